@@ -1,0 +1,163 @@
+import Foundation
+import Hummingbird
+
+/// `/api/v1/manage/...`: the same operations and permissions as the panel, for bearer-token clients.
+struct ManageAPI: Sendable {
+    let database: AppDatabase
+    let authorization: Authorization
+    let config: AppConfig
+
+    struct FrameBody: Codable, Sendable {
+        let north: Double
+        let south: Double
+        let east: Double
+        let west: Double
+    }
+
+    struct WaypointBody: Encodable, Sendable {
+        let id: Int64
+        let name: String
+        let order: Int
+        let latitude: Double
+        let longitude: Double
+        let description: String
+        init(_ waypoint: Waypoint) {
+            id = waypoint.id!
+            name = waypoint.name
+            order = waypoint.position
+            latitude = waypoint.latitude
+            longitude = waypoint.longitude
+            description = waypoint.description
+        }
+    }
+
+    struct TourBody: Encodable, Sendable {
+        let id: Int64
+        let site: String
+        let name: String
+        let description: String
+        let mapName: String
+        let state: String
+        let frame: FrameBody?
+        let minZoom: Int
+        let maxZoom: Int
+        let waypoints: [WaypointBody]
+    }
+
+    struct CreateTour: Decodable {
+        let site: String
+        let name: String
+        let description: String?
+        let mapName: String?
+    }
+
+    struct PatchTour: Decodable {
+        let name: String?
+        let description: String?
+        let mapName: String?
+        let frame: FrameBody?
+        let minZoom: Int?
+        let maxZoom: Int?
+    }
+
+    struct CreateWaypoint: Decodable {
+        let name: String
+        let order: Int?
+        let latitude: Double
+        let longitude: Double
+        let description: String?
+    }
+
+    struct PatchWaypoint: Decodable {
+        let name: String?
+        let order: Int?
+        let latitude: Double?
+        let longitude: Double?
+        let description: String?
+    }
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("/tours") { request, context in
+            let body = try await request.decodeJSON(CreateTour.self, context: context)
+            let (site, access) = try authorization.site(slug: body.site, user: context.requireUser())
+            guard access.canAuthor else { throw Forbidden("Only authors and managers of \(site.name) can create tours.") }
+            let tour = try database.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
+                                               actor: context.actor)
+            return try JSONResponse.make(tourBody(tour, site), status: .created)
+        }
+        router.get("/tours") { request, context in
+            guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
+            let (site, _) = try authorization.site(slug: String(slug), user: context.requireUser())
+            return try JSONResponse.make(try database.tours(siteId: site.id!).map { try tourBody($0, site) })
+        }
+        router.get("/tours/{id}") { request, context in
+            let (tour, site, _) = try authorization.tour(id: try tourId(context), user: context.requireUser())
+            return try JSONResponse.make(try tourBody(tour, site))
+        }
+        router.patch("/tours/{id}") { request, context in
+            let (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let body = try await request.decodeJSON(PatchTour.self, context: context)
+            if body.name != nil || body.description != nil || body.mapName != nil {
+                _ = try database.updateTour(id: tour.id!, TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description,
+                                                                     mapName: body.mapName ?? tour.mapName), actor: context.actor)
+            }
+            if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
+                let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
+                _ = try database.setFrame(tourId: tour.id!, FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
+                                                                       minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom),
+                                          maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+            }
+            guard let updated = try database.tour(id: tour.id!) else { throw NotFound() }
+            return try JSONResponse.make(try tourBody(updated, site))
+        }
+        router.delete("/tours/{id}") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            try database.deleteTour(id: tour.id!, actor: context.actor)
+            return Response(status: .noContent)
+        }
+        router.post("/tours/{id}/waypoints") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
+            let waypoint = try database.createWaypoint(
+                tourId: tour.id!,
+                WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order),
+                actor: context.actor)
+            return try JSONResponse.make(WaypointBody(waypoint), status: .created)
+        }
+        router.patch("/tours/{id}/waypoints/{wid}") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let current = try waypoint(tour, context)
+            let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
+            let waypoint = try database.updateWaypoint(
+                tourId: tour.id!, waypointId: current.id!,
+                WaypointInput(name: body.name ?? current.name, description: body.description ?? current.description,
+                              latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order),
+                actor: context.actor)
+            return try JSONResponse.make(WaypointBody(waypoint))
+        }
+        router.delete("/tours/{id}/waypoints/{wid}") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let current = try waypoint(tour, context)
+            try database.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor)
+            return Response(status: .noContent)
+        }
+    }
+
+    /// A forged or malformed id is simply not found.
+    func tourId(_ context: AppRequestContext) throws -> Int64 {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        return id
+    }
+
+    func waypoint(_ tour: Tour, _ context: AppRequestContext) throws -> Waypoint {
+        guard let id = context.parameters.get("wid", as: Int64.self),
+              let waypoint = try database.waypoints(tourId: tour.id!).first(where: { $0.id == id }) else { throw NotFound() }
+        return waypoint
+    }
+
+    func tourBody(_ tour: Tour, _ site: Site) throws -> TourBody {
+        TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName, state: tour.state.rawValue,
+                 frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
+                 minZoom: tour.minZoom, maxZoom: tour.maxZoom, waypoints: try database.waypoints(tourId: tour.id!).map(WaypointBody.init))
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Hummingbird
+import HummingbirdBcrypt
+import NIOPosix
+
+/// Sign in, sign out, password change and personal API tokens.
+struct AccountsController: Sendable {
+    let database: AppDatabase
+    let pages: PageResponder
+    let config: AppConfig
+
+    struct LoginPage: Sendable {
+        var email = ""
+        var next = "/"
+        var error: String?
+    }
+
+    struct PasswordPage: Sendable {
+        var forced: Bool
+        var errors: [String: String] = [:]
+    }
+
+    struct TokenRow: Sendable {
+        let id: Int64
+        let name: String
+        let created: String
+        let lastUsed: String
+        let revoked: Bool
+    }
+
+    struct TokensPage: Sendable {
+        var tokens: [TokenRow]
+        var newToken: String?
+        var errors: [String: String] = [:]
+    }
+
+    func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
+        router.get("/login") { request, context in
+            if context.user != nil { return Response.redirect(to: "/") }
+            return pages.render("login", title: "Sign in", page: LoginPage(next: Self.safeNext(request.uri.queryParameters["next"].map(String.init))),
+                                request: request, context: context)
+        }
+        router.post("/login") { request, context in try await login(request, context) }
+        router.post("/logout") { request, context in
+            if let token = context.sessionToken { try database.endSession(token: token, actor: context.actor) }
+            var response = pages.redirect(to: "/login", notice: "You are signed out.")
+            response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+            return response
+        }
+
+        signedIn.get("/account/password") { request, context in
+            pages.render("password", title: "Change password", page: PasswordPage(forced: context.user?.mustChangePassword == true),
+                         request: request, context: context)
+        }
+        signedIn.post("/account/password") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let user = try context.requireUser()
+            guard let record = try database.user(id: user.id) else { throw NotFound() }
+            var errors: [String: String] = [:]
+            let current = form.string("currentPassword"), new = form.string("newPassword")
+            if !(try await Self.verify(current, hash: record.passwordHash)) { errors["currentPassword"] = "This is not your current password." }
+            if new != form.string("confirmPassword") { errors["confirmPassword"] = "The two new passwords differ." }
+            if new == current { errors["newPassword"] = "Choose a password different from the current one." }
+            if let problem = AppDatabase.passwordProblem(new) { errors["newPassword"] = problem }
+            if !errors.isEmpty {
+                return pages.render("password", title: "Change password", page: PasswordPage(forced: user.mustChangePassword, errors: errors),
+                                    request: request, context: context, status: .unprocessableContent)
+            }
+            try database.changePassword(userId: user.id, newPassword: new, bcryptCost: config.bcryptCost, actor: context.actor)
+            return pages.redirect(to: "/", notice: "Your password has been changed.")
+        }
+
+        signedIn.get("/account/tokens") { request, context in
+            pages.render("tokens", title: "API tokens", page: try tokensPage(context.requireUser()), request: request, context: context)
+        }
+        signedIn.post("/account/tokens") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let user = try context.requireUser()
+            do {
+                let (token, _) = try database.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor)
+                var page = try tokensPage(user)
+                page.newToken = token
+                return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
+            } catch AccountError.invalid(let field, let message) {
+                var page = try tokensPage(user)
+                page.errors = [field: message]
+                return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        signedIn.post("/account/tokens/{id}/revoke") { request, context in
+            let id = try context.parameters.require("id", as: Int64.self)
+            try database.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor)
+            return pages.redirect(to: "/account/tokens", notice: "Token revoked.")
+        }
+    }
+
+    func tokensPage(_ user: AuthenticatedUser) throws -> TokensPage {
+        TokensPage(tokens: try database.apiTokens(userId: user.id).map {
+            TokenRow(id: $0.id!, name: $0.name, created: DisplayFormat.date($0.createdAt),
+                     lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never", revoked: $0.revokedAt != nil)
+        })
+    }
+
+    func login(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let email = form.string("email").trimmed
+        let next = Self.safeNext(form["next"])
+        func fail(_ message: String, status: HTTPResponse.Status) -> Response {
+            pages.render("login", title: "Sign in", page: LoginPage(email: email, next: next, error: message),
+                         request: request, context: context, status: status)
+        }
+        if try database.recentLoginFailures(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow) >= config.loginFailureLimit {
+            return fail("Too many failed sign-ins. Wait \(Int(config.loginThrottleWindow / 60)) minutes and try again, or ask an admin to reset your password.",
+                        status: .tooManyRequests)
+        }
+        let user = try database.user(email: email)
+        // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
+        let valid = try await Self.verify(form.string("password"), hash: user?.passwordHash ?? Self.dummyHash)
+        guard let user, valid, !user.isDisabled else {
+            try database.recordLoginFailure(email: email, ipAddress: context.remoteAddress)
+            return fail("The email or password is not right.", status: .unauthorized)
+        }
+        // A fresh session id at every sign-in: a token planted before sign-in is worthless.
+        if let old = context.sessionToken { try database.endSession(token: old, actor: context.actor) }
+        let (token, _) = try database.startSession(userId: user.id!, ipAddress: context.remoteAddress)
+        var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
+        response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        return response
+    }
+
+    static let dummyHash = Bcrypt.hash("not a real password", cost: 4)
+
+    /// bcrypt is slow on purpose: keep it off the event loop.
+    static func verify(_ password: String, hash: String) async throws -> Bool {
+        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+    }
+
+    /// Only local paths, so a crafted link cannot bounce a fresh sign-in to another site.
+    static func safeNext(_ next: String?) -> String {
+        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.contains("\\"), !next.hasPrefix("/login") else { return "/" }
+        return next
+    }
+}
+
+enum DisplayFormat {
+    static func date(_ time: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return formatter.string(from: Date(timeIntervalSince1970: time))
+    }
+
+    static func coordinate(_ value: Double?) -> String {
+        value.map { String(format: "%.6f", $0) } ?? ""
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+import HummingbirdBcrypt
+
+public enum AccountError: Error, Equatable {
+    case emailTaken
+    case invalid(field: String, message: String)
+    case notFound
+}
+
+/// Intention-named writes and reads for users, sessions and tokens.
+extension AppDatabase {
+    // MARK: Users
+
+    @discardableResult
+    public func createUser(email: String, displayName: String, password: String, isAdmin: Bool,
+                           mustChangePassword: Bool = false, bcryptCost: UInt8, actor: AuditActor) throws -> User {
+        let email = email.trimmingCharacters(in: .whitespacesAndNewlines)
+        let displayName = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard Self.looksLikeEmail(email) else { throw AccountError.invalid(field: "email", message: "Enter an email address like name@example.org.") }
+        guard !displayName.isEmpty, displayName.count <= 100 else { throw AccountError.invalid(field: "displayName", message: "Enter a name of 1 to 100 characters.") }
+        if let problem = Self.passwordProblem(password) { throw AccountError.invalid(field: "password", message: problem) }
+        let hash = Bcrypt.hash(password, cost: bcryptCost)
+        return try writer.write { db in
+            if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw AccountError.emailTaken }
+            var user = User(id: nil, email: email, displayName: displayName, passwordHash: hash, isAdmin: isAdmin,
+                            isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date().dbTime)
+            try user.insert(db)
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(user.id!)", action: "user.create",
+                                  detail: "\(email)\(isAdmin ? " (admin)" : "")")
+            return user
+        }
+    }
+
+    public func userCount() throws -> Int { try writer.read { try User.fetchCount($0) } }
+
+    public func user(id: Int64) throws -> User? { try writer.read { try User.fetchOne($0, id: id) } }
+
+    public func user(email: String) throws -> User? {
+        try writer.read { try User.filter(User.Columns.email == email.trimmingCharacters(in: .whitespaces)).fetchOne($0) }
+    }
+
+    public func allUsers() throws -> [User] {
+        try writer.read { try User.order(User.Columns.email).fetchAll($0) }
+    }
+
+    /// Disabling ends every session and revokes every token of the user at once.
+    public func setUserDisabled(id: Int64, disabled: Bool, actor: AuditActor) throws {
+        try writer.write { db in
+            guard var user = try User.fetchOne(db, id: id) else { throw AccountError.notFound }
+            user.isDisabled = disabled
+            try user.update(db)
+            if disabled {
+                try SessionRecord.filter(SessionRecord.Columns.userId == id).deleteAll(db)
+                try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL",
+                               arguments: [Date().dbTime, id])
+            }
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(id)",
+                                  action: disabled ? "user.disable" : "user.enable", detail: user.email)
+        }
+    }
+
+    public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor) throws {
+        if let problem = Self.passwordProblem(newPassword) { throw AccountError.invalid(field: "newPassword", message: problem) }
+        let hash = Bcrypt.hash(newPassword, cost: bcryptCost)
+        try writer.write { db in
+            try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.password", detail: "")
+        }
+    }
+
+    static func passwordProblem(_ password: String) -> String? {
+        if password.count < 10 { return "Use at least 10 characters." }
+        if password.count > 200 { return "Use at most 200 characters." }
+        return nil
+    }
+
+    static func looksLikeEmail(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        return email.count <= 254 && parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".")
+            && !email.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 32 } ?? false })
+    }
+
+    // MARK: Sign-in throttling
+
+    public func recentLoginFailures(email: String, ipAddress: String?, window: TimeInterval) throws -> Int {
+        let since = Date().dbTime - window
+        return try writer.read { db in
+            let byEmail = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM loginFailure WHERE email = ? AND failedAt > ?", arguments: [email, since]) ?? 0
+            let byAddress = try ipAddress.map {
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM loginFailure WHERE ipAddress = ? AND failedAt > ?", arguments: [$0, since]) ?? 0
+            } ?? 0
+            // An address may serve a whole ranger station, so it gets more room than one email.
+            return max(byEmail, byAddress / 4)
+        }
+    }
+
+    public func recordLoginFailure(email: String, ipAddress: String?) throws {
+        try writer.write { db in
+            try db.execute(sql: "INSERT INTO loginFailure (email, ipAddress, failedAt) VALUES (?, ?, ?)",
+                           arguments: [email, ipAddress, Date().dbTime])
+            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: ipAddress), objectType: "session", objectId: "-",
+                                  action: "session.failed", detail: email)
+        }
+    }
+
+    // MARK: Sessions
+
+    /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
+    public func startSession(userId: Int64, ipAddress: String?) throws -> (token: String, csrf: String) {
+        let token = SecretToken.make(), csrf = SecretToken.make()
+        let now = Date().dbTime
+        try writer.write { db in
+            try SessionRecord(tokenHash: SecretToken.hash(token), userId: userId, csrfToken: csrf, createdAt: now,
+                              lastSeenAt: now, ipAddress: ipAddress).insert(db)
+            try db.execute(sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?)", arguments: [userId])
+            try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
+                                  action: "session.start", detail: "")
+        }
+        return (token, csrf)
+    }
+
+    /// The live session for a cookie token, touching `lastSeenAt`; nil when unknown, idle too long, or the user is disabled.
+    public func activeSession(token: String, idleTimeout: TimeInterval) throws -> (SessionRecord, User)? {
+        let hash = SecretToken.hash(token)
+        let now = Date().dbTime
+        return try writer.write { db in
+            guard var session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
+            guard now - session.lastSeenAt <= idleTimeout,
+                  let user = try User.fetchOne(db, id: session.userId), !user.isDisabled else {
+                try session.delete(db)
+                return nil
+            }
+            // Only write when a minute has passed: most page views then stay read-only.
+            if now - session.lastSeenAt > 60 {
+                session.lastSeenAt = now
+                try session.update(db)
+            }
+            return (session, user)
+        }
+    }
+
+    public func endSession(token: String, actor: AuditActor) throws {
+        try writer.write { db in
+            _ = try SessionRecord.deleteOne(db, key: SecretToken.hash(token))
+            try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: "session.end", detail: "")
+        }
+    }
+
+    // MARK: API tokens
+
+    /// Creates a bearer token; the clear text is returned once and never stored.
+    public func createAPIToken(userId: Int64, name: String, actor: AuditActor) throws -> (token: String, record: APITokenRecord) {
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.count <= 100 else { throw AccountError.invalid(field: "name", message: "Enter a name of 1 to 100 characters.") }
+        let token = "tc_" + SecretToken.make()
+        return try writer.write { db in
+            guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw AccountError.notFound }
+            var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date().dbTime)
+            try record.insert(db)
+            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id!)", action: "token.create", detail: name)
+            return (token, record)
+        }
+    }
+
+    public func userForAPIToken(_ token: String) throws -> User? {
+        let hash = SecretToken.hash(token)
+        return try writer.write { db in
+            guard var record = try APITokenRecord.filter(APITokenRecord.Columns.tokenHash == hash && APITokenRecord.Columns.revokedAt == nil).fetchOne(db),
+                  let user = try User.fetchOne(db, id: record.userId), !user.isDisabled else { return nil }
+            let now = Date().dbTime
+            if now - (record.lastUsedAt ?? 0) > 60 {
+                record.lastUsedAt = now
+                try record.update(db)
+            }
+            return user
+        }
+    }
+
+    public func apiTokens(userId: Int64) throws -> [APITokenRecord] {
+        try writer.read { try APITokenRecord.filter(APITokenRecord.Columns.userId == userId).order(Column("id").desc).fetchAll($0) }
+    }
+
+    public func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",
+                           arguments: [Date().dbTime, id, userId])
+            guard db.changesCount == 1 else { throw AccountError.notFound }
+            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(id)", action: "token.revoke", detail: "")
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import Hummingbird
+
+/// Admin-only pages: users, sites, the audit log.
+struct AdminController: Sendable {
+    let database: AppDatabase
+    let pages: PageResponder
+    let config: AppConfig
+
+    struct UserRow: Sendable {
+        let id: Int64
+        let email: String
+        let displayName: String
+        let isAdmin: Bool
+        let isDisabled: Bool
+        let isSelf: Bool
+    }
+
+    struct UsersPage: Sendable {
+        var users: [UserRow]
+        var form: [String: String] = [:]
+        var errors: [String: String] = [:]
+    }
+
+    struct SiteRow: Sendable {
+        let id: Int64
+        let slug: String
+        let name: String
+        let requiredApprovals: Int
+    }
+
+    struct SitesPage: Sendable {
+        var sites: [SiteRow]
+        var form: [String: String] = ["requiredApprovals": "1"]
+        var errors: [String: String] = [:]
+    }
+
+    struct SiteEditPage: Sendable {
+        var id: Int64
+        var form: [String: String]
+        var errors: [String: String] = [:]
+    }
+
+    struct AuditRow: Sendable {
+        let time: String
+        let user: String
+        let site: String
+        let object: String
+        let action: String
+        let detail: String
+        let ipAddress: String
+    }
+
+    struct Option: Sendable {
+        let value: String
+        let label: String
+        let selected: Bool
+    }
+
+    struct AuditPage: Sendable {
+        let events: [AuditRow]
+        let users: [Option]
+        let sites: [Option]
+        let objectType: String
+        let objectId: String
+    }
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        let admin = router.group("admin").add(middleware: RequireAdminMiddleware())
+
+        admin.get("users") { request, context in
+            pages.render("admin-users", title: "Users", page: try usersPage(context), request: request, context: context)
+        }
+        admin.post("users") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
+            do {
+                let user = try database.createUser(email: form.string("email"), displayName: form.string("displayName"), password: password,
+                                                   isAdmin: form["isAdmin"] == "on", mustChangePassword: true,
+                                                   bcryptCost: config.bcryptCost, actor: context.actor)
+                return pages.redirect(to: "/admin/users",
+                                      notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in).")
+            } catch let error as AccountError {
+                var page = try usersPage(context)
+                page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
+                switch error {
+                case .emailTaken: page.errors = ["email": "A user with this email already exists."]
+                case .invalid(let field, let message): page.errors = [field: message]
+                case .notFound: throw NotFound()
+                }
+                return pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        admin.post("users/{id}/disable") { request, context in
+            let id = try context.parameters.require("id", as: Int64.self)
+            guard id != context.user?.id else { throw Conflict("You cannot disable your own account.") }
+            try database.setUserDisabled(id: id, disabled: true, actor: context.actor)
+            return pages.redirect(to: "/admin/users", notice: "User disabled; their sessions and tokens have ended.")
+        }
+        admin.post("users/{id}/enable") { request, context in
+            let id = try context.parameters.require("id", as: Int64.self)
+            try database.setUserDisabled(id: id, disabled: false, actor: context.actor)
+            return pages.redirect(to: "/admin/users", notice: "User enabled.")
+        }
+
+        admin.get("sites") { request, context in
+            pages.render("admin-sites", title: "Sites", page: try sitesPage(), request: request, context: context)
+        }
+        admin.post("sites") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let input = Self.siteInput(form)
+            do {
+                let site = try database.createSite(input, actor: context.actor)
+                return pages.redirect(to: "/sites/\(site.slug)", notice: "Site “\(site.name)” created.")
+            } catch let errors as ValidationErrors {
+                var page = try sitesPage()
+                page.form = Self.siteForm(form)
+                page.errors = errors.fields
+                return pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        admin.get("sites/{id}") { request, context in
+            let id = try context.parameters.require("id", as: Int64.self)
+            guard let site = try database.site(id: id) else { throw NotFound() }
+            let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
+                                                   "requiredApprovals": "\(site.requiredApprovals)"])
+            return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
+        }
+        admin.post("sites/{id}") { request, context in
+            let id = try context.parameters.require("id", as: Int64.self)
+            var request = request
+            let form = try await request.form(context: context)
+            do {
+                let site = try database.updateSite(id: id, Self.siteInput(form), actor: context.actor)
+                return pages.redirect(to: "/sites/\(site.slug)", notice: "Site saved.")
+            } catch let errors as ValidationErrors {
+                return pages.render("admin-site-edit", title: "Edit site", page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
+                                    request: request, context: context, status: .unprocessableContent)
+            }
+        }
+
+        admin.get("audit") { request, context in
+            let query = request.uri.queryParameters
+            let filter = AuditFilter(userId: query["user"].flatMap { Int64(String($0)) }, siteId: query["site"].flatMap { Int64(String($0)) },
+                                     objectType: query["objectType"].map(String.init), objectId: query["objectId"].map(String.init))
+            let users = try database.allUsers(), sites = try database.allSites()
+            let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
+            let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
+            let rows = try database.auditEvents(filter).map {
+                AuditRow(time: DisplayFormat.date($0.occurredAt), user: $0.userId.flatMap { userNames[$0] } ?? "system",
+                         site: $0.siteId.flatMap { siteNames[$0] } ?? "", object: "\($0.objectType) \($0.objectId)",
+                         action: $0.action, detail: $0.detail, ipAddress: $0.ipAddress ?? "")
+            }
+            let page = AuditPage(
+                events: rows,
+                users: users.map { Option(value: "\($0.id!)", label: $0.email, selected: $0.id == filter.userId) },
+                sites: sites.map { Option(value: "\($0.id!)", label: $0.name, selected: $0.id == filter.siteId) },
+                objectType: filter.objectType ?? "", objectId: filter.objectId ?? "")
+            return pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
+        }
+    }
+
+    func usersPage(_ context: AppRequestContext) throws -> UsersPage {
+        UsersPage(users: try database.allUsers().map {
+            UserRow(id: $0.id!, email: $0.email, displayName: $0.displayName, isAdmin: $0.isAdmin, isDisabled: $0.isDisabled,
+                    isSelf: $0.id == context.user?.id)
+        })
+    }
+
+    func sitesPage() throws -> SitesPage {
+        SitesPage(sites: try database.allSites().map { SiteRow(id: $0.id!, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) })
+    }
+
+    static func siteInput(_ form: FormFields) -> SiteInput {
+        SiteInput(slug: form.string("slug").trimmed, name: form.string("name"), description: form.string("description"),
+                  requiredApprovals: form.int("requiredApprovals") ?? 0)
+    }
+
+    static func siteForm(_ form: FormFields) -> [String: String] {
+        ["slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
+         "requiredApprovals": form.string("requiredApprovals")]
+    }
+}
+
+struct RequireAdminMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can open this page.") }
+        return try await next(request, context)
+    }
+}
+
+enum OneTimePassword {
+    /// 16 characters from an alphabet without look-alikes (no 0/O, 1/l/I): easy to read aloud over a radio.
+    static func make() -> String {
+        let alphabet = Array("abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<16).map { _ in alphabet.randomElement(using: &generator)! })
+    }
+}
+
+/// The CLI's view of the one-time password generator.
+public enum CLIPassword {
+    public static func make() -> String { OneTimePassword.make() }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Hummingbird
+
+enum CookieName {
+    static let session = "tc_session"
+    static let csrf = "tc_csrf"
+    static let flash = "tc_flash"
+}
+
+/// Finds the caller: a session cookie (the panel) or a bearer token (scripts, the management API).
+/// Also settles the CSRF token the request must carry.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let database: AppDatabase
+    let config: AppConfig
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        if let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") {
+            let token = String(authorization.dropFirst(7)).trimmed
+            guard let user = try database.userForAPIToken(token) else {
+                throw HTTPError(.unauthorized, message: "The bearer token is unknown, revoked, or its user is disabled.")
+            }
+            context.user = AuthenticatedUser(user)
+            context.viaAPIToken = true
+            return try await next(request, context)
+        }
+        if let token = request.cookies[CookieName.session]?.value,
+           let (session, user) = try database.activeSession(token: token, idleTimeout: config.sessionIdleTimeout) {
+            context.user = AuthenticatedUser(user)
+            context.sessionToken = token
+            context.csrfToken = session.csrfToken
+        } else if let csrf = request.cookies[CookieName.csrf]?.value, csrf.count >= 32 {
+            context.csrfToken = csrf
+        } else {
+            context.csrfToken = SecretToken.make()
+            context.issueCSRFCookie = true
+        }
+        var response = try await next(request, context)
+        if context.issueCSRFCookie {
+            response.setCookie(Cookie(name: CookieName.csrf, value: context.csrfToken, path: "/", secure: config.usesTLS,
+                                      httpOnly: true, sameSite: .lax))
+        }
+        return response
+    }
+}
+
+/// Every state-changing request made with a cookie carries the CSRF token: in the `X-CSRF-Token` header
+/// (scripts), the `_csrf` query item (streaming multipart forms) or the `_csrf` form field.
+struct CSRFMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard [.post, .put, .patch, .delete].contains(request.method), !context.viaAPIToken else {
+            return try await next(request, context)
+        }
+        var request = request
+        var sent = request.headers[.xCSRFToken] ?? request.uri.queryParameters["_csrf"].map(String.init)
+        if sent == nil, request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+            let body = try await request.collectBody(upTo: context.maxUploadSize)
+            sent = FormFields(String(buffer: body))["_csrf"]
+        }
+        guard let sent, !context.csrfToken.isEmpty, SecretToken.constantTimeEquals(sent, context.csrfToken) else {
+            throw HTTPError(.forbidden, message: "This form has expired or did not come from this site. Reload the page and try again.")
+        }
+        return try await next(request, context)
+    }
+}
+
+/// A signed-in user must change a one-time password before anything else.
+struct RequireUserMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let user = context.user else { throw HTTPError(.unauthorized, message: "Sign in first.") }
+        if user.mustChangePassword, !context.viaAPIToken, request.uri.path != "/account/password" {
+            return .redirect(to: "/account/password")
+        }
+        return try await next(request, context)
+    }
+}
+
+extension Request {
+    /// Collects a small body once and puts it back, so later readers see it too.
+    mutating func collectBody(upTo limit: Int) async throws -> ByteBuffer {
+        do {
+            let buffer = try await body.collect(upTo: limit)
+            body = .init(buffer: buffer)
+            return buffer
+        } catch {
+            throw HTTPError(.contentTooLarge, message: "The form is larger than \(limit / 1024) KiB.")
+        }
+    }
+}
+
+/// Parses `application/x-www-form-urlencoded` text; the last value of a repeated name wins, `all` keeps every one.
+struct FormFields: Sendable {
+    private(set) var pairs: [(String, String)] = []
+
+    init(_ text: String) {
+        for item in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ s: Substring) -> String {
+                String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            pairs.append((decode(parts[0]), parts.count > 1 ? decode(parts[1]) : ""))
+        }
+    }
+
+    subscript(name: String) -> String? { pairs.last { $0.0 == name }?.1 }
+    func all(_ name: String) -> [String] { pairs.filter { $0.0 == name }.map(\.1) }
+    func string(_ name: String) -> String { self[name] ?? "" }
+
+    /// A number typed by a person: spaces trimmed, a decimal comma accepted.
+    func double(_ name: String) -> Double? {
+        guard let raw = self[name]?.trimmed.replacingOccurrences(of: ",", with: "."), !raw.isEmpty else { return nil }
+        return Double(raw).flatMap { $0.isFinite ? $0 : nil }
+    }
+
+    func int(_ name: String) -> Int? { self[name].flatMap { Int($0.trimmed) } }
+}
+
+extension Request {
+    /// The urlencoded form of a POST (already collected by the CSRF check, or collected now).
+    mutating func form(context: AppRequestContext) async throws -> FormFields {
+        let buffer = try await collectBody(upTo: context.maxUploadSize)
+        return FormFields(String(buffer: buffer))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Every setting of the server in one typed place. The CLI fills it from flags and `TRAIL_...` variables;
+/// tests build it directly.
+public struct AppConfig: Sendable {
+    public var hostname = "127.0.0.1"
+    public var port = 8080
+    /// Holds `Templates/`, `Public/` and `migrations/`.
+    public var root: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    public var dataFolder: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("data")
+    public var clamavDatabaseFolders: [String] = ["/var/lib/clamav"]
+    public var clamdAddress: String? = nil
+    public var maxUploadSize: Int64 = 2 * 1024 * 1024 * 1024 - 1
+    public var defaultRequiredApprovals = 1
+    public var tileURLTemplate: String? = nil
+    public var publicURL: String? = nil
+    public var demo = false
+
+    /// Largest tour frame accepted, in square kilometres.
+    public var maxFrameAreaKm2: Double = 2_500
+    /// A session ends after this long without a request.
+    public var sessionIdleTimeout: TimeInterval = 8 * 3600
+    /// Failed sign-ins allowed per email (and per address) within `loginThrottleWindow`.
+    public var loginFailureLimit = 5
+    public var loginThrottleWindow: TimeInterval = 15 * 60
+    /// bcrypt cost; tests lower it to keep the suite fast.
+    public var bcryptCost: UInt8 = 12
+    /// Where the vendored browser libraries (Debian's libjs-* packages) live.
+    public var javascriptFolder = "/usr/share/javascript"
+
+    public init() {}
+
+    public var templatesFolder: URL { root.appendingPathComponent("Templates") }
+    public var publicFolder: URL { root.appendingPathComponent("Public") }
+    public var migrationsFolder: URL { root.appendingPathComponent("migrations") }
+    public var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
+
+    public var effectivePublicURL: String { publicURL ?? "http://\(hostname):\(port)" }
+    /// Cookies get `Secure` when the panel is served over TLS.
+    public var usesTLS: Bool { effectivePublicURL.lowercased().hasPrefix("https://") }
+
+    /// The origin of the basemap tiles, for the Content-Security-Policy; nil when no tile server is configured.
+    public var tileOrigin: String? {
+        guard let template = tileURLTemplate,
+              let components = URLComponents(string: template.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
+              let scheme = components.scheme, let host = components.host else { return nil }
+        let port = components.port.map { ":\($0)" } ?? ""
+        return "\(scheme)://\(host.replacingOccurrences(of: "s.", with: "*.", options: .anchored))\(port)"
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Carries who is asking (session or bearer token) and the CSRF token the page must echo back.
+public struct AppRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public var user: AuthenticatedUser?
+    /// The raw session cookie, for sign-out.
+    public var sessionToken: String?
+    public var csrfToken = ""
+    /// True when the anonymous CSRF cookie was minted for this request and must be sent back.
+    public var issueCSRFCookie = false
+    /// True when the caller authenticated with `Authorization: Bearer`: no ambient credential, so no CSRF check.
+    public var viaAPIToken = false
+    public var remoteAddress: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress?.ipAddress
+    }
+
+    /// Forms and JSON bodies are small; file uploads stream and never go through `collect`.
+    public var maxUploadSize: Int { 512 * 1024 }
+
+    public var actor: AuditActor { AuditActor(userId: user?.id, ipAddress: remoteAddress) }
+
+    public func requireUser() throws -> AuthenticatedUser {
+        guard let user else { throw HTTPError(.unauthorized, message: "Sign in first.") }
+        return user
+    }
+}

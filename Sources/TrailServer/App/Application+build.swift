@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// What the router needs; tests build it with an in-memory database.
+public struct AppDependencies: Sendable {
+    public let config: AppConfig
+    public let database: AppDatabase
+    public let views: ViewRenderer
+
+    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer) {
+        self.config = config
+        self.database = database
+        self.views = views
+    }
+}
+
+/// Wires I/O: the data folder, the database file, the templates; then the router and the server.
+public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "trail-companion")) async throws -> some ApplicationProtocol {
+    try DataFolder.prepare(config.dataFolder)
+    let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
+    let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
+    let dependencies = AppDependencies(config: config, database: database, views: views)
+    try Bootstrap.firstStart(database: database, config: config, print: Console.line)
+    if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
+    let router = buildRouter(dependencies)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
+        onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },
+        logger: logger)
+}
+
+/// Pure: routes and middleware only, so tests can inject what they need.
+public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
+    let config = dependencies.config, database = dependencies.database
+    let router = Router(context: AppRequestContext.self)
+    router.add(middleware: SecurityHeadersMiddleware(tileOrigin: config.tileOrigin))
+    router.add(middleware: ErrorMiddleware(views: dependencies.views))
+    router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
+    for library in ["leaflet", "bootstrap5", "sortable"] {
+        router.add(middleware: FileMiddleware("\(config.javascriptFolder)/\(library)", urlBasePath: "/vendor/\(library)",
+                                              cacheControl: .init([(MediaType(type: .any), [.maxAge(86_400)])])))
+    }
+    router.add(middleware: AuthenticationMiddleware(database: database, config: config))
+    router.add(middleware: CSRFMiddleware())
+
+    router.get("/healthz") { _, _ in "ok" }
+
+    let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS)
+    let authorization = Authorization(database: database)
+    let signedIn = router.group().add(middleware: RequireUserMiddleware())
+
+    AccountsController(database: database, pages: pages, config: config).addRoutes(public: router, signedIn: signedIn)
+    AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
+    SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
+    ToursController(database: database, pages: pages, authorization: authorization, config: config).addRoutes(to: signedIn)
+
+    let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
+    ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
+    return router
+}
+
+/// The data folder layout of DESIGN.md, created on start.
+public enum DataFolder {
+    public static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
+
+    public static func prepare(_ folder: URL) throws {
+        let fileManager = FileManager.default
+        for name in [""] + subfolders {
+            try fileManager.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
+        }
+        try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.appendingPathComponent("keys").path)
+    }
+}
+
+/// Writes straight to standard output, unbuffered: the first-start password must show even when output goes to a file.
+public enum Console {
+    public static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}

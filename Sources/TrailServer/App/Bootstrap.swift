@@ -1,0 +1,69 @@
+import Foundation
+
+/// First start: with no users at all, create an admin whose one-time password is printed once and must be changed.
+public enum Bootstrap {
+    public static let firstAdminEmail = "admin@trail.local"
+
+    @discardableResult
+    public static func firstStart(database: AppDatabase, config: AppConfig, print: (String) -> Void) throws -> String? {
+        guard try database.userCount() == 0 else { return nil }
+        let password = OneTimePassword.make()
+        try database.createUser(email: firstAdminEmail, displayName: "Administrator", password: password, isAdmin: true,
+                                mustChangePassword: true, bcryptCost: config.bcryptCost, actor: .system)
+        print("""
+
+        ============================================================
+          First start: an administrator account was created.
+            email:    \(firstAdminEmail)
+            password: \(password)
+          This password works once: you will choose a new one at sign-in.
+        ============================================================
+
+        """)
+        return password
+    }
+}
+
+/// `--demo`: a real place to try things on. Idempotent: a second start adds nothing.
+public enum DemoContent {
+    public static let siteSlug = "sweet-home"
+    public static let tourName = "Santiam Wagon Road"
+
+    /// Places along the historic Santiam Wagon Road in the Sweet Home Ranger District (Willamette National Forest), west to east.
+    static let waypoints: [(String, Double, Double, String)] = [
+        ("House Rock", 44.3927, -122.2449, "The wagon road crossed the South Santiam River here, below the overhanging House Rock."),
+        ("Iron Mountain", 44.4023, -122.1558, "A lookout and one of the richest wildflower meadows of the Cascades, above the road."),
+        ("Tombstone Pass", 44.3963, -122.1419, "Named for the grave of a young traveller; the summit of the western climb."),
+        ("Hackleman Creek", 44.3990, -122.0882, "Old-growth Douglas fir along the creek where wagons rested."),
+        ("Lost Prairie", 44.4036, -122.0623, "A meadow camp on the road, later a campground."),
+        ("Fish Lake", 44.4012, -121.9948, "The Fish Lake Remount Depot: a way station, then a Forest Service guard station."),
+    ]
+
+    public static func install(database: AppDatabase, config: AppConfig, print: (String) -> Void) throws {
+        let site: Site
+        if let existing = try database.site(slug: siteSlug) {
+            site = existing
+        } else {
+            site = try database.createSite(SiteInput(slug: siteSlug, name: "Sweet Home Ranger District",
+                                                     description: "Willamette National Forest, Oregon: the western slopes of the Cascades along the South Santiam River.",
+                                                     requiredApprovals: config.defaultRequiredApprovals), actor: .system)
+        }
+        if try !database.tours(siteId: site.id!).contains(where: { $0.name == tourName }) {
+            let tour = try database.createTour(siteId: site.id!, TourInput(
+                name: tourName,
+                description: "Follow the 1860s wagon road over the Cascades from House Rock to Fish Lake.",
+                mapName: "santiam-wagon-road"), actor: .system)
+            _ = try database.setFrame(tourId: tour.id!, FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
+                                      maxAreaKm2: config.maxFrameAreaKm2, actor: .system)
+            for (name, latitude, longitude, description) in waypoints {
+                _ = try database.createWaypoint(tourId: tour.id!, WaypointInput(name: name, description: description, latitude: latitude, longitude: longitude),
+                                                actor: .system)
+            }
+        }
+        // The first admin manages the demo site, so the whole workflow can be tried at once.
+        if let admin = try database.user(email: Bootstrap.firstAdminEmail) {
+            try database.setMembership(siteId: site.id!, email: admin.email, role: .manager, actor: .system)
+        }
+        print("Demo content: site “\(site.name)” at \(config.effectivePublicURL)/sites/\(siteSlug)")
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Headers every response gets: a strict CSP with no inline script, no framing, no sniffing.
+struct SecurityHeadersMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let contentSecurityPolicy: String
+
+    init(tileOrigin: String?) {
+        let tiles = tileOrigin.map { " \($0)" } ?? ""
+        contentSecurityPolicy = [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data: blob:\(tiles)",
+            "media-src 'self' blob:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ].joined(separator: "; ")
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.xFrameOptions] = "DENY"
+        response.headers[.referrerPolicy] = "same-origin"
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+    static let xFrameOptions = Self("X-Frame-Options")!
+    static let referrerPolicy = Self("Referrer-Policy")!
+    static let xCSRFToken = Self("X-CSRF-Token")!
+}
+
+/// Turns errors into answers: JSON `{error: {code, message}}` under `/api/`, an HTML page elsewhere. Never a stack trace.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = AppRequestContext
+    let views: ViewRenderer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let (status, code, message, fields) = Self.describe(error, logger: context.logger)
+            if request.uri.path.hasPrefix("/api/") || request.wantsJSON {
+                return APIErrorBody.response(status: status, code: code, message: message, fields: fields)
+            }
+            if status == .unauthorized {
+                return .redirect(to: "/login?next=\(request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_"))) ?? "/")")
+            }
+            return views.errorPage(status: status, message: message, context: context)
+        }
+    }
+
+    static func describe(_ error: any Error, logger: Logger) -> (HTTPResponse.Status, String, String, [String: String]?) {
+        switch error {
+        case let error as ValidationErrors:
+            return (.unprocessableContent, "validation_failed", error.summary, error.fields)
+        case is NotFound:
+            return (.notFound, "not_found", "Not found.", nil)
+        case let error as Forbidden:
+            return (.forbidden, "forbidden", error.message, nil)
+        case let error as Conflict:
+            return (.conflict, "conflict", error.message, nil)
+        case let error as AccountError:
+            switch error {
+            case .emailTaken: return (.unprocessableContent, "validation_failed", "email: A user with this email already exists.", ["email": "A user with this email already exists."])
+            case .invalid(let field, let message): return (.unprocessableContent, "validation_failed", "\(field): \(message)", [field: message])
+            case .notFound: return (.notFound, "not_found", "Not found.", nil)
+            }
+        case let error as HTTPError:
+            return (error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase, nil)
+        case is DecodingError:
+            return (.badRequest, "bad_request", "The request body is not valid JSON for this route.", nil)
+        case let error as any HTTPResponseError:
+            return (error.status, Self.code(for: error.status), error.status.reasonPhrase, nil)
+        default:
+            logger.error("unhandled error: \(String(reflecting: error))")
+            return (.internalServerError, "internal_error", "Something went wrong on the server. It has been logged.", nil)
+        }
+    }
+
+    static func code(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 400: "bad_request"
+        case 401: "unauthorized"
+        case 403: "forbidden"
+        case 404: "not_found"
+        case 405: "method_not_allowed"
+        case 409: "conflict"
+        case 410: "gone"
+        case 413: "payload_too_large"
+        case 415: "unsupported_media_type"
+        case 416: "range_not_satisfiable"
+        case 422: "validation_failed"
+        case 429: "too_many_requests"
+        default: status.code >= 500 ? "internal_error" : "error"
+        }
+    }
+}
+
+struct APIErrorBody: Encodable {
+    struct Detail: Encodable {
+        let code: String
+        let message: String
+        let fields: [String: String]?
+    }
+    let error: Detail
+
+    static func response(status: HTTPResponse.Status, code: String, message: String, fields: [String: String]? = nil) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(APIErrorBody(error: .init(code: code, message: message, fields: fields)))) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension Request {
+    /// The panel's own scripts ask for JSON; plain form posts get pages and redirects.
+    var wantsJSON: Bool { headers[.accept]?.contains("application/json") == true }
+}
+
+extension Response {
+    static func redirect(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+
+/// Who is acting, for the audit log.
+public struct AuditActor: Sendable {
+    public var userId: Int64?
+    public var ipAddress: String?
+    public init(userId: Int64?, ipAddress: String?) {
+        self.userId = userId
+        self.ipAddress = ipAddress
+    }
+    /// Changes made from the command line or at start-up.
+    public static let system = AuditActor(userId: nil, ipAddress: "cli")
+}
+
+public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public var id: Int64?
+    public var occurredAt: Double
+    public var userId: Int64?
+    public var siteId: Int64?
+    public var objectType: String
+    public var objectId: String
+    public var action: String
+    public var detail: String
+    public var ipAddress: String?
+
+    public static let databaseTableName = "auditEvent"
+
+    public enum Columns {
+        static let userId = Column(CodingKeys.userId)
+        static let siteId = Column(CodingKeys.siteId)
+        static let objectType = Column(CodingKeys.objectType)
+        static let objectId = Column(CodingKeys.objectId)
+        static let action = Column(CodingKeys.action)
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    /// Called inside the transaction that makes the change, so the event and the change land together or not at all.
+    static func record(_ db: Database, actor: AuditActor, siteId: Int64? = nil, objectType: String, objectId: String,
+                       action: String, detail: String) throws {
+        var event = AuditEvent(id: nil, occurredAt: Date().dbTime, userId: actor.userId, siteId: siteId,
+                               objectType: objectType, objectId: objectId, action: action,
+                               detail: String(detail.prefix(500)), ipAddress: actor.ipAddress)
+        try event.insert(db)
+    }
+}
+
+public struct AuditFilter: Sendable {
+    public var userId: Int64?
+    public var siteId: Int64?
+    public var objectType: String?
+    public var objectId: String?
+    public var limit = 200
+    public init(userId: Int64? = nil, siteId: Int64? = nil, objectType: String? = nil, objectId: String? = nil) {
+        self.userId = userId
+        self.siteId = siteId
+        self.objectType = objectType
+        self.objectId = objectId
+    }
+}
+
+extension AppDatabase {
+    public func auditEvents(_ filter: AuditFilter) throws -> [AuditEvent] {
+        try writer.read { db in
+            var request = AuditEvent.all()
+            if let userId = filter.userId { request = request.filter(AuditEvent.Columns.userId == userId) }
+            if let siteId = filter.siteId { request = request.filter(AuditEvent.Columns.siteId == siteId) }
+            if let type = filter.objectType, !type.isEmpty { request = request.filter(AuditEvent.Columns.objectType == type) }
+            if let objectId = filter.objectId, !objectId.isEmpty { request = request.filter(AuditEvent.Columns.objectId == objectId) }
+            return try request.order(Column("id").desc).limit(filter.limit).fetchAll(db)
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import GRDB
+
+public struct Site: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+    public var id: Int64?
+    public var slug: String
+    public var name: String
+    public var description: String
+    public var requiredApprovals: Int
+    public var createdAt: Double
+
+    public static let databaseTableName = "site"
+
+    public enum Columns {
+        static let slug = Column(CodingKeys.slug)
+        static let name = Column(CodingKeys.name)
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+public enum SiteRole: String, Codable, Sendable, CaseIterable {
+    case author, reviewer, manager
+
+    public var canAuthor: Bool { self == .author || self == .manager }
+    public var canReview: Bool { self == .reviewer || self == .manager }
+    public var canManage: Bool { self == .manager }
+}
+
+public struct Membership: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var userId: Int64
+    public var siteId: Int64
+    public var role: SiteRole
+
+    public static let databaseTableName = "membership"
+
+    public enum Columns {
+        static let userId = Column(CodingKeys.userId)
+        static let siteId = Column(CodingKeys.siteId)
+    }
+}
+
+/// What one user may do on one site. Admins may do everything everywhere.
+public struct SiteAccess: Sendable {
+    public let role: SiteRole?
+    public let isAdmin: Bool
+
+    public var canView: Bool { isAdmin || role != nil }
+    public var canAuthor: Bool { isAdmin || role?.canAuthor == true }
+    public var canReview: Bool { isAdmin || role?.canReview == true }
+    public var canManage: Bool { isAdmin || role?.canManage == true }
+}
+
+public struct SiteInput: Sendable {
+    public var slug: String
+    public var name: String
+    public var description: String
+    public var requiredApprovals: Int
+    public init(slug: String, name: String, description: String, requiredApprovals: Int) {
+        self.slug = slug
+        self.name = name
+        self.description = description
+        self.requiredApprovals = requiredApprovals
+    }
+}
+
+extension AppDatabase {
+    public func createSite(_ input: SiteInput, actor: AuditActor) throws -> Site {
+        try Self.validate(input).throwIfAny()
+        return try writer.write { db in
+            if try Site.filter(Site.Columns.slug == input.slug).fetchCount(db) > 0 {
+                throw ValidationErrors(["slug": "A site with this slug already exists."])
+            }
+            var site = Site(id: nil, slug: input.slug, name: input.name.trimmed, description: input.description.trimmed,
+                            requiredApprovals: input.requiredApprovals, createdAt: Date().dbTime)
+            try site.insert(db)
+            try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
+            return site
+        }
+    }
+
+    public func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) throws -> Site {
+        try Self.validate(input).throwIfAny()
+        return try writer.write { db in
+            guard var site = try Site.fetchOne(db, id: id) else { throw NotFound() }
+            if try Site.filter(Site.Columns.slug == input.slug && Column("id") != id).fetchCount(db) > 0 {
+                throw ValidationErrors(["slug": "A site with this slug already exists."])
+            }
+            site.slug = input.slug
+            site.name = input.name.trimmed
+            site.description = input.description.trimmed
+            site.requiredApprovals = input.requiredApprovals
+            try site.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: id, objectType: "site", objectId: "\(id)", action: "site.update",
+                                  detail: "\(site.slug), approvals \(site.requiredApprovals)")
+            return site
+        }
+    }
+
+    static func validate(_ input: SiteInput) -> ValidationErrors {
+        var errors = ValidationErrors()
+        if !Slug.isValid(input.slug) { errors["slug"] = "Use 2 to 60 lowercase letters, digits and single hyphens, like sweet-home." }
+        if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
+        if input.description.count > 5_000 { errors["description"] = "Keep the description under 5,000 characters." }
+        if input.requiredApprovals < 1 || input.requiredApprovals > 20 { errors["requiredApprovals"] = "Required approvals must be between 1 and 20." }
+        return errors
+    }
+
+    public func site(slug: String) throws -> Site? { try writer.read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
+    public func site(id: Int64) throws -> Site? { try writer.read { try Site.fetchOne($0, id: id) } }
+    public func allSites() throws -> [Site] { try writer.read { try Site.order(Site.Columns.name).fetchAll($0) } }
+
+    /// Sites the user can see: all of them for an admin, else those with a membership.
+    public func visibleSites(for user: AuthenticatedUser) throws -> [(site: Site, role: SiteRole?)] {
+        try writer.read { db in
+            if user.isAdmin {
+                let roles = try Membership.filter(Membership.Columns.userId == user.id).fetchAll(db)
+                return try Site.order(Site.Columns.name).fetchAll(db).map { site in (site, roles.first { $0.siteId == site.id }?.role) }
+            }
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT site.*, membership.role AS memberRole FROM site JOIN membership ON membership.siteId = site.id
+                WHERE membership.userId = ? ORDER BY site.name
+                """, arguments: [user.id])
+            return try rows.map { (try Site(row: $0), SiteRole(rawValue: $0["memberRole"])) }
+        }
+    }
+
+    public func access(user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
+        let role = try writer.read { db in
+            try Membership.filter(Membership.Columns.userId == user.id && Membership.Columns.siteId == siteId).fetchOne(db)?.role
+        }
+        return SiteAccess(role: role, isAdmin: user.isAdmin)
+    }
+
+    // MARK: Memberships
+
+    public struct MemberRow: Sendable {
+        public let userId: Int64
+        public let email: String
+        public let displayName: String
+        public let role: SiteRole
+        public let isDisabled: Bool
+    }
+
+    public func members(siteId: Int64) throws -> [MemberRow] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT user.id, user.email, user.displayName, user.isDisabled, membership.role FROM membership
+                JOIN user ON user.id = membership.userId WHERE membership.siteId = ? ORDER BY user.displayName
+                """, arguments: [siteId]).map {
+                MemberRow(userId: $0["id"], email: $0["email"], displayName: $0["displayName"],
+                          role: SiteRole(rawValue: $0["role"]) ?? .author, isDisabled: $0["isDisabled"])
+            }
+        }
+    }
+
+    /// Adds the user to the site, or changes their role when they are already a member.
+    public func setMembership(siteId: Int64, email: String, role: SiteRole, actor: AuditActor) throws {
+        try writer.write { db in
+            guard let user = try User.filter(User.Columns.email == email.trimmed).fetchOne(db) else {
+                throw ValidationErrors(["email": "No user has this email address. An admin can create the account first."])
+            }
+            guard try Site.exists(db, id: siteId) else { throw NotFound() }
+            try Membership(userId: user.id!, siteId: siteId, role: role).upsert(db)
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "membership", objectId: "\(siteId):\(user.id!)",
+                                  action: "member.set", detail: "\(user.email) as \(role.rawValue)")
+        }
+    }
+
+    public func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) throws {
+        try writer.write { db in
+            guard try Membership.deleteOne(db, key: ["userId": userId, "siteId": siteId]) else { throw NotFound() }
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "membership", objectId: "\(siteId):\(userId)",
+                                  action: "member.remove", detail: "")
+        }
+    }
+}
+
+enum Slug {
+    static func isValid(_ slug: String) -> Bool {
+        guard (2...60).contains(slug.count), !slug.hasPrefix("-"), !slug.hasSuffix("-"), !slug.contains("--") else { return false }
+        return slug.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+    }
+
+    /// A slug from free text: "Santiam Wagon Road" → "santiam-wagon-road".
+    static func make(from text: String) -> String {
+        let folded = text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: Locale(identifier: "en_US_POSIX")).lowercased()
+        var slug = ""
+        for scalar in folded.unicodeScalars {
+            if ("a"..."z").contains(Character(scalar)) || ("0"..."9").contains(Character(scalar)) {
+                slug.unicodeScalars.append(scalar)
+            } else if !slug.isEmpty && !slug.hasSuffix("-") {
+                slug += "-"
+            }
+        }
+        while slug.hasSuffix("-") { slug.removeLast() }
+        slug = String(slug.prefix(60))
+        while slug.hasSuffix("-") { slug.removeLast() }
+        return slug.count >= 2 ? slug : "tour-\(slug)"
+    }
+}
+
+extension String {
+    var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// View models for the tour pages: plain strings and flags, never records.
+struct TourFormPage: Sendable {
+    let siteSlug: String
+    let siteName: String
+    let action: String
+    let isNew: Bool
+    let cancelURL: String
+    var form: [String: String]
+    var errors: [String: String] = [:]
+}
+
+struct WaypointRow: Sendable, Encodable {
+    let id: Int64
+    let order: Int
+    let name: String
+    let latitude: String
+    let longitude: String
+    let isFirst: Bool
+    let isLast: Bool
+}
+
+/// What the map script needs, serialised into a `data-` attribute (escaped like any other text).
+struct TourMapData: Encodable {
+    struct Point: Encodable {
+        let id: Int64
+        let order: Int
+        let name: String
+        let latitude: Double
+        let longitude: Double
+        let url: String
+    }
+    let frame: Frame?
+    let waypoints: [Point]
+    let editable: Bool
+    let tileURL: String?
+    let moveURLTemplate: String
+    let orderURL: String
+    let newWaypointURL: String
+}
+
+struct TourPage: Sendable {
+    let id: Int64
+    let name: String
+    let description: String
+    let mapName: String
+    let siteSlug: String
+    let siteName: String
+    let stateLabel: String
+    let stateBadge: String
+    let isLocked: Bool
+    let reviewComment: String?
+    let canEdit: Bool
+    let hasFrame: Bool
+    let frameSummary: String
+    let areaKm2: String
+    let maxAreaKm2: String
+    let frameForm: [String: String]
+    let frameErrors: [String: String]
+    let waypoints: [WaypointRow]
+    let hasWaypoints: Bool
+    let waypointForm: [String: String]
+    let waypointErrors: [String: String]
+    let mapJSON: String
+}
+
+struct WaypointPage: Sendable {
+    let tourId: Int64
+    let tourName: String
+    let id: Int64
+    let order: Int
+    let canEdit: Bool
+    let isLocked: Bool
+    var form: [String: String]
+    var errors: [String: String] = [:]
+    let mapJSON: String
+}
+
+enum TourPageBuilder {
+    static func mapJSON(tour: Tour, waypoints: [Waypoint], editable: Bool, tileURL: String?) -> String {
+        let data = TourMapData(
+            frame: tour.frame,
+            waypoints: waypoints.map {
+                .init(id: $0.id!, order: $0.position, name: $0.name, latitude: $0.latitude, longitude: $0.longitude,
+                      url: "/tours/\(tour.id!)/waypoints/\($0.id!)")
+            },
+            editable: editable, tileURL: tileURL,
+            moveURLTemplate: "/tours/\(tour.id!)/waypoints/{id}/move",
+            orderURL: "/tours/\(tour.id!)/waypoints/order",
+            newWaypointURL: "/tours/\(tour.id!)/waypoints")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? String(data: encoder.encode(data), encoding: .utf8)) ?? "{}"
+    }
+
+    static func frameForm(_ tour: Tour) -> [String: String] {
+        ["north": DisplayFormat.coordinate(tour.frameNorth), "south": DisplayFormat.coordinate(tour.frameSouth),
+         "east": DisplayFormat.coordinate(tour.frameEast), "west": DisplayFormat.coordinate(tour.frameWest),
+         "minZoom": "\(tour.minZoom)", "maxZoom": "\(tour.maxZoom)"]
+    }
+
+    static func rows(_ waypoints: [Waypoint]) -> [WaypointRow] {
+        waypoints.enumerated().map { index, waypoint in
+            WaypointRow(id: waypoint.id!, order: waypoint.position, name: waypoint.name,
+                        latitude: DisplayFormat.coordinate(waypoint.latitude), longitude: DisplayFormat.coordinate(waypoint.longitude),
+                        isFirst: index == 0, isLast: index == waypoints.count - 1)
+        }
+    }
+}

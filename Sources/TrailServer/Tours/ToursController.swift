@@ -1,0 +1,200 @@
+import Foundation
+import Hummingbird
+
+/// The panel's tour pages: create, edit, frame, delete, and the waypoints on the map.
+struct ToursController: Sendable {
+    let database: AppDatabase
+    let pages: PageResponder
+    let authorization: Authorization
+    let config: AppConfig
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/sites/{slug}/tours/new") { request, context in
+            let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+            guard access.canAuthor else { throw Forbidden("Only authors and managers of \(site.name) can create tours.") }
+            return pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
+        }
+        router.post("/sites/{slug}/tours") { request, context in
+            let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+            guard access.canAuthor else { throw Forbidden("Only authors and managers of \(site.name) can create tours.") }
+            var request = request
+            let form = try await request.form(context: context)
+            do {
+                let tour = try database.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)", notice: "Tour created. Now frame its area on the map.")
+            } catch let errors as ValidationErrors {
+                var page = newTourPage(site, form: Self.tourForm(form))
+                page.errors = errors.fields
+                return pages.render("tour-form", title: "New tour", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        router.get("/tours/{id}") { request, context in
+            let (tour, site, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            return pages.render("tour", title: tour.name, page: try tourPage(tour, site, access), request: request, context: context)
+        }
+        router.get("/tours/{id}/edit") { request, context in
+            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
+                                    cancelURL: "/tours/\(tour.id!)",
+                                    form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName])
+            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
+        }
+        router.post("/tours/{id}/edit") { request, context in
+            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            var request = request
+            let form = try await request.form(context: context)
+            do {
+                _ = try database.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)", notice: "Tour saved.")
+            } catch let errors as ValidationErrors {
+                let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
+                                        cancelURL: "/tours/\(tour.id!)", form: Self.tourForm(form), errors: errors.fields)
+                return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        router.post("/tours/{id}/frame") { request, context in
+            let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            var request = request
+            let form = try await request.form(context: context)
+            let input = FrameInput(north: form.double("north"), south: form.double("south"), east: form.double("east"), west: form.double("west"),
+                                   minZoom: form.int("minZoom"), maxZoom: form.int("maxZoom"))
+            do {
+                _ = try database.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)", notice: "Frame saved.")
+            } catch let errors as ValidationErrors {
+                let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
+                let page = try tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
+                return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        router.post("/tours/{id}/delete") { request, context in
+            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            try database.deleteTour(id: tour.id!, actor: context.actor)
+            return pages.redirect(to: "/sites/\(site.slug)", notice: "Tour “\(tour.name)” deleted.")
+        }
+
+        // Waypoints
+        router.post("/tours/{id}/waypoints") { request, context in
+            let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            var request = request
+            let form = try await request.form(context: context)
+            do {
+                let waypoint = try database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
+                if request.wantsJSON { return try JSONResponse.make(ManageAPI.WaypointBody(waypoint), status: .created) }
+                return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint “\(waypoint.name)” added.")
+            } catch let errors as ValidationErrors where !request.wantsJSON {
+                let page = try tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
+                return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        router.post("/tours/{id}/waypoints/order") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            var request = request
+            let form = try await request.form(context: context)
+            let ids = form.all("ids").compactMap { Int64($0) }
+            try database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
+            if request.wantsJSON {
+                return try JSONResponse.make(database.waypoints(tourId: tour.id!).map(ManageAPI.WaypointBody.init))
+            }
+            return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Order saved.")
+        }
+        router.get("/tours/{id}/waypoints/{wid}") { request, context in
+            let (tour, _, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try waypoint(tour, context)
+            return pages.render("waypoint", title: waypoint.name, page: waypointPage(tour, waypoint, canEdit: access.canAuthor), request: request, context: context)
+        }
+        router.post("/tours/{id}/waypoints/{wid}") { request, context in
+            let (tour, _, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try waypoint(tour, context)
+            var request = request
+            let form = try await request.form(context: context)
+            do {
+                _ = try database.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)", notice: "Waypoint saved.")
+            } catch let errors as ValidationErrors {
+                var page = waypointPage(tour, waypoint, canEdit: access.canAuthor)
+                page.form = Self.waypointForm(form)
+                page.errors = errors.fields
+                return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        router.post("/tours/{id}/waypoints/{wid}/move") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try waypoint(tour, context)
+            var request = request
+            let form = try await request.form(context: context)
+            let moved = try database.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
+                                                  longitude: form.double("longitude"), actor: context.actor)
+            if request.wantsJSON { return try JSONResponse.make(ManageAPI.WaypointBody(moved)) }
+            return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint moved.")
+        }
+        router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try waypoint(tour, context)
+            try database.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor)
+            return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint “\(waypoint.name)” deleted.")
+        }
+        for (direction, step) in [("up", -1), ("down", 1)] {
+            router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
+                let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+                let waypoint = try waypoint(tour, context)
+                try database.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)#waypoint-\(waypoint.id!)", notice: "Moved “\(waypoint.name)” \(direction).")
+            }
+        }
+    }
+
+    func waypoint(_ tour: Tour, _ context: AppRequestContext) throws -> Waypoint {
+        let id = try context.parameters.require("wid", as: Int64.self)
+        guard let waypoint = try database.waypoints(tourId: tour.id!).first(where: { $0.id == id }) else { throw NotFound() }
+        return waypoint
+    }
+
+    func newTourPage(_ site: Site, form: [String: String]) -> TourFormPage {
+        TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/sites/\(site.slug)/tours", isNew: true,
+                     cancelURL: "/sites/\(site.slug)", form: form)
+    }
+
+    func tourPage(_ tour: Tour, _ site: Site, _ access: SiteAccess, frameForm: [String: String]? = nil, frameErrors: [String: String] = [:],
+                  waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) throws -> TourPage {
+        let waypoints = try database.waypoints(tourId: tour.id!)
+        let canEdit = access.canAuthor && !tour.isLocked
+        return TourPage(
+            id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
+            stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
+            canEdit: canEdit, hasFrame: tour.frame != nil,
+            frameSummary: tour.frame.map(TourValidation.format) ?? "not set",
+            areaKm2: tour.frame.map { TourValidation.format($0.areaKm2) } ?? "",
+            maxAreaKm2: TourValidation.format(config.maxFrameAreaKm2),
+            frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
+            waypoints: TourPageBuilder.rows(waypoints), hasWaypoints: !waypoints.isEmpty,
+            waypointForm: waypointForm, waypointErrors: waypointErrors,
+            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: config.tileURLTemplate))
+    }
+
+    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool) -> WaypointPage {
+        WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
+                     canEdit: canEdit && !tour.isLocked, isLocked: tour.isLocked,
+                     form: ["name": waypoint.name, "description": waypoint.description,
+                            "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude)],
+                     mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: config.tileURLTemplate))
+    }
+
+    static func tourInput(_ form: FormFields) -> TourInput {
+        TourInput(name: form.string("name"), description: form.string("description"), mapName: form.string("mapName"))
+    }
+
+    static func tourForm(_ form: FormFields) -> [String: String] {
+        ["name": form.string("name"), "description": form.string("description"), "mapName": form.string("mapName")]
+    }
+
+    static func waypointInput(_ form: FormFields) -> WaypointInput {
+        WaypointInput(name: form.string("name"), description: form.string("description"),
+                      latitude: form.double("latitude"), longitude: form.double("longitude"))
+    }
+
+    static func waypointForm(_ form: FormFields) -> [String: String] {
+        ["name": form.string("name"), "description": form.string("description"),
+         "latitude": form.string("latitude"), "longitude": form.string("longitude")]
+    }
+}

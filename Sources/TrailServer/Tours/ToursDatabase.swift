@@ -1,0 +1,222 @@
+import Foundation
+import GRDB
+
+extension AppDatabase {
+    // MARK: Reads
+
+    public func tour(id: Int64) throws -> Tour? { try writer.read { try Tour.fetchOne($0, id: id) } }
+
+    public func tours(siteId: Int64) throws -> [Tour] {
+        try writer.read { try Tour.filter(Tour.Columns.siteId == siteId).order(Tour.Columns.name).fetchAll($0) }
+    }
+
+    public func waypoints(tourId: Int64) throws -> [Waypoint] {
+        try writer.read { try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll($0) }
+    }
+
+    public func waypointCounts(siteId: Int64) throws -> [Int64: Int] {
+        try writer.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT tour.id, COUNT(waypoint.id) AS n FROM tour LEFT JOIN waypoint ON waypoint.tourId = tour.id
+                WHERE tour.siteId = ? GROUP BY tour.id
+                """, arguments: [siteId])
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0["id"] as Int64, $0["n"] as Int) })
+        }
+    }
+
+    // MARK: Tours
+
+    public func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) throws -> Tour {
+        try TourValidation.validate(input).throwIfAny()
+        let now = Date().dbTime
+        return try writer.write { db in
+            guard try Site.exists(db, id: siteId) else { throw NotFound() }
+            var tour = Tour(id: nil, siteId: siteId, name: input.name.trimmed, description: input.description.trimmed,
+                            mapName: input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed,
+                            minZoom: 12, maxZoom: 16, state: .draft, createdBy: actor.userId, createdAt: now, updatedAt: now)
+            try tour.insert(db)
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "tour", objectId: "\(tour.id!)", action: "tour.create", detail: tour.name)
+            return tour
+        }
+    }
+
+    public func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) throws -> Tour {
+        try TourValidation.validate(input).throwIfAny()
+        return try writer.write { db in
+            var tour = try Self.editableTour(db, id: id)
+            tour.name = input.name.trimmed
+            tour.description = input.description.trimmed
+            tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
+            tour.updatedAt = Date().dbTime
+            try tour.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.update", detail: tour.name)
+            return tour
+        }
+    }
+
+    /// Sets frame and zoom range; refused when a waypoint would end up outside, naming the waypoints.
+    public func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) throws -> Tour {
+        let (frame, errors) = TourValidation.validate(input, maxAreaKm2: maxAreaKm2)
+        try errors.throwIfAny()
+        guard let frame, let minZoom = input.minZoom, let maxZoom = input.maxZoom else { throw ValidationErrors(["frame": "Invalid frame."]) }
+        return try writer.write { db in
+            var tour = try Self.editableTour(db, id: tourId)
+            let outside = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+                .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
+            if !outside.isEmpty {
+                let names = outside.map { "“\($0.name)”" }.joined(separator: ", ")
+                throw ValidationErrors(["frame": "This frame would leave \(outside.count == 1 ? "a waypoint" : "\(outside.count) waypoints") outside: \(names). Move \(outside.count == 1 ? "it" : "them") first, or make the frame larger."])
+            }
+            tour.frameNorth = frame.north
+            tour.frameSouth = frame.south
+            tour.frameEast = frame.east
+            tour.frameWest = frame.west
+            tour.minZoom = minZoom
+            tour.maxZoom = maxZoom
+            tour.updatedAt = Date().dbTime
+            try tour.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.frame",
+                                  detail: TourValidation.format(frame) + ", zoom \(minZoom)–\(maxZoom)")
+            return tour
+        }
+    }
+
+    public func deleteTour(id: Int64, actor: AuditActor) throws {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: id)
+            try tour.delete(db)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.delete", detail: tour.name)
+        }
+    }
+
+    static func editableTour(_ db: Database, id: Int64) throws -> Tour {
+        guard let tour = try Tour.fetchOne(db, id: id) else { throw NotFound() }
+        if tour.isLocked {
+            throw Conflict("“\(tour.name)” is locked while its publish request is open. Withdraw the request to edit it.")
+        }
+        return tour
+    }
+
+    // MARK: Waypoints
+
+    public func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) throws -> Waypoint {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            var errors = TourValidation.validate(input, frame: tour.frame)
+            var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            if Self.nameTaken(input.name, in: existing, except: nil) { errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”." }
+            if let order = input.order, order < 1 || order > existing.count + 1 {
+                errors["order"] = "Order must be between 1 and \(existing.count + 1)."
+            }
+            try errors.throwIfAny()
+            let now = Date().dbTime
+            var waypoint = Waypoint(id: nil, tourId: tourId, name: input.name.trimmed, position: existing.count + 1,
+                                    latitude: input.latitude!, longitude: input.longitude!, description: input.description.trimmed,
+                                    createdAt: now, updatedAt: now)
+            try waypoint.insert(db)
+            if let order = input.order, order != waypoint.position {
+                existing.insert(waypoint, at: order - 1)
+                try Self.renumber(db, existing.map { $0.id! })
+                waypoint.position = order
+            }
+            try Self.touch(db, tourId: tourId)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypoint.id!)",
+                                  action: "waypoint.create", detail: "\(waypoint.name) in tour \(tourId)")
+            return waypoint
+        }
+    }
+
+    public func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) throws -> Waypoint {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            var all = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            guard var waypoint = all.first(where: { $0.id == waypointId }) else { throw NotFound() }
+            var errors = TourValidation.validate(input, frame: tour.frame)
+            if Self.nameTaken(input.name, in: all, except: waypointId) { errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”." }
+            if let order = input.order, order < 1 || order > all.count { errors["order"] = "Order must be between 1 and \(all.count)." }
+            try errors.throwIfAny()
+            waypoint.name = input.name.trimmed
+            waypoint.description = input.description.trimmed
+            waypoint.latitude = input.latitude!
+            waypoint.longitude = input.longitude!
+            waypoint.updatedAt = Date().dbTime
+            try waypoint.update(db)
+            if let order = input.order, order != waypoint.position {
+                all.removeAll { $0.id == waypointId }
+                all.insert(waypoint, at: order - 1)
+                try Self.renumber(db, all.map { $0.id! })
+                waypoint.position = order
+            }
+            try Self.touch(db, tourId: tourId)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypointId)",
+                                  action: "waypoint.update", detail: waypoint.name)
+            return waypoint
+        }
+    }
+
+    /// Moves a waypoint (a marker dragged on the map) without touching its other fields.
+    public func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) throws -> Waypoint {
+        guard let current = try writer.read({ try Waypoint.fetchOne($0, id: waypointId) }), current.tourId == tourId else { throw NotFound() }
+        return try updateWaypoint(tourId: tourId, waypointId: waypointId,
+                                  WaypointInput(name: current.name, description: current.description, latitude: latitude, longitude: longitude),
+                                  actor: actor)
+    }
+
+    public func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) throws {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            guard let waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
+            try waypoint.delete(db)
+            let rest = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            try Self.renumber(db, rest.map { $0.id! })
+            try Self.touch(db, tourId: tourId)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypointId)",
+                                  action: "waypoint.delete", detail: waypoint.name)
+        }
+    }
+
+    /// Sets the whole order at once (drag and drop). `ids` must name every waypoint of the tour exactly once.
+    public func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) throws {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            let current = try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
+            guard ids.count == current.count, Set(ids) == Set(current) else {
+                throw ValidationErrors(["order": "The new order must list every waypoint of this tour exactly once."])
+            }
+            try Self.renumber(db, ids)
+            try Self.touch(db, tourId: tourId)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "waypoint.reorder",
+                                  detail: ids.map(String.init).joined(separator: ","))
+        }
+    }
+
+    /// One step up (-1) or down (+1): the keyboard and no-JavaScript way to reorder.
+    public func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) throws {
+        var ids = try writer.read { db in
+            try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
+        }
+        guard let index = ids.firstIndex(of: waypointId) else { throw NotFound() }
+        let target = index + step
+        guard ids.indices.contains(target) else { return }
+        ids.swapAt(index, target)
+        try reorderWaypoints(tourId: tourId, ids: ids, actor: actor)
+    }
+
+    /// Positions are unique per tour, so move everything out of the way (negative) first, then into place.
+    static func renumber(_ db: Database, _ ids: [Int64]) throws {
+        for (index, id) in ids.enumerated() {
+            try db.execute(sql: "UPDATE waypoint SET position = ? WHERE id = ?", arguments: [-(index + 1), id])
+        }
+        try db.execute(sql: "UPDATE waypoint SET position = -position WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
+                       arguments: StatementArguments(ids))
+    }
+
+    static func nameTaken(_ name: String, in waypoints: [Waypoint], except id: Int64?) -> Bool {
+        let wanted = name.trimmed.lowercased()
+        return waypoints.contains { $0.id != id && $0.name.lowercased() == wanted }
+    }
+
+    static func touch(_ db: Database, tourId: Int64) throws {
+        try db.execute(sql: "UPDATE tour SET updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, tourId])
+    }
+}

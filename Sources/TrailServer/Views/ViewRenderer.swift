@@ -1,0 +1,101 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+
+/// What every page's frame needs: who is signed in, the CSRF token, a one-time notice, navigation.
+struct LayoutModel: Sendable {
+    let title: String
+    let user: AuthenticatedUser?
+    let isAdmin: Bool
+    let csrfToken: String
+    let notice: String?
+    let reviewCount: Int
+    var hasReviews: Bool { reviewCount > 0 }
+}
+
+/// The root object a template sees: `layout` for the frame, `page` for its own view model.
+struct Page<Content: Sendable>: Sendable {
+    let layout: LayoutModel
+    let page: Content
+}
+
+struct ErrorPageModel: Sendable {
+    let status: Int
+    let reason: String
+    let message: String
+}
+
+/// Renders Mustache templates from `Templates/` (escaped by default) into HTML responses.
+public struct ViewRenderer: Sendable {
+    let library: MustacheLibrary
+
+    public init(templatesFolder: URL) async throws {
+        library = try await MustacheLibrary(directory: templatesFolder.path)
+    }
+
+    func render<Content: Sendable>(_ template: String, title: String, page: Content, context: AppRequestContext,
+                                   status: HTTPResponse.Status = .ok, notice: String? = nil, reviewCount: Int = 0) -> Response {
+        let layout = LayoutModel(title: title, user: context.user, isAdmin: context.user?.isAdmin == true,
+                                 csrfToken: context.csrfToken, notice: notice, reviewCount: reviewCount)
+        guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
+            return Response(status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(string: "Missing template \(template)")))
+        }
+        return Response(status: status,
+                        headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    func errorPage(status: HTTPResponse.Status, message: String, context: AppRequestContext) -> Response {
+        render("error", title: status.reasonPhrase,
+               page: ErrorPageModel(status: status.code, reason: status.reasonPhrase, message: message),
+               context: context, status: status)
+    }
+}
+
+/// A one-time message shown on the next page after a redirect ("Tour created."), carried in a short-lived cookie.
+enum Flash {
+    static func redirect(to location: String, notice: String, secure: Bool) -> Response {
+        var response = Response.redirect(to: location)
+        let value = Data(notice.prefix(300).utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        response.setCookie(Cookie(name: CookieName.flash, value: value, maxAge: 60, path: "/", secure: secure, httpOnly: true, sameSite: .lax))
+        return response
+    }
+
+    /// Reads the notice, if any; the caller clears the cookie with `clear(_:)`.
+    static func read(_ request: Request) -> String? {
+        guard var value = request.cookies[CookieName.flash]?.value, !value.isEmpty else { return nil }
+        value = value.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while value.count % 4 != 0 { value += "=" }
+        return Data(base64Encoded: value).flatMap { String(data: $0, encoding: .utf8) }
+    }
+}
+
+/// Renders pages for controllers, adding the flash notice and the review badge.
+struct PageResponder: Sendable {
+    let views: ViewRenderer
+    let database: AppDatabase
+    let secureCookies: Bool
+
+    func render<Content: Sendable>(_ template: String, title: String, page: Content, request: Request, context: AppRequestContext,
+                                   status: HTTPResponse.Status = .ok) -> Response {
+        let notice = Flash.read(request)
+        let reviewCount = context.user.map { (try? database.reviewQueueCount(for: $0)) ?? 0 } ?? 0
+        var response = views.render(template, title: title, page: page, context: context, status: status, notice: notice, reviewCount: reviewCount)
+        if notice != nil {
+            response.setCookie(Cookie(name: CookieName.flash, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
+        }
+        return response
+    }
+
+    func redirect(to location: String, notice: String) -> Response {
+        Flash.redirect(to: location, notice: notice, secure: secureCookies)
+    }
+}
+
+extension AppDatabase {
+    /// Publish requests waiting for this user's review; grows with the publishing feature.
+    func reviewQueueCount(for user: AuthenticatedUser) throws -> Int { 0 }
+}

@@ -1,0 +1,178 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import TrailServer
+
+@main
+struct TrailCompanion: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trail-companion",
+        abstract: "Build, review and publish offline park tours.",
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// `--root` and `--data`, shared by every command; each also reads its `TRAIL_...` variable (the flag wins).
+struct LocationOptions: ParsableArguments {
+    @Option(help: "Folder holding Templates/, Public/ and migrations/ (TRAIL_ROOT; default: current folder).")
+    var root: String?
+
+    @Option(help: "Data folder (TRAIL_DATA; default: ./data).")
+    var data: String?
+
+    func apply(to config: inout AppConfig) {
+        let environment = ProcessInfo.processInfo.environment
+        let cwd = FileManager.default.currentDirectoryPath
+        config.root = URL(fileURLWithPath: root ?? environment["TRAIL_ROOT"] ?? cwd)
+        config.dataFolder = URL(fileURLWithPath: data ?? environment["TRAIL_DATA"] ?? "\(cwd)/data")
+    }
+
+    func openDatabase() throws -> (AppDatabase, AppConfig) {
+        var config = AppConfig()
+        apply(to: &config)
+        try DataFolder.prepare(config.dataFolder)
+        return (try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder), config)
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start the web server (migrates the database first).")
+
+    @OptionGroup var location: LocationOptions
+    @Option(help: "Address to listen on (TRAIL_HOSTNAME; default 127.0.0.1).") var hostname: String?
+    @Option(help: "Port (TRAIL_PORT; default 8080).") var port: Int?
+    @Option(name: .customLong("clamav-db"), help: "ClamAV signature folders joined by ':' (TRAIL_CLAMAV_DB; default /var/lib/clamav).") var clamavDB: String?
+    @Option(help: "clamd unix socket path or host:port; selects the clamd backend (TRAIL_CLAMD).") var clamd: String?
+    @Option(name: .customLong("max-upload-size"), help: "Largest upload in bytes (TRAIL_MAX_UPLOAD_SIZE; default 2 GiB - 1).") var maxUploadSize: Int64?
+    @Option(name: .customLong("required-approvals"), help: "Approvals a new site requires (TRAIL_REQUIRED_APPROVALS; default 1).") var requiredApprovals: Int?
+    @Option(name: .customLong("tile-url"), help: "Basemap tile URL template https://…/{z}/{x}/{y}.png (TRAIL_TILE_URL).") var tileURL: String?
+    @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).") var publicURL: String?
+    @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        var config = AppConfig()
+        location.apply(to: &config)
+        config.hostname = hostname ?? environment["TRAIL_HOSTNAME"] ?? config.hostname
+        config.port = try port ?? environment["TRAIL_PORT"].map { try Self.parse($0, "TRAIL_PORT") } ?? config.port
+        config.clamavDatabaseFolders = (clamavDB ?? environment["TRAIL_CLAMAV_DB"]).map { $0.split(separator: ":").map(String.init) } ?? config.clamavDatabaseFolders
+        config.clamdAddress = clamd ?? environment["TRAIL_CLAMD"]
+        config.maxUploadSize = try maxUploadSize ?? environment["TRAIL_MAX_UPLOAD_SIZE"].map { try Self.parse($0, "TRAIL_MAX_UPLOAD_SIZE") } ?? config.maxUploadSize
+        config.defaultRequiredApprovals = try requiredApprovals ?? environment["TRAIL_REQUIRED_APPROVALS"].map { try Self.parse($0, "TRAIL_REQUIRED_APPROVALS") }
+            ?? config.defaultRequiredApprovals
+        config.tileURLTemplate = tileURL ?? environment["TRAIL_TILE_URL"]
+        config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
+        config.demo = demo || environment["TRAIL_DEMO"] == "1"
+        guard config.defaultRequiredApprovals >= 1 else { throw ValidationError("--required-approvals must be at least 1") }
+        guard config.maxUploadSize > 0 else { throw ValidationError("--max-upload-size must be positive") }
+        let app = try await buildApplication(config: config)
+        try await app.runService()
+    }
+
+    static func parse<T: LosslessStringConvertible>(_ text: String, _ name: String) throws -> T {
+        guard let value = T(text) else { throw ValidationError("\(name)=\(text) is not a valid number") }
+        return value
+    }
+}
+
+struct Migrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply the migrations in migrations/ to the database.")
+    @OptionGroup var location: LocationOptions
+
+    func run() async throws {
+        let (database, config) = try location.openDatabase()
+        print("Database \(config.databasePath) is at migration \(try database.appliedMigrations().last ?? "none").")
+    }
+}
+
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Create or disable users.",
+                                                    subcommands: [Create.self, Disable.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a user; without --password a one-time password is printed.")
+        @OptionGroup var location: LocationOptions
+        @Option var email: String
+        @Option var name: String
+        @Option(help: "At least 10 characters; omit to get a one-time password that must be changed at first sign-in.") var password: String?
+        @Flag var admin = false
+
+        func run() async throws {
+            let (database, config) = try location.openDatabase()
+            let chosen = password ?? CLIPassword.make()
+            let user = try database.createUser(email: email, displayName: name, password: chosen, isAdmin: admin,
+                                               mustChangePassword: password == nil, bcryptCost: config.bcryptCost, actor: .system)
+            print("Created \(user.email)\(admin ? " (admin)" : "").")
+            if password == nil { print("One-time password: \(chosen)") }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Disable a user: ends their sessions and revokes their tokens.")
+        @OptionGroup var location: LocationOptions
+        @Option var email: String
+
+        func run() async throws {
+            let (database, _) = try location.openDatabase()
+            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            try database.setUserDisabled(id: user.id!, disabled: true, actor: .system)
+            print("Disabled \(user.email).")
+        }
+    }
+}
+
+struct SiteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "site", abstract: "Create sites.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var location: LocationOptions
+        @Option var slug: String
+        @Option var name: String
+        @Option var description: String = ""
+        @Option(name: .customLong("required-approvals")) var requiredApprovals: Int = 1
+
+        func run() async throws {
+            let (database, _) = try location.openDatabase()
+            let site = try database.createSite(SiteInput(slug: slug, name: name, description: description, requiredApprovals: requiredApprovals),
+                                               actor: .system)
+            print("Created site \(site.slug) (\(site.name)), \(site.requiredApprovals) approval(s) required.")
+        }
+    }
+}
+
+struct MemberCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "member", abstract: "Manage site memberships.", subcommands: [Add.self])
+
+    struct Add: AsyncParsableCommand {
+        @OptionGroup var location: LocationOptions
+        @Option var site: String
+        @Option var email: String
+        @Option(help: "author, reviewer or manager") var role: String
+
+        func run() async throws {
+            let (database, _) = try location.openDatabase()
+            guard let siteRole = SiteRole(rawValue: role) else { throw ValidationError("--role must be author, reviewer or manager") }
+            guard let record = try database.site(slug: site) else { throw ValidationError("No site with slug \(site).") }
+            try database.setMembership(siteId: record.id!, email: email, role: siteRole, actor: .system)
+            print("\(email) is now \(siteRole.rawValue) of \(record.slug).")
+        }
+    }
+}
+
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "token", abstract: "Manage API tokens.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a new bearer token once; only its hash is stored.")
+        @OptionGroup var location: LocationOptions
+        @Option var email: String
+        @Option var name: String = "cli"
+
+        func run() async throws {
+            let (database, _) = try location.openDatabase()
+            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            let (token, _) = try database.createAPIToken(userId: user.id!, name: name, actor: .system)
+            print(token)
+        }
+    }
+}

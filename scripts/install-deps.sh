@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what Trail Companion needs from Debian (and, with --test, PyPI), skipping what is already there.
+set -euo pipefail
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
+testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk)
+wanted=("${runtime[@]}")
+[[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
+
+missing=()
+for package in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""; [[ "$(id -u)" == 0 ]] || sudo="sudo"
+  echo "Installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [[ "${1:-}" == "--test" ]]; then
+  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../Tests/requirements.txt"
+fi
