@@ -409,10 +409,15 @@ extension Manifest {
         value.utf8.count == 64 && value.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
+    /// `type/subtype`, optionally followed by `; parameters` (printable ASCII).
     static func isPlausibleMimeType(_ value: String) -> Bool {
-        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, value.utf8.count <= 255 else { return false }
-        return value.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }
+        guard value.utf8.count <= 255,
+              value.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F })
+        else { return false }
+        let essence = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let parts = essence.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return essence.unicodeScalars.allSatisfy { $0.value > 0x20 && !"()<>@,;:\\\"[]?={}".unicodeScalars.contains($0) }
     }
 
     static func hasControlCharacters(_ value: String) -> Bool {

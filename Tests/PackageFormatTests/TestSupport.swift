@@ -29,8 +29,8 @@ func run(_ program: String, _ arguments: [String], environment: [String: String]
     let folder = try TemporaryFolder("proc")
     defer { folder.remove() }
     let outURL = folder.file("stdout"), errURL = folder.file("stderr")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -51,7 +51,10 @@ struct CSRFMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard [.post, .put, .patch, .delete].contains(request.method), !context.viaAPIToken else {
+        // An API call without a session carries no ambient credential, so there is nothing to forge: it goes on to
+        // answer 401 (or, on the public mobile API, simply works). The panel's anonymous forms keep the double-submit check.
+        let ambientCredential = context.sessionToken != nil || !request.uri.path.hasPrefix("/api/")
+        guard [.post, .put, .patch, .delete].contains(request.method), !context.viaAPIToken, ambientCredential else {
             return try await next(request, context)
         }
         var request = request

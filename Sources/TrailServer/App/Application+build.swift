@@ -1,18 +1,34 @@
 import Foundation
 import Hummingbird
 import Logging
+import MalwareScan
 
 /// What the router needs; tests build it with an in-memory database.
 public struct AppDependencies: Sendable {
     public let config: AppConfig
     public let database: AppDatabase
     public let views: ViewRenderer
+    public let scans: ScanService
+    let tusHashes = TusHashStates()
 
-    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer) {
+    /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`).
+    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil) {
         self.config = config
         self.database = database
         self.views = views
+        self.scans = scans ?? ScanService(database: database, paths: DataPaths(root: config.dataFolder), scanner: makeScanner(config))
     }
+
+    public var paths: DataPaths { DataPaths(root: config.dataFolder) }
+}
+
+/// The configured malware scanner: clamd when `--clamd` names a socket, else libclamav in-process.
+public func makeScanner(_ config: AppConfig) -> any MalwareScanner {
+    if let address = config.clamdAddress {
+        return ClamdScanner(endpoint: ClamdEndpoint(parsing: address), signatureDirectories: config.clamavDatabaseFolders)
+    }
+    return ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
+        databaseDirectories: config.clamavDatabaseFolders, maxFileSize: config.maxUploadSize))
 }
 
 /// Wires I/O: the data folder, the database file, the templates; then the router and the server.
@@ -21,12 +37,14 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
     let dependencies = AppDependencies(config: config, database: database, views: views)
+    try MediaRecovery.run(database: database, paths: dependencies.paths, logger: logger)
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     let router = buildRouter(dependencies)
     return Application(
         router: router,
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
+        services: [dependencies.scans],
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },
         logger: logger)
 }
@@ -47,17 +65,26 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 
     router.get("/healthz") { _, _ in "ok" }
 
-    let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS)
+    let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans)
     let authorization = Authorization(database: database)
+    let intake = AssetIntake(database: database, paths: dependencies.paths, scans: dependencies.scans)
+    let tus = TusController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, config: config,
+                            hashes: dependencies.tusHashes)
+    let media = MediaController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, pages: pages,
+                                config: config)
+    tus.addDiscovery(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
     AccountsController(database: database, pages: pages, config: config).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
     ToursController(database: database, pages: pages, authorization: authorization, config: config).addRoutes(to: signedIn)
+    media.addPanelRoutes(to: signedIn)
 
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
+    media.addAPIRoutes(to: manage)
+    tus.addRoutes(to: manage)
     return router
 }
 

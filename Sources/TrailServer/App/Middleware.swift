@@ -49,6 +49,8 @@ struct ErrorMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as TusError {
+            return try error.response(from: request, context: context)
         } catch {
             let (status, code, message, fields) = Self.describe(error, logger: context.logger)
             if request.uri.path.hasPrefix("/api/") || request.wantsJSON {

@@ -8,6 +8,8 @@ public struct Site: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var description: String
     public var requiredApprovals: Int
     public var createdAt: Double
+    /// Bytes of clean assets the site may store; nil means no limit.
+    public var storageQuotaBytes: Int64? = nil
 
     public static let databaseTableName = "site"
 

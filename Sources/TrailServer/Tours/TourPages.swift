@@ -75,6 +75,12 @@ struct WaypointPage: Sendable {
     var form: [String: String]
     var errors: [String: String] = [:]
     let mapJSON: String
+    let assets: [AssetRow]
+    let hasAssets: Bool
+    let isAdmin: Bool
+    let maxUploadSize: String
+    let maxUploadBytes: Int64
+    let acceptedTypes: String
 }
 
 enum TourPageBuilder {

@@ -101,7 +101,8 @@ struct ToursController: Sendable {
         router.get("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let waypoint = try waypoint(tour, context)
-            return pages.render("waypoint", title: waypoint.name, page: waypointPage(tour, waypoint, canEdit: access.canAuthor), request: request, context: context)
+            return pages.render("waypoint", title: waypoint.name, page: try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context),
+                                request: request, context: context)
         }
         router.post("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
@@ -112,7 +113,7 @@ struct ToursController: Sendable {
                 _ = try database.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
                 return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)", notice: "Waypoint saved.")
             } catch let errors as ValidationErrors {
-                var page = waypointPage(tour, waypoint, canEdit: access.canAuthor)
+                var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
                 page.form = Self.waypointForm(form)
                 page.errors = errors.fields
                 return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
@@ -172,12 +173,17 @@ struct ToursController: Sendable {
             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: config.tileURLTemplate))
     }
 
-    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool) -> WaypointPage {
-        WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
-                     canEdit: canEdit && !tour.isLocked, isLocked: tour.isLocked,
-                     form: ["name": waypoint.name, "description": waypoint.description,
-                            "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude)],
-                     mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: config.tileURLTemplate))
+    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext) throws -> WaypointPage {
+        let editable = canEdit && !tour.isLocked
+        let assets = try database.assets(waypointId: waypoint.id!)
+        return WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
+                            canEdit: editable, isLocked: tour.isLocked,
+                            form: ["name": waypoint.name, "description": waypoint.description,
+                                   "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude)],
+                            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: config.tileURLTemplate),
+                            assets: MediaController.assetRows(assets, user: context.user, canEdit: editable), hasAssets: !assets.isEmpty,
+                            isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
+                            maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
     }
 
     static func tourInput(_ form: FormFields) -> TourInput {

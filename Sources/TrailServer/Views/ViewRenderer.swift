@@ -11,6 +11,8 @@ struct LayoutModel: Sendable {
     let csrfToken: String
     let notice: String?
     let reviewCount: Int
+    /// Admins are told when the malware scanner has no signatures (uploads then stay pending).
+    var scannerWarning = false
     var hasReviews: Bool { reviewCount > 0 }
 }
 
@@ -35,9 +37,10 @@ public struct ViewRenderer: Sendable {
     }
 
     func render<Content: Sendable>(_ template: String, title: String, page: Content, context: AppRequestContext,
-                                   status: HTTPResponse.Status = .ok, notice: String? = nil, reviewCount: Int = 0) -> Response {
+                                   status: HTTPResponse.Status = .ok, notice: String? = nil, reviewCount: Int = 0,
+                                   scannerWarning: Bool = false) -> Response {
         let layout = LayoutModel(title: title, user: context.user, isAdmin: context.user?.isAdmin == true,
-                                 csrfToken: context.csrfToken, notice: notice, reviewCount: reviewCount)
+                                 csrfToken: context.csrfToken, notice: notice, reviewCount: reviewCount, scannerWarning: scannerWarning)
         guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
             return Response(status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "Missing template \(template)")))
@@ -78,12 +81,15 @@ struct PageResponder: Sendable {
     let views: ViewRenderer
     let database: AppDatabase
     let secureCookies: Bool
+    let scans: ScanService?
 
     func render<Content: Sendable>(_ template: String, title: String, page: Content, request: Request, context: AppRequestContext,
                                    status: HTTPResponse.Status = .ok) -> Response {
         let notice = Flash.read(request)
         let reviewCount = context.user.map { (try? database.reviewQueueCount(for: $0)) ?? 0 } ?? 0
-        var response = views.render(template, title: title, page: page, context: context, status: status, notice: notice, reviewCount: reviewCount)
+        let scannerWarning = context.user?.isAdmin == true && scans?.scannerReady == false
+        var response = views.render(template, title: title, page: page, context: context, status: status, notice: notice,
+                                    reviewCount: reviewCount, scannerWarning: scannerWarning)
         if notice != nil {
             response.setCookie(Cookie(name: CookieName.flash, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
         }

@@ -1,0 +1,273 @@
+// Uploads on the waypoint page: several files at once, drag and drop, a progress bar and a cancel
+// button per file, over tus 1.0 so a dropped connection resumes from the last stored byte. Unfinished
+// uploads are remembered (localStorage) and continue when the same file is chosen again after a reload.
+// Without JavaScript the same form posts multipart/form-data.
+import { csrfToken } from './panel.js';
+
+const CHUNK_SIZE = 8 * 1024 * 1024;
+const ENDPOINT = '/api/v1/manage/uploads';
+const form = document.getElementById('upload-form');
+const active = new Set();
+
+if (form) setUp(form);
+watchPending();
+
+function setUp(form) {
+  const input = document.getElementById('upload-files');
+  const drop = document.getElementById('upload-drop');
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    if (input.files.length) start([...input.files]);
+    input.value = '';
+  });
+  input.addEventListener('change', () => { if (input.files.length) { start([...input.files]); input.value = ''; } });
+  drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('upload-drop-active'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('upload-drop-active'));
+  drop.addEventListener('drop', (event) => {
+    event.preventDefault();
+    drop.classList.remove('upload-drop-active');
+    start([...event.dataTransfer.files]);
+  });
+  listUnfinished();
+}
+
+function start(files) {
+  for (const file of files) {
+    if (file.size > Number(form.dataset.max)) {
+      addRow(file.name).fail(`Larger than the limit (${form.dataset.max} bytes).`);
+      continue;
+    }
+    const upload = new Upload(file);
+    active.add(upload);
+    upload.run().finally(() => {
+      active.delete(upload);
+      listUnfinished();
+      if (active.size === 0 && upload.finished) setTimeout(() => location.reload(), 800);
+    });
+  }
+}
+
+function storageKey(file) {
+  return `trail-upload:${form.dataset.tour}:${form.dataset.waypoint}:${file.name}:${file.size}:${file.lastModified}`;
+}
+
+function listUnfinished() {
+  const box = document.getElementById('upload-resume');
+  const list = document.getElementById('upload-resume-list');
+  list.replaceChildren();
+  const prefix = `trail-upload:${form.dataset.tour}:${form.dataset.waypoint}:`;
+  for (let i = 0; i < localStorage.length; i++) {
+    const key = localStorage.key(i);
+    if (!key.startsWith(prefix)) continue;
+    const entry = JSON.parse(localStorage.getItem(key) || '{}');
+    if ([...active].some((u) => u.key === key)) continue;
+    const item = document.createElement('li');
+    item.textContent = `${entry.name} (${Math.round((entry.offset || 0) / entry.size * 100)} % sent)`;
+    list.append(item);
+  }
+  box.hidden = list.children.length === 0;
+}
+
+class Upload {
+  constructor(file) {
+    this.file = file;
+    this.key = storageKey(file);
+    this.row = addRow(file.name, () => this.cancel());
+    this.cancelled = false;
+    this.finished = false;
+  }
+
+  async run() {
+    try {
+      let offset = await this.resumeOrCreate();
+      let delay = 1000;
+      while (offset < this.file.size && !this.cancelled) {
+        try {
+          offset = await this.send(offset);
+          delay = 1000;
+        } catch (error) {
+          if (this.cancelled) return;
+          if (error.fatal) throw error;
+          // Network gone: wait, ask the server what it has, and go on from there.
+          this.row.status(`Connection lost — retrying in ${Math.round(delay / 1000)} s…`);
+          await sleep(delay);
+          delay = Math.min(delay * 2, 30000);
+          try { offset = await this.head(); } catch (_) { /* still offline: try again */ }
+        }
+      }
+      if (this.cancelled) return;
+      this.finished = true;
+      localStorage.removeItem(this.key);
+      this.row.done('Uploaded — scanning for malware…');
+    } catch (error) {
+      localStorage.removeItem(this.key);
+      this.row.fail(error.message);
+    }
+  }
+
+  async resumeOrCreate() {
+    const saved = JSON.parse(localStorage.getItem(this.key) || 'null');
+    if (saved?.url) {
+      this.url = saved.url;
+      try {
+        const offset = await this.head();
+        this.row.status(`Resuming at ${Math.round(offset / this.file.size * 100)} %…`);
+        return offset;
+      } catch (error) {
+        if (!error.fatal) throw error;
+        localStorage.removeItem(this.key);  // expired or gone: start again
+      }
+    }
+    const metadata = { tour: form.dataset.tour, waypoint: form.dataset.waypoint, filename: this.file.name };
+    const response = await fetch(ENDPOINT, {
+      method: 'POST', credentials: 'same-origin',
+      headers: {
+        'Tus-Resumable': '1.0.0', 'Upload-Length': String(this.file.size), 'X-CSRF-Token': csrfToken(),
+        'Upload-Metadata': Object.entries(metadata).map(([k, v]) => `${k} ${base64(v)}`).join(','),
+      },
+    });
+    if (!response.ok) throw fatal(await errorMessage(response));
+    this.url = response.headers.get('Location');
+    this.remember(0);
+    return 0;
+  }
+
+  async head() {
+    const response = await fetch(this.url, { method: 'HEAD', credentials: 'same-origin', headers: { 'Tus-Resumable': '1.0.0' }, cache: 'no-store' });
+    if (response.status === 404 || response.status === 410) throw fatal('The unfinished upload expired; choose the file again.');
+    if (!response.ok) throw new Error(`HEAD answered ${response.status}`);
+    return Number(response.headers.get('Upload-Offset'));
+  }
+
+  send(offset) {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      this.xhr = xhr;
+      xhr.open('PATCH', this.url);
+      xhr.setRequestHeader('Tus-Resumable', '1.0.0');
+      xhr.setRequestHeader('Upload-Offset', String(offset));
+      xhr.setRequestHeader('Content-Type', 'application/offset+octet-stream');
+      xhr.setRequestHeader('X-CSRF-Token', csrfToken());
+      xhr.upload.onprogress = (event) => this.row.progress(offset + event.loaded, this.file.size);
+      xhr.onload = () => {
+        if (xhr.status === 204) {
+          const next = Number(xhr.getResponseHeader('Upload-Offset'));
+          this.remember(next);
+          this.row.progress(next, this.file.size);
+          resolve(next);
+        } else if (xhr.status === 409) {
+          reject(new Error('offset moved'));  // ask HEAD and continue
+        } else {
+          let message = `The server answered ${xhr.status}.`;
+          try { message = JSON.parse(xhr.responseText).error.message; } catch (_) { /* keep the status */ }
+          reject(fatal(message));
+        }
+      };
+      xhr.onerror = () => reject(new Error('network'));
+      xhr.onabort = () => reject(new Error('aborted'));
+      xhr.send(this.file.slice(offset, Math.min(offset + CHUNK_SIZE, this.file.size)));
+    });
+  }
+
+  remember(offset) {
+    localStorage.setItem(this.key, JSON.stringify({ url: this.url, name: this.file.name, size: this.file.size, offset }));
+  }
+
+  async cancel() {
+    this.cancelled = true;
+    this.xhr?.abort();
+    localStorage.removeItem(this.key);
+    this.row.fail('Cancelled.');
+    if (this.url) {
+      await fetch(this.url, { method: 'DELETE', credentials: 'same-origin', headers: { 'Tus-Resumable': '1.0.0', 'X-CSRF-Token': csrfToken() } }).catch(() => {});
+    }
+  }
+}
+
+function addRow(name, onCancel) {
+  const item = document.createElement('li');
+  item.className = 'mb-2 upload-row';
+  const label = document.createElement('div');
+  label.className = 'd-flex gap-2 align-items-center';
+  const title = document.createElement('span');
+  title.className = 'me-auto text-break';
+  title.textContent = name;
+  label.append(title);
+  let cancel;
+  if (onCancel) {
+    cancel = document.createElement('button');
+    cancel.type = 'button';
+    cancel.className = 'btn btn-sm btn-outline-secondary';
+    cancel.textContent = 'Cancel';
+    cancel.setAttribute('aria-label', `Cancel upload of ${name}`);
+    cancel.addEventListener('click', onCancel);
+    label.append(cancel);
+  }
+  const bar = document.createElement('div');
+  bar.className = 'progress mt-1';
+  bar.setAttribute('role', 'progressbar');
+  bar.setAttribute('aria-label', `Upload of ${name}`);
+  bar.setAttribute('aria-valuemin', '0');
+  bar.setAttribute('aria-valuemax', '100');
+  const fill = document.createElement('div');
+  fill.className = 'progress-bar';
+  bar.append(fill);
+  const status = document.createElement('div');
+  status.className = 'small text-muted upload-status';
+  item.append(label, bar, status);
+  document.getElementById('upload-progress').append(item);
+  const setWidth = (percent) => {
+    fill.style.width = `${percent}%`;
+    bar.setAttribute('aria-valuenow', String(percent));
+  };
+  return {
+    progress(sent, total) {
+      const percent = total ? Math.floor(sent / total * 100) : 100;
+      setWidth(percent);
+      status.textContent = `${percent} % (${formatBytes(sent)} of ${formatBytes(total)})`;
+    },
+    status(text) { status.textContent = text; },
+    done(text) { setWidth(100); fill.classList.add('bg-success'); status.textContent = text; cancel?.remove(); },
+    fail(text) { fill.classList.add('bg-danger'); status.textContent = text; status.classList.replace('text-muted', 'text-danger'); cancel?.remove(); },
+  };
+}
+
+/// Pending assets refresh by themselves until the scanner has spoken.
+function watchPending() {
+  const pending = [...document.querySelectorAll('[data-asset][data-pending="true"]')];
+  if (!pending.length) return;
+  const timer = setInterval(async () => {
+    for (const item of pending) {
+      const response = await fetch(`/api/v1/manage/assets/${item.dataset.asset}`, { credentials: 'same-origin' }).catch(() => null);
+      const asset = response?.ok ? await response.json() : null;
+      if (asset && asset.scanStatus !== 'pending') {
+        clearInterval(timer);
+        if (active.size === 0) location.reload();
+        return;
+      }
+    }
+  }, 3000);
+}
+
+function fatal(message) {
+  const error = new Error(message);
+  error.fatal = true;
+  return error;
+}
+
+async function errorMessage(response) {
+  try { return (await response.json()).error.message; } catch (_) { return `The server answered ${response.status}.`; }
+}
+
+function base64(text) {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+function formatBytes(bytes) {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let value = bytes, unit = 0;
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,0 +1,110 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import _NIOFileSystem
+import NIOCore
+
+/// Single byte range of a file, inclusive bounds.
+struct ByteRange: Equatable, Sendable {
+    let first: Int64
+    let last: Int64
+    var length: Int64 { last - first + 1 }
+}
+
+/// RFC 9110 §14 range handling, written out because the stock file middleware gets suffix and
+/// out-of-range requests wrong.
+enum RangeRequest: Equatable {
+    /// Serve the whole representation (no Range, an invalid one, several ranges, or a stale If-Range).
+    case whole
+    case partial(ByteRange)
+    /// 416 with `Content-Range: bytes */size`.
+    case unsatisfiable
+
+    static func parse(_ header: String?, size: Int64) -> RangeRequest {
+        guard let header = header?.trimmingCharacters(in: .whitespaces) else { return .whole }
+        let lower = header.lowercased()
+        guard lower.hasPrefix("bytes=") else { return .whole }  // a unit we do not know: ignore (§14.2)
+        let specs = header.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)
+        // Several ranges: answer with the whole file rather than multipart/byteranges.
+        guard specs.count == 1 else { return .whole }
+        let spec = specs[0].trimmingCharacters(in: .whitespaces)
+        guard let dash = spec.firstIndex(of: "-") else { return .whole }
+        let firstText = spec[..<dash], lastText = spec[spec.index(after: dash)...]
+        guard firstText.allSatisfy(\.isASCIIDigitCharacter), lastText.allSatisfy(\.isASCIIDigitCharacter),
+              !(firstText.isEmpty && lastText.isEmpty) else { return .whole }
+        if firstText.isEmpty {
+            // Suffix range: the last N bytes. N larger than the size means the whole file, as a 206.
+            guard let suffix = Int64(lastText) ?? (lastText.isEmpty ? nil : Int64.max), suffix > 0, size > 0 else { return .unsatisfiable }
+            return .partial(ByteRange(first: max(0, size - suffix), last: size - 1))
+        }
+        // A first position too large for Int64 is certainly past the end.
+        let first = Int64(firstText) ?? Int64.max
+        let last = lastText.isEmpty ? nil : (Int64(lastText) ?? Int64.max)
+        if let last, last < first { return .whole }  // invalid range-spec: ignore the header (§14.1.1)
+        guard first < size else { return .unsatisfiable }
+        return .partial(ByteRange(first: first, last: min(last ?? size - 1, size - 1)))
+    }
+}
+
+extension Character {
+    var isASCIIDigitCharacter: Bool { isASCII && isNumber }
+}
+
+struct FileResponder: Sendable {
+    /// Streams a file (or one range of it) with `Accept-Ranges`, `ETag`, `If-None-Match`, `If-Range`.
+    /// - Parameters:
+    ///   - etag: a strong validator, already quoted.
+    ///   - limitTo: never send more than this many bytes, even if the file has grown.
+    static func respond(fileAt url: URL, contentType: String, etag: String?, request: Request,
+                        headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024) async throws -> Response {
+        let path = FilePath(url.path)
+        guard let info = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false), info.type == .regular else {
+            throw NotFound()
+        }
+        let size = info.size
+        var headers = extra
+        headers[.contentType] = contentType
+        headers[.acceptRanges] = "bytes"
+        if let etag { headers[.eTag] = etag }
+
+        if let etag, let ifNoneMatch = request.headers[.ifNoneMatch] {
+            let candidates = ifNoneMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            if candidates.contains("*") || candidates.contains(etag) || candidates.contains("W/\(etag)") {
+                return Response(status: .notModified, headers: headers)
+            }
+        }
+
+        var range = RangeRequest.parse(request.headers[.range], size: size)
+        if let ifRange = request.headers[.ifRange], ifRange != etag {
+            range = .whole  // the client's copy is of another version: send it all again, never splice
+        }
+        let isHead = request.method == .head
+        switch range {
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(size)"
+            headers[.contentType] = "application/json; charset=utf-8"
+            let body = #"{"error":{"code":"range_not_satisfiable","message":"The requested range is outside the file (\#(size) bytes)."}}"#
+            headers[.contentLength] = "\(body.utf8.count)"
+            return Response(status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        case .whole:
+            headers[.contentLength] = "\(size)"
+            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize))
+        case .partial(let r):
+            headers[.contentLength] = "\(r.length)"
+            headers[.contentRange] = "bytes \(r.first)-\(r.last)/\(size)"
+            return Response(status: .partialContent, headers: headers,
+                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize))
+        }
+    }
+
+    static func body(path: FilePath, range: Range<Int64>, chunkSize: Int) -> ResponseBody {
+        ResponseBody(contentLength: Int(range.count)) { writer in
+            try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
+                for try await chunk in handle.readChunks(in: range, chunkLength: .bytes(Int64(chunkSize))) {
+                    try await writer.write(chunk)
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+
+public enum AssetKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    case video, audio, image, text
+}
+
+public enum ScanStatus: String, Codable, Sendable, DatabaseValueConvertible {
+    case pending, clean, infected, unscannable, error
+
+    public var badge: String {
+        switch self {
+        case .pending: "secondary"
+        case .clean: "success"
+        case .infected: "danger"
+        case .unscannable, .error: "warning"
+        }
+    }
+}
+
+/// A file attached to a waypoint. The user's file name is metadata only; the bytes live at a server-made path.
+public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+    public var id: Int64?
+    public var waypointId: Int64
+    public var position: Int
+    public var kind: AssetKind
+    public var originalName: String
+    public var mimeType: String
+    public var size: Int64
+    public var sha256: String
+    public var scanStatus: ScanStatus
+    public var scanDetail: String
+    /// Relative to the data folder.
+    public var storedPath: String
+    public var uploadedBy: Int64?
+    public var createdAt: Double
+    public var scannedAt: Double?
+
+    public static let databaseTableName = "asset"
+
+    public enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let waypointId = Column(CodingKeys.waypointId)
+        static let position = Column(CodingKeys.position)
+        static let scanStatus = Column(CodingKeys.scanStatus)
+        static let sha256 = Column(CodingKeys.sha256)
+        static let storedPath = Column(CodingKeys.storedPath)
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// A tus upload in progress.
+public struct UploadRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var id: String
+    public var userId: Int64
+    public var tourId: Int64
+    public var waypointId: Int64
+    public var replacesAssetId: Int64?
+    public var fileName: String
+    public var length: Int64
+    public var offset: Int64
+    public var createdAt: Double
+    public var expiresAt: Double
+
+    public static let databaseTableName = "upload"
+}
+
+/// Where each kind of file lives in the data folder (DESIGN.md, "Data folder").
+public struct DataPaths: Sendable {
+    public let root: URL
+    public init(root: URL) { self.root = root }
+
+    public var uploads: URL { root.appendingPathComponent("uploads") }
+    public var assets: URL { root.appendingPathComponent("assets") }
+    public var quarantine: URL { root.appendingPathComponent("quarantine") }
+    public var staging: URL { root.appendingPathComponent("staging") }
+    public var packages: URL { root.appendingPathComponent("packages") }
+    public var keys: URL { root.appendingPathComponent("keys") }
+
+    public func upload(_ id: String) -> URL { uploads.appendingPathComponent(id) }
+    public func absolute(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import _NIOFileSystem
+import NIOPosix
+
+/// Turns a fully received upload file into a pending asset: type from the bytes, quota, database row, scan job.
+/// On any refusal the file is removed, so nothing half-made stays behind.
+struct AssetIntake: Sendable {
+    let database: AppDatabase
+    let paths: DataPaths
+    let scans: ScanService
+
+    struct Received: Sendable {
+        let uploadId: String
+        let size: Int64
+        let sha256: String
+        let header: [UInt8]
+        let originalName: String
+    }
+
+    func register(_ file: Received, tourId: Int64, waypointId: Int64, replacing: Int64?, actor: AuditActor) async throws -> Asset {
+        let url = paths.upload(file.uploadId)
+        do {
+            let detected = try await Self.detect(url: url, header: file.header, size: file.size)
+            guard let detected else {
+                throw HTTPError(.unsupportedMediaType,
+                                message: "“\(Self.displayName(file.originalName))” is not a supported file. Accepted: \(FileTypeDetector.acceptedDescription).")
+            }
+            guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
+            if let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
+               try database.storedBytes(siteId: site.id!) + file.size > quota {
+                throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+            }
+            let (asset, released) = try database.addAsset(
+                NewAsset(tourId: tourId, waypointId: waypointId, replacesAssetId: replacing, detected: detected,
+                         originalName: Self.displayName(file.originalName), size: file.size, sha256: file.sha256,
+                         storedPath: "uploads/\(file.uploadId)"),
+                actor: actor)
+            await StoredFiles(paths: paths).removeUnreferenced(released)
+            scans.wake()
+            return asset
+        } catch {
+            _ = try? await FileSystem.shared.removeItem(at: FilePath(url.path))
+            throw error
+        }
+    }
+
+    /// Magic numbers first; only a file that matches none is read whole to check it is plain UTF-8 text (off the event loop).
+    static func detect(url: URL, header: [UInt8], size: Int64) async throws -> FileTypeDetector.Detected? {
+        try await NIOThreadPool.singleton.runIfActive {
+            try FileTypeDetector.detect(header: header, fileSize: size) {
+                FileTypeDetector.isPlainUTF8(try Data(contentsOf: url))
+            }
+        }
+    }
+
+    /// The user's file name is kept as metadata only: no path, no control characters, at most 255 characters.
+    static func displayName(_ raw: String) -> String {
+        let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        let cleaned = String(lastComponent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
+            .trimmingCharacters(in: .whitespaces)
+        let name = String(cleaned.prefix(255))
+        return name.isEmpty || name == "." || name == ".." ? "unnamed" : name
+    }
+}
+
+/// Moving and removing stored files; every move is a rename within the data folder (atomic on one file system).
+struct StoredFiles: Sendable {
+    let paths: DataPaths
+
+    func removeUnreferenced(_ relativePaths: [String]) async {
+        for relative in relativePaths {
+            _ = try? await FileSystem.shared.removeItem(at: FilePath(paths.absolute(relative).path))
+        }
+    }
+}
+
+enum ByteFormat {
+    static func string(_ bytes: Int64) -> String {
+        let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes), unit = 0
+        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f %@", value, units[unit])
+    }
+}

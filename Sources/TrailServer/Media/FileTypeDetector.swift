@@ -1,0 +1,90 @@
+import Foundation
+
+/// Decides what a file is from its first bytes (magic numbers), never from its name or Content-Type.
+public enum FileTypeDetector {
+    public struct Detected: Sendable, Equatable {
+        public let kind: AssetKind
+        public let mimeType: String
+        public let fileExtension: String
+    }
+
+    /// Shown in the 415 answer.
+    public static let acceptedDescription =
+        "video (MP4, QuickTime, WebM), audio (MP3, M4A/AAC, Ogg, WAV, FLAC), image (JPEG, PNG, WebP, GIF), text (UTF-8 plain text or Markdown)"
+
+    /// How many leading bytes `detect` needs.
+    public static let headerLength = 64
+
+    /// Text files are read whole to check UTF-8, so they have a size cap of their own.
+    public static let maxTextSize: Int64 = 5 * 1024 * 1024
+
+    /// - Parameters:
+    ///   - header: the first `headerLength` bytes (fewer for small files).
+    ///   - isValidUTF8Text: called only when no binary format matched, to check the whole file.
+    public static func detect(header: [UInt8], fileSize: Int64, isValidUTF8Text: () throws -> Bool) rethrows -> Detected? {
+        func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
+            header.count >= offset + bytes.count && Array(header[offset..<offset + bytes.count]) == bytes
+        }
+        func ascii(_ text: String, at offset: Int = 0) -> Bool { starts(Array(text.utf8), at: offset) }
+
+        // ISO base media (MP4, QuickTime, M4A): "ftyp" at 4, the brand after it.
+        if ascii("ftyp", at: 4), header.count >= 12 {
+            let brand = String(decoding: header[8..<12], as: UTF8.self)
+            switch brand {
+            case "qt  ": return Detected(kind: .video, mimeType: "video/quicktime", fileExtension: "mov")
+            case "M4A ", "M4B ", "M4P ", "F4A ": return Detected(kind: .audio, mimeType: "audio/mp4", fileExtension: "m4a")
+            default: return Detected(kind: .video, mimeType: "video/mp4", fileExtension: "mp4")
+            }
+        }
+        // QuickTime files without ftyp start with a moov/mdat/wide/free atom.
+        if ["moov", "mdat", "wide", "free", "skip"].contains(where: { ascii($0, at: 4) }) {
+            return Detected(kind: .video, mimeType: "video/quicktime", fileExtension: "mov")
+        }
+        if starts([0x1A, 0x45, 0xDF, 0xA3]) {
+            // EBML: WebM declares its doctype early; other Matroska files are not accepted.
+            if findASCII("webm", in: header) != nil {
+                return Detected(kind: .video, mimeType: "video/webm", fileExtension: "webm")
+            }
+            return nil
+        }
+        if ascii("ID3") || (header.count >= 2 && header[0] == 0xFF && (header[1] & 0xE0) == 0xE0 && (header[1] & 0x06) != 0) {
+            // ID3 tag, or an MPEG audio frame sync with a layer set (not an AAC ADTS header, whose layer bits are 0).
+            return Detected(kind: .audio, mimeType: "audio/mpeg", fileExtension: "mp3")
+        }
+        if header.count >= 2 && header[0] == 0xFF && (header[1] & 0xF6) == 0xF0 {
+            return Detected(kind: .audio, mimeType: "audio/aac", fileExtension: "aac")
+        }
+        if ascii("OggS") { return Detected(kind: .audio, mimeType: "audio/ogg", fileExtension: "ogg") }
+        if ascii("RIFF"), ascii("WAVE", at: 8) { return Detected(kind: .audio, mimeType: "audio/wav", fileExtension: "wav") }
+        if ascii("fLaC") { return Detected(kind: .audio, mimeType: "audio/flac", fileExtension: "flac") }
+        if starts([0xFF, 0xD8, 0xFF]) { return Detected(kind: .image, mimeType: "image/jpeg", fileExtension: "jpg") }
+        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return Detected(kind: .image, mimeType: "image/png", fileExtension: "png") }
+        if ascii("RIFF"), ascii("WEBP", at: 8) { return Detected(kind: .image, mimeType: "image/webp", fileExtension: "webp") }
+        if ascii("GIF87a") || ascii("GIF89a") { return Detected(kind: .image, mimeType: "image/gif", fileExtension: "gif") }
+
+        // Text last: never HTML, SVG or XML, which a browser could run.
+        guard fileSize > 0, fileSize <= maxTextSize, !looksLikeMarkup(header), try isValidUTF8Text() else { return nil }
+        return Detected(kind: .text, mimeType: "text/plain; charset=utf-8", fileExtension: "txt")
+    }
+
+    static func findASCII(_ text: String, in bytes: [UInt8]) -> Int? {
+        let needle = Array(text.utf8)
+        guard bytes.count >= needle.count else { return nil }
+        for start in 0...(bytes.count - needle.count) where Array(bytes[start..<start + needle.count]) == needle { return start }
+        return nil
+    }
+
+    /// HTML, SVG and XML start (after optional BOM and white space) with "<"; plain text and Markdown may not.
+    static func looksLikeMarkup(_ header: [UInt8]) -> Bool {
+        var bytes = header[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        return first == UInt8(ascii: "<")
+    }
+
+    /// Valid UTF-8, no NUL and no control characters other than tab, newline, carriage return and form feed.
+    public static func isPlainUTF8(_ data: Data) -> Bool {
+        guard String(validating: data, as: UTF8.self) != nil else { return false }
+        return !data.contains { $0 < 0x20 && ![0x09, 0x0A, 0x0D, 0x0C].contains($0) || $0 == 0x7F }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Hummingbird
+
+/// Assets on the panel (upload form, delete, reorder, rescan, previews) and in the management API.
+struct MediaController: Sendable {
+    let database: AppDatabase
+    let authorization: Authorization
+    let paths: DataPaths
+    let intake: AssetIntake
+    let pages: PageResponder
+    let config: AppConfig
+
+    struct AssetBody: Encodable, Sendable {
+        let id: Int64
+        let waypoint: Int64
+        let order: Int
+        let kind: String
+        let originalName: String
+        let mimeType: String
+        let size: Int64
+        let sha256: String
+        let scanStatus: String
+        let scanDetail: String?
+        let previewURL: String?
+        let createdAt: String
+    }
+
+    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
+            let (tour, waypoint) = try editableWaypoint(context)
+            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize)
+            let replacing = received.fields["replaces"].flatMap { Int64($0) }
+            guard !received.files.isEmpty else {
+                throw ValidationErrors(["file": "Choose at least one file to upload."])
+            }
+            var added: [Asset] = []
+            var problems: [String] = []
+            for (index, file) in received.files.enumerated() {
+                do {
+                    added.append(try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
+                                                           replacing: index == 0 ? replacing : nil, actor: context.actor))
+                } catch let error as HTTPError {
+                    if received.files.count == 1 { throw error }
+                    problems.append(error.body ?? "\(file.originalName) was refused.")
+                }
+            }
+            if request.wantsJSON { return try JSONResponse.make(added.map { body($0, context) }, status: .created) }
+            let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
+            return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)#assets", notice: notice.joined(separator: " "))
+        }
+        router.get("/assets/{aid}/content") { request, context in
+            let asset = try viewableAsset(context)
+            guard asset.scanStatus == .clean else {
+                throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
+            }
+            return try await preview(asset, request: request)
+        }
+        router.post("/assets/{aid}/delete") { request, context in
+            let (asset, tourId) = try editableAsset(context)
+            await StoredFiles(paths: paths).removeUnreferenced(try database.deleteAsset(id: asset.id!, actor: context.actor))
+            return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#assets", notice: "“\(asset.originalName)” deleted.")
+        }
+        for (direction, step) in [("up", -1), ("down", 1)] {
+            router.post("/assets/{aid}/\(direction)") { request, context in
+                let (asset, tourId) = try editableAsset(context)
+                try database.shiftAsset(id: asset.id!, by: step, actor: context.actor)
+                return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)", notice: "Moved “\(asset.originalName)” \(direction).")
+            }
+        }
+        router.post("/assets/{aid}/rescan") { request, context in
+            guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
+            let asset = try viewableAsset(context)
+            try database.queueRescan(assetId: asset.id!, actor: context.actor)
+            intake.scans.wake()
+            let tourId = try database.tourId(ofAsset: asset.id!) ?? 0
+            return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#assets", notice: "Rescan queued for “\(asset.originalName)”.")
+        }
+    }
+
+    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
+            let (tour, waypoint) = try editableWaypoint(context)
+            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize)
+            guard received.files.count == 1, let file = received.files.first else {
+                for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+                throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
+            }
+            let asset = try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
+                                                  replacing: received.fields["replaces"].flatMap { Int64($0) }, actor: context.actor)
+            var response = try JSONResponse.make(body(asset, context), status: .created)
+            response.headers[.location] = "/api/v1/manage/assets/\(asset.id!)"
+            return response
+        }
+        router.get("/assets/{aid}") { request, context in
+            try JSONResponse.make(body(try viewableAsset(context), context))
+        }
+    }
+
+    // MARK: Authorization on the object
+
+    func editableWaypoint(_ context: AppRequestContext) throws -> (Tour, Waypoint) {
+        guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else { throw NotFound() }
+        let (tour, _, _) = try authorization.editableTour(id: tourId, user: context.requireUser())
+        guard let waypoint = try database.waypoints(tourId: tourId).first(where: { $0.id == waypointId }) else { throw NotFound() }
+        if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
+        return (tour, waypoint)
+    }
+
+    func viewableAsset(_ context: AppRequestContext) throws -> Asset {
+        guard let id = context.parameters.get("aid", as: Int64.self), let asset = try database.asset(id: id),
+              let tourId = try database.tourId(ofAsset: id) else { throw NotFound() }
+        _ = try authorization.tour(id: tourId, user: context.requireUser())
+        return asset
+    }
+
+    func editableAsset(_ context: AppRequestContext) throws -> (Asset, Int64) {
+        let asset = try viewableAsset(context)
+        let tourId = try database.tourId(ofAsset: asset.id!) ?? 0
+        _ = try authorization.editableTour(id: tourId, user: context.requireUser())
+        return (asset, tourId)
+    }
+
+    // MARK: Views
+
+    func body(_ asset: Asset, _ context: AppRequestContext) -> AssetBody {
+        // The signature's name is for the uploader and admins.
+        let mayReadDetail = context.user?.isAdmin == true || context.user?.id == asset.uploadedBy
+        return AssetBody(id: asset.id!, waypoint: asset.waypointId, order: asset.position, kind: asset.kind.rawValue,
+                         originalName: asset.originalName, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256,
+                         scanStatus: asset.scanStatus.rawValue, scanDetail: mayReadDetail ? asset.scanDetail : nil,
+                         previewURL: asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil,
+                         createdAt: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt)))
+    }
+
+    /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.
+    func preview(_ asset: Asset, request: Request) async throws -> Response {
+        let contentType = asset.kind == .text ? "text/plain; charset=utf-8" : asset.mimeType
+        let fileName = asset.originalName.replacingOccurrences(of: "\"", with: "")
+            .addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? "file"
+        return try await FileResponder.respond(
+            fileAt: paths.absolute(asset.storedPath), contentType: contentType, etag: "\"\(asset.sha256)\"", request: request,
+            headers: [.contentDisposition: "inline; filename*=UTF-8''\(fileName)", .cacheControl: "private, no-cache",
+                      .contentSecurityPolicy: "default-src 'none'; sandbox"])
+    }
+
+    static func assetRows(_ assets: [Asset], user: AuthenticatedUser?, canEdit: Bool) -> [AssetRow] {
+        assets.enumerated().map { index, asset in
+            let mayReadDetail = user?.isAdmin == true || user?.id == asset.uploadedBy
+            return AssetRow(id: asset.id!, kind: asset.kind.rawValue, originalName: asset.originalName, size: ByteFormat.string(asset.size),
+                            status: asset.scanStatus.rawValue, statusBadge: asset.scanStatus.badge, isPending: asset.scanStatus == .pending,
+                            detail: mayReadDetail && !asset.scanDetail.isEmpty ? asset.scanDetail : nil,
+                            isClean: asset.scanStatus == .clean, isVideo: asset.kind == .video, isAudio: asset.kind == .audio,
+                            isImage: asset.kind == .image, isText: asset.kind == .text, mimeType: asset.mimeType,
+                            isFirst: index == 0, isLast: index == assets.count - 1, canEdit: canEdit)
+        }
+    }
+}
+
+struct AssetRow: Sendable {
+    let id: Int64
+    let kind: String
+    let originalName: String
+    let size: String
+    let status: String
+    let statusBadge: String
+    let isPending: Bool
+    let detail: String?
+    let isClean: Bool
+    let isVideo: Bool
+    let isAudio: Bool
+    let isImage: Bool
+    let isText: Bool
+    let mimeType: String
+    let isFirst: Bool
+    let isLast: Bool
+    let canEdit: Bool
+}

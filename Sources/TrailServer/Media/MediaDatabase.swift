@@ -1,0 +1,166 @@
+import Foundation
+import GRDB
+
+/// What a finished upload brings to the database.
+struct NewAsset: Sendable {
+    let tourId: Int64
+    let waypointId: Int64
+    let replacesAssetId: Int64?
+    let detected: FileTypeDetector.Detected
+    let originalName: String
+    let size: Int64
+    let sha256: String
+    /// Relative to the data folder (uploads/<uuid>).
+    let storedPath: String
+}
+
+extension AppDatabase {
+    public func assets(waypointId: Int64) throws -> [Asset] {
+        try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId).order(Asset.Columns.position).fetchAll($0) }
+    }
+
+    public func asset(id: Int64) throws -> Asset? { try writer.read { try Asset.fetchOne($0, id: id) } }
+
+    /// The tour an asset belongs to, for authorization on the object.
+    public func tourId(ofAsset assetId: Int64) throws -> Int64? {
+        try writer.read { db in
+            try Int64.fetchOne(db, sql: "SELECT waypoint.tourId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE asset.id = ?",
+                               arguments: [assetId])
+        }
+    }
+
+    /// Bytes stored for a site (every asset not yet deleted), for the quota.
+    public func storedBytes(siteId: Int64) throws -> Int64 {
+        try writer.read { db in
+            try Int64.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
+                JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?
+                """, arguments: [siteId]) ?? 0
+        }
+    }
+
+    /// Adds a pending asset and its scan job in one transaction. A replaced asset is removed and the new one takes its place.
+    /// Returns the asset and the stored paths that may have become unreferenced.
+    func addAsset(_ new: NewAsset, actor: AuditActor) throws -> (Asset, [String]) {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: new.tourId)
+            guard let waypoint = try Waypoint.fetchOne(db, id: new.waypointId), waypoint.tourId == new.tourId else { throw NotFound() }
+            var position = (try Int.fetchOne(db, sql: "SELECT MAX(position) FROM asset WHERE waypointId = ?", arguments: [new.waypointId]) ?? 0) + 1
+            var released: [String] = []
+            if let replaced = new.replacesAssetId {
+                guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId else { throw NotFound() }
+                position = old.position
+                try old.delete(db)
+                released.append(old.storedPath)
+            }
+            var asset = Asset(id: nil, waypointId: new.waypointId, position: position, kind: new.detected.kind,
+                              originalName: String(new.originalName.prefix(255)), mimeType: new.detected.mimeType, size: new.size,
+                              sha256: new.sha256, scanStatus: .pending, scanDetail: "", storedPath: new.storedPath,
+                              uploadedBy: actor.userId, createdAt: Date().dbTime)
+            try asset.insert(db)
+            try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
+            try Self.touch(db, tourId: new.tourId)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(asset.id!)",
+                                  action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
+                                  detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)")
+            return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
+        }
+    }
+
+    public func deleteAsset(id: Int64, actor: AuditActor) throws -> [String] {
+        try writer.write { db in
+            guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
+            let tour = try Self.editableTour(db, id: waypoint.tourId)
+            try asset.delete(db)
+            let rest = try Asset.filter(Asset.Columns.waypointId == asset.waypointId).order(Asset.Columns.position).fetchAll(db)
+            try Self.renumberAssets(db, rest.map { $0.id! })
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.delete",
+                                  detail: asset.originalName)
+            return try Self.isReferenced(db, storedPath: asset.storedPath) ? [] : [asset.storedPath]
+        }
+    }
+
+    public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) throws {
+        try writer.write { db in
+            guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
+            let tour = try Self.editableTour(db, id: waypoint.tourId)
+            var ids = try Int64.fetchAll(db, sql: "SELECT id FROM asset WHERE waypointId = ? ORDER BY position", arguments: [asset.waypointId])
+            guard let index = ids.firstIndex(of: id), ids.indices.contains(index + step) else { return }
+            ids.swapAt(index, index + step)
+            try Self.renumberAssets(db, ids)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.reorder", detail: "")
+        }
+    }
+
+    static func renumberAssets(_ db: Database, _ ids: [Int64]) throws {
+        for (index, id) in ids.enumerated() {
+            try db.execute(sql: "UPDATE asset SET position = ? WHERE id = ?", arguments: [index + 1, id])
+        }
+    }
+
+    static func isReferenced(_ db: Database, storedPath: String) throws -> Bool {
+        try Asset.filter(Asset.Columns.storedPath == storedPath).fetchCount(db) > 0
+    }
+
+    // MARK: Scanning
+
+    public func queuedScanJobs(limit: Int) throws -> [Asset] {
+        try writer.read { db in
+            try Asset.fetchAll(db, sql: """
+                SELECT asset.* FROM scanJob JOIN asset ON asset.id = scanJob.assetId ORDER BY scanJob.queuedAt LIMIT ?
+                """, arguments: [limit])
+        }
+    }
+
+    public func scanJobCount() throws -> Int {
+        try writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM scanJob") ?? 0 }
+    }
+
+    /// Records a verdict and the file's new place; the job ends. Returns the previous path if nothing references it any more.
+    func recordScan(assetId: Int64, status: ScanStatus, detail: String, storedPath: String) throws -> String? {
+        try writer.write { db in
+            guard var asset = try Asset.fetchOne(db, id: assetId) else { return nil }
+            let previous = asset.storedPath
+            asset.scanStatus = status
+            asset.scanDetail = String(detail.prefix(500))
+            asset.storedPath = storedPath
+            asset.scannedAt = Date().dbTime
+            try asset.update(db)
+            try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [assetId])
+            let siteId = try Int64.fetchOne(db, sql: """
+                SELECT tour.siteId FROM waypoint JOIN tour ON tour.id = waypoint.tourId WHERE waypoint.id = ?
+                """, arguments: [asset.waypointId])
+            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "scanner"), siteId: siteId, objectType: "asset",
+                                  objectId: "\(assetId)", action: "asset.scan.\(status.rawValue)", detail: detail.isEmpty ? asset.originalName : detail)
+            guard previous != storedPath else { return nil }
+            return try Self.isReferenced(db, storedPath: previous) ? nil : previous
+        }
+    }
+
+    public func queueRescan(assetId: Int64, actor: AuditActor) throws {
+        try writer.write { db in
+            guard try Asset.exists(db, id: assetId) else { throw NotFound() }
+            try db.execute(sql: "INSERT OR IGNORE INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [assetId, Date().dbTime])
+            try AuditEvent.record(db, actor: actor, objectType: "asset", objectId: "\(assetId)", action: "asset.rescan", detail: "")
+        }
+    }
+
+    // MARK: tus uploads
+
+    func createUpload(_ upload: UploadRecord) throws {
+        try writer.write { db in
+            _ = try Self.editableTour(db, id: upload.tourId)
+            try upload.insert(db)
+        }
+    }
+
+    func upload(id: String) throws -> UploadRecord? { try writer.read { try UploadRecord.fetchOne($0, key: id) } }
+
+    func setUploadOffset(id: String, offset: Int64) throws {
+        try writer.write { try $0.execute(sql: "UPDATE upload SET offset = ? WHERE id = ?", arguments: [offset, id]) }
+    }
+
+    func deleteUpload(id: String) throws {
+        try writer.write { _ = try UploadRecord.deleteOne($0, key: id) }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+import Logging
+import MalwareScan
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import _NIOFileSystem
+
+/// Works through the durable scan queue (table `scanJob`) in the background, off the event loop.
+/// Clean files move to `assets/<sha256>` (stored once however often uploaded), everything else to `quarantine/`.
+/// Without signatures nothing is scanned: assets stay `pending` (fail closed) until a database appears.
+public final class ScanService: Service, Sendable {
+    let database: AppDatabase
+    let paths: DataPaths
+    let scanner: any MalwareScanner
+    let logger: Logger
+    private let ready = NIOLockedValueBox(false)
+    private let wakeStream: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+
+    public init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, logger: Logger = Logger(label: "trail.scan")) {
+        self.database = database
+        self.paths = paths
+        self.scanner = scanner
+        self.logger = logger
+        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// True once the scanner has signatures; admins see a banner while it is false.
+    public var scannerReady: Bool { ready.withLockedValue { $0 } }
+
+    /// New work arrived.
+    public func wake() { wakeContinuation.yield() }
+
+    public func run() async throws {
+        let ticker = Task {
+            // Every 30 s: pick up changed signature folders and retry what waited for them.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(30))
+                await scanner.reloadIfChanged()
+                wake()
+            }
+        }
+        defer { ticker.cancel() }
+        await scanner.reloadIfChanged()
+        wake()
+        await withGracefulShutdownHandler {
+            for await _ in wakeStream {
+                _ = await drain()
+            }
+        } onGracefulShutdown: {
+            self.wakeContinuation.finish()
+        }
+    }
+
+    /// Scans every queued job (two at a time); returns how many finished. Tests call this directly.
+    @discardableResult
+    public func drain() async -> Int {
+        let hasSignatures = await scanner.hasSignatures
+        ready.withLockedValue { $0 = hasSignatures }
+        guard hasSignatures else { return 0 }
+        var done = 0
+        while true {
+            let jobs: [Asset]
+            do { jobs = try database.queuedScanJobs(limit: 2) } catch {
+                logger.error("cannot read scan queue: \(error)")
+                return done
+            }
+            if jobs.isEmpty { return done }
+            await withTaskGroup(of: Void.self) { group in
+                for asset in jobs { group.addTask { await self.process(asset) } }
+            }
+            done += jobs.count
+        }
+    }
+
+    func process(_ asset: Asset) async {
+        let source = paths.absolute(asset.storedPath)
+        do {
+            guard FileManager.default.fileExists(atPath: source.path) else {
+                _ = try database.recordScan(assetId: asset.id!, status: .error, detail: "the stored file is missing", storedPath: asset.storedPath)
+                return
+            }
+            let verdict = await scanner.scan(fileAt: source.path)
+            let status = ScanStatus(rawValue: verdict.statusName) ?? .error
+            let target = status == .clean ? "assets/\(asset.sha256)" : (asset.storedPath.hasPrefix("quarantine/") ? asset.storedPath : "quarantine/\(UUID().uuidString.lowercased())")
+            if target != asset.storedPath {
+                try Self.place(source, at: paths.absolute(target))
+            }
+            if let released = try database.recordScan(assetId: asset.id!, status: status, detail: verdict.detail, storedPath: target) {
+                try? FileManager.default.removeItem(at: paths.absolute(released))
+            }
+            logger.info("scanned asset \(asset.id!): \(verdict)")
+        } catch {
+            logger.error("scan of asset \(asset.id!) failed: \(error)")
+            _ = try? database.recordScan(assetId: asset.id!, status: .error, detail: "scan failed: \(error)", storedPath: asset.storedPath)
+        }
+    }
+
+    /// Hard-links `source` at `target`, so the database can be switched before the old name goes.
+    /// An existing target with the same content (content-addressed assets) is kept as it is.
+    static func place(_ source: URL, at target: URL) throws {
+        if link(source.path, target.path) == 0 { return }
+        if errno == EEXIST { return }
+        throw POSIXFailure(operation: "link \(source.lastPathComponent) → \(target.lastPathComponent)", code: errno)
+    }
+}
+
+struct POSIXFailure: Error, CustomStringConvertible {
+    let operation: String
+    let code: Int32
+    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}

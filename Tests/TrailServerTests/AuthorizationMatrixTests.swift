@@ -1,0 +1,145 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+@testable import TrailServer
+
+/// Every route of the panel and of `/api/v1/manage`, against every role: anonymous, alpha's author, reviewer and manager,
+/// the admin, and bravo's manager (the outsider). A refusal changes nothing; an allowed change writes an audit event.
+@Suite struct AuthorizationMatrixTests {
+    @Test("pages", arguments: RouteTable.pages)
+    func page(_ route: RouteCase) async throws {
+        for role in Role.allCases {
+            try await check(route, as: role)
+        }
+    }
+
+    @Test("management API", arguments: RouteTable.apis)
+    func api(_ route: RouteCase) async throws {
+        for role in Role.allCases {
+            try await check(route, as: role)
+        }
+    }
+
+    /// The outsider is a manager of bravo, so the 404s above come from the object check, not from a lack of rights:
+    /// on bravo's own tour the same person may do everything.
+    @Test func outsiderHasFullRightsOnTheirOwnSite() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.richSeed()
+        try await app.test { client in
+            let browser = try await client.signIn("outsider@test.org")
+            #expect(try await client.get("/tours/\(seed.bravoTourId)", session: browser).status == .ok)
+            #expect(try await client.get("/tours/\(seed.bravoTourId)/edit", session: browser).status == .ok)
+            #expect(try await client.get("/sites/bravo/members", session: browser).status == .ok)
+            let token = try app.token(for: "outsider@test.org")
+            let api = try await client.api(.patch, "/api/v1/manage/tours/\(seed.bravoTourId)", token: token, json: #"{"name":"Bravo Loop 2"}"#)
+            #expect(api.status == .ok)
+            #expect(try app.database.tour(id: seed.bravoTourId)?.name == "Bravo Loop 2")
+        }
+    }
+
+    /// A guessed id that does not exist and an id of another site answer the same, so ids cannot be probed.
+    @Test func unknownIdsAndOtherSitesIdsLookTheSame() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.richSeed()
+        try await app.test { client in
+            let browser = try await client.signIn("outsider@test.org")
+            let token = try app.token(for: "outsider@test.org")
+            for path in ["/tours/\(seed.tourId)", "/tours/999999", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)",
+                         "/tours/\(seed.bravoTourId)/waypoints/\(seed.waypointId)", "/sites/alpha", "/sites/nowhere"] {
+                let response = try await client.get(path, session: browser)
+                #expect(response.status == .notFound, "\(path)")
+                #expect(response.text.contains("Not found."), "\(path)")
+            }
+            for path in ["/tours/\(seed.tourId)", "/tours/999999", "/tours/abc"] {
+                let response = try await client.api(.get, "/api/v1/manage\(path)", token: token)
+                #expect(response.status == .notFound, "\(path)")
+                #expect(response.errorCode == "not_found")
+                #expect(response.errorMessage == "Not found.")
+            }
+            // Creating a tour in a site one cannot see is the same 404 as in a site that does not exist.
+            for site in ["alpha", "nowhere"] {
+                let response = try await client.api(.post, "/api/v1/manage/tours", token: token, json: #"{"site":"\#(site)","name":"X"}"#)
+                #expect(response.status == .notFound, "\(site)")
+            }
+        }
+    }
+
+    /// A waypoint id of another tour is not found under this tour, even for someone who may edit both.
+    @Test func waypointMustBelongToTheTourInThePath() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.richSeed()
+        let other = try app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
+        try await app.test { client in
+            var browser = try await client.signIn("admin@test.org")
+            browser.absorb(try await client.get("/sites", session: browser))
+            let before = try app.database.snapshot()
+            let page = try await client.post("/tours/\(other.id!)/waypoints/\(seed.waypointId)/delete", form: [:], session: browser)
+            #expect(page.status == .notFound)
+            let token = try app.token(for: "admin@test.org")
+            let mid = try app.database.snapshot()
+            let api = try await client.api(.delete, "/api/v1/manage/tours/\(other.id!)/waypoints/\(seed.waypointId)", token: token)
+            #expect(api.status == .notFound)
+            try app.database.expectUnchanged(since: mid)
+            #expect(before.filter { $0.hasPrefix("waypoint") } == mid.filter { $0.hasPrefix("waypoint") })
+        }
+    }
+
+    func check(_ route: RouteCase, as role: Role) async throws {
+        let expected = try #require(route.expected[role], "no expectation for \(role) on \(route.testDescription)")
+        let (app, seed) = try await TestApp.seeded()
+        let path = seed.fill(route.path)
+        try await app.test { client in
+            var browser: BrowserSession
+            var token: String?
+            if route.api {
+                browser = BrowserSession()
+                token = try role.email.map { try app.token(for: $0) }
+            } else if let email = role.email {
+                browser = try await client.signIn(email)
+            } else {
+                browser = try await client.anonymousBrowser()
+            }
+            let before = try app.database.snapshot()
+            let auditBefore = try app.database.auditCount()
+
+            let response: TestResponse
+            switch route.body {
+            case .form(let pairs):
+                response = try await client.post(path, form: [:], session: browser, extra: pairs.map { ($0.0, seed.fill($0.1)) })
+            case .json(let json):
+                response = try await client.api(route.method, path, token: token, json: seed.fill(json))
+            case .none:
+                if route.api {
+                    response = try await client.api(route.method, path, token: token)
+                } else {
+                    response = try await client.send(route.method, path, session: browser)
+                }
+            }
+
+            let what = "\(role) \(route.method) \(path)"
+            switch expected {
+            case .status(let code):
+                #expect(response.status.code == code, "\(what): \(response.status) \(response.text.prefix(300))")
+            case .redirect(let target):
+                let target = seed.fill(target)
+                #expect(response.status == .seeOther, "\(what): \(response.status) \(response.text.prefix(300))")
+                let location = response.location ?? ""
+                let matches = location == target || (target.count > 1 && target.hasSuffix("/") && location.hasPrefix(target))
+                #expect(matches, "\(what): redirected to \(location), expected \(target)")
+            case .signIn:
+                #expect(response.status == .seeOther, "\(what): \(response.status)")
+                #expect(response.location?.hasPrefix("/login?next=") == true, "\(what): redirected to \(response.location ?? "nil")")
+            }
+            if route.api, expected.isRefusal {
+                #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "\(what): API errors are JSON")
+                #expect(response.errorCode != nil, "\(what): error body \(response.text)")
+            }
+            if expected.isRefusal {
+                try app.database.expectUnchanged(since: before, "\(what): a refused request changed the database")
+            } else if route.isChange, route.path != "/logout" || role != .anonymous {
+                #expect(try app.database.auditCount() > auditBefore, "\(what): the change wrote no audit event")
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HTTPTypes
+import Testing
+
+/// What one role should get from one route.
+enum Outcome: Sendable, Equatable, CustomStringConvertible {
+    /// This status code, with no further condition.
+    case status(Int)
+    /// 303 to a location starting with this prefix (the route did its job).
+    case redirect(String)
+    /// 303 to the sign-in page (a page asked for by nobody).
+    case signIn
+
+    static let ok = Outcome.status(200)
+    static let created = Outcome.status(201)
+    static let noContent = Outcome.status(204)
+    static let unauthorized = Outcome.status(401)
+    static let forbidden = Outcome.status(403)
+    static let notFound = Outcome.status(404)
+
+    /// Refusals must leave the database exactly as it was.
+    var isRefusal: Bool {
+        switch self {
+        case .signIn: true
+        case .status(let code): code >= 400
+        case .redirect: false
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .status(let code): "\(code)"
+        case .redirect(let prefix): "303 → \(prefix)"
+        case .signIn: "303 → /login"
+        }
+    }
+}
+
+/// One route of the panel or the management API, with the outcome expected for each role.
+struct RouteCase: Sendable, CustomTestStringConvertible {
+    enum Body: Sendable {
+        case none
+        /// A urlencoded form (CSRF token added by the client); pairs so a name may repeat.
+        case form([(String, String)])
+        case json(String)
+    }
+
+    let method: HTTPRequest.Method
+    /// With placeholders filled by `RichSeed.fill`.
+    let path: String
+    let body: Body
+    /// Through the API with a bearer token (else through pages with a browser session).
+    let api: Bool
+    let expected: [Role: Outcome]
+
+    var testDescription: String { "\(method) \(path)" }
+    /// A change that must write at least one audit event when allowed.
+    var isChange: Bool { method != .get && method != .head }
+}
+
+/// Every route of the panel (pages) and of `/api/v1/manage`, and who may use it.
+enum RouteTable {
+    // Role groups (pages: anonymous → sign-in page; API: anonymous → 401).
+
+    /// Any signed-in user.
+    static func anyone(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, success) })
+        map[.anonymous] = api ? .unauthorized : .signIn
+        return map
+    }
+
+    /// Members of alpha and the admin; the outsider must not learn the object exists.
+    static func viewers(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = anyone(success, api: api)
+        map[.outsider] = .notFound
+        return map
+    }
+
+    /// Authors, managers and admin; reviewers may look but not change.
+    static func authors(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = viewers(success, api: api)
+        map[.reviewer] = .forbidden
+        return map
+    }
+
+    /// Managers of alpha and the admin.
+    static func managers(_ success: Outcome) -> [Role: Outcome] {
+        var map = authors(success)
+        map[.author] = .forbidden
+        return map
+    }
+
+    /// Admin only; signed-in others get 403.
+    static func admins(_ success: Outcome) -> [Role: Outcome] {
+        var map = anyone(.forbidden)
+        map[.admin] = success
+        return map
+    }
+
+    static func page(_ method: HTTPRequest.Method, _ path: String, _ form: [(String, String)] = [], _ expected: [Role: Outcome]) -> RouteCase {
+        RouteCase(method: method, path: path, body: method == .get ? .none : .form(form), api: false, expected: expected)
+    }
+
+    static func api(_ method: HTTPRequest.Method, _ path: String, _ json: String? = nil, _ expected: [Role: Outcome]) -> RouteCase {
+        RouteCase(method: method, path: "/api/v1/manage" + path, body: json.map { .json($0) } ?? .none, api: true, expected: expected)
+    }
+
+    static let frame: [(String, String)] = [("north", "44.45"), ("south", "44.35"), ("east", "-121.95"), ("west", "-122.30"),
+                                            ("minZoom", "10"), ("maxZoom", "16")]
+
+    static let pages: [RouteCase] = [
+        page(.get, "/healthz", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .ok) })),
+        page(.get, "/login", [], { var m = anyone(.redirect("/")); m[.anonymous] = .ok; return m }()),
+        page(.get, "/", [], anyone(.redirect("/sites"))),
+        page(.get, "/sites", [], anyone(.ok)),
+        page(.get, "/sites/alpha", [], viewers(.ok)),
+        page(.get, "/sites/alpha/members", [], managers(.ok)),
+        page(.post, "/sites/alpha/members", [("email", "spare@test.org"), ("role", "reviewer")], managers(.redirect("/sites/alpha/members"))),
+        page(.post, "/sites/alpha/members/{author}/remove", [], managers(.redirect("/sites/alpha/members"))),
+        page(.get, "/sites/alpha/tours/new", [], authors(.ok)),
+        page(.post, "/sites/alpha/tours", [("name", "New Tour"), ("description", "Fresh"), ("mapName", "")], authors(.redirect("/tours/"))),
+        page(.get, "/tours/{tour}", [], viewers(.ok)),
+        page(.get, "/tours/{tour}/edit", [], authors(.ok)),
+        page(.post, "/tours/{tour}/edit", [("name", "Renamed Walk"), ("description", "New text"), ("mapName", "renamed-walk")],
+             authors(.redirect("/tours/{tour}"))),
+        page(.post, "/tours/{tour}/frame", frame, authors(.redirect("/tours/{tour}"))),
+        page(.post, "/tours/{tour}/delete", [], authors(.redirect("/sites/alpha"))),
+        page(.post, "/tours/{tour}/waypoints", [("name", "Midway"), ("latitude", "44.39"), ("longitude", "-122.10"), ("description", "")],
+             authors(.redirect("/tours/{tour}#waypoints"))),
+        page(.post, "/tours/{tour}/waypoints/order", [("ids", "{wp2}"), ("ids", "{wp}")], authors(.redirect("/tours/{tour}#waypoints"))),
+        page(.get, "/tours/{tour}/waypoints/{wp}", [], viewers(.ok)),
+        page(.post, "/tours/{tour}/waypoints/{wp}", [("name", "Fish Lake East"), ("latitude", "44.40"), ("longitude", "-122.01"), ("description", "x")],
+             authors(.redirect("/tours/{tour}/waypoints/{wp}"))),
+        page(.post, "/tours/{tour}/waypoints/{wp}/move", [("latitude", "44.38"), ("longitude", "-122.05")], authors(.redirect("/tours/{tour}#waypoints"))),
+        page(.post, "/tours/{tour}/waypoints/{wp}/down", [], authors(.redirect("/tours/{tour}#waypoint-{wp}"))),
+        page(.post, "/tours/{tour}/waypoints/{wp2}/up", [], authors(.redirect("/tours/{tour}#waypoint-{wp2}"))),
+        page(.post, "/tours/{tour}/waypoints/{wp}/delete", [], authors(.redirect("/tours/{tour}#waypoints"))),
+        page(.get, "/account/password", [], anyone(.ok)),
+        page(.post, "/account/password", [("currentPassword", "correct horse battery"), ("newPassword", "a brand new passphrase"),
+                                          ("confirmPassword", "a brand new passphrase")], anyone(.redirect("/"))),
+        page(.get, "/account/tokens", [], anyone(.ok)),
+        page(.post, "/account/tokens", [("name", "import script")], anyone(.created)),
+        // Another user's token: only its owner (the admin) may revoke it; everyone else is told it does not exist.
+        page(.post, "/account/tokens/{adminToken}/revoke", [], { var m = anyone(.notFound); m[.admin] = .redirect("/account/tokens"); return m }()),
+        page(.get, "/admin/users", [], admins(.ok)),
+        page(.post, "/admin/users", [("email", "new@test.org"), ("displayName", "New Ranger"), ("password", "")], admins(.redirect("/admin/users"))),
+        page(.post, "/admin/users/{spare}/disable", [], admins(.redirect("/admin/users"))),
+        page(.post, "/admin/users/{spare}/enable", [], admins(.redirect("/admin/users"))),
+        page(.get, "/admin/sites", [], admins(.ok)),
+        page(.post, "/admin/sites", [("slug", "charlie"), ("name", "Charlie Park"), ("description", ""), ("requiredApprovals", "1")],
+             admins(.redirect("/sites/charlie"))),
+        page(.get, "/admin/sites/{alpha}", [], admins(.ok)),
+        page(.post, "/admin/sites/{alpha}", [("slug", "alpha"), ("name", "Alpha Renamed"), ("description", "d"), ("requiredApprovals", "2")],
+             admins(.redirect("/sites/alpha"))),
+        page(.get, "/admin/audit", [], admins(.ok)),
+        page(.post, "/logout", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/login")) })),
+    ]
+
+    static let apis: [RouteCase] = [
+        api(.post, "/tours", #"{"site":"alpha","name":"API Tour","description":"by script"}"#, authors(.created, api: true)),
+        api(.get, "/tours?site=alpha", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{tour}", nil, viewers(.ok, api: true)),
+        api(.patch, "/tours/{tour}", #"{"name":"Patched","frame":{"north":44.45,"south":44.35,"east":-121.95,"west":-122.3},"minZoom":10,"maxZoom":15}"#,
+            authors(.ok, api: true)),
+        api(.delete, "/tours/{tour}", nil, authors(.noContent, api: true)),
+        api(.post, "/tours/{tour}/waypoints", #"{"name":"Midway","latitude":44.39,"longitude":-122.1,"order":1}"#, authors(.created, api: true)),
+        api(.patch, "/tours/{tour}/waypoints/{wp}", #"{"name":"Fish Lake East","order":2}"#, authors(.ok, api: true)),
+        api(.delete, "/tours/{tour}/waypoints/{wp}", nil, authors(.noContent, api: true)),
+    ]
+
+    /// Every state-changing route of the panel (for the CSRF table).
+    static var panelPosts: [RouteCase] { pages.filter { $0.method == .post } }
+}

@@ -1,0 +1,156 @@
+"""Fixtures of the browser suite.
+
+One real server for the whole session (`trail-companion serve --demo` on a free loopback port, a fresh data
+folder), stopped at the end whatever happens. The admin's one-time password is read from the server's
+output and changed once, at the first sign-in, as a person would. Each test gets a fresh headless Chromium.
+
+Later features add their fixtures here (a second and third reviewer for the review flow, a video file for the
+uploader) and their scenarios as new test_*.py files.
+"""
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from support import (ADMIN_EMAIL, Account, Api, Panel, Server, Store, chrome, console_errors, reset_viewport)
+
+E2E_SITE = "e2e-park"  # where scenarios build their tours; the demo site stays as shipped for the screenshots
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    data = tmp_path_factory.mktemp("trail-data")
+    server = Server(data)
+    try:
+        server.start()
+        assert server.one_time_password, f"no one-time password in the server's first-start output:\n{server.log_tail()}"
+        yield server
+    finally:
+        server.stop()
+        assert server.process is None or server.process.poll() is not None, "the server is still running"
+
+
+@pytest.fixture(scope="session")
+def admin(server) -> Account:
+    """The first admin: signs in with the printed one-time password, is sent to choose a new one, and does."""
+    password = "e2e-" + secrets.token_urlsafe(12)
+    driver = chrome()
+    try:
+        panel = Panel(driver, server)
+        panel.sign_in(ADMIN_EMAIL, server.one_time_password)
+        assert panel.path() == "/account/password", f"first sign-in led to {panel.path()}"
+        assert "one-time password" in panel.text("main .alert-info")
+        panel.change_password(server.one_time_password, password)
+        assert panel.path() == "/sites"
+        assert "password has been changed" in panel.notice()
+    finally:
+        driver.quit()
+    return Account(ADMIN_EMAIL, password, "Administrator")
+
+
+@pytest.fixture(scope="session")
+def api(server, admin) -> Api:
+    """The management API as the admin, with a bearer token made by `trail-companion token create`."""
+    return Api(server.base_url, server.create_token(ADMIN_EMAIL, "e2e-suite"))
+
+
+@pytest.fixture(scope="session")
+def store(server) -> Store:
+    return Store(server.data / "trail.sqlite")
+
+
+@pytest.fixture(scope="session")
+def e2e_site(server, admin) -> str:
+    """A site for the scenarios' tours, created on the admin's page."""
+    driver = chrome()
+    try:
+        panel = Panel(driver, server)
+        panel.sign_in(admin.email, admin.password)
+        panel.create_site(E2E_SITE, "E2E Test Park", "Tours made by the browser suite.")
+        assert panel.path() == f"/sites/{E2E_SITE}"
+    finally:
+        driver.quit()
+    return E2E_SITE
+
+
+@pytest.fixture(scope="session")
+def ranger(server, admin) -> Account:
+    """A park ranger who manages the demo site: created on the admin's Users page with a one-time password,
+    made manager on the site's Members page, and through their own first sign-in (password change)."""
+    account = Account("dana.ranger@trail.local", "ranger-" + secrets.token_urlsafe(12), "Dana Ranger")
+    driver = chrome()
+    try:
+        panel = Panel(driver, server)
+        panel.sign_in(admin.email, admin.password)
+        one_time = panel.create_user(account.email, account.name)
+        panel.add_member("sweet-home", account.email, "manager")
+        assert account.email in panel.text("main table")
+        panel.sign_out()
+        panel.sign_in(account.email, one_time)
+        assert panel.path() == "/account/password"
+        panel.change_password(one_time, account.password)
+        assert panel.path() == "/sites"
+    finally:
+        driver.quit()
+    return account
+
+
+@pytest.fixture
+def driver(request, tmp_path_factory):
+    """A fresh headless Chromium for one test; on failure its screenshot and console go to the test's temp folder."""
+    driver = chrome()
+    try:
+        yield driver
+    finally:
+        try:
+            report = getattr(request.node, "report_call", None)
+            if report is not None and report.failed:
+                folder = tmp_path_factory.mktemp("failure")
+                driver.save_screenshot(str(folder / "page.png"))
+                (folder / "page.html").write_text(driver.page_source)
+                print(f"\n[e2e] failure artefacts of {request.node.name}: {folder} (at {driver.current_url})")
+        except Exception as error:  # the artefacts are a courtesy; the test's own failure is what counts
+            print(f"\n[e2e] could not save failure artefacts: {error}")
+        driver.quit()
+
+
+@pytest.fixture
+def panel(driver, server, request) -> Panel:
+    """The panel in a fresh browser, signed out. After the test, the browser console must hold no script error."""
+    panel = Panel(driver, server)
+    yield panel
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.passed:
+        errors = console_errors(driver)
+        assert not errors, "errors in the browser console:\n" + "\n".join(errors)
+
+
+@pytest.fixture
+def admin_panel(panel, admin) -> Panel:
+    panel.sign_in(admin.email, admin.password)
+    assert panel.path() == "/sites", f"signing in led to {panel.path()}"
+    return panel
+
+
+@pytest.fixture
+def ranger_panel(panel, ranger) -> Panel:
+    panel.sign_in(ranger.email, ranger.password)
+    assert panel.path() == "/sites", f"signing in led to {panel.path()}"
+    return panel
+
+
+@pytest.fixture
+def phone(panel):
+    """The same browser emulating a 375 px wide phone; back to 1440 px afterwards."""
+    from support import set_viewport
+    set_viewport(panel.driver, 375, 812, mobile=True)
+    yield panel
+    reset_viewport(panel.driver)

@@ -1,0 +1,634 @@
+"""Helpers for the browser suite: the real server process, its API and database, and a page driver.
+
+Everything here talks to the real `trail-companion` binary on a loopback port with a fresh data folder,
+through Debian's Chromium and chromedriver. Nothing is downloaded: Selenium Manager is never asked.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = Path(__file__).resolve().parents[2]
+BINARY = Path(os.environ.get("TRAIL_E2E_BINARY", REPO / ".build" / "debug" / "trail-companion"))
+CHROMIUM = os.environ.get("TRAIL_E2E_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("TRAIL_E2E_CHROMEDRIVER", "/usr/bin/chromedriver")
+SCREENSHOTS = REPO / "docs" / "screenshots"
+
+ADMIN_EMAIL = "admin@trail.local"
+WAIT = 15  # seconds: the longest any single page step may take
+
+
+# --------------------------------------------------------------------------------------------
+# The server
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to send SIGTERM when pytest goes away, however it ends."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class Server:
+    """`trail-companion serve` on a free loopback port, with its own data folder."""
+
+    def __init__(self, data: Path, port: int | None = None, demo: bool = True):
+        self.data = Path(data)
+        self.port = port or free_port()
+        self.demo = demo
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = self.data.parent / f"{self.data.name}-server.log"
+        self.process: subprocess.Popen | None = None
+        self.one_time_password: str | None = None
+        # A private copy of the binary: a rebuild of .build/ while the suite runs cannot pull it away.
+        self.binary = self.data.parent / f"{self.data.name}-trail-companion"
+
+    def start(self, timeout: float = 60) -> None:
+        if not BINARY.is_file():
+            raise RuntimeError(f"{BINARY} is missing: run `swift build --product trail-companion` first")
+        shutil.copy2(BINARY, self.binary)
+        args = [str(self.binary), "serve", "--root", str(REPO), "--data", str(self.data),
+                "--hostname", "127.0.0.1", "--port", str(self.port)]
+        if self.demo:
+            args.append("--demo")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRAIL_")}
+        self._log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(args, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, env=env, preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.1)
+        else:
+            self.stop()
+            raise RuntimeError(f"the server did not answer /healthz within {timeout} s:\n{self.log_tail()}")
+        # The first start prints the admin's one-time password on a line "    password: XXXX".
+        match = re.search(r"^\s+password:\s+(\S+)\s*$", self.log(), re.MULTILINE)
+        self.one_time_password = match.group(1) if match else None
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if getattr(self, "_log", None):
+            self._log.close()
+            self._log = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log().splitlines()[-lines:])
+
+    def cli(self, *args: str) -> str:
+        """Runs a `trail-companion` command against this server's data folder and answers its stdout."""
+        result = subprocess.run([str(self.binary), *args, "--root", str(REPO), "--data", str(self.data)],
+                                cwd=REPO, capture_output=True, text=True, timeout=60)
+        if result.returncode != 0:
+            raise RuntimeError(f"trail-companion {' '.join(args)} failed ({result.returncode}):\n{result.stderr}{result.stdout}")
+        return result.stdout
+
+    def create_token(self, email: str = ADMIN_EMAIL, name: str = "e2e") -> str:
+        lines = [line.strip() for line in self.cli("token", "create", "--email", email, "--name", name).splitlines() if line.strip()]
+        return lines[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# What the server stored: the management API and the SQLite file (read-only)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body: str):
+        super().__init__(f"HTTP {status}: {body}")
+        self.status = status
+        self.body = body
+
+
+class Api:
+    """The management API with a bearer token."""
+
+    def __init__(self, base_url: str, token: str):
+        self.base_url = base_url.rstrip("/") + "/api/v1"
+        self.token = token
+
+    def request(self, method: str, path: str, body: dict | None = None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=15) as response:
+                text = response.read().decode()
+        except urllib.error.HTTPError as error:
+            raise ApiError(error.code, error.read().decode(errors="replace")) from None
+        return json.loads(text) if text else None
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post(self, path: str, body: dict):
+        return self.request("POST", path, body)
+
+    def patch(self, path: str, body: dict):
+        return self.request("PATCH", path, body)
+
+    def delete(self, path: str):
+        return self.request("DELETE", path)
+
+    # Shortcuts used to set up a scenario's starting point quickly.
+    def tour(self, tour_id: int) -> dict:
+        return self.get(f"/manage/tours/{tour_id}")
+
+    def create_tour(self, site: str, name: str, frame: dict | None = None, description: str = "") -> dict:
+        tour = self.post("/manage/tours", {"site": site, "name": name, "description": description})
+        if frame:
+            tour = self.patch(f"/manage/tours/{tour['id']}", {"frame": frame})
+        return tour
+
+    def add_waypoint(self, tour_id: int, name: str, latitude: float, longitude: float, description: str = "") -> dict:
+        return self.post(f"/manage/tours/{tour_id}/waypoints",
+                         {"name": name, "latitude": latitude, "longitude": longitude, "description": description})
+
+
+class Store:
+    """Reads `trail.sqlite` read-only, the way an operator would check what was stored."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    def rows(self, sql: str, *params) -> list[dict]:
+        connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)
+        try:
+            connection.row_factory = sqlite3.Row
+            return [dict(row) for row in connection.execute(sql, params)]
+        finally:
+            connection.close()
+
+    def row(self, sql: str, *params) -> dict | None:
+        rows = self.rows(sql, *params)
+        return rows[0] if rows else None
+
+    def tour(self, tour_id: int) -> dict | None:
+        return self.row("SELECT * FROM tour WHERE id = ?", tour_id)
+
+    def waypoints(self, tour_id: int) -> list[dict]:
+        return self.rows("SELECT * FROM waypoint WHERE tourId = ? ORDER BY position", tour_id)
+
+    def audit(self, action_like: str, object_type: str | None = None) -> list[dict]:
+        sql = "SELECT * FROM auditEvent WHERE action LIKE ?"
+        params: list = [action_like]
+        if object_type:
+            sql += " AND objectType = ?"
+            params.append(object_type)
+        return self.rows(sql + " ORDER BY id", *params)
+
+
+# --------------------------------------------------------------------------------------------
+# The browser
+
+
+def chrome(width: int = 1440, height: int = 1000) -> webdriver.Chrome:
+    """Debian's headless Chromium through Debian's chromedriver; never Selenium Manager."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
+                     "--force-device-scale-factor=1", "--force-prefers-reduced-motion", "--disable-smooth-scrolling", "--hide-scrollbars", "--lang=en-US", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-default-apps", "--disable-features=Translate,MediaRouter,OptimizationHints"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
+    return driver
+
+
+def set_viewport(driver: webdriver.Chrome, width: int, height: int, mobile: bool = False) -> None:
+    """Emulates a viewport of exactly width × height CSS pixels (a phone when mobile)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": mobile, "maxTouchPoints": 5 if mobile else 1})
+
+
+def reset_viewport(driver: webdriver.Chrome) -> None:
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
+
+
+# Chrome logs the status of every failed load; pages that answer 401/404/422 on purpose are not script errors.
+_EXPECTED_CONSOLE = re.compile(r"Failed to load resource: the server responded with a status of (401|403|404|409|422|429)")
+
+
+def console_errors(driver: webdriver.Chrome) -> list[str]:
+    """Severe browser console entries since the last call: script errors, CSP refusals, missing modules."""
+    return [entry["message"] for entry in driver.get_log("browser")
+            if entry["level"] == "SEVERE" and not _EXPECTED_CONSOLE.search(entry["message"])]
+
+
+# --------------------------------------------------------------------------------------------
+# Accessibility: axe-core through axe-selenium-python
+
+
+def _axe_script() -> str | None:
+    """The newest axe-core engine installed. axe-selenium-python 2.1.6 (the last release for Python < 3.12)
+    bundles axe-core 3.1.1 from 2018; selenium-axe-python bundles a current 4.x engine with the WCAG 2.1/2.2 rules."""
+    try:
+        import selenium_axe_python
+        path = Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js"
+        if path.is_file():
+            return str(path)
+    except ImportError:
+        pass
+    return None
+
+
+BLOCKING_IMPACTS = ("serious", "critical")
+
+
+def axe_violations(driver: webdriver.Chrome, impacts=BLOCKING_IMPACTS) -> list[dict]:
+    from axe_selenium_python import Axe
+
+    script = _axe_script()
+    axe = Axe(driver, script) if script else Axe(driver)
+    axe.inject()
+    results = axe.run(options=json.dumps({"resultTypes": ["violations"]}))
+    return [v for v in results["violations"] if v.get("impact") in impacts]
+
+
+def axe_report(violations: list[dict]) -> str:
+    lines = []
+    for violation in violations:
+        lines.append(f"[{violation['impact']}] {violation['id']}: {violation['help']} ({violation['helpUrl']})")
+        for node in violation["nodes"][:8]:
+            lines.append(f"    {' '.join(map(str, node['target']))}: {node.get('failureSummary', '').strip()}".replace("\n", " / "))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# A person using the panel
+
+
+@dataclass
+class Account:
+    email: str
+    password: str
+    name: str = ""
+
+
+class Panel:
+    """One browser on the panel: navigation, sign-in, the admin's chores, the map editor."""
+
+    def __init__(self, driver: webdriver.Chrome, server: Server):
+        self.driver = driver
+        self.server = server
+        self.audited: list[str] = []
+
+    # Navigation and reading ---------------------------------------------------------------
+
+    def url(self, path: str) -> str:
+        return self.server.base_url + path
+
+    def open(self, path: str) -> None:
+        self.driver.get(self.url(path))
+        self.wait_ready()
+
+    def path(self) -> str:
+        url = self.driver.current_url
+        return url[len(self.server.base_url):] if url.startswith(self.server.base_url) else url
+
+    def wait(self, timeout: float = WAIT) -> WebDriverWait:
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+    def wait_ready(self) -> None:
+        self.wait().until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+    def find(self, css: str) -> WebElement:
+        return self.wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+    def visible(self, css: str) -> WebElement:
+        return self.wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, css)))
+
+    def all(self, css: str) -> list[WebElement]:
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def text(self, css: str) -> str:
+        return self.visible(css).text
+
+    def heading(self) -> str:
+        return self.text("h1")
+
+    def notice(self) -> str:
+        return self.text("main .alert-success")
+
+    def submit(self, button: WebElement, confirm: str | None = None) -> None:
+        """Clicks a submit button (accepting its confirmation dialog, which must contain `confirm`) and waits for the next page."""
+        self.driver.execute_script("window.__e2eOldPage = true; arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button)
+        button.click()
+        if confirm is not None:
+            question = self.accept_confirm()
+            assert confirm in question, f"the confirmation asked {question!r}"
+        self.wait_new_page()
+
+    def wait_new_page(self) -> None:
+        """Waits until the document that was shown before is replaced by a new, fully loaded one."""
+        def loaded(driver):
+            try:
+                return driver.execute_script("return !window.__e2eOldPage && document.readyState === 'complete'")
+            except WebDriverException:  # between two documents
+                return False
+        self.wait().until(loaded)
+
+    def submit_form(self, form_css: str, **fields: str) -> None:
+        """Fills the named fields of a form and presses its submit button."""
+        form = self.find(form_css)
+        for name, value in fields.items():
+            self.fill(form.find_element(By.NAME, name), value)
+        self.submit(form.find_element(By.CSS_SELECTOR, "[type=submit]"))
+
+    def fill(self, element: WebElement, value: str) -> None:
+        if element.tag_name == "select":
+            from selenium.webdriver.support.ui import Select
+            Select(element).select_by_value(value)
+            return
+        element.clear()
+        element.send_keys(value)
+
+    def accept_confirm(self) -> str:
+        alert = self.wait().until(EC.alert_is_present())
+        text = alert.text
+        alert.accept()
+        return text
+
+    def no_alert(self) -> bool:
+        try:
+            self.driver.switch_to.alert
+            return False
+        except NoAlertPresentException:
+            return True
+
+    # Accessibility and layout -------------------------------------------------------------
+
+    def assert_accessible(self, label: str | None = None) -> None:
+        """axe-core on the current page: no serious or critical violations."""
+        violations = axe_violations(self.driver)
+        self.audited.append(label or self.path())
+        assert not violations, f"axe on {label or self.path()}:\n{axe_report(violations)}"
+
+    def horizontal_overflow(self) -> int:
+        """How many CSS pixels the page is wider than the viewport (0 when there is no horizontal scrolling)."""
+        return self.driver.execute_script(
+            "return document.scrollingElement.scrollWidth - Math.min(window.innerWidth, document.documentElement.clientWidth)")
+
+    def in_view_horizontally(self, element: WebElement) -> bool:
+        return self.driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return r.width > 0 && r.height > 0 && r.left >= -0.5 && r.right <= document.documentElement.clientWidth + 0.5;", element)
+
+    def screenshot(self, name: str, full_page: bool = True) -> Path:
+        """A PNG of the page at the current width, written to docs/screenshots/<name>.png."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        self.driver.execute_script("window.scrollTo(0, 0); document.activeElement?.blur?.()")
+        if full_page:
+            size = self.driver.execute_script(
+                "return [document.documentElement.clientWidth, Math.ceil(document.scrollingElement.scrollHeight)]")
+            shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {
+                "format": "png", "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "width": size[0], "height": min(size[1], 6000), "scale": 1}})
+            import base64
+            path.write_bytes(base64.b64decode(shot["data"]))
+        else:
+            self.driver.save_screenshot(str(path))
+        return path
+
+    # Accounts ------------------------------------------------------------------------------
+
+    def sign_in(self, email: str, password: str) -> None:
+        self.open("/login")
+        self.submit_form("form[action='/login']", email=email, password=password)
+
+    def sign_out(self) -> None:
+        self.submit(self.find("form[action='/logout'] button"))
+
+    def change_password(self, current: str, new: str) -> None:
+        if not self.path().startswith("/account/password"):
+            self.open("/account/password")
+        self.submit_form("form[action='/account/password']",
+                         currentPassword=current, newPassword=new, confirmPassword=new)
+
+    def create_user(self, email: str, name: str, admin: bool = False) -> str:
+        """Creates a user on the admin page and answers the one-time password the page shows once."""
+        self.open("/admin/users")
+        form = self.find("form[action='/admin/users']")
+        if admin:
+            form.find_element(By.ID, "u-admin").click()
+        self.submit_form("form[action='/admin/users']", email=email, displayName=name)
+        match = re.search(r"One-time password: (\S+) \(", self.notice())
+        assert match, f"no one-time password in the notice: {self.notice()!r}"
+        return match.group(1)
+
+    def create_site(self, slug: str, name: str, description: str = "", required_approvals: int = 1) -> None:
+        self.open("/admin/sites")
+        self.submit_form("form[action='/admin/sites']", name=name, slug=slug, description=description,
+                         requiredApprovals=str(required_approvals))
+
+    def add_member(self, site: str, email: str, role: str) -> None:
+        self.open(f"/sites/{site}/members")
+        self.submit_form(f"form[action='/sites/{site}/members']", email=email, role=role)
+
+    # Tours ---------------------------------------------------------------------------------
+
+    def create_tour(self, site: str, name: str, description: str = "") -> int:
+        self.open(f"/sites/{site}")
+        self.submit(self.find(f"a[href='/sites/{site}/tours/new']"))
+        self.submit_form(f"form[action='/sites/{site}/tours']", name=name, description=description)
+        match = re.fullmatch(r"/tours/(\d+)", self.path().split("#")[0])
+        assert match, f"creating a tour led to {self.path()}"
+        return int(match.group(1))
+
+    def frame_inputs(self) -> dict[str, float]:
+        return {key: float(self.find(f"#{key}").get_attribute("value") or "nan") for key in ("north", "south", "east", "west")}
+
+    def waypoint_rows(self) -> list[tuple[str, str]]:
+        """(name, coordinates text) of each row of the waypoint list, in page order."""
+        return [(row.find_element(By.CSS_SELECTOR, ".waypoint-name").text, row.find_element(By.CSS_SELECTOR, ".small").text)
+                for row in self.all("#waypoint-list > li")]
+
+    # The map -------------------------------------------------------------------------------
+
+    def wait_map_idle(self) -> None:
+        """Waits for Leaflet's zoom/pan animation to end (it starts on the frame after the click)."""
+        self.driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const pane = document.querySelector('#tour-map .leaflet-map-pane');
+            const poll = () => (!pane || !pane.classList.contains('leaflet-zoom-anim'))
+                ? requestAnimationFrame(() => requestAnimationFrame(() => done(true))) : setTimeout(poll, 20);
+            requestAnimationFrame(() => requestAnimationFrame(poll));
+        """)
+
+    def center(self, element: WebElement) -> tuple[float, float]:
+        r = self.driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];", element)
+        return r[0], r[1]
+
+    def drag(self, element: WebElement, dx: int, dy: int) -> None:
+        """Drags a Leaflet marker (a frame corner, a waypoint) so that it lands dx, dy pixels away.
+
+        Leaflet's Draggable swallows the first mouse move beyond its 3 px click tolerance (the element does not
+        jump when a drag starts), so a one-step `drag_and_drop_by_offset` moves nothing. As a hand does, this
+        presses, nudges a few pixels, then moves in small steps, and waits a moment before releasing (Leaflet
+        applies a move on the next animation frame)."""
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'})", element)
+        nudge_x = 3 if dx > 0 else -3 if dx < 0 else 0
+        nudge_y = 3 if dy > 0 else -3 if dy < 0 else 0
+        if not (nudge_x or nudge_y):
+            return
+        steps = max(3, int(math.hypot(dx, dy) // 15))
+        chain = ActionChains(self.driver, duration=20).click_and_hold(element).move_by_offset(nudge_x, nudge_y)
+        done_x = done_y = 0
+        for i in range(1, steps + 1):
+            x, y = round(dx * i / steps), round(dy * i / steps)
+            chain.move_by_offset(x - done_x, y - done_y)
+            done_x, done_y = x, y
+        chain.pause(0.1).release().perform()
+
+    def click_map_at(self, x: float, y: float) -> None:
+        """Clicks the map at viewport coordinates (x, y)."""
+        map_element = self.find("#tour-map")
+        cx, cy = self.center(map_element)
+        ActionChains(self.driver).move_to_element_with_offset(map_element, round(x - cx), round(y - cy)).click().perform()
+
+    def wait_map_rendered(self) -> None:
+        """Waits until the map's tiles are drawn and faded in (for screenshots)."""
+        self.wait().until(lambda d: d.execute_script("""
+            const tiles = [...document.querySelectorAll('#tour-map .leaflet-tile')];
+            return tiles.length > 0 && tiles.every((t) => t.classList.contains('leaflet-tile-loaded') && getComputedStyle(t).opacity === '1');
+        """))
+        self.wait_map_idle()
+
+    def drag_list_item(self, handle: WebElement, target: WebElement, after: bool = True) -> None:
+        """Drags a SortableJS item by its handle onto `target` (its lower half when `after`), with native
+        HTML5 drag and drop as a mouse makes it: press, move past Chromium's drag threshold, wait for the
+        page's `dragstart`, move over the target in steps, release."""
+        self.driver.execute_script("""
+            arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});
+            window.__e2eDragStarted = false;
+            document.addEventListener('dragstart', () => { window.__e2eDragStarted = true; }, {capture: true, once: true});
+        """, handle)
+        sx, sy = self.center(handle)
+        tx, ty = self.center(target)
+        height = target.size["height"]
+        ty += height * (0.3 if after else -0.3)
+        ActionChains(self.driver, duration=20).move_to_element(handle).click_and_hold().move_by_offset(0, 4 if ty > sy else -4) \
+            .move_by_offset(0, 4 if ty > sy else -4).perform()
+        self.wait(5).until(lambda d: d.execute_script("return window.__e2eDragStarted"))
+        chain = ActionChains(self.driver, duration=20)
+        y = sy + (8 if ty > sy else -8)
+        steps = max(4, int(abs(ty - y) // 10))
+        for i in range(1, steps + 1):
+            chain.move_by_offset(0, round(y + (ty - y) * i / steps) - round(y + (ty - y) * (i - 1) / steps))
+        chain.pause(0.1).release().perform()
+
+    # The keyboard -------------------------------------------------------------------------
+
+    def press(self, *keys: str) -> None:
+        ActionChains(self.driver).send_keys(*keys).perform()
+
+    def focused(self) -> WebElement:
+        return self.driver.switch_to.active_element
+
+    def tab_to(self, matches, limit: int = 150, backwards: bool = False) -> WebElement:
+        """Presses TAB (or SHIFT+TAB) until the focused element satisfies `matches(element)`; answers it."""
+        from selenium.webdriver.common.keys import Keys
+        for _ in range(limit):
+            if backwards:
+                ActionChains(self.driver).key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+            else:
+                self.press(Keys.TAB)
+            element = self.focused()
+            if matches(element):
+                return element
+        raise AssertionError(f"TAB never reached the element (last focused: {self.describe(self.focused())})")
+
+    def describe(self, element: WebElement) -> str:
+        return self.driver.execute_script(
+            "const e = arguments[0]; return e.outerHTML.slice(0, 160);", element)
+
+
+# --------------------------------------------------------------------------------------------
+# Map arithmetic: Leaflet's Web Mercator, to turn pixel offsets into the degrees a drag should give
+
+
+def mercator_y(latitude: float) -> float:
+    return math.log(math.tan(math.pi / 4 + math.radians(latitude) / 2))
+
+
+def latitude_from_mercator(y: float) -> float:
+    return math.degrees(2 * math.atan(math.exp(y)) - math.pi / 2)
+
+
+@dataclass
+class MapScale:
+    """Pixels ↔ degrees on the current view, measured from two points whose pixel positions and coordinates are known."""
+    x0: float
+    y0: float
+    latitude0: float
+    longitude0: float
+    degrees_per_px: float   # longitude
+    mercator_per_px: float  # mercator y, grows northwards while pixels grow southwards
+
+    @classmethod
+    def between(cls, nw_px: tuple[float, float], se_px: tuple[float, float], north: float, west: float, south: float, east: float):
+        return cls(nw_px[0], nw_px[1], north, west, (east - west) / (se_px[0] - nw_px[0]),
+                   (mercator_y(north) - mercator_y(south)) / (se_px[1] - nw_px[1]))
+
+    def to_latlng(self, x: float, y: float) -> tuple[float, float]:
+        latitude = latitude_from_mercator(mercator_y(self.latitude0) - (y - self.y0) * self.mercator_per_px)
+        return latitude, self.longitude0 + (x - self.x0) * self.degrees_per_px
+
+    def tolerance(self, pixels: float = 1.5) -> tuple[float, float]:
+        """(latitude, longitude) degrees that `pixels` pixels span here."""
+        lat_a, lng_a = self.to_latlng(self.x0, self.y0)
+        lat_b, lng_b = self.to_latlng(self.x0 + pixels, self.y0 + pixels)
+        return abs(lat_a - lat_b), abs(lng_b - lng_a)
