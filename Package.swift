@@ -53,6 +53,7 @@ let package = Package(
         .target(
             name: "TrailServer",
             dependencies: [
+                "PackageFormat",
                 "MalwareScan",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
@@ -85,6 +86,8 @@ let package = Package(
             name: "trail-companion",
             dependencies: [
                 "TrailServer",
+                "TrailClient",
+                "PackageFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

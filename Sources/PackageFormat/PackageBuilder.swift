@@ -159,8 +159,7 @@ public struct PackageBuilder: Sendable {
         unlink(partial.path)
         do {
             let tracker = ProgressTracker(callback: progress)
-            try writeArchive(at: partial, entries: entries, tracker: tracker)
-            let (sha256, size) = try syncAndHash(partial)
+            let (sha256, size) = try writeArchive(at: partial, entries: entries, tracker: tracker)
             guard rename(partial.path, destination.path) == 0 else {
                 throw PackageBuildError.io("cannot rename \(partial.path) to \(destination.path): \(String(cString: strerror(errno)))")
             }
@@ -273,37 +272,56 @@ public struct PackageBuilder: Sendable {
         }
     }
 
-    static func writeArchive(at url: URL, entries: [PlannedEntry], tracker: ProgressTracker) throws {
-        let archive: Archive
+    /// Writes the entries with ZIPFoundation and returns the zip's SHA-256 and size.
+    ///
+    /// Three threads share the work: this one reads the inputs and lets ZIPFoundation write
+    /// them (CRC-32, deflate); an ``InputHasher`` computes each input's SHA-256 a few chunks
+    /// behind; an ``OutputFinisher`` hashes each finished entry of the zip (its bytes no longer
+    /// change once ZIPFoundation has moved on) and starts its writeback, so that the final fsync
+    /// and hash cost little more than the central directory.
+    static func writeArchive(at url: URL, entries: [PlannedEntry], tracker: ProgressTracker) throws -> (String, Int64) {
+        let finisher: OutputFinisher
         do {
-            archive = try Archive(url: url, accessMode: .create)
-        } catch {
-            throw PackageBuildError.io("cannot create \(url.path): \(error)")
-        }
-        for entry in entries {
-            try Task.checkCancellation()
-            switch entry.content {
-            case let .data(data):
-                try archive.addEntry(
-                    with: entry.path, type: .file, uncompressedSize: Int64(data.count),
-                    modificationDate: fixedModificationDate, permissions: filePermissions,
-                    compressionMethod: entry.compression, bufferSize: chunkSize
-                ) { position, size in
-                    let start = data.startIndex + Int(position)
-                    tracker.add(bytes: size)
-                    return data.subdata(in: start ..< start + size)
-                }
-            case let .file(url, size, sha256):
-                try addFile(to: archive, path: entry.path, url: url, expectedSize: size, expectedSHA256: sha256,
-                            compression: entry.compression, tracker: tracker)
+            let archive: Archive
+            do {
+                archive = try Archive(url: url, accessMode: .create)
+            } catch {
+                throw PackageBuildError.io("cannot create \(url.path): \(error)")
             }
-            tracker.finishFile()
+            finisher = try OutputFinisher(url: url)
+            let inputHasher = InputHasher()
+            var offset: UInt64 = 0
+            for entry in entries {
+                try Task.checkCancellation()
+                switch entry.content {
+                case let .data(data):
+                    try archive.addEntry(
+                        with: entry.path, type: .file, uncompressedSize: Int64(data.count),
+                        modificationDate: fixedModificationDate, permissions: filePermissions,
+                        compressionMethod: entry.compression, bufferSize: chunkSize
+                    ) { position, size in
+                        let start = data.startIndex + Int(position)
+                        tracker.add(bytes: size)
+                        return data.subdata(in: start ..< start + size)
+                    }
+                case let .file(url, size, sha256):
+                    try addFile(to: archive, path: entry.path, url: url, expectedSize: size, expectedSHA256: sha256,
+                                compression: entry.compression, hasher: inputHasher, tracker: tracker)
+                }
+                // ZIPFoundation has flushed the entry; it is final from here on.
+                let end = try finisher.endOfEntry(startingAt: offset)
+                finisher.enqueue(offset ..< end)
+                offset = end
+                tracker.finishFile()
+            }
+            // `archive` is released here: ZIPFoundation closes (and flushes) the file.
         }
+        return try finisher.finish()
     }
 
     static func addFile(
         to archive: Archive, path: String, url: URL, expectedSize: Int64?, expectedSHA256: String,
-        compression: CompressionMethod, tracker: ProgressTracker
+        compression: CompressionMethod, hasher: InputHasher, tracker: ProgressTracker
     ) throws {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -323,7 +341,7 @@ public struct PackageBuilder: Sendable {
         }
         FileIO.adviseSequential(descriptor)
 
-        var hasher = SHA256()
+        hasher.reset()
         var consumed: Int64 = 0
         try archive.addEntry(
             with: path, type: .file, uncompressedSize: size,
@@ -347,10 +365,11 @@ public struct PackageBuilder: Sendable {
                 // The file shrank while it was being written.
                 throw PackageBuildError.sizeMismatch(path: path, expected: size, actual: consumed + Int64(count))
             }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(start: memory, count: count))
+            let chunk = Data(bytesNoCopy: memory, count: count, deallocator: .free)
+            hasher.update(chunk)
             consumed += Int64(count)
             tracker.add(bytes: count)
-            return Data(bytesNoCopy: memory, count: count, deallocator: .free)
+            return chunk
         }
         // The file grew while it was being written?
         var probe: UInt8 = 0
@@ -359,40 +378,144 @@ public struct PackageBuilder: Sendable {
             fstat(descriptor, &now)
             throw PackageBuildError.sizeMismatch(path: path, expected: size, actual: Int64(now.st_size))
         }
-        let actual = PackageHashing.hex(hasher.finalize())
+        let actual = hasher.finalizeHex()
         guard actual == expectedSHA256 else {
             throw PackageBuildError.checksumMismatch(path: path, expected: expectedSHA256, actual: actual)
         }
     }
 
-    /// fsync the finished zip (on another thread) while its SHA-256 is computed by streaming it.
-    static func syncAndHash(_ url: URL) throws -> (String, Int64) {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+}
+
+/// SHA-256 of a stream of chunks, computed on a serial queue at most `depth` chunks behind the
+/// caller (so at most `depth` MiB are held).
+final class InputHasher: @unchecked Sendable {
+    // `hasher` is only touched on `queue`.
+    private var hasher = SHA256()
+    private let queue = DispatchQueue(label: "trail.package.input-hash")
+    private let slots: DispatchSemaphore
+
+    init(depth: Int = 8) {
+        slots = DispatchSemaphore(value: depth)
+    }
+
+    func reset() {
+        queue.sync { hasher = SHA256() }
+    }
+
+    func update(_ chunk: Data) {
+        slots.wait()
+        queue.async {
+            self.hasher.update(data: chunk)
+            self.slots.signal()
+        }
+    }
+
+    func finalizeHex() -> String {
+        queue.sync { PackageHashing.hex(hasher.finalize()) }
+    }
+}
+
+/// Hashes the zip as its entries become final and starts their writeback, on a serial queue;
+/// `finish()` hashes the rest, fsyncs and returns the SHA-256 and size.
+final class OutputFinisher: @unchecked Sendable {
+    let descriptor: Int32
+    let path: String
+    // Only touched on `queue`.
+    private var hasher = SHA256()
+    private var hashed: UInt64 = 0
+    private var failure: PackageBuildError?
+    private let queue = DispatchQueue(label: "trail.package.output-hash")
+
+    init(url: URL) throws {
+        path = url.path
+        descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw PackageBuildError.io("cannot open \(url.path): \(String(cString: strerror(errno)))")
         }
-        defer { close(descriptor) }
-        let syncResult = SyncResult()
-        let syncDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            syncResult.code = fsync(descriptor) == 0 ? 0 : errno
-            syncDone.signal()
-        }
-        let hashed: (sha256: String, size: Int64)
-        do {
-            hashed = try PackageHashing.sha256(ofFileAt: url)
-        } catch {
-            syncDone.wait()
-            throw PackageBuildError.io("cannot read back \(url.path): \(error)")
-        }
-        syncDone.wait()
-        guard syncResult.code == 0 else {
-            throw PackageBuildError.io("fsync \(url.path): \(String(cString: strerror(syncResult.code)))")
-        }
-        return hashed
     }
 
-    final class SyncResult: @unchecked Sendable {
-        var code: Int32 = 0
+    deinit { close(descriptor) }
+
+    /// Where the entry whose local header starts at `offset` ends (header, name, extra field,
+    /// data), read back from the file.
+    func endOfEntry(startingAt offset: UInt64) throws -> UInt64 {
+        do {
+            let header = try PackageArchiveReader.pread(descriptor: descriptor, count: 30, at: offset)
+            guard header.le32(0) == 0x0403_4B50 else { throw ZipReadError.malformed("no local header at \(offset)") }
+            let nameLength = UInt64(header.le16(26)), extraLength = UInt64(header.le16(28))
+            var compressed = UInt64(header.le32(18))
+            if compressed == 0xFFFF_FFFF {
+                // ZIP64: the extra field holds the uncompressed and then the compressed size.
+                let extra = try PackageArchiveReader.pread(
+                    descriptor: descriptor, count: Int(extraLength), at: offset + 30 + nameLength)
+                guard extra.count >= 20, extra.le16(0) == 1 else { throw ZipReadError.malformed("no ZIP64 field at \(offset)") }
+                compressed = extra.le64(12)
+            }
+            return offset + 30 + nameLength + extraLength + compressed
+        } catch {
+            throw PackageBuildError.io("reading back \(path): \(error)")
+        }
     }
+
+    func enqueue(_ range: Range<UInt64>) {
+        queue.async { self.process(range) }
+    }
+
+    func finish() throws -> (String, Int64) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw PackageBuildError.io("cannot stat \(path): \(String(cString: strerror(errno)))")
+        }
+        let size = UInt64(info.st_size)
+        return try queue.sync {
+            process(hashed ..< size)
+            if let failure { throw failure }
+            guard fsync(descriptor) == 0 else {
+                throw PackageBuildError.io("fsync \(path): \(String(cString: strerror(errno)))")
+            }
+            return (PackageHashing.hex(hasher.finalize()), Int64(hashed))
+        }
+    }
+
+    private func process(_ range: Range<UInt64>) {
+        guard failure == nil else { return }
+        guard range.lowerBound == hashed else {
+            failure = .io("internal error: hashing \(path) out of order")
+            return
+        }
+        startWriteback(range)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: PackageBuilder.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = Int(min(UInt64(buffer.count), range.upperBound - position))
+            let result = pread(descriptor, buffer.baseAddress, count, off_t(position))
+            if result < 0 && errno == EINTR { continue }
+            guard result > 0 else {
+                failure = .io("reading back \(path) at \(position): \(result < 0 ? String(cString: strerror(errno)) : "end of file")")
+                return
+            }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0 ..< result]))
+            position += UInt64(result)
+        }
+        hashed = position
+    }
+
+    /// Asks the kernel to start writing the range to disk now (Linux `sync_file_range`, looked
+    /// up at run time as Swift's Glibc module does not export it), so that `fsync` has little
+    /// left to do. Best effort.
+    private func startWriteback(_ range: Range<UInt64>) {
+        #if os(Linux)
+        guard let syncFileRange = Self.syncFileRange, range.count > 0 else { return }
+        _ = syncFileRange(descriptor, off_t(range.lowerBound), off_t(range.count), 2 /* SYNC_FILE_RANGE_WRITE */)
+        #endif
+    }
+
+    #if os(Linux)
+    typealias SyncFileRange = @convention(c) (Int32, off_t, off_t, UInt32) -> Int32
+    static let syncFileRange: SyncFileRange? = {
+        guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: SyncFileRange.self)
+    }()
+    #endif
 }

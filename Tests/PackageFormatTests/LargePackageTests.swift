@@ -106,9 +106,9 @@ struct LargePackageTests {
     }
 
     /// Benchmark, run by `scripts/bench-package.sh` (TRAIL_BENCH=1): builds a package from the
-    /// files in TRAIL_BENCH_MEDIA (a folder) and prints the time, throughput and RSS growth.
-    /// With TRAIL_BENCH_ZIP_SECONDS (the time `zip -0 -r` took on the same files) it also checks
-    /// the 1.25x budget.
+    /// files in TRAIL_BENCH_MEDIA (a folder) into TRAIL_BENCH_OUTPUT and prints the time,
+    /// throughput and RSS growth (the script compares the time with `zip -0 -r`). Checks that
+    /// the zip holds all the media and that RSS grew by less than 64 MiB.
     @Test(.enabled(if: environment["TRAIL_BENCH"] == "1", "set TRAIL_BENCH=1 (scripts/bench-package.sh)"))
     func benchmarkBuild() throws {
         let mediaFolder = try #require(environment["TRAIL_BENCH_MEDIA"].map { URL(fileURLWithPath: $0) },
@@ -149,9 +149,5 @@ struct LargePackageTests {
                      Double(rssPeak) / 1_048_576, Double(growth) / 1_048_576, hashSeconds))
         #expect(built.size > totalBytes)
         #expect(growth < 64 << 20, "RSS grew by \(growth / 1_048_576) MiB")
-        if let zipSeconds = environment["TRAIL_BENCH_ZIP_SECONDS"].flatMap(Double.init), zipSeconds > 0 {
-            print(String(format: "BENCH ratio_vs_zip=%.2f (zip -0 -r: %.2f s)", seconds / zipSeconds, zipSeconds))
-            #expect(seconds <= zipSeconds * 1.25, "build took \(seconds) s, zip -0 -r took \(zipSeconds) s")
-        }
     }
 }

@@ -3,6 +3,7 @@ import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import MalwareScan
 import NIOCore
 import Testing
 @testable import TrailServer
@@ -19,7 +20,10 @@ struct TestApp {
     /// Users every test can sign in as, on site "alpha"; "bravo" is another site with its own manager.
     static let password = "correct horse battery"
 
-    static func make(database: AppDatabase? = nil, configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
+    /// - Parameter scanner: the malware scanner behind the app's scan service; nil means the configured one
+    ///   (`makeScanner(config)`: libclamav on `config.clamavDatabaseFolders`, or clamd with `config.clamdAddress`).
+    static func make(database: AppDatabase? = nil, scanner: (any MalwareScanner)? = nil,
+                     configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
         var config = AppConfig()
         config.root = projectRoot
         config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
@@ -27,7 +31,8 @@ struct TestApp {
         configure(&config)
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
-        return TestApp(dependencies: AppDependencies(config: config, database: database, views: views))
+        let scans = scanner.map { ScanService(database: database, paths: DataPaths(root: config.dataFolder), scanner: $0) }
+        return TestApp(dependencies: AppDependencies(config: config, database: database, views: views, scans: scans))
     }
 
     var application: some ApplicationProtocol {

@@ -82,17 +82,18 @@ def e2e_site(server, admin) -> str:
 
 
 @pytest.fixture(scope="session")
-def ranger(server, admin) -> Account:
-    """A park ranger who manages the demo site: created on the admin's Users page with a one-time password,
-    made manager on the site's Members page, and through their own first sign-in (password change)."""
+def ranger(server, admin, e2e_site) -> Account:
+    """A park ranger who manages the demo site and the suite's site: created on the admin's Users page with a
+    one-time password, made manager on the sites' Members pages, and through their own first sign-in."""
     account = Account("dana.ranger@trail.local", "ranger-" + secrets.token_urlsafe(12), "Dana Ranger")
     driver = chrome()
     try:
         panel = Panel(driver, server)
         panel.sign_in(admin.email, admin.password)
         one_time = panel.create_user(account.email, account.name)
-        panel.add_member("sweet-home", account.email, "manager")
-        assert account.email in panel.text("main table")
+        for site in ("sweet-home", e2e_site):
+            panel.add_member(site, account.email, "manager")
+            assert account.email in panel.text("main table")
         panel.sign_out()
         panel.sign_in(account.email, one_time)
         assert panel.path() == "/account/password"

@@ -363,7 +363,7 @@ class Panel:
         return self.text("main .alert-success")
 
     def submit(self, button: WebElement, confirm: str | None = None) -> None:
-        """Clicks a submit button (accepting its confirmation dialog, which must contain `confirm`) and waits for the next page."""
+        """Clicks a link or a submit button (accepting its confirmation dialog, which must contain `confirm`) and waits for the next page."""
         self.driver.execute_script("window.__e2eOldPage = true; arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", button)
         button.click()
         if confirm is not None:
@@ -509,7 +509,9 @@ class Panel:
         """)
 
     def center(self, element: WebElement) -> tuple[float, float]:
-        r = self.driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];", element)
+        """The element's centre in document coordinates (unchanged by scrolling)."""
+        r = self.driver.execute_script("const r = arguments[0].getBoundingClientRect();"
+                                       "return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2];", element)
         return r[0], r[1]
 
     def drag(self, element: WebElement, dx: int, dy: int) -> None:
@@ -519,7 +521,7 @@ class Panel:
         jump when a drag starts), so a one-step `drag_and_drop_by_offset` moves nothing. As a hand does, this
         presses, nudges a few pixels, then moves in small steps, and waits a moment before releasing (Leaflet
         applies a move on the next animation frame)."""
-        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'})", element)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'nearest', inline: 'nearest', behavior: 'instant'})", element)
         nudge_x = 3 if dx > 0 else -3 if dx < 0 else 0
         nudge_y = 3 if dy > 0 else -3 if dy < 0 else 0
         if not (nudge_x or nudge_y):
@@ -534,7 +536,7 @@ class Panel:
         chain.pause(0.1).release().perform()
 
     def click_map_at(self, x: float, y: float) -> None:
-        """Clicks the map at viewport coordinates (x, y)."""
+        """Clicks the map at document coordinates (x, y)."""
         map_element = self.find("#tour-map")
         cx, cy = self.center(map_element)
         ActionChains(self.driver).move_to_element_with_offset(map_element, round(x - cx), round(y - cy)).click().perform()
@@ -574,6 +576,12 @@ class Panel:
 
     def press(self, *keys: str) -> None:
         ActionChains(self.driver).send_keys(*keys).perform()
+
+    def press_and_wait(self, *keys: str) -> None:
+        """Presses keys that submit a form (ENTER on a button) and waits for the next page."""
+        self.driver.execute_script("window.__e2eOldPage = true")
+        self.press(*keys)
+        self.wait_new_page()
 
     def focused(self) -> WebElement:
         return self.driver.switch_to.active_element

@@ -97,17 +97,17 @@ struct ManageAPI: Sendable {
         router.patch("/tours/{id}") { request, context in
             let (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
             let body = try await request.decodeJSON(PatchTour.self, context: context)
+            var details: TourInput?, frameInput: FrameInput?
             if body.name != nil || body.description != nil || body.mapName != nil {
-                _ = try database.updateTour(id: tour.id!, TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description,
-                                                                     mapName: body.mapName ?? tour.mapName), actor: context.actor)
+                details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName)
             }
             if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
                 let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
-                _ = try database.setFrame(tourId: tour.id!, FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
-                                                                       minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom),
-                                          maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+                frameInput = FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
+                                        minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
             }
-            guard let updated = try database.tour(id: tour.id!) else { throw NotFound() }
+            // One transaction: a PATCH that is refused in part changes nothing.
+            let updated = try database.editTour(id: tour.id!, details: details, frame: frameInput, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
             return try JSONResponse.make(try tourBody(updated, site))
         }
         router.delete("/tours/{id}") { request, context in

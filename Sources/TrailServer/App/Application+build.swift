@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import MalwareScan
+import PackageFormat
 
 /// What the router needs; tests build it with an in-memory database.
 public struct AppDependencies: Sendable {
@@ -9,14 +10,22 @@ public struct AppDependencies: Sendable {
     public let database: AppDatabase
     public let views: ViewRenderer
     public let scans: ScanService
+    public let builds: PackageBuildService
+    public let signingKey: SigningKey
     let tusHashes = TusHashStates()
 
-    /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`).
-    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil) {
+    /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
+    /// without a key, the one in `data/keys/` is loaded or created.
+    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil, signingKey: SigningKey? = nil) {
         self.config = config
         self.database = database
         self.views = views
-        self.scans = scans ?? ScanService(database: database, paths: DataPaths(root: config.dataFolder), scanner: makeScanner(config))
+        let paths = DataPaths(root: config.dataFolder)
+        let scans = scans ?? ScanService(database: database, paths: paths, scanner: makeScanner(config))
+        self.scans = scans
+        let key = signingKey ?? (try? SigningKey.loadOrCreate(at: paths.signingKey)) ?? SigningKey.generate()
+        self.signingKey = key
+        self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key)
     }
 
     public var paths: DataPaths { DataPaths(root: config.dataFolder) }
@@ -36,15 +45,18 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     try DataFolder.prepare(config.dataFolder)
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
-    let dependencies = AppDependencies(config: config, database: database, views: views)
-    try MediaRecovery.run(database: database, paths: dependencies.paths, logger: logger)
+    let paths = DataPaths(root: config.dataFolder)
+    let signingKey = try SigningKey.loadOrCreate(at: paths.signingKey)
+    let dependencies = AppDependencies(config: config, database: database, views: views, signingKey: signingKey)
+    try MediaRecovery.run(database: database, paths: paths, logger: logger)
+    try PublishingRecovery.run(database: database, paths: paths, logger: logger)
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     let router = buildRouter(dependencies)
     return Application(
         router: router,
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
-        services: [dependencies.scans],
+        services: [dependencies.scans, dependencies.builds],
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },
         logger: logger)
 }
@@ -72,6 +84,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
                             hashes: dependencies.tusHashes)
     let media = MediaController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, pages: pages,
                                 config: config)
+    let publishing = PublishingController(database: database, authorization: authorization, pages: pages, builds: dependencies.builds,
+                                          paths: dependencies.paths)
     tus.addDiscovery(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
@@ -80,10 +94,12 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
     ToursController(database: database, pages: pages, authorization: authorization, config: config).addRoutes(to: signedIn)
     media.addPanelRoutes(to: signedIn)
+    publishing.addPanelRoutes(to: signedIn)
 
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
+    publishing.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
     return router
 }

@@ -78,6 +78,7 @@ public struct DataPaths: Sendable {
     public var packages: URL { root.appendingPathComponent("packages") }
     public var keys: URL { root.appendingPathComponent("keys") }
 
+    public var signingKey: URL { keys.appendingPathComponent("signing.ed25519") }
     public func upload(_ id: String) -> URL { uploads.appendingPathComponent(id) }
     public func absolute(_ relative: String) -> URL { root.appendingPathComponent(relative) }
 }

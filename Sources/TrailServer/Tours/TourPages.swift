@@ -63,6 +63,12 @@ struct TourPage: Sendable {
     let waypointForm: [String: String]
     let waypointErrors: [String: String]
     let mapJSON: String
+    let checklist: [String]
+    let isReady: Bool
+    let canSubmit: Bool
+    let openRequestId: String?
+    let openRequestLabel: String
+    let packageId: String?
 }
 
 struct WaypointPage: Sendable {

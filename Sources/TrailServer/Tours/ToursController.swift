@@ -160,6 +160,9 @@ struct ToursController: Sendable {
                   waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) throws -> TourPage {
         let waypoints = try database.waypoints(tourId: tour.id!)
         let canEdit = access.canAuthor && !tour.isLocked
+        let checklist = try database.publishChecklist(tourId: tour.id!)
+        let openRequest = try database.openRequest(tourId: tour.id!)
+        let package = try database.package(tourId: tour.id!)
         return TourPage(
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
@@ -170,7 +173,10 @@ struct ToursController: Sendable {
             frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
             waypoints: TourPageBuilder.rows(waypoints), hasWaypoints: !waypoints.isEmpty,
             waypointForm: waypointForm, waypointErrors: waypointErrors,
-            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: config.tileURLTemplate))
+            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: config.tileURLTemplate),
+            checklist: checklist, isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
+            openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
+            packageId: package?.currentVersion != nil ? package?.id : nil)
     }
 
     func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext) throws -> WaypointPage {

@@ -41,42 +41,52 @@ extension AppDatabase {
     }
 
     public func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) throws -> Tour {
-        try TourValidation.validate(input).throwIfAny()
-        return try writer.write { db in
-            var tour = try Self.editableTour(db, id: id)
-            tour.name = input.name.trimmed
-            tour.description = input.description.trimmed
-            tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
-            tour.updatedAt = Date().dbTime
-            try tour.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.update", detail: tour.name)
-            return tour
-        }
+        try editTour(id: id, details: input, frame: nil, maxAreaKm2: .infinity, actor: actor)
     }
 
     /// Sets frame and zoom range; refused when a waypoint would end up outside, naming the waypoints.
     public func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) throws -> Tour {
-        let (frame, errors) = TourValidation.validate(input, maxAreaKm2: maxAreaKm2)
+        try editTour(id: tourId, details: nil, frame: input, maxAreaKm2: maxAreaKm2, actor: actor)
+    }
+
+    /// Details and frame in one transaction (one PATCH of the API): both are saved, or neither, with every problem reported at once.
+    public func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) throws -> Tour {
+        var errors = details.map(TourValidation.validate) ?? ValidationErrors()
+        var checked: (frame: Frame, minZoom: Int, maxZoom: Int)?
+        if let frameInput {
+            let (frame, frameErrors) = TourValidation.validate(frameInput, maxAreaKm2: maxAreaKm2)
+            errors.fields.merge(frameErrors.fields) { detail, _ in detail }
+            if let frame, let minZoom = frameInput.minZoom, let maxZoom = frameInput.maxZoom { checked = (frame, minZoom, maxZoom) }
+        }
         try errors.throwIfAny()
-        guard let frame, let minZoom = input.minZoom, let maxZoom = input.maxZoom else { throw ValidationErrors(["frame": "Invalid frame."]) }
         return try writer.write { db in
-            var tour = try Self.editableTour(db, id: tourId)
-            let outside = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-                .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
-            if !outside.isEmpty {
-                let names = outside.map { "“\($0.name)”" }.joined(separator: ", ")
-                throw ValidationErrors(["frame": "This frame would leave \(outside.count == 1 ? "a waypoint" : "\(outside.count) waypoints") outside: \(names). Move \(outside.count == 1 ? "it" : "them") first, or make the frame larger."])
+            var tour = try Self.editableTour(db, id: id)
+            if let input = details {
+                tour.name = input.name.trimmed
+                tour.description = input.description.trimmed
+                tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
+                tour.updatedAt = Date().dbTime
+                try tour.update(db)
+                try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.update", detail: tour.name)
             }
-            tour.frameNorth = frame.north
-            tour.frameSouth = frame.south
-            tour.frameEast = frame.east
-            tour.frameWest = frame.west
-            tour.minZoom = minZoom
-            tour.maxZoom = maxZoom
-            tour.updatedAt = Date().dbTime
-            try tour.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.frame",
-                                  detail: TourValidation.format(frame) + ", zoom \(minZoom)–\(maxZoom)")
+            if let (frame, minZoom, maxZoom) = checked {
+                let outside = try Waypoint.filter(Waypoint.Columns.tourId == id).order(Waypoint.Columns.position).fetchAll(db)
+                    .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
+                if !outside.isEmpty {
+                    let names = outside.map { "“\($0.name)”" }.joined(separator: ", ")
+                    throw ValidationErrors(["frame": "This frame would leave \(outside.count == 1 ? "a waypoint" : "\(outside.count) waypoints") outside: \(names). Move \(outside.count == 1 ? "it" : "them") first, or make the frame larger."])
+                }
+                tour.frameNorth = frame.north
+                tour.frameSouth = frame.south
+                tour.frameEast = frame.east
+                tour.frameWest = frame.west
+                tour.minZoom = minZoom
+                tour.maxZoom = maxZoom
+                tour.updatedAt = Date().dbTime
+                try tour.update(db)
+                try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.frame",
+                                      detail: TourValidation.format(frame) + ", zoom \(minZoom)–\(maxZoom)")
+            }
             return tour
         }
     }

@@ -1,0 +1,238 @@
+import Foundation
+import Logging
+import MalwareScan
+import NIOConcurrencyHelpers
+import NIOPosix
+import PackageFormat
+import ServiceLifecycle
+
+/// Builds queued publish requests (table `buildJob`) in the background: stage the frozen files, re-scan them
+/// with the current signatures, write the signed zip, read it back and check every entry, then mark `pending`.
+/// A job survives restarts; a request left half-built by a crash is rebuilt from its snapshot (same bytes).
+public final class PackageBuildService: Service, Sendable {
+    let database: AppDatabase
+    let paths: DataPaths
+    let scanner: any MalwareScanner
+    let signingKey: SigningKey
+    let logger: Logger
+    static let maxAttempts = 3
+    private let wakeStream: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+
+    public init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, signingKey: SigningKey,
+                logger: Logger = Logger(label: "trail.build")) {
+        self.database = database
+        self.paths = paths
+        self.scanner = scanner
+        self.signingKey = signingKey
+        self.logger = logger
+        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    public func wake() { wakeContinuation.yield() }
+
+    public func run() async throws {
+        wake()
+        await withGracefulShutdownHandler {
+            for await _ in wakeStream { _ = await drain() }
+        } onGracefulShutdown: {
+            self.wakeContinuation.finish()
+        }
+    }
+
+    /// Builds every queued request, one at a time; returns how many were handled. Tests call this directly.
+    @discardableResult
+    public func drain() async -> Int {
+        var handled = 0
+        while let request = (try? database.queuedBuilds())?.first {
+            await build(request)
+            handled += 1
+        }
+        return handled
+    }
+
+    func stagingFolder(_ requestId: String) -> URL { paths.staging.appendingPathComponent(requestId) }
+    func stagedZip(_ requestId: String) -> URL { stagingFolder(requestId).appendingPathComponent("package.zip") }
+
+    func build(_ request: PublishRequest) async {
+        let staging = stagingFolder(request.id)
+        do {
+            let attempts = try database.beginBuildAttempt(requestId: request.id)
+            guard attempts <= Self.maxAttempts else {
+                throw BuildFailure("the build was interrupted \(attempts - 1) times; giving up")
+            }
+            let snapshot = try request.decodedSnapshot()
+            let staged = try await NIOThreadPool.singleton.runIfActive { try self.stage(snapshot, into: staging) }
+            let report = try await rescan(staged, snapshot: snapshot)
+            let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
+            let geoJSON = try TourGeoJSON.make(manifest: manifest)
+            let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
+            let progress = BuildProgressRecorder(database: database, requestId: request.id)
+            let built = try await NIOThreadPool.singleton.runIfActive {
+                try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: nil, signingKey: self.signingKey,
+                                         to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) })
+            }
+            let verification = await Self.verify(stagedZip(request.id), publicKey: signingKey.publicKeyBase64)
+            guard verification.isValid else {
+                throw BuildFailure("the written package did not verify: " + verification.problems.map(\.description).joined(separator: "; "))
+            }
+            let reportJSON = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+            let completed = try database.completeBuild(requestId: request.id, sha256: built.sha256, size: built.size,
+                                                       signature: built.signature.base64EncodedString(),
+                                                       manifestJSON: String(decoding: built.manifestBytes, as: UTF8.self), scanReport: reportJSON)
+            if !completed { try? FileManager.default.removeItem(at: staging) }  // withdrawn while building
+            logger.info("built request \(request.id): \(built.size) bytes")
+        } catch {
+            let reason = (error as? BuildFailure)?.message ?? String(describing: error)
+            logger.error("build of request \(request.id) failed: \(reason)")
+            try? FileManager.default.removeItem(at: staging)
+            try? database.failBuild(requestId: request.id, reason: reason)
+        }
+    }
+
+    static func verify(_ zip: URL, publicKey: String) async -> PackageVerificationReport {
+        (try? await NIOThreadPool.singleton.runIfActive { PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey) })
+            ?? PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey)
+    }
+
+    /// Copies (hard links where possible: assets are immutable) every frozen file into `staging/<id>/files/<sha256>`
+    /// and checks its size and hash. Returns sha256 → staged URL.
+    func stage(_ snapshot: TourSnapshot, into staging: URL) throws -> [String: URL] {
+        let fileManager = FileManager.default
+        try? fileManager.removeItem(at: staging)
+        let files = staging.appendingPathComponent("files")
+        try fileManager.createDirectory(at: files, withIntermediateDirectories: true)
+        var staged: [String: URL] = [:]
+        for asset in snapshot.waypoints.flatMap(\.assets) where staged[asset.sha256] == nil {
+            var source = paths.absolute(asset.storedPath)
+            if !fileManager.fileExists(atPath: source.path) {
+                // The asset may have moved since the snapshot (a rescan); its content address is the same.
+                source = paths.assets.appendingPathComponent(asset.sha256)
+            }
+            guard fileManager.fileExists(atPath: source.path) else {
+                throw BuildFailure("the file “\(asset.originalName)” is missing from the data folder")
+            }
+            let target = files.appendingPathComponent(asset.sha256)
+            if link(source.path, target.path) != 0 {
+                try fileManager.copyItem(at: source, to: target)
+            }
+            let (sha, size) = try PackageHashing.sha256(ofFileAt: target)
+            guard sha == asset.sha256, size == asset.size else {
+                throw BuildFailure("the file “\(asset.originalName)” changed on disk since it was scanned")
+            }
+            staged[asset.sha256] = target
+        }
+        return staged
+    }
+
+    struct ScanReportEntry: Codable, Sendable {
+        let file: String
+        let sha256: String
+        let verdict: String
+    }
+
+    /// Every staged file again, with today's signatures: a file that was clean last month may not be now.
+    func rescan(_ staged: [String: URL], snapshot: TourSnapshot) async throws -> [ScanReportEntry] {
+        await scanner.reloadIfChanged()
+        guard await scanner.hasSignatures else {
+            throw BuildFailure("the malware scanner has no signature database, so the files cannot be re-scanned")
+        }
+        var report: [ScanReportEntry] = []
+        for asset in snapshot.waypoints.flatMap(\.assets) {
+            guard let url = staged[asset.sha256] else { continue }
+            let verdict = await scanner.scan(fileAt: url.path)
+            report.append(ScanReportEntry(file: asset.originalName, sha256: asset.sha256, verdict: verdict.description))
+            guard verdict.isClean else {
+                try? database.queueRescan(assetId: asset.assetId, actor: AuditActor(userId: nil, ipAddress: "builder"))
+                throw BuildFailure("the re-scan found a problem in “\(asset.originalName)”: \(verdict)")
+            }
+        }
+        return report
+    }
+}
+
+struct BuildFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Writes build progress to the request at most twice a second.
+final class BuildProgressRecorder: Sendable {
+    let database: AppDatabase
+    let requestId: String
+    private let last = NIOLockedValueBox<Double>(0)
+
+    init(database: AppDatabase, requestId: String) {
+        self.database = database
+        self.requestId = requestId
+    }
+
+    func record(files: Int, bytes: Int64) {
+        let now = Date().timeIntervalSince1970
+        let due = last.withLockedValue { previous in
+            if now - previous < 0.5 { return false }
+            previous = now
+            return true
+        }
+        if due { try? database.recordBuildProgress(requestId: requestId, filesDone: files, bytesDone: bytes) }
+    }
+}
+
+/// The manifest of DESIGN.md's format version 1, made from a snapshot.
+enum ManifestMaker {
+    static func manifest(for request: PublishRequest, snapshot: TourSnapshot) -> Manifest {
+        let frame = snapshot.frame
+        // Fixed from the request, not the clock: the same snapshot always yields the same bytes.
+        let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: request.createdAt.rounded(.down)))
+        return Manifest(
+            packageId: request.packageId, version: request.version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
+            mapName: snapshot.mapName, bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
+            description: snapshot.description,
+            waypoints: snapshot.waypoints.map { waypoint in
+                Manifest.Waypoint(
+                    name: waypoint.name, order: waypoint.order,
+                    coordinates: Manifest.Coordinates(latitude: waypoint.latitude, longitude: waypoint.longitude),
+                    description: waypoint.description,
+                    assets: assetPaths(waypoint).map { asset, path in
+                        Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256)
+                    })
+            })
+    }
+
+    /// `waypoints/01-fish-lake/01-intro.mp4`: the position keeps names unique within the folder.
+    static func assetPaths(_ waypoint: TourSnapshot.WaypointEntry) -> [(TourSnapshot.AssetEntry, String)] {
+        let folder = PackageLayout.waypointFolder(order: waypoint.order, name: waypoint.name)
+        return waypoint.assets.enumerated().map { index, asset in
+            let number = index + 1 < 10 ? "0\(index + 1)" : "\(index + 1)"
+            let name = PackageLayout.safeFileName(asset.originalName, fallbackExtension: fileExtension(asset.mimeType))
+            return (asset, "\(folder)/\(number)-\(name)")
+        }
+    }
+
+    static func sources(snapshot: TourSnapshot, manifest: Manifest, staged: [String: URL]) -> [PackageEntrySource] {
+        snapshot.waypoints.flatMap { waypoint in
+            assetPaths(waypoint).compactMap { asset, path in
+                staged[asset.sha256].map { PackageEntrySource(path: path, fileURL: $0, mimeType: asset.mimeType) }
+            }
+        }
+    }
+
+    static func fileExtension(_ mimeType: String) -> String {
+        switch mimeType.split(separator: ";")[0] {
+        case "video/mp4": "mp4"
+        case "video/quicktime": "mov"
+        case "video/webm": "webm"
+        case "audio/mpeg": "mp3"
+        case "audio/mp4": "m4a"
+        case "audio/aac": "aac"
+        case "audio/ogg": "ogg"
+        case "audio/wav": "wav"
+        case "audio/flac": "flac"
+        case "image/jpeg": "jpg"
+        case "image/png": "png"
+        case "image/webp": "webp"
+        case "image/gif": "gif"
+        default: "txt"
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+
+public enum PublishState: String, Codable, Sendable, DatabaseValueConvertible {
+    case building, pending, ready, published, denied, failed, withdrawn
+
+    /// Open requests lock their tour.
+    public var isOpen: Bool { self == .building || self == .pending || self == .ready }
+
+    public var label: String {
+        switch self {
+        case .building: "Building package"
+        case .pending: "Waiting for review"
+        case .ready: "Approved, ready to release"
+        case .published: "Released"
+        case .denied: "Denied"
+        case .failed: "Build failed"
+        case .withdrawn: "Withdrawn"
+        }
+    }
+
+    public var badge: String {
+        switch self {
+        case .building: "info"
+        case .pending: "warning"
+        case .ready: "primary"
+        case .published: "success"
+        case .denied, .failed: "danger"
+        case .withdrawn: "secondary"
+        }
+    }
+}
+
+/// A frozen snapshot of a tour, the package built from it, and its review.
+public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var id: String
+    public var tourId: Int64?
+    public var siteId: Int64
+    public var packageId: String
+    public var version: Int
+    public var authorId: Int64?
+    public var state: PublishState
+    public var snapshot: String
+    public var requiredApprovals: Int
+    public var filesDone: Int
+    public var filesTotal: Int
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+    public var failureReason: String?
+    public var denialComment: String?
+    public var zipSha256: String?
+    public var zipSize: Int64?
+    public var signature: String?
+    public var manifestJSON: String?
+    public var scanReport: String?
+    public var createdAt: Double
+    public var updatedAt: Double
+
+    public static let databaseTableName = "publishRequest"
+
+    public enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let tourId = Column(CodingKeys.tourId)
+        static let siteId = Column(CodingKeys.siteId)
+        static let state = Column(CodingKeys.state)
+        static let createdAt = Column(CodingKeys.createdAt)
+    }
+
+    public func decodedSnapshot() throws -> TourSnapshot {
+        try JSONDecoder().decode(TourSnapshot.self, from: Data(snapshot.utf8))
+    }
+}
+
+public struct Review: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var requestId: String
+    public var reviewerId: Int64
+    public var decision: String
+    public var comment: String
+    public var createdAt: Double
+
+    public static let databaseTableName = "review"
+}
+
+/// The tour exactly as submitted: what the package is built from.
+public struct TourSnapshot: Codable, Sendable, Equatable {
+    public struct AssetEntry: Codable, Sendable, Equatable {
+        public var assetId: Int64
+        public var kind: String
+        public var mimeType: String
+        public var size: Int64
+        public var sha256: String
+        public var originalName: String
+        /// Where the clean file was when the tour was frozen (relative to the data folder).
+        public var storedPath: String
+    }
+
+    public struct WaypointEntry: Codable, Sendable, Equatable {
+        public var name: String
+        public var order: Int
+        public var latitude: Double
+        public var longitude: Double
+        public var description: String
+        public var assets: [AssetEntry]
+    }
+
+    public var tourId: Int64
+    public var name: String
+    public var description: String
+    public var mapName: String
+    public var siteName: String
+    public var siteSlug: String
+    public var frame: Frame
+    public var minZoom: Int
+    public var maxZoom: Int
+    public var waypoints: [WaypointEntry]
+
+    public var totalBytes: Int64 { waypoints.flatMap(\.assets).reduce(0) { $0 + $1.size } }
+    public var fileCount: Int { waypoints.reduce(0) { $0 + $1.assets.count } }
+}
+
+/// A released package (one per tour) and its immutable versions.
+public struct PackageRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var id: String
+    public var tourId: Int64?
+    public var siteId: Int64
+    public var currentVersion: Int?
+    public var isVisible: Bool
+    public var createdAt: Double
+    public var updatedAt: Double
+
+    public static let databaseTableName = "package"
+}
+
+public struct PackageVersion: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var packageId: String
+    public var version: Int
+    public var requestId: String?
+    public var name: String
+    public var description: String
+    public var mapName: String
+    public var sha256: String
+    public var size: Int64
+    public var signature: String
+    public var manifestJSON: String
+    public var releasedBy: Int64?
+    public var createdAt: Double
+    public var verifiedCount: Int
+
+    public static let databaseTableName = "packageVersion"
+
+    /// Relative to the data folder.
+    public var storedPath: String { "packages/\(packageId)/\(version).zip" }
+}

@@ -1,0 +1,300 @@
+import Foundation
+import Hummingbird
+import PackageFormat
+
+/// Submit for review, the review queue, the request page (review, approve, deny, withdraw, release),
+/// package pages (unpublish, publish again, rollback), and the same through the management API.
+struct PublishingController: Sendable {
+    let database: AppDatabase
+    let authorization: Authorization
+    let pages: PageResponder
+    let builds: PackageBuildService
+    let paths: DataPaths
+
+    // MARK: Panel
+
+    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("/tours/{id}/publish") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            do {
+                let publish = try startPublish(tourId: tour.id!, context: context)
+                return pages.redirect(to: "/requests/\(publish.id)", notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
+            } catch let notReady as NotReadyToPublish {
+                return pages.redirect(to: "/tours/\(tour.id!)#publish",
+                                      notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " "))
+            }
+        }
+        router.get("/reviews") { request, context in
+            let user = try context.requireUser()
+            let rows = try database.reviewQueue(for: user).map { row in
+                QueueRowModel(id: row.request.id, tourName: row.tourName, siteName: row.siteName, author: row.authorName,
+                              age: Self.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
+                              approvals: row.approvals, required: row.request.requiredApprovals,
+                              waitingForMe: !row.reviewedByMe && row.request.authorId != user.id)
+            }
+            return pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
+        }
+        router.get("/requests/{rid}") { request, context in
+            let (publish, site, access) = try viewableRequest(context)
+            return pages.render("request", title: "Publish request", page: try requestPage(publish, site: site, access: access, user: context.requireUser()),
+                                request: request, context: context)
+        }
+        router.get("/requests/{rid}/assets/{index}") { request, context in
+            let (publish, _, _) = try viewableRequest(context)
+            return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request)
+        }
+        router.post("/requests/{rid}/approve") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let id = try context.parameters.require("rid")
+            let outcome = try database.approve(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+            let notice: String
+            if case .approved(_, true) = outcome { notice = "Approved. The request has all the approvals it needs and can be released." }
+            else { notice = "Approved." }
+            return pages.redirect(to: "/requests/\(id)", notice: notice)
+        }
+        router.post("/requests/{rid}/deny") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let id = try context.parameters.require("rid")
+            do {
+                try database.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+            } catch let errors as ValidationErrors {
+                let (publish, site, access) = try viewableRequest(context)
+                var page = try requestPage(publish, site: site, access: access, user: context.requireUser())
+                page.denyError = errors["comment"]
+                return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+            removeStaging(id)
+            return pages.redirect(to: "/requests/\(id)", notice: "Denied. The tour is editable again and shows your comment.")
+        }
+        router.post("/requests/{rid}/withdraw") { request, context in
+            let id = try context.parameters.require("rid")
+            let publish = try database.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
+            removeStaging(id)
+            return pages.redirect(to: publish.tourId.map { "/tours/\($0)" } ?? "/sites", notice: "Request withdrawn; the tour is editable again.")
+        }
+        router.post("/requests/{rid}/push") { request, context in
+            let id = try context.parameters.require("rid")
+            let version = try push(requestId: id, context: context)
+            return pages.redirect(to: "/packages/\(version.packageId)", notice: "Version \(version.version) released: the mobile apps can download it now.")
+        }
+        router.get("/packages/{pid}") { request, context in
+            let (package, site, access) = try viewablePackage(context)
+            return pages.render("package", title: "Package", page: try packagePage(package, site: site, access: access), request: request, context: context)
+        }
+        router.post("/packages/{pid}/unpublish") { request, context in
+            let (package, _, _) = try managedPackage(context)
+            try database.setPackageVisible(id: package.id, visible: false, actor: context.actor)
+            return pages.redirect(to: "/packages/\(package.id)", notice: "Unpublished: the mobile apps no longer list it.")
+        }
+        router.post("/packages/{pid}/publish") { request, context in
+            let (package, _, _) = try managedPackage(context)
+            try database.setPackageVisible(id: package.id, visible: true, actor: context.actor)
+            return pages.redirect(to: "/packages/\(package.id)", notice: "Published again.")
+        }
+        router.post("/packages/{pid}/versions/{version}/serve") { request, context in
+            let (package, _, _) = try managedPackage(context)
+            let version = try context.parameters.require("version", as: Int.self)
+            try database.setCurrentVersion(packageId: package.id, version: version, actor: context.actor)
+            return pages.redirect(to: "/packages/\(package.id)", notice: "Version \(version) is now the one the apps download.")
+        }
+    }
+
+    // MARK: API
+
+    struct RequestBody: Encodable, Sendable {
+        struct Progress: Encodable, Sendable {
+            let filesDone: Int
+            let filesTotal: Int
+            let bytesDone: Int64
+            let bytesTotal: Int64
+        }
+        struct ReviewBody: Encodable, Sendable {
+            let reviewer: String
+            let decision: String
+            let comment: String
+            let at: String
+        }
+        let id: String
+        let tour: Int64?
+        let packageId: String
+        let version: Int
+        let state: String
+        let approvals: Int
+        let requiredApprovals: Int
+        let progress: Progress
+        let failureReason: String?
+        let denialComment: String?
+        let sha256: String?
+        let size: Int64?
+        let reviews: [ReviewBody]
+    }
+
+    struct CommentBody: Decodable {
+        let comment: String?
+    }
+
+    struct RollbackBody: Decodable {
+        let version: Int
+    }
+
+    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("/tours/{id}/publish") { request, context in
+            guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+            _ = try authorization.editableTour(id: tourId, user: context.requireUser())
+            do {
+                let publish = try startPublish(tourId: tourId, context: context)
+                var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
+                response.headers[.location] = "/api/v1/manage/publish-requests/\(publish.id)"
+                return response
+            } catch let notReady as NotReadyToPublish {
+                return APIErrorBody.response(status: .unprocessableContent, code: "not_ready",
+                                             message: "The tour is not ready to publish: " + notReady.problems.joined(separator: " "),
+                                             fields: Dictionary(uniqueKeysWithValues: notReady.problems.enumerated().map { ("checklist.\($0.offset + 1)", $0.element) }))
+            }
+        }
+        router.get("/publish-requests/{rid}") { request, context in
+            let (publish, _, _) = try viewableRequest(context)
+            return try JSONResponse.make(try requestBody(publish))
+        }
+        router.post("/publish-requests/{rid}/approve") { request, context in
+            let body = try await optionalJSON(CommentBody.self, request, context)
+            let id = try context.parameters.require("rid")
+            _ = try database.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+            return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
+        }
+        router.post("/publish-requests/{rid}/deny") { request, context in
+            let body = try await optionalJSON(CommentBody.self, request, context)
+            let id = try context.parameters.require("rid")
+            try database.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+            removeStaging(id)
+            return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
+        }
+        router.post("/publish-requests/{rid}/withdraw") { request, context in
+            let id = try context.parameters.require("rid")
+            _ = try database.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
+            removeStaging(id)
+            return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
+        }
+        router.post("/publish-requests/{rid}/push") { request, context in
+            let id = try context.parameters.require("rid")
+            let version = try push(requestId: id, context: context)
+            return try JSONResponse.make(["packageId": version.packageId, "version": "\(version.version)", "sha256": version.sha256])
+        }
+        router.post("/packages/{pid}/unpublish") { request, context in
+            let (package, _, _) = try managedPackage(context)
+            try database.setPackageVisible(id: package.id, visible: false, actor: context.actor)
+            return try JSONResponse.make(["packageId": package.id, "visible": "false"])
+        }
+        router.post("/packages/{pid}/publish") { request, context in
+            let (package, _, _) = try managedPackage(context)
+            try database.setPackageVisible(id: package.id, visible: true, actor: context.actor)
+            return try JSONResponse.make(["packageId": package.id, "visible": "true"])
+        }
+        router.post("/packages/{pid}/rollback") { request, context in
+            let (package, _, _) = try managedPackage(context)
+            let body = try await request.decodeJSON(RollbackBody.self, context: context)
+            try database.setCurrentVersion(packageId: package.id, version: body.version, actor: context.actor)
+            return try JSONResponse.make(["packageId": package.id, "currentVersion": "\(body.version)"])
+        }
+    }
+
+    func optionalJSON<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppRequestContext) async throws -> T? {
+        guard request.headers[.contentType] != nil else { return nil }
+        return try await request.decodeJSON(type, context: context)
+    }
+
+    // MARK: Shared logic
+
+    func startPublish(tourId: Int64, context: AppRequestContext) throws -> PublishRequest {
+        let publish = try database.startPublish(tourId: tourId, actor: context.actor)
+        builds.wake()
+        return publish
+    }
+
+    /// Moves the staged zip into `packages/<id>/<n>.zip` (fsync'd, then renamed) inside the release transaction.
+    func push(requestId: String, context: AppRequestContext) throws -> PackageVersion {
+        let version = try database.push(requestId: requestId, user: context.requireUser(), actor: context.actor) { request in
+            let source = builds.stagedZip(request.id)
+            let folder = paths.packages.appendingPathComponent(request.packageId)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let target = folder.appendingPathComponent("\(request.version).zip")
+            guard FileManager.default.fileExists(atPath: source.path) else { throw Conflict("The built package is missing; submit the tour again.") }
+            try DurableFile.fsync(source)
+            guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
+            try DurableFile.fsyncFolder(folder)
+        }
+        removeStaging(requestId)
+        return version
+    }
+
+    func removeStaging(_ requestId: String) {
+        try? FileManager.default.removeItem(at: paths.staging.appendingPathComponent(requestId))
+    }
+
+    func viewableRequest(_ context: AppRequestContext) throws -> (PublishRequest, Site, SiteAccess) {
+        guard let publish = try database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
+        let (site, access) = try authorization.site(id: publish.siteId, user: context.requireUser())
+        return (publish, site, access)
+    }
+
+    func viewablePackage(_ context: AppRequestContext) throws -> (PackageRecord, Site, SiteAccess) {
+        guard let package = try database.package(id: context.parameters.require("pid")) else { throw NotFound() }
+        let (site, access) = try authorization.site(id: package.siteId, user: context.requireUser())
+        return (package, site, access)
+    }
+
+    func managedPackage(_ context: AppRequestContext) throws -> (PackageRecord, Site, SiteAccess) {
+        let result = try viewablePackage(context)
+        guard result.2.canManage else { throw Forbidden("Only managers of \(result.1.name) can unpublish or roll back its packages.") }
+        return result
+    }
+
+    func requestBody(_ publish: PublishRequest) throws -> RequestBody {
+        let reviews = try database.reviews(requestId: publish.id)
+        return RequestBody(
+            id: publish.id, tour: publish.tourId, packageId: publish.packageId, version: publish.version, state: publish.state.rawValue,
+            approvals: reviews.filter { $0.0.decision == "approve" }.count, requiredApprovals: publish.requiredApprovals,
+            progress: .init(filesDone: publish.filesDone, filesTotal: publish.filesTotal, bytesDone: publish.bytesDone, bytesTotal: publish.bytesTotal),
+            failureReason: publish.failureReason, denialComment: publish.denialComment, sha256: publish.zipSha256, size: publish.zipSize,
+            reviews: reviews.map { .init(reviewer: $0.1, decision: $0.0.decision, comment: $0.0.comment,
+                                         at: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0.0.createdAt))) })
+    }
+
+    /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).
+    func stagedAsset(_ publish: PublishRequest, index: Int, request: Request) async throws -> Response {
+        guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
+        let assets = manifest.waypoints.flatMap(\.assets)
+        guard assets.indices.contains(index) else { throw NotFound() }
+        let asset = assets[index]
+        let file = paths.staging.appendingPathComponent(publish.id).appendingPathComponent("files").appendingPathComponent(asset.sha256)
+        let contentType = asset.type == .text ? "text/plain; charset=utf-8" : asset.mimeType
+        return try await FileResponder.respond(fileAt: file, contentType: contentType, etag: "\"\(asset.sha256)\"", request: request,
+                                               headers: [.cacheControl: "private, no-cache", .contentSecurityPolicy: "default-src 'none'; sandbox"])
+    }
+
+    static func age(_ time: Double) -> String {
+        let seconds = Int(Date().timeIntervalSince1970 - time)
+        if seconds < 3600 { return "\(max(1, seconds / 60)) min" }
+        if seconds < 86_400 { return "\(seconds / 3600) h" }
+        return "\(seconds / 86_400) days"
+    }
+}
+
+/// Durability helpers: a renamed file is only safe once its data and its folder are on disk.
+enum DurableFile {
+    static func fsync(_ url: URL) throws {
+        let fd = open(url.path, O_RDONLY)
+        guard fd >= 0 else { throw POSIXFailure(operation: "open \(url.lastPathComponent)", code: errno) }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw POSIXFailure(operation: "fsync \(url.lastPathComponent)", code: errno) }
+    }
+
+    static func fsyncFolder(_ url: URL) throws {
+        let fd = open(url.path, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw POSIXFailure(operation: "open folder \(url.lastPathComponent)", code: errno) }
+        defer { close(fd) }
+        _ = Glibc.fsync(fd)
+    }
+}

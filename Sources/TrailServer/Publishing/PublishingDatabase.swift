@@ -1,0 +1,392 @@
+import Foundation
+import GRDB
+
+/// What stops a tour from being submitted, in words a ranger understands.
+public struct NotReadyToPublish: Error, Sendable {
+    public let problems: [String]
+}
+
+extension AppDatabase {
+    // MARK: Readiness
+
+    /// The checklist shown before submission; empty means ready.
+    public func publishChecklist(tourId: Int64) throws -> [String] {
+        try writer.read { db in try Self.publishChecklist(db, tourId: tourId) }
+    }
+
+    static func publishChecklist(_ db: Database, tourId: Int64) throws -> [String] {
+        guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
+        var problems: [String] = []
+        let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+        guard let frame = tour.frame else {
+            problems.append("Set the map frame.")
+            if waypoints.isEmpty { problems.append("Add at least one waypoint.") }
+            return problems
+        }
+        if waypoints.isEmpty { problems.append("Add at least one waypoint.") }
+        for waypoint in waypoints where !frame.contains(latitude: waypoint.latitude, longitude: waypoint.longitude) {
+            problems.append("Waypoint “\(waypoint.name)” is outside the frame.")
+        }
+        let assets = try Asset.fetchAll(db, sql: """
+            SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
+            """, arguments: [tourId])
+        for asset in assets where asset.scanStatus != .clean {
+            let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
+            problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
+        }
+        return problems
+    }
+
+    // MARK: startPublish
+
+    /// Freezes the tour, locks it, and queues the build. Returns the new request.
+    public func startPublish(tourId: Int64, actor: AuditActor) throws -> PublishRequest {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            let problems = try Self.publishChecklist(db, tourId: tourId)
+            guard problems.isEmpty else { throw NotReadyToPublish(problems: problems) }
+            guard let site = try Site.fetchOne(db, id: tour.siteId) else { throw NotFound() }
+            let snapshot = try Self.snapshot(db, tour: tour, site: site)
+            var package = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db)
+            let now = Date().dbTime
+            if package == nil {
+                package = PackageRecord(id: UUID().uuidString.lowercased(), tourId: tourId, siteId: site.id!, currentVersion: nil,
+                                        isVisible: false, createdAt: now, updatedAt: now)
+                try package!.insert(db)
+            }
+            let lastVersion = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM packageVersion WHERE packageId = ?", arguments: [package!.id]) ?? 0
+            let request = PublishRequest(
+                id: UUID().uuidString.lowercased(), tourId: tourId, siteId: site.id!, packageId: package!.id, version: lastVersion + 1,
+                authorId: actor.userId, state: .building, snapshot: String(decoding: try JSONEncoder().encode(snapshot), as: UTF8.self),
+                requiredApprovals: site.requiredApprovals, filesDone: 0, filesTotal: snapshot.fileCount, bytesDone: 0,
+                bytesTotal: snapshot.totalBytes, createdAt: now, updatedAt: now)
+            try request.insert(db)
+            try db.execute(sql: "INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [request.id, now])
+            try db.execute(sql: "UPDATE tour SET state = 'inReview', reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [now, tourId])
+            try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "publishRequest", objectId: request.id, action: "publish.start",
+                                  detail: "\(tour.name) as version \(request.version)")
+            return request
+        }
+    }
+
+    static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
+        let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
+        return TourSnapshot(
+            tourId: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteName: site.name, siteSlug: site.slug,
+            frame: tour.frame!, minZoom: tour.minZoom, maxZoom: tour.maxZoom,
+            waypoints: try waypoints.map { waypoint in
+                let assets = try Asset.filter(Asset.Columns.waypointId == waypoint.id!).order(Asset.Columns.position).fetchAll(db)
+                return TourSnapshot.WaypointEntry(
+                    name: waypoint.name, order: waypoint.position, latitude: waypoint.latitude, longitude: waypoint.longitude,
+                    description: waypoint.description,
+                    assets: assets.map {
+                        .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
+                              originalName: $0.originalName, storedPath: $0.storedPath)
+                    })
+            })
+    }
+
+    // MARK: Build outcome (called by the build service)
+
+    public func publishRequest(id: String) throws -> PublishRequest? { try writer.read { try PublishRequest.fetchOne($0, key: id) } }
+
+    public func queuedBuilds() throws -> [PublishRequest] {
+        try writer.read { db in
+            try PublishRequest.fetchAll(db, sql: """
+                SELECT publishRequest.* FROM buildJob JOIN publishRequest ON publishRequest.id = buildJob.requestId ORDER BY buildJob.queuedAt
+                """)
+        }
+    }
+
+    /// Counts an attempt; returns the number of attempts so far.
+    func beginBuildAttempt(requestId: String) throws -> Int {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE buildJob SET attempts = attempts + 1 WHERE requestId = ?", arguments: [requestId])
+            return try Int.fetchOne(db, sql: "SELECT attempts FROM buildJob WHERE requestId = ?", arguments: [requestId]) ?? 0
+        }
+    }
+
+    func recordBuildProgress(requestId: String, filesDone: Int, bytesDone: Int64) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE publishRequest SET filesDone = ?, bytesDone = ?, updatedAt = ? WHERE id = ? AND state = 'building'",
+                           arguments: [filesDone, bytesDone, Date().dbTime, requestId])
+        }
+    }
+
+    /// building → pending. False when the request left `building` meanwhile (withdrawn).
+    func completeBuild(requestId: String, sha256: String, size: Int64, signature: String, manifestJSON: String, scanReport: String) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: """
+                UPDATE publishRequest SET state = 'pending', zipSha256 = ?, zipSize = ?, signature = ?, manifestJSON = ?, scanReport = ?,
+                filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = ? WHERE id = ? AND state = 'building'
+                """, arguments: [sha256, size, signature, manifestJSON, scanReport, Date().dbTime, requestId])
+            let changed = db.changesCount == 1
+            try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
+            if changed, let request = try PublishRequest.fetchOne(db, key: requestId) {
+                try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "builder"), siteId: request.siteId, objectType: "publishRequest",
+                                      objectId: requestId, action: "publish.built", detail: "\(size) bytes, SHA-256 \(sha256)")
+            }
+            return changed
+        }
+    }
+
+    /// building → failed, with the reason; the tour is editable again.
+    func failBuild(requestId: String, reason: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE publishRequest SET state = 'failed', failureReason = ?, updatedAt = ? WHERE id = ? AND state = 'building'",
+                           arguments: [String(reason.prefix(1000)), Date().dbTime, requestId])
+            let changed = db.changesCount == 1
+            try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
+            guard changed, let request = try PublishRequest.fetchOne(db, key: requestId) else { return }
+            try Self.unlockTour(db, request: request, comment: nil)
+            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "builder"), siteId: request.siteId, objectType: "publishRequest",
+                                  objectId: requestId, action: "publish.failed", detail: reason)
+        }
+    }
+
+    static func unlockTour(_ db: Database, request: PublishRequest, comment: String?) throws {
+        guard let tourId = request.tourId else { return }
+        let hasRelease = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion WHERE packageId = ?", arguments: [request.packageId]) ?? 0
+        try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = ?, updatedAt = ? WHERE id = ?",
+                       arguments: [hasRelease > 0 ? "published" : "draft", comment, Date().dbTime, tourId])
+    }
+
+    // MARK: Review
+
+    public enum ReviewOutcome: Sendable, Equatable {
+        /// The approval counted; `becameReady` when it was the last one needed.
+        case approved(approvals: Int, becameReady: Bool)
+        case denied
+    }
+
+    /// One transaction: the state check, the once-per-reviewer rule and the move to `ready` see the same data,
+    /// so concurrent approvals end in exactly one transition.
+    public func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) throws -> ReviewOutcome {
+        try writer.write { db in
+            let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
+            guard request.state == .pending else {
+                throw Conflict("This request is \(request.state.label.lowercased()); it can no longer be approved.")
+            }
+            if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
+                throw Conflict("You have already reviewed this request; each reviewer counts once.")
+            }
+            try Review(requestId: requestId, reviewerId: reviewer.id, decision: "approve", comment: String(comment.trimmed.prefix(5000)),
+                       createdAt: Date().dbTime).insert(db)
+            let approvals = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM review WHERE requestId = ? AND decision = 'approve'", arguments: [requestId]) ?? 0
+            var becameReady = false
+            if approvals >= request.requiredApprovals {
+                try db.execute(sql: "UPDATE publishRequest SET state = 'ready', updatedAt = ? WHERE id = ? AND state = 'pending'",
+                               arguments: [Date().dbTime, requestId])
+                becameReady = db.changesCount == 1
+            }
+            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
+                                  action: becameReady ? "publish.approve.ready" : "publish.approve",
+                                  detail: "\(approvals) of \(request.requiredApprovals)")
+            return .approved(approvals: approvals, becameReady: becameReady)
+        }
+    }
+
+    public func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) throws {
+        let comment = comment.trimmed
+        guard !comment.isEmpty else { throw ValidationErrors(["comment": "Say what must change: a denial needs a comment."]) }
+        try writer.write { db in
+            let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
+            guard request.state == .pending || request.state == .ready else {
+                throw Conflict("This request is \(request.state.label.lowercased()); it can no longer be denied.")
+            }
+            if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
+                throw Conflict("You have already reviewed this request.")
+            }
+            try Review(requestId: requestId, reviewerId: reviewer.id, decision: "deny", comment: String(comment.prefix(5000)),
+                       createdAt: Date().dbTime).insert(db)
+            try db.execute(sql: "UPDATE publishRequest SET state = 'denied', denialComment = ?, updatedAt = ? WHERE id = ? AND state IN ('pending', 'ready')",
+                           arguments: [String(comment.prefix(5000)), Date().dbTime, requestId])
+            guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
+            try Self.unlockTour(db, request: request, comment: comment)
+            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
+                                  action: "publish.deny", detail: comment)
+        }
+    }
+
+    /// Reviewers and managers of the request's site, never its author.
+    static func reviewableRequest(_ db: Database, id: String, reviewer: AuthenticatedUser) throws -> PublishRequest {
+        guard let request = try PublishRequest.fetchOne(db, key: id) else { throw NotFound() }
+        let role = try Membership.filter(Column("userId") == reviewer.id && Column("siteId") == request.siteId).fetchOne(db)?.role
+        let access = SiteAccess(role: role, isAdmin: reviewer.isAdmin)
+        guard access.canView else { throw NotFound() }
+        guard access.canReview else { throw Forbidden("Only reviewers and managers of this site can review.") }
+        guard request.authorId != reviewer.id else { throw Forbidden("You submitted this request, so someone else must review it.") }
+        return request
+    }
+
+    // MARK: Withdraw and push
+
+    public func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) throws -> PublishRequest {
+        try writer.write { db in
+            let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
+            try db.execute(sql: "UPDATE publishRequest SET state = 'withdrawn', updatedAt = ? WHERE id = ? AND state IN ('building', 'pending', 'ready')",
+                           arguments: [Date().dbTime, requestId])
+            guard db.changesCount == 1 else { throw Conflict("Only an open request can be withdrawn (this one is \(request.state.label.lowercased())).") }
+            try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
+            try Self.unlockTour(db, request: request, comment: nil)
+            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
+                                  action: "publish.withdraw", detail: "")
+            return request
+        }
+    }
+
+    static func requestForAuthorOrManager(_ db: Database, id: String, user: AuthenticatedUser) throws -> PublishRequest {
+        guard let request = try PublishRequest.fetchOne(db, key: id) else { throw NotFound() }
+        let role = try Membership.filter(Column("userId") == user.id && Column("siteId") == request.siteId).fetchOne(db)?.role
+        let access = SiteAccess(role: role, isAdmin: user.isAdmin)
+        guard access.canView else { throw NotFound() }
+        guard request.authorId == user.id || access.canManage else {
+            throw Forbidden("Only the request's author or a manager of the site can do this.")
+        }
+        return request
+    }
+
+    /// ready → published: the staged zip becomes version n at `packages/<id>/<n>.zip` (moved by `place` inside the transaction,
+    /// before the commit, so no row ever points at a missing file).
+    public func push(requestId: String, user: AuthenticatedUser, actor: AuditActor, place: (PublishRequest) throws -> Void) throws -> PackageVersion {
+        try writer.write { db in
+            let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
+            guard request.state == .ready else {
+                throw Conflict(request.state == .pending
+                               ? "This request still needs approvals before it can be released."
+                               : "Only an approved request can be released (this one is \(request.state.label.lowercased())).")
+            }
+            guard let sha = request.zipSha256, let size = request.zipSize, let signature = request.signature, let manifest = request.manifestJSON else {
+                throw Conflict("This request has no built package.")
+            }
+            let snapshot = try request.decodedSnapshot()
+            try db.execute(sql: "UPDATE publishRequest SET state = 'published', updatedAt = ? WHERE id = ? AND state = 'ready'",
+                           arguments: [Date().dbTime, requestId])
+            guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
+            let now = Date().dbTime
+            let version = PackageVersion(packageId: request.packageId, version: request.version, requestId: requestId, name: snapshot.name,
+                                         description: snapshot.description, mapName: snapshot.mapName, sha256: sha, size: size,
+                                         signature: signature, manifestJSON: manifest, releasedBy: user.id, createdAt: now, verifiedCount: 0)
+            try version.insert(db)
+            try db.execute(sql: "UPDATE package SET currentVersion = ?, isVisible = 1, updatedAt = ? WHERE id = ?",
+                           arguments: [request.version, now, request.packageId])
+            if let tourId = request.tourId {
+                try db.execute(sql: "UPDATE tour SET state = 'published', reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [now, tourId])
+            }
+            try Self.bumpCatalog(db)
+            try place(request)
+            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "package", objectId: request.packageId,
+                                  action: "publish.push", detail: "version \(request.version), \(size) bytes")
+            return version
+        }
+    }
+
+    static func bumpCatalog(_ db: Database) throws {
+        try db.execute(sql: "UPDATE catalogState SET version = version + 1 WHERE id = 1")
+    }
+
+    public func catalogVersion() throws -> Int {
+        try writer.read { try Int.fetchOne($0, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0 }
+    }
+
+    // MARK: Packages
+
+    public func package(id: String) throws -> PackageRecord? { try writer.read { try PackageRecord.fetchOne($0, key: id) } }
+
+    public func packageVersions(packageId: String) throws -> [PackageVersion] {
+        try writer.read { try PackageVersion.filter(Column("packageId") == packageId).order(Column("version").desc).fetchAll($0) }
+    }
+
+    public func packageVersion(packageId: String, version: Int) throws -> PackageVersion? {
+        try writer.read { try PackageVersion.fetchOne($0, key: ["packageId": packageId, "version": version]) }
+    }
+
+    public func packages(siteId: Int64) throws -> [PackageRecord] {
+        try writer.read { try PackageRecord.filter(Column("siteId") == siteId).fetchAll($0) }
+    }
+
+    public func package(tourId: Int64) throws -> PackageRecord? {
+        try writer.read { try PackageRecord.filter(Column("tourId") == tourId).fetchOne($0) }
+    }
+
+    /// Hide from (false) or show again in (true) the mobile API.
+    public func setPackageVisible(id: String, visible: Bool, actor: AuditActor) throws {
+        try writer.write { db in
+            guard let package = try PackageRecord.fetchOne(db, key: id) else { throw NotFound() }
+            guard package.currentVersion != nil else { throw Conflict("This package has no released version yet.") }
+            try db.execute(sql: "UPDATE package SET isVisible = ?, updatedAt = ? WHERE id = ? AND isVisible = ?",
+                           arguments: [visible, Date().dbTime, id, !visible])
+            guard db.changesCount == 1 else { throw Conflict(visible ? "The package is already published." : "The package is already unpublished.") }
+            try Self.bumpCatalog(db)
+            try AuditEvent.record(db, actor: actor, siteId: package.siteId, objectType: "package", objectId: id,
+                                  action: visible ? "package.publish" : "package.unpublish", detail: "")
+        }
+    }
+
+    /// Serve an earlier version again (rollback), or a later one after a rollback.
+    public func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) throws {
+        try writer.write { db in
+            guard let package = try PackageRecord.fetchOne(db, key: packageId) else { throw NotFound() }
+            guard try PackageVersion.exists(db, key: ["packageId": packageId, "version": version]) else {
+                throw ValidationErrors(["version": "Version \(version) does not exist."])
+            }
+            guard package.currentVersion != version else { throw Conflict("Version \(version) is already the one served.") }
+            try db.execute(sql: "UPDATE package SET currentVersion = ?, updatedAt = ? WHERE id = ?", arguments: [version, Date().dbTime, packageId])
+            try Self.bumpCatalog(db)
+            try AuditEvent.record(db, actor: actor, siteId: package.siteId, objectType: "package", objectId: packageId,
+                                  action: "package.rollback", detail: "now serving version \(version) (was \(package.currentVersion ?? 0))")
+        }
+    }
+
+    // MARK: Queue
+
+    public struct QueueRow: Sendable {
+        public let request: PublishRequest
+        public let tourName: String
+        public let authorName: String
+        public let approvals: Int
+        public let siteName: String
+        public let reviewedByMe: Bool
+    }
+
+    /// Pending requests of the sites where the user reviews, oldest first.
+    public func reviewQueue(for user: AuthenticatedUser) throws -> [QueueRow] {
+        try writer.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT publishRequest.*, site.name AS siteName, COALESCE(user.displayName, 'unknown') AS authorName,
+                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = 'approve') AS approvals,
+                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND reviewerId = :me) AS mine
+                FROM publishRequest
+                JOIN site ON site.id = publishRequest.siteId
+                LEFT JOIN user ON user.id = publishRequest.authorId
+                WHERE publishRequest.state = 'pending'
+                  AND (:admin OR publishRequest.siteId IN (SELECT siteId FROM membership WHERE userId = :me AND role IN ('reviewer', 'manager')))
+                ORDER BY publishRequest.createdAt
+                """, arguments: ["me": user.id, "admin": user.isAdmin])
+            return try rows.map { row in
+                let request = try PublishRequest(row: row)
+                return QueueRow(request: request, tourName: (try? request.decodedSnapshot().name) ?? "?", authorName: row["authorName"],
+                                approvals: row["approvals"], siteName: row["siteName"], reviewedByMe: (row["mine"] as Int) > 0)
+            }
+        }
+    }
+
+    public func reviews(requestId: String) throws -> [(Review, String)] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT review.*, COALESCE(user.displayName, 'unknown') AS reviewerName FROM review LEFT JOIN user ON user.id = review.reviewerId
+                WHERE requestId = ? ORDER BY review.createdAt
+                """, arguments: [requestId]).map { (try Review(row: $0), $0["reviewerName"]) }
+        }
+    }
+
+    public func requests(tourId: Int64) throws -> [PublishRequest] {
+        try writer.read { try PublishRequest.filter(PublishRequest.Columns.tourId == tourId).order(PublishRequest.Columns.createdAt.desc).fetchAll($0) }
+    }
+
+    public func openRequest(tourId: Int64) throws -> PublishRequest? {
+        try writer.read {
+            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && ["building", "pending", "ready"].contains(PublishRequest.Columns.state)).fetchOne($0)
+        }
+    }
+}

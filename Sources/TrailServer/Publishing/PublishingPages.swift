@@ -1,0 +1,223 @@
+import Foundation
+import PackageFormat
+
+struct QueueRowModel: Sendable {
+    let id: String
+    let tourName: String
+    let siteName: String
+    let author: String
+    let age: String
+    let size: String
+    let approvals: Int
+    let required: Int
+    let waitingForMe: Bool
+}
+
+struct QueuePage: Sendable {
+    let rows: [QueueRowModel]
+    let isEmpty: Bool
+}
+
+struct RequestPage: Sendable {
+    struct ReviewRow: Sendable {
+        let reviewer: String
+        let isApproval: Bool
+        let comment: String
+        let time: String
+    }
+    struct AssetItem: Sendable {
+        let index: Int
+        let path: String
+        let type: String
+        let mimeType: String
+        let size: String
+        let isVideo: Bool
+        let isAudio: Bool
+        let isImage: Bool
+        let isText: Bool
+    }
+    struct WaypointItem: Sendable {
+        let order: Int
+        let name: String
+        let description: String
+        let coordinates: String
+        let assets: [AssetItem]
+    }
+    struct ScanRow: Sendable {
+        let file: String
+        let verdict: String
+    }
+
+    let id: String
+    let stateLabel: String
+    let stateBadge: String
+    let isBuilding: Bool
+    let isBuilt: Bool
+    let isFailed: Bool
+    let progressPercent: Int
+    let progressText: String
+    let failureReason: String?
+    let denialComment: String?
+    let tourId: Int64?
+    let tourName: String
+    let siteName: String
+    let author: String
+    let version: Int
+    let packageId: String
+    let approvals: Int
+    let required: Int
+    let reviews: [ReviewRow]
+    let canApprove: Bool
+    let canDeny: Bool
+    let canWithdraw: Bool
+    let canPush: Bool
+    let sha256: String
+    let size: String
+    let manifestJSON: String
+    let mapJSON: String
+    let waypoints: [WaypointItem]
+    let scanReport: [ScanRow]
+    let diff: [String]
+    let hasDiff: Bool
+    let isFirstVersion: Bool
+    var denyError: String?
+}
+
+struct PackagePage: Sendable {
+    struct VersionRow: Sendable {
+        let version: Int
+        let size: String
+        let sha256: String
+        let released: String
+        let verified: Int
+        let isCurrent: Bool
+        let canServe: Bool
+    }
+    let id: String
+    let name: String
+    let siteName: String
+    let siteSlug: String
+    let tourId: Int64?
+    let isVisible: Bool
+    let currentVersion: Int
+    let canManage: Bool
+    let versions: [VersionRow]
+    let downloadURL: String
+}
+
+extension PublishingController {
+    func requestPage(_ publish: PublishRequest, site: Site, access: SiteAccess, user: AuthenticatedUser) throws -> RequestPage {
+        let snapshot = try publish.decodedSnapshot()
+        let reviews = try database.reviews(requestId: publish.id)
+        let approvals = reviews.filter { $0.0.decision == "approve" }.count
+        let reviewedByMe = reviews.contains { $0.0.reviewerId == user.id }
+        let isReviewer = access.canReview && publish.authorId != user.id && !reviewedByMe
+        let isAuthorOrManager = publish.authorId == user.id || access.canManage
+        let manifest = publish.manifestJSON.flatMap { try? Manifest.decode(Data($0.utf8)) }
+        let author = try publish.authorId.flatMap { try database.user(id: $0)?.displayName } ?? "unknown"
+        var index = 0
+        let waypoints: [RequestPage.WaypointItem] = (manifest?.waypoints ?? []).map { waypoint in
+            RequestPage.WaypointItem(
+                order: waypoint.order, name: waypoint.name, description: waypoint.description,
+                coordinates: String(format: "%.6f, %.6f", waypoint.coordinates.latitude, waypoint.coordinates.longitude),
+                assets: waypoint.assets.map { asset in
+                    defer { index += 1 }
+                    return RequestPage.AssetItem(index: index, path: asset.path, type: asset.type.rawValue, mimeType: asset.mimeType,
+                                                 size: ByteFormat.string(asset.size), isVideo: asset.type == .video, isAudio: asset.type == .audio,
+                                                 isImage: asset.type == .image, isText: asset.type == .text)
+                })
+        }
+        let scanReport = (publish.scanReport.flatMap { try? JSONDecoder().decode([PackageBuildService.ScanReportEntry].self, from: Data($0.utf8)) } ?? [])
+            .map { RequestPage.ScanRow(file: $0.file, verdict: $0.verdict) }
+        let published = try database.package(id: publish.packageId).flatMap { package in
+            try package.currentVersion.flatMap { try database.packageVersion(packageId: package.id, version: $0) }
+        }
+        let previous = published.flatMap { try? Manifest.decode(Data($0.manifestJSON.utf8)) }
+        let diff = manifest.map { ManifestDiff.describe(old: previous, new: $0) } ?? []
+        let percent = publish.bytesTotal > 0 ? Int(publish.bytesDone * 100 / publish.bytesTotal) : (publish.state == .building ? 0 : 100)
+        return RequestPage(
+            id: publish.id, stateLabel: publish.state.label, stateBadge: publish.state.badge, isBuilding: publish.state == .building,
+            isBuilt: manifest != nil, isFailed: publish.state == .failed, progressPercent: min(100, percent),
+            progressText: "\(publish.filesDone) of \(publish.filesTotal) files, \(ByteFormat.string(publish.bytesDone)) of \(ByteFormat.string(publish.bytesTotal))",
+            failureReason: publish.failureReason, denialComment: publish.denialComment, tourId: publish.tourId, tourName: snapshot.name,
+            siteName: site.name, author: author, version: publish.version, packageId: publish.packageId, approvals: approvals,
+            required: publish.requiredApprovals,
+            reviews: reviews.map { RequestPage.ReviewRow(reviewer: $0.1, isApproval: $0.0.decision == "approve", comment: $0.0.comment,
+                                                         time: DisplayFormat.date($0.0.createdAt)) },
+            canApprove: isReviewer && publish.state == .pending, canDeny: isReviewer && (publish.state == .pending || publish.state == .ready),
+            canWithdraw: isAuthorOrManager && publish.state.isOpen, canPush: isAuthorOrManager && publish.state == .ready,
+            sha256: publish.zipSha256 ?? "", size: publish.zipSize.map(ByteFormat.string) ?? "",
+            manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "", mapJSON: manifest.map(Self.mapJSON) ?? "{}", waypoints: waypoints,
+            scanReport: scanReport, diff: diff, hasDiff: !diff.isEmpty, isFirstVersion: previous == nil)
+    }
+
+    func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) throws -> PackagePage {
+        let versions = try database.packageVersions(packageId: package.id)
+        return PackagePage(
+            id: package.id, name: versions.first?.name ?? "Package", siteName: site.name, siteSlug: site.slug, tourId: package.tourId,
+            isVisible: package.isVisible, currentVersion: package.currentVersion ?? 0, canManage: access.canManage,
+            versions: versions.map {
+                PackagePage.VersionRow(version: $0.version, size: ByteFormat.string($0.size), sha256: $0.sha256, released: DisplayFormat.date($0.createdAt),
+                                       verified: $0.verifiedCount, isCurrent: $0.version == package.currentVersion,
+                                       canServe: access.canManage && $0.version != package.currentVersion)
+            },
+            downloadURL: "/api/v1/packages/\(package.id)/download")
+    }
+
+    static func pretty(_ json: String) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { return json }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The review map draws the package's own manifest: the frame and waypoints the visitor will get.
+    static func mapJSON(_ manifest: Manifest) -> String {
+        let data = TourMapData(
+            frame: Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west),
+            waypoints: manifest.waypoints.enumerated().map { index, waypoint in
+                .init(id: Int64(index + 1), order: waypoint.order, name: waypoint.name, latitude: waypoint.coordinates.latitude,
+                      longitude: waypoint.coordinates.longitude, url: "#waypoint-\(waypoint.order)")
+            },
+            editable: false, tileURL: nil, moveURLTemplate: "", orderURL: "", newWaypointURL: "")
+        return (try? String(data: JSONResponse.encoder.encode(data), encoding: .utf8)) ?? "{}"
+    }
+}
+
+/// What changed between the published version and the candidate, in plain sentences.
+enum ManifestDiff {
+    static func describe(old: Manifest?, new: Manifest) -> [String] {
+        guard let old else { return [] }
+        var lines: [String] = []
+        let before = Dictionary(old.waypoints.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        let after = Dictionary(new.waypoints.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        for waypoint in new.waypoints where before[waypoint.name.lowercased()] == nil {
+            lines.append("Waypoint added: “\(waypoint.name)” (\(waypoint.assets.count) file(s)).")
+        }
+        for waypoint in old.waypoints where after[waypoint.name.lowercased()] == nil {
+            lines.append("Waypoint removed: “\(waypoint.name)”.")
+        }
+        for waypoint in new.waypoints {
+            guard let previous = before[waypoint.name.lowercased()] else { continue }
+            var changes: [String] = []
+            if previous.order != waypoint.order { changes.append("order \(previous.order) → \(waypoint.order)") }
+            if previous.coordinates != waypoint.coordinates { changes.append("moved") }
+            if previous.description != waypoint.description { changes.append("description edited") }
+            if !changes.isEmpty { lines.append("Waypoint changed: “\(waypoint.name)”: \(changes.joined(separator: ", ")).") }
+            let oldAssets = Dictionary(previous.assets.map { ($0.sha256, $0) }, uniquingKeysWith: { a, _ in a })
+            let newAssets = Dictionary(waypoint.assets.map { ($0.sha256, $0) }, uniquingKeysWith: { a, _ in a })
+            for asset in waypoint.assets where oldAssets[asset.sha256] == nil {
+                lines.append("File added at “\(waypoint.name)”: \(asset.path) (\(asset.type.rawValue)).")
+            }
+            for asset in previous.assets where newAssets[asset.sha256] == nil {
+                lines.append("File removed at “\(waypoint.name)”: \(asset.path).")
+            }
+            for asset in waypoint.assets {
+                if let old = oldAssets[asset.sha256], old.path != asset.path { lines.append("File renamed at “\(waypoint.name)”: \(old.path) → \(asset.path).") }
+            }
+        }
+        if old.bounds != new.bounds { lines.append("The map frame changed.") }
+        if old.packageName != new.packageName { lines.append("Renamed: “\(old.packageName)” → “\(new.packageName)”.") }
+        if old.description != new.description { lines.append("The tour description changed.") }
+        return lines
+    }
+}

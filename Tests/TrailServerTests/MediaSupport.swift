@@ -1,0 +1,349 @@
+import Crypto
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import MalwareScan
+import NIOCore
+import Testing
+@testable import TrailServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One app with a real data folder on disk and a real malware scanner, for the media tests.
+///
+/// The scanner is a real libclamav engine loaded from a signature folder the test writes (the EICAR body
+/// signature), unless the test brings its own (clamd) or asks for an empty signature folder.
+struct MediaEnv {
+    let app: TestApp
+    let seed: TestApp.Seed
+    /// Holds `data/` (the app's data folder) and `signatures/`.
+    let folder: URL
+    let signatures: URL
+
+    var database: AppDatabase { app.database }
+    var config: AppConfig { app.config }
+    var paths: DataPaths { app.dependencies.paths }
+    var scans: ScanService { app.dependencies.scans }
+    var dataFolder: URL { config.dataFolder }
+
+    enum Signatures { case eicar, none }
+
+    /// - Parameters:
+    ///   - signatures: `.eicar` writes the EICAR body signature; `.none` leaves the signature folder empty.
+    ///   - engineMaxFileSize: the engine's file size limit (default: the upload limit, as the server sets it).
+    ///   - scanner: a scanner of the test's own (e.g. clamd); the signature folder is still written.
+    static func make(signatures: Signatures = .eicar, engineMaxFileSize: Int64? = nil,
+                     scanner: ((URL) -> any MalwareScanner)? = nil,
+                     configure: (inout AppConfig) -> Void = { _ in }) async throws -> MediaEnv {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-media-\(UUID().uuidString.prefix(8))")
+        let signatureFolder = folder.appendingPathComponent("signatures")
+        try FileManager.default.createDirectory(at: signatureFolder, withIntermediateDirectories: true)
+        if signatures == .eicar { try EICAR.writeTestSignatures(to: signatureFolder) }
+        var probe = AppConfig()
+        configure(&probe)
+        let chosen: any MalwareScanner = scanner?(signatureFolder) ?? ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
+            databaseDirectories: [signatureFolder.path], maxFileSize: engineMaxFileSize ?? probe.maxUploadSize, maxConcurrentScans: 1))
+        let app = try await TestApp.make(scanner: chosen) { config in
+            config.dataFolder = folder.appendingPathComponent("data")
+            config.clamavDatabaseFolders = [signatureFolder.path]
+            configure(&config)
+        }
+        try DataFolder.prepare(app.config.dataFolder)
+        let seed = try app.seed()
+        return MediaEnv(app: app, seed: seed, folder: folder, signatures: signatureFolder)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    /// Loads the signatures (as the scan service does at start) and scans every queued job.
+    @discardableResult
+    func scanAll() async -> Int {
+        await scans.scanner.reloadIfChanged()
+        return await scans.drain()
+    }
+
+    func token(_ email: String) throws -> String {
+        let user = try #require(try database.user(email: email))
+        return try database.createAPIToken(userId: user.id!, name: "media test", actor: .system).token
+    }
+
+    func asset(_ id: Int64) throws -> Asset { try #require(try database.asset(id: id)) }
+
+    var assetsURI: String { "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/assets" }
+    var panelAssetsURI: String { "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/assets" }
+    var waypointPage: String { "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)" }
+
+    /// File names in `data/<folder>` (uploads, assets, quarantine), sorted.
+    func files(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: dataFolder.appendingPathComponent(folder).path)) ?? []).sorted()
+    }
+
+    /// Every file below the data folder, as paths relative to it.
+    func allFiles() -> [String] {
+        let root = dataFolder.standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
+        var found: [String] = []
+        while let relative = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+                found.append(relative)
+            }
+        }
+        return found.sorted()
+    }
+
+    func contents(_ relative: String) throws -> Data { try Data(contentsOf: paths.absolute(relative)) }
+}
+
+// MARK: Files to upload
+
+enum MediaFixtures {
+    /// Deterministic pseudo-random bytes (xorshift64); they cannot plausibly contain the 34-byte signed part of EICAR.
+    static func filler(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
+        var state = seed == 0 ? 1 : seed
+        var bytes = [UInt8](repeating: 0, count: count)
+        for index in 0..<count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            bytes[index] = UInt8(truncatingIfNeeded: state)
+        }
+        return bytes
+    }
+
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// Bytes that start like a PNG (the detector looks at magic numbers only), `size` long.
+    static func png(size: Int, seed: UInt64 = 1) -> Data {
+        var bytes = pngSignature + [0, 0, 0, 13] + Array("IHDR".utf8)
+        bytes += filler(count: size - bytes.count, seed: seed)
+        return Data(bytes)
+    }
+
+    /// An ISO base media file (`ftyp` box, brand `isom`): MP4 video.
+    static func mp4(size: Int = 4096, seed: UInt64 = 2) -> Data {
+        var bytes: [UInt8] = [0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
+        bytes += [0, 0, 0, 8] + Array("free".utf8)
+        bytes += filler(count: size - bytes.count, seed: seed)
+        return Data(bytes)
+    }
+
+    /// A PNG-looking file of `size` bytes whose last bytes are the EICAR test string.
+    static func pngEndingWithEICAR(size: Int) -> Data {
+        var data = png(size: size - eicar.count, seed: 7)
+        data.append(eicar)
+        return data
+    }
+
+    static var eicar: Data { Data(EICAR.testFileBody.utf8) }
+    static func text(_ line: String = "Fish Lake trailhead: 1.2 miles to the lava flow overlook.") -> Data { Data((line + "\n").utf8) }
+    static let html = Data("<!DOCTYPE html>\n<html><body><script>alert(document.cookie)</script></body></html>\n".utf8)
+    static let svg = Data(#"<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><circle r="4"/></svg>"#.utf8)
+
+    static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func sha256(fileAt url: URL) throws -> String { sha256(try Data(contentsOf: url)) }
+}
+
+// MARK: multipart/form-data bodies
+
+enum MultipartBody {
+    struct Part {
+        var headers: [String]
+        var body: Data
+    }
+
+    static func file(_ data: Data, fileName: String, contentType: String = "application/octet-stream", field: String = "file") -> Part {
+        Part(headers: ["Content-Disposition: form-data; name=\"\(field)\"; filename=\"\(fileName)\"", "Content-Type: \(contentType)"], body: data)
+    }
+
+    static func field(_ name: String, _ value: String) -> Part {
+        Part(headers: ["Content-Disposition: form-data; name=\"\(name)\""], body: Data(value.utf8))
+    }
+
+    static func encode(_ parts: [Part], boundary: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for part in parts {
+            buffer.writeString("--\(boundary)\r\n")
+            for header in part.headers { buffer.writeString(header + "\r\n") }
+            buffer.writeString("\r\n")
+            buffer.writeBytes(part.body)
+            buffer.writeString("\r\n")
+        }
+        buffer.writeString("--\(boundary)--\r\n")
+        return buffer
+    }
+}
+
+extension TestClientProtocol {
+    /// `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets` with one `file` part.
+    func mediaAPIUpload(_ env: MediaEnv, token: String, data: Data, fileName: String = "file.bin",
+                        contentType: String = "application/octet-stream") async throws -> TestResponse {
+        try await mediaAPIUpload(uri: env.assetsURI, token: token, parts: [MultipartBody.file(data, fileName: fileName, contentType: contentType)])
+    }
+
+    func mediaAPIUpload(uri: String, token: String, parts: [MultipartBody.Part], boundary: String = "trail-\(UUID().uuidString)") async throws -> TestResponse {
+        let headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"]
+        return try await execute(uri: uri, method: .post, headers: headers, body: MultipartBody.encode(parts, boundary: boundary))
+    }
+
+    /// The panel's upload form: a signed-in browser, the CSRF token in `?_csrf=`.
+    func mediaPanelUpload(_ env: MediaEnv, session: BrowserSession, parts: [MultipartBody.Part]) async throws -> TestResponse {
+        let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
+        let headers: HTTPFields = [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"]
+        return try await execute(uri: "\(env.panelAssetsURI)?_csrf=\(session.csrf)", method: .post, headers: headers,
+                                 body: MultipartBody.encode(parts, boundary: boundary))
+    }
+
+    /// `GET /api/v1/manage/assets/{aid}` as JSON.
+    func mediaAsset(_ id: Int64, token: String) async throws -> [String: Any] {
+        let response = try await execute(uri: "/api/v1/manage/assets/\(id)", method: .get, headers: [.authorization: "Bearer \(token)"])
+        #expect(response.status == .ok, "GET asset \(id): \(response.status) \(response.text)")
+        return response.jsonObject
+    }
+}
+
+extension TestResponse {
+    /// The `id` of an asset in a 201 answer.
+    var assetId: Int64? { (jsonObject["id"] as? NSNumber)?.int64Value }
+}
+
+// MARK: A real clamd
+
+/// A clamd started for one test from a clamd.conf in a temp folder, with the test's signature folder
+/// (the approach of Tests/MalwareScanTests: Foreground, a unix socket in the temp folder, AlertExceedsMax).
+final class MediaClamd: @unchecked Sendable {
+    static let executable = "/usr/sbin/clamd"
+    static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
+
+    let folder: URL
+    let socketPath: String
+    private let process = Process()
+
+    init(signatureFolder: URL, streamMaxLength: String = "1M") throws {
+        // Short path: a unix socket path must fit in 108 bytes.
+        folder = URL(fileURLWithPath: "/tmp/trail-clamd-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        socketPath = folder.appendingPathComponent("clamd.sock").path
+        let configuration = """
+            Foreground yes
+            LocalSocket \(socketPath)
+            LocalSocketMode 600
+            DatabaseDirectory \(signatureFolder.path)
+            TemporaryDirectory \(folder.appendingPathComponent("tmp").path)
+            LogFile \(folder.appendingPathComponent("clamd.log").path)
+            PidFile \(folder.appendingPathComponent("clamd.pid").path)
+            StreamMaxLength \(streamMaxLength)
+            AlertExceedsMax yes
+            MaxThreads 2
+            SelfCheck 3600
+
+            """
+        let configurationURL = folder.appendingPathComponent("clamd.conf")
+        try Data(configuration.utf8).write(to: configurationURL)
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = ["-c", configurationURL.path]
+        let outPath = folder.appendingPathComponent("clamd.out").path
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        if let handle = FileHandle(forWritingAtPath: outPath) {
+            process.standardOutput = handle
+            process.standardError = handle
+        }
+        try process.run()
+    }
+
+    var log: String {
+        ["clamd.out", "clamd.log"].map { (try? String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8)) ?? "" }.joined()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    func waitUntilReady(timeout: Duration = .seconds(90)) async throws {
+        let probe = ClamdScanner(endpoint: .unixSocket(path: socketPath), timeouts: .init(connect: .seconds(1), io: .seconds(2)))
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if await probe.ping() { return }
+            guard process.isRunning else { throw MediaTestError("clamd exited with status \(process.terminationStatus):\n\(log)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw MediaTestError("clamd did not answer PING within \(timeout):\n\(log)")
+    }
+
+    func stop() async {
+        if process.isRunning {
+            process.terminate()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+            }
+        }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+struct MediaTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: Python helpers (Tests/TrailServerTests/Scripts)
+
+enum PythonScript {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
+
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        var json: [String: Any] {
+            let lastLine = stdout.split(separator: "\n").last.map(String.init) ?? ""
+            return (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// `python3 Scripts/<name> arguments…`, awaited without blocking a thread; killed after `timeout`.
+    static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", folder.appendingPathComponent(name).path] + arguments
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-py-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+                return
+            }
+            let pid = process.processIdentifier
+            Task {
+                try? await Task.sleep(for: timeout)
+                if process.isRunning { kill(pid, SIGKILL) }
+            }
+        }
+        try? out.close()
+        try? err.close()
+        return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+}

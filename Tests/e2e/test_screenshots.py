@@ -1,0 +1,49 @@
+"""Pictures of the main pages for the README, as a ranger sees them, written to docs/screenshots/ on every run
+(1440 px wide, the whole page; one phone-sized picture of the tour page)."""
+from support import SCREENSHOTS, reset_viewport, set_viewport
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def demo_tour(api) -> dict:
+    return next(t for t in api.get("/manage/tours?site=sweet-home") if t["name"] == "Santiam Wagon Road")
+
+
+def png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data.startswith(PNG), f"{path} is not a PNG"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_screenshots_of_the_main_pages(ranger_panel, api):
+    panel = ranger_panel
+    tour = demo_tour(api)
+    set_viewport(panel.driver, 1440, 1000)
+    written = []
+
+    panel.open("/sites/sweet-home")
+    assert "Santiam Wagon Road" in panel.text("main table")
+    written.append(panel.screenshot("tour-list"))
+
+    panel.open(f"/tours/{tour['id']}")
+    panel.wait_map_rendered()
+    assert len(panel.all("#tour-map .waypoint-marker")) == len(tour["waypoints"]) >= 5
+    written.append(panel.screenshot("tour-editor"))
+
+    waypoint = tour["waypoints"][0]
+    panel.open(f"/tours/{tour['id']}/waypoints/{waypoint['id']}")
+    panel.wait_map_rendered()
+    assert panel.heading() == waypoint["name"]
+    written.append(panel.screenshot("waypoint"))
+
+    set_viewport(panel.driver, 375, 812, mobile=True)
+    panel.open(f"/tours/{tour['id']}")
+    panel.wait_map_rendered()
+    written.append(panel.screenshot("tour-editor-phone"))
+    reset_viewport(panel.driver)
+
+    for path in written:
+        width, height = png_size(path)
+        expected_width = 375 if path.stem.endswith("-phone") else 1440
+        assert width == expected_width and height >= 600, f"{path.name} is {width}×{height}"
+    assert {p.name for p in written} <= {p.name for p in SCREENSHOTS.glob("*.png")}
