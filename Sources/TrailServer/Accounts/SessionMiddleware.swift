@@ -36,6 +36,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             context.csrfToken = SecretToken.make()
             context.issueCSRFCookie = true
         }
+        if request.uri.path.hasPrefix("/api/") { context.issueCSRFCookie = false }
         var response = try await next(request, context)
         if context.issueCSRFCookie {
             response.setCookie(Cookie(name: CookieName.csrf, value: context.csrfToken, path: "/", secure: config.usesTLS,

@@ -25,6 +25,8 @@ public struct AppConfig: Sendable {
     public var loginThrottleWindow: TimeInterval = 15 * 60
     /// bcrypt cost; tests lower it to keep the suite fast.
     public var bcryptCost: UInt8 = 12
+    /// A signed catalog is valid this long; it is re-signed well before.
+    public var catalogLifetime: TimeInterval = 7 * 86_400
     /// An unfinished tus upload is removed after this long.
     public var uploadExpiry: TimeInterval = 24 * 3600
     /// Where the vendored browser libraries (Debian's libjs-* packages) live.

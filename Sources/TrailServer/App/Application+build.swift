@@ -12,6 +12,7 @@ public struct AppDependencies: Sendable {
     public let scans: ScanService
     public let builds: PackageBuildService
     public let signingKey: SigningKey
+    public let catalog: CatalogSigner
     let tusHashes = TusHashStates()
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
@@ -26,6 +27,7 @@ public struct AppDependencies: Sendable {
         let key = signingKey ?? (try? SigningKey.loadOrCreate(at: paths.signingKey)) ?? SigningKey.generate()
         self.signingKey = key
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key)
+        self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL)
     }
 
     public var paths: DataPaths { DataPaths(root: config.dataFolder) }
@@ -96,6 +98,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     media.addPanelRoutes(to: signedIn)
     publishing.addPanelRoutes(to: signedIn)
 
+    MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
+              publicURL: config.effectivePublicURL).addRoutes(to: router.group("api/v1"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)

@@ -1,0 +1,235 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOConcurrencyHelpers
+import PackageFormat
+
+/// The routes the Android and iOS apps use, under `/api/v1`, without sign-in (DESIGN.md, "Mobile").
+struct MobileAPI: Sendable {
+    let database: AppDatabase
+    let paths: DataPaths
+    let signingKey: SigningKey
+    let catalog: CatalogSigner
+    let publicURL: String
+
+    struct SiteItem: Encodable {
+        let slug: String
+        let name: String
+        let description: String
+        let packageCount: Int
+    }
+
+    struct PackageItem: Encodable {
+        let id: String
+        let name: String
+        let description: String
+        let size: Int64
+        let version: Int
+        let sha256: String
+        let updatedAt: String
+    }
+
+    struct PackageDetail: Encodable {
+        let id: String
+        let name: String
+        let description: String
+        let size: Int64
+        let version: Int
+        let sha256: String
+        let updatedAt: String
+        let park: String
+        let site: String
+        let bounds: Manifest.Bounds
+        let waypointCount: Int
+        let signature: String
+        let manifest: Manifest
+        let downloadURL: String
+    }
+
+    struct VerifyBody: Decodable {
+        let sha256: String
+        let version: Int
+    }
+
+    struct VerifyAnswer: Encodable {
+        struct Expected: Encodable {
+            let sha256: String
+            let version: Int
+            let size: Int64
+        }
+        let valid: Bool
+        let expected: Expected
+    }
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/sites") { request, _ in
+            try cachedJSON(database.siteSummaries().map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
+                                                                   packageCount: $0.packageCount) }, request: request)
+        }
+        router.get("/sites/{slug}/packages") { request, context in
+            let slug = try context.parameters.require("slug")
+            guard try database.site(slug: slug) != nil else { throw NotFound() }
+            return try cachedJSON(database.publishedPackages(siteSlug: slug).map(item), request: request)
+        }
+        router.get("/packages/{id}") { request, context in
+            let published = try publishedPackage(context)
+            let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
+            let version = published.version
+            return try cachedJSON(PackageDetail(
+                id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
+                sha256: version.sha256, updatedAt: Self.iso(version.createdAt), park: published.siteName, site: published.siteSlug,
+                bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: version.signature, manifest: manifest,
+                downloadURL: "\(publicURL)/api/v1/packages/\(published.package.id)/versions/\(version.version)/download"), request: request)
+        }
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/packages/{id}/download", method: method) { request, context in
+                let published = try publishedPackage(context)
+                // The latest version moves: clients revalidate (ETag), and If-Range stops a resume from splicing two versions.
+                return try await download(published.version, request: request, cacheControl: "no-cache")
+            }
+            router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
+                let published = try publishedPackage(context)
+                guard let number = context.parameters.get("version", as: Int.self),
+                      let version = try database.packageVersion(packageId: published.package.id, version: number) else { throw NotFound() }
+                return try await download(version, request: request, cacheControl: "public, max-age=31536000, immutable")
+            }
+        }
+        router.get("/packages/{id}/hash") { request, context in
+            let version = try publishedPackage(context).version
+            return try JSONResponse.make(VerifyAnswer.Expected(sha256: version.sha256, version: version.version, size: version.size))
+        }
+        router.post("/packages/{id}/verify") { request, context in
+            let published = try publishedPackage(context)
+            let body = try await request.decodeJSON(VerifyBody.self, context: context)
+            // A download of any released version can be verified against that version.
+            let target = try database.packageVersion(packageId: published.package.id, version: body.version) ?? published.version
+            let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
+            if valid { try database.recordVerifiedDownload(packageId: target.packageId, version: target.version) }
+            return try JSONResponse.make(VerifyAnswer(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
+        }
+        router.get("/signing-key") { request, _ in
+            try cachedJSON(["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64], request: request)
+        }
+        router.get("/catalog") { request, _ in
+            let signed = try catalog.current()
+            var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
+                                       .cacheControl: "no-cache"]
+            if request.headers[.ifNoneMatch] == signed.etag { return Response(status: .notModified, headers: headers) }
+            headers[.contentLength] = "\(signed.body.count)"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
+        }
+        router.get("/openapi.json") { request, _ in
+            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"],
+                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(serverURL: publicURL))))
+        }
+    }
+
+    func item(_ published: PublishedPackage) -> PackageItem {
+        PackageItem(id: published.package.id, name: published.version.name, description: published.version.description, size: published.version.size,
+                    version: published.version.version, sha256: published.version.sha256, updatedAt: Self.iso(published.version.createdAt))
+    }
+
+    /// Unknown → 404; known but unpublished → 410 (the app can tell the visitor it was withdrawn).
+    func publishedPackage(_ context: AppRequestContext) throws -> PublishedPackage {
+        guard let id = context.parameters.get("id"), let package = try database.package(id: id), let current = package.currentVersion else {
+            throw NotFound()
+        }
+        guard package.isVisible else { throw HTTPError(.gone, message: "This package has been unpublished.") }
+        guard let version = try database.packageVersion(packageId: id, version: current), let site = try database.site(id: package.siteId) else {
+            throw NotFound()
+        }
+        return PublishedPackage(package: package, version: version, siteSlug: site.slug, siteName: site.name)
+    }
+
+    func download(_ version: PackageVersion, request: Request, cacheControl: String) async throws -> Response {
+        let fileName = "\(version.mapName)-v\(version.version).zip"
+        return try await FileResponder.respond(
+            fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
+            headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
+            chunkSize: 1 << 20)
+    }
+
+    /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.
+    func cachedJSON(_ value: some Encodable, request: Request) throws -> Response {
+        let data = try JSONResponse.encoder.encode(value)
+        let etag = "\"\(SHA256.hash(data: data).hexString)\""
+        var headers: HTTPFields = [.contentType: "application/json", .eTag: etag, .cacheControl: "no-cache"]
+        if let ifNoneMatch = request.headers[.ifNoneMatch],
+           ifNoneMatch.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(where: { $0 == etag || $0 == "*" || $0 == "W/\(etag)" }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = "\(data.count)"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func iso(_ time: Double) -> String {
+        Manifest.timestamp(Date(timeIntervalSince1970: time))
+    }
+}
+
+/// Signs the catalog once per catalog version and again before the signature's lifetime runs out.
+public final class CatalogSigner: Sendable {
+    struct Signed: Sendable {
+        let catalogVersion: Int
+        let body: Data
+        let signature: String
+        let etag: String
+        let expiresAt: Date
+    }
+
+    struct Body: Encodable {
+        struct Item: Encodable {
+            let id: String
+            let site: String
+            let name: String
+            let version: Int
+            let size: Int64
+            let sha256: String
+            let url: String
+        }
+        let catalogVersion: Int
+        let generatedAt: String
+        let expiresAt: String
+        let packages: [Item]
+    }
+
+    let database: AppDatabase
+    let signingKey: SigningKey
+    let lifetime: TimeInterval
+    let publicURL: String
+    private let cache = NIOLockedValueBox<Signed?>(nil)
+
+    public init(database: AppDatabase, signingKey: SigningKey, lifetime: TimeInterval, publicURL: String) {
+        self.database = database
+        self.signingKey = signingKey
+        self.lifetime = lifetime
+        self.publicURL = publicURL
+    }
+
+    func current(now: Date = Date()) throws -> Signed {
+        let version = try database.catalogVersion()
+        // Re-sign when the catalog changed or less than a quarter of its lifetime is left.
+        if let cached = cache.withLockedValue({ $0 }), cached.catalogVersion == version,
+           cached.expiresAt.timeIntervalSince(now) > lifetime / 4 {
+            return cached
+        }
+        let expiresAt = now.addingTimeInterval(lifetime)
+        let body = Body(
+            catalogVersion: version, generatedAt: Manifest.timestamp(now), expiresAt: Manifest.timestamp(expiresAt),
+            packages: try database.publishedPackages().map {
+                Body.Item(id: $0.package.id, site: $0.siteSlug, name: $0.version.name, version: $0.version.version, size: $0.version.size,
+                          sha256: $0.version.sha256, url: "\(publicURL)/api/v1/packages/\($0.package.id)/versions/\($0.version.version)/download")
+            })
+        let data = try JSONResponse.encoder.encode(body)
+        let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),
+                            etag: "\"\(SHA256.hash(data: data).hexString)\"", expiresAt: expiresAt)
+        cache.withLockedValue { $0 = signed }
+        return signed
+    }
+}
+
+extension HTTPField.Name {
+    static let packageVersion = Self("Package-Version")!
+    static let catalogSignature = Self("Catalog-Signature")!
+}

@@ -1,0 +1,50 @@
+import Foundation
+import GRDB
+
+/// Read models for the mobile API: only published (visible, with a current version) packages exist here.
+public struct PublishedPackage: Sendable {
+    public let package: PackageRecord
+    public let version: PackageVersion
+    public let siteSlug: String
+    public let siteName: String
+}
+
+extension AppDatabase {
+    public func publishedPackages(siteSlug: String? = nil) throws -> [PublishedPackage] {
+        try writer.read { db in
+            var sql = """
+                SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
+                WHERE package.isVisible = 1 AND package.currentVersion IS NOT NULL
+                """
+            var arguments: StatementArguments = []
+            if let siteSlug {
+                sql += " AND site.slug = ?"
+                arguments += [siteSlug]
+            }
+            sql += " ORDER BY site.slug, package.id"
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
+                let package = try PackageRecord(row: row)
+                guard let version = try PackageVersion.fetchOne(db, key: ["packageId": package.id, "version": package.currentVersion!]) else { return nil }
+                return PublishedPackage(package: package, version: version, siteSlug: row["siteSlug"], siteName: row["siteName"])
+            }
+        }
+    }
+
+    public func siteSummaries() throws -> [(site: Site, packageCount: Int)] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT site.*, (SELECT COUNT(*) FROM package WHERE package.siteId = site.id AND package.isVisible = 1
+                                AND package.currentVersion IS NOT NULL) AS packageCount
+                FROM site ORDER BY site.slug
+                """).map { (try Site(row: $0), $0["packageCount"]) }
+        }
+    }
+
+    /// Counts a download the app proved complete (hash and version match).
+    public func recordVerifiedDownload(packageId: String, version: Int) throws {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE packageVersion SET verifiedCount = verifiedCount + 1 WHERE packageId = ? AND version = ?",
+                           arguments: [packageId, version])
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import TrailServer
+
+/// `MediaRecovery.run` at start: expired uploads, orphan files and rows whose file is gone.
+@Suite("Media: recovery at start")
+struct MediaRecoveryTests {
+    @Test("Expired uploads and orphan files are removed, a row whose file is missing becomes error, everything else is kept")
+    func recovery() async throws {
+        let env = try await MediaEnv.make()
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        let ids = try await env.app.application.test(.router) { client in
+            let clean = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 1), fileName: "kept.png").assetId)
+            let lost = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 2), fileName: "lost.png").assetId)
+            #expect(await env.scanAll() == 2)
+            let lostPending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("lost while pending"), fileName: "lost.txt").assetId)
+            let pending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("still pending"), fileName: "pending.txt").assetId)
+
+            let live = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(String.init)!
+            let patched = try await client.tus(.patch, "\(TusTests.endpoint)/\(live)", token: token, offset: 0, body: MediaFixtures.png(size: 5000).prefix(1000))
+            #expect(patched.status == .noContent)
+            let expired = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(String.init)!
+            try env.database.execute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 1, expired])
+            return RecoveryIds(clean: clean, lost: lost, lostPending: lostPending, pending: pending, live: live, expired: expired)
+        }
+        let lostAsset = try env.asset(ids.lost), lostPendingAsset = try env.asset(ids.lostPending)
+        #expect(lostAsset.storedPath.hasPrefix("assets/") && lostPendingAsset.storedPath.hasPrefix("uploads/"))
+        try FileManager.default.removeItem(at: env.paths.absolute(lostAsset.storedPath))
+        try FileManager.default.removeItem(at: env.paths.absolute(lostPendingAsset.storedPath))
+        // Orphans: bytes no row names, in each folder (a crash between writing and registering, or after a move).
+        let orphans = ["uploads/\(UUID().uuidString.lowercased())", "quarantine/\(UUID().uuidString.lowercased())",
+                       "assets/\(MediaFixtures.sha256(Data("orphan".utf8)))"]
+        for orphan in orphans { try Data("orphan".utf8).write(to: env.paths.absolute(orphan)) }
+        let auditBefore: Int64 = try env.database.scalar("SELECT MAX(id) FROM auditEvent") ?? 0
+
+        let report = try MediaRecovery.run(database: env.database, paths: env.paths)
+        #expect(report.expiredUploads == 1)
+        #expect(report.orphanFiles == orphans.count)
+        #expect(report.missingFiles == 2)
+
+        for orphan in orphans { #expect(!FileManager.default.fileExists(atPath: env.paths.absolute(orphan).path), "\(orphan) stayed") }
+        #expect(!env.files(in: "uploads").contains(ids.expired))
+        #expect(try env.database.scalar("SELECT COUNT(*) FROM upload WHERE id = ?", [ids.expired]) as Int? == 0)
+        // The live upload keeps its row, its file and its bytes.
+        #expect(env.files(in: "uploads").contains(ids.live))
+        #expect(try env.database.scalar("SELECT offset FROM upload WHERE id = ?", [ids.live]) as Int? == 1000)
+        #expect(try FileManager.default.attributesOfItem(atPath: env.paths.upload(ids.live).path)[.size] as? Int == 1000)
+
+        for id in [ids.lost, ids.lostPending] {
+            let asset = try env.asset(id)
+            #expect(asset.scanStatus == .error)
+            #expect(asset.scanDetail.contains("missing"))
+        }
+        #expect(try env.database.scalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
+                "a job for a missing file stayed queued")
+        let actions: [String] = try await env.database.writer.read {
+            try String.fetchAll($0, sql: "SELECT action FROM auditEvent WHERE id > ? AND action = 'asset.missing'", arguments: [auditBefore])
+        }
+        #expect(actions.count == 2)
+        let kept = try env.asset(ids.clean), pending = try env.asset(ids.pending)
+        #expect(kept.scanStatus == .clean && FileManager.default.fileExists(atPath: env.paths.absolute(kept.storedPath).path))
+        #expect(pending.scanStatus == .pending && FileManager.default.fileExists(atPath: env.paths.absolute(pending.storedPath).path))
+
+        // A second run finds nothing to do; the pending asset is scanned as usual afterwards.
+        #expect(try MediaRecovery.run(database: env.database, paths: env.paths) == MediaRecovery.Report())
+        #expect(await env.scanAll() == 1)
+        #expect(try env.asset(ids.pending).scanStatus == .clean)
+        try await env.app.test { client in
+            let preview = try await client.execute(uri: "/assets/\(ids.lost)/content", method: .get, headers: [.authorization: "Bearer \(token)"])
+            #expect(preview.status == .forbidden)
+        }
+    }
+}
+
+struct RecoveryIds: Sendable {
+    let clean: Int64, lost: Int64, lostPending: Int64, pending: Int64
+    let live: String, expired: String
+}
