@@ -106,9 +106,15 @@ let package = Package(
             name: "TrailServerTests",
             dependencies: [
                 "TrailServer",
+                "TrailClient",
+                "MalwareScan",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
+            // Python helpers the tests run (tuspy, zipfile, ...), not sources.
+            exclude: ["Scripts"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,7 +8,7 @@ if (box) {
     if (!response?.ok) return;
     const request = await response.json();
     const { bytesDone, bytesTotal, filesDone, filesTotal } = request.progress;
-    const percent = bytesTotal ? Math.floor(bytesDone / bytesTotal * 100) : 0;
+    const percent = bytesTotal ? Math.min(100, Math.floor(bytesDone / bytesTotal * 100)) : 0;
     bar.style.width = `${percent}%`;
     box.querySelector('[role=progressbar]').setAttribute('aria-valuenow', String(percent));
     document.getElementById('build-progress-text').textContent = `${filesDone} of ${filesTotal} files, ${percent} %`;

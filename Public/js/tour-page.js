@@ -10,10 +10,11 @@ if (mapElement) {
   setUpMap(mapElement, JSON.parse(mapElement.dataset.map || '{}'));
 }
 setUpSortable();
+setUpTileEstimate();
 
 function setUpMap(element, data) {
   const map = L.map(element, { zoomSnap: 0.25 });
-  baseLayer(data.tileURL).addTo(map);
+  baseLayer(data.tileURL, data).addTo(map);
   const inputs = Object.fromEntries(['north', 'south', 'east', 'west'].map((k) => [k, document.getElementById(k)]));
   const frameEditable = data.editable && inputs.north && !inputs.north.disabled;
   let frame = null;
@@ -45,6 +46,8 @@ function setUpMap(element, data) {
     }
   }
 
+  const route = setUpRoute(map, data);
+
   const markers = new Map();
   for (const waypoint of data.waypoints) {
     const marker = L.marker([waypoint.latitude, waypoint.longitude], {
@@ -74,6 +77,7 @@ function setUpMap(element, data) {
   mapElement.markers = markers;
 
   map.on('click', (event) => {
+    if (route.editing()) { route.add(event.latlng); return; }
     if (element.dataset.pick === 'true') {
       const marker = markers.values().next().value;
       if (marker) marker.setLatLng(event.latlng);
@@ -99,8 +103,15 @@ function fillCoordinates({ lat, lng }) {
 }
 
 /// The configured tile server, or a plain grid drawn in the browser: no request leaves this server.
-function baseLayer(template) {
-  if (template) return L.tileLayer(template, { maxZoom: 20, crossOrigin: true });
+function baseLayer(template, data = {}) {
+  if (template) {
+    // A package's own tiles exist only in its zoom range: Leaflet stretches the nearest level beyond it.
+    const options = { maxZoom: 20, crossOrigin: true };
+    if (Number.isInteger(data.tileMinZoom)) options.minNativeZoom = data.tileMinZoom;
+    if (Number.isInteger(data.tileMaxZoom)) options.maxNativeZoom = data.tileMaxZoom;
+    if (data.tileAttribution) options.attribution = escapeText(data.tileAttribution);
+    return L.tileLayer(template, options);
+  }
   const Grid = L.GridLayer.extend({
     createTile(coords) {
       const tile = document.createElement('canvas');
@@ -222,4 +233,112 @@ function setUpSortable() {
       });
     },
   });
+}
+
+/// The trail line: drawn from the tour's route; in edit mode a click adds a vertex and vertices drag.
+function setUpRoute(map, data) {
+  const line = L.polyline((data.route || []).map(([lng, lat]) => [lat, lng]), { color: '#b5441d', weight: 3, dashArray: '6 4' }).addTo(map);
+  const tools = document.getElementById('route-tools');
+  let editing = false;
+  let handles = [];
+  const state = { editing: () => editing, add };
+  if (!tools || !data.editable || !data.routeURL) return state;
+  tools.hidden = false;
+  const editButton = document.getElementById('route-edit');
+  const saveButton = document.getElementById('route-save');
+  const clearButton = document.getElementById('route-clear');
+  editButton.addEventListener('click', () => {
+    editing = !editing;
+    editButton.textContent = editing ? 'Stop drawing' : 'Draw the route on the map';
+    editButton.setAttribute('aria-pressed', String(editing));
+    saveButton.hidden = !editing;
+    if (editing) showHandles(); else hideHandles();
+  });
+  saveButton.addEventListener('click', () => save(line.getLatLngs()));
+  clearButton.addEventListener('click', () => {
+    if (!window.confirm('Remove the route?')) return;
+    line.setLatLngs([]);
+    hideHandles();
+    save([]);
+  });
+  function add(latlng) {
+    line.addLatLng(latlng);
+    showHandles();
+  }
+  function showHandles() {
+    hideHandles();
+    handles = line.getLatLngs().map((latlng, index) => {
+      const handle = L.marker(latlng, { draggable: true, keyboard: false, title: `Route point ${index + 1}`,
+        icon: L.divIcon({ className: 'route-handle', iconSize: [10, 10] }) }).addTo(map);
+      handle.on('drag', () => {
+        const points = line.getLatLngs();
+        points[index] = handle.getLatLng();
+        line.setLatLngs(points);
+      });
+      return handle;
+    });
+  }
+  function hideHandles() { handles.forEach((h) => h.remove()); handles = []; }
+  async function save(latlngs) {
+    const route = JSON.stringify(latlngs.map((p) => [Number(p.lng.toFixed(7)), Number(p.lat.toFixed(7))]));
+    const result = await postForm(data.routeURL, { route });
+    if (!result.ok) { showMessage(result.message); return; }
+    const summary = document.getElementById('route-summary');
+    if (summary) summary.textContent = result.data.points ? `${result.data.points} points, ${(result.data.lengthMeters / 1000).toFixed(2)} km (reload for the new estimate)` : 'none';
+  }
+  return state;
+}
+
+/// The frame editor's tile count and size estimate, live while the rectangle or the zoom fields change.
+/// The same Web Mercator arithmetic as the server's `TileMath` (and Python's mercantile).
+export function tileRange(frame, zoom) {
+  const tile = (lat, lng) => {
+    const x = lng / 360 + 0.5;
+    const sin = Math.sin(lat * (Math.PI / 180));
+    const y = 0.5 - 0.25 * Math.log((1 + sin) / (1 - sin)) / Math.PI;
+    const z2 = 2 ** zoom;
+    const index = (v) => (v <= 0 ? 0 : v >= 1 ? z2 - 1 : Math.floor((v + 1e-14) * z2));
+    return [index(x), index(y)];
+  };
+  const west = Math.max(-180, frame.west), south = Math.max(-85.051129, frame.south);
+  const east = Math.min(180, frame.east), north = Math.min(85.051129, frame.north);
+  const [x0, y0] = tile(north, west);
+  const [x1, y1] = tile(south + 1e-11, east - 1e-11);
+  return x1 < x0 || y1 < y0 ? 0 : (x1 - x0 + 1) * (y1 - y0 + 1);
+}
+
+function setUpTileEstimate() {
+  const box = document.getElementById('tile-estimate');
+  const text = document.getElementById('tile-estimate-text');
+  const warning = document.getElementById('tile-estimate-warning');
+  if (!box || !text) return;
+  const fields = Object.fromEntries(['north', 'south', 'east', 'west', 'minZoom', 'maxZoom'].map((k) => [k, document.getElementById(k)]));
+  const cap = Number(box.dataset.cap);
+  const bytesPerTile = Number(box.dataset.bytesPerTile) || 20480;
+  const fromUpload = box.dataset.uploadMinZoom !== undefined;
+  const update = () => {
+    const frame = Object.fromEntries(['north', 'south', 'east', 'west'].map((k) => [k, parseFloat(fields[k]?.value)]));
+    let minZoom = fromUpload ? Number(box.dataset.uploadMinZoom) : parseInt(fields.minZoom?.value, 10);
+    let maxZoom = fromUpload ? Number(box.dataset.uploadMaxZoom) : parseInt(fields.maxZoom?.value, 10);
+    if (Object.values(frame).some(Number.isNaN) || Number.isNaN(minZoom) || Number.isNaN(maxZoom)
+        || frame.north <= frame.south || frame.east <= frame.west) return;
+    minZoom = Math.max(0, Math.min(20, minZoom));
+    maxZoom = Math.max(minZoom, Math.min(20, maxZoom));
+    let count = 0;
+    for (let z = minZoom; z <= maxZoom; z += 1) count += tileRange(frame, z);
+    text.textContent = `${count.toLocaleString('en-US')} tiles at zoom ${minZoom}–${maxZoom}, about ${formatBytes(count * bytesPerTile)}`;
+    if (warning) warning.hidden = !(box.dataset.server === 'true' && count > cap);
+  };
+  for (const field of Object.values(fields)) {
+    field?.addEventListener('input', update);
+    field?.addEventListener('change', update);
+  }
+  update();
+}
+
+function formatBytes(bytes) {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes, unit = 0;
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
 }

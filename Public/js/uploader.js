@@ -179,7 +179,12 @@ class Upload {
     localStorage.removeItem(this.key);
     this.row.fail('Cancelled.');
     if (this.url) {
-      await fetch(this.url, { method: 'DELETE', credentials: 'same-origin', headers: { 'Tus-Resumable': '1.0.0', 'X-CSRF-Token': csrfToken() } }).catch(() => {});
+      // The aborted PATCH can hold the upload on the server for a moment (409): ask again until it lets go.
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const response = await fetch(this.url, { method: 'DELETE', credentials: 'same-origin', headers: { 'Tus-Resumable': '1.0.0', 'X-CSRF-Token': csrfToken() } }).catch(() => null);
+        if (response?.status !== 409) break;
+        await sleep(250);
+      }
     }
   }
 }

@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// SHA-256 helpers with the package format's conventions (lowercase hex).
-public enum PackageHashing {
+public enum PackageHashing: Sendable {
     /// Chunk size for streaming reads (1 MiB).
     public static let chunkSize = 1 << 20
 

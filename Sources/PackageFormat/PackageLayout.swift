@@ -2,7 +2,7 @@ import Foundation
 
 /// Naming and layout rules of a content package: fixed entry paths, waypoint folders, safe
 /// file names, entry-path safety and which entries are deflated.
-public enum PackageLayout {
+public enum PackageLayout: Sendable {
     public static let manifestPath = "manifest.json"
     public static let signaturePath = "manifest.sig"
     public static let geoJSONPath = "waypoints.geojson"

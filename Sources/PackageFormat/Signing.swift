@@ -17,6 +17,7 @@ public enum SigningKeyError: Error, Equatable, Sendable, CustomStringConvertible
     /// The key file is readable by group or others and its mode could not be set to 0600.
     case insecurePermissions(path: String, mode: UInt16)
     case io(path: String, operation: String, errno: Int32)
+    case cannotCreateFolder(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -28,6 +29,8 @@ public enum SigningKeyError: Error, Equatable, Sendable, CustomStringConvertible
             return "signing key file \(path) has mode \(String(mode, radix: 8)) and could not be restricted to 0600"
         case let .io(path, operation, code):
             return "signing key file \(path): \(operation) failed: \(String(cString: strerror(code)))"
+        case let .cannotCreateFolder(path, reason):
+            return "cannot create the signing key folder \(path): \(reason)"
         }
     }
 }
@@ -81,7 +84,7 @@ public struct SigningKey: Sendable {
             try FileManager.default.createDirectory(
                 at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw SigningKeyError.io(path: folder.path, operation: "create folder", errno: EACCES)
+            throw SigningKeyError.cannotCreateFolder(path: folder.path, reason: "\(error)")
         }
 
         let key = Curve25519.Signing.PrivateKey()
@@ -140,7 +143,7 @@ public struct SigningKey: Sendable {
 }
 
 /// Ed25519 signature checks against a base64 public key (the form the API publishes).
-public enum SignatureCheck {
+public enum SignatureCheck: Sendable {
     /// True when `signature` is a valid Ed25519 signature of `data` for the raw 32-byte public
     /// key in `publicKeyBase64`; false for any malformed key or signature.
     public static func verify(signature: Data, of data: Data, publicKeyBase64: String) -> Bool {

@@ -25,7 +25,7 @@ public enum TourGeoJSONError: Error, Equatable, Sendable, CustomStringConvertibl
 /// waypoint or route point outside it (not for frames that cross the antimeridian).
 /// Coordinates are `[longitude, latitude]` with at most 7 decimals (about 1 cm). The bytes are
 /// deterministic: fixed key order, no whitespace, numbers without exponents, `/` not escaped.
-public enum TourGeoJSON {
+public enum TourGeoJSON: Sendable {
     public static func make(manifest: Manifest) throws -> Data {
         let bounds = manifest.bounds
         var west = bounds.west, south = bounds.south, east = bounds.east, north = bounds.north

@@ -8,7 +8,8 @@ struct TrailCompanion: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trail-companion",
         abstract: "Build, review and publish offline park tours.",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self],
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
+                      PackageCommand.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -46,6 +47,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-upload-size"), help: "Largest upload in bytes (TRAIL_MAX_UPLOAD_SIZE; default 2 GiB - 1).") var maxUploadSize: Int64?
     @Option(name: .customLong("required-approvals"), help: "Approvals a new site requires (TRAIL_REQUIRED_APPROVALS; default 1).") var requiredApprovals: Int?
     @Option(name: .customLong("tile-url"), help: "Basemap tile URL template https://…/{z}/{x}/{y}.png (TRAIL_TILE_URL).") var tileURL: String?
+    @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).") var tileAttribution: String?
+    @Option(name: .customLong("tile-cap"), help: "Most map tiles one package build may fetch (TRAIL_TILE_CAP; default 20000).") var tileCap: Int?
     @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).") var publicURL: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
 
@@ -61,6 +64,12 @@ struct Serve: AsyncParsableCommand {
         config.defaultRequiredApprovals = try requiredApprovals ?? environment["TRAIL_REQUIRED_APPROVALS"].map { try Self.parse($0, "TRAIL_REQUIRED_APPROVALS") }
             ?? config.defaultRequiredApprovals
         config.tileURLTemplate = tileURL ?? environment["TRAIL_TILE_URL"]
+        config.tileAttribution = tileAttribution ?? environment["TRAIL_TILE_ATTRIBUTION"]
+        config.tileCap = try tileCap ?? environment["TRAIL_TILE_CAP"].map { try Self.parse($0, "TRAIL_TILE_CAP") } ?? config.tileCap
+        if let template = config.tileURLTemplate, let problem = TileURLTemplate.problem(template) {
+            throw ValidationError("--tile-url \(template): \(problem)")
+        }
+        guard config.tileCap >= 1 else { throw ValidationError("--tile-cap must be at least 1") }
         config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
         config.demo = demo || environment["TRAIL_DEMO"] == "1"
         guard config.defaultRequiredApprovals >= 1 else { throw ValidationError("--required-approvals must be at least 1") }

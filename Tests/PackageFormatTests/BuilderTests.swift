@@ -146,8 +146,8 @@ except InvalidSignature:
 
     @Test func aWrongChecksumIsRefusedAndLeavesNoFile() throws {
         let path = "waypoints/01-fish-lake/intro.mp4"
-        try expectRefusal(.checksumMismatch(path: path, expected: String(repeating: "0", count: 64),
-                                            actual: try TourFixture.make().manifest.allAssets[0].sha256)) {
+        let real = try TourFixture.manifest().allAssets[0].sha256
+        try expectRefusal(.checksumMismatch(path: path, expected: String(repeating: "0", count: 64), actual: real)) {
             $0.manifest.waypoints[0].assets[0].sha256 = String(repeating: "0", count: 64)
         }
     }
@@ -170,7 +170,7 @@ except InvalidSignature:
     }
 
     @Test func aWrongSizeIsRefused() throws {
-        let real = try TourFixture.make().manifest.allAssets[1].size
+        let real = try TourFixture.manifest().allAssets[1].size
         try expectRefusal(.sizeMismatch(path: "waypoints/01-fish-lake/lake.jpg", expected: real + 1, actual: real)) {
             $0.manifest.waypoints[0].assets[1].size += 1
         }

@@ -261,6 +261,13 @@ struct TourFixture {
             key: SigningKey.generate())
     }
 
+    /// The fixture's manifest (the fixture's files are removed again).
+    static func manifest() throws -> Manifest {
+        let fixture = try make()
+        defer { fixture.folder.remove() }
+        return fixture.manifest
+    }
+
     @discardableResult
     func build(to destination: URL, progress: PackageBuilder.Progress? = nil) throws -> BuiltPackage {
         try PackageBuilder.build(

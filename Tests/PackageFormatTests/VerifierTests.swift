@@ -16,9 +16,14 @@ struct VerifierTests {
 
     static func build(withTiles: Bool = true) throws -> Built {
         let fixture = try TourFixture.make(withTiles: withTiles)
-        let zip = fixture.folder.file("package.zip")
-        let package = try fixture.build(to: zip)
-        return Built(fixture: fixture, zip: zip, package: package)
+        do {
+            let zip = fixture.folder.file("package.zip")
+            let package = try fixture.build(to: zip)
+            return Built(fixture: fixture, zip: zip, package: package)
+        } catch {
+            fixture.folder.remove()
+            throw error
+        }
     }
 
     @Test func aBuiltPackageIsValid() throws {

@@ -33,16 +33,16 @@ struct MediaClamdTests {
                 for response in [infected, clean, big] { #expect(response.status == .created, "\(response.text)") }
                 #expect(await env.scanAll() == 3)
 
-                let infectedAsset = try env.asset(try #require(infected.assetId))
+                let infectedAsset = try env.asset(try #require(infected.mediaAssetId))
                 #expect(infectedAsset.scanStatus == .infected)
                 #expect(infectedAsset.scanDetail == EICAR.reportedSignatureName)
                 #expect(infectedAsset.storedPath.hasPrefix("quarantine/"))
 
-                let cleanAsset = try env.asset(try #require(clean.assetId))
+                let cleanAsset = try env.asset(try #require(clean.mediaAssetId))
                 #expect(cleanAsset.scanStatus == .clean, "\(cleanAsset.scanDetail)")
                 #expect(cleanAsset.storedPath == "assets/\(cleanAsset.sha256)")
 
-                let bigAsset = try env.asset(try #require(big.assetId))
+                let bigAsset = try env.asset(try #require(big.mediaAssetId))
                 #expect(bigAsset.scanStatus != .clean)
                 #expect(bigAsset.scanStatus == .unscannable, "\(bigAsset.scanStatus): \(bigAsset.scanDetail)")
                 #expect(bigAsset.storedPath.hasPrefix("quarantine/"))
@@ -57,7 +57,7 @@ struct MediaClamdTests {
             await clamd.stop()
             try await env.app.test { client in
                 let later = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text("after clamd stopped"), fileName: "late.txt")
-                let id = try #require(later.assetId)
+                let id = try #require(later.mediaAssetId)
                 #expect(await env.scanAll() == 0)
                 #expect(env.scans.scannerReady == false)
                 #expect(try env.asset(id).scanStatus == .pending)

@@ -16,17 +16,17 @@ struct MediaRecoveryTests {
         defer { env.remove() }
         let token = try env.token("author@test.org")
         let ids = try await env.app.application.test(.router) { client in
-            let clean = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 1), fileName: "kept.png").assetId)
-            let lost = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 2), fileName: "lost.png").assetId)
+            let clean = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 1), fileName: "kept.png").mediaAssetId)
+            let lost = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 2), fileName: "lost.png").mediaAssetId)
             #expect(await env.scanAll() == 2)
-            let lostPending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("lost while pending"), fileName: "lost.txt").assetId)
-            let pending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("still pending"), fileName: "pending.txt").assetId)
+            let lostPending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("lost while pending"), fileName: "lost.txt").mediaAssetId)
+            let pending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("still pending"), fileName: "pending.txt").mediaAssetId)
 
             let live = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(String.init)!
             let patched = try await client.tus(.patch, "\(TusTests.endpoint)/\(live)", token: token, offset: 0, body: MediaFixtures.png(size: 5000).prefix(1000))
             #expect(patched.status == .noContent)
             let expired = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(String.init)!
-            try env.database.execute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 1, expired])
+            try env.database.mediaExecute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 1, expired])
             return RecoveryIds(clean: clean, lost: lost, lostPending: lostPending, pending: pending, live: live, expired: expired)
         }
         let lostAsset = try env.asset(ids.lost), lostPendingAsset = try env.asset(ids.lostPending)
@@ -37,7 +37,7 @@ struct MediaRecoveryTests {
         let orphans = ["uploads/\(UUID().uuidString.lowercased())", "quarantine/\(UUID().uuidString.lowercased())",
                        "assets/\(MediaFixtures.sha256(Data("orphan".utf8)))"]
         for orphan in orphans { try Data("orphan".utf8).write(to: env.paths.absolute(orphan)) }
-        let auditBefore: Int64 = try env.database.scalar("SELECT MAX(id) FROM auditEvent") ?? 0
+        let auditBefore: Int64 = try env.database.mediaScalar("SELECT MAX(id) FROM auditEvent") ?? 0
 
         let report = try MediaRecovery.run(database: env.database, paths: env.paths)
         #expect(report.expiredUploads == 1)
@@ -46,10 +46,10 @@ struct MediaRecoveryTests {
 
         for orphan in orphans { #expect(!FileManager.default.fileExists(atPath: env.paths.absolute(orphan).path), "\(orphan) stayed") }
         #expect(!env.files(in: "uploads").contains(ids.expired))
-        #expect(try env.database.scalar("SELECT COUNT(*) FROM upload WHERE id = ?", [ids.expired]) as Int? == 0)
+        #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload WHERE id = ?", [ids.expired]) as Int? == 0)
         // The live upload keeps its row, its file and its bytes.
         #expect(env.files(in: "uploads").contains(ids.live))
-        #expect(try env.database.scalar("SELECT offset FROM upload WHERE id = ?", [ids.live]) as Int? == 1000)
+        #expect(try env.database.mediaScalar("SELECT offset FROM upload WHERE id = ?", [ids.live]) as Int? == 1000)
         #expect(try FileManager.default.attributesOfItem(atPath: env.paths.upload(ids.live).path)[.size] as? Int == 1000)
 
         for id in [ids.lost, ids.lostPending] {
@@ -57,7 +57,7 @@ struct MediaRecoveryTests {
             #expect(asset.scanStatus == .error)
             #expect(asset.scanDetail.contains("missing"))
         }
-        #expect(try env.database.scalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
+        #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
                 "a job for a missing file stayed queued")
         let actions: [String] = try await env.database.writer.read {
             try String.fetchAll($0, sql: "SELECT action FROM auditEvent WHERE id > ? AND action = 'asset.missing'", arguments: [auditBefore])

@@ -19,8 +19,8 @@ struct MediaScanTests {
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.eicar, fileName: "eicar.txt", contentType: "text/plain")
             #expect(response.status == .created, "\(response.text)")
-            let id = try #require(response.assetId)
-            #expect(response.jsonObject["scanStatus"] as? String == "pending")
+            let id = try #require(response.mediaAssetId)
+            #expect(response.mediaJSON["scanStatus"] as? String == "pending")
             #expect(env.files(in: "uploads").count == 1)
             let auditBefore: Int64 = try await env.database.writer.read { try Int64.fetchOne($0, sql: "SELECT MAX(id) FROM auditEvent") ?? 0 }
 
@@ -75,9 +75,9 @@ struct MediaScanTests {
         try await env.app.test { client in
             let first = try await client.mediaAPIUpload(env, token: author, data: image, fileName: "lake.png", contentType: "image/png")
             #expect(first.status == .created)
-            let firstId = try #require(first.assetId)
-            #expect(first.jsonObject["sha256"] as? String == sha)
-            #expect(first.jsonObject["size"] as? Int == image.count)
+            let firstId = try #require(first.mediaAssetId)
+            #expect(first.mediaJSON["sha256"] as? String == sha)
+            #expect(first.mediaJSON["size"] as? Int == image.count)
             #expect(await env.scanAll() == 1)
             var asset = try env.asset(firstId)
             #expect(asset.scanStatus == .clean)
@@ -91,7 +91,7 @@ struct MediaScanTests {
             // The same bytes again (once while the first copy is already clean, once in the same scan batch as a third).
             let second = try await client.mediaAPIUpload(env, token: author, data: image, fileName: "lake again.png")
             let third = try await client.mediaAPIUpload(env, token: author, data: image, fileName: "lake third.png")
-            let secondId = try #require(second.assetId), thirdId = try #require(third.assetId)
+            let secondId = try #require(second.mediaAssetId), thirdId = try #require(third.mediaAssetId)
             #expect(env.files(in: "uploads").count == 2)
             #expect(await env.scanAll() == 2)
             for id in [firstId, secondId, thirdId] {
@@ -128,13 +128,13 @@ struct MediaScanTests {
             #expect(small.status == .created)
             #expect(await env.scanAll() == 2)
 
-            let bigAsset = try env.asset(try #require(big.assetId))
+            let bigAsset = try env.asset(try #require(big.mediaAssetId))
             #expect(bigAsset.scanStatus != .clean)
             #expect(bigAsset.scanStatus == .unscannable, "\(bigAsset.scanStatus): \(bigAsset.scanDetail)")
             #expect(bigAsset.scanDetail.contains("limit"), "\(bigAsset.scanDetail)")
             #expect(bigAsset.storedPath.hasPrefix("quarantine/"))
             // Under the limit the same engine says clean: the limit, not a broken engine, made the difference.
-            let smallAsset = try env.asset(try #require(small.assetId))
+            let smallAsset = try env.asset(try #require(small.mediaAssetId))
             #expect(smallAsset.scanStatus == .clean)
             #expect(env.files(in: "assets") == [smallAsset.sha256])
         }
@@ -148,7 +148,7 @@ struct MediaScanTests {
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")
             #expect(response.status == .created)
-            let id = try #require(response.assetId)
+            let id = try #require(response.mediaAssetId)
             #expect(await env.scanAll() == 0)
             #expect(env.scans.scannerReady == false)
             let asset = try env.asset(id)
@@ -184,7 +184,7 @@ struct MediaScanTests {
         let author = try env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")
-            let id = try #require(response.assetId)
+            let id = try #require(response.mediaAssetId)
             #expect(await env.scanAll() == 1)
             #expect(try env.asset(id).scanStatus == .clean)
 

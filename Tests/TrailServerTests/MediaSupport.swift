@@ -205,13 +205,17 @@ extension TestClientProtocol {
     func mediaAsset(_ id: Int64, token: String) async throws -> [String: Any] {
         let response = try await execute(uri: "/api/v1/manage/assets/\(id)", method: .get, headers: [.authorization: "Bearer \(token)"])
         #expect(response.status == .ok, "GET asset \(id): \(response.status) \(response.text)")
-        return response.jsonObject
+        return response.mediaJSON
     }
 }
 
 extension TestResponse {
+    var mediaJSON: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:] }
+    var mediaErrorMessage: String? { (mediaJSON["error"] as? [String: Any])?["message"] as? String }
+    var mediaErrorCode: String? { (mediaJSON["error"] as? [String: Any])?["code"] as? String }
+
     /// The `id` of an asset in a 201 answer.
-    var assetId: Int64? { (jsonObject["id"] as? NSNumber)?.int64Value }
+    var mediaAssetId: Int64? { (mediaJSON["id"] as? NSNumber)?.int64Value }
 }
 
 // MARK: A real clamd
@@ -345,5 +349,15 @@ enum PythonScript {
         try? err.close()
         return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
                       stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+}
+
+extension AppDatabase {
+    func mediaExecute(_ sql: String, _ arguments: StatementArguments = []) throws {
+        try writer.write { try $0.execute(sql: sql, arguments: arguments) }
+    }
+
+    func mediaScalar<T: DatabaseValueConvertible>(_ sql: String, _ arguments: StatementArguments = []) throws -> T? {
+        try writer.read { try T.fetchOne($0, sql: sql, arguments: arguments) }
     }
 }

@@ -6,6 +6,9 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import TrailServer
 
@@ -23,7 +26,7 @@ struct MediaUploadTests {
         try await env.app.test { client in
             let tooBig = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: limit + 1), fileName: "big.png")
             #expect(tooBig.status == .contentTooLarge)
-            #expect(tooBig.errorMessage?.contains("64.0 KiB") == true, "\(tooBig.text)")
+            #expect(tooBig.mediaErrorMessage?.contains("64.0 KiB") == true, "\(tooBig.text)")
             #expect(env.files(in: "uploads").isEmpty, "a partial file stayed: \(env.files(in: "uploads"))")
 
             // Several files in one form, the last over the limit: nothing of the form is kept.
@@ -133,7 +136,8 @@ struct MediaUploadTests {
     func fileNames() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let longName = String(repeating: "Ünïcødé 🏔️ e\u{301}", count: 25) + ".txt"  // 300 characters
+        // 300 characters, some of them several scalars (a flag-less emoji with a variation selector, a combining accent).
+        let longName = String(repeating: "Ünïcødé 🏔️ e\u{301}", count: 26) + "abcdefghij.txt"
         #expect(longName.count == 300)
         let markup = "<img src=x onerror=alert(1)>.txt"
         let cases: [(sent: String, shown: String)] = [
@@ -146,7 +150,7 @@ struct MediaUploadTests {
             (longName, String(longName.prefix(255))),
         ]
         try await env.app.test { client in
-            var session = try await client.signIn("author@test.org")
+            let session = try await client.signIn("author@test.org")
             let parts = cases.enumerated().map { index, item in
                 MultipartBody.file(MediaFixtures.text("file \(index)"), fileName: item.sent, contentType: "text/plain")
             }
@@ -159,7 +163,7 @@ struct MediaUploadTests {
 
             // On disk: only server-made names (uuids while pending, SHA-256 once clean), nothing outside the layout.
             func expectServerMadeNames(_ when: String) {
-                for path in env.allFiles() {
+                for path in env.allFiles() where path != "keys/signing.ed25519" {  // the server's own signing key
                     let parts = path.split(separator: "/")
                     let ok = parts.count == 2 && (
                         (["uploads", "quarantine"].contains(parts[0]) && UUID(uuidString: String(parts[1])) != nil)
@@ -176,7 +180,8 @@ struct MediaUploadTests {
                     "something was written outside the data folder")
 
             // The page shows the names escaped.
-            let page = try await client.follow(response, session: &session)
+            #expect(response.location?.hasPrefix(env.waypointPage) == true)
+            let page = try await client.get(env.waypointPage, session: session)
             let html = page.text
             #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;.txt"))
             #expect(!html.contains("<img src=x"))
@@ -191,7 +196,7 @@ struct MediaUploadTests {
             #expect(preview.status == .ok)
             let disposition = try #require(preview.headers[.contentDisposition])
             #expect(disposition.hasPrefix("inline; filename*=UTF-8''"))
-            #expect(!disposition.contains("<") && !disposition.contains(" src"), disposition)
+            #expect(!disposition.contains("<") && !disposition.contains(" src"), "\(disposition)")
         }
     }
 
@@ -216,7 +221,7 @@ struct MediaUploadTests {
             for (name, data, fileName, contentType) in refused {
                 let response = try await client.mediaAPIUpload(env, token: token, data: data, fileName: fileName, contentType: contentType)
                 #expect(response.status == .unsupportedMediaType, "\(name): \(response.status)")
-                let message = response.errorMessage ?? ""
+                let message = response.mediaErrorMessage ?? ""
                 #expect(message.contains(FileTypeDetector.acceptedDescription), "\(name): \(message)")
                 for kind in ["MP4", "WebM", "MP3", "FLAC", "JPEG", "PNG", "WebP", "GIF", "UTF-8"] {
                     #expect(message.contains(kind), "\(name): the message does not list \(kind)")
@@ -236,9 +241,9 @@ struct MediaUploadTests {
             let video = MediaFixtures.mp4(size: 8192)
             let response = try await client.mediaAPIUpload(env, token: token, data: video, fileName: "photo.png", contentType: "image/png")
             #expect(response.status == .created)
-            #expect(response.jsonObject["mimeType"] as? String == "video/mp4")
-            #expect(response.jsonObject["kind"] as? String == "video")
-            let id = try #require(response.assetId)
+            #expect(response.mediaJSON["mimeType"] as? String == "video/mp4")
+            #expect(response.mediaJSON["kind"] as? String == "video")
+            let id = try #require(response.mediaAssetId)
             #expect(await env.scanAll() == 1)
             let preview = try await client.execute(uri: "/assets/\(id)/content", method: .get, headers: [.authorization: "Bearer \(token)"])
             #expect(preview.status == .ok)
@@ -248,9 +253,9 @@ struct MediaUploadTests {
             // Plain text (even named .html and sent as text/html) is served as text/plain.
             let text = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("# Heading\n\nJust *Markdown*."), fileName: "page.html", contentType: "text/html")
             #expect(text.status == .created)
-            #expect(text.jsonObject["mimeType"] as? String == "text/plain; charset=utf-8")
+            #expect(text.mediaJSON["mimeType"] as? String == "text/plain; charset=utf-8")
             #expect(await env.scanAll() == 1)
-            let textPreview = try await client.execute(uri: "/assets/\(try #require(text.assetId))/content", method: .get, headers: [.authorization: "Bearer \(token)"])
+            let textPreview = try await client.execute(uri: "/assets/\(try #require(text.mediaAssetId))/content", method: .get, headers: [.authorization: "Bearer \(token)"])
             #expect(textPreview.headers[.contentType] == "text/plain; charset=utf-8")
         }
     }
@@ -264,7 +269,7 @@ struct MediaUploadTests {
         let author = try env.token("author@test.org")
         try await env.app.test { client in
             let uploaded = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 3000), fileName: "a.png")
-            let id = try #require(uploaded.assetId)
+            let id = try #require(uploaded.mediaAssetId)
             #expect(await env.scanAll() == 1)
 
             // Reviewer: may look, may not upload or change.
@@ -341,7 +346,7 @@ enum MediaRawHTTP {
         var head = "\(method) \(uri) HTTP/1.1\r\nHost: localhost:\(port)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if method != "GET" { head += "Content-Length: \(body.readableBytes)\r\n" }
-        head += "Connection: close\r\n\r\n"
+        head += "\r\n"
         var request = ByteBuffer(string: head)
         request.writeImmutableBuffer(body)
         // Send what the server takes; it may answer and stop reading before the end (that is allowed).

@@ -63,7 +63,7 @@ struct TusTests {
             #expect(asset.storedPath == "assets/\(sha)")
             #expect(try MediaFixtures.sha256(fileAt: env.paths.absolute(asset.storedPath)) == sha)
             #expect(env.files(in: "uploads").isEmpty)
-            #expect(try env.database.scalar("SELECT COUNT(*) FROM upload") as Int? == 0)
+            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload") as Int? == 0)
             let json = try await client.mediaAsset(assetId, token: token)
             #expect(json["scanStatus"] as? String == "clean")
             #expect(json["sha256"] as? String == sha)
@@ -160,7 +160,7 @@ struct TusTests {
             // Expired (expiresAt in the past).
             let expired = try #require(try await client.tusCreate(env, token: author, length: 5000).location)
             let expiredId = String(expired.dropFirst(Self.endpoint.count + 1))
-            try env.database.execute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 60, expiredId])
+            try env.database.mediaExecute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 60, expiredId])
             for method in [HTTPRequest.Method.head, .patch] {
                 let response = try await client.tus(method, expired, token: author, offset: 0, body: MediaFixtures.png(size: 5000).prefix(100))
                 #expect([.notFound, .gone].contains(response.status), "\(method) on an expired upload: \(response.status)")
@@ -176,7 +176,7 @@ struct TusTests {
             let terminated = try await client.tus(.delete, doomed, token: author)
             #expect(terminated.status == .noContent)
             #expect(!env.files(in: "uploads").contains(doomedId), "termination left the file")
-            #expect(try env.database.scalar("SELECT COUNT(*) FROM upload WHERE id = ?", [doomedId]) as Int? == 0)
+            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload WHERE id = ?", [doomedId]) as Int? == 0)
             #expect(try await client.tus(.head, doomed, token: author).status == .notFound)
             #expect(try await client.tus(.delete, doomed, token: author).status == .notFound)
             // An expired upload can still be terminated.
@@ -197,7 +197,8 @@ struct TusTests {
             #expect(try fileSize(env, mineId) == 0)
             // Unknown ids too.
             #expect(try await client.tus(.head, "\(Self.endpoint)/\(UUID().uuidString.lowercased())", token: author).status == .notFound)
-            #expect(try await client.tus(.head, "\(Self.endpoint)/..%2F..%2Ftrail.sqlite", token: author).status == .notFound)
+            let traversal = try await client.tus(.head, "\(Self.endpoint)/..%2F..%2Ftrail.sqlite", token: author)
+            #expect([.notFound, .badRequest].contains(traversal.status), "\(traversal.status)")
             // No token at all: 401.
             let anonymous = try await client.execute(uri: mine, method: .head, headers: [.tusResumable: "1.0.0"])
             #expect(anonymous.status == .unauthorized)
@@ -219,9 +220,9 @@ struct TusTests {
 
             let tooBig = try await client.tusCreate(env, token: token, length: 64 * 1024 + 1)
             #expect(tooBig.status == .contentTooLarge)
-            #expect(tooBig.errorMessage?.contains("64.0 KiB") == true, "\(tooBig.text)")
+            #expect(tooBig.mediaErrorMessage?.contains("64.0 KiB") == true, "\(tooBig.text)")
             #expect(env.files(in: "uploads").isEmpty, "a refused creation left a file")
-            #expect(try env.database.scalar("SELECT COUNT(*) FROM upload") as Int? == 0)
+            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload") as Int? == 0)
 
             let atLimit = try await client.tusCreate(env, token: token, length: 64 * 1024)
             #expect(atLimit.status == .created)

@@ -4,8 +4,9 @@ One real server for the whole session (`trail-companion serve --demo` on a free 
 folder), stopped at the end whatever happens. The admin's one-time password is read from the server's
 output and changed once, at the first sign-in, as a person would. Each test gets a fresh headless Chromium.
 
-Later features add their fixtures here (a second and third reviewer for the review flow, a video file for the
-uploader) and their scenarios as new test_*.py files.
+Later features add their fixtures here and their scenarios as new test_*.py files. The server scans with a real
+libclamav engine loaded with one test signature (EICAR), so uploads get real verdicts and tours can be published;
+`reviewers` and `review_site` (two approvals required) serve the review flow.
 """
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import secrets
 
 import pytest
 
-from support import (ADMIN_EMAIL, Account, Api, Panel, Server, Store, chrome, console_errors, reset_viewport)
+from support import ADMIN_EMAIL, AUDITED, Account, Api, Panel, Server, Store, chrome, console_errors, write_signatures
 
 E2E_SITE = "e2e-park"  # where scenarios build their tours; the demo site stays as shipped for the screenshots
+REVIEW_SITE = "review-park"  # two approvals required: the review flow's tours
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -25,10 +27,17 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"report_{report.when}", report)
 
 
+def pytest_terminal_summary(terminalreporter):
+    if AUDITED:
+        terminalreporter.write_line(f"axe-core (serious/critical) checked {len(AUDITED)} page states: {', '.join(sorted(set(AUDITED)))}")
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
     data = tmp_path_factory.mktemp("trail-data")
-    server = Server(data)
+    # A real libclamav engine with one test signature (EICAR): uploads are really scanned, packages really built.
+    signatures = write_signatures(tmp_path_factory.mktemp("clamav-db"))
+    server = Server(data, extra_args=("--clamav-db", str(signatures)))
     try:
         server.start()
         assert server.one_time_password, f"no one-time password in the server's first-start output:\n{server.log_tail()}"
@@ -104,9 +113,64 @@ def ranger(server, admin, e2e_site) -> Account:
     return account
 
 
+def first_sign_in(panel: Panel, account: Account, one_time: str) -> None:
+    """A new user's first sign-in with the one-time password an admin handed over, choosing their own."""
+    panel.sign_in(account.email, one_time)
+    assert panel.path() == "/account/password", f"first sign-in of {account.email} led to {panel.path()}"
+    panel.change_password(one_time, account.password)
+    assert panel.path() == "/sites"
+
+
+@pytest.fixture(scope="session")
+def reviewers(server, admin) -> list[Account]:
+    """Two reviewers, made as the ranger was: created on the admin's Users page with a one-time password, then
+    their own first sign-in. Their reviewer memberships come with `review_site`."""
+    accounts = [Account("rosa.reviewer@trail.local", "rosa-" + secrets.token_urlsafe(12), "Rosa Reviewer"),
+                Account("sam.reviewer@trail.local", "sam-" + secrets.token_urlsafe(12), "Sam Reviewer")]
+    driver = chrome()
+    try:
+        panel = Panel(driver, server)
+        panel.sign_in(admin.email, admin.password)
+        one_time = [panel.create_user(account.email, account.name) for account in accounts]
+        panel.sign_out()
+        for account, password in zip(accounts, one_time):
+            first_sign_in(panel, account, password)
+            panel.sign_out()
+    finally:
+        driver.quit()
+    return accounts
+
+
+@pytest.fixture(scope="session")
+def review_site(server, admin, ranger, reviewers, store) -> str:
+    """A site that needs two approvals (set on the admin's Edit site page), with the ranger as an author and the two
+    reviewers as reviewers (on its Members page)."""
+    driver = chrome()
+    try:
+        panel = Panel(driver, server)
+        panel.sign_in(admin.email, admin.password)
+        panel.create_site(REVIEW_SITE, "Review Test Park", "Tours the browser suite sends through review.")
+        site = store.row("SELECT * FROM site WHERE slug = ?", REVIEW_SITE)
+        assert site["requiredApprovals"] == 1, "a new site needs one approval"
+        panel.open(f"/admin/sites/{site['id']}")
+        panel.submit_form(f"form[action='/admin/sites/{site['id']}']", requiredApprovals="2")
+        assert panel.notice() == "Site saved."
+        assert store.row("SELECT requiredApprovals FROM site WHERE slug = ?", REVIEW_SITE)["requiredApprovals"] == 2
+        panel.add_member(REVIEW_SITE, ranger.email, "author")
+        for account in reviewers:
+            panel.add_member(REVIEW_SITE, account.email, "reviewer")
+        roles = {r["email"]: r["role"] for r in store.rows(
+            "SELECT user.email, membership.role FROM membership JOIN user ON user.id = membership.userId WHERE siteId = ?", site["id"])}
+        assert roles == {ranger.email: "author", reviewers[0].email: "reviewer", reviewers[1].email: "reviewer"}, roles
+    finally:
+        driver.quit()
+    return REVIEW_SITE
+
+
 @pytest.fixture
-def driver(request, tmp_path_factory):
-    """A fresh headless Chromium for one test; on failure its screenshot and console go to the test's temp folder."""
+def driver(request, server, tmp_path_factory):
+    """A fresh headless Chromium for one test. On failure, the page's screenshot and HTML go to a temp folder,
+    and the server's last log lines are printed if it is no longer running."""
     driver = chrome()
     try:
         yield driver
@@ -118,6 +182,8 @@ def driver(request, tmp_path_factory):
                 driver.save_screenshot(str(folder / "page.png"))
                 (folder / "page.html").write_text(driver.page_source)
                 print(f"\n[e2e] failure artefacts of {request.node.name}: {folder} (at {driver.current_url})")
+                if server.process.poll() is not None:
+                    print(f"[e2e] the server exited with {server.process.returncode}:\n{server.log_tail()}")
         except Exception as error:  # the artefacts are a courtesy; the test's own failure is what counts
             print(f"\n[e2e] could not save failure artefacts: {error}")
         driver.quit()
@@ -146,12 +212,3 @@ def ranger_panel(panel, ranger) -> Panel:
     panel.sign_in(ranger.email, ranger.password)
     assert panel.path() == "/sites", f"signing in led to {panel.path()}"
     return panel
-
-
-@pytest.fixture
-def phone(panel):
-    """The same browser emulating a 375 px wide phone; back to 1440 px afterwards."""
-    from support import set_viewport
-    set_viewport(panel.driver, 375, 812, mobile=True)
-    yield panel
-    reset_viewport(panel.driver)

@@ -17,13 +17,15 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.action_builder import ActionBuilder
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
@@ -61,8 +63,9 @@ def _die_with_parent() -> None:
 class Server:
     """`trail-companion serve` on a free loopback port, with its own data folder."""
 
-    def __init__(self, data: Path, port: int | None = None, demo: bool = True):
+    def __init__(self, data: Path, port: int | None = None, demo: bool = True, extra_args: tuple[str, ...] = ()):
         self.data = Path(data)
+        self.extra_args = tuple(extra_args)  # e.g. ("--clamav-db", folder) for the upload scenarios
         self.port = port or free_port()
         self.demo = demo
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -75,11 +78,12 @@ class Server:
     def start(self, timeout: float = 60) -> None:
         if not BINARY.is_file():
             raise RuntimeError(f"{BINARY} is missing: run `swift build --product trail-companion` first")
-        shutil.copy2(BINARY, self.binary)
+        self._copy_binary()
         args = [str(self.binary), "serve", "--root", str(REPO), "--data", str(self.data),
                 "--hostname", "127.0.0.1", "--port", str(self.port)]
         if self.demo:
             args.append("--demo")
+        args.extend(self.extra_args)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRAIL_")}
         self._log = open(self.log_path, "wb")
         self.process = subprocess.Popen(args, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT,
@@ -101,6 +105,23 @@ class Server:
         # The first start prints the admin's one-time password on a line "    password: XXXX".
         match = re.search(r"^\s+password:\s+(\S+)\s*$", self.log(), re.MULTILINE)
         self.one_time_password = match.group(1) if match else None
+
+    def _copy_binary(self, timeout: float = 300) -> None:
+        """Copies the built binary once it is whole. The linker rewrites it in place, so a build running
+        beside the suite (another checkout sharing .build/) could otherwise hand us a half-written file."""
+        deadline = time.monotonic() + timeout
+        while True:
+            before = BINARY.stat()
+            settled = time.time() - before.st_mtime > 3
+            if settled:
+                shutil.copy2(BINARY, self.binary)
+                after = BINARY.stat()
+                if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns) == \
+                        (self.binary.stat().st_size, self.binary.stat().st_mtime_ns):
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{BINARY} kept changing for {timeout} s (a build is running?)")
+            time.sleep(1)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -191,6 +212,29 @@ class Api:
         return self.post(f"/manage/tours/{tour_id}/waypoints",
                          {"name": name, "latitude": latitude, "longitude": longitude, "description": description})
 
+    def upload(self, tour_id: int, waypoint_id: int, name: str, body: bytes) -> dict:
+        """`POST /manage/tours/{id}/waypoints/{wid}/assets`: multipart/form-data with one `file` part; answers the asset."""
+        boundary = "e2e-" + uuid.uuid4().hex
+        data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+                f"Content-Type: application/octet-stream\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
+        request = urllib.request.Request(f"{self.base_url}/manage/tours/{tour_id}/waypoints/{waypoint_id}/assets", data=data, method="POST")
+        request.add_header("Authorization", f"Bearer {self.token}")
+        request.add_header("Accept", "application/json")
+        request.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise ApiError(error.code, error.read().decode(errors="replace")) from None
+
+    def scanned_asset(self, asset_id: int, timeout: float = 60) -> dict:
+        """The asset once the scanner has given its verdict (no longer `pending`)."""
+        return wait_for(f"the scan of asset {asset_id}",
+                        lambda: (a := self.get(f"/manage/assets/{asset_id}"))["scanStatus"] != "pending" and a, timeout)
+
+    def publish_request(self, request_id: str) -> dict:
+        return self.get(f"/manage/publish-requests/{request_id}")
+
 
 class Store:
     """Reads `trail.sqlite` read-only, the way an operator would check what was stored."""
@@ -224,6 +268,16 @@ class Store:
             params.append(object_type)
         return self.rows(sql + " ORDER BY id", *params)
 
+    def assets(self, waypoint_id: int) -> list[dict]:
+        return self.rows("SELECT * FROM asset WHERE waypointId = ? ORDER BY position", waypoint_id)
+
+    def uploads(self, waypoint_id: int) -> list[dict]:
+        """tus uploads in progress (the `upload` table) for a waypoint."""
+        return self.rows("SELECT * FROM upload WHERE waypointId = ? ORDER BY createdAt", waypoint_id)
+
+    def publish_request(self, request_id: str) -> dict | None:
+        return self.row("SELECT * FROM publishRequest WHERE id = ?", request_id)
+
 
 # --------------------------------------------------------------------------------------------
 # The browser
@@ -234,8 +288,12 @@ def chrome(width: int = 1440, height: int = 1000) -> webdriver.Chrome:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
-                     "--force-device-scale-factor=1", "--force-prefers-reduced-motion", "--disable-smooth-scrolling", "--hide-scrollbars", "--lang=en-US", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--force-device-scale-factor=1", "--hide-scrollbars", "--lang=en-US",
+                     # Instant scrolling: Bootstrap turns on smooth scrolling, and an element measured mid-scroll
+                     # is not where the mouse then lands.
+                     "--force-prefers-reduced-motion", "--disable-smooth-scrolling",
+                     # Nothing but the server under test is contacted.
+                     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                      "--disable-default-apps", "--disable-features=Translate,MediaRouter,OptimizationHints"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -271,27 +329,24 @@ def console_errors(driver: webdriver.Chrome) -> list[str]:
 # Accessibility: axe-core through axe-selenium-python
 
 
-def _axe_script() -> str | None:
-    """The newest axe-core engine installed. axe-selenium-python 2.1.6 (the last release for Python < 3.12)
-    bundles axe-core 3.1.1 from 2018; selenium-axe-python bundles a current 4.x engine with the WCAG 2.1/2.2 rules."""
-    try:
-        import selenium_axe_python
-        path = Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js"
-        if path.is_file():
-            return str(path)
-    except ImportError:
-        pass
-    return None
+def _axe_script() -> str:
+    """The axe-core engine to inject. axe-selenium-python 2.1.6 (its last release for Python < 3.12) bundles
+    axe-core 3.1.1 from 2018, which lacks the WCAG 2.1/2.2 rules and misjudges modern CSS; selenium-axe-python
+    (in Tests/requirements.txt) bundles a current 4.x engine, driven here through axe-selenium-python's Axe."""
+    import selenium_axe_python
+    path = Path(selenium_axe_python.__file__).parent / "axe-core" / "axe.min.js"
+    assert path.is_file(), f"{path} is missing: reinstall selenium-axe-python"
+    return str(path)
 
 
 BLOCKING_IMPACTS = ("serious", "critical")
+AUDITED: list[str] = []  # every page state axe checked in this session, for the summary at the end
 
 
 def axe_violations(driver: webdriver.Chrome, impacts=BLOCKING_IMPACTS) -> list[dict]:
     from axe_selenium_python import Axe
 
-    script = _axe_script()
-    axe = Axe(driver, script) if script else Axe(driver)
+    axe = Axe(driver, _axe_script())
     axe.inject()
     results = axe.run(options=json.dumps({"resultTypes": ["violations"]}))
     return [v for v in results["violations"] if v.get("impact") in impacts]
@@ -323,7 +378,6 @@ class Panel:
     def __init__(self, driver: webdriver.Chrome, server: Server):
         self.driver = driver
         self.server = server
-        self.audited: list[str] = []
 
     # Navigation and reading ---------------------------------------------------------------
 
@@ -401,19 +455,12 @@ class Panel:
         alert.accept()
         return text
 
-    def no_alert(self) -> bool:
-        try:
-            self.driver.switch_to.alert
-            return False
-        except NoAlertPresentException:
-            return True
-
     # Accessibility and layout -------------------------------------------------------------
 
     def assert_accessible(self, label: str | None = None) -> None:
         """axe-core on the current page: no serious or critical violations."""
         violations = axe_violations(self.driver)
-        self.audited.append(label or self.path())
+        AUDITED.append(label or self.path())
         assert not violations, f"axe on {label or self.path()}:\n{axe_report(violations)}"
 
     def horizontal_overflow(self) -> int:
@@ -538,8 +585,12 @@ class Panel:
     def click_map_at(self, x: float, y: float) -> None:
         """Clicks the map at document coordinates (x, y)."""
         map_element = self.find("#tour-map")
-        cx, cy = self.center(map_element)
-        ActionChains(self.driver).move_to_element_with_offset(map_element, round(x - cx), round(y - cy)).click().perform()
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'nearest', behavior: 'instant'})", map_element)
+        scroll_x, scroll_y = self.driver.execute_script("return [scrollX, scrollY]")
+        # From the viewport's corner: an element origin would be the centre of the element's *visible* part.
+        actions = ActionBuilder(self.driver)
+        actions.pointer_action.move_to_location(round(x - scroll_x), round(y - scroll_y)).click()
+        actions.perform()
 
     def wait_map_rendered(self) -> None:
         """Waits until the map's tiles are drawn and faded in (for screenshots)."""
@@ -604,6 +655,82 @@ class Panel:
             "const e = arguments[0]; return e.outerHTML.slice(0, 160);", element)
 
 
+    # Uploads and the network --------------------------------------------------------------
+
+    def network(self, offline: bool = False, upload_bytes_per_second: int | None = None) -> None:
+        """Chrome DevTools network emulation for this tab: uploads throttled to a rate, or no network at all (every
+        request, loopback included, fails with net::ERR_INTERNET_DISCONNECTED). No arguments: the normal network."""
+        self.driver.execute_cdp_cmd("Network.enable", {})
+        self.driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+            "offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": upload_bytes_per_second or -1})
+
+    def record_uploads(self) -> None:
+        """From now on, every change of the uploader's rows (name, bar width, status, colour) is appended to
+        sessionStorage, which outlives the reload the uploader does once every file is sent: `upload_history()`."""
+        self.driver.execute_script(_UPLOAD_ROWS_JS + """
+            sessionStorage.setItem('e2e-uploads', '[]');
+            let last = '';
+            const save = () => {
+                const now = uploadRows();
+                const text = JSON.stringify(now);
+                if (text === last) return;
+                last = text;
+                const history = JSON.parse(sessionStorage.getItem('e2e-uploads') || '[]');
+                history.push({t: Date.now(), rows: now});
+                sessionStorage.setItem('e2e-uploads', JSON.stringify(history));
+            };
+            new MutationObserver(save).observe(document.getElementById('upload-progress'),
+                {subtree: true, childList: true, attributes: true, characterData: true});
+        """)
+
+    def upload_history(self) -> list[dict]:
+        """What `record_uploads()` saw: [{t: ms, rows: [{name, width, valueNow, status, done, failed, cancel}]}]."""
+        return self.driver.execute_script("return JSON.parse(sessionStorage.getItem('e2e-uploads') || '[]')")
+
+    def upload_rows(self) -> list[dict]:
+        """The uploader's rows as shown now (see `upload_history()` for the fields)."""
+        return self.driver.execute_script(_UPLOAD_ROWS_JS + "return uploadRows();")
+
+    def wait_upload_row(self, name: str, condition, what: str, timeout: float = WAIT) -> dict:
+        """Waits until the row of `name` satisfies condition(row); answers the row."""
+        def probe(_):
+            row = next((r for r in self.upload_rows() if r["name"] == name), None)
+            return row if row is not None and condition(row) else False
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(probe)
+        except Exception:
+            raise AssertionError(f"the upload row of {name} never showed {what}: {self.upload_rows()}") from None
+
+    def drop_files(self, files: dict[str, bytes], target: str = "#upload-drop") -> bool:
+        """Drops files on an element as a file manager would: dragenter, dragover and drop events carrying a
+        DataTransfer with the files (Selenium cannot drag from outside the browser). Answers whether the drop
+        zone was highlighted during the dragover."""
+        import base64
+        payload = {name: base64.b64encode(body).decode() for name, body in files.items()}
+        return self.driver.execute_script("""
+            const [target, payload] = arguments;
+            const zone = document.querySelector(target);
+            const transfer = new DataTransfer();
+            for (const [name, data] of Object.entries(payload)) {
+                const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+                transfer.items.add(new File([bytes], name, {type: ''}));
+            }
+            const fire = (type) => zone.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true}));
+            fire('dragenter');
+            fire('dragover');
+            const highlighted = zone.classList.contains('upload-drop-active');
+            fire('drop');
+            return highlighted;
+        """, target, payload)
+
+    # Reviews -------------------------------------------------------------------------------
+
+    def review_badge(self) -> str | None:
+        """The number on the menu's Reviews link (requests waiting for this user), or None when there is none."""
+        badges = self.all("nav a[href='/reviews'] .badge")
+        return badges[0].text.split()[0] if badges else None
+
+
 # --------------------------------------------------------------------------------------------
 # Map arithmetic: Leaflet's Web Mercator, to turn pixel offsets into the degrees a drag should give
 
@@ -640,3 +767,103 @@ class MapScale:
         lat_a, lng_a = self.to_latlng(self.x0, self.y0)
         lat_b, lng_b = self.to_latlng(self.x0 + pixels, self.y0 + pixels)
         return abs(lat_a - lat_b), abs(lng_b - lng_a)
+
+
+# --------------------------------------------------------------------------------------------
+# Uploads: the uploader's rows, test files, the scanner's test signature, waiting
+
+
+_UPLOAD_ROWS_JS = """
+const uploadRows = () => [...document.querySelectorAll('#upload-progress > li')].map((li) => {
+    const fill = li.querySelector('.progress-bar');
+    return {
+        name: li.querySelector('.me-auto')?.textContent || '',
+        width: parseFloat((fill && fill.style.width) || '0'),
+        valueNow: li.querySelector('[role=progressbar]')?.getAttribute('aria-valuenow'),
+        status: li.querySelector('.upload-status')?.textContent || '',
+        done: !!fill && fill.classList.contains('bg-success'),
+        failed: !!fill && fill.classList.contains('bg-danger'),
+        cancel: !!li.querySelector('button'),
+    };
+});
+"""
+
+# The EICAR test file, and a ClamAV body signature (.ndb) that matches it: the scanner's verdicts are real.
+EICAR_SIGNED_PART = b"EICAR-STANDARD-ANTIVIRUS-TEST-FILE"
+EICAR = rb"X5O!P%@AP[4\PZX54(P^)7CC)7}$" + EICAR_SIGNED_PART + rb"!$H+H*"
+EICAR_SIGNATURE_NAME = "Trail.Test.EICAR"
+MP4_HEADER = b"\x00\x00\x00\x18ftypmp42"  # an ISO base media file of brand mp42: video/mp4 by its bytes
+
+
+def write_signatures(folder: Path) -> Path:
+    """A ClamAV signature folder for `serve --clamav-db`: one body signature for the EICAR test file."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trail-test-eicar.ndb").write_text(f"{EICAR_SIGNATURE_NAME}:0:*:{EICAR_SIGNED_PART.hex()}\n")
+    return folder
+
+
+def video_bytes(size: int, seed: int | None = None) -> bytes:
+    """An "MP4" of `size` bytes: the ftyp box's first bytes, then random ones (seeded: the same bytes each run)."""
+    import random
+    body = random.Random(seed).randbytes(size - len(MP4_HEADER)) if seed is not None else os.urandom(size - len(MP4_HEADER))
+    return MP4_HEADER + body
+
+
+def write_video(path: Path, size: int) -> Path:
+    """A large "MP4" written in 1 MiB pieces of random bytes."""
+    with open(path, "wb") as file:
+        file.write(MP4_HEADER)
+        left = size - len(MP4_HEADER)
+        while left > 0:
+            piece = min(left, 1 << 20)
+            file.write(os.urandom(piece))
+            left -= piece
+    return Path(path)
+
+
+def png_bytes(width: int = 480, height: int = 320) -> bytes:
+    """A real PNG (a sky, a ridge and a meadow), made with zlib: the same bytes each run."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = bytearray()
+    for y in range(height):
+        raw.append(0)
+        for x in range(width):
+            ridge = height * 0.45 + 40 * math.sin(x / 53) + 18 * math.sin(x / 17)
+            if y < ridge:
+                shade = y / ridge
+                raw += bytes((int(120 + 80 * shade), int(170 + 60 * shade), 235))
+            elif y < height * 0.75:
+                raw += bytes((47, int(95 + 30 * math.sin(x / 9) ** 2), 62))
+            else:
+                raw += bytes((int(120 + 40 * math.sin(x / 7 + y / 5) ** 2), 160, 70))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(raw), 9)) + chunk(b"IEND", b"")
+
+
+def sha256_of(path_or_bytes) -> str:
+    import hashlib
+    if isinstance(path_or_bytes, (bytes, bytearray)):
+        return hashlib.sha256(path_or_bytes).hexdigest()
+    digest = hashlib.sha256()
+    with open(path_or_bytes, "rb") as file:
+        for piece in iter(lambda: file.read(1 << 20), b""):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+def wait_for(what: str, probe, timeout: float = 60, interval: float = 0.1):
+    """Polls probe() until it answers something true, and answers that; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)

@@ -23,6 +23,14 @@ def test_screenshots_of_the_main_pages(ranger_panel, api):
 
     panel.open("/sites/sweet-home")
     assert "Santiam Wagon Road" in panel.text("main table")
+    # The "Updated" column holds this run's start time: pin it, so the picture changes only when the page does.
+    pinned = panel.driver.execute_script("""
+        let n = 0;
+        for (const td of document.querySelectorAll('main table tbody td.small')) {
+            if (/^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$/.test(td.textContent.trim())) { td.textContent = '2026-06-01 09:00 UTC'; n++; }
+        }
+        return n;""")
+    assert pinned == len(panel.all("main table tbody tr")) >= 1
     written.append(panel.screenshot("tour-list"))
 
     panel.open(f"/tours/{tour['id']}")

@@ -119,9 +119,9 @@ struct MobileAPI: Sendable {
             headers[.contentLength] = "\(signed.body.count)"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
         }
+        let openAPI = ByteBuffer(string: OpenAPIDocument.json(serverURL: publicURL))
         router.get("/openapi.json") { request, _ in
-            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"],
-                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json(serverURL: publicURL))))
+            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"], body: .init(byteBuffer: openAPI))
         }
     }
 

@@ -13,6 +13,12 @@ public struct AppConfig: Sendable {
     public var maxUploadSize: Int64 = 2 * 1024 * 1024 * 1024 - 1
     public var defaultRequiredApprovals = 1
     public var tileURLTemplate: String? = nil
+    /// Credit shown with the tiles of `tileURLTemplate` and written into each package's MBTiles (`--tile-attribution`).
+    public var tileAttribution: String? = nil
+    /// Most tiles one package build may fetch from the tile server (`--tile-cap`); an admin may change it in the panel.
+    public var tileCap = 20_000
+    /// Concurrency, time-outs and retries of the build-time tile fetcher.
+    public var tileFetch = TileFetchOptions()
     public var publicURL: String? = nil
     public var demo = false
 
@@ -38,14 +44,19 @@ public struct AppConfig: Sendable {
     public var publicFolder: URL { root.appendingPathComponent("Public") }
     public var migrationsFolder: URL { root.appendingPathComponent("migrations") }
     public var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
+    /// Tiles fetched from tile servers, shared by every build: `tile-cache/<template>/<z>/<x>/<y>.<ext>`.
+    public var tileCacheFolder: URL { dataFolder.appendingPathComponent("tile-cache") }
 
     public var effectivePublicURL: String { publicURL ?? "http://\(hostname):\(port)" }
     /// Cookies get `Secure` when the panel is served over TLS.
     public var usesTLS: Bool { effectivePublicURL.lowercased().hasPrefix("https://") }
 
     /// The origin of the basemap tiles, for the Content-Security-Policy; nil when no tile server is configured.
-    public var tileOrigin: String? {
-        guard let template = tileURLTemplate,
+    public var tileOrigin: String? { Self.tileOrigin(of: tileURLTemplate) }
+
+    /// `scheme://host[:port]` of a tile URL template, with a `{s}.` subdomain as `*.`.
+    public static func tileOrigin(of template: String?) -> String? {
+        guard let template,
               let components = URLComponents(string: template.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
               let scheme = components.scheme, let host = components.host else { return nil }
         let port = components.port.map { ":\($0)" } ?? ""

@@ -13,6 +13,10 @@ public struct AppDependencies: Sendable {
     public let builds: PackageBuildService
     public let signingKey: SigningKey
     public let catalog: CatalogSigner
+    /// The tile server settings in force (panel, else command line).
+    public let tileSettings: TileSettingsStore
+    /// Built packages' MBTiles, for the review map and the phone preview.
+    public let packageTiles: PackageTilesStore
     let tusHashes = TusHashStates()
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
@@ -26,7 +30,11 @@ public struct AppDependencies: Sendable {
         self.scans = scans
         let key = signingKey ?? (try? SigningKey.loadOrCreate(at: paths.signingKey)) ?? SigningKey.generate()
         self.signingKey = key
-        self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key)
+        self.tileSettings = TileSettingsStore(database: database, fallback: TileSettings(config: config))
+        self.packageTiles = PackageTilesStore(paths: paths)
+        let tiles = TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: config.tileFetch,
+                                 userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
+        self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles)
         self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL)
     }
 
@@ -52,6 +60,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     let dependencies = AppDependencies(config: config, database: database, views: views, signingKey: signingKey)
     try MediaRecovery.run(database: database, paths: paths, logger: logger)
     try PublishingRecovery.run(database: database, paths: paths, logger: logger)
+    try TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     let router = buildRouter(dependencies)
@@ -67,7 +76,8 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
 public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
     let config = dependencies.config, database = dependencies.database
     let router = Router(context: AppRequestContext.self)
-    router.add(middleware: SecurityHeadersMiddleware(tileOrigin: config.tileOrigin))
+    let tileSettings = dependencies.tileSettings
+    router.add(middleware: SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin }))
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
     router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
     for library in ["leaflet", "bootstrap5", "sortable"] {
@@ -87,16 +97,21 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let media = MediaController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, pages: pages,
                                 config: config)
     let publishing = PublishingController(database: database, authorization: authorization, pages: pages, builds: dependencies.builds,
-                                          paths: dependencies.paths)
+                                          paths: dependencies.paths, tileSettings: tileSettings)
+    let tiles = TilesController(database: database, authorization: authorization, paths: dependencies.paths, pages: pages, config: config,
+                                settings: tileSettings, packageTiles: dependencies.packageTiles, scans: dependencies.scans)
+    let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config)
     tus.addDiscovery(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
     AccountsController(database: database, pages: pages, config: config).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
-    ToursController(database: database, pages: pages, authorization: authorization, config: config).addRoutes(to: signedIn)
+    ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings).addRoutes(to: signedIn)
+    tiles.addPanelRoutes(to: signedIn)
     media.addPanelRoutes(to: signedIn)
     publishing.addPanelRoutes(to: signedIn)
+    exchange.addPanelRoutes(to: signedIn)
 
     MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
               publicURL: config.effectivePublicURL).addRoutes(to: router.group("api/v1"))
@@ -104,6 +119,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
     publishing.addAPIRoutes(to: manage)
+    tiles.addAPIRoutes(to: manage)
+    exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
     return router
 }

@@ -6,11 +6,22 @@ import Logging
 /// Headers every response gets: a strict CSP with no inline script, no framing, no sniffing.
 struct SecurityHeadersMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
-    let contentSecurityPolicy: String
+    /// The tile server's origin, read for every answer: an admin may change the tile server while the server runs.
+    let tileOrigin: @Sendable () -> String?
 
     init(tileOrigin: String?) {
+        self.tileOrigin = { tileOrigin }
+    }
+
+    init(tileOrigin: @escaping @Sendable () -> String?) {
+        self.tileOrigin = tileOrigin
+    }
+
+    var contentSecurityPolicy: String { Self.policy(tileOrigin: tileOrigin()) }
+
+    static func policy(tileOrigin: String?) -> String {
         let tiles = tileOrigin.map { " \($0)" } ?? ""
-        contentSecurityPolicy = [
+        return [
             "default-src 'self'",
             "script-src 'self'",
             "style-src 'self'",
@@ -26,7 +37,10 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
-        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+        // A handler's own policy stays: previews of uploaded files send `default-src 'none'; sandbox`.
+        if response.headers[.contentSecurityPolicy] == nil {
+            response.headers[.contentSecurityPolicy] = contentSecurityPolicy
+        }
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
         response.headers[.referrerPolicy] = "same-origin"
@@ -54,7 +68,10 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch {
             let (status, code, message, fields) = Self.describe(error, logger: context.logger)
             if request.uri.path.hasPrefix("/api/") || request.wantsJSON {
-                return APIErrorBody.response(status: status, code: code, message: message, fields: fields)
+                var response = APIErrorBody.response(status: status, code: code, message: message, fields: fields)
+                // tus 1.0: every answer of the upload endpoint carries Tus-Resumable, refusals (401, 403, 404) included.
+                if request.uri.path.hasPrefix("/api/v1/manage/uploads") { response.headers[.tusResumable] = TusController.version }
+                return response
             }
             if status == .unauthorized {
                 return .redirect(to: "/login?next=\(request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_"))) ?? "/")")
@@ -100,11 +117,13 @@ struct ErrorMiddleware: RouterMiddleware {
         case 405: "method_not_allowed"
         case 409: "conflict"
         case 410: "gone"
+        case 412: "precondition_failed"
         case 413: "payload_too_large"
         case 415: "unsupported_media_type"
         case 416: "range_not_satisfiable"
         case 422: "validation_failed"
         case 429: "too_many_requests"
+        case 460: "checksum_mismatch"
         default: status.code >= 500 ? "internal_error" : "error"
         }
     }

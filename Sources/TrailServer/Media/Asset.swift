@@ -35,6 +35,8 @@ public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePe
     public var uploadedBy: Int64?
     public var createdAt: Double
     public var scannedAt: Double?
+    /// Play time of audio and video when the file's headers tell it.
+    public var durationSeconds: Double? = nil
 
     public static let databaseTableName = "asset"
 

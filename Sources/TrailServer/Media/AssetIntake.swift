@@ -31,10 +31,12 @@ struct AssetIntake: Sendable {
                try database.storedBytes(siteId: site.id!) + file.size > quota {
                 throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
             }
+            let duration = detected.kind == .audio || detected.kind == .video
+                ? try await NIOThreadPool.singleton.runIfActive { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
             let (asset, released) = try database.addAsset(
                 NewAsset(tourId: tourId, waypointId: waypointId, replacesAssetId: replacing, detected: detected,
                          originalName: Self.displayName(file.originalName), size: file.size, sha256: file.sha256,
-                         storedPath: "uploads/\(file.uploadId)"),
+                         storedPath: "uploads/\(file.uploadId)", durationSeconds: duration),
                 actor: actor)
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()

@@ -67,6 +67,15 @@ public enum FileTypeDetector {
         return Detected(kind: .text, mimeType: "text/plain; charset=utf-8", fileExtension: "txt")
     }
 
+    /// An upload marked as map tiles (the tour's MBTiles route, never a waypoint asset): an SQLite 3 database,
+    /// whose header starts with `SQLite format 3\0`. Whether it is MBTiles is checked by opening it (`MBTilesReader`).
+    public static let sqliteMagic: [UInt8] = Array("SQLite format 3\0".utf8)
+    public static let mbtilesMimeType = "application/vnd.mbtiles"
+
+    public static func detectTiles(header: [UInt8]) -> (mimeType: String, fileExtension: String)? {
+        header.starts(with: sqliteMagic) ? (mbtilesMimeType, "mbtiles") : nil
+    }
+
     static func findASCII(_ text: String, in bytes: [UInt8]) -> Int? {
         let needle = Array(text.utf8)
         guard bytes.count >= needle.count else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Assets on the panel (upload form, delete, reorder, rescan, previews) and in the management API.
@@ -48,12 +49,15 @@ struct MediaController: Sendable {
             let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
             return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)#assets", notice: notice.joined(separator: " "))
         }
-        router.get("/assets/{aid}/content") { request, context in
-            let asset = try viewableAsset(context)
-            guard asset.scanStatus == .clean else {
-                throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
+        // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/assets/{aid}/content", method: method) { request, context in
+                let asset = try viewableAsset(context)
+                guard asset.scanStatus == .clean else {
+                    throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
+                }
+                return try await preview(asset, request: request)
             }
-            return try await preview(asset, request: request)
         }
         router.post("/assets/{aid}/delete") { request, context in
             let (asset, tourId) = try editableAsset(context)

@@ -12,6 +12,7 @@ struct NewAsset: Sendable {
     let sha256: String
     /// Relative to the data folder (uploads/<uuid>).
     let storedPath: String
+    var durationSeconds: Double? = nil
 }
 
 extension AppDatabase {
@@ -56,7 +57,7 @@ extension AppDatabase {
             var asset = Asset(id: nil, waypointId: new.waypointId, position: position, kind: new.detected.kind,
                               originalName: String(new.originalName.prefix(255)), mimeType: new.detected.mimeType, size: new.size,
                               sha256: new.sha256, scanStatus: .pending, scanDetail: "", storedPath: new.storedPath,
-                              uploadedBy: actor.userId, createdAt: Date().dbTime)
+                              uploadedBy: actor.userId, createdAt: Date().dbTime, durationSeconds: new.durationSeconds)
             try asset.insert(db)
             try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
             try Self.touch(db, tourId: new.tourId)

@@ -66,7 +66,7 @@ public final class ScanService: Service, Sendable {
                 logger.error("cannot read scan queue: \(error)")
                 return done
             }
-            if jobs.isEmpty { return done }
+            if jobs.isEmpty { return done + (await drainTilesets()) }
             await withTaskGroup(of: Void.self) { group in
                 for asset in jobs { group.addTask { await self.process(asset) } }
             }

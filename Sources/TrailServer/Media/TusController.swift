@@ -113,17 +113,17 @@ struct TusController: Sendable {
         let path = FilePath(paths.upload(upload.id).path)
         let handle = try await FileSystem.shared.openFile(forWritingAt: path, options: .modifyFile(createIfNecessary: false))
         var failure: (any Error)?
+        var writer = handle.bufferedWriter(startingAtAbsoluteOffset: offset, capacity: .mebibytes(1))
         do {
-            var writer = handle.bufferedWriter(startingAtAbsoluteOffset: offset, capacity: .mebibytes(1))
             for try await chunk in request.body {
                 guard offset + written + Int64(chunk.readableBytes) <= upload.length else {
                     throw TusError(.contentTooLarge, "The PATCH carries more bytes than Upload-Length (\(upload.length)).")
                 }
+                try await writer.write(contentsOf: chunk)
                 chunk.withUnsafeReadableBytes { bytes in
                     wholeFile?.update(bufferPointer: bytes)
                     chunkHash?.update(bytes)
                 }
-                try await writer.write(contentsOf: chunk)
                 written += Int64(chunk.readableBytes)
             }
             try await writer.flush()
@@ -140,7 +140,15 @@ struct TusController: Sendable {
             hashes.store(before, for: upload.id, at: offset)
             throw failure
         }
-        // Success, or a dropped connection: keep every byte that reached the disk.
+        // Success, or a dropped connection: keep every byte received. The bytes still in the writer's buffer are
+        // written first, so the stored offset never runs ahead of the file; if that fails, the file's size decides.
+        if failure != nil {
+            do { try await writer.flush() } catch {
+                let size = (try? await handle.info().size) ?? offset
+                written = max(0, min(written, size - offset))
+                wholeFile = nil  // recomputed from the file when the upload finishes
+            }
+        }
         try? await handle.synchronize()
         try? await handle.close()
         let newOffset = offset + written

@@ -15,12 +15,15 @@ public final class PackageBuildService: Service, Sendable {
     let scanner: any MalwareScanner
     let signingKey: SigningKey
     let logger: Logger
+    /// Makes `tiles/map.mbtiles` when the snapshot has a tile source (nil: packages without tiles).
+    let tiles: TilePackager?
     static let maxAttempts = 3
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
 
     public init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, signingKey: SigningKey,
-                logger: Logger = Logger(label: "trail.build")) {
+                logger: Logger = Logger(label: "trail.build"), tiles: TilePackager? = nil) {
+        self.tiles = tiles
         self.database = database
         self.paths = paths
         self.scanner = scanner
@@ -63,13 +66,16 @@ public final class PackageBuildService: Service, Sendable {
             }
             let snapshot = try request.decodedSnapshot()
             let staged = try await NIOThreadPool.singleton.runIfActive { try self.stage(snapshot, into: staging) }
-            let report = try await rescan(staged, snapshot: snapshot)
-            let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
+            var report = try await rescan(staged, snapshot: snapshot)
+            // The map tiles, before the zip: fetched or cut from the uploaded file into staging/<id>/tiles/map.mbtiles.
+            let builtTiles = try await tiles?.build(snapshot, scanner: scanner, staging: staging)
+            let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot, tiles: builtTiles?.entry)
+            if let scan = builtTiles?.scan { report.append(ScanReportEntry(file: scan.file, sha256: scan.sha256, verdict: scan.verdict)) }
             let geoJSON = try TourGeoJSON.make(manifest: manifest)
             let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
             let progress = BuildProgressRecorder(database: database, requestId: request.id)
             let built = try await NIOThreadPool.singleton.runIfActive {
-                try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: nil, signingKey: self.signingKey,
+                try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, signingKey: self.signingKey,
                                          to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) })
             }
             let verification = await Self.verify(stagedZip(request.id), publicKey: signingKey.publicKeyBase64)
@@ -83,7 +89,7 @@ public final class PackageBuildService: Service, Sendable {
             if !completed { try? FileManager.default.removeItem(at: staging) }  // withdrawn while building
             logger.info("built request \(request.id): \(built.size) bytes")
         } catch {
-            let reason = (error as? BuildFailure)?.message ?? String(describing: error)
+            let reason = (error as? BuildFailure)?.message ?? (error as? TileBuildFailure)?.message ?? String(describing: error)
             logger.error("build of request \(request.id) failed: \(reason)")
             try? FileManager.default.removeItem(at: staging)
             try? database.failBuild(requestId: request.id, reason: reason)
@@ -167,7 +173,12 @@ final class BuildProgressRecorder: Sendable {
         self.requestId = requestId
     }
 
+    /// The builder writes manifest.json, manifest.sig and waypoints.geojson before the media; the request's totals
+    /// count the media only (the tiles entry comes last and is clamped away by the database).
+    static let leadingEntries = 3
+
     func record(files: Int, bytes: Int64) {
+        let files = max(0, files - Self.leadingEntries)
         let now = Date().timeIntervalSince1970
         let due = last.withLockedValue { previous in
             if now - previous < 0.5 { return false }
@@ -180,22 +191,44 @@ final class BuildProgressRecorder: Sendable {
 
 /// The manifest of DESIGN.md's format version 1, made from a snapshot.
 enum ManifestMaker {
+    static func manifest(for request: PublishRequest, snapshot: TourSnapshot, tiles: Manifest.Tiles?) -> Manifest {
+        var manifest = manifest(for: request, snapshot: snapshot)
+        manifest.tiles = tiles
+        return manifest
+    }
+
     static func manifest(for request: PublishRequest, snapshot: TourSnapshot) -> Manifest {
         let frame = snapshot.frame
+        let estimate = estimate(snapshot)
+        let route = snapshot.route.flatMap { try? RoutePath(json: $0) }
         // Fixed from the request, not the clock: the same snapshot always yields the same bytes.
         let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: request.createdAt.rounded(.down)))
         return Manifest(
             packageId: request.packageId, version: request.version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
             mapName: snapshot.mapName, bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: snapshot.description,
-            waypoints: snapshot.waypoints.map { waypoint in
+            waypoints: snapshot.waypoints.enumerated().map { index, waypoint in
                 Manifest.Waypoint(
                     name: waypoint.name, order: waypoint.order,
                     coordinates: Manifest.Coordinates(latitude: waypoint.latitude, longitude: waypoint.longitude),
                     description: waypoint.description,
                     assets: assetPaths(waypoint).map { asset, path in
                         Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256)
-                    })
+                    },
+                    distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10)
+            },
+            route: route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
+            estimatedDurationMinutes: estimate.totalMinutes)
+    }
+
+    /// Walking time and distances of the frozen tour (route, pace and media play times as submitted).
+    static func estimate(_ snapshot: TourSnapshot) -> DurationEstimate {
+        DurationEstimate.estimate(
+            waypoints: snapshot.waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
+            route: snapshot.route.flatMap { try? RoutePath(json: $0) }, paceKmh: snapshot.paceKmh ?? 4,
+            dwellSeconds: snapshot.waypoints.map { waypoint in
+                let seconds = waypoint.assets.filter { $0.kind == "audio" || $0.kind == "video" }.compactMap(\.durationSeconds)
+                return seconds.isEmpty ? nil : seconds.reduce(0, +)
             })
     }
 

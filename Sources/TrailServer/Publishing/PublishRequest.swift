@@ -92,6 +92,8 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var originalName: String
         /// Where the clean file was when the tour was frozen (relative to the data folder).
         public var storedPath: String
+        /// Play time of audio and video, when known (for the duration estimate).
+        public var durationSeconds: Double? = nil
     }
 
     public struct WaypointEntry: Codable, Sendable, Equatable {
@@ -113,6 +115,11 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
     public var minZoom: Int
     public var maxZoom: Int
     public var waypoints: [WaypointEntry]
+    /// The route as stored on the tour (`RoutePath` JSON), and the walking pace.
+    public var route: String? = nil
+    public var paceKmh: Double? = nil
+    /// Where the package's map tiles come from (nil: no tiles); see `TileSourceSnapshot`.
+    public var tiles: TileSourceSnapshot? = nil
 
     public var totalBytes: Int64 { waypoints.flatMap(\.assets).reduce(0) { $0 + $1.size } }
     public var fileCount: Int { waypoints.reduce(0) { $0 + $1.assets.count } }

@@ -10,6 +10,8 @@ struct PublishingController: Sendable {
     let pages: PageResponder
     let builds: PackageBuildService
     let paths: DataPaths
+    /// The tile settings in force, frozen into each submission (nil: the ones saved in the panel).
+    var tileSettings: TileSettingsStore? = nil
 
     // MARK: Panel
 
@@ -139,6 +141,23 @@ struct PublishingController: Sendable {
         let version: Int
     }
 
+    /// `POST …/push`: the released version (numbers as JSON numbers, as the OpenAPI document says).
+    struct ReleaseBody: Encodable, Sendable {
+        let packageId: String
+        let version: Int
+        let sha256: String
+    }
+
+    struct VisibilityBody: Encodable, Sendable {
+        let packageId: String
+        let visible: Bool
+    }
+
+    struct RollbackAnswer: Encodable, Sendable {
+        let packageId: String
+        let currentVersion: Int
+    }
+
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/publish") { request, context in
             guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
@@ -180,23 +199,23 @@ struct PublishingController: Sendable {
         router.post("/publish-requests/{rid}/push") { request, context in
             let id = try context.parameters.require("rid")
             let version = try push(requestId: id, context: context)
-            return try JSONResponse.make(["packageId": version.packageId, "version": "\(version.version)", "sha256": version.sha256])
+            return try JSONResponse.make(ReleaseBody(packageId: version.packageId, version: version.version, sha256: version.sha256))
         }
         router.post("/packages/{pid}/unpublish") { request, context in
             let (package, _, _) = try managedPackage(context)
             try database.setPackageVisible(id: package.id, visible: false, actor: context.actor)
-            return try JSONResponse.make(["packageId": package.id, "visible": "false"])
+            return try JSONResponse.make(VisibilityBody(packageId: package.id, visible: false))
         }
         router.post("/packages/{pid}/publish") { request, context in
             let (package, _, _) = try managedPackage(context)
             try database.setPackageVisible(id: package.id, visible: true, actor: context.actor)
-            return try JSONResponse.make(["packageId": package.id, "visible": "true"])
+            return try JSONResponse.make(VisibilityBody(packageId: package.id, visible: true))
         }
         router.post("/packages/{pid}/rollback") { request, context in
             let (package, _, _) = try managedPackage(context)
             let body = try await request.decodeJSON(RollbackBody.self, context: context)
             try database.setCurrentVersion(packageId: package.id, version: body.version, actor: context.actor)
-            return try JSONResponse.make(["packageId": package.id, "currentVersion": "\(body.version)"])
+            return try JSONResponse.make(RollbackAnswer(packageId: package.id, currentVersion: body.version))
         }
     }
 
@@ -208,7 +227,7 @@ struct PublishingController: Sendable {
     // MARK: Shared logic
 
     func startPublish(tourId: Int64, context: AppRequestContext) throws -> PublishRequest {
-        let publish = try database.startPublish(tourId: tourId, actor: context.actor)
+        let publish = try database.startPublish(tourId: tourId, actor: context.actor, tiles: tileSettings?.current)
         builds.wake()
         return publish
     }

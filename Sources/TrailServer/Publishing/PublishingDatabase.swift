@@ -10,22 +10,22 @@ extension AppDatabase {
     // MARK: Readiness
 
     /// The checklist shown before submission; empty means ready.
-    public func publishChecklist(tourId: Int64) throws -> [String] {
-        try writer.read { db in try Self.publishChecklist(db, tourId: tourId) }
+    /// - Parameter tiles: the tile settings in force (nil: the ones saved in the panel), for the tile cap.
+    public func publishChecklist(tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
+        try writer.read { db in try Self.publishChecklist(db, tourId: tourId, tiles: tiles) }
     }
 
-    static func publishChecklist(_ db: Database, tourId: Int64) throws -> [String] {
+    static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
         var problems: [String] = []
         let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-        guard let frame = tour.frame else {
-            problems.append("Set the map frame.")
-            if waypoints.isEmpty { problems.append("Add at least one waypoint.") }
-            return problems
-        }
+        // Every item at once: a missing frame does not hide the files that are not clean yet.
+        if tour.frame == nil { problems.append("Set the map frame.") }
         if waypoints.isEmpty { problems.append("Add at least one waypoint.") }
-        for waypoint in waypoints where !frame.contains(latitude: waypoint.latitude, longitude: waypoint.longitude) {
-            problems.append("Waypoint “\(waypoint.name)” is outside the frame.")
+        if let frame = tour.frame {
+            for waypoint in waypoints where !frame.contains(latitude: waypoint.latitude, longitude: waypoint.longitude) {
+                problems.append("Waypoint “\(waypoint.name)” is outside the frame.")
+            }
         }
         let assets = try Asset.fetchAll(db, sql: """
             SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
@@ -34,19 +34,24 @@ extension AppDatabase {
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
         }
+        if let frame = tour.frame {
+            problems += try tileChecklist(db, tour: tour, frame: frame, settings: tileSettings(db, given: tiles))
+        }
         return problems
     }
 
     // MARK: startPublish
 
     /// Freezes the tour, locks it, and queues the build. Returns the new request.
-    public func startPublish(tourId: Int64, actor: AuditActor) throws -> PublishRequest {
+    /// - Parameter tiles: the tile settings in force (nil: the ones saved in the panel), frozen into the snapshot.
+    public func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings? = nil) throws -> PublishRequest {
         try writer.write { db in
             let tour = try Self.editableTour(db, id: tourId)
-            let problems = try Self.publishChecklist(db, tourId: tourId)
+            let problems = try Self.publishChecklist(db, tourId: tourId, tiles: tiles)
             guard problems.isEmpty else { throw NotReadyToPublish(problems: problems) }
             guard let site = try Site.fetchOne(db, id: tour.siteId) else { throw NotFound() }
-            let snapshot = try Self.snapshot(db, tour: tour, site: site)
+            var snapshot = try Self.snapshot(db, tour: tour, site: site)
+            snapshot.tiles = try Self.tileSource(db, tour: tour, settings: Self.tileSettings(db, given: tiles))
             var package = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db)
             let now = Date().dbTime
             if package == nil {
@@ -81,9 +86,10 @@ extension AppDatabase {
                     description: waypoint.description,
                     assets: assets.map {
                         .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
-                              originalName: $0.originalName, storedPath: $0.storedPath)
+                              originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds)
                     })
-            })
+            },
+            route: tour.route, paceKmh: tour.paceKmh)
     }
 
     // MARK: Build outcome (called by the build service)
@@ -108,7 +114,8 @@ extension AppDatabase {
 
     func recordBuildProgress(requestId: String, filesDone: Int, bytesDone: Int64) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE publishRequest SET filesDone = ?, bytesDone = ?, updatedAt = ? WHERE id = ? AND state = 'building'",
+            // Never past the totals: the package's own files (manifest, GeoJSON, tiles) are not in them.
+            try db.execute(sql: "UPDATE publishRequest SET filesDone = MIN(?, filesTotal), bytesDone = MIN(?, bytesTotal), updatedAt = ? WHERE id = ? AND state = 'building'",
                            arguments: [filesDone, bytesDone, Date().dbTime, requestId])
         }
     }
@@ -117,9 +124,16 @@ extension AppDatabase {
     func completeBuild(requestId: String, sha256: String, size: Int64, signature: String, manifestJSON: String, scanReport: String) throws -> Bool {
         try writer.write { db in
             try db.execute(sql: """
-                UPDATE publishRequest SET state = 'pending', zipSha256 = ?, zipSize = ?, signature = ?, manifestJSON = ?, scanReport = ?,
-                filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = ? WHERE id = ? AND state = 'building'
-                """, arguments: [sha256, size, signature, manifestJSON, scanReport, Date().dbTime, requestId])
+                UPDATE publishRequest SET
+                  state = CASE
+                    -- A rebuild after a crash (recovery re-queues an open request whose zip vanished) yields the same bytes:
+                    -- the approvals given to those bytes still hold, so an approved request is ready again, not pending.
+                    WHEN zipSha256 = :sha AND (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = 'approve') >= requiredApprovals
+                    THEN 'ready' ELSE 'pending' END,
+                  zipSha256 = :sha, zipSize = :size, signature = :signature, manifestJSON = :manifest, scanReport = :report,
+                  filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = :now WHERE id = :id AND state = 'building'
+                """, arguments: ["sha": sha256, "size": size, "signature": signature, "manifest": manifestJSON, "report": scanReport,
+                                 "now": Date().dbTime, "id": requestId])
             let changed = db.changesCount == 1
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
             if changed, let request = try PublishRequest.fetchOne(db, key: requestId) {

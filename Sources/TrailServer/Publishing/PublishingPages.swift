@@ -81,6 +81,8 @@ struct RequestPage: Sendable {
     let hasDiff: Bool
     let isFirstVersion: Bool
     var denyError: String?
+    /// The package's map tiles in one line ("PNG tiles, zoom 11–15, 412 tiles, 3.1 MiB"), when it has any.
+    var tilesSummary: String? = nil
 }
 
 struct PackagePage: Sendable {
@@ -92,6 +94,8 @@ struct PackagePage: Sendable {
         let verified: Int
         let isCurrent: Bool
         let canServe: Bool
+        /// The phone preview of this version (its own map tiles).
+        var previewURL: String = ""
     }
     let id: String
     let name: String
@@ -135,7 +139,7 @@ extension PublishingController {
         let previous = published.flatMap { try? Manifest.decode(Data($0.manifestJSON.utf8)) }
         let diff = manifest.map { ManifestDiff.describe(old: previous, new: $0) } ?? []
         let percent = publish.bytesTotal > 0 ? Int(publish.bytesDone * 100 / publish.bytesTotal) : (publish.state == .building ? 0 : 100)
-        return RequestPage(
+        var page = RequestPage(
             id: publish.id, stateLabel: publish.state.label, stateBadge: publish.state.badge, isBuilding: publish.state == .building,
             isBuilt: manifest != nil, isFailed: publish.state == .failed, progressPercent: min(100, percent),
             progressText: "\(publish.filesDone) of \(publish.filesTotal) files, \(ByteFormat.string(publish.bytesDone)) of \(ByteFormat.string(publish.bytesTotal))",
@@ -147,8 +151,13 @@ extension PublishingController {
             canApprove: isReviewer && publish.state == .pending, canDeny: isReviewer && (publish.state == .pending || publish.state == .ready),
             canWithdraw: isAuthorOrManager && publish.state.isOpen, canPush: isAuthorOrManager && publish.state == .ready,
             sha256: publish.zipSha256 ?? "", size: publish.zipSize.map(ByteFormat.string) ?? "",
-            manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "", mapJSON: manifest.map(Self.mapJSON) ?? "{}", waypoints: waypoints,
+            manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "",
+            mapJSON: manifest.map { Self.mapJSON($0, tileURL: "/requests/\(publish.id)/tiles/{z}/{x}/{y}") } ?? "{}", waypoints: waypoints,
             scanReport: scanReport, diff: diff, hasDiff: !diff.isEmpty, isFirstVersion: previous == nil)
+        page.tilesSummary = manifest?.tiles.map {
+            "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
+        }
+        return page
     }
 
     func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) throws -> PackagePage {
@@ -159,7 +168,8 @@ extension PublishingController {
             versions: versions.map {
                 PackagePage.VersionRow(version: $0.version, size: ByteFormat.string($0.size), sha256: $0.sha256, released: DisplayFormat.date($0.createdAt),
                                        verified: $0.verifiedCount, isCurrent: $0.version == package.currentVersion,
-                                       canServe: access.canManage && $0.version != package.currentVersion)
+                                       canServe: access.canManage && $0.version != package.currentVersion,
+                                       previewURL: "/packages/\(package.id)/versions/\($0.version)/preview")
             },
             downloadURL: "/api/v1/packages/\(package.id)/download")
     }
@@ -171,14 +181,19 @@ extension PublishingController {
     }
 
     /// The review map draws the package's own manifest: the frame and waypoints the visitor will get.
-    static func mapJSON(_ manifest: Manifest) -> String {
-        let data = TourMapData(
+    /// With tiles, the map is drawn from the package's own MBTiles at `tileURL` (a route of `TilesController`).
+    static func mapJSON(_ manifest: Manifest, tileURL: String? = nil) -> String {
+        var data = TourMapData(
             frame: Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west),
             waypoints: manifest.waypoints.enumerated().map { index, waypoint in
                 .init(id: Int64(index + 1), order: waypoint.order, name: waypoint.name, latitude: waypoint.coordinates.latitude,
                       longitude: waypoint.coordinates.longitude, url: "#waypoint-\(waypoint.order)")
             },
-            editable: false, tileURL: nil, moveURLTemplate: "", orderURL: "", newWaypointURL: "")
+            editable: false, tileURL: manifest.tiles == nil ? nil : tileURL, moveURLTemplate: "", orderURL: "", newWaypointURL: "")
+        if let tiles = manifest.tiles, tileURL != nil {
+            data.tileMinZoom = tiles.minZoom
+            data.tileMaxZoom = tiles.maxZoom
+        }
         return (try? String(data: JSONResponse.encoder.encode(data), encoding: .utf8)) ?? "{}"
     }
 }

@@ -19,6 +19,9 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var createdBy: Int64?
     public var createdAt: Double
     public var updatedAt: Double
+    /// JSON `[[lon, lat(, ele)], ...]`; see `RoutePath`.
+    public var route: String? = nil
+    public var paceKmh: Double = 4
 
     public static let databaseTableName = "tour"
 
@@ -35,6 +38,8 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
         guard let n = frameNorth, let s = frameSouth, let e = frameEast, let w = frameWest else { return nil }
         return Frame(north: n, south: s, east: e, west: w)
     }
+
+    public var routePath: RoutePath? { route.flatMap { try? RoutePath(json: $0) } }
 
     /// While a publish request is open the working copy is read-only, so reviewers see what will ship.
     public var isLocked: Bool { state == .inReview }

@@ -33,11 +33,18 @@ struct TourMapData: Encodable {
     }
     let frame: Frame?
     let waypoints: [Point]
+    /// The route as [[lon, lat], ...] (GeoJSON order).
+    var route: [[Double]] = []
+    var routeURL: String = ""
     let editable: Bool
     let tileURL: String?
     let moveURLTemplate: String
     let orderURL: String
     let newWaypointURL: String
+    /// Zoom levels the tiles exist at (a package's own tiles), and their credit.
+    var tileMinZoom: Int? = nil
+    var tileMaxZoom: Int? = nil
+    var tileAttribution: String? = nil
 }
 
 struct TourPage: Sendable {
@@ -64,11 +71,15 @@ struct TourPage: Sendable {
     let waypointErrors: [String: String]
     let mapJSON: String
     let checklist: [String]
+    let routeSummary: String?
+    let durationSummary: String
     let isReady: Bool
     let canSubmit: Bool
     let openRequestId: String?
     let openRequestLabel: String
     let packageId: String?
+    /// The "Map tiles" card (set by the tours controller).
+    var tiles: TourTilesModel? = nil
 }
 
 struct WaypointPage: Sendable {
@@ -91,7 +102,7 @@ struct WaypointPage: Sendable {
 
 enum TourPageBuilder {
     static func mapJSON(tour: Tour, waypoints: [Waypoint], editable: Bool, tileURL: String?) -> String {
-        let data = TourMapData(
+        var data = TourMapData(
             frame: tour.frame,
             waypoints: waypoints.map {
                 .init(id: $0.id!, order: $0.position, name: $0.name, latitude: $0.latitude, longitude: $0.longitude,
@@ -101,6 +112,8 @@ enum TourPageBuilder {
             moveURLTemplate: "/tours/\(tour.id!)/waypoints/{id}/move",
             orderURL: "/tours/\(tour.id!)/waypoints/order",
             newWaypointURL: "/tours/\(tour.id!)/waypoints")
+        data.route = tour.routePath?.points.map { [$0.longitude, $0.latitude] } ?? []
+        data.routeURL = "/tours/\(tour.id!)/route"
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? String(data: encoder.encode(data), encoding: .utf8)) ?? "{}"

@@ -7,6 +7,12 @@ struct ToursController: Sendable {
     let pages: PageResponder
     let authorization: Authorization
     let config: AppConfig
+    /// The tile settings in force (nil: the saved ones, else the command line's), for the tile card and the cap.
+    var tileSettings: TileSettingsStore? = nil
+
+    var currentTileSettings: TileSettings {
+        tileSettings?.current ?? ((try? database.savedTileSettings()) ?? nil) ?? TileSettings(config: config)
+    }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/sites/{slug}/tours/new") { request, context in
@@ -160,10 +166,11 @@ struct ToursController: Sendable {
                   waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) throws -> TourPage {
         let waypoints = try database.waypoints(tourId: tour.id!)
         let canEdit = access.canAuthor && !tour.isLocked
-        let checklist = try database.publishChecklist(tourId: tour.id!)
+        let tiles = currentTileSettings
+        let checklist = try database.publishChecklist(tourId: tour.id!, tiles: tiles)
         let openRequest = try database.openRequest(tourId: tour.id!)
         let package = try database.package(tourId: tour.id!)
-        return TourPage(
+        var page = TourPage(
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
             canEdit: canEdit, hasFrame: tour.frame != nil,
@@ -173,10 +180,16 @@ struct ToursController: Sendable {
             frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
             waypoints: TourPageBuilder.rows(waypoints), hasWaypoints: !waypoints.isEmpty,
             waypointForm: waypointForm, waypointErrors: waypointErrors,
-            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: config.tileURLTemplate),
-            checklist: checklist, isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
+            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate),
+            checklist: checklist,
+            routeSummary: tour.routePath.map { String(format: "%d points, %.2f km", $0.points.count, $0.lengthMeters / 1000) },
+            durationSummary: Self.durationSummary(try database.durationEstimate(tour: tour)),
+            isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
             openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
             packageId: package?.currentVersion != nil ? package?.id : nil)
+        page.tiles = TourTilesModel.make(tour: tour, tileset: try database.tileset(tourId: tour.id!), settings: tiles, canEdit: canEdit,
+                                         maxUploadSize: config.maxUploadSize)
+        return page
     }
 
     func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext) throws -> WaypointPage {
@@ -186,10 +199,19 @@ struct ToursController: Sendable {
                             canEdit: editable, isLocked: tour.isLocked,
                             form: ["name": waypoint.name, "description": waypoint.description,
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude)],
-                            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: config.tileURLTemplate),
+                            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
                             assets: MediaController.assetRows(assets, user: context.user, canEdit: editable), hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
                             maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
+    }
+
+    static func durationSummary(_ estimate: DurationEstimate) -> String {
+        let total = estimate.totalMinutes
+        let time = total >= 60 ? "\(total / 60) h \(total % 60) min" : "\(total) min"
+        var parts = [String(format: "%.1f km walking (%.0f min)", estimate.walkingMeters / 1000, estimate.walkingMinutes)]
+        if let ascent = estimate.ascentMeters { parts.append(String(format: "%.0f m of climb (%.0f min)", ascent, estimate.climbMinutes)) }
+        parts.append(String(format: "%.0f min at the waypoints", estimate.dwellMinutes))
+        return "About \(time): " + parts.joined(separator: ", ") + "."
     }
 
     static func tourInput(_ form: FormFields) -> TourInput {

@@ -1,0 +1,181 @@
+import Foundation
+import GRDB
+import NIOConcurrencyHelpers
+
+/// How the build-time tile fetcher behaves. Tests shorten the time-outs and back-offs.
+public struct TileFetchOptions: Sendable {
+    /// Requests in flight at once, per build.
+    public var concurrency = 6
+    /// A request that gets no answer for this long fails (and is retried).
+    public var requestTimeout: TimeInterval = 20
+    /// Tries per tile (the first one included) before the build fails.
+    public var attempts = 5
+    /// Back-off before the second try; doubled for each further one (with jitter), capped at `maxBackoff`.
+    public var initialBackoff: TimeInterval = 0.5
+    public var maxBackoff: TimeInterval = 8
+    /// A cached tile older than this is fetched again.
+    public var cacheMaxAge: TimeInterval = 30 * 86_400
+    public init() {}
+}
+
+/// The tile server in force: the one an admin saved in the panel, else the server's `--tile-url` options.
+public struct TileSettings: Sendable, Equatable, Codable {
+    public static let defaultTileCap = 20_000
+    public static let maxTileCap = 1_000_000
+
+    /// `https://…/{z}/{x}/{y}.png`; nil when there is no tile server.
+    public var urlTemplate: String?
+    public var attribution: String
+    public var tileCap: Int
+
+    public init(urlTemplate: String?, attribution: String, tileCap: Int) {
+        let trimmed = urlTemplate?.trimmingCharacters(in: .whitespacesAndNewlines)
+        self.urlTemplate = trimmed?.isEmpty == false ? trimmed : nil
+        self.attribution = attribution
+        self.tileCap = tileCap
+    }
+
+    /// What the command-line options say.
+    public init(config: AppConfig) {
+        self.init(urlTemplate: config.tileURLTemplate, attribution: config.tileAttribution ?? "", tileCap: config.tileCap)
+    }
+
+    /// The template, when it is one a build may use (never a public OpenStreetMap server).
+    public var usableTemplate: String? {
+        guard let urlTemplate, TileURLTemplate.problem(urlTemplate) == nil else { return nil }
+        return urlTemplate
+    }
+}
+
+/// Rules for tile URL templates.
+public enum TileURLTemplate {
+    /// Hosts whose tile servers forbid bulk downloading for offline use (OpenStreetMap Foundation's tile policy):
+    /// these domains and every subdomain of them (`tile.openstreetmap.org`, `a.tile.openstreetmap.org`, `{s}.tile.osm.org`).
+    public static let forbiddenDomains = ["openstreetmap.org", "osm.org"]
+
+    /// Nil when the template is usable, else why not, in words for the settings form.
+    public static func problem(_ template: String) -> String? {
+        let template = template.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !template.isEmpty else { return "Enter a URL template." }
+        guard template.count <= 500 else { return "Keep the template under 500 characters." }
+        guard !template.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) else {
+            return "The template must not contain spaces."
+        }
+        for placeholder in ["{z}", "{x}"] where !template.contains(placeholder) {
+            return "The template needs the placeholders {z}, {x} and {y} (or {-y}), e.g. https://tiles.example.org/{z}/{x}/{y}.png."
+        }
+        guard template.contains("{y}") || template.contains("{-y}") else {
+            return "The template needs the placeholders {z}, {x} and {y} (or {-y}), e.g. https://tiles.example.org/{z}/{x}/{y}.png."
+        }
+        let sample = expand(template, TileID(z: 1, x: 0, y: 0))
+        guard let components = URLComponents(string: sample), let scheme = components.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", let host = components.host?.lowercased(), !host.isEmpty,
+              components.user == nil, components.password == nil
+        else { return "Enter an http:// or https:// URL with a host name, e.g. https://tiles.example.org/{z}/{x}/{y}.png." }
+        if isForbidden(host: host) {
+            return "The public OpenStreetMap tile servers forbid bulk downloads for offline use. Use a tile server whose terms allow it (your agency's own, or a commercial provider)."
+        }
+        return nil
+    }
+
+    /// True for the OpenStreetMap Foundation's hosts and their subdomains, whatever the case or a trailing dot.
+    public static func isForbidden(host: String) -> Bool {
+        var host = host.lowercased()
+        while host.hasSuffix(".") { host.removeLast() }
+        return forbiddenDomains.contains { host == $0 || host.hasSuffix("." + $0) }
+    }
+
+    /// The URL of one tile: `{z}`, `{x}`, `{y}`, `{-y}` (TMS row) and `{s}` (subdomains a, b, c, chosen by the tile).
+    public static func expand(_ template: String, _ tile: TileID) -> String {
+        let subdomains = ["a", "b", "c"]
+        return template
+            .replacingOccurrences(of: "{z}", with: "\(tile.z)")
+            .replacingOccurrences(of: "{x}", with: "\(tile.x)")
+            .replacingOccurrences(of: "{-y}", with: "\(tile.tmsRow)")
+            .replacingOccurrences(of: "{y}", with: "\(tile.y)")
+            .replacingOccurrences(of: "{s}", with: subdomains[(tile.x + tile.y) % subdomains.count])
+    }
+}
+
+/// The saved settings row (table `tileSettings`, one row at most).
+struct TileSettingsRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+    var id: Int64 = 1
+    var urlTemplate: String?
+    var attribution: String
+    var tileCap: Int
+    var updatedBy: Int64?
+    var updatedAt: Double
+
+    static let databaseTableName = "tileSettings"
+}
+
+extension AppDatabase {
+    /// The settings an admin saved, if any.
+    func savedTileSettings() throws -> TileSettings? {
+        try writer.read { db in try Self.savedTileSettings(db) }
+    }
+
+    static func savedTileSettings(_ db: Database) throws -> TileSettings? {
+        try TileSettingsRecord.fetchOne(db, key: 1).map { TileSettings(urlTemplate: $0.urlTemplate, attribution: $0.attribution, tileCap: $0.tileCap) }
+    }
+
+    /// Validates and saves the panel's tile settings (an empty template means no tile server).
+    func saveTileSettings(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) throws -> TileSettings {
+        var errors = ValidationErrors()
+        let template = urlTemplate.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !template.isEmpty, let problem = TileURLTemplate.problem(template) { errors["urlTemplate"] = problem }
+        let attribution = attribution.trimmingCharacters(in: .whitespacesAndNewlines)
+        if attribution.count > 500 || attribution.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+            errors["attribution"] = "Keep the attribution to one line under 500 characters."
+        }
+        if !template.isEmpty && attribution.isEmpty {
+            errors["attribution"] = "Say whose map it is (e.g. “© Example Mapping, CC BY 4.0”): most tile licences require a credit."
+        }
+        if let cap = tileCap, cap < 1 || cap > TileSettings.maxTileCap {
+            errors["tileCap"] = "Enter a number of tiles from 1 to \(TileSettings.maxTileCap)."
+        } else if tileCap == nil {
+            errors["tileCap"] = "Enter a number of tiles from 1 to \(TileSettings.maxTileCap)."
+        }
+        guard errors.isEmpty, let cap = tileCap else { throw errors }
+        let settings = TileSettings(urlTemplate: template, attribution: attribution, tileCap: cap)
+        try writer.write { db in
+            try TileSettingsRecord(urlTemplate: settings.urlTemplate, attribution: settings.attribution, tileCap: cap,
+                                   updatedBy: actor.userId, updatedAt: Date().dbTime).save(db)
+            try AuditEvent.record(db, actor: actor, objectType: "tileSettings", objectId: "1", action: "tiles.settings",
+                                  detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)")
+        }
+        return settings
+    }
+}
+
+/// The tile settings in force, cached in memory (read on every page for the Content-Security-Policy).
+public final class TileSettingsStore: Sendable {
+    let database: AppDatabase
+    /// The command-line options, used until an admin saves settings in the panel.
+    let fallback: TileSettings
+    private let cached = NIOLockedValueBox<TileSettings?>(nil)
+
+    public init(database: AppDatabase, fallback: TileSettings) {
+        self.database = database
+        self.fallback = fallback
+    }
+
+    public var current: TileSettings {
+        if let settings = cached.withLockedValue({ $0 }) { return settings }
+        let settings = ((try? database.savedTileSettings()) ?? nil) ?? fallback
+        cached.withLockedValue { $0 = settings }
+        return settings
+    }
+
+    /// Whether the settings come from the panel (else from the command line).
+    public var isSaved: Bool { ((try? database.savedTileSettings()) ?? nil) != nil }
+
+    func save(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) throws -> TileSettings {
+        let settings = try database.saveTileSettings(urlTemplate: urlTemplate, attribution: attribution, tileCap: tileCap, actor: actor)
+        cached.withLockedValue { $0 = settings }
+        return settings
+    }
+
+    /// The origin of the template's tiles for the Content-Security-Policy.
+    public var tileOrigin: String? { AppConfig.tileOrigin(of: current.usableTemplate) }
+}

@@ -1,0 +1,373 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import NIOPosix
+import PackageFormat
+
+/// Map tiles in the panel and the management API: a tour's uploaded MBTiles (streamed, scanned, checked), the admin's
+/// tile server settings, and the tiles of built packages for the review map and the phone preview.
+struct TilesController: Sendable {
+    let database: AppDatabase
+    let authorization: Authorization
+    let paths: DataPaths
+    let pages: PageResponder
+    let config: AppConfig
+    let settings: TileSettingsStore
+    let packageTiles: PackageTilesStore
+    let scans: ScanService
+
+    // MARK: Panel
+
+    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+        // Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
+        router.post("/tours/{id}/tiles") { request, context in
+            let tour = try editableTour(context)
+            let tileset = try await receive(request, tour: tour, context: context)
+            return pages.redirect(to: "/tours/\(tour.id!)#tiles",
+                                  notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
+        }
+        router.post("/tours/{id}/tiles/delete") { request, context in
+            let tour = try editableTour(context)
+            let released = try database.deleteTileset(tourId: tour.id!, actor: context.actor)
+            await StoredFiles(paths: paths).removeUnreferenced(released)
+            return pages.redirect(to: "/tours/\(tour.id!)#tiles", notice: "Map tiles file deleted; packages use the tile server again.")
+        }
+
+        router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in
+            let (zip, manifest, _) = try requestPackage(context)
+            return try await tileResponse(zip: zip, manifest: manifest, context: context)
+        }
+        router.get("/requests/{rid}/preview") { request, context in
+            let (zip, manifest, publish) = try requestPackage(context)
+            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: "/requests/\(publish.id)/tiles/{z}/{x}/{y}",
+                                             subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
+                                             backURL: "/requests/\(publish.id)", backLabel: "Back to the request")
+            return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+        }
+        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in
+            let (zip, manifest, _) = try versionPackage(context)
+            return try await tileResponse(zip: zip, manifest: manifest, context: context)
+        }
+        router.get("/packages/{pid}/versions/{version}/preview") { request, context in
+            let (zip, manifest, version) = try versionPackage(context)
+            let base = "/packages/\(version.packageId)/versions/\(version.version)"
+            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: "\(base)/tiles/{z}/{x}/{y}",
+                                             subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
+                                             backURL: "/packages/\(version.packageId)", backLabel: "Back to the package")
+            return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+        }
+
+        let admin = router.group("admin/tiles").add(middleware: RequireAdminMiddleware())
+        admin.get("") { request, context in
+            pages.render("admin-tiles", title: "Map tiles", page: settingsPage(), request: request, context: context)
+        }
+        admin.post("") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            do {
+                let saved = try settings.save(urlTemplate: form.string("urlTemplate"), attribution: form.string("attribution"),
+                                              tileCap: form.int("tileCap"), actor: context.actor)
+                return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
+                                      ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
+                                      : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
+            } catch let errors as ValidationErrors {
+                var page = settingsPage()
+                page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
+                page.errors = errors.fields
+                return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+    }
+
+    // MARK: API
+
+    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.post("/tours/{id}/tiles") { request, context in
+            let tour = try editableTour(context)
+            let tileset = try await receive(request, tour: tour, context: context)
+            var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
+            response.headers[.location] = "/api/v1/manage/tours/\(tour.id!)/tiles"
+            return response
+        }
+        router.get("/tours/{id}/tiles") { request, context in
+            guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+            let (tour, _, _) = try authorization.tour(id: id, user: context.requireUser())
+            guard let tileset = try database.tileset(tourId: tour.id!) else { throw NotFound() }
+            return try JSONResponse.make(TilesetBody(tileset))
+        }
+        router.delete("/tours/{id}/tiles") { request, context in
+            let tour = try editableTour(context)
+            let released = try database.deleteTileset(tourId: tour.id!, actor: context.actor)
+            await StoredFiles(paths: paths).removeUnreferenced(released)
+            return Response(status: .noContent)
+        }
+    }
+
+    struct TilesetBody: Encodable, Sendable {
+        struct Bounds: Encodable, Sendable {
+            let north: Double
+            let south: Double
+            let east: Double
+            let west: Double
+        }
+        let tour: Int64
+        let originalName: String
+        let size: Int64
+        let sha256: String
+        let format: String
+        let minZoom: Int
+        let maxZoom: Int
+        let bounds: Bounds
+        let tileCount: Int
+        let attribution: String
+        let scanStatus: String
+        let scanDetail: String
+        let createdAt: String
+
+        init(_ tileset: TourTileset) {
+            tour = tileset.tourId
+            originalName = tileset.originalName
+            size = tileset.size
+            sha256 = tileset.sha256
+            format = tileset.format
+            minZoom = tileset.minZoom
+            maxZoom = tileset.maxZoom
+            bounds = Bounds(north: tileset.boundsNorth, south: tileset.boundsSouth, east: tileset.boundsEast, west: tileset.boundsWest)
+            tileCount = tileset.tileCount
+            attribution = tileset.attribution
+            scanStatus = tileset.scanStatus.rawValue
+            scanDetail = tileset.scanDetail
+            createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: tileset.createdAt))
+        }
+    }
+
+    // MARK: Upload
+
+    func editableTour(_ context: AppRequestContext) throws -> Tour {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, _, _) = try authorization.editableTour(id: id, user: context.requireUser())
+        if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
+        return tour
+    }
+
+    /// Streams the multipart body to disk (as any upload), then checks the file: SQLite magic, MBTiles schema, raster
+    /// tiles, bounds overlapping the frame. A refused file is removed at once; an accepted one waits for the scanner.
+    func receive(_ request: Request, tour: Tour, context: AppRequestContext) async throws -> TourTileset {
+        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize)
+        guard received.files.count == 1, let file = received.files.first else {
+            for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+            throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file” holding the .mbtiles file.")
+        }
+        let name = AssetIntake.displayName(file.originalName)
+        let pendingFolder = paths.tilesets.appendingPathComponent("pending")
+        let relative = "tilesets/pending/\(file.uploadId)"
+        let pending = paths.absolute(relative)
+        do {
+            try FileManager.default.createDirectory(at: pendingFolder, withIntermediateDirectories: true)
+            guard rename(paths.upload(file.uploadId).path, pending.path) == 0 else {
+                throw POSIXFailure(operation: "move the upload", code: errno)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: paths.upload(file.uploadId))
+            throw error
+        }
+        do {
+            guard FileTypeDetector.detectTiles(header: file.header) != nil else {
+                throw HTTPError(.unsupportedMediaType, message: "“\(name)”: \(MBTilesError.notSQLite)")
+            }
+            guard let frame = tour.frame else {
+                throw HTTPError(.unprocessableContent, message: "Set the tour's map frame first: an MBTiles file is checked against it.")
+            }
+            let info: MBTilesInfo
+            do {
+                info = try await NIOThreadPool.singleton.runIfActive {
+                    let reader = try MBTilesReader(url: pending)
+                    defer { reader.close() }
+                    return try reader.info()
+                }
+            } catch let error as MBTilesError {
+                throw HTTPError(error == .notSQLite ? .unsupportedMediaType : .unprocessableContent, message: "“\(name)”: \(error)")
+            }
+            guard info.bounds.overlaps(frame) else {
+                let problem = MBTilesError.boundsOutsideFrame(bounds: TourValidation.format(info.bounds), frame: TourValidation.format(frame))
+                throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
+            }
+            let tileset = TourTileset(
+                tourId: tour.id!, originalName: name, size: file.size, sha256: file.sha256, format: info.format, minZoom: info.minZoom,
+                maxZoom: info.maxZoom, boundsWest: info.bounds.west, boundsSouth: info.bounds.south, boundsEast: info.bounds.east,
+                boundsNorth: info.bounds.north, attribution: String(info.attribution.prefix(500)), tileCount: info.tileCount, scanStatus: .pending,
+                scanDetail: "", storedPath: relative, uploadedBy: context.user?.id, createdAt: Date().dbTime, scannedAt: nil)
+            let released = try database.replaceTileset(tileset, actor: context.actor)
+            await StoredFiles(paths: paths).removeUnreferenced(released)
+            scans.wake()
+            return tileset
+        } catch {
+            try? FileManager.default.removeItem(at: pending)
+            throw error
+        }
+    }
+
+    // MARK: Package tiles
+
+    /// A request's built package: its staged zip while open, the released version's zip once pushed.
+    func requestPackage(_ context: AppRequestContext) throws -> (URL, Manifest, PublishRequest) {
+        guard let publish = try database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
+        _ = try authorization.site(id: publish.siteId, user: context.requireUser())
+        guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
+        let zip = publish.state == .published
+            ? paths.packages.appendingPathComponent(publish.packageId).appendingPathComponent("\(publish.version).zip")
+            : paths.staging.appendingPathComponent(publish.id).appendingPathComponent("package.zip")
+        return (zip, manifest, publish)
+    }
+
+    func versionPackage(_ context: AppRequestContext) throws -> (URL, Manifest, PackageVersion) {
+        guard let package = try database.package(id: context.parameters.require("pid")) else { throw NotFound() }
+        _ = try authorization.site(id: package.siteId, user: context.requireUser())
+        guard let number = context.parameters.get("version", as: Int.self),
+              let version = try database.packageVersion(packageId: package.id, version: number),
+              let manifest = try? Manifest.decode(Data(version.manifestJSON.utf8)) else { throw NotFound() }
+        return (paths.absolute(version.storedPath), manifest, version)
+    }
+
+    func tileResponse(zip: URL, manifest: Manifest, context: AppRequestContext) async throws -> Response {
+        guard let tiles = manifest.tiles, let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
+              let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "") else { throw NotFound() }
+        let tile = TileID(z: z, x: x, y: y)
+        guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { return Response(status: .notFound) }
+        let reader = try await packageTiles.reader(zip: zip, tiles: tiles)
+        guard let data = try await NIOThreadPool.singleton.runIfActive({ try reader.tile(tile) }) else { return Response(status: .notFound) }
+        return Response(status: .ok,
+                        headers: [.contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: "private, max-age=86400",
+                                  .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\""],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    func previewPage(zip: URL, manifest: Manifest, tileURL: String, subtitle: String, backURL: String, backLabel: String) async throws -> PackagePreviewPage {
+        var attribution = ""
+        if let tiles = manifest.tiles, let reader = try? await packageTiles.reader(zip: zip, tiles: tiles) {
+            attribution = (try? await NIOThreadPool.singleton.runIfActive { try reader.metadata()["attribution"] }) ?? nil ?? ""
+        }
+        let frame = Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west)
+        let map = PreviewMapData(
+            frame: frame,
+            waypoints: manifest.waypoints.map { .init(order: $0.order, name: $0.name, latitude: $0.coordinates.latitude, longitude: $0.coordinates.longitude) },
+            tileURL: manifest.tiles == nil ? nil : tileURL, minZoom: manifest.tiles?.minZoom, maxZoom: manifest.tiles?.maxZoom,
+            startZoom: manifest.tiles.map { TileMath.centerZoom(frame, zooms: $0.minZoom...$0.maxZoom) }, attribution: attribution)
+        let json = (try? String(decoding: JSONResponse.encoder.encode(map), as: UTF8.self)) ?? "{}"
+        return PackagePreviewPage(
+            name: manifest.packageName, park: manifest.park, subtitle: subtitle, backURL: backURL, backLabel: backLabel,
+            hasTiles: manifest.tiles != nil,
+            tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
+            attribution: attribution, mapJSON: json,
+            waypoints: manifest.waypoints.map { .init(order: $0.order, name: $0.name, description: $0.description, assetCount: $0.assets.count) })
+    }
+
+    func settingsPage() -> AdminTilesPage {
+        let current = settings.current
+        return AdminTilesPage(
+            form: ["urlTemplate": current.urlTemplate ?? "", "attribution": current.attribution, "tileCap": "\(current.tileCap)"],
+            isSaved: settings.isSaved, commandLineTemplate: config.tileURLTemplate ?? "", forbidden: TileURLTemplate.forbiddenDomains.joined(separator: ", "),
+            userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
+    }
+}
+
+// MARK: View models
+
+struct PreviewMapData: Encodable {
+    struct Point: Encodable {
+        let order: Int
+        let name: String
+        let latitude: Double
+        let longitude: Double
+    }
+    let frame: Frame
+    let waypoints: [Point]
+    let tileURL: String?
+    let minZoom: Int?
+    let maxZoom: Int?
+    let startZoom: Int?
+    let attribution: String
+}
+
+struct PackagePreviewPage: Sendable {
+    struct Item: Sendable {
+        let order: Int
+        let name: String
+        let description: String
+        let assetCount: Int
+    }
+    let name: String
+    let park: String
+    let subtitle: String
+    let backURL: String
+    let backLabel: String
+    let hasTiles: Bool
+    let tilesSummary: String
+    let attribution: String
+    let mapJSON: String
+    let waypoints: [Item]
+}
+
+struct AdminTilesPage: Sendable {
+    var form: [String: String]
+    var errors: [String: String] = [:]
+    let isSaved: Bool
+    let commandLineTemplate: String
+    let forbidden: String
+    let userAgent: String
+}
+
+/// The "Map tiles" card of the tour page.
+struct TourTilesModel: Sendable {
+    struct Upload: Sendable {
+        let name: String
+        let size: String
+        let status: String
+        let statusBadge: String
+        let isPending: Bool
+        let detail: String
+        let zoom: String
+        let tileCount: String
+        let format: String
+    }
+    let tourId: Int64
+    let canEdit: Bool
+    let upload: Upload?
+    let hasServer: Bool
+    let serverHost: String
+    let attribution: String
+    let hasNoSource: Bool
+    /// What the saved frame needs, for the page without JavaScript.
+    let estimate: String?
+    let overCap: Bool
+    let cap: Int
+    let capText: String
+    let bytesPerTile: Int
+    let uploadMinZoom: String?
+    let uploadMaxZoom: String?
+    let maxUploadSize: String
+
+    static func make(tour: Tour, tileset: TourTileset?, settings: TileSettings, canEdit: Bool, maxUploadSize: Int64) -> TourTilesModel {
+        let template = settings.usableTemplate
+        let zooms = tileset?.zooms ?? (tour.minZoom...max(tour.minZoom, tour.maxZoom))
+        let bytesPerTile = tileset.map { max(1, Int($0.size) / max(1, $0.tileCount)) } ?? 20 * 1024
+        var estimate: String?, overCap = false
+        if let frame = tour.frame {
+            let count = TileMath.count(frame, zooms: zooms)
+            overCap = tileset == nil && template != nil && count > settings.tileCap
+            estimate = "\(TileMath.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
+        }
+        return TourTilesModel(
+            tourId: tour.id!, canEdit: canEdit,
+            upload: tileset.map {
+                Upload(name: $0.originalName, size: ByteFormat.string($0.size), status: $0.scanStatus.rawValue, statusBadge: $0.scanStatus.badge,
+                       isPending: $0.scanStatus == .pending, detail: $0.scanDetail, zoom: "\($0.minZoom)–\($0.maxZoom)",
+                       tileCount: TileMath.grouped($0.tileCount), format: $0.format.uppercased())
+            },
+            hasServer: tileset == nil && template != nil, serverHost: template.map(TileFetcher.host) ?? "",
+            attribution: tileset?.attribution ?? settings.attribution, hasNoSource: tileset == nil && template == nil,
+            estimate: estimate, overCap: overCap, cap: settings.tileCap, capText: TileMath.grouped(settings.tileCap),
+            bytesPerTile: bytesPerTile, uploadMinZoom: tileset.map { "\($0.minZoom)" }, uploadMaxZoom: tileset.map { "\($0.maxZoom)" },
+            maxUploadSize: ByteFormat.string(maxUploadSize))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Start-up clean-up for tiles: uploaded MBTiles files no row names (a crash between writing and registering, a deleted
+/// tour), rows whose file is gone, half-written files in the tile cache, and package previews nothing names any more.
+public enum TilesRecovery {
+    public struct Report: Sendable, Equatable {
+        public var orphanFiles = 0
+        public var missingFiles = 0
+        public var stalePreviews = 0
+    }
+
+    @discardableResult
+    public static func run(database: AppDatabase, paths: DataPaths, tileCache: URL? = nil,
+                           logger: Logger = Logger(label: "trail.recovery")) throws -> Report {
+        var report = Report()
+        let fileManager = FileManager.default
+        let tilesets = try database.writer.read { try TourTileset.fetchAll($0) }
+        let referenced = Set(tilesets.map(\.storedPath))
+        for folder in ["tilesets", "tilesets/pending", "tilesets/quarantine"] {
+            for name in (try? fileManager.contentsOfDirectory(atPath: paths.absolute(folder).path)) ?? [] {
+                let relative = "\(folder)/\(name)"
+                var isDirectory: ObjCBool = false
+                guard fileManager.fileExists(atPath: paths.absolute(relative).path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                      !referenced.contains(relative) else { continue }
+                try? fileManager.removeItem(at: paths.absolute(relative))
+                report.orphanFiles += 1
+            }
+        }
+        for tileset in tilesets where tileset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(tileset.storedPath).path) {
+            try database.writer.write { db in
+                try db.execute(sql: "UPDATE tourTileset SET scanStatus = 'error', scanDetail = 'the stored file is missing' WHERE tourId = ?",
+                               arguments: [tileset.tourId])
+                try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "tour", objectId: "\(tileset.tourId)",
+                                      action: "tiles.missing", detail: tileset.storedPath)
+            }
+            report.missingFiles += 1
+        }
+        // Previews: keep those of open requests and released versions.
+        let manifests = try database.writer.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN ('pending', 'ready')
+                UNION ALL SELECT manifestJSON FROM packageVersion
+                """)
+        }
+        let keep = Set(manifests.compactMap { try? JSONDecoder().decode(TilesOnly.self, from: Data($0.utf8)).tiles?.sha256 })
+        for name in (try? fileManager.contentsOfDirectory(atPath: paths.tilePreviews.path)) ?? [] {
+            let sha = name.hasSuffix(".mbtiles") ? String(name.dropLast(".mbtiles".count)) : name
+            guard !keep.contains(sha) else { continue }
+            try? fileManager.removeItem(at: paths.tilePreviews.appendingPathComponent(name))
+            report.stalePreviews += 1
+        }
+        // Tiles the fetcher was writing when the server stopped (`.<y>.<id>.tmp`).
+        if let tileCache, let walker = fileManager.enumerator(atPath: tileCache.path) {
+            while let relative = walker.nextObject() as? String {
+                if relative.hasSuffix(".tmp") { try? fileManager.removeItem(at: tileCache.appendingPathComponent(relative)) }
+            }
+        }
+        if report != Report() { logger.notice("tiles recovery: \(report)") }
+        return report
+    }
+
+    private struct TilesOnly: Decodable {
+        struct Tiles: Decodable { let sha256: String }
+        let tiles: Tiles?
+    }
+}

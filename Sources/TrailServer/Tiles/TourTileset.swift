@@ -1,0 +1,171 @@
+import Foundation
+import GRDB
+
+/// An MBTiles file uploaded for one tour (table `tourTileset`): it replaces the tile server for that tour's packages.
+public struct TourTileset: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public var tourId: Int64
+    public var originalName: String
+    public var size: Int64
+    public var sha256: String
+    public var format: String
+    public var minZoom: Int
+    public var maxZoom: Int
+    public var boundsWest: Double
+    public var boundsSouth: Double
+    public var boundsEast: Double
+    public var boundsNorth: Double
+    public var attribution: String
+    public var tileCount: Int
+    public var scanStatus: ScanStatus
+    public var scanDetail: String
+    /// Relative to the data folder.
+    public var storedPath: String
+    public var uploadedBy: Int64?
+    public var createdAt: Double
+    public var scannedAt: Double?
+
+    public static let databaseTableName = "tourTileset"
+
+    public var bounds: Frame { Frame(north: boundsNorth, south: boundsSouth, east: boundsEast, west: boundsWest) }
+    public var zooms: ClosedRange<Int> { minZoom...max(minZoom, maxZoom) }
+}
+
+extension DataPaths {
+    /// Uploaded MBTiles files: `tilesets/pending/<uuid>` until scanned, then `tilesets/<sha256>.mbtiles` (clean)
+    /// or `tilesets/quarantine/<uuid>`.
+    public var tilesets: URL { root.appendingPathComponent("tilesets") }
+    /// Package MBTiles taken out of built zips for the review map and the phone preview, by their SHA-256.
+    public var tilePreviews: URL { root.appendingPathComponent("tile-previews") }
+}
+
+/// Where a package's tiles come from, frozen with the rest of the tour when it is submitted.
+public struct TileSourceSnapshot: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable { case upload, server }
+    public var kind: Kind
+    public var minZoom: Int
+    public var maxZoom: Int
+    public var attribution: String
+    // An uploaded file:
+    public var originalName: String?
+    public var sha256: String?
+    public var size: Int64?
+    public var storedPath: String?
+    public var format: String?
+    // A tile server:
+    public var urlTemplate: String?
+    public var tileCap: Int?
+
+    public var zooms: ClosedRange<Int> { minZoom...max(minZoom, maxZoom) }
+}
+
+/// Frames overlap when they share more than an edge.
+extension Frame {
+    func overlaps(_ other: Frame) -> Bool {
+        west < other.east && other.west < east && south < other.north && other.south < north
+    }
+}
+
+extension AppDatabase {
+    public func tileset(tourId: Int64) throws -> TourTileset? {
+        try writer.read { try TourTileset.fetchOne($0, key: tourId) }
+    }
+
+    /// Puts a new (pending) tileset in place of the tour's old one. Returns the stored paths nothing references any more.
+    func replaceTileset(_ tileset: TourTileset, actor: AuditActor) throws -> [String] {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tileset.tourId)
+            var released: [String] = []
+            if let old = try TourTileset.fetchOne(db, key: tileset.tourId) {
+                try old.delete(db)
+                released.append(old.storedPath)
+            }
+            try tileset.insert(db)
+            try db.execute(sql: "UPDATE tour SET updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, tour.id!])
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: "tiles.upload",
+                                  detail: "\(tileset.originalName) (\(tileset.size) bytes, \(tileset.format), zoom \(tileset.minZoom)-\(tileset.maxZoom), \(tileset.tileCount) tiles)")
+            return try released.filter { try !Self.isTilesetReferenced(db, storedPath: $0) }
+        }
+    }
+
+    /// Removes the tour's tileset (the tile server is used again). Returns the stored path if nothing references it any more.
+    func deleteTileset(tourId: Int64, actor: AuditActor) throws -> [String] {
+        try writer.write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            guard let old = try TourTileset.fetchOne(db, key: tourId) else { throw NotFound() }
+            try old.delete(db)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tiles.delete",
+                                  detail: old.originalName)
+            return try Self.isTilesetReferenced(db, storedPath: old.storedPath) ? [] : [old.storedPath]
+        }
+    }
+
+    static func isTilesetReferenced(_ db: Database, storedPath: String) throws -> Bool {
+        try TourTileset.filter(Column("storedPath") == storedPath).fetchCount(db) > 0
+    }
+
+    func pendingTilesets() throws -> [TourTileset] {
+        try writer.read { try TourTileset.filter(Column("scanStatus") == ScanStatus.pending.rawValue).order(Column("createdAt")).fetchAll($0) }
+    }
+
+    /// Records a verdict and the file's new place. Says whether it was recorded (the row may have been replaced while
+    /// the file was scanned: only the same upload gets the verdict) and the old path if nothing references it any more.
+    func recordTilesetScan(tourId: Int64, sha256: String, status: ScanStatus, detail: String, storedPath: String) throws
+        -> (recorded: Bool, released: String?) {
+        try writer.write { db in
+            guard var tileset = try TourTileset.fetchOne(db, key: tourId), tileset.sha256 == sha256, tileset.scanStatus == .pending else {
+                return (false, nil)
+            }
+            let previous = tileset.storedPath
+            tileset.scanStatus = status
+            tileset.scanDetail = String(detail.prefix(500))
+            tileset.storedPath = storedPath
+            tileset.scannedAt = Date().dbTime
+            try tileset.update(db)
+            let siteId = try Int64.fetchOne(db, sql: "SELECT siteId FROM tour WHERE id = ?", arguments: [tourId])
+            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "scanner"), siteId: siteId, objectType: "tour",
+                                  objectId: "\(tourId)", action: "tiles.scan.\(status.rawValue)", detail: detail.isEmpty ? tileset.originalName : detail)
+            guard previous != storedPath else { return (true, nil) }
+            return (true, try Self.isTilesetReferenced(db, storedPath: previous) ? nil : previous)
+        }
+    }
+
+    // MARK: Publishing
+
+    /// Checklist lines about the tiles: the uploaded file must be clean and cover the frame; tiles from the tile server
+    /// must stay under the cap.
+    static func tileChecklist(_ db: Database, tour: Tour, frame: Frame, settings: TileSettings) throws -> [String] {
+        if let tileset = try TourTileset.fetchOne(db, key: tour.id!) {
+            var problems: [String] = []
+            if tileset.scanStatus != .clean {
+                problems.append("The map tiles file “\(tileset.originalName)” is \(tileset.scanStatus.rawValue), not clean.")
+            }
+            if !tileset.bounds.overlaps(frame) {
+                problems.append("The map tiles file “\(tileset.originalName)” does not cover the frame: upload one for this area or delete it.")
+            }
+            return problems
+        }
+        guard settings.usableTemplate != nil else { return [] }
+        let zooms = tour.minZoom...max(tour.minZoom, tour.maxZoom)
+        let count = TileMath.count(frame, zooms: zooms)
+        guard count > settings.tileCap else { return [] }
+        return ["The frame exceeds the tile cap: it needs \(TileMath.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of \(TileMath.grouped(settings.tileCap)). Make the frame smaller or lower the largest zoom."]
+    }
+
+    /// The settings to check and freeze: the ones given (the panel passes the server's), else the saved ones.
+    static func tileSettings(_ db: Database, given: TileSettings?) throws -> TileSettings {
+        if let given { return given }
+        return try savedTileSettings(db) ?? TileSettings(urlTemplate: nil, attribution: "", tileCap: TileSettings.defaultTileCap)
+    }
+
+    /// The tile source frozen into a snapshot: the tour's clean uploaded file, else the tile server, else none.
+    static func tileSource(_ db: Database, tour: Tour, settings: TileSettings) throws -> TileSourceSnapshot? {
+        if let tileset = try TourTileset.fetchOne(db, key: tour.id!), tileset.scanStatus == .clean {
+            return TileSourceSnapshot(kind: .upload, minZoom: tileset.minZoom, maxZoom: tileset.maxZoom, attribution: tileset.attribution,
+                                      originalName: tileset.originalName, sha256: tileset.sha256, size: tileset.size,
+                                      storedPath: tileset.storedPath, format: tileset.format)
+        }
+        guard let template = settings.usableTemplate else { return nil }
+        return TileSourceSnapshot(kind: .server, minZoom: tour.minZoom, maxZoom: max(tour.minZoom, tour.maxZoom), attribution: settings.attribution,
+                                  urlTemplate: template, tileCap: settings.tileCap)
+    }
+}

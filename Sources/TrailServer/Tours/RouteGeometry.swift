@@ -1,0 +1,125 @@
+import Foundation
+
+/// A position on the route: longitude, latitude and, from GPS tracks, elevation in metres.
+public struct RoutePoint: Sendable, Equatable {
+    public var longitude: Double
+    public var latitude: Double
+    public var elevation: Double?
+
+    public init(longitude: Double, latitude: Double, elevation: Double? = nil) {
+        self.longitude = longitude
+        self.latitude = latitude
+        self.elevation = elevation
+    }
+}
+
+/// The trail line of a tour, stored as JSON `[[lon, lat(, ele)], ...]` (GeoJSON position order).
+public struct RoutePath: Sendable, Equatable {
+    public static let maxPoints = 50_000
+    public var points: [RoutePoint]
+
+    public init(points: [RoutePoint]) { self.points = points }
+
+    public init(json: String) throws {
+        guard let array = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[Double]] else {
+            throw ValidationErrors(["route": "The route must be a list of [longitude, latitude] positions."])
+        }
+        try self.init(positions: array)
+    }
+
+    public init(positions: [[Double]]) throws {
+        guard positions.count <= Self.maxPoints else {
+            throw ValidationErrors(["route": "The route has \(positions.count) points; at most \(Self.maxPoints) are allowed."])
+        }
+        points = try positions.enumerated().map { index, position in
+            guard position.count == 2 || position.count == 3 else {
+                throw ValidationErrors(["route": "Route point \(index + 1) must be [longitude, latitude] or [longitude, latitude, elevation]."])
+            }
+            guard position[0].isFinite, position[1].isFinite, (-180...180).contains(position[0]), (-90...90).contains(position[1]) else {
+                throw ValidationErrors(["route": "Route point \(index + 1) has coordinates out of range."])
+            }
+            return RoutePoint(longitude: position[0], latitude: position[1], elevation: position.count == 3 && position[2].isFinite ? position[2] : nil)
+        }
+        guard points.count != 1 else { throw ValidationErrors(["route": "A route needs at least two points."]) }
+    }
+
+    public var json: String {
+        let positions = points.map { point -> String in
+            let coordinates = [point.longitude, point.latitude].map { String(format: "%.7f", $0) }
+            return "[" + (coordinates + (point.elevation.map { [String(format: "%.1f", $0)] } ?? [])).joined(separator: ",") + "]"
+        }
+        return "[" + positions.joined(separator: ",") + "]"
+    }
+
+    public var lengthMeters: Double {
+        zip(points, points.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
+    }
+
+    /// Total climb, counting only rises (Naismith's rule uses ascent, not net height).
+    public var ascentMeters: Double? {
+        let elevations = points.compactMap(\.elevation)
+        guard elevations.count == points.count, elevations.count >= 2 else { return nil }
+        return zip(elevations, elevations.dropFirst()).reduce(0) { $0 + max(0, $1.1 - $1.0) }
+    }
+
+    /// Distance along the route from its start to the vertex nearest to `point`.
+    func distanceAlong(toNearest point: RoutePoint) -> Double {
+        var best = (distance: Double.infinity, along: 0.0)
+        var along = 0.0
+        for (index, vertex) in points.enumerated() {
+            if index > 0 { along += Geo.distance(points[index - 1], vertex) }
+            let distance = Geo.distance(vertex, point)
+            if distance < best.distance { best = (distance, along) }
+        }
+        return best.along
+    }
+}
+
+public enum Geo {
+    /// Mean Earth radius (IUGG), metres.
+    public static let earthRadius = 6_371_008.8
+
+    /// Great-circle distance by the haversine formula.
+    public static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
+        let φ1 = a.latitude * .pi / 180, φ2 = b.latitude * .pi / 180
+        let Δφ = φ2 - φ1, Δλ = (b.longitude - a.longitude) * .pi / 180
+        let h = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
+        return 2 * earthRadius * asin(min(1, sqrt(h)))
+    }
+}
+
+/// Walking time for a tour: distance at the pace, Naismith's minute per 10 m of ascent, and time at each waypoint.
+public struct DurationEstimate: Sendable, Equatable {
+    public let walkingMeters: Double
+    public let ascentMeters: Double?
+    public let walkingMinutes: Double
+    public let climbMinutes: Double
+    public let dwellMinutes: Double
+    /// Per waypoint in tour order: metres from the previous waypoint (0 for the first).
+    public let distancesFromPrevious: [Double]
+
+    public var totalMinutes: Int { Int((walkingMinutes + climbMinutes + dwellMinutes).rounded()) }
+
+    /// Without media durations a stop counts two minutes.
+    public static let defaultDwellSeconds = 120.0
+
+    /// - Parameters:
+    ///   - waypoints: positions in tour order.
+    ///   - dwellSeconds: per waypoint, the sum of its audio and video play times, or nil when unknown.
+    public static func estimate(waypoints: [RoutePoint], route: RoutePath?, paceKmh: Double, dwellSeconds: [Double?]) -> DurationEstimate {
+        var distances: [Double] = []
+        let walking: Double
+        if let route, route.points.count >= 2 {
+            let marks = waypoints.map { route.distanceAlong(toNearest: $0) }
+            distances = marks.enumerated().map { index, mark in index == 0 ? 0 : abs(mark - marks[index - 1]) }
+            walking = route.lengthMeters
+        } else {
+            distances = waypoints.enumerated().map { index, point in index == 0 ? 0 : Geo.distance(waypoints[index - 1], point) }
+            walking = distances.reduce(0, +)
+        }
+        let ascent = route?.ascentMeters
+        let dwell = dwellSeconds.reduce(0) { $0 + (($1 ?? 0) > 0 ? $1! : defaultDwellSeconds) } / 60
+        return DurationEstimate(walkingMeters: walking, ascentMeters: ascent, walkingMinutes: walking / 1000 / paceKmh * 60,
+                                climbMinutes: (ascent ?? 0) / 10, dwellMinutes: dwell, distancesFromPrevious: distances)
+    }
+}

@@ -1,0 +1,351 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import GRDB
+import PackageFormat
+
+/// GeoJSON out (RFC 7946, the same document as a package's `waypoints.geojson`), GeoJSON and GPX 1.1 in.
+enum TourExport {
+    static func geoJSON(tour: Tour, waypoints: [Waypoint], siteName: String) throws -> Data {
+        let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.routePath)
+        let manifest = Manifest(
+            packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: Manifest.timestamp(Date(timeIntervalSince1970: tour.updatedAt.rounded(.down))),
+            packageName: tour.name, park: siteName, mapName: tour.mapName,
+            bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
+            description: tour.description,
+            waypoints: waypoints.map {
+                Manifest.Waypoint(name: $0.name, order: $0.position, coordinates: .init(latitude: $0.latitude, longitude: $0.longitude),
+                                  description: $0.description, assets: [])
+            },
+            route: tour.routePath?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) })
+        return try TourGeoJSON.make(manifest: manifest)
+    }
+
+    static func bounds(of waypoints: [Waypoint], route: RoutePath?) -> Frame {
+        let points = waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (route?.points ?? [])
+        guard let first = points.first else { return Frame(north: 0, south: 0, east: 0, west: 0) }
+        return points.reduce(Frame(north: first.latitude, south: first.latitude, east: first.longitude, west: first.longitude)) {
+            Frame(north: max($0.north, $1.latitude), south: min($0.south, $1.latitude), east: max($0.east, $1.longitude), west: min($0.west, $1.longitude))
+        }
+    }
+}
+
+/// What an import file holds, before it is compared with the tour.
+struct ImportedTour: Sendable {
+    struct Point: Sendable, Equatable {
+        let name: String
+        let description: String
+        let latitude: Double
+        let longitude: Double
+    }
+    var points: [Point] = []
+    var route: RoutePath?
+}
+
+/// The preview: what would be added, changed or skipped, and why.
+struct ImportPlan: Encodable, Sendable {
+    struct Item: Encodable, Sendable {
+        let action: String
+        let name: String
+        let latitude: Double
+        let longitude: Double
+        let reason: String?
+    }
+    var waypoints: [Item] = []
+    var routePoints: Int = 0
+    var routeLengthMeters: Double?
+    var frame: Frame?
+    var setsFrame = false
+    var added: Int { waypoints.filter { $0.action == "add" }.count }
+    var changed: Int { waypoints.filter { $0.action == "change" }.count }
+    var skipped: Int { waypoints.filter { $0.action == "skip" }.count }
+
+    enum CodingKeys: String, CodingKey { case waypoints, routePoints, routeLengthMeters, frame, setsFrame, added, changed, skipped }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(waypoints, forKey: .waypoints)
+        try container.encode(routePoints, forKey: .routePoints)
+        try container.encodeIfPresent(routeLengthMeters, forKey: .routeLengthMeters)
+        try container.encodeIfPresent(frame, forKey: .frame)
+        try container.encode(setsFrame, forKey: .setsFrame)
+        try container.encode(added, forKey: .added)
+        try container.encode(changed, forKey: .changed)
+        try container.encode(skipped, forKey: .skipped)
+    }
+}
+
+/// A file that cannot be imported: the message names the feature or line at fault.
+struct ImportRefused: Error, Sendable {
+    let message: String
+}
+
+enum TourImport {
+    static let maxBytes = 20 * 1024 * 1024
+    static let maxWaypoints = 2_000
+
+    static func parse(_ data: Data) throws -> ImportedTour {
+        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(maxBytes / 1024 / 1024) MB.") }
+        let start = data.prefix(512)
+        let text = String(decoding: start, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}")))
+        if text.hasPrefix("{") { return try parseGeoJSON(data) }
+        if text.hasPrefix("<") { return try parseGPX(data) }
+        throw ImportRefused(message: "This is neither GeoJSON nor GPX.")
+    }
+
+    // MARK: GeoJSON
+
+    static func parseGeoJSON(_ data: Data) throws -> ImportedTour {
+        let object: Any
+        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+            throw ImportRefused(message: "The GeoJSON is not valid JSON.")
+        }
+        guard let root = object as? [String: Any], let type = root["type"] as? String else {
+            throw ImportRefused(message: "The GeoJSON has no “type”.")
+        }
+        let features: [Any]
+        switch type {
+        case "FeatureCollection":
+            guard let list = root["features"] as? [Any] else { throw ImportRefused(message: "The FeatureCollection has no “features” list.") }
+            features = list
+        case "Feature": features = [root]
+        default: throw ImportRefused(message: "Expected a FeatureCollection or a Feature, found “\(type)”.")
+        }
+        let pointCount = features.reduce(0) { count, feature in
+            ((feature as? [String: Any])?["geometry"] as? [String: Any])?["type"] as? String == "Point" ? count + 1 : count
+        }
+        guard pointCount <= maxWaypoints else {
+            throw ImportRefused(message: "The file has \(pointCount) points; a tour can take at most \(maxWaypoints) waypoints.")
+        }
+        var result = ImportedTour()
+        for (index, item) in features.enumerated() {
+            let at = "Feature \(index + 1)"
+            guard let feature = item as? [String: Any], feature["type"] as? String == "Feature" else { throw ImportRefused(message: "\(at) is not a Feature.") }
+            guard let geometry = feature["geometry"] as? [String: Any], let geometryType = geometry["type"] as? String else {
+                throw ImportRefused(message: "\(at) has no geometry.")
+            }
+            let properties = feature["properties"] as? [String: Any] ?? [:]
+            switch geometryType {
+            case "Point":
+                guard let position = geometry["coordinates"] as? [Double], position.count >= 2 else {
+                    throw ImportRefused(message: "\(at): a Point needs [longitude, latitude] coordinates.")
+                }
+                let (longitude, latitude) = (position[0], position[1])
+                guard (-180...180).contains(longitude), (-90...90).contains(latitude) else {
+                    throw ImportRefused(message: "\(at): coordinates [\(longitude), \(latitude)] are out of range (GeoJSON is longitude first).")
+                }
+                guard let name = (properties["name"] as? String)?.trimmed, !name.isEmpty else {
+                    throw ImportRefused(message: "\(at): a waypoint needs a “name” property.")
+                }
+                guard name.count <= 120 else { throw ImportRefused(message: "\(at): the name is longer than 120 characters.") }
+                result.points.append(.init(name: name, description: String(((properties["description"] as? String) ?? "").prefix(20_000)),
+                                           latitude: latitude, longitude: longitude))
+            case "LineString":
+                guard let positions = geometry["coordinates"] as? [[Double]] else {
+                    throw ImportRefused(message: "\(at): a LineString needs a list of positions.")
+                }
+                do { result.route = try RoutePath(positions: positions) } catch let errors as ValidationErrors {
+                    throw ImportRefused(message: "\(at): \(errors["route"] ?? "invalid route").")
+                }
+            case "Polygon":
+                continue  // the frame of an exported tour; the importing tour keeps its own
+            default:
+                throw ImportRefused(message: "\(at): \(geometryType) geometries are not supported (use Points for waypoints and a LineString for the route).")
+            }
+        }
+        return result
+    }
+
+    // MARK: GPX
+
+    static func parseGPX(_ data: Data) throws -> ImportedTour {
+        // GPX never needs a DTD: refusing one outright rules out external entities and entity expansion bombs.
+        if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
+            throw ImportRefused(message: "The GPX file declares a DOCTYPE or entities, which are not allowed.")
+        }
+        let reader = GPXReader()
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = reader
+        if !parser.parse() || reader.failure != nil {
+            throw ImportRefused(message: reader.failure ?? "Line \(parser.lineNumber): the GPX is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error")).")
+        }
+        guard reader.sawGPX else { throw ImportRefused(message: "This XML file is not GPX (no <gpx> element).") }
+        var result = ImportedTour(points: reader.waypoints)
+        if !reader.track.isEmpty {
+            do { result.route = try RoutePath(positions: reader.track) } catch let errors as ValidationErrors {
+                throw ImportRefused(message: errors["route"] ?? "The track is invalid.")
+            }
+        }
+        return result
+    }
+
+    final class GPXReader: NSObject, XMLParserDelegate {
+        var sawGPX = false
+        var waypoints: [ImportedTour.Point] = []
+        var track: [[Double]] = []
+        var failure: String?
+        private var current: (lat: Double, lon: Double, kind: String)?
+        private var currentName = "", currentDescription = "", currentElevation: Double?
+        private var text = ""
+
+        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+                    attributes: [String: String] = [:]) {
+            text = ""
+            switch element {
+            case "gpx": sawGPX = true
+            case "wpt", "trkpt", "rtept":
+                guard let lat = attributes["lat"].flatMap(Double.init), let lon = attributes["lon"].flatMap(Double.init),
+                      (-90...90).contains(lat), (-180...180).contains(lon) else {
+                    fail(parser, "Line \(parser.lineNumber): <\(element)> needs lat and lon attributes within range.")
+                    return
+                }
+                current = (lat, lon, element)
+                currentName = ""
+                currentDescription = ""
+                currentElevation = nil
+                if element == "wpt", waypoints.count >= TourImport.maxWaypoints {
+                    fail(parser, "Line \(parser.lineNumber): more than \(TourImport.maxWaypoints) waypoints.")
+                }
+                if element != "wpt", track.count >= RoutePath.maxPoints {
+                    fail(parser, "Line \(parser.lineNumber): the track has more than \(RoutePath.maxPoints) points.")
+                }
+            default: break
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            if text.count < 20_000 { text += string }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+            guard let point = current else { return }
+            switch element {
+            case "name": currentName = text.trimmed
+            case "desc", "cmt": if currentDescription.isEmpty { currentDescription = text.trimmed }
+            case "ele": currentElevation = Double(text.trimmed)
+            case "wpt":
+                guard !currentName.isEmpty else { fail(parser, "Line \(parser.lineNumber): a <wpt> needs a <name>."); return }
+                waypoints.append(.init(name: String(currentName.prefix(120)), description: currentDescription, latitude: point.lat, longitude: point.lon))
+                current = nil
+            case "trkpt", "rtept":
+                track.append(currentElevation.map { [point.lon, point.lat, $0] } ?? [point.lon, point.lat])
+                current = nil
+            default: break
+            }
+        }
+
+        func fail(_ parser: XMLParser, _ message: String) {
+            if failure == nil { failure = message }
+            parser.abortParsing()
+        }
+    }
+
+    // MARK: Plan
+
+    /// Matches by name (ignoring case): known names change, new names are added, points outside the frame are skipped.
+    /// A tour without a frame gets one around the imported points.
+    static func plan(_ imported: ImportedTour, tour: Tour, existing: [Waypoint], maxAreaKm2: Double) -> ImportPlan {
+        var plan = ImportPlan()
+        var frame = tour.frame
+        if frame == nil, !imported.points.isEmpty || imported.route != nil {
+            let points = imported.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (imported.route?.points ?? [])
+            let box = TourExport.bounds(of: [], route: RoutePath(points: points))
+            let padLat = max(0.002, (box.north - box.south) * 0.1), padLon = max(0.002, (box.east - box.west) * 0.1)
+            let padded = Frame(north: min(90, box.north + padLat), south: max(-90, box.south - padLat),
+                               east: min(180, box.east + padLon), west: max(-180, box.west - padLon))
+            if padded.areaKm2 <= maxAreaKm2 {
+                frame = padded
+                plan.setsFrame = true
+            }
+        }
+        plan.frame = frame
+        var seen = Set<String>()
+        for point in imported.points {
+            let key = point.name.lowercased()
+            func item(_ action: String, _ reason: String? = nil) -> ImportPlan.Item {
+                .init(action: action, name: point.name, latitude: point.latitude, longitude: point.longitude, reason: reason)
+            }
+            if seen.contains(key) { plan.waypoints.append(item("skip", "the file names this waypoint twice")); continue }
+            seen.insert(key)
+            guard let frame, frame.contains(latitude: point.latitude, longitude: point.longitude) else {
+                plan.waypoints.append(item("skip", frame == nil ? "the tour has no frame and the points span too large an area" : "outside the tour's frame"))
+                continue
+            }
+            if let match = existing.first(where: { $0.name.lowercased() == key }) {
+                let same = abs(match.latitude - point.latitude) < 1e-7 && abs(match.longitude - point.longitude) < 1e-7
+                    && (point.description.isEmpty || match.description == point.description)
+                plan.waypoints.append(same ? item("skip", "already in the tour, unchanged") : item("change"))
+            } else {
+                plan.waypoints.append(item("add"))
+            }
+        }
+        if let route = imported.route {
+            plan.routePoints = route.points.count
+            plan.routeLengthMeters = route.lengthMeters
+        }
+        return plan
+    }
+}
+
+extension AppDatabase {
+    /// Applies an import plan in one transaction: frame (if it sets one), waypoint adds and changes, the route.
+    func applyImport(tourId: Int64, imported: ImportedTour, plan: ImportPlan, actor: AuditActor) throws {
+        try writer.write { db in
+            var tour = try Self.editableTour(db, id: tourId)
+            if plan.setsFrame, let frame = plan.frame {
+                tour.frameNorth = frame.north
+                tour.frameSouth = frame.south
+                tour.frameEast = frame.east
+                tour.frameWest = frame.west
+            }
+            if let route = imported.route { tour.route = route.json }
+            tour.updatedAt = Date().dbTime
+            try tour.update(db)
+            var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            let now = Date().dbTime
+            for item in plan.waypoints {
+                guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
+                switch item.action {
+                case "add":
+                    var waypoint = Waypoint(id: nil, tourId: tourId, name: point.name, position: existing.count + 1, latitude: point.latitude,
+                                            longitude: point.longitude, description: point.description, createdAt: now, updatedAt: now)
+                    try waypoint.insert(db)
+                    existing.append(waypoint)
+                case "change":
+                    guard var waypoint = existing.first(where: { $0.name.lowercased() == point.name.lowercased() }) else { continue }
+                    waypoint.latitude = point.latitude
+                    waypoint.longitude = point.longitude
+                    if !point.description.isEmpty { waypoint.description = point.description }
+                    waypoint.updatedAt = now
+                    try waypoint.update(db)
+                default: continue
+                }
+            }
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.import",
+                                  detail: "\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points")
+        }
+    }
+
+    /// Saves (or, with nil, removes) the tour's route.
+    public func setRoute(tourId: Int64, route: RoutePath?, actor: AuditActor) throws {
+        try writer.write { db in
+            var tour = try Self.editableTour(db, id: tourId)
+            tour.route = route?.json
+            tour.updatedAt = Date().dbTime
+            try tour.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.route",
+                                  detail: route.map { "\($0.points.count) points, \(Int($0.lengthMeters)) m" } ?? "removed")
+        }
+    }
+
+    public func durationEstimate(tour: Tour) throws -> DurationEstimate {
+        let waypoints = try self.waypoints(tourId: tour.id!)
+        let dwell = try waypoints.map { waypoint -> Double? in
+            let seconds = try assets(waypointId: waypoint.id!).filter { $0.kind == .audio || $0.kind == .video }.compactMap(\.durationSeconds)
+            return seconds.isEmpty ? nil : seconds.reduce(0, +)
+        }
+        return DurationEstimate.estimate(waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
+                                         route: tour.routePath, paceKmh: tour.paceKmh, dwellSeconds: dwell)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Hummingbird
+
+/// GeoJSON export, GeoJSON/GPX import with a preview, and the route drawn on the map.
+struct TourExchangeController: Sendable {
+    let database: AppDatabase
+    let authorization: Authorization
+    let pages: PageResponder
+    let paths: DataPaths
+    let config: AppConfig
+
+    struct PreviewPage: Sendable {
+        let tourId: Int64
+        let tourName: String
+        let importId: String
+        let items: [ImportPlan.Item]
+        let added: Int
+        let changed: Int
+        let skipped: Int
+        let routePoints: Int
+        let routeLength: String
+        let setsFrame: Bool
+        let hasChanges: Bool
+    }
+
+    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/tours/{id}/export.geojson") { request, context in
+            try export(context)
+        }
+        router.post("/tours/{id}/import") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (importId, imported) = try await receive(request)
+            let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
+            let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
+                                   changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
+                                   routeLength: plan.routeLengthMeters.map { String(format: "%.2f km", $0 / 1000) } ?? "",
+                                   setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame)
+            return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
+        }
+        router.post("/tours/{id}/import/{importId}/apply") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let importId = try context.parameters.require("importId")
+            guard importId.hasPrefix("import-"), importId.dropFirst(7).allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw NotFound() }
+            let file = paths.uploads.appendingPathComponent(importId)
+            guard let data = try? Data(contentsOf: file) else {
+                throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
+            }
+            defer { try? FileManager.default.removeItem(at: file) }
+            let imported = try parseOrRefuse(data)
+            let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
+            try database.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor)
+            return pages.redirect(to: "/tours/\(tour.id!)", notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
+        }
+        router.post("/tours/{id}/route") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            var request = request
+            let form = try await request.form(context: context)
+            let text = form.string("route").trimmed
+            let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
+            try database.setRoute(tourId: tour.id!, route: route, actor: context.actor)
+            if request.wantsJSON {
+                return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
+            }
+            return pages.redirect(to: "/tours/\(tour.id!)", notice: route == nil ? "Route removed." : "Route saved.")
+        }
+    }
+
+    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/tours/{id}/export.geojson") { request, context in
+            try export(context)
+        }
+        router.post("/tours/{id}/import") { request, context in
+            guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+            let (tour, _, _) = try authorization.editableTour(id: tourId, user: context.requireUser())
+            let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
+            let (importId, imported) = try await receive(request)
+            try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
+            let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tourId), maxAreaKm2: config.maxFrameAreaKm2)
+            if !dryRun { try database.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }
+            return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan))
+        }
+    }
+
+    struct ImportAnswer: Encodable {
+        let dryRun: Bool
+        let applied: Bool
+        let plan: ImportPlan
+    }
+
+    func export(_ context: AppRequestContext) throws -> Response {
+        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, site, _) = try authorization.tour(id: tourId, user: context.requireUser())
+        let data = try TourExport.geoJSON(tour: tour, waypoints: try database.waypoints(tourId: tourId), siteName: site.name)
+        return Response(status: .ok, headers: [.contentType: "application/geo+json", .cacheControl: "no-store",
+                                               .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\""],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it.
+    func receive(_ request: Request) async throws -> (String, ImportedTour) {
+        let received: MultipartUpload.Result
+        do {
+            received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: Int64(TourImport.maxBytes))
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw HTTPError(.contentTooLarge, message: "Import files are limited to \(TourImport.maxBytes / 1024 / 1024) MB.")
+        }
+        guard let file = received.files.first else { throw ValidationErrors(["file": "Choose a GeoJSON or GPX file."]) }
+        for extra in received.files.dropFirst() { try? FileManager.default.removeItem(at: paths.upload(extra.uploadId)) }
+        let importId = "import-\(file.uploadId)"
+        let target = paths.uploads.appendingPathComponent(importId)
+        try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
+        do {
+            return (importId, try parseOrRefuse(try Data(contentsOf: target)))
+        } catch {
+            try? FileManager.default.removeItem(at: target)
+            throw error
+        }
+    }
+
+    func parseOrRefuse(_ data: Data) throws -> ImportedTour {
+        do { return try TourImport.parse(data) } catch let refused as ImportRefused {
+            throw ValidationErrors(["file": refused.message])
+        }
+    }
+}

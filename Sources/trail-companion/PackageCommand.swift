@@ -1,0 +1,166 @@
+import ArgumentParser
+import Foundation
+import PackageFormat
+import TrailClient
+
+struct PackageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "package", abstract: "Work with content packages.",
+                                                    subcommands: [Verify.self])
+
+    /// `package verify <zip> [--key BASE64 | --server URL]`: checks an offline package completely.
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a package zip completely and print a report; exits non-zero on any failure.",
+            discussion: """
+                Checks the zip's structure (no unsafe paths, links, duplicates or entries that readers see differently), \
+                the manifest, the Ed25519 signature of manifest.json, and every listed file's size and SHA-256, and that \
+                the zip holds nothing else. With --server the public key is fetched from <URL>/api/v1/signing-key and the \
+                zip's SHA-256 is compared with the version the server released. Without --key or --server the signature \
+                cannot be checked: the report says so (exit status 0 when nothing else is wrong).
+                Exit status: 0 valid, 1 invalid, 2 the server or the key could not be used.
+                """)
+
+        @Argument(help: "The package zip.") var zip: String
+        @Option(help: "The server's Ed25519 public key, base64 (as /api/v1/signing-key publishes it).") var key: String?
+        @Option(help: "A Trail Companion server (e.g. http://127.0.0.1:8080): its signing key is fetched and its released copy compared.")
+        var server: String?
+
+        func validate() throws {
+            if key != nil && server != nil { throw ValidationError("Give --key or --server, not both.") }
+        }
+
+        func run() async throws {
+            let zipURL = URL(fileURLWithPath: zip)
+            var publicKey = key?.trimmingCharacters(in: .whitespacesAndNewlines)
+            var keySource = publicKey == nil ? nil : "--key"
+            var client: TrailClient?
+            if let server {
+                guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    print("error: --server \(server) is not an http(s) URL")
+                    throw ExitCode(2)
+                }
+                let trail = TrailClient(baseURL: url)
+                client = trail
+                do {
+                    publicKey = try await trail.signingKey().publicKey
+                    keySource = trail.apiURL("signing-key").absoluteString
+                } catch {
+                    print("error: cannot fetch the signing key from \(trail.apiURL("signing-key").absoluteString): \(error)")
+                    throw ExitCode(2)
+                }
+            }
+            if let publicKey, SignatureCheck.publicKey(fromBase64: publicKey) == nil {
+                print("error: the key is not a base64 encoded 32-byte Ed25519 public key")
+                throw ExitCode(2)
+            }
+
+            let check = TrailClient.verify(zip: zipURL, publicKey: publicKey)
+            var report = VerifyReport(check: check, keySource: keySource)
+
+            // With a server: is this the copy it released?
+            if let client, let manifest = check.manifest {
+                do {
+                    let released = try await client.releasedVersion(packageId: manifest.packageId, version: manifest.version)
+                    if released.sha256 == check.sha256 {
+                        report.serverLine = .pass("the server's version \(manifest.version) of \(manifest.packageId) has this SHA-256")
+                    } else {
+                        report.serverLine = .fail("the server's version \(manifest.version) has SHA-256 \(released.sha256), this zip \(check.sha256)")
+                        report.extraProblems.append("the zip differs from the copy the server released (SHA-256 \(released.sha256))")
+                    }
+                } catch let error as TrailClientError where error.status == 404 || error.status == 410 {
+                    report.serverLine = .note("the server does not publish version \(manifest.version) of \(manifest.packageId) (HTTP \(error.status ?? 0))")
+                } catch {
+                    report.serverLine = .note("could not ask the server about this version: \(error)")
+                }
+            }
+            print(report.text, terminator: "")
+            if !report.isValid { throw ExitCode.failure }
+        }
+    }
+}
+
+/// The human-readable report of `package verify`.
+struct VerifyReport {
+    enum Line {
+        case pass(String)
+        case fail(String)
+        case note(String)
+
+        var text: String {
+            switch self {
+            case let .pass(text): return "  [ok]   \(text)"
+            case let .fail(text): return "  [FAIL] \(text)"
+            case let .note(text): return "  [--]   \(text)"
+            }
+        }
+    }
+
+    let check: PackageCheck
+    let keySource: String?
+    var serverLine: Line?
+    var extraProblems: [String] = []
+
+    var problems: [String] { check.problems + extraProblems }
+    var isValid: Bool { problems.isEmpty }
+
+    enum Area { case structure, manifest, signature, files }
+
+    static func area(_ problem: PackageProblem) -> Area {
+        switch problem {
+        case .cannotOpen, .readersDisagree, .unsafeEntryPath, .duplicateEntry, .symbolicLink, .directoryEntry, .encryptedEntry,
+             .localHeaderMismatch:
+            return .structure
+        case .missingManifest, .unreadableManifest, .invalidManifest:
+            return .manifest
+        case .missingSignature, .malformedSignature, .invalidPublicKey, .signatureMismatch:
+            return .signature
+        case .missingGeoJSON, .missingEntry, .unlistedEntry, .sizeMismatch, .checksumMismatch, .crcMismatch, .unreadableEntry:
+            return .files
+        }
+    }
+
+    var text: String {
+        let report = check.report
+        var out = "Package \(check.zip.path)\n"
+        out += "  size      \(check.size) bytes\n"
+        out += "  SHA-256   \(check.sha256.isEmpty ? "(unreadable)" : check.sha256)\n"
+        if let manifest = check.manifest {
+            out += "  name      \(manifest.packageName) (\(manifest.park)), version \(manifest.version), created \(manifest.createdAt)\n"
+            out += "  id        \(manifest.packageId)\n"
+            out += "  content   \(manifest.waypoints.count) waypoint(s), \(report.listedFileCount) listed file(s)\(manifest.tiles == nil ? "" : ", map tiles")\n"
+        }
+        out += "Checks\n"
+        func issues(_ area: Area) -> [PackageProblem] { report.issues.filter { Self.area($0) == area } }
+        var lines: [Line] = []
+        let structure = issues(.structure)
+        lines.append(structure.isEmpty
+            ? .pass("zip structure: \(report.entryCount) entries\(report.usesZIP64 ? " (ZIP64)" : ""), no unsafe paths, links, folders or duplicates")
+            : .fail("zip structure: \(structure.count) problem(s)"))
+        let manifest = issues(.manifest)
+        lines.append(manifest.isEmpty && check.manifest != nil ? .pass("manifest.json is a valid format version 1 manifest")
+                                                              : .fail("manifest.json: \(max(manifest.count, 1)) problem(s)"))
+        let signature = issues(.signature)
+        switch (report.signatureValid, signature.isEmpty) {
+        case (true?, true):
+            lines.append(.pass("manifest.sig is a valid Ed25519 signature of manifest.json (key \(keySource ?? "given"))"))
+        case (nil, true):
+            lines.append(.note("signature NOT checked: no key given (use --key or --server); the package's origin is unproven"))
+        default:
+            lines.append(.fail("signature: \(signature.map(\.description).first ?? "not valid")"))
+        }
+        let files = issues(.files)
+        lines.append(files.isEmpty && check.manifest != nil
+            ? .pass("\(report.verifiedFileCount) of \(report.listedFileCount) listed files match their size and SHA-256 (\(report.verifiedBytes) bytes), nothing unlisted")
+            : .fail("files: \(report.verifiedFileCount) of \(report.listedFileCount) listed files verified, \(files.count) problem(s)"))
+        if let serverLine { lines.append(serverLine) }
+        out += lines.map { $0.text + "\n" }.joined()
+        if isValid {
+            out += report.signatureValid == true ? "Result: VALID\n" : "Result: VALID (integrity only; signature not checked)\n"
+        } else {
+            out += "Problems (\(problems.count))\n"
+            out += problems.map { "  - \($0)\n" }.joined()
+            out += "Result: INVALID\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import HummingbirdTesting
+import Testing
+@testable import TrailServer
+
+/// Every change writes an audit event saying who did what to which object; admins read them filtered by user, site and object.
+@Suite struct AuditTests {
+    @Test func changesWriteEventsWithWhoWhatAndWhere() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let manager = try await client.signIn("manager@test.org")
+            let managerId = try #require(try app.database.user(email: "manager@test.org")?.id)
+            let start = try app.database.lastAuditId()
+
+            let created = try await client.post("/sites/alpha/tours", form: ["name": "Audit Trail", "description": ""], session: manager)
+            let tourId = try #require(created.location.flatMap { Int64($0.replacingOccurrences(of: "/tours/", with: "")) })
+            _ = try await client.post("/tours/\(tourId)/frame", form: ["north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
+                                                                       "minZoom": "11", "maxZoom": "15"], session: manager)
+            _ = try await client.post("/tours/\(tourId)/waypoints", form: ["name": "One", "latitude": "44.4", "longitude": "-122.1"], session: manager)
+            _ = try await client.post("/tours/\(tourId)/waypoints", form: ["name": "Two", "latitude": "44.41", "longitude": "-122.1"], session: manager)
+            let ids = try app.database.waypoints(tourId: tourId).map(\.id!)
+            _ = try await client.post("/tours/\(tourId)/waypoints/order", form: [:], session: manager, extra: ids.reversed().map { ("ids", "\($0)") })
+            _ = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "reviewer"], session: manager)
+            let admin = try await client.signIn("admin@test.org")
+            let adminId = try #require(try app.database.user(email: "admin@test.org")?.id)
+            _ = try await client.post("/admin/users/\(seed.spareId)/disable", form: [:], session: admin)
+
+            let events = try app.database.writer.read { db in
+                try AuditEvent.filter(Column("id") > start && Column("action") != "session.start").order(Column("id")).fetchAll(db)
+            }
+            #expect(events.map(\.action) == ["tour.create", "tour.frame", "waypoint.create", "waypoint.create", "waypoint.reorder", "member.set",
+                                             "user.disable"])
+            func event(_ action: String) throws -> AuditEvent { try #require(events.first { $0.action == action }) }
+            let create = try event("tour.create")
+            #expect(create.userId == managerId && create.siteId == seed.alphaId)
+            #expect(create.objectType == "tour" && create.objectId == "\(tourId)" && create.detail == "Audit Trail")
+            let frame = try event("tour.frame")
+            #expect(frame.objectId == "\(tourId)" && frame.detail == "N 44.43000, S 44.36000, E -121.97000, W -122.28000, zoom 11–15")
+            let waypoint = try event("waypoint.create")
+            #expect(waypoint.objectType == "waypoint" && waypoint.objectId == "\(ids[0])" && waypoint.detail == "One in tour \(tourId)")
+            #expect(waypoint.siteId == seed.alphaId)
+            let reorder = try event("waypoint.reorder")
+            #expect(reorder.objectType == "tour" && reorder.objectId == "\(tourId)" && reorder.detail == ids.reversed().map(String.init).joined(separator: ","))
+            let member = try event("member.set")
+            #expect(member.userId == managerId && member.siteId == seed.alphaId && member.objectType == "membership")
+            #expect(member.objectId == "\(seed.alphaId):\(seed.spareId)" && member.detail == "spare@test.org as reviewer")
+            let disable = try event("user.disable")
+            #expect(disable.userId == adminId && disable.objectType == "user" && disable.objectId == "\(seed.spareId)" && disable.detail == "spare@test.org")
+            #expect(events.allSatisfy { $0.occurredAt > Date().timeIntervalSince1970 - 60 })
+        }
+    }
+
+    /// Changes made with a token are recorded as the token's owner; the CLI and first start as "system".
+    @Test func apiChangesAreRecordedAsTheTokenOwner() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let start = try app.database.lastAuditId()
+            let token = try app.token(for: "author@test.org")
+            _ = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)", token: token, json: #"{"name":"Lake"}"#)
+            let events = try app.database.auditEvents(AuditFilter(objectType: "waypoint", objectId: "\(seed.waypointId)"))
+            let update = try #require(events.first)
+            #expect(update.id! > start && update.action == "waypoint.update" && update.userId == seed.authorId && update.detail == "Lake")
+            let tokenEvent = try #require(try app.database.auditEvents(AuditFilter(objectType: "apiToken")).first)
+            #expect(tokenEvent.userId == nil && tokenEvent.ipAddress == "cli")
+        }
+    }
+
+    @Test func adminFiltersTheLogByUserSiteAndObject() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let manager = try await client.signIn("manager@test.org")
+            let managerId = try #require(try app.database.user(email: "manager@test.org")?.id)
+            _ = try await client.post("/tours/\(seed.tourId)/edit", form: ["name": "Ridge Walk II", "description": "", "mapName": ""], session: manager)
+            let outsider = try await client.signIn("outsider@test.org")
+            _ = try await client.post("/tours/\(seed.bravoTourId)/edit", form: ["name": "Bravo Loop II", "description": "", "mapName": ""], session: outsider)
+            let admin = try await client.signIn("admin@test.org")
+
+            func rows(_ query: String) async throws -> [[String]] {
+                let page = try await client.get("/admin/audit\(query)", session: admin)
+                #expect(page.status == .ok)
+                return Self.rows(page.text)
+            }
+            let all = try await rows("")
+            #expect(all.count == (try app.database.auditCount()), "newest first, all of them (fewer than 200)")
+            #expect(all.first?[4] == "session.start", "newest first")
+
+            let byUser = try await rows("?user=\(managerId)")
+            #expect(!byUser.isEmpty && byUser.allSatisfy { $0[1] == "manager@test.org" })
+            #expect(byUser.contains { $0[4] == "tour.update" && $0[5] == "Ridge Walk II" })
+            let userPage = try await client.get("/admin/audit?user=\(managerId)", session: admin)
+            #expect(userPage.text.contains(#"<option value="\#(managerId)" selected>manager@test.org</option>"#))
+
+            let bySite = try await rows("?site=\(seed.bravoId)")
+            #expect(!bySite.isEmpty && bySite.allSatisfy { $0[2] == "bravo" })
+            #expect(bySite.contains { $0[5] == "Bravo Loop II" })
+            #expect(!bySite.contains { $0[5] == "Ridge Walk II" })
+
+            let byObject = try await rows("?objectType=tour&objectId=\(seed.tourId)")
+            #expect(!byObject.isEmpty && byObject.allSatisfy { $0[3] == "tour \(seed.tourId)" })
+            #expect(Set(byObject.map { $0[4] }) == ["tour.create", "tour.frame", "tour.update"])
+
+            let combined = try await rows("?user=\(managerId)&site=\(seed.alphaId)&objectType=tour")
+            #expect(combined.map { $0[4] } == ["tour.update"])
+            let none = try await client.get("/admin/audit?user=\(managerId)&site=\(seed.bravoId)", session: admin)
+            #expect(none.text.contains("No events match."))
+            #expect(Self.rows(none.text).isEmpty)
+        }
+    }
+
+    /// The cells of the audit table: when, who, site, object, action, detail, from.
+    static func rows(_ html: String) -> [[String]] {
+        html.components(separatedBy: "<tr><td class=\"text-nowrap\">").dropFirst().map { row in
+            let cells = row.components(separatedBy: "</tr>")[0].components(separatedBy: "</td><td>")
+            return cells.map { cell in
+                cell.replacingOccurrences(of: "<code>", with: "").replacingOccurrences(of: "</code>", with: "").replacingOccurrences(of: "</td>", with: "")
+            }
+        }
+    }
+}

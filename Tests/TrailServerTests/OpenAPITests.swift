@@ -1,0 +1,253 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import TrailServer
+
+/// `/api/v1/openapi.json`: a valid OpenAPI 3.1 document (checked by `openapi-spec-validator` from PyPI, see
+/// `Tests/requirements.txt`) that describes every `/api/v1` route the router has, and nothing it does not have.
+/// Whether the answers match the schemas is checked against a live server by `Tests/e2e/test_api_schemathesis.py`.
+@Suite struct OpenAPITests {
+    /// Every `/api/v1` route, method and path (parameters written `{}`), as the document must describe them.
+    /// A route added to the router without being added here (and to the document) fails `everyRouteIsDocumented`.
+    static let routes: Set<String> = [
+        // Mobile, no sign-in.
+        "GET /sites",
+        "GET /sites/{}/packages",
+        "GET /packages/{}",
+        "GET /packages/{}/download",
+        "HEAD /packages/{}/download",
+        "GET /packages/{}/versions/{}/download",
+        "HEAD /packages/{}/versions/{}/download",
+        "GET /packages/{}/hash",
+        "POST /packages/{}/verify",
+        "GET /signing-key",
+        "GET /catalog",
+        "GET /openapi.json",
+        // Management: tours and waypoints.
+        "POST /manage/tours",
+        "GET /manage/tours",
+        "GET /manage/tours/{}",
+        "PATCH /manage/tours/{}",
+        "DELETE /manage/tours/{}",
+        "POST /manage/tours/{}/waypoints",
+        "PATCH /manage/tours/{}/waypoints/{}",
+        "DELETE /manage/tours/{}/waypoints/{}",
+        // Management: GeoJSON and GPX, offline map tiles.
+        "GET /manage/tours/{}/export.geojson",
+        "POST /manage/tours/{}/import",
+        "POST /manage/tours/{}/tiles",
+        "GET /manage/tours/{}/tiles",
+        "DELETE /manage/tours/{}/tiles",
+        // Management: media, and tus 1.0 uploads.
+        "POST /manage/tours/{}/waypoints/{}/assets",
+        "GET /manage/assets/{}",
+        "OPTIONS /manage/uploads",
+        "POST /manage/uploads",
+        "HEAD /manage/uploads/{}",
+        "PATCH /manage/uploads/{}",
+        "DELETE /manage/uploads/{}",
+        // Management: publishing.
+        "POST /manage/tours/{}/publish",
+        "GET /manage/publish-requests/{}",
+        "POST /manage/publish-requests/{}/approve",
+        "POST /manage/publish-requests/{}/deny",
+        "POST /manage/publish-requests/{}/withdraw",
+        "POST /manage/publish-requests/{}/push",
+        "POST /manage/packages/{}/unpublish",
+        "POST /manage/packages/{}/publish",
+        "POST /manage/packages/{}/rollback",
+        // Management: a tour's own map tiles (MBTiles).
+        "POST /manage/tours/{}/tiles",
+        "GET /manage/tours/{}/tiles",
+        "DELETE /manage/tours/{}/tiles",
+    ]
+
+    static let methods = ["get", "head", "post", "put", "patch", "delete", "options", "trace"]
+
+    /// `/a/{id}/b` → `/a/{}/b`: the document and the router may name a parameter differently.
+    static func normalized(_ path: String) -> String {
+        path.replacingOccurrences(of: #"\{[^}/]*\}"#, with: "{}", options: .regularExpression)
+    }
+
+    /// The document as the server serves it, parsed.
+    static func fetchDocument(_ app: TestApp) async throws -> (text: String, json: [String: Any]) {
+        /// Written once inside the awaited test closure, read after it returned.
+        final class Received: @unchecked Sendable { var text: String? }
+        let received = Received()
+        try await app.test { client in
+            let response = try await client.execute(uri: "/api/v1/openapi.json", method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("application/json") == true)
+            received.text = String(buffer: response.body)
+        }
+        let text = try #require(received.text)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "the body is not a JSON object")
+        return (text, json)
+    }
+
+    @Test("openapi-spec-validator accepts the served document as OpenAPI 3.1")
+    func documentIsValidOpenAPI31() async throws {
+        let app = try await TestApp.make { $0.publicURL = "https://trails.example.org" }
+        let (text, json) = try await Self.fetchDocument(app)
+        #expect(json["openapi"] as? String == "3.1.0")
+        #expect(!text.contains("__SERVER_URL__"), "the server URL was not substituted")
+        let servers = try #require(json["servers"] as? [[String: Any]])
+        #expect(servers.first?["url"] as? String == "https://trails.example.org/api/v1")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-\(UUID().uuidString.prefix(8)).json")
+        try Data(text.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let script = """
+            import json, sys
+            try:
+                from openapi_spec_validator import validate
+                from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+            except ImportError as error:
+                sys.exit(f"openapi-spec-validator is missing ({error}): python3 -m pip install -r Tests/requirements.txt")
+            with open(sys.argv[1]) as f:
+                document = json.load(f)
+            try:
+                validate(document)
+            except OpenAPIValidationError as error:
+                sys.exit(f"invalid OpenAPI document: {error}")
+            print("valid")
+            """
+        let output = try await Python.run(["-c", script, file.path])
+        #expect(output.status == 0, "openapi-spec-validator failed (\(output.status)):\n\(output.stderr)\(output.stdout)")
+        #expect(output.stdout.contains("valid"))
+    }
+
+    @Test("the validator is not a check that cannot fail: a broken document is refused")
+    func validatorRejectsABrokenDocument() async throws {
+        // The same pipeline as above on a document with a dangling $ref and a path parameter that is not declared.
+        let broken = #"""
+            {"openapi": "3.1.0", "info": {"title": "x", "version": "1"}, "paths": {"/a/{id}": {"get": {"responses": {"200": {
+             "description": "x", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Missing"}}}}}}}}}
+            """#
+        let output = try await Python.run(["-c", """
+            import json, sys
+            from openapi_spec_validator import validate
+            validate(json.loads(sys.argv[1]))
+            """, broken])
+        #expect(output.status != 0, "openapi-spec-validator accepted a broken document:\n\(output.stdout)")
+    }
+
+    @Test("every /api/v1 route of the router is in the document, with its method, and the document has no others")
+    func everyRouteIsDocumented() async throws {
+        let app = try await TestApp.make()
+        let (_, json) = try await Self.fetchDocument(app)
+        let paths = try #require(json["paths"] as? [String: [String: Any]])
+        var documented = Set<String>()
+        for (path, item) in paths {
+            for method in Self.methods where item[method] != nil {
+                documented.insert("\(method.uppercased()) \(Self.normalized(path))")
+            }
+        }
+        for route in Self.routes.sorted() {
+            #expect(documented.contains(route), "\(route) is not in the OpenAPI document")
+        }
+        for route in documented.subtracting(Self.routes).sorted() {
+            Issue.record("the OpenAPI document describes \(route), which is not in the list of /api/v1 routes")
+        }
+
+        // The router's own table: nothing under /api/v1 may be missing from the list (and so from the document).
+        let router = buildRouter(app.dependencies)
+        let registered = Set(router.routes.compactMap { route -> String? in
+            let path = route.path.description
+            guard path.hasPrefix("/api/v1/") else { return nil }
+            return "\(route.method.rawValue) \(Self.normalized(String(path.dropFirst("/api/v1".count))))"
+        })
+        #expect(registered.count >= 30, "the router lists only \(registered.count) /api/v1 routes")
+        for route in registered.subtracting(Self.routes).sorted() {
+            Issue.record("\(route) is registered under /api/v1 but not documented (add it to OpenAPIDocument and to OpenAPITests.routes)")
+        }
+        for route in Self.routes.subtracting(registered).sorted() {
+            Issue.record("\(route) is listed but the router has no such route")
+        }
+    }
+
+    @Test("every operation has an operationId, JSON errors use the Error schema, and /manage needs the bearer token")
+    func operationsAreComplete() async throws {
+        let app = try await TestApp.make()
+        let (_, json) = try await Self.fetchDocument(app)
+        let paths = try #require(json["paths"] as? [String: [String: Any]])
+        let components = try #require(json["components"] as? [String: Any])
+        let responses = try #require(components["responses"] as? [String: [String: Any]])
+        var operationIds = Set<String>()
+        for (path, item) in paths {
+            for method in Self.methods {
+                guard let operation = item[method] as? [String: Any] else { continue }
+                let name = "\(method.uppercased()) \(path)"
+                let id = try #require(operation["operationId"] as? String, "\(name) has no operationId")
+                #expect(operationIds.insert(id).inserted, "operationId \(id) is used twice")
+                let answers = try #require(operation["responses"] as? [String: Any], "\(name) has no responses")
+                #expect(answers.keys.contains { $0.hasPrefix("2") }, "\(name) documents no success status")
+                // Every 4xx answer with a body is the Error object.
+                for (status, answer) in answers where status.hasPrefix("4") {
+                    var resolved = answer as? [String: Any] ?? [:]
+                    if let ref = resolved["$ref"] as? String {
+                        resolved = try #require(responses[String(ref.split(separator: "/").last!)], "\(name) \(status): dangling \(ref)")
+                    }
+                    guard let content = resolved["content"] as? [String: Any] else {
+                        #expect(method == "head", "\(name) \(status) has no body; only HEAD answers may do without")
+                        continue
+                    }
+                    let schema = (content["application/json"] as? [String: Any])?["schema"] as? [String: Any]
+                    #expect(schema?["$ref"] as? String == "#/components/schemas/Error", "\(name) \(status) does not use the Error schema")
+                }
+                let security = operation["security"] as? [[String: Any]]
+                if path.hasPrefix("/manage/") && !(path == "/manage/uploads" && method == "options") {
+                    #expect(security?.first?["bearerAuth"] != nil, "\(name) does not require the bearer token")
+                    #expect(answers["401"] != nil, "\(name) does not document 401")
+                } else {
+                    #expect(security == nil || security?.isEmpty == true, "\(name) must not require a token")
+                }
+            }
+        }
+        #expect(operationIds.count == Self.routes.count)
+    }
+
+    /// `python3 arguments…`, awaited without blocking a thread; killed after `timeout`.
+    private enum Python {
+        struct Output {
+            let status: Int32
+            let stdout: String
+            let stderr: String
+        }
+
+        static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Output {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3"] + arguments
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-openapi-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
+            FileManager.default.createFile(atPath: outURL.path, contents: nil)
+            FileManager.default.createFile(atPath: errURL.path, contents: nil)
+            let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+                do { try process.run() } catch {
+                    process.terminationHandler = nil
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let pid = process.processIdentifier
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    if process.isRunning { kill(pid, SIGKILL) }
+                }
+            }
+            try? out.close()
+            try? err.close()
+            return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                          stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        }
+    }
+}

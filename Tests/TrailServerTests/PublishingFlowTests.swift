@@ -1,0 +1,265 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PackageFormat
+import Testing
+@testable import TrailServer
+
+/// The whole publish workflow with two approvals required: clean uploads, submit, build, two reviews, release,
+/// a second version, unpublish, publish again and roll back. Once through the management API, once through the pages.
+@Suite("Publishing: the whole workflow (two approvals required)")
+struct PublishingFlowTests {
+    @Test("Through the management API: upload, scan, submit, build, two approvals, push; version 2; unpublish, publish, roll back")
+    func throughTheAPI() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 2)
+        defer { env.remove() }
+        let author = try env.token("author@test.org"), reviewer = try env.token("reviewer@test.org")
+        let reviewer2 = try env.token("reviewer2@test.org"), manager = try env.token("manager@test.org")
+        let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: author)
+            let catalogAtStart = try env.database.catalogVersion()
+
+            // Submit: 202, the request is building and the tour is locked.
+            let rid = try await client.publishSubmit(env, token: author)
+            var state = try await client.publishState(rid, token: author)
+            #expect(state["state"] as? String == "building")
+            #expect(state["requiredApprovals"] as? Int == 2)
+            #expect(state["approvals"] as? Int == 0)
+            #expect(try env.tour().state == .inReview)
+            let locked = try await client.api(.patch, tourURI, token: author, json: #"{"description":"changed while in review"}"#)
+            #expect(locked.status == .conflict, "\(locked.text)")
+
+            // Build.
+            #expect(await env.buildAll() == 1)
+            state = try await client.publishState(rid, token: author)
+            #expect(state["state"] as? String == "pending", "\(state)")
+            let sha = try #require(state["sha256"] as? String)
+            #expect(sha.count == 64)
+            #expect((state["size"] as? Int ?? 0) > 160_000)
+            let progress = state["progress"] as? [String: Any]
+            #expect(progress?["filesDone"] as? Int == 3 && progress?["filesTotal"] as? Int == 3, "\(String(describing: progress))")
+            #expect(try PublishFixtures.sha256(fileAt: env.stagedZip(rid)) == sha)
+            try await expectPackageMatchesManifest(env.stagedZip(rid))
+
+            // First approval: still pending; a push now is refused.
+            var response = try await client.publishAction(rid, "approve", token: reviewer, json: #"{"comment":"The video plays."}"#)
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(response.jsonObject["state"] as? String == "pending")
+            #expect(response.jsonObject["approvals"] as? Int == 1)
+            response = try await client.publishAction(rid, "push", token: author)
+            #expect(response.status == .conflict, "\(response.text)")
+
+            // Second approval: ready.
+            response = try await client.publishAction(rid, "approve", token: reviewer2)
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(response.jsonObject["state"] as? String == "ready")
+            #expect(response.jsonObject["approvals"] as? Int == 2)
+            #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
+
+            // The author pushes: version 1.
+            response = try await client.publishAction(rid, "push", token: author)
+            #expect(response.status == .ok, "\(response.text)")
+            let packageId = try #require(response.jsonObject["packageId"] as? String)
+            #expect(response.jsonObject["version"] as? Int == 1)
+            #expect(response.jsonObject["sha256"] as? String == sha)
+            let zip1 = env.packageZip(packageId, version: 1)
+            #expect(env.exists(zip1), "data/packages/\(packageId)/1.zip is missing")
+            #expect(try PublishFixtures.sha256(fileAt: zip1) == sha)
+            #expect(!env.exists(env.stagingFolder(rid)), "the staging folder outlived the release")
+            let catalogAfterV1 = try env.database.catalogVersion()
+            #expect(catalogAfterV1 > catalogAtStart)
+            #expect(try env.tour().state == .published)
+            #expect(try env.request(rid).state == .published)
+            var package = try env.package(packageId)
+            #expect(package.isVisible && package.currentVersion == 1)
+            #expect(try env.database.packageVersion(packageId: packageId, version: 1)?.sha256 == sha)
+            let report = PackageVerifier.verify(zipAt: zip1, publicKeyBase64: env.publicKey)
+            #expect(report.isValid, "\(report.problems)")
+            #expect(report.manifest?.version == 1 && report.manifest?.packageId == packageId)
+            for action in ["publish.start", "publish.built", "publish.approve", "publish.approve.ready", "publish.push"] {
+                #expect(try env.auditCount(action) >= 1, "no audit event \(action)")
+            }
+
+            // Version 2: edit the released tour, add a waypoint, submit, build, two approvals, push.
+            response = try await client.api(.patch, tourURI, token: author, json: #"{"description":"Now with the prairie."}"#)
+            #expect(response.status == .ok, "\(response.text)")
+            response = try await client.api(.post, "\(tourURI)/waypoints", token: author,
+                                            json: #"{"name":"Lost Prairie","latitude":44.4036,"longitude":-122.0623,"description":"A meadow camp."}"#)
+            #expect(response.status == .created, "\(response.text)")
+            let rid2 = try await client.publishSubmit(env, token: author)
+            #expect(rid2 != rid)
+            #expect(await env.buildAll() == 1)
+            #expect(try env.request(rid2).version == 2)
+            #expect(try await client.publishAction(rid2, "approve", token: reviewer2).status == .ok)
+            #expect(try await client.publishAction(rid2, "approve", token: reviewer).status == .ok)
+            response = try await client.publishAction(rid2, "push", token: author)
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(response.jsonObject["version"] as? Int == 2)
+            #expect(response.jsonObject["packageId"] as? String == packageId, "a second version must belong to the same package")
+            let zip2 = env.packageZip(packageId, version: 2)
+            #expect(env.exists(zip2) && env.exists(zip1))
+            let report2 = PackageVerifier.verify(zipAt: zip2, publicKeyBase64: env.publicKey)
+            #expect(report2.isValid, "\(report2.problems)")
+            #expect(report2.manifest?.version == 2)
+            #expect(report2.manifest?.waypoints.map(\.name) == ["Fish Lake", "Lost Prairie"])
+            #expect(report2.manifest?.description == "Now with the prairie.")
+            package = try env.package(packageId)
+            #expect(package.currentVersion == 2 && package.isVisible)
+            let catalogAfterV2 = try env.database.catalogVersion()
+            #expect(catalogAfterV2 > catalogAfterV1)
+
+            // Unpublish: only a manager; the package is hidden.
+            response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: author)
+            #expect(response.status == .forbidden, "an author unpublished: \(response.status)")
+            response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: manager)
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(try env.package(packageId).isVisible == false)
+            let catalogAfterUnpublish = try env.database.catalogVersion()
+            #expect(catalogAfterUnpublish > catalogAfterV2)
+            response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: manager)
+            #expect(response.status == .conflict, "unpublishing twice: \(response.status)")
+
+            // Publish again.
+            response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/publish", token: manager)
+            #expect(response.status == .ok, "\(response.text)")
+            #expect(try env.package(packageId).isVisible)
+
+            // Roll back to version 1.
+            response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":1}"#)
+            #expect(response.status == .ok, "\(response.text)")
+            package = try env.package(packageId)
+            #expect(package.currentVersion == 1 && package.isVisible)
+            #expect(try env.database.catalogVersion() > catalogAfterUnpublish)
+            response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":7}"#)
+            #expect(response.status == .unprocessableContent, "rollback to a version that does not exist: \(response.status)")
+            #expect(try env.package(packageId).currentVersion == 1)
+            #expect(try env.database.packageVersions(packageId: packageId).map(\.version) == [2, 1])
+            for action in ["package.unpublish", "package.publish", "package.rollback"] {
+                #expect(try env.auditCount(action, objectId: packageId) == 1, "audit events \(action)")
+            }
+        }
+    }
+
+    @Test("Through the pages: form posts with CSRF tokens, the review queue and request page, release, unpublish, publish, roll back")
+    func throughThePages() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 2)
+        defer { env.remove() }
+        let tourId = env.seed.tourId
+        try await env.app.test { client in
+            var author = try await client.signIn("author@test.org")
+
+            // Upload through the panel's form (multipart, CSRF token in the query), then scan.
+            for (data, name, type) in [(PublishFixtures.png(size: 30_000, seed: 5), "view.png", "image/png"),
+                                       (PublishFixtures.text("Stop one."), "stop.txt", "text/plain")] {
+                let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
+                let response = try await client.execute(
+                    uri: "/tours/\(tourId)/waypoints/\(env.seed.waypointId)/assets?_csrf=\(author.csrf)", method: .post,
+                    headers: [.cookie: author.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
+                    body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary))
+                #expect(response.status == .seeOther, "panel upload of \(name): \(response.status) \(response.text)")
+            }
+            #expect(await env.scanAll() == 2)
+
+            // The tour page offers submission; a form post without the CSRF token is refused and changes nothing.
+            var page = try await client.get("/tours/\(tourId)", session: author)
+            author.absorb(page)
+            #expect(page.text.contains("action=\"/tours/\(tourId)/publish\""), "no submit form on a ready tour")
+            let forged = try await client.post("/tours/\(tourId)/publish", form: [:], session: author, csrf: "not-the-token")
+            #expect(forged.status == .forbidden)
+            #expect(try env.database.openRequest(tourId: tourId) == nil)
+
+            var response = try await client.post("/tours/\(tourId)/publish", form: [:], session: author)
+            #expect(response.status == .seeOther, "\(response.status) \(response.text)")
+            let location = try #require(response.location)
+            #expect(location.hasPrefix("/requests/"))
+            let rid = String(location.dropFirst("/requests/".count))
+            page = try await client.get("/tours/\(tourId)", session: author)
+            #expect(page.text.contains("id=\"locked-banner\""), "no read-only banner while the request is open")
+            page = try await client.get(location, session: author)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("id=\"build-progress\""))
+
+            #expect(await env.buildAll() == 1)
+            #expect(try env.request(rid).state == .pending)
+
+            // Both reviewers: the queue lists the request, the request page has the approve form.
+            for (index, email) in ["reviewer@test.org", "reviewer2@test.org"].enumerated() {
+                var session = try await client.signIn(email)
+                let queue = try await client.get("/reviews", session: session)
+                #expect(queue.text.contains("/requests/\(rid)"), "\(email)'s queue does not list the request")
+                page = try await client.get(location, session: session)
+                session.absorb(page)
+                #expect(page.text.contains("id=\"approve-form\""), "\(email) sees no approve form")
+                #expect(page.text.contains("id=\"package-sha\""))
+                response = try await client.post("\(location)/approve", form: ["comment": "Checked by \(email)."], session: session)
+                #expect(response.status == .seeOther, "\(email) approve: \(response.status) \(response.text)")
+                page = try await client.get(location, session: session)
+                #expect(page.text.contains("\(index + 1) of 2"), "approval count after \(email)")
+            }
+            #expect(try env.request(rid).state == .ready)
+
+            // The author releases.
+            page = try await client.get(location, session: author)
+            author.absorb(page)
+            #expect(page.text.contains("id=\"push-button\""))
+            response = try await client.post("\(location)/push", form: [:], session: author)
+            #expect(response.status == .seeOther, "\(response.status) \(response.text)")
+            let packagePath = try #require(response.location)
+            #expect(packagePath.hasPrefix("/packages/"))
+            let packageId = String(packagePath.dropFirst("/packages/".count))
+            #expect(env.exists(env.packageZip(packageId, version: 1)))
+            #expect(try env.tour().state == .published)
+            #expect(try env.package(packageId).currentVersion == 1)
+            let catalogAfterV1 = try env.database.catalogVersion()
+            #expect(catalogAfterV1 > 0)
+            page = try await client.get(packagePath, session: author)
+            #expect(page.status == .ok)
+
+            // Version 2 through the edit form.
+            page = try await client.get("/tours/\(tourId)/edit", session: author)
+            author.absorb(page)
+            response = try await client.post("/tours/\(tourId)/edit", form: ["name": "Ridge Walk", "description": "Second edition.", "mapName": ""],
+                                             session: author)
+            #expect(response.status == .seeOther, "\(response.status) \(response.text)")
+            response = try await client.post("/tours/\(tourId)/publish", form: [:], session: author)
+            let location2 = try #require(response.location)
+            let rid2 = String(location2.dropFirst("/requests/".count))
+            #expect(await env.buildAll() == 1)
+            for email in ["reviewer2@test.org", "reviewer@test.org"] {
+                var session = try await client.signIn(email)
+                session.absorb(try await client.get(location2, session: session))
+                #expect(try await client.post("\(location2)/approve", form: [:], session: session).status == .seeOther)
+            }
+            response = try await client.post("\(location2)/push", form: [:], session: author)
+            #expect(response.status == .seeOther && response.location == packagePath, "\(response.status) \(String(describing: response.location))")
+            #expect(try env.request(rid2).state == .published)
+            #expect(env.exists(env.packageZip(packageId, version: 2)))
+            #expect(try env.package(packageId).currentVersion == 2)
+            #expect(try env.database.catalogVersion() > catalogAfterV1)
+
+            // The manager: unpublish, publish again, serve version 1.
+            var manager = try await client.signIn("manager@test.org")
+            page = try await client.get(packagePath, session: manager)
+            manager.absorb(page)
+            #expect(page.text.contains("\(packagePath)/unpublish"))
+            response = try await client.post("\(packagePath)/unpublish", form: [:], session: manager)
+            #expect(response.status == .seeOther)
+            #expect(try env.package(packageId).isVisible == false)
+            response = try await client.post("\(packagePath)/publish", form: [:], session: manager)
+            #expect(response.status == .seeOther)
+            #expect(try env.package(packageId).isVisible)
+            response = try await client.post("\(packagePath)/versions/1/serve", form: [:], session: manager)
+            #expect(response.status == .seeOther)
+            #expect(try env.package(packageId).currentVersion == 1)
+
+            // An author cannot do the manager's part.
+            response = try await client.post("\(packagePath)/unpublish", form: [:], session: author)
+            #expect(response.status == .forbidden)
+            #expect(try env.package(packageId).isVisible)
+        }
+    }
+}

@@ -1,0 +1,432 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import MalwareScan
+import NIOCore
+import PackageFormat
+import Testing
+@testable import TrailServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One app for the publishing tests: a real SQLite file (WAL, `synchronous=FULL`, as the server runs it) in a temp
+/// folder, a real data folder, a real libclamav engine loaded from the EICAR body signature the test writes, and the
+/// seed of `TestApp` with alpha requiring `requiredApprovals` approvals and a second reviewer, `reviewer2@test.org`.
+///
+/// `reopen()` builds a fresh app on the same folder and database file: what a restart after a crash sees.
+struct PublishEnv {
+    let app: TestApp
+    let seed: TestApp.Seed
+    /// Holds `data/` (the app's data folder) and `signatures/`.
+    let folder: URL
+    let signatures: URL
+
+    var database: AppDatabase { app.database }
+    var config: AppConfig { app.config }
+    var paths: DataPaths { app.dependencies.paths }
+    var builds: PackageBuildService { app.dependencies.builds }
+    var scans: ScanService { app.dependencies.scans }
+    var dataFolder: URL { config.dataFolder }
+    var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
+    var publicKey: String { app.dependencies.signingKey.publicKeyBase64 }
+
+    static func make(requiredApprovals: Int = 2, scanner: ((URL) -> any MalwareScanner)? = nil) async throws -> PublishEnv {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-publish-\(UUID().uuidString.prefix(8))")
+        let signatures = folder.appendingPathComponent("signatures")
+        try EICAR.writeTestSignatures(to: signatures)
+        let env = try await open(folder: folder, seed: nil, scanner: scanner)
+        try env.setRequiredApprovals(requiredApprovals)
+        try env.addMember("reviewer2@test.org", role: .reviewer)
+        return env
+    }
+
+    /// A fresh app (new database connections, new scanner, new build service) on the same files.
+    func reopen(scanner: ((URL) -> any MalwareScanner)? = nil) async throws -> PublishEnv {
+        try await Self.open(folder: folder, seed: seed, scanner: scanner)
+    }
+
+    private static func open(folder: URL, seed: TestApp.Seed?, scanner: ((URL) -> any MalwareScanner)?) async throws -> PublishEnv {
+        let signatures = folder.appendingPathComponent("signatures")
+        let dataFolder = folder.appendingPathComponent("data")
+        try DataFolder.prepare(dataFolder)
+        let database = try AppDatabase.openFile(at: dataFolder.appendingPathComponent("trail.sqlite").path,
+                                                migrationsFolder: projectRoot.appendingPathComponent("migrations"))
+        let chosen: any MalwareScanner = scanner?(signatures) ?? ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
+            databaseDirectories: [signatures.path], maxFileSize: AppConfig().maxUploadSize, maxConcurrentScans: 1))
+        let app = try await TestApp.make(database: database, scanner: chosen) { config in
+            config.dataFolder = dataFolder
+            config.clamavDatabaseFolders = [signatures.path]
+        }
+        return PublishEnv(app: app, seed: try seed ?? app.seed(), folder: folder, signatures: signatures)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+
+    // MARK: People
+
+    @discardableResult
+    func addMember(_ email: String, role: SiteRole, siteId: Int64? = nil) throws -> Int64 {
+        let user = try database.user(email: email) ?? database.createUser(
+            email: email, displayName: email.components(separatedBy: "@")[0], password: TestApp.password, isAdmin: false, bcryptCost: 4,
+            actor: .system)
+        try database.setMembership(siteId: siteId ?? seed.alphaId, email: email, role: role, actor: .system)
+        return user.id!
+    }
+
+    func token(_ email: String) throws -> String {
+        let user = try #require(try database.user(email: email), "no user \(email)")
+        return try database.createAPIToken(userId: user.id!, name: "publishing test", actor: .system).token
+    }
+
+    func user(_ email: String) throws -> AuthenticatedUser {
+        AuthenticatedUser(try #require(try database.user(email: email), "no user \(email)"))
+    }
+
+    func actor(_ email: String) throws -> AuditActor { AuditActor(userId: try user(email).id, ipAddress: "127.0.0.1") }
+
+    /// One statement in its own write transaction (synchronous, so tests call it from async code without a hop).
+    func sql(_ statement: String, _ arguments: StatementArguments = StatementArguments()) throws {
+        try database.writer.write { db in try db.execute(sql: statement, arguments: arguments) }
+    }
+
+    func setRequiredApprovals(_ count: Int, siteId: Int64? = nil) throws {
+        try database.writer.write { db in
+            try db.execute(sql: "UPDATE site SET requiredApprovals = ? WHERE id = ?", arguments: [count, siteId ?? seed.alphaId])
+        }
+    }
+
+    // MARK: Work queues
+
+    /// Loads the signatures (as the scan service does at start) and scans every queued upload.
+    @discardableResult
+    func scanAll() async -> Int {
+        await scans.scanner.reloadIfChanged()
+        return await scans.drain()
+    }
+
+    /// Builds every queued publish request (what the build service does in the background).
+    @discardableResult
+    func buildAll() async -> Int { await builds.drain() }
+
+    // MARK: Reading state
+
+    func request(_ id: String) throws -> PublishRequest { try #require(try database.publishRequest(id: id), "no request \(id)") }
+
+    func tour(_ id: Int64? = nil) throws -> Tour {
+        let id = id ?? seed.tourId
+        return try #require(try database.writer.read { try Tour.fetchOne($0, id: id) })
+    }
+
+    func package(_ id: String) throws -> PackageRecord { try #require(try database.package(id: id), "no package \(id)") }
+
+    func auditCount(_ action: String, objectId: String? = nil) throws -> Int {
+        try database.writer.read { db in
+            if let objectId {
+                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = ? AND objectId = ?", arguments: [action, objectId]) ?? 0
+            }
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = ?", arguments: [action]) ?? 0
+        }
+    }
+
+    func reviews(_ requestId: String) throws -> [Review] {
+        try database.writer.read { try Review.filter(Column("requestId") == requestId).fetchAll($0) }
+    }
+
+    func stagingFolder(_ requestId: String) -> URL { paths.staging.appendingPathComponent(requestId) }
+    func stagedZip(_ requestId: String) -> URL { stagingFolder(requestId).appendingPathComponent("package.zip") }
+    func packageZip(_ packageId: String, version: Int) -> URL {
+        paths.packages.appendingPathComponent(packageId).appendingPathComponent("\(version).zip")
+    }
+
+    func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
+
+    // MARK: Content
+
+    /// Adds a clean, scanned image, video and text to a waypoint (seed's Fish Lake by default) through the management API.
+    @discardableResult
+    func addCleanMedia(_ client: some TestClientProtocol, token: String, waypointId: Int64? = nil, seed number: UInt64 = 11) async throws -> [Int64] {
+        let files: [(Data, String, String)] = [
+            (PublishFixtures.png(size: 40_000, seed: number), "lake view.png", "image/png"),
+            (PublishFixtures.mp4(size: 120_000, seed: number + 1), "intro.mp4", "video/mp4"),
+            (PublishFixtures.text("Fish Lake, stop \(number): the old remount depot is to the east."), "notes.txt", "text/plain"),
+        ]
+        var ids: [Int64] = []
+        for (data, name, type) in files {
+            ids.append(try await client.publishUpload(self, token: token, data: data, fileName: name, contentType: type, waypointId: waypointId))
+        }
+        #expect(await scanAll() == files.count)
+        for id in ids { #expect(try database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
+        return ids
+    }
+
+    /// Straight to the database, without HTTP: submit, build, and the approvals the site needs.
+    func readyRequest(tourId: Int64? = nil, author: String = "author@test.org", approvers: [String] = ["reviewer@test.org", "reviewer2@test.org"]) async throws -> PublishRequest {
+        let request = try database.startPublish(tourId: tourId ?? seed.tourId, actor: try actor(author))
+        #expect(await buildAll() == 1)
+        let built = try self.request(request.id)
+        #expect(built.state == .pending, "build failed: \(built.failureReason ?? "")")
+        for email in approvers {
+            _ = try database.approve(requestId: request.id, reviewer: try user(email), comment: "", actor: try actor(email))
+        }
+        return try self.request(request.id)
+    }
+}
+
+// MARK: HTTP helpers
+
+extension TestClientProtocol {
+    /// Multipart upload through `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets`; returns the new asset's id.
+    func publishUpload(_ env: PublishEnv, token: String, data: Data, fileName: String, contentType: String,
+                       waypointId: Int64? = nil, tourId: Int64? = nil) async throws -> Int64 {
+        let uri = "/api/v1/manage/tours/\(tourId ?? env.seed.tourId)/waypoints/\(waypointId ?? env.seed.waypointId)/assets"
+        let boundary = "trail-publishing-\(UUID().uuidString)"
+        let response = try await execute(uri: uri, method: .post,
+                                         headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                                         body: PublishFixtures.multipart(data, fileName: fileName, contentType: contentType, boundary: boundary))
+        #expect(response.status == .created, "upload of \(fileName): \(response.status) \(response.text)")
+        return Int64(try #require(publishInt(response.jsonObject["id"]), "no asset id in \(response.text)"))
+    }
+
+    /// `POST /api/v1/manage/tours/{id}/publish`: expects 202 with a request id and a Location header.
+    func publishSubmit(_ env: PublishEnv, token: String, tourId: Int64? = nil) async throws -> String {
+        let response = try await api(.post, "/api/v1/manage/tours/\(tourId ?? env.seed.tourId)/publish", token: token)
+        #expect(response.status == .accepted, "submit: \(response.status) \(response.text)")
+        let id = try #require(response.jsonObject["requestId"] as? String, "no requestId in \(response.text)")
+        #expect(response.location == "/api/v1/manage/publish-requests/\(id)")
+        return id
+    }
+
+    /// `GET /api/v1/manage/publish-requests/{rid}` as JSON.
+    func publishState(_ id: String, token: String) async throws -> [String: Any] {
+        let response = try await api(.get, "/api/v1/manage/publish-requests/\(id)", token: token)
+        #expect(response.status == .ok, "GET request \(id): \(response.status) \(response.text)")
+        return response.jsonObject
+    }
+
+    /// `POST /api/v1/manage/publish-requests/{rid}/<action>`, with a JSON body when given.
+    func publishAction(_ id: String, _ action: String, token: String, json: String? = nil) async throws -> TestResponse {
+        try await api(.post, "/api/v1/manage/publish-requests/\(id)/\(action)", token: token, json: json)
+    }
+}
+
+/// A JSON number (or a number in a string: some answers spell versions as strings) as an Int.
+func publishInt(_ value: Any?) -> Int? {
+    if let number = value as? NSNumber { return number.intValue }
+    if let text = value as? String { return Int(text) }
+    return nil
+}
+
+// MARK: Files to upload
+
+enum PublishFixtures {
+    /// Deterministic pseudo-random bytes (xorshift64): they cannot plausibly hold the EICAR signature.
+    static func filler(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed
+        var bytes = [UInt8](repeating: 0, count: max(0, count))
+        for index in bytes.indices {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            bytes[index] = UInt8(truncatingIfNeeded: state)
+        }
+        return bytes
+    }
+
+    /// Starts like a PNG (types come from magic numbers): stored in the package.
+    static func png(size: Int, seed: UInt64) -> Data {
+        let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
+        return Data(header + filler(count: size - header.count, seed: seed))
+    }
+
+    /// An ISO base media file (`ftyp` box, brand `mp42`): MP4 video, stored in the package.
+    static func mp4(size: Int, seed: UInt64) -> Data {
+        let header: [UInt8] = [0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8) + [0, 0, 0, 8] + Array("free".utf8)
+        return Data(header + filler(count: size - header.count, seed: seed))
+    }
+
+    /// Plain text: deflated in the package.
+    static func text(_ line: String) -> Data { Data((line + "\n").utf8) }
+
+    static func sha256(_ data: Data) -> String { PackageHashing.sha256Hex(data) }
+    static func sha256(fileAt url: URL) throws -> String { try PackageHashing.sha256(ofFileAt: url).0 }
+
+    static func multipart(_ data: Data, fileName: String, contentType: String, boundary: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeString("--\(boundary)\r\n")
+        buffer.writeString("Content-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\n")
+        buffer.writeString("Content-Type: \(contentType)\r\n\r\n")
+        buffer.writeBytes(data)
+        buffer.writeString("\r\n--\(boundary)--\r\n")
+        return buffer
+    }
+}
+
+// MARK: Independent readers
+
+/// What Python's `zipfile` reads in a package (Scripts/package_zip.py).
+struct PythonZipListing {
+    struct Entry {
+        let name: String
+        let size: Int64
+        let compressedSize: Int64
+        let method: Int
+        let isDirectory: Bool
+        let sha256: String
+        let dateTime: [Int]
+    }
+    let entries: [Entry]
+    let duplicates: [String]
+    let manifest: [String: Any]
+    let testzip: String?
+    let zip64: Bool
+    let fileSHA256: String
+    let fileSize: Int64
+
+    static let stored = 0
+    static let deflated = 8
+
+    static func read(_ zip: URL, timeout: Duration = .seconds(120)) async throws -> PythonZipListing {
+        let output = try await PublishingProcess.python("package_zip.py", ["inspect", zip.path], timeout: timeout)
+        try #require(output.status == 0, "package_zip.py inspect failed (\(output.status)): \(output.stderr)")
+        let json = output.lastLineJSON
+        let entries = try #require(json["entries"] as? [[String: Any]], "no entries in \(output.stdout.prefix(500))")
+        return PythonZipListing(
+            entries: entries.map { entry in
+                Entry(name: entry["name"] as? String ?? "", size: (entry["size"] as? NSNumber)?.int64Value ?? -1,
+                      compressedSize: (entry["compressedSize"] as? NSNumber)?.int64Value ?? -1, method: entry["method"] as? Int ?? -1,
+                      isDirectory: entry["isDir"] as? Bool ?? true, sha256: entry["sha256"] as? String ?? "",
+                      dateTime: entry["dateTime"] as? [Int] ?? [])
+            },
+            duplicates: json["duplicates"] as? [String] ?? ["?"], manifest: json["manifest"] as? [String: Any] ?? [:],
+            testzip: json["testzip"] as? String, zip64: json["zip64"] as? Bool ?? false, fileSHA256: json["fileSHA256"] as? String ?? "",
+            fileSize: (json["fileSize"] as? NSNumber)?.int64Value ?? -1)
+    }
+
+    /// Every `{path, size, sha256}` the manifest lists: the assets and waypoints.geojson (and tiles when present).
+    var manifestFiles: [(path: String, size: Int64, sha256: String, mimeType: String)] {
+        var files: [(String, Int64, String, String)] = []
+        for waypoint in manifest["waypoints"] as? [[String: Any]] ?? [] {
+            for asset in waypoint["assets"] as? [[String: Any]] ?? [] {
+                files.append((asset["path"] as? String ?? "", (asset["size"] as? NSNumber)?.int64Value ?? -1, asset["sha256"] as? String ?? "",
+                              asset["mimeType"] as? String ?? ""))
+            }
+        }
+        for key in ["geoJSON", "geojson", "tiles"] {
+            if let reference = manifest[key] as? [String: Any], let path = reference["path"] as? String {
+                files.append((path, (reference["size"] as? NSNumber)?.int64Value ?? -1, reference["sha256"] as? String ?? "",
+                              key == "tiles" ? PackageLayout.mbtilesMimeType : "application/geo+json"))
+            }
+        }
+        return files
+    }
+}
+
+/// Runs a program to completion without blocking a thread; output goes to files in a scratch folder.
+enum PublishingProcess {
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+        /// The last line of standard output as a JSON object (the scripts in Scripts/ print one).
+        var lastLineJSON: [String: Any] {
+            let lastLine = stdout.split(separator: "\n").last.map(String.init) ?? ""
+            return (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
+
+    /// `python3 Scripts/<name> arguments…`.
+    static func python(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Output {
+        try await run("python3", [scripts.appendingPathComponent(name).path] + arguments, timeout: timeout)
+    }
+
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                    timeout: Duration = .seconds(300)) async throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-proc-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+                return
+            }
+            let pid = process.processIdentifier
+            Task {
+                try? await Task.sleep(for: timeout)
+                if process.isRunning { kill(pid, SIGKILL) }
+            }
+        }
+        try? out.close()
+        try? err.close()
+        return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+
+    /// `unzip -t -qq <zip>`: Info-ZIP tests every entry's CRC.
+    static func unzipTest(_ zip: URL) async throws -> Output {
+        try await run("/usr/bin/unzip", ["-t", "-qq", zip.path])
+    }
+}
+
+/// Checks a built package against its own manifest with Python's `zipfile`: every listed file is in the zip with its
+/// size and SHA-256, nothing else is (but the manifest and its signature), no entry name escapes, media that is already
+/// compressed is stored and text/JSON deflated, CRCs and `unzip -t` pass. Returns the listing for more checks.
+@discardableResult
+func expectPackageMatchesManifest(_ zip: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws -> PythonZipListing {
+    let listing = try await PythonZipListing.read(zip)
+    #expect(listing.testzip == nil, "zipfile.testzip() found a bad entry: \(listing.testzip ?? "")", sourceLocation: sourceLocation)
+    #expect(listing.duplicates.isEmpty, "duplicate entries \(listing.duplicates)", sourceLocation: sourceLocation)
+    #expect(!listing.manifest.isEmpty, "manifest.json missing or unreadable", sourceLocation: sourceLocation)
+    let listed = listing.manifestFiles
+    #expect(!listed.isEmpty, sourceLocation: sourceLocation)
+    let entryNames = listing.entries.map(\.name)
+    #expect(Set(entryNames) == Set(listed.map(\.path) + ["manifest.json", "manifest.sig"]),
+            "extra: \(Set(entryNames).subtracting(listed.map(\.path) + ["manifest.json", "manifest.sig"])), missing: \(Set(listed.map(\.path)).subtracting(entryNames))",
+            sourceLocation: sourceLocation)
+    #expect(entryNames.count == listed.count + 2, sourceLocation: sourceLocation)
+    #expect(Array(entryNames.prefix(3)) == ["manifest.json", "manifest.sig", "waypoints.geojson"], "\(entryNames)", sourceLocation: sourceLocation)
+    for file in listed {
+        guard let entry = listing.entries.first(where: { $0.name == file.path }) else {
+            Issue.record("\(file.path) is listed in the manifest but not in the zip", sourceLocation: sourceLocation)
+            continue
+        }
+        #expect(entry.size == file.size, "\(file.path): size \(entry.size), manifest says \(file.size)", sourceLocation: sourceLocation)
+        #expect(entry.sha256 == file.sha256, "\(file.path): SHA-256 differs from the manifest", sourceLocation: sourceLocation)
+        let expectedMethod = PackageLayout.shouldDeflate(mimeType: file.mimeType) ? PythonZipListing.deflated : PythonZipListing.stored
+        #expect(entry.method == expectedMethod, "\(file.path) (\(file.mimeType)): method \(entry.method)", sourceLocation: sourceLocation)
+    }
+    for entry in listing.entries {
+        #expect(!entry.isDirectory, "\(entry.name) is a directory entry", sourceLocation: sourceLocation)
+        #expect(!entry.name.hasPrefix("/"), "absolute entry name \(entry.name)", sourceLocation: sourceLocation)
+        #expect(!entry.name.contains("\\"), "backslash in \(entry.name)", sourceLocation: sourceLocation)
+        #expect(!entry.name.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." || $0.isEmpty },
+                "unsafe component in \(entry.name)", sourceLocation: sourceLocation)
+        #expect(!entry.name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "control character in \(entry.name.debugDescription)",
+                sourceLocation: sourceLocation)
+        #expect(entry.dateTime == [2000, 1, 1, 0, 0, 0], "\(entry.name): timestamp \(entry.dateTime)", sourceLocation: sourceLocation)
+    }
+    if let json = listing.entries.first(where: { $0.name == "manifest.json" }) {
+        #expect(json.method == PythonZipListing.deflated, "manifest.json is not deflated", sourceLocation: sourceLocation)
+    }
+    let unzip = try await PublishingProcess.unzipTest(zip)
+    #expect(unzip.status == 0, "unzip -t: \(unzip.stdout) \(unzip.stderr)", sourceLocation: sourceLocation)
+    return listing
+}

@@ -1,0 +1,149 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+@testable import TrailServer
+
+/// Headers on every kind of answer (pages, redirects, errors, API, static files); cookie flags; pages that need no inline script
+/// and, with no tile server configured, no outside host.
+@Suite struct SecurityHeadersTests {
+    static func expectSecurityHeaders(_ response: TestResponse, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let csp = response.headers[.contentSecurityPolicy] ?? ""
+        let directives = Dictionary(csp.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.map {
+            (String($0.prefix { $0 != " " }), String($0.drop { $0 != " " }).trimmingCharacters(in: .whitespaces))
+        }, uniquingKeysWith: { first, _ in first })
+        #expect(directives["script-src"] == "'self'", "\(what): script-src is \(directives["script-src"] ?? "missing")", sourceLocation: sourceLocation)
+        #expect(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "\(what): \(csp)", sourceLocation: sourceLocation)
+        #expect(directives["frame-ancestors"] == "'none'", "\(what)", sourceLocation: sourceLocation)
+        #expect(directives["object-src"] == "'none'", "\(what)", sourceLocation: sourceLocation)
+        #expect(directives["default-src"] == "'self'", "\(what)", sourceLocation: sourceLocation)
+        #expect(response.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff", "\(what)", sourceLocation: sourceLocation)
+        #expect(response.headers[HTTPField.Name("Referrer-Policy")!] == "same-origin", "\(what)", sourceLocation: sourceLocation)
+        #expect(response.headers[HTTPField.Name("X-Frame-Options")!] == "DENY", "\(what)", sourceLocation: sourceLocation)
+    }
+
+    @Test func everyKindOfAnswerCarriesTheHeaders() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let browser = try await client.signIn("author@test.org")
+            let token = try app.token(for: "author@test.org")
+            let answers: [(String, TestResponse, Int)] = [
+                ("sign-in page", try await client.get("/login", session: nil), 200),
+                ("tour page", try await client.get("/tours/\(seed.tourId)", session: browser), 200),
+                ("redirect to sign in", try await client.get("/sites", session: nil), 303),
+                ("forbidden page", try await client.get("/admin/users", session: browser), 403),
+                ("unknown page", try await client.get("/no/such/page", session: browser), 404),
+                ("validation page", try await client.post("/tours/\(seed.tourId)/frame", form: ["north": "x"], session: browser), 422),
+                ("CSRF refusal", try await client.post("/tours/\(seed.tourId)/delete", form: [:], session: browser, csrf: "forged"), 403),
+                ("API answer", try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token), 200),
+                ("API 401", try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: nil), 401),
+                ("API 404", try await client.api(.get, "/api/v1/manage/tours/999", token: token), 404),
+                ("API 204", try await client.api(.delete, "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)", token: token), 204),
+                ("static file", try await client.get("/static/css/app.css", session: nil), 200),
+                ("health", try await client.get("/healthz", session: nil), 200),
+            ]
+            for (what, response, status) in answers {
+                #expect(response.status.code == status, "\(what): \(response.status)")
+                Self.expectSecurityHeaders(response, what)
+            }
+        }
+    }
+
+    @Test func tileServerIsTheOnlyOutsideOriginAllowed() async throws {
+        let (plain, seed) = try await TestApp.seeded()
+        try await plain.test { client in
+            let page = try await client.get("/tours/\(seed.tourId)", session: try await client.signIn("author@test.org"))
+            let csp = try #require(page.headers[.contentSecurityPolicy])
+            #expect(!csp.contains("http"), "no outside host without a tile server: \(csp)")
+            #expect(page.text.contains("&quot;tileURL&quot;:null") || !page.text.contains("tileURL&quot;:&quot;"))
+            for attribute in ["src=\"http", "href=\"http", "src=\"//", "href=\"//", "url(http"] {
+                #expect(!page.text.contains(attribute), "the page refers to an outside host: \(attribute)")
+            }
+        }
+        let (tiled, _) = try await TestApp.seeded { $0.tileURLTemplate = "https://{s}.tile.example.org/{z}/{x}/{y}.png" }
+        try await tiled.test { client in
+            let page = try await client.get("/tours/\(seed.tourId)", session: try await client.signIn("author@test.org"))
+            let csp = try #require(page.headers[.contentSecurityPolicy])
+            #expect(csp.contains("img-src 'self' data: blob: https://*.tile.example.org;"), "\(csp)")
+            #expect(page.text.contains("https://{s}.tile.example.org/{z}/{x}/{y}.png"))
+            Self.expectSecurityHeaders(page, "tiled tour page")
+        }
+    }
+
+    /// The CSP forbids inline script, so the pages must not need any: no `<script>` without `src`, no `on…=` handlers.
+    @Test func pagesHaveNoInlineScript() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let admin = try await client.signIn("admin@test.org")
+            let paths = ["/login", "/sites", "/sites/alpha", "/sites/alpha/members", "/sites/alpha/tours/new", "/tours/\(seed.tourId)",
+                         "/tours/\(seed.tourId)/edit", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)", "/account/password", "/account/tokens",
+                         "/admin/users", "/admin/sites", "/admin/sites/\(seed.alphaId)", "/admin/audit", "/no/such/page"]
+            for path in paths {
+                let html = try await client.get(path, session: path == "/login" ? nil : admin).text
+                #expect(html.contains("<html"), "\(path) is a page")
+                let inline = html.range(of: #"<script(?![^>]*\bsrc=)[^>]*>"#, options: .regularExpression)
+                #expect(inline == nil, "\(path) has an inline script")
+                let handler = html.range(of: #"\son[a-z]+\s*=\s*""#, options: [.regularExpression, .caseInsensitive])
+                #expect(handler == nil, "\(path) has an inline event handler")
+                #expect(!html.contains("javascript:"), "\(path) has a javascript: URL")
+                #expect(!html.contains("style=\""), "\(path) has an inline style (style-src is 'self')")
+            }
+        }
+    }
+
+    @Test func cookiesAreHttpOnlyAndSameSiteLax() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.test { client in
+            let page = try await client.execute(uri: "/login", method: .get)
+            var browser = BrowserSession()
+            browser.absorb(page)
+            let signIn = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser)
+            browser.absorb(signIn)
+            let logout = try await client.post("/logout", form: [:], session: try await client.signIn("author@test.org"))
+            let cookies = page.setCookies + signIn.setCookies + logout.setCookies
+            for name in ["tc_csrf", "tc_session", "tc_flash"] {
+                let matching = cookies.filter { $0.hasPrefix("\(name)=") }
+                #expect(!matching.isEmpty, "\(name) was set")
+                for cookie in matching {
+                    #expect(cookie.contains("HttpOnly"), "\(cookie)")
+                    #expect(cookie.contains("SameSite=Lax"), "\(cookie)")
+                    #expect(cookie.contains("Path=/"), "\(cookie)")
+                    #expect(!cookie.contains("Secure"), "plain http: \(cookie)")
+                }
+            }
+        }
+    }
+
+    @Test func cookiesAreSecureWhenThePublicURLIsHTTPS() async throws {
+        let (app, _) = try await TestApp.seeded { $0.publicURL = "https://trails.example.org" }
+        try await app.test { client in
+            let page = try await client.execute(uri: "/login", method: .get)
+            var browser = BrowserSession()
+            browser.absorb(page)
+            let signIn = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser)
+            browser.absorb(signIn)
+            browser.absorb(try await client.get("/sites", session: browser))
+            let logout = try await client.post("/logout", form: [:], session: browser)
+            let cookies = page.setCookies + signIn.setCookies + logout.setCookies
+            #expect(cookies.contains { $0.hasPrefix("tc_session=") && $0.count > 60 })
+            for name in ["tc_csrf", "tc_session", "tc_flash"] {
+                let matching = cookies.filter { $0.hasPrefix("\(name)=") }
+                #expect(!matching.isEmpty, "\(name) was set")
+                for cookie in matching {
+                    #expect(cookie.contains("Secure"), "\(cookie)")
+                    #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "\(cookie)")
+                }
+            }
+        }
+    }
+
+    @Test func pagesAndAPIAnswersAreNotCached() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let page = try await client.get("/tours/\(seed.tourId)", session: try await client.signIn("author@test.org"))
+            #expect(page.headers[.cacheControl] == "no-store")
+            let api = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: app.token(for: "author@test.org"))
+            #expect(api.headers[.cacheControl] == "no-store")
+        }
+    }
+}

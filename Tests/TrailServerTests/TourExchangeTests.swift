@@ -1,0 +1,206 @@
+import Foundation
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import TrailServer
+
+/// GeoJSON and GPX in and out, the route, and duration estimates (issue 8).
+@Suite struct TourExchangeTests {
+    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
+
+    static func multipart(_ data: Data, fileName: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeString("--exchange-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+        buffer.writeBytes(data)
+        buffer.writeString("\r\n--exchange-boundary--\r\n")
+        return buffer
+    }
+
+    static func importFile(_ client: some TestClientProtocol, tourId: Int64, token: String, data: Data, name: String, dryRun: Bool) async throws -> TestResponse {
+        try await client.execute(uri: "/api/v1/manage/tours/\(tourId)/import\(dryRun ? "?dryRun=true" : "")", method: .post,
+                                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=exchange-boundary"],
+                                 body: multipart(data, fileName: name))
+    }
+
+    static func python(_ script: String, _ arguments: [String]) async throws -> [String: Any] {
+        let output = try await PublishingProcess.run("python3", [scripts.appendingPathComponent(script).path] + arguments, timeout: .seconds(60))
+        #expect(output.status == 0, "python \(script) failed: \(output.stderr)")
+        let line = output.stdout.split(separator: "\n").last.map(String.init) ?? "{}"
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test func exportFollowsRFC7946AndRoundTripsThroughImport() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.seed()
+        let token = try app.token(for: "author@test.org")
+        _ = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Ridge <b>Top</b>", description: "Line one\nand “quotes”",
+                                                                               latitude: 44.41234567891, longitude: -122.1), actor: .system)
+        try app.database.setRoute(tourId: seed.tourId, route: RoutePath(positions: [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]), actor: .system)
+        let alpha = try #require(try app.database.site(slug: "alpha"))
+        let copy = try app.database.createTour(siteId: alpha.id!, TourInput(name: "Copy", description: ""), actor: .system)
+        try await app.test { client in
+            let export = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)/export.geojson", token: token)
+            #expect(export.status == .ok)
+            #expect(export.headers[.contentType] == "application/geo+json")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID()).geojson")
+            try Data(buffer: export.body).write(to: file)
+            let report = try await Self.python("geojson_check.py", [file.path])
+            #expect((report["problems"] as? [String]) == [], "\(report)")
+            let kinds = try #require(report["kinds"] as? [String: Int])
+            #expect(kinds["Point"] == 2 && kinds["Polygon"] == 1 && kinds["LineString"] == 1)
+
+            // Into a tour without a frame: the import sets one around the points and keeps everything.
+            let applied = try await Self.importFile(client, tourId: copy.id!, token: token, data: Data(buffer: export.body), name: "x.geojson", dryRun: false)
+            #expect(applied.status == .ok, "\(applied.text)")
+        }
+        let original = try app.database.waypoints(tourId: seed.tourId)
+        let imported = try app.database.waypoints(tourId: copy.id!)
+        #expect(imported.map(\.name) == original.map(\.name))
+        #expect(imported.map(\.description) == original.map(\.description))
+        for (a, b) in zip(imported, original) {
+            #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
+        }
+        let copied = try #require(try app.database.tour(id: copy.id!))
+        #expect(copied.frame != nil)
+        #expect(copied.routePath?.points.count == 3)
+    }
+
+    @Test(arguments: ["waypoints", "track", "both"])
+    func gpxFixturesFromGpxpyImportWithPreview(mode: String) async throws {
+        let app = try await TestApp.make()
+        let seed = try app.seed()
+        let token = try app.token(for: "author@test.org")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID()).gpx")
+        let reference = try await Self.python("make_gpx.py", [file.path, mode])
+        let data = try Data(contentsOf: file)
+        let before = try app.database.waypoints(tourId: seed.tourId).count
+        try await app.test { client in
+            let preview = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: "trail.gpx", dryRun: true)
+            #expect(preview.status == .ok, "\(preview.text)")
+            let plan = try #require((preview.json as? [String: Any])?["plan"] as? [String: Any])
+            let expectedAdds = mode == "track" ? 0 : 3
+            #expect(plan["added"] as? Int == expectedAdds)
+            #expect(plan["routePoints"] as? Int == (mode == "waypoints" ? 0 : 50))
+            #expect(try app.database.waypoints(tourId: seed.tourId).count == before, "a dry run saves nothing")
+            let applied = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: "trail.gpx", dryRun: false)
+            #expect(applied.status == .ok)
+        }
+        #expect(try app.database.waypoints(tourId: seed.tourId).count == before + (mode == "track" ? 0 : 3))
+        if mode != "waypoints" {
+            let tour = try #require(try app.database.tour(id: seed.tourId))
+            let route = try #require(tour.routePath)
+            let length = try #require(reference["length"] as? Double), ascent = try #require(reference["ascent"] as? Double)
+            #expect(abs(route.lengthMeters - length) / length < 0.005, "length \(route.lengthMeters) vs \(length)")
+            #expect(abs((route.ascentMeters ?? -1) - ascent) < 0.5)
+            let estimate = try app.database.durationEstimate(tour: tour)
+            #expect(abs(estimate.climbMinutes - ascent / 10) < 0.1, "Naismith: a minute per 10 m of ascent")
+        }
+    }
+
+    @Test func hostileFilesAreRefusedQuicklyAndTheServerStaysHealthy() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.seed()
+        let token = try app.token(for: "author@test.org")
+        let xxe = #"<?xml version="1.0"?><!DOCTYPE gpx [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&xxe;</name></wpt></gpx>"#
+        var laughs = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">"#
+        for level in 1...9 { laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : "\(level - 1)");", count: 10) + "\">" }
+        laughs += #"]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&lol9;</name></wpt></gpx>"#
+        let outOfRange = #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122,44.4]},"properties":{"name":"ok"}},{"type":"Feature","geometry":{"type":"Point","coordinates":[44.4,-122]},"properties":{"name":"swapped"}}]}"#
+        var many = #"{"type":"FeatureCollection","features":["#
+        many += (0..<100_000).map { #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.1,44.4]},"properties":{"name":"p\#($0)"}}"# }.joined(separator: ",")
+        many += "]}"
+        let cases: [(String, Data, String, HTTPResponse.Status, String)] = [
+            ("xxe.gpx", Data(xxe.utf8), "GPX", .unprocessableContent, "DOCTYPE"),
+            ("laughs.gpx", Data(laughs.utf8), "GPX", .unprocessableContent, "DOCTYPE"),
+            ("swapped.geojson", Data(outOfRange.utf8), "GeoJSON", .unprocessableContent, "Feature 2"),
+            ("many.geojson", Data(many.utf8), "GeoJSON", .unprocessableContent, "100000 points"),
+            ("huge.gpx", Data(count: 100 * 1024 * 1024), "GPX", .contentTooLarge, "20 MB"),
+            ("broken.gpx", Data(#"<gpx version="1.1"><wpt lat="44.4" lon="-122"><name>x</wpt></gpx>"#.utf8), "GPX", .unprocessableContent, "Line 1"),
+        ]
+        try await app.test { client in
+            for (name, data, _, status, message) in cases {
+                let started = ContinuousClock.now
+                let response = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: name, dryRun: true)
+                #expect(response.status == status, "\(name): \(response.status) \(response.text.prefix(300))")
+                #expect(response.text.contains(message), "\(name): \(response.text.prefix(300))")
+                #expect(ContinuousClock.now - started < .seconds(20), "\(name) took too long")
+                let health = try await client.execute(uri: "/healthz", method: .get)
+                #expect(health.status == .ok)
+            }
+        }
+        #expect(try app.database.waypoints(tourId: seed.tourId).count == 1, "nothing was imported")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: app.dependencies.paths.uploads.path)
+        #expect(leftovers.isEmpty, "no import file stays behind: \(leftovers)")
+    }
+
+    @Test func routeLengthMatchesHaversineReference() async throws {
+        let positions: [[Double]] = [[-122.2449, 44.3927], [-122.2, 44.395], [-122.1558, 44.4023], [-122.1419, 44.3963],
+                                     [-122.0882, 44.399], [-122.0623, 44.4036], [-121.9948, 44.4012]]
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: positions), as: UTF8.self)
+        let reference = try #require(try await Self.python("haversine.py", [json])["length"] as? Double)
+        let route = try RoutePath(positions: positions)
+        #expect(abs(route.lengthMeters - reference) / reference < 0.005)
+        // Without a route, straight lines between waypoints in order.
+        let straight = DurationEstimate.estimate(waypoints: route.points, route: nil, paceKmh: 4, dwellSeconds: Array(repeating: nil, count: 7))
+        #expect(abs(straight.walkingMeters - reference) / reference < 0.005)
+        #expect(abs(straight.walkingMinutes - reference / 1000 / 4 * 60) < 0.01)
+        #expect(straight.dwellMinutes == 14, "two minutes at each of 7 waypoints without media")
+        #expect(straight.distancesFromPrevious.first == 0)
+    }
+
+    @Test func routeIsSavedFromThePanelAndRefusedWhenInvalid() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.seed()
+        try await app.test { client in
+            let session = try await client.signIn("author@test.org")
+            let saved = try await client.post("/tours/\(seed.tourId)/route", form: ["route": "[[-122.2,44.37],[-122.1,44.41]]"], session: session)
+            #expect(saved.status == .seeOther)
+            let bad = try await client.post("/tours/\(seed.tourId)/route", form: ["route": "[[-222.2,44.37],[-122.1,44.41]]"], session: session)
+            #expect(bad.status == .unprocessableContent)
+            let page = try await client.get("/tours/\(seed.tourId)", session: session)
+            #expect(page.text.contains("2 points"))
+            #expect(page.text.contains("id=\"duration-estimate\""))
+        }
+        #expect(try app.database.tour(id: seed.tourId)?.routePath?.points.count == 2)
+    }
+
+    @Test func wavDurationIsReadFromItsHeader() throws {
+        // 8 kHz, mono, 16 bit: 16,000 bytes a second; 3 seconds of silence.
+        var header = Data("RIFF".utf8)
+        let dataSize: UInt32 = 48_000
+        func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
+        func le16(_ v: UInt16) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
+        header += le32(36 + dataSize) + Data("WAVEfmt ".utf8) + le32(16) + le16(1) + le16(1) + le32(8000) + le32(16000) + le16(2) + le16(16)
+        header += Data("data".utf8) + le32(dataSize) + Data(count: Int(dataSize))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tone-\(UUID()).wav")
+        try header.write(to: file)
+        #expect(MediaDuration.seconds(of: file, mimeType: "audio/wav") == 3)
+        #expect(MediaDuration.seconds(of: file, mimeType: "text/plain") == nil)
+    }
+}
+
+@Suite struct ManifestRouteTests {
+    @Test func manifestCarriesRouteDurationAndDistances() throws {
+        let waypoints = [
+            TourSnapshot.WaypointEntry(name: "A", order: 1, latitude: 44.39, longitude: -122.24, description: "", assets: [
+                .init(assetId: 1, kind: "audio", mimeType: "audio/wav", size: 10, sha256: String(repeating: "a", count: 64), originalName: "a.wav",
+                      storedPath: "assets/x", durationSeconds: 300)]),
+            TourSnapshot.WaypointEntry(name: "B", order: 2, latitude: 44.40, longitude: -122.14, description: "", assets: []),
+        ]
+        let snapshot = TourSnapshot(tourId: 1, name: "T", description: "", mapName: "t", siteName: "S", siteSlug: "s",
+                                    frame: Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28), minZoom: 11, maxZoom: 15,
+                                    waypoints: waypoints, route: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]", paceKmh: 5)
+        let request = PublishRequest(id: "r", tourId: 1, siteId: 1, packageId: "p", version: 1, authorId: nil, state: .building,
+                                     snapshot: "", requiredApprovals: 1, filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0,
+                                     createdAt: 1_800_000_000, updatedAt: 1_800_000_000)
+        let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
+        let route = try #require(manifest.route)
+        #expect(route.count == 3 && route[0].longitude == -122.24)
+        let walking = try RoutePath(json: snapshot.route!).lengthMeters
+        let expected = Int((walking / 1000 / 5 * 60 + 5 + 2).rounded())
+        #expect(manifest.estimatedDurationMinutes == expected, "walk at 5 km/h + 5 min of audio + 2 min default stop")
+        #expect(manifest.waypoints[0].distanceFromPreviousMeters == 0)
+        let second = try #require(manifest.waypoints[1].distanceFromPreviousMeters)
+        #expect(abs(second - walking) < 1)
+    }
+}

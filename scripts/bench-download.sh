@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# Download benchmark: the mobile API serving one large released package, next to Debian's nginx serving
+# the same file from the same disk, on loopback.
+#
+#   scripts/bench-download.sh [SIZE_MIB]        default 512 (the package is a little larger)
+#
+# What it does:
+#   1. builds the server in release mode (`swift build -c release --product trail-companion`; the build
+#      folder is BENCH_SCRATCH, default the repository's .build);
+#   2. starts it on a free 127.0.0.1 port with a temp data folder and a signature folder holding the test
+#      EICAR signature; creates an author (manager) and a reviewer with the CLI, and their tokens;
+#   3. through the management API: a tour with a frame and a waypoint, a SIZE_MIB video (random bytes after an
+#      `ftyp` box) uploaded as multipart, scanned, submitted, built, approved by the reviewer and pushed by the
+#      author; the released zip is `data/packages/<id>/1.zip`;
+#   4. starts nginx (a temp config: `worker_processes auto`, `sendfile on`, loopback, another free port) with
+#      that packages folder as its root, and the site's package list saved as a static JSON file;
+#   5. measures, each contender in turn, each figure the best of BENCH_RUNS runs (default 3):
+#        - one client: `curl -o /dev/null` of the whole file, MiB/s;
+#        - 32 clients: 32 curls at once, each the whole file; aggregate MiB/s = bytes / wall time;
+#        - the server's peak RSS growth (VmRSS and RssAnon from /proc/<pid>/status, sampled every 20 ms)
+#          during 100 concurrent whole-file downloads, once with unthrottled clients and once with clients
+#          limited to 8 MiB/s each (slow phones: the server must not buffer what they cannot take yet);
+#        - requests/second for GET /api/v1/sites/<slug>/packages with `wrk` (BENCH_WRK_THREADS threads,
+#          default 2, 64 connections, 10 s), next to nginx serving the same JSON bytes as a static file;
+#      every download is checked to be the whole file (size from curl's %{size_download}).
+# Goals (issue 5): throughput at least 0.8x nginx's; RSS growth under 100 MiB with 100 downloads. Verdicts
+# are printed; the exit status is 0 unless something failed outright (a missed goal is not a failure here).
+#
+# Environment: BENCH_SCRATCH (SwiftPM build folder), BENCH_WORK (work folder, default a new one under
+# ${TMPDIR:-/tmp}, removed at the end unless KEEP=1), BENCH_RUNS (default 3), BENCH_SKIP_BUILD=1,
+# NGINX (path of the nginx binary, default the one on PATH or /usr/sbin/nginx).
+set -euo pipefail
+
+size_mib="${1:-512}"
+[[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+scratch="${BENCH_SCRATCH:-$root/.build}"
+runs="${BENCH_RUNS:-3}"
+wrk_threads="${BENCH_WRK_THREADS:-2}"
+nginx_bin="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
+for tool in curl python3 swift wrk sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
+if [[ ! -x "$nginx_bin" ]]; then
+  echo "nginx is missing: apt-get install -y nginx-light" >&2
+  exit 2
+fi
+
+if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-download.XXXXXX")"; fi
+server_pid=""; nginx_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; fi
+  if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; fi
+  if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# --- build ---------------------------------------------------------------------------------------
+if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
+  echo "building (release) in $scratch ..."
+  (cd "$root" && swift build -c release --product trail-companion --scratch-path "$scratch" 2>&1 | tail -2)
+fi
+bin="$(cd "$root" && swift build -c release --scratch-path "$scratch" --show-bin-path)/trail-companion"
+[[ -x "$bin" ]] || { echo "no binary at $bin" >&2; exit 1; }
+
+# --- data folder, signatures, accounts ------------------------------------------------------------
+data="$work/data"; sigs="$work/signatures"
+mkdir -p "$data" "$sigs"
+hex=$(printf '%s' 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE' | od -An -tx1 | tr -d ' \n')
+printf 'Trail.Test.EICAR:0:*:%s\n' "$hex" > "$sigs/trail-test-eicar.ndb"
+cli() { "$bin" "$@" --root "$root" --data "$data"; }
+cli user create --email author@trail.test --name Author --password 'bench password 1234' >/dev/null
+cli user create --email reviewer@trail.test --name Reviewer --password 'bench password 1234' >/dev/null
+cli site create --slug bench --name "Bench District" >/dev/null
+cli member add --site bench --email author@trail.test --role manager >/dev/null
+cli member add --site bench --email reviewer@trail.test --role reviewer >/dev/null
+author="$(cli token create --email author@trail.test | tail -1)"
+reviewer="$(cli token create --email reviewer@trail.test | tail -1)"
+
+port=$(free_port)
+base="http://127.0.0.1:$port"
+"$bin" serve --hostname 127.0.0.1 --port "$port" --root "$root" --data "$data" --clamav-db "$sigs" > "$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 200); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$base/healthz" >/dev/null || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+
+api() { local token="$1"; shift; curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
+json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+
+# --- a released package of at least SIZE_MIB ------------------------------------------------------
+tour=$(api "$author" -X POST "$base/api/v1/manage/tours" -d '{"site": "bench", "name": "Bench Tour", "description": "A long walk."}' | json "['id']")
+api "$author" -X PATCH "$base/api/v1/manage/tours/$tour" -d '{"frame": {"north": 44.43, "south": 44.36, "east": -121.97, "west": -122.28}}' >/dev/null
+waypoint=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/waypoints" \
+  -d '{"name": "Fish Lake", "latitude": 44.40, "longitude": -122.0, "description": ""}' | json "['id']")
+
+video="$work/walk.mp4"
+echo "writing a ${size_mib} MiB video ..."
+{ printf '\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2\x00\x00\x00\x08free'; head -c $(( size_mib * 1024 * 1024 - 32 )) /dev/urandom; } > "$video"
+asset=$(curl -fsS -H "Authorization: Bearer $author" -H 'Expect:' -F "file=@$video;type=video/mp4;filename=walk.mp4" \
+  "$base/api/v1/manage/tours/$tour/waypoints/$waypoint/assets" | json "['id']")
+rm -f "$video"
+printf 'scanning ...'
+for _ in $(seq 1 6000); do
+  status=$(api "$author" "$base/api/v1/manage/assets/$asset" | json "['scanStatus']")
+  [[ "$status" != pending ]] && break
+  sleep 0.2
+done
+echo " $status"
+[[ "$status" == clean ]] || { echo "the video was not scanned clean ($status)"; exit 1; }
+
+request=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/publish" | json "['requestId']")
+printf 'building the package ...'
+for _ in $(seq 1 6000); do
+  state=$(api "$author" "$base/api/v1/manage/publish-requests/$request" | json "['state']")
+  [[ "$state" != building ]] && break
+  sleep 0.2
+done
+echo " $state"
+[[ "$state" == pending ]] || { echo "the build did not succeed ($state)"; api "$author" "$base/api/v1/manage/publish-requests/$request"; exit 1; }
+api "$reviewer" -X POST "$base/api/v1/manage/publish-requests/$request/approve" -d '{"comment": "ok"}' >/dev/null
+pushed=$(api "$author" -X POST "$base/api/v1/manage/publish-requests/$request/push")
+package=$(echo "$pushed" | json "['packageId']")
+zip="$data/packages/$package/1.zip"
+bytes=$(stat -c %s "$zip")
+sha=$(echo "$pushed" | json "['sha256']")
+[[ "$(sha256sum "$zip" | cut -d' ' -f1)" == "$sha" ]] || { echo "the released zip's SHA-256 is not the listed one"; exit 1; }
+echo "released package $package: $bytes bytes ($(( bytes / 1048576 )) MiB)"
+
+# --- nginx, same file, same JSON -----------------------------------------------------------------
+nginx_port=$(free_port)
+static="$work/static"
+mkdir -p "$static/api/v1/sites/bench" "$work/nginx"
+curl -fsS "$base/api/v1/sites/bench/packages" > "$static/api/v1/sites/bench/packages"
+ln -s "$data/packages" "$static/packages"
+cat > "$work/nginx/nginx.conf" <<EOF
+worker_processes auto;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  default_type application/json;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    root $static;
+    location /packages/ { types { } default_type application/zip; }
+  }
+}
+EOF
+"$nginx_bin" -c "$work/nginx/nginx.conf" -p "$work/nginx" > "$work/nginx/stdout.log" 2>&1 &
+nginx_pid=$!
+nbase="http://127.0.0.1:$nginx_port"
+for _ in $(seq 1 100); do curl -fsS -o /dev/null "$nbase/api/v1/sites/bench/packages" 2>/dev/null && break; sleep 0.1; done
+cmp <(curl -fsS "$nbase/api/v1/sites/bench/packages") "$static/api/v1/sites/bench/packages" || { echo "nginx does not serve the JSON"; cat "$work/nginx/error.log"; exit 1; }
+
+ours_url="$base/api/v1/packages/$package/download"
+nginx_url="$nbase/packages/$package/1.zip"
+[[ "$(curl -fsS -I "$nginx_url" | tr -d '\r' | awk -F': ' 'tolower($1) == "content-length" { print $2 }')" == "$bytes" ]] || { echo "nginx does not serve the zip"; exit 1; }
+cat "$zip" > /dev/null  # in the page cache for both
+
+# --- measurements --------------------------------------------------------------------------------
+# Downloads `url` with `n` parallel curls (extra curl options after); sets secs; fails unless each got every byte.
+parallel_get() {
+  local url="$1" n="$2"; shift 2
+  local out="$work/curl.$RANDOM" i pids=()
+  local start; start=$(now)
+  for i in $(seq 1 "$n"); do
+    curl -sS -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >> "$out" &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true
+  local end; end=$(now)
+  secs=$(elapsed "$start" "$end")
+  local good; good=$(awk -v b="$bytes" '$1 == 200 && $2 == b' "$out" | wc -l)
+  rm -f "$out"
+  [[ "$good" == "$n" ]] || { echo "only $good of $n downloads were complete"; exit 1; }
+}
+
+# Best aggregate MiB/s over $runs runs of `n` parallel whole-file downloads.
+throughput() {
+  local url="$1" n="$2" best=0 rate run
+  for run in $(seq 1 "$runs"); do
+    parallel_get "$url" "$n"
+    rate=$(awk -v b="$bytes" -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", b * n / 1048576 / s }')
+    (( rate > best )) && best=$rate
+  done
+  echo "$best"
+}
+
+# Peak VmRSS / RssAnon growth (KiB) of the server while "$@" runs; sets rss_vm, rss_anon, rss_base, secs.
+sampler_pid=""
+measure_rss() {
+  local stop="$work/stop.$RANDOM" out="$work/rss.$RANDOM"
+  python3 - "$server_pid" "$stop" > "$out" <<'PY' &
+import os, sys, time
+pid, stop = sys.argv[1], sys.argv[2]
+def read():
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "RssAnon"):
+                values[key] = int(rest.split()[0])
+    return values["VmRSS"], values["RssAnon"]
+base = read(); peak = base
+while not os.path.exists(stop):
+    now = read(); peak = (max(peak[0], now[0]), max(peak[1], now[1]))
+    time.sleep(0.02)
+now = read(); peak = (max(peak[0], now[0]), max(peak[1], now[1]))
+print(peak[0] - base[0], peak[1] - base[1], base[0])
+PY
+  sampler_pid=$!
+  sleep 0.3
+  "$@"
+  touch "$stop"; wait "$sampler_pid"; sampler_pid=""
+  read -r rss_vm rss_anon rss_base < "$out"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (cores: $(nproc))"
+# Warm-up: one download each.
+parallel_get "$ours_url" 1; parallel_get "$nginx_url" 1
+
+echo "1 client ..."
+ours_1=$(throughput "$ours_url" 1); nginx_1=$(throughput "$nginx_url" 1)
+echo "32 clients ..."
+ours_32=$(throughput "$ours_url" 32); nginx_32=$(throughput "$nginx_url" 32)
+
+echo "100 concurrent downloads, RSS ..."
+measure_rss parallel_get "$ours_url" 100
+fast_vm=$rss_vm; fast_anon=$rss_anon; fast_base=$rss_base; fast_secs=$secs
+measure_rss parallel_get "$ours_url" 100 --limit-rate 8M
+slow_vm=$rss_vm; slow_anon=$rss_anon; slow_secs=$secs
+
+echo "package list, requests/second ..."
+wrk_rps() {
+  wrk -t"$wrk_threads" -c64 -d10s "$1" | awk '/^Requests\/sec/ { printf "%.0f", $2 }'
+}
+wrk -t"$wrk_threads" -c64 -d2s "$base/api/v1/sites/bench/packages" > /dev/null  # warm-up
+ours_rps=$(wrk_rps "$base/api/v1/sites/bench/packages")
+nginx_rps=$(wrk_rps "$nbase/api/v1/sites/bench/packages")
+json_bytes=$(stat -c %s "$static/api/v1/sites/bench/packages")
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+verdict() { awk -v r="$1" -v g="$2" 'BEGIN { print (r >= g ? "goal met" : "goal missed") }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+cat <<EOF
+
+Download benchmark: $(( bytes / 1048576 )) MiB package ($bytes bytes), loopback, $(nproc) cores, best of $runs runs
+| measurement | trail-companion | nginx | ratio |
+|---|---|---|---|
+| 1 client, MiB/s | $ours_1 | $nginx_1 | $(ratio "$ours_1" "$nginx_1") ($(verdict "$(ratio "$ours_1" "$nginx_1")" 0.8)) |
+| 32 clients, aggregate MiB/s | $ours_32 | $nginx_32 | $(ratio "$ours_32" "$nginx_32") ($(verdict "$(ratio "$ours_32" "$nginx_32")" 0.8)) |
+| GET /api/v1/sites/bench/packages ($json_bytes B), requests/s | $ours_rps | $nginx_rps (static file) | $(ratio "$ours_rps" "$nginx_rps") |
+
+| 100 concurrent downloads | peak VmRSS growth | peak RssAnon growth | wall time |
+|---|---|---|---|
+| unthrottled clients | $(mib "$fast_vm") MiB | $(mib "$fast_anon") MiB | ${fast_secs} s |
+| clients limited to 8 MiB/s | $(mib "$slow_vm") MiB | $(mib "$slow_anon") MiB | ${slow_secs} s |
+(server RSS before: $(mib "$fast_base") MiB; goal: growth under 100 MiB: $(awk -v a="$fast_vm" -v b="$slow_vm" 'BEGIN { print ((a > b ? a : b) < 102400 ? "goal met" : "goal missed") }'))
+EOF

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Upload benchmark: one large file through each way in (multipart form POST, tus), against a release build
+# of the real server, next to `cp` of the same file on the same disk.
+#
+#   scripts/bench-upload.sh [SIZE_MIB]        default 1024 (1 GiB)
+#
+# What it does:
+#   1. builds the server in release mode (`swift build -c release --product trail-companion`; the build
+#      folder is BENCH_SCRATCH, default the repository's .build);
+#   2. starts it on a free 127.0.0.1 port with a temp data folder and a signature folder holding the test
+#      EICAR signature (the same line as EICAR.signatureLine), after creating a user, a site and a token
+#      with the CLI and a tour and waypoint through the management API;
+#   3. writes a SIZE_MIB file of random bytes with a PNG header in the same temp folder, and times
+#      `cp` of it (and `cp` followed by `sync` of the copy: the server fsyncs every upload);
+#   4. uploads it with `curl -F` (multipart, field `file`) and with a small tus client (16 MiB PATCHes over
+#      one keep-alive connection), each timed; while each upload runs, samples the server's VmRSS and
+#      RssAnon (/proc/<pid>/status, every 20 ms) and prints peak minus the value just before;
+#   5. checks that the server's SHA-256 of each upload is the file's, then waits for the scan of each
+#      (in-process libclamav) and prints how long it took.
+# Goals (DESIGN / issue 3): throughput at least half of cp's, RSS growth under 64 MiB. The verdicts are
+# printed; the exit status is 0 unless something failed outright (a goal missed is not a failure of the script).
+#
+# Environment: BENCH_SCRATCH (SwiftPM build folder), BENCH_WORK (work folder, default a new one under
+# ${TMPDIR:-/tmp}, removed at the end unless KEEP=1), BENCH_CHUNK_MIB (tus chunk size, default 16),
+# BENCH_SKIP_BUILD=1 (use the binary already built).
+set -euo pipefail
+
+size_mib="${1:-1024}"
+[[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+scratch="${BENCH_SCRATCH:-$root/.build}"
+chunk_mib="${BENCH_CHUNK_MIB:-16}"
+for tool in curl python3 swift sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
+
+if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-upload.XXXXXX")"; fi
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; fi
+  if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# --- build ---------------------------------------------------------------------------------------
+if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
+  echo "building (release) in $scratch ..."
+  (cd "$root" && swift build -c release --product trail-companion --scratch-path "$scratch" 2>&1 | tail -2)
+fi
+bin="$(cd "$root" && swift build -c release --scratch-path "$scratch" --show-bin-path)/trail-companion"
+[[ -x "$bin" ]] || { echo "no binary at $bin" >&2; exit 1; }
+
+# --- data folder, signatures, account -------------------------------------------------------------
+data="$work/data"; sigs="$work/signatures"
+mkdir -p "$data" "$sigs"
+hex=$(printf '%s' 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE' | od -An -tx1 | tr -d ' \n')
+printf 'Trail.Test.EICAR:0:*:%s\n' "$hex" > "$sigs/trail-test-eicar.ndb"
+cli() { "$bin" "$@" --root "$root" --data "$data"; }
+cli user create --email bench@trail.test --name Bench --password 'bench password 1234' --admin >/dev/null
+cli site create --slug bench --name "Bench District" >/dev/null
+cli member add --site bench --email bench@trail.test --role manager >/dev/null
+token="$(cli token create --email bench@trail.test | tail -1)"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+base="http://127.0.0.1:$port"
+"$bin" serve --hostname 127.0.0.1 --port "$port" --root "$root" --data "$data" --clamav-db "$sigs" > "$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 200); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$base/healthz" >/dev/null || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+
+api() { curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
+json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+tour=$(api -X POST "$base/api/v1/manage/tours" -d '{"site": "bench", "name": "Bench Tour", "description": ""}' | json "['id']")
+api -X PATCH "$base/api/v1/manage/tours/$tour" -d '{"frame": {"north": 44.43, "south": 44.36, "east": -121.97, "west": -122.28}}' >/dev/null
+waypoint=$(api -X POST "$base/api/v1/manage/tours/$tour/waypoints" \
+  -d '{"name": "Fish Lake", "latitude": 44.40, "longitude": -122.0, "description": ""}' | json "['id']")
+
+# --- the file ------------------------------------------------------------------------------------
+file="$work/upload.png"
+echo "writing a ${size_mib} MiB file ..."
+{ printf '\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR'; head -c $(( size_mib * 1024 * 1024 - 16 )) /dev/urandom; } > "$file"
+bytes=$(stat -c %s "$file")
+sha=$(sha256sum "$file" | cut -d' ' -f1)
+cat "$file" > /dev/null  # in the page cache for every contender
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+mibs() { awk -v n="$bytes" -v s="$1" 'BEGIN { printf "%.0f", n / 1048576 / s }'; }
+
+# --- RSS sampler ---------------------------------------------------------------------------------
+# Prints "<VmRSS peak growth KiB> <RssAnon peak growth KiB>" when its stop file appears.
+sample_rss() {
+  python3 - "$server_pid" "$1" <<'PY'
+import os, sys, time
+pid, stop = sys.argv[1], sys.argv[2]
+def read():
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "RssAnon"):
+                values[key] = int(rest.split()[0])
+    return values["VmRSS"], values["RssAnon"]
+base = read(); peak = base
+while not os.path.exists(stop):
+    now = read(); peak = (max(peak[0], now[0]), max(peak[1], now[1]))
+    time.sleep(0.02)
+now = read(); peak = (max(peak[0], now[0]), max(peak[1], now[1]))
+print(peak[0] - base[0], peak[1] - base[1], base[0])
+PY
+}
+
+# Runs "$@" while sampling; sets rss_vm, rss_anon (KiB) and secs.
+measure() {
+  local stop="$work/stop.$RANDOM" out="$work/rss.$RANDOM"
+  sample_rss "$stop" > "$out" &
+  local sampler=$!
+  sleep 0.2
+  local start; start=$(now)
+  "$@"
+  local end; end=$(now)
+  touch "$stop"; wait "$sampler"
+  read -r rss_vm rss_anon rss_base < "$out"
+  secs=$(elapsed "$start" "$end")
+}
+
+wait_scanned() {  # asset id -> prints the seconds until its status is not pending, and the status
+  local start; start=$(now)
+  local status=pending
+  for _ in $(seq 1 6000); do
+    status=$(api "$base/api/v1/manage/assets/$1" | json "['scanStatus']")
+    [[ "$status" != pending ]] && break
+    sleep 0.1
+  done
+  echo "$(elapsed "$start" "$(now)") $status"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (cores: $(nproc))"
+
+# --- cp ------------------------------------------------------------------------------------------
+start=$(now); cp "$file" "$work/copy.bin"; end=$(now); cp_secs=$(elapsed "$start" "$end")
+rm -f "$work/copy.bin"
+start=$(now); cp "$file" "$work/copy.bin"; sync "$work/copy.bin"; end=$(now); cp_sync_secs=$(elapsed "$start" "$end")
+rm -f "$work/copy.bin"
+
+# --- multipart -----------------------------------------------------------------------------------
+multipart_upload() {
+  curl -sS -o "$work/multipart.json" -w '%{http_code}' -H "Authorization: Bearer $token" -H 'Expect:' \
+    -F "file=@$file;type=image/png;filename=bench.png" \
+    "$base/api/v1/manage/tours/$tour/waypoints/$waypoint/assets" > "$work/multipart.status"
+}
+measure multipart_upload
+mp_secs=$secs; mp_vm=$rss_vm; mp_anon=$rss_anon; mp_base=$rss_base
+[[ "$(cat "$work/multipart.status")" == 201 ]] || { echo "multipart upload failed: $(cat "$work/multipart.status") $(cat "$work/multipart.json")"; exit 1; }
+mp_id=$(json "['id']" < "$work/multipart.json")
+[[ "$(json "['sha256']" < "$work/multipart.json")" == "$sha" ]] || { echo "multipart: SHA-256 differs"; exit 1; }
+read -r mp_scan mp_status <<< "$(wait_scanned "$mp_id")"
+
+# --- tus -----------------------------------------------------------------------------------------
+cat > "$work/tus.py" <<'PY'
+import base64, http.client, json, os, sys
+host, port, token, path, tour, waypoint, chunk = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
+size = os.path.getsize(path)
+b64 = lambda s: base64.b64encode(s.encode()).decode()
+conn = http.client.HTTPConnection(host, port, timeout=600)
+headers = {"Authorization": f"Bearer {token}", "Tus-Resumable": "1.0.0"}
+conn.request("POST", "/api/v1/manage/uploads", headers={**headers, "Upload-Length": str(size),
+             "Upload-Metadata": f"tour {b64(tour)},waypoint {b64(waypoint)},filename {b64('bench.png')}"})
+response = conn.getresponse(); response.read()
+assert response.status == 201, response.status
+location = response.getheader("Location")
+offset, asset = 0, None
+with open(path, "rb") as f:
+    while offset < size:
+        data = f.read(chunk)
+        conn.request("PATCH", location, body=data, headers={**headers, "Upload-Offset": str(offset),
+                     "Content-Type": "application/offset+octet-stream"})
+        response = conn.getresponse(); body = response.read()
+        assert response.status == 204, (response.status, body)
+        offset = int(response.getheader("Upload-Offset"))
+        asset = response.getheader("Asset-Id") or asset
+print(asset)
+PY
+tus_upload() { python3 "$work/tus.py" 127.0.0.1 "$port" "$token" "$file" "$tour" "$waypoint" $(( chunk_mib * 1024 * 1024 )) > "$work/tus.out"; }
+measure tus_upload
+tus_secs=$secs; tus_vm=$rss_vm; tus_anon=$rss_anon; tus_base=$rss_base
+tus_id=$(tail -1 "$work/tus.out")
+[[ "$(api "$base/api/v1/manage/assets/$tus_id" | json "['sha256']")" == "$sha" ]] || { echo "tus: SHA-256 differs"; exit 1; }
+read -r tus_scan tus_status <<< "$(wait_scanned "$tus_id")"
+
+# --- report --------------------------------------------------------------------------------------
+verdict() {  # secs rss_kib
+  local speed ok_speed ok_rss
+  ok_speed=$(awk -v s="$1" -v c="$cp_secs" 'BEGIN { print (s <= 2 * c) ? "yes" : "no" }')
+  ok_rss=$(awk -v r="$2" 'BEGIN { print (r < 65536) ? "yes" : "no" }')
+  echo "throughput >= 0.5 x cp: $ok_speed; RSS growth < 64 MiB: $ok_rss"
+}
+echo
+echo "file: $bytes bytes ($size_mib MiB), random bytes with a PNG header, on $(df --output=source "$work" | tail -1)"
+printf 'cp                       %7ss  %5s MiB/s\n' "$cp_secs" "$(mibs "$cp_secs")"
+printf 'cp + sync                %7ss  %5s MiB/s\n' "$cp_sync_secs" "$(mibs "$cp_sync_secs")"
+printf 'multipart (curl -F)      %7ss  %5s MiB/s  %.2f x cp  RSS +%d KiB (anon +%d KiB, base %d KiB)  scan %ss -> %s\n' \
+  "$mp_secs" "$(mibs "$mp_secs")" "$(awk -v a="$cp_secs" -v b="$mp_secs" 'BEGIN { print a / b }')" "$mp_vm" "$mp_anon" "$mp_base" "$mp_scan" "$mp_status"
+echo "                         $(verdict "$mp_secs" "$mp_vm")"
+printf 'tus (%2d MiB PATCHes)     %7ss  %5s MiB/s  %.2f x cp  RSS +%d KiB (anon +%d KiB, base %d KiB)  scan %ss -> %s\n' \
+  "$chunk_mib" "$tus_secs" "$(mibs "$tus_secs")" "$(awk -v a="$cp_secs" -v b="$tus_secs" 'BEGIN { print a / b }')" "$tus_vm" "$tus_anon" "$tus_base" "$tus_scan" "$tus_status"
+echo "                         $(verdict "$tus_secs" "$tus_vm")"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "server files: assets/ $(ls "$data/assets" | wc -l), uploads/ $(ls "$data/uploads" | wc -l), quarantine/ $(ls "$data/quarantine" | wc -l)"
