@@ -134,7 +134,10 @@ static="$work/static"
 mkdir -p "$static/api/v1/sites/bench" "$work/nginx"
 curl -fsS "$base/api/v1/sites/bench/packages" > "$static/api/v1/sites/bench/packages"
 ln -s "$data/packages" "$static/packages"
+# Workers read the files as the user running this script (not www-data, which cannot enter the temp folder).
+nginx_user=""; [[ $EUID == 0 ]] && nginx_user="user root root;"
 cat > "$work/nginx/nginx.conf" <<EOF
+$nginx_user
 worker_processes auto;
 daemon off;
 pid $work/nginx/nginx.pid;
@@ -162,7 +165,7 @@ EOF
 nginx_pid=$!
 nbase="http://127.0.0.1:$nginx_port"
 for _ in $(seq 1 100); do curl -fsS -o /dev/null "$nbase/api/v1/sites/bench/packages" 2>/dev/null && break; sleep 0.1; done
-cmp <(curl -fsS "$nbase/api/v1/sites/bench/packages") "$static/api/v1/sites/bench/packages" || { echo "nginx does not serve the JSON"; cat "$work/nginx/error.log"; exit 1; }
+cmp <(curl -fsS "$nbase/api/v1/sites/bench/packages") "$static/api/v1/sites/bench/packages" || { echo "nginx does not serve the JSON"; tail -5 "$work/nginx/error.log"; exit 1; }
 
 ours_url="$base/api/v1/packages/$package/download"
 nginx_url="$nbase/packages/$package/1.zip"

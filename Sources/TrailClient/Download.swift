@@ -271,11 +271,11 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         do {
             switch status {
             case 200:
-                if let announced, announced > limit { throw DownloadError.tooManyBytes(limit: limit) }
                 if let expectedSHA256, let sha = Self.sha256(fromETag: responseETag), sha != expectedSHA256 {
                     // Another version than the one listed: no point downloading it (the partial file stays as it is).
                     throw DownloadError.checksumMismatch(expected: expectedSHA256, actual: sha)
                 }
+                if let announced, announced > limit { throw DownloadError.tooManyBytes(limit: limit) }
                 try openFile(truncatingTo: 0)
                 restarted = requestedOffset > 0
                 written = 0

@@ -26,7 +26,7 @@ import Testing
             let adminId = try #require(try app.database.user(email: "admin@test.org")?.id)
             _ = try await client.post("/admin/users/\(seed.spareId)/disable", form: [:], session: admin)
 
-            let events = try app.database.writer.read { db in
+            let events = try await app.database.writer.read { db in
                 try AuditEvent.filter(Column("id") > start && Column("action") != "session.start").order(Column("id")).fetchAll(db)
             }
             #expect(events.map(\.action) == ["tour.create", "tour.frame", "waypoint.create", "waypoint.create", "waypoint.reorder", "member.set",

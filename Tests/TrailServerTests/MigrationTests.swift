@@ -38,11 +38,12 @@ import Testing
         let first = try AppDatabase.openFile(at: path, migrationsFolder: Self.migrationsFolder)
         #expect(try first.appliedMigrations() == Self.migrationNames)
         #expect(try Self.migrationNames.first == "0001_foundation")
-        let tables = try first.writer.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+        let tables = try await first.writer.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
         for table in ["user", "session", "apiToken", "loginFailure", "site", "membership", "tour", "waypoint", "auditEvent", "grdb_migrations"] {
             #expect(tables.contains(table), "table \(table)")
         }
-        #expect(try first.writer.read { try DatabaseMigrator.hasCompletedMigrations(try AppDatabase.migrator(folder: Self.migrationsFolder), $0) })
+        let migrator = try AppDatabase.migrator(folder: Self.migrationsFolder)
+        #expect(try await first.writer.read { try migrator.hasCompletedMigrations($0) })
         _ = try first.createSite(SiteInput(slug: "kept", name: "Kept", description: "", requiredApprovals: 1), actor: .system)
         let schemaAfterFirst = try Self.schema(path)
 
@@ -60,7 +61,7 @@ import Testing
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try AppDatabase.openFile(at: folder.appendingPathComponent("trail.sqlite").path, migrationsFolder: Self.migrationsFolder)
-        let (journal, foreignKeys, synchronous) = try database.writer.read { db in
+        let (journal, foreignKeys, synchronous) = try await database.writer.read { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
              try Int.fetchOne(db, sql: "PRAGMA synchronous"))
         }
@@ -91,7 +92,7 @@ import Testing
         try "INSERT INTO note (text) VALUES ('later');".write(to: migrations.appendingPathComponent("0102_more.sql"), atomically: true, encoding: .utf8)
         let reopened = try AppDatabase.openFile(at: path, migrationsFolder: migrations)
         #expect(try reopened.appliedMigrations().suffix(3) == ["0100_note", "0101_fill", "0102_more"])
-        let notes = try reopened.writer.read { try String.fetchAll($0, sql: "SELECT text FROM note ORDER BY id") }
+        let notes = try await reopened.writer.read { try String.fetchAll($0, sql: "SELECT text FROM note ORDER BY id") }
         #expect(notes == ["after", "later"], "0101 ran once, 0102 once")
     }
 
@@ -108,7 +109,7 @@ import Testing
         let path = folder.appendingPathComponent("trail.sqlite").path
         #expect(throws: (any Error).self) { try AppDatabase.openFile(at: path, migrationsFolder: migrations) }
         let queue = try DatabaseQueue(path: path)
-        let (half, applied) = try queue.read { db in
+        let (half, applied) = try await queue.read { db in
             (try db.tableExists("half"), try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"))
         }
         #expect(!half)

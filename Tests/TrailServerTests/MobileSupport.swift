@@ -33,7 +33,8 @@ extension PublishEnv {
         }
         let requestId = try await client.publishSubmit(self, token: author)
         #expect(await buildAll() == 1)
-        #expect(try request(requestId).state == .pending, "build failed: \(try request(requestId).failureReason ?? "")")
+        let built = try request(requestId)
+        #expect(built.state == .pending, "build failed: \(built.failureReason ?? "")")
         let approve = try await client.publishAction(requestId, "approve", token: reviewer, json: #"{"comment":"Looks right."}"#)
         #expect(approve.status == .ok, "approve: \(approve.status) \(approve.text)")
         #expect(try request(requestId).state == .ready)

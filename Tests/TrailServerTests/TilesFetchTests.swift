@@ -155,13 +155,13 @@ import PackageFormat
             // The checklist refuses the submission, with the numbers.
             let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             let line = try #require(checklist.first { $0.contains("tile cap") }, "\(checklist)")
-            #expect(line.contains("\(count)") && line.contains("\(count - 1)"), line)
+            #expect(line.contains("\(count)") && line.contains("\(count - 1)"), "\(line)")
             #expect(throws: NotReadyToPublish.self) {
                 try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"),
                                               tiles: env.app.dependencies.tileSettings.current)
             }
             // And the build itself refuses a snapshot over its cap (e.g. one frozen before the cap was lowered).
-            var snapshot = try env.database.writer.read { db in
+            var snapshot = try await env.database.writer.read { db in
                 try AppDatabase.snapshot(db, tour: try #require(try Tour.fetchOne(db, id: env.seed.tourId)),
                                          site: try #require(try Site.fetchOne(db, id: env.seed.alphaId)))
             }

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
@@ -109,16 +111,24 @@ import Testing
         var many = #"{"type":"FeatureCollection","features":["#
         many += (0..<100_000).map { #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.1,44.4]},"properties":{"name":"p\#($0)"}}"# }.joined(separator: ",")
         many += "]}"
-        let cases: [(String, Data, String, HTTPResponse.Status, String)] = [
-            ("xxe.gpx", Data(xxe.utf8), "GPX", .unprocessableContent, "DOCTYPE"),
-            ("laughs.gpx", Data(laughs.utf8), "GPX", .unprocessableContent, "DOCTYPE"),
-            ("swapped.geojson", Data(outOfRange.utf8), "GeoJSON", .unprocessableContent, "Feature 2"),
-            ("many.geojson", Data(many.utf8), "GeoJSON", .unprocessableContent, "100000 points"),
-            ("huge.gpx", Data(count: 100 * 1024 * 1024), "GPX", .contentTooLarge, "20 MB"),
-            ("broken.gpx", Data(#"<gpx version="1.1"><wpt lat="44.4" lon="-122"><name>x</wpt></gpx>"#.utf8), "GPX", .unprocessableContent, "Line 1"),
+        struct Case: Sendable {
+            let name: String
+            let data: Data
+            let status: HTTPResponse.Status
+            let message: String
+        }
+        let broken = #"<gpx version="1.1"><wpt lat="44.4" lon="-122"><name>x</wpt></gpx>"#
+        let cases: [Case] = [
+            Case(name: "xxe.gpx", data: Data(xxe.utf8), status: .unprocessableContent, message: "DOCTYPE"),
+            Case(name: "laughs.gpx", data: Data(laughs.utf8), status: .unprocessableContent, message: "DOCTYPE"),
+            Case(name: "swapped.geojson", data: Data(outOfRange.utf8), status: .unprocessableContent, message: "Feature 2"),
+            Case(name: "many.geojson", data: Data(many.utf8), status: .unprocessableContent, message: "100000 points"),
+            Case(name: "huge.gpx", data: Data(count: 100 * 1024 * 1024), status: .contentTooLarge, message: "20 MB"),
+            Case(name: "broken.gpx", data: Data(broken.utf8), status: .unprocessableContent, message: "Line 1"),
         ]
         try await app.test { client in
-            for (name, data, _, status, message) in cases {
+            for item in cases {
+                let (name, data, status, message) = (item.name, item.data, item.status, item.message)
                 let started = ContinuousClock.now
                 let response = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: name, dryRun: true)
                 #expect(response.status == status, "\(name): \(response.status) \(response.text.prefix(300))")

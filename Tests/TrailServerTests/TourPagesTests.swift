@@ -13,7 +13,7 @@ import Testing
             let site = try await client.get("/sites/alpha", session: browser)
             #expect(site.text.contains(#"href="/sites/alpha/tours/new""#))
             #expect(site.text.contains(#"<a href="/tours/\#(seed.tourId)">Ridge Walk</a>"#))
-            #expect(site.text.contains(#"<span class="badge bg-secondary">Draft</span>"#))
+            #expect(site.text.contains(#"<span class="badge text-bg-secondary">Draft</span>"#))
 
             let form = try await client.get("/sites/alpha/tours/new", session: browser)
             #expect(form.status == .ok)
@@ -115,7 +115,7 @@ import Testing
             let browser = try await client.signIn("author@test.org")
             let page = try await client.get("/tours/\(seed.tourId)", session: browser)
             #expect(page.text.contains("id=\"locked-banner\""))
-            #expect(page.text.contains(#"<span class="badge bg-warning" id="tour-state">In review</span>"#))
+            #expect(page.text.contains(#"<span class="badge text-bg-warning" id="tour-state">In review</span>"#))
             #expect(!page.text.contains("Edit details"))
             let before = try app.database.snapshot()
             let base = "/tours/\(seed.tourId)"

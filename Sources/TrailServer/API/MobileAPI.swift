@@ -147,7 +147,7 @@ struct MobileAPI: Sendable {
         return try await FileResponder.respond(
             fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
             headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
-            chunkSize: 1 << 20)
+            chunkSize: 256 * 1024)
     }
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.

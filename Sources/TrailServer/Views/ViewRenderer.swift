@@ -13,7 +13,19 @@ struct LayoutModel: Sendable {
     let reviewCount: Int
     /// Admins are told when the malware scanner has no signatures (uploads then stay pending).
     var scannerWarning = false
-    var hasReviews: Bool { reviewCount > 0 }
+    /// Stored, not computed: templates read properties by reflection (Mirror), which sees stored ones only.
+    let hasReviews: Bool
+
+    init(title: String, user: AuthenticatedUser?, isAdmin: Bool, csrfToken: String, notice: String?, reviewCount: Int, scannerWarning: Bool = false) {
+        self.title = title
+        self.user = user
+        self.isAdmin = isAdmin
+        self.csrfToken = csrfToken
+        self.notice = notice
+        self.reviewCount = reviewCount
+        self.scannerWarning = scannerWarning
+        self.hasReviews = reviewCount > 0
+    }
 }
 
 /// The root object a template sees: `layout` for the frame, `page` for its own view model.
