@@ -86,13 +86,13 @@ struct MobileAPI: Sendable {
             router.on("/packages/{id}/download", method: method) { request, context in
                 let published = try publishedPackage(context)
                 // The latest version moves: clients revalidate (ETag), and If-Range stops a resume from splicing two versions.
-                return try await download(published.version, request: request, cacheControl: "no-cache")
+                return try await download(published.version, request: request, context: context, cacheControl: "no-cache")
             }
             router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
                 let published = try publishedPackage(context)
                 guard let number = context.parameters.get("version", as: Int.self),
                       let version = try database.packageVersion(packageId: published.package.id, version: number) else { throw NotFound() }
-                return try await download(version, request: request, cacheControl: "public, max-age=31536000, immutable")
+                return try await download(version, request: request, context: context, cacheControl: "public, max-age=31536000, immutable")
             }
         }
         router.get("/packages/{id}/hash") { request, context in
@@ -142,12 +142,12 @@ struct MobileAPI: Sendable {
         return PublishedPackage(package: package, version: version, siteSlug: site.slug, siteName: site.name)
     }
 
-    func download(_ version: PackageVersion, request: Request, cacheControl: String) async throws -> Response {
+    func download(_ version: PackageVersion, request: Request, context: AppRequestContext, cacheControl: String) async throws -> Response {
         let fileName = "\(version.mapName)-v\(version.version).zip"
         return try await FileResponder.respond(
             fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
             headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
-            chunkSize: 256 * 1024)
+            chunkSize: 128 * 1024, eventLoop: context.eventLoop)
     }
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.

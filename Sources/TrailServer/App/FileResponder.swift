@@ -55,8 +55,10 @@ struct FileResponder: Sendable {
     /// - Parameters:
     ///   - etag: a strong validator, already quoted.
     ///   - limitTo: never send more than this many bytes, even if the file has grown.
+    ///   - eventLoop: the connection's event loop (``AppRequestContext/eventLoop``): with it, each chunk waits until the
+    ///     loop has handed the previous one to the socket, which bounds memory per response to about two chunks.
     static func respond(fileAt url: URL, contentType: String, etag: String?, request: Request,
-                        headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024) async throws -> Response {
+                        headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let path = FilePath(url.path)
         guard let info = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false), info.type == .regular else {
             throw NotFound()
@@ -88,19 +90,24 @@ struct FileResponder: Sendable {
             return Response(status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         case .whole:
             headers[.contentLength] = "\(size)"
-            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize))
+            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop))
         case .partial(let r):
             headers[.contentLength] = "\(r.length)"
             headers[.contentRange] = "bytes \(r.first)-\(r.last)/\(size)"
             return Response(status: .partialContent, headers: headers,
-                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize))
+                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop))
         }
     }
 
-    /// Streams `range` of the file with at most two chunks in memory per response: the one being written (the write
-    /// waits while the client is slow) and the next one, read meanwhile. (`readChunks` reads up to eight chunks ahead
-    /// of a slow client, which with many downloads at once costs gigabytes.)
-    static func body(path: FilePath, range: Range<Int64>, chunkSize: Int) -> ResponseBody {
+    /// Streams `range` of the file with about two chunks in memory per response: the one being written and the next
+    /// one, read meanwhile.
+    ///
+    /// Why not `readChunks` and `writer.write` alone: `readChunks` reads up to eight chunks ahead, and `writer.write`
+    /// returns as soon as the chunk is queued for the event loop; the writer only learns that the socket is full once
+    /// the loop has run those writes, so a busy loop lets a fast disk queue hundreds of megabytes per connection.
+    /// Waiting for a no-op task on the connection's loop after each write (the loop runs tasks in order) means the
+    /// previous write has reached the channel, and the next `write` suspends while the channel is not writable.
+    static func body(path: FilePath, range: Range<Int64>, chunkSize: Int, eventLoop: (any EventLoop)?) -> ResponseBody {
         ResponseBody(contentLength: Int(range.count)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
                 guard !range.isEmpty else { return }
@@ -110,6 +117,7 @@ struct FileResponder: Sendable {
                     let at = offset
                     async let next = readChunk(handle, at: at, upTo: range.upperBound, chunkSize: chunkSize)
                     try await writer.write(chunk)
+                    if let eventLoop { try await eventLoop.submit {}.get() }
                     chunk = try await next
                     offset += Int64(chunk.readableBytes)
                 }
