@@ -171,7 +171,7 @@ struct MediaMultipartParsingTests {
     func largeFileIsBypassed() throws {
         let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
         let content = MediaFixtures.png(size: 4 * 1024 * 1024, seed: 42)
-        let body = MultipartBody.encode([MultipartBody.field("replaces", "12"), MultipartBody.file(content, fileName: "a.png")], boundary: boundary)
+        let body = MediaMultipart.encode([MediaMultipart.field("replaces", "12"), MediaMultipart.file(content, fileName: "a.png")], boundary: boundary)
         var rest = body
         var chunks: [ByteBuffer] = []
         while rest.readableBytes > 0 { chunks.append(rest.readSlice(length: min(65_536, rest.readableBytes))!) }

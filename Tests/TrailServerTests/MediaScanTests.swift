@@ -35,7 +35,7 @@ struct MediaScanTests {
             #expect(env.files(in: "uploads").isEmpty)
             #expect(try env.database.scanJobCount() == 0)
 
-            let events = try await env.database.writer.read {
+            let events = try env.database.writer.read {
                 try Row.fetchAll($0, sql: "SELECT action, objectId, detail, siteId FROM auditEvent WHERE id > ?", arguments: [auditBefore])
             }
             let event = events.first { ($0["action"] as String?) == "asset.scan.infected" }

@@ -153,7 +153,7 @@ enum MediaFixtures {
 
 // MARK: multipart/form-data bodies
 
-enum MultipartBody {
+enum MediaMultipart {
     struct Part {
         var headers: [String]
         var body: Data
@@ -185,20 +185,20 @@ extension TestClientProtocol {
     /// `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets` with one `file` part.
     func mediaAPIUpload(_ env: MediaEnv, token: String, data: Data, fileName: String = "file.bin",
                         contentType: String = "application/octet-stream") async throws -> TestResponse {
-        try await mediaAPIUpload(uri: env.assetsURI, token: token, parts: [MultipartBody.file(data, fileName: fileName, contentType: contentType)])
+        try await mediaAPIUpload(uri: env.assetsURI, token: token, parts: [MediaMultipart.file(data, fileName: fileName, contentType: contentType)])
     }
 
-    func mediaAPIUpload(uri: String, token: String, parts: [MultipartBody.Part], boundary: String = "trail-\(UUID().uuidString)") async throws -> TestResponse {
+    func mediaAPIUpload(uri: String, token: String, parts: [MediaMultipart.Part], boundary: String = "trail-\(UUID().uuidString)") async throws -> TestResponse {
         let headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"]
-        return try await execute(uri: uri, method: .post, headers: headers, body: MultipartBody.encode(parts, boundary: boundary))
+        return try await execute(uri: uri, method: .post, headers: headers, body: MediaMultipart.encode(parts, boundary: boundary))
     }
 
     /// The panel's upload form: a signed-in browser, the CSRF token in `?_csrf=`.
-    func mediaPanelUpload(_ env: MediaEnv, session: BrowserSession, parts: [MultipartBody.Part]) async throws -> TestResponse {
+    func mediaPanelUpload(_ env: MediaEnv, session: BrowserSession, parts: [MediaMultipart.Part]) async throws -> TestResponse {
         let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
         let headers: HTTPFields = [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"]
         return try await execute(uri: "\(env.panelAssetsURI)?_csrf=\(session.csrf)", method: .post, headers: headers,
-                                 body: MultipartBody.encode(parts, boundary: boundary))
+                                 body: MediaMultipart.encode(parts, boundary: boundary))
     }
 
     /// `GET /api/v1/manage/assets/{aid}` as JSON.
@@ -254,7 +254,7 @@ final class MediaClamd: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.executable)
         process.arguments = ["-c", configurationURL.path]
         let outPath = folder.appendingPathComponent("clamd.out").path
-        FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         if let handle = FileHandle(forWritingAtPath: outPath) {
             process.standardOutput = handle
             process.standardError = handle
@@ -304,7 +304,7 @@ struct MediaTestError: Error, CustomStringConvertible {
 
 // MARK: Python helpers (Tests/TrailServerTests/Scripts)
 
-enum PythonScript {
+enum MediaPython {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
     struct Output {
@@ -326,8 +326,8 @@ enum PythonScript {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err

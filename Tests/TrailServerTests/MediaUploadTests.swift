@@ -32,9 +32,9 @@ struct MediaUploadTests {
             // Several files in one form, the last over the limit: nothing of the form is kept.
             let session = try await client.signIn("author@test.org")
             let form = try await client.mediaPanelUpload(env, session: session, parts: [
-                MultipartBody.file(MediaFixtures.text("first"), fileName: "first.txt"),
-                MultipartBody.file(MediaFixtures.png(size: 10_000), fileName: "second.png"),
-                MultipartBody.file(MediaFixtures.png(size: 3 * limit), fileName: "third.png"),
+                MediaMultipart.file(MediaFixtures.text("first"), fileName: "first.txt"),
+                MediaMultipart.file(MediaFixtures.png(size: 10_000), fileName: "second.png"),
+                MediaMultipart.file(MediaFixtures.png(size: 3 * limit), fileName: "third.png"),
             ])
             #expect(form.status == .contentTooLarge)
             #expect(env.files(in: "uploads").isEmpty, "files of a refused form stayed: \(env.files(in: "uploads"))")
@@ -51,7 +51,7 @@ struct MediaUploadTests {
             let before = env.files(in: "uploads")
             let response = try await MediaRawHTTP.send(port: port, uri: env.assetsURI, headers: [
                 "Authorization": "Bearer \(token)", "Content-Type": "multipart/form-data; boundary=limitboundary",
-            ], body: MultipartBody.encode([MultipartBody.file(MediaFixtures.png(size: 2 * 1024 * 1024), fileName: "big.png")], boundary: "limitboundary"))
+            ], body: MediaMultipart.encode([MediaMultipart.file(MediaFixtures.png(size: 2 * 1024 * 1024), fileName: "big.png")], boundary: "limitboundary"))
             #expect(response.status == 413, "\(response)")
             #expect(env.files(in: "uploads") == before, "a partial file stayed after a live 413")
             let health = try await client.execute(uri: "/healthz", method: .get)
@@ -64,10 +64,10 @@ struct MediaUploadTests {
     static func malformedCases() -> [(String, String, ByteBuffer)] {
         let b = "malformedboundary"
         var cases: [(String, String, ByteBuffer)] = []
-        cases.append(("no boundary", "multipart/form-data", MultipartBody.encode([MultipartBody.file(MediaFixtures.text(), fileName: "a.txt")], boundary: b)))
+        cases.append(("no boundary", "multipart/form-data", MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: b)))
         let long = String(repeating: "x", count: 71)
         cases.append(("a boundary over 70 characters", "multipart/form-data; boundary=\(long)",
-                      MultipartBody.encode([MultipartBody.file(MediaFixtures.text(), fileName: "a.txt")], boundary: long)))
+                      MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: long)))
         var headerLine = ByteBuffer(string: "--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nX-Filler: ")
         headerLine.writeRepeatingByte(UInt8(ascii: "a"), count: 1024 * 1024)
         headerLine.writeString("\r\n\r\nhello\r\n--\(b)--\r\n")
@@ -80,10 +80,10 @@ struct MediaUploadTests {
         for index in 0..<10_000 { named.writeString("--\(b)\r\nContent-Disposition: form-data; name=\"f\(index)\"\r\n\r\n\r\n") }
         named.writeString("--\(b)--\r\n")
         cases.append(("10,000 empty named parts", "multipart/form-data; boundary=\(b)", named))
-        cases.append(("an empty Content-Type in a part", "multipart/form-data; boundary=\(b)", MultipartBody.encode([
-            MultipartBody.Part(headers: ["Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", "Content-Type: "], body: MediaFixtures.text()),
+        cases.append(("an empty Content-Type in a part", "multipart/form-data; boundary=\(b)", MediaMultipart.encode([
+            MediaMultipart.Part(headers: ["Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", "Content-Type: "], body: MediaFixtures.text()),
         ], boundary: b)))
-        var truncated = MultipartBody.encode([MultipartBody.file(MediaFixtures.png(size: 20_000), fileName: "a.png")], boundary: b)
+        var truncated = MediaMultipart.encode([MediaMultipart.file(MediaFixtures.png(size: 20_000), fileName: "a.png")], boundary: b)
         truncated.moveWriterIndex(to: 10_000)
         cases.append(("a body that ends inside a part", "multipart/form-data; boundary=\(b)", truncated))
         var noDisposition = ByteBuffer(string: "--\(b)\r\nContent-Type: image/png\r\n\r\n")
@@ -152,7 +152,7 @@ struct MediaUploadTests {
         try await env.app.test { client in
             let session = try await client.signIn("author@test.org")
             let parts = cases.enumerated().map { index, item in
-                MultipartBody.file(MediaFixtures.text("file \(index)"), fileName: item.sent, contentType: "text/plain")
+                MediaMultipart.file(MediaFixtures.text("file \(index)"), fileName: item.sent, contentType: "text/plain")
             }
             let response = try await client.mediaPanelUpload(env, session: session, parts: parts)
             #expect(response.status == .seeOther, "\(response.status) \(response.text)")
@@ -232,7 +232,7 @@ struct MediaUploadTests {
 
             // The panel form says the same on its page.
             let session = try await client.signIn("author@test.org")
-            let page = try await client.mediaPanelUpload(env, session: session, parts: [MultipartBody.file(MediaFixtures.html, fileName: "photo.jpg", contentType: "image/jpeg")])
+            let page = try await client.mediaPanelUpload(env, session: session, parts: [MediaMultipart.file(MediaFixtures.html, fileName: "photo.jpg", contentType: "image/jpeg")])
             #expect(page.status == .unsupportedMediaType)
             #expect(page.text.contains("JPEG") && page.text.contains("Accepted"))
             #expect(!page.text.contains("<script>alert(document.cookie)"))
@@ -277,7 +277,7 @@ struct MediaUploadTests {
             let apiUpload = try await client.mediaAPIUpload(env, token: reviewer, data: MediaFixtures.png(size: 3000, seed: 3), fileName: "b.png")
             #expect(apiUpload.status == .forbidden)
             let reviewerSession = try await client.signIn("reviewer@test.org")
-            let panelUpload = try await client.mediaPanelUpload(env, session: reviewerSession, parts: [MultipartBody.file(MediaFixtures.text(), fileName: "c.txt")])
+            let panelUpload = try await client.mediaPanelUpload(env, session: reviewerSession, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "c.txt")])
             #expect(panelUpload.status == .forbidden)
             #expect(env.files(in: "uploads").isEmpty)
             #expect(try await client.post("/assets/\(id)/delete", form: [:], session: reviewerSession).status == .forbidden)
@@ -294,7 +294,7 @@ struct MediaUploadTests {
             #expect(try await client.execute(uri: "/assets/\(id)/content", method: .get, headers: [.authorization: "Bearer \(outsider)"]).status == .notFound)
             #expect(try await client.post("/assets/\(id)/delete", form: [:], session: outsiderSession).status == .notFound)
             #expect(try await client.mediaAPIUpload(env, token: outsider, data: MediaFixtures.png(size: 3000, seed: 4), fileName: "d.png").status == .notFound)
-            #expect(try await client.mediaPanelUpload(env, session: outsiderSession, parts: [MultipartBody.file(MediaFixtures.text(), fileName: "e.txt")]).status == .notFound)
+            #expect(try await client.mediaPanelUpload(env, session: outsiderSession, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "e.txt")]).status == .notFound)
             #expect(env.files(in: "uploads").isEmpty)
             #expect(try env.database.assets(waypointId: env.seed.waypointId).count == 1)
 
@@ -306,7 +306,7 @@ struct MediaUploadTests {
             let session = try await client.signIn("author@test.org")
             var forged = session
             forged.csrf = "not-the-token"
-            #expect(try await client.mediaPanelUpload(env, session: forged, parts: [MultipartBody.file(MediaFixtures.text(), fileName: "f.txt")]).status == .forbidden)
+            #expect(try await client.mediaPanelUpload(env, session: forged, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "f.txt")]).status == .forbidden)
             #expect(env.files(in: "uploads").isEmpty)
         }
     }

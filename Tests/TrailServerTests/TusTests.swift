@@ -26,7 +26,7 @@ struct TusTests {
 
         try await env.app.application.test(.live) { client in
             let port = try #require(client.port)
-            let run = try await PythonScript.run("tus_resume.py", [
+            let run = try await MediaPython.run("tus_resume.py", [
                 "--endpoint", "http://localhost:\(port)\(Self.endpoint)", "--token", token, "--file", file.path,
                 "--tour", "\(env.seed.tourId)", "--waypoint", "\(env.seed.waypointId)",
                 "--chunk-size", "\(1024 * 1024)", "--chunks-before-cut", "2", "--cut-bytes", "1500001",

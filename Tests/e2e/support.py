@@ -729,10 +729,11 @@ class Panel:
             return highlighted;
         """, target, payload)
 
-    def wait_media_settled(self) -> None:
-        """Waits until every <video> and <audio> has loaded its metadata or given up (no spinner in screenshots)."""
+    def settle_media(self) -> None:
+        """For screenshots: waits until every <video>/<audio> has its metadata or has given up (test files are
+        not real media: Chrome then shows an empty player)."""
         self.wait(30).until(lambda d: d.execute_script(
-            "return [...document.querySelectorAll('video, audio')].every((m) => m.error || m.readyState >= 1 || m.networkState === 1)"))
+            "return [...document.querySelectorAll('video, audio')].every((m) => m.error || m.readyState >= 1 || m.networkState !== 2)"))
 
     # Reviews -------------------------------------------------------------------------------
 

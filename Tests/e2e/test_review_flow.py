@@ -13,7 +13,6 @@ import re
 import urllib.request
 import zipfile
 
-import pytest
 from selenium.webdriver.common.by import By
 
 from support import sha256_of, video_bytes, wait_for
@@ -169,7 +168,7 @@ def test_two_reviewers_approve_and_the_author_releases(panel, ranger, reviewers,
         return times.length;""", PINNED_SHA, PINNED_TIME)
     assert pinned == 1
     panel.wait_map_rendered()
-    panel.wait_media_settled()
+    panel.settle_media()
     panel.screenshot("review")
     panel.open(f"/requests/{request_id}")
     panel.submit(panel.find("#approve-form button[type=submit]"))

@@ -190,7 +190,7 @@ def test_several_files_at_once_each_with_its_own_bar(ranger_panel, upload_tour, 
 
     # The README's picture of a waypoint with its media.
     panel.wait_map_rendered()
-    panel.wait_media_settled()
+    panel.settle_media()
     path = panel.screenshot("waypoint-assets")
     assert path.read_bytes().startswith(b"\x89PNG")
 

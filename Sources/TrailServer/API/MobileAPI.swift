@@ -69,8 +69,8 @@ struct MobileAPI: Sendable {
         }
         router.get("/sites/{slug}/packages") { request, context in
             let slug = try context.parameters.require("slug")
-            guard try database.site(slug: slug) != nil else { throw NotFound() }
-            return try cachedJSON(database.publishedPackages(siteSlug: slug).map(item), request: request)
+            guard let packages = try database.publishedPackages(ofSite: slug) else { throw NotFound() }
+            return try cachedJSON(packages.map(item), request: request)
         }
         router.get("/packages/{id}") { request, context in
             let published = try publishedPackage(context)

@@ -11,22 +11,32 @@ public struct PublishedPackage: Sendable {
 
 extension AppDatabase {
     public func publishedPackages(siteSlug: String? = nil) throws -> [PublishedPackage] {
+        try writer.read { db in try Self.publishedPackages(db, siteSlug: siteSlug) }
+    }
+
+    /// A site's published packages, or nil when there is no such site: one read transaction.
+    public func publishedPackages(ofSite slug: String) throws -> [PublishedPackage]? {
         try writer.read { db in
-            var sql = """
-                SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
-                WHERE package.isVisible = 1 AND package.currentVersion IS NOT NULL
-                """
-            var arguments: StatementArguments = []
-            if let siteSlug {
-                sql += " AND site.slug = ?"
-                arguments += [siteSlug]
-            }
-            sql += " ORDER BY site.slug, package.id"
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
-                let package = try PackageRecord(row: row)
-                guard let version = try PackageVersion.fetchOne(db, key: ["packageId": package.id, "version": package.currentVersion!]) else { return nil }
-                return PublishedPackage(package: package, version: version, siteSlug: row["siteSlug"], siteName: row["siteName"])
-            }
+            guard try Row.fetchOne(db, sql: "SELECT 1 FROM site WHERE slug = ?", arguments: [slug]) != nil else { return nil }
+            return try Self.publishedPackages(db, siteSlug: slug)
+        }
+    }
+
+    static func publishedPackages(_ db: Database, siteSlug: String?) throws -> [PublishedPackage] {
+        var sql = """
+            SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
+            WHERE package.isVisible = 1 AND package.currentVersion IS NOT NULL
+            """
+        var arguments: StatementArguments = []
+        if let siteSlug {
+            sql += " AND site.slug = ?"
+            arguments += [siteSlug]
+        }
+        sql += " ORDER BY site.slug, package.id"
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
+            let package = try PackageRecord(row: row)
+            guard let version = try PackageVersion.fetchOne(db, key: ["packageId": package.id, "version": package.currentVersion!]) else { return nil }
+            return PublishedPackage(package: package, version: version, siteSlug: row["siteSlug"], siteName: row["siteName"])
         }
     }
 
