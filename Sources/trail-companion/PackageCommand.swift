@@ -137,21 +137,32 @@ struct VerifyReport {
             ? .pass("zip structure: \(report.entryCount) entries\(report.usesZIP64 ? " (ZIP64)" : ""), no unsafe paths, links, folders or duplicates")
             : .fail("zip structure: \(structure.count) problem(s)"))
         let manifest = issues(.manifest)
-        lines.append(manifest.isEmpty && check.manifest != nil ? .pass("manifest.json is a valid format version 1 manifest")
-                                                              : .fail("manifest.json: \(max(manifest.count, 1)) problem(s)"))
+        if !manifest.isEmpty {
+            lines.append(.fail("manifest.json: \(manifest.count) problem(s)"))
+        } else if check.manifest == nil {
+            lines.append(.note("manifest.json not checked: the zip cannot be read"))
+        } else {
+            lines.append(.pass("manifest.json is a valid format version 1 manifest"))
+        }
         let signature = issues(.signature)
         switch (report.signatureValid, signature.isEmpty) {
         case (true?, true):
             lines.append(.pass("manifest.sig is a valid Ed25519 signature of manifest.json (key \(keySource ?? "given"))"))
-        case (nil, true):
+        case (nil, true) where keySource == nil:
             lines.append(.note("signature NOT checked: no key given (use --key or --server); the package's origin is unproven"))
+        case (nil, true):
+            lines.append(.note("signature not checked: manifest.json cannot be read"))
         default:
             lines.append(.fail("signature: \(signature.map(\.description).first ?? "not valid")"))
         }
         let files = issues(.files)
-        lines.append(files.isEmpty && check.manifest != nil
-            ? .pass("\(report.verifiedFileCount) of \(report.listedFileCount) listed files match their size and SHA-256 (\(report.verifiedBytes) bytes), nothing unlisted")
-            : .fail("files: \(report.verifiedFileCount) of \(report.listedFileCount) listed files verified, \(files.count) problem(s)"))
+        if check.manifest == nil && files.isEmpty {
+            lines.append(.note("files not checked: there is no manifest to check them against"))
+        } else if files.isEmpty {
+            lines.append(.pass("\(report.verifiedFileCount) of \(report.listedFileCount) listed files match their size and SHA-256 (\(report.verifiedBytes) bytes), nothing unlisted"))
+        } else {
+            lines.append(.fail("files: \(report.verifiedFileCount) of \(report.listedFileCount) listed files verified, \(files.count) problem(s)"))
+        }
         if let serverLine { lines.append(serverLine) }
         out += lines.map { $0.text + "\n" }.joined()
         if isValid {

@@ -80,6 +80,9 @@ struct PublishingFlowTests {
             let report = PackageVerifier.verify(zipAt: zip1, publicKeyBase64: env.publicKey)
             #expect(report.isValid, "\(report.problems)")
             #expect(report.manifest?.version == 1 && report.manifest?.packageId == packageId)
+            // The mobile API serves it now.
+            var mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/hash", token: nil)
+            #expect(mobile.status == .ok && mobile.jsonObject["sha256"] as? String == sha, "\(mobile.status) \(mobile.text)")
             for action in ["publish.start", "publish.built", "publish.approve", "publish.approve.ready", "publish.push"] {
                 #expect(try env.auditCount(action) >= 1, "no audit event \(action)")
             }
@@ -118,6 +121,8 @@ struct PublishingFlowTests {
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: manager)
             #expect(response.status == .ok, "\(response.text)")
             #expect(try env.package(packageId).isVisible == false)
+            mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/hash", token: nil)
+            #expect(mobile.status == .notFound || mobile.status == .gone, "an unpublished package is still served: \(mobile.status)")
             let catalogAfterUnpublish = try env.database.catalogVersion()
             #expect(catalogAfterUnpublish > catalogAfterV2)
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: manager)
@@ -127,6 +132,8 @@ struct PublishingFlowTests {
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/publish", token: manager)
             #expect(response.status == .ok, "\(response.text)")
             #expect(try env.package(packageId).isVisible)
+            mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/hash", token: nil)
+            #expect(mobile.status == .ok && publishInt(mobile.jsonObject["version"]) == 2)
 
             // Roll back to version 1.
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":1}"#)
@@ -134,6 +141,9 @@ struct PublishingFlowTests {
             package = try env.package(packageId)
             #expect(package.currentVersion == 1 && package.isVisible)
             #expect(try env.database.catalogVersion() > catalogAfterUnpublish)
+            mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/download", token: nil)
+            #expect(mobile.status == .ok)
+            #expect(PublishFixtures.sha256(Data(buffer: mobile.body)) == sha, "after the rollback the download is not version 1")
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":7}"#)
             #expect(response.status == .unprocessableContent, "rollback to a version that does not exist: \(response.status)")
             #expect(try env.package(packageId).currentVersion == 1)

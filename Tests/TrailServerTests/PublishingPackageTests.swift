@@ -124,6 +124,12 @@ struct PublishingPackageTests {
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
             #expect(try SigningKey.load(at: keyFile).publicKeyBase64 == env.publicKey)
 
+            // The key the API publishes is that key.
+            let published = try await client.api(.get, "/api/v1/signing-key", token: nil)
+            #expect(published.status == .ok)
+            #expect(published.jsonObject["algorithm"] as? String == "ed25519")
+            #expect(published.jsonObject["publicKey"] as? String == env.publicKey)
+
             let report = PackageVerifier.verify(zipAt: zipURL, publicKeyBase64: env.publicKey)
             #expect(report.isValid, "\(report.problems)")
             #expect(report.signatureValid == true)

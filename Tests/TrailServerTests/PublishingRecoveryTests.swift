@@ -209,10 +209,19 @@ struct PublishingRecoveryTests {
         let partial = staging.appendingPathComponent("package.zip.partial")
         var killedDuring = ""
         let deadline = ContinuousClock.now + .seconds(120)
+        var polls = 0
         while ContinuousClock.now < deadline {
             if FileManager.default.fileExists(atPath: partial.path) {
                 killedDuring = "writing the zip"
                 break
+            }
+            polls += 1
+            if polls.isMultiple(of: 50) {
+                let state = try await server.call("GET", "/api/v1/manage/publish-requests/\(rid)", token: author).json
+                if state["state"] as? String != "building" {
+                    Issue.record("the build ended (\(state["state"] ?? "?"): \(state["failureReason"] ?? "")) before it could be killed")
+                    break
+                }
             }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -230,6 +239,7 @@ struct PublishingRecoveryTests {
             return state == "building" ? nil : state
         }
         #expect(final == "pending" || final == "failed", "after the restart the request is \(final ?? "still building")")
+        print("after the restart the request ended \(final ?? "still building")")
         let restarted = try Self.readState(data, requestId: rid)
         #expect(restarted.state != "building")
         #expect(!FileManager.default.fileExists(atPath: partial.path), "the partial zip survived the rebuild")

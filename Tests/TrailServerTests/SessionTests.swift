@@ -222,6 +222,23 @@ import Testing
         }
     }
 
+    /// Over a real socket the address is known: 20 failures from one address, spread over many emails, stop that address too.
+    @Test func failuresFromOneAddressAreThrottled() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.application.test(.live) { client in
+            let browser = try await client.anonymousBrowser()
+            for index in 1...20 {
+                let response = try await client.post("/login", form: ["email": "guess\(index)@test.org", "password": "wrong password"], session: browser)
+                #expect(response.status == .unauthorized, "attempt \(index)")
+            }
+            let addresses: [String] = try app.database.writer.read { try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure") }
+            #expect(addresses.count == 1 && addresses.first?.isEmpty == false, "the failures carry the caller's address: \(addresses)")
+            let refused = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser)
+            #expect(refused.status == .tooManyRequests)
+            #expect(refused.text.contains("Too many failed sign-ins."))
+        }
+    }
+
     @Test func successfulSignInResetsTheFailureCount() async throws {
         let (app, _) = try await TestApp.seeded { $0.loginFailureLimit = 3 }
         try await app.test { client in

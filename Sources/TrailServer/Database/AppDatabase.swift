@@ -36,6 +36,7 @@ public struct AppDatabase: Sendable {
     /// Every `*.sql` file in `migrations/`, applied in name order. The file name (without `.sql`) is the migration's identifier.
     public static func migrator(folder: URL) throws -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
+        guard FileManager.default.fileExists(atPath: folder.path) else { throw AppDatabaseError.noMigrations(folder.path) }
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "sql" }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }

@@ -188,9 +188,12 @@ enum TourImport {
         private var current: (lat: Double, lon: Double, kind: String)?
         private var currentName = "", currentDescription = "", currentElevation: Double?
         private var text = ""
+        /// Open elements: the Linux XMLParser does not always reject a mismatched end tag, so we check it ourselves.
+        private var open: [String] = []
 
         func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
                     attributes: [String: String] = [:]) {
+            open.append(element)
             text = ""
             switch element {
             case "gpx": sawGPX = true
@@ -219,6 +222,11 @@ enum TourImport {
         }
 
         func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+            guard open.last == element else {
+                fail(parser, "Line \(parser.lineNumber): </\(element)> does not close <\(open.last ?? "nothing")>.")
+                return
+            }
+            open.removeLast()
             guard let point = current else { return }
             switch element {
             case "name": currentName = text.trimmed
