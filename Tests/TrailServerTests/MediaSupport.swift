@@ -251,8 +251,14 @@ final class MediaClamd: @unchecked Sendable {
             """
         let configurationURL = folder.appendingPathComponent("clamd.conf")
         try Data(configuration.utf8).write(to: configurationURL)
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["-c", configurationURL.path]
+        // Started through a tiny exec wrapper that asks the kernel to send clamd SIGTERM when the test process dies
+        // (prctl PR_SET_PDEATHSIG), so a test run that is killed leaves no clamd behind.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import ctypes, os, signal, sys
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+            os.execv(sys.argv[1], [sys.argv[1], "-c", sys.argv[2]])
+            """, Self.executable, configurationURL.path]
         let outPath = folder.appendingPathComponent("clamd.out").path
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         if let handle = FileHandle(forWritingAtPath: outPath) {

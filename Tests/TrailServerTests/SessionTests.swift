@@ -231,7 +231,7 @@ import Testing
                 let response = try await client.post("/login", form: ["email": "guess\(index)@test.org", "password": "wrong password"], session: browser)
                 #expect(response.status == .unauthorized, "attempt \(index)")
             }
-            let addresses: [String] = try app.database.writer.read { try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure") }
+            let addresses: [String] = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure") }
             #expect(addresses.count == 1 && addresses.first?.isEmpty == false, "the failures carry the caller's address: \(addresses)")
             let refused = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser)
             #expect(refused.status == .tooManyRequests)
