@@ -35,8 +35,10 @@ public final class TileFetcher: Sendable {
         let key = SHA256.hash(data: Data(template.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
         cacheFolder = cacheRoot.appendingPathComponent(key)
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = options.requestTimeout
-        configuration.timeoutIntervalForResource = max(options.requestTimeout * 3, options.requestTimeout + 10)
+        // FoundationNetworking on Linux counts time-outs in whole seconds (0.5 s would time out at once).
+        let timeout = max(1, options.requestTimeout.rounded(.up))
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = max(timeout * 3, timeout + 10)
         configuration.httpMaximumConnectionsPerHost = max(1, options.concurrency)
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
@@ -171,7 +173,7 @@ public final class TileFetcher: Sendable {
     func fetchOnce(_ tile: TileID, url: String) async throws -> Outcome {
         guard let address = URL(string: url) else { throw AttemptError.fatal("the URL \(url) is not valid") }
         var request = URLRequest(url: address)
-        request.timeoutInterval = options.requestTimeout
+        request.timeoutInterval = max(1, options.requestTimeout.rounded(.up))
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         let data: Data, response: URLResponse
         do {
@@ -180,7 +182,7 @@ public final class TileFetcher: Sendable {
             throw CancellationError()
         } catch let error as URLError {
             if error.code == .cancelled, Task.isCancelled { throw CancellationError() }
-            throw AttemptError.retryable(error.code == .timedOut ? "no answer within \(String(format: "%g", options.requestTimeout)) s" : error.localizedDescription,
+            throw AttemptError.retryable(error.code == .timedOut ? "no answer within \(String(format: "%g", max(1, options.requestTimeout.rounded(.up)))) s" : error.localizedDescription,
                                          retryAfter: nil)
         } catch {
             if Task.isCancelled { throw CancellationError() }

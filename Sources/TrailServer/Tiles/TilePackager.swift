@@ -72,7 +72,7 @@ public struct TilePackager: Sendable {
         guard await scanner.hasSignatures else {
             throw TileBuildFailure("the malware scanner has no signature database, so the map tiles file cannot be re-scanned")
         }
-        let verdict = await scanner.scan(fileAt: copy.path)
+        let verdict = await MBTilesScanning.scan(copy, with: scanner)
         guard verdict.isClean else { throw TileBuildFailure("the re-scan found a problem in the map tiles file “\(name)”: \(verdict)") }
 
         let frame = snapshot.frame
