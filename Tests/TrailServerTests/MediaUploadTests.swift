@@ -115,7 +115,9 @@ struct MediaUploadTests {
                 let elapsed = ContinuousClock.now - started
                 #expect((400..<500).contains(response.status), "\(name): \(response.status) \(response.body)")
                 #expect(response.body.contains("\"error\""), "\(name): not a JSON error: \(response.body)")
-                #expect(elapsed < .seconds(5), "\(name) took \(elapsed)")
+                // The server answered instead of waiting for bytes that never come (the socket gives up at 20 s);
+                // not a speed test, a parallel run on two cores can be slow.
+                #expect(elapsed < .seconds(19), "\(name) took \(elapsed)")
                 #expect(env.files(in: "uploads").isEmpty, "\(name) left \(env.files(in: "uploads"))")
                 // The server is still there, on a new connection and on the test client's own.
                 let next = try await MediaRawHTTP.send(port: port, method: "GET", uri: "/healthz", headers: [:], body: ByteBuffer())

@@ -144,7 +144,9 @@ struct PublishingConcurrencyTests {
             }
             #expect(statuses.filter { $0.0 == .ok }.count == 2, "\(statuses.map(\.0))")
             #expect(statuses.filter { $0.0 == .conflict }.count == 18, "\(statuses.map(\.0))")
-            #expect(statuses.filter { $0.0 == .ok && $0.1 == "ready" }.count == 1, "exactly one answer saw the move to ready: \(statuses)")
+            // An answer reports the request as it is when the answer is made, so the first approver may already see
+            // `ready` if the second committed in between; the single move to ready is counted in the audit log below.
+            #expect((1...2).contains(statuses.filter { $0.0 == .ok && $0.1 == "ready" }.count), "\(statuses)")
             let state = try await client.publishState(rid, token: tokens[0])
             #expect(state["state"] as? String == "ready")
             #expect(state["approvals"] as? Int == 2)

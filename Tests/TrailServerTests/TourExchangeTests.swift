@@ -120,8 +120,9 @@ import Testing
             let status: HTTPResponse.Status
             let message: String
         }
-        // Not asserted yet: Linux's XMLParser recovers `<name>x</wpt>` instead of failing (see the closing note).
+        let malformed = "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\">\n<wpt lat=\"44.4\" lon=\"-122\">\n<name>x</wpt>\n</gpx>"
         let cases: [Case] = [
+            Case(name: "malformed.gpx", data: Data(malformed.utf8), status: .unprocessableContent, message: "Line 4"),
             Case(name: "xxe.gpx", data: Data(xxe.utf8), status: .unprocessableContent, message: "DOCTYPE"),
             Case(name: "laughs.gpx", data: Data(laughs.utf8), status: .unprocessableContent, message: "DOCTYPE"),
             Case(name: "swapped.geojson", data: Data(outOfRange.utf8), status: .unprocessableContent, message: "Feature 2"),
@@ -135,7 +136,9 @@ import Testing
                 let response = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: name, dryRun: true)
                 #expect(response.status == status, "\(name): \(response.status) \(response.text.prefix(300))")
                 #expect(response.text.contains(message), "\(name): \(response.text.prefix(300))")
-                #expect(ContinuousClock.now - started < .seconds(20), "\(name) took too long")
+                // A guard against a hang or an expansion, not a speed test: a full parallel test run on two cores can
+                // hold even a tiny request for many seconds (speed lives in scripts/bench-*.sh).
+                #expect(ContinuousClock.now - started < .seconds(120), "\(name) took too long")
                 let health = try await client.execute(uri: "/healthz", method: .get)
                 #expect(health.status == .ok)
             }

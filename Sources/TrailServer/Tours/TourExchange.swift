@@ -167,7 +167,9 @@ enum TourImport {
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.delegate = reader
-        if !parser.parse() || reader.failure != nil {
+        // Linux's XMLParser recovers from some errors (a mismatched end tag) and still returns true, so any reported
+        // error counts.
+        if !parser.parse() || reader.failure != nil || parser.parserError != nil {
             throw ImportRefused(message: reader.failure ?? "Line \(parser.lineNumber): the GPX is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error")).")
         }
         guard reader.sawGPX else { throw ImportRefused(message: "This XML file is not GPX (no <gpx> element).") }
@@ -241,6 +243,11 @@ enum TourImport {
                 current = nil
             default: break
             }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            let code = (parseError as NSError).code
+            fail(parser, "Line \(parser.lineNumber): the GPX is not well-formed XML (\(code == 76 ? "an end tag does not match its start tag" : "XML error \(code)")).")
         }
 
         func fail(_ parser: XMLParser, _ message: String) {
