@@ -15,6 +15,9 @@ if (element) {
     L.tileLayer(data.tileURL, { minZoom: data.minZoom, maxZoom: data.maxZoom, bounds, noWrap: true }).addTo(map);
   }
   L.rectangle(bounds, { color: '#2f6f3e', weight: 1, fill: false, interactive: false }).addTo(map);
+  if ((data.route || []).length >= 2) {
+    L.polyline(data.route.map(([lng, lat]) => [lat, lng]), { color: '#b5441d', weight: 3, dashArray: '6 4', interactive: false }).addTo(map);
+  }
   for (const waypoint of data.waypoints || []) {
     L.marker([waypoint.latitude, waypoint.longitude], {
       title: waypoint.name, alt: waypoint.name,

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import Metrics
+import Prometheus
 import TrailServer
 
 @main
@@ -50,6 +52,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).") var tileAttribution: String?
     @Option(name: .customLong("tile-cap"), help: "Most map tiles one package build may fetch (TRAIL_TILE_CAP; default 20000).") var tileCap: Int?
     @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).") var publicURL: String?
+    @Option(name: .customLong("catalog-lifetime-days"), help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7).") var catalogLifetimeDays: Double?
+    @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
+    @Option(name: .customLong("import-max-size"), help: "Largest GeoJSON or GPX import in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
 
     func run() async throws {
@@ -74,7 +79,17 @@ struct Serve: AsyncParsableCommand {
         config.demo = demo || environment["TRAIL_DEMO"] == "1"
         guard config.defaultRequiredApprovals >= 1 else { throw ValidationError("--required-approvals must be at least 1") }
         guard config.maxUploadSize > 0 else { throw ValidationError("--max-upload-size must be positive") }
-        let app = try await buildApplication(config: config)
+        let days: Double = try catalogLifetimeDays ?? environment["TRAIL_CATALOG_LIFETIME_DAYS"].map { try Self.parse($0, "TRAIL_CATALOG_LIFETIME_DAYS") } ?? 7
+        guard days > 0, days <= 366 else { throw ValidationError("--catalog-lifetime-days must be between 0 and 366") }
+        config.catalogLifetime = days * 86_400
+        config.maxFrameAreaKm2 = try maxFrameArea ?? environment["TRAIL_MAX_FRAME_AREA"].map { try Self.parse($0, "TRAIL_MAX_FRAME_AREA") } ?? config.maxFrameAreaKm2
+        guard config.maxFrameAreaKm2 > 0 else { throw ValidationError("--max-frame-area must be positive") }
+        config.importMaxSize = try importMaxSize ?? environment["TRAIL_IMPORT_MAX_SIZE"].map { try Self.parse($0, "TRAIL_IMPORT_MAX_SIZE") } ?? config.importMaxSize
+        guard config.importMaxSize > 0 else { throw ValidationError("--import-max-size must be positive") }
+        // swift-metrics reports of any library land in the same registry that `/metrics` renders.
+        let metrics = AppMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+        let app = try await buildApplication(config: config, metrics: metrics)
         try await app.runService()
     }
 
@@ -139,10 +154,12 @@ struct SiteCommand: AsyncParsableCommand {
         @Option var name: String
         @Option var description: String = ""
         @Option(name: .customLong("required-approvals")) var requiredApprovals: Int = 1
+        @Option(name: .customLong("quota-mb"), help: "Storage quota for the site's media in MB (default: none).") var quotaMB: Int64?
 
         func run() async throws {
             let (database, _) = try location.openDatabase()
-            let site = try database.createSite(SiteInput(slug: slug, name: name, description: description, requiredApprovals: requiredApprovals),
+            let site = try database.createSite(SiteInput(slug: slug, name: name, description: description, requiredApprovals: requiredApprovals,
+                                                                storageQuotaBytes: quotaMB.map { $0 * 1_048_576 }),
                                                actor: .system)
             print("Created site \(site.slug) (\(site.name)), \(site.requiredApprovals) approval(s) required.")
         }

@@ -251,13 +251,27 @@ final class MediaClamd: @unchecked Sendable {
             """
         let configurationURL = folder.appendingPathComponent("clamd.conf")
         try Data(configuration.utf8).write(to: configurationURL)
-        // Started through a tiny exec wrapper that asks the kernel to send clamd SIGTERM when the test process dies
-        // (prctl PR_SET_PDEATHSIG), so a test run that is killed leaves no clamd behind.
+        // Started under a small Python guard that stops clamd when told to (SIGTERM) or when the test process dies
+        // (its parent changes), so a killed test run leaves no clamd behind. Not prctl(PR_SET_PDEATHSIG): that fires
+        // when the *thread* that spawned the child exits, and Foundation spawns from pool threads that come and go.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", """
-            import ctypes, os, signal, sys
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-            os.execv(sys.argv[1], [sys.argv[1], "-c", sys.argv[2]])
+            import os, signal, subprocess, sys, time
+            parent = os.getppid()
+            child = subprocess.Popen([sys.argv[1], "-c", sys.argv[2]])
+            def stop(*_):
+                child.terminate()
+                try:
+                    child.wait(10)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                sys.exit(0)
+            signal.signal(signal.SIGTERM, stop)
+            while child.poll() is None:
+                if os.getppid() != parent:
+                    stop()
+                time.sleep(0.2)
+            sys.exit(child.returncode)
             """, Self.executable, configurationURL.path]
         let outPath = folder.appendingPathComponent("clamd.out").path
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)

@@ -201,34 +201,18 @@ struct PublishingRecoveryTests {
         }
         try #require(scanned == "clean", "the upload was scanned \(scanned ?? "never")")
 
-        // Submit, and kill -9 while the zip is being written (or, failing that, while anything of the build is under way).
+        // Submit, and kill -9 while the zip is being written. The killer is its own process polling every millisecond,
+        // started before the submit: a task of this (busy, parallel) test process could be scheduled too late.
+        let killer = try server.killWhenPresent(pattern: "staging/*/package.zip.partial")
         let submit = try await server.call("POST", "/api/v1/manage/tours/\(tourId)/publish", token: author)
         try #require(submit.status == 202, "submit: \(submit.status) \(submit.text)")
         let rid = try #require(submit.json["requestId"] as? String)
         let staging = data.appendingPathComponent("staging/\(rid)")
         let partial = staging.appendingPathComponent("package.zip.partial")
-        var killedDuring = ""
-        let deadline = ContinuousClock.now + .seconds(120)
-        var polls = 0
-        while ContinuousClock.now < deadline {
-            if FileManager.default.fileExists(atPath: partial.path) {
-                killedDuring = "writing the zip"
-                break
-            }
-            polls += 1
-            if polls.isMultiple(of: 50) {
-                let state = try await server.call("GET", "/api/v1/manage/publish-requests/\(rid)", token: author).json
-                if state["state"] as? String != "building" {
-                    Issue.record("the build ended (\(state["state"] ?? "?"): \(state["failureReason"] ?? "")) before it could be killed")
-                    break
-                }
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        if killedDuring.isEmpty { killedDuring = "the build (no partial zip seen)" }
-        server.killNow()
+        let killed = await killer.value
         await server.waitForExit()
-        print("kill -9 during \(killedDuring)")
+        try #require(killed, "the killer never saw the partial zip")
+        print("kill -9 while writing the zip")
         let atCrash = try Self.readState(data, requestId: rid)
         #expect(atCrash.state == "building", "the build finished before the kill (\(atCrash.state)): make the file larger")
 
@@ -367,6 +351,29 @@ final class TrailServerProcess: @unchecked Sendable {
     }
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// A separate process that sends SIGKILL to the server as soon as a file matching `pattern` (a glob in the data
+    /// folder) exists; true when it did, false after two minutes without.
+    func killWhenPresent(pattern: String) throws -> Task<Bool, Never> {
+        guard let process, process.isRunning else { throw MediaTestError("the server is not running") }
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        watcher.arguments = ["python3", "-c", """
+            import glob, os, signal, sys, time
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if glob.glob(os.path.join(sys.argv[1], sys.argv[2])):
+                    os.kill(int(sys.argv[3]), signal.SIGKILL)
+                    sys.exit(0)
+                time.sleep(0.001)
+            sys.exit(1)
+            """, data.path, pattern, "\(process.processIdentifier)"]
+        try watcher.run()
+        return Task {
+            while watcher.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+            return watcher.terminationStatus == 0
+        }
+    }
 
     /// SIGKILL, no clean-up: the crash.
     func killNow() {

@@ -220,3 +220,87 @@ import Testing
         #expect(abs(second - walking) < 1)
     }
 }
+
+/// The parts of issue 8 that settings and the package touch: the walking pace, the import limits, the export being
+/// the package's own `waypoints.geojson`, and the route on the review and preview maps.
+@Suite struct TourExchangeSettingsTests {
+    @Test("the walking pace: set through the API and the tour form, refused out of range, and used by the estimate")
+    func paceIsConfigurable() async throws {
+        let app = try await TestApp.make()
+        let seed = try app.seed()
+        let token = try app.token(for: "author@test.org")
+        _ = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Far", description: "", latitude: 44.41, longitude: -122.1), actor: .system)
+        let atDefault = try app.database.durationEstimate(tour: try #require(try app.database.tour(id: seed.tourId)))
+        try await app.test { client in
+            let patched = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"paceKmh": 2}"#)
+            #expect(patched.status == .ok, "\(patched.text)")
+            #expect(patched.jsonObject["paceKmh"] as? Double == 2)
+            let refused = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"paceKmh": 0}"#)
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.errorFields["paceKmh"] != nil, "\(refused.text)")
+
+            let browser = try await client.signIn("author@test.org")
+            let edit = try await client.get("/tours/\(seed.tourId)/edit", session: browser)
+            #expect(edit.text.contains(#"id="paceKmh""#) && edit.text.contains(#"value="2""#), "the form shows the pace")
+            let bad = try await client.post("/tours/\(seed.tourId)/edit", form: ["name": "Ridge Walk", "description": "A walk.", "mapName": "ridge-walk",
+                                                                                  "paceKmh": "fast"], session: browser)
+            #expect(bad.status == .unprocessableContent)
+            #expect(bad.text.contains("Enter a walking pace between 0.5 and 20 km/h."))
+        }
+        let tour = try #require(try app.database.tour(id: seed.tourId))
+        #expect(tour.paceKmh == 2, "the refused edits changed nothing")
+        let slower = try app.database.durationEstimate(tour: tour)
+        #expect(abs(slower.walkingMinutes - atDefault.walkingMinutes * 2) < 0.01, "half the pace, twice the walking time")
+    }
+
+    @Test("imports: a UTF-16 file is refused (its DTD could hide from the check); the size limit is configurable")
+    func importLimits() async throws {
+        let app = try await TestApp.make { $0.importMaxSize = 4096 }
+        try DataFolder.prepare(app.config.dataFolder)
+        let seed = try app.seed()
+        let token = try app.token(for: "author@test.org")
+        let gpx = #"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE gpx [<!ENTITY x SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&x;</name></wpt></gpx>"#
+        let utf16 = Data([0xFF, 0xFE]) + gpx.data(using: .utf16LittleEndian)!
+        try await app.test { client in
+            let wide = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: utf16, name: "wide.gpx", dryRun: true)
+            #expect(wide.status == .unprocessableContent)
+            #expect(wide.text.contains("UTF-8"), "\(wide.text)")
+            let big = Data(("{\"type\":\"FeatureCollection\",\"features\":[]}" + String(repeating: " ", count: 5000)).utf8)
+            let tooBig = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: big, name: "big.geojson", dryRun: true)
+            #expect(tooBig.status == .contentTooLarge)
+            #expect(tooBig.text.contains("4096 bytes"), "\(tooBig.text)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: app.dependencies.paths.uploads.path).isEmpty)
+    }
+
+    @Test("the tour's GeoJSON export is byte for byte the built package's waypoints.geojson; review and preview maps draw the route")
+    func exportIsThePackageDocument() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        let route = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
+        try env.database.setRoute(tourId: env.seed.tourId, route: RoutePath(positions: route), actor: .system)
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: token)
+            let export = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/export.geojson", token: token)
+            #expect(export.status == .ok)
+            let rid = try await client.publishSubmit(env, token: token)
+            #expect(await env.buildAll() == 1)
+            #expect(try env.request(rid).state == .pending)
+            // Read back by Python's zipfile: the entry's SHA-256 is the export's.
+            let listing = try await PythonZipListing.read(env.stagedZip(rid))
+            let packaged = try #require(listing.entries.first { $0.name == "waypoints.geojson" }, "the zip has no waypoints.geojson")
+            let exported = Data(buffer: export.body)
+            #expect(packaged.sha256 == PublishFixtures.sha256(exported), "the export differs from the package's document:\n\(String(decoding: exported, as: UTF8.self))")
+            #expect(String(decoding: exported, as: UTF8.self).contains("\"assets\":[{"), "the export lists the files the package will hold")
+
+            let reviewer = try await client.signIn("reviewer@test.org")
+            let review = try await client.get("/requests/\(rid)", session: reviewer)
+            #expect(review.status == .ok)
+            #expect(review.text.contains("&quot;route&quot;:[[-122.2,44.37],[-122.1,44.41],[-122,44.4]]"), "the review map gets the route")
+            let preview = try await client.get("/requests/\(rid)/preview", session: reviewer)
+            #expect(preview.status == .ok)
+            #expect(preview.text.contains("&quot;route&quot;:[[-122.2,44.37],[-122.1,44.41],[-122,44.4]]"), "the phone preview gets the route")
+        }
+    }
+}

@@ -41,6 +41,7 @@ struct ManageAPI: Sendable {
         let frame: FrameBody?
         let minZoom: Int
         let maxZoom: Int
+        let paceKmh: Double
         let waypoints: [WaypointBody]
     }
 
@@ -58,6 +59,7 @@ struct ManageAPI: Sendable {
         let frame: FrameBody?
         let minZoom: Int?
         let maxZoom: Int?
+        let paceKmh: Double?
     }
 
     struct CreateWaypoint: Decodable {
@@ -98,8 +100,9 @@ struct ManageAPI: Sendable {
             let (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
             let body = try await request.decodeJSON(PatchTour.self, context: context)
             var details: TourInput?, frameInput: FrameInput?
-            if body.name != nil || body.description != nil || body.mapName != nil {
-                details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName)
+            if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
+                details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName,
+                                    paceKmh: body.paceKmh)
             }
             if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
                 let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
@@ -158,6 +161,6 @@ struct ManageAPI: Sendable {
     func tourBody(_ tour: Tour, _ site: Site) throws -> TourBody {
         TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName, state: tour.state.rawValue,
                  frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
-                 minZoom: tour.minZoom, maxZoom: tour.maxZoom, waypoints: try database.waypoints(tourId: tour.id!).map(WaypointBody.init))
+                 minZoom: tour.minZoom, maxZoom: tour.maxZoom, paceKmh: tour.paceKmh, waypoints: try database.waypoints(tourId: tour.id!).map(WaypointBody.init))
     }
 }

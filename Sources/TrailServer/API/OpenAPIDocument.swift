@@ -1287,7 +1287,7 @@ enum OpenAPIDocument {
               "Tour": {
                 "type": "object",
                 "description": "`frame` is absent until one is set.",
-                "required": ["id", "site", "name", "description", "mapName", "state", "minZoom", "maxZoom", "waypoints"],
+                "required": ["id", "site", "name", "description", "mapName", "state", "minZoom", "maxZoom", "paceKmh", "waypoints"],
                 "properties": {
                   "id": {"type": "integer", "format": "int64"},
                   "site": {"type": "string", "description": "The site's slug."},
@@ -1298,6 +1298,7 @@ enum OpenAPIDocument {
                   "frame": {"$ref": "#/components/schemas/Frame"},
                   "minZoom": {"type": "integer", "minimum": 0, "maximum": 20},
                   "maxZoom": {"type": "integer", "minimum": 0, "maximum": 20},
+                  "paceKmh": {"type": "number", "minimum": 0.5, "maximum": 20, "description": "Walking pace of the duration estimate."},
                   "waypoints": {"type": "array", "items": {"$ref": "#/components/schemas/Waypoint"}}
                 }
               },
@@ -1323,7 +1324,8 @@ enum OpenAPIDocument {
                   "mapName": {"type": "string"},
                   "frame": {"$ref": "#/components/schemas/Frame"},
                   "minZoom": {"type": "integer", "minimum": 0, "maximum": 20},
-                  "maxZoom": {"type": "integer", "minimum": 0, "maximum": 20}
+                  "maxZoom": {"type": "integer", "minimum": 0, "maximum": 20},
+                  "paceKmh": {"type": "number", "minimum": 0.5, "maximum": 20, "description": "Walking pace of the duration estimate, km/h."}
                 }
               },
               "Waypoint": {

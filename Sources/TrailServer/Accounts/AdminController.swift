@@ -125,7 +125,8 @@ struct AdminController: Sendable {
             let id = try context.parameters.require("id", as: Int64.self)
             guard let site = try database.site(id: id) else { throw NotFound() }
             let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
-                                                   "requiredApprovals": "\(site.requiredApprovals)"])
+                                                   "requiredApprovals": "\(site.requiredApprovals)",
+                                                   "storageQuota": site.storageQuotaBytes.map { Self.megabytesText($0) } ?? ""])
             return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
         }
         admin.post("sites/{id}") { request, context in
@@ -173,14 +174,21 @@ struct AdminController: Sendable {
         SitesPage(sites: try database.allSites().map { SiteRow(id: $0.id!, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) })
     }
 
+    /// The quota field is in MB (decimals allowed); empty means no limit, anything unreadable is refused as 0.
     static func siteInput(_ form: FormFields) -> SiteInput {
-        SiteInput(slug: form.string("slug").trimmed, name: form.string("name"), description: form.string("description"),
-                  requiredApprovals: form.int("requiredApprovals") ?? 0)
+        let quotaText = form.string("storageQuota").trimmed
+        let quota: Int64? = quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
+        return SiteInput(slug: form.string("slug").trimmed, name: form.string("name"), description: form.string("description"),
+                         requiredApprovals: form.int("requiredApprovals") ?? 0, storageQuotaBytes: quota)
     }
 
     static func siteForm(_ form: FormFields) -> [String: String] {
         ["slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
-         "requiredApprovals": form.string("requiredApprovals")]
+         "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota")]
+    }
+
+    static func megabytesText(_ bytes: Int64) -> String {
+        bytes % 1_048_576 == 0 ? "\(bytes / 1_048_576)" : String(format: "%.2f", Double(bytes) / 1_048_576)
     }
 }
 

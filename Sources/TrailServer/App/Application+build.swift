@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import MalwareScan
 import PackageFormat
+import Prometheus
 
 /// What the router needs; tests build it with an in-memory database.
 public struct AppDependencies: Sendable {
@@ -17,12 +18,16 @@ public struct AppDependencies: Sendable {
     public let tileSettings: TileSettingsStore
     /// Built packages' MBTiles, for the review map and the phone preview.
     public let packageTiles: PackageTilesStore
+    /// Request counts and the scrape of `/metrics`; `serve` also hands its registry to swift-metrics.
+    public let metrics: AppMetrics
     let tusHashes = TusHashStates()
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created.
-    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil, signingKey: SigningKey? = nil) {
+    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil, signingKey: SigningKey? = nil,
+                metrics: AppMetrics = AppMetrics()) {
         self.config = config
+        self.metrics = metrics
         self.database = database
         self.views = views
         let paths = DataPaths(root: config.dataFolder)
@@ -51,13 +56,14 @@ public func makeScanner(_ config: AppConfig) -> any MalwareScanner {
 }
 
 /// Wires I/O: the data folder, the database file, the templates; then the router and the server.
-public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "trail-companion")) async throws -> some ApplicationProtocol {
+public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "trail-companion"),
+                             metrics: AppMetrics = AppMetrics()) async throws -> some ApplicationProtocol {
     try DataFolder.prepare(config.dataFolder)
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
     let paths = DataPaths(root: config.dataFolder)
     let signingKey = try SigningKey.loadOrCreate(at: paths.signingKey)
-    let dependencies = AppDependencies(config: config, database: database, views: views, signingKey: signingKey)
+    let dependencies = AppDependencies(config: config, database: database, views: views, signingKey: signingKey, metrics: metrics)
     try MediaRecovery.run(database: database, paths: paths, logger: logger)
     try PublishingRecovery.run(database: database, paths: paths, logger: logger)
     try TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
@@ -77,6 +83,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let config = dependencies.config, database = dependencies.database
     let router = Router(context: AppRequestContext.self)
     let tileSettings = dependencies.tileSettings
+    router.add(middleware: RequestMetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin }))
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
     router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
@@ -106,6 +113,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 
     AccountsController(database: database, pages: pages, config: config).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
+    MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
     ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings).addRoutes(to: signedIn)
     tiles.addPanelRoutes(to: signedIn)

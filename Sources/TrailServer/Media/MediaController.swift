@@ -147,14 +147,26 @@ struct MediaController: Sendable {
                       .contentSecurityPolicy: "default-src 'none'; sandbox"])
     }
 
-    static func assetRows(_ assets: [Asset], user: AuthenticatedUser?, canEdit: Bool) -> [AssetRow] {
+    /// The start of a clean text file, shown escaped on the waypoint page (at most 2,000 bytes, cut at a character).
+    static func textExcerpt(_ asset: Asset, paths: DataPaths) -> String? {
+        guard asset.kind == .text, asset.scanStatus == .clean,
+              let handle = FileHandle(forReadingAtPath: paths.absolute(asset.storedPath).path) else { return nil }
+        defer { try? handle.close() }
+        guard let bytes = try? handle.read(upToCount: 2_000) else { return nil }
+        var text = String(decoding: bytes, as: UTF8.self)
+        if text.hasSuffix("\u{FFFD}") { text.removeLast() }
+        return asset.size > 2_000 ? text + " …" : text
+    }
+
+    static func assetRows(_ assets: [Asset], user: AuthenticatedUser?, canEdit: Bool, paths: DataPaths) -> [AssetRow] {
         assets.enumerated().map { index, asset in
             let mayReadDetail = user?.isAdmin == true || user?.id == asset.uploadedBy
             return AssetRow(id: asset.id!, kind: asset.kind.rawValue, originalName: asset.originalName, size: ByteFormat.string(asset.size),
                             status: asset.scanStatus.rawValue, statusBadge: asset.scanStatus.badge, isPending: asset.scanStatus == .pending,
                             detail: mayReadDetail && !asset.scanDetail.isEmpty ? asset.scanDetail : nil,
                             isClean: asset.scanStatus == .clean, isVideo: asset.kind == .video, isAudio: asset.kind == .audio,
-                            isImage: asset.kind == .image, isText: asset.kind == .text, mimeType: asset.mimeType,
+                            isImage: asset.kind == .image, isText: asset.kind == .text, textExcerpt: textExcerpt(asset, paths: paths),
+                            mimeType: asset.mimeType,
                             isFirst: index == 0, isLast: index == assets.count - 1, canEdit: canEdit)
         }
     }
@@ -174,6 +186,7 @@ struct AssetRow: Sendable {
     let isAudio: Bool
     let isImage: Bool
     let isText: Bool
+    let textExcerpt: String?
     let mimeType: String
     let isFirst: Bool
     let isLast: Bool

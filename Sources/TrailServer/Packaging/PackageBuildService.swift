@@ -198,13 +198,18 @@ enum ManifestMaker {
     }
 
     static func manifest(for request: PublishRequest, snapshot: TourSnapshot) -> Manifest {
+        // Fixed from the request, not the clock: the same snapshot always yields the same bytes.
+        manifest(packageId: request.packageId, version: request.version, createdAt: request.createdAt, snapshot: snapshot)
+    }
+
+    /// Also used by the tour's GeoJSON export, so the export is the document the package's `waypoints.geojson` will be.
+    static func manifest(packageId: String, version: Int, createdAt time: Double, snapshot: TourSnapshot) -> Manifest {
         let frame = snapshot.frame
         let estimate = estimate(snapshot)
         let route = snapshot.route.flatMap { try? RoutePath(json: $0) }
-        // Fixed from the request, not the clock: the same snapshot always yields the same bytes.
-        let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: request.createdAt.rounded(.down)))
+        let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: time.rounded(.down)))
         return Manifest(
-            packageId: request.packageId, version: request.version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
+            packageId: packageId, version: version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
             mapName: snapshot.mapName, bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: snapshot.description,
             waypoints: snapshot.waypoints.enumerated().map { index, waypoint in

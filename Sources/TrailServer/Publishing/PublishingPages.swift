@@ -190,6 +190,8 @@ extension PublishingController {
                       longitude: waypoint.coordinates.longitude, url: "#waypoint-\(waypoint.order)")
             },
             editable: false, tileURL: manifest.tiles == nil ? nil : tileURL, moveURLTemplate: "", orderURL: "", newWaypointURL: "")
+        // The route as the package carries it, so the reviewer sees the trail line the visitor will follow.
+        data.route = (manifest.route ?? []).map { [$0.longitude, $0.latitude] }
         if let tiles = manifest.tiles, tileURL != nil {
             data.tileMinZoom = tiles.minZoom
             data.tileMaxZoom = tiles.maxZoom

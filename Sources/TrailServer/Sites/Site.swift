@@ -58,11 +58,14 @@ public struct SiteInput: Sendable {
     public var name: String
     public var description: String
     public var requiredApprovals: Int
-    public init(slug: String, name: String, description: String, requiredApprovals: Int) {
+    /// Bytes of stored media (clean and pending files) the site may hold; nil for no limit.
+    public var storageQuotaBytes: Int64?
+    public init(slug: String, name: String, description: String, requiredApprovals: Int, storageQuotaBytes: Int64? = nil) {
         self.slug = slug
         self.name = name
         self.description = description
         self.requiredApprovals = requiredApprovals
+        self.storageQuotaBytes = storageQuotaBytes
     }
 }
 
@@ -75,6 +78,7 @@ extension AppDatabase {
             }
             var site = Site(id: nil, slug: input.slug, name: input.name.trimmed, description: input.description.trimmed,
                             requiredApprovals: input.requiredApprovals, createdAt: Date().dbTime)
+            site.storageQuotaBytes = input.storageQuotaBytes
             try site.insert(db)
             try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
             return site
@@ -92,9 +96,10 @@ extension AppDatabase {
             site.name = input.name.trimmed
             site.description = input.description.trimmed
             site.requiredApprovals = input.requiredApprovals
+            site.storageQuotaBytes = input.storageQuotaBytes
             try site.update(db)
             try AuditEvent.record(db, actor: actor, siteId: id, objectType: "site", objectId: "\(id)", action: "site.update",
-                                  detail: "\(site.slug), approvals \(site.requiredApprovals)")
+                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none")")
             return site
         }
     }
@@ -105,6 +110,7 @@ extension AppDatabase {
         if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
         if input.description.count > 5_000 { errors["description"] = "Keep the description under 5,000 characters." }
         if input.requiredApprovals < 1 || input.requiredApprovals > 20 { errors["requiredApprovals"] = "Required approvals must be between 1 and 20." }
+        if let quota = input.storageQuotaBytes, quota < 1 { errors["storageQuota"] = "Enter a quota of at least 1 MB, or leave it empty for no limit." }
         return errors
     }
 

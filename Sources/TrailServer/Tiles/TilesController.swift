@@ -251,6 +251,7 @@ struct TilesController: Sendable {
         let map = PreviewMapData(
             frame: frame,
             waypoints: manifest.waypoints.map { .init(order: $0.order, name: $0.name, latitude: $0.coordinates.latitude, longitude: $0.coordinates.longitude) },
+            route: (manifest.route ?? []).map { [$0.longitude, $0.latitude] },
             tileURL: manifest.tiles == nil ? nil : tileURL, minZoom: manifest.tiles?.minZoom, maxZoom: manifest.tiles?.maxZoom,
             startZoom: manifest.tiles.map { TileMath.centerZoom(frame, zooms: $0.minZoom...$0.maxZoom) }, attribution: attribution)
         let json = (try? String(decoding: JSONResponse.encoder.encode(map), as: UTF8.self)) ?? "{}"
@@ -282,6 +283,8 @@ struct PreviewMapData: Encodable {
     }
     let frame: Frame
     let waypoints: [Point]
+    /// The package's route, `[[lon, lat], ...]`.
+    let route: [[Double]]
     let tileURL: String?
     let minZoom: Int?
     let maxZoom: Int?

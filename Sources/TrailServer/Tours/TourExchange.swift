@@ -7,6 +7,19 @@ import PackageFormat
 
 /// GeoJSON out (RFC 7946, the same document as a package's `waypoints.geojson`), GeoJSON and GPX 1.1 in.
 enum TourExport {
+    /// A framed tour is exported through the package's own manifest code (waypoints with their asset paths and
+    /// distances, the route with the duration estimate): byte for byte the `waypoints.geojson` a build of the tour as it
+    /// is now would contain. A tour without a frame yet gets the same layout around its points, without package data.
+    static func geoJSON(_ db: Database, tour: Tour, site: Site) throws -> Data {
+        guard tour.frame != nil else {
+            let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
+            return try geoJSON(tour: tour, waypoints: waypoints, siteName: site.name)
+        }
+        let snapshot = try AppDatabase.snapshot(db, tour: tour, site: site)
+        let manifest = ManifestMaker.manifest(packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: tour.updatedAt, snapshot: snapshot)
+        return try TourGeoJSON.make(manifest: manifest)
+    }
+
     static func geoJSON(tour: Tour, waypoints: [Waypoint], siteName: String) throws -> Data {
         let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.routePath)
         let manifest = Manifest(
@@ -80,13 +93,21 @@ struct ImportRefused: Error, Sendable {
     let message: String
 }
 
+/// "20 MB" for the default limit, exact bytes for a limit that is not a whole number of MB.
+func megabytes(_ bytes: Int) -> String {
+    bytes % (1024 * 1024) == 0 ? "\(bytes / 1024 / 1024) MB" : "\(bytes) bytes"
+}
+
 enum TourImport {
-    static let maxBytes = 20 * 1024 * 1024
     static let maxWaypoints = 2_000
 
-    static func parse(_ data: Data) throws -> ImportedTour {
-        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(maxBytes / 1024 / 1024) MB.") }
+    static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
+        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(megabytes(maxBytes)).") }
         let start = data.prefix(512)
+        // UTF-8 only: our DOCTYPE check reads UTF-8 bytes, so a UTF-16 or UTF-32 file could hide a DTD from it.
+        if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) || start.contains(0) {
+            throw ImportRefused(message: "Import files must be UTF-8 text (this one looks like UTF-16 or binary).")
+        }
         let text = String(decoding: start, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}")))
         if text.hasPrefix("{") { return try parseGeoJSON(data) }
         if text.hasPrefix("<") { return try parseGPX(data) }
@@ -362,5 +383,15 @@ extension AppDatabase {
         }
         return DurationEstimate.estimate(waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
                                          route: tour.routePath, paceKmh: tour.paceKmh, dwellSeconds: dwell)
+    }
+}
+
+extension AppDatabase {
+    /// One read transaction: the tour, its waypoints and their files as of one moment.
+    func exportGeoJSON(tour: Tour, site: Site) throws -> Data {
+        try writer.read { db in
+            guard let current = try Tour.fetchOne(db, id: tour.id!) else { throw NotFound() }
+            return try TourExport.geoJSON(db, tour: current, site: site)
+        }
     }
 }

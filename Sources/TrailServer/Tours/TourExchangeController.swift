@@ -90,7 +90,7 @@ struct TourExchangeController: Sendable {
     func export(_ context: AppRequestContext) throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, site, _) = try authorization.tour(id: tourId, user: context.requireUser())
-        let data = try TourExport.geoJSON(tour: tour, waypoints: try database.waypoints(tourId: tourId), siteName: site.name)
+        let data = try database.exportGeoJSON(tour: tour, site: site)
         return Response(status: .ok, headers: [.contentType: "application/geo+json", .cacheControl: "no-store",
                                                .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\""],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
@@ -100,9 +100,9 @@ struct TourExchangeController: Sendable {
     func receive(_ request: Request) async throws -> (String, ImportedTour) {
         let received: MultipartUpload.Result
         do {
-            received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: Int64(TourImport.maxBytes))
+            received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: Int64(config.importMaxSize))
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw HTTPError(.contentTooLarge, message: "Import files are limited to \(TourImport.maxBytes / 1024 / 1024) MB.")
+            throw HTTPError(.contentTooLarge, message: "Import files are limited to \(megabytes(config.importMaxSize)).")
         }
         guard let file = received.files.first else { throw ValidationErrors(["file": "Choose a GeoJSON or GPX file."]) }
         for extra in received.files.dropFirst() { try? FileManager.default.removeItem(at: paths.upload(extra.uploadId)) }
@@ -118,7 +118,7 @@ struct TourExchangeController: Sendable {
     }
 
     func parseOrRefuse(_ data: Data) throws -> ImportedTour {
-        do { return try TourImport.parse(data) } catch let refused as ImportRefused {
+        do { return try TourImport.parse(data, maxBytes: config.importMaxSize) } catch let refused as ImportRefused {
             throw ValidationErrors(["file": refused.message])
         }
     }

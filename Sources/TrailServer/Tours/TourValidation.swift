@@ -6,10 +6,13 @@ public struct TourInput: Sendable {
     public var description: String
     /// Empty means "derive from the name".
     public var mapName: String
-    public init(name: String, description: String, mapName: String = "") {
+    /// Walking pace for the duration estimate, km/h; nil keeps the tour's (4 for a new tour).
+    public var paceKmh: Double?
+    public init(name: String, description: String, mapName: String = "", paceKmh: Double? = nil) {
         self.name = name
         self.description = description
         self.mapName = mapName
+        self.paceKmh = paceKmh
     }
 }
 
@@ -54,6 +57,9 @@ enum TourValidation {
         let mapName = input.mapName.trimmed
         if !mapName.isEmpty && !Slug.isValid(mapName) {
             errors["mapName"] = "Use 2 to 60 lowercase letters, digits and single hyphens, like santiam-wagon-road."
+        }
+        if let pace = input.paceKmh, !(pace.isFinite && pace >= 0.5 && pace <= 20) {
+            errors["paceKmh"] = "Enter a walking pace between 0.5 and 20 km/h."
         }
         return errors
     }

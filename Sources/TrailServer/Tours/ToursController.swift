@@ -42,7 +42,8 @@ struct ToursController: Sendable {
             let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
                                     cancelURL: "/tours/\(tour.id!)",
-                                    form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName])
+                                    form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName,
+                                           "paceKmh": String(format: "%g", tour.paceKmh)])
             return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
         }
         router.post("/tours/{id}/edit") { request, context in
@@ -200,7 +201,7 @@ struct ToursController: Sendable {
                             form: ["name": waypoint.name, "description": waypoint.description,
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude)],
                             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
-                            assets: MediaController.assetRows(assets, user: context.user, canEdit: editable), hasAssets: !assets.isEmpty,
+                            assets: MediaController.assetRows(assets, user: context.user, canEdit: editable, paths: DataPaths(root: config.dataFolder)), hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
                             maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
     }
@@ -215,11 +216,15 @@ struct ToursController: Sendable {
     }
 
     static func tourInput(_ form: FormFields) -> TourInput {
-        TourInput(name: form.string("name"), description: form.string("description"), mapName: form.string("mapName"))
+        // An empty pace keeps the tour's; text that is not a number is refused (NaN fails the range check).
+        let pace = form.string("paceKmh").trimmed
+        return TourInput(name: form.string("name"), description: form.string("description"), mapName: form.string("mapName"),
+                         paceKmh: pace.isEmpty ? nil : Double(pace.replacingOccurrences(of: ",", with: ".")) ?? .nan)
     }
 
     static func tourForm(_ form: FormFields) -> [String: String] {
-        ["name": form.string("name"), "description": form.string("description"), "mapName": form.string("mapName")]
+        ["name": form.string("name"), "description": form.string("description"), "mapName": form.string("mapName"),
+         "paceKmh": form.string("paceKmh")]
     }
 
     static func waypointInput(_ form: FormFields) -> WaypointInput {

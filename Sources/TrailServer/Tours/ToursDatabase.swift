@@ -34,6 +34,7 @@ extension AppDatabase {
             var tour = Tour(id: nil, siteId: siteId, name: input.name.trimmed, description: input.description.trimmed,
                             mapName: input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed,
                             minZoom: 12, maxZoom: 16, state: .draft, createdBy: actor.userId, createdAt: now, updatedAt: now)
+            if let pace = input.paceKmh { tour.paceKmh = pace }
             try tour.insert(db)
             try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "tour", objectId: "\(tour.id!)", action: "tour.create", detail: tour.name)
             return tour
@@ -65,6 +66,7 @@ extension AppDatabase {
                 tour.name = input.name.trimmed
                 tour.description = input.description.trimmed
                 tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
+                if let pace = input.paceKmh { tour.paceKmh = pace }
                 tour.updatedAt = Date().dbTime
                 try tour.update(db)
                 try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.update", detail: tour.name)

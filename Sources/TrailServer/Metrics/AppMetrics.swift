@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+import Hummingbird
+import Prometheus
+
+/// The server's metrics in Prometheus' text format at `GET /metrics` (DESIGN: swift-metrics, Prometheus text).
+///
+/// Request counts and durations are counted as they happen in this app's own registry (one per app, so tests and
+/// several apps in one process never mix); the state of the work queues and the content is read from the database at
+/// each scrape, so it is right after a restart and needs no bookkeeping in every write.
+public final class AppMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    static let durationBuckets: [Duration] = [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500),
+                                              .seconds(2), .seconds(10), .seconds(60)]
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+    }
+
+    func recordRequest(method: String, status: Int, duration: Duration) {
+        let labels = [("method", method), ("status", String(status))]
+        registry.makeCounter(name: "trail_http_requests_total", labels: labels,
+                             help: "HTTP requests answered, by method and status").increment()
+        registry.makeDurationHistogram(name: "trail_http_request_duration_seconds", labels: [("method", method)],
+                                       buckets: Self.durationBuckets, help: "Time to the response head, by method")
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// Sets the gauges that describe the stored state, then renders everything.
+    func scrape(_ database: AppDatabase) throws -> String {
+        let state = try database.metricsState()
+        for status in ["pending", "clean", "infected", "unscannable", "error"] {
+            registry.makeGauge(name: "trail_assets", labels: [("scan_status", status)], help: "Uploaded files by scan status")
+                .set(Double(state.assetsByStatus[status] ?? 0))
+        }
+        for requestState in ["building", "pending", "ready", "published", "denied", "failed", "withdrawn"] {
+            registry.makeGauge(name: "trail_publish_requests", labels: [("state", requestState)], help: "Publish requests by state")
+                .set(Double(state.requestsByState[requestState] ?? 0))
+        }
+        registry.makeGauge(name: "trail_scan_jobs_queued", help: "Scans waiting or running").set(Double(state.scanJobs))
+        registry.makeGauge(name: "trail_build_jobs_queued", help: "Package builds waiting or running").set(Double(state.buildJobs))
+        registry.makeGauge(name: "trail_packages_published", help: "Packages the mobile API lists").set(Double(state.publishedPackages))
+        registry.makeGauge(name: "trail_package_versions", help: "Released package versions kept").set(Double(state.packageVersions))
+        registry.makeGauge(name: "trail_verified_downloads", help: "Downloads the apps reported as verified").set(Double(state.verifiedDownloads))
+        registry.makeGauge(name: "trail_catalog_version", help: "The signed catalog's version").set(Double(state.catalogVersion))
+        return registry.emitToString()
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+struct MetricsState: Sendable {
+    var assetsByStatus: [String: Int] = [:]
+    var requestsByState: [String: Int] = [:]
+    var scanJobs = 0, buildJobs = 0, publishedPackages = 0, packageVersions = 0, verifiedDownloads = 0, catalogVersion = 0
+}
+
+extension AppDatabase {
+    /// One read transaction, so the gauges of one scrape agree with each other.
+    func metricsState() throws -> MetricsState {
+        try writer.read { db in
+            var state = MetricsState()
+            for row in try Row.fetchAll(db, sql: "SELECT scanStatus, COUNT(*) AS n FROM asset GROUP BY scanStatus") {
+                state.assetsByStatus[row["scanStatus"]] = row["n"]
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM publishRequest GROUP BY state") {
+                state.requestsByState[row["state"]] = row["n"]
+            }
+            state.scanJobs = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM scanJob") ?? 0
+            state.buildJobs = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM buildJob") ?? 0
+            state.publishedPackages = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM package WHERE currentVersion IS NOT NULL AND isVisible = 1") ?? 0
+            state.packageVersions = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion") ?? 0
+            state.verifiedDownloads = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(verifiedCount), 0) FROM packageVersion") ?? 0
+            state.catalogVersion = try Int.fetchOne(db, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0
+            return state
+        }
+    }
+}
+
+/// Counts every answer, including errors (it sits outside the error middleware).
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: AppMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            metrics.recordRequest(method: request.method.rawValue, status: response.status.code, duration: .now - started)
+            return response
+        } catch {
+            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            metrics.recordRequest(method: request.method.rawValue, status: status, duration: .now - started)
+            throw error
+        }
+    }
+}
+
+/// `GET /metrics` for admins: a signed-in admin, or Prometheus with an admin's API token
+/// (`authorization: {type: Bearer, credentials: …}` in its scrape configuration).
+struct MetricsController {
+    let metrics: AppMetrics
+    let database: AppDatabase
+
+    func addRoutes(to router: RouterGroup<AppRequestContext>) {
+        router.get("/metrics") { _, context in
+            guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
+            let text = try metrics.scrape(database)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
+    }
+}
