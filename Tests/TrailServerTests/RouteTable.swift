@@ -153,6 +153,11 @@ enum RouteTable {
         page(.post, "/admin/sites/{alpha}", [("slug", "alpha"), ("name", "Alpha Renamed"), ("description", "d"), ("requiredApprovals", "2")],
              admins(.redirect("/sites/alpha"))),
         page(.get, "/admin/audit", [], admins(.ok)),
+        page(.get, "/admin/tiles", [], admins(.ok)),
+        page(.get, "/metrics", [], admins(.ok)),
+        page(.get, "/reviews", [], anyone(.ok)),
+        page(.get, "/tours/{tour}/export.geojson", [], viewers(.ok)),
+        page(.post, "/tours/{tour}/route", [("route", "[[-122.2,44.37],[-122.1,44.41]]")], authors(.redirect("/tours/{tour}"))),
         page(.post, "/logout", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/login")) })),
     ]
 
@@ -166,6 +171,7 @@ enum RouteTable {
         api(.post, "/tours/{tour}/waypoints", #"{"name":"Midway","latitude":44.39,"longitude":-122.1,"order":1}"#, authors(.created, api: true)),
         api(.patch, "/tours/{tour}/waypoints/{wp}", #"{"name":"Fish Lake East","order":2}"#, authors(.ok, api: true)),
         api(.delete, "/tours/{tour}/waypoints/{wp}", nil, authors(.noContent, api: true)),
+        api(.get, "/tours/{tour}/export.geojson", nil, viewers(.ok, api: true)),
     ]
 
     /// Every state-changing route of the panel (for the CSRF table).

@@ -222,10 +222,19 @@ enum ManifestDiff {
             if !changes.isEmpty { lines.append("Waypoint changed: “\(waypoint.name)”: \(changes.joined(separator: ", ")).") }
             let oldAssets = Dictionary(previous.assets.map { ($0.sha256, $0) }, uniquingKeysWith: { a, _ in a })
             let newAssets = Dictionary(waypoint.assets.map { ($0.sha256, $0) }, uniquingKeysWith: { a, _ in a })
-            for asset in waypoint.assets where oldAssets[asset.sha256] == nil {
-                lines.append("File added at “\(waypoint.name)”: \(asset.path) (\(asset.type.rawValue)).")
+            // New bytes at a path the old version also had: the file was replaced (changed), not added and removed.
+            let added = waypoint.assets.filter { oldAssets[$0.sha256] == nil }
+            let removed = previous.assets.filter { newAssets[$0.sha256] == nil }
+            let removedPaths = Dictionary(removed.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+            let addedPaths = Set(added.map(\.path))
+            for asset in added {
+                if let replaced = removedPaths[asset.path] {
+                    lines.append("File changed at “\(waypoint.name)”: \(asset.path) (\(ByteFormat.string(replaced.size)) → \(ByteFormat.string(asset.size))).")
+                } else {
+                    lines.append("File added at “\(waypoint.name)”: \(asset.path) (\(asset.type.rawValue)).")
+                }
             }
-            for asset in previous.assets where newAssets[asset.sha256] == nil {
+            for asset in removed where !addedPaths.contains(asset.path) {
                 lines.append("File removed at “\(waypoint.name)”: \(asset.path).")
             }
             for asset in waypoint.assets {

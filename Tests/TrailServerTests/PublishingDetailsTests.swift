@@ -1,0 +1,99 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import TrailServer
+
+/// Details of media and publishing that the larger flows pass over: replacing and reordering files, scan jobs that
+/// outlive the process, Range on the review page's files, and a manager releasing someone else's request.
+@Suite struct PublishingDetailsTests {
+    @Test("replace takes the old file's place; ↑/↓ reorder; both by an author through the panel and the API")
+    func replaceAndReorderAssets() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        try await env.app.test { client in
+            let first = try await client.publishUpload(env, token: token, data: PublishFixtures.png(size: 30_000, seed: 1), fileName: "old.png", contentType: "image/png")
+            let second = try await client.publishUpload(env, token: token, data: PublishFixtures.text("Second file."), fileName: "b.txt", contentType: "text/plain")
+            #expect(await env.scanAll() == 2)
+
+            // Replace the first through the API: a multipart body with the file and `replaces`.
+            let boundary = "replace-boundary"
+            var body = ByteBuffer(string: "--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(first)\r\n")
+            var file = PublishFixtures.multipart(PublishFixtures.png(size: 31_000, seed: 2), fileName: "new.png", contentType: "image/png", boundary: boundary)
+            body.writeBuffer(&file)
+            let replaced = try await client.execute(uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets", method: .post,
+                                                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                                                    body: body)
+            #expect(replaced.status == .created, "\(replaced.text)")
+            let third = Int64(try #require(publishInt(replaced.jsonObject["id"])))
+            #expect(await env.scanAll() == 1)
+            var order = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
+            #expect(order == [third, second], "the new file took the old one's place: \(order)")
+            #expect(try env.database.asset(id: first) == nil, "the replaced file is gone")
+
+            // ↓ on the first through the panel.
+            let browser = try await client.signIn("author@test.org")
+            let moved = try await client.post("/assets/\(third)/down", form: [:], session: browser)
+            #expect(moved.status == .seeOther)
+            order = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
+            #expect(order == [second, third], "\(order)")
+            // A reviewer may look but not reorder.
+            let reviewer = try await client.signIn("reviewer@test.org")
+            #expect(try await client.post("/assets/\(third)/up", form: [:], session: reviewer).status == .forbidden)
+            #expect(try env.database.assets(waypointId: env.seed.waypointId).map(\.id) == [second, third])
+        }
+    }
+
+    @Test("a queued scan survives a restart: the next process scans it")
+    func scanJobsSurviveARestart() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        try await env.app.test { client in
+            _ = try await client.publishUpload(env, token: token, data: PublishFixtures.png(size: 20_000, seed: 9), fileName: "a.png", contentType: "image/png")
+        }
+        let assetId = try #require(try env.database.assets(waypointId: env.seed.waypointId).first?.id)
+        #expect(try env.database.asset(id: assetId)?.scanStatus == .pending, "not scanned before the 'crash'")
+        #expect(try env.database.scalar("SELECT COUNT(*) FROM scanJob") == 1)
+        let restarted = try await env.reopen()
+        #expect(await restarted.scanAll() == 1)
+        let asset = try #require(try restarted.database.asset(id: assetId))
+        #expect(asset.scanStatus == .clean)
+        #expect(asset.storedPath == "assets/\(asset.sha256)")
+        #expect(try restarted.database.scalar("SELECT COUNT(*) FROM scanJob") == 0)
+    }
+
+    @Test("the review page's files answer Range requests from the built package's copy; a manager releases an author's request")
+    func reviewFilesRangeAndManagerPush() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: token)
+            let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
+            #expect(request.state == .ready)
+            let reviewer = try await client.signIn("reviewer@test.org")
+            var headers = HTTPFields()
+            headers[.range] = "bytes=0-9"
+            let part = try await client.get("/requests/\(request.id)/assets/0", session: reviewer, headers: headers)
+            #expect(part.status == .partialContent)
+            #expect(part.headers[.contentRange]?.hasPrefix("bytes 0-9/") == true, "\(part.headers)")
+            #expect(part.body.readableBytes == 10)
+            headers[.range] = "bytes=99999999-"
+            let beyond = try await client.get("/requests/\(request.id)/assets/0", session: reviewer, headers: headers)
+            #expect(beyond.status == .rangeNotSatisfiable)
+            #expect(try await client.get("/requests/\(request.id)/assets/99", session: reviewer).status == .notFound)
+
+            // The author is not the one who releases here: a manager of the site does.
+            let manager = try env.token("manager@test.org")
+            let pushed = try await client.publishAction(request.id, "push", token: manager)
+            #expect(pushed.status == .ok, "\(pushed.text)")
+            let package = try env.package(request.packageId)
+            #expect(package.currentVersion == 1)
+            #expect(env.exists(env.packageZip(request.packageId, version: 1)))
+            #expect(try env.auditCount("publish.push", objectId: request.packageId) == 1)
+        }
+    }
+}
