@@ -94,6 +94,20 @@ import Testing
             #expect(package.currentVersion == 1)
             #expect(env.exists(env.packageZip(request.packageId, version: 1)))
             #expect(try env.auditCount("publish.push", objectId: request.packageId) == 1)
+
+            // Apps report verified downloads; the package page counts them per version (a wrong hash is not counted).
+            let zipSHA = try #require(env.package(request.packageId).currentVersion.flatMap { _ in request.zipSha256 })
+            for sha in [zipSHA, zipSHA, String(repeating: "0", count: 64)] {
+                let verify = try await client.execute(uri: "/api/v1/packages/\(request.packageId)/verify", method: .post,
+                                                      headers: [.contentType: "application/json"],
+                                                      body: ByteBuffer(string: #"{"sha256":"\#(sha)","version":1}"#))
+                #expect(verify.status == .ok)
+                #expect(verify.jsonObject["valid"] as? Bool == (sha == zipSHA))
+            }
+            let author = try await client.signIn("author@test.org")
+            let page = try await client.get("/packages/\(request.packageId)", session: author)
+            #expect(page.status == .ok)
+            #expect(page.text.contains(#"<td class="verified-count">2</td>"#), "two verified downloads shown")
         }
     }
 }
