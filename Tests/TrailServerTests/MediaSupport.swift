@@ -325,51 +325,14 @@ struct MediaTestError: Error, CustomStringConvertible {
 // MARK: Python helpers (Tests/TrailServerTests/Scripts)
 
 enum MediaPython {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
-
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-        var json: [String: Any] {
-            let lastLine = stdout.split(separator: "\n").last.map(String.init) ?? ""
-            return (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] ?? [:]
-        }
+    /// `python3 Scripts/<name> arguments…` through the one subprocess runner of the tests (`PublishingProcess`).
+    static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> PublishingProcess.Output {
+        try await PublishingProcess.python(name, arguments, timeout: timeout)
     }
+}
 
-    /// `python3 Scripts/<name> arguments…`, awaited without blocking a thread; killed after `timeout`.
-    static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", folder.appendingPathComponent(name).path] + arguments
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-py-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-                return
-            }
-            let pid = process.processIdentifier
-            Task {
-                try? await Task.sleep(for: timeout)
-                if process.isRunning { kill(pid, SIGKILL) }
-            }
-        }
-        try? out.close()
-        try? err.close()
-        return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
-    }
+extension PublishingProcess.Output {
+    var json: [String: Any] { lastLineJSON }
 }
 
 extension AppDatabase {

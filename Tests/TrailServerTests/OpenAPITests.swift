@@ -209,45 +209,10 @@ import Testing
         #expect(operationIds.count == Self.routes.count)
     }
 
-    /// `python3 arguments…`, awaited without blocking a thread; killed after `timeout`.
+    /// `python3 arguments…` through the tests' one subprocess runner.
     private enum Python {
-        struct Output {
-            let status: Int32
-            let stdout: String
-            let stderr: String
-        }
-
-        static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Output {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3"] + arguments
-            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-openapi-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: scratch) }
-            let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-            FileManager.default.createFile(atPath: outURL.path, contents: nil)
-            FileManager.default.createFile(atPath: errURL.path, contents: nil)
-            let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-            process.standardOutput = out
-            process.standardError = err
-            process.standardInput = FileHandle.nullDevice
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do { try process.run() } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(throwing: error)
-                    return
-                }
-                let pid = process.processIdentifier
-                Task {
-                    try? await Task.sleep(for: timeout)
-                    if process.isRunning { kill(pid, SIGKILL) }
-                }
-            }
-            try? out.close()
-            try? err.close()
-            return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                          stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        static func run(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> PublishingProcess.Output {
+            try await PublishingProcess.run("python3", arguments, timeout: timeout)
         }
     }
 }
