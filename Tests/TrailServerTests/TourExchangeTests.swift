@@ -64,8 +64,18 @@ import Testing
             #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
         }
         let copied = try #require(try app.database.tour(id: copy.id!))
-        #expect(copied.frame != nil)
-        #expect(copied.routePath?.points.count == 3)
+        let source = try #require(try app.database.tour(id: seed.tourId))
+        // The route point for point; the new frame encloses every imported point and the whole route.
+        let route = try #require(copied.routePath?.points), sourceRoute = try #require(source.routePath?.points)
+        #expect(route.count == sourceRoute.count)
+        for (a, b) in zip(route, sourceRoute) {
+            #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
+        }
+        let frame = try #require(copied.frame)
+        for point in route + imported.map({ RoutePoint(longitude: $0.longitude, latitude: $0.latitude) }) {
+            #expect(frame.contains(latitude: point.latitude, longitude: point.longitude))
+        }
+        #expect(copied.name == "Copy", "an import brings waypoints and the route, not the tour's own texts")
     }
 
     @Test(arguments: ["waypoints", "track", "both"])
