@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 
 /// Assets on the panel (upload form, delete, reorder, rescan, previews) and in the management API.
 struct MediaController: Sendable {
@@ -56,7 +57,7 @@ struct MediaController: Sendable {
                 guard asset.scanStatus == .clean else {
                     throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
                 }
-                return try await preview(asset, request: request)
+                return try await preview(asset, request: request, eventLoop: context.eventLoop)
             }
         }
         router.post("/assets/{aid}/delete") { request, context in
@@ -137,14 +138,15 @@ struct MediaController: Sendable {
     }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.
-    func preview(_ asset: Asset, request: Request) async throws -> Response {
+    /// With the connection's event loop, a slow player holds about two chunks in memory, not the whole file.
+    func preview(_ asset: Asset, request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         let contentType = asset.kind == .text ? "text/plain; charset=utf-8" : asset.mimeType
         let fileName = asset.originalName.replacingOccurrences(of: "\"", with: "")
             .addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? "file"
         return try await FileResponder.respond(
             fileAt: paths.absolute(asset.storedPath), contentType: contentType, etag: "\"\(asset.sha256)\"", request: request,
             headers: [.contentDisposition: "inline; filename*=UTF-8''\(fileName)", .cacheControl: "private, no-cache",
-                      .contentSecurityPolicy: "default-src 'none'; sandbox"])
+                      .contentSecurityPolicy: "default-src 'none'; sandbox"], eventLoop: eventLoop)
     }
 
     /// The start of a clean text file, shown escaped on the waypoint page (at most 2,000 bytes, cut at a character).

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import PackageFormat
 
 /// Submit for review, the review queue, the request page (review, approve, deny, withdraw, release),
@@ -43,7 +44,8 @@ struct PublishingController: Sendable {
         }
         router.get("/requests/{rid}/assets/{index}") { request, context in
             let (publish, _, _) = try viewableRequest(context)
-            return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request)
+            return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request,
+                                         eventLoop: context.eventLoop)
         }
         router.post("/requests/{rid}/approve") { request, context in
             var request = request
@@ -282,7 +284,7 @@ struct PublishingController: Sendable {
     }
 
     /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).
-    func stagedAsset(_ publish: PublishRequest, index: Int, request: Request) async throws -> Response {
+    func stagedAsset(_ publish: PublishRequest, index: Int, request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
         let assets = manifest.waypoints.flatMap(\.assets)
         guard assets.indices.contains(index) else { throw NotFound() }
@@ -290,7 +292,8 @@ struct PublishingController: Sendable {
         let file = paths.staging.appendingPathComponent(publish.id).appendingPathComponent("files").appendingPathComponent(asset.sha256)
         let contentType = asset.type == .text ? "text/plain; charset=utf-8" : asset.mimeType
         return try await FileResponder.respond(fileAt: file, contentType: contentType, etag: "\"\(asset.sha256)\"", request: request,
-                                               headers: [.cacheControl: "private, no-cache", .contentSecurityPolicy: "default-src 'none'; sandbox"])
+                                               headers: [.cacheControl: "private, no-cache", .contentSecurityPolicy: "default-src 'none'; sandbox"],
+                                               eventLoop: eventLoop)
     }
 
     static func age(_ time: Double) -> String {
