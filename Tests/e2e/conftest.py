@@ -7,14 +7,18 @@ output and changed once, at the first sign-in, as a person would. Each test gets
 Later features add their fixtures here and their scenarios as new test_*.py files. The server scans with a real
 libclamav engine loaded with one test signature (EICAR), so uploads get real verdicts and tours can be published;
 `reviewers` and `review_site` (two approvals required) serve the review flow.
+
+At the end, no Chromium, chromedriver or server the suite started may still be running, and the wall time is printed.
 """
 from __future__ import annotations
 
 import secrets
+import time
 
 import pytest
 
-from support import ADMIN_EMAIL, AUDITED, Account, Api, Panel, Server, Store, chrome, console_errors, write_signatures
+from support import (ADMIN_EMAIL, AUDITED, Account, Api, Panel, Server, Store, chrome, console_errors, mark_suite_processes,
+                     suite_processes, write_signatures)
 
 E2E_SITE = "e2e-park"  # where scenarios build their tours; the demo site stays as shipped for the screenshots
 REVIEW_SITE = "review-park"  # two approvals required: the review flow's tours
@@ -27,9 +31,36 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"report_{report.when}", report)
 
 
+_STARTED = time.monotonic()
+_LEFT_RUNNING: list[str] | None = None  # what the end-of-session check found (None: it did not run)
+
+
+def pytest_configure(config):
+    global _STARTED
+    _STARTED = time.monotonic()
+    mark_suite_processes()
+
+
 def pytest_terminal_summary(terminalreporter):
     if AUDITED:
         terminalreporter.write_line(f"axe-core (serious/critical) checked {len(AUDITED)} page states: {', '.join(sorted(set(AUDITED)))}")
+    if _LEFT_RUNNING is not None:
+        terminalreporter.write_line("processes left running by the suite: " + ("; ".join(_LEFT_RUNNING) if _LEFT_RUNNING else "none"))
+    elapsed = time.monotonic() - _STARTED
+    terminalreporter.write_line(f"e2e suite wall time: {elapsed:.1f} s ({int(elapsed // 60)} min {elapsed % 60:04.1f} s)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_processes_left_running():
+    """Set up before, and so torn down after, every other session fixture (the server, the browsers): then no
+    Chromium, chromedriver or trail-companion process this run started may still be running."""
+    global _LEFT_RUNNING
+    yield
+    deadline = time.monotonic() + 20  # Chromium's helpers take a moment to follow the browser out
+    while (left := suite_processes()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    _LEFT_RUNNING = left
+    assert not left, "processes started by the suite are still running:\n" + "\n".join(left)
 
 
 @pytest.fixture(scope="session")

@@ -214,10 +214,14 @@ class Api:
 
     def upload(self, tour_id: int, waypoint_id: int, name: str, body: bytes) -> dict:
         """`POST /manage/tours/{id}/waypoints/{wid}/assets`: multipart/form-data with one `file` part; answers the asset."""
+        return self.post_file(f"/manage/tours/{tour_id}/waypoints/{waypoint_id}/assets", name, body)
+
+    def post_file(self, path: str, name: str, body: bytes):
+        """POSTs multipart/form-data with one `file` part (an upload, an import); answers the JSON."""
         boundary = "e2e-" + uuid.uuid4().hex
         data = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
                 f"Content-Type: application/octet-stream\r\n\r\n").encode() + body + f"\r\n--{boundary}--\r\n".encode()
-        request = urllib.request.Request(f"{self.base_url}/manage/tours/{tour_id}/waypoints/{waypoint_id}/assets", data=data, method="POST")
+        request = urllib.request.Request(self.base_url + path, data=data, method="POST")
         request.add_header("Authorization", f"Bearer {self.token}")
         request.add_header("Accept", "application/json")
         request.add_header("Content-Type", f"multipart/form-data; boundary={boundary}")
@@ -226,6 +230,14 @@ class Api:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
             raise ApiError(error.code, error.read().decode(errors="replace")) from None
+
+    def import_file(self, tour_id: int, name: str, body: bytes, dry_run: bool = False) -> dict:
+        """`POST /manage/tours/{id}/import` (GeoJSON or GPX); answers `{dryRun, applied, plan}`."""
+        return self.post_file(f"/manage/tours/{tour_id}/import" + ("?dryRun=true" if dry_run else ""), name, body)
+
+    def export(self, tour_id: int) -> dict:
+        """`GET /manage/tours/{id}/export.geojson`: the tour as an RFC 7946 FeatureCollection."""
+        return self.get(f"/manage/tours/{tour_id}/export.geojson")
 
     def scanned_asset(self, asset_id: int, timeout: float = 60) -> dict:
         """The asset once the scanner has given its verdict (no longer `pending`)."""
@@ -280,6 +292,67 @@ class Store:
 
 
 # --------------------------------------------------------------------------------------------
+# The processes the suite starts: none may outlive it
+
+
+SUITE_MARK = "E2E_SUITE_RUN"  # in the environment of what the suite starts (not TRAIL_*: `Server` passes it on)
+PROFILES: list[str] = []  # the profile folder of every Chromium the suite started
+_WATCHED = ("chromium", "chrome", "chromedriver", "chrome_crashpad_handler", "trail-companion")
+
+
+def mark_suite_processes() -> str:
+    """Marks this run: every process started from now on (chromedriver, Chromium, servers) inherits the mark."""
+    os.environ[SUITE_MARK] = uuid.uuid4().hex
+    return os.environ[SUITE_MARK]
+
+
+def _read_proc(pid: str, name: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes()
+    except OSError:  # gone meanwhile, or another user's
+        return b""
+
+
+def suite_processes() -> list[str]:
+    """The Chromium, chromedriver and trail-companion processes of this run still alive, as "pid command" lines: those
+    with the run's mark in their environment, their descendants, the descendants of pytest, and Chromium's helpers
+    that name one of the run's profile folders (even when orphaned)."""
+    mark = f"{SUITE_MARK}={os.environ.get(SUITE_MARK, '')}".encode()
+    me = os.getpid()
+    processes = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        stat = _read_proc(entry.name, "stat").decode(errors="replace")
+        if not stat or ")" not in stat:
+            continue
+        state, parent = stat.rsplit(")", 1)[1].split()[:2]
+        if state in ("Z", "X"):  # exited, waiting to be reaped
+            continue
+        argv = [a.decode(errors="replace") for a in _read_proc(entry.name, "cmdline").split(b"\0") if a]
+        marked = os.environ.get(SUITE_MARK) and mark in _read_proc(entry.name, "environ").split(b"\0")
+        processes[int(entry.name)] = (int(parent), argv, bool(marked))
+
+    def ours(pid: int) -> bool:
+        seen = set()
+        while pid in processes and pid not in seen:
+            seen.add(pid)
+            parent, argv, marked = processes[pid]
+            if marked or parent == me or any(f"--user-data-dir={p}" in " ".join(argv) for p in PROFILES):
+                return True
+            pid = parent
+        return False
+
+    left = []
+    for pid, (_, argv, _) in sorted(processes.items()):
+        # Chromium's helpers rewrite their command line as one string: the program is its first word.
+        program = Path(argv[0] if len(argv) > 1 else (argv or [""])[0].split(" ")[0]).name
+        if any(program == w or program.endswith("-" + w) for w in _WATCHED) and ours(pid):
+            left.append(f"{pid} {' '.join(argv)[:200]}")
+    return left
+
+
+# --------------------------------------------------------------------------------------------
 # The browser
 
 
@@ -298,6 +371,10 @@ def chrome(width: int = 1440, height: int = 1000) -> webdriver.Chrome:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    # Chromium's helpers (zygote, renderers) do not keep the suite's mark in their environment, but name the profile.
+    profile = (driver.capabilities.get("chrome") or {}).get("userDataDir")
+    if profile:
+        PROFILES.append(profile)
     driver.set_page_load_timeout(30)
     driver.set_script_timeout(30)
     return driver
@@ -753,6 +830,17 @@ def mercator_y(latitude: float) -> float:
 
 def latitude_from_mercator(y: float) -> float:
     return math.degrees(2 * math.atan(math.exp(y)) - math.pi / 2)
+
+
+def route_length_meters(positions) -> float:
+    """Length of a [[longitude, latitude], ...] line: the haversine on the server's mean Earth radius (`Geo.distance`)."""
+    radius = 6_371_008.8
+    total = 0.0
+    for (lng1, lat1, *_), (lng2, lat2, *_) in zip(positions, positions[1:]):
+        p1, p2 = math.radians(lat1), math.radians(lat2)
+        h = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lng2 - lng1) / 2) ** 2
+        total += 2 * radius * math.asin(min(1.0, math.sqrt(h)))
+    return total
 
 
 @dataclass

@@ -41,6 +41,11 @@ def test_every_admin_page(admin_panel, api, store):
         panel.submit_form("form[action='/admin/sites']", name="", slug="Not A Slug!", requiredApprovals="0")
         assert panel.all("#s-slug.is-invalid")
 
+    def tile_server_with_errors():
+        panel.open("/admin/tiles")
+        panel.submit_form("#tile-settings-form", urlTemplate="https://{s}.tile.osm.org/{z}/{x}/{y}.png", attribution="", tileCap="0")
+        assert panel.all("#urlTemplate.is-invalid") and panel.all("#tileCap.is-invalid")
+
     def frame_with_errors():
         panel.open(f"/tours/{tour['id']}")
         panel.submit_form("#frame-form", north="10", south="20", east="-122", west="-121")
@@ -60,6 +65,8 @@ def test_every_admin_page(admin_panel, api, store):
         ("admin: sites", lambda: panel.open("/admin/sites")),
         ("admin: site with errors", site_with_errors),
         ("admin: edit site", lambda: panel.open(f"/admin/sites/{site_id}")),
+        ("admin: map tiles", lambda: panel.open("/admin/tiles")),
+        ("admin: map tiles with errors", tile_server_with_errors),
         ("admin: audit log", lambda: panel.open("/admin/audit")),
         ("admin: audit log, filtered", lambda: panel.open(f"/admin/audit?objectType=tour&objectId={tour['id']}")),
         ("API tokens", lambda: panel.open("/account/tokens")),

@@ -184,7 +184,10 @@ def test_several_files_at_once_each_with_its_own_bar(ranger_panel, upload_tour, 
     assert image.get_attribute("alt") == "hackleman-grove.png"
     panel.wait().until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image) == 480)
     assert panel.all(f"#asset-{stored['pileated-woodpecker.mp3']['id']} audio")
-    assert panel.find(f"#asset-{stored['grove-notes.md']['id']} a").text == "Open the text"
+    notes = panel.find(f"#asset-{stored['grove-notes.md']['id']}")
+    assert notes.find_element(By.CSS_SELECTOR, "a").text == "Open the whole text"
+    assert notes.find_element(By.CSS_SELECTOR, "pre.asset-text").text.strip() == files["grove-notes.md"].decode().strip(), \
+        "the text's beginning is shown as text"
     assert not store.uploads(waypoint["id"])
     panel.assert_accessible("waypoint page with four clean files", media=False)
 
