@@ -182,11 +182,7 @@ def test_a_malformed_import_file_is_refused(admin_panel, e2e_site, api, store, t
     panel.assert_accessible("import refused")
 
     # The message belongs next to the file field of the tour page, as on the panel's other forms.
-    if panel.heading() != "Fish Lake Remount":
-        pytest.xfail(f"a refused import file gets a generic error page (“{panel.heading()}”, “{panel.text('main p.lead')}”, "
-                     "without the signed-in menu and with no way back to the tour), not an error next to the file field: "
-                     "the panel route POST /tours/{id}/import (TourExchangeController) throws ValidationErrors(['file': …]), "
-                     "which ErrorMiddleware renders with error.mustache")
+    assert panel.heading() == "Fish Lake Remount", "the tour page again, not an error page"
     field = panel.find("#import-file")
     assert "is-invalid" in field.get_attribute("class").split()
     assert "The GeoJSON is not valid JSON." in panel.text("#import-form .invalid-feedback")

@@ -267,7 +267,7 @@ struct TilesController: Sendable {
         let current = settings.current
         return AdminTilesPage(
             form: ["urlTemplate": current.urlTemplate ?? "", "attribution": current.attribution, "tileCap": "\(current.tileCap)"],
-            isSaved: settings.isSaved, commandLineTemplate: config.tileURLTemplate ?? "", forbidden: TileURLTemplate.forbiddenDomains.joined(separator: ", "),
+            isSaved: settings.isSaved, commandLineTemplate: config.tileURLTemplate.flatMap { $0.isEmpty ? nil : $0 }, forbidden: TileURLTemplate.forbiddenDomains.joined(separator: ", "),
             userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
     }
 }
@@ -315,7 +315,8 @@ struct AdminTilesPage: Sendable {
     var form: [String: String]
     var errors: [String: String] = [:]
     let isSaved: Bool
-    let commandLineTemplate: String
+    /// nil when `--tile-url` is not set (an empty string would still open the template section).
+    let commandLineTemplate: String?
     let forbidden: String
     let userAgent: String
 }

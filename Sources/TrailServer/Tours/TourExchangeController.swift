@@ -28,8 +28,17 @@ struct TourExchangeController: Sendable {
             try export(context)
         }
         router.post("/tours/{id}/import") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let (importId, imported) = try await receive(request)
+            let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let importId: String, imported: ImportedTour
+            do {
+                (importId, imported) = try await receive(request)
+            } catch let refusal as ValidationErrors {
+                return try refusedImport(refusal["file"] ?? refusal.fields.values.first ?? "The file was refused.", status: .unprocessableContent,
+                                         tour: tour, site: site, access: access, request: request, context: context)
+            } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
+                return try refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
+                                         tour: tour, site: site, access: access, request: request, context: context)
+            }
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
             let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
                                    changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
@@ -115,6 +124,15 @@ struct TourExchangeController: Sendable {
             try? FileManager.default.removeItem(at: target)
             throw error
         }
+    }
+
+    /// The tour page again, with the reason under the import field (like every other form of the page).
+    func refusedImport(_ message: String, status: HTTPResponse.Status, tour: Tour, site: Site, access: SiteAccess,
+                       request: Request, context: AppRequestContext) throws -> Response {
+        var page = try ToursController(database: database, pages: pages, authorization: authorization, config: config)
+            .tourPage(tour, site, access)
+        page.importError = message
+        return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }
 
     func parseOrRefuse(_ data: Data) throws -> ImportedTour {

@@ -80,6 +80,8 @@ struct TourPage: Sendable {
     let packageId: String?
     /// The "Map tiles" card (set by the tours controller).
     var tiles: TourTilesModel? = nil
+    /// Why an import file was refused, shown under the import field.
+    var importError: String? = nil
 }
 
 struct WaypointPage: Sendable {
