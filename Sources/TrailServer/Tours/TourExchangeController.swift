@@ -29,9 +29,9 @@ struct TourExchangeController: Sendable {
         }
         router.post("/tours/{id}/import") { request, context in
             let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let importId: String, imported: ImportedTour
+            let importId: String
             do {
-                (importId, imported) = try await receive(request)
+                (importId, _) = try await receive(request)
             } catch let refusal as ValidationErrors {
                 return try refusedImport(refusal["file"] ?? refusal.fields.values.first ?? "The file was refused.", status: .unprocessableContent,
                                          tour: tour, site: site, access: access, request: request, context: context)
@@ -39,6 +39,17 @@ struct TourExchangeController: Sendable {
                 return try refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
                                          tour: tour, site: site, access: access, request: request, context: context)
             }
+            // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
+            // token, as streaming multipart forms do) never lands in the history, and a reload does not upload again.
+            return Response(status: .seeOther, headers: [.location: "/tours/\(tour.id!)/import/\(importId)"])
+        }
+        router.get("/tours/{id}/import/{importId}") { request, context in
+            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (importId, file) = try importFile(context)
+            guard let data = try? Data(contentsOf: file) else {
+                return pages.redirect(to: "/tours/\(tour.id!)", notice: "That import preview has expired. Choose the file again.")
+            }
+            let imported = try parseOrRefuse(data)
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
             let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
                                    changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
@@ -48,9 +59,7 @@ struct TourExchangeController: Sendable {
         }
         router.post("/tours/{id}/import/{importId}/apply") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let importId = try context.parameters.require("importId")
-            guard importId.hasPrefix("import-"), importId.dropFirst(7).allSatisfy({ $0.isHexDigit || $0 == "-" }) else { throw NotFound() }
-            let file = paths.uploads.appendingPathComponent(importId)
+            let (_, file) = try importFile(context)
             guard let data = try? Data(contentsOf: file) else {
                 throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
             }
@@ -124,6 +133,15 @@ struct TourExchangeController: Sendable {
             try? FileManager.default.removeItem(at: target)
             throw error
         }
+    }
+
+    /// The stored import file named in the path; only names this server makes (`import-<uuid>`) are accepted.
+    func importFile(_ context: AppRequestContext) throws -> (String, URL) {
+        let importId = try context.parameters.require("importId")
+        guard importId.hasPrefix("import-"), importId.count <= 60, importId.dropFirst(7).allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+            throw NotFound()
+        }
+        return (importId, paths.uploads.appendingPathComponent(importId))
     }
 
     /// The tour page again, with the reason under the import field (like every other form of the page).
