@@ -8,7 +8,10 @@ wanted=("${runtime[@]}")
 
 missing=()
 for package in "${wanted[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  installed="$package"
+  # libz-dev is a virtual name (apt installs zlib1g-dev for it); dpkg only knows the real package.
+  [[ "$package" == libz-dev ]] && installed=zlib1g-dev
+  dpkg-query -W -f='${Status}' "$installed" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
   sudo=""; [[ "$(id -u)" == 0 ]] || sudo="sudo"
