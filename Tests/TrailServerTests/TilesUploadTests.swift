@@ -142,4 +142,34 @@ import PackageFormat
             #expect(try await client.api(.get, uri, token: try env.token("author@test.org")).status == .notFound)
         }
     }
+
+    @Test("an MBTiles upload counts in the site's storage quota: over it, 413 and nothing kept; a replacement gives its old size back")
+    func tilesCountInTheQuota() async throws {
+        let env = try await TilesEnv.make()
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        let data = try fixture(.raster, env)
+        let site = try #require(try env.database.site(id: env.seed.alphaId))
+        @Sendable func setQuota(_ bytes: Int64) throws {
+            _ = try env.database.updateSite(id: site.id!, SiteInput(slug: site.slug, name: site.name, description: site.description,
+                                                                   requiredApprovals: site.requiredApprovals, storageQuotaBytes: bytes), actor: .system)
+        }
+        try await env.app.test { client in
+            try setQuota(Int64(data.count) - 1)
+            let refused = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "big.mbtiles", token: token)
+            #expect(refused.status == .contentTooLarge, "\(refused.text)")
+            #expect(refused.text.contains("storage quota"))
+            #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)
+            let pending = env.app.dependencies.paths.tilesets.appendingPathComponent("pending")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: pending.path)) ?? []).isEmpty, "the refused file is removed")
+
+            // Room for one file: the first fits, and replacing it fits too (its own size is given back).
+            try setQuota(Int64(data.count) + 10)
+            let first = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "a.mbtiles", token: token)
+            #expect(first.status == .created, "\(first.text)")
+            #expect(try env.database.storedBytes(siteId: site.id!) == Int64(data.count), "the file counts in the site's storage")
+            let again = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "b.mbtiles", token: token)
+            #expect(again.status == .created, "\(again.text)")
+        }
+    }
 }

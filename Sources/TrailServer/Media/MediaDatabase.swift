@@ -33,10 +33,13 @@ extension AppDatabase {
     /// Bytes stored for a site (every asset not yet deleted), for the quota.
     public func storedBytes(siteId: Int64) throws -> Int64 {
         try writer.read { db in
+            // Media files and uploaded map tiles (MBTiles) both count.
             try Int64.fetchOne(db, sql: """
-                SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
-                JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?
-                """, arguments: [siteId]) ?? 0
+                SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
+                        JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?)
+                     + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId
+                        WHERE tour.siteId = ?)
+                """, arguments: [siteId, siteId]) ?? 0
         }
     }
 

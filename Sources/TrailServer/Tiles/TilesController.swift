@@ -188,6 +188,13 @@ struct TilesController: Sendable {
             } catch let error as MBTilesError {
                 throw HTTPError(error == .notSQLite ? .unsupportedMediaType : .unprocessableContent, message: "“\(name)”: \(error)")
             }
+            // The site's quota: the file replaces the tour's current one, so that one's size is given back.
+            if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
+                let current = try database.tileset(tourId: tour.id!)?.size ?? 0
+                if try database.storedBytes(siteId: site.id!) - current + file.size > quota {
+                    throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+                }
+            }
             guard info.bounds.overlaps(frame) else {
                 let problem = MBTilesError.boundsOutsideFrame(bounds: TourValidation.format(info.bounds), frame: TourValidation.format(frame))
                 throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
