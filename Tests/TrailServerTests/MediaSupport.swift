@@ -257,6 +257,7 @@ final class MediaClamd: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", """
             import os, signal, subprocess, sys, time
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # Foundation's Process may start us with it blocked
             parent = os.getppid()
             child = subprocess.Popen([sys.argv[1], "-c", sys.argv[2]])
             def stop(*_):
