@@ -43,6 +43,7 @@ let package = Package(
             pkgConfig: "libclamav",
             providers: [.apt(["libclamav-dev"])]
         ),
+        .target(name: "CFileWriteback"),
         .target(
             name: "MalwareScan",
             dependencies: [
@@ -56,6 +57,7 @@ let package = Package(
             dependencies: [
                 "PackageFormat",
                 "MalwareScan",
+                "CFileWriteback",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

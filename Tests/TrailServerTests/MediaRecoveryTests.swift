@@ -76,6 +76,51 @@ struct MediaRecoveryTests {
             #expect(preview.status == .forbidden)
         }
     }
+
+    @Test("A tus upload whose file lost acknowledged bytes (a power cut before the flush) is rewound, resumes from HEAD and ends with the file's SHA-256")
+    func tusUploadRewoundToTheBytesOnDisk() async throws {
+        let env = try await MediaEnv.make()
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        let contents = (7...9).map { MediaFixtures.png(size: 6000, seed: $0) }
+        let (short, gone, whole) = try await env.app.application.test(.router) { client in
+            var ids: [String] = []
+            for content in contents {
+                let location = try #require(try await client.tusCreate(env, token: token, length: content.count).location)
+                let patched = try await client.tus(.patch, location, token: token, offset: 0, body: content.prefix(4000))
+                #expect(patched.status == .noContent)
+                ids.append(String(location.split(separator: "/").last!))
+            }
+            return (ids[0], ids[1], ids[2])
+        }
+        // What a power cut can leave: the first file lost its tail, the second file is gone, the third is whole.
+        let handle = try FileHandle(forWritingTo: env.paths.upload(short))
+        try handle.truncate(atOffset: 1500)
+        try handle.close()
+        try FileManager.default.removeItem(at: env.paths.upload(gone))
+
+        let report = try MediaRecovery.run(database: env.database, paths: env.paths)
+        #expect(report.rewoundUploads == 2)
+        #expect(report.expiredUploads == 0 && report.orphanFiles == 0)
+        #expect(try env.database.mediaScalar("SELECT offset FROM upload WHERE id = ?", [whole]) as Int? == 4000)
+        #expect(try MediaRecovery.run(database: env.database, paths: env.paths) == MediaRecovery.Report())
+
+        try await env.app.test { client in
+            for (id, onDisk, content) in [(short, 1500, contents[0]), (gone, 0, contents[1]), (whole, 4000, contents[2])] {
+                let location = "\(TusTests.endpoint)/\(id)"
+                let head = try await client.tus(.head, location, token: token)
+                #expect(head.headers[.uploadOffset] == "\(onDisk)", "\(id)")
+                // The acknowledged offset is refused; the one HEAD tells is taken, and the asset is the whole file.
+                if onDisk < 4000 {
+                    #expect(try await client.tus(.patch, location, token: token, offset: 4000, body: content.suffix(2000)).status == .conflict)
+                }
+                let patched = try await client.tus(.patch, location, token: token, offset: onDisk, body: content.suffix(from: onDisk))
+                #expect(patched.status == .noContent)
+                let assetId = try #require(patched.headers[.assetId].flatMap { Int64($0) })
+                #expect(try env.asset(assetId).sha256 == MediaFixtures.sha256(content))
+            }
+        }
+    }
 }
 
 struct RecoveryIds: Sendable {

@@ -8,6 +8,7 @@ public enum MediaRecovery {
         public var expiredUploads = 0
         public var orphanFiles = 0
         public var missingFiles = 0
+        public var rewoundUploads = 0
     }
 
     @discardableResult
@@ -23,6 +24,23 @@ public enum MediaRecovery {
         }
         for id in expired { try? fileManager.removeItem(at: paths.upload(id)) }
         report.expiredUploads = expired.count
+
+        // 1b. A tus PATCH is acknowledged once written, not flushed (only the last one is): after a power cut a file
+        // can be shorter than the offset stored for it. The offset goes back to the bytes on disk (a missing file
+        // starts again, empty), so the client's HEAD resumes from there instead of leaving a hole.
+        let uploads = try database.writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, offset FROM upload").map { (id: $0["id"] as String, offset: $0["offset"] as Int64) }
+        }
+        for upload in uploads {
+            let path = paths.upload(upload.id).path
+            if !fileManager.fileExists(atPath: path) { fileManager.createFile(atPath: path, contents: nil) }
+            let size = ((try? fileManager.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.int64Value ?? 0
+            if size < upload.offset {
+                try database.setUploadOffset(id: upload.id, offset: size)
+                logger.warning("recovery: upload \(upload.id) had \(size) of its \(upload.offset) acknowledged bytes on disk; it resumes from \(size)")
+                report.rewoundUploads += 1
+            }
+        }
 
         // 2. Files in uploads/ and quarantine/ that no row names (a crash between writing and registering, or after a move).
         let referenced = try database.writer.read { db in
