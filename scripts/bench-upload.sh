@@ -173,26 +173,16 @@ for _ in 1 2 3; do
   rm -f "$work/copy.bin"; sync
 done
 
-# --- multipart -----------------------------------------------------------------------------------
+# --- the uploads ----------------------------------------------------------------------------------
+# Each upload function leaves the new asset's id in $work/asset.id.
 multipart_upload() {
-  curl -sS -o "$work/multipart.json" -w '%{http_code}' -H "Authorization: Bearer $token" -H 'Expect:' \
-    -F "file=@$file;type=image/png;filename=bench.png" \
-    "$base/api/v1/manage/tours/$tour/waypoints/$waypoint/assets" > "$work/multipart.status"
+  local status
+  status=$(curl -sS -o "$work/multipart.json" -w '%{http_code}' -H "Authorization: Bearer $token" -H 'Expect:' \
+    -F "file=@$file;type=image/png;filename=bench.png" "$base/api/v1/manage/tours/$tour/waypoints/$waypoint/assets")
+  [[ "$status" == 201 ]] || { echo "multipart upload failed: $status $(cat "$work/multipart.json")" >&2; return 1; }
+  json "['id']" < "$work/multipart.json" > "$work/asset.id"
 }
-runs="${BENCH_RUNS:-3}"
-# Best time of $runs (with that run's server CPU), highest RSS growth of all; the first run's scan is timed.
-mp_secs=""; mp_vm=0; mp_anon=0
-for run in $(seq 1 "$runs"); do
-  measure multipart_upload
-  [[ "$(cat "$work/multipart.status")" == 201 ]] || { echo "multipart upload failed: $(cat "$work/multipart.status") $(cat "$work/multipart.json")"; exit 1; }
-  [[ "$(json "['sha256']" < "$work/multipart.json")" == "$sha" ]] || { echo "multipart: SHA-256 differs"; exit 1; }
-  if [[ "$(best "$mp_secs" "$secs")" == "$secs" ]]; then mp_secs=$secs; mp_cpu=$cpu; fi
-  (( rss_vm > mp_vm )) && mp_vm=$rss_vm; (( rss_anon > mp_anon )) && mp_anon=$rss_anon; mp_base=$rss_base
-  mp_id=$(json "['id']" < "$work/multipart.json")
-  if (( run == 1 )); then read -r mp_scan mp_status <<< "$(wait_scanned "$mp_id")"; else wait_scanned "$mp_id" >/dev/null; fi
-done
 
-# --- tus -----------------------------------------------------------------------------------------
 cat > "$work/tus.py" <<'PY'
 import base64, http.client, json, os, sys
 host, port, token, path, tour, waypoint, chunk = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
@@ -217,36 +207,65 @@ with open(path, "rb") as f:
         asset = response.getheader("Asset-Id") or asset
 print(asset)
 PY
-tus_upload() { python3 "$work/tus.py" 127.0.0.1 "$port" "$token" "$file" "$tour" "$waypoint" $(( chunk_mib * 1024 * 1024 )) > "$work/tus.out"; }
-tus_secs=""; tus_vm=0; tus_anon=0
-for run in $(seq 1 "$runs"); do
-  measure tus_upload
-  tus_id=$(tail -1 "$work/tus.out")
-  [[ "$(api "$base/api/v1/manage/assets/$tus_id" | json "['sha256']")" == "$sha" ]] || { echo "tus: SHA-256 differs"; exit 1; }
-  if [[ "$(best "$tus_secs" "$secs")" == "$secs" ]]; then tus_secs=$secs; tus_cpu=$cpu; fi
-  (( rss_vm > tus_vm )) && tus_vm=$rss_vm; (( rss_anon > tus_anon )) && tus_anon=$rss_anon; tus_base=$rss_base
-  if (( run == 1 )); then read -r tus_scan tus_status <<< "$(wait_scanned "$tus_id")"; else wait_scanned "$tus_id" >/dev/null; fi
-done
+# In chunks, as the browser uploader sends them (it uses 8 MiB), from a small Python client on one connection.
+tus_chunked_upload() {
+  python3 "$work/tus.py" 127.0.0.1 "$port" "$token" "$file" "$tour" "$waypoint" $(( chunk_mib * 1024 * 1024 )) | tail -1 > "$work/asset.id"
+}
+# The whole file in one PATCH streamed by curl (tus-js-client's default); the upload is created outside the timing.
+tus_create() {
+  local b64; b64() { printf '%s' "$1" | base64 -w0; }
+  curl -fsS -D - -o /dev/null -X POST -H "Authorization: Bearer $token" -H 'Tus-Resumable: 1.0.0' -H "Upload-Length: $bytes" \
+    -H "Upload-Metadata: tour $(b64 "$tour"),waypoint $(b64 "$waypoint"),filename $(b64 bench.png)" "$base/api/v1/manage/uploads" |
+    tr -d '\r' | awk 'tolower($1) == "location:" { print $2 }' > "$work/tus.location"
+}
+tus_single_upload() {
+  local location; location=$(cat "$work/tus.location")
+  curl -fsS -D "$work/tus.headers" -o /dev/null -X PATCH -T "$file" -H "Authorization: Bearer $token" -H 'Tus-Resumable: 1.0.0' \
+    -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' -H 'Expect:' "$base$location"
+  tr -d '\r' < "$work/tus.headers" | awk 'tolower($1) == "asset-id:" { print $2 }' > "$work/asset.id"
+}
+
+runs="${BENCH_RUNS:-3}"
+# Runs one way in $runs times: best time (with that run's server CPU), highest RSS growth; the first run's scan is
+# timed. Sets r_secs r_cpu r_vm r_anon r_base r_scan r_status.
+run_uploads() {  # upload function, optional preparation function (not timed)
+  r_secs=""; r_vm=0; r_anon=0
+  for run in $(seq 1 "$runs"); do
+    [[ -z "${2:-}" ]] || "$2"
+    measure "$1"
+    local id; id=$(cat "$work/asset.id")
+    [[ -n "$id" && "$(api "$base/api/v1/manage/assets/$id" | json "['sha256']")" == "$sha" ]] || { echo "$1: SHA-256 differs (asset '$id')"; exit 1; }
+    if [[ "$(best "$r_secs" "$secs")" == "$secs" ]]; then r_secs=$secs; r_cpu=$cpu; fi
+    (( rss_vm > r_vm )) && r_vm=$rss_vm; (( rss_anon > r_anon )) && r_anon=$rss_anon; r_base=$rss_base
+    if (( run == 1 )); then read -r r_scan r_status <<< "$(wait_scanned "$id")"; else wait_scanned "$id" >/dev/null; fi
+  done
+}
 
 # --- report --------------------------------------------------------------------------------------
-verdict() {  # secs rss_kib
-  local speed ok_speed ok_rss
-  ok_speed=$(awk -v s="$1" -v c="$cp_secs" 'BEGIN { print (s <= 2 * c) ? "yes" : "no" }')
-  ok_rss=$(awk -v r="$2" 'BEGIN { print (r < 65536) ? "yes" : "no" }')
-  echo "throughput >= 0.5 x cp: $ok_speed; RSS growth < 64 MiB: $ok_rss"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+reference() { printf '%-27s %6ss  %5s MiB/s  %s x cp\n' "$1" "$2" "$(mibs "$2")" "$(ratio "$cp_secs" "$2")"; }
+report_upload() {  # label (uses r_*)
+  printf '%-27s %6ss  %5s MiB/s  %s x cp  %s x copy+hash  RSS +%d KiB (anon +%d KiB, base %d KiB)  scan %ss -> %s\n' \
+    "$1" "$r_secs" "$(mibs "$r_secs")" "$(ratio "$cp_secs" "$r_secs")" "$(ratio "$tee_secs" "$r_secs")" "$r_vm" "$r_anon" "$r_base" "$r_scan" "$r_status"
+  local half_cp half_hash rss
+  half_cp=$(awk -v s="$r_secs" -v c="$cp_secs" 'BEGIN { print (s <= 2 * c) ? "yes" : "no" }')
+  half_hash=$(awk -v s="$r_secs" -v c="$tee_secs" 'BEGIN { print (s <= 2 * c) ? "yes" : "no" }')
+  rss=$(awk -v r="$r_vm" 'BEGIN { print (r < 65536) ? "yes" : "no" }')
+  echo "                            server CPU ${r_cpu}s; >= 0.5 x cp: $half_cp; >= 0.5 x copy+hash: $half_hash; RSS growth < 64 MiB: $rss"
 }
+
+results=()
+run_uploads multipart_upload;               results+=("$(report_upload 'multipart (curl -F)')")
+run_uploads tus_chunked_upload;             results+=("$(report_upload "tus ($chunk_mib MiB PATCHes, Python)")")
+run_uploads tus_single_upload tus_create;   results+=("$(report_upload 'tus (one PATCH, curl -T)')")
+
 echo
 echo "file: $bytes bytes ($size_mib MiB), random bytes with a PNG header, on $(df --output=source "$work" | tail -1)"
-printf 'cp                       %7ss  %5s MiB/s\n' "$cp_secs" "$(mibs "$cp_secs")"
-printf 'cp + sync                %7ss  %5s MiB/s\n' "$cp_sync_secs" "$(mibs "$cp_sync_secs")"
-printf 'openssl dgst -sha256     %7ss  %5s MiB/s  %.2f x cp\n' "$sha_secs" "$(mibs "$sha_secs")" "$(awk -v a="$cp_secs" -v b="$sha_secs" 'BEGIN { print a / b }')"
-printf 'tee copy | openssl dgst  %7ss  %5s MiB/s  %.2f x cp\n' "$tee_secs" "$(mibs "$tee_secs")" "$(awk -v a="$cp_secs" -v b="$tee_secs" 'BEGIN { print a / b }')"
-echo "uploads: best of $runs runs (RSS: the highest growth of the $runs)"
-printf 'multipart (curl -F)      %7ss  %5s MiB/s  %.2f x cp  RSS +%d KiB (anon +%d KiB, base %d KiB)  scan %ss -> %s\n' \
-  "$mp_secs" "$(mibs "$mp_secs")" "$(awk -v a="$cp_secs" -v b="$mp_secs" 'BEGIN { print a / b }')" "$mp_vm" "$mp_anon" "$mp_base" "$mp_scan" "$mp_status"
-echo "                         server CPU ${mp_cpu}s; $(verdict "$mp_secs" "$mp_vm")"
-printf 'tus (%2d MiB PATCHes)     %7ss  %5s MiB/s  %.2f x cp  RSS +%d KiB (anon +%d KiB, base %d KiB)  scan %ss -> %s\n' \
-  "$chunk_mib" "$tus_secs" "$(mibs "$tus_secs")" "$(awk -v a="$cp_secs" -v b="$tus_secs" 'BEGIN { print a / b }')" "$tus_vm" "$tus_anon" "$tus_base" "$tus_scan" "$tus_status"
-echo "                         server CPU ${tus_cpu}s; $(verdict "$tus_secs" "$tus_vm")"
+reference 'cp' "$cp_secs"
+reference 'cp + sync' "$cp_sync_secs"
+reference 'openssl dgst -sha256' "$sha_secs"
+reference 'tee copy | openssl (c+h)' "$tee_secs"
+echo "uploads: best of $runs runs each (RSS: the highest growth); copy+hash = the tee | openssl line"
+for line in "${results[@]}"; do echo "$line"; done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "server files: assets/ $(ls "$data/assets" | wc -l), uploads/ $(ls "$data/uploads" | wc -l), quarantine/ $(ls "$data/quarantine" | wc -l)"
