@@ -135,13 +135,14 @@ struct TusController: Sendable {
         } catch {
             failure = error
         }
-        if let failure, failure is TusError {
-            // A refused PATCH leaves the upload exactly as it was.
+        /// A refused PATCH leaves the upload exactly as it was.
+        func refuse(_ error: any Error) async throws -> Never {
             try? await handle.resize(to: .bytes(offset))
             try? await handle.close()
             hashes.store(before, for: upload.id, at: offset)
-            throw failure
+            throw error
         }
+        if let failure, failure is TusError { try await refuse(failure) }
         // Success, or a dropped connection: keep every byte received. The bytes still in the writer's buffer are
         // written first, so the stored offset never runs ahead of the file; if that fails, the file's size decides.
         if failure != nil {
@@ -157,10 +158,7 @@ struct TusController: Sendable {
         // bytes that are really on disk, where the client's HEAD resumes.
         if failure == nil, offset + written == upload.length {
             do { try await handle.synchronize() } catch {
-                try? await handle.resize(to: .bytes(offset))
-                try? await handle.close()
-                hashes.store(before, for: upload.id, at: offset)
-                throw TusError(.internalServerError, "The upload could not be written to disk; send this PATCH again.")
+                try await refuse(TusError(.internalServerError, "The upload could not be written to disk; send this PATCH again."))
             }
         }
         try? await handle.close()
