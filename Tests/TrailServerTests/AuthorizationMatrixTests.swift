@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 @testable import TrailServer
 
@@ -83,7 +84,7 @@ import Testing
 
     func check(_ route: RouteCase, as role: Role) async throws {
         let expected = try #require(route.expected[role], "no expectation for \(role) on \(route.testDescription)")
-        let (app, seed) = try await TestApp.seeded()
+        let (app, seed) = try await TestApp.routeSeeded()
         let path = seed.fill(route.path)
         try await app.test { client in
             let browser: BrowserSession
@@ -105,6 +106,26 @@ import Testing
                 response = try await client.post(path, form: [:], session: browser, extra: pairs.map { ($0.0, seed.fill($0.1)) })
             case .json(let json):
                 response = try await client.api(route.method, path, token: token, json: seed.fill(json))
+            case .multipart(let fields, let file):
+                let boundary = "matrix-\(UUID().uuidString)"
+                var headers: HTTPFields = [.contentType: "multipart/form-data; boundary=\(boundary)"]
+                var uri = path
+                if let token { headers[.authorization] = "Bearer \(token)" }
+                if !route.api {
+                    if !browser.cookies.isEmpty { headers[.cookie] = browser.cookieHeader }
+                    let csrf = browser.csrf.isEmpty ? browser.cookies["tc_csrf"] ?? "" : browser.csrf
+                    uri += (uri.contains("?") ? "&" : "?") + "_csrf=\(csrf)"
+                }
+                response = try await client.execute(uri: uri, method: route.method, headers: headers,
+                                                     body: RouteFixtures.multipart(fields: fields.map { ($0.0, seed.fill($0.1)) }, file: file,
+                                                                                   boundary: boundary))
+            case .tus(let extra, let metadata, let data):
+                var headers: HTTPFields = [.tusResumable: TusController.version]
+                if let token { headers[.authorization] = "Bearer \(token)" }
+                for (name, value) in extra { headers[HTTPField.Name(name)!] = seed.fill(value) }
+                if !metadata.isEmpty { headers[.uploadMetadata] = RouteFixtures.tusMetadata(metadata.map { ($0.0, seed.fill($0.1)) }) }
+                if data != nil { headers[.contentType] = "application/offset+octet-stream" }
+                response = try await client.execute(uri: path, method: route.method, headers: headers, body: data.map { ByteBuffer(bytes: $0) })
             case .none:
                 if route.api {
                     response = try await client.api(route.method, path, token: token)

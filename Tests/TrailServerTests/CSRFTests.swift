@@ -14,15 +14,13 @@ import Testing
 
     @Test("panel POST without the right token", arguments: RouteTable.panelPosts)
     func refused(_ route: RouteCase) async throws {
-        let (app, seed) = try await TestApp.seeded()
+        let (app, seed) = try await TestApp.routeSeeded()
         try await app.test { client in
             // The admin may do everything, so a 403 here can only come from the CSRF check.
             let browser = try await client.signIn("admin@test.org")
             let other = try await client.signIn("manager@test.org")
             #expect(!browser.csrf.isEmpty && browser.csrf != other.csrf)
             let before = try app.database.snapshot()
-            guard case .form(let pairs) = route.body else { Issue.record("not a form route"); return }
-            let fields = pairs.map { ($0.0, seed.fill($0.1)) }
             let path = seed.fill(route.path)
             for forgery in Forgery.allCases {
                 let token: String? = switch forgery {
@@ -30,7 +28,22 @@ import Testing
                 case .wrong: String(browser.csrf.reversed())
                 case .otherSession: other.csrf
                 }
-                let response = try await Self.post(client, path, fields, cookies: browser.cookieHeader, token: token)
+                let response: TestResponse
+                switch route.body {
+                case .form(let pairs):
+                    response = try await Self.post(client, path, pairs.map { ($0.0, seed.fill($0.1)) }, cookies: browser.cookieHeader, token: token)
+                case .multipart(let fields, let file):
+                    // Upload forms carry the token in the query (the body streams to disk after the check).
+                    let boundary = "csrf-\(UUID().uuidString)"
+                    let uri = path + (token.map { "?_csrf=\($0)" } ?? "")
+                    response = try await client.execute(
+                        uri: uri, method: .post,
+                        headers: [.cookie: browser.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
+                        body: RouteFixtures.multipart(fields: fields.map { ($0.0, seed.fill($0.1)) }, file: file, boundary: boundary))
+                default:
+                    Issue.record("not a form or upload route")
+                    return
+                }
                 #expect(response.status == .forbidden, "\(forgery) \(path): \(response.status)")
                 #expect(response.text.contains("This form has expired or did not come from this site."), "\(forgery) \(path)")
                 #expect(!response.setCookies.contains { $0.hasPrefix("tc_session=;") }, "\(forgery) \(path): the session was touched")

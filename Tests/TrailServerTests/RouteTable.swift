@@ -43,6 +43,17 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         /// A urlencoded form (CSRF token added by the client); pairs so a name may repeat.
         case form([(String, String)])
         case json(String)
+        /// multipart/form-data: text fields, then a part named `file` (the panel's token goes in `?_csrf=`, as its upload forms send it).
+        case multipart([(String, String)], FilePart?)
+        /// A tus request: `Tus-Resumable` plus these headers; `Upload-Metadata` from the pairs (filled, then base64);
+        /// with data, sent as `application/offset+octet-stream`.
+        case tus(headers: [(String, String)], metadata: [(String, String)], data: Data?)
+    }
+
+    struct FilePart: Sendable {
+        let fileName: String
+        let contentType: String
+        let data: Data
     }
 
     let method: HTTPRequest.Method
@@ -52,10 +63,15 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
     /// Through the API with a bearer token (else through pages with a browser session).
     let api: Bool
     let expected: [Role: Outcome]
+    /// False for the few requests that change no recorded state when allowed (tus bookkeeping, an import preview,
+    /// a dry run), so they need no audit event; their refusals are still checked to change nothing.
+    var writesAudit = true
+    /// Told apart from another row on the same method and path.
+    var note = ""
 
-    var testDescription: String { "\(method) \(path)" }
+    var testDescription: String { "\(method) \(path)" + (note.isEmpty ? "" : " (\(note))") }
     /// A change that must write at least one audit event when allowed.
-    var isChange: Bool { method != .get && method != .head }
+    var isChange: Bool { method != .get && method != .head && method != .options && writesAudit }
 }
 
 /// Every route of the panel (pages) and of `/api/v1/manage`, and who may use it.
@@ -84,9 +100,30 @@ enum RouteTable {
     }
 
     /// Managers of alpha and the admin.
-    static func managers(_ success: Outcome) -> [Role: Outcome] {
-        var map = authors(success)
+    static func managers(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = authors(success, api: api)
         map[.author] = .forbidden
+        return map
+    }
+
+    /// Reviewers and managers of alpha and the admin; never the request's author (alpha's author submitted every request).
+    static func reviewers(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = viewers(success, api: api)
+        map[.author] = .forbidden
+        return map
+    }
+
+    /// The request's author (alpha's author), managers of alpha and the admin; a reviewer may only review.
+    static func submitter(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = viewers(success, api: api)
+        map[.reviewer] = .forbidden
+        return map
+    }
+
+    /// Only the user who started a tus upload (alpha's author) sees it; to everyone else, the admin too, it does not exist.
+    static func uploader(_ success: Outcome) -> [Role: Outcome] {
+        var map = anyone(.notFound, api: true)
+        map[.author] = success
         return map
     }
 
@@ -98,12 +135,36 @@ enum RouteTable {
     }
 
     static func page(_ method: HTTPRequest.Method, _ path: String, _ form: [(String, String)] = [], _ expected: [Role: Outcome]) -> RouteCase {
-        RouteCase(method: method, path: path, body: method == .get ? .none : .form(form), api: false, expected: expected)
+        RouteCase(method: method, path: path, body: method == .get || method == .head ? .none : .form(form), api: false, expected: expected)
     }
 
     static func api(_ method: HTTPRequest.Method, _ path: String, _ json: String? = nil, _ expected: [Role: Outcome]) -> RouteCase {
         RouteCase(method: method, path: "/api/v1/manage" + path, body: json.map { .json($0) } ?? .none, api: true, expected: expected)
     }
+
+    /// A multipart upload through the panel (`api` false) or the API.
+    static func upload(_ path: String, api: Bool, fields: [(String, String)] = [], _ file: RouteCase.FilePart, writesAudit: Bool = true,
+                       note: String = "", _ expected: [Role: Outcome]) -> RouteCase {
+        RouteCase(method: .post, path: (api ? "/api/v1/manage" : "") + path, body: .multipart(fields, file), api: api, expected: expected,
+                  writesAudit: writesAudit, note: note)
+    }
+
+    static func tus(_ method: HTTPRequest.Method, _ path: String, headers: [(String, String)] = [], metadata: [(String, String)] = [],
+                    data: Data? = nil, writesAudit: Bool = false, _ expected: [Role: Outcome]) -> RouteCase {
+        RouteCase(method: method, path: "/api/v1/manage" + path, body: .tus(headers: headers, metadata: metadata, data: data), api: true,
+                  expected: expected, writesAudit: writesAudit)
+    }
+
+    static let png = RouteCase.FilePart(fileName: "view.png", contentType: "image/png", data: RouteFixtures.png)
+    static let mbtiles = RouteCase.FilePart(fileName: "topo.mbtiles", contentType: "application/octet-stream", data: RouteFixtures.mbtiles)
+    static let geoJSON = RouteCase.FilePart(fileName: "stops.geojson", contentType: "application/geo+json", data: RouteFixtures.geoJSON)
+
+    /// The panel's rescan: the admin only, and (as everywhere) the outsider is told the asset does not exist.
+    static let rescan: [Role: Outcome] = {
+        var map = admins(.redirect("/tours/{tour}/waypoints/{wp}#assets"))
+        map[.outsider] = .notFound
+        return map
+    }()
 
     static let frame: [(String, String)] = [("north", "44.45"), ("south", "44.35"), ("east", "-121.95"), ("west", "-122.30"),
                                             ("minZoom", "10"), ("maxZoom", "16")]
@@ -111,6 +172,9 @@ enum RouteTable {
     static let pages: [RouteCase] = [
         page(.get, "/healthz", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .ok) })),
         page(.get, "/login", [], { var m = anyone(.redirect("/")); m[.anonymous] = .ok; return m }()),
+        // Signing in needs no rights: anyone (signed in already or not) may sign in as another account with its password.
+        page(.post, "/login", [("email", "spare@test.org"), ("password", "correct horse battery")],
+             Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/")) })),
         page(.get, "/", [], anyone(.redirect("/sites"))),
         page(.get, "/sites", [], anyone(.ok)),
         page(.get, "/sites/alpha", [], viewers(.ok)),
@@ -159,6 +223,44 @@ enum RouteTable {
         page(.get, "/tours/{tour}/export.geojson", [], viewers(.ok)),
         page(.post, "/tours/{tour}/route", [("route", "[[-122.2,44.37],[-122.1,44.41]]")], authors(.redirect("/tours/{tour}"))),
         page(.post, "/logout", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/login")) })),
+
+        // Media
+        upload("/tours/{tour}/waypoints/{wp}/assets", api: false, png, authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
+        upload("/tours/{tour}/waypoints/{wp}/assets", api: false, fields: [("replaces", "{asset}")], png, note: "replace",
+               authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
+        page(.get, "/assets/{asset}/content", [], viewers(.ok)),
+        page(.head, "/assets/{asset}/content", [], viewers(.ok)),
+        page(.post, "/assets/{asset}/delete", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
+        page(.post, "/assets/{asset}/down", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset}"))),
+        page(.post, "/assets/{asset2}/up", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset2}"))),
+        page(.post, "/assets/{asset}/rescan", [], rescan),
+
+        // Map tiles
+        upload("/tours/{tour}/tiles", api: false, mbtiles, authors(.redirect("/tours/{tour}#tiles"))),
+        page(.post, "/tours/{tour}/tiles/delete", [], authors(.redirect("/tours/{tour}#tiles"))),
+        page(.post, "/admin/tiles", [("urlTemplate", ""), ("attribution", ""), ("tileCap", "50000")], admins(.redirect("/admin/tiles"))),
+
+        // Import (the upload only stores the file for its preview; applying it is the change)
+        upload("/tours/{tour}/import", api: false, geoJSON, writesAudit: false, authors(.redirect("/tours/{tour}/import/"))),
+        page(.get, "/tours/{tour}/import/{import}", [], authors(.ok)),
+        page(.post, "/tours/{tour}/import/{import}/apply", [], authors(.redirect("/tours/{tour}"))),
+
+        // Publishing
+        page(.post, "/tours/{tour}/publish", [], authors(.redirect("/requests/"))),
+        page(.get, "/requests/{pending}", [], viewers(.ok)),
+        page(.get, "/requests/{pending}/assets/0", [], viewers(.ok)),
+        page(.get, "/requests/{pending}/preview", [], viewers(.ok)),
+        page(.get, "/requests/{pending}/tiles/{tile}", [], viewers(.ok)),
+        page(.post, "/requests/{pending}/approve", [("comment", "Looks right.")], reviewers(.redirect("/requests/{pending}"))),
+        page(.post, "/requests/{pending}/deny", [("comment", "Move the lake stop.")], reviewers(.redirect("/requests/{pending}"))),
+        page(.post, "/requests/{pending}/withdraw", [], submitter(.redirect("/tours/{pubTour}"))),
+        page(.post, "/requests/{ready}/push", [], submitter(.redirect("/packages/{hiddenPkg}"))),
+        page(.get, "/packages/{pkg}", [], viewers(.ok)),
+        page(.post, "/packages/{pkg}/unpublish", [], managers(.redirect("/packages/{pkg}"))),
+        page(.post, "/packages/{hiddenPkg}/publish", [], managers(.redirect("/packages/{hiddenPkg}"))),
+        page(.post, "/packages/{pkg}/versions/1/serve", [], managers(.redirect("/packages/{pkg}"))),
+        page(.get, "/packages/{pkg}/versions/2/preview", [], viewers(.ok)),
+        page(.get, "/packages/{pkg}/versions/2/tiles/{tile}", [], viewers(.ok)),
     ]
 
     static let apis: [RouteCase] = [
@@ -172,6 +274,42 @@ enum RouteTable {
         api(.patch, "/tours/{tour}/waypoints/{wp}", #"{"name":"Fish Lake East","order":2}"#, authors(.ok, api: true)),
         api(.delete, "/tours/{tour}/waypoints/{wp}", nil, authors(.noContent, api: true)),
         api(.get, "/tours/{tour}/export.geojson", nil, viewers(.ok, api: true)),
+
+        // Media
+        upload("/tours/{tour}/waypoints/{wp}/assets", api: true, png, authors(.created, api: true)),
+        upload("/tours/{tour}/waypoints/{wp}/assets", api: true, fields: [("replaces", "{asset}")], png, note: "replace",
+               authors(.created, api: true)),
+        api(.get, "/assets/{asset}", nil, viewers(.ok, api: true)),
+
+        // tus: discovery needs no sign-in; creating is for those who may change the tour; an upload is its creator's alone.
+        // Only the last PATCH makes a change worth recording (the asset); the upload rows are bookkeeping.
+        RouteCase(method: .options, path: "/api/v1/manage/uploads", body: .none, api: true,
+                  expected: Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .noContent) }), writesAudit: false),
+        tus(.post, "/uploads", headers: [("Upload-Length", "\(RouteFixtures.png.count)")],
+            metadata: [("tour", "{tour}"), ("waypoint", "{wp}"), ("filename", "view.png")], authors(.created, api: true)),
+        tus(.head, "/uploads/{upload}", uploader(.ok)),
+        tus(.patch, "/uploads/{upload}", headers: [("Upload-Offset", "0")], data: RouteFixtures.tusPNG, writesAudit: true, uploader(.noContent)),
+        tus(.delete, "/uploads/{upload}", uploader(.noContent)),
+
+        // Map tiles
+        upload("/tours/{tour}/tiles", api: true, mbtiles, authors(.created, api: true)),
+        api(.get, "/tours/{tour}/tiles", nil, viewers(.ok, api: true)),
+        api(.delete, "/tours/{tour}/tiles", nil, authors(.noContent, api: true)),
+
+        // Import
+        upload("/tours/{tour}/import", api: true, geoJSON, authors(.ok, api: true)),
+        upload("/tours/{tour}/import?dryRun=true", api: true, geoJSON, writesAudit: false, authors(.ok, api: true)),
+
+        // Publishing
+        api(.post, "/tours/{tour}/publish", nil, authors(.status(202), api: true)),
+        api(.get, "/publish-requests/{pending}", nil, viewers(.ok, api: true)),
+        api(.post, "/publish-requests/{pending}/approve", nil, reviewers(.ok, api: true)),
+        api(.post, "/publish-requests/{pending}/deny", #"{"comment":"Move the lake stop."}"#, reviewers(.ok, api: true)),
+        api(.post, "/publish-requests/{pending}/withdraw", nil, submitter(.ok, api: true)),
+        api(.post, "/publish-requests/{ready}/push", nil, submitter(.ok, api: true)),
+        api(.post, "/packages/{pkg}/unpublish", nil, managers(.ok, api: true)),
+        api(.post, "/packages/{hiddenPkg}/publish", nil, managers(.ok, api: true)),
+        api(.post, "/packages/{pkg}/rollback", #"{"version":1}"#, managers(.ok, api: true)),
     ]
 
     /// Every state-changing route of the panel (for the CSRF table).

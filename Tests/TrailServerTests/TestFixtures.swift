@@ -30,12 +30,39 @@ struct RichSeed: Sendable {
     /// A tour of bravo, where the outsider is manager.
     let bravoTourId: Int64
 
-    /// Fills `{tour}`, `{wp}`, `{wp2}`, `{author}`, `{spare}`, `{alpha}`, `{adminToken}`, `{bravoTour}` in a path or body.
+    // What `TestApp.routeSeeded()` adds (media, uploads, publishing); zero or empty in the plain seed.
+
+    /// A clean PNG on Fish Lake, first; its file is in the data folder.
+    var assetId: Int64 = 0
+    /// A clean text file on Fish Lake, second.
+    var secondAssetId: Int64 = 0
+    /// A tus upload of `RouteFixtures.tusPNG` by alpha's author to Fish Lake, nothing received yet.
+    var uploadId = ""
+    /// A GeoJSON import waiting for its preview on the tour (`uploads/import-…`).
+    var importId = ""
+    /// "Lake Loop" of alpha: versions 1 and 2 released (package `packageId`, visible, serving 2) and version 3 pending review.
+    var publishedTourId: Int64 = 0
+    var packageId = ""
+    var pendingRequestId = ""
+    /// "Crater Rim" of alpha: version 1 released then unpublished (package `hiddenPackageId`), version 2 approved and ready.
+    var readyTourId: Int64 = 0
+    var hiddenPackageId = ""
+    var readyRequestId = ""
+    /// `z/x/y` of a tile inside the frame that the packages of "Lake Loop" hold.
+    var tile = ""
+
+    /// Fills `{tour}`, `{wp}`, `{wp2}`, `{author}`, `{spare}`, `{alpha}`, `{adminToken}`, `{bravoTour}` in a path or body,
+    /// and `{asset}`, `{asset2}`, `{upload}`, `{import}`, `{pubTour}`, `{pkg}`, `{pending}`, `{readyTour}`, `{hiddenPkg}`, `{ready}`, `{tile}`.
     func fill(_ text: String) -> String {
         var text = text
         for (key, value) in [("tour", tourId), ("wp2", secondWaypointId), ("wp", waypointId), ("author", authorId), ("spare", spareId),
-                             ("alpha", alphaId), ("adminToken", adminTokenId), ("bravoTour", bravoTourId)] {
+                             ("alpha", alphaId), ("adminToken", adminTokenId), ("bravoTour", bravoTourId), ("asset2", secondAssetId),
+                             ("asset", assetId), ("pubTour", publishedTourId), ("readyTour", readyTourId)] {
             text = text.replacingOccurrences(of: "{\(key)}", with: "\(value)")
+        }
+        for (key, value) in [("upload", uploadId), ("import", importId), ("pkg", packageId), ("pending", pendingRequestId),
+                             ("hiddenPkg", hiddenPackageId), ("ready", readyRequestId), ("tile", tile)] {
+            text = text.replacingOccurrences(of: "{\(key)}", with: value)
         }
         return text
     }
@@ -53,6 +80,22 @@ extension TestApp {
         config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
         config.bcryptCost = 4
         configure(&config)
+        let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
+        let views = try await SeededTemplate.views.value
+        return (TestApp(dependencies: AppDependencies(config: config, database: database, views: views)), seed)
+    }
+
+    /// Like `seeded()`, on a copy of `RouteTemplate`: the rich seed plus assets, a tus upload, an import, publish requests
+    /// and released packages, with their files copied into the new app's data folder.
+    static func routeSeeded() async throws -> (TestApp, RichSeed) {
+        let (template, seed, dataFolder) = try await RouteTemplate.database.value
+        let copy = try DatabaseQueue(configuration: AppDatabase.configuration())
+        try template.backup(to: copy)
+        var config = AppConfig()
+        config.root = projectRoot
+        config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
+        config.bcryptCost = 4
+        try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder)
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
         let views = try await SeededTemplate.views.value
         return (TestApp(dependencies: AppDependencies(config: config, database: database, views: views)), seed)
@@ -101,6 +144,9 @@ extension AppDatabase {
                 ("apiToken", "id, userId, name, tokenHash, createdAt, revokedAt"),
                 ("session", "tokenHash, userId, csrfToken, createdAt"),
                 ("auditEvent", "*"), ("loginFailure", "*"),
+                ("asset", "*"), ("scanJob", "*"), ("upload", "*"), ("tourTileset", "*"), ("tileSettings", "*"),
+                ("publishRequest", "*"), ("review", "*"), ("buildJob", "*"), ("package", "*"), ("packageVersion", "*"),
+                ("catalogState", "*"),
             ]
             for (table, columns) in tables {
                 lines += try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(table) ORDER BY rowid").map { "\(table) \($0)" }

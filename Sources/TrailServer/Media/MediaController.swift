@@ -73,8 +73,9 @@ struct MediaController: Sendable {
             }
         }
         router.post("/assets/{aid}/rescan") { request, context in
-            guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
+            // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
             let asset = try viewableAsset(context)
+            guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
             try database.queueRescan(assetId: asset.id!, actor: context.actor)
             intake.scans.wake()
             let tourId = try database.tourId(ofAsset: asset.id!) ?? 0
