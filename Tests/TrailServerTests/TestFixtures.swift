@@ -73,6 +73,18 @@ extension TestApp {
     /// anew, at a fraction of the cost, for the tables that build hundreds of apps.
     static func seeded(configure: (inout AppConfig) -> Void = { _ in }) async throws -> (TestApp, RichSeed) {
         let (template, seed) = try await SeededTemplate.database.value
+        return (try await copying(template, dataFolder: nil, configure: configure), seed)
+    }
+
+    /// Like `seeded()`, on a copy of `RouteTemplate`: the rich seed plus assets, a tus upload, an import, publish requests
+    /// and released packages, with their files copied into the new app's data folder.
+    static func routeSeeded() async throws -> (TestApp, RichSeed) {
+        let (template, seed, dataFolder) = try await RouteTemplate.database.value
+        return (try await copying(template, dataFolder: dataFolder), seed)
+    }
+
+    /// An app on a copy of `template` (and of `dataFolder`'s files, if given) in a new data folder.
+    private static func copying(_ template: DatabaseQueue, dataFolder: URL?, configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
         let copy = try DatabaseQueue(configuration: AppDatabase.configuration())
         try template.backup(to: copy)
         var config = AppConfig()
@@ -80,25 +92,10 @@ extension TestApp {
         config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
         config.bcryptCost = 4
         configure(&config)
+        if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
         let views = try await SeededTemplate.views.value
-        return (TestApp(dependencies: AppDependencies(config: config, database: database, views: views)), seed)
-    }
-
-    /// Like `seeded()`, on a copy of `RouteTemplate`: the rich seed plus assets, a tus upload, an import, publish requests
-    /// and released packages, with their files copied into the new app's data folder.
-    static func routeSeeded() async throws -> (TestApp, RichSeed) {
-        let (template, seed, dataFolder) = try await RouteTemplate.database.value
-        let copy = try DatabaseQueue(configuration: AppDatabase.configuration())
-        try template.backup(to: copy)
-        var config = AppConfig()
-        config.root = projectRoot
-        config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
-        config.bcryptCost = 4
-        try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder)
-        let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
-        let views = try await SeededTemplate.views.value
-        return (TestApp(dependencies: AppDependencies(config: config, database: database, views: views)), seed)
+        return TestApp(dependencies: AppDependencies(config: config, database: database, views: views))
     }
 
     func richSeed() throws -> RichSeed {
