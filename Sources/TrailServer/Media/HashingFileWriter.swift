@@ -27,7 +27,7 @@ final class HashingFileWriter: @unchecked Sendable {
         self.path = path
         self.limit = limit
         self.handle = handle
-        self.writer = handle.bufferedWriter(capacity: .mebibytes(1))
+        self.writer = handle.bufferedWriter(capacity: .bytes(EarlyWriteback.writeBuffer))
     }
 
     static func create(at url: URL, limit: Int64) async throws -> HashingFileWriter {
@@ -74,6 +74,8 @@ final class HashingFileWriter: @unchecked Sendable {
 struct EarlyWriteback {
     /// Dirty bytes allowed to pile up before writing them out is started.
     static let stride: Int64 = 8 << 20
+    /// The upload writers' buffer: bytes handed to the writer may still sit there, not in the file yet.
+    static let writeBuffer: Int64 = 1 << 20
     private var started: Int64
 
     init(from offset: Int64) { started = offset }
@@ -81,8 +83,8 @@ struct EarlyWriteback {
     /// `received` is the end of the bytes handed to the buffered writer; those still in its buffer (at most its
     /// capacity) are left for the next call.
     mutating func advance(to received: Int64, handle: some FileHandleProtocol) async {
-        guard received - started >= Self.stride + (1 << 20) else { return }
-        let from = started, upTo = received - (1 << 20)
+        guard received - started >= Self.stride + Self.writeBuffer else { return }
+        let from = started, upTo = received - Self.writeBuffer
         started = upTo
         _ = try? await handle.withUnsafeDescriptor { descriptor in
             trail_start_writeback(descriptor.rawValue, from, upTo - from)

@@ -113,7 +113,7 @@ struct TusController: Sendable {
         let path = FilePath(paths.upload(upload.id).path)
         let handle = try await FileSystem.shared.openFile(forWritingAt: path, options: .modifyFile(createIfNecessary: false))
         var failure: (any Error)?
-        var writer = handle.bufferedWriter(startingAtAbsoluteOffset: offset, capacity: .mebibytes(1))
+        var writer = handle.bufferedWriter(startingAtAbsoluteOffset: offset, capacity: .bytes(EarlyWriteback.writeBuffer))
         var writeback = EarlyWriteback(from: offset)
         do {
             for try await chunk in request.body {
