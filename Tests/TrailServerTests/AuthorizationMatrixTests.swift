@@ -22,6 +22,32 @@ import Testing
         }
     }
 
+    /// The table is the whole list: a route added to the router without a row here fails, so nobody ships a route
+    /// whose rights were never stated. Mobile routes (`/api/v1` outside `/manage`) are public and tested elsewhere.
+    @Test func everyPanelAndManagementRouteHasARow() async throws {
+        let (app, _) = try await TestApp.seeded()
+        let router = buildRouter(app.dependencies)
+        let registered = router.routes.compactMap { route -> (method: String, segments: [Substring])? in
+            let path = route.path.description
+            if path.hasPrefix("/api/v1/") && !path.hasPrefix("/api/v1/manage/") { return nil }
+            return (route.method.rawValue, path.split(separator: "/"))
+        }
+        #expect(registered.count >= 80, "the router lists only \(registered.count) panel and management routes")
+        let rows = (RouteTable.pages + RouteTable.apis).map { row in
+            // `{tile}` stands for three segments, z/x/y.
+            let path = row.path.replacingOccurrences(of: "{tile}", with: "{z}/{x}/{y}")
+            return (method: row.method.rawValue, segments: path.split(separator: "?").first.map { $0.split(separator: "/") } ?? [])
+        }
+        for route in registered {
+            // A `{parameter}` segment of the router matches whatever the row put there (a placeholder or a literal id).
+            let covered = rows.contains { row in
+                row.method == route.method && row.segments.count == route.segments.count
+                    && zip(row.segments, route.segments).allSatisfy { $1.hasPrefix("{") || $1.hasPrefix(":") || $0 == $1 }
+            }
+            #expect(covered, "\(route.method) /\(route.segments.joined(separator: "/")) has no row in RouteTable")
+        }
+    }
+
     /// The outsider is a manager of bravo, so the 404s above come from the object check, not from a lack of rights:
     /// on bravo's own tour the same person may do everything.
     @Test func outsiderHasFullRightsOnTheirOwnSite() async throws {
