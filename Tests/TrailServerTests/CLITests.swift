@@ -188,7 +188,7 @@ enum CLI {
     }
 
     static func dataFolder() throws -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("trail-cli-\(UUID().uuidString)")
+        TestScratch.folder("trail-cli")
     }
 
     static func open(_ data: URL) throws -> AppDatabase {

@@ -50,7 +50,7 @@ enum RouteFixtures {
 /// services (uploads, the scanner with the EICAR test signature, builds, approvals, releases).
 enum RouteTemplate {
     static let database = Task { () throws -> (DatabaseQueue, RichSeed, URL) in
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-routes-\(UUID().uuidString.prefix(8))")
+        let folder = TestScratch.folder("trail-routes")
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)
         let dataFolder = folder.appendingPathComponent("data")

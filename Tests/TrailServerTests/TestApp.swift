@@ -26,7 +26,7 @@ struct TestApp {
                      configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
         var config = AppConfig()
         config.root = projectRoot
-        config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
+        config.dataFolder = TestScratch.folder("trail-test")
         config.bcryptCost = 4
         configure(&config)
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)

@@ -89,7 +89,7 @@ extension TestApp {
         try template.backup(to: copy)
         var config = AppConfig()
         config.root = projectRoot
-        config.dataFolder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-test-\(UUID().uuidString)")
+        config.dataFolder = TestScratch.folder("trail-test")
         config.bcryptCost = 4
         configure(&config)
         if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
