@@ -44,6 +44,8 @@ let package = Package(
             providers: [.apt(["libclamav-dev"])]
         ),
         .target(name: "CFileWriteback"),
+        // Locks down connections to uploaded SQLite files (sqlite3_db_config is variadic: Swift cannot call it).
+        .target(name: "CSQLiteHardening", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "MalwareScan",
             dependencies: [
@@ -58,6 +60,7 @@ let package = Package(
                 "PackageFormat",
                 "MalwareScan",
                 "CFileWriteback",
+                "CSQLiteHardening",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

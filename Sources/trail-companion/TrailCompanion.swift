@@ -55,6 +55,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("catalog-lifetime-days"), help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7).") var catalogLifetimeDays: Double?
     @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
     @Option(name: .customLong("import-max-size"), help: "Largest GeoJSON or GPX import in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
+    @Option(name: .customLong("trusted-proxies"), help: "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none).") var trustedProxies: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
 
     func run() async throws {
@@ -77,6 +78,9 @@ struct Serve: AsyncParsableCommand {
         guard config.tileCap >= 1 else { throw ValidationError("--tile-cap must be at least 1") }
         config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
         config.demo = demo || environment["TRAIL_DEMO"] == "1"
+        if let proxies = trustedProxies ?? environment["TRAIL_TRUSTED_PROXIES"] {
+            do { config.trustedProxies = try TrustedProxies(parsing: proxies) } catch { throw ValidationError("--trusted-proxies: \(error)") }
+        }
         guard config.defaultRequiredApprovals >= 1 else { throw ValidationError("--required-approvals must be at least 1") }
         guard config.maxUploadSize > 0 else { throw ValidationError("--max-upload-size must be positive") }
         let days: Double = try catalogLifetimeDays ?? environment["TRAIL_CATALOG_LIFETIME_DAYS"].map { try Self.parse($0, "TRAIL_CATALOG_LIFETIME_DAYS") } ?? 7

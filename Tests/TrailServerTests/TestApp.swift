@@ -117,7 +117,8 @@ extension TestClientProtocol {
     }
 
     /// A form POST; the session's CSRF token is added unless `csrf` says otherwise.
-    func post(_ uri: String, form: [String: String], session: BrowserSession?, csrf: String? = nil, extra: [(String, String)] = []) async throws -> TestResponse {
+    func post(_ uri: String, form: [String: String], session: BrowserSession?, csrf: String? = nil, extra: [(String, String)] = [],
+              headers more: HTTPFields = [:]) async throws -> TestResponse {
         var fields = form.map { ($0.key, $0.value) } + extra
         if let token = csrf ?? session.map({ $0.csrf.isEmpty ? $0.cookies["tc_csrf"] ?? "" : $0.csrf }), !token.isEmpty {
             fields.append(("_csrf", token))
@@ -125,6 +126,7 @@ extension TestClientProtocol {
         let body = fields.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
         var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
         if let session, !session.cookies.isEmpty { headers[.cookie] = session.cookieHeader }
+        headers.append(contentsOf: more)
         return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
     }
 

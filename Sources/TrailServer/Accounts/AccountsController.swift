@@ -8,6 +8,7 @@ struct AccountsController: Sendable {
     let database: AppDatabase
     let pages: PageResponder
     let config: AppConfig
+    let unknownUserPasswordHash: String
 
     struct LoginPage: Sendable {
         var email = ""
@@ -112,36 +113,52 @@ struct AccountsController: Sendable {
             pages.render("login", title: "Sign in", page: LoginPage(email: email, next: next, error: message),
                          request: request, context: context, status: status)
         }
-        if try database.recentLoginFailures(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow) >= config.loginFailureLimit {
+        // The attempt is counted before the password is checked, in one transaction with the check of the limit:
+        // fifty guesses sent at once cannot all pass it while bcrypt runs.
+        guard let attempt = try database.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
+                                                           limit: config.loginFailureLimit) else {
             return fail("Too many failed sign-ins. Wait \(Int(config.loginThrottleWindow / 60)) minutes and try again, or ask an admin to reset your password.",
                         status: .tooManyRequests)
         }
         let user = try database.user(email: email)
         // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
-        let valid = try await Self.verify(form.string("password"), hash: user?.passwordHash ?? Self.dummyHash)
+        let valid = try await Self.verify(form.string("password"), hash: user?.passwordHash ?? unknownUserPasswordHash)
         guard let user, valid, !user.isDisabled else {
             try database.recordLoginFailure(email: email, ipAddress: context.remoteAddress)
             return fail("The email or password is not right.", status: .unauthorized)
         }
         // A fresh session id at every sign-in: a token planted before sign-in is worthless.
         if let old = context.sessionToken { try database.endSession(token: old, actor: context.actor) }
+        try database.endLoginAttempt(attempt)
         let (token, _) = try database.startSession(userId: user.id!, ipAddress: context.remoteAddress)
         var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response
     }
 
-    static let dummyHash = Bcrypt.hash("not a real password", cost: 4)
-
     /// bcrypt is slow on purpose: keep it off the event loop.
     static func verify(_ password: String, hash: String) async throws -> Bool {
         try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
     }
 
-    /// Only local paths, so a crafted link cannot bounce a fresh sign-in to another site.
+    /// Only local paths, so a crafted link cannot bounce a fresh sign-in to another site. Browsers drop tabs and
+    /// newlines from a `Location` and read `\\` as `/`, so `/\t/evil.example` or `/\\evil.example` would leave the site:
+    /// the path must start with a single `/` and hold no control character, whitespace or backslash, and so must
+    /// every percent-decoding of it (`/%2F%2Fevil.example` is `//evil.example` to some servers and proxies).
     static func safeNext(_ next: String?) -> String {
-        guard let next, next.hasPrefix("/"), !next.hasPrefix("//"), !next.contains("\\"), !next.hasPrefix("/login") else { return "/" }
-        return next
+        guard let next, next.utf8.count <= 2048 else { return "/" }
+        var form = next
+        for _ in 0..<4 {
+            guard isLocalPath(form) else { return "/" }
+            guard let decoded = form.removingPercentEncoding, decoded != form else { return next }
+            form = decoded
+        }
+        return "/"
+    }
+
+    static func isLocalPath(_ path: String) -> Bool {
+        guard path.hasPrefix("/"), !path.hasPrefix("//"), !path.hasPrefix("/login") else { return false }
+        return !path.unicodeScalars.contains { $0 == "\\" || $0.properties.isWhitespace || $0.properties.generalCategory == .control }
     }
 }
 

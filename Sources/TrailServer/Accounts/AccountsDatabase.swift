@@ -83,22 +83,32 @@ extension AppDatabase {
 
     // MARK: Sign-in throttling
 
-    public func recentLoginFailures(email: String, ipAddress: String?, window: TimeInterval) throws -> Int {
+    /// Counts a sign-in attempt as failed before its password is checked, if the email and the address are under the
+    /// limit (checked and written in one transaction, so concurrent guesses are counted one after the other). Nil when
+    /// over the limit; else the attempt's id, which `endLoginAttempt` removes once the password proved right.
+    public func beginLoginAttempt(email: String, ipAddress: String?, window: TimeInterval, limit: Int) throws -> Int64? {
         let since = Date().dbTime - window
-        return try writer.read { db in
+        return try writer.write { db -> Int64? in
             let byEmail = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM loginFailure WHERE email = ? AND failedAt > ?", arguments: [email, since]) ?? 0
             let byAddress = try ipAddress.map {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM loginFailure WHERE ipAddress = ? AND failedAt > ?", arguments: [$0, since]) ?? 0
             } ?? 0
             // An address may serve a whole ranger station, so it gets more room than one email.
-            return max(byEmail, byAddress / 4)
+            guard max(byEmail, byAddress / 4) < limit else { return nil }
+            try db.execute(sql: "INSERT INTO loginFailure (email, ipAddress, failedAt) VALUES (?, ?, ?)",
+                           arguments: [email, ipAddress, Date().dbTime])
+            return db.lastInsertedRowID
         }
     }
 
+    /// The password was right: the attempt is not a failure.
+    public func endLoginAttempt(_ id: Int64) throws {
+        try writer.write { db in try db.execute(sql: "DELETE FROM loginFailure WHERE rowid = ?", arguments: [id]) }
+    }
+
+    /// Records a failed sign-in in the audit log (`beginLoginAttempt` already counted it).
     public func recordLoginFailure(email: String, ipAddress: String?) throws {
         try writer.write { db in
-            try db.execute(sql: "INSERT INTO loginFailure (email, ipAddress, failedAt) VALUES (?, ?, ?)",
-                           arguments: [email, ipAddress, Date().dbTime])
             try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: ipAddress), objectType: "session", objectId: "-",
                                   action: "session.failed", detail: email)
         }

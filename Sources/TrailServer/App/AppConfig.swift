@@ -29,6 +29,8 @@ public struct AppConfig: Sendable {
     /// Failed sign-ins allowed per email (and per address) within `loginThrottleWindow`.
     public var loginFailureLimit = 5
     public var loginThrottleWindow: TimeInterval = 15 * 60
+    /// Reverse proxies whose `X-Forwarded-For` names the client (sign-in throttle, audit log); none by default.
+    public var trustedProxies = TrustedProxies.none
     /// bcrypt cost; tests lower it to keep the suite fast.
     public var bcryptCost: UInt8 = 12
     /// A signed catalog is valid this long; it is re-signed well before.

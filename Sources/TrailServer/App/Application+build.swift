@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdBcrypt
 import Logging
 import MalwareScan
 import PackageFormat
@@ -21,6 +22,9 @@ public struct AppDependencies: Sendable {
     /// Request counts and the scrape of `/metrics`; `serve` also hands its registry to swift-metrics.
     public let metrics: AppMetrics
     let tusHashes = TusHashStates()
+    /// What a sign-in with an unknown email is checked against: a hash of the configured cost, made once, so that the
+    /// answer takes as long as for a known email with a wrong password and timing does not tell which emails exist.
+    let unknownUserPasswordHash: String
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created.
@@ -28,6 +32,7 @@ public struct AppDependencies: Sendable {
                 metrics: AppMetrics = AppMetrics()) {
         self.config = config
         self.metrics = metrics
+        self.unknownUserPasswordHash = Bcrypt.hash(SecretToken.make(), cost: config.bcryptCost)
         self.database = database
         self.views = views
         let paths = DataPaths(root: config.dataFolder)
@@ -84,6 +89,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let config = dependencies.config, database = dependencies.database
     let router = Router(context: AppRequestContext.self)
     let tileSettings = dependencies.tileSettings
+    router.add(middleware: ClientAddressMiddleware(trusted: config.trustedProxies))
     router.add(middleware: RequestMetricsMiddleware(metrics: dependencies.metrics))
     router.add(middleware: SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin }))
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
@@ -112,7 +118,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     tus.addDiscovery(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
-    AccountsController(database: database, pages: pages, config: config).addRoutes(public: router, signedIn: signedIn)
+    AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)

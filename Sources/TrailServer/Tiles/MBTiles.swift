@@ -1,3 +1,4 @@
+import CSQLiteHardening
 import Crypto
 import Foundation
 import GRDB
@@ -14,6 +15,10 @@ public enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
     case noTiles
     case boundsOutsideFrame(bounds: String, frame: String)
     case formatMismatch(declared: String, found: String)
+    /// A view, trigger, virtual table or generated column: something in the file that would run code when read.
+    case untrustedSchema(String)
+    case tileTooLarge(tile: String, bytes: Int64, limit: Int64)
+    case tileNotImage(tile: String, declared: String)
 
     public var description: String {
         switch self {
@@ -35,6 +40,12 @@ public enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
             return "The MBTiles file covers \(bounds), which does not overlap the tour's frame (\(frame))."
         case let .formatMismatch(declared, found):
             return "The MBTiles file says its tiles are “\(declared)” but they are \(found)."
+        case .untrustedSchema(let what):
+            return "The MBTiles file cannot be used: \(what). An MBTiles file may hold only its tables (metadata and tiles); export it again from your map tool."
+        case let .tileTooLarge(tile, bytes, limit):
+            return "The MBTiles file's tile \(tile) is \(ByteFormat.string(bytes)); a map tile may be at most \(ByteFormat.string(limit))."
+        case let .tileNotImage(tile, declared):
+            return "The MBTiles file's tile \(tile) is not a \(declared.uppercased()) image (nor PNG, JPEG or WebP)."
         }
     }
 }
@@ -84,13 +95,26 @@ public enum TileImageFormat {
     }
 }
 
-/// Reads an MBTiles file: read-only, with untrusted schema features off and a time limit on every check,
-/// as uploaded files come from outside.
+/// Reads an MBTiles file that came from outside. An uploaded SQLite file is a program as much as data: a view can
+/// compute a gigabyte (`zeroblob`), a recursive CTE can run for ever, a trigger or a generated column runs code on
+/// read. So the reader
+/// - opens the file read-only with the connection locked down (`CSQLiteHardening`: defensive mode, untrusted schema,
+///   views and triggers disabled, no string or blob over `maxTileBytes` ever built in memory);
+/// - accepts only real tables: `tiles` as a table (as QGIS and GDAL write it), or the `map` + `images` pair that
+///   `MBTilesWriter` itself writes, whose join it writes itself instead of using the file's `tiles` view;
+/// - refuses any other view, any trigger, any virtual table and any generated column in those tables;
+/// - puts a time limit on every read, and hands tiles over one at a time, in the order SQLite sorts them (its sorter
+///   spills to temporary files), so memory stays flat whatever the file holds.
 public final class MBTilesReader: @unchecked Sendable {
     let queue: DatabaseQueue
     public let url: URL
+    /// Where tiles are read from: `tiles`, or the join of `map` and `images`. Always a real table or our own join.
+    let tileSource: String
 
-    /// Opens the file and checks that it is SQLite with an MBTiles schema (`metadata` table, `tiles` table or view).
+    /// The largest tile accepted: a 512-pixel satellite JPEG is a few hundred KB.
+    public static let maxTileBytes = 2 << 20
+
+    /// Opens the file and checks that it is SQLite with an MBTiles schema made only of tables.
     public init(url: URL) throws {
         self.url = url
         let header = (try? FileHandle(forReadingFrom: url)).flatMap { handle -> Data? in
@@ -102,27 +126,22 @@ public final class MBTilesReader: @unchecked Sendable {
         configuration.readonly = true
         configuration.label = "mbtiles"
         configuration.prepareDatabase { db in
-            try? db.execute(sql: "PRAGMA trusted_schema = OFF")
+            let code = trail_sqlite_harden_untrusted(db.sqliteConnection, Int32(MBTilesReader.maxTileBytes))
+            guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot lock down the connection") }
             try db.execute(sql: "PRAGMA query_only = 1")
         }
+        let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: url.path, configuration: configuration)
         } catch {
             throw MBTilesError.unreadable(Self.describe(error))
         }
-        try guarded { db in
-            let objects = try Row.fetchAll(db, sql: "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view')")
-            let names = Set(objects.map { ($0["name"] as String).lowercased() })
-            guard names.contains("metadata") else { throw MBTilesError.missingTable("metadata") }
-            guard names.contains("tiles") else { throw MBTilesError.missingTable("tiles") }
-            let columns = Set(try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info('tiles')").map { ($0["name"] as String).lowercased() })
-            for column in ["zoom_level", "tile_column", "tile_row", "tile_data"] where !columns.contains(column) {
-                throw MBTilesError.unreadable("its tiles table has no \(column) column")
-            }
-            let metadataColumns = Set(try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info('metadata')").map { ($0["name"] as String).lowercased() })
-            guard metadataColumns.contains("name"), metadataColumns.contains("value") else {
-                throw MBTilesError.unreadable("its metadata table has no name and value columns")
-            }
+        self.queue = queue
+        do {
+            tileSource = try Self.guarded(queue, seconds: 30) { db in try Self.checkSchema(db) }
+        } catch {
+            try? queue.close()
+            throw error
         }
     }
 
@@ -130,10 +149,68 @@ public final class MBTilesReader: @unchecked Sendable {
 
     public func close() { try? queue.close() }
 
-    /// Runs a read with a time limit: a crafted view could otherwise keep SQLite busy for ever.
+    /// Checks `sqlite_master` and the columns, and returns the SQL to read tiles from.
+    static func checkSchema(_ db: Database) throws -> String {
+        let objects = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master")
+        var tables = Set<String>(), views = Set<String>()
+        for object in objects {
+            let type: String = object["type"] ?? ""
+            let name = (object["name"] as String? ?? "").lowercased()
+            let sql = (object["sql"] as String? ?? "").trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+            switch type {
+            case "trigger": throw MBTilesError.untrustedSchema("it defines a trigger (“\(name)”)")
+            case "view": views.insert(name)
+            case "table":
+                if sql.hasPrefix("CREATE VIRTUAL") { throw MBTilesError.untrustedSchema("it defines a virtual table (“\(name)”)") }
+                tables.insert(name)
+            default: continue
+            }
+        }
+        guard tables.contains("metadata") else { throw MBTilesError.missingTable("metadata") }
+        let source: String
+        if tables.contains("tiles") {
+            try requireColumns(db, table: "tiles", ["zoom_level", "tile_column", "tile_row", "tile_data"])
+            source = "tiles"
+        } else if tables.contains("map"), tables.contains("images") {
+            try requireColumns(db, table: "map", ["zoom_level", "tile_column", "tile_row", "tile_id"])
+            try requireColumns(db, table: "images", ["tile_id", "tile_data"])
+            // The file's own `tiles` view is never read: this is the join the MBTiles spec gives for that schema.
+            source = """
+                (SELECT map.zoom_level AS zoom_level, map.tile_column AS tile_column, map.tile_row AS tile_row, images.tile_data AS tile_data
+                 FROM map JOIN images ON images.tile_id = map.tile_id)
+                """
+        } else if views.contains("tiles") {
+            throw MBTilesError.untrustedSchema("its “tiles” is a view, not a table")
+        } else {
+            throw MBTilesError.missingTable("tiles")
+        }
+        let allowedViews: Set<String> = source == "tiles" ? [] : ["tiles"]
+        if let view = views.subtracting(allowedViews).sorted().first {
+            throw MBTilesError.untrustedSchema("it defines a view (“\(view)”)")
+        }
+        try requireColumns(db, table: "metadata", ["name", "value"])
+        return source
+    }
+
+    /// The table has these columns, none of them generated (a generated column is code that runs on every read).
+    static func requireColumns(_ db: Database, table: String, _ required: [String]) throws {
+        let columns = try Row.fetchAll(db, sql: "SELECT name, hidden FROM pragma_table_xinfo(?)", arguments: [table])
+        if let generated = columns.first(where: { ($0["hidden"] as Int? ?? 0) >= 2 }) {
+            throw MBTilesError.untrustedSchema("its “\(table)” table has a generated column (“\(generated["name"] as String? ?? "")”)")
+        }
+        let names = Set(columns.map { ($0["name"] as String? ?? "").lowercased() })
+        for column in required where !names.contains(column) {
+            throw MBTilesError.unreadable("its \(table) table has no \(column) column")
+        }
+    }
+
+    /// Runs a read with a time limit: a crafted file could otherwise keep SQLite busy for ever.
     func guarded<T>(seconds: Double = 30, _ body: (Database) throws -> T) throws -> T {
+        try Self.guarded(queue, seconds: seconds, body)
+    }
+
+    static func guarded<T>(_ queue: DatabaseQueue, seconds: Double, _ body: (Database) throws -> T) throws -> T {
         let done = NIOLockedValueBox(false)
-        let queue = self.queue
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { if !done.withLockedValue({ $0 }) { queue.interrupt() } }
         defer { done.withLockedValue { $0 = true } }
         do {
@@ -142,6 +219,8 @@ public final class MBTilesReader: @unchecked Sendable {
             throw error
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             throw MBTilesError.unreadable("reading it took longer than \(Int(seconds)) seconds")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_TOOBIG {
+            throw MBTilesError.unreadable("it holds a value larger than \(ByteFormat.string(Int64(maxTileBytes))), the most a map tile or a metadata entry may be")
         } catch {
             throw MBTilesError.unreadable(Self.describe(error))
         }
@@ -164,35 +243,65 @@ public final class MBTilesReader: @unchecked Sendable {
         }
     }
 
-    /// Checks the file as a raster tile set: `name` and `format` present, raster format (the first tile's bytes agree),
-    /// at least one tile; zoom range and bounds from the metadata or, when missing, from the tiles.
+    /// Checks the file as a raster tile set: `name` and `format` present, raster format, at least one tile, and every
+    /// tile no larger than `maxTileBytes` and an image of the declared format (its magic bytes); zoom range and bounds
+    /// from the metadata or, when missing, from the tiles. Reads every tile once, one at a time.
     public func info() throws -> MBTilesInfo {
         let metadata = try metadata()
         guard metadata["name"] != nil else { throw MBTilesError.missingMetadata("name") }
         guard let declared = metadata["format"] else { throw MBTilesError.missingMetadata("format") }
         if declared.lowercased() == "pbf" || declared.lowercased() == "mvt" { throw MBTilesError.vectorTiles }
         guard let format = TileImageFormat.normalised(declared) else { throw MBTilesError.unsupportedFormat(declared) }
-        return try guarded { db in
+        let source = tileSource
+        let (minZoom, maxZoom, count) = try guarded { db -> (Int, Int, Int) in
             guard let extent = try Row.fetchOne(db, sql: """
-                SELECT MIN(zoom_level) AS minZoom, MAX(zoom_level) AS maxZoom, COUNT(*) AS count FROM tiles
-                """), let minZoom = extent["minZoom"] as Int?, let maxZoom = extent["maxZoom"] as Int?, (extent["count"] as Int? ?? 0) > 0
+                SELECT MIN(zoom_level) AS minZoom, MAX(zoom_level) AS maxZoom, COUNT(*) AS count FROM \(source)
+                """), let minZoom = extent["minZoom"] as Int?, let maxZoom = extent["maxZoom"] as Int?, let count = extent["count"] as Int?, count > 0
             else { throw MBTilesError.noTiles }
             guard (0...30).contains(minZoom), (0...30).contains(maxZoom) else { throw MBTilesError.unreadable("its zoom levels are out of range") }
-            if let sample = try Data.fetchOne(db, sql: "SELECT tile_data FROM tiles WHERE tile_data IS NOT NULL LIMIT 1") {
-                let found = TileImageFormat.detect(sample)
-                if found == "pbf" { throw MBTilesError.vectorTiles }
-                if let found, found != format { throw MBTilesError.formatMismatch(declared: declared, found: found.uppercased()) }
-                if found == nil { throw MBTilesError.formatMismatch(declared: declared, found: "not PNG, JPEG or WebP images") }
+            // `typeof()`, and `length()` of a blob, read only the record's header: these checks need no tile in memory.
+            // (`length()` of text counts characters, so text is refused first: a tile is never text anyway.)
+            if let text = try Row.fetchOne(db, sql: """
+                SELECT zoom_level, tile_column, tile_row FROM \(source) WHERE typeof(tile_data) NOT IN ('blob', 'null') LIMIT 1
+                """) {
+                throw MBTilesError.tileNotImage(tile: Self.address(text), declared: declared)
             }
-            let bounds = try Self.parseBounds(metadata["bounds"]) ?? Self.tileExtent(db, zoom: maxZoom)
+            if let big = try Row.fetchOne(db, sql: """
+                SELECT zoom_level, tile_column, tile_row, length(tile_data) AS size FROM \(source)
+                WHERE typeof(tile_data) = 'blob' AND length(tile_data) > ? LIMIT 1
+                """, arguments: [Self.maxTileBytes]) {
+                throw MBTilesError.tileTooLarge(tile: Self.address(big), bytes: big["size"], limit: Int64(Self.maxTileBytes))
+            }
+            return (minZoom, maxZoom, count)
+        }
+        try guarded(seconds: 600) { db in
+            let cursor = try Row.fetchCursor(db, sql: "SELECT zoom_level, tile_column, tile_row, tile_data FROM \(source) WHERE tile_data IS NOT NULL")
+            while let row = try cursor.next() {
+                let data: Data = row["tile_data"]
+                guard let found = TileImageFormat.detect(data) else {
+                    throw MBTilesError.tileNotImage(tile: Self.address(row), declared: declared)
+                }
+                if found == "pbf" { throw MBTilesError.vectorTiles }
+                if found != format { throw MBTilesError.formatMismatch(declared: declared, found: found.uppercased()) }
+            }
+        }
+        return try guarded { db in
+            let bounds = try Self.parseBounds(metadata["bounds"]) ?? Self.tileExtent(db, source: source, zoom: maxZoom)
             let metaMin = metadata["minzoom"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             let metaMax = metadata["maxzoom"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             // The tiles themselves are the truth; metadata may only narrow them.
             let low = max(minZoom, metaMin.map { min($0, maxZoom) } ?? minZoom)
             let high = min(maxZoom, metaMax.map { max($0, low) } ?? maxZoom)
             return MBTilesInfo(name: metadata["name"] ?? "", format: format, minZoom: low, maxZoom: max(low, high), bounds: bounds,
-                               attribution: metadata["attribution"] ?? "", tileCount: extent["count"] ?? 0)
+                               attribution: metadata["attribution"] ?? "", tileCount: count)
         }
+    }
+
+    /// `z/x/y` (XYZ) of a row with `zoom_level`, `tile_column` and `tile_row` (TMS), for messages.
+    static func address(_ row: Row) -> String {
+        let z: Int = row["zoom_level"] ?? 0, column: Int = row["tile_column"] ?? 0, tmsRow: Int = row["tile_row"] ?? 0
+        guard (0...30).contains(z) else { return "\(z)/\(column)/\(tmsRow)" }
+        return "\(z)/\(column)/\((1 << z) - 1 - tmsRow)"
     }
 
     /// `"west,south,east,north"`; nil when absent or not four numbers in range.
@@ -205,9 +314,9 @@ public final class MBTilesReader: @unchecked Sendable {
     }
 
     /// The area the tiles of one zoom cover.
-    static func tileExtent(_ db: Database, zoom: Int) throws -> Frame {
+    static func tileExtent(_ db: Database, source: String, zoom: Int) throws -> Frame {
         guard let row = try Row.fetchOne(db, sql: """
-            SELECT MIN(tile_column) AS minX, MAX(tile_column) AS maxX, MIN(tile_row) AS minRow, MAX(tile_row) AS maxRow FROM tiles WHERE zoom_level = ?
+            SELECT MIN(tile_column) AS minX, MAX(tile_column) AS maxX, MIN(tile_row) AS minRow, MAX(tile_row) AS maxRow FROM \(source) WHERE zoom_level = ?
             """, arguments: [zoom]), let minX = row["minX"] as Int?, let maxX = row["maxX"] as Int?, let minRow = row["minRow"] as Int?,
             let maxRow = row["maxRow"] as Int? else { throw MBTilesError.noTiles }
         let upperLeft = TileMath.bounds(TileID.fromTMS(z: zoom, column: minX, row: maxRow))
@@ -218,25 +327,31 @@ public final class MBTilesReader: @unchecked Sendable {
     /// One tile by its XYZ address (the file stores TMS rows).
     public func tile(_ id: TileID) throws -> Data? {
         try guarded(seconds: 5) { db in
-            try Data.fetchOne(db, sql: "SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
+            try Data.fetchOne(db, sql: "SELECT tile_data FROM \(tileSource) WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
                               arguments: [id.z, id.x, id.tmsRow])
         }
     }
 
-    /// Every tile of the file that lies in the frame at one zoom, in column then row order (XYZ rows).
+    /// Every tile of the file that lies in the frame at one zoom, in column then row order (XYZ rows), handed over one
+    /// at a time: SQLite sorts (spilling to temporary files when large), nothing is collected here.
     public func tiles(in frame: Frame, zoom: Int, _ body: (TileID, Data) throws -> Void) throws {
         guard let (xs, ys) = TileMath.range(frame, zoom: zoom) else { return }
         let rows = ((1 << zoom) - 1 - ys.upperBound)...((1 << zoom) - 1 - ys.lowerBound)
         try guarded(seconds: 600) { db in
+            // XYZ y grows as the TMS row falls: column ascending, then TMS row descending is (x, y) ascending.
             let cursor = try Row.fetchCursor(db, sql: """
-                SELECT tile_column, tile_row, tile_data FROM tiles
+                SELECT tile_column, tile_row, tile_data FROM \(tileSource)
                 WHERE zoom_level = ? AND tile_column BETWEEN ? AND ? AND tile_row BETWEEN ? AND ? AND tile_data IS NOT NULL
+                ORDER BY tile_column ASC, tile_row DESC
                 """, arguments: [zoom, xs.lowerBound, xs.upperBound, rows.lowerBound, rows.upperBound])
-            var found: [(TileID, Data)] = []
+            var previous: TileID?
             while let row = try cursor.next() {
-                found.append((TileID.fromTMS(z: zoom, column: row["tile_column"], row: row["tile_row"]), row["tile_data"]))
+                let id = TileID.fromTMS(z: zoom, column: row["tile_column"], row: row["tile_row"])
+                // A file without a unique index may list a tile twice: the first one wins.
+                if id == previous { continue }
+                previous = id
+                try body(id, row["tile_data"])
             }
-            for (id, data) in found.sorted(by: { $0.0 < $1.0 }) { try body(id, data) }
         }
     }
 }

@@ -76,7 +76,7 @@ public struct TilePackager: Sendable {
         guard verdict.isClean else { throw TileBuildFailure("the re-scan found a problem in the map tiles file “\(name)”: \(verdict)") }
 
         let frame = snapshot.frame
-        let entry: Manifest.Tiles = try await NIOThreadPool.singleton.runIfActive {
+        let entry: Manifest.Tiles = try await MBTilesThreads.pool.runIfActive {
             let reader: MBTilesReader
             let info: MBTilesInfo
             do {
@@ -109,6 +109,11 @@ public struct TilePackager: Sendable {
                 name: snapshot.name, description: "Offline map of \(snapshot.name)", format: info.format, frame: frame, zooms: zooms,
                 attribution: info.attribution.isEmpty ? source.attribution : info.attribution))
             return try Self.entry(output, format: info.format, zooms: zooms, count: writer.tileCount)
+        }
+        // What the package will carry is what the scanner must see: the tiles as written out, not only the raw upload.
+        let extracted = await MBTilesScanning.scan(output, with: scanner)
+        guard extracted.isClean else {
+            throw TileBuildFailure("the scan of the map tiles taken from “\(name)” found a problem: \(extracted)")
         }
         logger.info("tiles from “\(name)”: \(entry.tileCount) tiles, \(entry.size ?? 0) bytes")
         return Built(entry: entry, file: output, scan: (name, sha256, verdict.description), fetched: nil)

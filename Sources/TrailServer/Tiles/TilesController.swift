@@ -180,7 +180,7 @@ struct TilesController: Sendable {
             }
             let info: MBTilesInfo
             do {
-                info = try await NIOThreadPool.singleton.runIfActive {
+                info = try await MBTilesThreads.pool.runIfActive {
                     let reader = try MBTilesReader(url: pending)
                     defer { reader.close() }
                     return try reader.info()

@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import Hummingbird
+import HummingbirdTesting
+import Testing
+@testable import TrailServer
+
+/// The sign-in throttle holds under concurrent guessing, sees the real client behind a trusted proxy, and the answer's
+/// timing does not tell which emails have accounts.
+@Suite struct SignInThrottleTests {
+    @Test("50 concurrent wrong passwords for one email: at most 5 are checked, the rest get 429")
+    func concurrentGuessesAreCountedBeforeTheCheck() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.test { client in
+            let browser = try await client.anonymousBrowser()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        try await client.post("/login", form: ["email": "author@test.org", "password": "guess \(index)"], session: browser).status.code
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            let checked = statuses.filter { $0 == 401 }.count, refused = statuses.filter { $0 == 429 }.count
+            #expect(checked == 5, "passwords checked: \(checked)")
+            #expect(refused == 45, "throttled: \(refused)")
+            // The right password is refused too while the limit holds.
+            #expect(try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser).status == .tooManyRequests)
+        }
+    }
+
+    @Test("behind a trusted proxy, two clients are throttled apart and the audit log names each; an untrusted peer's X-Forwarded-For is ignored")
+    func trustedProxyNamesTheClient() async throws {
+        let (app, _) = try await TestApp.seeded { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.0/8, ::1") }
+        try await app.application.test(.live) { client in
+            let browser = try await client.anonymousBrowser()
+            func attempt(_ email: String, from address: String, password: String = "wrong password") async throws -> HTTPResponse.Status {
+                // The client's own claim comes first; the proxy appends the address it saw.
+                try await client.post("/login", form: ["email": email, "password": password], session: browser,
+                                      headers: [.xForwardedFor: "10.9.9.9, \(address)"]).status
+            }
+            // 20 failures over many emails from one visitor stop that visitor's address (the limit per address is 4 × 5)...
+            for index in 1...20 { #expect(try await attempt("guess\(index)@test.org", from: "203.0.113.7") == .unauthorized) }
+            #expect(try await attempt("author@test.org", from: "203.0.113.7", password: TestApp.password) == .tooManyRequests)
+            // ...but not another visitor behind the same proxy.
+            #expect(try await attempt("author@test.org", from: "198.51.100.9", password: TestApp.password) == .seeOther)
+            let addresses: [String] = try await app.database.writer.read {
+                try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM auditEvent WHERE action = 'session.failed'")
+            }
+            #expect(addresses == ["203.0.113.7"], "the audit log names the client, not the proxy or the forged hop: \(addresses)")
+        }
+
+        // Without --trusted-proxies the header is only a claim: the peer's own address counts.
+        let (plain, _) = try await TestApp.seeded()
+        try await plain.application.test(.live) { client in
+            let browser = try await client.anonymousBrowser()
+            let response = try await client.post("/login", form: ["email": "nobody@test.org", "password": "wrong password"], session: browser,
+                                                 headers: [.xForwardedFor: "203.0.113.7"])
+            #expect(response.status == .unauthorized)
+            let addresses: [String] = try await plain.database.writer.read { try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure") }
+            #expect(addresses.count == 1 && addresses.first != "203.0.113.7" && addresses.first?.isEmpty == false, "\(addresses)")
+        }
+    }
+
+    @Test("trusted proxy ranges: IPv4, IPv6, mapped addresses; a bad range is a clear error")
+    func trustedProxyParsing() throws {
+        let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 192.168.1.1, fd00::/8")
+        #expect(proxies.contains("10.200.3.4") && proxies.contains("192.168.1.1") && proxies.contains("fd12::1") && proxies.contains("::ffff:10.1.1.1"))
+        #expect(!proxies.contains("11.0.0.1") && !proxies.contains("192.168.1.2") && !proxies.contains("fe80::1") && !proxies.contains("nonsense"))
+        // Read from the right: trusted hops are skipped, the first other one is the client.
+        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6, 198.51.100.9, 10.0.0.2"]) == "198.51.100.9")
+        #expect(proxies.clientAddress(peer: "8.8.8.8", forwardedFor: ["198.51.100.9"]) == "8.8.8.8")
+        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: []) == "10.0.0.1")
+        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["garbage, 198.51.100.9"]) == "198.51.100.9")
+        #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["198.51.100.9, garbage"]) == "10.0.0.1")
+        #expect(throws: TrustedProxiesError.self) { try TrustedProxies(parsing: "10.0.0.0/33") }
+        #expect(throws: TrustedProxiesError.self) { try TrustedProxies(parsing: "proxy.example") }
+        #expect(try TrustedProxies(parsing: "").isEmpty)
+    }
+
+    @Test("an unknown email takes as long as a known one with a wrong password (medians within 25 %)")
+    func unknownEmailsTakeAsLong() async throws {
+        // A real cost, so that bcrypt, not the machine's noise, is what is timed.
+        let (app, _) = try await TestApp.seeded { config in
+            config.bcryptCost = 10
+            config.loginFailureLimit = 1_000
+        }
+        try app.database.changePassword(userId: try #require(app.database.user(email: "author@test.org")?.id), newPassword: TestApp.password,
+                                            bcryptCost: 10, actor: .system)
+        // The dummy hash has the configured cost: the part of the answer's time that could differ.
+        #expect(app.dependencies.unknownUserPasswordHash.hasPrefix("$2b$10$") || app.dependencies.unknownUserPasswordHash.hasPrefix("$2a$10$"),
+                "\(app.dependencies.unknownUserPasswordHash.prefix(7))")
+        try await app.test { client in
+            let browser = try await client.anonymousBrowser()
+            let clock = ContinuousClock()
+            func seconds(_ email: String) async throws -> Double {
+                let start = clock.now
+                let response = try await client.post("/login", form: ["email": email, "password": "wrong password"], session: browser)
+                #expect(response.status == .unauthorized)
+                let elapsed = clock.now - start
+                return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            }
+            // Other suites run at the same time: each unknown email is timed right after a known one, and the median of
+            // those pairs' ratios is compared, so a busy moment falls on both sides. A cost-4 dummy gives about 0.06.
+            var ratios: [Double] = []
+            for round in 0..<3 {
+                var pairs: [Double] = []
+                for index in 0..<11 {
+                    let known = try await seconds("author@test.org")
+                    let unknown = try await seconds("nobody\(round)-\(index)@test.org")
+                    pairs.append(unknown / known)
+                }
+                let median = pairs.sorted()[pairs.count / 2]
+                ratios.append(median)
+                if median > 0.75 && median < 1.25 { break }
+            }
+            #expect(ratios.contains { $0 > 0.75 && $0 < 1.25 }, "median ratios unknown/known per round: \(ratios)")
+        }
+    }
+}
