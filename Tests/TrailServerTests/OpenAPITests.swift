@@ -22,6 +22,11 @@ import Testing
         "HEAD /packages/{}/versions/{}/download",
         "GET /packages/{}/hash",
         "POST /packages/{}/verify",
+        // Mobile: delta updates.
+        "GET /files/{}",
+        "HEAD /files/{}",
+        "GET /packages/{}/versions/{}/manifest",
+        "GET /packages/{}/updates",
         "GET /signing-key",
         "GET /catalog",
         "GET /openapi.json",

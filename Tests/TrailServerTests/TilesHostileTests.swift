@@ -159,3 +159,35 @@ import PackageFormat
         }
     }
 }
+
+/// Delta updates count on it: the same tiles give the same `map.mbtiles`, byte for byte, so a release that does not
+/// change the map costs an app no map bytes.
+@Suite struct TilesDeterminismTests {
+    @Test("the same uploaded tiles cut to the same frame twice, a second apart: byte-identical MBTiles")
+    func sameTilesSameBytes() async throws {
+        let folder = TestScratch.folder("trail-tiles-determinism")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.mbtiles")
+        try MBTilesFixture.write(.raster, to: source)
+        func cut(_ name: String) throws -> Data {
+            let reader = try MBTilesReader(url: source)
+            defer { reader.close() }
+            let info = try reader.info()
+            let output = folder.appendingPathComponent(name)
+            let writer = try MBTilesWriter(url: output)
+            for zoom in info.minZoom...info.maxZoom {
+                var batch: [(TileID, Data)] = []
+                try reader.tiles(in: TilesEnv.frame, zoom: zoom) { batch.append(($0, $1)) }
+                try writer.add(batch)
+            }
+            try writer.finish(metadata: MBTilesWriter.metadata(name: "Tour", description: "Offline map of Tour", format: info.format,
+                                                               frame: TilesEnv.frame, zooms: info.minZoom...info.maxZoom, attribution: info.attribution))
+            return try Data(contentsOf: output)
+        }
+        let first = try cut("first.mbtiles")
+        try await Task.sleep(for: .milliseconds(1100))
+        let second = try cut("second.mbtiles")
+        #expect(first.count > 4096)
+        #expect(first == second, "\(first.count) vs \(second.count) bytes")
+    }
+}

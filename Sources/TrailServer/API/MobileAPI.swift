@@ -12,6 +12,9 @@ struct MobileAPI: Sendable {
     let signingKey: SigningKey
     let catalog: CatalogSigner
     let publicURL: String
+    /// `openapi.json` as loaded at start (nil when missing).
+    let openAPIDocument: String?
+    let files: ContentStore
 
     struct SiteItem: Encodable {
         let slug: String
@@ -108,6 +111,7 @@ struct MobileAPI: Sendable {
             if valid { try database.recordVerifiedDownload(packageId: target.packageId, version: target.version) }
             return try JSONResponse.make(VerifyAnswer(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
         }
+        addUpdateRoutes(to: router)
         router.get("/signing-key") { request, _ in
             try cachedJSON(["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64], request: request)
         }
@@ -119,9 +123,10 @@ struct MobileAPI: Sendable {
             headers[.contentLength] = "\(signed.body.count)"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
         }
-        let openAPI = ByteBuffer(string: OpenAPIDocument.json(serverURL: publicURL))
+        let openAPI = openAPIDocument.map { ByteBuffer(string: $0) }
         router.get("/openapi.json") { request, _ in
-            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"], body: .init(byteBuffer: openAPI))
+            guard let openAPI else { throw HTTPError(.internalServerError, message: "The API description openapi.json is missing from the root folder.") }
+            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"], body: .init(byteBuffer: openAPI))
         }
     }
 
@@ -187,6 +192,8 @@ public final class CatalogSigner: Sendable {
             let size: Int64
             let sha256: String
             let url: String
+            /// The signed manifest of this version: where a delta update starts.
+            let manifestURL: String
         }
         let catalogVersion: Int
         let generatedAt: String
@@ -219,7 +226,8 @@ public final class CatalogSigner: Sendable {
             catalogVersion: version, generatedAt: Manifest.timestamp(now), expiresAt: Manifest.timestamp(expiresAt),
             packages: try database.publishedPackages().map {
                 Body.Item(id: $0.package.id, site: $0.siteSlug, name: $0.version.name, version: $0.version.version, size: $0.version.size,
-                          sha256: $0.version.sha256, url: "\(publicURL)/api/v1/packages/\($0.package.id)/versions/\($0.version.version)/download")
+                          sha256: $0.version.sha256, url: "\(publicURL)/api/v1/packages/\($0.package.id)/versions/\($0.version.version)/download",
+                          manifestURL: APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version))
             })
         let data = try JSONResponse.encoder.encode(body)
         let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),

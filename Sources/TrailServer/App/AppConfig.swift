@@ -47,6 +47,8 @@ public struct AppConfig: Sendable {
     public var templatesFolder: URL { root.appendingPathComponent("Templates") }
     public var publicFolder: URL { root.appendingPathComponent("Public") }
     public var migrationsFolder: URL { root.appendingPathComponent("migrations") }
+    /// The API's OpenAPI document, served at `/api/v1/openapi.json`.
+    public var openAPIFile: URL { root.appendingPathComponent("openapi.json") }
     public var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
     /// Tiles fetched from tile servers, shared by every build: `tile-cache/<template>/<z>/<x>/<y>.<ext>`.
     public var tileCacheFolder: URL { dataFolder.appendingPathComponent("tile-cache") }

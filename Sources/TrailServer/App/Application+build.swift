@@ -25,6 +25,10 @@ public struct AppDependencies: Sendable {
     /// What a sign-in with an unknown email is checked against: a hash of the configured cost, made once, so that the
     /// answer takes as long as for a known email with a wrong password and timing does not tell which emails exist.
     let unknownUserPasswordHash: String
+    /// `openapi.json` from the root folder, with the public URL filled in; nil when it cannot be read.
+    let openAPIDocument: String?
+    /// Served package files by SHA-256 (delta updates).
+    public let files: ContentStore
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created.
@@ -35,6 +39,8 @@ public struct AppDependencies: Sendable {
         self.unknownUserPasswordHash = Bcrypt.hash(SecretToken.make(), cost: config.bcryptCost)
         self.database = database
         self.views = views
+        self.openAPIDocument = OpenAPIDocument.load(from: config.openAPIFile, serverURL: config.effectivePublicURL)
+        self.files = ContentStore(database: database, paths: DataPaths(root: config.dataFolder))
         let paths = DataPaths(root: config.dataFolder)
         let scans = scans ?? ScanService(database: database, paths: paths, scanner: makeScanner(config))
         self.scans = scans
@@ -74,6 +80,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     try TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
+    try dependencies.files.prune()
     let router = buildRouter(dependencies)
     return Application(
         router: router,
@@ -129,7 +136,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     exchange.addPanelRoutes(to: signedIn)
 
     MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
-              publicURL: config.effectivePublicURL).addRoutes(to: router.group("api/v1"))
+              publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files)
+        .addRoutes(to: router.group("api/v1"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)

@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PackageFormat
+
+/// What an app on version `from` downloads to reach version `to`: the files of `to` whose SHA-256 `from` does not
+/// list. A convenience only: the client trusts the signed manifest at `manifestURL`, never this plan.
+struct UpdatePlan: Encodable, Equatable {
+    struct File: Encodable, Equatable {
+        let path: String
+        let sha256: String
+        let size: Int64
+        let url: String
+    }
+
+    let from: Int
+    let to: Int
+    let manifestURL: String
+    let files: [File]
+    /// Paths of `from` that `to` no longer has.
+    let removed: [String]
+    /// Bytes of the files to fetch, each hash once (the manifest not included).
+    let downloadSize: Int64
+    /// Bytes of a full download of `to` (its zip).
+    let fullSize: Int64
+
+    static func make(from old: Manifest, to new: Manifest, fullSize: Int64, publicURL: String) -> UpdatePlan {
+        let held = Set(old.listedFiles.map(\.sha256))
+        let fetch = new.listedFiles.filter { !held.contains($0.sha256) }
+        var counted = Set<String>(), downloadSize: Int64 = 0
+        for file in fetch where counted.insert(file.sha256).inserted { downloadSize += file.size ?? 0 }
+        let kept = Set(new.listedFiles.map(\.path))
+        return UpdatePlan(
+            from: old.version, to: new.version, manifestURL: APIURL.manifest(publicURL, packageId: new.packageId, version: new.version),
+            files: fetch.map { File(path: $0.path, sha256: $0.sha256, size: $0.size ?? 0, url: APIURL.file(publicURL, sha256: $0.sha256)) },
+            removed: old.listedFiles.map(\.path).filter { !kept.contains($0) }, downloadSize: downloadSize, fullSize: fullSize)
+    }
+}
+
+/// Absolute URLs of the mobile API, built in one place.
+enum APIURL {
+    static func manifest(_ publicURL: String, packageId: String, version: Int) -> String {
+        "\(publicURL)/api/v1/packages/\(packageId)/versions/\(version)/manifest"
+    }
+
+    static func file(_ publicURL: String, sha256: String) -> String { "\(publicURL)/api/v1/files/\(sha256)" }
+}
+
+extension MobileAPI {
+    static let immutable = "public, max-age=31536000, immutable"
+
+    /// `/files/{sha256}`, `/packages/{id}/versions/{version}/manifest` and `/packages/{id}/updates?from=`.
+    func addUpdateRoutes(to router: some RouterMethods<AppRequestContext>) {
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/files/{sha256}", method: method) { request, context in
+                let sha256 = try context.parameters.require("sha256")
+                guard ContentStore.isHash(sha256) else {
+                    throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
+                }
+                guard let file = try await files.file(sha256: sha256) else { throw NotFound() }
+                // Served as bytes, whatever they are: the app knows each file's type from the manifest, and a browser
+                // shown an uploaded file from this origin must never render it.
+                return try await FileResponder.respond(
+                    fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
+                    headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop)
+            }
+        }
+        router.get("/packages/{id}/versions/{version}/manifest") { request, context in
+            let published = try publishedPackage(context)
+            guard let number = context.parameters.get("version", as: Int.self),
+                  let version = try database.packageVersion(packageId: published.package.id, version: number) else { throw NotFound() }
+            // The exact bytes that were signed: never re-encoded.
+            let body = Data(version.manifestJSON.utf8)
+            let etag = "\"\(SHA256.hash(data: body).hexString)\""
+            var headers: HTTPFields = [.contentType: "application/json", .manifestSignature: version.signature, .eTag: etag,
+                                       .cacheControl: Self.immutable, .packageVersion: "\(version.version)"]
+            if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
+                return Response(status: .notModified, headers: headers)
+            }
+            headers[.contentLength] = "\(body.count)"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.get("/packages/{id}/updates") { request, context in
+            let published = try publishedPackage(context)
+            guard let text = request.uri.queryParameters["from"] else {
+                throw HTTPError(.badRequest, message: "Say which version the app holds: ?from=<version number>.")
+            }
+            guard let from = Int(text), from >= 1 else {
+                throw HTTPError(.badRequest, message: "from must be a version number (1, 2, 3, …).")
+            }
+            guard let installed = try database.packageVersion(packageId: published.package.id, version: from) else {
+                throw HTTPError(.notFound, message: "Version \(from) of this package was never released; download the package whole.")
+            }
+            let old = try Manifest.decode(Data(installed.manifestJSON.utf8))
+            let new = try Manifest.decode(Data(published.version.manifestJSON.utf8))
+            return try cachedJSON(UpdatePlan.make(from: old, to: new, fullSize: published.version.size, publicURL: publicURL), request: request)
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let manifestSignature = Self("Manifest-Signature")!
+}
