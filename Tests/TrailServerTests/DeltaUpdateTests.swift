@@ -151,6 +151,32 @@ import Testing
         }
     }
 
+    @Test("the package page and the release page say what an app on each earlier version downloads to update")
+    func panelShowsUpdateCosts() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let first = try await env.releaseThroughAPI(client)
+            let second = try await env.releaseThroughAPI(client, seed: 31)
+            let old = try Manifest.decode(try Self.manifestBytes(first.zip)), new = try Manifest.decode(try Self.manifestBytes(second.zip))
+            let held = Set(old.listedFiles.map(\.sha256))
+            let bytes = new.listedFiles.filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
+            let line = "v1 → v2: \(ByteFormat.string(bytes)) of \(ByteFormat.string(second.size))"
+            let author = try await client.signIn("author@test.org")
+            let page = try await client.get("/packages/\(first.packageId)", session: author)
+            #expect(page.status == .ok)
+            #expect(page.text.contains("<td class=\"update-cost small\">\(line)</td>"), "package page: \(line)")
+            // The next release's page, before it is released: what an app on v1 and on v2 downloads.
+            let author2 = try env.token("author@test.org")
+            try await client.addCleanMediaForRelease(env, token: author2, seed: 47)
+            let requestId = try await client.publishSubmit(env, token: author2)
+            #expect(await env.buildAll() == 1)
+            let request = try await client.get("/requests/\(requestId)", session: author)
+            #expect(request.text.contains("What an app downloads to update"))
+            #expect(request.text.contains("v2 → v3: ") && request.text.contains("v1 → v3: "), "release page lists both earlier versions")
+        }
+    }
+
     @Test("an independent Python client (urllib + cryptography) updates v1 to v3 with the documented routes only")
     func pythonClientUpdates() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)

@@ -83,6 +83,10 @@ struct RequestPage: Sendable {
     var denyError: String?
     /// The package's map tiles in one line ("PNG tiles, zoom 11–15, 412 tiles, 3.1 MiB"), when it has any.
     var tilesSummary: String? = nil
+    /// For each released version, what an app on it downloads to update to this one, newest first.
+    var updateCosts: [String] = []
+    /// Stored, not computed: templates see stored properties only.
+    var hasUpdateCosts = false
 }
 
 struct PackagePage: Sendable {
@@ -96,6 +100,8 @@ struct PackagePage: Sendable {
         let canServe: Bool
         /// The phone preview of this version (its own map tiles).
         var previewURL: String = ""
+        /// What an app on this version downloads to reach the served one ("v3 → v5: 4.2 MiB of 611 MiB"); nil for the served one.
+        var updateCost: String? = nil
     }
     let id: String
     let name: String
@@ -105,7 +111,7 @@ struct PackagePage: Sendable {
     let isVisible: Bool
     let currentVersion: Int
     let canManage: Bool
-    let versions: [VersionRow]
+    var versions: [VersionRow]
     let downloadURL: String
 }
 
@@ -154,6 +160,10 @@ extension PublishingController {
             manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "",
             mapJSON: manifest.map { Self.mapJSON($0, tileURL: "/requests/\(publish.id)/tiles/{z}/{x}/{y}") } ?? "{}", waypoints: waypoints,
             scanReport: scanReport, diff: diff, hasDiff: !diff.isEmpty, isFirstVersion: previous == nil)
+        if let manifest, let size = publish.zipSize {
+            page.updateCosts = try UpdateCost.lines(to: manifest, fullSize: size, from: database.packageVersions(packageId: publish.packageId))
+            page.hasUpdateCosts = !page.updateCosts.isEmpty
+        }
         page.tilesSummary = manifest?.tiles.map {
             "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
         }
@@ -162,7 +172,11 @@ extension PublishingController {
 
     func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) throws -> PackagePage {
         let versions = try database.packageVersions(packageId: package.id)
-        return PackagePage(
+        let served = versions.first { $0.version == package.currentVersion }
+        let costs = try served.map { served in
+            try UpdateCost.costs(to: Manifest.decode(Data(served.manifestJSON.utf8)), fullSize: served.size, from: versions)
+        } ?? [:]
+        var page = PackagePage(
             id: package.id, name: versions.first?.name ?? "Package", siteName: site.name, siteSlug: site.slug, tourId: package.tourId,
             isVisible: package.isVisible, currentVersion: package.currentVersion ?? 0, canManage: access.canManage,
             versions: versions.map {
@@ -172,6 +186,8 @@ extension PublishingController {
                                        previewURL: "/packages/\(package.id)/versions/\($0.version)/preview")
             },
             downloadURL: "/api/v1/packages/\(package.id)/download")
+        for index in page.versions.indices { page.versions[index].updateCost = costs[page.versions[index].version] }
+        return page
     }
 
     static func pretty(_ json: String) -> String {
@@ -245,5 +261,25 @@ enum ManifestDiff {
         if old.packageName != new.packageName { lines.append("Renamed: “\(old.packageName)” → “\(new.packageName)”.") }
         if old.description != new.description { lines.append("The tour description changed.") }
         return lines
+    }
+}
+
+/// What a delta update costs an app, in words for the release and package pages: "v3 → v5: 4.2 MiB of 611 MiB".
+enum UpdateCost {
+    /// Version number → the line, for every version but `to` itself.
+    static func costs(to manifest: Manifest, fullSize: Int64, from versions: [PackageVersion]) throws -> [Int: String] {
+        var lines: [Int: String] = [:]
+        for version in versions where version.version != manifest.version {
+            let old = try Manifest.decode(Data(version.manifestJSON.utf8))
+            let plan = UpdatePlan.make(from: old, to: manifest, fullSize: fullSize, publicURL: "")
+            lines[version.version] = "v\(version.version) → v\(manifest.version): \(ByteFormat.string(plan.downloadSize)) of \(ByteFormat.string(fullSize))"
+        }
+        return lines
+    }
+
+    /// The lines, newest version first.
+    static func lines(to manifest: Manifest, fullSize: Int64, from versions: [PackageVersion]) throws -> [String] {
+        let costs = try costs(to: manifest, fullSize: fullSize, from: versions)
+        return costs.keys.sorted(by: >).compactMap { costs[$0] }
     }
 }
