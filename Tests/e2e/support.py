@@ -35,7 +35,8 @@ REPO = Path(__file__).resolve().parents[2]
 BINARY = Path(os.environ.get("TRAIL_E2E_BINARY", REPO / ".build" / "debug" / "trail-companion"))
 CHROMIUM = os.environ.get("TRAIL_E2E_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("TRAIL_E2E_CHROMEDRIVER", "/usr/bin/chromedriver")
-SCREENSHOTS = REPO / "docs" / "screenshots"
+# The test run never rewrites tracked files: pictures go under .build/ unless scripts/screenshots.sh asks for docs/.
+SCREENSHOTS = Path(os.environ.get("TRAIL_SCREENSHOTS", str(REPO / ".build" / "screenshots")))
 
 ADMIN_EMAIL = "admin@trail.local"
 WAIT = 15  # seconds: the longest any single page step may take
@@ -557,7 +558,7 @@ class Panel:
             "return r.width > 0 && r.height > 0 && r.left >= -0.5 && r.right <= document.documentElement.clientWidth + 0.5;", element)
 
     def screenshot(self, name: str, full_page: bool = True) -> Path:
-        """A PNG of the page at the current width, written to docs/screenshots/<name>.png."""
+        """A PNG of the page at the current width, written to SCREENSHOTS/<name>.png."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
         self.driver.execute_script("window.scrollTo(0, 0); document.activeElement?.blur?.()")

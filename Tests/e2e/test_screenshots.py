@@ -1,4 +1,5 @@
-"""Pictures of the main pages for the README, as a ranger sees them, written to docs/screenshots/ on every run
+"""Pictures of the main pages for the README, as a ranger sees them, written under .build/screenshots/ on every run
+(scripts/screenshots.sh writes them to docs/screenshots/)
 (1440 px wide, the whole page; one phone-sized picture of the tour page)."""
 from support import SCREENSHOTS, reset_viewport, set_viewport
 

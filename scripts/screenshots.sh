@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Refreshes the README's pictures in docs/screenshots/ (the test run writes its own under .build/screenshots/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+swift build --product trail-companion
+TRAIL_SCREENSHOTS="$PWD/docs/screenshots" python3 -m pytest -q Tests/e2e/test_screenshots.py
