@@ -135,7 +135,12 @@ enum RouteTemplate {
             box.seed.uploadId = String(try #require(create.location).split(separator: "/").last!)
         }
         box.seed.importId = "import-\(UUID().uuidString.lowercased())"
-        try RouteFixtures.geoJSON.write(to: app.dependencies.paths.uploads.appendingPathComponent(box.seed.importId))
+        // A preview belongs to the person who made it: each role in the table opens its own (same id, same file).
+        let userIds: [Int64] = try await app.database.writer.read { try Int64.fetchAll($0, sql: "SELECT id FROM user") }
+        for userId in userIds {
+            let name = TourExchangeController.previewName(box.seed.importId, userId: userId, tourId: box.seed.tourId)
+            try RouteFixtures.geoJSON.write(to: app.dependencies.paths.uploads.appendingPathComponent(name))
+        }
         let tile = try #require(TileMath.tiles(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28), zooms: 11...11).first)
         box.seed.tile = "\(tile.z)/\(tile.x)/\(tile.y)"
 

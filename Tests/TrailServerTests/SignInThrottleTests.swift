@@ -117,4 +117,37 @@ import Testing
             #expect(ratios.contains { $0 > 0.75 && $0 < 1.25 }, "median ratios unknown/known per round: \(ratios)")
         }
     }
+
+    @Test("a password change ends the user's other sessions and keeps the one it was made in")
+    func passwordChangeEndsOtherSessions() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.test { client in
+            var here = try await client.signIn("author@test.org")
+            let elsewhere = try await client.signIn("author@test.org")
+            let other = try await client.signIn("manager@test.org")
+            here.absorb(try await client.get("/account/password", session: here))
+            let changed = try await client.post("/account/password", form: ["currentPassword": TestApp.password, "newPassword": "a brand new password",
+                                                                            "confirmPassword": "a brand new password"], session: here)
+            #expect(changed.status == .seeOther, "\(changed.status) \(changed.text)")
+            #expect(try await client.get("/sites", session: here).status == .ok, "the session the change was made in stays")
+            let ended = try await client.get("/sites", session: elsewhere)
+            #expect(ended.status == .seeOther && ended.location?.hasPrefix("/login") == true, "the other session ended")
+            #expect(try await client.get("/sites", session: other).status == .ok, "another user's session is untouched")
+        }
+    }
+
+    @Test("Strict-Transport-Security only when the public URL is https")
+    func strictTransportSecurityFollowsThePublicURL() async throws {
+        let (secure, _) = try await TestApp.seeded { $0.publicURL = "https://tours.example.gov" }
+        try await secure.test { client in
+            let page = try await client.execute(uri: "/login", method: .get), api = try await client.execute(uri: "/api/v1/sites", method: .get)
+            #expect(page.headers[.strictTransportSecurity] == "max-age=31536000")
+            #expect(api.headers[.strictTransportSecurity] == "max-age=31536000")
+        }
+        let (plain, _) = try await TestApp.seeded()
+        try await plain.test { client in
+            let page = try await client.execute(uri: "/login", method: .get)
+            #expect(page.headers[.strictTransportSecurity] == nil)
+        }
+    }
 }

@@ -205,6 +205,37 @@ struct TusTests {
         }
     }
 
+    @Test("An upload begun earlier cannot be finished by someone made a reviewer (403) or removed from the site (404); nothing is added")
+    func continuingNeedsTheRightToEditStill() async throws {
+        let env = try await MediaEnv.make()
+        defer { env.remove() }
+        let author = try env.token("author@test.org")
+        let body = MediaFixtures.png(size: 5000)
+        try await env.app.test { client in
+            let upload = try #require(try await client.tusCreate(env, token: author, length: 5000).location)
+            #expect(try await client.tus(.patch, upload, token: author, offset: 0, body: body.prefix(2000)).status == .noContent)
+            let assetsBefore: Int? = try env.database.mediaScalar("SELECT COUNT(*) FROM asset", [])
+
+            // Demoted to reviewer: the next PATCH (the last one) is refused, nothing is written or added.
+            try env.database.setMembership(siteId: env.seed.alphaId, email: "author@test.org", role: .reviewer, actor: .system)
+            let demoted = try await client.tus(.patch, upload, token: author, offset: 2000, body: body.suffix(3000))
+            #expect(demoted.status == .forbidden, "\(demoted.status) \(demoted.text)")
+            #expect(try await client.tus(.head, upload, token: author).headers[.uploadOffset] == "2000")
+
+            // Removed from the site: the tour is not theirs to see any more.
+            let userId = try #require(try env.database.user(email: "author@test.org")?.id)
+            try env.database.removeMembership(siteId: env.seed.alphaId, userId: userId, actor: .system)
+            let removed = try await client.tus(.patch, upload, token: author, offset: 2000, body: body.suffix(3000))
+            #expect(removed.status == .notFound, "\(removed.status)")
+            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM asset", []) as Int? == assetsBefore, "no asset was added")
+
+            // Made an author again: the same upload finishes.
+            try env.database.setMembership(siteId: env.seed.alphaId, email: "author@test.org", role: .author, actor: .system)
+            let finished = try await client.tus(.patch, upload, token: author, offset: 2000, body: body.suffix(3000))
+            #expect(finished.status == .noContent && finished.headers[.assetId] != nil, "\(finished.status)")
+        }
+    }
+
     @Test("Upload-Length above the limit is 413 at creation; a PATCH past Upload-Length is 413 and keeps nothing of itself")
     func limits() async throws {
         let env = try await MediaEnv.make(configure: { $0.maxUploadSize = 64 * 1024 })

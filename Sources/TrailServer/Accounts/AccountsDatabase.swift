@@ -60,18 +60,23 @@ extension AppDatabase {
         }
     }
 
-    public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor) throws {
+    /// Sets a new password and ends every other session of the user (a password changed because it leaked must lock
+    /// out whoever used it); the session the change was made in (`keepingSession`, its cookie token) stays.
+    public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) throws {
         if let problem = Self.passwordProblem(newPassword) { throw AccountError.invalid(field: "newPassword", message: problem) }
         let hash = Bcrypt.hash(newPassword, cost: bcryptCost)
         try writer.write { db in
             try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
+            try db.execute(sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
+                           arguments: [userId, keepingSession.map(SecretToken.hash)])
             try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.password", detail: "")
         }
     }
 
     static func passwordProblem(_ password: String) -> String? {
         if password.count < 10 { return "Use at least 10 characters." }
-        if password.count > 200 { return "Use at most 200 characters." }
+        // bcrypt reads only the first 72 bytes: a longer password would be silently cut.
+        if password.utf8.count > 72 { return "Use at most 72 bytes (72 plain letters; accented letters and symbols take 2 to 4 each)." }
         return nil
     }
 

@@ -98,7 +98,9 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let tileSettings = dependencies.tileSettings
     router.add(middleware: ClientAddressMiddleware(trusted: config.trustedProxies))
     router.add(middleware: RequestMetricsMiddleware(metrics: dependencies.metrics))
-    router.add(middleware: SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin }))
+    var securityHeaders = SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin })
+    securityHeaders.strictTransportSecurity = config.usesTLS
+    router.add(middleware: securityHeaders)
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
     router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
     for library in ["leaflet", "bootstrap5", "sortable"] {

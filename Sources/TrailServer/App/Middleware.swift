@@ -8,6 +8,8 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
     /// The tile server's origin, read for every answer: an admin may change the tile server while the server runs.
     let tileOrigin: @Sendable () -> String?
+    /// With an `https://` public URL: browsers that saw the site once never try plain HTTP again (a year).
+    var strictTransportSecurity = false
 
     init(tileOrigin: String?) {
         self.tileOrigin = { tileOrigin }
@@ -44,6 +46,7 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[.xFrameOptions] = "DENY"
         response.headers[.referrerPolicy] = "same-origin"
+        if strictTransportSecurity { response.headers[.strictTransportSecurity] = "max-age=31536000" }
         return response
     }
 }
@@ -52,6 +55,7 @@ extension HTTPField.Name {
     static let xContentTypeOptions = Self("X-Content-Type-Options")!
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
+    static let strictTransportSecurity = Self("Strict-Transport-Security")!
     static let xCSRFToken = Self("X-CSRF-Token")!
 }
 

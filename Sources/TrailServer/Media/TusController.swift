@@ -96,6 +96,7 @@ struct TusController: Sendable {
             throw TusError(.unsupportedMediaType, "PATCH bodies must be application/offset+octet-stream.")
         }
         let upload = try ownUpload(context)
+        try requireEditor(of: upload, context)
         guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText) else {
             throw TusError(.badRequest, "Send Upload-Offset.")
         }
@@ -169,6 +170,8 @@ struct TusController: Sendable {
 
         var headers: HTTPFields = [.tusResumable: Self.version, .uploadOffset: "\(newOffset)", .uploadExpires: Self.httpDate(upload.expiresAt)]
         if newOffset == upload.length {
+            // Again at the last byte: membership may have changed while the bytes were arriving.
+            try requireEditor(of: upload, context)
             let asset = try await finish(upload, hash: wholeFile, actor: context.actor)
             headers[.assetId] = "\(asset.id!)"
             headers[.assetLocation] = "/api/v1/manage/assets/\(asset.id!)"
@@ -217,6 +220,18 @@ struct TusController: Sendable {
             throw TusError(.gone, "This upload expired; start it again.")
         }
         return upload
+    }
+
+    /// An upload begun earlier finishes only while its creator may still edit the tour: a member removed from the
+    /// site (404, as for any tour they cannot see) or made a reviewer (403) cannot add the file.
+    func requireEditor(of upload: UploadRecord, _ context: AppRequestContext) throws {
+        do {
+            _ = try authorization.editableTour(id: upload.tourId, user: context.requireUser())
+        } catch is NotFound {
+            throw TusError(.notFound, "No such upload (it may have finished, been cancelled, or expired and been removed).")
+        } catch let forbidden as Forbidden {
+            throw TusError(.forbidden, forbidden.message)
+        }
     }
 
     static func requireVersion(_ request: Request) throws {

@@ -31,7 +31,7 @@ struct TourExchangeController: Sendable {
             let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let importId: String
             do {
-                (importId, _) = try await receive(request)
+                (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
             } catch let refusal as ValidationErrors {
                 return try refusedImport(refusal["file"] ?? refusal.fields.values.first ?? "The file was refused.", status: .unprocessableContent,
                                          tour: tour, site: site, access: access, request: request, context: context)
@@ -45,7 +45,7 @@ struct TourExchangeController: Sendable {
         }
         router.get("/tours/{id}/import/{importId}") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let (importId, file) = try importFile(context)
+            let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
             guard let data = try? Data(contentsOf: file) else {
                 return pages.redirect(to: "/tours/\(tour.id!)", notice: "That import preview has expired. Choose the file again.")
             }
@@ -59,7 +59,7 @@ struct TourExchangeController: Sendable {
         }
         router.post("/tours/{id}/import/{importId}/apply") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let (_, file) = try importFile(context)
+            let (_, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
             guard let data = try? Data(contentsOf: file) else {
                 throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
             }
@@ -91,7 +91,7 @@ struct TourExchangeController: Sendable {
             guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
             let (tour, _, _) = try authorization.editableTour(id: tourId, user: context.requireUser())
             let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
-            let (importId, imported) = try await receive(request)
+            let (importId, imported) = try await receive(request, owner: nil)
             try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tourId), maxAreaKm2: config.maxFrameAreaKm2)
             if !dryRun { try database.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }
@@ -115,7 +115,9 @@ struct TourExchangeController: Sendable {
     }
 
     /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it.
-    func receive(_ request: Request) async throws -> (String, ImportedTour) {
+    /// Stores the file as `uploads/import-<uuid>` (the API, which applies it at once) or, for the panel's preview,
+    /// `uploads/import-<uuid>.u<user>.t<tour>`: a preview belongs to the person and the tour that made it.
+    func receive(_ request: Request, owner: (userId: Int64, tourId: Int64)?) async throws -> (String, ImportedTour) {
         let received: MultipartUpload.Result
         do {
             received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: Int64(config.importMaxSize))
@@ -125,7 +127,7 @@ struct TourExchangeController: Sendable {
         guard let file = received.files.first else { throw ValidationErrors(["file": "Choose a GeoJSON or GPX file."]) }
         for extra in received.files.dropFirst() { try? FileManager.default.removeItem(at: paths.upload(extra.uploadId)) }
         let importId = "import-\(file.uploadId)"
-        let target = paths.uploads.appendingPathComponent(importId)
+        let target = paths.uploads.appendingPathComponent(owner.map { Self.previewName(importId, userId: $0.userId, tourId: $0.tourId) } ?? importId)
         try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
         do {
             return (importId, try parseOrRefuse(try Data(contentsOf: target)))
@@ -135,13 +137,22 @@ struct TourExchangeController: Sendable {
         }
     }
 
-    /// The stored import file named in the path; only names this server makes (`import-<uuid>`) are accepted.
-    func importFile(_ context: AppRequestContext) throws -> (String, URL) {
+    static func previewName(_ importId: String, userId: Int64, tourId: Int64) -> String { "\(importId).u\(userId).t\(tourId)" }
+
+    /// The caller's stored preview named in the path; only names this server makes (`import-<uuid>`) are accepted.
+    /// Another person's preview, or one made for another tour, is 404 (its id proves nothing); a preview that is
+    /// simply gone (used, or removed at a restart) is a file that does not exist, which the handlers explain.
+    func importFile(_ context: AppRequestContext, owner: (userId: Int64, tourId: Int64)) throws -> (String, URL) {
         let importId = try context.parameters.require("importId")
         guard importId.hasPrefix("import-"), importId.count <= 60, importId.dropFirst(7).allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw NotFound()
         }
-        return (importId, paths.uploads.appendingPathComponent(importId))
+        let mine = paths.uploads.appendingPathComponent(Self.previewName(importId, userId: owner.userId, tourId: owner.tourId))
+        if !FileManager.default.fileExists(atPath: mine.path) {
+            let others = (try? FileManager.default.contentsOfDirectory(atPath: paths.uploads.path)) ?? []
+            if others.contains(where: { $0.hasPrefix(importId + ".") }) { throw NotFound() }
+        }
+        return (importId, mine)
     }
 
     /// The tour page again, with the reason under the import field (like every other form of the page).
