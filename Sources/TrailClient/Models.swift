@@ -87,6 +87,8 @@ public struct Catalog: Codable, Sendable, Equatable {
         public var sha256: String
         /// The versioned (immutable) download URL.
         public var url: String
+        /// The version's signed manifest (delta updates); absent from servers older than delta updates.
+        public var manifestURL: String?
     }
 
     /// Grows by one at every release, unpublish and rollback.
