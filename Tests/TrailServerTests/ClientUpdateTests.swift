@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
+import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import PackageFormat
 import Testing
 import TrailClient
@@ -142,6 +144,86 @@ import TrailClient
             let noop = try await trail.update(packageId: id, installedAt: installed, pinnedPublicKey: key)
             #expect(noop.toVersion == 2 && noop.downloadedBytes == 0)
             try Self.expectFolder(installed, is: second.zip)
+        }
+    }
+
+    /// What a hostile or broken server serves: a catalog and a manifest, each signed with `key` (or another).
+    final class FakeServerState: @unchecked Sendable {
+        let lock = NSLock()
+        var catalog = Data(), catalogSignature = "", manifest = Data(), manifestSignature = ""
+        func set(catalog: Data, catalogSignature: String, manifest: Data, manifestSignature: String) {
+            lock.withLock { (self.catalog, self.catalogSignature, self.manifest, self.manifestSignature) = (catalog, catalogSignature, manifest, manifestSignature) }
+        }
+        var snapshot: (Data, String, Data, String) { lock.withLock { (catalog, catalogSignature, manifest, manifestSignature) } }
+    }
+
+    @Test("a manifest for another package, an older version than the catalog's, a bad signature, or with .., absolute, backslash or case-clashing paths: refused before anything is written")
+    func hostileManifestsAreRefused() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let phone = env.folder.appendingPathComponent("phone")
+        let installed = phone.appendingPathComponent("tour")
+        final class Box: @unchecked Sendable { var value: ReleasedPackage? }
+        let box = Box()
+        try await env.app.test { client in box.value = try await env.releaseThroughAPI(client) }
+        let released = try #require(box.value)
+        _ = try TrailClient.extract(zip: released.zip, to: installed)
+        let (base, _) = try Self.manifest(released.zip)
+        let key = SigningKey.generate(), otherKey = SigningKey.generate()
+        let state = FakeServerState()
+        let router = Router()
+        router.get("/api/v1/catalog") { _, _ in
+            let (body, signature, _, _) = state.snapshot
+            return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Catalog-Signature")!: signature],
+                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.get("/api/v1/packages/{id}/versions/{n}/manifest") { _, _ in
+            let (_, _, body, signature) = state.snapshot
+            return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
+                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        @Sendable func serve(catalogVersion: Int, manifest: Manifest, signedBy signer: SigningKey) throws {
+            let entry: [String: Any] = ["id": released.packageId, "site": "alpha", "name": "Tour", "version": catalogVersion, "size": 1000,
+                                        "sha256": String(repeating: "a", count: 64), "url": "http://x/zip", "manifestURL": "http://x/manifest"]
+            let catalog = try JSONSerialization.data(withJSONObject: [
+                "catalogVersion": 9, "generatedAt": Manifest.timestamp(Date()), "expiresAt": Manifest.timestamp(Date().addingTimeInterval(86_400)),
+                "packages": [entry]])
+            let bytes = try manifest.encoded()
+            state.set(catalog: catalog, catalogSignature: try key.sign(catalog).base64EncodedString(),
+                      manifest: bytes, manifestSignature: try signer.sign(bytes).base64EncodedString())
+        }
+        func withPath(_ path: String, clash: Bool = false) -> Manifest {
+            var manifest = base
+            manifest.version = 2
+            manifest.waypoints[0].assets[0].path = path
+            if clash { manifest.waypoints[0].assets[1].path = path.uppercased() }
+            return manifest
+        }
+        var otherPackage = base
+        otherPackage.packageId = "someone-else"
+        otherPackage.version = 2
+        var older = base
+        older.version = 2
+        let cases: [(String, Int, Manifest, SigningKey, UpdateError)] = [
+            ("another package", 2, otherPackage, key, .wrongManifest("it is package someone-else")),
+            ("older than the catalog's", 3, older, key, .wrongManifest("it is version 2, the catalog names 3")),
+            ("signed by another key", 2, older, otherKey, .invalidSignature),
+            ("..", 2, withPath("waypoints/../../escape.png"), key, .unsafePath("waypoints/../../escape.png")),
+            ("absolute", 2, withPath("/etc/escape.png"), key, .unsafePath("/etc/escape.png")),
+            ("backslash", 2, withPath("waypoints\\escape.png"), key, .unsafePath("waypoints\\escape.png")),
+            ("case clash", 2, withPath("waypoints/01-a/same.png", clash: true), key, .unsafePath("WAYPOINTS/01-A/SAME.PNG")),
+        ]
+        try await Application(router: router).test(.live) { client in
+            let trail = TrailClient(baseURL: URL(string: "http://localhost:\(try #require(client.port))")!)
+            for (name, catalogVersion, manifest, signer, expected) in cases {
+                try serve(catalogVersion: catalogVersion, manifest: manifest, signedBy: signer)
+                await #expect(throws: expected, "\(name)") {
+                    try await trail.update(packageId: released.packageId, installedAt: installed, pinnedPublicKey: key.publicKeyBase64)
+                }
+                try Self.expectFolder(installed, is: released.zip)
+                let written = try FileManager.default.contentsOfDirectory(atPath: phone.path).filter { $0 != "tour" }
+                #expect(written.isEmpty, "\(name): \(written)")
+            }
         }
     }
 }
