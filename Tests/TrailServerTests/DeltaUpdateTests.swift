@@ -18,13 +18,44 @@ import Testing
         return data
     }
 
-    @Test("manifests per version: the exact signed bytes, Manifest-Signature, immutable, 304; the catalog names them")
-    func signedManifests() async throws {
+    /// Two releases of the seed's tour (the second adds an image and a text), with their manifests.
+    struct TwoReleases: Sendable {
+        let env: PublishEnv
+        let first: ReleasedPackage
+        let second: ReleasedPackage
+        let old: Manifest
+        let new: Manifest
+        /// The second version's files whose hash the first lacks: what an update from v1 fetches.
+        var fresh: [Manifest.ListedFile] { DeltaUpdateTests.fresh(from: old, to: new) }
+        var freshBytes: Int64 { DeltaUpdateTests.bytes(fresh) }
+    }
+
+    static func fresh(from old: Manifest, to new: Manifest) -> [Manifest.ListedFile] {
+        let held = Set(old.listedFiles.map(\.sha256))
+        return new.listedFiles.filter { !held.contains($0.sha256) }
+    }
+
+    /// Bytes of the files, each hash once.
+    static func bytes(_ files: [Manifest.ListedFile]) -> Int64 {
+        var seen = Set<String>()
+        return files.filter { seen.insert($0.sha256).inserted }.reduce(0) { $0 + ($1.size ?? 0) }
+    }
+
+    func withTwoReleases(_ body: @Sendable (TwoReleases, any TestClientProtocol) async throws -> Void) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
             let first = try await env.releaseThroughAPI(client)
             let second = try await env.releaseThroughAPI(client, seed: 31)
+            try await body(TwoReleases(env: env, first: first, second: second, old: try Manifest.decode(try Self.manifestBytes(first.zip)),
+                                       new: try Manifest.decode(try Self.manifestBytes(second.zip))), client)
+        }
+    }
+
+    @Test("manifests per version: the exact signed bytes, Manifest-Signature, immutable, 304; the catalog names them")
+    func signedManifests() async throws {
+        try await withTwoReleases { releases, client in
+            let env = releases.env, first = releases.first, second = releases.second
             let publicKey = env.app.dependencies.signingKey.publicKeyBase64
             for released in [first, second] {
                 let uri = "/api/v1/packages/\(released.packageId)/versions/\(released.version)/manifest"
@@ -51,12 +82,8 @@ import Testing
 
     @Test("the update plan: the new version's files whose hash the old one lacks; empty when current; 400/404 for a bad from")
     func updatePlan() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
-        try await env.app.test { client in
-            let first = try await env.releaseThroughAPI(client)
-            let second = try await env.releaseThroughAPI(client, seed: 31)
-            let old = try Manifest.decode(try Self.manifestBytes(first.zip)), new = try Manifest.decode(try Self.manifestBytes(second.zip))
+        try await withTwoReleases { releases, client in
+            let env = releases.env, first = releases.first, second = releases.second, old = releases.old, new = releases.new
             let held = Set(old.listedFiles.map(\.sha256))
             let expected = new.listedFiles.filter { !held.contains($0.sha256) }
             #expect(!expected.isEmpty && expected.count < new.listedFiles.count, "the second release shares files with the first")
@@ -96,12 +123,8 @@ import Testing
 
     @Test("files by hash: every file of the current version, ranged, immutable; 404 for others; 400 for what is not a hash")
     func filesByHash() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
-        try await env.app.test { client in
-            let first = try await env.releaseThroughAPI(client)
-            let second = try await env.releaseThroughAPI(client, seed: 31)
-            let old = try Manifest.decode(try Self.manifestBytes(first.zip)), new = try Manifest.decode(try Self.manifestBytes(second.zip))
+        try await withTwoReleases { releases, client in
+            let env = releases.env, first = releases.first, old = releases.old, new = releases.new
             #expect(new.geoJSON != nil)
             for file in new.listedFiles {
                 let uri = "/api/v1/files/\(file.sha256)"
@@ -153,12 +176,8 @@ import Testing
 
     @Test("the package page and the release page say what an app on each earlier version downloads to update")
     func panelShowsUpdateCosts() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
-        try await env.app.test { client in
-            let first = try await env.releaseThroughAPI(client)
-            let second = try await env.releaseThroughAPI(client, seed: 31)
-            let old = try Manifest.decode(try Self.manifestBytes(first.zip)), new = try Manifest.decode(try Self.manifestBytes(second.zip))
+        try await withTwoReleases { releases, client in
+            let env = releases.env, first = releases.first, second = releases.second, old = releases.old, new = releases.new
             let held = Set(old.listedFiles.map(\.sha256))
             let bytes = new.listedFiles.filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
             let line = "v1 → v2: \(ByteFormat.string(bytes)) of \(ByteFormat.string(second.size))"
