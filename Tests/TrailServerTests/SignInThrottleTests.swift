@@ -150,4 +150,38 @@ import Testing
             #expect(page.headers[.strictTransportSecurity] == nil)
         }
     }
+
+    @Test("a session ends 7 days after sign-in even when it is used every day")
+    func sessionsHaveAnAbsoluteLifetime() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.test { client in
+            let browser = try await client.signIn("author@test.org")
+            #expect(try await client.get("/sites", session: browser).status == .ok)
+            // Signed in 6 days ago, seen a minute ago: still fine. 8 days ago: over.
+            for (days, alive) in [(6.0, true), (8.0, false)] {
+                try await app.database.writer.write { db in
+                    try db.execute(sql: "UPDATE session SET createdAt = ?, lastSeenAt = ?", arguments: [Date().timeIntervalSince1970 - days * 86_400,
+                                                                                                         Date().timeIntervalSince1970 - 60])
+                }
+                let page = try await client.get("/sites", session: browser)
+                #expect(alive ? page.status == .ok : page.location?.hasPrefix("/login") == true, "\(days) days: \(page.status)")
+            }
+        }
+    }
+
+    @Test("the data folder and the keys folder are 0700, the database file 0600")
+    func dataFolderIsPrivate() throws {
+        let folder = TestScratch.folder("trail-private")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try DataFolder.prepare(folder)
+        func mode(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
+        #expect(try mode(folder.path) == 0o700)
+        #expect(try mode(folder.appendingPathComponent("keys").path) == 0o700)
+        let path = folder.appendingPathComponent("trail.sqlite").path
+        _ = try AppDatabase.openFile(at: path, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
+        #expect(try mode(path) == 0o600)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            #expect(try mode(path + suffix) == 0o600, "\(suffix)")
+        }
+    }
 }

@@ -136,12 +136,14 @@ extension AppDatabase {
     }
 
     /// The live session for a cookie token, touching `lastSeenAt`; nil when unknown, idle too long, or the user is disabled.
-    public func activeSession(token: String, idleTimeout: TimeInterval) throws -> (SessionRecord, User)? {
+    /// The session of this cookie token, if it is neither idle past `idleTimeout` nor older than `lifetime` (a session
+    /// in daily use still ends: a stolen cookie does not work for ever); an ended session is deleted.
+    public func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) throws -> (SessionRecord, User)? {
         let hash = SecretToken.hash(token)
         let now = Date().dbTime
         return try writer.write { db in
             guard var session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
-            guard now - session.lastSeenAt <= idleTimeout,
+            guard now - session.lastSeenAt <= idleTimeout, now - session.createdAt <= lifetime,
                   let user = try User.fetchOne(db, id: session.userId), !user.isDisabled else {
                 try session.delete(db)
                 return nil

@@ -26,7 +26,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         if let token = request.cookies[CookieName.session]?.value,
-           let (session, user) = try database.activeSession(token: token, idleTimeout: config.sessionIdleTimeout) {
+           let (session, user) = try database.activeSession(token: token, idleTimeout: config.sessionIdleTimeout, lifetime: config.sessionLifetime) {
             context.user = AuthenticatedUser(user)
             context.sessionToken = token
             context.csrfToken = session.csrfToken

@@ -26,6 +26,8 @@ public struct AppConfig: Sendable {
     public var maxFrameAreaKm2: Double = 2_500
     /// A session ends after this long without a request.
     public var sessionIdleTimeout: TimeInterval = 8 * 3600
+    /// A session ends this long after sign-in however busy it is.
+    public var sessionLifetime: TimeInterval = 7 * 86_400
     /// Failed sign-ins allowed per email (and per address) within `loginThrottleWindow`.
     public var loginFailureLimit = 5
     public var loginThrottleWindow: TimeInterval = 15 * 60

@@ -159,7 +159,10 @@ public enum DataFolder {
         for name in [""] + subfolders {
             try fileManager.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
         }
-        try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.appendingPathComponent("keys").path)
+        // Uploads, unpublished media and the database are nobody else's business on a shared machine.
+        for name in ["", "keys"] {
+            try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
     }
 }
 

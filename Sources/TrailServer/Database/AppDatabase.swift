@@ -14,6 +14,10 @@ public struct AppDatabase: Sendable {
     /// Opens (or creates) the WAL database at `path`, with `synchronous=FULL` so a committed state transition survives power loss.
     public static func openFile(at path: String, migrationsFolder: URL) throws -> AppDatabase {
         let pool = try DatabasePool(path: path, configuration: configuration())
+        // Owner only: password hashes, session hashes and the audit log. SQLite gives -wal and -shm the file's mode.
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            guard chmod(path + suffix, 0o600) == 0 else { throw POSIXFailure(operation: "chmod \(path + suffix)", code: errno) }
+        }
         return try AppDatabase(pool, migrationsFolder: migrationsFolder)
     }
 

@@ -33,7 +33,9 @@ public enum MediaRecovery {
         }
         for upload in uploads {
             let path = paths.upload(upload.id).path
-            if !fileManager.fileExists(atPath: path) { fileManager.createFile(atPath: path, contents: nil) }
+            if !fileManager.fileExists(atPath: path), !fileManager.createFile(atPath: path, contents: nil) {
+                logger.error("recovery: cannot recreate the file of upload \(upload.id)")
+            }
             let size = ((try? fileManager.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.int64Value ?? 0
             if size < upload.offset {
                 try database.setUploadOffset(id: upload.id, offset: size)
