@@ -248,7 +248,9 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
                 cancelledByCaller = true
                 return self.task
             }
-            task?.cancel()
+            // Not here: this handler runs holding the Swift task's status lock, and `cancel()` waits for the
+            // session's queue (`queue.sync`), which may itself be waiting for that lock to resume a continuation.
+            if let task { DispatchQueue.global().async { task.cancel() } }
         }
     }
 

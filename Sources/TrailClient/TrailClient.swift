@@ -187,7 +187,7 @@ public struct TrailClient: Sendable {
     func send(_ request: URLRequest, accept extra: Set<Int> = []) async throws -> (Data, HTTPURLResponse) {
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await Self.data(for: request, session: session)
         } catch {
             throw TrailClientError.transport("\(error.localizedDescription)")
         }
@@ -197,6 +197,25 @@ public struct TrailClient: Sendable {
             throw TrailClientError.http(status: http.statusCode, code: error?.code, message: error?.message)
         }
         return (data, http)
+    }
+
+    /// A data task through its completion handler. Not `URLSession.data(for:)`: in swift-corelibs-foundation its
+    /// cancellation handler calls `URLSessionTask.cancel()`, which waits (`queue.sync`) for the session's queue while
+    /// that queue, finishing the same task, waits for the Swift task's status lock the cancellation holds: a
+    /// deadlock seen in this test suite (a task cancelled just as its answer arrived). These answers are small JSON,
+    /// so letting one finish after a cancel costs nothing; the large downloads have their own delegate (`Transfer`).
+    static func data(for request: URLRequest, session: URLSession) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            session.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else if let response {
+                    continuation.resume(returning: (data ?? Data(), response))
+                } else {
+                    continuation.resume(throwing: URLError(.badServerResponse))
+                }
+            }.resume()
+        }
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
