@@ -93,38 +93,9 @@ public final class ContentStore: Sendable {
         return Int64(info.st_size)
     }
 
-    /// Streams one entry of a released zip into `target`: a temporary name, checked against the manifest's size and
-    /// SHA-256, fsynced, renamed into place. Two requests doing this at once each write their own temporary file.
     static func extract(_ entry: Entry, sha256: String, to target: URL) throws {
-        let archive = try PackageArchiveReader(url: entry.zip)
-        guard let zipEntry = archive.entry(named: entry.path) else { throw NotFound() }
-        let folder = target.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let temporary = folder.appendingPathComponent(".\(sha256.prefix(16))-\(UUID().uuidString.prefix(8)).partial")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-            throw POSIXFailure(operation: "create \(temporary.lastPathComponent)", code: errno)
-        }
-        defer { unlink(temporary.path) }
-        let handle = try FileHandle(forWritingTo: temporary)
-        var hasher = SHA256()
-        var written: Int64 = 0
-        do {
-            try archive.read(zipEntry, limit: UInt64(entry.size)) { chunk in
-                hasher.update(data: chunk)
-                written += Int64(chunk.count)
-                try handle.write(contentsOf: chunk)
-            }
-            try handle.synchronize()
-            try handle.close()
-        } catch {
-            try? handle.close()
-            throw error
-        }
-        guard written == entry.size, hasher.finalize().hexString == sha256 else {
-            throw Conflict("\(entry.path) of \(entry.packageId) version \(entry.version) does not match its manifest.")
-        }
-        guard rename(temporary.path, target.path) == 0 else { throw POSIXFailure(operation: "rename \(target.lastPathComponent)", code: errno) }
-        try DurableFile.fsyncFolder(folder)
+        try ZipEntryExport.write(zip: entry.zip, path: entry.path, size: entry.size, sha256: sha256, to: target,
+                                 mismatch: "\(entry.path) of \(entry.packageId) version \(entry.version) does not match its manifest.")
     }
 
     /// Removes `files/<sha256>` copies that no served version lists any more (after an unpublish or a rollback) and
@@ -147,4 +118,40 @@ public final class ContentStore: Sendable {
 extension DataPaths {
     /// `files/<sha256>`: served package files that are not assets (see `ContentStore`).
     public var files: URL { root.appendingPathComponent("files") }
+}
+
+/// One entry of a package's zip written out as a file of its own: streamed (never whole in memory) to a temporary
+/// name beside `target`, checked against the manifest's size and SHA-256, fsynced and renamed into place, so a file
+/// at `target` is always whole and right. Two callers doing this at once each write their own temporary file.
+enum ZipEntryExport {
+    static func write(zip: URL, path: String, size: Int64, sha256: String, to target: URL, mismatch: String) throws {
+        guard FileManager.default.fileExists(atPath: zip.path) else { throw NotFound() }
+        let archive = try PackageArchiveReader(url: zip)
+        guard let zipEntry = archive.entry(named: path) else { throw NotFound() }
+        let folder = target.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let temporary = folder.appendingPathComponent(".\(sha256.prefix(16))-\(UUID().uuidString.prefix(8)).partial")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw POSIXFailure(operation: "create \(temporary.lastPathComponent)", code: errno)
+        }
+        defer { unlink(temporary.path) }
+        let handle = try FileHandle(forWritingTo: temporary)
+        var hasher = SHA256()
+        var written: Int64 = 0
+        do {
+            try archive.read(zipEntry, limit: UInt64(size)) { chunk in
+                hasher.update(data: chunk)
+                written += Int64(chunk.count)
+                try handle.write(contentsOf: chunk)
+            }
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        guard written == size, hasher.finalize().hexString == sha256 else { throw Conflict(mismatch) }
+        guard rename(temporary.path, target.path) == 0 else { throw POSIXFailure(operation: "rename \(target.lastPathComponent)", code: errno) }
+        try DurableFile.fsyncFolder(folder)
+    }
 }

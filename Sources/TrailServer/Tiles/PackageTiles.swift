@@ -32,33 +32,18 @@ public final class PackageTilesStore: Sendable {
         }
     }
 
-    /// Streams the entry out of the zip into a temporary file, checks its SHA-256, renames it into place.
+    /// Takes the entry out of the zip, checked against the manifest's size and SHA-256 (`ZipEntryExport`).
     static func extract(zip: URL, tiles: Manifest.Tiles, to file: URL) throws {
-        guard FileManager.default.fileExists(atPath: zip.path) else { throw NotFound() }
-        let archive = try PackageArchiveReader(url: zip)
-        guard let entry = archive.entry(named: tiles.path) else { throw NotFound() }
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(UUID().uuidString.prefix(8)).partial")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-            throw POSIXFailure(operation: "create \(temporary.lastPathComponent)", code: errno)
+        let size: Int64
+        if let listed = tiles.size {
+            size = listed
+        } else {
+            // Packages built before the manifest listed the tiles' size: the zip's own figure, still hash-checked.
+            guard let entry = try PackageArchiveReader(url: zip).entry(named: tiles.path) else { throw NotFound() }
+            size = Int64(entry.uncompressedSize)
         }
-        defer { unlink(temporary.path) }
-        let handle = try FileHandle(forWritingTo: temporary)
-        var hasher = SHA256()
-        do {
-            try archive.read(entry, limit: UInt64(tiles.size ?? Int64(entry.uncompressedSize))) { chunk in
-                hasher.update(data: chunk)
-                try handle.write(contentsOf: chunk)
-            }
-            try handle.close()
-        } catch {
-            try? handle.close()
-            throw error
-        }
-        guard hasher.finalize().map({ String(format: "%02x", $0) }).joined() == tiles.sha256 else {
-            throw Conflict("The package's map tiles do not match its manifest.")
-        }
-        guard rename(temporary.path, file.path) == 0 else { throw POSIXFailure(operation: "rename preview tiles", code: errno) }
+        try ZipEntryExport.write(zip: zip, path: tiles.path, size: size, sha256: tiles.sha256, to: file,
+                                 mismatch: "The package's map tiles do not match its manifest.")
     }
 
     /// Forgets open readers and removes preview files whose SHA-256 no open request or released version names.
