@@ -49,8 +49,22 @@ public struct UpdateResult: Sendable, Equatable {
 
 /// Progress of an update: bytes fetched so far against all the bytes the new version's files need fetching.
 public struct UpdateProgress: Sendable, Equatable {
+    public enum Stage: Sendable, Equatable {
+        /// Files are being copied from the installed version or fetched.
+        case downloading
+        /// Everything is fetched and checked; the manifest is written and the folders are swapped (reported once).
+        case installing
+    }
+
     public var downloadedBytes: Int64
     public var bytesToDownload: Int64
+    public var stage: Stage = .downloading
+
+    public init(downloadedBytes: Int64, bytesToDownload: Int64, stage: Stage = .downloading) {
+        self.downloadedBytes = downloadedBytes
+        self.bytesToDownload = bytesToDownload
+        self.stage = stage
+    }
 }
 
 extension TrailClient {
@@ -113,8 +127,15 @@ extension TrailClient {
                   seen.insert(file.path.lowercased()).inserted else { throw UpdateError.unsafePath(file.path) }
         }
 
-        // 3. The new folder, beside the installed one.
-        let staging = parent.appendingPathComponent(".\(folder.lastPathComponent).update-v\(manifest.version)")
+        // 3. The new folder, beside the installed one. One left by an update to another version (the catalog moved on
+        //    since, or rolled back) is of no use any more: removed, so a phone never collects them.
+        let stagingName = ".\(folder.lastPathComponent).update-v\(manifest.version)"
+        let staging = parent.appendingPathComponent(stagingName)
+        let stalePrefix = ".\(folder.lastPathComponent).update-v"
+        for name in (try? fileManager.contentsOfDirectory(atPath: parent.path)) ?? []
+        where name.hasPrefix(stalePrefix) && name != stagingName && Int(name.dropFirst(stalePrefix.count)) != nil {
+            try? fileManager.removeItem(at: parent.appendingPathComponent(name))
+        }
         do { try fileManager.createDirectory(at: staging, withIntermediateDirectories: true) } catch {
             throw UpdateError.fileSystem("cannot create \(staging.path): \(error)")
         }
@@ -163,7 +184,10 @@ extension TrailClient {
             }
         }
 
-        // 4. The manifest and its signature, fsync, swap.
+        // 4. The manifest and its signature, fsync, swap. A cancel that came with the last bytes stops here, with
+        //    everything fetched kept for the next call and the installed version untouched.
+        progress?(UpdateProgress(downloadedBytes: done, bytesToDownload: bytesToDownload, stage: .installing))
+        try Task.checkCancellation()
         do {
             try manifestBytes.write(to: staging.appendingPathComponent(PackageLayout.manifestPath))
             try signature.write(to: staging.appendingPathComponent(PackageLayout.signaturePath))

@@ -5,7 +5,7 @@ import TrailClient
 
 struct PackageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "package", abstract: "Work with content packages.",
-                                                    subcommands: [Verify.self])
+                                                    subcommands: [Verify.self, Install.self, Update.self])
 
     /// `package verify <zip> [--key BASE64 | --server URL]`: checks an offline package completely.
     struct Verify: AsyncParsableCommand {
@@ -75,6 +75,92 @@ struct PackageCommand: AsyncParsableCommand {
             }
             print(report.text, terminator: "")
             if !report.isValid { throw ExitCode.failure }
+        }
+    }
+}
+
+/// Where an app would be: a server, and the key it pins (given, or fetched once from the server).
+struct AppSide: ParsableArguments {
+    @Option(help: "The Trail Companion server (e.g. http://127.0.0.1:8080).") var server: String
+    @Option(help: "The Ed25519 public key to pin, base64. Without it the server's /api/v1/signing-key is trusted as an app does on first start.")
+    var key: String?
+
+    func connect() async throws -> (TrailClient, String) {
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            print("error: --server \(server) is not an http(s) URL")
+            throw ExitCode(2)
+        }
+        let trail = TrailClient(baseURL: url)
+        if let key = key?.trimmingCharacters(in: .whitespacesAndNewlines) {
+            guard SignatureCheck.publicKey(fromBase64: key) != nil else {
+                print("error: the key is not a base64 encoded 32-byte Ed25519 public key")
+                throw ExitCode(2)
+            }
+            return (trail, key)
+        }
+        do { return (trail, try await trail.signingKey().publicKey) } catch {
+            print("error: cannot fetch the signing key from \(trail.apiURL("signing-key").absoluteString): \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+extension PackageCommand {
+    /// `package install ID FOLDER --server URL`: what an app does on first download, for scripts and benchmarks.
+    struct Install: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download a published package (resumable), verify it completely and extract it into a new folder.",
+            discussion: "Exit status: 0 installed, 1 the package failed verification, 2 the server or the key could not be used.")
+
+        @OptionGroup var app: AppSide
+        @Argument(help: "The package id.") var packageId: String
+        @Argument(help: "The folder to create (it must not exist, or be empty).") var folder: String
+
+        func run() async throws {
+            let (trail, key) = try await app.connect()
+            let target = URL(fileURLWithPath: folder)
+            let zip = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).download.zip")
+            let started = Date()
+            let downloaded = try await trail.downloadPackage(id: packageId, to: zip)
+            let check = TrailClient.verify(zip: zip, publicKey: key, expectedSHA256: downloaded.sha256)
+            guard check.problems.isEmpty else {
+                print("error: the package failed verification: \(check.problems.joined(separator: "; "))")
+                throw ExitCode.failure
+            }
+            try TrailClient.extract(zip: zip, to: target)
+            try? FileManager.default.removeItem(at: zip)
+            print("installed \(packageId) v\(check.manifest?.version ?? 0): downloaded \(downloaded.size - downloaded.resumedFrom) bytes in "
+                  + String(format: "%.2f s", Date().timeIntervalSince(started)))
+        }
+    }
+
+    /// `package update ID FOLDER --server URL`: `TrailClient.update` on an installed (extracted) package.
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Bring an installed package folder to the catalog's version, fetching only the files that changed.",
+            discussion: "Interrupted, it leaves the folder as it was; run it again to continue. Exit status: 0 up to date, 1 refused, 2 the server or the key could not be used.")
+
+        @OptionGroup var app: AppSide
+        @Argument(help: "The package id.") var packageId: String
+        @Argument(help: "The installed package folder (holding manifest.json).") var folder: String
+
+        func run() async throws {
+            let (trail, key) = try await app.connect()
+            let started = Date()
+            let result: UpdateResult
+            do {
+                result = try await trail.update(packageId: packageId, installedAt: URL(fileURLWithPath: folder), pinnedPublicKey: key)
+            } catch let error as UpdateError {
+                print("error: \(error)")
+                throw ExitCode.failure
+            }
+            let seconds = String(format: "%.2f s", Date().timeIntervalSince(started))
+            if result.fromVersion == result.toVersion {
+                print("up to date at v\(result.toVersion)")
+            } else {
+                print("updated v\(result.fromVersion) -> v\(result.toVersion): downloaded \(result.downloadedBytes) of \(result.fullSize) bytes "
+                      + "(\(result.fetchedFiles) files fetched, \(result.reusedFiles) reused) in \(seconds)")
+            }
         }
     }
 }

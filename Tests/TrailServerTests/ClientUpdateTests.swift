@@ -33,6 +33,13 @@ import TrailClient
         }
     }
 
+    /// `trail_download_bytes_total{route=…}` as the server counted it.
+    static func bytesSent(_ env: PublishEnv, route: String) -> Int64 {
+        let prefix = "trail_download_bytes_total{route=\"\(route)\"} "
+        let text = env.app.dependencies.metrics.registry.emitToString()
+        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int64($0.dropFirst(prefix.count)) } ?? 0
+    }
+
     static func manifest(_ zip: URL) throws -> (Manifest, Data) {
         let bytes = try DeltaUpdateTests.manifestBytes(zip)
         return (try Manifest.decode(bytes), bytes)
@@ -63,8 +70,15 @@ import TrailClient
             let (old, _) = try Self.manifest(setup.first.zip), (new, _) = try Self.manifest(second.zip)
             let held = Set(old.listedFiles.map(\.sha256))
             let fresh = new.listedFiles.filter { !held.contains($0.sha256) }
+            let (filesBefore, manifestsBefore, packagesBefore) = (Self.bytesSent(setup.env, route: "file"),
+                                                                  Self.bytesSent(setup.env, route: "manifest"), Self.bytesSent(setup.env, route: "package"))
             let result = try await setup.trail.update(packageId: setup.first.packageId, installedAt: setup.installed, pinnedPublicKey: setup.env.publicKey)
             #expect(result.fromVersion == 1 && result.toVersion == 2)
+            // Counted by the server: the new files and the new manifest, and not one byte of a package zip.
+            let newManifestBytes = Int64(try Self.manifest(second.zip).1.count)
+            #expect(Self.bytesSent(setup.env, route: "file") - filesBefore == fresh.reduce(0) { $0 + ($1.size ?? 0) })
+            #expect(Self.bytesSent(setup.env, route: "manifest") - manifestsBefore == newManifestBytes)
+            #expect(Self.bytesSent(setup.env, route: "package") == packagesBefore)
             #expect(result.fetchedFiles == fresh.count && result.reusedFiles == new.listedFiles.count - fresh.count)
             #expect(result.downloadedBytes == fresh.reduce(0) { $0 + ($1.size ?? 0) })
             #expect(result.downloadedBytes < second.size / 2, "\(result.downloadedBytes) of \(second.size)")
@@ -118,6 +132,14 @@ import TrailClient
         try await withInstalled { setup, client in
             let second = try await setup.env.releaseThroughAPI(client, seed: 31, videoSize: 6_000_000)
             let key = setup.env.publicKey, trail = setup.trail, installed = setup.installed, id = setup.first.packageId
+            let (new, _) = try Self.manifest(second.zip), (old, _) = try Self.manifest(setup.first.zip)
+            let held = Set(old.listedFiles.map(\.sha256))
+            let all = new.listedFiles.filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
+            // An update to a version the catalog no longer names, left behind by an earlier run: swept.
+            let stale = setup.folder.appendingPathComponent(".tour.update-v9")
+            try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+            try Data("old".utf8).write(to: stale.appendingPathComponent("left.bin"))
+
             // 1. Cancelled once a megabyte of the video has arrived.
             let task = Task<UpdateResult, any Error> {
                 try await trail.update(packageId: id, installedAt: installed, pinnedPublicKey: key) { step in
@@ -126,24 +148,70 @@ import TrailClient
             }
             await #expect(throws: (any Error).self) { _ = try await task.value }
             try Self.expectFolder(installed, is: setup.first.zip)
-            // 2. The downloads complete but the swap never happens (as if the app died there): the staged folder is
-            //    complete and the installed one untouched.
             let staged = setup.folder.appendingPathComponent(".tour.update-v2")
             #expect(FileManager.default.fileExists(atPath: staged.path), "the staged folder is kept for the next call")
-            // 3. The next call continues: the video's bytes so far are not fetched again.
+            #expect(!FileManager.default.fileExists(atPath: stale.path), "the stale update folder is removed")
+
+            // 2. The next call resumes the video (the server sends less than all of it again), and is stopped as its
+            //    last bytes arrive: after the downloads, before the swap (as if the app died there).
+            let sentBefore = Self.bytesSent(setup.env, route: "file")
+            let second2 = Task<UpdateResult, any Error> {
+                try await trail.update(packageId: id, installedAt: installed, pinnedPublicKey: key) { step in
+                    if step.stage == .installing { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            }
+            await #expect(throws: CancellationError.self) { _ = try await second2.value }
+            let resumedBytes = Self.bytesSent(setup.env, route: "file") - sentBefore
+            #expect(resumedBytes > 0 && resumedBytes < all, "resumed: \(resumedBytes) of \(all)")
+            try Self.expectFolder(installed, is: setup.first.zip)
+            for file in new.listedFiles {
+                #expect(try PackageHashing.sha256(ofFileAt: staged.appendingPathComponent(file.path)).0 == file.sha256, "staged \(file.path)")
+            }
+
+            // 3. The next call has nothing left to fetch: it swaps, and the server sends no file byte.
+            let sentBeforeSwap = Self.bytesSent(setup.env, route: "file")
             let result = try await trail.update(packageId: id, installedAt: installed, pinnedPublicKey: key)
-            #expect(result.toVersion == 2)
-            let (new, _) = try Self.manifest(second.zip), (old, _) = try Self.manifest(setup.first.zip)
-            let held = Set(old.listedFiles.map(\.sha256))
-            let all = new.listedFiles.filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
-            #expect(result.downloadedBytes < all, "resumed: \(result.downloadedBytes) of \(all)")
+            #expect(result.toVersion == 2 && result.downloadedBytes == 0 && result.fetchedFiles == 0)
+            #expect(Self.bytesSent(setup.env, route: "file") == sentBeforeSwap)
             try Self.expectFolder(installed, is: second.zip)
+
             // 4. A crash between the two renames of the swap: the next call puts the folder back before anything else.
             let retired = setup.folder.appendingPathComponent(".tour.retired")
             try FileManager.default.moveItem(at: installed, to: retired)
             let noop = try await trail.update(packageId: id, installedAt: installed, pinnedPublicKey: key)
             #expect(noop.toVersion == 2 && noop.downloadedBytes == 0)
             try Self.expectFolder(installed, is: second.zip)
+        }
+    }
+
+    @Test("trail-companion package install, then package update after a release: the CLI an operator or a benchmark uses")
+    func installAndUpdateCommands() async throws {
+        let binary = projectRoot.appendingPathComponent(".build/debug/trail-companion").path
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build the CLI first (swift build --build-tests)")
+        try await withInstalled { setup, client in
+            let server = "http://localhost:\(try #require(client.port))"
+            let folder = setup.folder.appendingPathComponent("cli-tour")
+            let install = try await PublishingProcess.run(
+                binary, ["package", "install", setup.first.packageId, folder.path, "--server", server, "--key", setup.env.publicKey], timeout: .seconds(60))
+            #expect(install.status == 0, "\(install.stdout) \(install.stderr)")
+            #expect(install.stdout.contains("installed \(setup.first.packageId) v1"), "\(install.stdout)")
+            try Self.expectFolder(folder, is: setup.first.zip)
+
+            let second = try await setup.env.releaseThroughAPI(client, seed: 31)
+            let update = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server],
+                                                         timeout: .seconds(60))
+            #expect(update.status == 0, "\(update.stdout) \(update.stderr)")
+            #expect(update.stdout.contains("updated v1 -> v2: downloaded"), "\(update.stdout)")
+            try Self.expectFolder(folder, is: second.zip)
+            let again = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server],
+                                                        timeout: .seconds(60))
+            #expect(again.stdout.contains("up to date at v2"), "\(again.stdout)")
+            // Another key pinned: refused, the folder untouched.
+            let refused = try await PublishingProcess.run(
+                binary, ["package", "update", setup.first.packageId, setup.installed.path, "--server", server,
+                         "--key", SigningKey.generate().publicKeyBase64], timeout: .seconds(60))
+            #expect(refused.status != 0)
+            try Self.expectFolder(setup.installed, is: setup.first.zip)
         }
     }
 

@@ -15,6 +15,7 @@ struct MobileAPI: Sendable {
     /// `openapi.json` as loaded at start (nil when missing).
     let openAPIDocument: String?
     let files: ContentStore
+    let metrics: AppMetrics
 
     struct SiteItem: Encodable {
         let slug: String
@@ -152,7 +153,7 @@ struct MobileAPI: Sendable {
         return try await FileResponder.respond(
             fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
             headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
-            chunkSize: 128 * 1024, eventLoop: context.eventLoop)
+            chunkSize: 128 * 1024, eventLoop: context.eventLoop, sent: { [counter = metrics.packageBytesSent] in counter.increment(by: Int64($0)) })
     }
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.

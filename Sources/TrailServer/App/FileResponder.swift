@@ -57,8 +57,10 @@ struct FileResponder: Sendable {
     ///   - limitTo: never send more than this many bytes, even if the file has grown.
     ///   - eventLoop: the connection's event loop (``AppRequestContext/eventLoop``): with it, each chunk waits until the
     ///     loop has handed the previous one to the socket, which bounds memory per response to about two chunks.
+    ///   - sent: told the size of each chunk once it is handed to the connection (the download byte counters).
     static func respond(fileAt url: URL, contentType: String, etag: String?, request: Request,
-                        headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024, eventLoop: (any EventLoop)? = nil) async throws -> Response {
+                        headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024, eventLoop: (any EventLoop)? = nil,
+                        sent: (@Sendable (Int) -> Void)? = nil) async throws -> Response {
         let path = FilePath(url.path)
         guard let info = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false), info.type == .regular else {
             throw NotFound()
@@ -90,12 +92,12 @@ struct FileResponder: Sendable {
             return Response(status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         case .whole:
             headers[.contentLength] = "\(size)"
-            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop))
+            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop, sent: sent))
         case .partial(let r):
             headers[.contentLength] = "\(r.length)"
             headers[.contentRange] = "bytes \(r.first)-\(r.last)/\(size)"
             return Response(status: .partialContent, headers: headers,
-                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop))
+                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop, sent: sent))
         }
     }
 
@@ -107,7 +109,8 @@ struct FileResponder: Sendable {
     /// the loop has run those writes, so a busy loop lets a fast disk queue hundreds of megabytes per connection.
     /// Waiting for a no-op task on the connection's loop after each write (the loop runs tasks in order) means the
     /// previous write has reached the channel, and the next `write` suspends while the channel is not writable.
-    static func body(path: FilePath, range: Range<Int64>, chunkSize: Int, eventLoop: (any EventLoop)?) -> ResponseBody {
+    static func body(path: FilePath, range: Range<Int64>, chunkSize: Int, eventLoop: (any EventLoop)?,
+                     sent: (@Sendable (Int) -> Void)? = nil) -> ResponseBody {
         ResponseBody(contentLength: Int(range.count)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
                 guard !range.isEmpty else { return }
@@ -117,11 +120,13 @@ struct FileResponder: Sendable {
                     let at = offset
                     async let next = readChunk(handle, at: at, upTo: range.upperBound, chunkSize: chunkSize)
                     try await writer.write(chunk)
+                    sent?(chunk.readableBytes)
                     if let eventLoop { try await eventLoop.submit {}.get() }
                     chunk = try await next
                     offset += Int64(chunk.readableBytes)
                 }
                 try await writer.write(chunk)
+                sent?(chunk.readableBytes)
             }
             try await writer.finish(nil)
         }

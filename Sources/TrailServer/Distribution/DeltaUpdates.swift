@@ -63,7 +63,8 @@ extension MobileAPI {
                 // shown an uploaded file from this origin must never render it.
                 return try await FileResponder.respond(
                     fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
-                    headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop)
+                    headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop,
+                    sent: { [counter = metrics.fileBytesSent] in counter.increment(by: Int64($0)) })
             }
         }
         router.get("/packages/{id}/versions/{version}/manifest") { request, context in
@@ -79,6 +80,7 @@ extension MobileAPI {
                 return Response(status: .notModified, headers: headers)
             }
             headers[.contentLength] = "\(body.count)"
+            metrics.manifestBytesSent.increment(by: Int64(body.count))
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         router.get("/packages/{id}/updates") { request, context in

@@ -13,8 +13,21 @@ public final class AppMetrics: Sendable {
     static let durationBuckets: [Duration] = [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500),
                                               .seconds(2), .seconds(10), .seconds(60)]
 
+    /// Body bytes handed to connections by the download routes: what updates cost the server, and what a CDN in
+    /// front of it would take off.
+    let packageBytesSent: Counter
+    let fileBytesSent: Counter
+    let manifestBytesSent: Counter
+
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
+        func sent(_ route: String) -> Counter {
+            registry.makeCounter(name: "trail_download_bytes_total", labels: [("route", route)],
+                                 help: "Response body bytes sent by the mobile download routes")
+        }
+        packageBytesSent = sent("package")
+        fileBytesSent = sent("file")
+        manifestBytesSent = sent("manifest")
     }
 
     func recordRequest(method: String, status: Int, duration: Duration) {
