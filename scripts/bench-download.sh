@@ -45,86 +45,35 @@ if [[ ! -x "$nginx_bin" ]]; then
 fi
 
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-download.XXXXXX")"; fi
-server_pid=""; nginx_pid=""
+# shellcheck source=bench-lib.sh
+source "$root/scripts/bench-lib.sh"
+nginx_pid=""
 cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; fi
+  bench_stop_server
   if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; fi
   if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+free_port() { bench_free_port; }
+now() { bench_now; }
+elapsed() { bench_elapsed "$@"; }
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-
-# --- build ---------------------------------------------------------------------------------------
-if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
-  echo "building (release) in $scratch ..."
-  (cd "$root" && swift build -c release --product trail-companion --scratch-path "$scratch" 2>&1 | tail -2)
-fi
-bin="$(cd "$root" && swift build -c release --scratch-path "$scratch" --show-bin-path)/trail-companion"
-[[ -x "$bin" ]] || { echo "no binary at $bin" >&2; exit 1; }
-
-# --- data folder, signatures, accounts ------------------------------------------------------------
-data="$work/data"; sigs="$work/signatures"
-mkdir -p "$data" "$sigs"
-hex=$(printf '%s' 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE' | od -An -tx1 | tr -d ' \n')
-printf 'Trail.Test.EICAR:0:*:%s\n' "$hex" > "$sigs/trail-test-eicar.ndb"
-cli() { "$bin" "$@" --root "$root" --data "$data"; }
-cli user create --email author@trail.test --name Author --password 'bench password 1234' >/dev/null
-cli user create --email reviewer@trail.test --name Reviewer --password 'bench password 1234' >/dev/null
-cli site create --slug bench --name "Bench District" >/dev/null
-cli member add --site bench --email author@trail.test --role manager >/dev/null
-cli member add --site bench --email reviewer@trail.test --role reviewer >/dev/null
-author="$(cli token create --email author@trail.test | tail -1)"
-reviewer="$(cli token create --email reviewer@trail.test | tail -1)"
-
-port=$(free_port)
-base="http://127.0.0.1:$port"
-"$bin" serve --hostname 127.0.0.1 --port "$port" --root "$root" --data "$data" --clamav-db "$sigs" > "$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 200); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$base/healthz" >/dev/null || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
-
-api() { local token="$1"; shift; curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
-json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+bench_build
+bench_start_server
 
 # --- a released package of at least SIZE_MIB ------------------------------------------------------
-tour=$(api "$author" -X POST "$base/api/v1/manage/tours" -d '{"site": "bench", "name": "Bench Tour", "description": "A long walk."}' | json "['id']")
-api "$author" -X PATCH "$base/api/v1/manage/tours/$tour" -d '{"frame": {"north": 44.43, "south": 44.36, "east": -121.97, "west": -122.28}}' >/dev/null
-waypoint=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/waypoints" \
-  -d '{"name": "Fish Lake", "latitude": 44.40, "longitude": -122.0, "description": ""}' | json "['id']")
-
+tour=$(bench_tour "Bench Tour")
+waypoint=$(bench_waypoint "$tour" "Fish Lake" 44.40 -122.0)
 video="$work/walk.mp4"
 echo "writing a ${size_mib} MiB video ..."
 { printf '\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2\x00\x00\x00\x08free'; head -c $(( size_mib * 1024 * 1024 - 32 )) /dev/urandom; } > "$video"
-asset=$(curl -fsS -H "Authorization: Bearer $author" -H 'Expect:' -F "file=@$video;type=video/mp4;filename=walk.mp4" \
-  "$base/api/v1/manage/tours/$tour/waypoints/$waypoint/assets" | json "['id']")
+echo "uploading and scanning ..."
+bench_upload "$tour" "$waypoint" "$video" video/mp4 walk.mp4 >/dev/null
 rm -f "$video"
-printf 'scanning ...'
-for _ in $(seq 1 6000); do
-  status=$(api "$author" "$base/api/v1/manage/assets/$asset" | json "['scanStatus']")
-  [[ "$status" != pending ]] && break
-  sleep 0.2
-done
-echo " $status"
-[[ "$status" == clean ]] || { echo "the video was not scanned clean ($status)"; exit 1; }
-
-request=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/publish" | json "['requestId']")
-printf 'building the package ...'
-for _ in $(seq 1 6000); do
-  state=$(api "$author" "$base/api/v1/manage/publish-requests/$request" | json "['state']")
-  [[ "$state" != building ]] && break
-  sleep 0.2
-done
-echo " $state"
-[[ "$state" == pending ]] || { echo "the build did not succeed ($state)"; api "$author" "$base/api/v1/manage/publish-requests/$request"; exit 1; }
-api "$reviewer" -X POST "$base/api/v1/manage/publish-requests/$request/approve" -d '{"comment": "ok"}' >/dev/null
-pushed=$(api "$author" -X POST "$base/api/v1/manage/publish-requests/$request/push")
-package=$(echo "$pushed" | json "['packageId']")
+echo "building and releasing ..."
+read -r package _ sha < <(bench_release "$tour")
 zip="$data/packages/$package/1.zip"
 bytes=$(stat -c %s "$zip")
-sha=$(echo "$pushed" | json "['sha256']")
 [[ "$(sha256sum "$zip" | cut -d' ' -f1)" == "$sha" ]] || { echo "the released zip's SHA-256 is not the listed one"; exit 1; }
 echo "released package $package: $bytes bytes ($(( bytes / 1048576 )) MiB)"
 

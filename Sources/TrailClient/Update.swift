@@ -151,8 +151,9 @@ extension TrailClient {
             let target = staging.appendingPathComponent(file.path)
             if Self.matches(target, size: size, sha256: file.sha256) { continue }
             if let source = local[file.sha256], Self.matches(source, size: size, sha256: file.sha256) {
-                try Self.copy(source, to: target)
-                guard Self.matches(target, size: size, sha256: file.sha256) else {
+                // A hard link is the checked file itself; a copy is checked again (the source could change meanwhile).
+                let linked = try Self.copy(source, to: target)
+                guard linked || Self.matches(target, size: size, sha256: file.sha256) else {
                     throw UpdateError.fileMismatch(path: file.path, reason: "the local copy changed while it was copied")
                 }
                 result.reusedFiles += 1
@@ -211,13 +212,15 @@ extension TrailClient {
         return hashed.0 == sha256
     }
 
-    /// A hard link when the folders share a file system, else a copy.
-    static func copy(_ source: URL, to target: URL) throws {
+    /// A hard link when the folders share a file system (true), else a copy (false).
+    static func copy(_ source: URL, to target: URL) throws -> Bool {
         let fileManager = FileManager.default
         do {
             try fileManager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             try? fileManager.removeItem(at: target)
-            if link(source.path, target.path) != 0 { try fileManager.copyItem(at: source, to: target) }
+            if link(source.path, target.path) == 0 { return true }
+            try fileManager.copyItem(at: source, to: target)
+            return false
         } catch {
             throw UpdateError.fileSystem("cannot copy \(source.lastPathComponent): \(error)")
         }

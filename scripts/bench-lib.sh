@@ -1,0 +1,93 @@
+# Shared by the benchmark scripts (sourced, not run): a release build, a server on a temp data folder with an author
+# and a reviewer, and a released package made through the management API, as a district would make one.
+#
+# The sourcing script sets `root`, `work` and `scratch` first and calls, in order:
+#   bench_build                        release build of trail-companion (skipped with BENCH_SKIP_BUILD=1); sets `bin`
+#   bench_start_server                 data folder, EICAR signature, accounts, tokens, `serve`; sets `base`, `data`,
+#                                      `author`, `reviewer`, `admin`, `server_pid`
+#   bench_tour NAME                    a tour with a frame; prints its id
+#   bench_waypoint TOUR NAME LAT LON   prints the waypoint id
+#   bench_upload TOUR WAYPOINT FILE MIME NAME   uploads (multipart), waits for the scan; prints the asset id
+#   bench_release TOUR                 submit, build, approve, push; prints "packageId version sha256"
+# and its own `cleanup` (which should call bench_stop_server).
+
+bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+bench_now() { date +%s.%N; }
+bench_elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+api() { local token="$1"; shift; curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
+json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
+
+bench_build() {
+  if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
+    echo "building (release) in $scratch ..."
+    (cd "$root" && swift build -c release --product trail-companion --scratch-path "$scratch" 2>&1 | tail -2)
+  fi
+  bin="$(cd "$root" && swift build -c release --scratch-path "$scratch" --show-bin-path)/trail-companion"
+  [[ -x "$bin" ]] || { echo "no binary at $bin" >&2; exit 1; }
+}
+
+bench_start_server() {
+  data="$work/data"; local sigs="$work/signatures"
+  mkdir -p "$data" "$sigs"
+  local hex; hex=$(printf '%s' 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE' | od -An -tx1 | tr -d ' \n')
+  printf 'Trail.Test.EICAR:0:*:%s\n' "$hex" > "$sigs/trail-test-eicar.ndb"
+  cli() { "$bin" "$@" --root "$root" --data "$data"; }
+  cli user create --email author@trail.test --name Author --password 'bench password 1234' >/dev/null
+  cli user create --email reviewer@trail.test --name Reviewer --password 'bench password 1234' >/dev/null
+  cli user create --email admin@trail.test --name Admin --password 'bench password 1234' --admin >/dev/null
+  cli site create --slug bench --name "Bench District" >/dev/null
+  cli member add --site bench --email author@trail.test --role manager >/dev/null
+  cli member add --site bench --email reviewer@trail.test --role reviewer >/dev/null
+  author="$(cli token create --email author@trail.test | tail -1)"
+  reviewer="$(cli token create --email reviewer@trail.test | tail -1)"
+  admin="$(cli token create --email admin@trail.test | tail -1)"
+  local port; port=$(bench_free_port)
+  base="http://127.0.0.1:$port"
+  "$bin" serve --hostname 127.0.0.1 --port "$port" --root "$root" --data "$data" --clamav-db "$sigs" > "$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 200); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS "$base/healthz" >/dev/null || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+}
+
+bench_stop_server() {
+  if [[ -n "${server_pid:-}" ]] && kill -0 "$server_pid" 2>/dev/null; then kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; fi
+}
+
+bench_tour() {
+  local tour
+  tour=$(api "$author" -X POST "$base/api/v1/manage/tours" -d "{\"site\": \"bench\", \"name\": \"$1\", \"description\": \"A long walk.\"}" | json "['id']")
+  api "$author" -X PATCH "$base/api/v1/manage/tours/$tour" -d '{"frame": {"north": 44.43, "south": 44.36, "east": -121.97, "west": -122.28}}' >/dev/null
+  echo "$tour"
+}
+
+bench_waypoint() {
+  api "$author" -X POST "$base/api/v1/manage/tours/$1/waypoints" \
+    -d "{\"name\": \"$2\", \"latitude\": $3, \"longitude\": $4, \"description\": \"\"}" | json "['id']"
+}
+
+bench_upload() {
+  local tour="$1" waypoint="$2" file="$3" mime="$4" name="$5" asset status=pending
+  asset=$(curl -fsS -H "Authorization: Bearer $author" -H 'Expect:' -F "file=@$file;type=$mime;filename=$name" \
+    "$base/api/v1/manage/tours/$tour/waypoints/$waypoint/assets" | json "['id']")
+  for _ in $(seq 1 6000); do
+    status=$(api "$author" "$base/api/v1/manage/assets/$asset" | json "['scanStatus']")
+    [[ "$status" != pending ]] && break
+    sleep 0.2
+  done
+  [[ "$status" == clean ]] || { echo "$name was not scanned clean ($status)" >&2; exit 1; }
+  echo "$asset"
+}
+
+bench_release() {
+  local tour="$1" request state=building pushed
+  request=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/publish" | json "['requestId']")
+  for _ in $(seq 1 6000); do
+    state=$(api "$author" "$base/api/v1/manage/publish-requests/$request" | json "['state']")
+    [[ "$state" != building ]] && break
+    sleep 0.2
+  done
+  [[ "$state" == pending ]] || { echo "the build did not succeed ($state)" >&2; api "$author" "$base/api/v1/manage/publish-requests/$request" >&2; exit 1; }
+  api "$reviewer" -X POST "$base/api/v1/manage/publish-requests/$request/approve" -d '{"comment": "ok"}' >/dev/null
+  pushed=$(api "$author" -X POST "$base/api/v1/manage/publish-requests/$request/push")
+  echo "$pushed" | python3 -c "import json, sys; p = json.load(sys.stdin); print(p['packageId'], p['version'], p['sha256'])"
+}
