@@ -56,6 +56,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
     @Option(name: .customLong("import-max-size"), help: "Largest GeoJSON or GPX import in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
     @Option(name: .customLong("trusted-proxies"), help: "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none).") var trustedProxies: String?
+    @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
+    var minFreeSpace: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
 
     func run() async throws {
@@ -90,6 +92,10 @@ struct Serve: AsyncParsableCommand {
         guard config.maxFrameAreaKm2 > 0 else { throw ValidationError("--max-frame-area must be positive") }
         config.importMaxSize = try importMaxSize ?? environment["TRAIL_IMPORT_MAX_SIZE"].map { try Self.parse($0, "TRAIL_IMPORT_MAX_SIZE") } ?? config.importMaxSize
         guard config.importMaxSize > 0 else { throw ValidationError("--import-max-size must be positive") }
+        if let text = minFreeSpace ?? environment["TRAIL_MIN_FREE_SPACE"] {
+            guard let bytes = FreeSpace.parse(text) else { throw ValidationError("--min-free-space \(text): give bytes, or a size such as 500M or 2G") }
+            config.minFreeSpace = bytes
+        }
         // swift-metrics reports of any library land in the same registry that `/metrics` renders.
         let metrics = AppMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))

@@ -171,6 +171,8 @@ enum RouteTable {
 
     static let pages: [RouteCase] = [
         page(.get, "/healthz", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .ok) })),
+        // The same answer for everyone (no signatures are loaded in the matrix's app: not ready); ReadinessTests covers the rest.
+        page(.get, "/readyz", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .status(503)) })),
         page(.get, "/login", [], { var m = anyone(.redirect("/")); m[.anonymous] = .ok; return m }()),
         // Signing in needs no rights: anyone (signed in already or not) may sign in as another account with its password.
         page(.post, "/login", [("email", "spare@test.org"), ("password", "correct horse battery")],

@@ -298,7 +298,8 @@ class Store:
 
 SUITE_MARK = "E2E_SUITE_RUN"  # in the environment of what the suite starts (not TRAIL_*: `Server` passes it on)
 PROFILES: list[str] = []  # the profile folder of every Chromium the suite started
-_WATCHED = ("chromium", "chrome", "chromedriver", "chrome_crashpad_handler", "trail-companion")
+# nginx names its processes "nginx: master process …" / "nginx: worker process" (test_behind_nginx.py starts one).
+_WATCHED = ("chromium", "chrome", "chromedriver", "chrome_crashpad_handler", "trail-companion", "nginx", "nginx:")
 
 
 def mark_suite_processes() -> str:
@@ -357,8 +358,9 @@ def suite_processes() -> list[str]:
 # The browser
 
 
-def chrome(width: int = 1440, height: int = 1000) -> webdriver.Chrome:
-    """Debian's headless Chromium through Debian's chromedriver; never Selenium Manager."""
+def chrome(width: int = 1440, height: int = 1000, arguments: tuple[str, ...] = ()) -> webdriver.Chrome:
+    """Debian's headless Chromium through Debian's chromedriver; never Selenium Manager. `arguments`: more
+    command-line switches (e.g. the `--ignore-certificate-errors-spki-list` of a throw-away certificate)."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
@@ -368,7 +370,7 @@ def chrome(width: int = 1440, height: int = 1000) -> webdriver.Chrome:
                      "--force-prefers-reduced-motion", "--disable-smooth-scrolling",
                      # Nothing but the server under test is contacted.
                      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--disable-default-apps", "--disable-features=Translate,MediaRouter,OptimizationHints"):
+                     "--disable-default-apps", "--disable-features=Translate,MediaRouter,OptimizationHints", *arguments):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -968,3 +970,148 @@ def wait_for(what: str, probe, timeout: float = 60, interval: float = 0.1):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(interval)
+
+
+# --------------------------------------------------------------------------------------------
+# Deployment: the shipped nginx site (deploy/nginx.conf) with a throw-away certificate, in front of a server
+
+
+DEPLOY = REPO / "deploy"
+NGINX = os.environ.get("TRAIL_E2E_NGINX", "/usr/sbin/nginx")
+OPENSSL = os.environ.get("TRAIL_E2E_OPENSSL", "/usr/bin/openssl")
+
+
+def self_signed_certificate(folder: Path, name: str = "127.0.0.1") -> tuple[Path, Path]:
+    """A throw-away certificate for 127.0.0.1 (and localhost), made by `openssl req -x509`: (cert.pem, key.pem)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName=IP:{name},DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def spki_sha256(cert: Path) -> str:
+    """Base64 of the SHA-256 of the certificate's public key (SPKI): what Chromium's
+    `--ignore-certificate-errors-spki-list` takes, so the browser accepts this one certificate and no other."""
+    import base64
+    import hashlib
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    public = x509.load_pem_x509_certificate(Path(cert).read_bytes()).public_key()
+    der = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def nginx_site(http_port: int, https_port: int, upstream_port: int, cert: Path, key: Path,
+               site: Path = DEPLOY / "nginx.conf") -> str:
+    """deploy/nginx.conf with only what a test machine needs changed: loopback ports instead of 80/443 (and no IPv6
+    listeners), the throw-away certificate, and the test server's port. Each replaced text must occur exactly as
+    often as listed, so a change of the shipped file's shape fails here rather than testing something else."""
+    text = Path(site).read_text()
+    substitutions = [
+        ("    listen 80;\n", f"    listen 127.0.0.1:{http_port};\n", 1),
+        ("    listen [::]:80;\n", "", 1),
+        ("    listen 443 ssl;\n", f"    listen 127.0.0.1:{https_port} ssl;\n", 1),
+        ("    listen [::]:443 ssl;\n", "", 1),
+        ("/etc/letsencrypt/live/trail.example.org/fullchain.pem;", f"{cert};", 1),
+        ("/etc/letsencrypt/live/trail.example.org/privkey.pem;", f"{key};", 1),
+        ("server 127.0.0.1:8080;", f"server 127.0.0.1:{upstream_port};", 1),
+    ]
+    for old, new, count in substitutions:
+        found = text.count(old)
+        assert found == count, f"{site}: expected {count} × {old!r}, found {found}"
+        text = text.replace(old, new)
+    return text
+
+
+def nginx_main_config(folder: Path, site_file: Path) -> str:
+    """The smallest main nginx.conf around a site file: in the foreground, every file it writes in `folder`
+    (pid, logs, the five *_temp_path), run by whoever runs the test (as root: workers stay root too, since the
+    default `nobody` cannot enter pytest's 0700 temp folders)."""
+    folder = Path(folder)
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    return f"""{user}worker_processes 2;
+daemon off;
+pid {folder}/nginx.pid;
+error_log {folder}/error.log info;
+events {{ worker_connections 256; }}
+http {{
+    access_log {folder}/access.log;
+    client_body_temp_path {folder}/client_body;
+    proxy_temp_path {folder}/proxy;
+    fastcgi_temp_path {folder}/fastcgi;
+    uwsgi_temp_path {folder}/uwsgi;
+    scgi_temp_path {folder}/scgi;
+    default_type application/octet-stream;
+    include {site_file};
+}}
+"""
+
+
+def write_nginx_config(folder: Path, http_port: int, https_port: int, upstream_port: int, cert: Path, key: Path) -> Path:
+    """Writes `site.conf` (from deploy/nginx.conf) and `nginx.conf` (including it) into `folder`; answers nginx.conf."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    site = folder / "site.conf"
+    site.write_text(nginx_site(http_port, https_port, upstream_port, cert, key))
+    main = folder / "nginx.conf"
+    main.write_text(nginx_main_config(folder, site))
+    return main
+
+
+def nginx_test(config: Path) -> subprocess.CompletedProcess:
+    """`nginx -t` on a config written by `write_nginx_config`."""
+    folder = Path(config).parent
+    return subprocess.run([NGINX, "-t", "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(config)],
+                          capture_output=True, text=True, timeout=30)
+
+
+class Nginx:
+    """Debian's nginx in the foreground with a config from `write_nginx_config`, stopped by `stop()`."""
+
+    def __init__(self, config: Path):
+        self.config = Path(config)
+        self.folder = self.config.parent
+        self.process: subprocess.Popen | None = None
+
+    def start(self, port: int, timeout: float = 20) -> None:
+        if not Path(NGINX).is_file():
+            raise RuntimeError(f"{NGINX} is missing: apt-get install nginx-light (scripts/install-deps.sh --test)")
+        self._out = open(self.folder / "stdout.log", "wb")
+        self.process = subprocess.Popen([NGINX, "-p", str(self.folder), "-e", str(self.folder / "error.log"), "-c", str(self.config)],
+                                        stdout=self._out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"nginx exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"nginx did not listen on {port} within {timeout} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        """SIGTERM: nginx's fast shutdown (the master ends its workers, then itself)."""
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if getattr(self, "_out", None):
+            self._out.close()
+            self._out = None
+
+    def log_tail(self, lines: int = 30) -> str:
+        parts = []
+        for name in ("stdout.log", "error.log"):
+            path = self.folder / name
+            if path.exists():
+                parts.append(f"--- {name}\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:]))
+        return "\n".join(parts)

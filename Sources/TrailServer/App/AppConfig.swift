@@ -11,6 +11,8 @@ public struct AppConfig: Sendable {
     public var clamavDatabaseFolders: [String] = ["/var/lib/clamav"]
     public var clamdAddress: String? = nil
     public var maxUploadSize: Int64 = 2 * 1024 * 1024 * 1024 - 1
+    /// Below this many free bytes on the data folder's disk, uploads get 507 and `/readyz` says not ready (0: no floor).
+    public var minFreeSpace: Int64 = 2 * 1024 * 1024 * 1024
     public var defaultRequiredApprovals = 1
     public var tileURLTemplate: String? = nil
     /// Credit shown with the tiles of `tileURLTemplate` and written into each package's MBTiles (`--tile-attribution`).

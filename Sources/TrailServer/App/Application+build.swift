@@ -109,8 +109,12 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     }
     router.add(middleware: AuthenticationMiddleware(database: database, config: config))
     router.add(middleware: CSRFMiddleware())
+    router.add(middleware: DiskSpaceMiddleware(dataFolder: config.dataFolder, floor: config.minFreeSpace))
 
     router.get("/healthz") { _, _ in "ok" }
+    let readiness = ReadinessCheck(database: database, scanner: dependencies.scans.scanner, dataFolder: config.dataFolder,
+                                   floor: config.minFreeSpace)
+    router.get("/readyz") { _, _ in try await readiness.respond() }
 
     let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans)
     let authorization = Authorization(database: database)

@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import MalwareScan
+
+/// Free space of the file system that holds a folder.
+public enum FreeSpace {
+    /// Bytes an unprivileged process may still write there (`statvfs`'s `f_bavail`), nil when it cannot be read.
+    public static func available(at folder: URL) -> Int64? {
+        var stats = statvfs()
+        guard statvfs(folder.path, &stats) == 0 else { return nil }
+        return Int64(stats.f_bavail) * Int64(stats.f_frsize)
+    }
+
+    public static func describe(_ bytes: Int64) -> String {
+        ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
+    }
+
+    /// "1073741824", "512M", "2G", "1.5GiB": bytes, with an optional binary unit.
+    public static func parse(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
+        let kibi: Double = 1024, mebi = kibi * 1024, gibi = mebi * 1024, tebi = gibi * 1024
+        let units: [(String, Double)] = [("TIB", tebi), ("GIB", gibi), ("MIB", mebi), ("KIB", kibi),
+                                         ("TB", tebi), ("GB", gibi), ("MB", mebi), ("KB", kibi),
+                                         ("T", tebi), ("G", gibi), ("M", mebi), ("K", kibi), ("B", 1)]
+        for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
+            guard let number = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), number >= 0 else { return nil }
+            return Int64(number * factor)
+        }
+        return Int64(trimmed).flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
+
+/// Refuses uploads with 507 once the data folder's disk is below the free-space floor (`--min-free-space`), before
+/// they start filling it: a full disk would fail them half-way anyway, and could fail the database's writes too.
+///
+/// An upload is any POST, PUT or PATCH whose body is a file: multipart, a tus upload's creation (`Upload-Length`) and
+/// chunks (`application/offset+octet-stream`), or a body over 1 MiB. Small forms (saving a waypoint's text, approving) still work, so rangers can keep editing and
+/// reviewers keep reviewing while an operator frees space.
+struct DiskSpaceMiddleware<Context: RequestContext>: RouterMiddleware {
+    let dataFolder: URL
+    let floor: Int64
+
+    static func isUpload(_ request: Request) -> Bool {
+        guard [.post, .put, .patch].contains(request.method) else { return false }
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        if contentType.hasPrefix("multipart/") || contentType.hasPrefix("application/offset+octet-stream") { return true }
+        if request.headers[HTTPField.Name("Upload-Length")!] != nil { return true }  // a tus upload being created
+        return (request.headers[.contentLength].flatMap { Int64($0) } ?? 0) > 1 << 20
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if floor > 0, Self.isUpload(request), let free = FreeSpace.available(at: dataFolder), free < floor {
+            throw HTTPError(.insufficientStorage507, message: "The server's disk is almost full (\(FreeSpace.describe(free)) free, "
+                            + "\(FreeSpace.describe(floor)) kept free), so uploads are paused. Nothing was stored; please try again "
+                            + "once an administrator has freed space.")
+        }
+        return try await next(request, context)
+    }
+}
+
+extension HTTPResponse.Status {
+    /// RFC 4918's 507, which swift-http-types does not name.
+    static let insufficientStorage507 = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
+}
+
+/// `GET /readyz`: whether this server can do its work now, for a load balancer or a service monitor (`/healthz` only
+/// says the process answers). 200 with the checks, or 503 with a list of reasons.
+struct ReadinessCheck: Sendable {
+    let database: AppDatabase
+    let scanner: any MalwareScanner
+    let dataFolder: URL
+    let floor: Int64
+
+    struct Answer: Encodable {
+        let status: String
+        let reasons: [String]
+        let freeBytes: Int64?
+        let signatures: Int
+    }
+
+    func check() async -> Answer {
+        var reasons: [String] = []
+        do {
+            // A real write through the same writer the app uses (locks, permissions, a full disk all show here).
+            // Rewriting user_version with its own value changes nothing the app reads.
+            try await database.writer.write { db in
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                try db.execute(sql: "PRAGMA user_version = \(version)")
+            }
+        } catch {
+            reasons.append("the database cannot be written: \(error)")
+        }
+        let signatures = await scanner.signatureCount
+        if !(await scanner.hasSignatures) {
+            reasons.append("no malware signature database is loaded: uploads stay pending (install clamav-freshclam, or check --clamav-db)")
+        }
+        let free = FreeSpace.available(at: dataFolder)
+        if let free, free < floor {
+            reasons.append("the data folder's disk has \(FreeSpace.describe(free)) free, below the floor of \(FreeSpace.describe(floor)) (--min-free-space): uploads are refused")
+        } else if free == nil {
+            reasons.append("the free space of \(dataFolder.path) cannot be read")
+        }
+        return Answer(status: reasons.isEmpty ? "ready" : "not ready", reasons: reasons, freeBytes: free, signatures: signatures)
+    }
+
+    func respond() async throws -> Response {
+        let answer = await check()
+        var response = try JSONResponse.make(answer, status: answer.reasons.isEmpty ? .ok : .serviceUnavailable)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}
