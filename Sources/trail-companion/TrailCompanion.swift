@@ -11,7 +11,7 @@ struct TrailCompanion: AsyncParsableCommand {
         commandName: "trail-companion",
         abstract: "Build, review and publish offline park tours.",
         subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
-                      PackageCommand.self],
+                      PackageCommand.self, BackupCommand.self, RestoreCommand.self],
         defaultSubcommand: Serve.self)
 }
 

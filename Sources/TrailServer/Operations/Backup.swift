@@ -1,0 +1,369 @@
+import Crypto
+import Foundation
+import GRDB
+import PackageFormat
+
+/// `backup.json`: what a backup folder holds. The files themselves are stored once each under `files/<sha256>`, so a
+/// file that several rows or versions share, or that an earlier backup into the same folder already holds, costs
+/// nothing more.
+public struct BackupIndex: Codable, Sendable, Equatable {
+    public struct Entry: Codable, Sendable, Equatable {
+        /// Relative to the data folder (`assets/<sha>`, `packages/<id>/<n>.zip`, …).
+        public var path: String
+        public var sha256: String
+        public var size: Int64
+        /// The source file's modification time when it was copied: with the size, lets the next backup skip
+        /// re-hashing a file the database gives no hash for (staged packages).
+        public var modified: Double
+    }
+
+    public var formatVersion = 1
+    public var createdAt: Date
+    /// The last migration applied to the copied database.
+    public var schemaVersion: String
+    public var fileCount: Int
+    public var totalBytes: Int64
+    public var files: [Entry]
+}
+
+/// What a backup run did.
+public struct BackupReport: Sendable, Equatable {
+    public var fileCount = 0
+    public var totalBytes: Int64 = 0
+    /// Files copied by this run (the rest were in the folder already).
+    public var copiedFiles = 0
+    public var copiedBytes: Int64 = 0
+    /// Stored files no longer named by the index, removed.
+    public var prunedFiles = 0
+}
+
+public enum BackupError: Error, CustomStringConvertible, Equatable {
+    case notABackup(String)
+    case targetNotEmpty(String)
+    case mismatch([String])
+    case changedDuringBackup(String)
+
+    public var description: String {
+        switch self {
+        case let .notABackup(path): return "\(path) holds no backup (no readable backup.json and trail.sqlite)"
+        case let .targetNotEmpty(path): return "\(path) is not empty: restore only into a new or empty folder, so nothing there is overwritten"
+        case let .mismatch(problems): return problems.joined(separator: "\n")
+        case let .changedDuringBackup(path): return "\(path) vanished while it was copied, three times in a row; run the backup again"
+        }
+    }
+}
+
+/// Online backup, verification and restore of a data folder (`trail-companion backup`, `backup verify`, `restore`).
+///
+/// The database is copied with SQLite's online backup API through GRDB, from a read transaction: in WAL mode readers
+/// never block writers, so uploads and releases go on while it runs. The files copied are the ones the *copied*
+/// database names (assets, quarantined files, released packages, tilesets, the staged packages of open review
+/// requests), so the backup is consistent: a file added after the snapshot is in the next backup, and a row is never
+/// without its file. A file removed between the snapshot and its copy (an asset deleted meanwhile) makes the run start
+/// again, up to three times.
+///
+/// Not taken: tus uploads in progress (restore drops their rows; the apps start those uploads again), and what the
+/// server derives again by itself (the tile cache, the content store of `/files`, review map previews).
+public struct DataBackup: Sendable {
+    public let dataFolder: URL
+
+    public init(dataFolder: URL) { self.dataFolder = dataFolder }
+
+    static let indexName = "backup.json"
+    static let databaseName = "trail.sqlite"
+
+    // MARK: Backup
+
+    public func run(database: AppDatabase, to folder: URL) throws -> BackupReport {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try runOnce(database: database, to: folder)
+            } catch let BackupError.changedDuringBackup(path) where attempt < 3 {
+                _ = path
+                continue
+            }
+        }
+    }
+
+    func runOnce(database: AppDatabase, to folder: URL) throws -> BackupReport {
+        let fileManager = FileManager.default
+        let store = folder.appendingPathComponent("files")
+        try fileManager.createDirectory(at: store, withIntermediateDirectories: true)
+        try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
+        let previous = (try? Self.readIndex(folder)).map { Dictionary($0.files.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a }) } ?? [:]
+
+        // 1. The database, consistent, while the server writes.
+        let partial = folder.appendingPathComponent("\(Self.databaseName).partial")
+        try? fileManager.removeItem(at: partial)
+        do {
+            let copy = try DatabaseQueue(path: partial.path)
+            try database.writer.backup(to: copy)
+            try copy.close()
+        }
+        let snapshot = try DatabaseQueue(path: partial.path, configuration: Self.readOnly)
+        let named = try Self.namedFiles(snapshot, dataFolder: dataFolder)
+        let schema = try snapshot.read { try String.fetchOne($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier DESC LIMIT 1") } ?? ""
+        try snapshot.close()
+
+        // 2. Every file it names, once per content.
+        var report = BackupReport()
+        var entries: [BackupIndex.Entry] = []
+        for file in named {
+            let source = dataFolder.appendingPathComponent(file.path)
+            guard let attributes = try? fileManager.attributesOfItem(atPath: source.path),
+                  let size = (attributes[.size] as? NSNumber)?.int64Value else {
+                throw BackupError.changedDuringBackup(file.path)
+            }
+            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            var sha256 = file.sha256
+            if sha256 == nil, let earlier = previous[file.path], earlier.size == size, earlier.modified == modified {
+                sha256 = earlier.sha256  // a staged package unchanged since the last backup
+            }
+            if let sha256, Self.holds(store, sha256: sha256, size: size) {
+                entries.append(.init(path: file.path, sha256: sha256, size: size, modified: modified))
+                continue
+            }
+            let copied = try Self.copyHashing(source, into: store)
+            if let expected = file.sha256, copied.sha256 != expected {
+                try? fileManager.removeItem(at: store.appendingPathComponent(copied.sha256))
+                throw BackupError.mismatch(["data/\(file.path) does not match its SHA-256 in the database (\(expected)); it is damaged, the backup stopped"])
+            }
+            report.copiedFiles += 1
+            report.copiedBytes += copied.size
+            entries.append(.init(path: file.path, sha256: copied.sha256, size: copied.size, modified: modified))
+        }
+
+        // 3. The signing key (and whatever else keys/ holds), the database and the index, each by rename.
+        let keys = folder.appendingPathComponent("keys")
+        try fileManager.createDirectory(at: keys, withIntermediateDirectories: true)
+        try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: keys.path)
+        for name in try fileManager.contentsOfDirectory(atPath: dataFolder.appendingPathComponent("keys").path) {
+            let data = try Data(contentsOf: dataFolder.appendingPathComponent("keys").appendingPathComponent(name))
+            try Self.writeDurably(data, to: keys.appendingPathComponent(name), mode: 0o600)
+        }
+        try DurableFile.fsync(partial)
+        guard rename(partial.path, folder.appendingPathComponent(Self.databaseName).path) == 0 else {
+            throw POSIXFailure(operation: "rename \(partial.path)", code: errno)
+        }
+        chmod(folder.appendingPathComponent(Self.databaseName).path, 0o600)
+        report.fileCount = entries.count
+        report.totalBytes = entries.reduce(0) { $0 + $1.size }
+        let index = BackupIndex(createdAt: Date(), schemaVersion: schema, fileCount: entries.count, totalBytes: report.totalBytes, files: entries)
+        try Self.writeDurably(try Self.encoder.encode(index), to: folder.appendingPathComponent(Self.indexName), mode: 0o600)
+
+        // 4. What no entry names any more (deleted assets, withdrawn versions) leaves the folder.
+        let kept = Set(entries.map(\.sha256))
+        for name in try fileManager.contentsOfDirectory(atPath: store.path) where !kept.contains(name) {
+            try? fileManager.removeItem(at: store.appendingPathComponent(name))
+            report.prunedFiles += 1
+        }
+        try DurableFile.fsyncFolder(store)
+        try DurableFile.fsyncFolder(folder)
+        return report
+    }
+
+    // MARK: Verify
+
+    /// Re-hashes every stored file against the index, and checks that the index names every file the copied database
+    /// names and that the database copy is intact. Returns the problems, each naming its file (empty: good).
+    public static func verify(_ folder: URL) throws -> [String] {
+        let index = try readIndex(folder)
+        var problems: [String] = []
+        let databaseURL = folder.appendingPathComponent(databaseName)
+        guard FileManager.default.fileExists(atPath: databaseURL.path) else { throw BackupError.notABackup(folder.path) }
+        let database = try DatabaseQueue(path: databaseURL.path, configuration: readOnly)
+        defer { try? database.close() }
+        let integrity = try database.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+        if integrity != ["ok"] { problems.append("\(databaseName): SQLite integrity check: \(integrity.joined(separator: "; "))") }
+        let listed = Set(index.files.map(\.path))
+        for file in try namedFiles(database, dataFolder: nil) where !listed.contains(file.path) {
+            problems.append("\(file.path): named by the database but not in the backup")
+        }
+        if !FileManager.default.fileExists(atPath: folder.appendingPathComponent("keys/signing.ed25519").path) {
+            problems.append("keys/signing.ed25519: missing (packages could not be signed with the same key)")
+        }
+        var checked: [String: String?] = [:]  // sha → problem, each stored file hashed once
+        for entry in index.files {
+            if checked[entry.sha256] == nil {
+                let stored = folder.appendingPathComponent("files").appendingPathComponent(entry.sha256)
+                let size = (try? FileManager.default.attributesOfItem(atPath: stored.path)[.size] as? NSNumber)?.int64Value
+                if size == nil {
+                    checked[entry.sha256] = .some("files/\(entry.sha256) is missing")
+                } else if size != entry.size {
+                    checked[entry.sha256] = .some("files/\(entry.sha256) has \(size!) bytes, not \(entry.size)")
+                } else if (try? PackageHashing.sha256(ofFileAt: stored).sha256) != entry.sha256 {
+                    checked[entry.sha256] = .some("files/\(entry.sha256) does not match its SHA-256 (damaged)")
+                } else {
+                    checked[entry.sha256] = .some(nil)
+                }
+            }
+            if let problem = checked[entry.sha256] ?? nil { problems.append("\(entry.path): \(problem)") }
+        }
+        return problems
+    }
+
+    // MARK: Restore
+
+    /// Restores a backup into `target`, which must not exist or be empty: the database, the keys and every file at its
+    /// path, each checked against its SHA-256 as it is copied. Unfinished uploads are dropped (their bytes were not
+    /// backed up). Returns the number of files written.
+    @discardableResult
+    public static func restore(from folder: URL, to target: URL) throws -> Int {
+        let fileManager = FileManager.default
+        if let existing = try? fileManager.contentsOfDirectory(atPath: target.path), !existing.isEmpty {
+            throw BackupError.targetNotEmpty(target.path)
+        }
+        let index = try readIndex(folder)
+        guard fileManager.fileExists(atPath: folder.appendingPathComponent(databaseName).path) else { throw BackupError.notABackup(folder.path) }
+        try DataFolder.prepare(target)
+        let store = folder.appendingPathComponent("files")
+        var problems: [String] = []
+        for entry in index.files {
+            guard PathSafety.isSafeRelative(entry.path) else { problems.append("\(entry.path): not a path inside the data folder"); continue }
+            let destination = target.appendingPathComponent(entry.path)
+            try fileManager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let written = try copyHashing(store.appendingPathComponent(entry.sha256), to: destination)
+            if written.sha256 != entry.sha256 || written.size != entry.size {
+                problems.append("\(entry.path): files/\(entry.sha256) does not match its SHA-256 (damaged)")
+            }
+        }
+        guard problems.isEmpty else { throw BackupError.mismatch(problems) }
+        for name in (try? fileManager.contentsOfDirectory(atPath: folder.appendingPathComponent("keys").path)) ?? [] {
+            let data = try Data(contentsOf: folder.appendingPathComponent("keys").appendingPathComponent(name))
+            try writeDurably(data, to: target.appendingPathComponent("keys").appendingPathComponent(name), mode: 0o600)
+        }
+        let databaseURL = target.appendingPathComponent(databaseName)
+        try fileManager.copyItem(at: folder.appendingPathComponent(databaseName), to: databaseURL)
+        chmod(databaseURL.path, 0o600)
+        let restored = try DatabaseQueue(path: databaseURL.path)
+        try restored.write { try $0.execute(sql: "DELETE FROM upload") }
+        try restored.close()
+        try DurableFile.fsync(databaseURL)
+        try DurableFile.fsyncFolder(target)
+        return index.files.count
+    }
+
+    // MARK: Helpers
+
+    struct NamedFile {
+        let path: String
+        /// From the database, when it records one.
+        let sha256: String?
+    }
+
+    static var readOnly: Configuration {
+        var configuration = Configuration()
+        configuration.readonly = true
+        return configuration
+    }
+
+    /// The files the database names: assets (uploaded, clean or quarantined), released packages, tilesets; with a data
+    /// folder, also the files of the staged packages of open review requests (which the database names by request).
+    static func namedFiles(_ database: DatabaseQueue, dataFolder: URL?) throws -> [NamedFile] {
+        let (rows, open) = try database.read { db -> ([NamedFile], [String]) in
+            var rows: [NamedFile] = []
+            for row in try Row.fetchAll(db, sql: "SELECT storedPath, sha256, scanStatus FROM asset") {
+                let path: String = row["storedPath"]
+                // A clean asset's path is its hash; a pending or quarantined one's bytes are still the uploaded ones.
+                rows.append(NamedFile(path: path, sha256: row["sha256"]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT packageId, version, sha256 FROM packageVersion") {
+                rows.append(NamedFile(path: "packages/\(row["packageId"] as String)/\(row["version"] as Int).zip", sha256: row["sha256"]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT storedPath, sha256 FROM tourTileset") {
+                rows.append(NamedFile(path: row["storedPath"], sha256: row["sha256"]))
+            }
+            let open = try String.fetchAll(db, sql: "SELECT id FROM publishRequest WHERE state IN ('pending', 'ready')")
+            return (rows, open)
+        }
+        var files = rows
+        if let dataFolder {
+            for id in open {
+                let staged = dataFolder.appendingPathComponent("staging").appendingPathComponent(id)
+                guard let walker = FileManager.default.enumerator(at: staged, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
+                for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                    files.append(NamedFile(path: "staging/\(id)/" + String(url.path.dropFirst(staged.path.count + 1)), sha256: nil))
+                }
+            }
+        }
+        var seen = Set<String>()
+        return files.filter { seen.insert($0.path).inserted }
+    }
+
+    static func holds(_ store: URL, sha256: String, size: Int64) -> Bool {
+        let stored = store.appendingPathComponent(sha256)
+        return (try? FileManager.default.attributesOfItem(atPath: stored.path)[.size] as? NSNumber)?.int64Value == size
+    }
+
+    static func readIndex(_ folder: URL) throws -> BackupIndex {
+        guard let data = try? Data(contentsOf: folder.appendingPathComponent(indexName)),
+              let index = try? decoder.decode(BackupIndex.self, from: data) else { throw BackupError.notABackup(folder.path) }
+        return index
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    /// Copies `source` into the store under a temporary name while hashing it, then renames it to its SHA-256.
+    static func copyHashing(_ source: URL, into store: URL) throws -> (sha256: String, size: Int64) {
+        let temporary = store.appendingPathComponent(".partial-\(UUID().uuidString)")
+        let copied: (sha256: String, size: Int64)
+        do {
+            copied = try copyHashing(source, to: temporary)
+        } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
+            try? FileManager.default.removeItem(at: temporary)
+            throw BackupError.changedDuringBackup(source.path)
+        }
+        let final = store.appendingPathComponent(copied.sha256)
+        guard rename(temporary.path, final.path) == 0 else { throw POSIXFailure(operation: "rename \(temporary.path)", code: errno) }
+        return copied
+    }
+
+    /// Copies in 1 MiB chunks, hashing as it goes, and fsyncs the copy.
+    static func copyHashing(_ source: URL, to destination: URL) throws -> (sha256: String, size: Int64) {
+        let input = try FileHandle(forReadingFrom: source)
+        defer { try? input.close() }
+        guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw POSIXFailure(operation: "create \(destination.path)", code: errno)
+        }
+        let output = try FileHandle(forWritingTo: destination)
+        defer { try? output.close() }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+            try output.write(contentsOf: chunk)
+            size += Int64(chunk.count)
+        }
+        try output.synchronize()
+        return (hasher.finalize().hexString, size)
+    }
+
+    static func writeDurably(_ data: Data, to url: URL, mode: Int16) throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        try data.write(to: temporary)
+        chmod(temporary.path, mode_t(mode))
+        try DurableFile.fsync(temporary)
+        guard rename(temporary.path, url.path) == 0 else { throw POSIXFailure(operation: "rename \(temporary.path)", code: errno) }
+    }
+}
+
+/// Paths from a backup index, before they are joined to a data folder.
+enum PathSafety {
+    static func isSafeRelative(_ path: String) -> Bool {
+        !path.isEmpty && !path.hasPrefix("/") && !path.contains("\\") && !path.contains("\0")
+            && !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." || $0.isEmpty }
+    }
+}
