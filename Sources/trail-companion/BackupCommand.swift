@@ -83,3 +83,19 @@ struct RestoreCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// `doctor`: see ``Doctor``. Takes the same options as `serve`, so it checks the configuration the server runs with.
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor", abstract: "Check signatures, clamd, the data folder, the signing key, free space, migrations, the tile source and the public URL.",
+        discussion: "Prints a line per check, with a fix for each problem. Reads only. Exit status: 0 when nothing failed (warnings allowed), 1 otherwise.")
+    @OptionGroup var options: ServerOptions
+
+    func run() async throws {
+        let checks = await Doctor(config: try options.makeConfig()).run()
+        for check in checks { print(check.line) }
+        let failed = checks.filter { $0.status == .failure }.count, warned = checks.filter { $0.status == .warning }.count
+        print(failed == 0 ? "All checks passed\(warned > 0 ? " (\(warned) warning\(warned == 1 ? "" : "s"))" : "")." : "\(failed) check(s) failed.")
+        if failed > 0 { throw ExitCode.failure }
+    }
+}

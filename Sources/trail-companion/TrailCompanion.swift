@@ -11,7 +11,7 @@ struct TrailCompanion: AsyncParsableCommand {
         commandName: "trail-companion",
         abstract: "Build, review and publish offline park tours.",
         subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
-                      PackageCommand.self, BackupCommand.self, RestoreCommand.self],
+                      PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -38,9 +38,9 @@ struct LocationOptions: ParsableArguments {
     }
 }
 
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Start the web server (migrates the database first).")
-
+/// Every setting of `serve`, each a flag and a `TRAIL_…` variable (the flag wins): the one place that turns them into
+/// an ``AppConfig``. `doctor` takes the same options, so it checks the configuration the server would run with.
+struct ServerOptions: ParsableArguments {
     @OptionGroup var location: LocationOptions
     @Option(help: "Address to listen on (TRAIL_HOSTNAME; default 127.0.0.1).") var hostname: String?
     @Option(help: "Port (TRAIL_PORT; default 8080).") var port: Int?
@@ -60,7 +60,8 @@ struct Serve: AsyncParsableCommand {
     var minFreeSpace: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
 
-    func run() async throws {
+
+    func makeConfig() throws -> AppConfig {
         let environment = ProcessInfo.processInfo.environment
         var config = AppConfig()
         location.apply(to: &config)
@@ -96,16 +97,27 @@ struct Serve: AsyncParsableCommand {
             guard let bytes = FreeSpace.parse(text) else { throw ValidationError("--min-free-space \(text): give bytes, or a size such as 500M or 2G") }
             config.minFreeSpace = bytes
         }
-        // swift-metrics reports of any library land in the same registry that `/metrics` renders.
-        let metrics = AppMetrics()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
-        let app = try await buildApplication(config: config, metrics: metrics)
-        try await app.runService()
+        return config
     }
 
     static func parse<T: LosslessStringConvertible>(_ text: String, _ name: String) throws -> T {
         guard let value = T(text) else { throw ValidationError("\(name)=\(text) is not a valid number") }
         return value
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start the web server (migrates the database first).")
+
+    @OptionGroup var options: ServerOptions
+
+    func run() async throws {
+        let config = try options.makeConfig()
+        // swift-metrics reports of any library land in the same registry that `/metrics` renders.
+        let metrics = AppMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
+        let app = try await buildApplication(config: config, metrics: metrics)
+        try await app.runService()
     }
 }
 

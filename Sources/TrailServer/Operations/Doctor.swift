@@ -1,0 +1,224 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import GRDB
+import MalwareScan
+
+/// `trail-companion doctor`: what an operator would check by hand before trusting a server, one line each, with the fix
+/// for anything wrong. Reads only: it never creates, migrates or repairs anything.
+public struct Doctor: Sendable {
+    public struct Check: Sendable, Equatable {
+        public enum Status: String, Sendable, Equatable { case ok, warning, failure }
+        public var status: Status
+        public var name: String
+        public var message: String
+        /// What to do about a warning or a failure.
+        public var fix: String?
+
+        static func ok(_ name: String, _ message: String) -> Check { Check(status: .ok, name: name, message: message) }
+        static func warning(_ name: String, _ message: String, fix: String) -> Check { Check(status: .warning, name: name, message: message, fix: fix) }
+        static func failure(_ name: String, _ message: String, fix: String) -> Check { Check(status: .failure, name: name, message: message, fix: fix) }
+
+        public var line: String {
+            let mark = switch status { case .ok: "[ok]  "; case .warning: "[warn]"; case .failure: "[FAIL]" }
+            return "\(mark) \(name): \(message)" + (fix.map { "\n         fix: \($0)" } ?? "")
+        }
+    }
+
+    public let config: AppConfig
+    /// Signatures older than this are a warning (freshclam normally updates them several times a day).
+    public var signatureMaxAge: TimeInterval = 3 * 86_400
+    public var now = Date()
+
+    public init(config: AppConfig) { self.config = config }
+
+    static let signatureExtensions: Set<String> = ["cvd", "cld", "cud", "ndb", "ndu", "hdb", "hdu", "hsb", "hsu", "mdb", "mdu", "msb",
+                                                   "msu", "ldb", "ldu", "idb", "cdb", "cfg", "ign", "ign2", "fp", "sfp", "pdb", "gdb", "wdb", "yar", "yara"]
+
+    public func run() async -> [Check] {
+        var checks = [signatures()]
+        if let clamd = config.clamdAddress { checks.append(await clamdCheck(clamd)) }
+        checks += [dataFolder(), signingKey(), freeSpace(), migrations(), await tileSource(), publicURL()]
+        return checks
+    }
+
+    func signatures() -> Check {
+        let name = "malware signatures"
+        var newest: Date?, count = 0
+        for folder in config.clamavDatabaseFolders {
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                guard Self.signatureExtensions.contains((file as NSString).pathExtension.lowercased()) else { continue }
+                count += 1
+                let modified = (try? FileManager.default.attributesOfItem(atPath: "\(folder)/\(file)")[.modificationDate]) as? Date
+                if let modified, modified > (newest ?? .distantPast) { newest = modified }
+            }
+        }
+        let folders = config.clamavDatabaseFolders.joined(separator: ":")
+        guard count > 0, let newest else {
+            return .failure(name, "no ClamAV signature files in \(folders): every upload stays pending",
+                            fix: "apt-get install clamav-freshclam && freshclam (or point --clamav-db at the signature folder)")
+        }
+        let days = now.timeIntervalSince(newest) / 86_400
+        let age = String(format: "%.1f days old", days)
+        if now.timeIntervalSince(newest) > signatureMaxAge {
+            return .warning(name, "\(count) signature files in \(folders), the newest \(age)",
+                            fix: "check that clamav-freshclam runs: systemctl status clamav-freshclam; journalctl -u clamav-freshclam")
+        }
+        return .ok(name, "\(count) signature files in \(folders), the newest \(age)")
+    }
+
+    func clamdCheck(_ address: String) async -> Check {
+        let scanner = ClamdScanner(endpoint: ClamdEndpoint(parsing: address), signatureDirectories: config.clamavDatabaseFolders)
+        if await scanner.ping() { return .ok("clamd", "\(address) answers PING") }
+        return .failure("clamd", "\(address) does not answer PING", fix: "systemctl status clamav-daemon; check --clamd (a unix socket path or host:port)")
+    }
+
+    func dataFolder() -> Check {
+        let name = "data folder", path = config.dataFolder.path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
+            return .failure(name, "\(path) does not exist", fix: "check --data (TRAIL_DATA); `trail-companion migrate --data \(path)` creates it")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+        if owner != getuid() {
+            return .failure(name, "\(path) belongs to uid \(owner.map(String.init) ?? "?"), not to this user (uid \(getuid()))",
+                            fix: "run doctor as the service's user, or chown -R <service user> \(path)")
+        }
+        if access(path, W_OK) != 0 {
+            return .failure(name, "\(path) is not writable", fix: "chmod u+rwx \(path)")
+        }
+        if mode & 0o077 != 0 {
+            return .failure(name, String(format: "%@ has mode %o: others can read uploads, unpublished media and the database", path, mode),
+                            fix: "chmod 700 \(path)")
+        }
+        return .ok(name, String(format: "%@, mode %o, owned by this user", path, mode))
+    }
+
+    func signingKey() -> Check {
+        let name = "signing key", key = DataPaths(root: config.dataFolder).signingKey
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: key.path) else {
+            if releasedVersions() > 0 {
+                return .failure(name, "\(key.path) is missing but packages were released with it: apps will refuse packages signed by a new key",
+                                fix: "restore keys/signing.ed25519 from a backup (trail-companion restore)")
+            }
+            return .warning(name, "\(key.path) does not exist yet", fix: "serve creates it at its first start; back it up with the data folder")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        if mode & 0o077 != 0 {
+            return .failure(name, String(format: "%@ has mode %o: anyone who reads it can sign packages apps trust", key.path, mode),
+                            fix: "chmod 600 \(key.path)")
+        }
+        return .ok(name, String(format: "%@, mode %o", key.path, mode))
+    }
+
+    func freeSpace() -> Check {
+        let name = "free space"
+        guard let free = FreeSpace.available(at: config.dataFolder) else {
+            return .failure(name, "cannot read the free space of \(config.dataFolder.path)", fix: "check that the data folder exists")
+        }
+        if free < config.minFreeSpace {
+            return .failure(name, "\(FreeSpace.describe(free)) free, below the floor of \(FreeSpace.describe(config.minFreeSpace)): uploads are refused",
+                            fix: "free space (old backups, logs), grow the disk, or lower --min-free-space")
+        }
+        return .ok(name, "\(FreeSpace.describe(free)) free (floor \(FreeSpace.describe(config.minFreeSpace)))")
+    }
+
+    func migrations() -> Check {
+        let name = "database"
+        guard FileManager.default.fileExists(atPath: config.databasePath) else {
+            return .warning(name, "\(config.databasePath) does not exist yet", fix: "trail-companion migrate (serve does it at start)")
+        }
+        let known = ((try? FileManager.default.contentsOfDirectory(atPath: config.migrationsFolder.path)) ?? [])
+            .filter { $0.hasSuffix(".sql") }.map { String($0.dropLast(4)) }.sorted()
+        let applied: [String]
+        do {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            let queue = try DatabaseQueue(path: config.databasePath, configuration: readOnly)
+            defer { try? queue.close() }
+            applied = try queue.read { db in
+                try db.tableExists("grdb_migrations") ? String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") : []
+            }
+        } catch {
+            return .failure(name, "\(config.databasePath) cannot be read: \(error)", fix: "check its owner and mode (0600, the service's user)")
+        }
+        let pending = known.filter { !applied.contains($0) }, unknown = applied.filter { !known.contains($0) }
+        if !unknown.isEmpty {
+            return .failure(name, "applied migrations this binary does not know: \(unknown.joined(separator: ", "))",
+                            fix: "run the binary (and --root) that made this database, or restore a backup")
+        }
+        if !pending.isEmpty {
+            return .failure(name, "\(pending.count) migration(s) not applied: \(pending.joined(separator: ", "))",
+                            fix: "trail-companion migrate --data \(config.dataFolder.path) (serve also does it at start)")
+        }
+        return .ok(name, "all \(known.count) migrations applied (\(known.last ?? "none"))")
+    }
+
+    func releasedVersions() -> Int {
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        guard FileManager.default.fileExists(atPath: config.databasePath),
+              let queue = try? DatabaseQueue(path: config.databasePath, configuration: readOnly) else { return 0 }
+        defer { try? queue.close() }
+        return (try? queue.read { db in try db.tableExists("packageVersion") ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion") ?? 0 : 0 }) ?? 0
+    }
+
+    /// The tile server the panel's settings name (else `--tile-url`), asked for its world tile (0/0/0).
+    func tileSource() async -> Check {
+        let name = "tile source"
+        var template = config.tileURLTemplate
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        if FileManager.default.fileExists(atPath: config.databasePath), let queue = try? DatabaseQueue(path: config.databasePath, configuration: readOnly) {
+            if let saved = try? queue.read({ db in try db.tableExists("tileSettings") ? Row.fetchOne(db, sql: "SELECT urlTemplate FROM tileSettings WHERE id = 1") : nil }) {
+                template = saved["urlTemplate"]
+            }
+            try? queue.close()
+        }
+        guard let template, !template.isEmpty else {
+            return .warning(name, "no tile server is set: packages get a basemap only from an MBTiles file a tour brings",
+                            fix: "set one in the panel (Admin → Map tiles) or with --tile-url")
+        }
+        let url = TileURLTemplate.expand(template, TileID(z: 0, x: 0, y: 0))
+        guard let address = URL(string: url) else { return .failure(name, "\(template) is not a valid URL template", fix: "correct it in the panel or --tile-url") }
+        var request = URLRequest(url: address)
+        request.timeoutInterval = 10
+        request.setValue(TileFetcher.userAgent(publicURL: config.effectivePublicURL), forHTTPHeaderField: "User-Agent")
+        do {
+            let (data, response) = try await Self.fetch(request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == 200 else { return .failure(name, "\(url) answered HTTP \(status)", fix: "check the template and any API key in it") }
+            guard let format = TileImageFormat.detect(data), format != "pbf" else {
+                return .failure(name, "\(url) answered something that is not a PNG, JPEG or WebP tile", fix: "use a raster tile URL")
+            }
+            return .ok(name, "\(url) answered a \(format) tile")
+        } catch {
+            return .failure(name, "\(url) did not answer: \(error.localizedDescription)", fix: "check the network path to the tile server (proxy, firewall)")
+        }
+    }
+
+    /// A completion-handler request (FoundationNetworking's async `data(for:)` can hang when cancelled).
+    static func fetch(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let data, let response { continuation.resume(returning: (data, response)) } else {
+                    continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                }
+            }.resume()
+        }
+    }
+
+    func publicURL() -> Check {
+        let name = "public URL"
+        guard let url = config.publicURL else {
+            return .failure(name, "--public-url is not set: links and package URLs say \(config.effectivePublicURL), and cookies are not Secure",
+                            fix: "serve behind TLS (deploy/nginx.conf) and set --public-url https://your.host (TRAIL_PUBLIC_URL)")
+        }
+        guard config.usesTLS else {
+            return .failure(name, "\(url) is not https: sign-in cookies and passwords would cross the network in the clear",
+                            fix: "serve behind TLS (deploy/nginx.conf) and set --public-url https://…")
+        }
+        return .ok(name, "\(url)")
+    }
+}
