@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import Prometheus
+import ServiceLifecycle
 import TrailServer
 
 @main
@@ -117,7 +118,12 @@ struct Serve: AsyncParsableCommand {
         let metrics = AppMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         let app = try await buildApplication(config: config, metrics: metrics)
-        try await app.runService()
+        // SIGTERM (systemd's stop) or SIGINT: stop accepting connections and let running requests finish for up to
+        // 30 s (an upload cut then resumes later); builds and scans are left to recovery at the next start.
+        var lifecycle = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
+        lifecycle.maximumGracefulShutdownDuration = .seconds(30)
+        lifecycle.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: lifecycle).run()
     }
 }
 

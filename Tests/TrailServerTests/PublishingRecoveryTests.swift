@@ -385,6 +385,11 @@ final class TrailServerProcess: @unchecked Sendable {
         process = nil
     }
 
+    /// SIGTERM only: what systemd's stop sends; `waitForExit()` waits for the drain.
+    func terminate() {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGTERM) }
+    }
+
     /// SIGTERM (graceful shutdown), SIGKILL after 15 s.
     func stop() async {
         guard let process, process.isRunning else { return }

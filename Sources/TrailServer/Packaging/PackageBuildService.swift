@@ -36,10 +36,14 @@ public final class PackageBuildService: Service, Sendable {
 
     public func run() async throws {
         wake()
+        // On SIGTERM the running build is not waited for: its task is cancelled, the request stays `building` with its
+        // job queued, and recovery builds it again at the next start (a stop must not take as long as a 2 GB zip).
+        let worker = Task { for await _ in wakeStream { _ = await drain() } }
         await withGracefulShutdownHandler {
-            for await _ in wakeStream { _ = await drain() }
+            await worker.value
         } onGracefulShutdown: {
             self.wakeContinuation.finish()
+            worker.cancel()
         }
     }
 
@@ -47,7 +51,7 @@ public final class PackageBuildService: Service, Sendable {
     @discardableResult
     public func drain() async -> Int {
         var handled = 0
-        while let request = (try? database.queuedBuilds())?.first {
+        while !Task.isCancelled, let request = (try? database.queuedBuilds())?.first {
             await build(request)
             handled += 1
         }
@@ -78,16 +82,21 @@ public final class PackageBuildService: Service, Sendable {
                 try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, signingKey: self.signingKey,
                                          to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) })
             }
+            try Task.checkCancellation()
             let verification = await Self.verify(stagedZip(request.id), publicKey: signingKey.publicKeyBase64)
             guard verification.isValid else {
                 throw BuildFailure("the written package did not verify: " + verification.problems.map(\.description).joined(separator: "; "))
             }
+            try Task.checkCancellation()
             let reportJSON = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
             let completed = try database.completeBuild(requestId: request.id, sha256: built.sha256, size: built.size,
                                                        signature: built.signature.base64EncodedString(),
                                                        manifestJSON: String(decoding: built.manifestBytes, as: UTF8.self), scanReport: reportJSON)
             if !completed { try? FileManager.default.removeItem(at: staging) }  // withdrawn while building
             logger.info("built request \(request.id): \(built.size) bytes")
+        } catch where Task.isCancelled {
+            // The server is stopping: left `building`, with its job, for the next start to build again.
+            logger.notice("build of request \(request.id) interrupted by the shutdown; it is built again at the next start")
         } catch {
             let reason = (error as? BuildFailure)?.message ?? (error as? TileBuildFailure)?.message ?? String(describing: error)
             logger.error("build of request \(request.id) failed: \(reason)")
