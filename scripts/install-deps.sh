@@ -2,7 +2,8 @@
 # Installs what Trail Companion needs from Debian (and, with --test, PyPI), skipping what is already there.
 set -euo pipefail
 runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
-testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk)
+# nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
+testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk openssl systemd)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 

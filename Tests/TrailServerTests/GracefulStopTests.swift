@@ -150,4 +150,54 @@ import Testing
             #expect(hashes.contains(try PackageHashing.sha256(ofFileAt: file).0), "\(file.lastPathComponent) arrived whole")
         }
     }
+
+    @Test("signatures installed after the start are picked up without a restart: the waiting upload is scanned clean and /readyz turns ready",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: binary.path), "needs .build/debug/trail-companion (swift build --build-tests)"),
+          .timeLimit(.minutes(5)))
+    func signaturesArrivingLaterArePickedUp() async throws {
+        let folder = URL(fileURLWithPath: "/tmp/trail-signatures-\(UUID().uuidString.prefix(8))")
+        let data = folder.appendingPathComponent("data"), signatures = folder.appendingPathComponent("signatures")
+        try FileManager.default.createDirectory(at: signatures, withIntermediateDirectories: true)  // empty: a fresh machine
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = TrailServerProcess(binary: Self.binary, data: data, signatures: signatures, log: folder.appendingPathComponent("server.log"))
+        server.serveArguments = ["--min-free-space", "0"]
+        defer { server.killNow() }
+        for arguments in [["user", "create", "--email", "author@sig.test", "--name", "Author", "--password", "correct horse battery staple"],
+                          ["site", "create", "--slug", "park", "--name", "Signature Park"],
+                          ["member", "add", "--site", "park", "--email", "author@sig.test", "--role", "author"]] {
+            let output = try await server.cli(arguments)
+            try #require(output.status == 0, "\(arguments): \(output.stdout) \(output.stderr)")
+        }
+        let author = try await server.token("author@sig.test")
+        try await server.start()
+        let tour = try await server.call("POST", "/api/v1/manage/tours", token: author, json: #"{"site":"park","name":"Walk","description":""}"#)
+        let tourId = try #require(publishInt(tour.json["id"]), "\(tour.text)")
+        _ = try await server.call("PATCH", "/api/v1/manage/tours/\(tourId)", token: author,
+                                  json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#)
+        let waypoint = try await server.call("POST", "/api/v1/manage/tours/\(tourId)/waypoints", token: author,
+                                             json: #"{"name":"Fish Lake","latitude":44.40,"longitude":-122.0,"description":""}"#)
+        let waypointId = try #require(publishInt(waypoint.json["id"]), "\(waypoint.text)")
+        let image = folder.appendingPathComponent("view.png")
+        try MediaFixtures.png(size: 30_000).write(to: image)
+        let upload = try await Self.curl(["-w", "\n%{http_code}", "-H", "Authorization: Bearer \(author)", "-F", "file=@\(image.path);type=image/png",
+                                          "http://127.0.0.1:\(server.port)/api/v1/manage/tours/\(tourId)/waypoints/\(waypointId)/assets"])
+        let body = upload.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        let assetId = try #require(publishInt((try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"]), "\(upload.stdout)")
+
+        let notReady = try await server.call("GET", "/readyz", token: nil)
+        #expect(notReady.status == 503 && notReady.text.contains("no malware signature database"), "\(notReady.text)")
+        let status = { try await server.call("GET", "/api/v1/manage/assets/\(assetId)", token: author).json["scanStatus"] as? String }
+        #expect(try await status() == "pending", "never marked clean without a scan")
+
+        // freshclam's first download lands (here: the test signature); the server's watch finds it.
+        try EICAR.writeTestSignatures(to: signatures)
+        let scanned = try await server.poll(timeout: .seconds(120)) { () -> String? in
+            let value = try await status()
+            return value == "pending" ? nil : value
+        }
+        #expect(scanned == "clean", "\(server.logText)")
+        let ready = try await server.call("GET", "/readyz", token: nil)
+        #expect(ready.status == 200, "\(ready.text)")
+        await server.stop()
+    }
 }

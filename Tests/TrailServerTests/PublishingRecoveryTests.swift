@@ -316,6 +316,8 @@ final class TrailServerProcess: @unchecked Sendable {
     }
 
     var locationArguments: [String] { ["--root", projectRoot.path, "--data", data.path] }
+    /// More `serve` flags for the next `start()`.
+    var serveArguments: [String] = []
 
     func cli(_ arguments: [String]) async throws -> PublishingProcess.Output {
         try await PublishingProcess.run(binary.path, arguments + locationArguments, timeout: .seconds(60))
@@ -334,7 +336,7 @@ final class TrailServerProcess: @unchecked Sendable {
         port = try Self.freePort()
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path] + locationArguments
+        process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path] + locationArguments + serveArguments
         if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)
         try handle.seekToEnd()
