@@ -52,6 +52,8 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("tile-url"), help: "Basemap tile URL template https://…/{z}/{x}/{y}.png (TRAIL_TILE_URL).") var tileURL: String?
     @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).") var tileAttribution: String?
     @Option(name: .customLong("tile-cap"), help: "Most map tiles one package build may fetch (TRAIL_TILE_CAP; default 20000).") var tileCap: Int?
+    @Flag(name: .customLong("tile-allow-private"), help: "Let package builds fetch tiles from loopback, private and link-local addresses, e.g. an agency's own tile server on its LAN (TRAIL_TILE_ALLOW_PRIVATE=1).")
+    var tileAllowPrivate = false
     @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).") var publicURL: String?
     @Option(name: .customLong("catalog-lifetime-days"), help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7).") var catalogLifetimeDays: Double?
     @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
@@ -80,6 +82,7 @@ struct ServerOptions: ParsableArguments {
             throw ValidationError("--tile-url \(template): \(problem)")
         }
         guard config.tileCap >= 1 else { throw ValidationError("--tile-cap must be at least 1") }
+        config.tileFetch.allowPrivateAddresses = tileAllowPrivate || environment["TRAIL_TILE_ALLOW_PRIVATE"] == "1"
         config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
         config.demo = demo || environment["TRAIL_DEMO"] == "1"
         if let proxies = trustedProxies ?? environment["TRAIL_TRUSTED_PROXIES"] {

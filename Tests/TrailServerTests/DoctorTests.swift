@@ -29,7 +29,7 @@ import Testing
 
         func arguments(tileURL: String, publicURL: String, minFreeSpace: String = "1M") -> [String] {
             ["doctor", "--root", root.path, "--data", data.path, "--clamav-db", signatures.path, "--tile-url", tileURL,
-             "--public-url", publicURL, "--min-free-space", minFreeSpace]
+             "--public-url", publicURL, "--min-free-space", minFreeSpace, "--tile-allow-private"]
         }
     }
 
@@ -120,6 +120,9 @@ import Testing
         try await Self.withTileServer { [config] tiles in
             var html = config
             html.tileURLTemplate = "\(tiles)/html/{z}/{x}/{y}.png"
+            let refused = await Doctor(config: html).tileSource()
+            #expect(refused.status == .failure && refused.message.contains("own network"), "a loopback tile server without the flag: \(refused)")
+            html.tileFetch.allowPrivateAddresses = true
             let check = await Doctor(config: html).tileSource()
             #expect(check.status == .failure && check.message.contains("not a PNG, JPEG or WebP"), "\(check)")
         }

@@ -41,6 +41,7 @@ struct TilesEnv {
         options.attempts = 5
         options.initialBackoff = 0.02
         options.maxBackoff = 0.1
+        options.allowPrivateAddresses = true  // the tests' tile servers listen on 127.0.0.1
         return options
     }
 

@@ -283,6 +283,25 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.dependencies.paths.uploads.path).isEmpty)
     }
 
+    @Test("GPX: a declared encoding other than UTF-8 is refused (UTF-7 could spell a DOCTYPE the byte check misses); UTF-8 in either quote passes")
+    func gpxEncodings() throws {
+        let body = #"<gpx version="1.1"><wpt lat="44.4" lon="-122"><name>Lake</name></wpt></gpx>"#
+        // `+ADw-` is `<` in UTF-7: the DTD below is invisible to a search for the bytes "<!DOCTYPE".
+        let utf7 = #"<?xml version="1.0" encoding="UTF-7"?>+ADw-!DOCTYPE gpx +AFs-+ADw-!ENTITY x SYSTEM "file:///etc/passwd"+AD4-+AF0-+AD4-"# + body
+        for (declaration, refused) in [(utf7, "“UTF-7”"), (#"<?xml version="1.0" encoding="ISO-8859-1"?>"# + body, "“ISO-8859-1”"),
+                                       (#"<?xml version='1.0' encoding='utf-16'?>"# + body, "“utf-16”")] {
+            #expect(throws: ImportRefused.self, "\(refused)") { try TourImport.parse(Data(declaration.utf8)) }
+            do { _ = try TourImport.parse(Data(declaration.utf8)) } catch let error as ImportRefused {
+                #expect(error.message.contains(refused) && error.message.contains("only UTF-8"), "\(error.message)")
+            }
+        }
+        for accepted in [#"<?xml version="1.0" encoding="UTF-8"?>"#, #"<?xml version='1.0' encoding='utf-8'?>"#, #"<?xml version="1.0"?>"#, ""] {
+            let parsed = try TourImport.parse(Data((accepted + body).utf8))
+            #expect(parsed.points.count == 1, "\(accepted)")
+        }
+        #expect(TourImport.declaredEncoding(Data(#"<?xml version="1.0" encoding = "UTF-7" ?><gpx/>"#.utf8)) == "UTF-7")
+    }
+
     @Test("the tour's GeoJSON export is byte for byte the built package's waypoints.geojson; review and preview maps draw the route")
     func exportIsThePackageDocument() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)

@@ -13,6 +13,9 @@ public struct AppConfig: Sendable {
     public var maxUploadSize: Int64 = 2 * 1024 * 1024 * 1024 - 1
     /// Below this many free bytes on the data folder's disk, uploads get 507 and `/readyz` says not ready (0: no floor).
     public var minFreeSpace: Int64 = 2 * 1024 * 1024 * 1024
+    /// An HTTP/1 connection that sends nothing for this long (between requests, or in the middle of one) is closed, so
+    /// slow or silent clients cannot hold connections forever; an upload whose bytes keep arriving is never cut.
+    public var idleConnectionTimeout: Duration = .seconds(60)
     public var defaultRequiredApprovals = 1
     public var tileURLTemplate: String? = nil
     /// Credit shown with the tiles of `tileURLTemplate` and written into each package's MBTiles (`--tile-attribution`).

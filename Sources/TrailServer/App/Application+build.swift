@@ -84,7 +84,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     let router = buildRouter(dependencies)
     return Application(
         router: router,
-        server: .http1LargeReads(),
+        server: .http1LargeReads(configuration: .init(idleTimeout: .init(config.idleConnectionTimeout))),
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
         services: [dependencies.scans, dependencies.builds],
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },

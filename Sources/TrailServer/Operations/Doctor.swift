@@ -182,6 +182,11 @@ public struct Doctor: Sendable {
         }
         let url = TileURLTemplate.expand(template, TileID(z: 0, x: 0, y: 0))
         guard let address = URL(string: url) else { return .failure(name, "\(template) is not a valid URL template", fix: "correct it in the panel or --tile-url") }
+        if !config.tileFetch.allowPrivateAddresses, let host = address.host {
+            do { try TileHostGuard.check(host: host) } catch {
+                return .failure(name, "\(error): package builds refuse it", fix: "serve with --tile-allow-private if this tile server is really yours")
+            }
+        }
         var request = URLRequest(url: address)
         request.timeoutInterval = 10
         request.setValue(TileFetcher.userAgent(publicURL: config.effectivePublicURL), forHTTPHeaderField: "User-Agent")

@@ -44,7 +44,8 @@ public final class TileFetcher: Sendable {
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         configuration.httpAdditionalHeaders = ["User-Agent": userAgent, "Accept": "image/png,image/jpeg,image/webp,image/*;q=0.8"]
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: TileRedirectGuard(allowPrivate: options.allowPrivateAddresses),
+                             delegateQueue: nil)
     }
 
     deinit { session.invalidateAndCancel() }
@@ -69,6 +70,15 @@ public final class TileFetcher: Sendable {
 
     /// Fetches every tile; throws ``TileBuildFailure`` when one cannot be had, `CancellationError` when cancelled.
     public func fetch(_ tiles: [TileID], progress: (@Sendable (Int) -> Void)? = nil) async throws -> Summary {
+        if !options.allowPrivateAddresses {
+            // Every host the template can name ({s} picks a, b or c), checked before the first request.
+            let hosts = Set((0..<3).compactMap { URLComponents(string: TileURLTemplate.expand(template, TileID(z: 1, x: $0, y: 0)))?.host })
+            for host in hosts.sorted() {
+                do { try TileHostGuard.check(host: host) } catch let refusal as TileHostGuard.Refusal {
+                    throw TileBuildFailure("Map tiles cannot be fetched: \(refusal). No package was made.")
+                }
+            }
+        }
         var summary = Summary(outcomes: [:], fromCache: 0, fetched: 0, retries: 0)
         var pending: [TileID] = []
         for tile in tiles {

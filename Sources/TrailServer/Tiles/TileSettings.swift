@@ -15,6 +15,9 @@ public struct TileFetchOptions: Sendable {
     public var maxBackoff: TimeInterval = 8
     /// A cached tile older than this is fetched again.
     public var cacheMaxAge: TimeInterval = 30 * 86_400
+    /// Fetch from tile servers on loopback, private or link-local addresses (`--tile-allow-private`); off by default,
+    /// so a tile URL cannot make the server probe its own network (``TileHostGuard``).
+    public var allowPrivateAddresses = false
     public init() {}
 }
 

@@ -180,7 +180,13 @@ enum TourImport {
     // MARK: GPX
 
     static func parseGPX(_ data: Data) throws -> ImportedTour {
-        // GPX never needs a DTD: refusing one outright rules out external entities and entity expansion bombs.
+        // The DOCTYPE check below reads UTF-8 bytes: a file that declares another encoding (UTF-7 can spell `<!DOCTYPE`
+        // as `+ADw-!DOCTYPE`) would be decoded by the parser into something the check never saw.
+        if let encoding = declaredEncoding(data), !["utf-8", "utf8"].contains(encoding.lowercased()) {
+            throw ImportRefused(message: "The GPX file declares the encoding “\(encoding.prefix(40))”; only UTF-8 is accepted.")
+        }
+        // GPX never needs a DTD: refusing one outright rules out external entities and entity expansion bombs. The
+        // parser's own reports of any declaration (GPXReader) are a second line.
         if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
             throw ImportRefused(message: "The GPX file declares a DOCTYPE or entities, which are not allowed.")
         }
@@ -201,6 +207,17 @@ enum TourImport {
             }
         }
         return result
+    }
+
+    /// The `encoding` of the XML declaration (`<?xml version="1.0" encoding="…"?>`), if the file starts with one.
+    static func declaredEncoding(_ data: Data) -> String? {
+        let head = String(decoding: data.prefix(300), as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\u{FEFF}").union(.whitespacesAndNewlines))
+        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>") else { return nil }
+        let declaration = head[..<end.lowerBound]
+        guard let key = declaration.range(of: "encoding") else { return nil }
+        let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return String(rest) }
+        return String(rest.dropFirst().prefix { $0 != quote })
     }
 
     final class GPXReader: NSObject, XMLParserDelegate {
@@ -238,6 +255,28 @@ enum TourImport {
                 }
             default: break
             }
+        }
+
+        // Any declaration the parser reports ends the import, whatever spelling got it past the byte check.
+        func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
+            fail(parser, "The GPX file declares entities, which are not allowed.")
+        }
+
+        func parser(_ parser: XMLParser, foundExternalEntityDeclarationWithName name: String, publicID: String?, systemID: String?) {
+            fail(parser, "The GPX file declares entities, which are not allowed.")
+        }
+
+        func parser(_ parser: XMLParser, foundUnparsedEntityDeclarationWithName name: String, publicID: String?, systemID: String?,
+                    notationName: String?) {
+            fail(parser, "The GPX file declares entities, which are not allowed.")
+        }
+
+        func parser(_ parser: XMLParser, foundNotationDeclarationWithName name: String, publicID: String?, systemID: String?) {
+            fail(parser, "The GPX file declares a DOCTYPE, which is not allowed.")
+        }
+
+        func parser(_ parser: XMLParser, foundElementDeclarationWithName elementName: String, model: String) {
+            fail(parser, "The GPX file declares a DOCTYPE, which is not allowed.")
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
