@@ -46,6 +46,8 @@ public struct AppConfig: Sendable {
     public var importMaxSize = 20 * 1024 * 1024
     /// An unfinished tus upload is removed after this long.
     public var uploadExpiry: TimeInterval = 24 * 3600
+    /// Unfinished tus uploads one user may have open at once.
+    public var maxOpenUploadsPerUser = 10
     /// Where the vendored browser libraries (Debian's libjs-* packages) live.
     public var javascriptFolder = "/usr/share/javascript"
 

@@ -86,7 +86,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
         router: router,
         server: .http1LargeReads(configuration: .init(idleTimeout: .init(config.idleConnectionTimeout))),
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
-        services: [dependencies.scans, dependencies.builds],
+        services: [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger)],
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },
         logger: logger)
 }

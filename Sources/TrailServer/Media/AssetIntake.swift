@@ -18,6 +18,14 @@ struct AssetIntake: Sendable {
         let originalName: String
     }
 
+    /// How many file bytes a multipart request to this tour may carry before the site's quota is reached (nil: no quota):
+    /// the upload stops as the bytes arrive, not after gigabytes were written.
+    func uploadBudget(tourId: Int64) throws -> MultipartUpload.Budget? {
+        guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else { return nil }
+        return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!))),
+                                      message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+    }
+
     func register(_ file: Received, tourId: Int64, waypointId: Int64, replacing: Int64?, actor: AuditActor) async throws -> Asset {
         let url = paths.upload(file.uploadId)
         do {
@@ -28,7 +36,7 @@ struct AssetIntake: Sendable {
             }
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
             if let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
-               try database.storedBytes(siteId: site.id!) + file.size > quota {
+               try database.committedBytes(siteId: site.id!, excludingUpload: file.uploadId) + file.size > quota {
                 throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
             }
             let duration = detected.kind == .audio || detected.kind == .video

@@ -30,7 +30,8 @@ struct MediaController: Sendable {
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
             let (tour, waypoint) = try editableWaypoint(context)
-            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize)
+            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
+                                                              budget: try intake.uploadBudget(tourId: tour.id!))
             let replacing = received.fields["replaces"].flatMap { Int64($0) }
             guard !received.files.isEmpty else {
                 throw ValidationErrors(["file": "Choose at least one file to upload."])
@@ -86,7 +87,8 @@ struct MediaController: Sendable {
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
             let (tour, waypoint) = try editableWaypoint(context)
-            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize)
+            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
+                                                              budget: try intake.uploadBudget(tourId: tour.id!))
             guard received.files.count == 1, let file = received.files.first else {
                 for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
                 throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")

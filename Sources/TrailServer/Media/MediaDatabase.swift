@@ -43,6 +43,19 @@ extension AppDatabase {
         }
     }
 
+    /// What counts against a site's quota: stored files (``storedBytes(siteId:)``) plus the full `Upload-Length` of every
+    /// unfinished tus upload to its tours, so open uploads cannot together overrun it. `excludingUpload` leaves out the
+    /// upload that is becoming an asset (its bytes are counted as the asset's).
+    public func committedBytes(siteId: Int64, excludingUpload: String? = nil) throws -> Int64 {
+        let reserved = try writer.read { db in
+            try Int64.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId
+                WHERE tour.siteId = ? AND upload.id IS NOT ?
+                """, arguments: [siteId, excludingUpload]) ?? 0
+        }
+        return try storedBytes(siteId: siteId) + reserved
+    }
+
     /// Adds a pending asset and its scan job in one transaction. A replaced asset is removed and the new one takes its place.
     /// Returns the asset and the stored paths that may have become unreferenced.
     func addAsset(_ new: NewAsset, actor: AuditActor) throws -> (Asset, [String]) {
@@ -151,10 +164,38 @@ extension AppDatabase {
 
     // MARK: tus uploads
 
-    func createUpload(_ upload: UploadRecord) throws {
+    /// Why a tus upload cannot be opened.
+    enum UploadRefusal: Error, Equatable {
+        case overQuota(quota: Int64)
+        case tooManyOpen(limit: Int)
+    }
+
+    /// Opens a tus upload: the quota check (with every open upload's reservation) and the per-user cap on unfinished
+    /// uploads happen in the same write transaction as the insert, so concurrent creations cannot both slip through.
+    func createUpload(_ upload: UploadRecord, siteId: Int64, quota: Int64?, maxOpenPerUser: Int) throws {
         try writer.write { db in
             _ = try Self.editableTour(db, id: upload.tourId)
+            let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload WHERE userId = ?", arguments: [upload.userId]) ?? 0
+            if open >= maxOpenPerUser { throw UploadRefusal.tooManyOpen(limit: maxOpenPerUser) }
+            if let quota {
+                let used = try Int64.fetchOne(db, sql: """
+                    SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
+                            JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?1)
+                         + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId WHERE tour.siteId = ?1)
+                         + (SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId WHERE tour.siteId = ?1)
+                    """, arguments: [siteId]) ?? 0
+                if used + upload.length > quota { throw UploadRefusal.overQuota(quota: quota) }
+            }
             try upload.insert(db)
+        }
+    }
+
+    /// Unfinished uploads past their expiry: their rows, returned so the caller removes their files.
+    func removeExpiredUploads(now: Date = Date()) throws -> [String] {
+        try writer.write { db in
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
+            try db.execute(sql: "DELETE FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
+            return ids
         }
     }
 

@@ -64,7 +64,13 @@ struct MultipartUpload {
         }
     }
 
-    static func receive(_ request: Request, paths: DataPaths, maxFileSize: Int64) async throws -> Result {
+    /// File bytes one request may bring in all (a storage quota's room), and what to say when it is exceeded.
+    struct Budget: Sendable {
+        let bytes: Int64
+        let message: String
+    }
+
+    static func receive(_ request: Request, paths: DataPaths, maxFileSize: Int64, budget: Budget? = nil) async throws -> Result {
         let boundary = try boundary(contentType: request.headers[.contentType])
         let collector = Collector()
         let parser = MultipartFeeder(boundary: boundary)
@@ -74,6 +80,7 @@ struct MultipartUpload {
 
         var result = Result()
         var parts = 0
+        var fileBytes: Int64 = 0
         var current: (name: String, fileName: String?, writer: HashingFileWriter?, uploadId: String?, field: String)?
         do {
             for try await chunk in request.body {
@@ -106,6 +113,8 @@ struct MultipartUpload {
                     case .body(let buffer):
                         guard var part = current else { continue }
                         if let writer = part.writer {
+                            fileBytes += Int64(buffer.readableBytes)
+                            if let budget, fileBytes > budget.bytes { throw HTTPError(.contentTooLarge, message: budget.message) }
                             try await writer.write(buffer)
                         } else if part.fileName == nil {
                             part.field += String(buffer: buffer)

@@ -57,9 +57,6 @@ struct TusController: Sendable {
         guard try database.waypoints(tourId: tour.id!).contains(where: { $0.id == waypointId }) else { throw NotFound() }
         let replaces = metadata["replaces"].flatMap { Int64($0) }
         if let replaces, try database.asset(id: replaces)?.waypointId != waypointId { throw NotFound() }
-        if let quota = site.storageQuotaBytes, try database.storedBytes(siteId: site.id!) + length > quota {
-            throw TusError(.contentTooLarge, "\(site.name) has used its storage quota (\(ByteFormat.string(quota))).")
-        }
         let id = UUID().uuidString.lowercased()
         let now = Date()
         let record = UploadRecord(id: id, userId: user.id, tourId: tourId, waypointId: waypointId, replacesAssetId: replaces,
@@ -68,7 +65,15 @@ struct TusController: Sendable {
         try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(paths.upload(id).path),
                                                    options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { _ in }
         do {
-            try database.createUpload(record)
+            try database.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
+        } catch let refusal as AppDatabase.UploadRefusal {
+            try? FileManager.default.removeItem(at: paths.upload(id))
+            switch refusal {
+            case .overQuota(let quota):
+                throw TusError(.contentTooLarge, "\(site.name) has used its storage quota (\(ByteFormat.string(quota))), counting the uploads still in progress.")
+            case .tooManyOpen(let limit):
+                throw TusError(.tooManyRequests, "You have \(limit) unfinished uploads. Finish or cancel one of them before starting another.")
+            }
         } catch {
             try? FileManager.default.removeItem(at: paths.upload(id))
             throw error

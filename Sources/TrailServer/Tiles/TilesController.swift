@@ -153,7 +153,13 @@ struct TilesController: Sendable {
     /// Streams the multipart body to disk (as any upload), then checks the file: SQLite magic, MBTiles schema, raster
     /// tiles, bounds overlapping the frame. A refused file is removed at once; an accepted one waits for the scanner.
     func receive(_ request: Request, tour: Tour, context: AppRequestContext) async throws -> TourTileset {
-        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize)
+        // The file replaces the tour's current one, so that one's size is room too.
+        var budget: MultipartUpload.Budget?
+        if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
+            let room = quota - (try database.committedBytes(siteId: site.id!)) + (try database.tileset(tourId: tour.id!)?.size ?? 0)
+            budget = .init(bytes: max(0, room), message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+        }
+        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
         guard received.files.count == 1, let file = received.files.first else {
             for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
             throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file” holding the .mbtiles file.")
@@ -191,7 +197,7 @@ struct TilesController: Sendable {
             // The site's quota: the file replaces the tour's current one, so that one's size is given back.
             if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
                 let current = try database.tileset(tourId: tour.id!)?.size ?? 0
-                if try database.storedBytes(siteId: site.id!) - current + file.size > quota {
+                if try database.committedBytes(siteId: site.id!) - current + file.size > quota {
                     throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
                 }
             }
