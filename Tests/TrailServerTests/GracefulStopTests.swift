@@ -63,13 +63,7 @@ import Testing
         }
         let author = try await server.token("author@stop.test")
         try await server.start()
-        let tour = try await server.call("POST", "/api/v1/manage/tours", token: author, json: #"{"site":"park","name":"Stop Walk","description":""}"#)
-        let tourId = try #require(publishInt(tour.json["id"]), "\(tour.text)")
-        _ = try await server.call("PATCH", "/api/v1/manage/tours/\(tourId)", token: author,
-                                  json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#)
-        let waypoint = try await server.call("POST", "/api/v1/manage/tours/\(tourId)/waypoints", token: author,
-                                             json: #"{"name":"Fish Lake","latitude":44.40,"longitude":-122.0,"description":""}"#)
-        let waypointId = try #require(publishInt(waypoint.json["id"]), "\(waypoint.text)")
+        let (tourId, waypointId) = try await server.tourWithWaypoint(token: author, name: "Stop Walk")
 
         // A package big enough that its build is still running when the signal comes.
         let video = folder.appendingPathComponent("walk.mp4")
@@ -83,13 +77,7 @@ import Testing
         try #require(scanned == "clean")
 
         // Two tus uploads of 6 MB to another tour (the one under review is locked), each paused after 3 MB.
-        let other = try await server.call("POST", "/api/v1/manage/tours", token: author, json: #"{"site":"park","name":"Next Walk","description":""}"#)
-        let otherTourId = try #require(publishInt(other.json["id"]), "\(other.text)")
-        _ = try await server.call("PATCH", "/api/v1/manage/tours/\(otherTourId)", token: author,
-                                  json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#)
-        let otherWaypoint = try await server.call("POST", "/api/v1/manage/tours/\(otherTourId)/waypoints", token: author,
-                                                  json: #"{"name":"Clear Lake","latitude":44.37,"longitude":-121.99,"description":""}"#)
-        let otherWaypointId = try #require(publishInt(otherWaypoint.json["id"]), "\(otherWaypoint.text)")
+        let (otherTourId, otherWaypointId) = try await server.tourWithWaypoint(token: author, name: "Next Walk")
         var files: [URL] = [], locations: [String] = []
         for name in ["finish", "cut"] {
             let file = folder.appendingPathComponent("\(name).png")
@@ -170,13 +158,7 @@ import Testing
         }
         let author = try await server.token("author@sig.test")
         try await server.start()
-        let tour = try await server.call("POST", "/api/v1/manage/tours", token: author, json: #"{"site":"park","name":"Walk","description":""}"#)
-        let tourId = try #require(publishInt(tour.json["id"]), "\(tour.text)")
-        _ = try await server.call("PATCH", "/api/v1/manage/tours/\(tourId)", token: author,
-                                  json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#)
-        let waypoint = try await server.call("POST", "/api/v1/manage/tours/\(tourId)/waypoints", token: author,
-                                             json: #"{"name":"Fish Lake","latitude":44.40,"longitude":-122.0,"description":""}"#)
-        let waypointId = try #require(publishInt(waypoint.json["id"]), "\(waypoint.text)")
+        let (tourId, waypointId) = try await server.tourWithWaypoint(token: author, name: "Walk")
         let image = folder.appendingPathComponent("view.png")
         try MediaFixtures.png(size: 30_000).write(to: image)
         let upload = try await Self.curl(["-w", "\n%{http_code}", "-H", "Authorization: Bearer \(author)", "-F", "file=@\(image.path);type=image/png",
@@ -199,5 +181,19 @@ import Testing
         let ready = try await server.call("GET", "/readyz", token: nil)
         #expect(ready.status == 200, "\(ready.text)")
         await server.stop()
+    }
+}
+
+extension TrailServerProcess {
+    /// Through the management API: a tour of site "park" with a frame and one waypoint; their ids.
+    func tourWithWaypoint(token: String, name: String) async throws -> (tourId: Int, waypointId: Int) {
+        let tour = try await call("POST", "/api/v1/manage/tours", token: token, json: #"{"site":"park","name":"\#(name)","description":""}"#)
+        let tourId = try #require(publishInt(tour.json["id"]), "\(tour.text)")
+        let frame = try await call("PATCH", "/api/v1/manage/tours/\(tourId)", token: token,
+                                   json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#)
+        try #require(frame.status == 200, "frame: \(frame.text)")
+        let waypoint = try await call("POST", "/api/v1/manage/tours/\(tourId)/waypoints", token: token,
+                                      json: #"{"name":"Fish Lake","latitude":44.40,"longitude":-122.0,"description":""}"#)
+        return (tourId, try #require(publishInt(waypoint.json["id"]), "\(waypoint.text)"))
     }
 }
