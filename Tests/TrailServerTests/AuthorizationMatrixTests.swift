@@ -108,6 +108,20 @@ import Testing
         }
     }
 
+    /// Every regular file below the data folder (the database's own files aside) with its size and modification time.
+    static func dataFolderListing(_ folder: URL) -> [String: String] {
+        var listing: [String: String] = [:]
+        let root = folder.standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return listing }
+        while let relative = walker.nextObject() as? String {
+            guard !relative.hasPrefix("trail.sqlite"),
+                  let attributes = try? FileManager.default.attributesOfItem(atPath: root + "/" + relative),
+                  attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+            listing[relative] = "\((attributes[.size] as? NSNumber)?.int64Value ?? -1) \((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
+        }
+        return listing
+    }
+
     func check(_ route: RouteCase, as role: Role) async throws {
         let expected = try #require(route.expected[role], "no expectation for \(role) on \(route.testDescription)")
         let (app, seed) = try await TestApp.routeSeeded()
@@ -124,6 +138,7 @@ import Testing
                 browser = try await client.anonymousBrowser()
             }
             let before = try app.database.snapshot()
+            let filesBefore = Self.dataFolderListing(app.config.dataFolder)
             let auditBefore = try app.database.auditCount()
 
             let response: TestResponse
@@ -180,6 +195,9 @@ import Testing
             }
             if expected.isRefusal {
                 try app.database.expectUnchanged(since: before, "\(what): a refused request changed the database")
+                // Nor the data folder: a refused upload, tiles or import leaves no file behind, and changes none.
+                let filesAfter = Self.dataFolderListing(app.config.dataFolder)
+                #expect(filesAfter == filesBefore, "\(what): a refused request changed the data folder: \(Set(filesAfter.keys).symmetricDifference(filesBefore.keys))")
             } else if route.isChange, route.path != "/logout" || role != .anonymous {
                 #expect(try app.database.auditCount() > auditBefore, "\(what): the change wrote no audit event")
             }
