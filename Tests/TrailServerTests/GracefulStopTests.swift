@@ -22,9 +22,13 @@ import Testing
             process.standardOutput = output
             try process.run()
         }
-        /// Blocks until "sent" (the script prints nothing else before it).
-        func waitUntilSent() -> Bool {
-            let line = String(decoding: output.fileHandleForReading.readData(ofLength: 5), as: UTF8.self)
+        /// Waits until "sent" (the script prints nothing else before it), reading on a Dispatch thread so no thread of
+        /// the tests' cooperative pool is held.
+        func waitUntilSent() async -> Bool {
+            let handle = output.fileHandleForReading
+            let line = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: String(decoding: handle.readData(ofLength: 5), as: UTF8.self)) }
+            }
             return line == "sent\n"
         }
         func status() async -> Int {
@@ -67,7 +71,9 @@ import Testing
 
         // A package big enough that its build is still running when the signal comes.
         let video = folder.appendingPathComponent("walk.mp4")
-        try PublishingRecoveryTests.writeRandomMP4(to: video, size: 150 << 20)
+        // Written by a child process: the tests' cooperative threads never wait on a big write.
+        let written = try await PublishingProcess.run("/bin/sh", ["-c", #"{ printf '\000\000\000\030ftypmp42\000\000\000\000mp42isom'; head -c 62914536 /dev/urandom; } > "$0""#, video.path])
+        try #require(written.status == 0, "\(written.stderr)")
         let upload = try await server.upload(video, to: "/api/v1/manage/tours/\(tourId)/waypoints/\(waypointId)/assets", token: author)
         let assetId = try #require(publishInt(upload.json["id"]), "\(upload.text)")
         let scanned = try await server.poll(timeout: .seconds(300)) {
@@ -92,7 +98,8 @@ import Testing
         let go = folder.appendingPathComponent("go")
         let finishing = try PausedPatch(port: server.port, path: locations[0], token: author, file: files[0], half: 3 << 20, mode: "finish", go: go)
         let cut = try PausedPatch(port: server.port, path: locations[1], token: author, file: files[1], half: 3 << 20, mode: "cut", go: go)
-        #expect(finishing.waitUntilSent() && cut.waitUntilSent())
+        let finishingSent = await finishing.waitUntilSent(), cutSent = await cut.waitUntilSent()
+        #expect(finishingSent && cutSent)
 
         let submit = try await server.call("POST", "/api/v1/manage/tours/\(tourId)/publish", token: author)
         let requestId = try #require(submit.json["requestId"] as? String, "\(submit.text)")

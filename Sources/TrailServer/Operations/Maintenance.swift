@@ -29,10 +29,13 @@ public struct MaintenanceService: Service {
     }
 
     public func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            let report = (try? sweep()) ?? Report()
-            if report != Report() { logger.notice("maintenance: \(report)") }
-            try? await Task.sleep(for: interval)
+        // The hour's sleep is cancelled by a graceful shutdown: a stop must not wait for the next sweep.
+        await cancelWhenGracefulShutdown { [self] in
+            while !Task.isCancelled {
+                let report = (try? sweep()) ?? Report()
+                if report != Report() { logger.notice("maintenance: \(report)") }
+                try? await Task.sleep(for: interval)
+            }
         }
     }
 
