@@ -5,7 +5,7 @@ public enum AssetKind: String, Codable, Sendable, CaseIterable, DatabaseValueCon
     case video, audio, image, text
 }
 
-public enum ScanStatus: String, Codable, Sendable, DatabaseValueConvertible {
+public enum ScanStatus: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case pending, clean, infected, unscannable, error
 
     public var badge: String {

@@ -19,11 +19,17 @@ public final class AppMetrics: Sendable {
     let fileBytesSent: Counter
     let manifestBytesSent: Counter
 
+    /// swift-prometheus names a metric by its parts (namespace, subsystem, name, unit); ours are whole names already,
+    /// so the other parts stay empty and the emitted name is exactly `name`.
+    static func named(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         func sent(_ route: String) -> Counter {
-            registry.makeCounter(name: "trail_download_bytes_total", labels: [("route", route)],
-                                 help: "Response body bytes sent by the mobile download routes")
+            registry.makeCounter(descriptor: Self.named("trail_download_bytes_total", "Response body bytes sent by the mobile download routes"),
+                                 labels: [("route", route)])
         }
         packageBytesSent = sent("package")
         fileBytesSent = sent("file")
@@ -32,30 +38,30 @@ public final class AppMetrics: Sendable {
 
     func recordRequest(method: String, status: Int, duration: Duration) {
         let labels = [("method", method), ("status", String(status))]
-        registry.makeCounter(name: "trail_http_requests_total", labels: labels,
-                             help: "HTTP requests answered, by method and status").increment()
-        registry.makeDurationHistogram(name: "trail_http_request_duration_seconds", labels: [("method", method)],
-                                       buckets: Self.durationBuckets, help: "Time to the response head, by method")
+        registry.makeCounter(descriptor: Self.named("trail_http_requests_total", "HTTP requests answered, by method and status"), labels: labels).increment()
+        registry.makeDurationHistogram(descriptor: Self.named("trail_http_request_duration_seconds", "Time to the response head, by method"),
+                                       labels: [("method", method)], buckets: Self.durationBuckets)
             .recordNanoseconds(duration.nanoseconds)
     }
 
     /// Sets the gauges that describe the stored state, then renders everything.
     func scrape(_ database: AppDatabase) throws -> String {
         let state = try database.metricsState()
-        for status in ["pending", "clean", "infected", "unscannable", "error"] {
-            registry.makeGauge(name: "trail_assets", labels: [("scan_status", status)], help: "Uploaded files by scan status")
+        // Every case of the enums, so a state with no rows reads 0 rather than vanishing from the scrape.
+        for status in ScanStatus.allCases.map(\.rawValue) {
+            registry.makeGauge(descriptor: Self.named("trail_assets", "Uploaded files by scan status"), labels: [("scan_status", status)])
                 .set(Double(state.assetsByStatus[status] ?? 0))
         }
-        for requestState in ["building", "pending", "ready", "published", "denied", "failed", "withdrawn"] {
-            registry.makeGauge(name: "trail_publish_requests", labels: [("state", requestState)], help: "Publish requests by state")
+        for requestState in PublishState.allCases.map(\.rawValue) {
+            registry.makeGauge(descriptor: Self.named("trail_publish_requests", "Publish requests by state"), labels: [("state", requestState)])
                 .set(Double(state.requestsByState[requestState] ?? 0))
         }
-        registry.makeGauge(name: "trail_scan_jobs_queued", help: "Scans waiting or running").set(Double(state.scanJobs))
-        registry.makeGauge(name: "trail_build_jobs_queued", help: "Package builds waiting or running").set(Double(state.buildJobs))
-        registry.makeGauge(name: "trail_packages_published", help: "Packages the mobile API lists").set(Double(state.publishedPackages))
-        registry.makeGauge(name: "trail_package_versions", help: "Released package versions kept").set(Double(state.packageVersions))
-        registry.makeGauge(name: "trail_verified_downloads", help: "Downloads the apps reported as verified").set(Double(state.verifiedDownloads))
-        registry.makeGauge(name: "trail_catalog_version", help: "The signed catalog's version").set(Double(state.catalogVersion))
+        registry.makeGauge(descriptor: Self.named("trail_scan_jobs_queued", "Scans waiting or running")).set(Double(state.scanJobs))
+        registry.makeGauge(descriptor: Self.named("trail_build_jobs_queued", "Package builds waiting or running")).set(Double(state.buildJobs))
+        registry.makeGauge(descriptor: Self.named("trail_packages_published", "Packages the mobile API lists")).set(Double(state.publishedPackages))
+        registry.makeGauge(descriptor: Self.named("trail_package_versions", "Released package versions kept")).set(Double(state.packageVersions))
+        registry.makeGauge(descriptor: Self.named("trail_verified_downloads", "Downloads the apps reported as verified")).set(Double(state.verifiedDownloads))
+        registry.makeGauge(descriptor: Self.named("trail_catalog_version", "The signed catalog's version")).set(Double(state.catalogVersion))
         return registry.emitToString()
     }
 }

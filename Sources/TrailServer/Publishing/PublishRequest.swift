@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-public enum PublishState: String, Codable, Sendable, DatabaseValueConvertible {
+public enum PublishState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case building, pending, ready, published, denied, failed, withdrawn
 
     /// Open requests lock their tour.
