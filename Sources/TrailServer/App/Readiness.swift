@@ -13,9 +13,7 @@ public enum FreeSpace {
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)
     }
 
-    public static func describe(_ bytes: Int64) -> String {
-        ByteCountFormatter.string(fromByteCount: bytes, countStyle: .binary)
-    }
+    public static func describe(_ bytes: Int64) -> String { ByteFormat.string(bytes) }
 
     /// "1073741824", "512M", "2G", "1.5GiB": bytes, with an optional binary unit.
     public static func parse(_ text: String) -> Int64? {

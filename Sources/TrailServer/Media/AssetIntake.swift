@@ -23,7 +23,7 @@ struct AssetIntake: Sendable {
     func uploadBudget(tourId: Int64) throws -> MultipartUpload.Budget? {
         guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else { return nil }
         return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!))),
-                                      message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+                                      message: ByteFormat.quotaMessage(site: site, quota: quota))
     }
 
     func register(_ file: Received, tourId: Int64, waypointId: Int64, replacing: Int64?, actor: AuditActor) async throws -> Asset {
@@ -37,7 +37,7 @@ struct AssetIntake: Sendable {
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
             if let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
                try database.committedBytes(siteId: site.id!, excludingUpload: file.uploadId) + file.size > quota {
-                throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+                throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
             }
             let duration = detected.kind == .audio || detected.kind == .video
                 ? try await NIOThreadPool.singleton.runIfActive { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
@@ -86,6 +86,12 @@ struct StoredFiles: Sendable {
 }
 
 enum ByteFormat {
+    /// What an upload over a site's quota is told (multipart, tiles, tus).
+    static func quotaMessage(site: Site, quota: Int64) -> String {
+        "\(site.name) has used its storage quota (\(string(quota))). Delete unused files or ask an admin for more space."
+    }
+
+
     static func string(_ bytes: Int64) -> String {
         let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes), unit = 0

@@ -32,28 +32,33 @@ extension AppDatabase {
 
     /// Bytes stored for a site (every asset not yet deleted), for the quota.
     public func storedBytes(siteId: Int64) throws -> Int64 {
-        try writer.read { db in
-            // Media files and uploaded map tiles (MBTiles) both count.
-            try Int64.fetchOne(db, sql: """
-                SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
-                        JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?)
-                     + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId
-                        WHERE tour.siteId = ?)
-                """, arguments: [siteId, siteId]) ?? 0
-        }
+        try writer.read { try Self.storedBytes($0, siteId: siteId) }
+    }
+
+    static func storedBytes(_ db: Database, siteId: Int64) throws -> Int64 {
+        // Media files and uploaded map tiles (MBTiles) both count.
+        try Int64.fetchOne(db, sql: """
+            SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
+                    JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?)
+                 + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId
+                    WHERE tour.siteId = ?)
+            """, arguments: [siteId, siteId]) ?? 0
     }
 
     /// What counts against a site's quota: stored files (``storedBytes(siteId:)``) plus the full `Upload-Length` of every
     /// unfinished tus upload to its tours, so open uploads cannot together overrun it. `excludingUpload` leaves out the
     /// upload that is becoming an asset (its bytes are counted as the asset's).
     public func committedBytes(siteId: Int64, excludingUpload: String? = nil) throws -> Int64 {
-        let reserved = try writer.read { db in
-            try Int64.fetchOne(db, sql: """
-                SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId
-                WHERE tour.siteId = ? AND upload.id IS NOT ?
-                """, arguments: [siteId, excludingUpload]) ?? 0
-        }
-        return try storedBytes(siteId: siteId) + reserved
+        try writer.read { try Self.committedBytes($0, siteId: siteId, excludingUpload: excludingUpload) }
+    }
+
+    /// The one query behind ``committedBytes(siteId:excludingUpload:)``, also run inside `createUpload`'s transaction.
+    static func committedBytes(_ db: Database, siteId: Int64, excludingUpload: String?) throws -> Int64 {
+        let reserved = try Int64.fetchOne(db, sql: """
+            SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId
+            WHERE tour.siteId = ? AND upload.id IS NOT ?
+            """, arguments: [siteId, excludingUpload]) ?? 0
+        return try storedBytes(db, siteId: siteId) + reserved
     }
 
     /// Adds a pending asset and its scan job in one transaction. A replaced asset is removed and the new one takes its place.
@@ -178,12 +183,7 @@ extension AppDatabase {
             let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload WHERE userId = ?", arguments: [upload.userId]) ?? 0
             if open >= maxOpenPerUser { throw UploadRefusal.tooManyOpen(limit: maxOpenPerUser) }
             if let quota {
-                let used = try Int64.fetchOne(db, sql: """
-                    SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
-                            JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?1)
-                         + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId WHERE tour.siteId = ?1)
-                         + (SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId WHERE tour.siteId = ?1)
-                    """, arguments: [siteId]) ?? 0
+                let used = try Self.committedBytes(db, siteId: siteId, excludingUpload: nil)
                 if used + upload.length > quota { throw UploadRefusal.overQuota(quota: quota) }
             }
             try upload.insert(db)

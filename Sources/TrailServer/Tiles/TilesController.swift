@@ -157,7 +157,7 @@ struct TilesController: Sendable {
         var budget: MultipartUpload.Budget?
         if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
             let room = quota - (try database.committedBytes(siteId: site.id!)) + (try database.tileset(tourId: tour.id!)?.size ?? 0)
-            budget = .init(bytes: max(0, room), message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+            budget = .init(bytes: max(0, room), message: ByteFormat.quotaMessage(site: site, quota: quota))
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
         guard received.files.count == 1, let file = received.files.first else {
@@ -198,7 +198,7 @@ struct TilesController: Sendable {
             if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
                 let current = try database.tileset(tourId: tour.id!)?.size ?? 0
                 if try database.committedBytes(siteId: site.id!) - current + file.size > quota {
-                    throw HTTPError(.contentTooLarge, message: "\(site.name) has used its storage quota (\(ByteFormat.string(quota))). Delete unused files or ask an admin for more space.")
+                    throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
                 }
             }
             guard info.bounds.overlaps(frame) else {
