@@ -3,7 +3,8 @@
 set -euo pipefail
 runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
-testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk openssl systemd)
+# aria2: the object-storage tests download a package from the bucket with an independent client.
+testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk openssl systemd aria2)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 
