@@ -12,7 +12,7 @@ struct TrailCompanion: AsyncParsableCommand {
         commandName: "trail-companion",
         abstract: "Build, review and publish offline park tours.",
         subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
-                      PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self],
+                      PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -62,6 +62,7 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
     var minFreeSpace: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
+    @OptionGroup(title: "Object storage") var storage: StorageOptions
 
 
     func makeConfig() throws -> AppConfig {
@@ -101,6 +102,7 @@ struct ServerOptions: ParsableArguments {
             guard let bytes = FreeSpace.parse(text) else { throw ValidationError("--min-free-space \(text): give bytes, or a size such as 500M or 2G") }
             config.minFreeSpace = bytes
         }
+        config.storage = try storage.makeSettings(environment: environment)
         return config
     }
 

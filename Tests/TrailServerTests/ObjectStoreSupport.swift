@@ -87,3 +87,53 @@ final class ObjectStore: @unchecked Sendable {
 
     deinit { stop() }
 }
+
+/// Scripts/tcp_proxy.py: a TCP proxy between the server and a bucket that a test can cut (an outage of the path to the
+/// bucket while the bucket itself stays readable) and throttle (a slow uplink).
+final class TCPProxy: @unchecked Sendable {
+    let port: Int
+    private let process: Process
+
+    static func start(to targetPort: Int, bytesPerSecond: Int? = nil) async throws -> TCPProxy {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/tcp_proxy.py")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, "\(targetPort)"] + (bytesPerSecond.map { ["\($0)"] } ?? [])
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line: String = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var bytes = Data()
+                while !bytes.contains(UInt8(ascii: "\n")) {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    bytes.append(chunk)
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.terminate()
+            throw ObjectStore.StartFailure(description: "the proxy did not start: \(line)")
+        }
+        return TCPProxy(port: port, process: process)
+    }
+
+    private init(port: Int, process: Process) {
+        self.port = port
+        self.process = process
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    func cut() { kill(process.processIdentifier, SIGUSR1) }
+    func restore() { kill(process.processIdentifier, SIGUSR2) }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}

@@ -34,11 +34,12 @@ struct PublishEnv {
     var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
     var publicKey: String { app.dependencies.signingKey.publicKeyBase64 }
 
-    static func make(requiredApprovals: Int = 2, scanner: ((URL) -> any MalwareScanner)? = nil) async throws -> PublishEnv {
+    static func make(requiredApprovals: Int = 2, scanner: ((URL) -> any MalwareScanner)? = nil,
+                     configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }) async throws -> PublishEnv {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-publish-\(UUID().uuidString.prefix(8))")
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)
-        let env = try await open(folder: folder, seed: nil, scanner: scanner)
+        let env = try await open(folder: folder, seed: nil, scanner: scanner, configure: configure)
         try env.setRequiredApprovals(requiredApprovals)
         try env.addMember("reviewer2@test.org", role: .reviewer)
         return env
@@ -49,7 +50,8 @@ struct PublishEnv {
         try await Self.open(folder: folder, seed: seed, scanner: scanner)
     }
 
-    private static func open(folder: URL, seed: TestApp.Seed?, scanner: ((URL) -> any MalwareScanner)?) async throws -> PublishEnv {
+    private static func open(folder: URL, seed: TestApp.Seed?, scanner: ((URL) -> any MalwareScanner)?,
+                             configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }) async throws -> PublishEnv {
         let signatures = folder.appendingPathComponent("signatures")
         let dataFolder = folder.appendingPathComponent("data")
         try DataFolder.prepare(dataFolder)
@@ -60,6 +62,7 @@ struct PublishEnv {
         let app = try await TestApp.make(database: database, scanner: chosen) { config in
             config.dataFolder = dataFolder
             config.clamavDatabaseFolders = [signatures.path]
+            configure(&config)
         }
         return PublishEnv(app: app, seed: try seed ?? app.seed(), folder: folder, signatures: signatures)
     }

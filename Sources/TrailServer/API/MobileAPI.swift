@@ -16,6 +16,8 @@ struct MobileAPI: Sendable {
     let openAPIDocument: String?
     let files: ContentStore
     let metrics: AppMetrics
+    /// With `--storage` and `--public-download-url`: objects confirmed in the bucket are answered with a redirect there.
+    let distribution: DistributionState?
 
     struct SiteItem: Encodable {
         let slug: String
@@ -149,11 +151,22 @@ struct MobileAPI: Sendable {
     }
 
     func download(_ version: PackageVersion, request: Request, context: AppRequestContext, cacheControl: String) async throws -> Response {
+        if let url = distribution?.publicURL(for: DistributionPath.zip(version.packageId, version.version)) {
+            return Self.redirect(to: url, cacheControl: cacheControl, version: version.version)
+        }
         let fileName = "\(version.mapName)-v\(version.version).zip"
         return try await FileResponder.respond(
             fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
             headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
             chunkSize: 128 * 1024, eventLoop: context.eventLoop, sent: { [counter = metrics.packageBytesSent] in counter.increment(by: Int64($0)) })
+    }
+
+    /// `302` to the same immutable object in the bucket (behind the CDN). The latest-version route's redirect moves with
+    /// the next release, so it is `no-cache` like the route itself; a versioned one may be cached.
+    static func redirect(to url: String, cacheControl: String, version: Int? = nil) -> Response {
+        var headers: HTTPFields = [.location: url, .cacheControl: cacheControl]
+        if let version { headers[.packageVersion] = "\(version)" }
+        return Response(status: .found, headers: headers)
     }
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.
@@ -206,34 +219,42 @@ public final class CatalogSigner: Sendable {
     let signingKey: SigningKey
     let lifetime: TimeInterval
     let publicURL: String
-    private let cache = NIOLockedValueBox<Signed?>(nil)
+    /// With object storage: a version whose objects are confirmed in the bucket is named by its public URL there.
+    let distribution: DistributionState?
+    private let cache = NIOLockedValueBox<(signed: Signed, generation: Int)?>(nil)
 
-    public init(database: AppDatabase, signingKey: SigningKey, lifetime: TimeInterval, publicURL: String) {
+    public init(database: AppDatabase, signingKey: SigningKey, lifetime: TimeInterval, publicURL: String, distribution: DistributionState? = nil) {
         self.database = database
         self.signingKey = signingKey
         self.lifetime = lifetime
         self.publicURL = publicURL
+        self.distribution = distribution
     }
 
     func current(now: Date = Date()) throws -> Signed {
         let version = try database.catalogVersion()
-        // Re-sign when the catalog changed or less than a quarter of its lifetime is left.
-        if let cached = cache.withLockedValue({ $0 }), cached.catalogVersion == version,
-           cached.expiresAt.timeIntervalSince(now) > lifetime / 4 {
-            return cached
+        let generation = distribution?.generation ?? 0
+        // Re-sign when the catalog changed, an object reached the bucket (a URL may move there), or less than a quarter
+        // of its lifetime is left.
+        if let cached = cache.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
+           cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4 {
+            return cached.signed
         }
         let expiresAt = now.addingTimeInterval(lifetime)
         let body = Body(
             catalogVersion: version, generatedAt: Manifest.timestamp(now), expiresAt: Manifest.timestamp(expiresAt),
             packages: try database.publishedPackages().map {
                 Body.Item(id: $0.package.id, site: $0.siteSlug, name: $0.version.name, version: $0.version.version, size: $0.version.size,
-                          sha256: $0.version.sha256, url: "\(publicURL)/api/v1/packages/\($0.package.id)/versions/\($0.version.version)/download",
-                          manifestURL: APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version))
+                          sha256: $0.version.sha256,
+                          url: distribution?.publicURL(for: DistributionPath.zip($0.package.id, $0.version.version))
+                            ?? "\(publicURL)/api/v1/packages/\($0.package.id)/versions/\($0.version.version)/download",
+                          manifestURL: distribution?.publicURL(for: DistributionPath.manifest($0.package.id, $0.version.version))
+                            ?? APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version))
             })
         let data = try JSONResponse.encoder.encode(body)
         let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),
                             etag: "\"\(SHA256.hash(data: data).hexString)\"", expiresAt: expiresAt)
-        cache.withLockedValue { $0 = signed }
+        cache.withLockedValue { $0 = (signed, generation) }
         return signed
     }
 }

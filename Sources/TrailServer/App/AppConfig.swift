@@ -26,6 +26,8 @@ public struct AppConfig: Sendable {
     public var tileFetch = TileFetchOptions()
     public var publicURL: String? = nil
     public var demo = false
+    /// The object-storage mirror (`--storage`); nil: the data folder alone, as for a district on one machine.
+    public var storage: StorageSettings? = nil
 
     /// Largest tour frame accepted, in square kilometres.
     public var maxFrameAreaKm2: Double = 2_500

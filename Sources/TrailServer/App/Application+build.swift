@@ -5,6 +5,7 @@ import Logging
 import MalwareScan
 import PackageFormat
 import Prometheus
+import ServiceLifecycle
 
 /// What the router needs; tests build it with an in-memory database.
 public struct AppDependencies: Sendable {
@@ -29,6 +30,8 @@ public struct AppDependencies: Sendable {
     let openAPIDocument: String?
     /// Served package files by SHA-256 (delta updates).
     public let files: ContentStore
+    /// The object-storage mirror's state, with `--storage`.
+    public let distribution: DistributionState?
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created.
@@ -51,7 +54,17 @@ public struct AppDependencies: Sendable {
         let tiles = TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: config.tileFetch,
                                  userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles)
-        self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL)
+        let distribution = config.storage.flatMap { try? DistributionState(settings: $0, database: database) }
+        self.distribution = distribution
+        self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
+                                     distribution: distribution)
+    }
+
+    /// The sync service of the object-storage mirror, with `--storage`.
+    public func makeDistributionSync(logger: Logger = Logger(label: "trail.storage")) -> DistributionSync? {
+        distribution.map {
+            DistributionSync(database: database, paths: paths, state: $0, catalog: catalog, signingKey: signingKey, files: files, logger: logger)
+        }
     }
 
     public var paths: DataPaths { DataPaths(root: config.dataFolder) }
@@ -81,12 +94,25 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     try dependencies.files.prune()
+    var services: [any Service] = [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger)]
+    if let sync = dependencies.makeDistributionSync(logger: logger) {
+        // A bucket that cannot be used is said clearly at start, but does not stop the server: authoring and local
+        // releases go on, the sync retries, and the panel shows what is waiting and why.
+        do {
+            try await sync.checkBucket()
+            Console.line("Object storage: \(sync.location) answers and takes writes.")
+        } catch {
+            Console.line("Object storage \(sync.location) cannot be used: \(error). Releases are kept locally and sent once it can.")
+            sync.state.recordFailure("\(error)")
+        }
+        services.append(sync)
+    }
     let router = buildRouter(dependencies)
     return Application(
         router: router,
         server: .http1LargeReads(configuration: .init(idleTimeout: .init(config.idleConnectionTimeout))),
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
-        services: [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger)],
+        services: services,
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },
         logger: logger)
 }
@@ -116,7 +142,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
                                    floor: config.minFreeSpace)
     router.get("/readyz") { _, _ in try await readiness.respond() }
 
-    let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans)
+    let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans,
+                              distribution: dependencies.distribution)
     let authorization = Authorization(database: database)
     let intake = AssetIntake(database: database, paths: dependencies.paths, scans: dependencies.scans)
     let tus = TusController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, config: config,
@@ -143,7 +170,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 
     MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
               publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files,
-              metrics: dependencies.metrics)
+              metrics: dependencies.metrics, distribution: dependencies.distribution)
         .addRoutes(to: router.group("api/v1"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)

@@ -58,6 +58,9 @@ extension MobileAPI {
                 guard ContentStore.isHash(sha256) else {
                     throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
                 }
+                if let url = distribution?.publicURL(for: DistributionPath.file(sha256)), try files.index().entries[sha256] != nil {
+                    return Self.redirect(to: url, cacheControl: Self.immutable)
+                }
                 guard let file = try await files.file(sha256: sha256) else { throw NotFound() }
                 // Served as bytes, whatever they are: the app knows each file's type from the manifest, and a browser
                 // shown an uploaded file from this origin must never render it.

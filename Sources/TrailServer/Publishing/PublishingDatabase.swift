@@ -287,7 +287,7 @@ extension AppDatabase {
             if let tourId = request.tourId {
                 try db.execute(sql: "UPDATE tour SET state = 'published', reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [now, tourId])
             }
-            try Self.bumpCatalog(db)
+            try Self.bumpCatalog(db, reason: .release)
             try place(request)
             try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "package", objectId: request.packageId,
                                   action: "publish.push", detail: "version \(request.version), \(size) bytes")
@@ -295,8 +295,13 @@ extension AppDatabase {
         }
     }
 
-    static func bumpCatalog(_ db: Database) throws {
+    /// Every change of what the catalog lists goes through here: the catalog version moves on, and a durable job to
+    /// mirror it to object storage is written in the same transaction (see `DistributionSync`).
+    static func bumpCatalog(_ db: Database, reason: DistributionJob.Reason) throws {
         try db.execute(sql: "UPDATE catalogState SET version = version + 1 WHERE id = 1")
+        let version = try Int.fetchOne(db, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0
+        try db.execute(sql: "INSERT INTO distributionJob (catalogVersion, reason, createdAt) VALUES (?, ?, ?)",
+                       arguments: [version, reason.rawValue, Date().dbTime])
     }
 
     public func catalogVersion() throws -> Int {
@@ -331,7 +336,7 @@ extension AppDatabase {
             try db.execute(sql: "UPDATE package SET isVisible = ?, updatedAt = ? WHERE id = ? AND isVisible = ?",
                            arguments: [visible, Date().dbTime, id, !visible])
             guard db.changesCount == 1 else { throw Conflict(visible ? "The package is already published." : "The package is already unpublished.") }
-            try Self.bumpCatalog(db)
+            try Self.bumpCatalog(db, reason: visible ? .publish : .unpublish)
             try AuditEvent.record(db, actor: actor, siteId: package.siteId, objectType: "package", objectId: id,
                                   action: visible ? "package.publish" : "package.unpublish", detail: "")
         }
@@ -346,7 +351,7 @@ extension AppDatabase {
             }
             guard package.currentVersion != version else { throw Conflict("Version \(version) is already the one served.") }
             try db.execute(sql: "UPDATE package SET currentVersion = ?, updatedAt = ? WHERE id = ?", arguments: [version, Date().dbTime, packageId])
-            try Self.bumpCatalog(db)
+            try Self.bumpCatalog(db, reason: .rollback)
             try AuditEvent.record(db, actor: actor, siteId: package.siteId, objectType: "package", objectId: packageId,
                                   action: "package.rollback", detail: "now serving version \(version) (was \(package.currentVersion ?? 0))")
         }

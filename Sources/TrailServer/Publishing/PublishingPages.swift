@@ -113,6 +113,9 @@ struct PackagePage: Sendable {
     let canManage: Bool
     var versions: [VersionRow]
     let downloadURL: String
+    /// With object storage: "In sync with s3://…", or what waits and why.
+    var distribution: String? = nil
+    var distributionInSync = false
 }
 
 extension PublishingController {
@@ -187,6 +190,11 @@ extension PublishingController {
             },
             downloadURL: "/api/v1/packages/\(package.id)/download")
         for index in page.versions.indices { page.versions[index].updateCost = costs[page.versions[index].version] }
+        if let state = pages.distribution {
+            let status = try DistributionStatus.of(packageId: package.id, database: database, paths: paths, state: state)
+            page.distribution = status.text
+            page.distributionInSync = status.inSync
+        }
         return page
     }
 

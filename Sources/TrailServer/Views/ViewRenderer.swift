@@ -13,6 +13,8 @@ struct LayoutModel: Sendable {
     let reviewCount: Int
     /// Admins are told when the malware scanner has no signatures (uploads then stay pending).
     var scannerWarning = false
+    /// Admins are told when the object-storage mirror is failing ("retrying since …: <error>").
+    var storageWarning: String? = nil
     /// Stored, not computed: templates read properties by reflection (Mirror), which sees stored ones only.
     let hasReviews: Bool
 
@@ -50,9 +52,10 @@ public struct ViewRenderer: Sendable {
 
     func render<Content: Sendable>(_ template: String, title: String, page: Content, context: AppRequestContext,
                                    status: HTTPResponse.Status = .ok, notice: String? = nil, reviewCount: Int = 0,
-                                   scannerWarning: Bool = false) -> Response {
-        let layout = LayoutModel(title: title, user: context.user, isAdmin: context.user?.isAdmin == true,
+                                   scannerWarning: Bool = false, storageWarning: String? = nil) -> Response {
+        var layout = LayoutModel(title: title, user: context.user, isAdmin: context.user?.isAdmin == true,
                                  csrfToken: context.csrfToken, notice: notice, reviewCount: reviewCount, scannerWarning: scannerWarning)
+        layout.storageWarning = storageWarning
         guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
             return Response(status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "Missing template \(template)")))
@@ -94,14 +97,17 @@ struct PageResponder: Sendable {
     let database: AppDatabase
     let secureCookies: Bool
     let scans: ScanService?
+    /// The object-storage mirror, with `--storage`: its failures are an admin banner.
+    var distribution: DistributionState? = nil
 
     func render<Content: Sendable>(_ template: String, title: String, page: Content, request: Request, context: AppRequestContext,
                                    status: HTTPResponse.Status = .ok) -> Response {
         let notice = Flash.read(request)
         let reviewCount = context.user.map { (try? database.reviewQueueCount(for: $0)) ?? 0 } ?? 0
         let scannerWarning = context.user?.isAdmin == true && scans?.scannerReady == false
+        let storageWarning = context.user?.isAdmin == true ? distribution?.lastFailure.map(DistributionStatus.failureText) : nil
         var response = views.render(template, title: title, page: page, context: context, status: status, notice: notice,
-                                    reviewCount: reviewCount, scannerWarning: scannerWarning)
+                                    reviewCount: reviewCount, scannerWarning: scannerWarning, storageWarning: storageWarning)
         if notice != nil {
             response.setCookie(Cookie(name: CookieName.flash, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
         }

@@ -39,7 +39,9 @@ def main():
         config = os.path.join(folder, "s3.json")
         with open(config, "w") as f:
             json.dump({"identities": [{"name": "trail", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
-                                       "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+                                       "actions": ["Admin", "Read", "Write", "List", "Tagging"]},
+                                      # Phones and the CDN read the bucket without keys, as from a public-read bucket.
+                                      {"name": "anonymous", "actions": ["Read"]}]}, f)
         data = os.path.join(folder, "data")
         os.makedirs(data, exist_ok=True)
         p = {name: free_port() for name in ["master", "volume", "filer", "mg", "vg", "fg", "sg"]}
@@ -71,6 +73,12 @@ def main():
             process.kill()
             sys.exit(f"could not create bucket {bucket}: {made.stderr}")
         time.sleep(0.3)
+    if kind == "moto":
+        # Public read, as a bucket behind a CDN is (SeaweedFS gets the same from its "anonymous" identity).
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+                                                                     "Resource": f"arn:aws:s3:::{bucket}/*"}]})
+        subprocess.run(["aws", "--endpoint-url", endpoint, "s3api", "put-bucket-policy", "--bucket", bucket, "--policy", policy],
+                       env=env, check=True, capture_output=True)
     print(json.dumps({"endpoint": endpoint, "pid": process.pid, "accessKey": ACCESS_KEY, "secretKey": SECRET_KEY, "bucket": bucket}), flush=True)
 
     def stop(*_):

@@ -1,0 +1,263 @@
+import Crypto
+import Foundation
+import GRDB
+import NIOConcurrencyHelpers
+import PackageFormat
+
+/// A durable job of the object-storage mirror, written with every catalog change (`AppDatabase.bumpCatalog`).
+public struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
+    public enum Reason: String, Codable, Sendable, CaseIterable {
+        case release, publish, unpublish, rollback
+    }
+
+    public enum State: String, Codable, Sendable, CaseIterable {
+        case waiting, done
+    }
+
+    public var id: Int64?
+    public var catalogVersion: Int
+    public var reason: Reason
+    public var state: State
+    public var createdAt: Date
+    public var attempts: Int
+    public var lastError: String?
+    public var failingSince: Date?
+    public var doneAt: Date?
+
+    public static let databaseTableName = "distributionJob"
+}
+
+/// One object of the distribution tree (DESIGN.md, "Object storage"), with where its bytes come from.
+struct DistributionItem: Sendable {
+    enum Source: Sendable {
+        case bytes(Data)
+        case file(URL)
+        /// A served package file: `ContentStore` finds (or extracts) it when it is uploaded.
+        case servedFile
+    }
+
+    let path: String
+    let size: Int64
+    let sha256: String
+    let contentType: String
+    let cacheControl: String
+    let source: Source
+
+    static let immutable = "public, max-age=31536000, immutable"
+}
+
+/// The paths of the tree, written once.
+enum DistributionPath {
+    static let catalog = "catalog.json"
+    static let catalogSignature = "catalog.json.sig"
+    static let signingKey = "signing-key.json"
+    static func zip(_ packageId: String, _ version: Int) -> String { "packages/\(packageId)/\(version).zip" }
+    static func manifest(_ packageId: String, _ version: Int) -> String { "packages/\(packageId)/\(version)/manifest.json" }
+    static func manifestSignature(_ packageId: String, _ version: Int) -> String { "packages/\(packageId)/\(version)/manifest.sig" }
+    static func file(_ sha256: String) -> String { "files/\(sha256)" }
+    /// Where `serve` proves at start that it may write.
+    static let writeCheck = ".trail/write-check"
+}
+
+extension AppDatabase {
+    /// The immutable objects the bucket must hold for what is published now: every released version of each visible
+    /// package (zip, manifest, signature: a rollback then needs no upload) and the files of the versions served, plus
+    /// the signing key. The catalog is not among them: it goes last, once all of these are confirmed.
+    /// (Without a key, the signing-key object is left out: the panel's per-package status does not need it.)
+    func distributionItems(paths: DataPaths, signingKey: SigningKey?) throws -> [DistributionItem] {
+        var items: [DistributionItem] = []
+        if let signingKey {
+            let key = try JSONResponse.encoder.encode(["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64])
+            items.append(DistributionItem(path: DistributionPath.signingKey, size: Int64(key.count), sha256: key.sha256Hex,
+                                          contentType: "application/json", cacheControl: DistributionItem.immutable, source: .bytes(key)))
+        }
+        var seenFiles = Set<String>()
+        for published in try publishedPackages() {
+            for version in try packageVersions(packageId: published.package.id) {
+                let manifest = Data(version.manifestJSON.utf8), signature = Data(version.signature.utf8)
+                items.append(DistributionItem(path: DistributionPath.zip(version.packageId, version.version), size: version.size,
+                                              sha256: version.sha256, contentType: "application/zip", cacheControl: DistributionItem.immutable,
+                                              source: .file(paths.absolute(version.storedPath))))
+                items.append(DistributionItem(path: DistributionPath.manifest(version.packageId, version.version), size: Int64(manifest.count),
+                                              sha256: manifest.sha256Hex, contentType: "application/json",
+                                              cacheControl: DistributionItem.immutable, source: .bytes(manifest)))
+                items.append(DistributionItem(path: DistributionPath.manifestSignature(version.packageId, version.version),
+                                              size: Int64(signature.count), sha256: signature.sha256Hex, contentType: "text/plain",
+                                              cacheControl: DistributionItem.immutable, source: .bytes(signature)))
+            }
+            guard let manifest = try? Manifest.decode(Data(published.version.manifestJSON.utf8)) else { continue }
+            for file in manifest.listedFiles where ContentStore.isHash(file.sha256) && seenFiles.insert(file.sha256).inserted {
+                guard let size = file.size else { continue }
+                items.append(DistributionItem(path: DistributionPath.file(file.sha256), size: size, sha256: file.sha256,
+                                              contentType: "application/octet-stream", cacheControl: DistributionItem.immutable, source: .servedFile))
+            }
+        }
+        return items
+    }
+
+    /// path → SHA-256 of what is confirmed at `location`.
+    func confirmedDistributionObjects(location: String) throws -> [String: String] {
+        try writer.read { db in
+            Dictionary(try Row.fetchAll(db, sql: "SELECT path, sha256 FROM distributionObject WHERE location = ?", arguments: [location])
+                .map { ($0["path"] as String, $0["sha256"] as String) }, uniquingKeysWith: { _, last in last })
+        }
+    }
+
+    func confirmDistributionObject(location: String, path: String, size: Int64, sha256: String) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                INSERT INTO distributionObject (location, path, size, sha256, confirmedAt) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (location, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, confirmedAt = excluded.confirmedAt
+                """, arguments: [location, path, size, sha256, Date().dbTime])
+        }
+    }
+
+    /// `storage sync --all`: everything is uploaded again.
+    func forgetDistributionObjects(location: String) throws {
+        try writer.write { db in try db.execute(sql: "DELETE FROM distributionObject WHERE location = ?", arguments: [location]) }
+    }
+
+    public func waitingDistributionJobs() throws -> [DistributionJob] {
+        try writer.read { db in try DistributionJob.filter(Column("state") == DistributionJob.State.waiting.rawValue).order(Column("id")).fetchAll(db) }
+    }
+
+    /// Jobs up to `catalogVersion` are done: the bucket's catalog is of that version.
+    func finishDistributionJobs(upTo catalogVersion: Int) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                UPDATE distributionJob SET state = 'done', doneAt = ?, lastError = NULL, failingSince = NULL
+                WHERE state = 'waiting' AND catalogVersion <= ?
+                """, arguments: [Date().dbTime, catalogVersion])
+        }
+    }
+
+    func recordDistributionFailure(_ message: String, at time: Date = Date()) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                UPDATE distributionJob SET attempts = attempts + 1, lastError = ?, failingSince = COALESCE(failingSince, ?)
+                WHERE state = 'waiting'
+                """, arguments: [message, time.dbTime])
+        }
+    }
+
+    struct DistributionUploadRow: Sendable {
+        let uploadId: String
+        let size: Int64
+        let sha256: String
+        let partSize: Int64
+    }
+
+    func distributionUpload(location: String, path: String) throws -> DistributionUploadRow? {
+        try writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM distributionUpload WHERE location = ? AND path = ?", arguments: [location, path]).map {
+                DistributionUploadRow(uploadId: $0["uploadId"], size: $0["size"], sha256: $0["sha256"], partSize: $0["partSize"])
+            }
+        }
+    }
+
+    func startDistributionUpload(location: String, path: String, row: DistributionUploadRow) throws {
+        try writer.write { db in
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO distributionUpload (location, path, uploadId, size, sha256, partSize, startedAt) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [location, path, row.uploadId, row.size, row.sha256, row.partSize, Date().dbTime])
+        }
+    }
+
+    func endDistributionUpload(location: String, path: String) throws {
+        try writer.write { db in
+            try db.execute(sql: "DELETE FROM distributionUpload WHERE location = ? AND path = ?", arguments: [location, path])
+        }
+    }
+}
+
+extension Data {
+    var sha256Hex: String { SHA256.hash(data: self).hexString }
+}
+
+/// What the API and the catalog need to know about the mirror, in memory: which objects are confirmed in the bucket
+/// (loaded from the database at start, added to as the sync confirms them), where phones reach the bucket, and how
+/// the last attempt went.
+public final class DistributionState: Sendable {
+    public struct Failure: Sendable, Equatable {
+        public let message: String
+        public let since: Date
+    }
+
+    public let settings: StorageSettings
+    let location: String
+    private let confirmed: NIOLockedValueBox<(paths: [String: String], generation: Int)>
+    private let failure = NIOLockedValueBox<Failure?>(nil)
+
+    public init(settings: StorageSettings, database: AppDatabase) throws {
+        self.settings = settings
+        self.location = settings.location.description
+        self.confirmed = NIOLockedValueBox((try database.confirmedDistributionObjects(location: settings.location.description), 0))
+    }
+
+    /// Moves on whenever an object is confirmed: the catalog is rebuilt when it changes (its URLs may move to the bucket).
+    var generation: Int { confirmed.withLockedValue { $0.generation } }
+
+    func isConfirmed(_ path: String, sha256: String? = nil) -> Bool {
+        confirmed.withLockedValue { state in state.paths[path].map { sha256 == nil || $0 == sha256 } ?? false }
+    }
+
+    var confirmedPaths: [String: String] { confirmed.withLockedValue { $0.paths } }
+
+    func confirm(_ path: String, sha256: String) {
+        confirmed.withLockedValue {
+            $0.paths[path] = sha256
+            // The catalog's own upload changes no URL in it: re-signing for it would make the bucket's copy stale at once.
+            if path != DistributionPath.catalog { $0.generation += 1 }
+        }
+    }
+
+    func forgetAll() {
+        confirmed.withLockedValue {
+            $0.paths = [:]
+            $0.generation += 1
+        }
+    }
+
+    /// The public URL of an object once it is confirmed in the bucket; nil without `--public-download-url` or before.
+    func publicURL(for path: String) -> String? {
+        guard let base = settings.publicDownloadURL, isConfirmed(path) else { return nil }
+        return "\(base)/\(path)"
+    }
+
+    public var lastFailure: Failure? { failure.withLockedValue { $0 } }
+
+    func recordFailure(_ message: String, at time: Date = Date()) {
+        failure.withLockedValue { $0 = Failure(message: message, since: $0?.since ?? time) }
+    }
+
+    func recordSuccess() { failure.withLockedValue { $0 = nil } }
+}
+
+/// What the panel says about the mirror.
+enum DistributionStatus {
+    /// "retrying since 10:42: <error>"
+    static func failureText(_ failure: DistributionState.Failure) -> String {
+        "Retrying since \(DisplayFormat.time(failure.since)): \(failure.message)"
+    }
+
+    /// One package: "In sync with s3://…" or "3 objects waiting, retrying since 10:42: <error>".
+    static func of(packageId: String, database: AppDatabase, paths: DataPaths, state: DistributionState) throws -> (text: String, inSync: Bool) {
+        let items = try database.distributionItems(paths: paths, signingKey: nil)
+        var own = Set<String>()
+        if let package = try database.package(id: packageId), package.isVisible, let current = package.currentVersion,
+           let version = try database.packageVersion(packageId: packageId, version: current),
+           let manifest = try? Manifest.decode(Data(version.manifestJSON.utf8)) {
+            own = Set(manifest.listedFiles.map { DistributionPath.file($0.sha256) })
+        }
+        let waiting = items.filter { ($0.path.hasPrefix("packages/\(packageId)/") || own.contains($0.path)) && !state.isConfirmed($0.path, sha256: $0.sha256) }
+        let jobs = try database.waitingDistributionJobs()
+        if waiting.isEmpty && jobs.isEmpty { return ("In sync with \(state.location).", true) }
+        var text = waiting.isEmpty ? "The catalog is waiting to be sent" : "\(waiting.count) object\(waiting.count == 1 ? "" : "s") waiting"
+        if let failure = state.lastFailure {
+            text += ", " + failureText(failure).prefix(1).lowercased() + failureText(failure).dropFirst()
+        } else {
+            text += "; the sync is on its way."
+        }
+        return (text, false)
+    }
+}

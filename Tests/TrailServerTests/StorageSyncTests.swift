@@ -1,0 +1,266 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PackageFormat
+import Testing
+@testable import TrailServer
+
+/// #13: the distribution tree mirrored to a real S3 server (SeaweedFS, and moto as a second implementation).
+@Suite(.serialized) struct StorageSyncTests {
+    static let prefix = "parks/north"
+
+    static func settings(_ store: ObjectStore, credentials: S3Credentials? = nil, bucket: String? = nil) -> StorageSettings {
+        var settings = StorageSettings(location: StorageLocation(bucket: bucket ?? store.info.bucket, prefix: prefix), endpoint: store.endpoint,
+                                       credentials: credentials ?? store.credentials,
+                                       publicDownloadURL: "\(store.info.endpoint)/\(store.info.bucket)/\(prefix)")
+        settings.connectTimeout = .seconds(2)
+        settings.readTimeout = .seconds(10)
+        settings.firstRetryDelay = .milliseconds(200)
+        settings.longestRetryDelay = .seconds(1)
+        return settings
+    }
+
+    /// Reads a URL without credentials, as a phone behind the CDN does.
+    static func fetch(_ url: String) async throws -> (Data, HTTPURLResponse) {
+        let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
+        return (data, response as! HTTPURLResponse)
+    }
+
+    static func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
+        let clock = ContinuousClock(), deadline = clock.now + timeout
+        while try await !condition() {
+            guard clock.now < deadline else { throw WaitTimeout(description: "timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    struct WaitTimeout: Error, CustomStringConvertible { let description: String }
+
+    @Test("a release puts every object of the tree in the bucket with its bytes and headers; the catalog goes last and verifies; the API redirects there",
+          arguments: ObjectStore.Kind.allCases)
+    func releaseMirrorsTheTree(kind: ObjectStore.Kind) async throws {
+        let store = try await ObjectStore.start(kind)
+        defer { store.stop() }
+        let settings = Self.settings(store)
+        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+        defer { env.remove() }
+        let sync = try #require(env.app.dependencies.makeDistributionSync())
+        defer { Task { await sync.shutdown() } }
+        let client = store.client()
+        defer { Task { await client.shutdown() } }
+        try await sync.checkBucket()
+
+        try await env.app.test { api in
+            let released = try await env.releaseThroughAPI(api)
+            // Before the sync: the job waits, the API still streams the zip itself.
+            #expect(try env.database.waitingDistributionJobs().map(\.reason) == [.release])
+            #expect(try await api.execute(uri: "/api/v1/packages/\(released.packageId)/download", method: .get).status == .ok)
+
+            let report = try await sync.syncOnce()
+            #expect(report.catalogUploaded)
+            #expect(try env.database.waitingDistributionJobs().isEmpty)
+            let zipPath = "packages/\(released.packageId)/\(released.version).zip"
+            #expect(report.uploaded.last != "catalog.json" && report.uploaded.contains(zipPath))
+
+            // Every object of the tree, with the bytes the server holds, the type and the cache policy.
+            let items = try env.database.distributionItems(paths: env.paths, signingKey: env.app.dependencies.signingKey)
+            #expect(items.count >= 5)
+            for item in items {
+                let key = "\(Self.prefix)/\(item.path)"
+                let info = try #require(try await client.headObject(key), "\(key) is not in the bucket")
+                #expect(info.size == item.size && info.sha256 == item.sha256, "\(key)")
+                #expect(info.cacheControl == "public, max-age=31536000, immutable", "\(key)")
+                #expect(info.contentType == item.contentType, "\(key)")
+                #expect(SHA256.hash(data: try await client.getObject(key, limit: 64 << 20)).hexString == item.sha256, "\(key)")
+            }
+            let zipInfo = try #require(try await client.headObject("\(Self.prefix)/\(zipPath)"))
+            #expect(zipInfo.contentType == "application/zip" && zipInfo.size == released.size)
+
+            // The catalog: the exact bytes GET /catalog serves now, signed, naming the bucket's URLs.
+            let catalogInfo = try #require(try await client.headObject("\(Self.prefix)/catalog.json"))
+            #expect(catalogInfo.cacheControl == "no-cache")
+            let body = try await client.getObject("\(Self.prefix)/catalog.json")
+            let signature = String(decoding: try await client.getObject("\(Self.prefix)/catalog.json.sig"), as: UTF8.self)
+            #expect(SignatureCheck.verify(signature: try #require(Data(base64Encoded: signature)), of: body, publicKeyBase64: env.publicKey))
+            let served = try await api.execute(uri: "/api/v1/catalog", method: .get)
+            #expect(Data(buffer: served.body) == body)
+            #expect(served.headers[.catalogSignature] == signature)
+            let catalog = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+            let entry = try #require((catalog["packages"] as? [[String: Any]])?.first)
+            #expect(entry["url"] as? String == "\(settings.publicDownloadURL!)/\(zipPath)")
+            #expect(entry["manifestURL"] as? String == "\(settings.publicDownloadURL!)/packages/\(released.packageId)/\(released.version)/manifest.json")
+
+            // The API answers 302 to the same immutable object, which anyone can read.
+            for uri in ["/api/v1/packages/\(released.packageId)/download", "/api/v1/packages/\(released.packageId)/versions/\(released.version)/download"] {
+                let redirect = try await api.execute(uri: uri, method: .get)
+                #expect(redirect.status == .found, "\(uri)")
+                #expect(redirect.headers[.location] == "\(settings.publicDownloadURL!)/\(zipPath)")
+            }
+            let (zipBytes, zipResponse) = try await Self.fetch("\(settings.publicDownloadURL!)/\(zipPath)")
+            #expect(zipResponse.statusCode == 200)
+            #expect(SHA256.hash(data: zipBytes).hexString == released.sha256)
+            let manifest = try Manifest.decode(try DeltaUpdateTests.manifestBytes(released.zip))
+            let file = try #require(manifest.listedFiles.first)
+            let fileRedirect = try await api.execute(uri: "/api/v1/files/\(file.sha256)", method: .get)
+            #expect(fileRedirect.status == .found)
+            let (fileBytes, _) = try await Self.fetch(try #require(fileRedirect.headers[.location]))
+            #expect(SHA256.hash(data: fileBytes).hexString == file.sha256)
+
+            // Nothing changed: a second pass uploads nothing.
+            let again = try await sync.syncOnce()
+            #expect(again.uploaded.isEmpty && !again.catalogUploaded)
+            #expect(try await sync.compare() == [])
+
+            // Unpublish: only the catalog changes, at once; the version's objects stay for a rollback.
+            let manager = try env.token("manager@test.org")
+            #expect(try await api.managePackage(released.packageId, "unpublish", token: manager).status == .ok)
+            let afterUnpublish = try await sync.syncOnce()
+            #expect(afterUnpublish.uploaded.isEmpty && afterUnpublish.catalogUploaded)
+            let emptied = try JSONSerialization.jsonObject(with: try await client.getObject("\(Self.prefix)/catalog.json")) as? [String: Any]
+            #expect((emptied?["packages"] as? [Any])?.isEmpty == true)
+            #expect(try await client.headObject("\(Self.prefix)/\(zipPath)") != nil)
+        }
+    }
+
+    @Test("wrong keys, a missing bucket, an endpoint that does not answer: a clear error at start and on the waiting job; nothing half-published")
+    func unusableBuckets() async throws {
+        let store = try await ObjectStore.start(.seaweedfs)
+        defer { store.stop() }
+        let good = store.client()
+        defer { Task { await good.shutdown() } }
+        let cases: [(String, StorageSettings, String)] = [
+            ("wrong keys", Self.settings(store, credentials: S3Credentials(accessKeyId: "nobody", secretAccessKey: "nothing")), "access denied"),
+            ("missing bucket", Self.settings(store, bucket: "no-such-bucket"), "does not exist"),
+            ("no answer", { var s = Self.settings(store); s.endpoint = URL(string: "http://127.0.0.1:9")!; return s }(), "does not answer"),
+        ]
+        for (name, settings, words) in cases {
+            let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+            defer { env.remove() }
+            let sync = try #require(env.app.dependencies.makeDistributionSync())
+            defer { Task { await sync.shutdown() } }
+            do { try await sync.checkBucket(); Issue.record("\(name): the check passed") } catch {
+                #expect("\(error)".contains(words), "\(name): \(error)")
+            }
+            try await env.app.test { api in
+                let released = try await env.releaseThroughAPI(api)
+                await #expect(throws: S3Error.self) { try await sync.syncOnce() }
+                let job = try #require(try env.database.waitingDistributionJobs().first, "\(name)")
+                #expect(job.attempts == 1 && job.failingSince != nil, "\(name)")
+                #expect(job.lastError?.contains(words) == true, "\(name): \(job.lastError ?? "")")
+                #expect(sync.state.lastFailure?.message.contains(words) == true, "\(name)")
+                // The release itself went through: the server streams it.
+                #expect(try await api.execute(uri: "/api/v1/packages/\(released.packageId)/download", method: .get).status == .ok, "\(name)")
+            }
+        }
+        #expect(try await good.listObjects(prefix: "\(Self.prefix)/").isEmpty)
+    }
+
+    /// Reads the bucket's catalog directly (not through the server's path to it) and records every moment it names a
+    /// package zip or manifest that is not in the bucket.
+    final class CatalogWatcher: @unchecked Sendable {
+        private let lock = NSLock()
+        private var problems: [String] = []
+        private var versions: [Int] = []
+        private var task: Task<Void, Never>? = nil
+
+        func start(_ client: S3Client) {
+            task = Task {
+                while !Task.isCancelled {
+                    await self.look(client)
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+
+        func look(_ client: S3Client) async {
+            guard let body = try? await client.getObject("\(StorageSyncTests.prefix)/catalog.json"),
+                  let catalog = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return }
+            let version = catalog["catalogVersion"] as? Int ?? -1
+            for entry in catalog["packages"] as? [[String: Any]] ?? [] {
+                let id = entry["id"] as? String ?? "", number = entry["version"] as? Int ?? 0
+                for path in ["packages/\(id)/\(number).zip", "packages/\(id)/\(number)/manifest.json"] {
+                    if (try? await client.headObject("\(StorageSyncTests.prefix)/\(path)")) == nil {
+                        // A failed HEAD is only a problem when the object is really missing: ask again.
+                        if (try? await client.headObject("\(StorageSyncTests.prefix)/\(path)")) ?? nil == nil {
+                            record("catalog version \(version) names \(path), which is not in the bucket")
+                        }
+                    }
+                }
+            }
+            lock.withLock { if versions.last != version { versions.append(version) } }
+        }
+
+        func record(_ problem: String) { lock.withLock { problems.append(problem) } }
+        var seenProblems: [String] { lock.withLock { problems } }
+        var seenVersions: [Int] { lock.withLock { versions } }
+        func stop() async {
+            task?.cancel()
+            await task?.value
+        }
+    }
+
+    @Test("the path to the bucket cut during a release: the release completes locally, the job waits with the error, the bucket's catalog never names a missing object, and all is sent once the path is back")
+    func outageDuringRelease() async throws {
+        let store = try await ObjectStore.start(.seaweedfs)
+        defer { store.stop() }
+        let proxy = try await TCPProxy.start(to: store.endpoint.port!)
+        defer { proxy.stop() }
+        let settings = { var settings = Self.settings(store); settings.endpoint = proxy.url; return settings }()
+        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { [settings] in $0.storage = settings })
+        defer { env.remove() }
+        let sync = try #require(env.app.dependencies.makeDistributionSync())
+        let service = Task { try await sync.run() }
+        defer { service.cancel() }
+        let direct = store.client()
+        defer { Task { await direct.shutdown() } }
+        let watcher = CatalogWatcher()
+        watcher.start(direct)
+
+        try await env.app.test { api in
+            let first = try await env.releaseThroughAPI(api)
+            try await Self.waitFor("the first release in the bucket") { try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 1 }
+
+            proxy.cut()
+            let second = try await env.releaseThroughAPI(api, seed: 31)
+            #expect(second.version == first.version + 1)
+            // Served locally meanwhile: the second version is not in the bucket, so no redirect.
+            let local = try await api.execute(uri: "/api/v1/packages/\(second.packageId)/versions/\(second.version)/download", method: .get)
+            #expect(local.status == .ok)
+            #expect(SHA256.hash(data: Data(buffer: local.body)).hexString == second.sha256)
+            try await Self.waitFor("two failed attempts") { try env.database.waitingDistributionJobs().first.map { $0.attempts >= 2 } ?? false }
+            let waiting = try #require(try env.database.waitingDistributionJobs().first)
+            #expect(waiting.failingSince != nil)
+            #expect(waiting.lastError?.contains("does not answer") == true, "\(waiting.lastError ?? "")")
+            #expect(sync.state.lastFailure != nil)
+            #expect(watcher.seenVersions.last == 1)
+            // The panel: the package page says what waits and why; admins get a banner on every page.
+            let admin = try await api.signIn("admin@test.org")
+            let page = try await api.get("/packages/\(second.packageId)", session: admin)
+            #expect(page.text.contains(#"id="distribution-state""#))
+            #expect(page.text.contains("objects waiting, retrying since"), "\(page.text)")
+            #expect(page.text.contains("does not answer"))
+            #expect(page.text.contains(#"id="storage-warning""#))
+            let author = try await api.signIn("author@test.org")
+            let authorsPage = try await api.get("/packages/\(second.packageId)", session: author)
+            #expect(authorsPage.status == .ok && !authorsPage.text.contains(#"id="storage-warning""#))
+
+            proxy.restore()
+            try await Self.waitFor("the second release in the bucket") { try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 2 }
+            #expect(sync.state.lastFailure == nil)
+            let admin2 = try await api.signIn("admin@test.org")
+            let inSync = try await api.get("/packages/\(second.packageId)", session: admin2)
+            #expect(inSync.text.contains("In sync with s3://"))
+            #expect(!inSync.text.contains(#"id="storage-warning""#))
+            let redirect = try await api.execute(uri: "/api/v1/packages/\(second.packageId)/download", method: .get)
+            #expect(redirect.headers[.location] == "\(settings.publicDownloadURL!)/packages/\(second.packageId)/\(second.version).zip")
+        }
+        await watcher.stop()
+        #expect(watcher.seenProblems == [])
+        #expect(watcher.seenVersions == [1, 2])
+    }
+}
