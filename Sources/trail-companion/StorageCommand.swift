@@ -12,6 +12,8 @@ struct StorageOptions: ParsableArguments {
     var s3Region: String?
     @Option(name: .customLong("public-download-url"), help: "Where phones reach the bucket, usually a CDN: catalog URLs point there and downloads redirect there once an object is in the bucket (TRAIL_PUBLIC_DOWNLOAD_URL; default: the server streams).")
     var publicDownloadURL: String?
+    @Option(name: .customLong("s3-part-size"), help: "Part size of multipart uploads, at least 5M; files over four parts go in parts, four at a time (TRAIL_S3_PART_SIZE; default 16M).")
+    var s3PartSize: String?
 
     /// nil without `--storage`. Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN only:
     /// never a flag, so they stay out of `ps` and shell history.
@@ -41,8 +43,17 @@ struct StorageOptions: ParsableArguments {
                 throw ValidationError("--public-download-url \(text): give an http:// or https:// URL")
             }
         }
-        return StorageSettings(location: location, endpoint: endpoint, region: s3Region ?? environment["AWS_REGION"] ?? "us-east-1",
-                               credentials: credentials, publicDownloadURL: publicURL)
+        var settings = StorageSettings(location: location, endpoint: endpoint, region: s3Region ?? environment["AWS_REGION"] ?? "us-east-1",
+                                       credentials: credentials, publicDownloadURL: publicURL)
+        if let text = s3PartSize ?? environment["TRAIL_S3_PART_SIZE"] {
+            // S3 refuses parts under 5 MiB (but the last) and more than 10,000 parts.
+            guard let bytes = FreeSpace.parse(text), bytes >= 5 * 1024 * 1024, bytes <= 5 * 1024 * 1024 * 1024 else {
+                throw ValidationError("--s3-part-size \(text): give a size from 5M to 5G")
+            }
+            settings.partSize = bytes
+            settings.multipartThreshold = 4 * bytes
+        }
+        return settings
     }
 }
 

@@ -318,6 +318,8 @@ final class TrailServerProcess: @unchecked Sendable {
     var locationArguments: [String] { ["--root", projectRoot.path, "--data", data.path] }
     /// More `serve` flags for the next `start()`.
     var serveArguments: [String] = []
+    /// Variables added to the test process's environment for the next `start()` (the bucket's keys, say).
+    var environment: [String: String] = [:]
 
     func cli(_ arguments: [String]) async throws -> PublishingProcess.Output {
         try await PublishingProcess.run(binary.path, arguments + locationArguments, timeout: .seconds(60))
@@ -337,6 +339,7 @@ final class TrailServerProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = binary
         process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path] + locationArguments + serveArguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)
         try handle.seekToEnd()

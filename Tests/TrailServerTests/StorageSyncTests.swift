@@ -6,6 +6,7 @@ import FoundationNetworking
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import PackageFormat
 import Testing
 @testable import TrailServer
@@ -262,5 +263,65 @@ import Testing
         await watcher.stop()
         #expect(watcher.seenProblems == [])
         #expect(watcher.seenVersions == [1, 2])
+    }
+
+    @Test("kill -9 of the server during a multipart upload of a large package: after a restart the upload continues from the parts in the bucket and ends with the right SHA-256",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: GracefulStopTests.binary.path), "needs .build/debug/trail-companion (swift build --build-tests)"),
+          .timeLimit(.minutes(10)))
+    func multipartResumesAfterKill() async throws {
+        let store = try await ObjectStore.start(.seaweedfs)
+        defer { store.stop() }
+        // A slow uplink (per connection), so the kill lands in the middle of the upload.
+        let proxy = try await TCPProxy.start(to: store.endpoint.port!, bytesPerSecond: 2_000_000)
+        defer { proxy.stop() }
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let box = NIOLockedValueBox<ReleasedPackage?>(nil)
+        try await env.app.test { api in
+            let released = try await env.releaseThroughAPI(api, videoSize: 24 * 1024 * 1024)
+            box.withLockedValue { $0 = released }
+        }
+        let released = try #require(box.withLockedValue { $0 })
+        #expect(released.size > 20 * 1024 * 1024)
+        let zipPath = "packages/\(released.packageId)/\(released.version).zip"
+        let location = "s3://\(store.info.bucket)/\(Self.prefix)"
+
+        let server = TrailServerProcess(binary: GracefulStopTests.binary, data: env.dataFolder, signatures: env.signatures,
+                                        log: env.folder.appendingPathComponent("server.log"))
+        defer { server.killNow() }
+        server.serveArguments = ["--storage", location, "--s3-endpoint", proxy.url.absoluteString, "--s3-part-size", "5M"]
+        server.environment = ["AWS_ACCESS_KEY_ID": store.info.accessKey, "AWS_SECRET_ACCESS_KEY": store.info.secretKey]
+        try await server.start()
+
+        // Wait for parts in the bucket (read directly, past the slow proxy), then the crash.
+        let direct = store.client()
+        defer { Task { await direct.shutdown() } }
+        func uploadId() throws -> String? {
+            try env.database.writer.read { try String.fetchOne($0, sql: "SELECT uploadId FROM distributionUpload WHERE path = ?", arguments: [zipPath]) }
+        }
+        var partsBeforeKill = 0
+        try await Self.waitFor("a part of \(zipPath) in the bucket", timeout: .seconds(120)) {
+            guard let id = try uploadId(), let parts = try await direct.listParts("\(Self.prefix)/\(zipPath)", uploadId: id) else { return false }
+            partsBeforeKill = parts.count
+            return parts.count >= 1
+        }
+        server.killNow()
+        await server.waitForExit()
+        #expect(try uploadId() != nil, "the upload under way is recorded")
+        #expect(try await direct.headObject("\(Self.prefix)/\(zipPath)") == nil, "not finished before the kill")
+
+        try await server.start()
+        try await Self.waitFor("the sync to finish after the restart", timeout: .seconds(180)) {
+            try env.database.waitingDistributionJobs().isEmpty
+        }
+        await server.stop()
+        let log = server.logText
+        let continued = try #require(log.range(of: "continuing the upload of \(zipPath) with "), "\(log)")
+        let kept = Int(log[continued.upperBound...].prefix { $0.isNumber }) ?? 0
+        #expect(kept >= partsBeforeKill && kept >= 1, "kept \(kept) of the \(partsBeforeKill) parts seen before the kill")
+        #expect(try uploadId() == nil)
+        let info = try #require(try await direct.headObject("\(Self.prefix)/\(zipPath)"))
+        #expect(info.size == released.size && info.sha256 == released.sha256)
+        #expect(SHA256.hash(data: try await direct.getObject("\(Self.prefix)/\(zipPath)", limit: 64 << 20)).hexString == released.sha256)
     }
 }
