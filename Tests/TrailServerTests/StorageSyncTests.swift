@@ -9,6 +9,7 @@ import HummingbirdTesting
 import NIOConcurrencyHelpers
 import PackageFormat
 import Testing
+import TrailClient
 @testable import TrailServer
 
 /// #13: the distribution tree mirrored to a real S3 server (SeaweedFS, and moto as a second implementation).
@@ -323,5 +324,44 @@ import Testing
         let info = try #require(try await direct.headObject("\(Self.prefix)/\(zipPath)"))
         #expect(info.size == released.size && info.sha256 == released.sha256)
         #expect(SHA256.hash(data: try await direct.getObject("\(Self.prefix)/\(zipPath)", limit: 64 << 20)).hexString == released.sha256)
+    }
+
+    @Test("TrailClient and aria2c download a package from the bucket's public URL and verify it; TrailClient follows the API's 302 to the same bytes")
+    func clientsDownloadFromTheBucket() async throws {
+        let store = try await ObjectStore.start(.seaweedfs)
+        defer { store.stop() }
+        let settings = Self.settings(store)
+        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+        defer { env.remove() }
+        let sync = try #require(env.app.dependencies.makeDistributionSync())
+        defer { Task { await sync.shutdown() } }
+        let folder = env.folder.appendingPathComponent("client")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try await env.app.application.test(.live) { client in
+            let released = try await env.releaseThroughAPI(client, videoSize: 3 * 1024 * 1024)
+            try await sync.syncOnce()
+            let trail = TrailClient(baseURL: URL(string: "http://localhost:\(try #require(client.port))")!)
+            let entry = try #require(try await trail.catalog(pinnedPublicKey: env.publicKey, lastSeenVersion: nil).catalog.packages.first)
+            #expect(entry.url.hasPrefix(settings.publicDownloadURL!))
+
+            // TrailClient straight from the bucket, as the catalog names it.
+            let direct = folder.appendingPathComponent("direct.zip")
+            let fetched = try await trail.download(from: URL(string: entry.url)!, to: direct, expectedSize: entry.size, expectedSHA256: entry.sha256)
+            #expect(fetched.sha256 == released.sha256)
+            let report = PackageVerifier.verify(zipAt: direct, publicKeyBase64: env.publicKey)
+            #expect(report.isValid, "\(report.problems)")
+
+            // TrailClient through the API: the 302 leads to the same bytes.
+            let viaAPI = folder.appendingPathComponent("via-api.zip")
+            #expect(try await trail.downloadPackage(id: released.packageId, to: viaAPI).sha256 == released.sha256)
+
+            // aria2c (Debian's aria2), which knows nothing of this project, checks the SHA-256 itself.
+            let aria = try await PublishingProcess.run("/usr/bin/aria2c", [
+                "--quiet=true", "--allow-overwrite=true", "--dir", folder.path, "--out", "aria.zip",
+                "--checksum=sha-256=\(entry.sha256)", entry.url], timeout: .seconds(120))
+            #expect(aria.status == 0, "aria2c: \(aria.stdout) \(aria.stderr)")
+            let ariaZip = folder.appendingPathComponent("aria.zip")
+            #expect(PackageVerifier.verify(zipAt: ariaZip, publicKeyBase64: env.publicKey).isValid)
+        }
     }
 }
