@@ -364,4 +364,68 @@ import TrailClient
             #expect(PackageVerifier.verify(zipAt: ariaZip, publicKeyBase64: env.publicKey).isValid)
         }
     }
+
+    /// The CLI, off the cooperative pool (it waits for a child process).
+    static func cli(_ arguments: [String], data: URL, environment: [String: String]) async throws -> CLI.Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try CLI.run(arguments, data: data, environment: environment) })
+            }
+        }
+    }
+
+    @Test("storage check lists what the bucket lacks; storage sync sends it, then the catalog; --all sends everything again; bad settings are named",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: GracefulStopTests.binary.path), "needs .build/debug/trail-companion (swift build --build-tests)"))
+    func storageCommands() async throws {
+        let store = try await ObjectStore.start(.seaweedfs)
+        defer { store.stop() }
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let box = NIOLockedValueBox<ReleasedPackage?>(nil)
+        try await env.app.test { api in
+            let released = try await env.releaseThroughAPI(api)
+            box.withLockedValue { $0 = released }
+        }
+        let released = try #require(box.withLockedValue { $0 })
+        let zipPath = "packages/\(released.packageId)/\(released.version).zip"
+        let keys = ["AWS_ACCESS_KEY_ID": store.info.accessKey, "AWS_SECRET_ACCESS_KEY": store.info.secretKey]
+        let flags = ["--storage", "s3://\(store.info.bucket)/\(Self.prefix)", "--s3-endpoint", store.info.endpoint]
+        func storage(_ arguments: [String], environment: [String: String] = keys) async throws -> CLI.Result {
+            try await Self.cli(["storage"] + arguments, data: env.dataFolder, environment: environment)
+        }
+
+        let before = try await storage(["check"] + flags)
+        #expect(before.status == 1)
+        #expect(before.output.contains("missing: \(zipPath)") && before.output.contains("missing: catalog.json"), "\(before.output)")
+
+        let synced = try await storage(["sync"] + flags)
+        #expect(synced.status == 0, "\(synced.output) \(synced.errors)")
+        #expect(synced.output.contains("then catalog version 1. In sync."), "\(synced.output)")
+        #expect(try env.database.waitingDistributionJobs().isEmpty)
+        let after = try await storage(["check"] + flags)
+        #expect(after.status == 0, "\(after.output) \(after.errors)")
+        #expect(after.output.contains("is in sync"))
+
+        // An object lost from the bucket (someone's clean-up): check names it; sync --all puts it back.
+        let direct = store.client()
+        defer { Task { await direct.shutdown() } }
+        try await direct.deleteObject("\(Self.prefix)/\(zipPath)")
+        let lost = try await storage(["check"] + flags)
+        #expect(lost.status == 1)
+        #expect(lost.output.contains("missing: \(zipPath)") && lost.output.contains("catalog.json names \(zipPath)"), "\(lost.output)")
+        let again = try await storage(["sync", "--all"] + flags)
+        #expect(again.status == 0 && again.output.contains("uploaded"), "\(again.output) \(again.errors)")
+        #expect(try await direct.headObject("\(Self.prefix)/\(zipPath)")?.sha256 == released.sha256)
+        #expect(try await storage(["check"] + flags).status == 0)
+
+        // Settings that cannot work are named before anything is sent.
+        let noKeys = try await storage(["sync"] + flags, environment: [:])
+        #expect(noKeys.status != 0 && (noKeys.output + noKeys.errors).contains("AWS_ACCESS_KEY_ID"), "\(noKeys.errors)")
+        let badLocation = try await storage(["sync", "--storage", "http://bucket", "--s3-endpoint", store.info.endpoint])
+        #expect(badLocation.status != 0 && badLocation.errors.contains("s3://BUCKET/PREFIX"), "\(badLocation.errors)")
+        let smallParts = try await storage(["sync", "--s3-part-size", "1M"] + flags)
+        #expect(smallParts.status != 0 && smallParts.errors.contains("5M"), "\(smallParts.errors)")
+        let wrongKeys = try await storage(["check"] + flags, environment: ["AWS_ACCESS_KEY_ID": "nobody", "AWS_SECRET_ACCESS_KEY": "nothing"])
+        #expect(wrongKeys.status == 1 && wrongKeys.output.contains("access denied"), "\(wrongKeys.output)")
+    }
 }
