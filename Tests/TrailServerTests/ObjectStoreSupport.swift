@@ -39,19 +39,7 @@ final class ObjectStore: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
-        // The first line says where it listens; read on a Dispatch thread, not the cooperative pool.
-        let line: String = try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes = Data()
-                while true {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    bytes.append(chunk)
-                    if chunk.contains(UInt8(ascii: "\n")) { break }
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }
-        }
+        let line = await firstLine(of: output)
         guard let data = line.split(separator: "\n").first.map({ Data($0.utf8) }), let started = try? JSONDecoder().decode(Started.self, from: data) else {
             process.terminate()
             throw StartFailure(description: "\(kind) did not start: \(line)")
@@ -102,17 +90,7 @@ final class TCPProxy: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let line: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes = Data()
-                while !bytes.contains(UInt8(ascii: "\n")) {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    bytes.append(chunk)
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }
-        }
+        let line = await firstLine(of: output)
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             process.terminate()
             throw ObjectStore.StartFailure(description: "the proxy did not start: \(line)")
@@ -136,4 +114,20 @@ final class TCPProxy: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// What a helper process prints first (where it listens), read on a Dispatch thread: a blocking read must not hold one
+/// of the cooperative pool's few threads.
+func firstLine(of pipe: Pipe) async -> String {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            var bytes = Data()
+            while !bytes.contains(UInt8(ascii: "\n")) {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                bytes.append(chunk)
+            }
+            continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+        }
+    }
 }

@@ -18,6 +18,8 @@ struct MobileAPI: Sendable {
     let metrics: AppMetrics
     /// With `--storage` and `--public-download-url`: objects confirmed in the bucket are answered with a redirect there.
     let distribution: DistributionState?
+    /// Encoded answers of the read routes, until the data changes.
+    let readCache: ReadAPICache
 
     struct SiteItem: Encodable {
         let slug: String
@@ -70,23 +72,29 @@ struct MobileAPI: Sendable {
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/sites") { request, _ in
-            try cachedJSON(database.siteSummaries().map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
-                                                                   packageCount: $0.packageCount) }, request: request)
+            try readCache.response("sites", request: request) {
+                try database.siteSummaries().map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
+                                                            packageCount: $0.packageCount) }
+            }
         }
         router.get("/sites/{slug}/packages") { request, context in
             let slug = try context.parameters.require("slug")
-            guard let packages = try database.publishedPackages(ofSite: slug) else { throw NotFound() }
-            return try cachedJSON(packages.map(item), request: request)
+            return try readCache.response("site-packages:\(slug)", request: request) {
+                guard let packages = try database.publishedPackages(ofSite: slug) else { throw NotFound() }
+                return packages.map(item)
+            }
         }
         router.get("/packages/{id}") { request, context in
-            let published = try publishedPackage(context)
-            let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
-            let version = published.version
-            return try cachedJSON(PackageDetail(
+            try readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
+                let published = try publishedPackage(context)
+                let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
+                let version = published.version
+                return PackageDetail(
                 id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
                 sha256: version.sha256, updatedAt: Self.iso(version.createdAt), park: published.siteName, site: published.siteSlug,
                 bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: version.signature, manifest: manifest,
-                downloadURL: "\(publicURL)/api/v1/packages/\(published.package.id)/versions/\(version.version)/download"), request: request)
+                downloadURL: "\(publicURL)/api/v1/packages/\(published.package.id)/versions/\(version.version)/download")
+            }
         }
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/packages/{id}/download", method: method) { request, context in
@@ -116,13 +124,15 @@ struct MobileAPI: Sendable {
         }
         addUpdateRoutes(to: router)
         router.get("/signing-key") { request, _ in
-            try cachedJSON(["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64], request: request)
+            try readCache.response("signing-key", request: request) { ["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64] }
         }
         router.get("/catalog") { request, _ in
             let signed = try catalog.current()
             var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
                                        .cacheControl: "no-cache"]
-            if request.headers[.ifNoneMatch] == signed.etag { return Response(status: .notModified, headers: headers) }
+            if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: signed.etag) {
+                return Response(status: .notModified, headers: headers)
+            }
             headers[.contentLength] = "\(signed.body.count)"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
         }
@@ -174,8 +184,7 @@ struct MobileAPI: Sendable {
         let data = try JSONResponse.encoder.encode(value)
         let etag = "\"\(SHA256.hash(data: data).hexString)\""
         var headers: HTTPFields = [.contentType: "application/json", .eTag: etag, .cacheControl: "no-cache"]
-        if let ifNoneMatch = request.headers[.ifNoneMatch],
-           ifNoneMatch.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(where: { $0 == etag || $0 == "*" || $0 == "W/\(etag)" }) {
+        if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentLength] = "\(data.count)"
@@ -221,19 +230,29 @@ public final class CatalogSigner: Sendable {
     let publicURL: String
     /// With object storage: a version whose objects are confirmed in the bucket is named by its public URL there.
     let distribution: DistributionState?
-    private let cache = NIOLockedValueBox<(signed: Signed, generation: Int)?>(nil)
+    /// When given, its generation says whether the database changed since the last signing, so a poll of an unchanged
+    /// catalog reads nothing from the database.
+    let changes: ReadAPICache?
+    private let cache = NIOLockedValueBox<(signed: Signed, generation: Int, changes: Int)?>(nil)
 
-    public init(database: AppDatabase, signingKey: SigningKey, lifetime: TimeInterval, publicURL: String, distribution: DistributionState? = nil) {
+    public init(database: AppDatabase, signingKey: SigningKey, lifetime: TimeInterval, publicURL: String, distribution: DistributionState? = nil,
+                changes: ReadAPICache? = nil) {
         self.database = database
         self.signingKey = signingKey
         self.lifetime = lifetime
         self.publicURL = publicURL
         self.distribution = distribution
+        self.changes = changes
     }
 
     func current(now: Date = Date()) throws -> Signed {
-        let version = try database.catalogVersion()
         let generation = distribution?.generation ?? 0
+        let changed = changes?.generation ?? -1
+        if changes != nil, let cached = cache.withLockedValue({ $0 }), cached.changes == changed, cached.generation == generation,
+           cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4 {
+            return cached.signed
+        }
+        let version = try database.catalogVersion()
         // Re-sign when the catalog changed, an object reached the bucket (a URL may move there), or less than a quarter
         // of its lifetime is left.
         if let cached = cache.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
@@ -254,7 +273,7 @@ public final class CatalogSigner: Sendable {
         let data = try JSONResponse.encoder.encode(body)
         let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),
                             etag: "\"\(SHA256.hash(data: data).hexString)\"", expiresAt: expiresAt)
-        cache.withLockedValue { $0 = (signed, generation) }
+        cache.withLockedValue { $0 = (signed, generation, changed) }
         return signed
     }
 }

@@ -32,6 +32,8 @@ public struct AppDependencies: Sendable {
     public let files: ContentStore
     /// The object-storage mirror's state, with `--storage`.
     public let distribution: DistributionState?
+    /// The mobile read routes' encoded answers, dropped at every change of what they are made of.
+    public let readCache = ReadAPICache()
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created.
@@ -56,8 +58,10 @@ public struct AppDependencies: Sendable {
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles)
         let distribution = config.storage.flatMap { try? DistributionState(settings: $0, database: database) }
         self.distribution = distribution
+        // Without the observation the cache would never learn of a change: then it is not used at all.
+        let observing = (try? readCache.observe(database.writer)) != nil
         self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
-                                     distribution: distribution)
+                                     distribution: distribution, changes: observing ? readCache : nil)
     }
 
     /// The sync service of the object-storage mirror, with `--storage`.
@@ -170,7 +174,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 
     MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
               publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files,
-              metrics: dependencies.metrics, distribution: dependencies.distribution)
+              metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache)
         .addRoutes(to: router.group("api/v1"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)

@@ -40,6 +40,7 @@ public struct Doctor: Sendable {
         var checks = [signatures()]
         if let clamd = config.clamdAddress { checks.append(await clamdCheck(clamd)) }
         checks += [dataFolder(), signingKey(), freeSpace(), migrations(), await tileSource(), publicURL()]
+        if let storage = config.storage { checks.append(await objectStorage(storage)) }
         return checks
     }
 
@@ -225,5 +226,32 @@ public struct Doctor: Sendable {
                             fix: "serve behind TLS (deploy/nginx.conf) and set --public-url https://…")
         }
         return .ok(name, "\(url)")
+    }
+
+    /// With `--storage`: the bucket answers to the keys and takes a write under the prefix (what `serve` checks at start).
+    func objectStorage(_ settings: StorageSettings) async -> Check {
+        let name = "object storage"
+        let client = settings.makeClient()
+        defer { Task { await client.shutdown() } }
+        do {
+            try await client.headBucket()
+            try await client.putObject(settings.location.key(DistributionPath.writeCheck), data: Data("doctor \(now)\n".utf8),
+                                       contentType: "text/plain", cacheControl: "no-store")
+        } catch let error as S3Error {
+            let fix = switch error.kind {
+            case .accessDenied: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to keys that may read and write \(settings.location)"
+            case .noSuchBucket: "create the bucket \(settings.location.bucket), or correct --storage"
+            case .unreachable: "check --s3-endpoint (\(settings.endpoint?.absoluteString ?? "AWS")) and the network path to it"
+            default: "see the error; `trail-companion storage check` shows what the bucket lacks"
+            }
+            return .failure(name, "\(error)", fix: fix)
+        } catch {
+            return .failure(name, "\(error)", fix: "check --storage and --s3-endpoint")
+        }
+        if settings.publicDownloadURL == nil {
+            return .warning(name, "\(settings.location) answers and takes writes, but without --public-download-url phones still download from this server",
+                            fix: "set --public-download-url to the CDN (or public bucket) URL of \(settings.location)")
+        }
+        return .ok(name, "\(settings.location) answers and takes writes; phones download from \(settings.publicDownloadURL!)")
     }
 }

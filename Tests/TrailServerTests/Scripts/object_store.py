@@ -49,7 +49,9 @@ def main():
                    f"-master.port={p['master']}", f"-master.port.grpc={p['mg']}", f"-volume.port={p['volume']}",
                    f"-volume.port.grpc={p['vg']}", f"-filer.port={p['filer']}", f"-filer.port.grpc={p['fg']}",
                    "-s3", f"-s3.port={port}", f"-s3.port.grpc={p['sg']}", f"-s3.config={config}",
-                   "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.volumeSizeLimitMB=256", "-volume.max=40", "-metricsPort=0"]
+                   "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.volumeSizeLimitMB=256",
+                   # 256 MiB volumes: OBJECT_STORE_VOLUMES of them (40, 10 GiB, unless a benchmark needs more).
+                   f"-volume.max={os.environ.get('OBJECT_STORE_VOLUMES', '40')}", "-metricsPort=0"]
     elif kind == "moto":
         command = ["moto_server", "-H", "127.0.0.1", "-p", str(port)]
     else:

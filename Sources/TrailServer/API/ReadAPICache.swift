@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The encoded answers of the mobile API's read routes (`/sites`, `/sites/{slug}/packages`, `/packages/{id}`,
+/// `/signing-key`), with their ETags, kept until the data they are made of changes. Every app start and update check
+/// asks for these, and between two releases the answer is always the same bytes: encoding, hashing and the database
+/// reads are done once per change instead of once per request (issue 18: the package list went from ~2.9 k to
+/// nginx-like request rates).
+///
+/// Invalidation is by a generation counter that moves on with every committed transaction touching the tables the
+/// answers are made of (a release, unpublish or rollback moves `catalogState` and `package`; a site edit moves
+/// `site`). GRDB reports the commit on the writer's queue before the write returns, so the request that released,
+/// unpublished or rolled back has its answer only after the old bodies are gone: no stale answer follows a change.
+/// A request takes the generation *before* it reads the database, so a body built from data a later commit changed
+/// is stored under the old generation and never served after that commit.
+public final class ReadAPICache: Sendable {
+    struct Entry: Sendable {
+        let generation: Int
+        let body: ByteBuffer
+        let etag: String
+    }
+
+    /// Tables whose changes can change an answer. Not `packageVersion`: its rows are written with `package` at a
+    /// release, and its only other write is the verified-download count, which no answer shows (and which every app
+    /// sends after each download: it must not empty the cache).
+    static let tables = ["catalogState", "site", "package"]
+
+    private let state = NIOLockedValueBox<(generation: Int, entries: [String: Entry])>((0, [:]))
+    private let observation = NIOLockedValueBox<AnyDatabaseCancellable?>(nil)
+    /// False until `observe` started: a cache that cannot learn of changes keeps nothing.
+    private let isObserving = NIOLockedValueBox(false)
+
+    public init() {}
+
+    /// Starts following commits of `writer`; kept until the cache goes.
+    public func observe(_ writer: any DatabaseWriter) throws {
+        let cancellable = try DatabaseRegionObservation(tracking: Self.tables.map { Table($0) })
+            .start(in: writer, onError: { [weak self] _ in self?.invalidate() }, onChange: { [weak self] _ in self?.invalidate() })
+        observation.withLockedValue { $0 = cancellable }
+        isObserving.withLockedValue { $0 = true }
+    }
+
+    public var generation: Int { state.withLockedValue { $0.generation } }
+
+    func invalidate() {
+        state.withLockedValue {
+            $0.generation += 1
+            $0.entries.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The answer for `key`: the stored one while nothing changed, else `make()` encoded, hashed and stored. `make`
+    /// throws for answers that are not kept (404, 410).
+    func response(_ key: String, request: Request, make: () throws -> some Encodable) throws -> Response {
+        guard isObserving.withLockedValue({ $0 }) else {
+            let data = try JSONResponse.encoder.encode(try make())
+            return Self.respond(Entry(generation: 0, body: ByteBuffer(bytes: data), etag: "\"\(SHA256.hash(data: data).hexString)\""), request: request)
+        }
+        let current = generation
+        if let entry = state.withLockedValue({ $0.entries[key] }), entry.generation == current {
+            return Self.respond(entry, request: request)
+        }
+        let data = try JSONResponse.encoder.encode(try make())
+        let entry = Entry(generation: current, body: ByteBuffer(bytes: data), etag: "\"\(SHA256.hash(data: data).hexString)\"")
+        state.withLockedValue { state in
+            if state.generation == current { state.entries[key] = entry }
+        }
+        return Self.respond(entry, request: request)
+    }
+
+    /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.
+    static func respond(_ entry: Entry, request: Request) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json", .eTag: entry.etag, .cacheControl: "no-cache"]
+        if let ifNoneMatch = request.headers[.ifNoneMatch], matches(ifNoneMatch, etag: entry.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = "\(entry.body.readableBytes)"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: entry.body))
+    }
+
+    /// `If-None-Match`: a list of ETags (weak ones compare by their opaque part), or `*`.
+    static func matches(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == etag || tag == "*" || tag == "W/\(etag)"
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import TrailServer
+
+/// #18 item 1: the mobile read routes answer from encoded bodies kept between changes; every change is visible at
+/// once, and no answer is stale after a rollback.
+@Suite struct ReadAPICacheTests {
+    static func get(_ client: some TestClientProtocol, _ uri: String, ifNoneMatch: String? = nil) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let ifNoneMatch { headers[.ifNoneMatch] = ifNoneMatch }
+        return try await client.execute(uri: uri, method: .get, headers: headers)
+    }
+
+    static func version(_ response: TestResponse) -> Int? {
+        if let object = response.jsonObject["version"] as? Int { return object }
+        return ((try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [[String: Any]])?.first?["version"] as? Int
+    }
+
+    @Test("release, rollback, unpublish, publish and a site edit each show at once; unchanged answers are the same bytes and 304; verify reports do not empty the cache")
+    func changesShowAtOnce() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let cache = env.app.dependencies.readCache
+        try await env.app.test { client in
+            let first = try await env.releaseThroughAPI(client)
+            let list = "/api/v1/sites/alpha/packages", detail = "/api/v1/packages/\(first.packageId)"
+            let listV1 = try await Self.get(client, list), detailV1 = try await Self.get(client, detail)
+            #expect(Self.version(listV1) == 1 && Self.version(detailV1) == 1)
+            let listETag = try #require(listV1.headers[.eTag]), detailETag = try #require(detailV1.headers[.eTag])
+
+            // Unchanged: the same bytes, 304 for the ETag, and a verify report (a write) keeps them.
+            let generation = cache.generation
+            #expect(try await Self.get(client, list).body == listV1.body)
+            #expect(try await Self.get(client, list, ifNoneMatch: listETag).status == .notModified)
+            #expect(try await Self.get(client, detail, ifNoneMatch: "\"other\", \(detailETag)").status == .notModified)
+            let verify = try await client.execute(uri: "\(detail)/verify", method: .post, headers: [.contentType: "application/json"],
+                                                  body: ByteBuffer(string: #"{"sha256":"\#(first.sha256)","version":1}"#))
+            #expect(verify.status == .ok)
+            #expect(cache.generation == generation)
+
+            // A release: the next answer is version 2, and the old ETag no longer matches.
+            let second = try await env.releaseThroughAPI(client, seed: 31)
+            #expect(second.version == 2)
+            let listV2 = try await Self.get(client, list, ifNoneMatch: listETag)
+            #expect(listV2.status == .ok && Self.version(listV2) == 2)
+            #expect(Self.version(try await Self.get(client, detail)) == 2)
+
+            // A rollback: version 1 again at once, byte for byte what it was (so its first ETag matches again).
+            let manager = try env.token("manager@test.org")
+            #expect(try await client.managePackage(first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
+            #expect(try await Self.get(client, detail).body == detailV1.body)
+            #expect(try await Self.get(client, list, ifNoneMatch: listETag).status == .notModified)
+            let catalog = try await Self.get(client, "/api/v1/catalog")
+            #expect((catalog.jsonObject["packages"] as? [[String: Any]])?.first?["version"] as? Int == 1)
+
+            // Unpublish: gone at once; publish again: back.
+            #expect(try await client.managePackage(first.packageId, "unpublish", token: manager).status == .ok)
+            #expect(try await Self.get(client, detail).status == .gone)
+            #expect(try await Self.get(client, list).text == "[]")
+            #expect(try await client.managePackage(first.packageId, "publish", token: manager).status == .ok)
+            #expect(try await Self.get(client, detail).body == detailV1.body)
+
+            // A site renamed by an admin shows in /sites at once.
+            let sitesBefore = try await Self.get(client, "/api/v1/sites")
+            #expect(sitesBefore.text.contains("Alpha District"))
+            let site = try #require(try env.database.site(id: env.seed.alphaId))
+            _ = try env.database.updateSite(id: site.id!, SiteInput(slug: site.slug, name: "Alpha Lakes", description: site.description,
+                                                                    requiredApprovals: site.requiredApprovals), actor: .system)
+            let sitesAfter = try await Self.get(client, "/api/v1/sites", ifNoneMatch: sitesBefore.headers[.eTag])
+            #expect(sitesAfter.status == .ok && sitesAfter.text.contains("Alpha Lakes"))
+        }
+    }
+}
