@@ -140,7 +140,12 @@ class Server:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log().splitlines()[-lines:])
+        """The last lines of the server's output; when it crashed, first the lines that say where (Swift's backtracer
+        prints the cause and the frames with source lines well above the end, where only threads at rest remain)."""
+        text = self.log().splitlines()
+        crash = [line for line in text if re.search(r"Fatal error|Program crashed|crashed:|\.swift:\d+|Crash|precondition|overflow", line)]
+        head = ["--- crash lines ---", *crash[:60], "--- last lines ---"] if crash else []
+        return "\n".join(head + text[-lines:]) + f"\n(the whole log: {self.log_path})"
 
     def cli(self, *args: str) -> str:
         """Runs a `trail-companion` command against this server's data folder and answers its stdout."""

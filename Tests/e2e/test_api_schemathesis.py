@@ -292,7 +292,8 @@ def test_schemathesis_finds_no_server_error_and_no_schema_mismatch(stage):
     output = result.stdout + result.stderr
     print(output[-20000:])
     print(f"[schemathesis] {elapsed:.0f} s, exit {result.returncode}")
-    assert server.process.poll() is None, f"the server died during the run:\n{server.log_tail()}"
+    assert server.process.poll() is None, (f"the server died during the run (exit {server.process.returncode}):\n{server.log_tail()}\n"
+                                           f"--- what schemathesis was doing ---\n{output[-6000:]}")
     assert result.returncode == 0, f"schemathesis reported failures (exit {result.returncode}):\n{output[-15000:]}"
 
     # It really ran: every operation of the document (but the document itself) was tested, none failed.
