@@ -182,4 +182,32 @@ struct MediaMultipartParsingTests {
         #expect(parsed.parts.last?.body == Array(content))
         #expect(bypassed > Int64(content.count) * 99 / 100, "bypassed \(bypassed) of \(content.count)")
     }
+
+    @Test("A part header name with a byte over 0x7F is refused before multipart-kit's parser sees it (it traps on one), however the body is cut; a UTF-8 header value is fine")
+    func nonASCIIHeaderNames() throws {
+        let boundary = "fuzzBoundary1"
+        // The input scripts/fuzz.sh found (less its two control bytes).
+        var crash = Array("--fuzzBoundary1\r\nContFloatipsosit".utf8) + [UInt8](repeating: 0xFB, count: 49)
+        crash += Array("ion: form-data; naename=\"b.bin\"\r\n\r\n\r\r\n\r\n-\r\n--fuzzBoundar\r\n--fuzzBoundary1--\r\n".utf8)
+        for chunkSize in [1, 2, 7, 16, 64, crash.count] {
+            let feeder = MultipartFeeder(boundary: boundary)
+            #expect(throws: PartHeaderNameGuard.NonASCIIHeaderName.self, "chunks of \(chunkSize)") {
+                for start in stride(from: 0, to: crash.count, by: chunkSize) {
+                    try feeder.feed(ByteBuffer(bytes: crash[start..<min(crash.count, start + chunkSize)]))
+                }
+            }
+        }
+        // UTF-8 in a value (a filename), and bytes over 0x7F in bodies and in the preamble, are not header names.
+        var fine = Array("pr\u{e9}ambule\r\n--fuzzBoundary1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"caf\u{e9}.txt\"\r\n\r\n".utf8)
+        fine += [0xFF, 0xFB, 0x80] + Array("\r\n--fuzzBoundary1\r\nX-A: \u{e9}\r\n\r\n\u{e9}\r\n--fuzzBoundary1--\r\n".utf8)
+        for chunkSize in [1, 3, 5, fine.count] {
+            let feeder = MultipartFeeder(boundary: boundary)
+            var headers: [String] = []
+            feeder.onHeader = { name, value in headers.append("\(name): \(value)") }
+            for start in stride(from: 0, to: fine.count, by: chunkSize) {
+                try feeder.feed(ByteBuffer(bytes: fine[start..<min(fine.count, start + chunkSize)]))
+            }
+            #expect(headers == ["Content-Disposition: form-data; name=\"file\"; filename=\"caf\u{e9}.txt\"", "X-A: \u{e9}"], "chunks of \(chunkSize)")
+        }
+    }
 }

@@ -97,6 +97,23 @@ struct MediaUploadTests {
         cases.append(("a header name with a space", "multipart/form-data; boundary=\(b)", badHeader))
         badHeader = ByteBuffer(string: "--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\rX\n\r\nx\r\n--\(b)--\r\n")
         cases.append(("a bare CR in a header", "multipart/form-data; boundary=\(b)", badHeader))
+        // Bytes of 0x80 and more in a part header *name* made multipart-kit's parser trap (an index past its 128-entry
+        // table) and took the server down: found by scripts/fuzz.sh multipart. In the first part, after a body (the
+        // path around the parser), and after a preamble; a UTF-8 header *value* stays accepted (MediaMultipartParsingTests).
+        var nonASCII = ByteBuffer(string: "--\(b)\r\nCont")
+        nonASCII.writeBytes([0xFB, 0xFB, 0xFB])
+        nonASCII.writeString("ent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nx\r\n--\(b)--\r\n")
+        cases.append(("a header name with bytes over 0x7F", "multipart/form-data; boundary=\(b)", nonASCII))
+        var second = MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: b)
+        second.moveWriterIndex(to: second.writerIndex - "--\(b)--\r\n".utf8.count)
+        second.writeString("--\(b)\r\n")
+        second.writeBytes([0xC3, 0xA9])
+        second.writeString(": x\r\n\r\ny\r\n--\(b)--\r\n")
+        cases.append(("a non-ASCII header name in a second part", "multipart/form-data; boundary=\(b)", second))
+        var preamble = ByteBuffer(string: "some preamble--\(b)\r\n")
+        preamble.writeBytes([0xFF])
+        preamble.writeString(": x\r\n\r\ny\r\n--\(b)--\r\n")
+        cases.append(("a non-ASCII header name after a preamble", "multipart/form-data; boundary=\(b)", preamble))
         return cases
     }
 

@@ -38,8 +38,8 @@ public final class ReadAPICache: Sendable {
     public init() {}
 
     /// Starts following commits of `writer`; kept until the cache goes.
-    public func observe(_ writer: any DatabaseWriter) throws {
-        let cancellable = try DatabaseRegionObservation(tracking: Self.tables.map { Table($0) })
+    public func observe(_ writer: any DatabaseWriter) {
+        let cancellable = DatabaseRegionObservation(tracking: Self.tables.map { Table($0) })
             .start(in: writer, onError: { [weak self] _ in self?.invalidate() }, onChange: { [weak self] _ in self?.invalidate() })
         observation.withLockedValue { $0 = cancellable }
         isObserving.withLockedValue { $0 = true }

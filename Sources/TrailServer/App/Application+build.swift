@@ -58,10 +58,9 @@ public struct AppDependencies: Sendable {
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles)
         let distribution = config.storage.flatMap { try? DistributionState(settings: $0, database: database) }
         self.distribution = distribution
-        // Without the observation the cache would never learn of a change: then it is not used at all.
-        let observing = (try? readCache.observe(database.writer)) != nil
+        readCache.observe(database.writer)
         self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
-                                     distribution: distribution, changes: observing ? readCache : nil)
+                                     distribution: distribution, changes: readCache)
     }
 
     /// The sync service of the object-storage mirror, with `--storage`.

@@ -84,7 +84,9 @@ struct MultipartUpload {
         var current: (name: String, fileName: String?, writer: HashingFileWriter?, uploadId: String?, field: String)?
         do {
             for try await chunk in request.body {
-                do { try parser.feed(chunk) } catch {
+                do { try parser.feed(chunk) } catch is PartHeaderNameGuard.NonASCIIHeaderName {
+                    throw HTTPError(.badRequest, message: "A multipart part header name may hold only ASCII letters, digits and punctuation.")
+                } catch {
                     throw HTTPError(.badRequest, message: "The multipart body is malformed.")
                 }
                 // Bytes fed without a single part event are preamble or headers: bound them, so a 1 MB header line fails fast.
@@ -192,6 +194,8 @@ final class MultipartFeeder {
     var onPartComplete: () -> Void = {}
 
     private let parser: MultipartParser
+    /// Sees every byte the parser is given, first (see `PartHeaderNameGuard`).
+    private var headerGuard: PartHeaderNameGuard
     /// `CRLF--boundary`; its only CR is its first byte (a boundary has no CR).
     private let delimiter: [UInt8]
     /// The parser is in its body state and has seen every byte so far.
@@ -207,6 +211,7 @@ final class MultipartFeeder {
     init(boundary: String) {
         parser = MultipartParser(boundary: boundary)
         delimiter = Array("\r\n--\(boundary)".utf8)
+        headerGuard = PartHeaderNameGuard(delimiter: delimiter)
         parser.onHeader = { [unowned self] name, value in
             callbacks += 1
             onHeader(name, value)
@@ -269,6 +274,7 @@ final class MultipartFeeder {
         }
         if bodyEnd > position, let slice = chunk.getSlice(at: chunk.readerIndex + position, length: bodyEnd - position) {
             bypassedBytes += Int64(slice.readableBytes)
+            headerGuard.bodySkipped()
             callbacks += 1
             bodyCallbacks += 1
             onBody(slice)
@@ -282,6 +288,7 @@ final class MultipartFeeder {
 
     private func execute(_ chunk: ByteBuffer, _ range: Range<Int>) throws {
         guard !range.isEmpty, let slice = chunk.getSlice(at: chunk.readerIndex + range.lowerBound, length: range.count) else { return }
+        try slice.withUnsafeReadableBytes { try headerGuard.check($0) }
         try parser.execute(slice)
     }
 
@@ -317,5 +324,82 @@ final class MultipartFeeder {
     static func isPrefixOfDelimiter(_ buffer: ByteBuffer, from position: Int, delimiter: [UInt8]) -> Bool {
         let tail = buffer.readableBytesView.dropFirst(position)
         return tail.count < delimiter.count && tail.elementsEqual(delimiter.prefix(tail.count))
+    }
+}
+
+/// A part header *name* with a byte of 0x80 or more must never reach multipart-kit's parser: its check of header-name
+/// characters indexes a 128-entry table with the byte, and anything above traps (multipart-kit 4.7.1,
+/// `MultipartParser.swift:316`, `allowedHeaderFieldNameCharacterFlags[Int(self)]`): one request from any signed-in
+/// author would stop the whole server. Found by `scripts/fuzz.sh multipart`. Header names are ASCII tokens
+/// (RFC 9110 §5.1), so the request is refused with 400 instead.
+///
+/// Sees exactly the bytes the parser is given, in order, and follows the parser's states as far as it must: looking
+/// for a boundary (in the preamble `--boundary` anywhere, as the parser accepts it; later `CRLF--boundary`), the
+/// CRLF after it, then header lines (name, `:`, value, CRLF) until the empty line that starts a body. Body bytes that
+/// go around the parser are announced with `bodySkipped()`, so no delimiter is matched across them.
+struct PartHeaderNameGuard {
+    struct NonASCIIHeaderName: Error {}
+
+    private enum State {
+        case seekingBoundary
+        case afterBoundary
+        case afterBoundaryCR
+        case name(hasBytes: Bool)
+        case value
+        case valueCR
+        case headersEndCR
+    }
+
+    private let delimiter: [UInt8]
+    private var state = State.seekingBoundary
+    /// How much of `delimiter` the last bytes matched; the stream's start counts as a line start (CRLF matched).
+    private var matched = 2
+    private var inPreamble = true
+
+    init(delimiter: [UInt8]) { self.delimiter = delimiter }
+
+    mutating func bodySkipped() {
+        if case .seekingBoundary = state { matched = 0 }
+    }
+
+    mutating func check(_ bytes: UnsafeRawBufferPointer) throws {
+        for byte in bytes {
+            switch state {
+            case .seekingBoundary:
+                if byte == delimiter[matched] {
+                    matched += 1
+                } else if inPreamble && matched < 3 && byte == UInt8(ascii: "-") {
+                    matched = 3  // the parser's preamble takes "--boundary" without the CRLF before it
+                } else {
+                    matched = byte == delimiter[0] ? 1 : 0
+                }
+                if matched == delimiter.count {
+                    matched = 0
+                    inPreamble = false
+                    state = .afterBoundary
+                }
+            case .afterBoundary:
+                state = byte == UInt8(ascii: "\r") ? .afterBoundaryCR : .seekingBoundary
+            case .afterBoundaryCR:
+                state = byte == UInt8(ascii: "\n") ? .name(hasBytes: false) : .seekingBoundary
+            case .name(let hasBytes):
+                if byte >= 0x80 { throw NonASCIIHeaderName() }
+                if byte == UInt8(ascii: ":") && hasBytes {
+                    state = .value
+                } else if byte == UInt8(ascii: "\r") {
+                    state = hasBytes ? .seekingBoundary : .headersEndCR
+                } else {
+                    state = .name(hasBytes: true)
+                }
+            case .value:
+                if byte == UInt8(ascii: "\r") { state = .valueCR }
+            case .valueCR:
+                state = byte == UInt8(ascii: "\n") ? .name(hasBytes: false) : .value
+            case .headersEndCR:
+                // The body starts: from here only a delimiter with its CRLF ends it.
+                state = .seekingBoundary
+                matched = 0
+            }
+        }
     }
 }
