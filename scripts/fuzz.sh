@@ -51,7 +51,7 @@ for target in "${targets[@]}"; do
   cp -r "$root/Fuzz/corpus/$target/." "$corpus/" 2>/dev/null || true
   [[ "$target" == zip ]] && cp "$work/seeds/zip/"* "$corpus/"
   echo "fuzzing $target for $seconds s ..."
-  if SWIFT_BACKTRACE=enable=no TRAIL_FUZZ_TARGET="$target" "$bin" "$corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -detect_leaks=0 \
+  if ASAN_OPTIONS=detect_leaks=0 SWIFT_BACKTRACE=enable=no TRAIL_FUZZ_TARGET="$target" "$bin" "$corpus" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -detect_leaks=0 \
        -artifact_prefix="$root/fuzz-artifacts/$target/" -print_final_stats=1 > "$work/$target.log" 2>&1; then
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$target.log" | grep -o '[0-9]*$' || echo "?")
     cov=$(grep -oE 'cov: [0-9]+' "$work/$target.log" | tail -1 || true)

@@ -333,73 +333,96 @@ final class MultipartFeeder {
 /// author would stop the whole server. Found by `scripts/fuzz.sh multipart`. Header names are ASCII tokens
 /// (RFC 9110 §5.1), so the request is refused with 400 instead.
 ///
-/// Sees exactly the bytes the parser is given, in order, and follows the parser's states as far as it must: looking
-/// for a boundary (in the preamble `--boundary` anywhere, as the parser accepts it; later `CRLF--boundary`), the
-/// CRLF after it, then header lines (name, `:`, value, CRLF) until the empty line that starts a body. Body bytes that
-/// go around the parser are announced with `bodySkipped()`, so no delimiter is matched across them.
+/// Sees exactly the bytes the parser is given, in order, and steps through the parser's own states with the parser's
+/// own rules (preamble matching, CRLF after a boundary, header name and value, body and boundary matching, epilogue),
+/// so it knows which byte the parser would read as part of a header name. Where the parser would throw, it stops
+/// looking (the feeder throws there too). Body bytes that go around the parser are announced with `bodySkipped()`.
 struct PartHeaderNameGuard {
     struct NonASCIIHeaderName: Error {}
 
     private enum State {
-        case seekingBoundary
-        case afterBoundary
-        case afterBoundaryCR
-        case name(hasBytes: Bool)
+        case preamble(matched: Int)
+        case preHeadersCR
+        case preHeadersLF
+        case name(empty: Bool)
         case value
-        case valueCR
-        case headersEndCR
+        case valueLF
+        case headersEndLF
+        case body
+        case boundary(matched: Int)
+        /// Epilogue, or a syntax error: the parser reads nothing more as a header.
+        case done
     }
 
+    /// `CRLF--boundary`, as the parser's `boundary`.
     private let delimiter: [UInt8]
-    private var state = State.seekingBoundary
-    /// How much of `delimiter` the last bytes matched; the stream's start counts as a line start (CRLF matched).
-    private var matched = 2
-    private var inPreamble = true
+    private var state = State.preamble(matched: 0)
+    private static let cr = UInt8(ascii: "\r"), lf = UInt8(ascii: "\n"), hyphen = UInt8(ascii: "-"), colon = UInt8(ascii: ":")
 
     init(delimiter: [UInt8]) { self.delimiter = delimiter }
 
-    mutating func bodySkipped() {
-        if case .seekingBoundary = state { matched = 0 }
-    }
+    /// The feeder handed body bytes on without the parser: it is (and stays) in its body state.
+    mutating func bodySkipped() { state = .body }
 
     mutating func check(_ bytes: UnsafeRawBufferPointer) throws {
-        for byte in bytes {
-            switch state {
-            case .seekingBoundary:
-                if byte == delimiter[matched] {
-                    matched += 1
-                } else if inPreamble && matched < 3 && byte == UInt8(ascii: "-") {
-                    matched = 3  // the parser's preamble takes "--boundary" without the CRLF before it
-                } else {
-                    matched = byte == delimiter[0] ? 1 : 0
-                }
-                if matched == delimiter.count {
-                    matched = 0
-                    inPreamble = false
-                    state = .afterBoundary
-                }
-            case .afterBoundary:
-                state = byte == UInt8(ascii: "\r") ? .afterBoundaryCR : .seekingBoundary
-            case .afterBoundaryCR:
-                state = byte == UInt8(ascii: "\n") ? .name(hasBytes: false) : .seekingBoundary
-            case .name(let hasBytes):
-                if byte >= 0x80 { throw NonASCIIHeaderName() }
-                if byte == UInt8(ascii: ":") && hasBytes {
-                    state = .value
-                } else if byte == UInt8(ascii: "\r") {
-                    state = hasBytes ? .seekingBoundary : .headersEndCR
-                } else {
-                    state = .name(hasBytes: true)
-                }
-            case .value:
-                if byte == UInt8(ascii: "\r") { state = .valueCR }
-            case .valueCR:
-                state = byte == UInt8(ascii: "\n") ? .name(hasBytes: false) : .value
-            case .headersEndCR:
-                // The body starts: from here only a delimiter with its CRLF ends it.
-                state = .seekingBoundary
+        for byte in bytes { try step(byte) }
+    }
+
+    private mutating func step(_ byte: UInt8) throws {
+        switch state {
+        case .preamble(var matched):
+            // MultipartParser.parsePreamble, rule for rule.
+            if matched == 0, byte == delimiter[2] {
+                matched = 3
+            } else if byte == delimiter[matched] {
+                matched += 1
+            } else if matched > 0, byte == delimiter[0] {
+                matched = 1
+            } else {
                 matched = 0
             }
+            state = matched >= delimiter.count ? .preHeadersCR : .preamble(matched: matched)
+        case .preHeadersCR:
+            state = byte == Self.cr ? .preHeadersLF : .done
+        case .preHeadersLF:
+            state = byte == Self.lf ? .name(empty: true) : .done
+        case .name(let empty):
+            if byte == Self.colon && !empty {
+                state = .value
+            } else if byte == Self.cr && empty {
+                state = .headersEndLF
+            } else if byte >= 0x80 {
+                throw NonASCIIHeaderName()
+            } else {
+                // An allowed character goes on the name; any other one is the parser's syntax error.
+                state = Self.isTokenCharacter(byte) ? .name(empty: false) : .done
+            }
+        case .value:
+            if byte == Self.cr { state = .valueLF }
+        case .valueLF:
+            state = byte == Self.lf ? .name(empty: true) : .done
+        case .headersEndLF:
+            state = byte == Self.lf ? .body : .done
+        case .body:
+            if byte == delimiter[0] { state = .boundary(matched: 1) }
+        case .boundary(let matched):
+            if matched >= delimiter.count {
+                state = byte == Self.cr ? .preHeadersLF : .done  // "-" begins the epilogue; anything else is an error
+            } else if byte == delimiter[matched] {
+                state = .boundary(matched: matched + 1)
+            } else {
+                state = byte == delimiter[0] ? .boundary(matched: 1) : .body
+            }
+        case .done:
+            break
+        }
+    }
+
+    /// RFC 9110 token characters: what the parser's table allows in a header name.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
 }

@@ -190,6 +190,12 @@ enum TourImport {
         if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
             throw ImportRefused(message: "The GPX file declares a DOCTYPE or entities, which are not allowed.")
         }
+        // Nor processing instructions (`<?target data?>`), but the XML declaration at the start: Foundation's XMLParser
+        // on Linux passes an instruction without data to strlen as a null pointer and the whole server crashes
+        // (swift-corelibs-foundation, `_NSXMLParserProcessingInstruction`; found by scripts/fuzz.sh importer).
+        if hasProcessingInstruction(data) {
+            throw ImportRefused(message: "The GPX file contains processing instructions (<?…?>), which GPX does not use.")
+        }
         let reader = GPXReader()
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -207,6 +213,23 @@ enum TourImport {
             }
         }
         return result
+    }
+
+    /// Whether `<?` appears anywhere but as the XML declaration at the very start (after a BOM and blanks). `<` cannot
+    /// stand raw in text, so outside comments and CDATA (where refusing it costs nothing) this is an instruction.
+    static func hasProcessingInstruction(_ data: Data) -> Bool {
+        let marker = Data("<?".utf8)
+        var start = data.startIndex
+        let leading = data.prefix { [0xEF, 0xBB, 0xBF, 0x20, 0x09, 0x0A, 0x0D].contains($0) }.count
+        let afterLeading = data.index(data.startIndex, offsetBy: leading)
+        while let found = data.range(of: marker, in: start..<data.endIndex) {
+            let declaration = found.lowerBound == afterLeading && data[found.lowerBound...].starts(with: Data("<?xml".utf8))
+                && data.count > found.lowerBound - data.startIndex + 5
+                && [0x20, 0x09, 0x0A, 0x0D].contains(data[data.index(found.lowerBound, offsetBy: 5)])
+            if !declaration { return true }
+            start = found.upperBound
+        }
+        return false
     }
 
     /// The `encoding` of the XML declaration (`<?xml version="1.0" encoding="…"?>`), if the file starts with one.
