@@ -233,10 +233,14 @@ enum TourImport {
     }
 
     /// The `encoding` of the XML declaration (`<?xml version="1.0" encoding="…"?>`), if the file starts with one.
+    /// A declaration closed wrongly (`…encoding="UTF-7">`) is read up to its first `>`: libxml2 still switches to the
+    /// encoding it names (and crashes on UTF-7, found by scripts/fuzz.sh importer), so the check must see it too.
+    /// (UTF-16 and UTF-32 by byte order mark are refused earlier, in `parse`.)
     static func declaredEncoding(_ data: Data) -> String? {
         let head = String(decoding: data.prefix(300), as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\u{FEFF}").union(.whitespacesAndNewlines))
-        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>") else { return nil }
-        let declaration = head[..<end.lowerBound]
+        guard head.hasPrefix("<?xml") else { return nil }
+        let end = head.range(of: ">")?.lowerBound ?? head.endIndex
+        let declaration = head[..<end]
         guard let key = declaration.range(of: "encoding") else { return nil }
         let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return String(rest) }
