@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Logging
+import NIOConcurrencyHelpers
 
 /// A tile build that cannot go on, with a message for the request page.
 public struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
@@ -187,7 +188,7 @@ public final class TileFetcher: Sendable {
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await Self.data(for: request, session: session)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError {
@@ -225,5 +226,35 @@ public final class TileFetcher: Sendable {
         guard var components = URLComponents(string: url) else { return url }
         if components.query != nil { components.query = "…" }
         return components.string ?? url
+    }
+}
+
+extension TileFetcher {
+    /// A data task through its completion handler, cancelled from another queue. Not `URLSession.data(for:)`: in
+    /// swift-corelibs-foundation its cancellation handler calls `URLSessionTask.cancel()`, which waits (`queue.sync`) for
+    /// the session's queue while that queue, finishing the same request, waits for the Swift task's status lock that the
+    /// cancellation holds. A build whose tile server stopped answering cancels its fetch group exactly then: a CI run hung
+    /// there (thread stacks in session 6's note). Here the cancel is sent from a Dispatch queue, after the handler returns.
+    static func data(for request: URLRequest, session: URLSession) async throws -> (Data, URLResponse) {
+        let running = NIOLockedValueBox<URLSessionDataTask?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                running.withLockedValue { $0 = task }
+                task.resume()
+                if Task.isCancelled { DispatchQueue.global().async { task.cancel() } }
+            }
+        } onCancel: {
+            let task = running.withLockedValue { $0 }
+            DispatchQueue.global().async { task?.cancel() }
+        }
     }
 }
