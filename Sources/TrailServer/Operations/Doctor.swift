@@ -234,9 +234,7 @@ public struct Doctor: Sendable {
         let client = settings.makeClient()
         defer { Task { await client.shutdown() } }
         do {
-            try await client.headBucket()
-            try await client.putObject(settings.location.key(DistributionPath.writeCheck), data: Data("doctor \(now)\n".utf8),
-                                       contentType: "text/plain", cacheControl: "no-store")
+            try await client.checkWritable(by: "doctor")
         } catch let error as S3Error {
             let fix = switch error.kind {
             case .accessDenied: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY to keys that may read and write \(settings.location)"

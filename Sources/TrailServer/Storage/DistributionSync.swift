@@ -145,9 +145,7 @@ public final class DistributionSync: Service, Sendable {
 
     /// `serve` at start and `storage check`: the bucket answers to these keys and takes a write under the prefix.
     public func checkBucket() async throws {
-        try await client.headBucket()
-        try await client.putObject(location.key(DistributionPath.writeCheck), data: Data("written by trail-companion at \(Date())\n".utf8),
-                                   contentType: "text/plain", cacheControl: "no-store")
+        try await client.checkWritable(by: "serve")
     }
 
     /// One pass of the order above; records the outcome (the jobs' error, or their end).

@@ -261,3 +261,13 @@ enum DistributionStatus {
         return (text, false)
     }
 }
+
+extension S3Client {
+    /// The check `serve` makes at start and `doctor` and `storage check` repeat: the bucket answers to these keys
+    /// (HEAD) and takes a write under the prefix (`.trail/write-check`, naming who wrote it and when).
+    func checkWritable(by writer: String) async throws {
+        try await headBucket()
+        try await putObject(location.key(DistributionPath.writeCheck), data: Data("written by trail-companion \(writer) at \(Date())\n".utf8),
+                            contentType: "text/plain", cacheControl: "no-store")
+    }
+}
