@@ -189,6 +189,9 @@ final class TileServerState: Sendable {
         case flaky(percent: Int)
         /// The first `answered` requests are served; every later one gets no answer until `release()`.
         case stopsAnswering(after: Int)
+        /// Every tile request without `?hop=1` is answered 302 to the same path with `?hop=1` on this host name (same
+        /// port); those are served.
+        case redirect(toHost: String)
     }
 
     struct Counters: Sendable {
@@ -210,17 +213,20 @@ final class TileServerState: Sendable {
     var requests: Int { counters.withLockedValue { $0.requests } }
     var failed: Int { counters.withLockedValue { $0.failed } }
     var hung: Int { counters.withLockedValue { $0.hung } }
+    var served: [String: Int] { counters.withLockedValue { $0.served } }
     var userAgents: Set<String> { counters.withLockedValue { $0.userAgents } }
     func release() { released.withLockedValue { $0 = true } }
 
-    enum Decision { case serve, fail(HTTPResponse.Status), hang }
+    enum Decision { case serve, fail(HTTPResponse.Status), hang, redirect(String) }
 
-    func decide(_ key: String, userAgent: String?) -> Decision {
+    func decide(_ key: String, userAgent: String?, hop: Bool = false) -> Decision {
         counters.withLockedValue { state in
             state.requests += 1
             if let userAgent { state.userAgents.insert(userAgent) }
             switch mode {
-            case .normal:
+            case .redirect(let host) where !hop:
+                return .redirect(host)
+            case .normal, .redirect:
                 state.served[key, default: 0] += 1
                 return .serve
             case .flaky(let percent):
@@ -264,7 +270,10 @@ enum TestTileServer {
             }
             let tile = TileID(z: z, x: x, y: y)
             guard tile.isValid else { return Response(status: .notFound) }
-            switch state.decide(tile.description, userAgent: request.headers[.userAgent]) {
+            switch state.decide(tile.description, userAgent: request.headers[.userAgent], hop: request.uri.queryParameters["hop"] != nil) {
+            case .redirect(let host):
+                let port = request.head.authority?.split(separator: ":").last.map(String.init) ?? "80"
+                return Response(status: .found, headers: [.location: "http://\(host):\(port)/\(z)/\(x)/\(file)?hop=1"])
             case .serve:
                 return Response(status: .ok, headers: [.contentType: "image/png"], body: .init(byteBuffer: ByteBuffer(bytes: TileImages.png(tile))))
             case .fail(let status):

@@ -182,36 +182,26 @@ public struct Doctor: Sendable {
                             fix: "set one in the panel (Admin → Map tiles) or with --tile-url")
         }
         let url = TileURLTemplate.expand(template, TileID(z: 0, x: 0, y: 0))
-        guard let address = URL(string: url) else { return .failure(name, "\(template) is not a valid URL template", fix: "correct it in the panel or --tile-url") }
-        if !config.tileFetch.allowPrivateAddresses, let host = address.host {
-            do { try TileHostGuard.check(host: host) } catch {
-                return .failure(name, "\(error): package builds refuse it", fix: "serve with --tile-allow-private if this tile server is really yours")
-            }
-        }
-        var request = URLRequest(url: address)
-        request.timeoutInterval = 10
-        request.setValue(TileFetcher.userAgent(publicURL: config.effectivePublicURL), forHTTPHeaderField: "User-Agent")
-        do {
-            let (data, response) = try await Self.fetch(request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            guard status == 200 else { return .failure(name, "\(url) answered HTTP \(status)", fix: "check the template and any API key in it") }
-            guard let format = TileImageFormat.detect(data), format != "pbf" else {
-                return .failure(name, "\(url) answered something that is not a PNG, JPEG or WebP tile", fix: "use a raster tile URL")
-            }
+        guard URL(string: url) != nil else { return .failure(name, "\(template) is not a valid URL template", fix: "correct it in the panel or --tile-url") }
+        // The same fetcher (and address checks) as a package build, with one try and a cache that is thrown away.
+        let cache = FileManager.default.temporaryDirectory.appendingPathComponent("trail-doctor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: cache) }
+        var options = config.tileFetch
+        options.attempts = 1
+        options.requestTimeout = 10
+        let fetcher = TileFetcher(template: template, cacheRoot: cache, options: options,
+                                  userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
+        switch await fetcher.probe(TileID(z: 0, x: 0, y: 0)) {
+        case .success(.file(_, let format)):
             return .ok(name, "\(url) answered a \(format) tile")
-        } catch {
-            return .failure(name, "\(url) did not answer: \(error.localizedDescription)", fix: "check the network path to the tile server (proxy, firewall)")
-        }
-    }
-
-    /// A completion-handler request (FoundationNetworking's async `data(for:)` can hang when cancelled).
-    static func fetch(_ request: URLRequest) async throws -> (Data, URLResponse) {
-        try await withCheckedThrowingContinuation { continuation in
-            URLSession.shared.dataTask(with: request) { data, response, error in
-                if let data, let response { continuation.resume(returning: (data, response)) } else {
-                    continuation.resume(throwing: error ?? URLError(.badServerResponse))
-                }
-            }.resume()
+        case .success(.absent):
+            return .failure(name, "\(url) has no world tile (0/0/0)", fix: "check the template and any API key in it")
+        case .failure(let failure) where failure.message.contains("--tile-allow-private"):
+            return .failure(name, "\(failure.message): package builds refuse it", fix: "serve with --tile-allow-private if this tile server is really yours")
+        case .failure(let failure) where failure.message.hasPrefix("HTTP ") || failure.message.contains("not a PNG"):
+            return .failure(name, "\(url) answered \(failure.message)", fix: "check the template and any API key in it; use a raster tile URL")
+        case .failure(let failure):
+            return .failure(name, "\(url) did not answer: \(failure.message)", fix: "check the network path to the tile server (proxy, firewall)")
         }
     }
 

@@ -59,7 +59,7 @@ public final class DistributionSync: Service, Sendable {
     public func run() async throws {
         // Every release, unpublish and rollback moves the catalog version: that wakes the sync at once.
         let observation = DatabaseRegionObservation(tracking: Table("catalogState"))
-        let cancellable = try observation.start(in: database.writer, onError: { _ in }, onChange: { [wakeup] _ in wakeup.signal() })
+        let cancellable = observation.start(in: database.writer, onError: { _ in }, onChange: { [wakeup] _ in wakeup.signal() })
         defer { cancellable.cancel() }
         await cancelWhenGracefulShutdown { [self] in
             var delay = settings.firstRetryDelay

@@ -1,10 +1,11 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 
 /// A tile build that cannot go on, with a message for the request page.
 public struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
@@ -17,39 +18,40 @@ public struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
 /// by every build), then the server with a bounded number of requests in flight, a clear User-Agent, time-outs,
 /// and retries with exponential back-off and jitter. One tile that still fails after its retries ends the fetch
 /// (the remaining requests are cancelled), so a server that stops answering fails the build instead of leaving holes.
+///
+/// Every connection goes to the address ``TileHostGuard`` checked (see ``PinnedClients``), so a tile URL cannot reach
+/// the server's own network, not even through a DNS answer that changes after the check.
 public final class TileFetcher: Sendable {
     public let template: String
     public let cacheFolder: URL
     public let options: TileFetchOptions
     public let userAgent: String
-    let session: URLSession
+    let resolve: TileHostGuard.Resolver
+    let isAllowedAddress: @Sendable (String) -> Bool
     let logger: Logger
+
+    /// The most bytes one tile's answer may have (a larger body is not read on).
+    static let maxTileBytes = MBTilesReader.maxTileBytes
+    /// Redirects followed for one tile before giving up.
+    static let maxRedirects = 5
 
     /// Formats a cached tile may have, by file extension.
     static let extensions = ["png", "jpg", "webp"]
 
-    public init(template: String, cacheRoot: URL, options: TileFetchOptions, userAgent: String, logger: Logger = Logger(label: "trail.tiles")) {
+    /// `resolve` looks host names up (the system's resolver; tests give their own to play a changing DNS answer).
+    public init(template: String, cacheRoot: URL, options: TileFetchOptions, userAgent: String,
+                resolve: @escaping TileHostGuard.Resolver = TileHostGuard.addresses(of:),
+                isAllowedAddress: @escaping @Sendable (String) -> Bool = TileHostGuard.isPublic,
+                logger: Logger = Logger(label: "trail.tiles")) {
         self.template = template
         self.options = options
         self.userAgent = userAgent
+        self.resolve = resolve
+        self.isAllowedAddress = isAllowedAddress
         self.logger = logger
         let key = SHA256.hash(data: Data(template.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
         cacheFolder = cacheRoot.appendingPathComponent(key)
-        let configuration = URLSessionConfiguration.ephemeral
-        // FoundationNetworking on Linux counts time-outs in whole seconds (0.5 s would time out at once).
-        let timeout = max(1, options.requestTimeout.rounded(.up))
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = max(timeout * 3, timeout + 10)
-        configuration.httpMaximumConnectionsPerHost = max(1, options.concurrency)
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpAdditionalHeaders = ["User-Agent": userAgent, "Accept": "image/png,image/jpeg,image/webp,image/*;q=0.8"]
-        session = URLSession(configuration: configuration, delegate: TileRedirectGuard(allowPrivate: options.allowPrivateAddresses),
-                             delegateQueue: nil)
     }
-
-    deinit { session.invalidateAndCancel() }
 
     /// The User-Agent of every request: who we are and where to reach the server's operator.
     public static func userAgent(publicURL: String) -> String { "TrailCompanion/1.0 (+\(publicURL))" }
@@ -71,13 +73,25 @@ public final class TileFetcher: Sendable {
 
     /// Fetches every tile; throws ``TileBuildFailure`` when one cannot be had, `CancellationError` when cancelled.
     public func fetch(_ tiles: [TileID], progress: (@Sendable (Int) -> Void)? = nil) async throws -> Summary {
-        if !options.allowPrivateAddresses {
-            // Every host the template can name ({s} picks a, b or c), checked before the first request.
-            let hosts = Set((0..<3).compactMap { URLComponents(string: TileURLTemplate.expand(template, TileID(z: 1, x: $0, y: 0)))?.host })
-            for host in hosts.sorted() {
-                do { try TileHostGuard.check(host: host) } catch let refusal as TileHostGuard.Refusal {
-                    throw TileBuildFailure("Map tiles cannot be fetched: \(refusal). No package was made.")
-                }
+        let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
+        do {
+            let summary = try await fetch(tiles, clients: clients, progress: progress)
+            await clients.shutdown()
+            return summary
+        } catch {
+            await clients.shutdown()
+            throw error
+        }
+    }
+
+    func fetch(_ tiles: [TileID], clients: PinnedClients, progress: (@Sendable (Int) -> Void)?) async throws -> Summary {
+        // Every host the template can name ({s} picks a, b or c), checked before the first request.
+        let hosts = Set((0..<3).compactMap { URLComponents(string: TileURLTemplate.expand(template, TileID(z: 1, x: $0, y: 0)))?.host })
+        for host in hosts.sorted() {
+            do { _ = try await clients.client(for: host) } catch let refusal as TileHostGuard.Refusal {
+                throw TileBuildFailure("Map tiles cannot be fetched: \(refusal). No package was made.")
+            } catch {
+                // A name that does not resolve now may resolve at the first request; that one fails with its retries.
             }
         }
         var summary = Summary(outcomes: [:], fromCache: 0, fetched: 0, retries: 0)
@@ -96,7 +110,7 @@ public final class TileFetcher: Sendable {
             var iterator = pending.makeIterator()
             func startNext() -> Bool {
                 guard let tile = iterator.next() else { return false }
-                group.addTask { try await self.fetchWithRetries(tile) }
+                group.addTask { try await self.fetchWithRetries(tile, clients: clients) }
                 return true
             }
             for _ in 0..<max(1, options.concurrency) where !startNext() { break }
@@ -110,6 +124,23 @@ public final class TileFetcher: Sendable {
             }
         }
         return summary
+    }
+
+    /// One request for one tile, without retries or waiting on a cache, through the same pinned connection and checks
+    /// as a build (for `doctor`). The reason in words when it fails ("HTTP 500", "… an address of this server's own
+    /// network …").
+    public func probe(_ tile: TileID) async -> Result<Outcome, TileBuildFailure> {
+        let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
+        defer { Task { await clients.shutdown() } }
+        do {
+            return .success(try await fetchOnce(tile, url: TileURLTemplate.expand(template, tile), clients: clients))
+        } catch let error as AttemptError {
+            switch error {
+            case .fatal(let message), .retryable(let message, _): return .failure(TileBuildFailure(message))
+            }
+        } catch {
+            return .failure(TileBuildFailure("\(error)"))
+        }
     }
 
     // MARK: Cache
@@ -155,13 +186,13 @@ public final class TileFetcher: Sendable {
         case fatal(String)
     }
 
-    func fetchWithRetries(_ tile: TileID) async throws -> (TileID, Outcome, Int) {
+    func fetchWithRetries(_ tile: TileID, clients: PinnedClients) async throws -> (TileID, Outcome, Int) {
         let url = TileURLTemplate.expand(template, tile)
         var lastProblem = ""
         for attempt in 1...max(1, options.attempts) {
             try Task.checkCancellation()
             do {
-                return (tile, try await fetchOnce(tile, url: url), attempt - 1)
+                return (tile, try await fetchOnce(tile, url: url, clients: clients), attempt - 1)
             } catch let error as AttemptError {
                 switch error {
                 case .fatal(let message):
@@ -181,41 +212,72 @@ public final class TileFetcher: Sendable {
             + "it may be down or overloaded. No package was made; submit the tour again later.")
     }
 
-    func fetchOnce(_ tile: TileID, url: String) async throws -> Outcome {
-        guard let address = URL(string: url) else { throw AttemptError.fatal("the URL \(url) is not valid") }
-        var request = URLRequest(url: address)
-        request.timeoutInterval = max(1, options.requestTimeout.rounded(.up))
-        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
-        let data: Data, response: URLResponse
-        do {
-            (data, response) = try await Self.data(for: request, session: session)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as URLError {
-            if error.code == .cancelled, Task.isCancelled { throw CancellationError() }
-            throw AttemptError.retryable(error.code == .timedOut ? "no answer within \(String(format: "%g", max(1, options.requestTimeout.rounded(.up)))) s" : error.localizedDescription,
-                                         retryAfter: nil)
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw AttemptError.retryable("\(error)", retryAfter: nil)
-        }
-        guard let http = response as? HTTPURLResponse else { throw AttemptError.retryable("not an HTTP answer", retryAfter: nil) }
-        switch http.statusCode {
-        case 200:
-            guard let format = TileImageFormat.detect(data), format != "pbf" else {
-                throw AttemptError.retryable("the answer is not a PNG, JPEG or WebP image", retryAfter: nil)
+    func fetchOnce(_ tile: TileID, url: String, clients: PinnedClients) async throws -> Outcome {
+        var address = url
+        for _ in 0...Self.maxRedirects {
+            guard let components = URLComponents(string: address), let scheme = components.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else {
+                throw AttemptError.fatal("the URL \(Self.redact(address)) is not an http or https URL")
             }
-            do { return .file(try store(data, tile: tile, format: format), format: format) } catch {
-                throw AttemptError.fatal("the tile cache cannot be written: \(error)")
+            let client: HTTPClient
+            do { client = try await clients.client(for: host) } catch let refusal as TileHostGuard.Refusal {
+                throw AttemptError.fatal(address == url ? "\(refusal)" : "it redirected to \(Self.redact(address)), but \(refusal)")
+            } catch {
+                throw AttemptError.retryable("\(error)", retryAfter: nil)
             }
-        case 204, 404, 410:
-            return .absent
-        case 408, 425, 429, 500...599:
-            let retryAfter = http.value(forHTTPHeaderField: "Retry-After").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }
-            throw AttemptError.retryable("HTTP \(http.statusCode)", retryAfter: retryAfter)
-        default:
-            throw AttemptError.fatal("HTTP \(http.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: http.statusCode))")
+            var request = HTTPClientRequest(url: address)
+            request.headers.add(name: "User-Agent", value: userAgent)
+            request.headers.add(name: "Accept", value: "image/png,image/jpeg,image/webp,image/*;q=0.8")
+            let response: HTTPClientResponse, body: ByteBuffer
+            do {
+                response = try await client.execute(request, timeout: options.requestTimeoutAmount)
+                body = try await response.body.collect(upTo: Self.maxTileBytes)
+            } catch {
+                if Task.isCancelled { throw CancellationError() }
+                throw Self.attemptError(error, timeout: options.requestTimeout)
+            }
+            switch response.status.code {
+            case 200:
+                let data = Data(buffer: body, byteTransferStrategy: .noCopy)
+                guard let format = TileImageFormat.detect(data), format != "pbf" else {
+                    throw AttemptError.retryable("something that is not a PNG, JPEG or WebP image", retryAfter: nil)
+                }
+                do { return .file(try store(data, tile: tile, format: format), format: format) } catch {
+                    throw AttemptError.fatal("the tile cache cannot be written: \(error)")
+                }
+            case 204, 404, 410:
+                return .absent
+            case 301, 302, 303, 307, 308:
+                guard let location = response.headers.first(name: "Location"),
+                      let next = URL(string: location, relativeTo: URL(string: address))?.absoluteString else {
+                    throw AttemptError.fatal("HTTP \(response.status.code) without a usable Location")
+                }
+                address = next
+            case 408, 425, 429, 500...599:
+                let retryAfter = response.headers.first(name: "Retry-After").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) }
+                throw AttemptError.retryable("HTTP \(response.status.code)", retryAfter: retryAfter)
+            default:
+                throw AttemptError.fatal("HTTP \(response.status.code) \(response.status.reasonPhrase)")
+            }
         }
+        throw AttemptError.fatal("more than \(Self.maxRedirects) redirects")
+    }
+
+    /// What a failed request means for the next try, in words for the request page (never the upstream's own text).
+    static func attemptError(_ error: any Error, timeout: TimeInterval) -> AttemptError {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout:
+                return .retryable("no answer within \(String(format: "%g", timeout)) s", retryAfter: nil)
+            case .remoteConnectionClosed:
+                return .retryable("the server closed the connection", retryAfter: nil)
+            default:
+                return .retryable("the request failed (\(error))", retryAfter: nil)
+            }
+        }
+        if error is NIOTooManyBytesError { return .fatal("a tile larger than \(ByteFormat.string(Int64(maxTileBytes)))") }
+        if error is NIOConnectionError || error is IOError { return .retryable("the server cannot be reached", retryAfter: nil) }
+        return .retryable("the request failed (\(error))", retryAfter: nil)
     }
 
     /// The host of a URL, for messages.
@@ -229,32 +291,65 @@ public final class TileFetcher: Sendable {
     }
 }
 
-extension TileFetcher {
-    /// A data task through its completion handler, cancelled from another queue. Not `URLSession.data(for:)`: in
-    /// swift-corelibs-foundation its cancellation handler calls `URLSessionTask.cancel()`, which waits (`queue.sync`) for
-    /// the session's queue while that queue, finishing the same request, waits for the Swift task's status lock that the
-    /// cancellation holds. A build whose tile server stopped answering cancels its fetch group exactly then: a CI run hung
-    /// there (thread stacks in session 6's note). Here the cancel is sent from a Dispatch queue, after the handler returns.
-    static func data(for request: URLRequest, session: URLSession) async throws -> (Data, URLResponse) {
-        let running = NIOLockedValueBox<URLSessionDataTask?>(nil)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else if let response {
-                        continuation.resume(returning: (data ?? Data(), response))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
-                    }
-                }
-                running.withLockedValue { $0 = task }
-                task.resume()
-                if Task.isCancelled { DispatchQueue.global().async { task.cancel() } }
+/// The HTTP clients of one fetch, one per host name, each created with async-http-client's `dnsOverride` set to the
+/// address ``TileHostGuard/pin(host:allowPrivate:resolve:)`` returned: the lookup that was checked is the one that is
+/// connected to (TLS still sends and verifies the host name). Resolved once per host and fetch; a failed lookup is not
+/// remembered, so the tile's next try looks again.
+final class PinnedClients: Sendable {
+    let options: TileFetchOptions
+    let resolve: TileHostGuard.Resolver
+    let isAllowed: @Sendable (String) -> Bool
+    private let clients = NIOLockedValueBox<[String: Task<HTTPClient, any Error>]>([:])
+
+    init(options: TileFetchOptions, resolve: @escaping TileHostGuard.Resolver, isAllowed: @escaping @Sendable (String) -> Bool) {
+        self.options = options
+        self.resolve = resolve
+        self.isAllowed = isAllowed
+    }
+
+    func client(for host: String) async throws -> HTTPClient {
+        let options = options, resolve = resolve, isAllowed = isAllowed
+        let task = clients.withLockedValue { clients in
+            if let existing = clients[host] { return existing }
+            let created = Task {
+                let address = try await TileHostGuard.pin(host: host, allowPrivate: options.allowPrivateAddresses, resolve: resolve,
+                                                          isAllowed: isAllowed)
+                return Self.makeClient(host: host, address: address, options: options)
             }
-        } onCancel: {
-            let task = running.withLockedValue { $0 }
-            DispatchQueue.global().async { task?.cancel() }
+            clients[host] = created
+            return created
+        }
+        do {
+            return try await task.value
+        } catch {
+            clients.withLockedValue { if $0[host] == task { $0[host] = nil } }
+            throw error
         }
     }
+
+    static func makeClient(host: String, address: String, options: TileFetchOptions) -> HTTPClient {
+        let timeout = options.requestTimeoutAmount
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: timeout, read: timeout))
+        configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, options.concurrency))
+        configuration.decompression = .disabled
+        let name = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        if name != address { configuration.dnsOverride = [name: address] }
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }
+
+    /// Closes every client (cancelling what is still in flight).
+    func shutdown() async {
+        let tasks = clients.withLockedValue { clients in
+            defer { clients = [:] }
+            return Array(clients.values)
+        }
+        for task in tasks {
+            if let client = try? await task.value { try? await client.shutdown() }
+        }
+    }
+}
+
+extension TileFetchOptions {
+    /// ``requestTimeout`` for async-http-client.
+    var requestTimeoutAmount: TimeAmount { .milliseconds(Int64(max(0.05, requestTimeout) * 1000)) }
 }

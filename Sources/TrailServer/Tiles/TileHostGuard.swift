@@ -1,16 +1,40 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOPosix
 
 /// Keeps the build-time tile fetcher off the server's own network: a tile URL (typed by an admin, or one the tile
 /// server redirects to) whose host is, or resolves to, a loopback, private (RFC 1918), carrier-grade NAT, link-local,
 /// unique-local or unspecified address is refused, unless the operator allows private tile servers
 /// (`--tile-allow-private`, for an agency's own tile server on its LAN).
 ///
-/// What it cannot do: URLSession resolves the host again when it connects, so a DNS answer that changes between the
-/// two lookups (DNS rebinding) could still reach a private address. Redirects are checked one by one as they come.
+/// The check and the connection use the same answer: ``pin(host:allowPrivate:resolve:)`` resolves once and returns the
+/// address the fetcher then connects to (async-http-client's `dnsOverride`, which keeps the host name for TLS: SNI and
+/// the certificate check). A DNS server that answers a public address for the check and a private one a moment later
+/// (DNS rebinding) therefore never gets the fetcher onto the private one. Redirects are pinned the same way, hop by hop.
 public enum TileHostGuard {
+    /// Looks a host name up: every numeric address it has (blocking; call it off the event loops).
+    public typealias Resolver = @Sendable (String) -> [String]
+
+    /// A host could not be resolved (there is nothing to check, and nothing to connect to).
+    public struct Unresolvable: Error, CustomStringConvertible {
+        public let host: String
+        public var description: String { "the name \(host) cannot be resolved" }
+    }
+
+    /// The address to connect to for `host`: resolved once with `resolve` (on the thread pool: getaddrinfo blocks), each
+    /// address checked with `isAllowed` (``isPublic(_:)``; tests name their own) unless `allowPrivate`. Throws ``Refusal``
+    /// or ``Unresolvable``.
+    public static func pin(host: String, allowPrivate: Bool, resolve: @escaping Resolver = addresses(of:),
+                           isAllowed: @Sendable (String) -> Bool = isPublic) async throws -> String {
+        let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let found = try await NIOThreadPool.singleton.runIfActive { resolve(name) }
+        guard !found.isEmpty else { throw Unresolvable(host: host) }
+        if !allowPrivate {
+            for address in found where !isAllowed(address) { throw Refusal(host: host, address: address) }
+        }
+        // IPv4 first: a server with a AAAA record but no IPv6 route is common; the reverse is rare.
+        return found.first { !$0.contains(":") } ?? found[0]
+    }
+
     public struct Refusal: Error, Equatable, CustomStringConvertible {
         public let host: String
         public let address: String
@@ -28,7 +52,7 @@ public enum TileHostGuard {
     }
 
     /// Numeric addresses of a host name (or the literal itself), IPv4 and IPv6.
-    static func addresses(of host: String) -> [String] {
+    public static func addresses(of host: String) -> [String] {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -50,7 +74,7 @@ public enum TileHostGuard {
 
     /// False for loopback, private, CGNAT, link-local, unique-local, multicast and unspecified addresses (IPv4, IPv6,
     /// and IPv4-mapped IPv6).
-    static func isPublic(_ address: String) -> Bool {
+    public static func isPublic(_ address: String) -> Bool {
         var v4 = in_addr()
         if inet_pton(AF_INET, address, &v4) == 1 {
             return isPublicV4(withUnsafeBytes(of: v4.s_addr) { Array($0) })
@@ -78,19 +102,5 @@ public enum TileHostGuard {
         case (224...255, _): return false        // multicast, reserved, broadcast
         default: return true
         }
-    }
-}
-
-/// Refuses a redirect whose target is refused by ``TileHostGuard`` (the 3xx answer then reaches the fetcher, which
-/// fails with its status): a public tile server cannot bounce the fetcher onto the server's own network.
-final class TileRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
-    let allowPrivate: Bool
-    init(allowPrivate: Bool) { self.allowPrivate = allowPrivate }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        guard !allowPrivate else { return completionHandler(request) }
-        guard let host = request.url?.host, (try? TileHostGuard.check(host: host)) != nil else { return completionHandler(nil) }
-        completionHandler(request)
     }
 }
