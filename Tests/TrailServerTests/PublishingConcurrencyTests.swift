@@ -121,7 +121,7 @@ struct PublishingConcurrencyTests {
         let reviews = try env.reviews(rid)
         #expect(reviews.count == 2)
         #expect(Set(reviews.map(\.reviewerId)).count == reviews.count, "a reviewer was recorded twice")
-        #expect(reviews.allSatisfy { $0.decision == "approve" })
+        #expect(reviews.allSatisfy { $0.decision == .approve })
         #expect(try env.request(rid).state == .ready)
     }
 
@@ -227,19 +227,19 @@ struct PublishingConcurrencyTests {
             switch request.state {
             case .ready:
                 #expect(denial == .conflict, "round \(round): ready, but the denial answered \(denial)")
-                #expect(!reviews.contains { $0.decision == "deny" }, "round \(round): ready with a denial recorded")
+                #expect(!reviews.contains { $0.decision == .deny }, "round \(round): ready with a denial recorded")
                 #expect(request.denialComment == nil)
                 #expect(tour.state == .inReview)
                 #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
                 _ = try env.database.withdraw(requestId: rid, user: try env.user("author@test.org"), actor: .system)
             case .denied:
                 #expect(denial == .denied, "round \(round)")
-                #expect(reviews.filter { $0.decision == "deny" }.count == 1)
+                #expect(reviews.filter { $0.decision == .deny }.count == 1)
                 #expect(request.denialComment == comment)
                 #expect(tour.state == .draft && tour.reviewComment == comment, "round \(round): denied but the tour is \(tour.state)")
                 #expect(try env.auditCount("publish.deny", objectId: rid) == 1)
                 // The approval either came first (and counted, then the denial ended the request) or was refused.
-                let approvals = reviews.filter { $0.decision == "approve" }.count
+                let approvals = reviews.filter { $0.decision == .approve }.count
                 #expect(approval == (approvals == 2 ? .approved(becameReady: true) : .conflict), "round \(round): \(approval) with \(approvals) approvals")
                 #expect(try env.auditCount("publish.approve.ready", objectId: rid) == (approvals == 2 ? 1 : 0))
             default:

@@ -86,7 +86,7 @@ struct PublishingRulesTests {
             let push = try await client.publishAction(rid, "push", token: try env.token("manager@test.org"))
             #expect(push.status == .conflict)
             #expect(try env.request(rid).state == .denied)
-            #expect(try env.reviews(rid).map(\.decision) == ["deny"])
+            #expect(try env.reviews(rid).map(\.decision) == [.deny])
         }
     }
 

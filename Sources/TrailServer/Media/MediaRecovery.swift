@@ -60,7 +60,7 @@ public enum MediaRecovery {
         let assets = try database.writer.read { try Asset.fetchAll($0) }
         for asset in assets where asset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(asset.storedPath).path) {
             try database.writer.write { db in
-                try db.execute(sql: "UPDATE asset SET scanStatus = 'error', scanDetail = 'the stored file is missing' WHERE id = ?", arguments: [asset.id!])
+                try db.execute(sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?", arguments: [ScanStatus.error, asset.id!])
                 try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
                 try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "asset", objectId: "\(asset.id!)",
                                       action: "asset.missing", detail: asset.storedPath)

@@ -275,7 +275,7 @@ public struct DataBackup: Sendable {
             for row in try Row.fetchAll(db, sql: "SELECT storedPath, sha256 FROM tourTileset") {
                 rows.append(NamedFile(path: row["storedPath"], sha256: row["sha256"]))
             }
-            let open = try String.fetchAll(db, sql: "SELECT id FROM publishRequest WHERE state IN ('pending', 'ready')")
+            let open = try String.fetchAll(db, SQLRequest(literal: "SELECT id FROM publishRequest WHERE state IN \(PublishState.reviewable)"))
             return (rows, open)
         }
         var files = rows

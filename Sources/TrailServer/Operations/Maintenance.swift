@@ -59,7 +59,7 @@ public struct MaintenanceService: Service {
             }
         }
         let open = try database.writer.read { db in
-            Set(try String.fetchAll(db, sql: "SELECT id FROM publishRequest WHERE state IN ('building', 'pending', 'ready')"))
+            Set(try String.fetchAll(db, SQLRequest(literal: "SELECT id FROM publishRequest WHERE state IN \(PublishState.open)")))
         }
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where !open.contains(name) {
             let folder = paths.staging.appendingPathComponent(name)

@@ -5,7 +5,11 @@ public enum PublishState: String, Codable, Sendable, CaseIterable, DatabaseValue
     case building, pending, ready, published, denied, failed, withdrawn
 
     /// Open requests lock their tour.
-    public var isOpen: Bool { self == .building || self == .pending || self == .ready }
+    public var isOpen: Bool { Self.open.contains(self) }
+    /// The states of a request that still locks its tour (the database's `publishRequest_open` index says the same).
+    public static let open: [PublishState] = [.building, .pending, .ready]
+    /// Waiting for a reviewer's decision (a reviewer may still deny a request that has its approvals).
+    public static let reviewable: [PublishState] = [.pending, .ready]
 
     public var label: String {
         switch self {
@@ -71,10 +75,15 @@ public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRec
     }
 }
 
+/// What a reviewer decided.
+public enum ReviewDecision: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    case approve, deny
+}
+
 public struct Review: Codable, Sendable, FetchableRecord, PersistableRecord {
     public var requestId: String
     public var reviewerId: Int64
-    public var decision: String
+    public var decision: ReviewDecision
     public var comment: String
     public var createdAt: Double
 

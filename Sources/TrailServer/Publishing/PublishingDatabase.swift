@@ -67,7 +67,7 @@ extension AppDatabase {
                 bytesTotal: snapshot.totalBytes, createdAt: now, updatedAt: now)
             try request.insert(db)
             try db.execute(sql: "INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [request.id, now])
-            try db.execute(sql: "UPDATE tour SET state = 'inReview', reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [now, tourId])
+            try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [TourState.inReview, now, tourId])
             try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "publishRequest", objectId: request.id, action: "publish.start",
                                   detail: "\(tour.name) as version \(request.version)")
             return request
@@ -115,8 +115,8 @@ extension AppDatabase {
     func recordBuildProgress(requestId: String, filesDone: Int, bytesDone: Int64) throws {
         try writer.write { db in
             // Never past the totals: the package's own files (manifest, GeoJSON, tiles) are not in them.
-            try db.execute(sql: "UPDATE publishRequest SET filesDone = MIN(?, filesTotal), bytesDone = MIN(?, bytesTotal), updatedAt = ? WHERE id = ? AND state = 'building'",
-                           arguments: [filesDone, bytesDone, Date().dbTime, requestId])
+            try db.execute(sql: "UPDATE publishRequest SET filesDone = MIN(?, filesTotal), bytesDone = MIN(?, bytesTotal), updatedAt = ? WHERE id = ? AND state = ?",
+                           arguments: [filesDone, bytesDone, Date().dbTime, requestId, PublishState.building])
         }
     }
 
@@ -128,11 +128,12 @@ extension AppDatabase {
                   state = CASE
                     -- A rebuild after a crash (recovery re-queues an open request whose zip vanished) yields the same bytes:
                     -- the approvals given to those bytes still hold, so an approved request is ready again, not pending.
-                    WHEN zipSha256 = :sha AND (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = 'approve') >= requiredApprovals
-                    THEN 'ready' ELSE 'pending' END,
+                    WHEN zipSha256 = :sha AND (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = :approve) >= requiredApprovals
+                    THEN :ready ELSE :pending END,
                   zipSha256 = :sha, zipSize = :size, signature = :signature, manifestJSON = :manifest, scanReport = :report,
-                  filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = :now WHERE id = :id AND state = 'building'
-                """, arguments: ["sha": sha256, "size": size, "signature": signature, "manifest": manifestJSON, "report": scanReport,
+                  filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = :now WHERE id = :id AND state = :building
+                """, arguments: ["approve": ReviewDecision.approve, "ready": PublishState.ready, "pending": PublishState.pending,
+                                 "building": PublishState.building, "sha": sha256, "size": size, "signature": signature, "manifest": manifestJSON, "report": scanReport,
                                  "now": Date().dbTime, "id": requestId])
             let changed = db.changesCount == 1
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
@@ -147,8 +148,8 @@ extension AppDatabase {
     /// building → failed, with the reason; the tour is editable again.
     func failBuild(requestId: String, reason: String) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE publishRequest SET state = 'failed', failureReason = ?, updatedAt = ? WHERE id = ? AND state = 'building'",
-                           arguments: [String(reason.prefix(1000)), Date().dbTime, requestId])
+            try db.execute(sql: "UPDATE publishRequest SET state = ?, failureReason = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                           arguments: [PublishState.failed, String(reason.prefix(1000)), Date().dbTime, requestId, PublishState.building])
             let changed = db.changesCount == 1
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
             guard changed, let request = try PublishRequest.fetchOne(db, key: requestId) else { return }
@@ -162,7 +163,7 @@ extension AppDatabase {
         guard let tourId = request.tourId else { return }
         let hasRelease = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion WHERE packageId = ?", arguments: [request.packageId]) ?? 0
         try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = ?, updatedAt = ? WHERE id = ?",
-                       arguments: [hasRelease > 0 ? "published" : "draft", comment, Date().dbTime, tourId])
+                       arguments: [hasRelease > 0 ? TourState.published : TourState.draft, comment, Date().dbTime, tourId])
     }
 
     // MARK: Review
@@ -184,13 +185,13 @@ extension AppDatabase {
             if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
                 throw Conflict("You have already reviewed this request; each reviewer counts once.")
             }
-            try Review(requestId: requestId, reviewerId: reviewer.id, decision: "approve", comment: String(comment.trimmed.prefix(5000)),
+            try Review(requestId: requestId, reviewerId: reviewer.id, decision: .approve, comment: String(comment.trimmed.prefix(5000)),
                        createdAt: Date().dbTime).insert(db)
-            let approvals = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM review WHERE requestId = ? AND decision = 'approve'", arguments: [requestId]) ?? 0
+            let approvals = try Review.filter(Column("requestId") == requestId && Column("decision") == ReviewDecision.approve).fetchCount(db)
             var becameReady = false
             if approvals >= request.requiredApprovals {
-                try db.execute(sql: "UPDATE publishRequest SET state = 'ready', updatedAt = ? WHERE id = ? AND state = 'pending'",
-                               arguments: [Date().dbTime, requestId])
+                try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                               arguments: [PublishState.ready, Date().dbTime, requestId, PublishState.pending])
                 becameReady = db.changesCount == 1
             }
             try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
@@ -205,16 +206,18 @@ extension AppDatabase {
         guard !comment.isEmpty else { throw ValidationErrors(["comment": "Say what must change: a denial needs a comment."]) }
         try writer.write { db in
             let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
-            guard request.state == .pending || request.state == .ready else {
+            guard PublishState.reviewable.contains(request.state) else {
                 throw Conflict("This request is \(request.state.label.lowercased()); it can no longer be denied.")
             }
             if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
                 throw Conflict("You have already reviewed this request.")
             }
-            try Review(requestId: requestId, reviewerId: reviewer.id, decision: "deny", comment: String(comment.prefix(5000)),
+            try Review(requestId: requestId, reviewerId: reviewer.id, decision: .deny, comment: String(comment.prefix(5000)),
                        createdAt: Date().dbTime).insert(db)
-            try db.execute(sql: "UPDATE publishRequest SET state = 'denied', denialComment = ?, updatedAt = ? WHERE id = ? AND state IN ('pending', 'ready')",
-                           arguments: [String(comment.prefix(5000)), Date().dbTime, requestId])
+            try db.execute(literal: """
+                UPDATE publishRequest SET state = \(PublishState.denied), denialComment = \(String(comment.prefix(5000))), updatedAt = \(Date().dbTime)
+                WHERE id = \(requestId) AND state IN \(PublishState.reviewable)
+                """)
             guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
             try Self.unlockTour(db, request: request, comment: comment)
             try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
@@ -238,8 +241,9 @@ extension AppDatabase {
     public func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) throws -> PublishRequest {
         try writer.write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
-            try db.execute(sql: "UPDATE publishRequest SET state = 'withdrawn', updatedAt = ? WHERE id = ? AND state IN ('building', 'pending', 'ready')",
-                           arguments: [Date().dbTime, requestId])
+            try db.execute(literal: """
+                UPDATE publishRequest SET state = \(PublishState.withdrawn), updatedAt = \(Date().dbTime) WHERE id = \(requestId) AND state IN \(PublishState.open)
+                """)
             guard db.changesCount == 1 else { throw Conflict("Only an open request can be withdrawn (this one is \(request.state.label.lowercased())).") }
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
             try Self.unlockTour(db, request: request, comment: nil)
@@ -274,8 +278,8 @@ extension AppDatabase {
                 throw Conflict("This request has no built package.")
             }
             let snapshot = try request.decodedSnapshot()
-            try db.execute(sql: "UPDATE publishRequest SET state = 'published', updatedAt = ? WHERE id = ? AND state = 'ready'",
-                           arguments: [Date().dbTime, requestId])
+            try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                           arguments: [PublishState.published, Date().dbTime, requestId, PublishState.ready])
             guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
             let now = Date().dbTime
             let version = PackageVersion(packageId: request.packageId, version: request.version, requestId: requestId, name: snapshot.name,
@@ -285,7 +289,7 @@ extension AppDatabase {
             try db.execute(sql: "UPDATE package SET currentVersion = ?, isVisible = 1, updatedAt = ? WHERE id = ?",
                            arguments: [request.version, now, request.packageId])
             if let tourId = request.tourId {
-                try db.execute(sql: "UPDATE tour SET state = 'published', reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [now, tourId])
+                try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [TourState.published, now, tourId])
             }
             try Self.bumpCatalog(db, reason: .release)
             try place(request)
@@ -371,17 +375,17 @@ extension AppDatabase {
     /// Pending requests of the sites where the user reviews, oldest first.
     public func reviewQueue(for user: AuthenticatedUser) throws -> [QueueRow] {
         try writer.read { db in
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(db, SQLRequest(literal: """
                 SELECT publishRequest.*, site.name AS siteName, COALESCE(user.displayName, 'unknown') AS authorName,
-                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = 'approve') AS approvals,
-                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND reviewerId = :me) AS mine
+                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = \(ReviewDecision.approve)) AS approvals,
+                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND reviewerId = \(user.id)) AS mine
                 FROM publishRequest
                 JOIN site ON site.id = publishRequest.siteId
                 LEFT JOIN user ON user.id = publishRequest.authorId
-                WHERE publishRequest.state = 'pending'
-                  AND (:admin OR publishRequest.siteId IN (SELECT siteId FROM membership WHERE userId = :me AND role IN ('reviewer', 'manager')))
+                WHERE publishRequest.state = \(PublishState.pending)
+                  AND (\(user.isAdmin) OR publishRequest.siteId IN (SELECT siteId FROM membership WHERE userId = \(user.id) AND role IN \(SiteRole.reviewing)))
                 ORDER BY publishRequest.createdAt
-                """, arguments: ["me": user.id, "admin": user.isAdmin])
+                """))
             return try rows.map { row in
                 let request = try PublishRequest(row: row)
                 return QueueRow(request: request, tourName: (try? request.decodedSnapshot().name) ?? "?", authorName: row["authorName"],
@@ -405,7 +409,7 @@ extension AppDatabase {
 
     public func openRequest(tourId: Int64) throws -> PublishRequest? {
         try writer.read {
-            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && ["building", "pending", "ready"].contains(PublishRequest.Columns.state)).fetchOne($0)
+            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && PublishState.open.contains(PublishRequest.Columns.state)).fetchOne($0)
         }
     }
 }

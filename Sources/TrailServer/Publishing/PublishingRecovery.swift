@@ -16,7 +16,7 @@ public enum PublishingRecovery {
         var report = Report()
         let fileManager = FileManager.default
         let open = try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, state FROM publishRequest WHERE state IN ('building', 'pending', 'ready')")
+            try Row.fetchAll(db, SQLRequest(literal: "SELECT id, state FROM publishRequest WHERE state IN \(PublishState.open)"))
                 .reduce(into: [String: String]()) { $0[$1["id"]] = $1["state"] }
         }
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where open[name] == nil {
@@ -27,7 +27,7 @@ public enum PublishingRecovery {
             let zip = paths.staging.appendingPathComponent(id).appendingPathComponent("package.zip")
             if !fileManager.fileExists(atPath: zip.path) {
                 try database.writer.write { db in
-                    try db.execute(sql: "UPDATE publishRequest SET state = 'building', updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, id])
+                    try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ?", arguments: [PublishState.building, Date().dbTime, id])
                     try db.execute(sql: "INSERT OR IGNORE INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [id, Date().dbTime])
                 }
                 report.lostBuilds += 1

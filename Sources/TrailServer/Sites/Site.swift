@@ -21,8 +21,11 @@ public struct Site: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
-public enum SiteRole: String, Codable, Sendable, CaseIterable {
+public enum SiteRole: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case author, reviewer, manager
+
+    /// The roles that may review a site's requests.
+    public static var reviewing: [SiteRole] { allCases.filter(\.canReview) }
 
     public var canAuthor: Bool { self == .author || self == .manager }
     public var canReview: Bool { self == .reviewer || self == .manager }

@@ -6,11 +6,11 @@ import PackageFormat
 
 /// A durable job of the object-storage mirror, written with every catalog change (`AppDatabase.bumpCatalog`).
 public struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
-    public enum Reason: String, Codable, Sendable, CaseIterable {
+    public enum Reason: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         case release, publish, unpublish, rollback
     }
 
-    public enum State: String, Codable, Sendable, CaseIterable {
+    public enum State: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         case waiting, done
     }
 
@@ -118,16 +118,16 @@ extension AppDatabase {
     }
 
     public func waitingDistributionJobs() throws -> [DistributionJob] {
-        try writer.read { db in try DistributionJob.filter(Column("state") == DistributionJob.State.waiting.rawValue).order(Column("id")).fetchAll(db) }
+        try writer.read { db in try DistributionJob.filter(Column("state") == DistributionJob.State.waiting).order(Column("id")).fetchAll(db) }
     }
 
     /// Jobs up to `catalogVersion` are done: the bucket's catalog is of that version.
     func finishDistributionJobs(upTo catalogVersion: Int) throws {
         try writer.write { db in
             try db.execute(sql: """
-                UPDATE distributionJob SET state = 'done', doneAt = ?, lastError = NULL, failingSince = NULL
-                WHERE state = 'waiting' AND catalogVersion <= ?
-                """, arguments: [Date().dbTime, catalogVersion])
+                UPDATE distributionJob SET state = ?, doneAt = ?, lastError = NULL, failingSince = NULL
+                WHERE state = ? AND catalogVersion <= ?
+                """, arguments: [DistributionJob.State.done, Date().dbTime, DistributionJob.State.waiting, catalogVersion])
         }
     }
 
@@ -135,8 +135,8 @@ extension AppDatabase {
         try writer.write { db in
             try db.execute(sql: """
                 UPDATE distributionJob SET attempts = attempts + 1, lastError = ?, failingSince = COALESCE(failingSince, ?)
-                WHERE state = 'waiting'
-                """, arguments: [message, time.dbTime])
+                WHERE state = ?
+                """, arguments: [message, time.dbTime, DistributionJob.State.waiting])
         }
     }
 

@@ -30,8 +30,8 @@ public enum TilesRecovery {
         }
         for tileset in tilesets where tileset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(tileset.storedPath).path) {
             try database.writer.write { db in
-                try db.execute(sql: "UPDATE tourTileset SET scanStatus = 'error', scanDetail = 'the stored file is missing' WHERE tourId = ?",
-                               arguments: [tileset.tourId])
+                try db.execute(sql: "UPDATE tourTileset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE tourId = ?",
+                               arguments: [ScanStatus.error, tileset.tourId])
                 try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "tour", objectId: "\(tileset.tourId)",
                                       action: "tiles.missing", detail: tileset.storedPath)
             }
@@ -39,10 +39,10 @@ public enum TilesRecovery {
         }
         // Previews: keep those of open requests and released versions.
         let manifests = try database.writer.read { db in
-            try String.fetchAll(db, sql: """
-                SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN ('pending', 'ready')
+            try String.fetchAll(db, SQLRequest(literal: """
+                SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN \(PublishState.reviewable)
                 UNION ALL SELECT manifestJSON FROM packageVersion
-                """)
+                """))
         }
         let keep = Set(manifests.compactMap { try? JSONDecoder().decode(TilesOnly.self, from: Data($0.utf8)).tiles?.sha256 })
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.tilePreviews.path)) ?? [] {

@@ -40,7 +40,7 @@ extension DataPaths {
 
 /// Where a package's tiles come from, frozen with the rest of the tour when it is submitted.
 public struct TileSourceSnapshot: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable { case upload, server }
+    public enum Kind: String, Codable, Sendable, CaseIterable { case upload, server }
     public var kind: Kind
     public var minZoom: Int
     public var maxZoom: Int

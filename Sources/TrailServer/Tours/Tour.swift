@@ -45,7 +45,7 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var isLocked: Bool { state == .inReview }
 }
 
-public enum TourState: String, Codable, Sendable, DatabaseValueConvertible {
+public enum TourState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case draft
     case inReview
     case published
