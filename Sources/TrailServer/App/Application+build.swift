@@ -153,8 +153,9 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
                             hashes: dependencies.tusHashes)
     let media = MediaController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, pages: pages,
                                 config: config)
-    let publishing = PublishingController(database: database, authorization: authorization, pages: pages, builds: dependencies.builds,
-                                          paths: dependencies.paths, tileSettings: tileSettings)
+    let publishingService = PublishingService(database: database, authorization: authorization, builds: dependencies.builds,
+                                              paths: dependencies.paths, tileSettings: tileSettings)
+    let publishing = PublishingController(publishing: publishingService, pages: pages)
     let tiles = TilesController(database: database, authorization: authorization, paths: dependencies.paths, pages: pages, config: config,
                                 settings: tileSettings, packageTiles: dependencies.packageTiles, scans: dependencies.scans)
     let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config)

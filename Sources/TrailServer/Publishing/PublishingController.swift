@@ -5,25 +5,25 @@ import PackageFormat
 
 /// Submit for review, the review queue, the request page (review, approve, deny, withdraw, release),
 /// package pages (unpublish, publish again, rollback), and the same through the management API.
+/// Every state change goes through ``PublishingService``; this only reads requests and answers.
 struct PublishingController: Sendable {
-    let database: AppDatabase
-    let authorization: Authorization
+    let publishing: PublishingService
     let pages: PageResponder
-    let builds: PackageBuildService
-    let paths: DataPaths
-    /// The tile settings in force, frozen into each submission (nil: the ones saved in the panel).
-    var tileSettings: TileSettingsStore? = nil
+
+    var database: AppDatabase { publishing.database }
+    var authorization: Authorization { publishing.authorization }
+    var paths: DataPaths { publishing.paths }
 
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/publish") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let tourId = try context.parameters.require("id", as: Int64.self)
             do {
-                let publish = try startPublish(tourId: tour.id!, context: context)
+                let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
                 return pages.redirect(to: "/requests/\(publish.id)", notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
             } catch let notReady as NotReadyToPublish {
-                return pages.redirect(to: "/tours/\(tour.id!)#publish",
+                return pages.redirect(to: "/tours/\(tourId)#publish",
                                       notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " "))
             }
         }
@@ -51,7 +51,7 @@ struct PublishingController: Sendable {
             var request = request
             let form = try await request.form(context: context)
             let id = try context.parameters.require("rid")
-            let outcome = try database.approve(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+            let outcome = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
             let notice: String
             if case .approved(_, true) = outcome { notice = "Approved. The request has all the approvals it needs and can be released." }
             else { notice = "Approved." }
@@ -62,25 +62,23 @@ struct PublishingController: Sendable {
             let form = try await request.form(context: context)
             let id = try context.parameters.require("rid")
             do {
-                try database.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+                try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
             } catch let errors as ValidationErrors {
                 let (publish, site, access) = try viewableRequest(context)
                 var page = try requestPage(publish, site: site, access: access, user: context.requireUser())
                 page.denyError = errors["comment"]
                 return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
             }
-            removeStaging(id)
             return pages.redirect(to: "/requests/\(id)", notice: "Denied. The tour is editable again and shows your comment.")
         }
         router.post("/requests/{rid}/withdraw") { request, context in
             let id = try context.parameters.require("rid")
-            let publish = try database.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-            removeStaging(id)
+            let publish = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
             return pages.redirect(to: publish.tourId.map { "/tours/\($0)" } ?? "/sites", notice: "Request withdrawn; the tour is editable again.")
         }
         router.post("/requests/{rid}/push") { request, context in
             let id = try context.parameters.require("rid")
-            let version = try push(requestId: id, context: context)
+            let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
             return pages.redirect(to: "/packages/\(version.packageId)", notice: "Version \(version.version) released: the mobile apps can download it now.")
         }
         router.get("/packages/{pid}") { request, context in
@@ -88,20 +86,20 @@ struct PublishingController: Sendable {
             return pages.render("package", title: "Package", page: try packagePage(package, site: site, access: access), request: request, context: context)
         }
         router.post("/packages/{pid}/unpublish") { request, context in
-            let (package, _, _) = try managedPackage(context)
-            try database.setPackageVisible(id: package.id, visible: false, actor: context.actor)
-            return pages.redirect(to: "/packages/\(package.id)", notice: "Unpublished: the mobile apps no longer list it.")
+            let packageId = try context.parameters.require("pid")
+            try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
+            return pages.redirect(to: "/packages/\(packageId)", notice: "Unpublished: the mobile apps no longer list it.")
         }
         router.post("/packages/{pid}/publish") { request, context in
-            let (package, _, _) = try managedPackage(context)
-            try database.setPackageVisible(id: package.id, visible: true, actor: context.actor)
-            return pages.redirect(to: "/packages/\(package.id)", notice: "Published again.")
+            let packageId = try context.parameters.require("pid")
+            try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
+            return pages.redirect(to: "/packages/\(packageId)", notice: "Published again.")
         }
         router.post("/packages/{pid}/versions/{version}/serve") { request, context in
-            let (package, _, _) = try managedPackage(context)
+            let packageId = try context.parameters.require("pid")
             let version = try context.parameters.require("version", as: Int.self)
-            try database.setCurrentVersion(packageId: package.id, version: version, actor: context.actor)
-            return pages.redirect(to: "/packages/\(package.id)", notice: "Version \(version) is now the one the apps download.")
+            try await publishing.rollback(packageId: packageId, to: version, user: context.requireUser(), actor: context.actor)
+            return pages.redirect(to: "/packages/\(packageId)", notice: "Version \(version) is now the one the apps download.")
         }
     }
 
@@ -163,9 +161,8 @@ struct PublishingController: Sendable {
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/publish") { request, context in
             guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            _ = try authorization.editableTour(id: tourId, user: context.requireUser())
             do {
-                let publish = try startPublish(tourId: tourId, context: context)
+                let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
                 var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
                 response.headers[.location] = "/api/v1/manage/publish-requests/\(publish.id)"
                 return response
@@ -182,42 +179,41 @@ struct PublishingController: Sendable {
         router.post("/publish-requests/{rid}/approve") { request, context in
             let body = try await optionalJSON(CommentBody.self, request, context)
             let id = try context.parameters.require("rid")
-            _ = try database.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+            _ = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
             return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
         }
         router.post("/publish-requests/{rid}/deny") { request, context in
             let body = try await optionalJSON(CommentBody.self, request, context)
             let id = try context.parameters.require("rid")
-            try database.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-            removeStaging(id)
+            try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
             return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
         }
         router.post("/publish-requests/{rid}/withdraw") { request, context in
             let id = try context.parameters.require("rid")
-            _ = try database.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-            removeStaging(id)
+            _ = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
             return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
         }
         router.post("/publish-requests/{rid}/push") { request, context in
             let id = try context.parameters.require("rid")
-            let version = try push(requestId: id, context: context)
+            let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
             return try JSONResponse.make(ReleaseBody(packageId: version.packageId, version: version.version, sha256: version.sha256))
         }
         router.post("/packages/{pid}/unpublish") { request, context in
-            let (package, _, _) = try managedPackage(context)
-            try database.setPackageVisible(id: package.id, visible: false, actor: context.actor)
-            return try JSONResponse.make(VisibilityBody(packageId: package.id, visible: false))
+            let packageId = try context.parameters.require("pid")
+            try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
+            return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: false))
         }
         router.post("/packages/{pid}/publish") { request, context in
-            let (package, _, _) = try managedPackage(context)
-            try database.setPackageVisible(id: package.id, visible: true, actor: context.actor)
-            return try JSONResponse.make(VisibilityBody(packageId: package.id, visible: true))
+            let packageId = try context.parameters.require("pid")
+            try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
+            return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: true))
         }
         router.post("/packages/{pid}/rollback") { request, context in
-            let (package, _, _) = try managedPackage(context)
+            let packageId = try context.parameters.require("pid")
+            _ = try publishing.managedPackage(id: packageId, user: context.requireUser())
             let body = try await request.decodeJSON(RollbackBody.self, context: context)
-            try database.setCurrentVersion(packageId: package.id, version: body.version, actor: context.actor)
-            return try JSONResponse.make(RollbackAnswer(packageId: package.id, currentVersion: body.version))
+            try await publishing.rollback(packageId: packageId, to: body.version, user: context.requireUser(), actor: context.actor)
+            return try JSONResponse.make(RollbackAnswer(packageId: packageId, currentVersion: body.version))
         }
     }
 
@@ -228,32 +224,6 @@ struct PublishingController: Sendable {
 
     // MARK: Shared logic
 
-    func startPublish(tourId: Int64, context: AppRequestContext) throws -> PublishRequest {
-        let publish = try database.startPublish(tourId: tourId, actor: context.actor, tiles: tileSettings?.current)
-        builds.wake()
-        return publish
-    }
-
-    /// Moves the staged zip into `packages/<id>/<n>.zip` (fsync'd, then renamed) inside the release transaction.
-    func push(requestId: String, context: AppRequestContext) throws -> PackageVersion {
-        let version = try database.push(requestId: requestId, user: context.requireUser(), actor: context.actor) { request in
-            let source = builds.stagedZip(request.id)
-            let folder = paths.packages.appendingPathComponent(request.packageId)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let target = folder.appendingPathComponent("\(request.version).zip")
-            guard FileManager.default.fileExists(atPath: source.path) else { throw Conflict("The built package is missing; submit the tour again.") }
-            try DurableFile.fsync(source)
-            guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
-            try DurableFile.fsyncFolder(folder)
-        }
-        removeStaging(requestId)
-        return version
-    }
-
-    func removeStaging(_ requestId: String) {
-        try? FileManager.default.removeItem(at: paths.staging.appendingPathComponent(requestId))
-    }
-
     func viewableRequest(_ context: AppRequestContext) throws -> (PublishRequest, Site, SiteAccess) {
         guard let publish = try database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
         let (site, access) = try authorization.site(id: publish.siteId, user: context.requireUser())
@@ -261,15 +231,7 @@ struct PublishingController: Sendable {
     }
 
     func viewablePackage(_ context: AppRequestContext) throws -> (PackageRecord, Site, SiteAccess) {
-        guard let package = try database.package(id: context.parameters.require("pid")) else { throw NotFound() }
-        let (site, access) = try authorization.site(id: package.siteId, user: context.requireUser())
-        return (package, site, access)
-    }
-
-    func managedPackage(_ context: AppRequestContext) throws -> (PackageRecord, Site, SiteAccess) {
-        let result = try viewablePackage(context)
-        guard result.2.canManage else { throw Forbidden("Only managers of \(result.1.name) can unpublish or roll back its packages.") }
-        return result
+        try publishing.viewablePackage(id: context.parameters.require("pid"), user: context.requireUser())
     }
 
     func requestBody(_ publish: PublishRequest) throws -> RequestBody {
@@ -301,22 +263,5 @@ struct PublishingController: Sendable {
         if seconds < 3600 { return "\(max(1, seconds / 60)) min" }
         if seconds < 86_400 { return "\(seconds / 3600) h" }
         return "\(seconds / 86_400) days"
-    }
-}
-
-/// Durability helpers: a renamed file is only safe once its data and its folder are on disk.
-enum DurableFile {
-    static func fsync(_ url: URL) throws {
-        let fd = open(url.path, O_RDONLY)
-        guard fd >= 0 else { throw POSIXFailure(operation: "open \(url.lastPathComponent)", code: errno) }
-        defer { close(fd) }
-        guard Glibc.fsync(fd) == 0 else { throw POSIXFailure(operation: "fsync \(url.lastPathComponent)", code: errno) }
-    }
-
-    static func fsyncFolder(_ url: URL) throws {
-        let fd = open(url.path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { throw POSIXFailure(operation: "open folder \(url.lastPathComponent)", code: errno) }
-        defer { close(fd) }
-        _ = Glibc.fsync(fd)
     }
 }

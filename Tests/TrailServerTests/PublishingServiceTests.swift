@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import TrailServer
+
+/// #15 item 2: the publishing steps, called without any controller (as a CLI or a script would), still move and
+/// clean up their files and check who may take them.
+@Suite struct PublishingServiceTests {
+    @Test("release, deny and withdraw through the service alone leave no staging behind; permissions are the service's")
+    func serviceOwnsFilesAndRules() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: try env.token("author@test.org"))
+        }
+        let service = PublishingService(database: env.database, authorization: Authorization(database: env.database), builds: env.builds,
+                                        paths: env.paths)
+        let author = try env.user("author@test.org"), authorActor = try env.actor("author@test.org")
+        let reviewer = try env.user("reviewer@test.org"), reviewerActor = try env.actor("reviewer@test.org")
+
+        // Release: the staged zip becomes the version's file, and the staging folder goes.
+        let ready = try await env.readyRequest(approvers: ["reviewer@test.org"])
+        #expect(env.exists(env.stagedZip(ready.id)))
+        let version = try await service.release(requestId: ready.id, user: author, actor: authorActor)
+        #expect(env.exists(env.packageZip(version.packageId, version: version.version)))
+        #expect(!env.exists(env.stagingFolder(ready.id)))
+
+        // Deny: the request closes and its staged package goes.
+        let denied = try await service.submit(tourId: env.seed.tourId, user: author, actor: authorActor)
+        #expect(await env.buildAll() == 1)
+        #expect(env.exists(env.stagedZip(denied.id)))
+        try await service.deny(requestId: denied.id, reviewer: reviewer, comment: "The map is missing.", actor: reviewerActor)
+        #expect(try env.request(denied.id).state == .denied)
+        #expect(!env.exists(env.stagingFolder(denied.id)))
+
+        // Withdraw: the same.
+        let withdrawn = try await service.submit(tourId: env.seed.tourId, user: author, actor: authorActor)
+        #expect(await env.buildAll() == 1)
+        _ = try await service.withdraw(requestId: withdrawn.id, user: author, actor: authorActor)
+        #expect(try env.request(withdrawn.id).state == .withdrawn)
+        #expect(!env.exists(env.stagingFolder(withdrawn.id)))
+
+        // Rules: a reviewer cannot submit a tour or unpublish a package; the package stays listed.
+        await #expect(throws: Forbidden.self) { _ = try await service.submit(tourId: env.seed.tourId, user: reviewer, actor: reviewerActor) }
+        await #expect(throws: Forbidden.self) {
+            try await service.setVisible(packageId: version.packageId, visible: false, user: reviewer, actor: reviewerActor)
+        }
+        #expect(try env.package(version.packageId).isVisible)
+    }
+}
