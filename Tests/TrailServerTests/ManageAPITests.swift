@@ -67,6 +67,34 @@ import Testing
     }
 
     /// A PATCH that fails validation changes nothing, even the parts of it that were valid.
+    @Test("GET /tours/{id} lists each waypoint's files (id, kind, name, size, SHA-256, scan status, order); other answers leave them out")
+    func tourListsWaypointFiles() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let token = try env.token("author@test.org")
+            let ids = try await env.addCleanMedia(client, token: token)
+            let tour = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)", token: token)
+            #expect(tour.status == .ok)
+            let waypoints = try #require(tour.jsonObject["waypoints"] as? [[String: Any]])
+            let fishLake = try #require(waypoints.first { ($0["id"] as? Int).map(Int64.init) == env.seed.waypointId })
+            let assets = try #require(fishLake["assets"] as? [[String: Any]])
+            #expect(assets.compactMap { ($0["id"] as? Int).map(Int64.init) } == ids)
+            #expect(assets.compactMap { $0["order"] as? Int } == Array(1...ids.count))
+            for (listed, id) in zip(assets, ids) {
+                let stored = try #require(try env.database.asset(id: id))
+                #expect(listed["sha256"] as? String == stored.sha256 && (listed["size"] as? Int).map(Int64.init) == stored.size)
+                #expect(listed["kind"] as? String == stored.kind.rawValue && listed["originalName"] as? String == stored.originalName)
+                #expect(listed["scanStatus"] as? String == "clean" && listed["waypoint"] as? Int == Int(env.seed.waypointId))
+            }
+            let others = waypoints.filter { ($0["id"] as? Int).map(Int64.init) != env.seed.waypointId }
+            #expect(others.allSatisfy { ($0["assets"] as? [Any])?.isEmpty == true })
+            let patched = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", token: token,
+                                               json: #"{"description":"Listed"}"#)
+            #expect(patched.status == .ok && patched.jsonObject["assets"] == nil, "\(patched.text)")
+        }
+    }
+
     @Test func rejectedPatchChangesNothing() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in

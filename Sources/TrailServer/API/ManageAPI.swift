@@ -21,13 +21,16 @@ struct ManageAPI: Sendable {
         let latitude: Double
         let longitude: Double
         let description: String
-        init(_ waypoint: Waypoint) {
+        /// Only in a whole tour's answer (nil is left out of the JSON).
+        let assets: [MediaController.AssetBody]?
+        init(_ waypoint: Waypoint, assets: [MediaController.AssetBody]? = nil) {
             id = waypoint.id!
             name = waypoint.name
             order = waypoint.position
             latitude = waypoint.latitude
             longitude = waypoint.longitude
             description = waypoint.description
+            self.assets = assets
         }
     }
 
@@ -94,7 +97,7 @@ struct ManageAPI: Sendable {
         }
         router.get("/tours/{id}") { request, context in
             let (tour, site, _) = try authorization.tour(id: try tourId(context), user: context.requireUser())
-            return try JSONResponse.make(try tourBody(tour, site))
+            return try JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
         }
         router.patch("/tours/{id}") { request, context in
             let (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
@@ -158,9 +161,14 @@ struct ManageAPI: Sendable {
         return waypoint
     }
 
-    func tourBody(_ tour: Tour, _ site: Site) throws -> TourBody {
-        TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName, state: tour.state.rawValue,
-                 frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
-                 minZoom: tour.minZoom, maxZoom: tour.maxZoom, paceKmh: tour.paceKmh, waypoints: try database.waypoints(tourId: tour.id!).map(WaypointBody.init))
+    /// With `viewer`, each waypoint lists its files (what `GET /tours/{id}` answers: a script finds the files it uploaded).
+    func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) throws -> TourBody {
+        let assets = try viewer.map { _ in try database.assets(tourId: tour.id!) }
+        let waypoints = try database.waypoints(tourId: tour.id!).map { waypoint in
+            WaypointBody(waypoint, assets: assets.map { ($0[waypoint.id!] ?? []).map { MediaController.AssetBody($0, viewer: viewer) } })
+        }
+        return TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName,
+                        state: tour.state.rawValue, frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
+                        minZoom: tour.minZoom, maxZoom: tour.maxZoom, paceKmh: tour.paceKmh, waypoints: waypoints)
     }
 }

@@ -25,6 +25,23 @@ struct MediaController: Sendable {
         let scanDetail: String?
         let previewURL: String?
         let createdAt: String
+
+        /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only.
+        init(_ asset: Asset, viewer: AuthenticatedUser?) {
+            let mayReadDetail = viewer?.isAdmin == true || viewer?.id == asset.uploadedBy
+            id = asset.id!
+            waypoint = asset.waypointId
+            order = asset.position
+            kind = asset.kind.rawValue
+            originalName = asset.originalName
+            mimeType = asset.mimeType
+            size = asset.size
+            sha256 = asset.sha256
+            scanStatus = asset.scanStatus.rawValue
+            scanDetail = mayReadDetail ? asset.scanDetail : nil
+            previewURL = asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil
+            createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt))
+        }
     }
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
@@ -130,15 +147,7 @@ struct MediaController: Sendable {
 
     // MARK: Views
 
-    func body(_ asset: Asset, _ context: AppRequestContext) -> AssetBody {
-        // The signature's name is for the uploader and admins.
-        let mayReadDetail = context.user?.isAdmin == true || context.user?.id == asset.uploadedBy
-        return AssetBody(id: asset.id!, waypoint: asset.waypointId, order: asset.position, kind: asset.kind.rawValue,
-                         originalName: asset.originalName, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256,
-                         scanStatus: asset.scanStatus.rawValue, scanDetail: mayReadDetail ? asset.scanDetail : nil,
-                         previewURL: asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil,
-                         createdAt: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt)))
-    }
+    func body(_ asset: Asset, _ context: AppRequestContext) -> AssetBody { AssetBody(asset, viewer: context.user) }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.
     /// With the connection's event loop, a slow player holds about two chunks in memory, not the whole file.

@@ -20,6 +20,14 @@ extension AppDatabase {
         try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId).order(Asset.Columns.position).fetchAll($0) }
     }
 
+    /// Every file of a tour's waypoints, by waypoint, each list in order (one query for the whole tour).
+    public func assets(tourId: Int64) throws -> [Int64: [Asset]] {
+        try writer.read { db in
+            try Asset.filter(sql: "waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
+                .order(Asset.Columns.waypointId, Asset.Columns.position).fetchAll(db)
+        }.reduce(into: [:]) { $0[$1.waypointId, default: []].append($1) }
+    }
+
     public func asset(id: Int64) throws -> Asset? { try writer.read { try Asset.fetchOne($0, id: id) } }
 
     /// The tour an asset belongs to, for authorization on the object.

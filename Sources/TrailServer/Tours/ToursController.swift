@@ -101,7 +101,7 @@ struct ToursController: Sendable {
             let ids = form.all("ids").compactMap { Int64($0) }
             try database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
             if request.wantsJSON {
-                return try JSONResponse.make(database.waypoints(tourId: tour.id!).map(ManageAPI.WaypointBody.init))
+                return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ManageAPI.WaypointBody($0) })
             }
             return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Order saved.")
         }
