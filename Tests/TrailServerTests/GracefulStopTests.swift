@@ -110,7 +110,7 @@ import Testing
         // The signal; then the finishing client sends its second half, the other one hangs up.
         let signalled = ContinuousClock.now
         server.terminate()
-        FileManager.default.createFile(atPath: go.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: go.path, contents: nil)
         let finished = await finishing.status()
         #expect(finished == 204, "the running PATCH finished during the drain: \(finished)\n\(server.logText)")
         #expect(await cut.status() == 0)

@@ -65,6 +65,40 @@ struct MediaScanTests {
         }
     }
 
+    /// A scanner whose engine fails on every file (as libclamav does on CL_EMEM or a read error).
+    struct FailingScanner: MalwareScanner {
+        func scan(fileAt path: String) async -> ScanVerdict { .error(reason: "engine failure (CL_EMEM)") }
+        var hasSignatures: Bool { get async { true } }
+        var signatureCount: Int { get async { 1 } }
+        func reloadIfChanged() async {}
+    }
+
+    @Test("A scanner error verdict: the asset is marked error (with the reason for its uploader), quarantined, never served or published")
+    func scannerErrorQuarantines() async throws {
+        let env = try await MediaEnv.make(scanner: { _ in FailingScanner() })
+        defer { env.remove() }
+        let author = try env.token("author@test.org")
+        try await env.app.test { client in
+            let upload = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 30_000), fileName: "lake.png",
+                                                         contentType: "image/png")
+            let id = try #require(upload.mediaAssetId)
+            #expect(await env.scanAll() == 1)
+            let asset = try env.asset(id)
+            #expect(asset.scanStatus == .error && asset.scanDetail.contains("CL_EMEM"))
+            #expect(asset.storedPath.hasPrefix("quarantine/"))
+            #expect(env.files(in: "quarantine").count == 1)
+            #expect(env.files(in: "assets").isEmpty && env.files(in: "uploads").isEmpty)
+            let json = try await client.mediaAsset(id, token: author)
+            #expect(json["scanStatus"] as? String == "error" && (json["scanDetail"] as? String)?.contains("CL_EMEM") == true)
+            #expect(json["previewURL"] == nil)
+            let session = try await client.signIn("author@test.org")
+            let preview = try await client.get("/assets/\(id)/content", session: session)
+            #expect(preview.status == .forbidden, "a file that was not scanned clean is never served: \(preview.status)")
+            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId)
+            #expect(checklist.contains { $0.contains("lake.png") }, "the checklist names the file: \(checklist)")
+        }
+    }
+
     @Test("A clean file ends clean in assets/<sha256>; the same bytes uploaded twice are stored once")
     func cleanAndDeduplicated() async throws {
         let env = try await MediaEnv.make()

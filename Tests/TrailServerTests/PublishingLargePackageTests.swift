@@ -19,7 +19,7 @@ struct PublishingLargePackageTests {
     static let fileCount = 3
 
     static func writeSparseVideo(_ url: URL, size: Int64, seed: UInt8) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         let header = Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8))

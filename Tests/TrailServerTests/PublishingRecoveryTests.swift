@@ -260,7 +260,7 @@ struct PublishingRecoveryTests {
     }
 
     static func writeRandomMP4(to url: URL, size: Int) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let output = try FileHandle(forWritingTo: url)
         defer { try? output.close() }
         let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
@@ -340,7 +340,7 @@ final class TrailServerProcess: @unchecked Sendable {
         process.executableURL = binary
         process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path] + locationArguments + serveArguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
-        if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)
         try handle.seekToEnd()
         process.standardOutput = handle

@@ -90,12 +90,13 @@ enum RouteTemplate {
                     headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
                     body: RouteFixtures.multipart(fields: [], file: .init(fileName: name, contentType: "application/octet-stream", data: data),
                                                   boundary: boundary))
-                try #require(response.status == .created, "template upload \(uri): \(response.status) \(response.text)")
+                guard response.status == .created else { throw FixtureFailure("template upload \(uri): \(response.status) \(response.text)") }
                 return response
             }
             func asset(_ tourId: Int64, _ waypointId: Int64, _ data: Data, _ name: String) async throws -> Int64 {
                 let response = try await upload("/api/v1/manage/tours/\(tourId)/waypoints/\(waypointId)/assets", data, name)
-                return try #require((response.jsonObject["id"] as? NSNumber)?.int64Value)
+                guard let id = (response.jsonObject["id"] as? NSNumber)?.int64Value else { throw FixtureFailure("no id in \(response.text)") }
+                return id
             }
             box.seed.assetId = try await asset(box.seed.tourId, box.seed.waypointId, RouteFixtures.png, "lake.png")
             box.seed.secondAssetId = try await asset(box.seed.tourId, box.seed.waypointId, RouteFixtures.text, "notes.txt")
@@ -117,7 +118,7 @@ enum RouteTemplate {
             func release(_ tourId: Int64) async throws -> PublishRequest {
                 let ready = try await request(tourId)
                 let response = try await client.api(.post, "/api/v1/manage/publish-requests/\(ready.id)/push", token: token)
-                try #require(response.status == .ok, "template release: \(response.status) \(response.text)")
+                guard response.status == .ok else { throw FixtureFailure("template release: \(response.status) \(response.text)") }
                 return ready
             }
             box.seed.packageId = try await release(lakeLoop).packageId
@@ -136,7 +137,7 @@ enum RouteTemplate {
         }
         box.seed.importId = "import-\(UUID().uuidString.lowercased())"
         // A preview belongs to the person who made it: each role in the table opens its own (same id, same file).
-        let userIds: [Int64] = try await app.database.writer.read { try Int64.fetchAll($0, sql: "SELECT id FROM user") }
+        let userIds: [Int64] = try app.database.writer.read { try Int64.fetchAll($0, sql: "SELECT id FROM user") }
         for userId in userIds {
             let name = TourExchangeController.previewName(box.seed.importId, userId: userId, tourId: box.seed.tourId)
             try RouteFixtures.geoJSON.write(to: app.dependencies.paths.uploads.appendingPathComponent(name))
@@ -153,4 +154,10 @@ enum RouteTemplate {
         var seed: RichSeed
         init(_ seed: RichSeed) { self.seed = seed }
     }
+}
+
+/// A fixture that could not be built (the test then fails with this message).
+struct FixtureFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

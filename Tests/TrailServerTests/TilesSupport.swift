@@ -392,8 +392,8 @@ enum TilesPython {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let inURL = scratch.appendingPathComponent("in"), outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
         try (input ?? Data()).write(to: inURL)
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", scripts.appendingPathComponent(name).path] + arguments
