@@ -4,7 +4,9 @@ set -euo pipefail
 runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
-testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk openssl systemd aria2)
+# python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
+# a system-wide pip install).
+testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 
@@ -23,5 +25,8 @@ if ((${#missing[@]})); then
 fi
 
 if [[ "${1:-}" == "--test" ]]; then
-  python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../Tests/requirements.txt"
+  # scripts/test.sh puts .venv/bin first on PATH, so every `python3` of the tests is this one.
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  [[ -x "$root/.venv/bin/python3" ]] || python3 -m venv "$root/.venv"
+  "$root/.venv/bin/python3" -m pip install -q --disable-pip-version-check -r "$root/Tests/requirements.txt"
 fi

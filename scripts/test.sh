@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
+# The Python test tools (pytest, selenium, schemathesis, moto, SeaweedFS, awscli, …) live in .venv.
+export PATH="$PWD/.venv/bin:$PATH"
 export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
 swift build --build-tests
 swift test --skip-build
