@@ -157,7 +157,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             let (database, config) = try location.openDatabase()
             let chosen = password ?? CLIPassword.make()
-            let user = try database.createUser(email: email, displayName: name, password: chosen, isAdmin: admin,
+            let user = try await database.createUser(email: email, displayName: name, password: chosen, isAdmin: admin,
                                                mustChangePassword: password == nil, bcryptCost: config.bcryptCost, actor: .system)
             print("Created \(user.email)\(admin ? " (admin)" : "").")
             if password == nil { print("One-time password: \(chosen)") }

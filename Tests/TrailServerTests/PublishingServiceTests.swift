@@ -46,4 +46,32 @@ import Testing
         }
         #expect(try env.package(version.packageId).isVisible)
     }
+
+    @Test("the navigation badge's COUNT(*) agrees with the review queue for authors, reviewers, managers and admins")
+    func badgeCountMatchesQueue() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 2)
+        defer { env.remove() }
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: try env.token("author@test.org"))
+        }
+        let emails = ["author@test.org", "reviewer@test.org", "reviewer2@test.org", "manager@test.org", "admin@test.org"]
+        func counts() throws -> [String: Int] {
+            try Dictionary(uniqueKeysWithValues: emails.map { email in (email, try env.database.reviewQueueCount(for: env.user(email))) })
+        }
+        func expectedFromQueue() throws -> [String: Int] {
+            try Dictionary(uniqueKeysWithValues: emails.map { email in
+                let user = try env.user(email)
+                return (email, try env.database.reviewQueue(for: user).filter { !$0.reviewedByMe && $0.request.authorId != user.id }.count)
+            })
+        }
+        _ = try env.addMember("reviewer2@test.org", role: .reviewer)
+        #expect(try counts() == Dictionary(uniqueKeysWithValues: emails.map { ($0, 0) }))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        #expect(await env.buildAll() == 1)
+        #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 1, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
+        #expect(try counts() == expectedFromQueue())
+        _ = try env.database.approve(requestId: request.id, reviewer: try env.user("reviewer@test.org"), comment: "", actor: .system)
+        #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 0, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
+        #expect(try counts() == expectedFromQueue())
+    }
 }

@@ -85,7 +85,7 @@ import Testing
             config.bcryptCost = 10
             config.loginFailureLimit = 1_000
         }
-        try app.database.changePassword(userId: try #require(app.database.user(email: "author@test.org")?.id), newPassword: TestApp.password,
+        try await app.database.changePassword(userId: try #require(app.database.user(email: "author@test.org")?.id), newPassword: TestApp.password,
                                             bcryptCost: 10, actor: .system)
         // The dummy hash has the configured cost: the part of the answer's time that could differ.
         #expect(app.dependencies.unknownUserPasswordHash.hasPrefix("$2b$10$") || app.dependencies.unknownUserPasswordHash.hasPrefix("$2a$10$"),

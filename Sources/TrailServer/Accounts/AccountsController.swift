@@ -68,7 +68,7 @@ struct AccountsController: Sendable {
                 return pages.render("password", title: "Change password", page: PasswordPage(forced: user.mustChangePassword, errors: errors),
                                     request: request, context: context, status: .unprocessableContent)
             }
-            try database.changePassword(userId: user.id, newPassword: new, bcryptCost: config.bcryptCost, actor: context.actor,
+            try await database.changePassword(userId: user.id, newPassword: new, bcryptCost: config.bcryptCost, actor: context.actor,
                                         keepingSession: context.sessionToken)
             return pages.redirect(to: "/", notice: "Your password has been changed.")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HummingbirdBcrypt
+import NIOPosix
 
 public enum AccountError: Error, Equatable {
     case emailTaken
@@ -12,24 +13,50 @@ public enum AccountError: Error, Equatable {
 extension AppDatabase {
     // MARK: Users
 
+    /// For handlers: bcrypt (slow on purpose) runs on the thread pool, the write through GRDB's async queue, so an
+    /// event loop or a cooperative thread never waits for either.
+    @discardableResult
+    public func createUser(email: String, displayName: String, password: String, isAdmin: Bool,
+                           mustChangePassword: Bool = false, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
+        let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
+        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: bcryptCost) }
+        return try await writer.write { db in
+            try Self.insertUser(db, email: email, displayName: displayName, hash: hash, isAdmin: isAdmin, mustChangePassword: mustChangePassword,
+                                actor: actor)
+        }
+    }
+
+    /// The same, blocking the calling thread for the bcrypt cost: for the CLI, the first start and test fixtures.
     @discardableResult
     public func createUser(email: String, displayName: String, password: String, isAdmin: Bool,
                            mustChangePassword: Bool = false, bcryptCost: UInt8, actor: AuditActor) throws -> User {
+        let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
+        let hash = Bcrypt.hash(password, cost: bcryptCost)
+        return try writer.write { db in
+            try Self.insertUser(db, email: email, displayName: displayName, hash: hash, isAdmin: isAdmin, mustChangePassword: mustChangePassword,
+                                actor: actor)
+        }
+    }
+
+    /// The trimmed email and name, once every field passed its rule.
+    static func validatedNewUser(email: String, displayName: String, password: String) throws -> (String, String) {
         let email = email.trimmingCharacters(in: .whitespacesAndNewlines)
         let displayName = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
         guard Self.looksLikeEmail(email) else { throw AccountError.invalid(field: "email", message: "Enter an email address like name@example.org.") }
         guard !displayName.isEmpty, displayName.count <= 100 else { throw AccountError.invalid(field: "displayName", message: "Enter a name of 1 to 100 characters.") }
         if let problem = Self.passwordProblem(password) { throw AccountError.invalid(field: "password", message: problem) }
-        let hash = Bcrypt.hash(password, cost: bcryptCost)
-        return try writer.write { db in
-            if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw AccountError.emailTaken }
-            var user = User(id: nil, email: email, displayName: displayName, passwordHash: hash, isAdmin: isAdmin,
-                            isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date().dbTime)
-            try user.insert(db)
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(user.id!)", action: "user.create",
-                                  detail: "\(email)\(isAdmin ? " (admin)" : "")")
-            return user
-        }
+        return (email, displayName)
+    }
+
+    static func insertUser(_ db: Database, email: String, displayName: String, hash: String, isAdmin: Bool, mustChangePassword: Bool,
+                           actor: AuditActor) throws -> User {
+        if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw AccountError.emailTaken }
+        var user = User(id: nil, email: email, displayName: displayName, passwordHash: hash, isAdmin: isAdmin,
+                        isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date().dbTime)
+        try user.insert(db)
+        try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(user.id!)", action: "user.create",
+                              detail: "\(email)\(isAdmin ? " (admin)" : "")")
+        return user
     }
 
     public func userCount() throws -> Int { try writer.read { try User.fetchCount($0) } }
@@ -62,10 +89,11 @@ extension AppDatabase {
 
     /// Sets a new password and ends every other session of the user (a password changed because it leaked must lock
     /// out whoever used it); the session the change was made in (`keepingSession`, its cookie token) stays.
-    public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) throws {
+    /// bcrypt runs on the thread pool (see `createUser`).
+    public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
         if let problem = Self.passwordProblem(newPassword) { throw AccountError.invalid(field: "newPassword", message: problem) }
-        let hash = Bcrypt.hash(newPassword, cost: bcryptCost)
-        try writer.write { db in
+        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(newPassword, cost: bcryptCost) }
+        try await writer.write { db in
             try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
             try db.execute(sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
                            arguments: [userId, keepingSession.map(SecretToken.hash)])

@@ -76,7 +76,7 @@ struct AdminController: Sendable {
             let form = try await request.form(context: context)
             let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
             do {
-                let user = try database.createUser(email: form.string("email"), displayName: form.string("displayName"), password: password,
+                let user = try await database.createUser(email: form.string("email"), displayName: form.string("displayName"), password: password,
                                                    isAdmin: form["isAdmin"] == "on", mustChangePassword: true,
                                                    bcryptCost: config.bcryptCost, actor: context.actor)
                 return pages.redirect(to: "/admin/users",

@@ -382,8 +382,7 @@ extension AppDatabase {
                 FROM publishRequest
                 JOIN site ON site.id = publishRequest.siteId
                 LEFT JOIN user ON user.id = publishRequest.authorId
-                WHERE publishRequest.state = \(PublishState.pending)
-                  AND (\(user.isAdmin) OR publishRequest.siteId IN (SELECT siteId FROM membership WHERE userId = \(user.id) AND role IN \(SiteRole.reviewing)))
+                WHERE \(Self.inReviewQueue(of: user))
                 ORDER BY publishRequest.createdAt
                 """))
             return try rows.map { row in
@@ -392,6 +391,27 @@ extension AppDatabase {
                                 approvals: row["approvals"], siteName: row["siteName"], reviewedByMe: (row["mine"] as Int) > 0)
             }
         }
+    }
+
+    /// Publish requests waiting for this user's decision (not their own, not yet reviewed by them): the navigation
+    /// badge, counted by SQLite on every page instead of loading the queue.
+    func reviewQueueCount(for user: AuthenticatedUser) throws -> Int {
+        try writer.read { db in
+            try Int.fetchOne(db, SQLRequest(literal: """
+                SELECT COUNT(*) FROM publishRequest
+                WHERE \(Self.inReviewQueue(of: user))
+                  AND publishRequest.authorId IS NOT \(user.id)
+                  AND NOT EXISTS (SELECT 1 FROM review WHERE review.requestId = publishRequest.id AND review.reviewerId = \(user.id))
+                """)) ?? 0
+        }
+    }
+
+    /// The queue's rule, written once: pending requests of the sites where the user reviews (every site for admins).
+    static func inReviewQueue(of user: AuthenticatedUser) -> SQL {
+        """
+        publishRequest.state = \(PublishState.pending)
+          AND (\(user.isAdmin) OR publishRequest.siteId IN (SELECT siteId FROM membership WHERE userId = \(user.id) AND role IN \(SiteRole.reviewing)))
+        """
     }
 
     public func reviews(requestId: String) throws -> [(Review, String)] {

@@ -119,9 +119,3 @@ struct PageResponder: Sendable {
     }
 }
 
-extension AppDatabase {
-    /// Publish requests waiting for this user's review (not their own, not yet reviewed by them): the navigation badge.
-    func reviewQueueCount(for user: AuthenticatedUser) throws -> Int {
-        try reviewQueue(for: user).filter { !$0.reviewedByMe && $0.request.authorId != user.id }.count
-    }
-}
