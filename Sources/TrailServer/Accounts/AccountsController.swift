@@ -85,9 +85,9 @@ struct AccountsController: Sendable {
                 var page = try tokensPage(user)
                 page.newToken = token
                 return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
-            } catch AccountError.invalid(let field, let message) {
+            } catch let errors as ValidationErrors {
                 var page = try tokensPage(user)
-                page.errors = [field: message]
+                page.errors = errors.fields
                 return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
             }
         }

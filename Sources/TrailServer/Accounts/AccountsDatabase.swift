@@ -3,12 +3,6 @@ import GRDB
 import HummingbirdBcrypt
 import NIOPosix
 
-public enum AccountError: Error, Equatable {
-    case emailTaken
-    case invalid(field: String, message: String)
-    case notFound
-}
-
 /// Intention-named writes and reads for users, sessions and tokens.
 extension AppDatabase {
     // MARK: Users
@@ -42,15 +36,15 @@ extension AppDatabase {
     static func validatedNewUser(email: String, displayName: String, password: String) throws -> (String, String) {
         let email = email.trimmingCharacters(in: .whitespacesAndNewlines)
         let displayName = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard Self.looksLikeEmail(email) else { throw AccountError.invalid(field: "email", message: "Enter an email address like name@example.org.") }
-        guard !displayName.isEmpty, displayName.count <= 100 else { throw AccountError.invalid(field: "displayName", message: "Enter a name of 1 to 100 characters.") }
-        if let problem = Self.passwordProblem(password) { throw AccountError.invalid(field: "password", message: problem) }
+        guard Self.looksLikeEmail(email) else { throw ValidationErrors(["email": "Enter an email address like name@example.org."]) }
+        guard !displayName.isEmpty, displayName.count <= 100 else { throw ValidationErrors(["displayName": "Enter a name of 1 to 100 characters."]) }
+        if let problem = Self.passwordProblem(password) { throw ValidationErrors(["password": problem]) }
         return (email, displayName)
     }
 
     static func insertUser(_ db: Database, email: String, displayName: String, hash: String, isAdmin: Bool, mustChangePassword: Bool,
                            actor: AuditActor) throws -> User {
-        if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw AccountError.emailTaken }
+        if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw ValidationErrors(["email": "A user with this email already exists."]) }
         var user = User(id: nil, email: email, displayName: displayName, passwordHash: hash, isAdmin: isAdmin,
                         isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date().dbTime)
         try user.insert(db)
@@ -74,7 +68,7 @@ extension AppDatabase {
     /// Disabling ends every session and revokes every token of the user at once.
     public func setUserDisabled(id: Int64, disabled: Bool, actor: AuditActor) throws {
         try writer.write { db in
-            guard var user = try User.fetchOne(db, id: id) else { throw AccountError.notFound }
+            guard var user = try User.fetchOne(db, id: id) else { throw NotFound() }
             user.isDisabled = disabled
             try user.update(db)
             if disabled {
@@ -91,7 +85,7 @@ extension AppDatabase {
     /// out whoever used it); the session the change was made in (`keepingSession`, its cookie token) stays.
     /// bcrypt runs on the thread pool (see `createUser`).
     public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
-        if let problem = Self.passwordProblem(newPassword) { throw AccountError.invalid(field: "newPassword", message: problem) }
+        if let problem = Self.passwordProblem(newPassword) { throw ValidationErrors(["newPassword": problem]) }
         let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(newPassword, cost: bcryptCost) }
         try await writer.write { db in
             try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
@@ -197,10 +191,10 @@ extension AppDatabase {
     /// Creates a bearer token; the clear text is returned once and never stored.
     public func createAPIToken(userId: Int64, name: String, actor: AuditActor) throws -> (token: String, record: APITokenRecord) {
         let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.count <= 100 else { throw AccountError.invalid(field: "name", message: "Enter a name of 1 to 100 characters.") }
+        guard !name.isEmpty, name.count <= 100 else { throw ValidationErrors(["name": "Enter a name of 1 to 100 characters."]) }
         let token = "tc_" + SecretToken.make()
         return try writer.write { db in
-            guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw AccountError.notFound }
+            guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw NotFound() }
             var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date().dbTime)
             try record.insert(db)
             try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id!)", action: "token.create", detail: name)
@@ -230,7 +224,7 @@ extension AppDatabase {
         try writer.write { db in
             try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",
                            arguments: [Date().dbTime, id, userId])
-            guard db.changesCount == 1 else { throw AccountError.notFound }
+            guard db.changesCount == 1 else { throw NotFound() }
             try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(id)", action: "token.revoke", detail: "")
         }
     }

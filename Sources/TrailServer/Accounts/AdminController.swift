@@ -81,14 +81,10 @@ struct AdminController: Sendable {
                                                    bcryptCost: config.bcryptCost, actor: context.actor)
                 return pages.redirect(to: "/admin/users",
                                       notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in).")
-            } catch let error as AccountError {
+            } catch let errors as ValidationErrors {
                 var page = try usersPage(context)
                 page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
-                switch error {
-                case .emailTaken: page.errors = ["email": "A user with this email already exists."]
-                case .invalid(let field, let message): page.errors = [field: message]
-                case .notFound: throw NotFound()
-                }
+                page.errors = errors.fields
                 return pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
             }
         }

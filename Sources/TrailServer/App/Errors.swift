@@ -1,7 +1,29 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The one error protocol of the server. Every refusal a request can end with says its HTTP status, a stable `code`
+/// for scripts, a `message` for people and, for forms, a message per field. `ErrorMiddleware` renders it as the API's
+/// JSON error or as the panel's error page without knowing the concrete type; as a Hummingbird `HTTPResponseError`
+/// it also answers on its own where that middleware does not run.
+public protocol AppError: HTTPResponseError, Sendable {
+    var code: String { get }
+    var message: String { get }
+    /// Field name → message, for forms (nil when the error is not about fields).
+    var fieldMessages: [String: String]? { get }
+}
+
+extension AppError {
+    public var code: String { ErrorMiddleware.code(for: status) }
+    public var fieldMessages: [String: String]? { nil }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        APIErrorBody.response(status: status, code: code, message: message, fields: fieldMessages)
+    }
+}
 
 /// Field name → message, shown next to the field on a page and as `error.fields` in the API.
-public struct ValidationErrors: Error, Sendable, Equatable {
+public struct ValidationErrors: AppError, Equatable {
     public var fields: [String: String]
     public init(_ fields: [String: String] = [:]) { self.fields = fields }
     public subscript(field: String) -> String? {
@@ -12,19 +34,29 @@ public struct ValidationErrors: Error, Sendable, Equatable {
     public func throwIfAny() throws { if !isEmpty { throw self } }
     /// One line for the API's `message`.
     public var summary: String { fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: " ") }
+
+    public var status: HTTPResponse.Status { .unprocessableContent }
+    public var message: String { summary }
+    public var fieldMessages: [String: String]? { fields }
 }
 
 /// The object does not exist, or the caller may not know it exists (both answer 404).
-public struct NotFound: Error, Sendable { public init() {} }
+public struct NotFound: AppError {
+    public init() {}
+    public var status: HTTPResponse.Status { .notFound }
+    public var message: String { "Not found." }
+}
 
 /// The caller may see the object but not do this to it.
-public struct Forbidden: Error, Sendable {
+public struct Forbidden: AppError {
     public let message: String
+    public var status: HTTPResponse.Status { .forbidden }
     public init(_ message: String = "You do not have permission to do this.") { self.message = message }
 }
 
 /// The object is in a state that does not allow the change (e.g. a tour locked for review).
-public struct Conflict: Error, Sendable {
+public struct Conflict: AppError {
     public let message: String
+    public var status: HTTPResponse.Status { .conflict }
     public init(_ message: String) { self.message = message }
 }

@@ -86,20 +86,8 @@ struct ErrorMiddleware: RouterMiddleware {
 
     static func describe(_ error: any Error, logger: Logger) -> (HTTPResponse.Status, String, String, [String: String]?) {
         switch error {
-        case let error as ValidationErrors:
-            return (.unprocessableContent, "validation_failed", error.summary, error.fields)
-        case is NotFound:
-            return (.notFound, "not_found", "Not found.", nil)
-        case let error as Forbidden:
-            return (.forbidden, "forbidden", error.message, nil)
-        case let error as Conflict:
-            return (.conflict, "conflict", error.message, nil)
-        case let error as AccountError:
-            switch error {
-            case .emailTaken: return (.unprocessableContent, "validation_failed", "email: A user with this email already exists.", ["email": "A user with this email already exists."])
-            case .invalid(let field, let message): return (.unprocessableContent, "validation_failed", "\(field): \(message)", [field: message])
-            case .notFound: return (.notFound, "not_found", "Not found.", nil)
-            }
+        case let error as any AppError:
+            return (error.status, error.code, error.message, error.fieldMessages)
         case let error as HTTPError:
             return (error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase, nil)
         case is DecodingError:

@@ -161,16 +161,10 @@ struct PublishingController: Sendable {
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/publish") { request, context in
             guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            do {
-                let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
-                var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
-                response.headers[.location] = "/api/v1/manage/publish-requests/\(publish.id)"
-                return response
-            } catch let notReady as NotReadyToPublish {
-                return APIErrorBody.response(status: .unprocessableContent, code: "not_ready",
-                                             message: "The tour is not ready to publish: " + notReady.problems.joined(separator: " "),
-                                             fields: Dictionary(uniqueKeysWithValues: notReady.problems.enumerated().map { ("checklist.\($0.offset + 1)", $0.element) }))
-            }
+            let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
+            var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
+            response.headers[.location] = "/api/v1/manage/publish-requests/\(publish.id)"
+            return response
         }
         router.get("/publish-requests/{rid}") { request, context in
             let (publish, _, _) = try viewableRequest(context)

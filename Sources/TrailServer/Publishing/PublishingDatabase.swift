@@ -1,9 +1,17 @@
 import Foundation
 import GRDB
+import HTTPTypes
 
 /// What stops a tour from being submitted, in words a ranger understands.
-public struct NotReadyToPublish: Error, Sendable {
+/// In the API: 422 `not_ready`, each problem as `checklist.N`.
+public struct NotReadyToPublish: AppError {
     public let problems: [String]
+    public var status: HTTPResponse.Status { .unprocessableContent }
+    public var code: String { "not_ready" }
+    public var message: String { "The tour is not ready to publish: " + problems.joined(separator: " ") }
+    public var fieldMessages: [String: String]? {
+        Dictionary(uniqueKeysWithValues: problems.enumerated().map { ("checklist.\($0.offset + 1)", $0.element) })
+    }
 }
 
 extension AppDatabase {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -89,8 +90,11 @@ struct ImportPlan: Encodable, Sendable {
 }
 
 /// A file that cannot be imported: the message names the feature or line at fault.
-struct ImportRefused: Error, Sendable {
+/// Answered as a form error on the `file` field (422).
+struct ImportRefused: AppError {
     let message: String
+    var status: HTTPResponse.Status { .unprocessableContent }
+    var fieldMessages: [String: String]? { ["file": message] }
 }
 
 /// "20 MB" for the default limit, exact bytes for a limit that is not a whole number of MB.

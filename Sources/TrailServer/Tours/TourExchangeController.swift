@@ -32,8 +32,8 @@ struct TourExchangeController: Sendable {
             let importId: String
             do {
                 (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
-            } catch let refusal as ValidationErrors {
-                return try refusedImport(refusal["file"] ?? refusal.fields.values.first ?? "The file was refused.", status: .unprocessableContent,
+            } catch let refusal as any AppError where refusal.status == .unprocessableContent {
+                return try refusedImport(refusal.fieldMessages?["file"] ?? refusal.message, status: .unprocessableContent,
                                          tour: tour, site: site, access: access, request: request, context: context)
             } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
                 return try refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
@@ -49,7 +49,7 @@ struct TourExchangeController: Sendable {
             guard let data = try? Data(contentsOf: file) else {
                 return pages.redirect(to: "/tours/\(tour.id!)", notice: "That import preview has expired. Choose the file again.")
             }
-            let imported = try parseOrRefuse(data)
+            let imported = try parse(data)
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
             let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
                                    changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
@@ -64,7 +64,7 @@ struct TourExchangeController: Sendable {
                 throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
             }
             defer { try? FileManager.default.removeItem(at: file) }
-            let imported = try parseOrRefuse(data)
+            let imported = try parse(data)
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
             try database.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor)
             return pages.redirect(to: "/tours/\(tour.id!)", notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
@@ -130,7 +130,7 @@ struct TourExchangeController: Sendable {
         let target = paths.uploads.appendingPathComponent(owner.map { Self.previewName(importId, userId: $0.userId, tourId: $0.tourId) } ?? importId)
         try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
         do {
-            return (importId, try parseOrRefuse(try Data(contentsOf: target)))
+            return (importId, try parse(try Data(contentsOf: target)))
         } catch {
             try? FileManager.default.removeItem(at: target)
             throw error
@@ -164,9 +164,5 @@ struct TourExchangeController: Sendable {
         return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }
 
-    func parseOrRefuse(_ data: Data) throws -> ImportedTour {
-        do { return try TourImport.parse(data, maxBytes: config.importMaxSize) } catch let refused as ImportRefused {
-            throw ValidationErrors(["file": refused.message])
-        }
-    }
+    func parse(_ data: Data) throws -> ImportedTour { try TourImport.parse(data, maxBytes: config.importMaxSize) }
 }
