@@ -85,7 +85,7 @@ struct ManageAPI: Sendable {
         router.post("/tours") { request, context in
             let body = try await request.decodeJSON(CreateTour.self, context: context)
             let (site, access) = try authorization.site(slug: body.site, user: context.requireUser())
-            guard access.canAuthor else { throw Forbidden("Only authors and managers of \(site.name) can create tours.") }
+            try access.require(.author, to: "create tours")
             let tour = try database.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
                                                actor: context.actor)
             return try JSONResponse.make(tourBody(tour, site), status: .created)

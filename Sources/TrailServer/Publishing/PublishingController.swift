@@ -232,11 +232,11 @@ struct PublishingController: Sendable {
         let reviews = try database.reviews(requestId: publish.id)
         return RequestBody(
             id: publish.id, tour: publish.tourId, packageId: publish.packageId, version: publish.version, state: publish.state.rawValue,
-            approvals: reviews.filter { $0.0.decision == .approve }.count, requiredApprovals: publish.requiredApprovals,
+            approvals: reviews.filter { $0.review.decision == .approve }.count, requiredApprovals: publish.requiredApprovals,
             progress: .init(filesDone: publish.filesDone, filesTotal: publish.filesTotal, bytesDone: publish.bytesDone, bytesTotal: publish.bytesTotal),
             failureReason: publish.failureReason, denialComment: publish.denialComment, sha256: publish.zipSha256, size: publish.zipSize,
-            reviews: reviews.map { .init(reviewer: $0.1, decision: $0.0.decision.rawValue, comment: $0.0.comment,
-                                         at: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0.0.createdAt))) })
+            reviews: reviews.map { .init(reviewer: $0.reviewerName, decision: $0.review.decision.rawValue, comment: $0.review.comment,
+                                         at: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0.review.createdAt))) })
     }
 
     /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).

@@ -236,10 +236,7 @@ extension AppDatabase {
     /// Reviewers and managers of the request's site, never its author.
     static func reviewableRequest(_ db: Database, id: String, reviewer: AuthenticatedUser) throws -> PublishRequest {
         guard let request = try PublishRequest.fetchOne(db, key: id) else { throw NotFound() }
-        let role = try Membership.filter(Column("userId") == reviewer.id && Column("siteId") == request.siteId).fetchOne(db)?.role
-        let access = SiteAccess(role: role, isAdmin: reviewer.isAdmin)
-        guard access.canView else { throw NotFound() }
-        guard access.canReview else { throw Forbidden("Only reviewers and managers of this site can review.") }
+        try Self.access(db, user: reviewer, siteId: request.siteId).require(.review, to: "review its requests")
         guard request.authorId != reviewer.id else { throw Forbidden("You submitted this request, so someone else must review it.") }
         return request
     }
@@ -263,10 +260,9 @@ extension AppDatabase {
 
     static func requestForAuthorOrManager(_ db: Database, id: String, user: AuthenticatedUser) throws -> PublishRequest {
         guard let request = try PublishRequest.fetchOne(db, key: id) else { throw NotFound() }
-        let role = try Membership.filter(Column("userId") == user.id && Column("siteId") == request.siteId).fetchOne(db)?.role
-        let access = SiteAccess(role: role, isAdmin: user.isAdmin)
-        guard access.canView else { throw NotFound() }
-        guard request.authorId == user.id || access.canManage else {
+        let access = try Self.access(db, user: user, siteId: request.siteId)
+        try access.require(.view, to: "see this request")
+        guard request.authorId == user.id || access.allows(.manage) else {
             throw Forbidden("Only the request's author or a manager of the site can do this.")
         }
         return request
@@ -422,7 +418,7 @@ extension AppDatabase {
         """
     }
 
-    public func reviews(requestId: String) throws -> [(Review, String)] {
+    public func reviews(requestId: String) throws -> [(review: Review, reviewerName: String)] {
         try writer.read { db in
             try Row.fetchAll(db, sql: """
                 SELECT review.*, COALESCE(user.displayName, 'unknown') AS reviewerName FROM review LEFT JOIN user ON user.id = review.reviewerId

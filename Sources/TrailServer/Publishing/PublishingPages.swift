@@ -122,8 +122,8 @@ extension PublishingController {
     func requestPage(_ publish: PublishRequest, site: Site, access: SiteAccess, user: AuthenticatedUser) throws -> RequestPage {
         let snapshot = try publish.decodedSnapshot()
         let reviews = try database.reviews(requestId: publish.id)
-        let approvals = reviews.filter { $0.0.decision == .approve }.count
-        let reviewedByMe = reviews.contains { $0.0.reviewerId == user.id }
+        let approvals = reviews.filter { $0.review.decision == .approve }.count
+        let reviewedByMe = reviews.contains { $0.review.reviewerId == user.id }
         let isReviewer = access.canReview && publish.authorId != user.id && !reviewedByMe
         let isAuthorOrManager = publish.authorId == user.id || access.canManage
         let manifest = publish.manifestJSON.flatMap { try? Manifest.decode(Data($0.utf8)) }
@@ -155,8 +155,8 @@ extension PublishingController {
             failureReason: publish.failureReason, denialComment: publish.denialComment, tourId: publish.tourId, tourName: snapshot.name,
             siteName: site.name, author: author, version: publish.version, packageId: publish.packageId, approvals: approvals,
             required: publish.requiredApprovals,
-            reviews: reviews.map { RequestPage.ReviewRow(reviewer: $0.1, isApproval: $0.0.decision == .approve, comment: $0.0.comment,
-                                                         time: DisplayFormat.date($0.0.createdAt)) },
+            reviews: reviews.map { RequestPage.ReviewRow(reviewer: $0.reviewerName, isApproval: $0.review.decision == .approve, comment: $0.review.comment,
+                                                         time: DisplayFormat.date($0.review.createdAt)) },
             canApprove: isReviewer && publish.state == .pending, canDeny: isReviewer && (publish.state == .pending || publish.state == .ready),
             canWithdraw: isAuthorOrManager && publish.state.isOpen, canPush: isAuthorOrManager && publish.state == .ready,
             sha256: publish.zipSha256 ?? "", size: publish.zipSize.map(ByteFormat.string) ?? "",

@@ -81,7 +81,7 @@ struct PublishingService: Sendable {
     /// The package, when the user manages its site (else `Forbidden`, or `NotFound` when they cannot see it).
     func managedPackage(id: String, user: AuthenticatedUser) throws -> (PackageRecord, Site, SiteAccess) {
         let (package, site, access) = try viewablePackage(id: id, user: user)
-        guard access.canManage else { throw Forbidden("Only managers of \(site.name) can unpublish or roll back its packages.") }
+        try access.require(.manage, to: "unpublish or roll back its packages")
         return (package, site, access)
     }
 

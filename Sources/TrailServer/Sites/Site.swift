@@ -45,15 +45,64 @@ public struct Membership: Codable, Sendable, FetchableRecord, PersistableRecord 
     }
 }
 
-/// What one user may do on one site. Admins may do everything everywhere.
+/// Something a user may do on a site.
+public enum SitePermission: Sendable, CaseIterable, Hashable {
+    /// See the site and its tours, requests and packages (every member).
+    case view
+    /// Create and change tours, submit them (authors and managers).
+    case author
+    /// Approve or deny requests (reviewers and managers).
+    case review
+    /// Members, unpublish, rollback (managers).
+    case manage
+
+    /// Who has it, for messages.
+    var holders: String {
+        switch self {
+        case .view: "members"
+        case .author: "authors and managers"
+        case .review: "reviewers and managers"
+        case .manage: "managers"
+        }
+    }
+}
+
+/// What one user may do on one site, written once: every permission check of a route, a service or a database write
+/// goes through ``require(_:to:)``. Admins may do everything everywhere.
 public struct SiteAccess: Sendable {
     public let role: SiteRole?
     public let isAdmin: Bool
+    /// For messages ("Only managers of Sweet Home Ranger District can …").
+    public var siteName = "this site"
 
-    public var canView: Bool { isAdmin || role != nil }
-    public var canAuthor: Bool { isAdmin || role?.canAuthor == true }
-    public var canReview: Bool { isAdmin || role?.canReview == true }
-    public var canManage: Bool { isAdmin || role?.canManage == true }
+    public init(role: SiteRole?, isAdmin: Bool, siteName: String = "this site") {
+        self.role = role
+        self.isAdmin = isAdmin
+        self.siteName = siteName
+    }
+
+    public func allows(_ permission: SitePermission) -> Bool {
+        if isAdmin { return true }
+        guard let role else { return false }
+        switch permission {
+        case .view: return true
+        case .author: return role.canAuthor
+        case .review: return role.canReview
+        case .manage: return role.canManage
+        }
+    }
+
+    /// Throws `NotFound` when the user may not even see the site (so ids cannot be probed), else `Forbidden` naming
+    /// who may `action` ("change its tours").
+    public func require(_ permission: SitePermission, to action: String) throws {
+        guard allows(.view) else { throw NotFound() }
+        guard allows(permission) else { throw Forbidden("Only \(permission.holders) of \(siteName) can \(action).") }
+    }
+
+    public var canView: Bool { allows(.view) }
+    public var canAuthor: Bool { allows(.author) }
+    public var canReview: Bool { allows(.review) }
+    public var canManage: Bool { allows(.manage) }
 }
 
 public struct SiteInput: Sendable {
@@ -137,10 +186,14 @@ extension AppDatabase {
     }
 
     public func access(user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
-        let role = try writer.read { db in
-            try Membership.filter(Membership.Columns.userId == user.id && Membership.Columns.siteId == siteId).fetchOne(db)?.role
-        }
-        return SiteAccess(role: role, isAdmin: user.isAdmin)
+        try writer.read { db in try Self.access(db, user: user, siteId: siteId) }
+    }
+
+    /// The one lookup of a user's access to a site (inside a transaction, for the re-checks of database writes).
+    static func access(_ db: Database, user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
+        let role = try Membership.filter(Membership.Columns.userId == user.id && Membership.Columns.siteId == siteId).fetchOne(db)?.role
+        let name = try String.fetchOne(db, sql: "SELECT name FROM site WHERE id = ?", arguments: [siteId]) ?? "this site"
+        return SiteAccess(role: role, isAdmin: user.isAdmin, siteName: name)
     }
 
     // MARK: Memberships

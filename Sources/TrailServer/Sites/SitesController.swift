@@ -88,12 +88,12 @@ struct SitesController: Sendable {
         }
         router.get("/sites/{slug}/members") { request, context in
             let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            guard access.canManage else { throw Forbidden("Only managers of \(site.name) can manage its members.") }
+            try access.require(.manage, to: "manage its members")
             return pages.render("members", title: "Members of \(site.name)", page: try membersPage(site), request: request, context: context)
         }
         router.post("/sites/{slug}/members") { request, context in
             let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            guard access.canManage else { throw Forbidden("Only managers of \(site.name) can manage its members.") }
+            try access.require(.manage, to: "manage its members")
             var request = request
             let form = try await request.form(context: context)
             guard let role = SiteRole(rawValue: form.string("role")) else {
@@ -111,7 +111,7 @@ struct SitesController: Sendable {
         }
         router.post("/sites/{slug}/members/{userId}/remove") { request, context in
             let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            guard access.canManage else { throw Forbidden("Only managers of \(site.name) can manage its members.") }
+            try access.require(.manage, to: "manage its members")
             try database.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
             return pages.redirect(to: "/sites/\(site.slug)/members", notice: "Member removed.")
         }

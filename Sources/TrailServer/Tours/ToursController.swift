@@ -17,12 +17,12 @@ struct ToursController: Sendable {
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/sites/{slug}/tours/new") { request, context in
             let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            guard access.canAuthor else { throw Forbidden("Only authors and managers of \(site.name) can create tours.") }
+            try access.require(.author, to: "create tours")
             return pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
         }
         router.post("/sites/{slug}/tours") { request, context in
             let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            guard access.canAuthor else { throw Forbidden("Only authors and managers of \(site.name) can create tours.") }
+            try access.require(.author, to: "create tours")
             var request = request
             let form = try await request.form(context: context)
             do {
