@@ -1,5 +1,6 @@
 // The tour map: frame editor (rectangle with corner handles, synced with the N/S/E/W inputs),
-// click-to-add and drag-to-move waypoints, drag-and-drop reordering. Every action also works without
+// click-to-add and drag-to-move waypoints, drag-and-drop reordering, each waypoint's trigger zone as a
+// circle (on the waypoint page its edge can be dragged to set the radius). Every action also works without
 // this script through the plain forms on the page.
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { postForm, confirmButtons } from './panel.js';
@@ -54,6 +55,8 @@ function setUpMap(element, data) {
       icon: numberIcon(waypoint.order), draggable: data.editable, title: waypoint.name, keyboard: true, alt: waypoint.name,
     }).addTo(map);
     marker.bindTooltip(escapeText(waypoint.name));
+    const zone = triggerZone(map, waypoint, element.dataset.pick === 'true');
+    marker.on('drag', () => zone.moveTo(marker.getLatLng()));
     if (data.editable) {
       marker.on('dragend', async () => {
         const { lat, lng } = marker.getLatLng();
@@ -64,6 +67,7 @@ function setUpMap(element, data) {
           if (row) row.textContent = `${lat.toFixed(6)}, ${lng.toFixed(6)}`;
         } else {
           marker.setLatLng([waypoint.latitude, waypoint.longitude]);
+          zone.moveTo(marker.getLatLng());
           showMessage(result.message);
         }
       });
@@ -73,6 +77,8 @@ function setUpMap(element, data) {
       marker.on('dragend', () => fillCoordinates(marker.getLatLng()));
     }
     markers.set(String(waypoint.id), marker);
+    // The waypoint page shows the place up close: the zone fills about a third of the map, its handle in reach.
+    if (element.dataset.pick === 'true') map.fitBounds(zone.bounds().pad(1));
   }
   mapElement.markers = markers;
 
@@ -80,7 +86,7 @@ function setUpMap(element, data) {
     if (route.editing()) { route.add(event.latlng); return; }
     if (element.dataset.pick === 'true') {
       const marker = markers.values().next().value;
-      if (marker) marker.setLatLng(event.latlng);
+      if (marker) { marker.setLatLng(event.latlng); marker.fire('drag'); }
       fillCoordinates(event.latlng);
       return;
     }
@@ -191,6 +197,44 @@ function addFrameButton(map, onClick) {
     },
   });
   new Control({ position: 'topright' }).addTo(map);
+}
+
+/// The circle within which an app plays the stop (orange when it overlaps another stop's). With `editable` (the
+/// waypoint page), a handle on its east edge sets the radius by dragging, kept in step with the number field
+/// `wp-radius` both ways; the field is the keyboard's way to the same value.
+function triggerZone(map, waypoint, editable) {
+  const colour = waypoint.overlaps ? '#b35c00' : '#1565c0';
+  const circle = L.circle([waypoint.latitude, waypoint.longitude], {
+    radius: waypoint.triggerRadiusMeters, color: colour, weight: 2, fillOpacity: 0.08, interactive: false,
+    className: waypoint.overlaps ? 'trigger-zone trigger-zone-overlap' : 'trigger-zone',
+  }).addTo(map);
+  const field = editable ? document.getElementById('wp-radius') : null;
+  let handle = null;
+  const edgeOf = () => {
+    const centre = circle.getLatLng();
+    const metresPerDegree = 111320 * Math.cos(centre.lat * Math.PI / 180);
+    return L.latLng(centre.lat, centre.lng + circle.getRadius() / metresPerDegree);
+  };
+  if (field && !field.disabled) {
+    handle = L.marker(edgeOf(), {
+      draggable: true, keyboard: false, title: 'Drag to set the trigger radius',
+      icon: L.divIcon({ className: 'zone-handle', iconSize: [16, 16], iconAnchor: [8, 8] }),
+    }).addTo(map);
+    handle.on('drag', () => {
+      const metres = Math.min(500, Math.max(5, Math.round(map.distance(circle.getLatLng(), handle.getLatLng()))));
+      circle.setRadius(metres);
+      field.value = String(metres);
+    });
+    handle.on('dragend', () => handle.setLatLng(edgeOf()));
+    field.addEventListener('input', () => {
+      const metres = Number(field.value);
+      if (Number.isInteger(metres) && metres >= 5 && metres <= 500) { circle.setRadius(metres); handle.setLatLng(edgeOf()); }
+    });
+  }
+  return {
+    moveTo(latlng) { circle.setLatLng(latlng); if (handle) handle.setLatLng(edgeOf()); },
+    bounds() { return L.latLng(circle.getLatLng()).toBounds(circle.getRadius() * 2); },
+  };
 }
 
 function numberIcon(order) {

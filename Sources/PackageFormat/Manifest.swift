@@ -3,7 +3,8 @@ import Foundation
 /// `manifest.json` of a content package, format version 1 (see DESIGN.md, "Content package format").
 ///
 /// The keys are exactly the ones of the design document. Optional additions (`tiles`, `route`,
-/// `estimatedDurationMinutes`, `geoJSON`, and per waypoint `distanceFromPreviousMeters`, per tiles
+/// `estimatedDurationMinutes`, `geoJSON`, and per waypoint `distanceFromPreviousMeters` and
+/// `triggerRadiusMeters` (visitor content), per tiles
 /// `size`) are omitted from the JSON when `nil`. Unknown keys are ignored when decoding, so a newer
 /// server may add keys without breaking older clients.
 ///
@@ -110,10 +111,12 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var assets: [Asset]
         /// Walking distance from the previous waypoint, in metres (optional addition).
         public var distanceFromPreviousMeters: Double?
+        /// The trigger zone, 5–500 metres (visitor content; absent from packages made before it).
+        public var triggerRadiusMeters: Int?
 
         public init(
             name: String, order: Int, coordinates: Coordinates, description: String,
-            assets: [Asset], distanceFromPreviousMeters: Double? = nil
+            assets: [Asset], distanceFromPreviousMeters: Double? = nil, triggerRadiusMeters: Int? = nil
         ) {
             self.name = name
             self.order = order
@@ -121,6 +124,7 @@ public struct Manifest: Codable, Sendable, Equatable {
             self.description = description
             self.assets = assets
             self.distanceFromPreviousMeters = distanceFromPreviousMeters
+            self.triggerRadiusMeters = triggerRadiusMeters
         }
     }
 
@@ -360,6 +364,9 @@ extension Manifest {
             }
             if let distance = waypoint.distanceFromPreviousMeters {
                 check(distance.isFinite && distance >= 0, "\(label): distanceFromPreviousMeters must be a non-negative number")
+            }
+            if let radius = waypoint.triggerRadiusMeters {
+                check((5...500).contains(radius), "\(label): triggerRadiusMeters must be 5 to 500")
             }
             for asset in waypoint.assets {
                 let assetLabel = "\(label): asset \"\(asset.path)\""

@@ -15,7 +15,7 @@ public enum TourGeoJSONError: Error, Equatable, Sendable, CustomStringConvertibl
 /// Features, in this order:
 /// - one `Point` per waypoint, sorted by `order`, properties `kind: "waypoint"`, `name`,
 ///   `order`, `description`, `assetCount`, `assets` (`[{type, path}]`) and, when known,
-///   `distanceFromPreviousMeters`;
+///   `distanceFromPreviousMeters` and `triggerRadiusMeters`;
 /// - the frame as a `Polygon` (counter-clockwise exterior ring, right-hand rule), properties
 ///   `kind: "frame"`, `name` (the map name);
 /// - the route as a `LineString` when the manifest has one, properties `kind: "route"` and,
@@ -58,6 +58,9 @@ public enum TourGeoJSON: Sendable {
             ]
             if let distance = waypoint.distanceFromPreviousMeters {
                 properties.append(("distanceFromPreviousMeters", try number(distance, decimals: 1, what: "distanceFromPreviousMeters")))
+            }
+            if let radius = waypoint.triggerRadiusMeters {
+                properties.append(("triggerRadiusMeters", .number(String(radius))))
             }
             features.append(feature(
                 geometry: .object([

@@ -30,6 +30,9 @@ def test_add_and_reorder_a_waypoint_with_the_keyboard_only(ranger_panel, e2e_sit
     assert panel.focused().get_attribute("id") == "wp-longitude"
     panel.press("-122.1")
     panel.press(Keys.TAB)
+    assert panel.focused().get_attribute("id") == "wp-radius"
+    panel.press("40")
+    panel.press(Keys.TAB)
     assert panel.focused().get_attribute("id") == "wp-description"
     panel.press("A dry place in the rain.")
     panel.press(Keys.TAB)
@@ -42,6 +45,7 @@ def test_add_and_reorder_a_waypoint_with_the_keyboard_only(ranger_panel, e2e_sit
     stored = store.waypoints(tour["id"])
     assert [(w["name"], w["position"]) for w in stored] == [("Trailhead", 1), ("Viewpoint", 2), ("Shelter", 3)]
     assert (stored[2]["latitude"], stored[2]["longitude"], stored[2]["description"]) == (44.395, -122.1, "A dry place in the rain.")
+    assert stored[2]["triggerRadiusMeters"] == 40
     panel.assert_accessible("tour page after a keyboard-only add")
 
     # Move "Shelter" up twice with its ↑ button: TAB to it, ENTER; the page comes back with it one place higher.

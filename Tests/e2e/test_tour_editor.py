@@ -230,3 +230,56 @@ def test_edit_a_waypoint_on_its_page_by_clicking_the_map(ranger_panel, e2e_site,
     stored = store.waypoints(tour["id"])[0]
     assert (stored["name"], stored["latitude"], stored["longitude"], stored["description"]) == \
         ("Sawyers Cave Mouth", latitude, longitude, "Bring a lamp.")
+
+
+def zone_width(panel) -> float:
+    """The trigger-zone circle's drawn width in CSS pixels (its SVG path's bounding box)."""
+    return panel.driver.execute_script("return document.querySelector('#tour-map path.trigger-zone').getBoundingClientRect().width")
+
+
+def test_trigger_radius_by_typing_and_by_dragging_the_circle_edge(admin_panel, e2e_site, api, store):
+    """#16: the waypoint page draws the trigger zone; typing a radius redraws it, dragging its edge handle sets the
+    field; both save. The tour page shows every zone and warns when two overlap."""
+    panel = admin_panel
+    tour = api.create_tour(e2e_site, "Clear Lake Zones", frame=SANTIAM)
+    lake = api.add_waypoint(tour["id"], "Clear Lake", 44.40, -122.10)
+    api.add_waypoint(tour["id"], "Boat Ramp", 44.4004, -122.10)  # about 44 m away: two 30 m zones overlap
+    panel.open(f"/tours/{tour['id']}/waypoints/{lake['id']}")
+    panel.driver.execute_script("document.getElementById('tour-map').scrollIntoView({block: 'start', behavior: 'instant'})")
+    panel.wait_map_idle()
+    radius = panel.find("#wp-radius")
+    assert radius.get_attribute("value") == "30"
+    assert panel.find("label[for='wp-radius']").text == "Trigger radius (metres)"
+    panel.assert_accessible("waypoint page with its trigger zone")
+
+    # Typing: the circle follows at once, and the value is saved with the form.
+    before = zone_width(panel)
+    panel.fill(radius, "80")
+    panel.wait().until(lambda d: zone_width(panel) > before * 2.4)
+    panel.submit(panel.find("#waypoint-edit-form button[type=submit]"))
+    assert store.waypoints(tour["id"])[0]["triggerRadiusMeters"] == 80
+
+    # Dragging the edge handle 40 px east: the field shows the new radius, which is saved.
+    panel.open(f"/tours/{tour['id']}/waypoints/{lake['id']}")
+    panel.driver.execute_script("document.getElementById('tour-map').scrollIntoView({block: 'start', behavior: 'instant'})")
+    panel.wait_map_idle()
+    metres_per_pixel = 160 / zone_width(panel)  # the page fits the map to the 80 m zone
+    panel.drag(panel.find("#tour-map .zone-handle"), 40, 0)
+    dragged = int(panel.find("#wp-radius").get_attribute("value"))
+    assert dragged == pytest.approx(80 + 40 * metres_per_pixel, abs=3 * metres_per_pixel + 1), (dragged, metres_per_pixel)
+    panel.submit(panel.find("#waypoint-edit-form button[type=submit]"))
+    assert store.waypoints(tour["id"])[0]["triggerRadiusMeters"] == dragged
+    assert api.tour(tour["id"])["waypoints"][0]["triggerRadiusMeters"] == dragged
+
+    # A radius out of range comes back next to the field.
+    panel.submit_form("#waypoint-edit-form", triggerRadiusMeters="900")
+    assert "is-invalid" in panel.find("#wp-radius").get_attribute("class")
+    assert "5 to 500" in panel.text("#waypoint-edit-form .invalid-feedback")
+    assert store.waypoints(tour["id"])[0]["triggerRadiusMeters"] == dragged
+    panel.assert_accessible("waypoint page, radius refused")
+
+    # The tour page: both zones drawn in the warning colour, and the warning (not a refusal) in the publishing card.
+    panel.open(f"/tours/{tour['id']}")
+    assert len(panel.all("#tour-map path.trigger-zone-overlap")) == 2
+    assert "overlap" in panel.text("#publish-warnings")
+    panel.assert_accessible("tour page with overlapping trigger zones")

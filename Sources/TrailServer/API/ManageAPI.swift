@@ -21,6 +21,7 @@ struct ManageAPI: Sendable {
         let latitude: Double
         let longitude: Double
         let description: String
+        let triggerRadiusMeters: Int
         /// Only in a whole tour's answer (nil is left out of the JSON).
         let assets: [MediaController.AssetBody]?
         init(_ waypoint: Waypoint, assets: [MediaController.AssetBody]? = nil) {
@@ -30,6 +31,7 @@ struct ManageAPI: Sendable {
             latitude = waypoint.latitude
             longitude = waypoint.longitude
             description = waypoint.description
+            triggerRadiusMeters = waypoint.triggerRadiusMeters
             self.assets = assets
         }
     }
@@ -71,6 +73,16 @@ struct ManageAPI: Sendable {
         let latitude: Double
         let longitude: Double
         let description: String?
+        let triggerRadiusMeters: RadiusValue?
+    }
+
+    /// A radius as sent: a number, or a string (which is refused with the field's message, not as unreadable JSON).
+    struct RadiusValue: Decodable {
+        let input: TriggerZone.Input
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Double.self) { input = .number(number) } else { input = .text(try container.decode(String.self)) }
+        }
     }
 
     struct PatchWaypoint: Decodable {
@@ -79,6 +91,7 @@ struct ManageAPI: Sendable {
         let latitude: Double?
         let longitude: Double?
         let description: String?
+        let triggerRadiusMeters: RadiusValue?
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
@@ -126,7 +139,8 @@ struct ManageAPI: Sendable {
             let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
             let waypoint = try database.createWaypoint(
                 tourId: tour.id!,
-                WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order),
+                WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order,
+                              triggerRadius: body.triggerRadiusMeters?.input),
                 actor: context.actor)
             return try JSONResponse.make(WaypointBody(waypoint), status: .created)
         }
@@ -137,7 +151,8 @@ struct ManageAPI: Sendable {
             let waypoint = try database.updateWaypoint(
                 tourId: tour.id!, waypointId: current.id!,
                 WaypointInput(name: body.name ?? current.name, description: body.description ?? current.description,
-                              latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order),
+                              latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order,
+                              triggerRadius: body.triggerRadiusMeters?.input),
                 actor: context.actor)
             return try JSONResponse.make(WaypointBody(waypoint))
         }

@@ -229,7 +229,8 @@ enum ManifestMaker {
                     assets: assetPaths(waypoint).map { asset, path in
                         Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256)
                     },
-                    distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10)
+                    distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10,
+                    triggerRadiusMeters: waypoint.triggerRadiusMeters)
             },
             route: route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
             estimatedDurationMinutes: estimate.totalMinutes)

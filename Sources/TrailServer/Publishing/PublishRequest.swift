@@ -112,6 +112,8 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var longitude: Double
         public var description: String
         public var assets: [AssetEntry]
+        /// Absent from requests submitted before trigger zones (their packages carry no radius).
+        public var triggerRadiusMeters: Int?
     }
 
     public var tourId: Int64

@@ -95,7 +95,8 @@ extension AppDatabase {
                     assets: assets.map {
                         .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
                               originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds)
-                    })
+                    },
+                    triggerRadiusMeters: waypoint.triggerRadiusMeters)
             },
             route: tour.route, paceKmh: tour.paceKmh)
     }

@@ -211,7 +211,8 @@ extension PublishingController {
             frame: Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west),
             waypoints: manifest.waypoints.enumerated().map { index, waypoint in
                 .init(id: Int64(index + 1), order: waypoint.order, name: waypoint.name, latitude: waypoint.coordinates.latitude,
-                      longitude: waypoint.coordinates.longitude, url: "#waypoint-\(waypoint.order)")
+                      longitude: waypoint.coordinates.longitude, url: "#waypoint-\(waypoint.order)",
+                      triggerRadiusMeters: waypoint.triggerRadiusMeters ?? TriggerZone.defaultRadius, overlaps: false)
             },
             editable: false, tileURL: manifest.tiles == nil ? nil : tileURL, moveURLTemplate: "", orderURL: "", newWaypointURL: "")
         // The route as the package carries it, so the reviewer sees the trail line the visitor will follow.

@@ -108,6 +108,8 @@ public struct Waypoint: Codable, Sendable, Identifiable, FetchableRecord, Mutabl
     public var description: String
     public var createdAt: Double
     public var updatedAt: Double
+    /// The trigger zone: an app plays the stop's media within this many metres of it.
+    public var triggerRadiusMeters: Int = TriggerZone.defaultRadius
 
     public static let databaseTableName = "waypoint"
 

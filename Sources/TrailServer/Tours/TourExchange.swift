@@ -30,7 +30,7 @@ enum TourExport {
             description: tour.description,
             waypoints: waypoints.map {
                 Manifest.Waypoint(name: $0.name, order: $0.position, coordinates: .init(latitude: $0.latitude, longitude: $0.longitude),
-                                  description: $0.description, assets: [])
+                                  description: $0.description, assets: [], triggerRadiusMeters: $0.triggerRadiusMeters)
             },
             route: tour.routePath?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) })
         return try TourGeoJSON.make(manifest: manifest)
@@ -52,6 +52,8 @@ struct ImportedTour: Sendable {
         let description: String
         let latitude: Double
         let longitude: Double
+        /// GeoJSON property `triggerRadiusMeters` (GPX has none: the waypoint keeps its own, a new one gets the default).
+        var triggerRadiusMeters: Int? = nil
     }
     var points: [Point] = []
     var route: RoutePath?
@@ -163,8 +165,16 @@ enum TourImport {
                     throw ImportRefused(message: "\(at): a waypoint needs a “name” property.")
                 }
                 guard name.count <= 120 else { throw ImportRefused(message: "\(at): the name is longer than 120 characters.") }
+                var radius: Int?
+                if let value = properties["triggerRadiusMeters"], !(value is NSNull) {
+                    let input: TriggerZone.Input = (value as? NSNumber).map { .number($0.doubleValue) } ?? .text("\(value)")
+                    switch TriggerZone.radius(input) {
+                    case .success(let metres): radius = metres
+                    case .failure: throw ImportRefused(message: "\(at) (“\(name)”): triggerRadiusMeters must be a whole number of metres from 5 to 500.")
+                    }
+                }
                 result.points.append(.init(name: name, description: String(((properties["description"] as? String) ?? "").prefix(20_000)),
-                                           latitude: latitude, longitude: longitude))
+                                           latitude: latitude, longitude: longitude, triggerRadiusMeters: radius))
             case "LineString":
                 guard let positions = geometry["coordinates"] as? [[Double]] else {
                     throw ImportRefused(message: "\(at): a LineString needs a list of positions.")
@@ -381,6 +391,7 @@ enum TourImport {
             if let match = existing.first(where: { $0.name.lowercased() == key }) {
                 let same = abs(match.latitude - point.latitude) < 1e-7 && abs(match.longitude - point.longitude) < 1e-7
                     && (point.description.isEmpty || match.description == point.description)
+                    && (point.triggerRadiusMeters == nil || point.triggerRadiusMeters == match.triggerRadiusMeters)
                 plan.waypoints.append(same ? item("skip", "already in the tour, unchanged") : item("change"))
             } else {
                 plan.waypoints.append(item("add"))
@@ -416,6 +427,7 @@ extension AppDatabase {
                 case "add":
                     var waypoint = Waypoint(id: nil, tourId: tourId, name: point.name, position: existing.count + 1, latitude: point.latitude,
                                             longitude: point.longitude, description: point.description, createdAt: now, updatedAt: now)
+                    if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
                     try waypoint.insert(db)
                     existing.append(waypoint)
                 case "change":
@@ -423,6 +435,7 @@ extension AppDatabase {
                     waypoint.latitude = point.latitude
                     waypoint.longitude = point.longitude
                     if !point.description.isEmpty { waypoint.description = point.description }
+                    if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
                     waypoint.updatedAt = now
                     try waypoint.update(db)
                 default: continue

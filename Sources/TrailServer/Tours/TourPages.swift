@@ -17,6 +17,9 @@ struct WaypointRow: Sendable, Encodable {
     let name: String
     let latitude: String
     let longitude: String
+    let triggerRadiusMeters: Int
+    /// Its trigger zone overlaps another's.
+    let overlaps: Bool
     let isFirst: Bool
     let isLast: Bool
 }
@@ -30,6 +33,9 @@ struct TourMapData: Encodable {
         let latitude: Double
         let longitude: Double
         let url: String
+        let triggerRadiusMeters: Int
+        /// Drawn in the warning colour: an app would trigger this stop and another at once.
+        let overlaps: Bool
     }
     let frame: Frame?
     let waypoints: [Point]
@@ -71,6 +77,9 @@ struct TourPage: Sendable {
     let waypointErrors: [String: String]
     let mapJSON: String
     let checklist: [String]
+    /// Worth a look before submitting, but no obstacle (overlapping trigger zones).
+    let warnings: [String]
+    let hasWarnings: Bool
     let routeSummary: String?
     let durationSummary: String
     let isReady: Bool
@@ -103,12 +112,13 @@ struct WaypointPage: Sendable {
 }
 
 enum TourPageBuilder {
-    static func mapJSON(tour: Tour, waypoints: [Waypoint], editable: Bool, tileURL: String?) -> String {
+    static func mapJSON(tour: Tour, waypoints: [Waypoint], editable: Bool, tileURL: String?, overlapping: Set<Int64> = []) -> String {
         var data = TourMapData(
             frame: tour.frame,
             waypoints: waypoints.map {
                 .init(id: $0.id!, order: $0.position, name: $0.name, latitude: $0.latitude, longitude: $0.longitude,
-                      url: "/tours/\(tour.id!)/waypoints/\($0.id!)")
+                      url: "/tours/\(tour.id!)/waypoints/\($0.id!)", triggerRadiusMeters: $0.triggerRadiusMeters,
+                      overlaps: overlapping.contains($0.id!))
             },
             editable: editable, tileURL: tileURL,
             moveURLTemplate: "/tours/\(tour.id!)/waypoints/{id}/move",
@@ -127,11 +137,22 @@ enum TourPageBuilder {
          "minZoom": "\(tour.minZoom)", "maxZoom": "\(tour.maxZoom)"]
     }
 
-    static func rows(_ waypoints: [Waypoint]) -> [WaypointRow] {
+    static func rows(_ waypoints: [Waypoint], overlapping: Set<Int64> = []) -> [WaypointRow] {
         waypoints.enumerated().map { index, waypoint in
             WaypointRow(id: waypoint.id!, order: waypoint.position, name: waypoint.name,
                         latitude: DisplayFormat.coordinate(waypoint.latitude), longitude: DisplayFormat.coordinate(waypoint.longitude),
+                        triggerRadiusMeters: waypoint.triggerRadiusMeters, overlaps: overlapping.contains(waypoint.id!),
                         isFirst: index == 0, isLast: index == waypoints.count - 1)
         }
+    }
+
+    /// The checklist's warnings about trigger zones, one per overlapping pair, and the waypoints concerned.
+    static func overlapWarnings(_ waypoints: [Waypoint]) -> (warnings: [String], waypointIds: Set<Int64>) {
+        let pairs = TriggerZone.overlaps(waypoints)
+        let warnings = pairs.map { first, second in
+            "The trigger zones of “\(first.name)” (\(first.triggerRadiusMeters) m) and “\(second.name)” (\(second.triggerRadiusMeters) m) "
+                + "overlap: an app would start both stops at once there. Make a radius smaller or move a waypoint."
+        }
+        return (warnings, Set(pairs.flatMap { [$0.0.id!, $0.1.id!] }))
     }
 }

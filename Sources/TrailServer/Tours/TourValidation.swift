@@ -40,12 +40,62 @@ public struct WaypointInput: Sendable {
     public var latitude: Double?
     public var longitude: Double?
     public var order: Int?
-    public init(name: String, description: String, latitude: Double?, longitude: Double?, order: Int? = nil) {
+    /// nil: keep the waypoint's radius (a new one gets the default).
+    public var triggerRadius: TriggerZone.Input?
+    public init(name: String, description: String, latitude: Double?, longitude: Double?, order: Int? = nil,
+                triggerRadius: TriggerZone.Input? = nil) {
         self.name = name
         self.description = description
         self.latitude = latitude
         self.longitude = longitude
         self.order = order
+        self.triggerRadius = triggerRadius
+    }
+}
+
+/// The circle around a waypoint within which an app plays its media, and the rules for its radius (written once:
+/// the panel, the API, the import and the migration's CHECK all say 5 to 500 whole metres).
+public enum TriggerZone {
+    public static let defaultRadius = 30
+    public static let radiusRange = 5...500
+
+    /// A radius as it arrived: a JSON number, or the text of a form field or a GeoJSON property.
+    public enum Input: Sendable, Equatable {
+        case number(Double)
+        case text(String)
+    }
+
+    static let rule = "Enter the trigger radius as a whole number of metres from \(radiusRange.lowerBound) to \(radiusRange.upperBound), e.g. \(defaultRadius)."
+
+    /// The radius in whole metres, or the message for the field.
+    static func radius(_ input: Input) -> Result<Int, ValidationErrors> {
+        let value: Double
+        switch input {
+        case .number(let number): value = number
+        case .text(let text):
+            guard let number = Double(text.trimmingCharacters(in: .whitespaces)) else {
+                return .failure(ValidationErrors(["triggerRadiusMeters": rule]))
+            }
+            value = number
+        }
+        guard value.isFinite, value == value.rounded(), radiusRange.contains(Int(value)) else {
+            return .failure(ValidationErrors(["triggerRadiusMeters": rule]))
+        }
+        return .success(Int(value))
+    }
+
+    /// Pairs of waypoints whose zones overlap (the distance between them is less than the two radii together), in
+    /// tour order: shown on the map and listed as a warning before submission (an app would trigger both at once).
+    static func overlaps(_ waypoints: [Waypoint]) -> [(Waypoint, Waypoint)] {
+        var pairs: [(Waypoint, Waypoint)] = []
+        for (index, first) in waypoints.enumerated() {
+            for second in waypoints[(index + 1)...] {
+                let distance = Geo.distance(RoutePoint(longitude: first.longitude, latitude: first.latitude),
+                                            RoutePoint(longitude: second.longitude, latitude: second.latitude))
+                if distance < Double(first.triggerRadiusMeters + second.triggerRadiusMeters) { pairs.append((first, second)) }
+            }
+        }
+        return pairs
     }
 }
 
@@ -107,6 +157,9 @@ enum TourValidation {
         var errors = ValidationErrors()
         if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
         if input.description.count > 20_000 { errors["description"] = "Keep the description under 20,000 characters." }
+        if let radius = input.triggerRadius, case .failure(let problem) = TriggerZone.radius(radius) {
+            errors["triggerRadiusMeters"] = problem["triggerRadiusMeters"]
+        }
         if let lat = input.latitude {
             if !lat.isFinite || lat < -90 || lat > 90 { errors["latitude"] = "Latitude must be between -90 and 90." }
         } else {

@@ -171,6 +171,7 @@ struct ToursController: Sendable {
         let checklist = try database.publishChecklist(tourId: tour.id!, tiles: tiles)
         let openRequest = try database.openRequest(tourId: tour.id!)
         let package = try database.package(tourId: tour.id!)
+        let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         var page = TourPage(
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
@@ -179,10 +180,11 @@ struct ToursController: Sendable {
             areaKm2: tour.frame.map { TourValidation.format($0.areaKm2) } ?? "",
             maxAreaKm2: TourValidation.format(config.maxFrameAreaKm2),
             frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
-            waypoints: TourPageBuilder.rows(waypoints), hasWaypoints: !waypoints.isEmpty,
+            waypoints: TourPageBuilder.rows(waypoints, overlapping: overlaps.waypointIds), hasWaypoints: !waypoints.isEmpty,
             waypointForm: waypointForm, waypointErrors: waypointErrors,
-            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate),
-            checklist: checklist,
+            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate,
+                                             overlapping: overlaps.waypointIds),
+            checklist: checklist, warnings: overlaps.warnings, hasWarnings: !overlaps.warnings.isEmpty,
             routeSummary: tour.routePath.map { String(format: "%d points, %.2f km", $0.points.count, $0.lengthMeters / 1000) },
             durationSummary: Self.durationSummary(try database.durationEstimate(tour: tour)),
             isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
@@ -199,7 +201,8 @@ struct ToursController: Sendable {
         return WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
                             canEdit: editable, isLocked: tour.isLocked,
                             form: ["name": waypoint.name, "description": waypoint.description,
-                                   "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude)],
+                                   "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
+                                   "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
                             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
                             assets: MediaController.assetRows(assets, user: context.user, canEdit: editable, paths: DataPaths(root: config.dataFolder)), hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
@@ -228,12 +231,14 @@ struct ToursController: Sendable {
     }
 
     static func waypointInput(_ form: FormFields) -> WaypointInput {
-        WaypointInput(name: form.string("name"), description: form.string("description"),
-                      latitude: form.double("latitude"), longitude: form.double("longitude"))
+        let radius = form.string("triggerRadiusMeters")
+        return WaypointInput(name: form.string("name"), description: form.string("description"),
+                             latitude: form.double("latitude"), longitude: form.double("longitude"),
+                             triggerRadius: radius.isEmpty ? nil : .text(radius))
     }
 
     static func waypointForm(_ form: FormFields) -> [String: String] {
         ["name": form.string("name"), "description": form.string("description"),
-         "latitude": form.string("latitude"), "longitude": form.string("longitude")]
+         "latitude": form.string("latitude"), "longitude": form.string("longitude"), "triggerRadiusMeters": form.string("triggerRadiusMeters")]
     }
 }

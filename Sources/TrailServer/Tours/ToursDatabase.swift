@@ -125,6 +125,7 @@ extension AppDatabase {
             var waypoint = Waypoint(id: nil, tourId: tourId, name: input.name.trimmed, position: existing.count + 1,
                                     latitude: input.latitude!, longitude: input.longitude!, description: input.description.trimmed,
                                     createdAt: now, updatedAt: now)
+            if let radius = input.triggerRadius, case .success(let metres) = TriggerZone.radius(radius) { waypoint.triggerRadiusMeters = metres }
             try waypoint.insert(db)
             if let order = input.order, order != waypoint.position {
                 existing.insert(waypoint, at: order - 1)
@@ -151,6 +152,7 @@ extension AppDatabase {
             waypoint.description = input.description.trimmed
             waypoint.latitude = input.latitude!
             waypoint.longitude = input.longitude!
+            if let radius = input.triggerRadius, case .success(let metres) = TriggerZone.radius(radius) { waypoint.triggerRadiusMeters = metres }
             waypoint.updatedAt = Date().dbTime
             try waypoint.update(db)
             if let order = input.order, order != waypoint.position {
