@@ -162,13 +162,19 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var size: Int64
         /// Lowercase hex SHA-256 of the file's bytes.
         public var sha256: String
+        /// The name an app shows for the file (visitor content; absent when there is none).
+        public var title: String?
+        /// An image's text alternative, for screen readers (visitor content; images only).
+        public var altText: String?
 
-        public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String) {
+        public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String, title: String? = nil, altText: String? = nil) {
             self.type = type
             self.path = path
             self.mimeType = mimeType
             self.size = size
             self.sha256 = sha256
+            self.title = title
+            self.altText = altText
         }
     }
 

@@ -47,7 +47,7 @@ import Testing
         "DELETE /manage/tours/{}/tiles",
         // Management: media, and tus 1.0 uploads.
         "POST /manage/tours/{}/waypoints/{}/assets",
-        "GET /manage/assets/{}",
+        "GET /manage/assets/{}", "PATCH /manage/assets/{}",
         "OPTIONS /manage/uploads",
         "POST /manage/uploads",
         "HEAD /manage/uploads/{}",

@@ -173,6 +173,11 @@ struct PublishingFlowTests {
                 #expect(response.status == .seeOther, "panel upload of \(name): \(response.status) \(response.text)")
             }
             #expect(await env.scanAll() == 2)
+            // The image's alt text through the waypoint page's form (the site requires it before submitting).
+            let image = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .image })
+            let described = try await client.post("/assets/\(image.id!)/describe", form: ["title": "View", "altText": "The view from stop one."],
+                                                   session: author)
+            #expect(described.status == .seeOther)
 
             // The tour page offers submission; a form post without the CSRF token is refused and changes nothing.
             var page = try await client.get("/tours/\(tourId)", session: author)

@@ -191,7 +191,13 @@ extension TestClientProtocol {
                                          headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
                                          body: PublishFixtures.multipart(data, fileName: fileName, contentType: contentType, boundary: boundary))
         #expect(response.status == .created, "upload of \(fileName): \(response.status) \(response.text)")
-        return Int64(try #require(publishInt(response.jsonObject["id"]), "no asset id in \(response.text)"))
+        let id = Int64(try #require(publishInt(response.jsonObject["id"]), "no asset id in \(response.text)"))
+        // Sites require alt text on images before submitting (the default): fixtures describe every image they add.
+        if response.jsonObject["kind"] as? String == "image" {
+            let described = try await api(.patch, "/api/v1/manage/assets/\(id)", token: token, json: #"{"altText":"A test picture of the lake."}"#)
+            #expect(described.status == .ok, "alt text for \(fileName): \(described.text)")
+        }
+        return id
     }
 
     /// `POST /api/v1/manage/tours/{id}/publish`: expects 202 with a request id and a Location header.

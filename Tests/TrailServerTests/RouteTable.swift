@@ -236,6 +236,7 @@ enum RouteTable {
         page(.post, "/assets/{asset}/down", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset}"))),
         page(.post, "/assets/{asset2}/up", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset2}"))),
         page(.post, "/assets/{asset}/rescan", [], rescan),
+        page(.post, "/assets/{asset}/describe", [("title", "The lake")], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset}"))),
 
         // Map tiles
         upload("/tours/{tour}/tiles", api: false, mbtiles, authors(.redirect("/tours/{tour}#tiles"))),
@@ -282,6 +283,7 @@ enum RouteTable {
         upload("/tours/{tour}/waypoints/{wp}/assets", api: true, fields: [("replaces", "{asset}")], png, note: "replace",
                authors(.created, api: true)),
         api(.get, "/assets/{asset}", nil, viewers(.ok, api: true)),
+        api(.patch, "/assets/{asset}", #"{"title":"The lake"}"#, authors(.ok, api: true)),
 
         // tus: discovery needs no sign-in; creating is for those who may change the tour; an upload is its creator's alone.
         // Only the last PATCH makes a change worth recording (the asset); the upload rows are bookkeeping.

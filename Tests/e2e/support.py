@@ -220,7 +220,10 @@ class Api:
 
     def upload(self, tour_id: int, waypoint_id: int, name: str, body: bytes) -> dict:
         """`POST /manage/tours/{id}/waypoints/{wid}/assets`: multipart/form-data with one `file` part; answers the asset."""
-        return self.post_file(f"/manage/tours/{tour_id}/waypoints/{waypoint_id}/assets", name, body)
+        asset = self.post_file(f"/manage/tours/{tour_id}/waypoints/{waypoint_id}/assets", name, body)
+        if asset.get("kind") == "image":  # sites require alt text on images before submitting (the default)
+            asset = self.patch(f"/manage/assets/{asset['id']}", {"altText": f"A test picture ({name})."})
+        return asset
 
     def post_file(self, path: str, name: str, body: bytes):
         """POSTs multipart/form-data with one `file` part (an upload, an import); answers the JSON."""

@@ -31,7 +31,7 @@ struct AdminController: Sendable {
 
     struct SitesPage: Sendable {
         var sites: [SiteRow]
-        var form: [String: String] = ["requiredApprovals": "1"]
+        var form: [String: String] = ["requiredApprovals": "1", "mediaRequired": "checked", "mediaRecommended": ""]
         var errors: [String: String] = [:]
     }
 
@@ -122,7 +122,9 @@ struct AdminController: Sendable {
             guard let site = try database.site(id: id) else { throw NotFound() }
             let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
                                                    "requiredApprovals": "\(site.requiredApprovals)",
-                                                   "storageQuota": site.storageQuotaBytes.map { Self.megabytesText($0) } ?? ""])
+                                                   "storageQuota": site.storageQuotaBytes.map { Self.megabytesText($0) } ?? "",
+                                                   "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
+                                                   "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : ""])
             return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
         }
         admin.post("sites/{id}") { request, context in
@@ -175,12 +177,15 @@ struct AdminController: Sendable {
         let quotaText = form.string("storageQuota").trimmed
         let quota: Int64? = quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
         return SiteInput(slug: form.string("slug").trimmed, name: form.string("name"), description: form.string("description"),
-                         requiredApprovals: form.int("requiredApprovals") ?? 0, storageQuotaBytes: quota)
+                         requiredApprovals: form.int("requiredApprovals") ?? 0, storageQuotaBytes: quota,
+                         mediaAccessibility: MediaAccessibility(rawValue: form.string("mediaAccessibility")) ?? .required)
     }
 
     static func siteForm(_ form: FormFields) -> [String: String] {
         ["slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
-         "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota")]
+         "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota"),
+         "mediaRequired": form.string("mediaAccessibility") == "recommended" ? "" : "checked",
+         "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : ""]
     }
 
     static func megabytesText(_ bytes: Int64) -> String {

@@ -37,6 +37,10 @@ public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePe
     public var scannedAt: Double?
     /// Play time of audio and video when the file's headers tell it.
     public var durationSeconds: Double? = nil
+    /// What the visitor's app shows as the file's name (empty: none).
+    public var title: String = ""
+    /// The text alternative of an image (WCAG 1.1.1), read aloud by screen readers; empty for other kinds.
+    public var altText: String = ""
 
     public static let databaseTableName = "asset"
 

@@ -25,6 +25,9 @@ struct MediaController: Sendable {
         let scanDetail: String?
         let previewURL: String?
         let createdAt: String
+        let title: String
+        /// Images only (empty for the other kinds).
+        let altText: String
 
         /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only.
         init(_ asset: Asset, viewer: AuthenticatedUser?) {
@@ -41,6 +44,8 @@ struct MediaController: Sendable {
             scanDetail = mayReadDetail ? asset.scanDetail : nil
             previewURL = asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil
             createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt))
+            title = asset.title
+            altText = asset.altText
         }
     }
 
@@ -77,6 +82,19 @@ struct MediaController: Sendable {
                 }
                 return try await preview(asset, request: request, eventLoop: context.eventLoop)
             }
+        }
+        router.post("/assets/{aid}/describe") { request, context in
+            var request = request
+            let form = try await request.form(context: context)
+            let (asset, tourId) = try editableAsset(context)
+            let back = "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)"
+            do {
+                try database.describeAsset(id: asset.id!, title: form.string("title"), altText: asset.kind == .image ? form.string("altText") : nil,
+                                           actor: context.actor)
+            } catch let errors as ValidationErrors {
+                return pages.redirect(to: back, notice: "Not saved: " + errors.fields.values.sorted().joined(separator: " "))
+            }
+            return pages.redirect(to: back, notice: "Saved the text of “\(asset.originalName)”.")
         }
         router.post("/assets/{aid}/delete") { request, context in
             let (asset, tourId) = try editableAsset(context)
@@ -119,6 +137,18 @@ struct MediaController: Sendable {
         router.get("/assets/{aid}") { request, context in
             try JSONResponse.make(body(try viewableAsset(context), context))
         }
+        router.patch("/assets/{aid}") { request, context in
+            let (asset, _) = try editableAsset(context)
+            let patch = try await request.decodeJSON(AssetPatch.self, context: context)
+            let described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, actor: context.actor)
+            return try JSONResponse.make(body(described, context))
+        }
+    }
+
+    /// `PATCH /manage/assets/{aid}`: what is left out stays as it is.
+    struct AssetPatch: Decodable {
+        let title: String?
+        let altText: String?
     }
 
     // MARK: Authorization on the object
@@ -180,7 +210,8 @@ struct MediaController: Sendable {
                             detail: mayReadDetail && !asset.scanDetail.isEmpty ? asset.scanDetail : nil,
                             isClean: asset.scanStatus == .clean, isVideo: asset.kind == .video, isAudio: asset.kind == .audio,
                             isImage: asset.kind == .image, isText: asset.kind == .text, textExcerpt: textExcerpt(asset, paths: paths),
-                            mimeType: asset.mimeType,
+                            mimeType: asset.mimeType, title: asset.title, altText: asset.altText,
+                            missingAltText: asset.kind == .image && asset.altText.isEmpty,
                             isFirst: index == 0, isLast: index == assets.count - 1, canEdit: canEdit)
         }
     }
@@ -202,6 +233,10 @@ struct AssetRow: Sendable {
     let isText: Bool
     let textExcerpt: String?
     let mimeType: String
+    let title: String
+    let altText: String
+    /// An image without its text alternative (the checklist names it).
+    let missingAltText: Bool
     let isFirst: Bool
     let isLast: Bool
     let canEdit: Bool

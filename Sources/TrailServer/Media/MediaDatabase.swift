@@ -110,6 +110,31 @@ extension AppDatabase {
         }
     }
 
+    /// Sets a file's title and, for images, its alt text (nil leaves one as it is). Refused with field messages:
+    /// alt text on anything but an image, a title over 200 or alt text over 1,000 characters.
+    @discardableResult
+    public func describeAsset(id: Int64, title: String?, altText: String?, actor: AuditActor) throws -> Asset {
+        try writer.write { db in
+            guard var asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
+            let tour = try Self.editableTour(db, id: waypoint.tourId)
+            let title = title?.trimmingCharacters(in: .whitespacesAndNewlines), altText = altText?.trimmingCharacters(in: .whitespacesAndNewlines)
+            var errors = ValidationErrors()
+            if let title, title.count > 200 { errors["title"] = "Keep the title to 200 characters (this one has \(title.count))." }
+            if let altText, !altText.isEmpty, asset.kind != .image {
+                errors["altText"] = "Alt text is for images; a \(asset.kind.rawValue) file gets \(asset.kind == .video ? "captions" : asset.kind == .audio ? "a transcript" : "no alt text")."
+            } else if let altText, altText.count > 1000 {
+                errors["altText"] = "Keep the alt text to 1,000 characters (this one has \(altText.count)): say what the image shows, briefly."
+            }
+            try errors.throwIfAny()
+            if let title { asset.title = title }
+            if let altText { asset.altText = altText }
+            try asset.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.describe",
+                                  detail: "title \(asset.title.count) chars, alt text \(asset.altText.count) chars")
+            return asset
+        }
+    }
+
     public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) throws {
         try writer.write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }

@@ -227,7 +227,8 @@ enum ManifestMaker {
                     coordinates: Manifest.Coordinates(latitude: waypoint.latitude, longitude: waypoint.longitude),
                     description: waypoint.description,
                     assets: assetPaths(waypoint).map { asset, path in
-                        Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256)
+                        Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256,
+                                       title: asset.title, altText: asset.altText)
                     },
                     distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10,
                     triggerRadiusMeters: waypoint.triggerRadiusMeters)

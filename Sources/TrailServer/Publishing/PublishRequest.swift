@@ -103,6 +103,8 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var storedPath: String
         /// Play time of audio and video, when known (for the duration estimate).
         public var durationSeconds: Double? = nil
+        public var title: String? = nil
+        public var altText: String? = nil
     }
 
     public struct WaypointEntry: Codable, Sendable, Equatable {

@@ -23,6 +23,28 @@ extension AppDatabase {
         try writer.read { db in try Self.publishChecklist(db, tourId: tourId, tiles: tiles) }
     }
 
+    /// What accessible media lacks, one line per file (images without alt text). Refusals under the site's
+    /// `required` rule, warnings under `recommended`.
+    static func accessibilityGaps(assets: [Asset], waypoints: [Waypoint]) -> [String] {
+        assets.filter { $0.kind == .image && $0.altText.isEmpty }.map { asset in
+            let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
+            return "Image “\(asset.originalName)” at “\(waypoint)” has no alt text: describe it on the waypoint's page."
+        }
+    }
+
+    /// The accessibility gaps of a tour whose site only recommends accessible media (empty when it requires it: they
+    /// are in the checklist then).
+    public func accessibilityWarnings(tourId: Int64) throws -> [String] {
+        try writer.read { db in
+            guard let tour = try Tour.fetchOne(db, id: tourId), try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility == .recommended else { return [] }
+            let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            let assets = try Asset.fetchAll(db, sql: """
+                SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
+                """, arguments: [tourId])
+            return Self.accessibilityGaps(assets: assets, waypoints: waypoints)
+        }
+    }
+
     static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
         var problems: [String] = []
@@ -41,6 +63,9 @@ extension AppDatabase {
         for asset in assets where asset.scanStatus != .clean {
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
+        }
+        if try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility != .recommended {
+            problems += Self.accessibilityGaps(assets: assets, waypoints: waypoints)
         }
         if let frame = tour.frame {
             problems += try tileChecklist(db, tour: tour, frame: frame, settings: tileSettings(db, given: tiles))
@@ -94,7 +119,8 @@ extension AppDatabase {
                     description: waypoint.description,
                     assets: assets.map {
                         .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
-                              originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds)
+                              originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds,
+                              title: $0.title.isEmpty ? nil : $0.title, altText: $0.altText.isEmpty ? nil : $0.altText)
                     },
                     triggerRadiusMeters: waypoint.triggerRadiusMeters)
             },

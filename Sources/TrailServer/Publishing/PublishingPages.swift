@@ -35,6 +35,11 @@ struct RequestPage: Sendable {
         let isAudio: Bool
         let isImage: Bool
         let isText: Bool
+        /// What the package carries for visitors who cannot see or hear the file ("Alt text: …", "No alt text").
+        let access: String?
+        let accessMissing: Bool
+        let title: String?
+        let altText: String?
     }
     struct WaypointItem: Sendable {
         let order: Int
@@ -137,7 +142,10 @@ extension PublishingController {
                     defer { index += 1 }
                     return RequestPage.AssetItem(index: index, path: asset.path, type: asset.type.rawValue, mimeType: asset.mimeType,
                                                  size: ByteFormat.string(asset.size), isVideo: asset.type == .video, isAudio: asset.type == .audio,
-                                                 isImage: asset.type == .image, isText: asset.type == .text)
+                                                 isImage: asset.type == .image, isText: asset.type == .text,
+                                                 access: asset.type == .image ? asset.altText.map { "Alt text: \($0)" } ?? "No alt text" : nil,
+                                                 accessMissing: asset.type == .image && asset.altText == nil, title: asset.title,
+                                                 altText: asset.altText)
                 })
         }
         let scanReport = (publish.scanReport.flatMap { try? JSONDecoder().decode([PackageBuildService.ScanReportEntry].self, from: Data($0.utf8)) } ?? [])

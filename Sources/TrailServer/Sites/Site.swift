@@ -10,6 +10,8 @@ public struct Site: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var createdAt: Double
     /// Bytes of clean assets the site may store; nil means no limit.
     public var storageQuotaBytes: Int64? = nil
+    /// Whether accessible media (alt text on images) must be there before publishing, or is only recommended.
+    public var mediaAccessibility: MediaAccessibility = .required
 
     public static let databaseTableName = "site"
 
@@ -105,6 +107,19 @@ public struct SiteAccess: Sendable {
     public var canManage: Bool { allows(.manage) }
 }
 
+/// A site's rule for accessible media: missing alt text refuses the submission (`required`, the default), or only
+/// shows as a warning (`recommended`).
+public enum MediaAccessibility: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    case required, recommended
+
+    public var label: String {
+        switch self {
+        case .required: "Required: a tour cannot be submitted while an image lacks alt text"
+        case .recommended: "Recommended: missing alt text is a warning only"
+        }
+    }
+}
+
 public struct SiteInput: Sendable {
     public var slug: String
     public var name: String
@@ -112,12 +127,15 @@ public struct SiteInput: Sendable {
     public var requiredApprovals: Int
     /// Bytes of stored media (clean and pending files) the site may hold; nil for no limit.
     public var storageQuotaBytes: Int64?
-    public init(slug: String, name: String, description: String, requiredApprovals: Int, storageQuotaBytes: Int64? = nil) {
+    public var mediaAccessibility: MediaAccessibility
+    public init(slug: String, name: String, description: String, requiredApprovals: Int, storageQuotaBytes: Int64? = nil,
+                mediaAccessibility: MediaAccessibility = .required) {
         self.slug = slug
         self.name = name
         self.description = description
         self.requiredApprovals = requiredApprovals
         self.storageQuotaBytes = storageQuotaBytes
+        self.mediaAccessibility = mediaAccessibility
     }
 }
 
@@ -131,6 +149,7 @@ extension AppDatabase {
             var site = Site(id: nil, slug: input.slug, name: input.name.trimmed, description: input.description.trimmed,
                             requiredApprovals: input.requiredApprovals, createdAt: Date().dbTime)
             site.storageQuotaBytes = input.storageQuotaBytes
+            site.mediaAccessibility = input.mediaAccessibility
             try site.insert(db)
             try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
             return site
@@ -149,9 +168,10 @@ extension AppDatabase {
             site.description = input.description.trimmed
             site.requiredApprovals = input.requiredApprovals
             site.storageQuotaBytes = input.storageQuotaBytes
+            site.mediaAccessibility = input.mediaAccessibility
             try site.update(db)
             try AuditEvent.record(db, actor: actor, siteId: id, objectType: "site", objectId: "\(id)", action: "site.update",
-                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none")")
+                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue)")
             return site
         }
     }

@@ -172,6 +172,7 @@ struct ToursController: Sendable {
         let openRequest = try database.openRequest(tourId: tour.id!)
         let package = try database.package(tourId: tour.id!)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
+        let warnings = overlaps.warnings + (try database.accessibilityWarnings(tourId: tour.id!))
         var page = TourPage(
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
@@ -184,7 +185,7 @@ struct ToursController: Sendable {
             waypointForm: waypointForm, waypointErrors: waypointErrors,
             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate,
                                              overlapping: overlaps.waypointIds),
-            checklist: checklist, warnings: overlaps.warnings, hasWarnings: !overlaps.warnings.isEmpty,
+            checklist: checklist, warnings: warnings, hasWarnings: !warnings.isEmpty,
             routeSummary: tour.routePath.map { String(format: "%d points, %.2f km", $0.points.count, $0.lengthMeters / 1000) },
             durationSummary: Self.durationSummary(try database.durationEstimate(tour: tour)),
             isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,

@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+import HummingbirdTesting
+import Testing
+@testable import TrailServer
+
+/// #16 item 3 (first part): a title for every file and alt text for images, through the API and the panel, required
+/// or recommended per site, carried in the manifest and shown to reviewers.
+@Suite struct MediaTextTests {
+    /// Uploads an image and a video without describing them (the fixture helper describes images; this does not).
+    static func undescribed(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (image: Int64, video: Int64) {
+        func upload(_ data: Data, _ name: String, _ type: String) async throws -> Int64 {
+            let boundary = "media-text-\(UUID().uuidString)"
+            let response = try await client.execute(
+                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets", method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary))
+            return Int64(try #require(publishInt(response.jsonObject["id"]), "\(response.text)"))
+        }
+        let image = try await upload(PublishFixtures.png(size: 20_000, seed: 5), "ridge.png", "image/png")
+        let video = try await upload(PublishFixtures.mp4(size: 60_000, seed: 6), "intro.mp4", "video/mp4")
+        #expect(await env.scanAll() == 2)
+        return (image, video)
+    }
+
+    @Test("API: title and alt text saved; 2,000 characters of alt text, alt text on a video, a 250-character title: 422, nothing saved; a reviewer: 403")
+    func apiDescribe() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let token = try env.token("author@test.org")
+            let (image, video) = try await Self.undescribed(env, client, token: token)
+            let saved = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: token,
+                                             json: #"{"title":"The ridge","altText":"Snow on a rocky ridge above a lake."}"#)
+            #expect(saved.status == .ok && saved.jsonObject["altText"] as? String == "Snow on a rocky ridge above a lake.", "\(saved.text)")
+            #expect(saved.jsonObject["title"] as? String == "The ridge")
+            let long = String(repeating: "a", count: 2_000)
+            for (id, json, field) in [(image, #"{"altText":"\#(long)"}"#, "altText"), (video, #"{"altText":"A man talking."}"#, "altText"),
+                                      (image, #"{"title":"\#(String(repeating: "t", count: 250))"}"#, "title")] {
+                let refused = try await client.api(.patch, "/api/v1/manage/assets/\(id)", token: token, json: json)
+                #expect(refused.status == .unprocessableContent, "\(refused.text)")
+                #expect(refused.errorFields[field] != nil, "\(refused.text)")
+            }
+            let stored = try #require(try env.database.asset(id: image))
+            #expect(stored.altText == "Snow on a rocky ridge above a lake." && stored.title == "The ridge", "nothing refused was saved")
+            #expect(try env.database.asset(id: video)?.altText == "")
+            let reviewer = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: try env.token("reviewer@test.org"),
+                                                json: #"{"altText":"x"}"#)
+            #expect(reviewer.status == .forbidden)
+        }
+    }
+
+    @Test("required (the default): an image without alt text stops the submission, named; recommended: a warning; the panel form fixes it")
+    func requiredOrRecommended() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let token = try env.token("author@test.org")
+            let (image, _) = try await Self.undescribed(env, client, token: token)
+            #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
+            let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: token)
+            #expect(refused.status == .unprocessableContent)
+            #expect(refused.errorFields.values.contains("Image “ridge.png” at “Fish Lake” has no alt text: describe it on the waypoint's page."),
+                    "\(refused.text)")
+
+            try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).isEmpty)
+            let session = try await client.signIn("author@test.org")
+            var page = try await client.get("/tours/\(env.seed.tourId)", session: session)
+            #expect(page.text.contains(#"id="publish-warnings""#) && page.text.contains("Image “ridge.png” at “Fish Lake” has no alt text"))
+
+            // The waypoint page's form: a field per image, saved with the title.
+            let waypoint = try await client.get("/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", session: session)
+            #expect(waypoint.text.contains(#"<label class="form-label small mb-0" for="alt-\#(image)">Alt text (what the image shows)</label>"#))
+            let saved = try await client.post("/assets/\(image)/describe", form: ["title": "The ridge", "altText": "A rocky ridge."], session: session)
+            #expect(saved.status == .seeOther)
+            #expect(try env.database.asset(id: image)?.altText == "A rocky ridge.")
+            page = try await client.get("/tours/\(env.seed.tourId)", session: session)
+            #expect(!page.text.contains("has no alt text"))
+        }
+    }
+
+    @Test("the manifest carries title and alt text (a v1 reader still verifies), and the review page shows each image's alt text")
+    func manifestAndReview() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let token = try env.token("author@test.org")
+            let (image, video) = try await Self.undescribed(env, client, token: token)
+            _ = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: token, json: #"{"title":"The ridge","altText":"A rocky ridge."}"#)
+            _ = try await client.api(.patch, "/api/v1/manage/assets/\(video)", token: token, json: #"{"title":"Welcome"}"#)
+            let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
+            let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")
+            #expect(result["valid"] as? Bool == true)
+            let waypoints = try #require((result["manifest"] as? [String: Any])?["waypoints"] as? [[String: Any]])
+            let assets = try #require(waypoints.first?["assets"] as? [[String: Any]])
+            #expect(assets.map { $0["title"] as? String } == ["The ridge", "Welcome"])
+            #expect(assets.map { $0["altText"] as? String } == ["A rocky ridge.", nil])
+            let session = try await client.signIn("reviewer@test.org")
+            let page = try await client.get("/requests/\(request.id)", session: session)
+            #expect(page.text.contains("Alt text: A rocky ridge.") && page.text.contains(#"alt="A rocky ridge.""#))
+            #expect(page.text.contains("Title: Welcome"))
+        }
+    }
+}
