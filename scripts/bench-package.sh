@@ -19,6 +19,9 @@
 # (symlinks to Sources/PackageFormat and Tests/PackageFormatTests, same dependency versions as
 # Package.resolved). Nothing is written inside the repository.
 #
+# TRAIL_BENCH_INPUT_CHECK=size builds as the server's build service does (inputs checked by size only; the
+# service verifies every entry of the finished zip right after), otherwise every input is hashed too.
+#
 # Environment: ROUNDS (default 3); BENCH_WORK (folder for media, zips and the scratch package,
 # default a new folder under ${TMPDIR:-/tmp}, removed at the end unless KEEP=1; a given
 # BENCH_WORK is kept, so a second run reuses the release build of swift-crypto);

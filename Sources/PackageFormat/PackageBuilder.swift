@@ -104,6 +104,16 @@ public struct PackageBuilder: Sendable {
 
     public typealias Progress = @Sendable (_ filesDone: Int, _ bytesDone: Int64) -> Void
 
+    /// How the builder checks each input file against the manifest while it copies it.
+    public enum InputCheck: Sendable {
+        /// Size and SHA-256 (a mismatch throws ``PackageBuildError/checksumMismatch(path:expected:actual:)``).
+        case sha256
+        /// Size only: for a caller that verifies the finished zip with ``PackageVerifier`` anyway (the server's build
+        /// service does), where hashing every input a second time would only cost a core. The guarantee that the
+        /// package's bytes match its manifest then rests on that verification.
+        case sizeOnly
+    }
+
     /// Builds the package at `destination`.
     ///
     /// - Parameters:
@@ -114,6 +124,7 @@ public struct PackageBuilder: Sendable {
     ///   - tilesFile: the MBTiles file, given exactly when `manifest.tiles` is set.
     ///   - progress: called after each entry and every 32 MiB within one, with the number of
     ///     entries written and the number of uncompressed bytes read so far.
+    ///   - inputCheck: ``InputCheck/sha256`` unless the caller verifies the finished zip itself.
     @discardableResult
     public static func build(
         manifest: Manifest,
@@ -122,7 +133,8 @@ public struct PackageBuilder: Sendable {
         tilesFile: URL?,
         signingKey: SigningKey,
         to destination: URL,
-        progress: Progress? = nil
+        progress: Progress? = nil,
+        inputCheck: InputCheck = .sha256
     ) throws -> BuiltPackage {
         var manifest = manifest
         let geoJSONReference = Manifest.FileReference(
@@ -159,7 +171,7 @@ public struct PackageBuilder: Sendable {
         unlink(partial.path)
         do {
             let tracker = ProgressTracker(callback: progress)
-            let (sha256, size) = try writeArchive(at: partial, entries: entries, tracker: tracker)
+            let (sha256, size) = try writeArchive(at: partial, entries: entries, tracker: tracker, inputCheck: inputCheck)
             guard rename(partial.path, destination.path) == 0 else {
                 throw PackageBuildError.io("cannot rename \(partial.path) to \(destination.path): \(String(cString: strerror(errno)))")
             }
@@ -279,7 +291,7 @@ public struct PackageBuilder: Sendable {
     /// behind; an ``OutputFinisher`` hashes each finished entry of the zip (its bytes no longer
     /// change once ZIPFoundation has moved on) and starts its writeback, so that the final fsync
     /// and hash cost little more than the central directory.
-    static func writeArchive(at url: URL, entries: [PlannedEntry], tracker: ProgressTracker) throws -> (String, Int64) {
+    static func writeArchive(at url: URL, entries: [PlannedEntry], tracker: ProgressTracker, inputCheck: InputCheck = .sha256) throws -> (String, Int64) {
         let finisher: OutputFinisher
         do {
             let archive: Archive
@@ -289,7 +301,7 @@ public struct PackageBuilder: Sendable {
                 throw PackageBuildError.io("cannot create \(url.path): \(error)")
             }
             finisher = try OutputFinisher(url: url)
-            let inputHasher = InputHasher()
+            let inputHasher: InputHasher? = inputCheck == .sha256 ? InputHasher() : nil
             var offset: UInt64 = 0
             for entry in entries {
                 try Task.checkCancellation()
@@ -321,7 +333,7 @@ public struct PackageBuilder: Sendable {
 
     static func addFile(
         to archive: Archive, path: String, url: URL, expectedSize: Int64?, expectedSHA256: String,
-        compression: CompressionMethod, hasher: InputHasher, tracker: ProgressTracker
+        compression: CompressionMethod, hasher: InputHasher?, tracker: ProgressTracker
     ) throws {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -341,7 +353,7 @@ public struct PackageBuilder: Sendable {
         }
         FileIO.adviseSequential(descriptor)
 
-        hasher.reset()
+        hasher?.reset()
         var consumed: Int64 = 0
         try archive.addEntry(
             with: path, type: .file, uncompressedSize: size,
@@ -366,7 +378,7 @@ public struct PackageBuilder: Sendable {
                 throw PackageBuildError.sizeMismatch(path: path, expected: size, actual: consumed + Int64(count))
             }
             let chunk = Data(bytesNoCopy: memory, count: count, deallocator: .free)
-            hasher.update(chunk)
+            hasher?.update(chunk)
             consumed += Int64(count)
             tracker.add(bytes: count)
             return chunk
@@ -378,6 +390,7 @@ public struct PackageBuilder: Sendable {
             fstat(descriptor, &now)
             throw PackageBuildError.sizeMismatch(path: path, expected: size, actual: Int64(now.st_size))
         }
+        guard let hasher else { return }
         let actual = hasher.finalizeHex()
         guard actual == expectedSHA256 else {
             throw PackageBuildError.checksumMismatch(path: path, expected: expectedSHA256, actual: actual)

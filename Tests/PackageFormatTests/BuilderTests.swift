@@ -169,6 +169,26 @@ except InvalidSignature:
         }
     }
 
+    /// With `.sizeOnly` the builder leaves the content check to the verifier of the finished zip (what the server's
+    /// build service does): the changed file is written, and `PackageVerifier` names it.
+    @Test func sizeOnlyLeavesTheContentCheckToTheVerifier() throws {
+        var fixture = try TourFixture.make(withTiles: false)
+        defer { fixture.folder.remove() }
+        let source = fixture.media[1].fileURL
+        var bytes = try Data(contentsOf: source)
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: source)
+        let zip = fixture.folder.file("size-only.zip")
+        _ = try fixture.build(to: zip, inputCheck: .sizeOnly)
+        let report = PackageVerifier.verify(zipAt: zip, publicKeyBase64: fixture.key.publicKeyBase64)
+        #expect(!report.isValid)
+        #expect(report.issues.contains { if case let .checksumMismatch(path, _, _) = $0 { path == fixture.media[1].path } else { false } },
+                "\(report.issues)")
+        // A size that differs is still refused by the builder itself.
+        fixture.manifest.waypoints[0].assets[1].size += 1
+        #expect(throws: PackageBuildError.self) { try fixture.build(to: fixture.folder.file("size.zip"), inputCheck: .sizeOnly) }
+    }
+
     @Test func aWrongSizeIsRefused() throws {
         let real = try TourFixture.manifest().allAssets[1].size
         try expectRefusal(.sizeMismatch(path: "waypoints/01-fish-lake/lake.jpg", expected: real + 1, actual: real)) {

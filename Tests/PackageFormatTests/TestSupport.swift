@@ -269,10 +269,10 @@ struct TourFixture {
     }
 
     @discardableResult
-    func build(to destination: URL, progress: PackageBuilder.Progress? = nil) throws -> BuiltPackage {
+    func build(to destination: URL, progress: PackageBuilder.Progress? = nil, inputCheck: PackageBuilder.InputCheck = .sha256) throws -> BuiltPackage {
         try PackageBuilder.build(
             manifest: manifest, geoJSON: try geoJSON, media: media, tilesFile: tilesFile,
-            signingKey: key, to: destination, progress: progress)
+            signingKey: key, to: destination, progress: progress, inputCheck: inputCheck)
     }
 }
 

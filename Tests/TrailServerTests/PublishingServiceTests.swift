@@ -74,4 +74,26 @@ import Testing
         #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 0, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
         #expect(try counts() == expectedFromQueue())
     }
+
+    @Test("a stored file whose bytes changed after submission (same size) fails the build, named; no package (the builder checks sizes only)")
+    func changedInputFailsVerification() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: try env.token("author@test.org"))
+        }
+        let video = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .video })
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        // The builder checks sizes only; staging hashes each copy and the verifier every entry of the zip, so a
+        // flipped byte is still caught: flip one of the stored file.
+        let stored = env.paths.absolute(video.storedPath)
+        var bytes = try Data(contentsOf: stored)
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: stored)
+        #expect(await env.buildAll() == 1)
+        let failed = try env.request(request.id)
+        #expect(failed.state == .failed, "\(failed.state)")
+        #expect(failed.failureReason?.contains("intro.mp4") == true, "\(failed.failureReason ?? "")")
+        #expect(!env.exists(env.stagedZip(request.id)))
+    }
 }
