@@ -152,15 +152,18 @@ except InvalidSignature:
         }
     }
 
+    /// The same size, one byte different.
+    static func flipMiddleByte(of url: URL) throws {
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: url)
+    }
+
     @Test func aChangedMediaFileIsRefused() throws {
-        var fixture = try TourFixture.make(withTiles: false)
+        let fixture = try TourFixture.make(withTiles: false)
         defer { fixture.folder.remove() }
         // Same size, one byte different (e.g. a staging copy that got corrupted).
-        let source = fixture.media[1].fileURL
-        var bytes = try Data(contentsOf: source)
-        bytes[bytes.count / 2] ^= 0xFF
-        try bytes.write(to: source)
-        fixture.media[1].fileURL = source
+        try Self.flipMiddleByte(of: fixture.media[1].fileURL)
         #expect {
             try fixture.build(to: fixture.folder.file("x.zip"))
         } throws: { error in
@@ -174,10 +177,7 @@ except InvalidSignature:
     @Test func sizeOnlyLeavesTheContentCheckToTheVerifier() throws {
         var fixture = try TourFixture.make(withTiles: false)
         defer { fixture.folder.remove() }
-        let source = fixture.media[1].fileURL
-        var bytes = try Data(contentsOf: source)
-        bytes[bytes.count / 2] ^= 0xFF
-        try bytes.write(to: source)
+        try Self.flipMiddleByte(of: fixture.media[1].fileURL)
         let zip = fixture.folder.file("size-only.zip")
         _ = try fixture.build(to: zip, inputCheck: .sizeOnly)
         let report = PackageVerifier.verify(zipAt: zip, publicKeyBase64: fixture.key.publicKeyBase64)
