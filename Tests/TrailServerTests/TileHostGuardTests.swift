@@ -17,15 +17,17 @@ import Testing
         }
     }
 
-    @Test("host names are resolved: localhost and a private literal are refused, with the flag named")
-    func hostsResolve() throws {
+    @Test("host names are resolved: localhost and private literals are refused, with the flag named; a public one is pinned")
+    func hostsResolve() async throws {
         for host in ["localhost", "127.0.0.1", "[::1]", "169.254.169.254"] {
-            #expect(throws: TileHostGuard.Refusal.self, "\(host)") { try TileHostGuard.check(host: host) }
+            await #expect(throws: TileHostGuard.Refusal.self, "\(host)") { _ = try await TileHostGuard.pin(host: host, allowPrivate: false) }
         }
-        do { try TileHostGuard.check(host: "localhost") } catch let refusal as TileHostGuard.Refusal {
+        do { _ = try await TileHostGuard.pin(host: "localhost", allowPrivate: false) } catch let refusal as TileHostGuard.Refusal {
             #expect(refusal.description.contains("--tile-allow-private"))
         }
-        try TileHostGuard.check(host: "8.8.8.8")
+        #expect(try await TileHostGuard.pin(host: "8.8.8.8", allowPrivate: false) == "8.8.8.8")
+        #expect(try await TileHostGuard.pin(host: "[::1]", allowPrivate: true) == "::1", "allowed: pinned all the same")
+        await #expect(throws: TileHostGuard.Unresolvable.self) { _ = try await TileHostGuard.pin(host: "nowhere.invalid", allowPrivate: true) }
     }
 
     @Test("a build against a tile server on loopback fails before any request unless private servers are allowed")

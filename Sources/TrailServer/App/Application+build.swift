@@ -177,7 +177,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
               metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache)
         .addRoutes(to: router.group("api/v1"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
-    ManageAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
+    ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
     publishing.addAPIRoutes(to: manage)
     tiles.addAPIRoutes(to: manage)

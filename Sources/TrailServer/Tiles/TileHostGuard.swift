@@ -43,14 +43,6 @@ public enum TileHostGuard {
         }
     }
 
-    /// Throws ``Refusal`` when `host` is or resolves to a non-public address. A host that does not resolve passes
-    /// here (the fetch then fails with its own error).
-    public static func check(host: String) throws {
-        for address in addresses(of: host) where !isPublic(address) {
-            throw Refusal(host: host, address: address)
-        }
-    }
-
     /// Numeric addresses of a host name (or the literal itself), IPv4 and IPv6.
     public static func addresses(of host: String) -> [String] {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host

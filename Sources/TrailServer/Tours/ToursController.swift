@@ -87,7 +87,7 @@ struct ToursController: Sendable {
             let form = try await request.form(context: context)
             do {
                 let waypoint = try database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
-                if request.wantsJSON { return try JSONResponse.make(ManageAPI.WaypointBody(waypoint), status: .created) }
+                if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
                 return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint “\(waypoint.name)” added.")
             } catch let errors as ValidationErrors where !request.wantsJSON {
                 let page = try tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
@@ -101,7 +101,7 @@ struct ToursController: Sendable {
             let ids = form.all("ids").compactMap { Int64($0) }
             try database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
             if request.wantsJSON {
-                return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ManageAPI.WaypointBody($0) })
+                return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
             }
             return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Order saved.")
         }
@@ -133,7 +133,7 @@ struct ToursController: Sendable {
             let form = try await request.form(context: context)
             let moved = try database.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
                                                   longitude: form.double("longitude"), actor: context.actor)
-            if request.wantsJSON { return try JSONResponse.make(ManageAPI.WaypointBody(moved)) }
+            if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
             return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint moved.")
         }
         router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in

@@ -1,8 +1,9 @@
 import Foundation
 import Hummingbird
 
-/// `/api/v1/manage/...`: the same operations and permissions as the panel, for bearer-token clients.
-struct ManageAPI: Sendable {
+/// The tours part of `/api/v1/manage` (tours and waypoints): the same operations and permissions as the panel, for
+/// bearer-token clients. Media, tiles, import/export and publishing have their routes in their own folders.
+struct ToursAPI: Sendable {
     let database: AppDatabase
     let authorization: Authorization
     let config: AppConfig
