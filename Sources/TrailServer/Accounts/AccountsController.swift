@@ -163,25 +163,4 @@ struct AccountsController: Sendable {
     }
 }
 
-enum DisplayFormat {
-    static func date(_ time: Double) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: Date(timeIntervalSince1970: time))
-    }
 
-    /// "10:42 UTC", or the date too when it is not today.
-    static func time(_ date: Date, now: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = Calendar.current.isDate(date, inSameDayAs: now) ? "HH:mm 'UTC'" : "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: date)
-    }
-
-    static func coordinate(_ value: Double?) -> String {
-        value.map { String(format: "%.6f", $0) } ?? ""
-    }
-}

@@ -122,7 +122,7 @@ struct AdminController: Sendable {
             guard let site = try database.site(id: id) else { throw NotFound() }
             let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
                                                    "requiredApprovals": "\(site.requiredApprovals)",
-                                                   "storageQuota": site.storageQuotaBytes.map { Self.megabytesText($0) } ?? "",
+                                                   "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
                                                    "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
                                                    "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : ""])
             return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
@@ -188,9 +188,7 @@ struct AdminController: Sendable {
          "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : ""]
     }
 
-    static func megabytesText(_ bytes: Int64) -> String {
-        bytes % 1_048_576 == 0 ? "\(bytes / 1_048_576)" : String(format: "%.2f", Double(bytes) / 1_048_576)
-    }
+
 }
 
 struct RequireAdminMiddleware: RouterMiddleware {

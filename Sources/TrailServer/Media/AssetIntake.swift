@@ -85,17 +85,4 @@ struct StoredFiles: Sendable {
     }
 }
 
-enum ByteFormat {
-    /// What an upload over a site's quota is told (multipart, tiles, tus).
-    static func quotaMessage(site: Site, quota: Int64) -> String {
-        "\(site.name) has used its storage quota (\(string(quota))). Delete unused files or ask an admin for more space."
-    }
 
-
-    static func string(_ bytes: Int64) -> String {
-        let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes), unit = 0
-        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
-        return unit == 0 ? "\(bytes) bytes" : String(format: "%.1f %@", value, units[unit])
-    }
-}

@@ -31,7 +31,7 @@ struct PublishingController: Sendable {
             let user = try context.requireUser()
             let rows = try database.reviewQueue(for: user).map { row in
                 QueueRowModel(id: row.request.id, tourName: row.tourName, siteName: row.siteName, author: row.authorName,
-                              age: Self.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
+                              age: DisplayFormat.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
                               approvals: row.approvals, required: row.request.requiredApprovals,
                               waitingForMe: !row.reviewedByMe && row.request.authorId != user.id)
             }
@@ -252,10 +252,5 @@ struct PublishingController: Sendable {
                                                eventLoop: eventLoop)
     }
 
-    static func age(_ time: Double) -> String {
-        let seconds = Int(Date().timeIntervalSince1970 - time)
-        if seconds < 3600 { return "\(max(1, seconds / 60)) min" }
-        if seconds < 86_400 { return "\(seconds / 3600) h" }
-        return "\(seconds / 86_400) days"
-    }
+
 }

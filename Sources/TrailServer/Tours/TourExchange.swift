@@ -99,16 +99,13 @@ struct ImportRefused: AppError {
     var fieldMessages: [String: String]? { ["file": message] }
 }
 
-/// "20 MB" for the default limit, exact bytes for a limit that is not a whole number of MB.
-func megabytes(_ bytes: Int) -> String {
-    bytes % (1024 * 1024) == 0 ? "\(bytes / 1024 / 1024) MB" : "\(bytes) bytes"
-}
+
 
 enum TourImport {
     static let maxWaypoints = 2_000
 
     static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
-        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(megabytes(maxBytes)).") }
+        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
         let start = data.prefix(512)
         // UTF-8 only: our DOCTYPE check reads UTF-8 bytes, so a UTF-16 or UTF-32 file could hide a DTD from it.
         if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) || start.contains(0) {

@@ -122,7 +122,7 @@ struct TourExchangeController: Sendable {
         do {
             received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: Int64(config.importMaxSize))
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw HTTPError(.contentTooLarge, message: "Import files are limited to \(megabytes(config.importMaxSize)).")
+            throw HTTPError(.contentTooLarge, message: "Import files are limited to \(DisplayFormat.megabytes(config.importMaxSize)).")
         }
         guard let file = received.files.first else { throw ValidationErrors(["file": "Choose a GeoJSON or GPX file."]) }
         for extra in received.files.dropFirst() { try? FileManager.default.removeItem(at: paths.upload(extra.uploadId)) }
