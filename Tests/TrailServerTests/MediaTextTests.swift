@@ -35,8 +35,11 @@ import Testing
             #expect(saved.status == .ok && saved.jsonObject["altText"] as? String == "Snow on a rocky ridge above a lake.", "\(saved.text)")
             #expect(saved.jsonObject["title"] as? String == "The ridge")
             let long = String(repeating: "a", count: 2_000)
+            // 600 flags: 600 characters to Swift, 1,200 code points to SQLite's CHECK: refused as too long, not a 500.
+            let flags = String(repeating: "\u{1F1FA}\u{1F1F8}", count: 600)
             for (id, json, field) in [(image, #"{"altText":"\#(long)"}"#, "altText"), (video, #"{"altText":"A man talking."}"#, "altText"),
-                                      (image, #"{"title":"\#(String(repeating: "t", count: 250))"}"#, "title")] {
+                                      (image, #"{"title":"\#(String(repeating: "t", count: 250))"}"#, "title"),
+                                      (image, #"{"altText":"\#(flags)"}"#, "altText")] {
                 let refused = try await client.api(.patch, "/api/v1/manage/assets/\(id)", token: token, json: json)
                 #expect(refused.status == .unprocessableContent, "\(refused.text)")
                 #expect(refused.errorFields[field] != nil, "\(refused.text)")

@@ -119,11 +119,15 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             let title = title?.trimmingCharacters(in: .whitespacesAndNewlines), altText = altText?.trimmingCharacters(in: .whitespacesAndNewlines)
             var errors = ValidationErrors()
-            if let title, title.count > 200 { errors["title"] = "Keep the title to 200 characters (this one has \(title.count))." }
+            // Counted in Unicode scalars, as SQLite's length() in the CHECK counts them (a flag emoji is one Swift
+            // Character but two scalars): text past the CHECK gets this message, never a constraint error.
+            if let title, title.unicodeScalars.count > 200 {
+                errors["title"] = "Keep the title to 200 characters (this one has \(title.unicodeScalars.count))."
+            }
             if let altText, !altText.isEmpty, asset.kind != .image {
                 errors["altText"] = "Alt text is for images; a \(asset.kind.rawValue) file gets \(asset.kind == .video ? "captions" : asset.kind == .audio ? "a transcript" : "no alt text")."
-            } else if let altText, altText.count > 1000 {
-                errors["altText"] = "Keep the alt text to 1,000 characters (this one has \(altText.count)): say what the image shows, briefly."
+            } else if let altText, altText.unicodeScalars.count > 1000 {
+                errors["altText"] = "Keep the alt text to 1,000 characters (this one has \(altText.unicodeScalars.count)): say what the image shows, briefly."
             }
             try errors.throwIfAny()
             if let title { asset.title = title }

@@ -131,16 +131,18 @@ public final class TileFetcher: Sendable {
     /// network …").
     public func probe(_ tile: TileID) async -> Result<Outcome, TileBuildFailure> {
         let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
-        defer { Task { await clients.shutdown() } }
+        let result: Result<Outcome, TileBuildFailure>
         do {
-            return .success(try await fetchOnce(tile, url: TileURLTemplate.expand(template, tile), clients: clients))
+            result = .success(try await fetchOnce(tile, url: TileURLTemplate.expand(template, tile), clients: clients))
         } catch let error as AttemptError {
             switch error {
-            case .fatal(let message), .retryable(let message, _): return .failure(TileBuildFailure(message))
+            case .fatal(let message), .retryable(let message, _): result = .failure(TileBuildFailure(message))
             }
         } catch {
-            return .failure(TileBuildFailure("\(error)"))
+            result = .failure(TileBuildFailure("\(error)"))
         }
+        await clients.shutdown()  // before answering: `doctor` exits right after
+        return result
     }
 
     // MARK: Cache

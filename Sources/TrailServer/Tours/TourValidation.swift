@@ -78,7 +78,9 @@ public enum TriggerZone {
             }
             value = number
         }
-        guard value.isFinite, value == value.rounded(), radiusRange.contains(Int(value)) else {
+        // The range on the Double first: Int(1e300) would trap (a crash any author could send).
+        guard value.isFinite, value == value.rounded(),
+              (Double(radiusRange.lowerBound)...Double(radiusRange.upperBound)).contains(value) else {
             return .failure(ValidationErrors(["triggerRadiusMeters": rule]))
         }
         return .success(Int(value))
