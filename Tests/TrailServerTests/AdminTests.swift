@@ -97,7 +97,7 @@ import Testing
             #expect(after.text.contains("spare@test.org is now reviewer."))
             #expect(after.text.contains("<td>spare@test.org</td>"))
             #expect(try app.database.access(user: AuthenticatedUser(try #require(try app.database.user(email: "spare@test.org"))),
-                                            siteId: seed.alphaId).role == .reviewer)
+                                            site: try #require(try app.database.site(id: seed.alphaId))).role == .reviewer)
             // The new member sees the site now.
             let spare = try await client.signIn("spare@test.org")
             #expect(try await client.get("/sites/alpha", session: spare).status == .ok)

@@ -20,7 +20,12 @@ extension AppDatabase {
     /// The checklist shown before submission; empty means ready.
     /// - Parameter tiles: the tile settings in force (nil: the ones saved in the panel), for the tile cap.
     public func publishChecklist(tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
-        try writer.read { db in try Self.publishChecklist(db, tourId: tourId, tiles: tiles) }
+        try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles).problems }
+    }
+
+    /// The checklist and the warnings beside it (what the site only recommends), from one read: the tour page.
+    public func publishReadiness(tourId: Int64, tiles: TileSettings? = nil) throws -> (problems: [String], warnings: [String]) {
+        try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles) }
     }
 
     /// What accessible media lacks, one line per file (images without alt text). Refusals under the site's
@@ -32,22 +37,15 @@ extension AppDatabase {
         }
     }
 
-    /// The accessibility gaps of a tour whose site only recommends accessible media (empty when it requires it: they
-    /// are in the checklist then).
-    public func accessibilityWarnings(tourId: Int64) throws -> [String] {
-        try writer.read { db in
-            guard let tour = try Tour.fetchOne(db, id: tourId), try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility == .recommended else { return [] }
-            let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-            let assets = try Asset.fetchAll(db, sql: """
-                SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
-                """, arguments: [tourId])
-            return Self.accessibilityGaps(assets: assets, waypoints: waypoints)
-        }
+    static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
+        try publishReadiness(db, tourId: tourId, tiles: tiles).problems
     }
 
-    static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
+    /// Problems refuse a submission; warnings are shown beside them (accessibility gaps where the site only
+    /// recommends accessible media).
+    static func publishReadiness(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> (problems: [String], warnings: [String]) {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
-        var problems: [String] = []
+        var problems: [String] = [], warnings: [String] = []
         let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
         // Every item at once: a missing frame does not hide the files that are not clean yet.
         if tour.frame == nil { problems.append("Set the map frame.") }
@@ -64,13 +62,12 @@ extension AppDatabase {
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
         }
-        if try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility != .recommended {
-            problems += Self.accessibilityGaps(assets: assets, waypoints: waypoints)
-        }
+        let gaps = Self.accessibilityGaps(assets: assets, waypoints: waypoints)
+        if try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility == .recommended { warnings += gaps } else { problems += gaps }
         if let frame = tour.frame {
             problems += try tileChecklist(db, tour: tour, frame: frame, settings: tileSettings(db, given: tiles))
         }
-        return problems
+        return (problems, warnings)
     }
 
     // MARK: startPublish

@@ -31,8 +31,7 @@ struct Authorization: Sendable {
 
     /// The user's access to a site they may see (`NotFound` otherwise).
     private func visible(_ site: Site, user: AuthenticatedUser) throws -> SiteAccess {
-        var access = try database.access(user: user, siteId: site.id!)
-        access.siteName = site.name
+        let access = try database.access(user: user, site: site)
         try access.require(.view, to: "see it")
         return access
     }

@@ -205,15 +205,20 @@ extension AppDatabase {
         }
     }
 
-    public func access(user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
-        try writer.read { db in try Self.access(db, user: user, siteId: siteId) }
+    /// A user's access to a site already loaded (every request that touches a site: one query, for the role).
+    public func access(user: AuthenticatedUser, site: Site) throws -> SiteAccess {
+        let role = try writer.read { db in try Self.role(db, userId: user.id, siteId: site.id!) }
+        return SiteAccess(role: role, isAdmin: user.isAdmin, siteName: site.name)
     }
 
-    /// The one lookup of a user's access to a site (inside a transaction, for the re-checks of database writes).
+    /// The same inside a transaction, for the re-checks of database writes (the site's name for the message too).
     static func access(_ db: Database, user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
-        let role = try Membership.filter(Membership.Columns.userId == user.id && Membership.Columns.siteId == siteId).fetchOne(db)?.role
         let name = try String.fetchOne(db, sql: "SELECT name FROM site WHERE id = ?", arguments: [siteId]) ?? "this site"
-        return SiteAccess(role: role, isAdmin: user.isAdmin, siteName: name)
+        return SiteAccess(role: try role(db, userId: user.id, siteId: siteId), isAdmin: user.isAdmin, siteName: name)
+    }
+
+    static func role(_ db: Database, userId: Int64, siteId: Int64) throws -> SiteRole? {
+        try Membership.filter(Membership.Columns.userId == userId && Membership.Columns.siteId == siteId).fetchOne(db)?.role
     }
 
     // MARK: Memberships

@@ -168,11 +168,11 @@ struct ToursController: Sendable {
         let waypoints = try database.waypoints(tourId: tour.id!)
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = currentTileSettings
-        let checklist = try database.publishChecklist(tourId: tour.id!, tiles: tiles)
+        let (checklist, accessibilityWarnings) = try database.publishReadiness(tourId: tour.id!, tiles: tiles)
         let openRequest = try database.openRequest(tourId: tour.id!)
         let package = try database.package(tourId: tour.id!)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
-        let warnings = overlaps.warnings + (try database.accessibilityWarnings(tourId: tour.id!))
+        let warnings = overlaps.warnings + accessibilityWarnings
         var page = TourPage(
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
