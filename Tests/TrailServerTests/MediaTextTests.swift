@@ -75,6 +75,13 @@ import Testing
             // The waypoint page's form: a field per image, saved with the title.
             let waypoint = try await client.get("/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", session: session)
             #expect(waypoint.text.contains(#"<label class="form-label small mb-0" for="alt-\#(image)">Alt text (what the image shows)</label>"#))
+            let tooLong = String(repeating: "x", count: 2_000)
+            let refusedForm = try await client.post("/assets/\(image)/describe", form: ["title": "The ridge", "altText": tooLong], session: session)
+            #expect(refusedForm.status == .unprocessableContent)
+            #expect(refusedForm.text.contains(#"is-invalid" id="alt-\#(image)""#) && refusedForm.text.contains("Keep the alt text to 1,000 characters"),
+                    "the message sits under the field")
+            #expect(refusedForm.text.contains(#"value="The ridge""#), "what was typed is kept")
+            #expect(try env.database.asset(id: image)?.altText == "", "nothing saved")
             let saved = try await client.post("/assets/\(image)/describe", form: ["title": "The ridge", "altText": "A rocky ridge."], session: session)
             #expect(saved.status == .seeOther)
             #expect(try env.database.asset(id: image)?.altText == "A rocky ridge.")
@@ -104,6 +111,26 @@ import Testing
             let page = try await client.get("/requests/\(request.id)", session: session)
             #expect(page.text.contains("Alt text: A rocky ridge.") && page.text.contains(#"alt="A rocky ridge.""#))
             #expect(page.text.contains("Title: Welcome"))
+        }
+    }
+
+    @Test("an admin sets a site's rule on its edit form; the form shows the saved choice; an unknown value keeps the default")
+    func siteSetting() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let admin = try await client.signIn("admin@test.org")
+            var page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)
+            #expect(page.text.contains(#"id="s-media-required" value="required" checked"#))
+            let fields = ["slug": "alpha", "name": "Alpha District", "description": "", "requiredApprovals": "1", "storageQuota": ""]
+            let saved = try await client.post("/admin/sites/\(env.seed.alphaId)", form: fields.merging(["mediaAccessibility": "recommended"]) { $1 },
+                                              session: admin)
+            #expect(saved.status == .seeOther, "\(saved.status) \(saved.text)")
+            #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .recommended)
+            page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)
+            #expect(page.text.contains(#"id="s-media-recommended" value="recommended" checked"#))
+            _ = try await client.post("/admin/sites/\(env.seed.alphaId)", form: fields.merging(["mediaAccessibility": "sometimes"]) { $1 }, session: admin)
+            #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
         }
     }
 }

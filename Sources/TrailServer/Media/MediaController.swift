@@ -92,7 +92,21 @@ struct MediaController: Sendable {
                 try database.describeAsset(id: asset.id!, title: form.string("title"), altText: asset.kind == .image ? form.string("altText") : nil,
                                            actor: context.actor)
             } catch let errors as ValidationErrors {
-                return pages.redirect(to: back, notice: "Not saved: " + errors.fields.values.sorted().joined(separator: " "))
+                // The waypoint page again, the message under the field and the text as typed.
+                let (tour, _, access) = try authorization.editableTour(id: tourId, user: context.requireUser())
+                guard let waypoint = try database.waypoints(tourId: tourId).first(where: { $0.id == asset.waypointId }) else { throw NotFound() }
+                var page = try ToursController(database: database, pages: pages, authorization: authorization, config: config)
+                    .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+                page.assets = page.assets.map { row in
+                    guard row.id == asset.id else { return row }
+                    var row = row
+                    row.title = form.string("title")
+                    row.altText = form.string("altText")
+                    row.titleError = errors["title"]
+                    row.altTextError = errors["altText"]
+                    return row
+                }
+                return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
             }
             return pages.redirect(to: back, notice: "Saved the text of “\(asset.originalName)”.")
         }
@@ -233,11 +247,14 @@ struct AssetRow: Sendable {
     let isText: Bool
     let textExcerpt: String?
     let mimeType: String
-    let title: String
-    let altText: String
+    var title: String
+    var altText: String
     /// An image without its text alternative (the checklist names it).
     let missingAltText: Bool
     let isFirst: Bool
     let isLast: Bool
     let canEdit: Bool
+    /// A refused *Save text*: the message under its field (the typed text is kept in `title` / `altText`).
+    var titleError: String? = nil
+    var altTextError: String? = nil
 }

@@ -103,7 +103,7 @@ struct WaypointPage: Sendable {
     var form: [String: String]
     var errors: [String: String] = [:]
     let mapJSON: String
-    let assets: [AssetRow]
+    var assets: [AssetRow]
     let hasAssets: Bool
     let isAdmin: Bool
     let maxUploadSize: String
