@@ -167,7 +167,13 @@ public struct Manifest: Codable, Sendable, Equatable {
         /// An image's text alternative, for screen readers (visitor content; images only).
         public var altText: String?
 
-        public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String, title: String? = nil, altText: String? = nil) {
+        /// The video's (or audio's) WebVTT captions, packaged beside it (visitor content).
+        public var captions: CompanionFile?
+        /// The audio's transcript, plain UTF-8 text or WebVTT, packaged beside it (visitor content).
+        public var transcript: CompanionFile?
+
+        public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String, title: String? = nil, altText: String? = nil,
+                    captions: CompanionFile? = nil, transcript: CompanionFile? = nil) {
             self.type = type
             self.path = path
             self.mimeType = mimeType
@@ -175,6 +181,29 @@ public struct Manifest: Codable, Sendable, Equatable {
             self.sha256 = sha256
             self.title = title
             self.altText = altText
+            self.captions = captions
+            self.transcript = transcript
+        }
+
+        /// The captions and transcript files, in that order, with the key each is under.
+        public var companions: [(key: String, file: CompanionFile)] {
+            [("captions", captions), ("transcript", transcript)].compactMap { key, file in file.map { (key, $0) } }
+        }
+    }
+
+    /// A file that belongs to one asset (captions, transcript): listed, hashed and signed like every other file.
+    public struct CompanionFile: Codable, Sendable, Equatable {
+        public var path: String
+        public var size: Int64
+        public var sha256: String
+        /// BCP 47 tag of the text's language; absent: the tour's (only) language.
+        public var language: String?
+
+        public init(path: String, size: Int64, sha256: String, language: String? = nil) {
+            self.path = path
+            self.size = size
+            self.sha256 = sha256
+            self.language = language
         }
     }
 
@@ -316,7 +345,11 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     /// Files that the manifest lists: every asset, then tiles and `waypoints.geojson` when set.
     public var listedFiles: [ListedFile] {
-        var files = allAssets.map { ListedFile(path: $0.path, size: $0.size, sha256: $0.sha256) }
+        var files: [ListedFile] = []
+        for asset in allAssets {
+            files.append(ListedFile(path: asset.path, size: asset.size, sha256: asset.sha256))
+            for (_, file) in asset.companions { files.append(ListedFile(path: file.path, size: file.size, sha256: file.sha256)) }
+        }
         if let tiles { files.append(ListedFile(path: tiles.path, size: tiles.size, sha256: tiles.sha256)) }
         if let geoJSON { files.append(ListedFile(path: geoJSON.path, size: geoJSON.size, sha256: geoJSON.sha256)) }
         return files
@@ -385,6 +418,19 @@ extension Manifest {
                 check(Self.isPlausibleMimeType(asset.mimeType), "\(assetLabel): invalid mimeType \"\(asset.mimeType)\"")
                 check(asset.size >= 0, "\(assetLabel): negative size")
                 check(Self.isSHA256Hex(asset.sha256), "\(assetLabel): sha256 must be 64 lowercase hex digits")
+                for (key, file) in asset.companions {
+                    let fileLabel = "\(assetLabel): \(key) \"\(file.path)\""
+                    check(PackageLayout.isSafeEntryPath(file.path), "\(fileLabel): unsafe path")
+                    let parts = file.path.split(separator: "/", omittingEmptySubsequences: false)
+                    check(parts.count == 3 && parts.first == "waypoints", "\(fileLabel): path must look like waypoints/<folder>/<file>")
+                    check(paths.insert(file.path).inserted, "\(fileLabel): duplicate path")
+                    check(file.size >= 0, "\(fileLabel): negative size")
+                    check(Self.isSHA256Hex(file.sha256), "\(fileLabel): sha256 must be 64 lowercase hex digits")
+                    if let language = file.language {
+                        check(!language.isEmpty && language.utf8.count <= 35 && language.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0 == "-" || ("0"..."9").contains($0)) },
+                              "\(fileLabel): language \"\(language)\" is not a BCP 47 tag")
+                    }
+                }
             }
         }
 

@@ -199,16 +199,21 @@ public struct PackageBuilder: Sendable {
     }
 
     static func makePlan(manifest: Manifest, media: [PackageEntrySource], tilesFile: URL?) throws -> [PlannedEntry] {
-        var assets: [String: Manifest.Asset] = [:]
-        for asset in manifest.allAssets { assets[asset.path] = asset }
+        // Every waypoint file the manifest lists: the assets with their MIME types, and their captions and transcripts
+        // (whose MIME type the source gives: the manifest does not carry one for them).
+        var assets: [String: (size: Int64, sha256: String, mimeType: String?)] = [:]
+        for asset in manifest.allAssets {
+            assets[asset.path] = (asset.size, asset.sha256, asset.mimeType)
+            for (_, file) in asset.companions { assets[file.path] = (file.size, file.sha256, nil) }
+        }
 
         var sources: [String: PackageEntrySource] = [:]
         for source in media {
             guard PackageLayout.isSafeEntryPath(source.path) else { throw PackageBuildError.unsafeEntryPath(source.path) }
             guard sources[source.path] == nil else { throw PackageBuildError.duplicateEntryPath(source.path) }
             guard let asset = assets[source.path] else { throw PackageBuildError.mediaNotInManifest(source.path) }
-            guard essence(asset.mimeType) == essence(source.mimeType) else {
-                throw PackageBuildError.mimeTypeMismatch(path: source.path, manifest: asset.mimeType, source: source.mimeType)
+            if let mimeType = asset.mimeType, essence(mimeType) != essence(source.mimeType) {
+                throw PackageBuildError.mimeTypeMismatch(path: source.path, manifest: mimeType, source: source.mimeType)
             }
             sources[source.path] = source
         }
@@ -220,7 +225,7 @@ public struct PackageBuilder: Sendable {
             }
             plan.append(PlannedEntry(
                 path: path, content: .file(source.fileURL, size: asset.size, sha256: asset.sha256),
-                compression: compressionMethod(mimeType: asset.mimeType, size: asset.size)))
+                compression: compressionMethod(mimeType: asset.mimeType ?? source.mimeType, size: asset.size)))
         }
         switch (manifest.tiles, tilesFile) {
         case (nil, nil):

@@ -33,9 +33,15 @@ struct ClientLiveTests {
         defer { env.remove() }
         let folder = env.folder.appendingPathComponent("client")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The release goes through the router in process (no sockets): the live test client gives up after 20 s
+        // without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
+        // running beside this one (seen: a 6 MB upload timing out while other suites wrote gigabytes).
+        final class Box: @unchecked Sendable { var released: ReleasedPackage? }
+        let box = Box()
+        try await env.app.test { client in box.released = try await env.releaseThroughAPI(client, videoSize: videoSize) }
+        let released = try #require(box.released)
         try await env.app.application.test(.live) { client in
             let port = try #require(client.port)
-            let released = try await env.releaseThroughAPI(client, videoSize: videoSize)
             let baseURL = "http://localhost:\(port)"
             try await body(Live(env: env, client: client, trail: TrailClient(baseURL: URL(string: baseURL)!), baseURL: baseURL,
                                 released: released, folder: folder))

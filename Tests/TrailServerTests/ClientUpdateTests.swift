@@ -24,9 +24,15 @@ import TrailClient
         defer { env.remove() }
         let folder = env.folder.appendingPathComponent("phone")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The release goes through the router in process (no sockets): the live test client gives up after 20 s
+        // without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
+        // running beside this one (seen: a 6 MB upload timing out while other suites wrote gigabytes).
+        final class Box: @unchecked Sendable { var first: ReleasedPackage? }
+        let box = Box()
+        try await env.app.test { client in box.first = try await env.releaseThroughAPI(client, videoSize: videoSize) }
+        let first = try #require(box.first)
         try await env.app.application.test(.live) { client in
             let port = try #require(client.port)
-            let first = try await env.releaseThroughAPI(client, videoSize: videoSize)
             let setup = Setup(env: env, trail: TrailClient(baseURL: URL(string: "http://localhost:\(port)")!), folder: folder, first: first)
             _ = try TrailClient.extract(zip: first.zip, to: setup.installed)
             try await body(setup, client)

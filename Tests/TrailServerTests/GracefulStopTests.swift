@@ -81,6 +81,7 @@ import Testing
             return status == "pending" ? nil : status
         }
         try #require(scanned == "clean")
+        try await server.attachCaptions(to: assetId, token: author)
 
         // Two tus uploads of 6 MB to another tour (the one under review is locked), each paused after 3 MB.
         let (otherTourId, otherWaypointId) = try await server.tourWithWaypoint(token: author, name: "Next Walk")

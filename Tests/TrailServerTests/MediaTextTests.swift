@@ -99,6 +99,8 @@ import Testing
             let (image, video) = try await Self.undescribed(env, client, token: token)
             _ = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: token, json: #"{"title":"The ridge","altText":"A rocky ridge."}"#)
             _ = try await client.api(.patch, "/api/v1/manage/assets/\(video)", token: token, json: #"{"title":"Welcome"}"#)
+            try await CaptionsTests.attachCaptions(client, token: token, to: video)
+            #expect(await env.scanAll() == 1)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
             let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
             let result = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")

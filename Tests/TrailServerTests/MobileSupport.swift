@@ -28,7 +28,7 @@ extension PublishEnv {
         if let videoSize {
             let id = try await client.publishUpload(self, token: author, data: MediaFixtures.mp4(size: videoSize, seed: number + 7),
                                                     fileName: "walk \(number).mp4", contentType: "video/mp4")
-            #expect(await scanAll() == 1)
+            #expect(await scanAll() == 2, "the video and its captions")
             #expect(try database.asset(id: id)?.scanStatus == .clean)
         }
         let requestId = try await client.publishSubmit(self, token: author)

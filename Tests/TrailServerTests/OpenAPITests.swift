@@ -48,6 +48,7 @@ import Testing
         // Management: media, and tus 1.0 uploads.
         "POST /manage/tours/{}/waypoints/{}/assets",
         "GET /manage/assets/{}", "PATCH /manage/assets/{}",
+        "POST /manage/assets/{}/captions", "POST /manage/assets/{}/transcript",
         "OPTIONS /manage/uploads",
         "POST /manage/uploads",
         "HEAD /manage/uploads/{}",

@@ -41,7 +41,7 @@ struct PublishingFlowTests {
             #expect(sha.count == 64)
             #expect((state["size"] as? Int ?? 0) > 160_000)
             let progress = state["progress"] as? [String: Any]
-            #expect(progress?["filesDone"] as? Int == 3 && progress?["filesTotal"] as? Int == 3, "\(String(describing: progress))")
+            #expect(progress?["filesDone"] as? Int == 4 && progress?["filesTotal"] as? Int == 4, "three files and the video's captions: \(String(describing: progress))")
             #expect(try PublishFixtures.sha256(fileAt: env.stagedZip(rid)) == sha)
             try await expectPackageMatchesManifest(env.stagedZip(rid))
 

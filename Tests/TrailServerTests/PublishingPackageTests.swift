@@ -84,7 +84,10 @@ struct PublishingPackageTests {
                 let stem = lastComponent.split(separator: ".").first.map(String.init) ?? ""
                 #expect(!["con", "prn", "aux", "nul"].contains(stem.lowercased()), "Windows device name \(entry.name)")
             }
-            let media = listing.entries.map(\.name).filter { $0.hasPrefix("waypoints/") }
+            // The video's captions are packaged beside it (`…-captions.vtt`, deflated text), the one entry more than the uploads.
+            let captions = listing.entries.map(\.name).filter { $0.hasSuffix("-captions.vtt") }
+            #expect(captions.count == 1, "\(captions)")
+            let media = listing.entries.map(\.name).filter { $0.hasPrefix("waypoints/") && !$0.hasSuffix("-captions.vtt") }
             #expect(media.count == uploads.count, "\(media)")
             #expect(Set(media.map { $0.split(separator: "/")[1] }).count == 5, "one folder per waypoint with files: \(media)")
             #expect(media.contains { $0.hasPrefix("waypoints/02-x/") }, "\(media)")
@@ -93,7 +96,7 @@ struct PublishingPackageTests {
             #expect(media.filter { $0.hasPrefix("waypoints/05-") }.count == 2)
             let stored = listing.entries.filter { $0.method == PythonZipListing.stored }.map(\.name)
             let deflated = listing.entries.filter { $0.method == PythonZipListing.deflated }.map(\.name)
-            #expect(Set(deflated) == Set(["manifest.json", "waypoints.geojson"] + media.filter { $0.hasSuffix(".txt") }), "deflated: \(deflated)")
+            #expect(Set(deflated) == Set(["manifest.json", "waypoints.geojson"] + captions + media.filter { $0.hasSuffix(".txt") }), "deflated: \(deflated)")
             #expect(stored.contains("manifest.sig"))
             #expect(stored.filter { $0.hasPrefix("waypoints/") }.count == 3, "stored media: \(stored)")
             #expect(listing.fileSHA256 == request.zipSha256)

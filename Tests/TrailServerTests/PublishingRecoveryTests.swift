@@ -48,9 +48,9 @@ struct PublishingRecoveryTests {
         #expect(await restarted.buildAll() == 1)
         let rebuilt = try restarted.request(request.id)
         #expect(rebuilt.state == .pending, "\(rebuilt.state) \(rebuilt.failureReason ?? "")")
-        #expect(rebuilt.filesDone == rebuilt.filesTotal && rebuilt.filesTotal == 3)
+        #expect(rebuilt.filesDone == rebuilt.filesTotal && rebuilt.filesTotal == 4, "three files and the video's captions")
         #expect(!restarted.exists(restarted.stagingFolder(request.id).appendingPathComponent("package.zip.partial")))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: files.path).count == 3, "the half-copied file was kept")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: files.path).count == 4, "the half-copied file was kept")
         try await expectPackageMatchesManifest(restarted.stagedZip(request.id))
         #expect(PackageVerifier.verify(zipAt: restarted.stagedZip(request.id), publicKeyBase64: restarted.publicKey).isValid)
         #expect(restarted.publicKey == env.publicKey, "the signing key changed across the restart")
@@ -200,6 +200,7 @@ struct PublishingRecoveryTests {
             return status == "pending" ? nil : status
         }
         try #require(scanned == "clean", "the upload was scanned \(scanned ?? "never")")
+        try await server.attachCaptions(to: assetId, token: author)
 
         // Submit, and kill -9 while the zip is being written. The killer is its own process polling every millisecond,
         // started before the submit: a task of this (busy, parallel) test process could be scheduled too late.
@@ -421,6 +422,23 @@ final class TrailServerProcess: @unchecked Sendable {
     func upload(_ file: URL, to path: String, token: String) async throws -> Answer {
         try await curl(["-sS", "-m", "600", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
                         "-F", "file=@\(file.path);type=video/mp4;filename=big walk.mp4", "http://127.0.0.1:\(port)\(path)"])
+    }
+
+    /// Short WebVTT captions on a video, waited for until the scanner finds them clean: sites require captions on
+    /// every video before a submission (the default).
+    func attachCaptions(to assetId: Int, token: String) async throws {
+        let file = data.deletingLastPathComponent().appendingPathComponent("captions-\(assetId).vtt")
+        try PublishFixtures.captions.write(to: file)
+        let added = try await curl(["-sS", "-m", "60", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
+                                    "-F", "file=@\(file.path);type=text/vtt;filename=captions.vtt",
+                                    "http://127.0.0.1:\(port)/api/v1/manage/assets/\(assetId)/captions"])
+        try #require(added.status == 201, "captions: \(added.status) \(added.text)")
+        let captionsId = try #require(publishInt(added.json["id"]))
+        let scanned = try await poll(timeout: .seconds(300)) {
+            let status = try await call("GET", "/api/v1/manage/assets/\(captionsId)", token: token).json["scanStatus"] as? String
+            return status == "pending" ? nil : status
+        }
+        try #require(scanned == "clean", "the captions were scanned \(scanned ?? "never")")
     }
 
     private func curl(_ arguments: [String]) async throws -> Answer {

@@ -161,7 +161,7 @@ struct PublishEnv {
         for (data, name, type) in files {
             ids.append(try await client.publishUpload(self, token: token, data: data, fileName: name, contentType: type, waypointId: waypointId))
         }
-        #expect(await scanAll() == files.count)
+        #expect(await scanAll() == files.count + 1, "the three files and the video's captions")
         for id in ids { #expect(try database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
         return ids
     }
@@ -196,6 +196,19 @@ extension TestClientProtocol {
         if response.jsonObject["kind"] as? String == "image" {
             let described = try await api(.patch, "/api/v1/manage/assets/\(id)", token: token, json: #"{"altText":"A test picture of the lake."}"#)
             #expect(described.status == .ok, "alt text for \(fileName): \(described.text)")
+        }
+        // …captions on every video and a transcript on every audio file.
+        if response.jsonObject["kind"] as? String == "video" {
+            let boundary = "trail-captions-\(UUID().uuidString)"
+            let captions = try await execute(uri: "/api/v1/manage/assets/\(id)/captions", method: .post,
+                                             headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                                             body: PublishFixtures.multipart(PublishFixtures.captions, fileName: "captions.vtt", contentType: "text/vtt",
+                                                                             boundary: boundary))
+            #expect(captions.status == .created, "captions for \(fileName): \(captions.text)")
+        }
+        if response.jsonObject["kind"] as? String == "audio" {
+            let transcript = try await api(.post, "/api/v1/manage/assets/\(id)/transcript", token: token, json: #"{"text":"Wind over the lake."}"#)
+            #expect(transcript.status == .created, "transcript for \(fileName): \(transcript.text)")
         }
         return id
     }
@@ -259,6 +272,7 @@ enum PublishFixtures {
 
     /// Plain text: deflated in the package.
     static func text(_ line: String) -> Data { Data((line + "\n").utf8) }
+    static let captions = Data("WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nWind over the lake.\n".utf8)
 
     static func sha256(_ data: Data) -> String { PackageHashing.sha256Hex(data) }
     static func sha256(fileAt url: URL) throws -> String { try PackageHashing.sha256(ofFileAt: url).0 }
@@ -322,6 +336,12 @@ struct PythonZipListing {
             for asset in waypoint["assets"] as? [[String: Any]] ?? [] {
                 files.append((asset["path"] as? String ?? "", (asset["size"] as? NSNumber)?.int64Value ?? -1, asset["sha256"] as? String ?? "",
                               asset["mimeType"] as? String ?? ""))
+                // Its captions and transcript, packaged beside it (WebVTT or plain text).
+                for key in ["captions", "transcript"] {
+                    guard let file = asset[key] as? [String: Any], let path = file["path"] as? String else { continue }
+                    files.append((path, (file["size"] as? NSNumber)?.int64Value ?? -1, file["sha256"] as? String ?? "",
+                                  path.hasSuffix(".vtt") ? "text/vtt" : "text/plain"))
+                }
             }
         }
         for key in ["geoJSON", "geojson", "tiles"] {

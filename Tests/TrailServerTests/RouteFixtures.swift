@@ -15,6 +15,7 @@ enum RouteFixtures {
     /// Another one (the bytes of the seeded tus upload).
     static let tusPNG = TileImages.png(red: 200, green: 80, blue: 20, marker: 2)
     static let text = Data("Fish Lake: the old remount depot is to the east.\n".utf8)
+    static let captions = Data("WEBVTT\n\n00:00:00.000 --> 00:00:02.500\nWind over Fish Lake.\n".utf8)
     /// One waypoint inside the seeded frame.
     static let geoJSON = Data(#"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.2,44.38]},"properties":{"name":"Lookout","description":"Imported"}}]}"#.utf8)
     /// A raster MBTiles file covering the seeded frame at zoom 10–12.
@@ -104,7 +105,12 @@ enum RouteTemplate {
             }
             box.seed.assetId = try await asset(box.seed.tourId, box.seed.waypointId, RouteFixtures.png, "lake.png")
             box.seed.secondAssetId = try await asset(box.seed.tourId, box.seed.waypointId, RouteFixtures.text, "notes.txt")
+            box.seed.videoAssetId = try await asset(box.seed.tourId, box.seed.waypointId, MediaFixtures.mp4(), "lake.mp4")
+            // The site requires captions on videos before submitting: the fixture's video has them.
+            _ = try await upload("/api/v1/manage/assets/\(box.seed.videoAssetId)/captions", RouteFixtures.captions, "lake.vtt")
             _ = try await asset(lakeLoop, lakeStop, RouteFixtures.png, "rim.png")
+            let rimVideo = try await asset(lakeLoop, lakeStop, MediaFixtures.mp4(seed: 3), "rim.mp4")
+            _ = try await upload("/api/v1/manage/assets/\(rimVideo)/captions", RouteFixtures.captions, "rim.vtt")
             _ = try await asset(craterRim, craterStop, RouteFixtures.text, "crater.txt")
             _ = try await upload("/api/v1/manage/tours/\(box.seed.tourId)/tiles", RouteFixtures.mbtiles, "topo.mbtiles")
             _ = try await upload("/api/v1/manage/tours/\(lakeLoop)/tiles", RouteFixtures.mbtiles, "topo.mbtiles")

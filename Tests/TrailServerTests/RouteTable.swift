@@ -156,6 +156,8 @@ enum RouteTable {
     }
 
     static let png = RouteCase.FilePart(fileName: "view.png", contentType: "image/png", data: RouteFixtures.png)
+    static let captions = RouteCase.FilePart(fileName: "lake.vtt", contentType: "text/vtt", data: RouteFixtures.captions)
+    static let transcript = RouteCase.FilePart(fileName: "lake.txt", contentType: "text/plain", data: Data("Wind over Fish Lake.\n".utf8))
     static let mbtiles = RouteCase.FilePart(fileName: "topo.mbtiles", contentType: "application/octet-stream", data: RouteFixtures.mbtiles)
     static let geoJSON = RouteCase.FilePart(fileName: "stops.geojson", contentType: "application/geo+json", data: RouteFixtures.geoJSON)
 
@@ -237,6 +239,9 @@ enum RouteTable {
         page(.post, "/assets/{asset2}/up", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset2}"))),
         page(.post, "/assets/{asset}/rescan", [], rescan),
         page(.post, "/assets/{asset}/describe", [("title", "The lake")], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset}"))),
+        upload("/assets/{video}/captions", api: false, captions, authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
+        upload("/assets/{video}/transcript", api: false, transcript, note: "file", authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
+        page(.post, "/assets/{video}/transcript", [("text", "Wind over Fish Lake.")], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
 
         // Map tiles
         upload("/tours/{tour}/tiles", api: false, mbtiles, authors(.redirect("/tours/{tour}#tiles"))),
@@ -252,6 +257,7 @@ enum RouteTable {
         page(.post, "/tours/{tour}/publish", [], authors(.redirect("/requests/"))),
         page(.get, "/requests/{pending}", [], viewers(.ok)),
         page(.get, "/requests/{pending}/assets/0", [], viewers(.ok)),
+        page(.get, "/requests/{pending}/assets/1/captions", [], viewers(.ok)),
         page(.get, "/requests/{pending}/preview", [], viewers(.ok)),
         page(.get, "/requests/{pending}/tiles/{tile}", [], viewers(.ok)),
         page(.post, "/requests/{pending}/approve", [("comment", "Looks right.")], reviewers(.redirect("/requests/{pending}"))),
@@ -284,6 +290,9 @@ enum RouteTable {
                authors(.created, api: true)),
         api(.get, "/assets/{asset}", nil, viewers(.ok, api: true)),
         api(.patch, "/assets/{asset}", #"{"title":"The lake"}"#, authors(.ok, api: true)),
+        upload("/assets/{video}/captions", api: true, captions, authors(.created, api: true)),
+        upload("/assets/{video}/transcript", api: true, transcript, note: "file", authors(.created, api: true)),
+        api(.post, "/assets/{video}/transcript", #"{"text":"Wind over Fish Lake."}"#, authors(.created, api: true)),
 
         // tus: discovery needs no sign-in; creating is for those who may change the tour; an upload is its creator's alone.
         // Only the last PATCH makes a change worth recording (the asset); the upload rows are bookkeeping.

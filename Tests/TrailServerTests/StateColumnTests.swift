@@ -14,6 +14,7 @@ import Testing
         ("membership", "role", SiteRole.allCases.map(\.rawValue)),
         ("asset", "kind", AssetKind.allCases.map(\.rawValue)),
         ("asset", "scanStatus", ScanStatus.allCases.map(\.rawValue)),
+        ("asset", "companionRole", CompanionRole.allCases.map(\.rawValue)),
         ("tourTileset", "scanStatus", ScanStatus.allCases.map(\.rawValue)),
         ("distributionJob", "reason", DistributionJob.Reason.allCases.map(\.rawValue)),
         ("distributionJob", "state", DistributionJob.State.allCases.map(\.rawValue)),
@@ -39,8 +40,9 @@ import Testing
                     if sql.hasPrefix("CREATE TRIGGER") {
                         return sql.contains("NEW.\(column) NOT IN") ? Self.allowedValues(of: "NEW.\(column)", in: sql) : nil
                     }
-                    let line = sql.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("\(column) TEXT") }
-                    return line.flatMap { Self.allowedValues(of: column, in: String($0)) }
+                    // The column's definition, on its own line (CREATE TABLE) or after a comma (ADD COLUMN appends it).
+                    guard let start = sql.range(of: "(^|[\\s,])\(column) TEXT", options: .regularExpression) else { return nil }
+                    return Self.allowedValues(of: column, in: String(sql[start.lowerBound...]))
                 }
                 #expect(!lists.isEmpty, "\(table).\(column) has no CHECK and no trigger")
                 for list in lists { #expect(Set(list) == Set(cases), "\(table).\(column): \(list) against \(cases)") }

@@ -36,6 +36,8 @@ struct RichSeed: Sendable {
     var assetId: Int64 = 0
     /// A clean text file on Fish Lake, second.
     var secondAssetId: Int64 = 0
+    /// A clean MP4 video on Fish Lake, third, with clean WebVTT captions.
+    var videoAssetId: Int64 = 0
     /// A tus upload of `RouteFixtures.tusPNG` by alpha's author to Fish Lake, nothing received yet.
     var uploadId = ""
     /// A GeoJSON import waiting for its preview on the tour (`uploads/import-…`).
@@ -52,11 +54,11 @@ struct RichSeed: Sendable {
     var tile = ""
 
     /// Fills `{tour}`, `{wp}`, `{wp2}`, `{author}`, `{spare}`, `{alpha}`, `{adminToken}`, `{bravoTour}` in a path or body,
-    /// and `{asset}`, `{asset2}`, `{upload}`, `{import}`, `{pubTour}`, `{pkg}`, `{pending}`, `{readyTour}`, `{hiddenPkg}`, `{ready}`, `{tile}`.
+    /// and `{asset}`, `{asset2}`, `{video}`, `{upload}`, `{import}`, `{pubTour}`, `{pkg}`, `{pending}`, `{readyTour}`, `{hiddenPkg}`, `{ready}`, `{tile}`.
     func fill(_ text: String) -> String {
         var text = text
         for (key, value) in [("tour", tourId), ("wp2", secondWaypointId), ("wp", waypointId), ("author", authorId), ("spare", spareId),
-                             ("alpha", alphaId), ("adminToken", adminTokenId), ("bravoTour", bravoTourId), ("asset2", secondAssetId),
+                             ("alpha", alphaId), ("adminToken", adminTokenId), ("bravoTour", bravoTourId), ("asset2", secondAssetId), ("video", videoAssetId),
                              ("asset", assetId), ("pubTour", publishedTourId), ("readyTour", readyTourId)] {
             text = text.replacingOccurrences(of: "{\(key)}", with: "\(value)")
         }

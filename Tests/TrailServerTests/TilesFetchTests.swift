@@ -141,7 +141,10 @@ import PackageFormat
             // What was fetched before the server stopped is in the cache, complete (no temporary files).
             let cached = FileManager.default.enumerator(atPath: env.config.tileCacheFolder.path)?.allObjects.compactMap { $0 as? String } ?? []
             #expect(!cached.contains { $0.hasSuffix(".tmp") })
-            #expect(cached.filter { $0.hasSuffix(".png") }.count == 10)
+            // At most the 10 the server sent; fewer when the 1 s time-out ran out on an answer that a busy test machine
+            // was slow to read (its bytes then never reach the cache). Never none: the first tiles came back at once.
+            let cachedTiles = cached.filter { $0.hasSuffix(".png") }.count
+            #expect((1...10).contains(cachedTiles), "\(cachedTiles) tiles cached")
         }
     }
 

@@ -40,6 +40,8 @@ SCREENSHOTS = Path(os.environ.get("TRAIL_SCREENSHOTS", str(REPO / ".build" / "sc
 
 ADMIN_EMAIL = "admin@trail.local"
 WAIT = 15  # seconds: the longest any single page step may take
+# What `Api.upload` attaches to every video: sites require captions before a submission (the default).
+CAPTIONS = b"WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nWind over the lake.\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,6 +225,12 @@ class Api:
         asset = self.post_file(f"/manage/tours/{tour_id}/waypoints/{waypoint_id}/assets", name, body)
         if asset.get("kind") == "image":  # sites require alt text on images before submitting (the default)
             asset = self.patch(f"/manage/assets/{asset['id']}", {"altText": f"A test picture ({name})."})
+        elif asset.get("kind") == "video":  # …captions on videos, scanned before the caller goes on
+            captions = self.post_file(f"/manage/assets/{asset['id']}/captions", "captions.vtt", CAPTIONS)
+            assert self.scanned_asset(captions["id"])["scanStatus"] == "clean", captions
+        elif asset.get("kind") == "audio":  # …and a transcript on audio
+            transcript = self.post(f"/manage/assets/{asset['id']}/transcript", {"text": "Wind over the lake."})
+            assert self.scanned_asset(transcript["id"])["scanStatus"] == "clean", transcript
         return asset
 
     def post_file(self, path: str, name: str, body: bytes):

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from support import (ADMIN_EMAIL, DEPLOY, Nginx, Panel, Server, Store, chrome, console_errors, free_port, self_signed_certificate,
+from support import (ADMIN_EMAIL, CAPTIONS, DEPLOY, Nginx, Panel, Server, Store, chrome, console_errors, free_port, self_signed_certificate,
                      spki_sha256, video_bytes, wait_for, write_nginx_config, write_signatures, write_video)
 
 MIB = 1024 * 1024
@@ -298,6 +298,14 @@ def released(front) -> dict:
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"falls.mp4\"\r\n"
             "Content-Type: video/mp4\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
     status, _, answer = front.request("POST", f"/api/v1/manage/tours/{tour['id']}/waypoints/{waypoint['id']}/assets", body,
+                                      {"Authorization": f"Bearer {front.token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    assert status == 201, answer
+    video_id = json.loads(answer)["id"]
+    assert scanned(front, video_id)["scanStatus"] == "clean"
+    # Captions, which the site requires on every video before a submission (the default), through nginx too.
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"falls.vtt\"\r\n"
+            "Content-Type: text/vtt\r\n\r\n").encode() + CAPTIONS + f"\r\n--{boundary}--\r\n".encode()
+    status, _, answer = front.request("POST", f"/api/v1/manage/assets/{video_id}/captions", body,
                                       {"Authorization": f"Bearer {front.token}", "Content-Type": f"multipart/form-data; boundary={boundary}"})
     assert status == 201, answer
     assert scanned(front, json.loads(answer)["id"])["scanStatus"] == "clean"

@@ -112,7 +112,8 @@ def test_the_upload_location_covers_every_upload_route_and_nothing_else():
     for route in ("/api/v1/manage/uploads", f"/api/v1/manage/uploads/{uuid.uuid4()}"):  # tus creation, HEAD, PATCH
         assert uploads.fullmatch(route), route
     for other in ("/login", "/api/v1/manage/tours", "/api/v1/manage/tours/3", "/tours/3/waypoints/4", "/api/v1/catalog",
-                  "/api/v1/manage/tours/3/waypoints/4", "/tours/3/export.geojson", "/api/v1/manage/uploadsX"):
+                  "/api/v1/manage/tours/3/waypoints/4", "/tours/3/export.geojson", "/api/v1/manage/uploadsX",
+                  "/assets/3/describe", "/api/v1/manage/assets/3", "/assets/3/captionsX"):
         assert not uploads.fullmatch(other), f"{other} is not an upload"
 
 

@@ -15,7 +15,7 @@ import zipfile
 
 from selenium.webdriver.common.by import By
 
-from support import sha256_of, video_bytes, wait_for
+from support import CAPTIONS, sha256_of, video_bytes, wait_for
 
 FRAME = {"north": 44.43, "south": 44.36, "east": -122.0, "west": -122.2}
 MIB = 1024 * 1024
@@ -104,12 +104,12 @@ def test_two_reviewers_approve_and_the_author_releases(panel, ranger, reviewers,
     progress = panel.find("#build-progress [role=progressbar]")
     assert progress.get_attribute("aria-label") == "Build progress" and 0 <= int(progress.get_attribute("aria-valuenow")) <= 100
     done, total = map(int, re.match(r"(\d+) of (\d+) files, ", panel.text("#build-progress-text")).groups())
-    assert total == 1 and done <= total
+    assert total == 2 and done <= total  # the video and its captions
     # ...(the page polls and reloads when the build ends; it is held still while the API is watched and axe runs)...
     panel.driver.execute_script("for (let id = 1; id < 10000; id++) clearInterval(id)")
     seen = []
     wait_for("the build", lambda: (r := api.publish_request(request_id))["state"] != "building" or seen.append(r["progress"]), timeout=120)
-    assert all(p["filesDone"] <= p["filesTotal"] == 1 and p["bytesDone"] <= p["bytesTotal"] == len(video) for p in seen), seen
+    assert all(p["filesDone"] <= p["filesTotal"] == 2 and p["bytesDone"] <= p["bytesTotal"] == len(video) + len(CAPTIONS) for p in seen), seen
     panel.assert_accessible("request page, building")
     # ...and, its script running again, reloads by itself into "Waiting for review".
     panel.driver.execute_script("import('/static/js/request-page.js?again')")
@@ -212,6 +212,7 @@ def test_two_reviewers_approve_and_the_author_releases(panel, ranger, reviewers,
         [shipped] = manifest["waypoints"][0]["assets"]
         assert (shipped["type"], shipped["size"], shipped["sha256"]) == ("video", len(video), sha256_of(video))
         assert sha256_of(package.read(shipped["path"])) == asset["sha256"] == sha256_of(video)
+        assert package.read(shipped["captions"]["path"]) == CAPTIONS and shipped["captions"]["sha256"] == sha256_of(CAPTIONS)
     assert [w["name"] for w in manifest["waypoints"]] == ["Tombstone Pass", "Prairie Overlook"]
 
 

@@ -41,8 +41,15 @@ public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePe
     public var title: String = ""
     /// The text alternative of an image (WCAG 1.1.1), read aloud by screen readers; empty for other kinds.
     public var altText: String = ""
+    /// Set on a caption or transcript file: the asset it belongs to (its "companion"), and which of the two it is.
+    /// Such a row is not one of the waypoint's listed files; it travels with its owner.
+    public var companionOf: Int64? = nil
+    public var companionRole: CompanionRole? = nil
 
     public static let databaseTableName = "asset"
+
+    /// A file of the waypoint's own list, not a caption or transcript of one.
+    public static let listed = Column(CodingKeys.companionOf) == nil
 
     public enum Columns {
         static let id = Column(CodingKeys.id)
@@ -51,9 +58,30 @@ public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePe
         static let scanStatus = Column(CodingKeys.scanStatus)
         static let sha256 = Column(CodingKeys.sha256)
         static let storedPath = Column(CodingKeys.storedPath)
+        static let companionOf = Column(CodingKeys.companionOf)
+        static let companionRole = Column(CodingKeys.companionRole)
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// The captions and transcript of one media file (either may be missing).
+public struct AssetCompanions: Sendable {
+    public var captions: Asset?
+    public var transcript: Asset?
+
+    public subscript(role: CompanionRole) -> Asset? {
+        get { role == .captions ? captions : transcript }
+        set { if role == .captions { captions = newValue } else { transcript = newValue } }
+    }
+
+    /// Groups companion rows by the asset they belong to.
+    static func grouped(_ rows: [Asset]) -> [Int64: AssetCompanions] {
+        rows.reduce(into: [:]) { groups, row in
+            guard let owner = row.companionOf, let role = row.companionRole else { return }
+            groups[owner, default: AssetCompanions()][role] = row
+        }
+    }
 }
 
 /// A tus upload in progress.

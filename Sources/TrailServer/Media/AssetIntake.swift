@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import _NIOFileSystem
 import NIOPosix
+import PackageFormat
 
 /// Turns a fully received upload file into a pending asset: type from the bytes, quota, database row, scan job.
 /// On any refusal the file is removed, so nothing half-made stays behind.
@@ -53,6 +54,72 @@ struct AssetIntake: Sendable {
             _ = try? await FileSystem.shared.removeItem(at: FilePath(url.path))
             throw error
         }
+    }
+
+    /// Turns a received caption or transcript file into a pending companion of `ownerId`: checked as text
+    /// (``CompanionText``: WebVTT for captions; UTF-8 text or WebVTT for a transcript), quota, row and scan job.
+    /// A refusal (422 on `file`) removes the file; a previous file in the same role is replaced.
+    func registerCompanion(_ file: Received, ownerId: Int64, role: CompanionRole, actor: AuditActor) async throws -> Asset {
+        let url = paths.upload(file.uploadId)
+        do {
+            guard file.size <= CompanionText.maxSize else {
+                throw HTTPError(.contentTooLarge, message: "A \(role.label) file may be at most \(ByteFormat.string(CompanionText.maxSize)).")
+            }
+            let format: CompanionText.Format
+            do {
+                format = try await NIOThreadPool.singleton.runIfActive { try CompanionText.check(try Data(contentsOf: url), role: role) }
+            } catch let problem as CompanionTextProblem {
+                throw ValidationErrors(["file": problem.message])
+            }
+            guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { throw NotFound() }
+            if let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
+               try database.committedBytes(siteId: site.id!, excludingUpload: file.uploadId) + file.size > quota {
+                throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
+            }
+            let name = Self.companionName(file.originalName, owner: owner, role: role, format: format)
+            let (companion, released) = try database.addCompanion(
+                NewCompanion(ownerId: ownerId, role: role, format: format, originalName: name, size: file.size, sha256: file.sha256,
+                             storedPath: "uploads/\(file.uploadId)"),
+                actor: actor)
+            await StoredFiles(paths: paths).removeUnreferenced(released)
+            scans.wake()
+            return companion
+        } catch {
+            _ = try? await FileSystem.shared.removeItem(at: FilePath(url.path))
+            throw error
+        }
+    }
+
+    /// A transcript typed as text (the panel's text box, the API's `{text}`): written to an upload file, hashed, then
+    /// registered like an uploaded one, so it is scanned, stored and packaged the same way.
+    func registerTranscript(text: String, ownerId: Int64, actor: AuditActor) async throws -> Asset {
+        let data = Data(text.replacingOccurrences(of: "\r\n", with: "\n").utf8)
+        guard Int64(data.count) <= CompanionText.maxSize else {
+            throw ValidationErrors(["text": "A transcript may be at most \(ByteFormat.string(CompanionText.maxSize)) of text."])
+        }
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ValidationErrors(["text": "Write the transcript's text."]) }
+        let uploadId = UUID().uuidString.lowercased()
+        let url = paths.upload(uploadId)
+        try await NIOThreadPool.singleton.runIfActive {
+            try FileManager.default.createDirectory(at: self.paths.uploads, withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+        let file = Received(uploadId: uploadId, size: Int64(data.count), sha256: PackageHashing.sha256Hex(data),
+                            header: Array(data.prefix(64)), originalName: "transcript.txt")
+        do {
+            return try await registerCompanion(file, ownerId: ownerId, role: .transcript, actor: actor)
+        } catch let errors as ValidationErrors {
+            // The text box's field, not the upload's.
+            throw ValidationErrors(["text": errors["file"] ?? errors.message])
+        }
+    }
+
+    /// `intro.vtt` as uploaded; a file without a name (typed text) is named after its media file.
+    static func companionName(_ raw: String, owner: Asset, role: CompanionRole, format: CompanionText.Format) -> String {
+        let name = displayName(raw)
+        guard name == "unnamed" || name == "transcript.txt" else { return name }
+        let stem = owner.originalName.split(separator: ".").dropLast().joined(separator: ".")
+        return "\(stem.isEmpty ? owner.originalName : stem).\(role.rawValue).\(format.fileExtension)"
     }
 
     /// Magic numbers first; only a file that matches none is read whole to check it is plain UTF-8 text (off the event loop).

@@ -28,9 +28,15 @@ struct MediaController: Sendable {
         let title: String
         /// Images only (empty for the other kinds).
         let altText: String
+        /// A video's or audio file's captions and transcript (absent: none yet).
+        var captions: CompanionBody? = nil
+        var transcript: CompanionBody? = nil
+        /// On a caption or transcript file: the media file it belongs to, and which of the two it is.
+        let companionOf: Int64?
+        let role: String?
 
         /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only.
-        init(_ asset: Asset, viewer: AuthenticatedUser?) {
+        init(_ asset: Asset, viewer: AuthenticatedUser?, companions: AssetCompanions = AssetCompanions()) {
             let mayReadDetail = viewer?.isAdmin == true || viewer?.id == asset.uploadedBy
             id = asset.id!
             waypoint = asset.waypointId
@@ -46,6 +52,31 @@ struct MediaController: Sendable {
             createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt))
             title = asset.title
             altText = asset.altText
+            companionOf = asset.companionOf
+            role = asset.companionRole?.rawValue
+            captions = companions.captions.map { CompanionBody($0) }
+            transcript = companions.transcript.map { CompanionBody($0) }
+        }
+    }
+
+    /// A caption or transcript file as the API lists it under its media file.
+    struct CompanionBody: Encodable, Sendable {
+        let id: Int64
+        let originalName: String
+        let mimeType: String
+        let size: Int64
+        let sha256: String
+        let scanStatus: String
+        let previewURL: String?
+
+        init(_ asset: Asset) {
+            id = asset.id!
+            originalName = asset.originalName
+            mimeType = asset.mimeType
+            size = asset.size
+            sha256 = asset.sha256
+            scanStatus = asset.scanStatus.rawValue
+            previewURL = asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil
         }
     }
 
@@ -69,7 +100,7 @@ struct MediaController: Sendable {
                     problems.append(error.body ?? "\(file.originalName) was refused.")
                 }
             }
-            if request.wantsJSON { return try JSONResponse.make(added.map { body($0, context) }, status: .created) }
+            if request.wantsJSON { return try JSONResponse.make(added.map { try body($0, context) }, status: .created) }
             let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
             return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)#assets", notice: notice.joined(separator: " "))
         }
@@ -93,22 +124,31 @@ struct MediaController: Sendable {
                                            actor: context.actor)
             } catch let errors as ValidationErrors {
                 // The waypoint page again, the message under the field and the text as typed.
-                let (tour, _, access) = try authorization.editableTour(id: tourId, user: context.requireUser())
-                guard let waypoint = try database.waypoints(tourId: tourId).first(where: { $0.id == asset.waypointId }) else { throw NotFound() }
-                var page = try ToursController(database: database, pages: pages, authorization: authorization, config: config)
-                    .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
-                page.assets = page.assets.map { row in
-                    guard row.id == asset.id else { return row }
-                    var row = row
+                return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
                     row.title = form.string("title")
                     row.altText = form.string("altText")
                     row.titleError = errors["title"]
                     row.altTextError = errors["altText"]
-                    return row
                 }
-                return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
             }
             return pages.redirect(to: back, notice: "Saved the text of “\(asset.originalName)”.")
+        }
+        // Captions (a WebVTT file) and a transcript (a file, or text typed in the box) for a video or audio file. A
+        // refusal shows the waypoint page again with the message under the field.
+        for role in CompanionRole.allCases {
+            router.post("/assets/{aid}/\(role.rawValue)") { request, context in
+                let (asset, tourId) = try editableAsset(context)
+                do {
+                    let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
+                    return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)",
+                                          notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now.")
+                } catch let errors as ValidationErrors {
+                    return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+                        if role == .captions { row.captionsError = errors["file"] ?? errors.message }
+                        else { row.transcriptError = errors["text"] ?? errors["file"] ?? errors.message }
+                    }
+                }
+            }
         }
         router.post("/assets/{aid}/delete") { request, context in
             let (asset, tourId) = try editableAsset(context)
@@ -151,12 +191,75 @@ struct MediaController: Sendable {
         router.get("/assets/{aid}") { request, context in
             try JSONResponse.make(body(try viewableAsset(context), context))
         }
+        for role in CompanionRole.allCases {
+            router.post("/assets/{aid}/\(role.rawValue)") { request, context in
+                let (asset, tourId) = try editableAsset(context)
+                let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
+                var response = try JSONResponse.make(body(companion, context), status: .created)
+                response.headers[.location] = "/api/v1/manage/assets/\(companion.id!)"
+                return response
+            }
+        }
         router.patch("/assets/{aid}") { request, context in
             let (asset, _) = try editableAsset(context)
             let patch = try await request.decodeJSON(AssetPatch.self, context: context)
             let described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, actor: context.actor)
             return try JSONResponse.make(body(described, context))
         }
+    }
+
+    /// `POST /manage/assets/{aid}/transcript` as JSON.
+    struct TranscriptText: Decodable {
+        let text: String
+    }
+
+    /// A caption or transcript for `owner`: a multipart `file` (both roles), or, for a transcript, typed text (the
+    /// panel's urlencoded `text` field, the API's JSON `{text}`).
+    func receiveCompanion(_ request: Request, context: AppRequestContext, owner: Asset, tourId: Int64, role: CompanionRole) async throws -> Asset {
+        var request = request
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        if role == .transcript, contentType.hasPrefix("application/json") {
+            let body = try await request.decodeJSON(TranscriptText.self, context: context)
+            return try await intake.registerTranscript(text: body.text, ownerId: owner.id!, actor: context.actor)
+        }
+        if role == .transcript, contentType.hasPrefix("application/x-www-form-urlencoded") {
+            let form = try await request.form(context: context)
+            return try await intake.registerTranscript(text: form.string("text"), ownerId: owner.id!, actor: context.actor)
+        }
+        guard contentType.hasPrefix("multipart/form-data") else {
+            throw HTTPError(.unsupportedMediaType, message: role == .captions
+                ? "Send the captions as multipart/form-data with one field named “file” (a WebVTT file)."
+                : "Send the transcript as multipart/form-data with one field named “file”, or as JSON {\"text\": …}.")
+        }
+        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: CompanionText.maxSize,
+                                                          budget: try intake.uploadBudget(tourId: tourId))
+        guard received.files.count <= 1 else {
+            for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+            throw HTTPError(.badRequest, message: "Send one \(role.label) file at a time.")
+        }
+        guard let file = received.files.first else {
+            throw ValidationErrors(["file": role == .captions ? "Choose a WebVTT caption file (.vtt)." : "Choose a transcript file (.txt or .vtt)."])
+        }
+        return try await intake.registerCompanion(file, ownerId: owner.id!, role: role, actor: context.actor)
+    }
+
+    /// The waypoint page again after a refused form on one of its files (422), that file's row changed by `edit`
+    /// (the text as typed, the message under its field).
+    func waypointPageAgain(for asset: Asset, tourId: Int64, request: Request, context: AppRequestContext,
+                           edit: (inout AssetRow) -> Void) throws -> Response {
+        let (tour, _, access) = try authorization.editableTour(id: tourId, user: context.requireUser())
+        let ownerId = asset.companionOf ?? asset.id!
+        let waypointId = asset.waypointId
+        guard let waypoint = try database.waypoints(tourId: tourId).first(where: { $0.id == waypointId }) else { throw NotFound() }
+        var page = try ToursController(database: database, pages: pages, authorization: authorization, config: config)
+            .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+        page.assets = page.assets.map { row in
+            guard row.id == ownerId else { return row }
+            var row = row
+            edit(&row)
+            return row
+        }
+        return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
     }
 
     /// `PATCH /manage/assets/{aid}`: what is left out stays as it is.
@@ -191,12 +294,16 @@ struct MediaController: Sendable {
 
     // MARK: Views
 
-    func body(_ asset: Asset, _ context: AppRequestContext) -> AssetBody { AssetBody(asset, viewer: context.user) }
+    func body(_ asset: Asset, _ context: AppRequestContext) throws -> AssetBody {
+        AssetBody(asset, viewer: context.user, companions: asset.companionOf == nil ? try database.companions(of: asset.id!) : AssetCompanions())
+    }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.
     /// With the connection's event loop, a slow player holds about two chunks in memory, not the whole file.
     func preview(_ asset: Asset, request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
-        let contentType = asset.kind == .text ? "text/plain; charset=utf-8" : asset.mimeType
+        // Captions are served as WebVTT so a <track> plays them; every other text as plain text.
+        let contentType = asset.mimeType == CompanionText.Format.webVTT.mimeType ? "text/vtt; charset=utf-8"
+            : asset.kind == .text ? "text/plain; charset=utf-8" : asset.mimeType
         let fileName = asset.originalName.replacingOccurrences(of: "\"", with: "")
             .addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? "file"
         return try await FileResponder.respond(
@@ -216,10 +323,12 @@ struct MediaController: Sendable {
         return asset.size > 2_000 ? text + " …" : text
     }
 
-    static func assetRows(_ assets: [Asset], user: AuthenticatedUser?, canEdit: Bool, paths: DataPaths) -> [AssetRow] {
+    static func assetRows(_ assets: [Asset], companions: [Int64: AssetCompanions], user: AuthenticatedUser?, canEdit: Bool,
+                          paths: DataPaths) -> [AssetRow] {
         assets.enumerated().map { index, asset in
             let mayReadDetail = user?.isAdmin == true || user?.id == asset.uploadedBy
-            return AssetRow(id: asset.id!, kind: asset.kind.rawValue, originalName: asset.originalName, size: ByteFormat.string(asset.size),
+            let own = companions[asset.id!] ?? AssetCompanions()
+            var row = AssetRow(id: asset.id!, kind: asset.kind.rawValue, originalName: asset.originalName, size: ByteFormat.string(asset.size),
                             status: asset.scanStatus.rawValue, statusBadge: asset.scanStatus.badge, isPending: asset.scanStatus == .pending,
                             detail: mayReadDetail && !asset.scanDetail.isEmpty ? asset.scanDetail : nil,
                             isClean: asset.scanStatus == .clean, isVideo: asset.kind == .video, isAudio: asset.kind == .audio,
@@ -227,7 +336,40 @@ struct MediaController: Sendable {
                             mimeType: asset.mimeType, title: asset.title, altText: asset.altText,
                             missingAltText: asset.kind == .image && asset.altText.isEmpty,
                             isFirst: index == 0, isLast: index == assets.count - 1, canEdit: canEdit)
+            row.captions = own.captions.map { CompanionRow($0, user: user) }
+            row.transcript = own.transcript.map { CompanionRow($0, user: user) }
+            row.transcriptExcerpt = own.transcript.flatMap { textExcerpt($0, paths: paths) }
+            row.takesCaptions = asset.kind == .video || own.captions != nil
+            row.takesTranscript = asset.kind == .audio || own.transcript != nil
+            row.missingCaptions = asset.kind == .video && own.captions == nil
+            row.missingTranscript = asset.kind == .audio && own.transcript == nil
+            return row
         }
+    }
+}
+
+/// A caption or transcript file under its media file on the waypoint page.
+struct CompanionRow: Sendable {
+    let id: Int64
+    let originalName: String
+    let size: String
+    let status: String
+    let statusBadge: String
+    let isPending: Bool
+    let isClean: Bool
+    let isWebVTT: Bool
+    let detail: String?
+
+    init(_ asset: Asset, user: AuthenticatedUser?) {
+        id = asset.id!
+        originalName = asset.originalName
+        size = ByteFormat.string(asset.size)
+        status = asset.scanStatus.rawValue
+        statusBadge = asset.scanStatus.badge
+        isPending = asset.scanStatus == .pending
+        isClean = asset.scanStatus == .clean
+        isWebVTT = asset.mimeType == CompanionText.Format.webVTT.mimeType
+        detail = (user?.isAdmin == true || user?.id == asset.uploadedBy) && !asset.scanDetail.isEmpty ? asset.scanDetail : nil
     }
 }
 
@@ -257,4 +399,14 @@ struct AssetRow: Sendable {
     /// A refused *Save text*: the message under its field (the typed text is kept in `title` / `altText`).
     var titleError: String? = nil
     var altTextError: String? = nil
+    /// Captions and transcript (visitor content): present files, which forms to show, what the checklist will name.
+    var captions: CompanionRow? = nil
+    var transcript: CompanionRow? = nil
+    var transcriptExcerpt: String? = nil
+    var takesCaptions = false
+    var takesTranscript = false
+    var missingCaptions = false
+    var missingTranscript = false
+    var captionsError: String? = nil
+    var transcriptError: String? = nil
 }

@@ -15,15 +15,44 @@ struct NewAsset: Sendable {
     var durationSeconds: Double? = nil
 }
 
+/// A finished caption or transcript upload, checked as text (``CompanionText``), for one media file.
+struct NewCompanion: Sendable {
+    let ownerId: Int64
+    let role: CompanionRole
+    let format: CompanionText.Format
+    let originalName: String
+    let size: Int64
+    let sha256: String
+    /// Relative to the data folder (uploads/<uuid>).
+    let storedPath: String
+}
+
 extension AppDatabase {
     public func assets(waypointId: Int64) throws -> [Asset] {
-        try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId).order(Asset.Columns.position).fetchAll($0) }
+        try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId && Asset.listed).order(Asset.Columns.position).fetchAll($0) }
+    }
+
+    /// The captions and transcripts of a waypoint's files, by the file they belong to.
+    public func companions(waypointId: Int64) throws -> [Int64: AssetCompanions] {
+        AssetCompanions.grouped(try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId && !Asset.listed).fetchAll($0) })
+    }
+
+    /// The captions and transcripts of every file of a tour, by the file they belong to.
+    public func companions(tourId: Int64) throws -> [Int64: AssetCompanions] {
+        AssetCompanions.grouped(try writer.read { db in
+            try Asset.filter(sql: "companionOf IS NOT NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId]).fetchAll(db)
+        })
+    }
+
+    /// One file's captions and transcript.
+    public func companions(of assetId: Int64) throws -> AssetCompanions {
+        AssetCompanions.grouped(try writer.read { try Asset.filter(Asset.Columns.companionOf == assetId).fetchAll($0) })[assetId] ?? AssetCompanions()
     }
 
     /// Every file of a tour's waypoints, by waypoint, each list in order (one query for the whole tour).
     public func assets(tourId: Int64) throws -> [Int64: [Asset]] {
         try writer.read { db in
-            try Asset.filter(sql: "waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
+            try Asset.filter(sql: "companionOf IS NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
                 .order(Asset.Columns.waypointId, Asset.Columns.position).fetchAll(db)
         }.reduce(into: [:]) { $0[$1.waypointId, default: []].append($1) }
     }
@@ -75,13 +104,14 @@ extension AppDatabase {
         try writer.write { db in
             let tour = try Self.editableTour(db, id: new.tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: new.waypointId), waypoint.tourId == new.tourId else { throw NotFound() }
-            var position = (try Int.fetchOne(db, sql: "SELECT MAX(position) FROM asset WHERE waypointId = ?", arguments: [new.waypointId]) ?? 0) + 1
+            var position = (try Int.fetchOne(db, sql: "SELECT MAX(position) FROM asset WHERE waypointId = ? AND companionOf IS NULL",
+                                              arguments: [new.waypointId]) ?? 0) + 1
             var released: [String] = []
+            var replacedAsset: Asset?
             if let replaced = new.replacesAssetId {
-                guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId else { throw NotFound() }
+                guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId, old.companionOf == nil else { throw NotFound() }
                 position = old.position
-                try old.delete(db)
-                released.append(old.storedPath)
+                replacedAsset = old
             }
             var asset = Asset(id: nil, waypointId: new.waypointId, position: position, kind: new.detected.kind,
                               originalName: String(new.originalName.prefix(255)), mimeType: new.detected.mimeType, size: new.size,
@@ -89,6 +119,18 @@ extension AppDatabase {
                               uploadedBy: actor.userId, createdAt: Date().dbTime, durationSeconds: new.durationSeconds)
             try asset.insert(db)
             try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
+            if let old = replacedAsset {
+                // A new take of the same narration keeps its transcript and captions (the ranger replaces those
+                // separately if the words changed); a file of another kind cannot use them, so they go with the old one.
+                let companions = try Asset.filter(Asset.Columns.companionOf == old.id!).fetchAll(db)
+                if old.kind == asset.kind {
+                    try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE companionOf = ?", arguments: [asset.id!, old.id!])
+                } else {
+                    released += companions.map(\.storedPath)
+                }
+                try old.delete(db)
+                released.append(old.storedPath)
+            }
             try Self.touch(db, tourId: new.tourId)
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(asset.id!)",
                                   action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
@@ -101,12 +143,16 @@ extension AppDatabase {
         try writer.write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
+            // Its captions and transcript go with it (ON DELETE CASCADE); their files too, unless shared.
+            let companions = try Asset.filter(Asset.Columns.companionOf == id).fetchAll(db)
             try asset.delete(db)
-            let rest = try Asset.filter(Asset.Columns.waypointId == asset.waypointId).order(Asset.Columns.position).fetchAll(db)
-            try Self.renumberAssets(db, rest.map { $0.id! })
+            if asset.companionOf == nil {
+                let rest = try Asset.filter(Asset.Columns.waypointId == asset.waypointId && Asset.listed).order(Asset.Columns.position).fetchAll(db)
+                try Self.renumberAssets(db, rest.map { $0.id! })
+            }
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.delete",
-                                  detail: asset.originalName)
-            return try Self.isReferenced(db, storedPath: asset.storedPath) ? [] : [asset.storedPath]
+                                  detail: asset.companionRole.map { "\($0.label) \(asset.originalName)" } ?? asset.originalName)
+            return try ([asset] + companions).map(\.storedPath).filter { try !Self.isReferenced(db, storedPath: $0) }
         }
     }
 
@@ -139,11 +185,42 @@ extension AppDatabase {
         }
     }
 
+    /// Attaches a checked caption or transcript file to a media file, replacing the one it had in that role, with its
+    /// scan job, in one transaction. Refused (422 on `file`) for a kind that does not take the role, or for a companion
+    /// itself. Returns the new row and the stored paths that may have become unreferenced.
+    func addCompanion(_ new: NewCompanion, actor: AuditActor) throws -> (Asset, [String]) {
+        try writer.write { db in
+            guard let owner = try Asset.fetchOne(db, id: new.ownerId), let waypoint = try Waypoint.fetchOne(db, id: owner.waypointId) else { throw NotFound() }
+            let tour = try Self.editableTour(db, id: waypoint.tourId)
+            guard owner.companionOf == nil else {
+                throw ValidationErrors(["file": "“\(owner.originalName)” is itself a \(owner.companionRole?.label ?? "companion") file; attach to the video or audio file."])
+            }
+            guard new.role.accepts(owner.kind) else { throw ValidationErrors(["file": CompanionRole.refusal(new.role, for: owner.kind)]) }
+            var released: [String] = []
+            if let previous = try Asset.filter(Asset.Columns.companionOf == owner.id! && Asset.Columns.companionRole == new.role).fetchOne(db) {
+                try previous.delete(db)
+                released.append(previous.storedPath)
+            }
+            var companion = Asset(id: nil, waypointId: owner.waypointId, position: 0, kind: .text, originalName: String(new.originalName.prefix(255)),
+                                  mimeType: new.format.mimeType, size: new.size, sha256: new.sha256, scanStatus: .pending, scanDetail: "",
+                                  storedPath: new.storedPath, uploadedBy: actor.userId, createdAt: Date().dbTime,
+                                  companionOf: owner.id!, companionRole: new.role)
+            try companion.insert(db)
+            try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [companion.id!, Date().dbTime])
+            try Self.touch(db, tourId: tour.id!)
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(owner.id!)",
+                                  action: "asset.\(new.role.rawValue)",
+                                  detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)")
+            return (companion, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
+        }
+    }
+
     public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) throws {
         try writer.write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
-            var ids = try Int64.fetchAll(db, sql: "SELECT id FROM asset WHERE waypointId = ? ORDER BY position", arguments: [asset.waypointId])
+            var ids = try Int64.fetchAll(db, sql: "SELECT id FROM asset WHERE waypointId = ? AND companionOf IS NULL ORDER BY position",
+                                         arguments: [asset.waypointId])
             guard let index = ids.firstIndex(of: id), ids.indices.contains(index + step) else { return }
             ids.swapAt(index, index + step)
             try Self.renumberAssets(db, ids)

@@ -69,7 +69,7 @@ public final class PackageBuildService: Service, Sendable {
                 throw BuildFailure("the build was interrupted \(attempts - 1) times; giving up")
             }
             let snapshot = try request.decodedSnapshot()
-            let staged = try await NIOThreadPool.singleton.runIfActive { try self.stage(snapshot, into: staging) }
+            let staged = try await LongJobThreads.pool.runIfActive { try self.stage(snapshot, into: staging) }
             var report = try await rescan(staged, snapshot: snapshot)
             // The map tiles, before the zip: fetched or cut from the uploaded file into staging/<id>/tiles/map.mbtiles.
             let builtTiles = try await tiles?.build(snapshot, scanner: scanner, staging: staging)
@@ -78,7 +78,7 @@ public final class PackageBuildService: Service, Sendable {
             let geoJSON = try TourGeoJSON.make(manifest: manifest)
             let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
             let progress = BuildProgressRecorder(database: database, requestId: request.id)
-            let built = try await NIOThreadPool.singleton.runIfActive {
+            let built = try await LongJobThreads.pool.runIfActive {
                 try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, signingKey: self.signingKey,
                                          to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) },
                                          // The zip is verified whole right after (every entry's SHA-256 against the signed manifest):
@@ -109,7 +109,7 @@ public final class PackageBuildService: Service, Sendable {
     }
 
     static func verify(_ zip: URL, publicKey: String) async -> PackageVerificationReport {
-        (try? await NIOThreadPool.singleton.runIfActive { PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey) })
+        (try? await LongJobThreads.pool.runIfActive { PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey) })
             ?? PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey)
     }
 
@@ -121,7 +121,7 @@ public final class PackageBuildService: Service, Sendable {
         let files = staging.appendingPathComponent("files")
         try fileManager.createDirectory(at: files, withIntermediateDirectories: true)
         var staged: [String: URL] = [:]
-        for asset in snapshot.waypoints.flatMap(\.assets) where staged[asset.sha256] == nil {
+        for asset in snapshot.frozenFiles where staged[asset.sha256] == nil {
             var source = paths.absolute(asset.storedPath)
             if !fileManager.fileExists(atPath: source.path) {
                 // The asset may have moved since the snapshot (a rescan); its content address is the same.
@@ -156,7 +156,7 @@ public final class PackageBuildService: Service, Sendable {
             throw BuildFailure("the malware scanner has no signature database, so the files cannot be re-scanned")
         }
         var report: [ScanReportEntry] = []
-        for asset in snapshot.waypoints.flatMap(\.assets) {
+        for asset in snapshot.frozenFiles {
             guard let url = staged[asset.sha256] else { continue }
             let verdict = await scanner.scan(fileAt: url.path)
             report.append(ScanReportEntry(file: asset.originalName, sha256: asset.sha256, verdict: verdict.description))
@@ -230,8 +230,14 @@ enum ManifestMaker {
                     coordinates: Manifest.Coordinates(latitude: waypoint.latitude, longitude: waypoint.longitude),
                     description: waypoint.description,
                     assets: assetPaths(waypoint).map { asset, path in
-                        Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256,
-                                       title: asset.title, altText: asset.altText)
+                        var entry = Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size,
+                                                   sha256: asset.sha256, title: asset.title, altText: asset.altText)
+                        for (role, companion) in asset.companions {
+                            let file = Manifest.CompanionFile(path: companionPath(role, of: path, mimeType: companion.mimeType),
+                                                              size: companion.size, sha256: companion.sha256)
+                            if role == .captions { entry.captions = file } else { entry.transcript = file }
+                        }
+                        return entry
                     },
                     distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10,
                     triggerRadiusMeters: waypoint.triggerRadiusMeters)
@@ -261,11 +267,23 @@ enum ManifestMaker {
         }
     }
 
+    /// Beside its media file, under the same number and name: `01-intro.mp4` → `01-intro-captions.vtt`,
+    /// `01-intro-transcript.txt` (one dot per name, as ``PackageLayout/safeFileName(_:fallbackExtension:)`` makes them).
+    static func companionPath(_ role: CompanionRole, of mediaPath: String, mimeType: String) -> String {
+        let stem = mediaPath.lastIndex(of: ".").map { String(mediaPath[..<$0]) } ?? mediaPath
+        return "\(stem)-\(role.rawValue).\(mimeType.hasPrefix("text/vtt") ? "vtt" : "txt")"
+    }
+
     static func sources(snapshot: TourSnapshot, manifest: Manifest, staged: [String: URL]) -> [PackageEntrySource] {
         snapshot.waypoints.flatMap { waypoint in
-            assetPaths(waypoint).compactMap { asset, path in
-                staged[asset.sha256].map { PackageEntrySource(path: path, fileURL: $0, mimeType: asset.mimeType) }
-            }
+            assetPaths(waypoint).flatMap { asset, path in
+                [staged[asset.sha256].map { PackageEntrySource(path: path, fileURL: $0, mimeType: asset.mimeType) }]
+                    + asset.companions.map { role, companion in
+                        staged[companion.sha256].map {
+                            PackageEntrySource(path: companionPath(role, of: path, mimeType: companion.mimeType), fileURL: $0, mimeType: companion.mimeType)
+                        }
+                    }
+            }.compactMap { $0 }
         }
     }
 

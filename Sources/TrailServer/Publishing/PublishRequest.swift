@@ -105,6 +105,35 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var durationSeconds: Double? = nil
         public var title: String? = nil
         public var altText: String? = nil
+        /// Clean caption and transcript files frozen with it (absent from requests made before them).
+        public var captions: CompanionEntry? = nil
+        public var transcript: CompanionEntry? = nil
+
+        public var frozen: FrozenFile { FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName) }
+        public var companions: [(role: CompanionRole, entry: CompanionEntry)] {
+            [(CompanionRole.captions, captions), (.transcript, transcript)].compactMap { role, entry in entry.map { (role, $0) } }
+        }
+    }
+
+    /// A caption or transcript file as frozen: its own asset row, packaged beside its media file.
+    public struct CompanionEntry: Codable, Sendable, Equatable {
+        public var assetId: Int64
+        public var mimeType: String
+        public var size: Int64
+        public var sha256: String
+        public var originalName: String
+        public var storedPath: String
+
+        public var frozen: FrozenFile { FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName) }
+    }
+
+    /// One stored file the package is built from (a media file, captions or a transcript).
+    public struct FrozenFile: Sendable, Equatable {
+        public var assetId: Int64
+        public var sha256: String
+        public var size: Int64
+        public var storedPath: String
+        public var originalName: String
     }
 
     public struct WaypointEntry: Codable, Sendable, Equatable {
@@ -134,8 +163,12 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
     /// Where the package's map tiles come from (nil: no tiles); see `TileSourceSnapshot`.
     public var tiles: TileSourceSnapshot? = nil
 
-    public var totalBytes: Int64 { waypoints.flatMap(\.assets).reduce(0) { $0 + $1.size } }
-    public var fileCount: Int { waypoints.reduce(0) { $0 + $1.assets.count } }
+    /// Every stored file the package is built from, in package order: each media file, then its captions and transcript.
+    public var frozenFiles: [FrozenFile] {
+        waypoints.flatMap(\.assets).flatMap { [$0.frozen] + $0.companions.map(\.entry.frozen) }
+    }
+    public var totalBytes: Int64 { frozenFiles.reduce(0) { $0 + $1.size } }
+    public var fileCount: Int { frozenFiles.count }
 }
 
 /// A released package (one per tour) and its immutable versions.

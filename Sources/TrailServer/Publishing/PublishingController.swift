@@ -47,6 +47,12 @@ struct PublishingController: Sendable {
             return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request,
                                          eventLoop: context.eventLoop)
         }
+        router.get("/requests/{rid}/assets/{index}/{role}") { request, context in
+            let (publish, _, _) = try viewableRequest(context)
+            guard let role = CompanionRole(rawValue: try context.parameters.require("role")) else { throw NotFound() }
+            return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), companion: role, request: request,
+                                         eventLoop: context.eventLoop)
+        }
         router.post("/requests/{rid}/approve") { request, context in
             var request = request
             let form = try await request.form(context: context)
@@ -240,14 +246,24 @@ struct PublishingController: Sendable {
     }
 
     /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).
-    func stagedAsset(_ publish: PublishRequest, index: Int, request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
+    /// With `companion`, that file's captions or transcript (WebVTT as `text/vtt`, for the review page's `<track>`).
+    func stagedAsset(_ publish: PublishRequest, index: Int, companion: CompanionRole? = nil, request: Request,
+                     eventLoop: (any EventLoop)? = nil) async throws -> Response {
         guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
         let assets = manifest.waypoints.flatMap(\.assets)
         guard assets.indices.contains(index) else { throw NotFound() }
         let asset = assets[index]
-        let file = paths.staging.appendingPathComponent(publish.id).appendingPathComponent("files").appendingPathComponent(asset.sha256)
-        let contentType = asset.type == .text ? "text/plain; charset=utf-8" : asset.mimeType
-        return try await FileResponder.respond(fileAt: file, contentType: contentType, etag: "\"\(asset.sha256)\"", request: request,
+        let sha256: String, contentType: String
+        if let companion {
+            guard let file = companion == .captions ? asset.captions : asset.transcript else { throw NotFound() }
+            sha256 = file.sha256
+            contentType = file.path.hasSuffix(".vtt") ? "text/vtt; charset=utf-8" : "text/plain; charset=utf-8"
+        } else {
+            sha256 = asset.sha256
+            contentType = asset.type == .text ? "text/plain; charset=utf-8" : asset.mimeType
+        }
+        let file = paths.staging.appendingPathComponent(publish.id).appendingPathComponent("files").appendingPathComponent(sha256)
+        return try await FileResponder.respond(fileAt: file, contentType: contentType, etag: "\"\(sha256)\"", request: request,
                                                headers: [.cacheControl: "private, no-cache", .contentSecurityPolicy: "default-src 'none'; sandbox"],
                                                eventLoop: eventLoop)
     }

@@ -28,12 +28,22 @@ extension AppDatabase {
         try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles) }
     }
 
-    /// What accessible media lacks, one line per file (images without alt text). Refusals under the site's
-    /// `required` rule, warnings under `recommended`.
-    static func accessibilityGaps(assets: [Asset], waypoints: [Waypoint]) -> [String] {
-        assets.filter { $0.kind == .image && $0.altText.isEmpty }.map { asset in
+    /// What accessible media lacks, one line per file: images without alt text (WCAG 1.1.1), videos without captions
+    /// (1.2.2), audio without a transcript (1.2.1). Refusals under the site's `required` rule, warnings under `recommended`.
+    static func accessibilityGaps(assets: [Asset], companions: [Int64: AssetCompanions], waypoints: [Waypoint]) -> [String] {
+        assets.compactMap { asset in
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
-            return "Image “\(asset.originalName)” at “\(waypoint)” has no alt text: describe it on the waypoint's page."
+            let own = companions[asset.id!] ?? AssetCompanions()
+            switch asset.kind {
+            case .image where asset.altText.isEmpty:
+                return "Image “\(asset.originalName)” at “\(waypoint)” has no alt text: describe it on the waypoint's page."
+            case .video where own.captions == nil:
+                return "Video “\(asset.originalName)” at “\(waypoint)” has no captions: add a WebVTT file on the waypoint's page."
+            case .audio where own.transcript == nil:
+                return "Audio “\(asset.originalName)” at “\(waypoint)” has no transcript: add one on the waypoint's page."
+            default:
+                return nil
+            }
         }
     }
 
@@ -55,14 +65,16 @@ extension AppDatabase {
                 problems.append("Waypoint “\(waypoint.name)” is outside the frame.")
             }
         }
-        let assets = try Asset.fetchAll(db, sql: """
+        // Media files and their captions and transcripts: every one must be clean.
+        let files = try Asset.fetchAll(db, sql: """
             SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
             """, arguments: [tourId])
-        for asset in assets where asset.scanStatus != .clean {
+        for asset in files where asset.scanStatus != .clean {
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
         }
-        let gaps = Self.accessibilityGaps(assets: assets, waypoints: waypoints)
+        let gaps = Self.accessibilityGaps(assets: files.filter { $0.companionOf == nil }, companions: AssetCompanions.grouped(files),
+                                          waypoints: waypoints)
         if try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility == .recommended { warnings += gaps } else { problems += gaps }
         if let frame = tour.frame {
             problems += try tileChecklist(db, tour: tour, frame: frame, settings: tileSettings(db, given: tiles))
@@ -110,14 +122,21 @@ extension AppDatabase {
             tourId: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteName: site.name, siteSlug: site.slug,
             frame: tour.frame!, minZoom: tour.minZoom, maxZoom: tour.maxZoom,
             waypoints: try waypoints.map { waypoint in
-                let assets = try Asset.filter(Asset.Columns.waypointId == waypoint.id!).order(Asset.Columns.position).fetchAll(db)
+                let files = try Asset.filter(Asset.Columns.waypointId == waypoint.id!).order(Asset.Columns.position).fetchAll(db)
+                let assets = files.filter { $0.companionOf == nil }
+                let companions = AssetCompanions.grouped(files)
+                func frozen(_ file: Asset?) -> TourSnapshot.CompanionEntry? {
+                    file.map { .init(assetId: $0.id!, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256, originalName: $0.originalName,
+                                     storedPath: $0.storedPath) }
+                }
                 return TourSnapshot.WaypointEntry(
                     name: waypoint.name, order: waypoint.position, latitude: waypoint.latitude, longitude: waypoint.longitude,
                     description: waypoint.description,
                     assets: assets.map {
                         .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
                               originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds,
-                              title: $0.title.isEmpty ? nil : $0.title, altText: $0.altText.isEmpty ? nil : $0.altText)
+                              title: $0.title.isEmpty ? nil : $0.title, altText: $0.altText.isEmpty ? nil : $0.altText,
+                              captions: frozen(companions[$0.id!]?.captions), transcript: frozen(companions[$0.id!]?.transcript))
                     },
                     triggerRadiusMeters: waypoint.triggerRadiusMeters)
             },

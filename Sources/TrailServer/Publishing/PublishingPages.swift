@@ -40,6 +40,11 @@ struct RequestPage: Sendable {
         let accessMissing: Bool
         let title: String?
         let altText: String?
+        /// The captions and transcript packaged beside the file, served from the staged copies.
+        var captionsURL: String? = nil
+        var transcriptURL: String? = nil
+        var captionsPath: String? = nil
+        var transcriptPath: String? = nil
     }
     struct WaypointItem: Sendable {
         let order: Int
@@ -140,12 +145,16 @@ extension PublishingController {
                 coordinates: String(format: "%.6f, %.6f", waypoint.coordinates.latitude, waypoint.coordinates.longitude),
                 assets: waypoint.assets.map { asset in
                     defer { index += 1 }
-                    return RequestPage.AssetItem(index: index, path: asset.path, type: asset.type.rawValue, mimeType: asset.mimeType,
-                                                 size: ByteFormat.string(asset.size), isVideo: asset.type == .video, isAudio: asset.type == .audio,
-                                                 isImage: asset.type == .image, isText: asset.type == .text,
-                                                 access: asset.type == .image ? asset.altText.map { "Alt text: \($0)" } ?? "No alt text" : nil,
-                                                 accessMissing: asset.type == .image && asset.altText == nil, title: asset.title,
-                                                 altText: asset.altText)
+                    var item = RequestPage.AssetItem(index: index, path: asset.path, type: asset.type.rawValue, mimeType: asset.mimeType,
+                                                     size: ByteFormat.string(asset.size), isVideo: asset.type == .video, isAudio: asset.type == .audio,
+                                                     isImage: asset.type == .image, isText: asset.type == .text,
+                                                     access: Self.accessSummary(asset), accessMissing: Self.lacksAccessibleText(asset),
+                                                     title: asset.title, altText: asset.altText)
+                    item.captionsURL = asset.captions.map { _ in "/requests/\(publish.id)/assets/\(index)/captions" }
+                    item.transcriptURL = asset.transcript.map { _ in "/requests/\(publish.id)/assets/\(index)/transcript" }
+                    item.captionsPath = asset.captions?.path
+                    item.transcriptPath = asset.transcript?.path
+                    return item
                 })
         }
         let scanReport = (publish.scanReport.flatMap { try? JSONDecoder().decode([PackageBuildService.ScanReportEntry].self, from: Data($0.utf8)) } ?? [])
@@ -179,6 +188,25 @@ extension PublishingController {
             "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
         }
         return page
+    }
+
+    /// What the package carries, per file, for visitors who cannot see or hear it: the reviewer checks it is there.
+    static func accessSummary(_ asset: Manifest.Asset) -> String? {
+        switch asset.type {
+        case .image: asset.altText.map { "Alt text: \($0)" } ?? "No alt text"
+        case .video: [asset.captions == nil ? "No captions" : "Captions", asset.transcript == nil ? nil : "transcript"].compactMap { $0 }.joined(separator: " and ")
+        case .audio: [asset.transcript == nil ? "No transcript" : "Transcript", asset.captions == nil ? nil : "captions"].compactMap { $0 }.joined(separator: " and ")
+        default: nil
+        }
+    }
+
+    static func lacksAccessibleText(_ asset: Manifest.Asset) -> Bool {
+        switch asset.type {
+        case .image: asset.altText == nil
+        case .video: asset.captions == nil
+        case .audio: asset.transcript == nil
+        default: false
+        }
     }
 
     func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) throws -> PackagePage {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 
 /// Everything that moves a review request or a package from one state to the next, with the files that go with each
 /// step: the state change (a named database write that records its audit event), the file moves inside that
@@ -44,16 +45,26 @@ struct PublishingService: Sendable {
 
     /// ready → published: the staged zip moves to `packages/<id>/<n>.zip` (fsync'd, then renamed) inside the release
     /// transaction, so no row ever names a missing file; the rest of the staging folder goes after the commit.
+    ///
+    /// Both steps run off the request's task: flushing a zip of hundreds of megabytes can take many seconds on a busy
+    /// disk, and done on Swift's cooperative threads (two on a two-core server) it would stall every other request.
+    /// The zip is flushed first, outside the transaction (it no longer changes once built), so the write lock is held
+    /// only for the rename and the folder's flush.
     func release(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PackageVersion {
-        let version = try database.push(requestId: requestId, user: user, actor: actor) { request in
-            let source = builds.stagedZip(request.id)
-            let folder = paths.packages.appendingPathComponent(request.packageId)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let target = folder.appendingPathComponent("\(request.version).zip")
-            guard FileManager.default.fileExists(atPath: source.path) else { throw Conflict("The built package is missing; submit the tour again.") }
-            try DurableFile.fsync(source)
-            guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
-            try DurableFile.fsyncFolder(folder)
+        let staged = builds.stagedZip(requestId)
+        try await LongJobThreads.pool.runIfActive {
+            if FileManager.default.fileExists(atPath: staged.path) { try DurableFile.fsync(staged) }
+        }
+        let version = try await NIOThreadPool.singleton.runIfActive {
+            try self.database.push(requestId: requestId, user: user, actor: actor) { request in
+                let source = self.builds.stagedZip(request.id)
+                let folder = self.paths.packages.appendingPathComponent(request.packageId)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                let target = folder.appendingPathComponent("\(request.version).zip")
+                guard FileManager.default.fileExists(atPath: source.path) else { throw Conflict("The built package is missing; submit the tour again.") }
+                guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
+                try DurableFile.fsyncFolder(folder)
+            }
         }
         removeStaging(requestId)
         return version

@@ -186,7 +186,7 @@ struct TilesController: Sendable {
             }
             let info: MBTilesInfo
             do {
-                info = try await MBTilesThreads.pool.runIfActive {
+                info = try await LongJobThreads.pool.runIfActive {
                     let reader = try MBTilesReader(url: pending)
                     defer { reader.close() }
                     return try reader.info()

@@ -180,8 +180,11 @@ struct ToursAPI: Sendable {
     /// With `viewer`, each waypoint lists its files (what `GET /tours/{id}` answers: a script finds the files it uploaded).
     func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) throws -> TourBody {
         let assets = try viewer.map { _ in try database.assets(tourId: tour.id!) }
+        let companions = try viewer.map { _ in try database.companions(tourId: tour.id!) } ?? [:]
         let waypoints = try database.waypoints(tourId: tour.id!).map { waypoint in
-            WaypointBody(waypoint, assets: assets.map { ($0[waypoint.id!] ?? []).map { MediaController.AssetBody($0, viewer: viewer) } })
+            WaypointBody(waypoint, assets: assets.map {
+                ($0[waypoint.id!] ?? []).map { MediaController.AssetBody($0, viewer: viewer, companions: companions[$0.id!] ?? AssetCompanions()) }
+            })
         }
         return TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName,
                         state: tour.state.rawValue, frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },

@@ -205,7 +205,9 @@ struct ToursController: Sendable {
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
                                    "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
                             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
-                            assets: MediaController.assetRows(assets, user: context.user, canEdit: editable, paths: DataPaths(root: config.dataFolder)), hasAssets: !assets.isEmpty,
+                            assets: MediaController.assetRows(assets, companions: try database.companions(waypointId: waypoint.id!), user: context.user,
+                                                              canEdit: editable, paths: DataPaths(root: config.dataFolder)),
+                            hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
                             maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
     }
