@@ -31,6 +31,31 @@ public struct Manifest: Codable, Sendable, Equatable {
     /// `waypoints.geojson` with its size and SHA-256, so that the signed manifest covers every
     /// file of the package. ``PackageBuilder`` fills it in when it is `nil`.
     public var geoJSON: FileReference?
+    /// Visitor content: the tour's languages as BCP 47 tags, the first the default (the language of `packageName`,
+    /// `description` and every waypoint's `name`/`description`); absent from single-language packages made before.
+    public var languages: [String]?
+    /// The package's name and description in each further language.
+    public var localized: [String: TourText]?
+
+    /// A tour's texts in one further language.
+    public struct TourText: Codable, Sendable, Equatable {
+        public var packageName: String
+        public var description: String
+        public init(packageName: String, description: String) {
+            self.packageName = packageName
+            self.description = description
+        }
+    }
+
+    /// A waypoint's texts in one further language.
+    public struct WaypointText: Codable, Sendable, Equatable {
+        public var name: String
+        public var description: String
+        public init(name: String, description: String) {
+            self.name = name
+            self.description = description
+        }
+    }
 
     public init(
         formatVersion: Int = Manifest.currentFormatVersion,
@@ -113,11 +138,15 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var distanceFromPreviousMeters: Double?
         /// The trigger zone, 5–500 metres (visitor content; absent from packages made before it).
         public var triggerRadiusMeters: Int?
+        /// The name and description in each further language (visitor content).
+        public var localized: [String: WaypointText]?
 
         public init(
             name: String, order: Int, coordinates: Coordinates, description: String,
-            assets: [Asset], distanceFromPreviousMeters: Double? = nil, triggerRadiusMeters: Int? = nil
+            assets: [Asset], distanceFromPreviousMeters: Double? = nil, triggerRadiusMeters: Int? = nil,
+            localized: [String: WaypointText]? = nil
         ) {
+            self.localized = localized
             self.name = name
             self.order = order
             self.coordinates = coordinates
@@ -171,6 +200,8 @@ public struct Manifest: Codable, Sendable, Equatable {
         public var captions: CompanionFile?
         /// The audio's transcript, plain UTF-8 text or WebVTT, packaged beside it (visitor content).
         public var transcript: CompanionFile?
+        /// The one language this file is for (the Spanish narration); absent: every language (visitor content).
+        public var language: String?
 
         public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String, title: String? = nil, altText: String? = nil,
                     captions: CompanionFile? = nil, transcript: CompanionFile? = nil) {
@@ -384,6 +415,14 @@ extension Manifest {
             check(bounds.west != bounds.east, "bounds: west and east are equal")
         }
 
+        if let languages {
+            check(!languages.isEmpty, "languages is empty")
+            check(Set(languages).count == languages.count, "languages lists a language twice")
+            for tag in languages { check(Self.isLanguageTag(tag), "languages: \"\(tag)\" is not a BCP 47 tag") }
+        }
+        for tag in (localized ?? [:]).keys {
+            check(languages?.dropFirst().contains(tag) == true, "localized text in \"\(tag)\", which is not one of the further languages")
+        }
         check(!waypoints.isEmpty, "the tour has no waypoints")
         var names = Set<String>()
         var orders = Set<Int>()
@@ -404,6 +443,9 @@ extension Manifest {
             if let distance = waypoint.distanceFromPreviousMeters {
                 check(distance.isFinite && distance >= 0, "\(label): distanceFromPreviousMeters must be a non-negative number")
             }
+            for tag in (waypoint.localized ?? [:]).keys {
+                check(languages?.dropFirst().contains(tag) == true, "\(label): localized text in \"\(tag)\", which is not one of the further languages")
+            }
             if let radius = waypoint.triggerRadiusMeters {
                 check((5...500).contains(radius), "\(label): triggerRadiusMeters must be 5 to 500")
             }
@@ -418,6 +460,9 @@ extension Manifest {
                 check(Self.isPlausibleMimeType(asset.mimeType), "\(assetLabel): invalid mimeType \"\(asset.mimeType)\"")
                 check(asset.size >= 0, "\(assetLabel): negative size")
                 check(Self.isSHA256Hex(asset.sha256), "\(assetLabel): sha256 must be 64 lowercase hex digits")
+                if let language = asset.language {
+                    check(languages?.contains(language) == true, "\(assetLabel): language \"\(language)\" is not one of the package's languages")
+                }
                 for (key, file) in asset.companions {
                     let fileLabel = "\(assetLabel): \(key) \"\(file.path)\""
                     check(PackageLayout.isSafeEntryPath(file.path), "\(fileLabel): unsafe path")
@@ -427,8 +472,7 @@ extension Manifest {
                     check(file.size >= 0, "\(fileLabel): negative size")
                     check(Self.isSHA256Hex(file.sha256), "\(fileLabel): sha256 must be 64 lowercase hex digits")
                     if let language = file.language {
-                        check(!language.isEmpty && language.utf8.count <= 35 && language.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0 == "-" || ("0"..."9").contains($0)) },
-                              "\(fileLabel): language \"\(language)\" is not a BCP 47 tag")
+                        check(Self.isLanguageTag(language), "\(fileLabel): language \"\(language)\" is not a BCP 47 tag")
                     }
                 }
             }
@@ -462,6 +506,16 @@ extension Manifest {
     static func isValid(_ point: Coordinates) -> Bool {
         point.latitude.isFinite && point.longitude.isFinite
             && (-90...90).contains(point.latitude) && (-180...180).contains(point.longitude)
+    }
+
+    /// Letters, digits and single hyphens, starting with 2–8 letters, at most 35 characters (`en`, `fr-CA`, `zh-Hant`).
+    public static func isLanguageTag(_ value: String) -> Bool {
+        let parts = value.split(separator: "-", omittingEmptySubsequences: false)
+        guard value.utf8.count <= 35, let first = parts.first, (2...8).contains(first.count),
+              first.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic }) else { return false }
+        return parts.dropFirst().allSatisfy { part in
+            (1...8).contains(part.count) && part.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
+        }
     }
 
     static func isSHA256Hex(_ value: String) -> Bool {

@@ -62,6 +62,12 @@ public enum TourGeoJSON: Sendable {
             if let radius = waypoint.triggerRadiusMeters {
                 properties.append(("triggerRadiusMeters", .number(String(radius))))
             }
+            // Texts in further languages as `name:es` / `description:es`, the convention GIS tools (and OpenStreetMap)
+            // use, so each shows as its own column in QGIS or ogr2ogr.
+            for (tag, text) in (waypoint.localized ?? [:]).sorted(by: { $0.key < $1.key }) {
+                properties.append(("name:\(tag)", .string(text.name)))
+                properties.append(("description:\(tag)", .string(text.description)))
+            }
             features.append(feature(
                 geometry: .object([
                     ("type", .string("Point")),

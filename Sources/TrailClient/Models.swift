@@ -40,6 +40,8 @@ public struct PackageDetail: Codable, Sendable, Equatable {
     public var site: String?
     public var bounds: Manifest.Bounds
     public var waypointCount: Int
+    /// BCP 47 tags, the default first (absent for packages made before languages).
+    public var languages: [String]?
     public var signature: String
     public var manifest: Manifest
     public var downloadURL: String?

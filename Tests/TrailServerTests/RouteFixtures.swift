@@ -103,6 +103,9 @@ enum RouteTemplate {
                 }
                 return id
             }
+            // The tour is in English and Spanish, so the per-language routes have a language to write.
+            let languages = try await client.api(.patch, "/api/v1/manage/tours/\(box.seed.tourId)", token: token, json: #"{"languages":["en","es"]}"#)
+            guard languages.status == .ok else { throw FixtureFailure("languages: \(languages.text)") }
             box.seed.assetId = try await asset(box.seed.tourId, box.seed.waypointId, RouteFixtures.png, "lake.png")
             box.seed.secondAssetId = try await asset(box.seed.tourId, box.seed.waypointId, RouteFixtures.text, "notes.txt")
             box.seed.videoAssetId = try await asset(box.seed.tourId, box.seed.waypointId, MediaFixtures.mp4(), "lake.mp4")

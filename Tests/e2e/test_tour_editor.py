@@ -283,3 +283,42 @@ def test_trigger_radius_by_typing_and_by_dragging_the_circle_edge(admin_panel, e
     assert len(panel.all("#tour-map path.trigger-zone-overlap")) == 2
     assert "overlap" in panel.text("#publish-warnings")
     panel.assert_accessible("tour page with overlapping trigger zones")
+
+
+def test_a_spanish_version_of_a_waypoint_on_its_language_tab(admin_panel, e2e_site, api):
+    """#16: the tour gets Spanish on its edit page, the waypoint a Spanish name and description on its Spanish tab
+    (plain links and forms, no script needed); removing Spanish again asks before its texts are deleted."""
+    panel = admin_panel
+    tour = api.create_tour(e2e_site, "Sahalie Falls", frame=SANTIAM, description="Two waterfalls on the McKenzie.")
+    falls = api.add_waypoint(tour["id"], "Sahalie Falls", 44.35 + 0.05, -122.05, "The upper falls.")
+
+    panel.open(f"/tours/{tour['id']}/edit")
+    assert panel.find("label[for='default-language']").text == "Default language"
+    panel.find("#language-es").click()
+    panel.submit(panel.find("#languages-form button[type=submit]"))
+    assert api.tour(tour["id"])["languages"] == ["en", "es"]
+
+    panel.open(f"/tours/{tour['id']}/waypoints/{falls['id']}")
+    tabs = [link.text for link in panel.all(".language-tabs .nav-link")]
+    assert tabs == ["English · default", "Spanish (Español)"], tabs
+    panel.find(".language-tabs a[hreflang='es']").click()
+    assert panel.find(".language-tabs a[aria-current='page']").text == "Spanish (Español)"
+    assert panel.find("label[for='tr-name']").text == "Name in Spanish (Español)"
+    assert "English: Sahalie Falls" in panel.text("#tr-name-default")
+    panel.assert_accessible("waypoint page, Spanish tab")
+    panel.submit_form("#translation-form", name="Cascada Sahalie", description="La cascada de arriba.")
+    assert api.tour(tour["id"])["waypoints"][0]["localized"] == {"es": {"name": "Cascada Sahalie", "description": "La cascada de arriba."}}
+    assert panel.find("#tr-name").get_attribute("value") == "Cascada Sahalie"
+    panel.screenshot("language-tabs")
+
+    # Removing Spanish while the waypoint has Spanish text: refused, with a box to confirm; confirmed, it goes.
+    panel.open(f"/tours/{tour['id']}/edit")
+    panel.find("#language-es").click()
+    panel.submit(panel.find("#languages-form button[type=submit]"))
+    assert "Spanish still has texts of “Sahalie Falls”" in panel.text("#languages-error")
+    assert api.tour(tour["id"])["languages"] == ["en", "es"]
+    panel.assert_accessible("tour languages, removal to confirm")
+    panel.find("#confirm-removal").click()
+    panel.submit(panel.find("#languages-form button[type=submit]"))
+    stored = api.tour(tour["id"])
+    assert stored["languages"] == ["en"] and stored["waypoints"][0]["localized"] == {}

@@ -50,6 +50,8 @@ struct MobileAPI: Sendable {
         let site: String
         let bounds: Manifest.Bounds
         let waypointCount: Int
+        /// The package's languages, default first (visitor content; absent for packages made before languages).
+        let languages: [String]?
         let signature: String
         let manifest: Manifest
         let downloadURL: String
@@ -92,7 +94,7 @@ struct MobileAPI: Sendable {
                 return PackageDetail(
                 id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
                 sha256: version.sha256, updatedAt: Self.iso(version.createdAt), park: published.siteName, site: published.siteSlug,
-                bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: version.signature, manifest: manifest,
+                bounds: manifest.bounds, waypointCount: manifest.waypoints.count, languages: manifest.languages, signature: version.signature, manifest: manifest,
                 downloadURL: "\(publicURL)/api/v1/packages/\(published.package.id)/versions/\(version.version)/download")
             }
         }

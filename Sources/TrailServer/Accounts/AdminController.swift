@@ -124,7 +124,8 @@ struct AdminController: Sendable {
                                                    "requiredApprovals": "\(site.requiredApprovals)",
                                                    "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
                                                    "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
-                                                   "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : ""])
+                                                   "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : "",
+                                                   "completeLanguages": site.requireCompleteLanguages ? "checked" : ""])
             return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
         }
         admin.post("sites/{id}") { request, context in
@@ -178,14 +179,16 @@ struct AdminController: Sendable {
         let quota: Int64? = quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
         return SiteInput(slug: form.string("slug").trimmed, name: form.string("name"), description: form.string("description"),
                          requiredApprovals: form.int("requiredApprovals") ?? 0, storageQuotaBytes: quota,
-                         mediaAccessibility: MediaAccessibility(rawValue: form.string("mediaAccessibility")) ?? .required)
+                         mediaAccessibility: MediaAccessibility(rawValue: form.string("mediaAccessibility")) ?? .required,
+                         requireCompleteLanguages: form.string("requireCompleteLanguages") == "on")
     }
 
     static func siteForm(_ form: FormFields) -> [String: String] {
         ["slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
          "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota"),
          "mediaRequired": form.string("mediaAccessibility") == "recommended" ? "" : "checked",
-         "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : ""]
+         "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : "",
+         "completeLanguages": form.string("requireCompleteLanguages") == "on" ? "checked" : ""]
     }
 
 

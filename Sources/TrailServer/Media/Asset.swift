@@ -45,6 +45,8 @@ public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePe
     /// Such a row is not one of the waypoint's listed files; it travels with its owner.
     public var companionOf: Int64? = nil
     public var companionRole: CompanionRole? = nil
+    /// The one language this file is for (the Spanish narration), or nil: every language (a photo).
+    public var language: String? = nil
 
     public static let databaseTableName = "asset"
 

@@ -34,6 +34,8 @@ struct MediaController: Sendable {
         /// On a caption or transcript file: the media file it belongs to, and which of the two it is.
         let companionOf: Int64?
         let role: String?
+        /// The one language the file is for; null: every language.
+        let language: String?
 
         /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only.
         init(_ asset: Asset, viewer: AuthenticatedUser?, companions: AssetCompanions = AssetCompanions()) {
@@ -54,6 +56,7 @@ struct MediaController: Sendable {
             altText = asset.altText
             companionOf = asset.companionOf
             role = asset.companionRole?.rawValue
+            language = asset.language
             captions = companions.captions.map { CompanionBody($0) }
             transcript = companions.transcript.map { CompanionBody($0) }
         }
@@ -122,6 +125,7 @@ struct MediaController: Sendable {
             do {
                 try database.describeAsset(id: asset.id!, title: form.string("title"), altText: asset.kind == .image ? form.string("altText") : nil,
                                            actor: context.actor)
+                if let language = form["language"] { try database.setAssetLanguage(id: asset.id!, language: language, actor: context.actor) }
             } catch let errors as ValidationErrors {
                 // The waypoint page again, the message under the field and the text as typed.
                 return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
@@ -203,7 +207,10 @@ struct MediaController: Sendable {
         router.patch("/assets/{aid}") { request, context in
             let (asset, _) = try editableAsset(context)
             let patch = try await request.decodeJSON(AssetPatch.self, context: context)
-            let described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, actor: context.actor)
+            var described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, actor: context.actor)
+            if case .some(let language) = patch.language {
+                described = try database.setAssetLanguage(id: asset.id!, language: language, actor: context.actor)
+            }
             return try JSONResponse.make(body(described, context))
         }
     }
@@ -266,6 +273,17 @@ struct MediaController: Sendable {
     struct AssetPatch: Decodable {
         let title: String?
         let altText: String?
+        /// Present (a tag, or null for every language) only when the key was sent.
+        let language: String??
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decodeIfPresent(String.self, forKey: .title)
+            altText = try container.decodeIfPresent(String.self, forKey: .altText)
+            language = container.contains(.language) ? .some(try container.decodeNil(forKey: .language) ? nil : try container.decode(String.self, forKey: .language)) : .none
+        }
+
+        enum CodingKeys: String, CodingKey { case title, altText, language }
     }
 
     // MARK: Authorization on the object
@@ -343,6 +361,8 @@ struct MediaController: Sendable {
             row.takesTranscript = asset.kind == .audio || own.transcript != nil
             row.missingCaptions = asset.kind == .video && own.captions == nil
             row.missingTranscript = asset.kind == .audio && own.transcript == nil
+            row.language = asset.language
+            row.languageLabel = asset.language.map(LanguageTag.label)
             return row
         }
     }
@@ -409,4 +429,14 @@ struct AssetRow: Sendable {
     var missingTranscript = false
     var captionsError: String? = nil
     var transcriptError: String? = nil
+    /// The one language the file is for (nil: every language), and the choices of its select.
+    var language: String? = nil
+    var languageChoices: [LanguageChoiceRow] = []
+    var languageLabel: String? = nil
+}
+
+struct LanguageChoiceRow: Sendable {
+    let tag: String
+    let label: String
+    let isSelected: Bool
 }

@@ -220,7 +220,7 @@ enum ManifestMaker {
         let estimate = estimate(snapshot)
         let route = snapshot.route.flatMap { try? RoutePath(json: $0) }
         let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: time.rounded(.down)))
-        return Manifest(
+        var manifest = Manifest(
             packageId: packageId, version: version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
             mapName: snapshot.mapName, bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: snapshot.description,
@@ -232,6 +232,7 @@ enum ManifestMaker {
                     assets: assetPaths(waypoint).map { asset, path in
                         var entry = Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size,
                                                    sha256: asset.sha256, title: asset.title, altText: asset.altText)
+                        entry.language = asset.language
                         for (role, companion) in asset.companions {
                             let file = Manifest.CompanionFile(path: companionPath(role, of: path, mimeType: companion.mimeType),
                                                               size: companion.size, sha256: companion.sha256)
@@ -240,10 +241,14 @@ enum ManifestMaker {
                         return entry
                     },
                     distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10,
-                    triggerRadiusMeters: waypoint.triggerRadiusMeters)
+                    triggerRadiusMeters: waypoint.triggerRadiusMeters,
+                    localized: waypoint.localized.map { $0.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) } })
             },
             route: route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
             estimatedDurationMinutes: estimate.totalMinutes)
+        manifest.languages = snapshot.languages
+        manifest.localized = snapshot.localized.map { $0.mapValues { Manifest.TourText(packageName: $0.name, description: $0.description) } }
+        return manifest
     }
 
     /// Walking time and distances of the frozen tour (route, pace and media play times as submitted).

@@ -108,6 +108,8 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         /// Clean caption and transcript files frozen with it (absent from requests made before them).
         public var captions: CompanionEntry? = nil
         public var transcript: CompanionEntry? = nil
+        /// The one language the file is for (nil: every language).
+        public var language: String? = nil
 
         public var frozen: FrozenFile { FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName) }
         public var companions: [(role: CompanionRole, entry: CompanionEntry)] {
@@ -145,6 +147,8 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var assets: [AssetEntry]
         /// Absent from requests submitted before trigger zones (their packages carry no radius).
         public var triggerRadiusMeters: Int?
+        /// Name and description in the further languages (absent from requests made before languages).
+        public var localized: [String: LocalizedText]? = nil
     }
 
     public var tourId: Int64
@@ -162,6 +166,9 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
     public var paceKmh: Double? = nil
     /// Where the package's map tiles come from (nil: no tiles); see `TileSourceSnapshot`.
     public var tiles: TileSourceSnapshot? = nil
+    /// The tour's languages, default first, and its texts in the further ones (absent from older requests).
+    public var languages: [String]? = nil
+    public var localized: [String: LocalizedText]? = nil
 
     /// Every stored file the package is built from, in package order: each media file, then its captions and transcript.
     public var frozenFiles: [FrozenFile] {

@@ -39,7 +39,9 @@ struct PublishingController: Sendable {
         }
         router.get("/requests/{rid}") { request, context in
             let (publish, site, access) = try viewableRequest(context)
-            return pages.render("request", title: "Publish request", page: try requestPage(publish, site: site, access: access, user: context.requireUser()),
+            return pages.render("request", title: "Publish request",
+                                page: try requestPage(publish, site: site, access: access, user: context.requireUser(),
+                                                      language: request.uri.queryParameters["lang"].map(String.init)),
                                 request: request, context: context)
         }
         router.get("/requests/{rid}/assets/{index}") { request, context in

@@ -75,7 +75,10 @@ extension AppDatabase {
         }
         let gaps = Self.accessibilityGaps(assets: files.filter { $0.companionOf == nil }, companions: AssetCompanions.grouped(files),
                                           waypoints: waypoints)
-        if try Site.fetchOne(db, id: tour.siteId)?.mediaAccessibility == .recommended { warnings += gaps } else { problems += gaps }
+        let site = try Site.fetchOne(db, id: tour.siteId)
+        if site?.mediaAccessibility == .recommended { warnings += gaps } else { problems += gaps }
+        let languageGaps = Self.languageGaps(tour: tour, waypoints: waypoints)
+        if site?.requireCompleteLanguages == true { problems += languageGaps } else { warnings += languageGaps }
         if let frame = tour.frame {
             problems += try tileChecklist(db, tour: tour, frame: frame, settings: tileSettings(db, given: tiles))
         }
@@ -136,11 +139,13 @@ extension AppDatabase {
                         .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
                               originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds,
                               title: $0.title.isEmpty ? nil : $0.title, altText: $0.altText.isEmpty ? nil : $0.altText,
-                              captions: frozen(companions[$0.id!]?.captions), transcript: frozen(companions[$0.id!]?.transcript))
+                              captions: frozen(companions[$0.id!]?.captions), transcript: frozen(companions[$0.id!]?.transcript),
+                              language: $0.language)
                     },
-                    triggerRadiusMeters: waypoint.triggerRadiusMeters)
+                    triggerRadiusMeters: waypoint.triggerRadiusMeters,
+                    localized: waypoint.localized.isEmpty ? nil : waypoint.localized)
             },
-            route: tour.route, paceKmh: tour.paceKmh)
+            route: tour.route, paceKmh: tour.paceKmh, languages: tour.languages, localized: tour.localized.isEmpty ? nil : tour.localized)
     }
 
     // MARK: Build outcome (called by the build service)

@@ -45,6 +45,8 @@ struct RequestPage: Sendable {
         var transcriptURL: String? = nil
         var captionsPath: String? = nil
         var transcriptPath: String? = nil
+        /// "Spanish (Español)" for a file of one language; nil for every language.
+        var languageLabel: String? = nil
     }
     struct WaypointItem: Sendable {
         let order: Int
@@ -97,6 +99,11 @@ struct RequestPage: Sendable {
     var updateCosts: [String] = []
     /// Stored, not computed: templates see stored properties only.
     var hasUpdateCosts = false
+    /// The package's languages as tabs (`?lang=es` shows the waypoints' texts in Spanish), when it has several.
+    var languageTabs: [LanguageTab] = []
+    var hasLanguageTabs = false
+    /// Every file of the package with the language it is for, and whether it shows in the chosen language.
+    var languageLabel = ""
 }
 
 struct PackagePage: Sendable {
@@ -129,7 +136,7 @@ struct PackagePage: Sendable {
 }
 
 extension PublishingController {
-    func requestPage(_ publish: PublishRequest, site: Site, access: SiteAccess, user: AuthenticatedUser) throws -> RequestPage {
+    func requestPage(_ publish: PublishRequest, site: Site, access: SiteAccess, user: AuthenticatedUser, language: String? = nil) throws -> RequestPage {
         let snapshot = try publish.decodedSnapshot()
         let reviews = try database.reviews(requestId: publish.id)
         let approvals = reviews.filter { $0.review.decision == .approve }.count
@@ -139,9 +146,13 @@ extension PublishingController {
         let manifest = publish.manifestJSON.flatMap { try? Manifest.decode(Data($0.utf8)) }
         let author = try publish.authorId.flatMap { try database.user(id: $0)?.displayName } ?? "unknown"
         var index = 0
+        // A further language of the package, when asked for: the waypoints' texts in it (the default's where missing).
+        let languages = manifest?.languages ?? []
+        let chosen = language.flatMap(LanguageTag.canonical).flatMap { languages.dropFirst().contains($0) ? $0 : nil }
         let waypoints: [RequestPage.WaypointItem] = (manifest?.waypoints ?? []).map { waypoint in
-            RequestPage.WaypointItem(
-                order: waypoint.order, name: waypoint.name, description: waypoint.description,
+            let text = chosen.flatMap { waypoint.localized?[$0] }
+            return RequestPage.WaypointItem(
+                order: waypoint.order, name: text?.name.nonEmpty ?? waypoint.name, description: text?.description.nonEmpty ?? waypoint.description,
                 coordinates: String(format: "%.6f, %.6f", waypoint.coordinates.latitude, waypoint.coordinates.longitude),
                 assets: waypoint.assets.map { asset in
                     defer { index += 1 }
@@ -154,6 +165,7 @@ extension PublishingController {
                     item.transcriptURL = asset.transcript.map { _ in "/requests/\(publish.id)/assets/\(index)/transcript" }
                     item.captionsPath = asset.captions?.path
                     item.transcriptPath = asset.transcript?.path
+                    item.languageLabel = asset.language.map(LanguageTag.label)
                     return item
                 })
         }
@@ -184,6 +196,9 @@ extension PublishingController {
             page.updateCosts = try UpdateCost.lines(to: manifest, fullSize: size, from: database.packageVersions(packageId: publish.packageId))
             page.hasUpdateCosts = !page.updateCosts.isEmpty
         }
+        page.hasLanguageTabs = languages.count > 1
+        page.languageTabs = LanguageTab.tabs(languages: languages, base: "/requests/\(publish.id)", active: chosen)
+        page.languageLabel = LanguageTag.label(chosen ?? languages.first ?? "en")
         page.tilesSummary = manifest?.tiles.map {
             "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
         }

@@ -12,6 +12,8 @@ public struct Site: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var storageQuotaBytes: Int64? = nil
     /// Whether accessible media (alt text on images) must be there before publishing, or is only recommended.
     public var mediaAccessibility: MediaAccessibility = .required
+    /// Whether every further language of a tour must have all its texts before a submission (else: warnings).
+    public var requireCompleteLanguages: Bool = false
 
     public static let databaseTableName = "site"
 
@@ -128,8 +130,10 @@ public struct SiteInput: Sendable {
     /// Bytes of stored media (clean and pending files) the site may hold; nil for no limit.
     public var storageQuotaBytes: Int64?
     public var mediaAccessibility: MediaAccessibility
+    public var requireCompleteLanguages: Bool
     public init(slug: String, name: String, description: String, requiredApprovals: Int, storageQuotaBytes: Int64? = nil,
-                mediaAccessibility: MediaAccessibility = .required) {
+                mediaAccessibility: MediaAccessibility = .required, requireCompleteLanguages: Bool = false) {
+        self.requireCompleteLanguages = requireCompleteLanguages
         self.slug = slug
         self.name = name
         self.description = description
@@ -150,6 +154,7 @@ extension AppDatabase {
                             requiredApprovals: input.requiredApprovals, createdAt: Date().dbTime)
             site.storageQuotaBytes = input.storageQuotaBytes
             site.mediaAccessibility = input.mediaAccessibility
+            site.requireCompleteLanguages = input.requireCompleteLanguages
             try site.insert(db)
             try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
             return site
@@ -169,9 +174,10 @@ extension AppDatabase {
             site.requiredApprovals = input.requiredApprovals
             site.storageQuotaBytes = input.storageQuotaBytes
             site.mediaAccessibility = input.mediaAccessibility
+            site.requireCompleteLanguages = input.requireCompleteLanguages
             try site.update(db)
             try AuditEvent.record(db, actor: actor, siteId: id, objectType: "site", objectId: "\(id)", action: "site.update",
-                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue)")
+                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue), complete languages \(site.requireCompleteLanguages ? "required" : "recommended")")
             return site
         }
     }

@@ -41,7 +41,8 @@ struct TilesController: Sendable {
             let (zip, manifest, publish) = try requestPackage(context)
             let page = try await previewPage(zip: zip, manifest: manifest, tileURL: "/requests/\(publish.id)/tiles/{z}/{x}/{y}",
                                              subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
-                                             backURL: "/requests/\(publish.id)", backLabel: "Back to the request")
+                                             backURL: "/requests/\(publish.id)", backLabel: "Back to the request",
+                                             base: "/requests/\(publish.id)/preview", language: request.uri.queryParameters["lang"].map(String.init))
             return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
         }
         router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in
@@ -53,7 +54,8 @@ struct TilesController: Sendable {
             let base = "/packages/\(version.packageId)/versions/\(version.version)"
             let page = try await previewPage(zip: zip, manifest: manifest, tileURL: "\(base)/tiles/{z}/{x}/{y}",
                                              subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
-                                             backURL: "/packages/\(version.packageId)", backLabel: "Back to the package")
+                                             backURL: "/packages/\(version.packageId)", backLabel: "Back to the package",
+                                             base: "\(base)/preview", language: request.uri.queryParameters["lang"].map(String.init))
             return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
         }
 
@@ -255,7 +257,16 @@ struct TilesController: Sendable {
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    func previewPage(zip: URL, manifest: Manifest, tileURL: String, subtitle: String, backURL: String, backLabel: String) async throws -> PackagePreviewPage {
+    /// The package as a phone shows it, in its default language or, with `language`, in one of its further ones (the
+    /// default's texts where a translation is missing, as an app would fall back).
+    func previewPage(zip: URL, manifest: Manifest, tileURL: String, subtitle: String, backURL: String, backLabel: String,
+                     base: String = "", language: String? = nil) async throws -> PackagePreviewPage {
+        let languages = manifest.languages ?? []
+        let chosen = language.flatMap(LanguageTag.canonical).flatMap { languages.dropFirst().contains($0) ? $0 : nil }
+        func name(_ waypoint: Manifest.Waypoint) -> String { chosen.flatMap { waypoint.localized?[$0]?.name.nonEmpty } ?? waypoint.name }
+        func description(_ waypoint: Manifest.Waypoint) -> String {
+            chosen.flatMap { waypoint.localized?[$0]?.description.nonEmpty } ?? waypoint.description
+        }
         var attribution = ""
         if let tiles = manifest.tiles, let reader = try? await packageTiles.reader(zip: zip, tiles: tiles) {
             attribution = (try? await NIOThreadPool.singleton.runIfActive { try reader.metadata()["attribution"] }) ?? nil ?? ""
@@ -263,17 +274,24 @@ struct TilesController: Sendable {
         let frame = Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west)
         let map = PreviewMapData(
             frame: frame,
-            waypoints: manifest.waypoints.map { .init(order: $0.order, name: $0.name, latitude: $0.coordinates.latitude, longitude: $0.coordinates.longitude) },
+            waypoints: manifest.waypoints.map { .init(order: $0.order, name: name($0), latitude: $0.coordinates.latitude, longitude: $0.coordinates.longitude) },
             route: (manifest.route ?? []).map { [$0.longitude, $0.latitude] },
             tileURL: manifest.tiles == nil ? nil : tileURL, minZoom: manifest.tiles?.minZoom, maxZoom: manifest.tiles?.maxZoom,
             startZoom: manifest.tiles.map { TileMath.centerZoom(frame, zooms: $0.minZoom...$0.maxZoom) }, attribution: attribution)
         let json = (try? String(decoding: JSONResponse.encoder.encode(map), as: UTF8.self)) ?? "{}"
-        return PackagePreviewPage(
-            name: manifest.packageName, park: manifest.park, subtitle: subtitle, backURL: backURL, backLabel: backLabel,
+        var page = PackagePreviewPage(
+            name: chosen.flatMap { manifest.localized?[$0]?.packageName.nonEmpty } ?? manifest.packageName, park: manifest.park, subtitle: subtitle, backURL: backURL, backLabel: backLabel,
             hasTiles: manifest.tiles != nil,
             tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
             attribution: attribution, mapJSON: json,
-            waypoints: manifest.waypoints.map { .init(order: $0.order, name: $0.name, description: $0.description, assetCount: $0.assets.count) })
+            waypoints: manifest.waypoints.map { waypoint in
+                .init(order: waypoint.order, name: name(waypoint), description: description(waypoint),
+                      assetCount: waypoint.assets.filter { $0.language == nil || $0.language == (chosen ?? languages.first) }.count)
+            })
+        page.hasLanguageTabs = languages.count > 1
+        page.languageTabs = LanguageTab.tabs(languages: languages, base: base, active: chosen)
+        page.lang = chosen ?? languages.first ?? "en"
+        return page
     }
 
     func settingsPage() -> AdminTilesPage {
@@ -322,6 +340,10 @@ struct PackagePreviewPage: Sendable {
     let attribution: String
     let mapJSON: String
     let waypoints: [Item]
+    var languageTabs: [LanguageTab] = []
+    var hasLanguageTabs = false
+    /// The language the phone screen is in (its `lang` attribute).
+    var lang = "en"
 }
 
 struct AdminTilesPage: Sendable {

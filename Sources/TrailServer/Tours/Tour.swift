@@ -22,8 +22,15 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     /// JSON `[[lon, lat(, ele)], ...]`; see `RoutePath`.
     public var route: String? = nil
     public var paceKmh: Double = 4
+    /// BCP 47 tags; the first is the default language, whose texts are `name` and `description` (stored as JSON).
+    public var languages: [String] = ["en"]
+    /// The name and description in each further language (stored as a JSON object).
+    public var localized: [String: LocalizedText] = [:]
 
     public static let databaseTableName = "tour"
+
+    public var defaultLanguage: String { languages.first ?? "en" }
+    public var furtherLanguages: [String] { Array(languages.dropFirst()) }
 
     public enum Columns {
         static let id = Column(CodingKeys.id)
@@ -110,6 +117,8 @@ public struct Waypoint: Codable, Sendable, Identifiable, FetchableRecord, Mutabl
     public var updatedAt: Double
     /// The trigger zone: an app plays the stop's media within this many metres of it.
     public var triggerRadiusMeters: Int = TriggerZone.defaultRadius
+    /// The name and description in each of the tour's further languages (stored as a JSON object).
+    public var localized: [String: LocalizedText] = [:]
 
     public static let databaseTableName = "waypoint"
 

@@ -30,7 +30,8 @@ enum TourExport {
             description: tour.description,
             waypoints: waypoints.map {
                 Manifest.Waypoint(name: $0.name, order: $0.position, coordinates: .init(latitude: $0.latitude, longitude: $0.longitude),
-                                  description: $0.description, assets: [], triggerRadiusMeters: $0.triggerRadiusMeters)
+                                  description: $0.description, assets: [], triggerRadiusMeters: $0.triggerRadiusMeters,
+                                  localized: $0.localized.isEmpty ? nil : $0.localized.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) })
             },
             route: tour.routePath?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) })
         return try TourGeoJSON.make(manifest: manifest)
@@ -54,6 +55,8 @@ struct ImportedTour: Sendable {
         let longitude: Double
         /// GeoJSON property `triggerRadiusMeters` (GPX has none: the waypoint keeps its own, a new one gets the default).
         var triggerRadiusMeters: Int? = nil
+        /// GeoJSON properties `name:<tag>` and `description:<tag>`: texts in further languages.
+        var localized: [String: LocalizedText] = [:]
     }
     var points: [Point] = []
     var route: RoutePath?
@@ -170,8 +173,24 @@ enum TourImport {
                     case .failure: throw ImportRefused(message: "\(at) (“\(name)”): triggerRadiusMeters must be a whole number of metres from 5 to 500.")
                     }
                 }
+                var localized: [String: LocalizedText] = [:]
+                for (key, value) in properties {
+                    guard let colon = key.firstIndex(of: ":"), ["name", "description"].contains(key[..<colon]), let text = value as? String else { continue }
+                    let raw = String(key[key.index(after: colon)...])
+                    guard let tag = LanguageTag.canonical(raw) else {
+                        throw ImportRefused(message: "\(at) (“\(name)”): \(key): \(LanguageTag.refusal(raw))")
+                    }
+                    var entry = localized[tag] ?? LocalizedText()
+                    if key.hasPrefix("name:") {
+                        guard text.count <= 120 else { throw ImportRefused(message: "\(at): \(key) is longer than 120 characters.") }
+                        entry.name = text.trimmed
+                    } else {
+                        entry.description = String(text.prefix(20_000)).trimmed
+                    }
+                    localized[tag] = entry
+                }
                 result.points.append(.init(name: name, description: String(((properties["description"] as? String) ?? "").prefix(20_000)),
-                                           latitude: latitude, longitude: longitude, triggerRadiusMeters: radius))
+                                           latitude: latitude, longitude: longitude, triggerRadiusMeters: radius, localized: localized))
             case "LineString":
                 guard let positions = geometry["coordinates"] as? [[Double]] else {
                     throw ImportRefused(message: "\(at): a LineString needs a list of positions.")
@@ -359,6 +378,7 @@ enum TourImport {
     /// Matches by name (ignoring case): known names change, new names are added, points outside the frame are skipped.
     /// A tour without a frame gets one around the imported points.
     static func plan(_ imported: ImportedTour, tour: Tour, existing: [Waypoint], maxAreaKm2: Double) -> ImportPlan {
+        let languages = Set(tour.furtherLanguages)
         var plan = ImportPlan()
         var frame = tour.frame
         if frame == nil, !imported.points.isEmpty || imported.route != nil {
@@ -389,6 +409,7 @@ enum TourImport {
                 let same = abs(match.latitude - point.latitude) < 1e-7 && abs(match.longitude - point.longitude) < 1e-7
                     && (point.description.isEmpty || match.description == point.description)
                     && (point.triggerRadiusMeters == nil || point.triggerRadiusMeters == match.triggerRadiusMeters)
+                    && point.localized.allSatisfy { match.localized[$0.key] == $0.value || !languages.contains($0.key) }
                 plan.waypoints.append(same ? item("skip", "already in the tour, unchanged") : item("change"))
             } else {
                 plan.waypoints.append(item("add"))
@@ -425,6 +446,8 @@ extension AppDatabase {
                     var waypoint = Waypoint(id: nil, tourId: tourId, name: point.name, position: existing.count + 1, latitude: point.latitude,
                                             longitude: point.longitude, description: point.description, createdAt: now, updatedAt: now)
                     if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
+                    // Texts in the tour's further languages; those in languages it does not have are left out.
+                    waypoint.localized = point.localized.filter { tour.furtherLanguages.contains($0.key) }
                     try waypoint.insert(db)
                     existing.append(waypoint)
                 case "change":
@@ -433,6 +456,7 @@ extension AppDatabase {
                     waypoint.longitude = point.longitude
                     if !point.description.isEmpty { waypoint.description = point.description }
                     if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
+                    for (tag, text) in point.localized where tour.furtherLanguages.contains(tag) { waypoint.localized[tag] = text }
                     waypoint.updatedAt = now
                     try waypoint.update(db)
                 default: continue

@@ -9,6 +9,67 @@ struct TourFormPage: Sendable {
     let cancelURL: String
     var form: [String: String]
     var errors: [String: String] = [:]
+    /// An existing tour's languages form and its language tabs (nil for a new tour).
+    var languages: LanguagesForm? = nil
+    var tabs: [LanguageTab] = []
+    var hasTabs = false
+    /// The open tab's form when it is a further language (else the tour's own form shows).
+    var translation: TranslationForm? = nil
+}
+
+/// One tab per language above a tour's or waypoint's texts: links (`?lang=es`), so they work without JavaScript.
+struct LanguageTab: Sendable {
+    let tag: String
+    let label: String
+    let url: String
+    let isActive: Bool
+    let isDefault: Bool
+
+    static func tabs(_ tour: Tour, base: String, active: String?) -> [LanguageTab] {
+        tabs(languages: tour.languages, base: base, active: active)
+    }
+
+    static func tabs(languages: [String], base: String, active: String?) -> [LanguageTab] {
+        languages.enumerated().map { index, tag in
+            LanguageTab(tag: tag, label: LanguageTag.label(tag) + (index == 0 ? " · default" : ""),
+                        url: index == 0 ? base : "\(base)?lang=\(tag)", isActive: (active ?? languages.first) == tag, isDefault: index == 0)
+        }
+    }
+}
+
+/// The name and description in one further language, with the default language's beside them for reference.
+struct TranslationForm: Sendable {
+    let tag: String
+    let language: String
+    let action: String
+    var name: String
+    var description: String
+    let defaultName: String
+    let defaultDescription: String
+    let defaultLanguage: String
+    var errors: [String: String] = [:]
+}
+
+/// A tour's languages as the edit page offers them: the default (a select) and the further ones (checkboxes).
+struct LanguagesForm: Sendable {
+    struct Option: Sendable {
+        let tag: String
+        let label: String
+        let isDefault: Bool
+        let isFurther: Bool
+    }
+    let action: String
+    let options: [Option]
+    var error: String? = nil
+    /// After a refused removal: the confirmation box, ticked by the ranger to delete the texts.
+    var needsConfirmation = false
+
+    static func make(_ tour: Tour, chosen: [String]? = nil) -> LanguagesForm {
+        let tags = chosen ?? tour.languages
+        return LanguagesForm(action: "/tours/\(tour.id!)/languages", options: LanguageTag.known.map {
+            Option(tag: $0.tag, label: LanguageTag.label($0.tag), isDefault: tags.first == $0.tag, isFurther: tags.dropFirst().contains($0.tag))
+        })
+    }
 }
 
 struct WaypointRow: Sendable, Encodable {
@@ -109,6 +170,17 @@ struct WaypointPage: Sendable {
     let maxUploadSize: String
     let maxUploadBytes: Int64
     let acceptedTypes: String
+    var tabs: [LanguageTab] = []
+    var hasTabs = false
+    var translation: TranslationForm? = nil
+    /// For each file's language select: the tour's languages (only when it has more than one).
+    var languageOptions: [LanguageOption] = []
+    var hasLanguageOptions = false
+}
+
+struct LanguageOption: Sendable {
+    let tag: String
+    let label: String
 }
 
 enum TourPageBuilder {

@@ -23,6 +23,8 @@ struct ToursAPI: Sendable {
         let longitude: Double
         let description: String
         let triggerRadiusMeters: Int
+        /// Name and description in the tour's further languages.
+        let localized: [String: LocalizedText]
         /// Only in a whole tour's answer (nil is left out of the JSON).
         let assets: [MediaController.AssetBody]?
         init(_ waypoint: Waypoint, assets: [MediaController.AssetBody]? = nil) {
@@ -32,6 +34,7 @@ struct ToursAPI: Sendable {
             latitude = waypoint.latitude
             longitude = waypoint.longitude
             description = waypoint.description
+            localized = waypoint.localized
             triggerRadiusMeters = waypoint.triggerRadiusMeters
             self.assets = assets
         }
@@ -48,7 +51,19 @@ struct ToursAPI: Sendable {
         let minZoom: Int
         let maxZoom: Int
         let paceKmh: Double
+        /// BCP 47 tags, the default first; the tour's texts in the further ones.
+        let languages: [String]
+        let localized: [String: LocalizedText]
         let waypoints: [WaypointBody]
+    }
+
+    /// Texts in one further language as sent: a field left out keeps its saved value.
+    struct TextPatch: Decodable {
+        let name: String?
+        let description: String?
+        func applied(to current: LocalizedText?) -> LocalizedText {
+            LocalizedText(name: name ?? current?.name ?? "", description: description ?? current?.description ?? "")
+        }
     }
 
     struct CreateTour: Decodable {
@@ -66,6 +81,10 @@ struct ToursAPI: Sendable {
         let minZoom: Int?
         let maxZoom: Int?
         let paceKmh: Double?
+        let languages: [String]?
+        /// Needed to remove a language whose texts or files are still there (they are deleted with it).
+        let confirmLanguageRemoval: Bool?
+        let localized: [String: TextPatch]?
     }
 
     struct CreateWaypoint: Decodable {
@@ -75,6 +94,7 @@ struct ToursAPI: Sendable {
         let longitude: Double
         let description: String?
         let triggerRadiusMeters: RadiusValue?
+        let localized: [String: TextPatch]?
     }
 
     /// A radius as sent: a number, or a string (which is refused with the field's message, not as unreadable JSON).
@@ -93,6 +113,7 @@ struct ToursAPI: Sendable {
         let longitude: Double?
         let description: String?
         let triggerRadiusMeters: RadiusValue?
+        let localized: [String: TextPatch]?
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
@@ -116,6 +137,12 @@ struct ToursAPI: Sendable {
         router.patch("/tours/{id}") { request, context in
             let (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
             let body = try await request.decodeJSON(PatchTour.self, context: context)
+            // Languages first (their tags are checked before anything is written), then details and frame, then texts.
+            if let languages = body.languages {
+                let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
+                guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
+                try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
+            }
             var details: TourInput?, frameInput: FrameInput?
             if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
                 details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName,
@@ -127,7 +154,11 @@ struct ToursAPI: Sendable {
                                         minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
             }
             // One transaction: a PATCH that is refused in part changes nothing.
-            let updated = try database.editTour(id: tour.id!, details: details, frame: frameInput, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+            var updated = try database.editTour(id: tour.id!, details: details, frame: frameInput, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+            for (language, text) in body.localized ?? [:] {
+                updated = try database.setTourText(tourId: tour.id!, language: language, text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]),
+                                                   actor: context.actor)
+            }
             return try JSONResponse.make(try tourBody(updated, site))
         }
         router.delete("/tours/{id}") { request, context in
@@ -143,7 +174,7 @@ struct ToursAPI: Sendable {
                 WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order,
                               triggerRadius: body.triggerRadiusMeters?.input),
                 actor: context.actor)
-            return try JSONResponse.make(WaypointBody(waypoint), status: .created)
+            return try JSONResponse.make(WaypointBody(try localize(waypoint, tour: tour, body.localized, context)), status: .created)
         }
         router.patch("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
@@ -155,7 +186,7 @@ struct ToursAPI: Sendable {
                               latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order,
                               triggerRadius: body.triggerRadiusMeters?.input),
                 actor: context.actor)
-            return try JSONResponse.make(WaypointBody(waypoint))
+            return try JSONResponse.make(WaypointBody(try localize(waypoint, tour: tour, body.localized, context)))
         }
         router.delete("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
@@ -163,6 +194,16 @@ struct ToursAPI: Sendable {
             try database.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor)
             return Response(status: .noContent)
         }
+    }
+
+    /// Saves a waypoint's texts in further languages (sent with its POST or PATCH); returns it as saved.
+    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: AppRequestContext) throws -> Waypoint {
+        var waypoint = waypoint
+        for (language, text) in texts ?? [:] {
+            waypoint = try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language,
+                                                    text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]), actor: context.actor)
+        }
+        return waypoint
     }
 
     /// A forged or malformed id is simply not found.
@@ -188,6 +229,7 @@ struct ToursAPI: Sendable {
         }
         return TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName,
                         state: tour.state.rawValue, frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
-                        minZoom: tour.minZoom, maxZoom: tour.maxZoom, paceKmh: tour.paceKmh, waypoints: waypoints)
+                        minZoom: tour.minZoom, maxZoom: tour.maxZoom, paceKmh: tour.paceKmh, languages: tour.languages, localized: tour.localized,
+                        waypoints: waypoints)
     }
 }

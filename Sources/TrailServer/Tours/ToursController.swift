@@ -40,11 +40,44 @@ struct ToursController: Sendable {
         }
         router.get("/tours/{id}/edit") { request, context in
             let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
-                                    cancelURL: "/tours/\(tour.id!)",
-                                    form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName,
-                                           "paceKmh": String(format: "%g", tour.paceKmh)])
+            let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
             return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
+        }
+        // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
+        router.post("/tours/{id}/languages") { request, context in
+            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            var request = request
+            let form = try await request.form(context: context)
+            let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
+            let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
+            do {
+                guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
+                let saved = try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)/edit", notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
+            } catch let errors as ValidationErrors {
+                var page = tourEditPage(tour, site, language: nil)
+                page.languages = LanguagesForm.make(tour, chosen: choice?.tags ?? chosen)
+                page.languages?.error = errors["languages"]
+                page.languages?.needsConfirmation = errors["languages"]?.contains("Confirm the removal") == true
+                return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            }
+        }
+        router.post("/tours/{id}/text/{lang}") { request, context in
+            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let language = try context.parameters.require("lang")
+            var request = request
+            let form = try await request.form(context: context)
+            let text = LocalizedText(name: form.string("name"), description: form.string("description"))
+            do {
+                try database.setTourText(tourId: tour.id!, language: language, text, actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)/edit?lang=\(language)", notice: "\(LanguageTag.english(language)) text saved.")
+            } catch let errors as ValidationErrors {
+                var page = tourEditPage(tour, site, language: language)
+                page.translation?.name = text.name
+                page.translation?.description = text.description
+                page.translation?.errors = errors.fields
+                return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            }
         }
         router.post("/tours/{id}/edit") { request, context in
             let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
@@ -108,8 +141,29 @@ struct ToursController: Sendable {
         router.get("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let waypoint = try waypoint(tour, context)
-            return pages.render("waypoint", title: waypoint.name, page: try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context),
+            return pages.render("waypoint", title: waypoint.name,
+                                page: try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context,
+                                                       language: request.uri.queryParameters["lang"].map(String.init)),
                                 request: request, context: context)
+        }
+        router.post("/tours/{id}/waypoints/{wid}/text/{lang}") { request, context in
+            let (tour, _, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try waypoint(tour, context)
+            let language = try context.parameters.require("lang")
+            var request = request
+            let form = try await request.form(context: context)
+            let text = LocalizedText(name: form.string("name"), description: form.string("description"))
+            do {
+                try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
+                return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)?lang=\(language)",
+                                      notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
+            } catch let errors as ValidationErrors {
+                var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
+                page.translation?.name = text.name
+                page.translation?.description = text.description
+                page.translation?.errors = errors.fields
+                return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+            }
         }
         router.post("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
@@ -196,10 +250,30 @@ struct ToursController: Sendable {
         return page
     }
 
-    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext) throws -> WaypointPage {
+    /// The tour's edit form; with `language` one of its further languages, that language's tab open.
+    func tourEditPage(_ tour: Tour, _ site: Site, language: String?) -> TourFormPage {
+        var page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
+                                cancelURL: "/tours/\(tour.id!)",
+                                form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName,
+                                       "paceKmh": String(format: "%g", tour.paceKmh)])
+        page.languages = LanguagesForm.make(tour)
+        let tag = language.flatMap(LanguageTag.canonical).flatMap { tour.furtherLanguages.contains($0) ? $0 : nil }
+        page.tabs = LanguageTab.tabs(tour, base: "/tours/\(tour.id!)/edit", active: tag)
+        page.hasTabs = tour.languages.count > 1
+        page.translation = tag.map {
+            TranslationForm(tag: $0, language: LanguageTag.label($0), action: "/tours/\(tour.id!)/text/\($0)",
+                            name: tour.localized[$0]?.name ?? "", description: tour.localized[$0]?.description ?? "",
+                            defaultName: tour.name, defaultDescription: tour.description, defaultLanguage: LanguageTag.english(tour.defaultLanguage))
+        }
+        return page
+    }
+
+    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext, language: String? = nil) throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
         let assets = try database.assets(waypointId: waypoint.id!)
-        return WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
+        let tag = language.flatMap(LanguageTag.canonical).flatMap { tour.furtherLanguages.contains($0) ? $0 : nil }
+        let base = "/tours/\(tour.id!)/waypoints/\(waypoint.id!)"
+        var page = WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
                             canEdit: editable, isLocked: tour.isLocked,
                             form: ["name": waypoint.name, "description": waypoint.description,
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
@@ -210,6 +284,23 @@ struct ToursController: Sendable {
                             hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
                             maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
+        page.tabs = LanguageTab.tabs(tour, base: base, active: tag)
+        page.hasTabs = tour.languages.count > 1
+        page.translation = tag.map {
+            TranslationForm(tag: $0, language: LanguageTag.label($0), action: "\(base)/text/\($0)",
+                            name: waypoint.localized[$0]?.name ?? "", description: waypoint.localized[$0]?.description ?? "",
+                            defaultName: waypoint.name, defaultDescription: waypoint.description,
+                            defaultLanguage: LanguageTag.english(tour.defaultLanguage))
+        }
+        page.hasLanguageOptions = tour.languages.count > 1
+        page.languageOptions = tour.languages.map { LanguageOption(tag: $0, label: LanguageTag.label($0)) }
+        page.assets = page.assets.map { row in
+            var row = row
+            row.languageChoices = [LanguageChoiceRow(tag: "", label: "Every language", isSelected: row.language == nil)]
+                + tour.languages.map { LanguageChoiceRow(tag: $0, label: LanguageTag.label($0), isSelected: row.language == $0) }
+            return row
+        }
+        return page
     }
 
     static func durationSummary(_ estimate: DurationEstimate) -> String {
