@@ -211,11 +211,21 @@ import Testing
             #expect(text.status == .seeOther && text.location == "\(waypointURL)?lang=es")
             #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"] == LocalizedText(name: "Lago Fish", description: "Agua fría."))
             let wrong = try await client.post("\(waypointURL)/text/fr", form: ["name": "Lac"], session: session)
-            #expect(wrong.status == .unprocessableContent)
+            #expect(wrong.status == .unprocessableContent && wrong.text.contains("is not published in French"), "\(wrong.text)")
+
+            // The tour's own texts have tabs on its edit page too.
+            let tourTab = try await client.get("/tours/\(env.seed.tourId)/edit?lang=es", session: session)
+            #expect(tourTab.text.contains(#"action="/tours/\#(env.seed.tourId)/text/es""#) && tourTab.text.contains("English: Ridge Walk"))
+            let tourText = try await client.post("/tours/\(env.seed.tourId)/text/es", form: ["name": "Paseo de la cresta", "description": "Un paseo."],
+                                                 session: session)
+            #expect(tourText.status == .seeOther && tourText.location == "/tours/\(env.seed.tourId)/edit?lang=es")
+            #expect(try env.database.tour(id: env.seed.tourId)?.localized["es"] == LocalizedText(name: "Paseo de la cresta", description: "Un paseo."))
+            let defaultText = try await client.post("/tours/\(env.seed.tourId)/text/en", form: ["name": "x"], session: session)
+            #expect(defaultText.status == .unprocessableContent && defaultText.text.contains("the tour&#39;s own form"), "\(defaultText.text)")
 
             let removal = try await client.post("/tours/\(env.seed.tourId)/languages", form: ["defaultLanguage": "en"], session: session)
             #expect(removal.status == .unprocessableContent)
-            #expect(removal.text.contains("Spanish still has texts of “Fish Lake”") && removal.text.contains(#"id="confirm-removal""#), "\(removal.text.prefix(0))")
+            #expect(removal.text.contains("Spanish still has texts of the tour, “Fish Lake”") && removal.text.contains(#"id="confirm-removal""#), "\(removal.text.prefix(0))")
             let confirmed = try await client.post("/tours/\(env.seed.tourId)/languages", form: ["defaultLanguage": "en", "confirmRemoval": "on"], session: session)
             #expect(confirmed.status == .seeOther)
             #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en"])

@@ -45,6 +45,18 @@ def test_screenshots_of_the_main_pages(ranger_panel, api):
     assert panel.heading() == waypoint["name"]
     written.append(panel.screenshot("waypoint"))
 
+    # A Spanish version of the first stop, on its language tab (the tour goes back to English only afterwards).
+    api.patch(f"/manage/tours/{tour['id']}", {"languages": ["en", "es"]})
+    api.patch(f"/manage/tours/{tour['id']}/waypoints/{waypoint['id']}",
+              {"localized": {"es": {"name": "Inicio del camino", "description": "El camino de carretas empieza aquí, junto al río Santiam."}}})
+    try:
+        panel.open(f"/tours/{tour['id']}/waypoints/{waypoint['id']}?lang=es")
+        panel.wait_map_rendered()
+        assert panel.find(".language-tabs a[aria-current='page']").text == "Spanish (Español)"
+        written.append(panel.screenshot("language-tabs"))
+    finally:
+        api.patch(f"/manage/tours/{tour['id']}", {"languages": ["en"], "confirmLanguageRemoval": True})
+
     set_viewport(panel.driver, 375, 812, mobile=True)
     panel.open(f"/tours/{tour['id']}")
     panel.wait_map_rendered()

@@ -71,7 +71,8 @@ struct ToursController: Sendable {
             do {
                 try database.setTourText(tourId: tour.id!, language: language, text, actor: context.actor)
                 return pages.redirect(to: "/tours/\(tour.id!)/edit?lang=\(language)", notice: "\(LanguageTag.english(language)) text saved.")
-            } catch let errors as ValidationErrors {
+            } catch let errors as ValidationErrors where errors["language"] == nil {
+                // (A language the tour lacks has no tab to show the message on: the error page says it.)
                 var page = tourEditPage(tour, site, language: language)
                 page.translation?.name = text.name
                 page.translation?.description = text.description
@@ -157,7 +158,7 @@ struct ToursController: Sendable {
                 try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
                 return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)?lang=\(language)",
                                       notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
-            } catch let errors as ValidationErrors {
+            } catch let errors as ValidationErrors where errors["language"] == nil {
                 var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
                 page.translation?.name = text.name
                 page.translation?.description = text.description
