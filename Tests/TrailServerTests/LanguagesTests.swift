@@ -152,6 +152,7 @@ import Testing
             #expect(manifest.localized == ["es": Manifest.TourText(packageName: "Ruta del lago", description: "Un paseo alrededor del lago.")])
             #expect(manifest.waypoints[0].localized == ["es": Manifest.WaypointText(name: "Lago Fish", description: "Agua fría.")])
             #expect(manifest.waypoints[0].assets.map(\.language) == [nil, "en", nil])
+            #expect(manifest.waypoints[0].assets[1].captions?.language == "en", "the video's captions are in its language")
             let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
             #expect(check.stdout.contains(#""valid": true"#), "a v1 reader still verifies: \(check.stdout) \(check.stderr)")
             // waypoints.geojson carries the texts as name:es / description:es.

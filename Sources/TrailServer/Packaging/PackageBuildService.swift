@@ -234,8 +234,10 @@ enum ManifestMaker {
                                                    sha256: asset.sha256, title: asset.title, altText: asset.altText)
                         entry.language = asset.language
                         for (role, companion) in asset.companions {
+                            // The text's language: its media file's, or the tour's default when the tour has several.
+                            let language = asset.language ?? ((snapshot.languages?.count ?? 0) > 1 ? snapshot.languages?.first : nil)
                             let file = Manifest.CompanionFile(path: companionPath(role, of: path, mimeType: companion.mimeType),
-                                                              size: companion.size, sha256: companion.sha256)
+                                                              size: companion.size, sha256: companion.sha256, language: language)
                             if role == .captions { entry.captions = file } else { entry.transcript = file }
                         }
                         return entry
