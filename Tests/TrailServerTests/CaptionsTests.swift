@@ -44,6 +44,15 @@ import Testing
         return (video, audio, image)
     }
 
+    /// ``media(_:_:token:)`` with captions on the video and a transcript ("A loon calls.") on the audio, all scanned.
+    static func accessibleMedia(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64) {
+        let (video, audio, _) = try await media(env, client, token: token)
+        try await attachCaptions(client, token: token, to: video)
+        _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
+        #expect(await env.scanAll() == 2)
+        return (video, audio)
+    }
+
     /// File names in `data/<folder>`.
     static func files(_ env: PublishEnv, in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: env.paths.root.appendingPathComponent(folder).path)) ?? []).sorted()
@@ -203,10 +212,7 @@ import Testing
         defer { env.remove() }
         try await env.app.test { client in
             let token = try env.token("author@test.org")
-            let (video, audio, _) = try await Self.media(env, client, token: token)
-            try await Self.attachCaptions(client, token: token, to: video)
-            _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
-            #expect(await env.scanAll() == 2)
+            let (video, audio) = try await Self.accessibleMedia(env, client, token: token)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
             #expect(request.state == .ready, "\(request.failureReason ?? "")")
             let zip = env.stagedZip(request.id)
@@ -284,10 +290,7 @@ import Testing
         defer { env.remove() }
         try await env.app.test { client in
             let token = try env.token("author@test.org")
-            let (video, audio, _) = try await Self.media(env, client, token: token)
-            try await Self.attachCaptions(client, token: token, to: video)
-            _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
-            #expect(await env.scanAll() == 2)
+            let (video, audio) = try await Self.accessibleMedia(env, client, token: token)
             let captionsFile = PublishFixtures.sha256(Data(Self.captions.utf8))
             #expect(Self.files(env, in: "assets").contains(captionsFile))
 
