@@ -212,14 +212,14 @@ import Testing
         defer { env.remove() }
         try await env.app.test { client in
             let token = try env.token("author@test.org")
-            let (video, audio) = try await Self.accessibleMedia(env, client, token: token)
+            _ = try await Self.accessibleMedia(env, client, token: token)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
             #expect(request.state == .ready, "\(request.failureReason ?? "")")
             let zip = env.stagedZip(request.id)
             let report = PackageVerifier.verify(zipAt: zip, publicKeyBase64: env.publicKey)
             #expect(report.isValid, "\(report.issues)")
             #expect(report.listedFileCount == 6, "three files, captions, transcript, waypoints.geojson")
-            let manifest = try #require(try Manifest.decode(Data(#require(request.manifestJSON).utf8)))
+            let manifest = try Manifest.decode(Data(#require(request.manifestJSON).utf8))
             let assets = manifest.waypoints[0].assets
             let videoEntry = try #require(assets.first { $0.type == .video })
             #expect(videoEntry.path == "waypoints/01-fish-lake/01-welcome.mp4")
