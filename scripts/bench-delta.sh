@@ -145,3 +145,6 @@ Delta update benchmark: ${size_mib} MiB video + 5 MiB audio, the audio replaced;
 Update bytes: $worst_sent = $(awk -v a="$worst_sent" -v c="$changed" -v m="$manifest_bytes" 'BEGIN { printf "%.3f", a / (c + m) }') x (changed file $changed + manifest $manifest_bytes); $(awk -v a="$worst_sent" -v f="$full_bytes" 'BEGIN { printf "%.2f%%", 100 * a / f }') of a full download.
 Goal: at most 1.05 x ($limit bytes): $( (( worst_sent <= limit )) && echo "goal met" || echo "goal missed")
 EOF
+bench_result "delta update, bytes sent" "$worst_sent B" "changed file + manifest $(( changed + manifest_bytes )) B" \
+  "$(awk -v a="$worst_sent" -v c="$changed" -v m="$manifest_bytes" 'BEGIN { printf "%.3f", a / (c + m) }')" "<= 1.05" \
+  "$( (( worst_sent <= limit )) && echo yes || echo no)"

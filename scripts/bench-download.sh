@@ -207,6 +207,12 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 verdict() { awk -v r="$1" -v g="$2" 'BEGIN { print (r >= g ? "goal met" : "goal missed") }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+yes_no() { awk -v r="$1" -v g="$2" 'BEGIN { print (r >= g ? "yes" : "no") }'; }
+peak_vm=$(( fast_vm > slow_vm ? fast_vm : slow_vm ))
+bench_result "download, 1 client, $(( bytes / 1048576 )) MiB" "$ours_1 MiB/s" "nginx $nginx_1 MiB/s" "$(ratio "$ours_1" "$nginx_1")" ">= 0.9" "$(yes_no "$(ratio "$ours_1" "$nginx_1")" 0.9)"
+bench_result "download, 32 clients" "$ours_32 MiB/s" "nginx $nginx_32 MiB/s" "$(ratio "$ours_32" "$nginx_32")" ">= 0.9" "$(yes_no "$(ratio "$ours_32" "$nginx_32")" 0.9)"
+bench_result "package list, req/s" "$ours_rps" "nginx static $nginx_rps" "$(ratio "$ours_rps" "$nginx_rps")" ">= 0.5" "$(yes_no "$(ratio "$ours_rps" "$nginx_rps")" 0.5)"
+bench_result "RSS growth, 100 downloads" "$(mib "$peak_vm") MiB" "-" "-" "< 100 MiB" "$( (( peak_vm < 102400 )) && echo yes || echo no)"
 
 cat <<EOF
 

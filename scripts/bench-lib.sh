@@ -11,6 +11,9 @@
 #   bench_release TOUR                 submit, build, approve, push; prints "packageId version sha256"
 # and its own `cleanup` (which should call bench_stop_server).
 
+# shellcheck source=bench-result.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-result.sh"
+
 bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 bench_now() { date +%s.%N; }
 bench_elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }

@@ -31,6 +31,8 @@ set -euo pipefail
 size_mib="${1:-2048}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 8 )) || { echo "usage: $0 [SIZE_MIB >= 8]" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench-result.sh
+source "$root/scripts/bench-result.sh"
 config="${BENCH_CONFIG:-release}"
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; KEEP=1; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-package.XXXXXX")"; fi
 mkdir -p "$work"
@@ -152,6 +154,9 @@ printf "   %-36s %7s s   (all: %s)\n" "zip -0 -r; sync" "$zip_sync_best" "${zip_
 printf "   %-36s %7s s   (all: %s)   %s MiB/s\n" "PackageBuilder.build (with fsync)" "$build_best" "${build_times[*]}" "$throughput"
 printf "   %-36s max %s MiB; test process peak RSS %s MiB (GNU time)\n" "RSS growth during the build" "$growth_max" "$process_rss"
 printf "   ratio build / zip -0 -r: %s (budget 1.25); build / (zip -0 -r; sync): %s\n" "$ratio" "$ratio_sync"
+bench_result "package build, $size_mib MiB" "$build_best s" "zip -0 -r $zip_best s" "$ratio x time" "<= 1.1 x" \
+  "$(awk -v r="$ratio" 'BEGIN { print (r <= 1.1 ? "yes" : "no") }')"
+bench_result "package build RSS growth" "$growth_max MiB" "-" "-" "< 64 MiB" "$(awk -v g="$growth_max" 'BEGIN { print (g < 64 ? "yes" : "no") }')"
 if (( status == 0 )) && awk -v r="$ratio" -v g="$growth_max" 'BEGIN { exit !(r <= 1.25 && g < 64) }'; then
   echo "   PASS"
 else

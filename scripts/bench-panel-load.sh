@@ -108,6 +108,17 @@ total = next(r for r in rows if r["Name"] == "Aggregated")
 print(f"\nall: {total['Request Count']} requests, {total['Failure Count']} failures, {float(total['Requests/s']):.0f} req/s; "
       f"server RSS {idle} MiB idle, {peak} MiB peak (goal < 200); SQLITE_BUSY in the log: {busy}")
 print("goals met" if met_all and peak < 200 and busy == 0 else "goals NOT all met")
+import os
+if os.environ.get("BENCH_RESULTS"):
+    timed = [r for r in rows if r["Name"] != "Aggregated" and r["95%"] != "N/A" and "download" not in r["Name"] and "/login" not in r["Name"]]
+    pages = max((float(r["95%"]), r["Name"]) for r in timed if "/api/" not in r["Name"])
+    apis = max((float(r["95%"]), r["Name"]) for r in timed if "/api/" in r["Name"])
+    failures = int(total["Failure Count"])
+    with open(os.environ["BENCH_RESULTS"], "a") as out:
+        out.write(f"panel under load: slowest page p95 ({pages[1]})\t{pages[0]:.0f} ms\t-\t-\t< 100 ms\t{'yes' if pages[0] < 100 else 'no'}\n")
+        out.write(f"panel under load: slowest JSON p95 ({apis[1]})\t{apis[0]:.0f} ms\t-\t-\t< 50 ms\t{'yes' if apis[0] < 50 else 'no'}\n")
+        out.write(f"panel under load: failures, SQLITE_BUSY, peak RSS\t{failures}, {busy}, {peak} MiB\t-\t-\t0, 0, < 200 MiB\t"
+                  f"{'yes' if failures == 0 and busy == 0 and peak < 200 else 'no'}\n")
 PY
 # What failed, if anything, as locust recorded it.
 python3 - "$work/load_failures.csv" <<'PY'

@@ -13,6 +13,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench-result.sh
+source "$ROOT/scripts/bench-result.sh"
 COUNT=${BENCH_FILES:-200}
 CONCURRENCY=${BENCH_CONCURRENCY:-1,2}
 SCRATCH=${BENCH_SCRATCH:-$ROOT/.build-scan-bench}
@@ -114,6 +116,12 @@ end=$(now)
 found=$(grep -c ' FOUND$' "$WORK/clamscan.out" || true)
 secs=$(elapsed "$start" "$end")
 echo "BENCH clamscan $("$CLAMSCAN" --version | cut -d/ -f1) files=$COUNT scan=${secs}s ($(awk -v t="$total" -v s="$secs" 'BEGIN { printf "%.1f MiB/s", t / 1048576 / s }')) infected=$found exit=$rc (includes loading the signature)"
+inproc=$(sed -n 's/^BENCH in-process.*scan=\([0-9.]*\)s.*/\1/p' "$inproc_log" | tail -1)
+if [[ -n "$inproc" ]]; then
+  bench_result "scan, $COUNT files, concurrency ${CONCURRENCY##*,}" "$(awk -v t="$total" -v s="$inproc" 'BEGIN { printf "%.1f MiB/s", t / 1048576 / s }')" \
+    "clamscan $(awk -v t="$total" -v s="$secs" 'BEGIN { printf "%.1f MiB/s", t / 1048576 / s }')" \
+    "$(awk -v a="$secs" -v b="$inproc" 'BEGIN { printf "%.2f", a / b }')" "(comparison)" "-"
+fi
 if [[ $found -ne $infected ]]; then
   echo "clamscan found $found infected files, expected $infected" >&2
   exit 1

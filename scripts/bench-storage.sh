@@ -110,3 +110,6 @@ cat <<REPORT
 Throughput: $(awk -v s="$s" -v a="$a" 'BEGIN { printf "%.2f", a / s }') x aws s3 cp (goal >= 0.8): $(awk -v s="$s" -v a="$a" 'BEGIN { print (a / s >= 0.8 ? "met" : "NOT met") }').
 Peak RSS of storage sync: $(( peak / 1024 )) MiB, $growth MiB above its idle $(( idle_rss / 1024 )) MiB (goal < 64): $( (( growth < 64 )) && echo met || echo "NOT met").
 REPORT
+bench_result "storage sync, $mib MiB" "$s s" "aws s3 cp $a s" "$(awk -v s="$s" -v a="$a" 'BEGIN { printf "%.2f x speed", a / s }')" ">= 0.8 x" \
+  "$(awk -v s="$s" -v a="$a" 'BEGIN { print (a / s >= 0.8 ? "yes" : "no") }')"
+bench_result "storage sync RSS growth" "$growth MiB" "-" "-" "< 64 MiB" "$( (( growth < 64 )) && echo yes || echo no)"

@@ -35,6 +35,8 @@ set -euo pipefail
 size_mib="${1:-1024}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench-result.sh
+source "$root/scripts/bench-result.sh"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 chunk_mib="${BENCH_CHUNK_MIB:-16}"
 for tool in curl python3 swift sha256sum openssl; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
@@ -257,6 +259,8 @@ report_upload() {  # label (uses r_*)
   half_hash=$(awk -v s="$r_secs" -v c="$tee_secs" 'BEGIN { print (s <= 2 * c) ? "yes" : "no" }')
   rss=$(awk -v r="$r_vm" 'BEGIN { print (r < 65536) ? "yes" : "no" }')
   echo "                            server CPU ${r_cpu}s; >= 0.5 x cp: $half_cp; >= 0.5 x copy+hash: $half_hash; RSS growth < 64 MiB: $rss"
+  bench_result "upload, $1, $size_mib MiB" "$(mibs "$r_secs") MiB/s" "copy+hash $(mibs "$tee_secs") MiB/s" "$(ratio "$tee_secs" "$r_secs")" ">= 0.5" "$half_hash"
+  bench_result "upload RSS growth, $1" "$(( r_vm / 1024 )) MiB" "-" "-" "< 64 MiB" "$rss"
 }
 
 results=()

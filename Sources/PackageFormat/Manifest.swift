@@ -473,6 +473,7 @@ extension Manifest {
                     check(Self.isSHA256Hex(file.sha256), "\(fileLabel): sha256 must be 64 lowercase hex digits")
                     if let language = file.language {
                         check(Self.isLanguageTag(language), "\(fileLabel): language \"\(language)\" is not a BCP 47 tag")
+                        if let languages { check(languages.contains(language), "\(fileLabel): language \"\(language)\" is not one of the package's languages") }
                     }
                 }
             }

@@ -81,6 +81,11 @@ import Testing
             (Data("WEBVTT\n\n0:00:01.000 --> 00:00:02.000\nA\n".utf8), "is not a cue timing"),
             (Data("WEBVTT\n\nHello there\nGeneral\n".utf8), "Line 3: “Hello there” is neither a cue timing"),
             (Data("WEBVTT\n".utf8), "The captions have no cues"),
+            // Hours that would overflow, a signed fraction, a NOTE running into a cue: refused, never a crash.
+            (Data("WEBVTT\n\n9999999999999999:00:00.000 --> 9999999999999999:00:01.000\nx\n".utf8), "is not a cue timing"),
+            (Data("WEBVTT\n\n100000000000000:00:00.000 --> 00:00:01.000\nx\n".utf8), "is not a cue timing"),
+            (Data("WEBVTT\n\n00:00:01.-50 --> 00:00:02.000\nx\n".utf8), "is not a cue timing"),
+            (Data("WEBVTT\n\nNOTE see\n00:00:01.000 --> 00:00:02.000\nx\n".utf8), "a NOTE may not contain"),
             (Data([0x57, 0x45, 0x42, 0x56, 0x54, 0x54, 0x0A, 0x0A, 0xFF, 0xFE]), "not UTF-8"),
             (Data("<!DOCTYPE html>\n<html><body>WEBVTT</body></html>\n".utf8), "This is an HTML page, not WebVTT captions"),
             (Data(), "The file is empty."),

@@ -83,6 +83,12 @@ import Testing
             #expect(stored.name == "Ruta del lago" && stored.localized["en"]?.name == "Ridge Walk", "\(stored.name) \(stored.localized)")
             #expect(try env.database.waypoints(tourId: env.seed.tourId).first.map { ($0.name, $0.localized["en"]?.name) }! == ("Lago Fish", "Fish Lake"))
 
+            // A PATCH that swaps the default and changes another field keeps the swapped texts (it starts from them).
+            let both = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es","fr"],"paceKmh":5}"#)
+            #expect(both.status == .ok && both.jsonObject["name"] as? String == "Ridge Walk", "\(both.text)")
+            #expect(try env.database.tour(id: env.seed.tourId)?.localized["es"]?.name == "Ruta del lago", "the Spanish name survived the swap back")
+            _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en","fr"]}"#)
+
             // French has no texts: removed at once. English has: refused, then confirmed.
             let french = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en"]}"#)
             #expect(french.status == .ok)
@@ -94,6 +100,33 @@ import Testing
             #expect(confirmed.status == .ok)
             #expect(try env.database.tour(id: env.seed.tourId)?.localized.isEmpty == true)
             #expect(try env.database.waypoints(tourId: env.seed.tourId).allSatisfy { $0.localized.isEmpty })
+        }
+    }
+
+    @Test("a new default language: two stops with one name in it are refused by name; names that trade places swap cleanly")
+    func swapNames() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test { client in
+            let token = try env.token("author@test.org")
+            let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
+            let added = try await client.api(.post, "\(tour)/waypoints", token: token, json: #"{"name":"Summit","latitude":44.4,"longitude":-122.05}"#)
+            let (first, second) = (env.seed.waypointId, Int64(try #require(publishInt(added.jsonObject["id"]), "\(added.text)")))
+            let names = try env.database.waypoints(tourId: env.seed.tourId).map(\.name)
+            _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"],"localized":{"es":{"name":"Ruta"}}}"#)
+            for id in [first, second] {
+                _ = try await client.api(.patch, "\(tour)/waypoints/\(id)", token: token, json: #"{"localized":{"es":{"name":"Mirador"}}}"#)
+            }
+            let clash = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en"]}"#)
+            #expect(clash.status == .unprocessableContent && clash.errorFields["languages"]?.contains("Two waypoints would both be called “Mirador” in Spanish") == true,
+                    "\(clash.text)")
+            #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en", "es"])
+            // Each stop's Spanish name is the other's English one: the swap goes through the unique index cleanly.
+            _ = try await client.api(.patch, "\(tour)/waypoints/\(first)", token: token, json: #"{"localized":{"es":{"name":"\#(names[1])"}}}"#)
+            _ = try await client.api(.patch, "\(tour)/waypoints/\(second)", token: token, json: #"{"localized":{"es":{"name":"\#(names[0])"}}}"#)
+            let swapped = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en"]}"#)
+            #expect(swapped.status == .ok, "\(swapped.text)")
+            #expect(try env.database.waypoints(tourId: env.seed.tourId).map(\.name) == [names[1], names[0]])
         }
     }
 

@@ -124,7 +124,12 @@ enum WebVTT {
                 index += 1
             }
             let head = block[0]
-            if head == "NOTE" || head.hasPrefix("NOTE ") || head.hasPrefix("NOTE\t") { continue }
+            if head == "NOTE" || head.hasPrefix("NOTE ") || head.hasPrefix("NOTE\t") {
+                if block.contains(where: { $0.contains("-->") }) {
+                    throw CompanionTextProblem(message: "Line \(blockStart + 1): a NOTE may not contain “-->”; leave a blank line before the next cue.")
+                }
+                continue
+            }
             if cues.isEmpty, head == "STYLE" || head == "REGION" { continue }
             // A cue: an optional identifier line, then the timing line.
             var timingOffset = 0
@@ -163,21 +168,23 @@ enum WebVTT {
         return (start, end)
     }
 
-    /// `[hh:]mm:ss.ttt`: minutes and seconds 00–59, three digits of milliseconds, hours at least two digits.
+    /// `[hh:]mm:ss.ttt`: minutes and seconds 00–59, three digits of milliseconds, hours at least two digits (and
+    /// at most 6 here: a million hours is no video, and more digits would overflow the arithmetic).
     static func timestamp(_ text: String) -> Double? {
         let main = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard main.count == 2, main[1].count == 3, let millis = Int(main[1]), main[1].allSatisfy(\.isASCII) else { return nil }
+        guard main.count == 2, main[1].count == 3, main[1].allSatisfy({ $0.isASCII && $0.isNumber }), let millis = Int(main[1]) else { return nil }
         let fields = main[0].split(separator: ":", omittingEmptySubsequences: false)
         guard fields.count == 2 || fields.count == 3, fields.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } && !$0.isEmpty }) else { return nil }
         let numbers = fields.compactMap { Int($0) }
         guard numbers.count == fields.count else { return nil }
         let (hours, minutes, seconds) = fields.count == 3 ? (numbers[0], numbers[1], numbers[2]) : (0, numbers[0], numbers[1])
         guard fields[fields.count - 1].count == 2, fields[fields.count - 2].count == 2, minutes < 60, seconds < 60,
-              fields.count == 2 || fields[0].count >= 2 else { return nil }
+              fields.count == 2 || (2...6).contains(fields[0].count) else { return nil }
         return Double(hours * 3600 + minutes * 60 + seconds) + Double(millis) / 1000
     }
 
     static func format(_ seconds: Double) -> String {
+        guard seconds.isFinite, seconds >= 0, seconds < 1e12 else { return "?" }
         let millis = Int((seconds * 1000).rounded())
         return String(format: "%02d:%02d:%02d.%03d", millis / 3_600_000, millis / 60_000 % 60, millis / 1000 % 60, millis % 1000)
     }

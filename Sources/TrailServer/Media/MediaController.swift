@@ -378,7 +378,8 @@ struct CompanionRow: Sendable {
     let isPending: Bool
     let isClean: Bool
     let isWebVTT: Bool
-    let detail: String?
+    /// Named apart from the media row's `detail`: Mustache would fall back to that one when this is nil.
+    let companionDetail: String?
 
     init(_ asset: Asset, user: AuthenticatedUser?) {
         id = asset.id!
@@ -389,7 +390,7 @@ struct CompanionRow: Sendable {
         isPending = asset.scanStatus == .pending
         isClean = asset.scanStatus == .clean
         isWebVTT = asset.mimeType == CompanionText.Format.webVTT.mimeType
-        detail = (user?.isAdmin == true || user?.id == asset.uploadedBy) && !asset.scanDetail.isEmpty ? asset.scanDetail : nil
+        companionDetail = (user?.isAdmin == true || user?.id == asset.uploadedBy) && !asset.scanDetail.isEmpty ? asset.scanDetail : nil
     }
 }
 

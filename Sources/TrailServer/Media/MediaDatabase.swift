@@ -122,11 +122,18 @@ extension AppDatabase {
             if let old = replacedAsset {
                 // A new take of the same narration keeps its transcript and captions (the ranger replaces those
                 // separately if the words changed); a file of another kind cannot use them, so they go with the old one.
-                let companions = try Asset.filter(Asset.Columns.companionOf == old.id!).fetchAll(db)
-                if old.kind == asset.kind {
-                    try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE companionOf = ?", arguments: [asset.id!, old.id!])
-                } else {
-                    released += companions.map(\.storedPath)
+                // (Each kept when the new file's kind takes its role: an audio take replaced by a video keeps its transcript.)
+                for companion in try Asset.filter(Asset.Columns.companionOf == old.id!).fetchAll(db) {
+                    if let role = companion.companionRole, role.accepts(asset.kind) {
+                        try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE id = ?", arguments: [asset.id!, companion.id!])
+                    } else {
+                        released.append(companion.storedPath)
+                    }
+                }
+                // The new take is for the same language as the old one.
+                if let language = old.language {
+                    asset.language = language
+                    try asset.update(db)
                 }
                 try old.delete(db)
                 released.append(old.storedPath)

@@ -259,7 +259,9 @@ enum ManifestMaker {
             waypoints: snapshot.waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
             route: snapshot.route.flatMap { try? RoutePath(json: $0) }, paceKmh: snapshot.paceKmh ?? 4,
             dwellSeconds: snapshot.waypoints.map { waypoint in
-                let seconds = waypoint.assets.filter { $0.kind == "audio" || $0.kind == "video" }.compactMap(\.durationSeconds)
+                // A visitor hears one language: the files for every language and those for the default one.
+                let seconds = waypoint.assets.filter { ($0.kind == "audio" || $0.kind == "video") && ($0.language == nil || $0.language == snapshot.languages?.first) }
+                    .compactMap(\.durationSeconds)
                 return seconds.isEmpty ? nil : seconds.reduce(0, +)
             })
     }

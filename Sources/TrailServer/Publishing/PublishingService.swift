@@ -52,7 +52,8 @@ struct PublishingService: Sendable {
     /// only for the rename and the folder's flush.
     func release(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PackageVersion {
         let staged = builds.stagedZip(requestId)
-        try await LongJobThreads.pool.runIfActive {
+        // (The shared pool, not the long-job threads: a release must not wait for builds running there.)
+        try await NIOThreadPool.singleton.runIfActive {
             if FileManager.default.fileExists(atPath: staged.path) { try DurableFile.fsync(staged) }
         }
         let version = try await NIOThreadPool.singleton.runIfActive {

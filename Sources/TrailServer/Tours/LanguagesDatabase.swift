@@ -63,6 +63,15 @@ extension AppDatabase {
                 waypoints[index].localized[oldDefault] = own
             }
         }
+        if newDefault != oldDefault {
+            // Names are unique per tour (case-insensitively): two stops may not share a name in the new default.
+            var seen = Set<String>()
+            for waypoint in waypoints where !seen.insert(waypoint.name.lowercased()).inserted {
+                throw ValidationErrors(["languages": "Two waypoints would both be called “\(waypoint.name)” in \(LanguageTag.english(newDefault)); give them different names in it first."])
+            }
+            // Out of the unique index's way first, so names that trade places between languages do not collide midway.
+            try db.execute(sql: "UPDATE waypoint SET name = char(1) || id WHERE tourId = ?", arguments: [tourId])
+        }
         for tag in tour.localized.keys where !choice.tags.contains(tag) { tour.localized[tag] = nil }
         for index in waypoints.indices {
             for tag in waypoints[index].localized.keys where !choice.tags.contains(tag) { waypoints[index].localized[tag] = nil }

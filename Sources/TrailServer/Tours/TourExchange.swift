@@ -456,7 +456,11 @@ extension AppDatabase {
                     waypoint.longitude = point.longitude
                     if !point.description.isEmpty { waypoint.description = point.description }
                     if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
-                    for (tag, text) in point.localized where tour.furtherLanguages.contains(tag) { waypoint.localized[tag] = text }
+                    // Field by field, as for the default language: an empty description in the file keeps the saved one.
+                    for (tag, text) in point.localized where tour.furtherLanguages.contains(tag) {
+                        let saved = waypoint.localized[tag] ?? LocalizedText()
+                        waypoint.localized[tag] = LocalizedText(name: text.name.nonEmpty ?? saved.name, description: text.description.nonEmpty ?? saved.description)
+                    }
                     waypoint.updatedAt = now
                     try waypoint.update(db)
                 default: continue
@@ -482,7 +486,10 @@ extension AppDatabase {
     public func durationEstimate(tour: Tour) throws -> DurationEstimate {
         let waypoints = try self.waypoints(tourId: tour.id!)
         let dwell = try waypoints.map { waypoint -> Double? in
-            let seconds = try assets(waypointId: waypoint.id!).filter { $0.kind == .audio || $0.kind == .video }.compactMap(\.durationSeconds)
+            // One language's worth: files for every language and those for the default one.
+            let seconds = try assets(waypointId: waypoint.id!)
+                .filter { ($0.kind == .audio || $0.kind == .video) && ($0.language == nil || $0.language == tour.defaultLanguage) }
+                .compactMap(\.durationSeconds)
             return seconds.isEmpty ? nil : seconds.reduce(0, +)
         }
         return DurationEstimate.estimate(waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },

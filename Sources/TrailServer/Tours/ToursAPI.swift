@@ -135,13 +135,14 @@ struct ToursAPI: Sendable {
             return try JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
         }
         router.patch("/tours/{id}") { request, context in
-            let (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            var (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
             let body = try await request.decodeJSON(PatchTour.self, context: context)
             // Languages first (their tags are checked before anything is written), then details and frame, then texts.
+            // A new default language swaps texts, so what follows starts from the tour as that left it.
             if let languages = body.languages {
                 let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
                 guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
-                try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
+                tour = try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
             }
             var details: TourInput?, frameInput: FrameInput?
             if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
@@ -153,7 +154,7 @@ struct ToursAPI: Sendable {
                 frameInput = FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
                                         minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
             }
-            // One transaction: a PATCH that is refused in part changes nothing.
+            // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
             var updated = try database.editTour(id: tour.id!, details: details, frame: frameInput, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
             for (language, text) in body.localized ?? [:] {
                 updated = try database.setTourText(tourId: tour.id!, language: language, text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]),
