@@ -148,7 +148,7 @@ extension PublishingController {
         var index = 0
         // A further language of the package, when asked for: the waypoints' texts in it (the default's where missing).
         let languages = manifest?.languages ?? []
-        let chosen = language.flatMap(LanguageTag.canonical).flatMap { languages.dropFirst().contains($0) ? $0 : nil }
+        let chosen = LanguageTag.further(language, of: languages)
         let waypoints: [RequestPage.WaypointItem] = (manifest?.waypoints ?? []).map { waypoint in
             let text = chosen.flatMap { waypoint.localized?[$0] }
             return RequestPage.WaypointItem(

@@ -262,7 +262,7 @@ struct TilesController: Sendable {
     func previewPage(zip: URL, manifest: Manifest, tileURL: String, subtitle: String, backURL: String, backLabel: String,
                      base: String = "", language: String? = nil) async throws -> PackagePreviewPage {
         let languages = manifest.languages ?? []
-        let chosen = language.flatMap(LanguageTag.canonical).flatMap { languages.dropFirst().contains($0) ? $0 : nil }
+        let chosen = LanguageTag.further(language, of: languages)
         func name(_ waypoint: Manifest.Waypoint) -> String { chosen.flatMap { waypoint.localized?[$0]?.name.nonEmpty } ?? waypoint.name }
         func description(_ waypoint: Manifest.Waypoint) -> String {
             chosen.flatMap { waypoint.localized?[$0]?.description.nonEmpty } ?? waypoint.description

@@ -68,6 +68,12 @@ enum LanguageTag {
         return known.english == known.native ? known.english : "\(known.english) (\(known.native))"
     }
 
+    /// The further language (not the first of `languages`) a page was asked for (`?lang=`), as the list spells it;
+    /// nil for none, the default, or a language the tour or package does not have.
+    static func further(_ raw: String?, of languages: [String]) -> String? {
+        raw.flatMap(canonical).flatMap { languages.dropFirst().contains($0) ? $0 : nil }
+    }
+
     static func english(_ tag: String) -> String { byLowercasedTag[tag.lowercased()]?.english ?? tag }
 
     /// Why a tag is refused: malformed (not letters, digits and hyphens) or simply not on the list.

@@ -11,8 +11,8 @@ struct TourFormPage: Sendable {
     var errors: [String: String] = [:]
     /// An existing tour's languages form and its language tabs (nil for a new tour).
     var languages: LanguagesForm? = nil
-    var tabs: [LanguageTab] = []
-    var hasTabs = false
+    var languageTabs: [LanguageTab] = []
+    var hasLanguageTabs = false
     /// The open tab's form when it is a further language (else the tour's own form shows).
     var translation: TranslationForm? = nil
 }
@@ -24,10 +24,6 @@ struct LanguageTab: Sendable {
     let url: String
     let isActive: Bool
     let isDefault: Bool
-
-    static func tabs(_ tour: Tour, base: String, active: String?) -> [LanguageTab] {
-        tabs(languages: tour.languages, base: base, active: active)
-    }
 
     static func tabs(languages: [String], base: String, active: String?) -> [LanguageTab] {
         languages.enumerated().map { index, tag in
@@ -170,8 +166,8 @@ struct WaypointPage: Sendable {
     let maxUploadSize: String
     let maxUploadBytes: Int64
     let acceptedTypes: String
-    var tabs: [LanguageTab] = []
-    var hasTabs = false
+    var languageTabs: [LanguageTab] = []
+    var hasLanguageTabs = false
     var translation: TranslationForm? = nil
     /// For each file's language select: the tour's languages (only when it has more than one).
     var languageOptions: [LanguageOption] = []

@@ -258,9 +258,9 @@ struct ToursController: Sendable {
                                 form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName,
                                        "paceKmh": String(format: "%g", tour.paceKmh)])
         page.languages = LanguagesForm.make(tour)
-        let tag = language.flatMap(LanguageTag.canonical).flatMap { tour.furtherLanguages.contains($0) ? $0 : nil }
-        page.tabs = LanguageTab.tabs(tour, base: "/tours/\(tour.id!)/edit", active: tag)
-        page.hasTabs = tour.languages.count > 1
+        let tag = LanguageTag.further(language, of: tour.languages)
+        page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: "/tours/\(tour.id!)/edit", active: tag)
+        page.hasLanguageTabs = tour.languages.count > 1
         page.translation = tag.map {
             TranslationForm(tag: $0, language: LanguageTag.label($0), action: "/tours/\(tour.id!)/text/\($0)",
                             name: tour.localized[$0]?.name ?? "", description: tour.localized[$0]?.description ?? "",
@@ -272,7 +272,7 @@ struct ToursController: Sendable {
     func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext, language: String? = nil) throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
         let assets = try database.assets(waypointId: waypoint.id!)
-        let tag = language.flatMap(LanguageTag.canonical).flatMap { tour.furtherLanguages.contains($0) ? $0 : nil }
+        let tag = LanguageTag.further(language, of: tour.languages)
         let base = "/tours/\(tour.id!)/waypoints/\(waypoint.id!)"
         var page = WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
                             canEdit: editable, isLocked: tour.isLocked,
@@ -285,8 +285,8 @@ struct ToursController: Sendable {
                             hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
                             maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
-        page.tabs = LanguageTab.tabs(tour, base: base, active: tag)
-        page.hasTabs = tour.languages.count > 1
+        page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: base, active: tag)
+        page.hasLanguageTabs = tour.languages.count > 1
         page.translation = tag.map {
             TranslationForm(tag: $0, language: LanguageTag.label($0), action: "\(base)/text/\($0)",
                             name: waypoint.localized[$0]?.name ?? "", description: waypoint.localized[$0]?.description ?? "",
