@@ -138,8 +138,9 @@ import Testing
             let token = try env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
             let image = "/api/v1/manage/assets/\(ids[0])"
-            let outside = try await client.api(.patch, image, token: token, json: #"{"language":"es"}"#)
+            let outside = try await client.api(.patch, image, token: token, json: #"{"title":"Shore","language":"es"}"#)
             #expect(outside.status == .unprocessableContent && outside.errorFields["language"]?.contains("not published in Spanish") == true)
+            #expect(try env.database.asset(id: ids[0])?.title == "", "refused in part, the title was not saved either")
             _ = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)", token: token, json: #"{"languages":["en","es"]}"#)
             let set = try await client.api(.patch, image, token: token, json: #"{"language":"ES"}"#)
             #expect(set.status == .ok && set.jsonObject["language"] as? String == "es", "\(set.text)")

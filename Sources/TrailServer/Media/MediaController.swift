@@ -124,8 +124,7 @@ struct MediaController: Sendable {
             let back = "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)"
             do {
                 try database.describeAsset(id: asset.id!, title: form.string("title"), altText: asset.kind == .image ? form.string("altText") : nil,
-                                           actor: context.actor)
-                if let language = form["language"] { try database.setAssetLanguage(id: asset.id!, language: language, actor: context.actor) }
+                                           language: form["language"].map { .some($0) } ?? .none, actor: context.actor)
             } catch let errors as ValidationErrors {
                 // The waypoint page again, the message under the field and the text as typed.
                 return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
@@ -207,10 +206,9 @@ struct MediaController: Sendable {
         router.patch("/assets/{aid}") { request, context in
             let (asset, _) = try editableAsset(context)
             let patch = try await request.decodeJSON(AssetPatch.self, context: context)
-            var described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, actor: context.actor)
-            if case .some(let language) = patch.language {
-                described = try database.setAssetLanguage(id: asset.id!, language: language, actor: context.actor)
-            }
+            // Title, alt text and language in one transaction: refused in part, nothing changes.
+            let described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
+                                                       actor: context.actor)
             return try JSONResponse.make(body(described, context))
         }
     }

@@ -166,7 +166,8 @@ extension AppDatabase {
     /// Sets a file's title and, for images, its alt text (nil leaves one as it is). Refused with field messages:
     /// alt text on anything but an image, a title over 200 or alt text over 1,000 characters.
     @discardableResult
-    public func describeAsset(id: Int64, title: String?, altText: String?, actor: AuditActor) throws -> Asset {
+    /// `language` (when given: a tag of the tour's, or nil for every language) is saved in the same transaction.
+    public func describeAsset(id: Int64, title: String?, altText: String?, language: String?? = .none, actor: AuditActor) throws -> Asset {
         try writer.write { db in
             guard var asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
@@ -182,9 +183,14 @@ extension AppDatabase {
             } else if let altText, altText.unicodeScalars.count > 1000 {
                 errors["altText"] = "Keep the alt text to 1,000 characters (this one has \(altText.unicodeScalars.count)): say what the image shows, briefly."
             }
+            var tag: String?
+            if case .some(let language) = language {
+                do { tag = try Self.assetLanguage(language, tour: tour) } catch let refused as ValidationErrors { errors.fields.merge(refused.fields) { $1 } }
+            }
             try errors.throwIfAny()
             if let title { asset.title = title }
             if let altText { asset.altText = altText }
+            if case .some = language { asset.language = tag }
             try asset.update(db)
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.describe",
                                   detail: "title \(asset.title.count) chars, alt text \(asset.altText.count) chars")

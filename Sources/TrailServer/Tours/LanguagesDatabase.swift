@@ -132,26 +132,15 @@ extension AppDatabase {
         return waypoint
     }
 
-    /// Which language a file is for: one of the tour's, or nil for every language.
-    @discardableResult
-    public func setAssetLanguage(id: Int64, language: String?, actor: AuditActor) throws -> Asset {
-        try writer.write { db in
-            guard var asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
-            let tour = try Self.editableTour(db, id: waypoint.tourId)
-            var tag: String?
-            if let language, !language.trimmingCharacters(in: .whitespaces).isEmpty {
-                guard let canonical = LanguageTag.canonical(language) else { throw ValidationErrors(["language": LanguageTag.refusal(language)]) }
-                guard tour.languages.contains(canonical) else {
-                    throw ValidationErrors(["language": "“\(tour.name)” is not published in \(LanguageTag.english(canonical)); add the language to the tour first."])
-                }
-                tag = canonical
-            }
-            asset.language = tag
-            try asset.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.language",
-                                  detail: tag ?? "every language")
-            return asset
+    /// A file's language as sent: one of the tour's (as the list spells it), or nil (empty) for every language;
+    /// refused under `language` otherwise.
+    static func assetLanguage(_ language: String?, tour: Tour) throws -> String? {
+        guard let language, !language.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        guard let canonical = LanguageTag.canonical(language) else { throw ValidationErrors(["language": LanguageTag.refusal(language)]) }
+        guard tour.languages.contains(canonical) else {
+            throw ValidationErrors(["language": "“\(tour.name)” is not published in \(LanguageTag.english(canonical)); add the language to the tour first."])
         }
+        return canonical
     }
 
     /// A tag of one of the tour's further languages, as the list spells it; refused under `language` otherwise.
