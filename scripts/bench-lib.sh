@@ -78,7 +78,31 @@ bench_upload() {
     sleep 0.2
   done
   [[ "$status" == clean ]] || { echo "$name was not scanned clean ($status)" >&2; exit 1; }
+  bench_describe "$asset" "$mime"
   echo "$asset"
+}
+
+# What a site that requires accessible media asks of each file before submission: captions for a video, a
+# transcript for audio, alt text for an image. Waits for the companion file's scan.
+bench_describe() {
+  local asset="$1" mime="$2" companion="" status=pending
+  case "$mime" in
+    video/*)
+      printf 'WEBVTT\n\n00:00.000 --> 00:05.000\nA walk by the lake.\n' > "$work/captions.vtt"
+      companion=$(curl -fsS -H "Authorization: Bearer $author" -H 'Expect:' -F "file=@$work/captions.vtt;type=text/vtt;filename=captions.vtt" \
+        "$base/api/v1/manage/assets/$asset/captions" | json "['id']") ;;
+    audio/*)
+      companion=$(api "$author" -X POST "$base/api/v1/manage/assets/$asset/transcript" -d '{"text": "A walk by the lake."}' | json "['id']") ;;
+    image/*)
+      api "$author" -X PATCH "$base/api/v1/manage/assets/$asset" -d '{"altText": "The lake at dawn."}' >/dev/null ;;
+  esac
+  [[ -z "$companion" ]] && return 0
+  for _ in $(seq 1 600); do
+    status=$(api "$author" "$base/api/v1/manage/assets/$companion" | json "['scanStatus']")
+    [[ "$status" != pending ]] && break
+    sleep 0.2
+  done
+  [[ "$status" == clean ]] || { echo "the captions or transcript of $asset were not scanned clean ($status)" >&2; exit 1; }
 }
 
 bench_release() {

@@ -101,6 +101,30 @@ import Testing
         }
     }
 
+    /// The public API is never given a CSRF cookie (there is no form to protect), and a token is URL-safe base64 of 32
+    /// random bytes, the same text as Foundation's base64 with `-`, `_` and no padding.
+    @Test func tokensAreURLSafeAndTheAPIGetsNoCookie() async throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...40 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let expected = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(SecretToken.base64URL(bytes) == expected, "\(length) bytes")
+        }
+        let tokens = (0..<100).map { _ in SecretToken.make() }
+        #expect(Set(tokens).count == 100)
+        #expect(tokens.allSatisfy { $0.utf8.count == 43 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } })
+
+        let (app, _) = try await TestApp.seeded()
+        try await app.test { client in
+            let api = try await client.execute(uri: "/api/v1/sites", method: .get)
+            #expect(api.status == .ok)
+            #expect(api.setCookies.isEmpty, "\(api.setCookies)")
+            let page = try await client.execute(uri: "/login", method: .get)
+            #expect(page.setCookies.contains { $0.hasPrefix("tc_csrf=") })
+        }
+    }
+
     /// The sign-in form has no session yet: its token is a double-submit cookie that must match the form field.
     @Test func signInFormNeedsTheDoubleSubmitCookie() async throws {
         let (app, _) = try await TestApp.seeded()
