@@ -20,10 +20,13 @@
 #        - the server's peak RSS growth (VmRSS and RssAnon from /proc/<pid>/status, sampled every 20 ms)
 #          during 100 concurrent whole-file downloads, once with unthrottled clients and once with clients
 #          limited to 8 MiB/s each (slow phones: the server must not buffer what they cannot take yet);
-#        - requests/second for GET /api/v1/sites/<slug>/packages with `wrk` (BENCH_WRK_THREADS threads,
-#          default 2, 64 connections, 10 s), next to nginx serving the same JSON bytes as a static file;
+#        - requests/second with `wrk` (BENCH_WRK_THREADS threads, default 2, 64 connections, 10 s) for the read
+#          routes every app start and update check asks: the package list, one package's metadata, the catalog,
+#          and the list again with `If-None-Match` (304), each next to nginx serving the same bytes as a static file
+#          (and nginx's 304 for its own ETag);
 #      every download is checked to be the whole file (size from curl's %{size_download}).
-# Goals (issue 5): throughput at least 0.8x nginx's; RSS growth under 100 MiB with 100 downloads. Verdicts
+# Goals (issue 18): downloads at least 0.9x nginx's with 1 and 32 clients, the read routes at least 0.5x nginx's
+# requests/second; RSS growth under 100 MiB with 100 downloads. Verdicts
 # are printed; the exit status is 0 unless something failed outright (a missed goal is not a failure here).
 #
 # Environment: BENCH_SCRATCH (SwiftPM build folder), BENCH_WORK (work folder, default a new one under
@@ -80,8 +83,10 @@ echo "released package $package: $bytes bytes ($(( bytes / 1048576 )) MiB)"
 # --- nginx, same file, same JSON -----------------------------------------------------------------
 nginx_port=$(free_port)
 static="$work/static"
-mkdir -p "$static/api/v1/sites/bench" "$work/nginx"
+mkdir -p "$static/api/v1/sites/bench" "$static/api/v1/packages" "$work/nginx"
 curl -fsS "$base/api/v1/sites/bench/packages" > "$static/api/v1/sites/bench/packages"
+curl -fsS "$base/api/v1/packages/$package" > "$static/api/v1/packages/$package"
+curl -fsS "$base/api/v1/catalog" > "$static/api/v1/catalog"
 ln -s "$data/packages" "$static/packages"
 # Workers read the files as the user running this script (not www-data, which cannot enter the temp folder).
 nginx_user=""; [[ $EUID == 0 ]] && nginx_user="user root root;"
@@ -194,13 +199,23 @@ fast_vm=$rss_vm; fast_anon=$rss_anon; fast_base=$rss_base; fast_secs=$secs
 measure_rss parallel_get "$ours_url" 100 --limit-rate 8M
 slow_vm=$rss_vm; slow_anon=$rss_anon; slow_secs=$secs
 
-echo "package list, requests/second ..."
+echo "read routes, requests/second ..."
 wrk_rps() {
-  wrk -t"$wrk_threads" -c64 -d10s "$1" | awk '/^Requests\/sec/ { printf "%.0f", $2 }'
+  wrk -t"$wrk_threads" -c64 -d10s "$@" | awk '/^Requests\/sec/ { printf "%.0f", $2 }'
 }
+etag_of() { curl -fsS -D - -o /dev/null "$1" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }'; }
 wrk -t"$wrk_threads" -c64 -d2s "$base/api/v1/sites/bench/packages" > /dev/null  # warm-up
 ours_rps=$(wrk_rps "$base/api/v1/sites/bench/packages")
 nginx_rps=$(wrk_rps "$nbase/api/v1/sites/bench/packages")
+ours_detail_rps=$(wrk_rps "$base/api/v1/packages/$package")
+nginx_detail_rps=$(wrk_rps "$nbase/api/v1/packages/$package")
+ours_catalog_rps=$(wrk_rps "$base/api/v1/catalog")
+nginx_catalog_rps=$(wrk_rps "$nbase/api/v1/catalog")
+ours_etag=$(etag_of "$base/api/v1/sites/bench/packages"); nginx_etag=$(etag_of "$nbase/api/v1/sites/bench/packages")
+[[ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $ours_etag" "$base/api/v1/sites/bench/packages")" == 304 ]] || { echo "no 304 from the server"; exit 1; }
+[[ "$(curl -s -o /dev/null -w '%{http_code}' -H "If-None-Match: $nginx_etag" "$nbase/api/v1/sites/bench/packages")" == 304 ]] || { echo "no 304 from nginx"; exit 1; }
+ours_304_rps=$(wrk_rps -H "If-None-Match: $ours_etag" "$base/api/v1/sites/bench/packages")
+nginx_304_rps=$(wrk_rps -H "If-None-Match: $nginx_etag" "$nbase/api/v1/sites/bench/packages")
 json_bytes=$(stat -c %s "$static/api/v1/sites/bench/packages")
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -212,6 +227,9 @@ peak_vm=$(( fast_vm > slow_vm ? fast_vm : slow_vm ))
 bench_result "download, 1 client, $(( bytes / 1048576 )) MiB" "$ours_1 MiB/s" "nginx $nginx_1 MiB/s" "$(ratio "$ours_1" "$nginx_1")" ">= 0.9" "$(yes_no "$(ratio "$ours_1" "$nginx_1")" 0.9)"
 bench_result "download, 32 clients" "$ours_32 MiB/s" "nginx $nginx_32 MiB/s" "$(ratio "$ours_32" "$nginx_32")" ">= 0.9" "$(yes_no "$(ratio "$ours_32" "$nginx_32")" 0.9)"
 bench_result "package list, req/s" "$ours_rps" "nginx static $nginx_rps" "$(ratio "$ours_rps" "$nginx_rps")" ">= 0.5" "$(yes_no "$(ratio "$ours_rps" "$nginx_rps")" 0.5)"
+bench_result "package metadata, req/s" "$ours_detail_rps" "nginx static $nginx_detail_rps" "$(ratio "$ours_detail_rps" "$nginx_detail_rps")" ">= 0.5" "$(yes_no "$(ratio "$ours_detail_rps" "$nginx_detail_rps")" 0.5)"
+bench_result "catalog, req/s" "$ours_catalog_rps" "nginx static $nginx_catalog_rps" "$(ratio "$ours_catalog_rps" "$nginx_catalog_rps")" ">= 0.5" "$(yes_no "$(ratio "$ours_catalog_rps" "$nginx_catalog_rps")" 0.5)"
+bench_result "package list 304, req/s" "$ours_304_rps" "nginx 304 $nginx_304_rps" "$(ratio "$ours_304_rps" "$nginx_304_rps")" ">= 0.5" "$(yes_no "$(ratio "$ours_304_rps" "$nginx_304_rps")" 0.5)"
 bench_result "RSS growth, 100 downloads" "$(mib "$peak_vm") MiB" "-" "-" "< 100 MiB" "$( (( peak_vm < 102400 )) && echo yes || echo no)"
 
 cat <<EOF
@@ -219,9 +237,12 @@ cat <<EOF
 Download benchmark: $(( bytes / 1048576 )) MiB package ($bytes bytes), loopback, $(nproc) cores, best of $runs runs
 | measurement | trail-companion | nginx | ratio |
 |---|---|---|---|
-| 1 client, MiB/s | $ours_1 | $nginx_1 | $(ratio "$ours_1" "$nginx_1") ($(verdict "$(ratio "$ours_1" "$nginx_1")" 0.8)) |
-| 32 clients, aggregate MiB/s | $ours_32 | $nginx_32 | $(ratio "$ours_32" "$nginx_32") ($(verdict "$(ratio "$ours_32" "$nginx_32")" 0.8)) |
-| GET /api/v1/sites/bench/packages ($json_bytes B), requests/s | $ours_rps | $nginx_rps (static file) | $(ratio "$ours_rps" "$nginx_rps") |
+| 1 client, MiB/s | $ours_1 | $nginx_1 | $(ratio "$ours_1" "$nginx_1") ($(verdict "$(ratio "$ours_1" "$nginx_1")" 0.9)) |
+| 32 clients, aggregate MiB/s | $ours_32 | $nginx_32 | $(ratio "$ours_32" "$nginx_32") ($(verdict "$(ratio "$ours_32" "$nginx_32")" 0.9)) |
+| GET /api/v1/sites/bench/packages ($json_bytes B), requests/s | $ours_rps | $nginx_rps (static file) | $(ratio "$ours_rps" "$nginx_rps") ($(verdict "$(ratio "$ours_rps" "$nginx_rps")" 0.5)) |
+| GET /api/v1/packages/{id}, requests/s | $ours_detail_rps | $nginx_detail_rps (static file) | $(ratio "$ours_detail_rps" "$nginx_detail_rps") ($(verdict "$(ratio "$ours_detail_rps" "$nginx_detail_rps")" 0.5)) |
+| GET /api/v1/catalog, requests/s | $ours_catalog_rps | $nginx_catalog_rps (static file) | $(ratio "$ours_catalog_rps" "$nginx_catalog_rps") ($(verdict "$(ratio "$ours_catalog_rps" "$nginx_catalog_rps")" 0.5)) |
+| package list with If-None-Match (304), requests/s | $ours_304_rps | $nginx_304_rps | $(ratio "$ours_304_rps" "$nginx_304_rps") ($(verdict "$(ratio "$ours_304_rps" "$nginx_304_rps")" 0.5)) |
 
 | 100 concurrent downloads | peak VmRSS growth | peak RssAnon growth | wall time |
 |---|---|---|---|

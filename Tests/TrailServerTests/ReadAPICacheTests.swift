@@ -20,12 +20,15 @@ import Testing
         return ((try? JSONSerialization.jsonObject(with: Data(buffer: response.body))) as? [[String: Any]])?.first?["version"] as? Int
     }
 
-    @Test("release, rollback, unpublish, publish and a site edit each show at once; unchanged answers are the same bytes and 304; verify reports do not empty the cache")
-    func changesShowAtOnce() async throws {
+    /// Through the router, and through the real server, where unchanged answers come from ``StoredAnswers`` without
+    /// the router: every change must show at once there too.
+    @Test("release, rollback, unpublish, publish and a site edit each show at once; unchanged answers are the same bytes and 304; verify reports do not empty the cache",
+          arguments: [false, true])
+    func changesShowAtOnce(live: Bool) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let cache = env.app.dependencies.readCache
-        try await env.app.test { client in
+        try await env.app.test(live ? .live : .router) { client in
             let first = try await env.releaseThroughAPI(client)
             let list = "/api/v1/sites/alpha/packages", detail = "/api/v1/packages/\(first.packageId)"
             let listV1 = try await Self.get(client, list), detailV1 = try await Self.get(client, detail)
@@ -73,5 +76,8 @@ import Testing
             let sitesAfter = try await Self.get(client, "/api/v1/sites", ifNoneMatch: sitesBefore.headers[.eTag])
             #expect(sitesAfter.status == .ok && sitesAfter.text.contains("Alpha Lakes"))
         }
+        let stored = env.app.metric("trail_stored_answers_total")
+        // Live: the unchanged list, its 304 and the detail's 304 before the first change came from the store.
+        if live { #expect(stored >= 3, "unchanged answers were sent from the store") } else { #expect(stored == 0) }
     }
 }

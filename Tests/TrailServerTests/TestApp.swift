@@ -35,12 +35,21 @@ struct TestApp {
         return TestApp(dependencies: AppDependencies(config: config, database: database, views: views, scans: scans))
     }
 
+    /// The router on the server `serve` runs (``TrailHTTP1Channel``: zero-copy files, stored answers), for `.live` tests.
     var application: some ApplicationProtocol {
-        Application(router: buildRouter(dependencies))
+        Application(router: buildRouter(dependencies), server: .trailHTTP1(dependencies))
     }
 
-    func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        try await application.test(.router, body)
+    func test(_ setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await application.test(setup, body)
+    }
+
+    /// A counter's value in the app's Prometheus registry, as `/metrics` would show it (0 when it has no line yet).
+    func metric(_ line: String) -> Double {
+        var text = [UInt8]()
+        dependencies.metrics.registry.emit(into: &text)
+        return String(decoding: text, as: UTF8.self).split(separator: "\n")
+            .first { $0.hasPrefix(line + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
     }
 
     /// Fixture: admin, and per site an author, a reviewer and a manager; returns the ids.

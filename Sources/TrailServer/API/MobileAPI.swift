@@ -73,20 +73,20 @@ struct MobileAPI: Sendable {
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/sites") { request, _ in
+        router.get(RouterPath(ReadRoute.sites.pattern)) { request, _ in
             try readCache.response("sites", request: request) {
                 try database.siteSummaries().map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
                                                             packageCount: $0.packageCount) }
             }
         }
-        router.get("/sites/{slug}/packages") { request, context in
+        router.get(RouterPath(ReadRoute.sitePackages.pattern)) { request, context in
             let slug = try context.parameters.require("slug")
             return try readCache.response("site-packages:\(slug)", request: request) {
                 guard let packages = try database.publishedPackages(ofSite: slug) else { throw NotFound() }
                 return packages.map(item)
             }
         }
-        router.get("/packages/{id}") { request, context in
+        router.get(RouterPath(ReadRoute.package.pattern)) { request, context in
             try readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
                 let published = try publishedPackage(context)
                 let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
@@ -125,10 +125,10 @@ struct MobileAPI: Sendable {
             return try JSONResponse.make(VerifyAnswer(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
         }
         addUpdateRoutes(to: router)
-        router.get("/signing-key") { request, _ in
+        router.get(RouterPath(ReadRoute.signingKey.pattern)) { request, _ in
             try readCache.response("signing-key", request: request) { ["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64] }
         }
-        router.get("/catalog") { request, _ in
+        router.get(RouterPath(ReadRoute.catalog.pattern)) { request, _ in
             let signed = try catalog.current()
             var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
                                        .cacheControl: "no-cache"]
@@ -170,7 +170,7 @@ struct MobileAPI: Sendable {
         return try await FileResponder.respond(
             fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
             headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
-            chunkSize: 128 * 1024, eventLoop: context.eventLoop, sent: { [counter = metrics.packageBytesSent] in counter.increment(by: Int64($0)) })
+            chunkSize: 128 * 1024, eventLoop: context.eventLoop, counted: CountedDownload(metrics: metrics, route: .package))
     }
 
     /// `302` to the same immutable object in the bucket (behind the CDN). The latest-version route's redirect moves with

@@ -34,6 +34,8 @@ public struct AppDependencies: Sendable {
     public let distribution: DistributionState?
     /// The mobile read routes' encoded answers, dropped at every change of what they are made of.
     public let readCache = ReadAPICache()
+    /// Whole answers of the mobile API's read routes, sent again without the router while current.
+    public let storedAnswers: StoredAnswers
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created.
@@ -59,6 +61,7 @@ public struct AppDependencies: Sendable {
         let distribution = config.storage.flatMap { try? DistributionState(settings: $0, database: database) }
         self.distribution = distribution
         readCache.observe(database.writer)
+        self.storedAnswers = StoredAnswers(readCache: readCache, distribution: distribution, metrics: metrics)
         self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
                                      distribution: distribution, changes: readCache)
     }
@@ -113,7 +116,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     let router = buildRouter(dependencies)
     return Application(
         router: router,
-        server: .http1LargeReads(configuration: .init(idleTimeout: .init(config.idleConnectionTimeout))),
+        server: .trailHTTP1(dependencies),
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
         services: services,
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },

@@ -50,6 +50,20 @@ extension Character {
     var isASCIIDigitCharacter: Bool { isASCII && isNumber }
 }
 
+/// A download byte counter (``AppMetrics/countSent(_:bytes:)``) for a file response.
+struct CountedDownload: Sendable {
+    let metrics: AppMetrics
+    let route: AppMetrics.DownloadRoute
+
+    @Sendable func add(_ bytes: Int) { metrics.countSent(route, bytes: bytes) }
+}
+
+extension HTTPField.Name {
+    /// ``ZeroCopyFileHandler/availableHeader`` and ``ZeroCopyFileHandler/fileHeader``.
+    static let zeroCopyAvailable = Self(ZeroCopyFileHandler.availableHeader)!
+    static let zeroCopyFile = Self(ZeroCopyFileHandler.fileHeader)!
+}
+
 struct FileResponder: Sendable {
     /// Streams a file (or one range of it) with `Accept-Ranges`, `ETag`, `If-None-Match`, `If-Range`.
     /// - Parameters:
@@ -57,10 +71,13 @@ struct FileResponder: Sendable {
     ///   - limitTo: never send more than this many bytes, even if the file has grown.
     ///   - eventLoop: the connection's event loop (``AppRequestContext/eventLoop``): with it, each chunk waits until the
     ///     loop has handed the previous one to the socket, which bounds memory per response to about two chunks.
-    ///   - sent: told the size of each chunk once it is handed to the connection (the download byte counters).
+    ///   - counted: the download byte counter told of the body's bytes as they are handed to the connection.
+    ///
+    /// On a connection with ``ZeroCopyFileHandler`` (every connection of the server), a `GET`'s body is sent by that
+    /// handler with `sendfile`: the answer here is the head alone, naming the file and the range.
     static func respond(fileAt url: URL, contentType: String, etag: String?, request: Request,
                         headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024, eventLoop: (any EventLoop)? = nil,
-                        sent: (@Sendable (Int) -> Void)? = nil) async throws -> Response {
+                        counted: CountedDownload? = nil) async throws -> Response {
         let path = FilePath(url.path)
         guard let info = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false), info.type == .regular else {
             throw NotFound()
@@ -83,6 +100,12 @@ struct FileResponder: Sendable {
             range = .whole  // the client's copy is of another version: send it all again, never splice
         }
         let isHead = request.method == .head
+        let zeroCopy = request.headers[.zeroCopyAvailable] != nil && !url.path.contains(where: \.isNewline)
+        func zeroCopyBody(_ first: Int64, _ last: Int64) -> ResponseBody? {
+            guard zeroCopy, !isHead, last >= first else { return nil }
+            headers[.zeroCopyFile] = ZeroCopyFileHandler.FileRange(first: first, last: last, counter: counted?.route, path: url.path).headerValue
+            return ResponseBody()
+        }
         switch range {
         case .unsatisfiable:
             headers[.contentRange] = "bytes */\(size)"
@@ -92,12 +115,16 @@ struct FileResponder: Sendable {
             return Response(status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         case .whole:
             headers[.contentLength] = "\(size)"
-            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop, sent: sent))
+            if let sendfile = zeroCopyBody(0, size - 1) { return Response(status: .ok, headers: headers, body: sendfile) }
+            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop,
+                                                                                         sent: counted?.add))
         case .partial(let r):
             headers[.contentLength] = "\(r.length)"
             headers[.contentRange] = "bytes \(r.first)-\(r.last)/\(size)"
+            if let sendfile = zeroCopyBody(r.first, r.last) { return Response(status: .partialContent, headers: headers, body: sendfile) }
             return Response(status: .partialContent, headers: headers,
-                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop, sent: sent))
+                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop,
+                                                          sent: counted?.add))
         }
     }
 

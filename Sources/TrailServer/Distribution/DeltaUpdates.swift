@@ -67,7 +67,7 @@ extension MobileAPI {
                 return try await FileResponder.respond(
                     fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
                     headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop,
-                    sent: { [counter = metrics.fileBytesSent] in counter.increment(by: Int64($0)) })
+                    counted: CountedDownload(metrics: metrics, route: .file))
             }
         }
         router.get("/packages/{id}/versions/{version}/manifest") { request, context in

@@ -18,6 +18,13 @@ public final class AppMetrics: Sendable {
     let packageBytesSent: Counter
     let fileBytesSent: Counter
     let manifestBytesSent: Counter
+    /// Answers sent from ``StoredAnswers`` without the router.
+    let storedAnswers: Counter
+
+    /// The download routes whose body bytes are counted.
+    enum DownloadRoute: String, Sendable {
+        case package, file, manifest
+    }
 
     /// swift-prometheus names a metric by its parts (namespace, subsystem, name, unit); ours are whole names already,
     /// so the other parts stay empty and the emitted name is exactly `name`.
@@ -34,14 +41,31 @@ public final class AppMetrics: Sendable {
         packageBytesSent = sent("package")
         fileBytesSent = sent("file")
         manifestBytesSent = sent("manifest")
+        storedAnswers = registry.makeCounter(descriptor: Self.named("trail_stored_answers_total",
+                                                                    "Read API answers sent again from the stored answers, without the router"))
+    }
+
+    func countSent(_ route: DownloadRoute, bytes: Int) {
+        switch route {
+        case .package: packageBytesSent.increment(by: Int64(bytes))
+        case .file: fileBytesSent.increment(by: Int64(bytes))
+        case .manifest: manifestBytesSent.increment(by: Int64(bytes))
+        }
     }
 
     func recordRequest(method: String, status: Int, duration: Duration) {
-        let labels = [("method", method), ("status", String(status))]
-        registry.makeCounter(descriptor: Self.named("trail_http_requests_total", "HTTP requests answered, by method and status"), labels: labels).increment()
+        requestCounter(method: method, status: status).increment()
+        requestDuration(method: method).recordNanoseconds(duration.nanoseconds)
+    }
+
+    func requestCounter(method: String, status: Int) -> Counter {
+        registry.makeCounter(descriptor: Self.named("trail_http_requests_total", "HTTP requests answered, by method and status"),
+                             labels: [("method", method), ("status", String(status))])
+    }
+
+    func requestDuration(method: String) -> DurationHistogram {
         registry.makeDurationHistogram(descriptor: Self.named("trail_http_request_duration_seconds", "Time to the response head, by method"),
                                        labels: [("method", method)], buckets: Self.durationBuckets)
-            .recordNanoseconds(duration.nanoseconds)
     }
 
     /// Sets the gauges that describe the stored state, then renders everything.

@@ -5,16 +5,82 @@
   slow_client.py patch PORT PATH TOKEN TOTAL CHUNK INTERVAL
                                            a tus PATCH of TOTAL bytes sent CHUNK bytes every INTERVAL seconds; prints
                                            {"status": <HTTP status or 0>, "seconds": <duration>}
+  slow_client.py download PORT PATH CHUNK INTERVAL
+                                           a GET read CHUNK bytes every INTERVAL seconds through a 64 KiB receive
+                                           buffer; prints {"status", "bytes", "sha256", "seconds"}
+  slow_client.py pipeline PORT PATH...     every GET in one write on one connection (HTTP/1.1 pipelining), then reads
+                                           the answers in turn; prints [{"status", "body"}, ...]
 """
+import hashlib
 import json
 import socket
 import sys
 import time
 
 mode, port = sys.argv[1], int(sys.argv[2])
-sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+if mode == "download":
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window stays small
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", port))
+else:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
 started = time.monotonic()
-if mode == "idle":
+
+
+def read_answer(stream):
+    """One HTTP/1.1 answer with a Content-Length body: (status, headers, body)."""
+    status_line = stream.readline()
+    if not status_line:
+        return 0, {}, b""
+    status = int(status_line.split(b" ")[1])
+    headers = {}
+    while True:
+        line = stream.readline()
+        if line in (b"\r\n", b""):
+            break
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    return status, headers, stream.read(length) if status != 304 else b""
+
+
+if mode == "download":
+    path, chunk, interval = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    stream = sock.makefile("rb")
+    status, headers, digest, received = 0, {}, hashlib.sha256(), 0
+    try:
+        status_line = stream.readline()
+        status = int(status_line.split(b" ")[1])
+        length = 0
+        while True:
+            line = stream.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        while received < length:
+            piece = stream.read1(min(chunk, length - received))
+            if not piece:
+                break
+            digest.update(piece)
+            received += len(piece)
+            time.sleep(interval)
+    except OSError:
+        pass
+    print(json.dumps({"status": status, "bytes": received, "sha256": digest.hexdigest(), "seconds": time.monotonic() - started}))
+elif mode == "pipeline":
+    paths = sys.argv[3:]
+    sock.sendall(b"".join(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode() for path in paths))
+    stream = sock.makefile("rb")
+    answers = []
+    for _ in paths:
+        status, headers, body = read_answer(stream)
+        answers.append({"status": status, "body": body.decode("utf-8", "replace")})
+    print(json.dumps(answers))
+elif mode == "idle":
     try:
         data = sock.recv(1)
         closed = time.monotonic() - started if data == b"" else None

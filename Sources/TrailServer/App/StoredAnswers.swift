@@ -1,0 +1,260 @@
+import Foundation
+import HTTPTypes
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTPTypes
+import Prometheus
+
+/// The mobile API's read routes whose whole answers may be kept and sent again (``StoredAnswers``): the routes every
+/// app start and update check asks, whose answer is the same bytes for everyone until a release, an unpublish, a
+/// rollback or a site edit. Their patterns live here once; ``MobileAPI`` registers them from here.
+enum ReadRoute: CaseIterable, Sendable {
+    case sites, sitePackages, package, signingKey, catalog
+
+    /// Below `/api/v1`, in the router's syntax.
+    var pattern: String {
+        switch self {
+        case .sites: "/sites"
+        case .sitePackages: "/sites/{slug}/packages"
+        case .package: "/packages/{id}"
+        case .signingKey: "/signing-key"
+        case .catalog: "/catalog"
+        }
+    }
+
+    /// How long a kept answer may be sent again, at most, besides "until the data changes". The catalog is signed with
+    /// an expiry and signed again before it runs out; a second-old copy is always within its lifetime.
+    var maxAge: Duration? { self == .catalog ? .seconds(1) : nil }
+
+    static let prefix: [Substring] = ["api", "v1"]
+    private var segments: [Substring] { pattern.split(separator: "/") }
+
+    /// The route a request path (without its query) asks for, when every parameter is plain text: a percent-encoded
+    /// or empty segment, a trailing slash or a dot segment is left to the router.
+    static func matching(path: Substring) -> ReadRoute? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[0].isEmpty, parts[1] == prefix[0], parts[2] == prefix[1] else { return nil }
+        let rest = parts.dropFirst(3)
+        for route in allCases {
+            let segments = route.segments
+            guard segments.count == rest.count else { continue }
+            let matches = zip(segments, rest).allSatisfy { pattern, part in
+                pattern.hasPrefix("{") ? isPlain(part) : pattern == part
+            }
+            if matches { return route }
+        }
+        return nil
+    }
+
+    private static func isPlain(_ segment: Substring) -> Bool {
+        !segment.isEmpty && segment != "." && segment != ".." && segment.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x2E || byte == 0x5F
+        }
+    }
+}
+
+/// Whole answers of the ``ReadRoute``s, as the full server made them, sent again by ``StoredAnswerHandler`` without
+/// going through the router.
+///
+/// Why: ``ReadAPICache`` already keeps the encoded bodies, yet each request still crossed Hummingbird's async channel,
+/// a task, nine middleware and the router: about 20 k requests/s here, where nginx serves the same JSON from a file at
+/// 55 k. An app's update check needs none of that work once the answer is known.
+///
+/// What keeps it right:
+/// - An answer is kept only as the server sent it: a `200` with an `ETag` to a `GET` that carried no cookie and no
+///   `Authorization`, with every header the middleware added (security headers, `Cache-Control`, the catalog
+///   signature). Only `Date` is made again for each answer.
+/// - It is kept under the stamp read *before* the request went to the router: the ``ReadAPICache`` generation (moved by
+///   every committed change of sites, packages and the catalog, before the write that made it returns) and the object
+///   storage generation. A kept answer is sent only while the stamp is unchanged, so after a release, an unpublish or a
+///   rollback the next request goes to the router: nothing stale is ever sent, exactly as with ``ReadAPICache``.
+/// - ``ReadRoute/maxAge`` bounds answers that also change with time (the catalog's signature).
+public final class StoredAnswers: Sendable {
+    struct Stamp: Equatable, Sendable {
+        let data: Int
+        let storage: Int
+    }
+
+    struct Answer: Sendable {
+        let stamp: Stamp
+        let storedAt: NIODeadline
+        let route: ReadRoute
+        /// The response's headers; `Date` is set anew for each answer.
+        let headers: HTTPFields
+        let body: ByteBuffer
+        let etag: String
+    }
+
+    /// The most a kept body may be: the package detail of a large tour is some tens of kilobytes.
+    static let maximumBody = 1 << 20
+
+    let currentStamp: @Sendable () -> Stamp
+    let metrics: AppMetrics
+    private let answers = NIOLockedValueBox<[String: Answer]>([:])
+
+    init(readCache: ReadAPICache, distribution: DistributionState?, metrics: AppMetrics) {
+        self.currentStamp = { [weak readCache] in Stamp(data: readCache?.generation ?? -1, storage: distribution?.generation ?? 0) }
+        self.metrics = metrics
+        self.answered = (metrics.requestCounter(method: "GET", status: 200), metrics.requestCounter(method: "GET", status: 304),
+                         metrics.requestDuration(method: "GET"))
+    }
+
+    var stamp: Stamp { currentStamp() }
+
+    /// The kept answer for `path` if it is still current.
+    func answer(path: String, now: NIODeadline = .now()) -> Answer? {
+        guard let answer = answers.withLockedValue({ $0[path] }), answer.stamp == stamp else { return nil }
+        if let maxAge = answer.route.maxAge, now - answer.storedAt > .nanoseconds(Int64(maxAge.nanoseconds)) { return nil }
+        return answer
+    }
+
+    func keep(_ answer: Answer, path: String) {
+        answers.withLockedValue { answers in
+            // Answers of an older stamp are never sent again: drop them all at the first answer of a new one.
+            if let any = answers.first?.value, any.stamp != answer.stamp { answers.removeAll(keepingCapacity: true) }
+            answers[path] = answer
+        }
+    }
+
+    var count: Int { answers.withLockedValue { $0.count } }
+
+    /// The request counters and histogram of ``AppMetrics/recordRequest(method:status:duration:)`` for these answers,
+    /// looked up once: the registry's lookup by name and labels cost more than the rest of an answer's work.
+    private let answered: (ok: Counter, notModified: Counter, duration: DurationHistogram)
+
+    func record(notModified: Bool, duration: Duration) {
+        (notModified ? answered.notModified : answered.ok).increment()
+        answered.duration.recordNanoseconds(duration.nanoseconds)
+        metrics.storedAnswers.increment()
+    }
+}
+
+/// Answers requests for ``ReadRoute``s from ``StoredAnswers`` and keeps the router's answers to them. It sits after
+/// Hummingbird's connection-state handler (which so sees these requests and answers too, for its idle timer and for a
+/// graceful shutdown) and before the async channel that feeds the router.
+///
+/// Order on a keep-alive connection: a request is answered here only while no earlier request is with the router;
+/// otherwise it goes to the router too, so answers always leave in the order the requests came.
+final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let store: StoredAnswers
+    /// Requests handed to the router whose answer has not ended.
+    private var withRouter = 0
+    /// The request being answered here: its body parts (if any) are dropped until its end.
+    private var answering: (answer: StoredAnswers.Answer, notModified: Bool, started: ContinuousClock.Instant)?
+    /// The one request with the router whose answer may be kept, and its answer as it goes by.
+    private var keeping: (route: ReadRoute, path: String, stamp: StoredAnswers.Stamp)?
+    private var kept: (headers: HTTPFields, body: ByteBuffer)?
+
+    init(store: StoredAnswers) {
+        self.store = store
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if withRouter == 0, let path = Self.storablePath(request) {
+                // Only a ReadRoute's answers are ever kept, so a kept answer needs no route matching.
+                if let answer = store.answer(path: path) {
+                    let notModified = request.headerFields[.ifNoneMatch].map { ReadAPICache.matches($0, etag: answer.etag) } ?? false
+                    answering = (answer, notModified, .now)
+                    return
+                }
+                if let route = ReadRoute.matching(path: Substring(path)) {
+                    // Read the stamp before the router reads the database (see StoredAnswers).
+                    keeping = (route, path, store.stamp)
+                }
+            }
+            withRouter += 1
+            context.fireChannelRead(data)
+        case .body:
+            if answering == nil { context.fireChannelRead(data) }
+        case .end:
+            guard let (answer, notModified, started) = answering else { return context.fireChannelRead(data) }
+            answering = nil
+            send(answer, notModified: notModified, context: context)
+            store.record(notModified: notModified, duration: .now - started)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let response):
+            if response.status.kind != .informational {
+                if keeping != nil, response.status == .ok, response.headerFields[.eTag] != nil, response.headerFields[.setCookie] == nil {
+                    kept = (response.headerFields, ByteBuffer())
+                } else {
+                    keeping = nil
+                }
+            }
+        case .body(let buffer):
+            if kept != nil {
+                if kept!.body.readableBytes + buffer.readableBytes > StoredAnswers.maximumBody {
+                    kept = nil
+                    keeping = nil
+                } else {
+                    kept!.body.writeImmutableBuffer(buffer)
+                }
+            }
+        case .end:
+            if let (route, path, stamp) = keeping, let (headers, body) = kept, let etag = headers[.eTag] {
+                store.keep(.init(stamp: stamp, storedAt: .now(), route: route, headers: headers, body: body, etag: etag), path: path)
+            }
+            keeping = nil
+            kept = nil
+            withRouter -= 1
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func send(_ answer: StoredAnswers.Answer, notModified: Bool, context: ChannelHandlerContext) {
+        var headers = answer.headers
+        headers[.date] = HTTPDate.now
+        if notModified {
+            headers[.contentLength] = nil
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: .notModified, headerFields: headers))), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(answer.body)), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// The path (without the query) of a request whose answer may be stored or sent from the store: a `GET` with no
+    /// cookie, no credentials and no `Connection: close` (Hummingbird closes after that answer; the router is left to).
+    static func storablePath(_ request: HTTPRequest) -> String? {
+        guard request.method == .get, let target = request.path, target.utf8.starts(with: "/api/v1/".utf8),
+              request.headerFields[.cookie] == nil, request.headerFields[.authorization] == nil,
+              !request.headerFields[values: .connection].contains(where: { $0.lowercased().contains("close") }) else { return nil }
+        guard let query = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        return String(target[..<query])
+    }
+}
+
+/// The `Date` header's text (RFC 9110 §5.6.7), made once a second.
+enum HTTPDate {
+    private static let cache = NIOLockedValueBox<(second: Int, text: String)>((-1, ""))
+
+    static var now: String {
+        let second = Int(Date().timeIntervalSince1970)
+        if let text = cache.withLockedValue({ $0.second == second ? $0.text : nil }) { return text }
+        let text = format(second)
+        cache.withLockedValue { $0 = (second, text) }
+        return text
+    }
+
+    static func format(_ second: Int) -> String {
+        var time = time_t(second)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

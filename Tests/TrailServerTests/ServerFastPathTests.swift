@@ -1,0 +1,208 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOConcurrencyHelpers
+import NIOCore
+import Testing
+@testable import TrailServer
+
+/// #18 items 1 and 2 on the real server (``TrailHTTP1Channel``): the mobile read routes answered again from
+/// ``StoredAnswers`` without the router, and file bodies sent with `sendfile` by ``ZeroCopyFileHandler``. Each must
+/// answer exactly what the router answers.
+@Suite struct ServerFastPathTests {
+    static let script = projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/slow_client.py")
+
+    static func get(_ client: some TestClientProtocol, _ uri: String, _ headers: HTTPFields = [:],
+                    method: HTTPRequest.Method = .get) async throws -> TestResponse {
+        try await client.execute(uri: uri, method: method, headers: headers)
+    }
+
+    /// Every header but `Date`, by name, in order.
+    static func headers(_ response: TestResponse) -> [String] {
+        response.headers.filter { $0.name != .date }.map { "\($0.name.canonicalName): \($0.value)" }
+    }
+
+    @Test("the read routes' second answers come from the store: the same status, headers and bytes as the router's, 304 alike; cookies, credentials, HEAD and encoded paths go to the router")
+    func storedAnswersAreTheRoutersAnswers() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test(.live) { client in
+            let released = try await env.releaseThroughAPI(client)
+            let stored = { env.app.metric("trail_stored_answers_total") }
+            for uri in ["/api/v1/sites", "/api/v1/sites/alpha/packages", "/api/v1/packages/\(released.packageId)", "/api/v1/signing-key",
+                        "/api/v1/catalog"] {
+                let before = stored()
+                let byRouter = try await Self.get(client, uri)
+                let keptAt = ContinuousClock.now
+                #expect(byRouter.status == .ok, "\(uri)")
+                #expect(stored() == before, "\(uri): the first answer is the router's")
+                // The catalog is sent again for a second at most: on a machine slow enough to take longer between two
+                // requests, the router answers again (and keeps its answer anew).
+                var expected = before
+                func expectStoreUse(_ step: String) {
+                    let elapsed = ContinuousClock.now - keptAt
+                    if uri.hasSuffix("/catalog"), elapsed > .milliseconds(900) {
+                        if elapsed > .milliseconds(1100) { #expect(stored() == expected, "\(uri) \(step): older than a second") }
+                        expected = stored()
+                        return
+                    }
+                    expected += 1
+                    #expect(stored() == expected, "\(uri) \(step): from the store")
+                }
+                let fromStore = try await Self.get(client, uri)
+                expectStoreUse("second answer")
+                #expect(fromStore.status == .ok && fromStore.body == byRouter.body, "\(uri)")
+                #expect(Self.headers(fromStore) == Self.headers(byRouter), "\(uri)")
+                #expect(fromStore.headers[.date] != nil)
+
+                // 304 from the store, and the router's own 304 (a cookie sends the request to the router) alike.
+                let etag = try #require(byRouter.headers[.eTag])
+                let notModified = try await Self.get(client, uri, [.ifNoneMatch: etag])
+                #expect(notModified.status == .notModified && notModified.body.readableBytes == 0, "\(uri)")
+                expectStoreUse("304")
+                let routersNotModified = try await Self.get(client, uri, [.ifNoneMatch: etag, .cookie: "tc_flash=x"])
+                #expect(routersNotModified.status == .notModified)
+                #expect(stored() == expected, "\(uri): a request with a cookie goes to the router")
+                #expect(Self.headers(notModified) == Self.headers(routersNotModified), "\(uri)")
+                // A stale ETag gets the whole answer.
+                #expect(try await Self.get(client, uri, [.ifNoneMatch: "\"other\""]).body == byRouter.body)
+            }
+
+            // The answers do not depend on the query: a query string gets the kept answer.
+            let withQuery = stored()
+            #expect(try await Self.get(client, "/api/v1/sites/alpha/packages?after=1").text.contains(released.packageId))
+            #expect(stored() == withQuery + 1)
+
+            // To the router, never the store: credentials, HEAD, a percent-encoded or doubled path segment, unknown ids.
+            let before = stored()
+            let manager = try env.token("manager@test.org")
+            #expect(try await Self.get(client, "/api/v1/sites/alpha/packages", [.authorization: "Bearer \(manager)"]).status == .ok)
+            #expect(try await Self.get(client, "/api/v1/sites/alpha/packages", method: .head).status != .internalServerError)
+            #expect(try await Self.get(client, "/api/v1/sites/alph%61/packages").status != .internalServerError)
+            #expect(try await Self.get(client, "/api/v1/sites//packages").status == .notFound)
+            #expect(try await Self.get(client, "/api/v1/packages/no-such-package").status == .notFound)
+            #expect(try await Self.get(client, "/api/v1/packages/no-such-package").status == .notFound, "a 404 is never kept")
+            #expect(stored() == before)
+        }
+    }
+
+    @Test("route matching: plain parameters only; the catalog is sent again for a second at most, the other answers until the data changes")
+    func routeMatchingAndAge() async throws {
+        #expect(ReadRoute.matching(path: "/api/v1/sites") == .sites)
+        #expect(ReadRoute.matching(path: "/api/v1/sites/alpha-2/packages") == .sitePackages)
+        #expect(ReadRoute.matching(path: "/api/v1/packages/0b6f1a52-1c1d-4a7e-9a3c-8d2f6b1e0c11") == .package)
+        #expect(ReadRoute.matching(path: "/api/v1/signing-key") == .signingKey)
+        #expect(ReadRoute.matching(path: "/api/v1/catalog") == .catalog)
+        for path in ["/api/v1/sites/", "/api/v1/sites/al%70ha/packages", "/api/v1/sites//packages", "/api/v1/sites/../packages",
+                     "/api/v1/packages/a/download", "/api/v2/sites", "/api/v1", "/", "", "/API/v1/sites", "/api/v1/packages/a b"] {
+            #expect(ReadRoute.matching(path: Substring(path)) == nil, "\(path)")
+        }
+
+        let cache = ReadAPICache()
+        let store = StoredAnswers(readCache: cache, distribution: nil, metrics: AppMetrics())
+        let now = NIODeadline.now()
+        for (path, route) in [("/api/v1/catalog", ReadRoute.catalog), ("/api/v1/sites", .sites)] {
+            store.keep(.init(stamp: store.stamp, storedAt: now, route: route, headers: [.eTag: "\"e\""], body: ByteBuffer(string: "{}"),
+                             etag: "\"e\""), path: path)
+        }
+        #expect(store.answer(path: "/api/v1/catalog", now: now + .milliseconds(500)) != nil)
+        #expect(store.answer(path: "/api/v1/catalog", now: now + .milliseconds(1500)) == nil)
+        #expect(store.answer(path: "/api/v1/sites", now: now + .hours(24)) != nil)
+        cache.invalidate()
+        #expect(store.answer(path: "/api/v1/sites", now: now) == nil, "a change of the data retires every kept answer")
+    }
+
+    @Test("pipelined requests on one connection are answered in order, whichever of them the store could answer")
+    func pipelinedRequestsKeepTheirOrder() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test(.live) { client in
+            let released = try await env.releaseThroughAPI(client)
+            let port = try #require(client.port)
+            let list = "/api/v1/sites/alpha/packages", detail = "/api/v1/packages/\(released.packageId)"
+            _ = try await Self.get(client, list)
+            _ = try await Self.get(client, detail)  // both kept now
+            let paths = ["/healthz", list, "/api/v1/sites/bravo/packages", detail, "/healthz", list]
+            let output = try await PublishingProcess.run("python3", [Self.script.path, "pipeline", "\(port)"] + paths, timeout: .seconds(60))
+            let answers = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]],
+                                       "\(output.stdout) \(output.stderr)")
+            #expect(answers.map { $0["status"] as? Int } == [200, 200, 200, 200, 200, 200])
+            let bodies = answers.map { $0["body"] as? String ?? "" }
+            #expect(bodies[0] == "ok" && bodies[4] == "ok")
+            #expect(bodies[1].contains(released.packageId) && bodies[5] == bodies[1])
+            #expect(bodies[2] == "[]", "bravo has no packages")
+            #expect(bodies[3].contains("\"manifest\""))
+        }
+    }
+
+    @Test("downloads with sendfile: whole, ranges, If-Range and 416 as before; the byte counter; no internal header leaves; a client cannot name a file")
+    func zeroCopyDownloads() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        try await env.app.test(.live) { client in
+            let released = try await env.releaseThroughAPI(client, videoSize: 3 << 20)
+            let bytes = try Data(contentsOf: released.zip)
+            let url = "/api/v1/packages/\(released.packageId)/download"
+            let counted = { env.app.metric(#"trail_download_bytes_total{route="package"}"#) }
+            let before = counted()
+
+            let whole = try await Self.get(client, url)
+            #expect(whole.status == .ok && Data(buffer: whole.body) == bytes)
+            #expect(whole.headers[.contentLength] == "\(bytes.count)")
+            #expect(whole.headers[.zeroCopyFile] == nil && whole.headers[.zeroCopyAvailable] == nil)
+            // Counted when the kernel took the last byte, which may be a moment after the client has it.
+            for _ in 0..<200 where counted() < before + Double(bytes.count) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(counted() == before + Double(bytes.count))
+
+            let middle = try await Self.get(client, url, [.range: "bytes=100-1099"])
+            #expect(middle.status == .partialContent && Data(buffer: middle.body) == bytes[100..<1100])
+            #expect(middle.headers[.contentRange] == "bytes 100-1099/\(bytes.count)")
+            let tail = try await Self.get(client, url, [.range: "bytes=-10"])
+            #expect(Data(buffer: tail.body) == bytes.suffix(10))
+            let resumed = try await Self.get(client, url, [.range: "bytes=\(bytes.count - 5000)-", .ifRange: released.etag])
+            #expect(resumed.status == .partialContent && Data(buffer: resumed.body) == bytes.suffix(5000))
+            let otherVersion = try await Self.get(client, url, [.range: "bytes=10-", .ifRange: "\"old\""])
+            #expect(otherVersion.status == .ok && otherVersion.body.readableBytes == bytes.count)
+            let outside = try await Self.get(client, url, [.range: "bytes=\(bytes.count)-"])
+            #expect(outside.status == .rangeNotSatisfiable && outside.text.contains("range_not_satisfiable"))
+            let head = try await Self.get(client, url, method: .head)
+            #expect(head.status == .ok && head.headers[.contentLength] == "\(bytes.count)" && head.body.readableBytes == 0)
+
+            // Internal headers sent by a client mean nothing.
+            let forged = try await Self.get(client, "/healthz", [.zeroCopyFile: "0 10 - /etc/passwd", .zeroCopyAvailable: "1"])
+            #expect(forged.status == .ok && forged.text == "ok")
+            let forgedDownload = try await Self.get(client, url, [.zeroCopyFile: "0 10 - /etc/passwd"])
+            #expect(Data(buffer: forgedDownload.body) == bytes)
+
+            // The connection goes on after a zero-copy answer: a JSON answer on the same client.
+            #expect(try await Self.get(client, "/api/v1/sites").status == .ok)
+        }
+    }
+
+    @Test("a slow reader's sendfile download outlasts the idle time-out and completes")
+    func slowZeroCopyDownloadIsNotCutByTheIdleTimeout() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
+        defer { env.remove() }
+        // Released through the router: the live test client's own connection would be closed as idle whenever the
+        // machine takes two seconds between two of its requests.
+        let package = NIOLockedValueBox<ReleasedPackage?>(nil)
+        try await env.app.test(.router) { client in
+            let released = try await env.releaseThroughAPI(client, videoSize: 12 << 20)
+            package.withLockedValue { $0 = released }
+        }
+        let released = try #require(package.withLockedValue { $0 })
+        try await env.app.test(.live) { client in
+            let port = try #require(client.port)
+            // 256 KiB every 0.1 s through a 64 KiB window: about 5 s for 12 MiB, more than twice the time-out.
+            let output = try await PublishingProcess.run("python3", [
+                Self.script.path, "download", "\(port)", "/api/v1/packages/\(released.packageId)/download", "\(256 << 10)", "0.1"],
+                timeout: .seconds(120))
+            let result = output.lastLineJSON
+            #expect(result["status"] as? Int == 200, "\(output.stdout) \(output.stderr)")
+            #expect(result["bytes"] as? Int == Int(released.size))
+            #expect(result["sha256"] as? String == released.sha256)
+            #expect((result["seconds"] as? Double ?? 0) > 4, "it really outlasted the time-out twice")
+        }
+    }
+}
