@@ -15,7 +15,7 @@
 #   4. starts nginx (a temp config: `worker_processes auto`, `sendfile on`, loopback, another free port) with
 #      that packages folder as its root, and the site's package list saved as a static JSON file;
 #   5. measures, each contender in turn, each figure the best of BENCH_RUNS runs (default 3):
-#        - one client: `curl -o /dev/null` of the whole file, MiB/s;
+#        - one client: `curl -o /dev/null` of the whole file, MiB/s (server and nginx in turn, at least 9 turns);
 #        - 32 clients: 32 curls at once, each the whole file; aggregate MiB/s = bytes / wall time;
 #        - the server's peak RSS growth (VmRSS and RssAnon from /proc/<pid>/status, sampled every 20 ms)
 #          during 100 concurrent whole-file downloads, once with unthrottled clients and once with clients
@@ -144,17 +144,6 @@ parallel_get() {
   [[ "$good" == "$n" ]] || { echo "only $good of $n downloads were complete"; exit 1; }
 }
 
-# Best aggregate MiB/s over $runs runs of `n` parallel whole-file downloads.
-throughput() {
-  local url="$1" n="$2" best=0 rate run
-  for run in $(seq 1 "$runs"); do
-    parallel_get "$url" "$n"
-    rate=$(awk -v b="$bytes" -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", b * n / 1048576 / s }')
-    (( rate > best )) && best=$rate
-  done
-  echo "$best"
-}
-
 # Peak VmRSS / RssAnon growth (KiB) of the server while "$@" runs; sets rss_vm, rss_anon, rss_base, secs.
 sampler_pid=""
 measure_rss() {
@@ -188,10 +177,22 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) (cores: $(nproc))"
 # Warm-up: one download each.
 parallel_get "$ours_url" 1; parallel_get "$nginx_url" 1
 
+# Both contenders in turn, run by run, so that both see the same moments of a shared machine; the best of each.
+# One download is short (a tenth of a second for 256 MiB), so the single client gets at least 9 turns.
+interleaved() {
+  local n="$1" turns="$2" best_ours=0 best_nginx=0 rate run
+  for run in $(seq 1 "$turns"); do
+    parallel_get "$ours_url" "$n"; rate=$(awk -v b="$bytes" -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", b * n / 1048576 / s }')
+    (( rate > best_ours )) && best_ours=$rate
+    parallel_get "$nginx_url" "$n"; rate=$(awk -v b="$bytes" -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", b * n / 1048576 / s }')
+    (( rate > best_nginx )) && best_nginx=$rate
+  done
+  echo "$best_ours $best_nginx"
+}
 echo "1 client ..."
-ours_1=$(throughput "$ours_url" 1); nginx_1=$(throughput "$nginx_url" 1)
+read -r ours_1 nginx_1 < <(interleaved 1 $(( runs > 9 ? runs : 9 )))
 echo "32 clients ..."
-ours_32=$(throughput "$ours_url" 32); nginx_32=$(throughput "$nginx_url" 32)
+read -r ours_32 nginx_32 < <(interleaved 32 "$runs")
 
 echo "100 concurrent downloads, RSS ..."
 measure_rss parallel_get "$ours_url" 100

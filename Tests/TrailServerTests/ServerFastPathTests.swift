@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import Testing
 @testable import TrailServer
 
@@ -103,7 +104,7 @@ import Testing
         let store = StoredAnswers(readCache: cache, distribution: nil, metrics: AppMetrics())
         let now = NIODeadline.now()
         for (path, route) in [("/api/v1/catalog", ReadRoute.catalog), ("/api/v1/sites", .sites)] {
-            store.keep(.init(stamp: store.stamp, storedAt: now, route: route, headers: [.eTag: "\"e\""], body: ByteBuffer(string: "{}"),
+            store.keep(.init(stamp: store.stamp, storedAt: now, route: route, headers: HTTPHeaders([("etag", "\"e\"")]), body: ByteBuffer(string: "{}"),
                              etag: "\"e\""), path: path)
         }
         #expect(store.answer(path: "/api/v1/catalog", now: now + .milliseconds(500)) != nil)
@@ -177,6 +178,25 @@ import Testing
 
             // The connection goes on after a zero-copy answer: a JSON answer on the same client.
             #expect(try await Self.get(client, "/api/v1/sites").status == .ok)
+        }
+    }
+
+    @Test("the idle time-out, kept by StoredAnswerHandler: a connection polling stored answers stays open past it; a silent one is closed")
+    func idleTimeoutSeesStoredAnswers() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
+        defer { env.remove() }
+        try await env.app.test(.live) { client in
+            let port = try #require(client.port)
+            // 10 polls, one every 0.5 s: 5 s on one connection, each answered from the store after the first.
+            let before = env.app.metric("trail_stored_answers_total")
+            let poll = try await PublishingProcess.run("python3", [Self.script.path, "poll", "\(port)", "/api/v1/sites", "10", "0.5"],
+                                                       timeout: .seconds(60))
+            let statuses = poll.lastLineJSON["statuses"] as? [Int]
+            #expect(statuses == Array(repeating: 200, count: 10), "\(poll.stdout) \(poll.stderr)")
+            #expect(env.app.metric("trail_stored_answers_total") >= before + 5, "most polls came from the store")
+            let idle = try await PublishingProcess.run("python3", [Self.script.path, "idle", "\(port)"], timeout: .seconds(60))
+            let closedAfter = try #require(idle.lastLineJSON["closedAfter"] as? Double, "never closed: \(idle.stdout) \(idle.stderr)")
+            #expect(closedAfter >= 1.9 && closedAfter < 30, "closed after \(closedAfter) s")
         }
     }
 

@@ -85,7 +85,9 @@ public final class ReadAPICache: Sendable {
 
     /// `If-None-Match`: a list of ETags (weak ones compare by their opaque part), or `*`.
     static func matches(_ header: String, etag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
+        // An app sends back the one ETag it has: that answer needs no splitting.
+        if header == etag { return true }
+        return header.split(separator: ",").contains { candidate in
             let tag = candidate.trimmingCharacters(in: .whitespaces)
             return tag == etag || tag == "*" || tag == "W/\(etag)"
         }

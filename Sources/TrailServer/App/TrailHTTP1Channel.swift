@@ -6,12 +6,12 @@ import NIOHTTPTypesHTTP1
 
 /// Hummingbird's HTTP/1.1 channel with larger socket reads, and two handlers of ours in its pipeline:
 ///
-///     socket → HTTP/1 decoder/encoder → ZeroCopyFileHandler → HTTP1ToHTTPServerCodec → HTTPConnectionStateHandler
-///            → StoredAnswerHandler → async channel → router
+///     socket → HTTP/1 decoder/encoder → StoredAnswerHandler → ZeroCopyFileHandler → HTTP1ToHTTPServerCodec
+///            → HTTPConnectionStateHandler → async channel → router
 ///
-/// - ``ZeroCopyFileHandler`` below the codec, where a body may be a `FileRegion` (`sendfile`);
-/// - ``StoredAnswerHandler`` after the connection-state handler, so that handler's idle timer and graceful shutdown
-///   see the requests it answers.
+/// - ``StoredAnswerHandler`` answers the mobile read routes from ``StoredAnswers`` before any conversion, and keeps the
+///   idle time-out (it is the one handler that sees every request and answer; Hummingbird's is off);
+/// - ``ZeroCopyFileHandler`` below the codec, where a body may be a `FileRegion` (`sendfile`).
 ///
 /// The socket reads: NIO reads at most 64 KiB per `read()` by default, so a large upload reaches the handler as
 /// thousands of small buffers, each one a hop between the event loop and the handler's task. The adaptive allocator
@@ -26,6 +26,8 @@ struct TrailHTTP1Channel: ServerChildChannel {
     /// Nil: no stored answers (a server without the mobile API's dependencies).
     let storedAnswers: StoredAnswers?
     let metrics: AppMetrics
+    /// Kept by ``StoredAnswerHandler``; the base channel's own idle time-out must be off.
+    let idleTimeout: TimeAmount?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let allocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: Self.maximumRead)
@@ -34,11 +36,9 @@ struct TrailHTTP1Channel: ServerChildChannel {
         }.flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
             let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
-            try pipeline.addHandler(ZeroCopyFileHandler(metrics: metrics, logger: logger), position: .before(codec))
-            if let storedAnswers {
-                let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-                try pipeline.addHandler(StoredAnswerHandler(store: storedAnswers), position: .after(state))
-            }
+            let zeroCopy = ZeroCopyFileHandler(metrics: metrics, logger: logger)
+            try pipeline.addHandler(zeroCopy, position: .before(codec))
+            try pipeline.addHandler(StoredAnswerHandler(store: storedAnswers, idleTimeout: idleTimeout), position: .before(zeroCopy))
             return value
         }
     }
@@ -51,10 +51,13 @@ struct TrailHTTP1Channel: ServerChildChannel {
 extension HTTPServerBuilder {
     /// HTTP/1.1 with ``TrailHTTP1Channel``'s socket reads, zero-copy files and stored answers.
     static func trailHTTP1(_ dependencies: AppDependencies) -> HTTPServerBuilder {
-        let configuration = HTTP1Channel.Configuration(idleTimeout: .init(dependencies.config.idleConnectionTimeout))
+        // Hummingbird's idle time-out would not see the requests StoredAnswerHandler answers: that handler keeps it.
+        let configuration = HTTP1Channel.Configuration(idleTimeout: nil)
+        let idle = dependencies.config.idleConnectionTimeout
         return .init { responder in
             TrailHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: configuration),
-                              storedAnswers: dependencies.storedAnswers, metrics: dependencies.metrics)
+                              storedAnswers: dependencies.storedAnswers, metrics: dependencies.metrics,
+                              idleTimeout: .nanoseconds(Int64(idle.nanoseconds)))
         }
     }
 }

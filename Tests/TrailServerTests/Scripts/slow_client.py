@@ -8,6 +8,9 @@
   slow_client.py download PORT PATH CHUNK INTERVAL
                                            a GET read CHUNK bytes every INTERVAL seconds through a 64 KiB receive
                                            buffer; prints {"status", "bytes", "sha256", "seconds"}
+  slow_client.py poll PORT PATH COUNT INTERVAL
+                                           COUNT GETs of PATH on one connection, one every INTERVAL seconds; prints
+                                           {"statuses": [...], "seconds"} (a status of 0: the connection was closed)
   slow_client.py pipeline PORT PATH...     every GET in one write on one connection (HTTP/1.1 pipelining), then reads
                                            the answers in turn; prints [{"status", "body"}, ...]
 """
@@ -71,6 +74,19 @@ if mode == "download":
     except OSError:
         pass
     print(json.dumps({"status": status, "bytes": received, "sha256": digest.hexdigest(), "seconds": time.monotonic() - started}))
+elif mode == "poll":
+    path, count, interval = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+    stream = sock.makefile("rb")
+    statuses = []
+    for _ in range(count):
+        try:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            status, _, _ = read_answer(stream)
+        except OSError:
+            status = 0
+        statuses.append(status)
+        time.sleep(interval)
+    print(json.dumps({"statuses": statuses, "seconds": time.monotonic() - started}))
 elif mode == "pipeline":
     paths = sys.argv[3:]
     sock.sendall(b"".join(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode() for path in paths))
