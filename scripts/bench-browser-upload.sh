@@ -53,11 +53,15 @@ for _ in $(seq 1 "$runs"); do
   (( rate > best_reference )) && best_reference=$rate
 done
 
+# The server's CPU seconds (user + system) so far: what the server spent, against the wall time the browser took.
+server_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$server_pid/stat"; }
 best=0
 for run in $(seq 1 "$runs"); do
   waypoint=$(bench_waypoint "$tour" "Stop $run" 44.40 -122.0$run)
+  cpu_before=$(server_cpu)
   result=$("$python" "$root/scripts/load/browser_upload.py" "$base" author@trail.test 'bench password 1234' \
     "/tours/$tour/waypoints/$waypoint" "$file" | tail -1)
+  cpu_after=$(server_cpu)
   seconds=$(printf '%s' "$result" | json "['seconds']")
   status=$(printf '%s' "$result" | json "['status']")
   [[ "$status" == Uploaded* ]] || { echo "the upload failed: $status" >&2; exit 1; }
@@ -67,7 +71,7 @@ tour = json.load(sys.stdin)
 print(next(a['sha256'] for w in tour['waypoints'] if w['id'] == $waypoint for a in w.get('assets', [])))")
   [[ "$sha" == "$expected" ]] || { echo "the server's SHA-256 is not the file's" >&2; exit 1; }
   rate=$(awk -v m="$size_mib" -v s="$seconds" 'BEGIN { printf "%.0f", m / s }')
-  echo "run $run: ${seconds} s, $rate MiB/s"
+  echo "run $run: ${seconds} s, $rate MiB/s, server CPU $(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }') s"
   (( rate > best )) && best=$rate
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
