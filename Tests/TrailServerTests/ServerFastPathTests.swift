@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Testing
 @testable import TrailServer
 
@@ -112,6 +113,31 @@ import Testing
         #expect(store.answer(path: "/api/v1/sites", now: now + .hours(24)) != nil)
         cache.invalidate()
         #expect(store.answer(path: "/api/v1/sites", now: now) == nil, "a change of the data retires every kept answer")
+    }
+
+    @Test("a close asked for during a handler's own writes waits for the last of them, with every promise and the widest mode")
+    func heldCloseWaitsForTheLastWrite() throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        var close = HeldClose()
+        var held = close.hold(mode: .all, promise: nil, channelIsActive: true)
+        #expect(!held, "nothing in flight: the close goes on")
+        close.started()
+        close.started()
+        held = close.hold(mode: .all, promise: nil, channelIsActive: false)
+        #expect(!held, "a closed channel: nothing to wait for")
+        let first = loop.makePromise(of: Void.self), second = loop.makePromise(of: Void.self)
+        let heldOutput = close.hold(mode: .output, promise: first, channelIsActive: true)
+        let heldAll = close.hold(mode: .all, promise: second, channelIsActive: true)
+        let heldInput = close.hold(mode: .input, promise: nil, channelIsActive: true)
+        #expect(heldOutput && heldAll && heldInput)
+        let early = close.completed()
+        #expect(early == nil, "one write still in flight")
+        let last = close.completed()
+        let due = try #require(last)
+        #expect(due.mode == .all && due.promises.count == 2)
+        for promise in due.promises { promise.succeed() }
+        held = close.hold(mode: .all, promise: nil, channelIsActive: true)
+        #expect(!held, "held once, then done")
     }
 
     @Test("pipelined requests on one connection are answered in order, whichever of them the store could answer")

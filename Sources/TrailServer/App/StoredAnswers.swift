@@ -175,9 +175,8 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The one request with the router whose answer may be kept, and its answer as it goes by.
     private var keeping: (route: ReadRoute, path: String, stamp: StoredAnswers.Stamp)?
     private var kept: (headers: HTTPHeaders, body: ByteBuffer)?
-    /// Answers written here whose writes have not completed, and a close asked for meanwhile.
-    private var answersInFlight = 0
-    private var deferredClose: (mode: CloseMode, promises: [EventLoopPromise<Void>])?
+    /// A close asked for while an answer written here is still going out waits for it.
+    private var heldClose = HeldClose()
 
     /// - Parameter store: nil answers nothing from a store and only keeps the idle time-out.
     init(store: StoredAnswers?, idleTimeout: TimeAmount?) {
@@ -266,25 +265,17 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: notModified ? .notModified : .ok, headers: headers))),
                       promise: nil)
         if !notModified { context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil) }
-        answersInFlight += 1
+        heldClose.started()
         let written = context.eventLoop.makePromise(of: Void.self)
         written.futureResult.assumeIsolated().whenComplete { [self] _ in
-            answersInFlight -= 1
-            if answersInFlight == 0, let (mode, promises) = deferredClose {
-                deferredClose = nil
-                let closed = context.eventLoop.makePromise(of: Void.self)
-                for promise in promises { closed.futureResult.cascade(to: promise) }
-                context.close(mode: mode, promise: closed)
-            }
+            if let close = heldClose.completed() { HeldClose.perform(close, context: context) }
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
     }
 
     /// A close while an answer of ours is still being written waits for it (as ``ZeroCopyFileHandler`` does for files).
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        guard answersInFlight > 0, context.channel.isActive else { return context.close(mode: mode, promise: promise) }
-        let earlier = deferredClose
-        deferredClose = (earlier == nil || mode == .all ? mode : earlier!.mode, (earlier?.promises ?? []) + (promise.map { [$0] } ?? []))
+        if !heldClose.hold(mode: mode, promise: promise, channelIsActive: context.channel.isActive) { context.close(mode: mode, promise: promise) }
     }
 
     // MARK: The idle time-out

@@ -60,10 +60,8 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let logger: Logger
     /// The file of the response now going down, opened when its head went by.
     private var pending: (region: FileRegion, counter: AppMetrics.DownloadRoute?)?
-    /// Regions handed to the channel whose writes have not completed.
-    private var regionsInFlight = 0
-    /// A close asked for while a region was in flight, and everyone who asked.
-    private var deferredClose: (mode: CloseMode, promises: [EventLoopPromise<Void>])?
+    /// A close asked for while a region is still being written waits for it.
+    private var heldClose = HeldClose()
 
     init(metrics: AppMetrics, logger: Logger) {
         self.metrics = metrics
@@ -105,19 +103,13 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             if let (region, counter) = pending {
                 pending = nil
-                regionsInFlight += 1
+                heldClose.started()
                 let written = context.eventLoop.makePromise(of: Void.self)
                 let bytes = region.readableBytes
                 written.futureResult.assumeIsolated().whenComplete { [self] result in
                     try? region.fileHandle.close()
                     if case .success = result, let counter { metrics.countSent(counter, bytes: bytes) }
-                    regionsInFlight -= 1
-                    if regionsInFlight == 0, let (mode, promises) = deferredClose {
-                        deferredClose = nil
-                        let closed = context.eventLoop.makePromise(of: Void.self)
-                        for promise in promises { closed.futureResult.cascade(to: promise) }
-                        context.close(mode: mode, promise: closed)
-                    }
+                    if let close = heldClose.completed() { HeldClose.perform(close, context: context) }
                 }
                 context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
             }
@@ -126,10 +118,7 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        guard regionsInFlight > 0, context.channel.isActive else { return context.close(mode: mode, promise: promise) }
-        // Two closes while waiting: the wider mode wins, and both are told when it is done.
-        let earlier = deferredClose
-        deferredClose = (earlier == nil || mode == .all ? mode : earlier!.mode, (earlier?.promises ?? []) + (promise.map { [$0] } ?? []))
+        if !heldClose.hold(mode: mode, promise: promise, channelIsActive: context.channel.isActive) { context.close(mode: mode, promise: promise) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
