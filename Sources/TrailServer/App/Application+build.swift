@@ -61,7 +61,9 @@ public struct AppDependencies: Sendable {
         let distribution = config.storage.flatMap { try? DistributionState(settings: $0, database: database) }
         self.distribution = distribution
         readCache.observe(database.writer)
-        self.storedAnswers = StoredAnswers(readCache: readCache, distribution: distribution, metrics: metrics)
+        let tileSettings = self.tileSettings
+        self.storedAnswers = StoredAnswers(readCache: readCache, distribution: distribution, tileOrigin: { tileSettings.tileOrigin },
+                                           metrics: metrics)
         self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
                                      distribution: distribution, changes: readCache)
     }

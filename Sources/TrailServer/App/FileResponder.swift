@@ -100,7 +100,7 @@ struct FileResponder: Sendable {
             range = .whole  // the client's copy is of another version: send it all again, never splice
         }
         let isHead = request.method == .head
-        let zeroCopy = request.headers[.zeroCopyAvailable] != nil && !url.path.contains(where: \.isNewline)
+        let zeroCopy = request.headers[.zeroCopyAvailable] != nil && ZeroCopyFileHandler.FileRange.canCarry(url.path)
         func zeroCopyBody(_ first: Int64, _ last: Int64) -> ResponseBody? {
             guard zeroCopy, !isHead, last >= first else { return nil }
             headers[.zeroCopyFile] = ZeroCopyFileHandler.FileRange(first: first, last: last, counter: counted?.route, path: url.path).headerValue

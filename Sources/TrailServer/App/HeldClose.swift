@@ -27,11 +27,12 @@ struct HeldClose {
         return waiting
     }
 
-    /// True when the close is held (the handler must not pass it on); false when it may go on now.
+    /// True when the close is held (the handler must not pass it on); false when it may go on now. Only a full close
+    /// is held: NIO itself shuts the output only after the queued writes, and a half-close held could be lost.
     mutating func hold(mode: CloseMode, promise: EventLoopPromise<Void>?, channelIsActive: Bool) -> Bool {
-        guard inFlight > 0, channelIsActive else { return false }
+        guard mode == .all, inFlight > 0, channelIsActive else { return false }
         let promises = (held?.promises ?? []) + (promise.map { [$0] } ?? [])
-        held = Held(mode: held == nil || mode == .all ? mode : held!.mode, promises: promises)
+        held = Held(mode: .all, promises: promises)
         return true
     }
 

@@ -73,6 +73,8 @@ public final class StoredAnswers: Sendable {
     struct Stamp: Equatable, Sendable {
         let data: Int
         let storage: Int
+        /// The tile server's origin is in every answer's Content-Security-Policy, and an admin may change it.
+        let tileOrigin: String?
     }
 
     struct Answer: Sendable {
@@ -106,8 +108,11 @@ public final class StoredAnswers: Sendable {
     let metrics: AppMetrics
     private let answers = NIOLockedValueBox<[String: Answer]>([:])
 
-    init(readCache: ReadAPICache, distribution: DistributionState?, metrics: AppMetrics) {
-        self.currentStamp = { [weak readCache] in Stamp(data: readCache?.generation ?? -1, storage: distribution?.generation ?? 0) }
+    init(readCache: ReadAPICache, distribution: DistributionState?, tileOrigin: @escaping @Sendable () -> String? = { nil },
+         metrics: AppMetrics) {
+        self.currentStamp = { [weak readCache] in
+            Stamp(data: readCache?.generation ?? -1, storage: distribution?.generation ?? 0, tileOrigin: tileOrigin())
+        }
         self.metrics = metrics
         self.answered = (metrics.requestCounter(method: "GET", status: 200), metrics.requestCounter(method: "GET", status: 304),
                          metrics.requestDuration(method: "GET"))
@@ -170,8 +175,10 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readingRequest = false
     private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
-    /// The request being answered here: its body parts (if any) are dropped until its end.
-    private var answering: (answer: StoredAnswers.Answer, notModified: Bool, started: ContinuousClock.Instant)?
+    /// The request answered here: its body parts (if any) are dropped until its end.
+    private var swallowing = false
+    /// Answers (the router's and ours) whose end has not been written yet: a connection sending one is not idle.
+    private var answersBeingWritten = 0
     /// The one request with the router whose answer may be kept, and its answer as it goes by.
     private var keeping: (route: ReadRoute, path: String, stamp: StoredAnswers.Stamp)?
     private var kept: (headers: HTTPHeaders, body: ByteBuffer)?
@@ -191,11 +198,18 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let request):
             readingRequest = true
-            if withRouter == 0, let store, let path = Self.storablePath(request) {
+            // Only while the socket takes more: a client that sends requests without reading the answers is left to
+            // the router, whose back-pressure stops reading from it, instead of queueing answers here without end.
+            if withRouter == 0, context.channel.isWritable, let store, let path = Self.storablePath(request) {
                 // Only a ReadRoute's answers are ever kept, so a kept answer needs no route matching.
                 if let answer = store.answer(path: path) {
                     let notModified = request.headers.first(name: "if-none-match").map { ReadAPICache.matches($0, etag: answer.etag) } ?? false
-                    answering = (answer, notModified, .now)
+                    // Answered at once (a body or an `Expect: 100-continue` waits for nothing); the rest of this
+                    // request is dropped until its end.
+                    // Counted before it is written: whoever reads the answer then finds it in the metrics.
+                    store.record(notModified: notModified, duration: .zero)
+                    send(answer, notModified: notModified, context: context)
+                    swallowing = true
                     return
                 }
                 if let route = ReadRoute.matching(path: Substring(path)) {
@@ -206,19 +220,17 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             withRouter += 1
             context.fireChannelRead(data)
         case .body:
-            if answering == nil { context.fireChannelRead(data) }
+            if !swallowing { context.fireChannelRead(data) }
         case .end:
             readingRequest = false
-            guard let (answer, notModified, started) = answering else { return context.fireChannelRead(data) }
-            answering = nil
-            send(answer, notModified: notModified, context: context)
-            store?.record(notModified: notModified, duration: .now - started)
+            if swallowing { swallowing = false } else { context.fireChannelRead(data) }
         }
     }
 
     /// The path (without the query) of a request whose answer may be stored or sent from the store: a keep-alive
-    /// `GET` below `/api/v1/` with no cookie and no credentials (a `Connection: close` or HTTP/1.0 request is left to
-    /// the router, which closes after its answer).
+    /// `GET` below `/api/v1/` with no cookie and no credentials (`Connection: close`, or HTTP/1.0 without keep-alive,
+    /// is left to the router and to Hummingbird's handling of it). The query is not part of the key: no read route
+    /// reads it (a route that does must not be a ``ReadRoute``).
     static func storablePath(_ request: HTTPRequestHead) -> String? {
         guard request.method == .GET, request.uri.utf8.starts(with: "/api/v1/".utf8), request.isKeepAlive,
               !request.headers.contains(name: "cookie"), !request.headers.contains(name: "authorization") else { return nil }
@@ -254,9 +266,24 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             keeping = nil
             kept = nil
-            withRouter -= 1
+            // (Hummingbird's 400 for a request it could not parse has no head that went by here.)
+            withRouter = max(0, withRouter - 1)
+            return context.write(data, promise: trackingAnswer(context, promise))
         }
         context.write(data, promise: promise)
+    }
+
+    /// The promise of an answer's end, wrapped so the idle check knows the answer (a file region before it
+    /// included) is still being written.
+    private func trackingAnswer(_ context: ChannelHandlerContext, _ promise: EventLoopPromise<Void>?) -> EventLoopPromise<Void> {
+        answersBeingWritten += 1
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { [self] result in
+            answersBeingWritten -= 1
+            lastActivity = .now()
+            promise?.completeWith(result)
+        }
+        return written
     }
 
     private func send(_ answer: StoredAnswers.Answer, notModified: Bool, context: ChannelHandlerContext) {
@@ -270,7 +297,7 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         written.futureResult.assumeIsolated().whenComplete { [self] _ in
             if let close = heldClose.completed() { HeldClose.perform(close, context: context) }
         }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: trackingAnswer(context, written))
     }
 
     /// A close while an answer of ours is still being written waits for it (as ``ZeroCopyFileHandler`` does for files).
@@ -312,8 +339,9 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func checkIdle(_ context: ChannelHandlerContext) {
         guard let idleTimeout, context.channel.isActive else { return }
         let now = NIODeadline.now()
-        if withRouter > 0, !readingRequest {
-            // The router is answering (a long build, a streamed download): its own pace, not idleness.
+        if (withRouter > 0 && !readingRequest) || answersBeingWritten > 0 {
+            // The router is answering (a long build), or an answer is still going out (a download, a slow phone): its
+            // own pace, not idleness.
             scheduleIdleCheck(context, at: now + idleTimeout)
         } else if now >= lastActivity + idleTimeout {
             // From the pipeline's tail, so that a file still being sent below holds the close until it is sent.

@@ -41,6 +41,12 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
         var headerValue: String { "\(first) \(last) \(counter?.rawValue ?? "-") \(path)" }
 
+        /// A path a header carries unchanged: no control characters, no space at either end (HTTP field values are
+        /// cleaned of both, which would name another file).
+        static func canCarry(_ path: String) -> Bool {
+            path.hasPrefix("/") && !path.hasSuffix(" ") && path.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        }
+
         init(first: Int64, last: Int64, counter: AppMetrics.DownloadRoute?, path: String) {
             self.first = first
             self.last = last
@@ -50,8 +56,8 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
         init?(headerValue: String) {
             let parts = headerValue.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-            guard parts.count == 4, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, last >= first - 1,
-                  parts[3].hasPrefix("/") else { return nil }
+            guard parts.count == 4, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, last >= first,
+                  last < Int64(Int.max), parts[3].hasPrefix("/") else { return nil }
             self.init(first: first, last: last, counter: AppMetrics.DownloadRoute(rawValue: String(parts[2])), path: String(parts[3]))
         }
     }
@@ -62,6 +68,8 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var pending: (region: FileRegion, counter: AppMetrics.DownloadRoute?)?
     /// A close asked for while a region is still being written waits for it.
     private var heldClose = HeldClose()
+    /// An answer could not be sent: the connection is closing.
+    private var failed = false
 
     init(metrics: AppMetrics, logger: Logger) {
         self.metrics = metrics
@@ -76,26 +84,36 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // After a failure every later part is refused too, so no later answer goes out in the place of the lost one.
+        if failed { promise?.fail(ChannelError.ioOnClosedChannel); return }
         switch unwrapOutboundIn(data) {
         case .head(var head):
             guard let value = head.headers.first(name: Self.fileHeader) else { return context.write(data, promise: promise) }
             head.headers.remove(name: Self.fileHeader)
             guard let file = FileRange(headerValue: value) else {
                 logger.error("unreadable \(Self.fileHeader) header: \(value)")
-                promise?.fail(ChannelError.inappropriateOperationForState)
-                return context.close(promise: nil)
+                return fail(context, promise, ChannelError.inappropriateOperationForState)
             }
             do {
-                // Opened here, on the event loop: one open(2) of a file the route has just found, like nginx does; the
-                // bytes themselves never pass through this thread.
+                // Opened here, on the event loop: one open(2) and one fstat(2) of a file the route has just found, like
+                // nginx does; the bytes themselves never pass through this thread.
                 let handle = try NIOFileHandle(_deprecatedPath: file.path)
+                let size = try handle.withUnsafeFileDescriptor { descriptor -> Int64 in
+                    var status = stat()
+                    guard fstat(descriptor, &status) == 0 else { throw IOError(errnoCode: errno, reason: "fstat") }
+                    return Int64(status.st_size)
+                }
+                // A file shorter than the range would leave sendfile(2) with nothing to send and NIO waiting for ever.
+                guard size > file.last else {
+                    try? handle.close()
+                    throw FileResponder.FileShrank()
+                }
                 pending = (FileRegion(fileHandle: handle, readerIndex: Int(file.first), endIndex: Int(file.last + 1)), file.counter)
             } catch {
-                // The route found the file a moment ago; it is gone. The head is not sent: the client sees the
-                // connection close and retries, rather than a body shorter than its Content-Length.
-                logger.error("cannot open \(file.path) for sending: \(error)")
-                promise?.fail(error)
-                return context.close(promise: nil)
+                // The route found the file a moment ago; it is gone or shorter. The head is not sent: the client sees
+                // the connection close and retries, rather than a body shorter than its Content-Length.
+                logger.error("cannot send \(file.path): \(error)")
+                return fail(context, promise, error)
             }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .body:
@@ -108,13 +126,24 @@ final class ZeroCopyFileHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 let bytes = region.readableBytes
                 written.futureResult.assumeIsolated().whenComplete { [self] result in
                     try? region.fileHandle.close()
-                    if case .success = result, let counter { metrics.countSent(counter, bytes: bytes) }
+                    if case .success = result {
+                        metrics.zeroCopyResponses.increment()
+                        if let counter { metrics.countSent(counter, bytes: bytes) }
+                    }
                     if let close = heldClose.completed() { HeldClose.perform(close, context: context) }
                 }
                 context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
             }
             context.write(data, promise: promise)
         }
+    }
+
+    /// An answer that cannot be sent: this part and every later one are refused, and the connection is closed at
+    /// once (not held: nothing of ours is worth waiting for).
+    private func fail(_ context: ChannelHandlerContext, _ promise: EventLoopPromise<Void>?, _ error: any Error) {
+        failed = true
+        promise?.fail(error)
+        context.channel.close(mode: .all, promise: nil)
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {

@@ -163,6 +163,8 @@ public final class TileSettingsStore: Sendable {
         self.fallback = fallback
     }
 
+    private let origin = NIOLockedValueBox<(template: String?, origin: String?)?>(nil)
+
     public var current: TileSettings {
         if let settings = cached.withLockedValue({ $0 }) { return settings }
         let settings = ((try? database.savedTileSettings()) ?? nil) ?? fallback
@@ -179,6 +181,13 @@ public final class TileSettingsStore: Sendable {
         return settings
     }
 
-    /// The origin of the template's tiles for the Content-Security-Policy.
-    public var tileOrigin: String? { AppConfig.tileOrigin(of: current.usableTemplate) }
+    /// The origin of the template's tiles for the Content-Security-Policy: read for every answer, so worked out once
+    /// per template rather than parsed again each time.
+    public var tileOrigin: String? {
+        let template = current.usableTemplate
+        if let known = origin.withLockedValue({ $0 }), known.template == template { return known.origin }
+        let value = AppConfig.tileOrigin(of: template)
+        origin.withLockedValue { $0 = (template, value) }
+        return value
+    }
 }

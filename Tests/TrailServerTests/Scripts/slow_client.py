@@ -10,7 +10,12 @@
                                            buffer; prints {"status", "bytes", "sha256", "seconds"}
   slow_client.py poll PORT PATH COUNT INTERVAL
                                            COUNT GETs of PATH on one connection, one every INTERVAL seconds; prints
-                                           {"statuses": [...], "seconds"} (a status of 0: the connection was closed)
+                                           {"statuses": [...], "gaps": [...], "seconds"} (a status of 0: the
+                                           connection was closed; a gap: seconds since the previous answer, or the
+                                           connection, when the request was sent)
+  slow_client.py flood PORT PATH COUNT PAUSE
+                                           COUNT GETs of PATH sent on one connection (from a thread) while nothing is
+                                           read for PAUSE seconds, then every answer read; prints {"answers", "allOK"}
   slow_client.py pipeline PORT PATH...     every GET in one write on one connection (HTTP/1.1 pipelining), then reads
                                            the answers in turn; prints [{"status", "body"}, ...]
 """
@@ -21,7 +26,7 @@ import sys
 import time
 
 mode, port = sys.argv[1], int(sys.argv[2])
-if mode == "download":
+if mode in ("download", "flood"):
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window stays small
     sock.settimeout(30)
@@ -74,19 +79,39 @@ if mode == "download":
     except OSError:
         pass
     print(json.dumps({"status": status, "bytes": received, "sha256": digest.hexdigest(), "seconds": time.monotonic() - started}))
+elif mode == "flood":
+    import threading
+    path, count, pause = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+    sock.settimeout(120)
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    sender = threading.Thread(target=lambda: sock.sendall(request * count), daemon=True)
+    sender.start()
+    time.sleep(pause)
+    stream = sock.makefile("rb")
+    answers, all_ok = 0, True
+    for _ in range(count):
+        status, _, body = read_answer(stream)
+        if status == 0:
+            break
+        answers += 1
+        all_ok = all_ok and status == 200 and body.startswith(b"[")
+    sender.join(timeout=60)
+    print(json.dumps({"answers": answers, "allOK": all_ok}))
 elif mode == "poll":
     path, count, interval = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
     stream = sock.makefile("rb")
-    statuses = []
+    statuses, gaps, last = [], [], started
     for _ in range(count):
+        time.sleep(interval)
+        gaps.append(time.monotonic() - last)
         try:
             sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
             status, _, _ = read_answer(stream)
         except OSError:
             status = 0
+        last = time.monotonic()
         statuses.append(status)
-        time.sleep(interval)
-    print(json.dumps({"statuses": statuses, "seconds": time.monotonic() - started}))
+    print(json.dumps({"statuses": statuses, "gaps": gaps, "seconds": time.monotonic() - started}))
 elif mode == "pipeline":
     paths = sys.argv[3:]
     sock.sendall(b"".join(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode() for path in paths))
