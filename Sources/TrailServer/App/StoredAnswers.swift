@@ -173,6 +173,9 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var withRouter = 0
     /// Between a request's head and its end.
     private var readingRequest = false
+    /// Whether the server asked the socket for more (a `read()` went by since the last read completed). False while
+    /// the router's back-pressure holds reading: the bytes not read then are not the client's idleness.
+    private var readRequested = true
     private var lastActivity = NIODeadline.now()
     private var idleTimer: Scheduled<Void>?
     /// The request answered here: its body parts (if any) are dropped until its end.
@@ -307,6 +310,16 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: The idle time-out
 
+    func read(context: ChannelHandlerContext) {
+        readRequested = true
+        context.read()
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readRequested = false
+        context.fireChannelReadComplete()
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { scheduleIdleCheck(context, at: .now() + (idleTimeout ?? .zero)) }
     }
@@ -339,9 +352,9 @@ final class StoredAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func checkIdle(_ context: ChannelHandlerContext) {
         guard let idleTimeout, context.channel.isActive else { return }
         let now = NIODeadline.now()
-        if (withRouter > 0 && !readingRequest) || answersBeingWritten > 0 {
-            // The router is answering (a long build), or an answer is still going out (a download, a slow phone): its
-            // own pace, not idleness.
+        if (withRouter > 0 && (!readingRequest || !readRequested)) || answersBeingWritten > 0 {
+            // The router is answering (a long build) or not taking the body yet (its back-pressure stopped reading),
+            // or an answer is still going out (a download, a slow phone): the server's pace, not the client's idleness.
             scheduleIdleCheck(context, at: now + idleTimeout)
         } else if now >= lastActivity + idleTimeout {
             // From the pipeline's tail, so that a file still being sent below holds the close until it is sent.

@@ -13,9 +13,10 @@
                                            {"statuses": [...], "gaps": [...], "seconds"} (a status of 0: the
                                            connection was closed; a gap: seconds since the previous answer, or the
                                            connection, when the request was sent)
-  slow_client.py flood PORT PATH COUNT PAUSE
+  slow_client.py flood PORT PATH COUNT PAUSE READ
                                            COUNT GETs of PATH sent on one connection (from a thread) while nothing is
-                                           read for PAUSE seconds, then every answer read; prints {"answers", "allOK"}
+                                           read for PAUSE seconds, then the first READ answers read and the connection
+                                           closed; prints {"answers", "allOK"}
   slow_client.py pipeline PORT PATH...     every GET in one write on one connection (HTTP/1.1 pipelining), then reads
                                            the answers in turn; prints [{"status", "body"}, ...]
 """
@@ -81,21 +82,29 @@ if mode == "download":
     print(json.dumps({"status": status, "bytes": received, "sha256": digest.hexdigest(), "seconds": time.monotonic() - started}))
 elif mode == "flood":
     import threading
-    path, count, pause = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
-    sock.settimeout(120)
+    path, count, pause, wanted = sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+    sock.settimeout(60)
     request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
-    sender = threading.Thread(target=lambda: sock.sendall(request * count), daemon=True)
+
+    def send_all():
+        try:
+            sock.sendall(request * count)
+        except OSError:
+            pass  # closed by us below, while the server was not reading
+
+    sender = threading.Thread(target=send_all, daemon=True)
     sender.start()
     time.sleep(pause)
     stream = sock.makefile("rb")
     answers, all_ok = 0, True
-    for _ in range(count):
+    for _ in range(wanted):
         status, _, body = read_answer(stream)
         if status == 0:
             break
         answers += 1
         all_ok = all_ok and status == 200 and body.startswith(b"[")
-    sender.join(timeout=60)
+    sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
     print(json.dumps({"answers": answers, "allOK": all_ok}))
 elif mode == "poll":
     path, count, interval = sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
