@@ -142,6 +142,30 @@ import Testing
         #expect(!held, "held once, then done")
     }
 
+    @Test("the internal file header: only paths it carries unchanged, only ranges that fit; a new tile origin retires kept answers")
+    func fileHeaderAndStampInputs() throws {
+        typealias FileRange = ZeroCopyFileHandler.FileRange
+        #expect(FileRange.canCarry("/data/packages/a b/1.zip"))
+        for path in ["relative/1.zip", "/data/1.zip ", "/data/a\tb.zip", "/data/a\u{01}b.zip", "/data/a\nb.zip", "/data/\u{7F}.zip"] {
+            #expect(!FileRange.canCarry(path), "\(path.debugDescription)")
+        }
+        let range = FileRange(first: 10, last: 99, counter: .package, path: "/data/a b.zip")
+        #expect(FileRange(headerValue: range.headerValue) == range, "the path keeps its space")
+        for value in ["", "10 99 package", "-1 99 - /a", "99 10 - /a", "10 99 - a", "x 99 - /a", "0 \(Int64.max) - /a"] {
+            #expect(FileRange(headerValue: value) == nil, "\(value)")
+        }
+        #expect(FileRange(headerValue: "0 0 - /a")?.counter == nil)
+
+        let origin = NIOLockedValueBox<String?>("https://tiles.example")
+        let store = StoredAnswers(readCache: ReadAPICache(), distribution: nil, tileOrigin: { origin.withLockedValue { $0 } },
+                                  metrics: AppMetrics())
+        store.keep(.init(stamp: store.stamp, storedAt: .now(), route: .sites, headers: HTTPHeaders([("etag", "\"e\"")]),
+                         body: ByteBuffer(string: "[]"), etag: "\"e\""), path: "/api/v1/sites")
+        #expect(store.answer(path: "/api/v1/sites") != nil)
+        origin.withLockedValue { $0 = "https://other.example" }
+        #expect(store.answer(path: "/api/v1/sites") == nil, "the CSP names the tile origin: a new one needs a new answer")
+    }
+
     @Test("pipelined requests on one connection are answered in order, whichever of them the store could answer")
     func pipelinedRequestsKeepTheirOrder() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
