@@ -32,6 +32,10 @@ import TrailClient
 
     @Test("a backup taken while files are uploaded and packages released restores into a server that serves every earlier package, a verifying catalog and the whole audit log")
     func backupUnderLoadRestores() async throws {
+        try await DiskHeavyGate.exclusive { try await backUpWhileReleasing() }
+    }
+
+    func backUpWhileReleasing() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let backup = env.folder.appendingPathComponent("backup"), restored = env.folder.appendingPathComponent("restored")

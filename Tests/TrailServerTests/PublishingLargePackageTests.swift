@@ -33,6 +33,10 @@ struct PublishingLargePackageTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["TRAIL_SLOW_TESTS"] == "1", "slow: set TRAIL_SLOW_TESTS=1 (CI and scripts/test.sh do)"),
           .timeLimit(.minutes(20)))
     func packageAbove4GiB() async throws {
+        try await DiskHeavyGate.exclusive { try await buildAndReadBack() }
+    }
+
+    func buildAndReadBack() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let clock = ContinuousClock()

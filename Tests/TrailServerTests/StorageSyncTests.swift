@@ -303,11 +303,14 @@ import TrailClient
         func uploadId() throws -> String? {
             try env.database.writer.read { try String.fetchOne($0, sql: "SELECT uploadId FROM distributionUpload WHERE path = ?", arguments: [zipPath]) }
         }
+        // Only whole parts count: a store may list a part whose request the kill cut short, and the restart rightly
+        // sends that one again (kept parts must match the file's size and MD5).
+        let partSize: Int64 = 5 * 1024 * 1024
         var partsBeforeKill = 0
-        try await Self.waitFor("a part of \(zipPath) in the bucket", timeout: .seconds(120)) {
+        try await Self.waitFor("a whole part of \(zipPath) in the bucket", timeout: .seconds(120)) {
             guard let id = try uploadId(), let parts = try await direct.listParts("\(Self.prefix)/\(zipPath)", uploadId: id) else { return false }
-            partsBeforeKill = parts.count
-            return parts.count >= 1
+            partsBeforeKill = parts.filter { $0.size == DistributionSync.partRange($0.number, partSize: partSize, size: released.size).count }.count
+            return partsBeforeKill >= 1
         }
         server.killNow()
         await server.waitForExit()

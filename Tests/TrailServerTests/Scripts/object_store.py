@@ -28,12 +28,21 @@ def answers(url):
         return False
 
 
-def main():
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # Foundation's Process may start us with it blocked
-    parent = os.getppid()
-    kind, folder, bucket = sys.argv[1], sys.argv[2], sys.argv[3]
-    os.makedirs(folder, exist_ok=True)
-    log = open(os.path.join(folder, f"{kind}.log"), "ab")
+def tail(path, lines=15):
+    with open(path, "rb") as f:
+        return b"\n".join(f.read().splitlines()[-lines:]).decode(errors="replace")
+
+
+def kill_group(process):
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def launch(kind, folder, log, attempt):
+    """Starts the server on fresh free ports (and, for SeaweedFS, a fresh data folder); returns (S3 port, process)."""
     port = free_port()
     if kind == "seaweedfs":
         config = os.path.join(folder, "s3.json")
@@ -42,7 +51,7 @@ def main():
                                        "actions": ["Admin", "Read", "Write", "List", "Tagging"]},
                                       # Phones and the CDN read the bucket without keys, as from a public-read bucket.
                                       {"name": "anonymous", "actions": ["Read"]}]}, f)
-        data = os.path.join(folder, "data")
+        data = os.path.join(folder, "data" if attempt == 0 else f"data-{attempt}")
         os.makedirs(data, exist_ok=True)
         p = {name: free_port() for name in ["master", "volume", "filer", "mg", "vg", "fg", "sg"]}
         command = ["weed", "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
@@ -57,13 +66,31 @@ def main():
     else:
         sys.exit(f"unknown object store {kind}")
     process = subprocess.Popen(command, stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while not answers(endpoint + "/"):
-        if process.poll() is not None or time.time() > deadline:
-            process.kill()
-            sys.exit(f"{kind} did not start; see {log.name}")
-        time.sleep(0.2)
+    return port, process
+
+
+def main():
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # Foundation's Process may start us with it blocked
+    parent = os.getppid()
+    kind, folder, bucket = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(folder, exist_ok=True)
+    log = open(os.path.join(folder, f"{kind}.log"), "ab")
+    # Ports are picked free and then handed to the server, so another test's server can take one in between: a server
+    # that exits before it answers is started again on fresh ports (three tries), and its log's tail is reported.
+    for attempt in range(3):
+        port, process = launch(kind, folder, log, attempt)
+        endpoint = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while not answers(endpoint + "/"):
+            if process.poll() is not None or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        else:
+            break
+        kill_group(process)
+        if attempt == 2 or time.time() > deadline:
+            log.flush()
+            sys.exit(f"{kind} did not start; see {log.name}:\n{tail(log.name)}")
     env = dict(os.environ, AWS_ACCESS_KEY_ID=ACCESS_KEY, AWS_SECRET_ACCESS_KEY=SECRET_KEY, AWS_DEFAULT_REGION="us-east-1")
     # The filer may need a moment after the S3 port opens before a bucket can be made: retry until it can.
     while True:
