@@ -109,7 +109,7 @@ struct AdminController: Sendable {
             let input = Self.siteInput(form)
             do {
                 let site = try database.createSite(input, actor: context.actor)
-                return pages.redirect(to: "/sites/\(site.slug)", notice: "Site “\(site.name)” created.")
+                return pages.redirect(to: PanelURL.site(site.slug), notice: "Site “\(site.name)” created.")
             } catch let errors as ValidationErrors {
                 var page = try sitesPage()
                 page.form = Self.siteForm(form)
@@ -134,7 +134,7 @@ struct AdminController: Sendable {
             let form = try await request.form(context: context)
             do {
                 let site = try database.updateSite(id: id, Self.siteInput(form), actor: context.actor)
-                return pages.redirect(to: "/sites/\(site.slug)", notice: "Site saved.")
+                return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
             } catch let errors as ValidationErrors {
                 return pages.render("admin-site-edit", title: "Edit site", page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
                                     request: request, context: context, status: .unprocessableContent)

@@ -38,15 +38,6 @@ struct UpdatePlan: Encodable, Equatable {
     }
 }
 
-/// Absolute URLs of the mobile API, built in one place.
-enum APIURL {
-    static func manifest(_ publicURL: String, packageId: String, version: Int) -> String {
-        "\(publicURL)/api/v1/packages/\(packageId)/versions/\(version)/manifest"
-    }
-
-    static func file(_ publicURL: String, sha256: String) -> String { "\(publicURL)/api/v1/files/\(sha256)" }
-}
-
 extension MobileAPI {
     static let immutable = "public, max-age=31536000, immutable"
 

@@ -50,7 +50,7 @@ struct MediaController: Sendable {
             sha256 = asset.sha256
             scanStatus = asset.scanStatus.rawValue
             scanDetail = mayReadDetail ? asset.scanDetail : nil
-            previewURL = asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil
+            previewURL = asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
             createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt))
             title = asset.title
             altText = asset.altText
@@ -79,7 +79,7 @@ struct MediaController: Sendable {
             size = asset.size
             sha256 = asset.sha256
             scanStatus = asset.scanStatus.rawValue
-            previewURL = asset.scanStatus == .clean ? "/assets/\(asset.id!)/content" : nil
+            previewURL = asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
         }
     }
 
@@ -105,7 +105,7 @@ struct MediaController: Sendable {
             }
             if request.wantsJSON { return try JSONResponse.make(added.map { try body($0, context) }, status: .created) }
             let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
-            return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)#assets", notice: notice.joined(separator: " "))
+            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, at: .assets), notice: notice.joined(separator: " "))
         }
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
@@ -121,7 +121,7 @@ struct MediaController: Sendable {
             var request = request
             let form = try await request.form(context: context)
             let (asset, tourId) = try editableAsset(context)
-            let back = "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)"
+            let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!))
             do {
                 try database.describeAsset(id: asset.id!, title: form.string("title"), altText: asset.kind == .image ? form.string("altText") : nil,
                                            language: form["language"].map { .some($0) } ?? .none, actor: context.actor)
@@ -143,7 +143,7 @@ struct MediaController: Sendable {
                 let (asset, tourId) = try editableAsset(context)
                 do {
                     let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-                    return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)",
+                    return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
                                           notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now.")
                 } catch let errors as ValidationErrors {
                     return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
@@ -156,13 +156,13 @@ struct MediaController: Sendable {
         router.post("/assets/{aid}/delete") { request, context in
             let (asset, tourId) = try editableAsset(context)
             await StoredFiles(paths: paths).removeUnreferenced(try database.deleteAsset(id: asset.id!, actor: context.actor))
-            return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#assets", notice: "“\(asset.originalName)” deleted.")
+            return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
         }
         for (direction, step) in [("up", -1), ("down", 1)] {
             router.post("/assets/{aid}/\(direction)") { request, context in
                 let (asset, tourId) = try editableAsset(context)
                 try database.shiftAsset(id: asset.id!, by: step, actor: context.actor)
-                return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#asset-\(asset.id!)", notice: "Moved “\(asset.originalName)” \(direction).")
+                return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)), notice: "Moved “\(asset.originalName)” \(direction).")
             }
         }
         router.post("/assets/{aid}/rescan") { request, context in
@@ -172,7 +172,7 @@ struct MediaController: Sendable {
             try database.queueRescan(assetId: asset.id!, actor: context.actor)
             intake.scans.wake()
             let tourId = try database.tourId(ofAsset: asset.id!) ?? 0
-            return pages.redirect(to: "/tours/\(tourId)/waypoints/\(asset.waypointId)#assets", notice: "Rescan queued for “\(asset.originalName)”.")
+            return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "Rescan queued for “\(asset.originalName)”.")
         }
     }
 
@@ -188,7 +188,7 @@ struct MediaController: Sendable {
             let asset = try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
                                                   replacing: received.fields["replaces"].flatMap { Int64($0) }, actor: context.actor)
             var response = try JSONResponse.make(body(asset, context), status: .created)
-            response.headers[.location] = "/api/v1/manage/assets/\(asset.id!)"
+            response.headers[.location] = APIURL.manageAsset(asset.id!)
             return response
         }
         router.get("/assets/{aid}") { request, context in
@@ -199,7 +199,7 @@ struct MediaController: Sendable {
                 let (asset, tourId) = try editableAsset(context)
                 let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
                 var response = try JSONResponse.make(body(companion, context), status: .created)
-                response.headers[.location] = "/api/v1/manage/assets/\(companion.id!)"
+                response.headers[.location] = APIURL.manageAsset(companion.id!)
                 return response
             }
         }

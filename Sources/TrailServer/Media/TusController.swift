@@ -78,7 +78,7 @@ struct TusController: Sendable {
             try? FileManager.default.removeItem(at: paths.upload(id))
             throw error
         }
-        var headers: HTTPFields = [.tusResumable: Self.version, .location: "/api/v1/manage/uploads/\(id)",
+        var headers: HTTPFields = [.tusResumable: Self.version, .location: APIURL.manageUpload(id),
                                    .uploadExpires: Self.httpDate(record.expiresAt)]
         headers[.cacheControl] = "no-store"
         return Response(status: .created, headers: headers)
@@ -179,7 +179,7 @@ struct TusController: Sendable {
             try requireEditor(of: upload, context)
             let asset = try await finish(upload, hash: wholeFile, actor: context.actor)
             headers[.assetId] = "\(asset.id!)"
-            headers[.assetLocation] = "/api/v1/manage/assets/\(asset.id!)"
+            headers[.assetLocation] = APIURL.manageAsset(asset.id!)
         }
         return Response(status: .noContent, headers: headers)
     }

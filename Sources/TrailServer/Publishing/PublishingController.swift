@@ -21,9 +21,9 @@ struct PublishingController: Sendable {
             let tourId = try context.parameters.require("id", as: Int64.self)
             do {
                 let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
-                return pages.redirect(to: "/requests/\(publish.id)", notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
+                return pages.redirect(to: PanelURL.request(publish.id), notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
             } catch let notReady as NotReadyToPublish {
-                return pages.redirect(to: "/tours/\(tourId)#publish",
+                return pages.redirect(to: PanelURL.tour(tourId, at: .publish),
                                       notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " "))
             }
         }
@@ -63,7 +63,7 @@ struct PublishingController: Sendable {
             let notice: String
             if case .approved(_, true) = outcome { notice = "Approved. The request has all the approvals it needs and can be released." }
             else { notice = "Approved." }
-            return pages.redirect(to: "/requests/\(id)", notice: notice)
+            return pages.redirect(to: PanelURL.request(id), notice: notice)
         }
         router.post("/requests/{rid}/deny") { request, context in
             var request = request
@@ -77,17 +77,17 @@ struct PublishingController: Sendable {
                 page.denyError = errors["comment"]
                 return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
             }
-            return pages.redirect(to: "/requests/\(id)", notice: "Denied. The tour is editable again and shows your comment.")
+            return pages.redirect(to: PanelURL.request(id), notice: "Denied. The tour is editable again and shows your comment.")
         }
         router.post("/requests/{rid}/withdraw") { request, context in
             let id = try context.parameters.require("rid")
             let publish = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: publish.tourId.map { "/tours/\($0)" } ?? "/sites", notice: "Request withdrawn; the tour is editable again.")
+            return pages.redirect(to: publish.tourId.map { PanelURL.tour($0) } ?? PanelURL.sites, notice: "Request withdrawn; the tour is editable again.")
         }
         router.post("/requests/{rid}/push") { request, context in
             let id = try context.parameters.require("rid")
             let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: "/packages/\(version.packageId)", notice: "Version \(version.version) released: the mobile apps can download it now.")
+            return pages.redirect(to: PanelURL.package(version.packageId), notice: "Version \(version.version) released: the mobile apps can download it now.")
         }
         router.get("/packages/{pid}") { request, context in
             let (package, site, access) = try viewablePackage(context)
@@ -96,18 +96,18 @@ struct PublishingController: Sendable {
         router.post("/packages/{pid}/unpublish") { request, context in
             let packageId = try context.parameters.require("pid")
             try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: "/packages/\(packageId)", notice: "Unpublished: the mobile apps no longer list it.")
+            return pages.redirect(to: PanelURL.package(packageId), notice: "Unpublished: the mobile apps no longer list it.")
         }
         router.post("/packages/{pid}/publish") { request, context in
             let packageId = try context.parameters.require("pid")
             try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: "/packages/\(packageId)", notice: "Published again.")
+            return pages.redirect(to: PanelURL.package(packageId), notice: "Published again.")
         }
         router.post("/packages/{pid}/versions/{version}/serve") { request, context in
             let packageId = try context.parameters.require("pid")
             let version = try context.parameters.require("version", as: Int.self)
             try await publishing.rollback(packageId: packageId, to: version, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: "/packages/\(packageId)", notice: "Version \(version) is now the one the apps download.")
+            return pages.redirect(to: PanelURL.package(packageId), notice: "Version \(version) is now the one the apps download.")
         }
     }
 
@@ -171,7 +171,7 @@ struct PublishingController: Sendable {
             guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
             let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
             var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
-            response.headers[.location] = "/api/v1/manage/publish-requests/\(publish.id)"
+            response.headers[.location] = APIURL.managePublishRequest(publish.id)
             return response
         }
         router.get("/publish-requests/{rid}") { request, context in

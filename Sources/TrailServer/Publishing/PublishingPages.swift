@@ -161,8 +161,8 @@ extension PublishingController {
                                                      isImage: asset.type == .image, isText: asset.type == .text,
                                                      access: Self.accessSummary(asset), accessMissing: Self.lacksAccessibleText(asset),
                                                      title: asset.title, altText: asset.altText)
-                    item.captionsURL = asset.captions.map { _ in "/requests/\(publish.id)/assets/\(index)/captions" }
-                    item.transcriptURL = asset.transcript.map { _ in "/requests/\(publish.id)/assets/\(index)/transcript" }
+                    item.captionsURL = asset.captions.map { _ in PanelURL.requestCompanion(publish.id, asset: index, role: "captions") }
+                    item.transcriptURL = asset.transcript.map { _ in PanelURL.requestCompanion(publish.id, asset: index, role: "transcript") }
                     item.captionsPath = asset.captions?.path
                     item.transcriptPath = asset.transcript?.path
                     item.languageLabel = asset.language.map(LanguageTag.label)
@@ -190,14 +190,14 @@ extension PublishingController {
             canWithdraw: isAuthorOrManager && publish.state.isOpen, canPush: isAuthorOrManager && publish.state == .ready,
             sha256: publish.zipSha256 ?? "", size: publish.zipSize.map(ByteFormat.string) ?? "",
             manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "",
-            mapJSON: manifest.map { Self.mapJSON($0, tileURL: "/requests/\(publish.id)/tiles/{z}/{x}/{y}") } ?? "{}", waypoints: waypoints,
+            mapJSON: manifest.map { Self.mapJSON($0, tileURL: PanelURL.requestTiles(publish.id)) } ?? "{}", waypoints: waypoints,
             scanReport: scanReport, diff: diff, hasDiff: !diff.isEmpty, isFirstVersion: previous == nil)
         if let manifest, let size = publish.zipSize {
             page.updateCosts = try UpdateCost.lines(to: manifest, fullSize: size, from: database.packageVersions(packageId: publish.packageId))
             page.hasUpdateCosts = !page.updateCosts.isEmpty
         }
         page.hasLanguageTabs = languages.count > 1
-        page.languageTabs = LanguageTab.tabs(languages: languages, base: "/requests/\(publish.id)", active: chosen)
+        page.languageTabs = LanguageTab.tabs(languages: languages, base: PanelURL.request(publish.id), active: chosen)
         page.languageLabel = LanguageTag.label(chosen ?? languages.first ?? "en")
         page.tilesSummary = manifest?.tiles.map {
             "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
@@ -237,9 +237,9 @@ extension PublishingController {
                 PackagePage.VersionRow(version: $0.version, size: ByteFormat.string($0.size), sha256: $0.sha256, released: DisplayFormat.date($0.createdAt),
                                        verified: $0.verifiedCount, isCurrent: $0.version == package.currentVersion,
                                        canServe: access.canManage && $0.version != package.currentVersion,
-                                       previewURL: "/packages/\(package.id)/versions/\($0.version)/preview")
+                                       previewURL: PanelURL.packageVersionPreview(package.id, version: $0.version))
             },
-            downloadURL: "/api/v1/packages/\(package.id)/download")
+            downloadURL: APIURL.packageDownload(package.id))
         for index in page.versions.indices { page.versions[index].updateCost = costs[page.versions[index].version] }
         if let state = pages.distribution {
             let status = try DistributionStatus.of(packageId: package.id, database: database, paths: paths, state: state)

@@ -101,7 +101,7 @@ struct SitesController: Sendable {
             }
             do {
                 try database.setMembership(siteId: site.id!, email: form.string("email"), role: role, actor: context.actor)
-                return pages.redirect(to: "/sites/\(site.slug)/members", notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
+                return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
             } catch let errors as ValidationErrors {
                 var page = try membersPage(site)
                 page.email = form.string("email")
@@ -113,7 +113,7 @@ struct SitesController: Sendable {
             let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
             try access.require(.manage, to: "manage its members")
             try database.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
-            return pages.redirect(to: "/sites/\(site.slug)/members", notice: "Member removed.")
+            return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
         }
     }
 

@@ -23,14 +23,14 @@ struct TilesController: Sendable {
         router.post("/tours/{id}/tiles") { request, context in
             let tour = try editableTour(context)
             let tileset = try await receive(request, tour: tour, context: context)
-            return pages.redirect(to: "/tours/\(tour.id!)#tiles",
+            return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
                                   notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
         }
         router.post("/tours/{id}/tiles/delete") { request, context in
             let tour = try editableTour(context)
             let released = try database.deleteTileset(tourId: tour.id!, actor: context.actor)
             await StoredFiles(paths: paths).removeUnreferenced(released)
-            return pages.redirect(to: "/tours/\(tour.id!)#tiles", notice: "Map tiles file deleted; packages use the tile server again.")
+            return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
         }
 
         router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in
@@ -39,10 +39,10 @@ struct TilesController: Sendable {
         }
         router.get("/requests/{rid}/preview") { request, context in
             let (zip, manifest, publish) = try requestPackage(context)
-            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: "/requests/\(publish.id)/tiles/{z}/{x}/{y}",
+            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
                                              subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
-                                             backURL: "/requests/\(publish.id)", backLabel: "Back to the request",
-                                             base: "/requests/\(publish.id)/preview", language: request.uri.queryParameters["lang"].map(String.init))
+                                             backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
+                                             base: PanelURL.requestPreview(publish.id), language: request.uri.queryParameters["lang"].map(String.init))
             return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
         }
         router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in
@@ -51,11 +51,11 @@ struct TilesController: Sendable {
         }
         router.get("/packages/{pid}/versions/{version}/preview") { request, context in
             let (zip, manifest, version) = try versionPackage(context)
-            let base = "/packages/\(version.packageId)/versions/\(version.version)"
-            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: "\(base)/tiles/{z}/{x}/{y}",
+            let page = try await previewPage(zip: zip, manifest: manifest,
+                                             tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
                                              subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
-                                             backURL: "/packages/\(version.packageId)", backLabel: "Back to the package",
-                                             base: "\(base)/preview", language: request.uri.queryParameters["lang"].map(String.init))
+                                             backURL: PanelURL.package(version.packageId), backLabel: "Back to the package",
+                                             base: PanelURL.packageVersionPreview(version.packageId, version: version.version), language: request.uri.queryParameters["lang"].map(String.init))
             return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
         }
 
@@ -88,7 +88,7 @@ struct TilesController: Sendable {
             let tour = try editableTour(context)
             let tileset = try await receive(request, tour: tour, context: context)
             var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
-            response.headers[.location] = "/api/v1/manage/tours/\(tour.id!)/tiles"
+            response.headers[.location] = APIURL.manageTourTiles(tour.id!)
             return response
         }
         router.get("/tours/{id}/tiles") { request, context in

@@ -41,13 +41,13 @@ struct TourExchangeController: Sendable {
             }
             // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
             // token, as streaming multipart forms do) never lands in the history, and a reload does not upload again.
-            return Response(status: .seeOther, headers: [.location: "/tours/\(tour.id!)/import/\(importId)"])
+            return Response(status: .seeOther, headers: [.location: PanelURL.tourImport(tour.id!, importId: importId)])
         }
         router.get("/tours/{id}/import/{importId}") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
             guard let data = try? Data(contentsOf: file) else {
-                return pages.redirect(to: "/tours/\(tour.id!)", notice: "That import preview has expired. Choose the file again.")
+                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
             }
             let imported = try parse(data)
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
@@ -67,7 +67,7 @@ struct TourExchangeController: Sendable {
             let imported = try parse(data)
             let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
             try database.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor)
-            return pages.redirect(to: "/tours/\(tour.id!)", notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
+            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
         }
         router.post("/tours/{id}/route") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
@@ -79,7 +79,7 @@ struct TourExchangeController: Sendable {
             if request.wantsJSON {
                 return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
             }
-            return pages.redirect(to: "/tours/\(tour.id!)", notice: route == nil ? "Route removed." : "Route saved.")
+            return pages.redirect(to: PanelURL.tour(tour.id!), notice: route == nil ? "Route removed." : "Route saved.")
         }
     }
 

@@ -62,7 +62,7 @@ struct LanguagesForm: Sendable {
 
     static func make(_ tour: Tour, chosen: [String]? = nil) -> LanguagesForm {
         let tags = chosen ?? tour.languages
-        return LanguagesForm(action: "/tours/\(tour.id!)/languages", options: LanguageTag.known.map {
+        return LanguagesForm(action: PanelURL.tourLanguages(tour.id!), options: LanguageTag.known.map {
             Option(tag: $0.tag, label: LanguageTag.label($0.tag), isDefault: tags.first == $0.tag, isFurther: tags.dropFirst().contains($0.tag))
         })
     }
@@ -185,15 +185,15 @@ enum TourPageBuilder {
             frame: tour.frame,
             waypoints: waypoints.map {
                 .init(id: $0.id!, order: $0.position, name: $0.name, latitude: $0.latitude, longitude: $0.longitude,
-                      url: "/tours/\(tour.id!)/waypoints/\($0.id!)", triggerRadiusMeters: $0.triggerRadiusMeters,
+                      url: PanelURL.waypoint(tourId: tour.id!, $0.id!), triggerRadiusMeters: $0.triggerRadiusMeters,
                       overlaps: overlapping.contains($0.id!))
             },
             editable: editable, tileURL: tileURL,
-            moveURLTemplate: "/tours/\(tour.id!)/waypoints/{id}/move",
-            orderURL: "/tours/\(tour.id!)/waypoints/order",
-            newWaypointURL: "/tours/\(tour.id!)/waypoints")
+            moveURLTemplate: PanelURL.waypointMoveTemplate(tourId: tour.id!),
+            orderURL: PanelURL.waypointOrder(tourId: tour.id!),
+            newWaypointURL: PanelURL.waypoints(tourId: tour.id!))
         data.route = tour.routePath?.points.map { [$0.longitude, $0.latitude] } ?? []
-        data.routeURL = "/tours/\(tour.id!)/route"
+        data.routeURL = PanelURL.tourRoute(tour.id!)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? String(data: encoder.encode(data), encoding: .utf8)) ?? "{}"

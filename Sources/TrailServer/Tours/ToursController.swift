@@ -27,7 +27,7 @@ struct ToursController: Sendable {
             let form = try await request.form(context: context)
             do {
                 let tour = try database.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)", notice: "Tour created. Now frame its area on the map.")
+                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour created. Now frame its area on the map.")
             } catch let errors as ValidationErrors {
                 var page = newTourPage(site, form: Self.tourForm(form))
                 page.errors = errors.fields
@@ -53,7 +53,7 @@ struct ToursController: Sendable {
             do {
                 guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
                 let saved = try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)/edit", notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
+                return pages.redirect(to: PanelURL.tourEdit(tour.id!), notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
             } catch let errors as ValidationErrors {
                 var page = tourEditPage(tour, site, language: nil)
                 page.languages = LanguagesForm.make(tour, chosen: choice?.tags ?? chosen)
@@ -70,7 +70,7 @@ struct ToursController: Sendable {
             let text = LocalizedText(name: form.string("name"), description: form.string("description"))
             do {
                 try database.setTourText(tourId: tour.id!, language: language, text, actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)/edit?lang=\(language)", notice: "\(LanguageTag.english(language)) text saved.")
+                return pages.redirect(to: PanelURL.tourEdit(tour.id!, language: language), notice: "\(LanguageTag.english(language)) text saved.")
             } catch let errors as ValidationErrors where errors["language"] == nil {
                 // (A language the tour lacks has no tab to show the message on: the error page says it.)
                 var page = tourEditPage(tour, site, language: language)
@@ -86,10 +86,10 @@ struct ToursController: Sendable {
             let form = try await request.form(context: context)
             do {
                 _ = try database.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)", notice: "Tour saved.")
+                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
             } catch let errors as ValidationErrors {
-                let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
-                                        cancelURL: "/tours/\(tour.id!)", form: Self.tourForm(form), errors: errors.fields)
+                let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
+                                        cancelURL: PanelURL.tour(tour.id!), form: Self.tourForm(form), errors: errors.fields)
                 return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
             }
         }
@@ -101,7 +101,7 @@ struct ToursController: Sendable {
                                    minZoom: form.int("minZoom"), maxZoom: form.int("maxZoom"))
             do {
                 _ = try database.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)", notice: "Frame saved.")
+                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
             } catch let errors as ValidationErrors {
                 let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
                 let page = try tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
@@ -111,7 +111,7 @@ struct ToursController: Sendable {
         router.post("/tours/{id}/delete") { request, context in
             let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             try database.deleteTour(id: tour.id!, actor: context.actor)
-            return pages.redirect(to: "/sites/\(site.slug)", notice: "Tour “\(tour.name)” deleted.")
+            return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
         }
 
         // Waypoints
@@ -122,7 +122,7 @@ struct ToursController: Sendable {
             do {
                 let waypoint = try database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
                 if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
-                return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint “\(waypoint.name)” added.")
+                return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
             } catch let errors as ValidationErrors where !request.wantsJSON {
                 let page = try tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
                 return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
@@ -137,7 +137,7 @@ struct ToursController: Sendable {
             if request.wantsJSON {
                 return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
             }
-            return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Order saved.")
+            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
         }
         router.get("/tours/{id}/waypoints/{wid}") { request, context in
             let (tour, _, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
@@ -156,7 +156,7 @@ struct ToursController: Sendable {
             let text = LocalizedText(name: form.string("name"), description: form.string("description"))
             do {
                 try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)?lang=\(language)",
+                return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
                                       notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
             } catch let errors as ValidationErrors where errors["language"] == nil {
                 var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
@@ -173,7 +173,7 @@ struct ToursController: Sendable {
             let form = try await request.form(context: context)
             do {
                 _ = try database.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)/waypoints/\(waypoint.id!)", notice: "Waypoint saved.")
+                return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
             } catch let errors as ValidationErrors {
                 var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
                 page.form = Self.waypointForm(form)
@@ -189,20 +189,20 @@ struct ToursController: Sendable {
             let moved = try database.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
                                                   longitude: form.double("longitude"), actor: context.actor)
             if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
-            return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint moved.")
+            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
         }
         router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in
             let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let waypoint = try waypoint(tour, context)
             try database.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor)
-            return pages.redirect(to: "/tours/\(tour.id!)#waypoints", notice: "Waypoint “\(waypoint.name)” deleted.")
+            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
         }
         for (direction, step) in [("up", -1), ("down", 1)] {
             router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
                 let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
                 let waypoint = try waypoint(tour, context)
                 try database.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor)
-                return pages.redirect(to: "/tours/\(tour.id!)#waypoint-\(waypoint.id!)", notice: "Moved “\(waypoint.name)” \(direction).")
+                return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
             }
         }
     }
@@ -214,8 +214,8 @@ struct ToursController: Sendable {
     }
 
     func newTourPage(_ site: Site, form: [String: String]) -> TourFormPage {
-        TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/sites/\(site.slug)/tours", isNew: true,
-                     cancelURL: "/sites/\(site.slug)", form: form)
+        TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.siteTours(site.slug), isNew: true,
+                     cancelURL: PanelURL.site(site.slug), form: form)
     }
 
     func tourPage(_ tour: Tour, _ site: Site, _ access: SiteAccess, frameForm: [String: String]? = nil, frameErrors: [String: String] = [:],
@@ -253,16 +253,16 @@ struct ToursController: Sendable {
 
     /// The tour's edit form; with `language` one of its further languages, that language's tab open.
     func tourEditPage(_ tour: Tour, _ site: Site, language: String?) -> TourFormPage {
-        var page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: "/tours/\(tour.id!)/edit", isNew: false,
-                                cancelURL: "/tours/\(tour.id!)",
+        var page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
+                                cancelURL: PanelURL.tour(tour.id!),
                                 form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName,
                                        "paceKmh": String(format: "%g", tour.paceKmh)])
         page.languages = LanguagesForm.make(tour)
         let tag = LanguageTag.further(language, of: tour.languages)
-        page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: "/tours/\(tour.id!)/edit", active: tag)
+        page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: PanelURL.tourEdit(tour.id!), active: tag)
         page.hasLanguageTabs = tour.languages.count > 1
         page.translation = tag.map {
-            TranslationForm(tag: $0, language: LanguageTag.label($0), action: "/tours/\(tour.id!)/text/\($0)",
+            TranslationForm(tag: $0, language: LanguageTag.label($0), action: PanelURL.tourText(tour.id!, language: $0),
                             name: tour.localized[$0]?.name ?? "", description: tour.localized[$0]?.description ?? "",
                             defaultName: tour.name, defaultDescription: tour.description, defaultLanguage: LanguageTag.english(tour.defaultLanguage))
         }
@@ -273,7 +273,7 @@ struct ToursController: Sendable {
         let editable = canEdit && !tour.isLocked
         let assets = try database.assets(waypointId: waypoint.id!)
         let tag = LanguageTag.further(language, of: tour.languages)
-        let base = "/tours/\(tour.id!)/waypoints/\(waypoint.id!)"
+        let base = PanelURL.waypoint(tourId: tour.id!, waypoint.id!)
         var page = WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
                             canEdit: editable, isLocked: tour.isLocked,
                             form: ["name": waypoint.name, "description": waypoint.description,
