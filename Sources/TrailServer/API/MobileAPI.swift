@@ -74,21 +74,21 @@ struct MobileAPI: Sendable {
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get(RouterPath(ReadRoute.sites.pattern)) { request, _ in
-            try readCache.response("sites", request: request) {
-                try database.siteSummaries().map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
+            try await readCache.response("sites", request: request) {
+                try await database.perform { try $0.siteSummaries() }.map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
                                                             packageCount: $0.packageCount) }
             }
         }
         router.get(RouterPath(ReadRoute.sitePackages.pattern)) { request, context in
             let slug = try context.parameters.require("slug")
-            return try readCache.response("site-packages:\(slug)", request: request) {
-                guard let packages = try database.publishedPackages(ofSite: slug) else { throw NotFound() }
+            return try await readCache.response("site-packages:\(slug)", request: request) {
+                guard let packages = try await database.perform({ try $0.publishedPackages(ofSite: slug) }) else { throw NotFound() }
                 return packages.map(item)
             }
         }
         router.get(RouterPath(ReadRoute.package.pattern)) { request, context in
-            try readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
-                let published = try publishedPackage(context)
+            try await readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
+                let published = try await database.perform { _ in try publishedPackage(context) }
                 let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
                 let version = published.version
                 return PackageDetail(
@@ -100,36 +100,37 @@ struct MobileAPI: Sendable {
         }
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/packages/{id}/download", method: method) { request, context in
-                let published = try publishedPackage(context)
+                let published = try await database.perform { _ in try publishedPackage(context) }
                 // The latest version moves: clients revalidate (ETag), and If-Range stops a resume from splicing two versions.
                 return try await download(published.version, request: request, context: context, cacheControl: "no-cache")
             }
             router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
-                let published = try publishedPackage(context)
+                let published = try await database.perform { _ in try publishedPackage(context) }
                 guard let number = context.parameters.get("version", as: Int.self),
-                      let version = try database.packageVersion(packageId: published.package.id, version: number) else { throw NotFound() }
+                      let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+                else { throw NotFound() }
                 return try await download(version, request: request, context: context, cacheControl: "public, max-age=31536000, immutable")
             }
         }
         router.get("/packages/{id}/hash") { request, context in
-            let version = try publishedPackage(context).version
+            let version = try await database.perform { _ in try publishedPackage(context) }.version
             return try JSONResponse.make(VerifyAnswer.Expected(sha256: version.sha256, version: version.version, size: version.size))
         }
         router.post("/packages/{id}/verify") { request, context in
-            let published = try publishedPackage(context)
+            let published = try await database.perform { _ in try publishedPackage(context) }
             let body = try await request.decodeJSON(VerifyBody.self, context: context)
             // A download of any released version can be verified against that version.
-            let target = try database.packageVersion(packageId: published.package.id, version: body.version) ?? published.version
+            let target = try await database.perform { try $0.packageVersion(packageId: published.package.id, version: body.version) } ?? published.version
             let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
-            if valid { try database.recordVerifiedDownload(packageId: target.packageId, version: target.version) }
+            if valid { try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) }) }
             return try JSONResponse.make(VerifyAnswer(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
         }
         addUpdateRoutes(to: router)
         router.get(RouterPath(ReadRoute.signingKey.pattern)) { request, _ in
-            try readCache.response("signing-key", request: request) { ["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64] }
+            try await readCache.response("signing-key", request: request) { ["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64] }
         }
         router.get(RouterPath(ReadRoute.catalog.pattern)) { request, _ in
-            let signed = try catalog.current()
+            let signed = try await database.perform { _ in try catalog.current() }
             var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
                                        .cacheControl: "no-cache"]
             if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: signed.etag) {

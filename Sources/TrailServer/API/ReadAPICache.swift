@@ -56,16 +56,16 @@ public final class ReadAPICache: Sendable {
 
     /// The answer for `key`: the stored one while nothing changed, else `make()` encoded, hashed and stored. `make`
     /// throws for answers that are not kept (404, 410).
-    func response(_ key: String, request: Request, make: () throws -> some Encodable) throws -> Response {
+    func response(_ key: String, request: Request, make: () async throws -> some Encodable) async throws -> Response {
         guard isObserving.withLockedValue({ $0 }) else {
-            let data = try JSONResponse.encoder.encode(try make())
+            let data = try JSONResponse.encoder.encode(try await make())
             return Self.respond(Entry(generation: 0, body: ByteBuffer(bytes: data), etag: "\"\(SHA256.hash(data: data).hexString)\""), request: request)
         }
         let current = generation
         if let entry = state.withLockedValue({ $0.entries[key] }), entry.generation == current {
             return Self.respond(entry, request: request)
         }
-        let data = try JSONResponse.encoder.encode(try make())
+        let data = try JSONResponse.encoder.encode(try await make())
         let entry = Entry(generation: current, body: ByteBuffer(bytes: data), etag: "\"\(SHA256.hash(data: data).hexString)\"")
         state.withLockedValue { state in
             if state.generation == current { state.entries[key] = entry }

@@ -43,7 +43,7 @@ struct AccountsController: Sendable {
         }
         router.post("/login") { request, context in try await login(request, context) }
         router.post("/logout") { request, context in
-            if let token = context.sessionToken { try database.endSession(token: token, actor: context.actor) }
+            if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
             var response = pages.redirect(to: "/login", notice: "You are signed out.")
             response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
             return response
@@ -57,7 +57,7 @@ struct AccountsController: Sendable {
             var request = request
             let form = try await request.form(context: context)
             let user = try context.requireUser()
-            guard let record = try database.user(id: user.id) else { throw NotFound() }
+            guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
             var errors: [String: String] = [:]
             let current = form.string("currentPassword"), new = form.string("newPassword")
             if !(try await Self.verify(current, hash: record.passwordHash)) { errors["currentPassword"] = "This is not your current password." }
@@ -74,26 +74,26 @@ struct AccountsController: Sendable {
         }
 
         signedIn.get("/account/tokens") { request, context in
-            pages.render("tokens", title: "API tokens", page: try tokensPage(context.requireUser()), request: request, context: context)
+            pages.render("tokens", title: "API tokens", page: try await database.perform { _ in try tokensPage(context.requireUser()) }, request: request, context: context)
         }
         signedIn.post("/account/tokens") { request, context in
             var request = request
             let form = try await request.form(context: context)
             let user = try context.requireUser()
             do {
-                let (token, _) = try database.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor)
-                var page = try tokensPage(user)
+                let (token, _) = try await database.perform { try $0.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor) }
+                var page = try await database.perform { _ in try tokensPage(user) }
                 page.newToken = token
                 return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
             } catch let errors as ValidationErrors {
-                var page = try tokensPage(user)
+                var page = try await database.perform { _ in try tokensPage(user) }
                 page.errors = errors.fields
                 return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
             }
         }
         signedIn.post("/account/tokens/{id}/revoke") { request, context in
             let id = try context.parameters.require("id", as: Int64.self)
-            try database.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor)
+            try await database.perform { try $0.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor) }
             return pages.redirect(to: "/account/tokens", notice: "Token revoked.")
         }
     }
@@ -116,22 +116,22 @@ struct AccountsController: Sendable {
         }
         // The attempt is counted before the password is checked, in one transaction with the check of the limit:
         // fifty guesses sent at once cannot all pass it while bcrypt runs.
-        guard let attempt = try database.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
-                                                           limit: config.loginFailureLimit) else {
+        guard let attempt = try await database.perform({ try $0.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
+                                                           limit: config.loginFailureLimit) }) else {
             return fail("Too many failed sign-ins. Wait \(Int(config.loginThrottleWindow / 60)) minutes and try again, or ask an admin to reset your password.",
                         status: .tooManyRequests)
         }
-        let user = try database.user(email: email)
+        let user = try await database.perform { try $0.user(email: email) }
         // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
         let valid = try await Self.verify(form.string("password"), hash: user?.passwordHash ?? unknownUserPasswordHash)
         guard let user, valid, !user.isDisabled else {
-            try database.recordLoginFailure(email: email, ipAddress: context.remoteAddress)
+            try await database.perform { try $0.recordLoginFailure(email: email, ipAddress: context.remoteAddress) }
             return fail("The email or password is not right.", status: .unauthorized)
         }
         // A fresh session id at every sign-in: a token planted before sign-in is worthless.
-        if let old = context.sessionToken { try database.endSession(token: old, actor: context.actor) }
-        try database.endLoginAttempt(attempt)
-        let (token, _) = try database.startSession(userId: user.id!, ipAddress: context.remoteAddress)
+        if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
+        try await database.perform { try $0.endLoginAttempt(attempt) }
+        let (token, _) = try await database.perform { try $0.startSession(userId: user.id!, ipAddress: context.remoteAddress) }
         var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response

@@ -157,26 +157,29 @@ extension AppDatabase {
         return (token, csrf)
     }
 
-    /// The live session for a cookie token, touching `lastSeenAt`; nil when unknown, idle too long, or the user is disabled.
     /// The session of this cookie token, if it is neither idle past `idleTimeout` nor older than `lifetime` (a session
     /// in daily use still ends: a stolen cookie does not work for ever); an ended session is deleted.
+    ///
+    /// A read first: every page view asks, and a write transaction would queue it behind every other write of the server
+    /// (GRDB's one writer, then SQLite's lock). It writes only to end a session or, once a minute, to note `lastSeenAt`.
     public func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) throws -> (SessionRecord, User)? {
         let hash = SecretToken.hash(token)
         let now = Date().dbTime
-        return try writer.write { db in
-            guard var session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
-            guard now - session.lastSeenAt <= idleTimeout, now - session.createdAt <= lifetime,
-                  let user = try User.fetchOne(db, id: session.userId), !user.isDisabled else {
-                try session.delete(db)
-                return nil
-            }
-            // Only write when a minute has passed: most page views then stay read-only.
-            if now - session.lastSeenAt > 60 {
-                session.lastSeenAt = now
-                try session.update(db)
-            }
-            return (session, user)
+        let found = try writer.read { db -> (session: SessionRecord, user: User?)? in
+            guard let session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
+            return (session, try User.fetchOne(db, id: session.userId))
         }
+        guard let (found, user) = found else { return nil }
+        var session = found
+        guard now - session.lastSeenAt <= idleTimeout, now - session.createdAt <= lifetime, let user, !user.isDisabled else {
+            _ = try writer.write { try SessionRecord.deleteOne($0, key: hash) }
+            return nil
+        }
+        if now - session.lastSeenAt > 60 {
+            session.lastSeenAt = now
+            try writer.write { try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now, hash]) }
+        }
+        return (session, user)
     }
 
     public func endSession(token: String, actor: AuditActor) throws {
@@ -203,17 +206,19 @@ extension AppDatabase {
     }
 
     public func userForAPIToken(_ token: String) throws -> User? {
+        // A read first, as for sessions: `lastUsedAt` is written once a minute at most.
         let hash = SecretToken.hash(token)
-        return try writer.write { db in
-            guard var record = try APITokenRecord.filter(APITokenRecord.Columns.tokenHash == hash && APITokenRecord.Columns.revokedAt == nil).fetchOne(db),
+        let found = try writer.read { db -> (record: APITokenRecord, user: User)? in
+            guard let record = try APITokenRecord.filter(APITokenRecord.Columns.tokenHash == hash && APITokenRecord.Columns.revokedAt == nil).fetchOne(db),
                   let user = try User.fetchOne(db, id: record.userId), !user.isDisabled else { return nil }
-            let now = Date().dbTime
-            if now - (record.lastUsedAt ?? 0) > 60 {
-                record.lastUsedAt = now
-                try record.update(db)
-            }
-            return user
+            return (record, user)
         }
+        guard let (record, user) = found else { return nil }
+        let now = Date().dbTime
+        if now - (record.lastUsedAt ?? 0) > 60 {
+            try writer.write { try $0.execute(sql: "UPDATE apiToken SET lastUsedAt = ? WHERE id = ?", arguments: [now, record.id]) }
+        }
+        return user
     }
 
     public func apiTokens(userId: Int64) throws -> [APITokenRecord] {

@@ -69,7 +69,7 @@ struct AdminController: Sendable {
         let admin = router.group("admin").add(middleware: RequireAdminMiddleware())
 
         admin.get("users") { request, context in
-            pages.render("admin-users", title: "Users", page: try usersPage(context), request: request, context: context)
+            pages.render("admin-users", title: "Users", page: try await database.perform { _ in try usersPage(context) }, request: request, context: context)
         }
         admin.post("users") { request, context in
             var request = request
@@ -82,7 +82,7 @@ struct AdminController: Sendable {
                 return pages.redirect(to: "/admin/users",
                                       notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in).")
             } catch let errors as ValidationErrors {
-                var page = try usersPage(context)
+                var page = try await database.perform { _ in try usersPage(context) }
                 page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
                 page.errors = errors.fields
                 return pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
@@ -91,27 +91,27 @@ struct AdminController: Sendable {
         admin.post("users/{id}/disable") { request, context in
             let id = try context.parameters.require("id", as: Int64.self)
             guard id != context.user?.id else { throw Conflict("You cannot disable your own account.") }
-            try database.setUserDisabled(id: id, disabled: true, actor: context.actor)
+            try await database.perform { try $0.setUserDisabled(id: id, disabled: true, actor: context.actor) }
             return pages.redirect(to: "/admin/users", notice: "User disabled; their sessions and tokens have ended.")
         }
         admin.post("users/{id}/enable") { request, context in
             let id = try context.parameters.require("id", as: Int64.self)
-            try database.setUserDisabled(id: id, disabled: false, actor: context.actor)
+            try await database.perform { try $0.setUserDisabled(id: id, disabled: false, actor: context.actor) }
             return pages.redirect(to: "/admin/users", notice: "User enabled.")
         }
 
         admin.get("sites") { request, context in
-            pages.render("admin-sites", title: "Sites", page: try sitesPage(), request: request, context: context)
+            pages.render("admin-sites", title: "Sites", page: try await database.perform { _ in try sitesPage() }, request: request, context: context)
         }
         admin.post("sites") { request, context in
             var request = request
             let form = try await request.form(context: context)
             let input = Self.siteInput(form)
             do {
-                let site = try database.createSite(input, actor: context.actor)
+                let site = try await database.perform { try $0.createSite(input, actor: context.actor) }
                 return pages.redirect(to: PanelURL.site(site.slug), notice: "Site “\(site.name)” created.")
             } catch let errors as ValidationErrors {
-                var page = try sitesPage()
+                var page = try await database.perform { _ in try sitesPage() }
                 page.form = Self.siteForm(form)
                 page.errors = errors.fields
                 return pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
@@ -119,7 +119,7 @@ struct AdminController: Sendable {
         }
         admin.get("sites/{id}") { request, context in
             let id = try context.parameters.require("id", as: Int64.self)
-            guard let site = try database.site(id: id) else { throw NotFound() }
+            guard let site = try await database.perform({ try $0.site(id: id) }) else { throw NotFound() }
             let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
                                                    "requiredApprovals": "\(site.requiredApprovals)",
                                                    "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
@@ -133,7 +133,7 @@ struct AdminController: Sendable {
             var request = request
             let form = try await request.form(context: context)
             do {
-                let site = try database.updateSite(id: id, Self.siteInput(form), actor: context.actor)
+                let site = try await database.perform { try $0.updateSite(id: id, Self.siteInput(form), actor: context.actor) }
                 return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
             } catch let errors as ValidationErrors {
                 return pages.render("admin-site-edit", title: "Edit site", page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
@@ -145,10 +145,10 @@ struct AdminController: Sendable {
             let query = request.uri.queryParameters
             let filter = AuditFilter(userId: query["user"].flatMap { Int64(String($0)) }, siteId: query["site"].flatMap { Int64(String($0)) },
                                      objectType: query["objectType"].map(String.init), objectId: query["objectId"].map(String.init))
-            let users = try database.allUsers(), sites = try database.allSites()
+            let users = try await database.perform { try $0.allUsers() }, sites = try await database.perform { try $0.allSites() }
             let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
             let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
-            let rows = try database.auditEvents(filter).map {
+            let rows = try await database.perform { try $0.auditEvents(filter) }.map {
                 AuditRow(time: DisplayFormat.date($0.occurredAt), user: $0.userId.flatMap { userNames[$0] } ?? "system",
                          site: $0.siteId.flatMap { siteNames[$0] } ?? "", object: "\($0.objectType) \($0.objectId)",
                          action: $0.action, detail: $0.detail, ipAddress: $0.ipAddress ?? "")

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOPosix
 
 /// The one door to SQLite. Writes are named after what they mean (`createTour`, `reorderWaypoints`, ...)
 /// and live in feature files as extensions; each runs in one transaction together with its audit event.
@@ -55,6 +56,19 @@ public struct AppDatabase: Sendable {
         return migrator
     }
 
+    /// Runs named reads and writes for a request handler or a middleware, off Swift's cooperative threads.
+    ///
+    /// Why: the named methods are synchronous (the CLI, recovery at start and the tests call them as they are). A
+    /// handler that calls one directly holds one of the cooperative threads, of which there is one per core, while
+    /// SQLite works or waits up to the busy time-out for the write lock: on two cores, two requests waiting behind a
+    /// long write stopped every other request, `/healthz` included. GRDB's async `read`/`write` cannot wrap them (a named
+    /// method opens its own database access, which GRDB refuses inside another), so the call runs on threads of its
+    /// own (``SQLiteThreads``) and the request's task waits without a thread.
+    @discardableResult
+    func perform<T: Sendable>(_ work: @escaping @Sendable (AppDatabase) throws -> T) async throws -> T {
+        try await SQLiteThreads.pool.runIfActive { try work(self) }
+    }
+
     /// Names of the migrations already applied, in order.
     public func appliedMigrations() throws -> [String] {
         try writer.read { db in
@@ -75,4 +89,15 @@ public enum AppDatabaseError: Error, CustomStringConvertible {
 extension Date {
     /// Seconds since 1970, the unit every `...At` column stores.
     var dbTime: Double { timeIntervalSince1970 }
+}
+
+/// The threads ``AppDatabase/perform(_:)`` runs on. Sixteen: SQLite serves one writer and the pool's five readers at a
+/// time, so a handful of requests waiting for the write lock still leave threads for the reads of other pages (a fixed
+/// pool, unlike Dispatch's, which on Linux adds threads for blocked ones only after its monitor notices).
+enum SQLiteThreads {
+    static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 16)
+        pool.start()
+        return pool
+    }()
 }

@@ -62,9 +62,10 @@ extension MobileAPI {
             }
         }
         router.get("/packages/{id}/versions/{version}/manifest") { request, context in
-            let published = try publishedPackage(context)
+            let published = try await database.perform { _ in try publishedPackage(context) }
             guard let number = context.parameters.get("version", as: Int.self),
-                  let version = try database.packageVersion(packageId: published.package.id, version: number) else { throw NotFound() }
+                  let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+            else { throw NotFound() }
             // The exact bytes that were signed: never re-encoded.
             let body = Data(version.manifestJSON.utf8)
             let etag = "\"\(SHA256.hash(data: body).hexString)\""
@@ -78,14 +79,14 @@ extension MobileAPI {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         router.get("/packages/{id}/updates") { request, context in
-            let published = try publishedPackage(context)
+            let published = try await database.perform { _ in try publishedPackage(context) }
             guard let text = request.uri.queryParameters["from"] else {
                 throw HTTPError(.badRequest, message: "Say which version the app holds: ?from=<version number>.")
             }
             guard let from = Int(text), from >= 1 else {
                 throw HTTPError(.badRequest, message: "from must be a version number (1, 2, 3, …).")
             }
-            guard let installed = try database.packageVersion(packageId: published.package.id, version: from) else {
+            guard let installed = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: from) }) else {
                 throw HTTPError(.notFound, message: "Version \(from) of this package was never released; download the package whole.")
             }
             let old = try Manifest.decode(Data(installed.manifestJSON.utf8))

@@ -21,10 +21,22 @@ struct AssetIntake: Sendable {
 
     /// How many file bytes a multipart request to this tour may carry before the site's quota is reached (nil: no quota):
     /// the upload stops as the bytes arrive, not after gigabytes were written.
-    func uploadBudget(tourId: Int64) throws -> MultipartUpload.Budget? {
-        guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else { return nil }
-        return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!))),
-                                      message: ByteFormat.quotaMessage(site: site, quota: quota))
+    func uploadBudget(tourId: Int64) async throws -> MultipartUpload.Budget? {
+        try await database.perform { database in
+            guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else { return nil }
+            return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!))),
+                                          message: ByteFormat.quotaMessage(site: site, quota: quota))
+        }
+    }
+
+    /// The site's quota message when `size` more bytes would pass its quota (nil: room enough, or no quota), from one
+    /// call for the tour, its site and the bytes already committed.
+    func quotaRefusal(tourId: Int64, adding size: Int64, excludingUpload uploadId: String) async throws -> String? {
+        try await database.perform { database in
+            guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
+                  try database.committedBytes(siteId: site.id!, excludingUpload: uploadId) + size > quota else { return nil }
+            return ByteFormat.quotaMessage(site: site, quota: quota)
+        }
     }
 
     func register(_ file: Received, tourId: Int64, waypointId: Int64, replacing: Int64?, actor: AuditActor) async throws -> Asset {
@@ -36,17 +48,16 @@ struct AssetIntake: Sendable {
                                 message: "“\(Self.displayName(file.originalName))” is not a supported file. Accepted: \(FileTypeDetector.acceptedDescription).")
             }
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
-            if let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
-               try database.committedBytes(siteId: site.id!, excludingUpload: file.uploadId) + file.size > quota {
-                throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
+            if let refusal = try await quotaRefusal(tourId: tourId, adding: file.size, excludingUpload: file.uploadId) {
+                throw HTTPError(.contentTooLarge, message: refusal)
             }
             let duration = detected.kind == .audio || detected.kind == .video
                 ? try await NIOThreadPool.singleton.runIfActive { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
-            let (asset, released) = try database.addAsset(
+            let (asset, released) = try await database.perform { try $0.addAsset(
                 NewAsset(tourId: tourId, waypointId: waypointId, replacesAssetId: replacing, detected: detected,
                          originalName: Self.displayName(file.originalName), size: file.size, sha256: file.sha256,
                          storedPath: "uploads/\(file.uploadId)", durationSeconds: duration),
-                actor: actor)
+                actor: actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return asset
@@ -71,16 +82,18 @@ struct AssetIntake: Sendable {
             } catch let problem as CompanionTextProblem {
                 throw ValidationErrors(["file": problem.message])
             }
-            guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { throw NotFound() }
-            if let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
-               try database.committedBytes(siteId: site.id!, excludingUpload: file.uploadId) + file.size > quota {
-                throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
+            guard let (owner, tourId) = try await database.perform({ database -> (Asset, Int64)? in
+                guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { return nil }
+                return (owner, tourId)
+            }) else { throw NotFound() }
+            if let refusal = try await quotaRefusal(tourId: tourId, adding: file.size, excludingUpload: file.uploadId) {
+                throw HTTPError(.contentTooLarge, message: refusal)
             }
             let name = Self.companionName(file.originalName, owner: owner, role: role, format: format)
-            let (companion, released) = try database.addCompanion(
+            let (companion, released) = try await database.perform { try $0.addCompanion(
                 NewCompanion(ownerId: ownerId, role: role, format: format, originalName: name, size: file.size, sha256: file.sha256,
                              storedPath: "uploads/\(file.uploadId)"),
-                actor: actor)
+                actor: actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return companion

@@ -85,9 +85,9 @@ struct MediaController: Sendable {
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
-            let (tour, waypoint) = try editableWaypoint(context)
+            let (tour, waypoint) = try await editableWaypoint(context)
             let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
-                                                              budget: try intake.uploadBudget(tourId: tour.id!))
+                                                              budget: try await intake.uploadBudget(tourId: tour.id!))
             let replacing = received.fields["replaces"].flatMap { Int64($0) }
             guard !received.files.isEmpty else {
                 throw ValidationErrors(["file": "Choose at least one file to upload."])
@@ -103,14 +103,18 @@ struct MediaController: Sendable {
                     problems.append(error.body ?? "\(file.originalName) was refused.")
                 }
             }
-            if request.wantsJSON { return try JSONResponse.make(added.map { try body($0, context) }, status: .created) }
+            if request.wantsJSON {
+                var bodies: [AssetBody] = []
+                for asset in added { bodies.append(try await body(asset, context)) }
+                return try JSONResponse.make(bodies, status: .created)
+            }
             let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
             return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, at: .assets), notice: notice.joined(separator: " "))
         }
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/assets/{aid}/content", method: method) { request, context in
-                let asset = try viewableAsset(context)
+                let asset = try await viewableAsset(context)
                 guard asset.scanStatus == .clean else {
                     throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
                 }
@@ -120,14 +124,15 @@ struct MediaController: Sendable {
         router.post("/assets/{aid}/describe") { request, context in
             var request = request
             let form = try await request.form(context: context)
-            let (asset, tourId) = try editableAsset(context)
+            let (asset, tourId) = try await editableAsset(context)
             let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!))
             do {
-                try database.describeAsset(id: asset.id!, title: form.string("title"), altText: asset.kind == .image ? form.string("altText") : nil,
-                                           language: form["language"].map { .some($0) } ?? .none, actor: context.actor)
+                let (title, altText, language) = (form.string("title"), asset.kind == .image ? form.string("altText") : nil,
+                                                  form["language"].map { .some($0) } ?? String??.none)
+                try await database.perform { try $0.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor) }
             } catch let errors as ValidationErrors {
                 // The waypoint page again, the message under the field and the text as typed.
-                return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+                return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
                     row.title = form.string("title")
                     row.altText = form.string("altText")
                     row.titleError = errors["title"]
@@ -140,13 +145,13 @@ struct MediaController: Sendable {
         // refusal shows the waypoint page again with the message under the field.
         for role in CompanionRole.allCases {
             router.post("/assets/{aid}/\(role.rawValue)") { request, context in
-                let (asset, tourId) = try editableAsset(context)
+                let (asset, tourId) = try await editableAsset(context)
                 do {
                     let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
                     return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
                                           notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now.")
                 } catch let errors as ValidationErrors {
-                    return try waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+                    return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
                         if role == .captions { row.captionsError = errors["file"] ?? errors.message }
                         else { row.transcriptError = errors["text"] ?? errors["file"] ?? errors.message }
                     }
@@ -154,62 +159,62 @@ struct MediaController: Sendable {
             }
         }
         router.post("/assets/{aid}/delete") { request, context in
-            let (asset, tourId) = try editableAsset(context)
-            await StoredFiles(paths: paths).removeUnreferenced(try database.deleteAsset(id: asset.id!, actor: context.actor))
+            let (asset, tourId) = try await editableAsset(context)
+            await StoredFiles(paths: paths).removeUnreferenced(try await database.perform { try $0.deleteAsset(id: asset.id!, actor: context.actor) })
             return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
         }
         for (direction, step) in [("up", -1), ("down", 1)] {
             router.post("/assets/{aid}/\(direction)") { request, context in
-                let (asset, tourId) = try editableAsset(context)
-                try database.shiftAsset(id: asset.id!, by: step, actor: context.actor)
+                let (asset, tourId) = try await editableAsset(context)
+                try await database.perform { try $0.shiftAsset(id: asset.id!, by: step, actor: context.actor) }
                 return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)), notice: "Moved “\(asset.originalName)” \(direction).")
             }
         }
         router.post("/assets/{aid}/rescan") { request, context in
             // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
-            let asset = try viewableAsset(context)
+            let asset = try await viewableAsset(context)
             guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
-            try database.queueRescan(assetId: asset.id!, actor: context.actor)
+            try await database.perform { try $0.queueRescan(assetId: asset.id!, actor: context.actor) }
             intake.scans.wake()
-            let tourId = try database.tourId(ofAsset: asset.id!) ?? 0
+            let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
             return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "Rescan queued for “\(asset.originalName)”.")
         }
     }
 
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
-            let (tour, waypoint) = try editableWaypoint(context)
+            let (tour, waypoint) = try await editableWaypoint(context)
             let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
-                                                              budget: try intake.uploadBudget(tourId: tour.id!))
+                                                              budget: try await intake.uploadBudget(tourId: tour.id!))
             guard received.files.count == 1, let file = received.files.first else {
                 for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
                 throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
             }
             let asset = try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
                                                   replacing: received.fields["replaces"].flatMap { Int64($0) }, actor: context.actor)
-            var response = try JSONResponse.make(body(asset, context), status: .created)
+            var response = try await JSONResponse.make(body(asset, context), status: .created)
             response.headers[.location] = APIURL.manageAsset(asset.id!)
             return response
         }
         router.get("/assets/{aid}") { request, context in
-            try JSONResponse.make(body(try viewableAsset(context), context))
+            try await JSONResponse.make(body(try viewableAsset(context), context))
         }
         for role in CompanionRole.allCases {
             router.post("/assets/{aid}/\(role.rawValue)") { request, context in
-                let (asset, tourId) = try editableAsset(context)
+                let (asset, tourId) = try await editableAsset(context)
                 let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-                var response = try JSONResponse.make(body(companion, context), status: .created)
+                var response = try await JSONResponse.make(body(companion, context), status: .created)
                 response.headers[.location] = APIURL.manageAsset(companion.id!)
                 return response
             }
         }
         router.patch("/assets/{aid}") { request, context in
-            let (asset, _) = try editableAsset(context)
+            let (asset, _) = try await editableAsset(context)
             let patch = try await request.decodeJSON(AssetPatch.self, context: context)
             // Title, alt text and language in one transaction: refused in part, nothing changes.
-            let described = try database.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
-                                                       actor: context.actor)
-            return try JSONResponse.make(body(described, context))
+            let described = try await database.perform { try $0.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
+                                                       actor: context.actor) }
+            return try await JSONResponse.make(body(described, context))
         }
     }
 
@@ -237,7 +242,7 @@ struct MediaController: Sendable {
                 : "Send the transcript as multipart/form-data with one field named “file”, or as JSON {\"text\": …}.")
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: CompanionText.maxSize,
-                                                          budget: try intake.uploadBudget(tourId: tourId))
+                                                          budget: try await intake.uploadBudget(tourId: tourId))
         guard received.files.count <= 1 else {
             for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
             throw HTTPError(.badRequest, message: "Send one \(role.label) file at a time.")
@@ -251,12 +256,12 @@ struct MediaController: Sendable {
     /// The waypoint page again after a refused form on one of its files (422), that file's row changed by `edit`
     /// (the text as typed, the message under its field).
     func waypointPageAgain(for asset: Asset, tourId: Int64, request: Request, context: AppRequestContext,
-                           edit: (inout AssetRow) -> Void) throws -> Response {
-        let (tour, _, access) = try authorization.editableTour(id: tourId, user: context.requireUser())
+                           edit: (inout AssetRow) -> Void) async throws -> Response {
+        let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
-        guard let waypoint = try database.waypoints(tourId: tourId).first(where: { $0.id == waypointId }) else { throw NotFound() }
-        var page = try ToursController(database: database, pages: pages, authorization: authorization, config: config)
+        guard let waypoint = try await database.perform({ try $0.waypoints(tourId: tourId) }).first(where: { $0.id == waypointId }) else { throw NotFound() }
+        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config)
             .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }
@@ -286,32 +291,36 @@ struct MediaController: Sendable {
 
     // MARK: Authorization on the object
 
-    func editableWaypoint(_ context: AppRequestContext) throws -> (Tour, Waypoint) {
+    func editableWaypoint(_ context: AppRequestContext) async throws -> (Tour, Waypoint) {
         guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try authorization.editableTour(id: tourId, user: context.requireUser())
-        guard let waypoint = try database.waypoints(tourId: tourId).first(where: { $0.id == waypointId }) else { throw NotFound() }
+        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
+        guard let waypoint = try await database.perform({ try $0.waypoints(tourId: tourId) }).first(where: { $0.id == waypointId }) else { throw NotFound() }
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return (tour, waypoint)
     }
 
-    func viewableAsset(_ context: AppRequestContext) throws -> Asset {
-        guard let id = context.parameters.get("aid", as: Int64.self), let asset = try database.asset(id: id),
-              let tourId = try database.tourId(ofAsset: id) else { throw NotFound() }
-        _ = try authorization.tour(id: tourId, user: context.requireUser())
+    func viewableAsset(_ context: AppRequestContext) async throws -> Asset {
+        guard let id = context.parameters.get("aid", as: Int64.self),
+              let (asset, tourId) = try await database.perform({ database -> (Asset, Int64)? in
+                  guard let asset = try database.asset(id: id), let tourId = try database.tourId(ofAsset: id) else { return nil }
+                  return (asset, tourId)
+              }) else { throw NotFound() }
+        _ = try await authorization.tour(id: tourId, user: context.requireUser())
         return asset
     }
 
-    func editableAsset(_ context: AppRequestContext) throws -> (Asset, Int64) {
-        let asset = try viewableAsset(context)
-        let tourId = try database.tourId(ofAsset: asset.id!) ?? 0
-        _ = try authorization.editableTour(id: tourId, user: context.requireUser())
+    func editableAsset(_ context: AppRequestContext) async throws -> (Asset, Int64) {
+        let asset = try await viewableAsset(context)
+        let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
+        _ = try await authorization.editableTour(id: tourId, user: context.requireUser())
         return (asset, tourId)
     }
 
     // MARK: Views
 
-    func body(_ asset: Asset, _ context: AppRequestContext) throws -> AssetBody {
-        AssetBody(asset, viewer: context.user, companions: asset.companionOf == nil ? try database.companions(of: asset.id!) : AssetCompanions())
+    func body(_ asset: Asset, _ context: AppRequestContext) async throws -> AssetBody {
+        guard asset.companionOf == nil else { return AssetBody(asset, viewer: context.user, companions: AssetCompanions()) }
+        return AssetBody(asset, viewer: context.user, companions: try await database.perform { try $0.companions(of: asset.id!) })
     }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.

@@ -53,10 +53,10 @@ struct TusController: Sendable {
         guard let tourText = metadata["tour"], let tourId = Int64(tourText), let waypointText = metadata["waypoint"], let waypointId = Int64(waypointText) else {
             throw TusError(.badRequest, "Upload-Metadata must name the tour and the waypoint (keys “tour” and “waypoint”).")
         }
-        let (tour, site, _) = try authorization.editableTour(id: tourId, user: user)
-        guard try database.waypoints(tourId: tour.id!).contains(where: { $0.id == waypointId }) else { throw NotFound() }
+        let (tour, site, _) = try await authorization.editableTour(id: tourId, user: user)
+        guard try await database.perform({ try $0.waypoints(tourId: tour.id!) }).contains(where: { $0.id == waypointId }) else { throw NotFound() }
         let replaces = metadata["replaces"].flatMap { Int64($0) }
-        if let replaces, try database.asset(id: replaces)?.waypointId != waypointId { throw NotFound() }
+        if let replaces, try await database.perform({ try $0.asset(id: replaces) })?.waypointId != waypointId { throw NotFound() }
         let id = UUID().uuidString.lowercased()
         let now = Date()
         let record = UploadRecord(id: id, userId: user.id, tourId: tourId, waypointId: waypointId, replacesAssetId: replaces,
@@ -65,7 +65,7 @@ struct TusController: Sendable {
         try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(paths.upload(id).path),
                                                    options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { _ in }
         do {
-            try database.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
+            try await database.perform { try $0.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser) }
         } catch let refusal as AppDatabase.UploadRefusal {
             try? FileManager.default.removeItem(at: paths.upload(id))
             switch refusal {
@@ -88,7 +88,7 @@ struct TusController: Sendable {
 
     func head(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try Self.requireVersion(request)
-        let upload = try ownUpload(context)
+        let upload = try await database.perform { _ in try ownUpload(context) }
         return Response(status: .ok, headers: [
             .tusResumable: Self.version, .uploadOffset: "\(upload.offset)", .uploadLength: "\(upload.length)",
             .cacheControl: "no-store", .uploadExpires: Self.httpDate(upload.expiresAt),
@@ -100,8 +100,8 @@ struct TusController: Sendable {
         guard request.headers[.contentType]?.lowercased() == "application/offset+octet-stream" else {
             throw TusError(.unsupportedMediaType, "PATCH bodies must be application/offset+octet-stream.")
         }
-        let upload = try ownUpload(context)
-        try requireEditor(of: upload, context)
+        let upload = try await database.perform { _ in try ownUpload(context) }
+        try await requireEditor(of: upload, context)
         guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText) else {
             throw TusError(.badRequest, "Send Upload-Offset.")
         }
@@ -169,14 +169,14 @@ struct TusController: Sendable {
         }
         try? await handle.close()
         let newOffset = offset + written
-        try database.setUploadOffset(id: upload.id, offset: newOffset)
+        try await database.perform { try $0.setUploadOffset(id: upload.id, offset: newOffset) }
         hashes.store(wholeFile, for: upload.id, at: newOffset)
         if let failure { throw failure }
 
         var headers: HTTPFields = [.tusResumable: Self.version, .uploadOffset: "\(newOffset)", .uploadExpires: Self.httpDate(upload.expiresAt)]
         if newOffset == upload.length {
             // Again at the last byte: membership may have changed while the bytes were arriving.
-            try requireEditor(of: upload, context)
+            try await requireEditor(of: upload, context)
             let asset = try await finish(upload, hash: wholeFile, actor: context.actor)
             headers[.assetId] = "\(asset.id!)"
             headers[.assetLocation] = APIURL.manageAsset(asset.id!)
@@ -204,10 +204,10 @@ struct TusController: Sendable {
 
     func terminate(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try Self.requireVersion(request)
-        let upload = try ownUpload(context, allowExpired: true)
+        let upload = try await database.perform { _ in try ownUpload(context, allowExpired: true) }
         guard hashes.claim(upload.id) else { throw TusError(.conflict, "Another request is writing to this upload.") }
         defer { hashes.release(upload.id) }
-        try database.deleteUpload(id: upload.id)
+        try await database.perform { try $0.deleteUpload(id: upload.id) }
         hashes.forget(upload.id)
         try? FileManager.default.removeItem(at: paths.upload(upload.id))
         return Response(status: .noContent, headers: [.tusResumable: Self.version])
@@ -229,9 +229,9 @@ struct TusController: Sendable {
 
     /// An upload begun earlier finishes only while its creator may still edit the tour: a member removed from the
     /// site (404, as for any tour they cannot see) or made a reviewer (403) cannot add the file.
-    func requireEditor(of upload: UploadRecord, _ context: AppRequestContext) throws {
+    func requireEditor(of upload: UploadRecord, _ context: AppRequestContext) async throws {
         do {
-            _ = try authorization.editableTour(id: upload.tourId, user: context.requireUser())
+            _ = try await authorization.editableTour(id: upload.tourId, user: context.requireUser())
         } catch is NotFound {
             throw TusError(.notFound, "No such upload (it may have finished, been cancelled, or expired and been removed).")
         } catch let forbidden as Forbidden {

@@ -156,7 +156,7 @@ struct MetricsController {
     func addRoutes(to router: RouterGroup<AppRequestContext>) {
         router.get("/metrics") { _, context in
             guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
-            let text = try metrics.scrape(database)
+            let text = try await database.perform { try metrics.scrape($0) }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: text)))
         }

@@ -29,7 +29,7 @@ struct PublishingController: Sendable {
         }
         router.get("/reviews") { request, context in
             let user = try context.requireUser()
-            let rows = try database.reviewQueue(for: user).map { row in
+            let rows = try await database.perform { try $0.reviewQueue(for: user) }.map { row in
                 QueueRowModel(id: row.request.id, tourName: row.tourName, siteName: row.siteName, author: row.authorName,
                               age: DisplayFormat.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
                               approvals: row.approvals, required: row.request.requiredApprovals,
@@ -38,19 +38,19 @@ struct PublishingController: Sendable {
             return pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
         }
         router.get("/requests/{rid}") { request, context in
-            let (publish, site, access) = try viewableRequest(context)
+            let (publish, site, access) = try await viewableRequest(context)
             return pages.render("request", title: "Publish request",
-                                page: try requestPage(publish, site: site, access: access, user: context.requireUser(),
-                                                      language: request.uri.queryParameters["lang"].map(String.init)),
+                                page: try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser(),
+                                                      language: request.uri.queryParameters["lang"].map(String.init)) },
                                 request: request, context: context)
         }
         router.get("/requests/{rid}/assets/{index}") { request, context in
-            let (publish, _, _) = try viewableRequest(context)
+            let (publish, _, _) = try await viewableRequest(context)
             return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request,
                                          eventLoop: context.eventLoop)
         }
         router.get("/requests/{rid}/assets/{index}/{role}") { request, context in
-            let (publish, _, _) = try viewableRequest(context)
+            let (publish, _, _) = try await viewableRequest(context)
             guard let role = CompanionRole(rawValue: try context.parameters.require("role")) else { throw NotFound() }
             return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), companion: role, request: request,
                                          eventLoop: context.eventLoop)
@@ -72,8 +72,8 @@ struct PublishingController: Sendable {
             do {
                 try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
             } catch let errors as ValidationErrors {
-                let (publish, site, access) = try viewableRequest(context)
-                var page = try requestPage(publish, site: site, access: access, user: context.requireUser())
+                let (publish, site, access) = try await viewableRequest(context)
+                var page = try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser()) }
                 page.denyError = errors["comment"]
                 return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
             }
@@ -90,8 +90,8 @@ struct PublishingController: Sendable {
             return pages.redirect(to: PanelURL.package(version.packageId), notice: "Version \(version.version) released: the mobile apps can download it now.")
         }
         router.get("/packages/{pid}") { request, context in
-            let (package, site, access) = try viewablePackage(context)
-            return pages.render("package", title: "Package", page: try packagePage(package, site: site, access: access), request: request, context: context)
+            let (package, site, access) = try await viewablePackage(context)
+            return pages.render("package", title: "Package", page: try await database.perform { _ in try packagePage(package, site: site, access: access) }, request: request, context: context)
         }
         router.post("/packages/{pid}/unpublish") { request, context in
             let packageId = try context.parameters.require("pid")
@@ -175,25 +175,25 @@ struct PublishingController: Sendable {
             return response
         }
         router.get("/publish-requests/{rid}") { request, context in
-            let (publish, _, _) = try viewableRequest(context)
-            return try JSONResponse.make(try requestBody(publish))
+            let (publish, _, _) = try await viewableRequest(context)
+            return try JSONResponse.make(try await database.perform { _ in try requestBody(publish) })
         }
         router.post("/publish-requests/{rid}/approve") { request, context in
             let body = try await optionalJSON(CommentBody.self, request, context)
             let id = try context.parameters.require("rid")
             _ = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-            return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
+            return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
         }
         router.post("/publish-requests/{rid}/deny") { request, context in
             let body = try await optionalJSON(CommentBody.self, request, context)
             let id = try context.parameters.require("rid")
             try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-            return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
+            return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
         }
         router.post("/publish-requests/{rid}/withdraw") { request, context in
             let id = try context.parameters.require("rid")
             _ = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-            return try JSONResponse.make(try requestBody(database.publishRequest(id: id)!))
+            return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
         }
         router.post("/publish-requests/{rid}/push") { request, context in
             let id = try context.parameters.require("rid")
@@ -212,7 +212,7 @@ struct PublishingController: Sendable {
         }
         router.post("/packages/{pid}/rollback") { request, context in
             let packageId = try context.parameters.require("pid")
-            _ = try publishing.managedPackage(id: packageId, user: context.requireUser())
+            _ = try await publishing.managedPackage(id: packageId, user: context.requireUser())
             let body = try await request.decodeJSON(RollbackBody.self, context: context)
             try await publishing.rollback(packageId: packageId, to: body.version, user: context.requireUser(), actor: context.actor)
             return try JSONResponse.make(RollbackAnswer(packageId: packageId, currentVersion: body.version))
@@ -226,14 +226,14 @@ struct PublishingController: Sendable {
 
     // MARK: Shared logic
 
-    func viewableRequest(_ context: AppRequestContext) throws -> (PublishRequest, Site, SiteAccess) {
-        guard let publish = try database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
-        let (site, access) = try authorization.site(id: publish.siteId, user: context.requireUser())
+    func viewableRequest(_ context: AppRequestContext) async throws -> (PublishRequest, Site, SiteAccess) {
+        guard let publish = try await database.perform({ try $0.publishRequest(id: context.parameters.require("rid")) }) else { throw NotFound() }
+        let (site, access) = try await authorization.site(id: publish.siteId, user: context.requireUser())
         return (publish, site, access)
     }
 
-    func viewablePackage(_ context: AppRequestContext) throws -> (PackageRecord, Site, SiteAccess) {
-        try publishing.viewablePackage(id: context.parameters.require("pid"), user: context.requireUser())
+    func viewablePackage(_ context: AppRequestContext) async throws -> (PackageRecord, Site, SiteAccess) {
+        try await publishing.viewablePackage(id: context.parameters.require("pid"), user: context.requireUser())
     }
 
     func requestBody(_ publish: PublishRequest) throws -> RequestBody {

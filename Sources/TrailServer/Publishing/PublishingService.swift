@@ -19,26 +19,26 @@ struct PublishingService: Sendable {
     /// draft → building: the tour is frozen into a request and its package is built in the background.
     /// Throws ``NotReadyToPublish`` with the checklist's problems.
     func submit(tourId: Int64, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
-        _ = try authorization.editableTour(id: tourId, user: user)
-        let publish = try database.startPublish(tourId: tourId, actor: actor, tiles: tileSettings?.current)
+        _ = try await authorization.editableTour(id: tourId, user: user)
+        let publish = try await database.perform { try $0.startPublish(tourId: tourId, actor: actor, tiles: tileSettings?.current) }
         builds.wake()
         return publish
     }
 
     /// One reviewer's approval; the request becomes ready with its last required one.
     func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> AppDatabase.ReviewOutcome {
-        try database.approve(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
+        try await database.perform { try $0.approve(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor) }
     }
 
     /// A denial (with its comment) closes the request; the staged package goes.
     func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
-        try database.deny(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
+        try await database.perform { try $0.deny(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor) }
         removeStaging(requestId)
     }
 
     /// The author (or a manager) takes an open request back; the staged package goes.
     func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
-        let publish = try database.withdraw(requestId: requestId, user: user, actor: actor)
+        let publish = try await database.perform { try $0.withdraw(requestId: requestId, user: user, actor: actor) }
         removeStaging(requestId)
         return publish
     }
@@ -73,26 +73,26 @@ struct PublishingService: Sendable {
 
     /// Unpublish (`visible: false`: the apps stop listing it) or publish again.
     func setVisible(packageId: String, visible: Bool, user: AuthenticatedUser, actor: AuditActor) async throws {
-        _ = try managedPackage(id: packageId, user: user)
-        try database.setPackageVisible(id: packageId, visible: visible, actor: actor)
+        _ = try await managedPackage(id: packageId, user: user)
+        try await database.perform { try $0.setPackageVisible(id: packageId, visible: visible, actor: actor) }
     }
 
     /// Serve an earlier (or later) released version again.
     func rollback(packageId: String, to version: Int, user: AuthenticatedUser, actor: AuditActor) async throws {
-        _ = try managedPackage(id: packageId, user: user)
-        try database.setCurrentVersion(packageId: packageId, version: version, actor: actor)
+        _ = try await managedPackage(id: packageId, user: user)
+        try await database.perform { try $0.setCurrentVersion(packageId: packageId, version: version, actor: actor) }
     }
 
     /// The package, when the user may see it (else `NotFound`), with the site and the user's access.
-    func viewablePackage(id: String, user: AuthenticatedUser) throws -> (PackageRecord, Site, SiteAccess) {
-        guard let package = try database.package(id: id) else { throw NotFound() }
-        let (site, access) = try authorization.site(id: package.siteId, user: user)
+    func viewablePackage(id: String, user: AuthenticatedUser) async throws -> (PackageRecord, Site, SiteAccess) {
+        guard let package = try await database.perform({ try $0.package(id: id) }) else { throw NotFound() }
+        let (site, access) = try await authorization.site(id: package.siteId, user: user)
         return (package, site, access)
     }
 
     /// The package, when the user manages its site (else `Forbidden`, or `NotFound` when they cannot see it).
-    func managedPackage(id: String, user: AuthenticatedUser) throws -> (PackageRecord, Site, SiteAccess) {
-        let (package, site, access) = try viewablePackage(id: id, user: user)
+    func managedPackage(id: String, user: AuthenticatedUser) async throws -> (PackageRecord, Site, SiteAccess) {
+        let (package, site, access) = try await viewablePackage(id: id, user: user)
         try access.require(.manage, to: "unpublish or roll back its packages")
         return (package, site, access)
     }

@@ -21,24 +21,24 @@ struct TilesController: Sendable {
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
         // Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
         router.post("/tours/{id}/tiles") { request, context in
-            let tour = try editableTour(context)
+            let tour = try await editableTour(context)
             let tileset = try await receive(request, tour: tour, context: context)
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
                                   notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
         }
         router.post("/tours/{id}/tiles/delete") { request, context in
-            let tour = try editableTour(context)
-            let released = try database.deleteTileset(tourId: tour.id!, actor: context.actor)
+            let tour = try await editableTour(context)
+            let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
         }
 
         router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in
-            let (zip, manifest, _) = try requestPackage(context)
+            let (zip, manifest, _) = try await requestPackage(context)
             return try await tileResponse(zip: zip, manifest: manifest, context: context)
         }
         router.get("/requests/{rid}/preview") { request, context in
-            let (zip, manifest, publish) = try requestPackage(context)
+            let (zip, manifest, publish) = try await requestPackage(context)
             let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
                                              subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
                                              backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
@@ -46,11 +46,11 @@ struct TilesController: Sendable {
             return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
         }
         router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in
-            let (zip, manifest, _) = try versionPackage(context)
+            let (zip, manifest, _) = try await versionPackage(context)
             return try await tileResponse(zip: zip, manifest: manifest, context: context)
         }
         router.get("/packages/{pid}/versions/{version}/preview") { request, context in
-            let (zip, manifest, version) = try versionPackage(context)
+            let (zip, manifest, version) = try await versionPackage(context)
             let page = try await previewPage(zip: zip, manifest: manifest,
                                              tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
                                              subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
@@ -85,7 +85,7 @@ struct TilesController: Sendable {
 
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/tiles") { request, context in
-            let tour = try editableTour(context)
+            let tour = try await editableTour(context)
             let tileset = try await receive(request, tour: tour, context: context)
             var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
             response.headers[.location] = APIURL.manageTourTiles(tour.id!)
@@ -93,13 +93,13 @@ struct TilesController: Sendable {
         }
         router.get("/tours/{id}/tiles") { request, context in
             guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            let (tour, _, _) = try authorization.tour(id: id, user: context.requireUser())
-            guard let tileset = try database.tileset(tourId: tour.id!) else { throw NotFound() }
+            let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
+            guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { throw NotFound() }
             return try JSONResponse.make(TilesetBody(tileset))
         }
         router.delete("/tours/{id}/tiles") { request, context in
-            let tour = try editableTour(context)
-            let released = try database.deleteTileset(tourId: tour.id!, actor: context.actor)
+            let tour = try await editableTour(context)
+            let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             return Response(status: .noContent)
         }
@@ -145,9 +145,9 @@ struct TilesController: Sendable {
 
     // MARK: Upload
 
-    func editableTour(_ context: AppRequestContext) throws -> Tour {
+    func editableTour(_ context: AppRequestContext) async throws -> Tour {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try authorization.editableTour(id: id, user: context.requireUser())
+        let (tour, _, _) = try await authorization.editableTour(id: id, user: context.requireUser())
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return tour
     }
@@ -157,8 +157,8 @@ struct TilesController: Sendable {
     func receive(_ request: Request, tour: Tour, context: AppRequestContext) async throws -> TourTileset {
         // The file replaces the tour's current one, so that one's size is room too.
         var budget: MultipartUpload.Budget?
-        if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
-            let room = quota - (try database.committedBytes(siteId: site.id!)) + (try database.tileset(tourId: tour.id!)?.size ?? 0)
+        if let site = try await database.perform({ try $0.site(id: tour.siteId) }), let quota = site.storageQuotaBytes {
+            let room = quota - (try await database.perform { try $0.committedBytes(siteId: site.id!) }) + (try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0)
             budget = .init(bytes: max(0, room), message: ByteFormat.quotaMessage(site: site, quota: quota))
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
@@ -197,9 +197,9 @@ struct TilesController: Sendable {
                 throw HTTPError(error == .notSQLite ? .unsupportedMediaType : .unprocessableContent, message: "“\(name)”: \(error)")
             }
             // The site's quota: the file replaces the tour's current one, so that one's size is given back.
-            if let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
-                let current = try database.tileset(tourId: tour.id!)?.size ?? 0
-                if try database.committedBytes(siteId: site.id!) - current + file.size > quota {
+            if let site = try await database.perform({ try $0.site(id: tour.siteId) }), let quota = site.storageQuotaBytes {
+                let current = try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0
+                if try await database.perform({ try $0.committedBytes(siteId: site.id!) }) - current + file.size > quota {
                     throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
                 }
             }
@@ -212,7 +212,7 @@ struct TilesController: Sendable {
                 maxZoom: info.maxZoom, boundsWest: info.bounds.west, boundsSouth: info.bounds.south, boundsEast: info.bounds.east,
                 boundsNorth: info.bounds.north, attribution: String(info.attribution.prefix(500)), tileCount: info.tileCount, scanStatus: .pending,
                 scanDetail: "", storedPath: relative, uploadedBy: context.user?.id, createdAt: Date().dbTime, scannedAt: nil)
-            let released = try database.replaceTileset(tileset, actor: context.actor)
+            let released = try await database.perform { try $0.replaceTileset(tileset, actor: context.actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return tileset
@@ -225,9 +225,9 @@ struct TilesController: Sendable {
     // MARK: Package tiles
 
     /// A request's built package: its staged zip while open, the released version's zip once pushed.
-    func requestPackage(_ context: AppRequestContext) throws -> (URL, Manifest, PublishRequest) {
-        guard let publish = try database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
-        _ = try authorization.site(id: publish.siteId, user: context.requireUser())
+    func requestPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PublishRequest) {
+        guard let publish = try await database.perform({ try $0.publishRequest(id: context.parameters.require("rid")) }) else { throw NotFound() }
+        _ = try await authorization.site(id: publish.siteId, user: context.requireUser())
         guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
         let zip = publish.state == .published
             ? paths.packages.appendingPathComponent(publish.packageId).appendingPathComponent("\(publish.version).zip")
@@ -235,11 +235,11 @@ struct TilesController: Sendable {
         return (zip, manifest, publish)
     }
 
-    func versionPackage(_ context: AppRequestContext) throws -> (URL, Manifest, PackageVersion) {
-        guard let package = try database.package(id: context.parameters.require("pid")) else { throw NotFound() }
-        _ = try authorization.site(id: package.siteId, user: context.requireUser())
+    func versionPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PackageVersion) {
+        guard let package = try await database.perform({ try $0.package(id: context.parameters.require("pid")) }) else { throw NotFound() }
+        _ = try await authorization.site(id: package.siteId, user: context.requireUser())
         guard let number = context.parameters.get("version", as: Int.self),
-              let version = try database.packageVersion(packageId: package.id, version: number),
+              let version = try await database.perform({ try $0.packageVersion(packageId: package.id, version: number) }),
               let manifest = try? Manifest.decode(Data(version.manifestJSON.utf8)) else { throw NotFound() }
         return (paths.absolute(version.storedPath), manifest, version)
     }

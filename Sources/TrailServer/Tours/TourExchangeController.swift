@@ -25,18 +25,18 @@ struct TourExchangeController: Sendable {
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/tours/{id}/export.geojson") { request, context in
-            try export(context)
+            try await export(context)
         }
         router.post("/tours/{id}/import") { request, context in
-            let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let importId: String
             do {
                 (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
             } catch let refusal as any AppError where refusal.status == .unprocessableContent {
-                return try refusedImport(refusal.fieldMessages?["file"] ?? refusal.message, status: .unprocessableContent,
+                return try await refusedImport(refusal.fieldMessages?["file"] ?? refusal.message, status: .unprocessableContent,
                                          tour: tour, site: site, access: access, request: request, context: context)
             } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
-                return try refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
+                return try await refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
                                          tour: tour, site: site, access: access, request: request, context: context)
             }
             // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
@@ -44,13 +44,13 @@ struct TourExchangeController: Sendable {
             return Response(status: .seeOther, headers: [.location: PanelURL.tourImport(tour.id!, importId: importId)])
         }
         router.get("/tours/{id}/import/{importId}") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
             guard let data = try? Data(contentsOf: file) else {
                 return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
             }
             let imported = try parse(data)
-            let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
+            let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
             let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
                                    changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
                                    routeLength: plan.routeLengthMeters.map { String(format: "%.2f km", $0 / 1000) } ?? "",
@@ -58,24 +58,24 @@ struct TourExchangeController: Sendable {
             return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
         }
         router.post("/tours/{id}/import/{importId}/apply") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let (_, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
             guard let data = try? Data(contentsOf: file) else {
                 throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
             }
             defer { try? FileManager.default.removeItem(at: file) }
             let imported = try parse(data)
-            let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tour.id!), maxAreaKm2: config.maxFrameAreaKm2)
-            try database.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor)
+            let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
+            try await database.perform { try $0.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor) }
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
         }
         router.post("/tours/{id}/route") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             var request = request
             let form = try await request.form(context: context)
             let text = form.string("route").trimmed
             let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
-            try database.setRoute(tourId: tour.id!, route: route, actor: context.actor)
+            try await database.perform { try $0.setRoute(tourId: tour.id!, route: route, actor: context.actor) }
             if request.wantsJSON {
                 return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
             }
@@ -85,16 +85,16 @@ struct TourExchangeController: Sendable {
 
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/tours/{id}/export.geojson") { request, context in
-            try export(context)
+            try await export(context)
         }
         router.post("/tours/{id}/import") { request, context in
             guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            let (tour, _, _) = try authorization.editableTour(id: tourId, user: context.requireUser())
+            let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
             let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
             let (importId, imported) = try await receive(request, owner: nil)
             try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
-            let plan = TourImport.plan(imported, tour: tour, existing: try database.waypoints(tourId: tourId), maxAreaKm2: config.maxFrameAreaKm2)
-            if !dryRun { try database.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }
+            let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tourId) }, maxAreaKm2: config.maxFrameAreaKm2)
+            if !dryRun { try await database.perform({ try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }) }
             return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan))
         }
     }
@@ -105,10 +105,10 @@ struct TourExchangeController: Sendable {
         let plan: ImportPlan
     }
 
-    func export(_ context: AppRequestContext) throws -> Response {
+    func export(_ context: AppRequestContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, site, _) = try authorization.tour(id: tourId, user: context.requireUser())
-        let data = try database.exportGeoJSON(tour: tour, site: site)
+        let (tour, site, _) = try await authorization.tour(id: tourId, user: context.requireUser())
+        let data = try await database.perform { try $0.exportGeoJSON(tour: tour, site: site) }
         return Response(status: .ok, headers: [.contentType: "application/geo+json", .cacheControl: "no-store",
                                                .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\""],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
@@ -157,8 +157,8 @@ struct TourExchangeController: Sendable {
 
     /// The tour page again, with the reason under the import field (like every other form of the page).
     func refusedImport(_ message: String, status: HTTPResponse.Status, tour: Tour, site: Site, access: SiteAccess,
-                       request: Request, context: AppRequestContext) throws -> Response {
-        var page = try ToursController(database: database, pages: pages, authorization: authorization, config: config)
+                       request: Request, context: AppRequestContext) async throws -> Response {
+        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config)
             .tourPage(tour, site, access)
         page.importError = message
         return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)

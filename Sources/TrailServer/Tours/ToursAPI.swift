@@ -119,30 +119,33 @@ struct ToursAPI: Sendable {
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours") { request, context in
             let body = try await request.decodeJSON(CreateTour.self, context: context)
-            let (site, access) = try authorization.site(slug: body.site, user: context.requireUser())
+            let (site, access) = try await authorization.site(slug: body.site, user: context.requireUser())
             try access.require(.author, to: "create tours")
-            let tour = try database.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
-                                               actor: context.actor)
-            return try JSONResponse.make(tourBody(tour, site), status: .created)
+            let tour = try await database.perform { try $0.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
+                                               actor: context.actor) }
+            return try await JSONResponse.make(tourBody(tour, site), status: .created)
         }
         router.get("/tours") { request, context in
             guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
-            let (site, _) = try authorization.site(slug: String(slug), user: context.requireUser())
-            return try JSONResponse.make(try database.tours(siteId: site.id!).map { try tourBody($0, site) })
+            let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
+            return try JSONResponse.make(try await database.perform { database in
+                try database.tours(siteId: site.id!).map { try Self.tourBody($0, site, in: database) }
+            })
         }
         router.get("/tours/{id}") { request, context in
-            let (tour, site, _) = try authorization.tour(id: try tourId(context), user: context.requireUser())
-            return try JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
+            let (tour, site, _) = try await authorization.tour(id: try tourId(context), user: context.requireUser())
+            return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
         }
         router.patch("/tours/{id}") { request, context in
-            var (tour, site, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
             let body = try await request.decodeJSON(PatchTour.self, context: context)
             // Languages first (their tags are checked before anything is written), then details and frame, then texts.
             // A new default language swaps texts, so what follows starts from the tour as that left it.
             if let languages = body.languages {
                 let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
                 guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
-                tour = try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
+                let tourId = tour.id!
+                tour = try await database.perform { try $0.setTourLanguages(tourId: tourId, choice, actor: context.actor) }
             }
             var details: TourInput?, frameInput: FrameInput?
             if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
@@ -155,54 +158,62 @@ struct ToursAPI: Sendable {
                                         minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
             }
             // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
-            var updated = try database.editTour(id: tour.id!, details: details, frame: frameInput, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
-            for (language, text) in body.localized ?? [:] {
-                updated = try database.setTourText(tourId: tour.id!, language: language, text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]),
-                                                   actor: context.actor)
+            let (tourId, edits, maxArea) = (tour.id!, (details: details, frame: frameInput), config.maxFrameAreaKm2)
+            let updated = try await database.perform { database in
+                var updated = try database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
+                for (language, text) in body.localized ?? [:] {
+                    updated = try database.setTourText(tourId: tourId, language: language,
+                                                       text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]), actor: context.actor)
+                }
+                return updated
             }
-            return try JSONResponse.make(try tourBody(updated, site))
+            return try await JSONResponse.make(try tourBody(updated, site))
         }
         router.delete("/tours/{id}") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            try database.deleteTour(id: tour.id!, actor: context.actor)
+            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
             return Response(status: .noContent)
         }
         router.post("/tours/{id}/waypoints") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
             let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
-            let waypoint = try database.createWaypoint(
+            let waypoint = try await database.perform { try $0.createWaypoint(
                 tourId: tour.id!,
                 WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order,
                               triggerRadius: body.triggerRadiusMeters?.input),
-                actor: context.actor)
-            return try JSONResponse.make(WaypointBody(try localize(waypoint, tour: tour, body.localized, context)), status: .created)
+                actor: context.actor) }
+            return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
         }
         router.patch("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            let current = try waypoint(tour, context)
+            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let current = try await waypoint(tour, context)
             let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
-            let waypoint = try database.updateWaypoint(
+            let waypoint = try await database.perform { try $0.updateWaypoint(
                 tourId: tour.id!, waypointId: current.id!,
                 WaypointInput(name: body.name ?? current.name, description: body.description ?? current.description,
                               latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order,
                               triggerRadius: body.triggerRadiusMeters?.input),
-                actor: context.actor)
-            return try JSONResponse.make(WaypointBody(try localize(waypoint, tour: tour, body.localized, context)))
+                actor: context.actor) }
+            return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)))
         }
         router.delete("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            let current = try waypoint(tour, context)
-            try database.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor)
+            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+            let current = try await waypoint(tour, context)
+            try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor) }
             return Response(status: .noContent)
         }
     }
 
     /// Saves a waypoint's texts in further languages (sent with its POST or PATCH); returns it as saved.
-    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: AppRequestContext) throws -> Waypoint {
+    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: AppRequestContext) async throws -> Waypoint {
+        try await database.perform { database in try Self.localize(waypoint, tour: tour, texts, actor: context.actor, in: database) }
+    }
+
+    static func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, actor: AuditActor, in database: AppDatabase) throws -> Waypoint {
         var waypoint = waypoint
         for (language, text) in texts ?? [:] {
             waypoint = try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language,
-                                                    text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]), actor: context.actor)
+                                                    text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]), actor: actor)
         }
         return waypoint
     }
@@ -213,14 +224,19 @@ struct ToursAPI: Sendable {
         return id
     }
 
-    func waypoint(_ tour: Tour, _ context: AppRequestContext) throws -> Waypoint {
+    func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
         guard let id = context.parameters.get("wid", as: Int64.self),
-              let waypoint = try database.waypoints(tourId: tour.id!).first(where: { $0.id == id }) else { throw NotFound() }
+              let waypoint = try await database.perform({ try $0.waypoint(tourId: tour.id!, id: id) }) else { throw NotFound() }
         return waypoint
     }
 
     /// With `viewer`, each waypoint lists its files (what `GET /tours/{id}` answers: a script finds the files it uploaded).
-    func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) throws -> TourBody {
+    func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) async throws -> TourBody {
+        try await database.perform { database in try Self.tourBody(tour, site, listingAssetsFor: viewer, in: database) }
+    }
+
+    /// The reads of one tour's answer, in one call (``AppDatabase/perform(_:)``).
+    static func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil, in database: AppDatabase) throws -> TourBody {
         let assets = try viewer.map { _ in try database.assets(tourId: tour.id!) }
         let companions = try viewer.map { _ in try database.companions(tourId: tour.id!) } ?? [:]
         let waypoints = try database.waypoints(tourId: tour.id!).map { waypoint in

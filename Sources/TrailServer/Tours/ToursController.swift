@@ -16,17 +16,17 @@ struct ToursController: Sendable {
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/sites/{slug}/tours/new") { request, context in
-            let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
             try access.require(.author, to: "create tours")
             return pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
         }
         router.post("/sites/{slug}/tours") { request, context in
-            let (site, access) = try authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
             try access.require(.author, to: "create tours")
             var request = request
             let form = try await request.form(context: context)
             do {
-                let tour = try database.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor)
+                let tour = try await database.perform { try $0.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor) }
                 return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour created. Now frame its area on the map.")
             } catch let errors as ValidationErrors {
                 var page = newTourPage(site, form: Self.tourForm(form))
@@ -35,24 +35,24 @@ struct ToursController: Sendable {
             }
         }
         router.get("/tours/{id}") { request, context in
-            let (tour, site, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            return pages.render("tour", title: tour.name, page: try tourPage(tour, site, access), request: request, context: context)
+            let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            return pages.render("tour", title: tour.name, page: try await tourPage(tour, site, access), request: request, context: context)
         }
         router.get("/tours/{id}/edit") { request, context in
-            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
             return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
         }
         // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
         router.post("/tours/{id}/languages") { request, context in
-            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             var request = request
             let form = try await request.form(context: context)
             let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
             let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
             do {
                 guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
-                let saved = try database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
+                let saved = try await database.perform { try $0.setTourLanguages(tourId: tour.id!, choice, actor: context.actor) }
                 return pages.redirect(to: PanelURL.tourEdit(tour.id!), notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
             } catch let errors as ValidationErrors {
                 var page = tourEditPage(tour, site, language: nil)
@@ -63,13 +63,13 @@ struct ToursController: Sendable {
             }
         }
         router.post("/tours/{id}/text/{lang}") { request, context in
-            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             let language = try context.parameters.require("lang")
             var request = request
             let form = try await request.form(context: context)
             let text = LocalizedText(name: form.string("name"), description: form.string("description"))
             do {
-                try database.setTourText(tourId: tour.id!, language: language, text, actor: context.actor)
+                try await database.perform { try $0.setTourText(tourId: tour.id!, language: language, text, actor: context.actor) }
                 return pages.redirect(to: PanelURL.tourEdit(tour.id!, language: language), notice: "\(LanguageTag.english(language)) text saved.")
             } catch let errors as ValidationErrors where errors["language"] == nil {
                 // (A language the tour lacks has no tab to show the message on: the error page says it.)
@@ -81,11 +81,11 @@ struct ToursController: Sendable {
             }
         }
         router.post("/tours/{id}/edit") { request, context in
-            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             var request = request
             let form = try await request.form(context: context)
             do {
-                _ = try database.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor)
+                _ = try await database.perform { try $0.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor) }
                 return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
             } catch let errors as ValidationErrors {
                 let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
@@ -94,72 +94,72 @@ struct ToursController: Sendable {
             }
         }
         router.post("/tours/{id}/frame") { request, context in
-            let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             var request = request
             let form = try await request.form(context: context)
             let input = FrameInput(north: form.double("north"), south: form.double("south"), east: form.double("east"), west: form.double("west"),
                                    minZoom: form.int("minZoom"), maxZoom: form.int("maxZoom"))
             do {
-                _ = try database.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+                _ = try await database.perform { try $0.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor) }
                 return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
             } catch let errors as ValidationErrors {
                 let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
-                let page = try tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
+                let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
                 return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
             }
         }
         router.post("/tours/{id}/delete") { request, context in
-            let (tour, site, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            try database.deleteTour(id: tour.id!, actor: context.actor)
+            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
         }
 
         // Waypoints
         router.post("/tours/{id}/waypoints") { request, context in
-            let (tour, site, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             var request = request
             let form = try await request.form(context: context)
             do {
-                let waypoint = try database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
+                let waypoint = try await database.perform { try $0.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor) }
                 if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
                 return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
             } catch let errors as ValidationErrors where !request.wantsJSON {
-                let page = try tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
+                let page = try await tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
                 return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
             }
         }
         router.post("/tours/{id}/waypoints/order") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
             var request = request
             let form = try await request.form(context: context)
             let ids = form.all("ids").compactMap { Int64($0) }
-            try database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
+            try await database.perform { try $0.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor) }
             if request.wantsJSON {
                 return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
             }
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
         }
         router.get("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, access) = try authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try waypoint(tour, context)
+            let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try await waypoint(tour, context)
             return pages.render("waypoint", title: waypoint.name,
-                                page: try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context,
+                                page: try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context,
                                                        language: request.uri.queryParameters["lang"].map(String.init)),
                                 request: request, context: context)
         }
         router.post("/tours/{id}/waypoints/{wid}/text/{lang}") { request, context in
-            let (tour, _, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try waypoint(tour, context)
+            let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try await waypoint(tour, context)
             let language = try context.parameters.require("lang")
             var request = request
             let form = try await request.form(context: context)
             let text = LocalizedText(name: form.string("name"), description: form.string("description"))
             do {
-                try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
+                try await database.perform { try $0.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor) }
                 return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
                                       notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
             } catch let errors as ValidationErrors where errors["language"] == nil {
-                var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
+                var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
                 page.translation?.name = text.name
                 page.translation?.description = text.description
                 page.translation?.errors = errors.fields
@@ -167,49 +167,49 @@ struct ToursController: Sendable {
             }
         }
         router.post("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, access) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try waypoint(tour, context)
+            let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try await waypoint(tour, context)
             var request = request
             let form = try await request.form(context: context)
             do {
-                _ = try database.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
+                _ = try await database.perform { try $0.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor) }
                 return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
             } catch let errors as ValidationErrors {
-                var page = try waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+                var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
                 page.form = Self.waypointForm(form)
                 page.errors = errors.fields
                 return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
             }
         }
         router.post("/tours/{id}/waypoints/{wid}/move") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try waypoint(tour, context)
+            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try await waypoint(tour, context)
             var request = request
             let form = try await request.form(context: context)
-            let moved = try database.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
-                                                  longitude: form.double("longitude"), actor: context.actor)
+            let moved = try await database.perform { try $0.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
+                                                  longitude: form.double("longitude"), actor: context.actor) }
             if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
         }
         router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in
-            let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try waypoint(tour, context)
-            try database.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor)
+            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+            let waypoint = try await waypoint(tour, context)
+            try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor) }
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
         }
         for (direction, step) in [("up", -1), ("down", 1)] {
             router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
-                let (tour, _, _) = try authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-                let waypoint = try waypoint(tour, context)
-                try database.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor)
+                let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+                let waypoint = try await waypoint(tour, context)
+                try await database.perform { try $0.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor) }
                 return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
             }
         }
     }
 
-    func waypoint(_ tour: Tour, _ context: AppRequestContext) throws -> Waypoint {
+    func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
         let id = try context.parameters.require("wid", as: Int64.self)
-        guard let waypoint = try database.waypoints(tourId: tour.id!).first(where: { $0.id == id }) else { throw NotFound() }
+        guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tour.id!, id: id) }) else { throw NotFound() }
         return waypoint
     }
 
@@ -219,13 +219,15 @@ struct ToursController: Sendable {
     }
 
     func tourPage(_ tour: Tour, _ site: Site, _ access: SiteAccess, frameForm: [String: String]? = nil, frameErrors: [String: String] = [:],
-                  waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) throws -> TourPage {
-        let waypoints = try database.waypoints(tourId: tour.id!)
+                  waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = currentTileSettings
-        let (checklist, accessibilityWarnings) = try database.publishReadiness(tourId: tour.id!, tiles: tiles)
-        let openRequest = try database.openRequest(tourId: tour.id!)
-        let package = try database.package(tourId: tour.id!)
+        let (waypoints, readiness, openRequest, package, duration, tileset) = try await database.perform { database in
+            (try database.waypoints(tourId: tour.id!), try database.publishReadiness(tourId: tour.id!, tiles: tiles),
+             try database.openRequest(tourId: tour.id!), try database.package(tourId: tour.id!), try database.durationEstimate(tour: tour),
+             try database.tileset(tourId: tour.id!))
+        }
+        let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         let warnings = overlaps.warnings + accessibilityWarnings
         var page = TourPage(
@@ -242,11 +244,11 @@ struct ToursController: Sendable {
                                              overlapping: overlaps.waypointIds),
             checklist: checklist, warnings: warnings, hasWarnings: !warnings.isEmpty,
             routeSummary: tour.routePath.map { String(format: "%d points, %.2f km", $0.points.count, $0.lengthMeters / 1000) },
-            durationSummary: Self.durationSummary(try database.durationEstimate(tour: tour)),
+            durationSummary: Self.durationSummary(duration),
             isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
             openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
             packageId: package?.currentVersion != nil ? package?.id : nil)
-        page.tiles = TourTilesModel.make(tour: tour, tileset: try database.tileset(tourId: tour.id!), settings: tiles, canEdit: canEdit,
+        page.tiles = TourTilesModel.make(tour: tour, tileset: tileset, settings: tiles, canEdit: canEdit,
                                          maxUploadSize: config.maxUploadSize)
         return page
     }
@@ -269,9 +271,11 @@ struct ToursController: Sendable {
         return page
     }
 
-    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext, language: String? = nil) throws -> WaypointPage {
+    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext, language: String? = nil) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
-        let assets = try database.assets(waypointId: waypoint.id!)
+        let (assets, companions) = try await database.perform { database in
+            (try database.assets(waypointId: waypoint.id!), try database.companions(waypointId: waypoint.id!))
+        }
         let tag = LanguageTag.further(language, of: tour.languages)
         let base = PanelURL.waypoint(tourId: tour.id!, waypoint.id!)
         var page = WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
@@ -280,7 +284,7 @@ struct ToursController: Sendable {
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
                                    "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
                             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
-                            assets: MediaController.assetRows(assets, companions: try database.companions(waypointId: waypoint.id!), user: context.user,
+                            assets: MediaController.assetRows(assets, companions: companions, user: context.user,
                                                               canEdit: editable, paths: DataPaths(root: config.dataFolder)),
                             hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),

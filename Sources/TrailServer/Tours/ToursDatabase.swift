@@ -14,6 +14,11 @@ extension AppDatabase {
         try writer.read { try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll($0) }
     }
 
+    /// One waypoint of the tour (nil when the id is another tour's or none).
+    public func waypoint(tourId: Int64, id: Int64) throws -> Waypoint? {
+        try writer.read { try Waypoint.filter(Waypoint.Columns.tourId == tourId && Waypoint.Columns.id == id).fetchOne($0) }
+    }
+
     public func waypointCounts(siteId: Int64) throws -> [Int64: Int] {
         try writer.read { db in
             let rows = try Row.fetchAll(db, sql: """
