@@ -96,7 +96,7 @@ import PackageFormat
         }
         #expect(found == mbtiles.expected)
         // The build's scan report lists the tiles file.
-        #expect(request.scanReport?.contains("agency topo.mbtiles") == true)
+        #expect(request.scanReport?.contains { $0.file.contains("agency topo.mbtiles") } == true, "\(String(describing: request.scanReport))")
     }
 
     @Test("an MBTiles file with a virus in a tile is quarantined and blocks publishing")

@@ -222,7 +222,7 @@ import Testing
                                     frame: Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28), minZoom: 11, maxZoom: 15,
                                     waypoints: waypoints, route: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]", paceKmh: 5)
         let request = PublishRequest(id: "r", tourId: 1, siteId: 1, packageId: "p", version: 1, authorId: nil, state: .building,
-                                     snapshot: "", requiredApprovals: 1, filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0,
+                                     snapshot: snapshot, requiredApprovals: 1, filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0,
                                      createdAt: 1_800_000_000, updatedAt: 1_800_000_000)
         let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
         let route = try #require(manifest.route)

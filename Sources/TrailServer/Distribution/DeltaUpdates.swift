@@ -49,7 +49,7 @@ extension MobileAPI {
                 guard ContentStore.isHash(sha256) else {
                     throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
                 }
-                if let url = distribution?.publicURL(for: DistributionPath.file(sha256)), try files.index().entries[sha256] != nil {
+                if let url = distribution?.publicURL(for: DistributionPath.file(sha256)), try await database.perform({ _ in try files.index() }).entries[sha256] != nil {
                     return Self.redirect(to: url, cacheControl: Self.immutable)
                 }
                 guard let file = try await files.file(sha256: sha256) else { throw NotFound() }

@@ -62,7 +62,7 @@ public final class ScanService: Service, Sendable {
         var done = 0
         while true {
             let jobs: [Asset]
-            do { jobs = try database.queuedScanJobs(limit: 2) } catch {
+            do { jobs = try await database.perform { try $0.queuedScanJobs(limit: 2) } } catch {
                 logger.error("cannot read scan queue: \(error)")
                 return done
             }
@@ -78,7 +78,7 @@ public final class ScanService: Service, Sendable {
         let source = paths.absolute(asset.storedPath)
         do {
             guard FileManager.default.fileExists(atPath: source.path) else {
-                _ = try database.recordScan(assetId: asset.id!, status: .error, detail: "the stored file is missing", storedPath: asset.storedPath)
+                _ = try await database.perform { try $0.recordScan(assetId: asset.id!, status: .error, detail: "the stored file is missing", storedPath: asset.storedPath) }
                 return
             }
             let verdict = await scanner.scan(fileAt: source.path)
@@ -87,7 +87,7 @@ public final class ScanService: Service, Sendable {
             if target != asset.storedPath {
                 try Self.place(source, at: paths.absolute(target))
             }
-            if let released = try database.recordScan(assetId: asset.id!, status: status, detail: verdict.detail, storedPath: target) {
+            if let released = try await database.perform({ try $0.recordScan(assetId: asset.id!, status: status, detail: verdict.detail, storedPath: target) }) {
                 try? FileManager.default.removeItem(at: paths.absolute(released))
             }
             logger.info("scanned asset \(asset.id!): \(verdict)")

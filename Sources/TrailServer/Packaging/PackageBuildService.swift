@@ -64,11 +64,11 @@ public final class PackageBuildService: Service, Sendable {
     func build(_ request: PublishRequest) async {
         let staging = stagingFolder(request.id)
         do {
-            let attempts = try database.beginBuildAttempt(requestId: request.id)
+            let attempts = try await database.perform { try $0.beginBuildAttempt(requestId: request.id) }
             guard attempts <= Self.maxAttempts else {
                 throw BuildFailure("the build was interrupted \(attempts - 1) times; giving up")
             }
-            let snapshot = try request.decodedSnapshot()
+            let snapshot = request.snapshot
             let staged = try await LongJobThreads.pool.runIfActive { try self.stage(snapshot, into: staging) }
             var report = try await rescan(staged, snapshot: snapshot)
             // The map tiles, before the zip: fetched or cut from the uploaded file into staging/<id>/tiles/map.mbtiles.
@@ -91,10 +91,9 @@ public final class PackageBuildService: Service, Sendable {
                 throw BuildFailure("the written package did not verify: " + verification.problems.map(\.description).joined(separator: "; "))
             }
             try Task.checkCancellation()
-            let reportJSON = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
             let completed = try database.completeBuild(requestId: request.id, sha256: built.sha256, size: built.size,
                                                        signature: built.signature.base64EncodedString(),
-                                                       manifestJSON: String(decoding: built.manifestBytes, as: UTF8.self), scanReport: reportJSON)
+                                                       manifestJSON: String(decoding: built.manifestBytes, as: UTF8.self), scanReport: report)
             if !completed { try? FileManager.default.removeItem(at: staging) }  // withdrawn while building
             logger.info("built request \(request.id): \(built.size) bytes")
         } catch where Task.isCancelled {
@@ -141,12 +140,6 @@ public final class PackageBuildService: Service, Sendable {
             staged[asset.sha256] = target
         }
         return staged
-    }
-
-    struct ScanReportEntry: Codable, Sendable {
-        let file: String
-        let sha256: String
-        let verdict: String
     }
 
     /// Every staged file again, with today's signatures: a file that was clean last month may not be now.

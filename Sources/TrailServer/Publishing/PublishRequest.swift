@@ -44,7 +44,8 @@ public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRec
     public var version: Int
     public var authorId: Int64?
     public var state: PublishState
-    public var snapshot: String
+    /// The tour as frozen at submission (a JSON column): what the package is built from.
+    public var snapshot: TourSnapshot
     public var requiredApprovals: Int
     public var filesDone: Int
     public var filesTotal: Int
@@ -56,7 +57,8 @@ public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRec
     public var zipSize: Int64?
     public var signature: String?
     public var manifestJSON: String?
-    public var scanReport: String?
+    /// Every packaged file's verdict from the build's re-scan (a JSON column); nil before the build ends.
+    public var scanReport: [ScanReportEntry]?
     public var createdAt: Double
     public var updatedAt: Double
 
@@ -69,10 +71,13 @@ public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRec
         static let state = Column(CodingKeys.state)
         static let createdAt = Column(CodingKeys.createdAt)
     }
+}
 
-    public func decodedSnapshot() throws -> TourSnapshot {
-        try JSONDecoder().decode(TourSnapshot.self, from: Data(snapshot.utf8))
-    }
+/// One file of a build's re-scan, shown to reviewers.
+public struct ScanReportEntry: Codable, Sendable, Equatable {
+    public let file: String
+    public let sha256: String
+    public let verdict: String
 }
 
 /// What a reviewer decided.

@@ -107,7 +107,7 @@ extension AppDatabase {
             let lastVersion = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM packageVersion WHERE packageId = ?", arguments: [package!.id]) ?? 0
             let request = PublishRequest(
                 id: UUID().uuidString.lowercased(), tourId: tourId, siteId: site.id!, packageId: package!.id, version: lastVersion + 1,
-                authorId: actor.userId, state: .building, snapshot: String(decoding: try JSONEncoder().encode(snapshot), as: UTF8.self),
+                authorId: actor.userId, state: .building, snapshot: snapshot,
                 requiredApprovals: site.requiredApprovals, filesDone: 0, filesTotal: snapshot.fileCount, bytesDone: 0,
                 bytesTotal: snapshot.totalBytes, createdAt: now, updatedAt: now)
             try request.insert(db)
@@ -177,8 +177,10 @@ extension AppDatabase {
     }
 
     /// building → pending. False when the request left `building` meanwhile (withdrawn).
-    func completeBuild(requestId: String, sha256: String, size: Int64, signature: String, manifestJSON: String, scanReport: String) throws -> Bool {
-        try writer.write { db in
+    func completeBuild(requestId: String, sha256: String, size: Int64, signature: String, manifestJSON: String, scanReport: [ScanReportEntry]) throws -> Bool {
+        // Encoded as GRDB encodes the record's JSON column, so `PublishRequest` reads it back.
+        let scanReport = String(decoding: try PublishRequest.databaseJSONEncoder(for: "scanReport").encode(scanReport), as: UTF8.self)
+        return try writer.write { db in
             try db.execute(sql: """
                 UPDATE publishRequest SET
                   state = CASE
@@ -329,7 +331,7 @@ extension AppDatabase {
             guard let sha = request.zipSha256, let size = request.zipSize, let signature = request.signature, let manifest = request.manifestJSON else {
                 throw Conflict("This request has no built package.")
             }
-            let snapshot = try request.decodedSnapshot()
+            let snapshot = request.snapshot
             try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
                            arguments: [PublishState.published, Date().dbTime, requestId, PublishState.ready])
             guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
@@ -439,7 +441,7 @@ extension AppDatabase {
                 """))
             return try rows.map { row in
                 let request = try PublishRequest(row: row)
-                return QueueRow(request: request, tourName: (try? request.decodedSnapshot().name) ?? "?", authorName: row["authorName"],
+                return QueueRow(request: request, tourName: request.snapshot.name, authorName: row["authorName"],
                                 approvals: row["approvals"], siteName: row["siteName"], reviewedByMe: (row["mine"] as Int) > 0)
             }
         }

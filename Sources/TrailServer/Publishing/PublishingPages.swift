@@ -137,7 +137,7 @@ struct PackagePage: Sendable {
 
 extension PublishingController {
     func requestPage(_ publish: PublishRequest, site: Site, access: SiteAccess, user: AuthenticatedUser, language: String? = nil) throws -> RequestPage {
-        let snapshot = try publish.decodedSnapshot()
+        let snapshot = publish.snapshot
         let reviews = try database.reviews(requestId: publish.id)
         let approvals = reviews.filter { $0.review.decision == .approve }.count
         let reviewedByMe = reviews.contains { $0.review.reviewerId == user.id }
@@ -169,7 +169,7 @@ extension PublishingController {
                     return item
                 })
         }
-        let scanReport = (publish.scanReport.flatMap { try? JSONDecoder().decode([PackageBuildService.ScanReportEntry].self, from: Data($0.utf8)) } ?? [])
+        let scanReport = (publish.scanReport ?? [])
             .map { RequestPage.ScanRow(file: $0.file, verdict: $0.verdict) }
         let published = try database.package(id: publish.packageId).flatMap { package in
             try package.currentVersion.flatMap { try database.packageVersion(packageId: package.id, version: $0) }

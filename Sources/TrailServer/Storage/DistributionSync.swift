@@ -105,7 +105,8 @@ public final class DistributionSync: Service, Sendable {
     public func compare() async throws -> [String] {
         var problems: [String] = []
         var present = Set<String>()
-        for item in try database.distributionItems(paths: paths, signingKey: signingKey) {
+        let (paths, signingKey) = (self.paths, self.signingKey)
+        for item in try await database.perform({ try $0.distributionItems(paths: paths, signingKey: signingKey) }) {
             guard let info = try await client.headObject(location.key(item.path)) else {
                 problems.append("missing: \(item.path)")
                 continue
@@ -133,7 +134,7 @@ public final class DistributionSync: Service, Sendable {
             let packages: [Item]
         }
         let listed = try JSONDecoder().decode(Listed.self, from: body)
-        let current = try database.catalogVersion()
+        let current = try await database.perform { try $0.catalogVersion() }
         if listed.catalogVersion != current {
             problems.append("catalog.json is catalog version \(listed.catalogVersion), the database is at \(current)")
         }
@@ -172,13 +173,13 @@ public final class DistributionSync: Service, Sendable {
         try await client.headBucket()
         // A catalog that moved on during the uploads may name more: go round until everything it names is confirmed.
         for _ in 0..<5 {
-            let items = try database.distributionItems(paths: paths, signingKey: signingKey)
+            let items = try await database.perform { [paths, signingKey] in try $0.distributionItems(paths: paths, signingKey: signingKey) }
             for item in items where !state.isConfirmed(item.path, sha256: item.sha256) {
                 try Task.checkCancellation()
                 try await upload(item)
                 report.uploaded.append(item.path)
             }
-            let named = try database.publishedPackages().flatMap {
+            let named = try await database.perform { try $0.publishedPackages() }.flatMap {
                 [DistributionPath.zip($0.package.id, $0.version.version), DistributionPath.manifest($0.package.id, $0.version.version)]
             }
             guard named.allSatisfy({ state.isConfirmed($0) }) else { continue }
@@ -195,7 +196,7 @@ public final class DistributionSync: Service, Sendable {
                 logger.info("storage: catalog version \(fresh.catalogVersion) published to \(location)")
             }
             report.catalogVersion = fresh.catalogVersion
-            try database.finishDistributionJobs(upTo: fresh.catalogVersion)
+            try await database.perform { try $0.finishDistributionJobs(upTo: fresh.catalogVersion) }
             return report
         }
         throw S3Error(kind: .other, operation: "sync", status: nil, code: nil, message: "the catalog kept changing during the sync; trying again")
@@ -240,7 +241,7 @@ public final class DistributionSync: Service, Sendable {
         let partSize = max(settings.partSize, (item.size + 9_999) / 10_000)
         var done: [Int: S3Client.Part] = [:]
         let uploadId: String
-        if let row = try database.distributionUpload(location: where_, path: item.path), row.sha256 == item.sha256, row.partSize == partSize,
+        if let row = try await database.perform({ try $0.distributionUpload(location: where_, path: item.path) }), row.sha256 == item.sha256, row.partSize == partSize,
            let listed = try await client.listParts(key, uploadId: row.uploadId) {
             uploadId = row.uploadId
             // Parts the bucket holds from before a restart: kept when their size and MD5 are those of the file's part.
@@ -253,8 +254,8 @@ public final class DistributionSync: Service, Sendable {
             logger.info("storage: continuing the upload of \(item.path) with \(done.count) parts already in the bucket")
         } else {
             uploadId = try await client.createMultipartUpload(key, contentType: item.contentType, cacheControl: item.cacheControl, sha256: item.sha256)
-            try database.startDistributionUpload(location: where_, path: item.path,
-                                                 row: .init(uploadId: uploadId, size: item.size, sha256: item.sha256, partSize: partSize))
+            try await database.perform { try $0.startDistributionUpload(location: where_, path: item.path,
+                                                 row: .init(uploadId: uploadId, size: item.size, sha256: item.sha256, partSize: partSize)) }
         }
         let count = Int((item.size + partSize - 1) / partSize)
         let missing = (1...count).filter { done[$0] == nil }
@@ -276,7 +277,7 @@ public final class DistributionSync: Service, Sendable {
         }
         let parts = (1...count).compactMap { done[$0] }
         try await client.completeMultipartUpload(key, uploadId: uploadId, parts: parts)
-        try database.endDistributionUpload(location: where_, path: item.path)
+        try await database.perform { try $0.endDistributionUpload(location: where_, path: item.path) }
     }
 
     static func partRange(_ number: Int, partSize: Int64, size: Int64) -> Range<Int64> {

@@ -61,19 +61,21 @@ struct TilesController: Sendable {
 
         let admin = router.group("admin/tiles").add(middleware: RequireAdminMiddleware())
         admin.get("") { request, context in
-            pages.render("admin-tiles", title: "Map tiles", page: settingsPage(), request: request, context: context)
+            pages.render("admin-tiles", title: "Map tiles", page: try await database.perform { _ in settingsPage() }, request: request, context: context)
         }
         admin.post("") { request, context in
             var request = request
             let form = try await request.form(context: context)
             do {
-                let saved = try settings.save(urlTemplate: form.string("urlTemplate"), attribution: form.string("attribution"),
-                                              tileCap: form.int("tileCap"), actor: context.actor)
+                let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
+                let saved = try await database.perform { _ in
+                    try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
+                }
                 return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
                                       ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
                                       : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
             } catch let errors as ValidationErrors {
-                var page = settingsPage()
+                var page = try await database.perform { _ in settingsPage() }
                 page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
                 page.errors = errors.fields
                 return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
