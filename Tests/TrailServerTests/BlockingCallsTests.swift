@@ -15,8 +15,9 @@ import Testing
         defer { env.remove() }
         let token = try env.token("author@test.org")
         // Another connection holds SQLite's write lock (as a long backup step or a migration would) until told, at most
-        // 9 s (the waiting writes give up after the 10 s busy time-out). The probes below must be answered while it holds:
-        // judged by order, not by a time, so a busy machine cannot fail the test, and a blocked server cannot pass it.
+        // 40 s. The probes below must be answered while it holds: judged by order, not by a time, so a busy machine cannot
+        // fail the test, and a blocked server cannot pass it. (Held past the 10 s busy time-out, which only a very busy
+        // machine needs, the first waiting writes give up with an error and change nothing.)
         final class Holder: @unchecked Sendable {
             let release = DispatchSemaphore(value: 0), held = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
             var releasedAt = 0.0
@@ -32,13 +33,14 @@ import Testing
             try? lock.inDatabase { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
                 holder.held.signal()
-                _ = holder.release.wait(timeout: .now() + 9)
+                _ = holder.release.wait(timeout: .now() + 40)
                 holder.releasedAt = Date().timeIntervalSince1970
                 try db.execute(sql: "ROLLBACK")
             }
             holder.done.signal()
         }
         holder.held.wait()
+        let startedAt = Date().timeIntervalSince1970
 
         try await env.app.application.test(.live) { client in
             let base = "http://127.0.0.1:\(try #require(client.port))"
@@ -70,13 +72,17 @@ import Testing
                 #expect(answeredAt < holder.releasedAt,
                         "\(answer[0]) was answered only \(answeredAt - holder.releasedAt) s after the lock was let go")
             }
-            // Nothing is lost: every waiting write went through once the lock was free.
+            // Nothing is lost: the waiting writes went through once the lock was free (or, past the busy time-out, ended
+            // with an error and changed nothing).
+            var saved = 0
             for write in writes {
                 let output = try await write.value
-                #expect(output.stdout == "200", "\(output.stdout) \(output.stderr)")
+                let status = Int(output.stdout) ?? 0
+                #expect(status == 200 || (status >= 500 && holder.releasedAt - startedAt > 10), "\(output.stdout) \(output.stderr)")
+                if status == 200 { saved += 1 }
             }
             let name = try #require(try env.database.tour(id: env.seed.tourId)?.name)
-            #expect(name.hasPrefix("Fish Lake Loop "))
+            #expect(saved > 0 ? name.hasPrefix("Fish Lake Loop ") : !name.hasPrefix("Fish Lake Loop "), "\(name)")
         }
     }
 }

@@ -21,21 +21,18 @@ struct AssetIntake: Sendable {
 
     /// How many file bytes a multipart request to this tour may carry before the site's quota is reached (nil: no quota):
     /// the upload stops as the bytes arrive, not after gigabytes were written.
-    func uploadBudget(tourId: Int64) async throws -> MultipartUpload.Budget? {
+    func uploadBudget(tourId: Int64, excludingUpload uploadId: String? = nil) async throws -> MultipartUpload.Budget? {
         try await database.perform { database in
             guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else { return nil }
-            return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!))),
+            return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!, excludingUpload: uploadId))),
                                           message: ByteFormat.quotaMessage(site: site, quota: quota))
         }
     }
 
-    /// The site's quota message when `size` more bytes would pass its quota (nil: room enough, or no quota), from one
-    /// call for the tour, its site and the bytes already committed.
-    func quotaRefusal(tourId: Int64, adding size: Int64, excludingUpload uploadId: String) async throws -> String? {
-        try await database.perform { database in
-            guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes,
-                  try database.committedBytes(siteId: site.id!, excludingUpload: uploadId) + size > quota else { return nil }
-            return ByteFormat.quotaMessage(site: site, quota: quota)
+    /// The quota check of a received file (its own upload not counted twice): 413 when it does not fit.
+    func requireRoom(for file: Received, tourId: Int64) async throws {
+        if let budget = try await uploadBudget(tourId: tourId, excludingUpload: file.uploadId), file.size > budget.bytes {
+            throw HTTPError(.contentTooLarge, message: budget.message)
         }
     }
 
@@ -48,9 +45,7 @@ struct AssetIntake: Sendable {
                                 message: "“\(Self.displayName(file.originalName))” is not a supported file. Accepted: \(FileTypeDetector.acceptedDescription).")
             }
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
-            if let refusal = try await quotaRefusal(tourId: tourId, adding: file.size, excludingUpload: file.uploadId) {
-                throw HTTPError(.contentTooLarge, message: refusal)
-            }
+            try await requireRoom(for: file, tourId: tourId)
             let duration = detected.kind == .audio || detected.kind == .video
                 ? try await NIOThreadPool.singleton.runIfActive { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
             let (asset, released) = try await database.perform { try $0.addAsset(
@@ -86,9 +81,7 @@ struct AssetIntake: Sendable {
                 guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { return nil }
                 return (owner, tourId)
             }) else { throw NotFound() }
-            if let refusal = try await quotaRefusal(tourId: tourId, adding: file.size, excludingUpload: file.uploadId) {
-                throw HTTPError(.contentTooLarge, message: refusal)
-            }
+            try await requireRoom(for: file, tourId: tourId)
             let name = Self.companionName(file.originalName, owner: owner, role: role, format: format)
             let (companion, released) = try await database.perform { try $0.addCompanion(
                 NewCompanion(ownerId: ownerId, role: role, format: format, originalName: name, size: file.size, sha256: file.sha256,

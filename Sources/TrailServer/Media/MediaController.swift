@@ -260,7 +260,7 @@ struct MediaController: Sendable {
         let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
-        guard let waypoint = try await database.perform({ try $0.waypoints(tourId: tourId) }).first(where: { $0.id == waypointId }) else { throw NotFound() }
+        guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
         var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config)
             .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
         page.assets = page.assets.map { row in
@@ -294,7 +294,7 @@ struct MediaController: Sendable {
     func editableWaypoint(_ context: AppRequestContext) async throws -> (Tour, Waypoint) {
         guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
-        guard let waypoint = try await database.perform({ try $0.waypoints(tourId: tourId) }).first(where: { $0.id == waypointId }) else { throw NotFound() }
+        guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return (tour, waypoint)
     }
