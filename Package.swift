@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // The S3 client of the object-storage mirror (Storage/): HTTP/1.1 and TLS to any S3-compatible endpoint.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // The mobile API's wire types are generated from openapi.json at build time (target TrailAPI).
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
     ],
     targets: [
         // Manifest types, package layout rules, signing and verification: shared by server and client.
@@ -42,6 +45,17 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings
+        ),
+        // The mobile API's request and response types, generated from openapi.json (the one description of the wire
+        // contract) by swift-openapi-generator's build plugin: the server encodes them, TrailClient decodes them.
+        .target(
+            name: "TrailAPI",
+            dependencies: [
+                "PackageFormat",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         .systemLibrary(
             name: "CClamAV",
@@ -63,6 +77,7 @@ let package = Package(
             name: "TrailServer",
             dependencies: [
                 "PackageFormat",
+                "TrailAPI",
                 "MalwareScan",
                 "CFileWriteback",
                 "CSQLiteHardening",
@@ -89,11 +104,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What a mobile app (or a script) uses: Foundation, PackageFormat and ZIPFoundation only.
+        // What a mobile app (or a script) uses: Foundation, PackageFormat, the generated TrailAPI types and ZIPFoundation.
         .target(
             name: "TrailClient",
             dependencies: [
                 "PackageFormat",
+                "TrailAPI",
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: swiftSettings

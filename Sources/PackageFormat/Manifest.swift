@@ -9,7 +9,7 @@ import Foundation
 /// server may add keys without breaking older clients.
 ///
 /// `route` is encoded as GeoJSON positions, `[[longitude, latitude], ...]`.
-public struct Manifest: Codable, Sendable, Equatable {
+public struct Manifest: Codable, Sendable, Hashable {
     /// The only format version this module writes and reads.
     public static let currentFormatVersion = 1
 
@@ -38,7 +38,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var localized: [String: TourText]?
 
     /// A tour's texts in one further language.
-    public struct TourText: Codable, Sendable, Equatable {
+    public struct TourText: Codable, Sendable, Hashable {
         public var packageName: String
         public var description: String
         public init(packageName: String, description: String) {
@@ -48,7 +48,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// A waypoint's texts in one further language.
-    public struct WaypointText: Codable, Sendable, Equatable {
+    public struct WaypointText: Codable, Sendable, Hashable {
         public var name: String
         public var description: String
         public init(name: String, description: String) {
@@ -101,7 +101,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// The tour's frame. `northWest` holds (north, west), `southEast` holds (south, east).
-    public struct Bounds: Codable, Sendable, Equatable {
+    public struct Bounds: Codable, Sendable, Hashable {
         public var northWest: Coordinates
         public var southEast: Coordinates
         public init(northWest: Coordinates, southEast: Coordinates) {
@@ -128,7 +128,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Waypoint: Codable, Sendable, Equatable {
+    public struct Waypoint: Codable, Sendable, Hashable {
         public var name: String
         public var order: Int
         public var coordinates: Coordinates
@@ -183,7 +183,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Asset: Codable, Sendable, Equatable {
+    public struct Asset: Codable, Sendable, Hashable {
         public var type: AssetType
         /// Entry path inside the zip, `waypoints/<folder>/<file>`.
         public var path: String
@@ -223,7 +223,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// A file that belongs to one asset (captions, transcript): listed, hashed and signed like every other file.
-    public struct CompanionFile: Codable, Sendable, Equatable {
+    public struct CompanionFile: Codable, Sendable, Hashable {
         public var path: String
         public var size: Int64
         public var sha256: String
@@ -238,7 +238,7 @@ public struct Manifest: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Tiles: Codable, Sendable, Equatable {
+    public struct Tiles: Codable, Sendable, Hashable {
         public var path: String
         /// Tile image format as in the MBTiles metadata: `png`, `jpg`, `webp` or `pbf`.
         public var format: String
@@ -264,7 +264,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// One point of the route, encoded as a GeoJSON position `[longitude, latitude]`.
-    public struct RoutePoint: Codable, Sendable, Equatable {
+    public struct RoutePoint: Codable, Sendable, Hashable {
         public var longitude: Double
         public var latitude: Double
 
@@ -288,7 +288,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// A file of the package that is not a waypoint asset (`waypoints.geojson`).
-    public struct FileReference: Codable, Sendable, Equatable {
+    public struct FileReference: Codable, Sendable, Hashable {
         public var path: String
         public var size: Int64
         public var sha256: String

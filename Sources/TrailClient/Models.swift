@@ -1,106 +1,51 @@
 import Foundation
 import PackageFormat
+@_exported import TrailAPI
 
-/// `GET /api/v1/sites`: one publishing organisation (a park, a district).
-public struct SiteSummary: Codable, Sendable, Equatable, Hashable {
-    public var slug: String
-    public var name: String
-    public var description: String
-    /// Published packages of the site.
-    public var packageCount: Int
-}
+// The answers of the mobile API. Each is a type generated from `openapi.json` (module TrailAPI, the same types the
+// server encodes); the names here are the ones TrailClient has always used. Timestamps are `Date`s (ISO 8601 UTC on
+// the wire), base64 fields are `Base64EncodedData` (their `.data` is the raw bytes).
 
-/// `GET /api/v1/sites/{slug}/packages`: one published package, latest version.
-public struct PackageSummary: Codable, Sendable, Equatable, Hashable {
-    public var id: String
-    public var name: String
-    public var description: String
-    /// Size of the zip in bytes.
-    public var size: Int64
-    public var version: Int
-    /// Lowercase hex SHA-256 of the zip (its download `ETag`, unquoted).
-    public var sha256: String
-    /// ISO-8601 UTC, when this version was released.
-    public var updatedAt: String
+/// `GET /api/v1/sites`: one publishing organisation (a park, a district), with its count of published packages.
+public typealias SiteSummary = Components.Schemas.Site
 
-    public var updatedDate: Date? { Manifest.parseTimestamp(updatedAt) }
-}
+/// `GET /api/v1/sites/{slug}/packages`: one published package, latest version. `sha256` is the lowercase hex SHA-256
+/// of the zip (its download `ETag`, unquoted); `updatedAt` is when this version was released.
+public typealias PackageSummary = Components.Schemas.PackageSummary
 
-/// `GET /api/v1/packages/{id}`: the list fields plus the park, the bounds, the waypoint count,
-/// the manifest and its signature (base64), and the versioned download URL.
-public struct PackageDetail: Codable, Sendable, Equatable {
-    public var id: String
-    public var name: String
-    public var description: String
-    public var size: Int64
-    public var version: Int
-    public var sha256: String
-    public var updatedAt: String
-    public var park: String
-    public var site: String?
-    public var bounds: Manifest.Bounds
-    public var waypointCount: Int
-    /// BCP 47 tags, the default first (absent for packages made before languages).
-    public var languages: [String]?
-    public var signature: String
-    public var manifest: Manifest
-    public var downloadURL: String?
-}
+/// `GET /api/v1/packages/{id}`: the list fields plus the park, the bounds, the waypoint count, the languages (default
+/// first; absent for packages made before languages), the manifest and its Ed25519 signature, and the versioned
+/// download URL.
+public typealias PackageDetail = Components.Schemas.PackageDetail
 
 /// `GET /api/v1/packages/{id}/hash`, and the `expected` part of a verify answer.
-public struct PackageHash: Codable, Sendable, Equatable {
-    public var sha256: String
-    public var version: Int
-    public var size: Int64
-
-    public init(sha256: String, version: Int, size: Int64) {
-        self.sha256 = sha256
-        self.version = version
-        self.size = size
-    }
-}
+public typealias PackageHash = Components.Schemas.PackageHash
 
 /// `POST /api/v1/packages/{id}/verify` answer.
-public struct VerifyAnswer: Codable, Sendable, Equatable {
-    public var valid: Bool
-    public var expected: PackageHash
+public typealias VerifyAnswer = Components.Schemas.VerifyResult
+
+/// `GET /api/v1/signing-key`: the raw 32-byte Ed25519 public key.
+public typealias SigningKeyInfo = Components.Schemas.SigningKey
+
+/// `GET /api/v1/catalog`: the signed index of everything published. `catalogVersion` grows by one at every release,
+/// unpublish and rollback.
+public typealias Catalog = Components.Schemas.Catalog
+
+extension Catalog {
+    /// One package of the catalog: its latest version, the versioned (immutable) download URL, and the version's
+    /// signed manifest (where a delta update starts).
+    public typealias Entry = Components.Schemas.CatalogEntry
 }
 
-/// `GET /api/v1/signing-key`.
-public struct SigningKeyInfo: Codable, Sendable, Equatable {
-    public var algorithm: String
-    /// The raw 32-byte Ed25519 public key, base64.
-    public var publicKey: String
-
-    public init(algorithm: String, publicKey: String) {
-        self.algorithm = algorithm
-        self.publicKey = publicKey
-    }
+extension SigningKeyInfo {
+    /// The key as base64 text, the form ``TrailClient/verify(zip:publicKey:expectedSHA256:)`` and the catalog
+    /// checks take (and an app pins).
+    public var publicKeyBase64: String { Data(publicKey.data).base64EncodedString() }
 }
 
-/// `GET /api/v1/catalog`: the signed index of everything published.
-public struct Catalog: Codable, Sendable, Equatable {
-    public struct Entry: Codable, Sendable, Equatable, Hashable {
-        public var id: String
-        public var site: String
-        public var name: String
-        public var version: Int
-        public var size: Int64
-        public var sha256: String
-        /// The versioned (immutable) download URL.
-        public var url: String
-        /// The version's signed manifest (delta updates); absent from servers older than delta updates.
-        public var manifestURL: String?
-    }
-
-    /// Grows by one at every release, unpublish and rollback.
-    public var catalogVersion: Int
-    public var generatedAt: String
-    public var expiresAt: String
-    public var packages: [Entry]
-
-    public var generatedDate: Date? { Manifest.parseTimestamp(generatedAt) }
-    public var expiryDate: Date? { Manifest.parseTimestamp(expiresAt) }
+extension PackageDetail {
+    /// The manifest's Ed25519 signature as base64 text (the bytes of `manifest.sig`).
+    public var signatureBase64: String { Data(signature.data).base64EncodedString() }
 }
 
 /// A catalog whose signature verified, with the exact bytes that were signed.

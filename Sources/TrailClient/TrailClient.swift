@@ -91,7 +91,7 @@ public struct TrailClient: Sendable {
     /// trusting it from the network at every start.
     public func signingKey() async throws -> SigningKeyInfo {
         let info: SigningKeyInfo = try await getJSON("signing-key")
-        guard info.algorithm.lowercased() == "ed25519", SignatureCheck.publicKey(fromBase64: info.publicKey) != nil else {
+        guard SignatureCheck.publicKey(fromBase64: info.publicKeyBase64) != nil else {
             throw TrailClientError.invalidResponse("the signing key is not a base64 encoded Ed25519 key")
         }
         return info
@@ -103,11 +103,7 @@ public struct TrailClient: Sendable {
         var request = URLRequest(url: apiURL("packages/\(Self.escape(packageId))/verify"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        struct Body: Encodable {
-            let sha256: String
-            let version: Int
-        }
-        request.httpBody = try JSONEncoder().encode(Body(sha256: sha256.lowercased(), version: version))
+        request.httpBody = try WireJSON.encoder().encode(Components.Schemas.VerifyRequest(sha256: sha256.lowercased(), version: version))
         let (data, _) = try await send(request)
         return try decode(VerifyAnswer.self, data)
     }
@@ -137,15 +133,14 @@ public struct TrailClient: Sendable {
         }
         let catalog: Catalog
         do {
-            catalog = try JSONDecoder().decode(Catalog.self, from: body)
+            catalog = try WireJSON.decoder().decode(Catalog.self, from: body)
         } catch {
             throw CatalogError.malformed("\(error)")
         }
         if let lastSeenVersion, catalog.catalogVersion < lastSeenVersion {
             throw CatalogError.olderThanLastSeen(received: catalog.catalogVersion, lastSeen: lastSeenVersion)
         }
-        guard let expiry = catalog.expiryDate else { throw CatalogError.malformed("expiresAt \(catalog.expiresAt.debugDescription) is not a timestamp") }
-        guard expiry > now else { throw CatalogError.expired(expiresAt: catalog.expiresAt, now: Manifest.timestamp(now)) }
+        guard catalog.expiresAt > now else { throw CatalogError.expired(expiresAt: Manifest.timestamp(catalog.expiresAt), now: Manifest.timestamp(now)) }
         return VerifiedCatalog(catalog: catalog, body: body, signature: signature)
     }
 
@@ -220,7 +215,7 @@ public struct TrailClient: Sendable {
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try WireJSON.decoder().decode(type, from: data)
         } catch {
             throw TrailClientError.invalidResponse("\(T.self): \(error)")
         }
@@ -228,14 +223,7 @@ public struct TrailClient: Sendable {
 
     /// The `{error: {code, message}}` body of an API error.
     static func apiError(_ data: Data) -> (code: String?, message: String?)? {
-        struct Body: Decodable {
-            struct Detail: Decodable {
-                let code: String?
-                let message: String?
-            }
-            let error: Detail
-        }
-        guard let body = try? JSONDecoder().decode(Body.self, from: data) else { return nil }
+        guard let body = try? WireJSON.decoder().decode(Components.Schemas.APIError.self, from: data) else { return nil }
         return (body.error.code, body.error.message)
     }
 }

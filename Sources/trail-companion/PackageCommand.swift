@@ -42,7 +42,7 @@ struct PackageCommand: AsyncParsableCommand {
                 let trail = TrailClient(baseURL: url)
                 client = trail
                 do {
-                    publicKey = try await trail.signingKey().publicKey
+                    publicKey = try await trail.signingKey().publicKeyBase64
                     keySource = trail.apiURL("signing-key").absoluteString
                 } catch {
                     print("error: cannot fetch the signing key from \(trail.apiURL("signing-key").absoluteString): \(error)")
@@ -98,7 +98,7 @@ struct AppSide: ParsableArguments {
             }
             return (trail, key)
         }
-        do { return (trail, try await trail.signingKey().publicKey) } catch {
+        do { return (trail, try await trail.signingKey().publicKeyBase64) } catch {
             print("error: cannot fetch the signing key from \(trail.apiURL("signing-key").absoluteString): \(error)")
             throw ExitCode(2)
         }

@@ -281,7 +281,7 @@ struct MobileAPITests {
             #expect(entry.sha256 == released.sha256)
             #expect(entry.url.hasSuffix("/api/v1/packages/\(released.packageId)/versions/1/download"))
             // About seven days of validity by default.
-            let lifetime = try #require(verified.catalog.expiryDate).timeIntervalSince(try #require(verified.catalog.generatedDate))
+            let lifetime = verified.catalog.expiresAt.timeIntervalSince(verified.catalog.generatedAt)
             #expect(abs(lifetime - env.config.catalogLifetime) < 2)
             // A signature of other bytes, or by another key, does not verify.
             #expect(throws: CatalogError.invalidSignature) {

@@ -1,12 +1,10 @@
 import Foundation
 import Hummingbird
+import TrailAPI
 
 enum JSONResponse {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    /// Keys sorted, slashes unescaped, timestamps as ISO 8601 UTC: TrailAPI's `WireJSON`, shared with TrailClient.
+    static let encoder: JSONEncoder = WireJSON.encoder()
 
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try encoder.encode(value)

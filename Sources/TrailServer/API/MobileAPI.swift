@@ -4,8 +4,10 @@ import HTTPTypes
 import Hummingbird
 import NIOConcurrencyHelpers
 import PackageFormat
+import TrailAPI
 
-/// The routes the Android and iOS apps use, under `/api/v1`, without sign-in (DESIGN.md, "Mobile").
+/// The routes the Android and iOS apps use, under `/api/v1`, without sign-in (DESIGN.md, "Mobile"). Their bodies are
+/// the `Components.Schemas` types generated from `openapi.json` (module TrailAPI), the same types TrailClient decodes.
 struct MobileAPI: Sendable {
     let database: AppDatabase
     let paths: DataPaths
@@ -21,62 +23,12 @@ struct MobileAPI: Sendable {
     /// Encoded answers of the read routes, until the data changes.
     let readCache: ReadAPICache
 
-    struct SiteItem: Encodable {
-        let slug: String
-        let name: String
-        let description: String
-        let packageCount: Int
-    }
-
-    struct PackageItem: Encodable {
-        let id: String
-        let name: String
-        let description: String
-        let size: Int64
-        let version: Int
-        let sha256: String
-        let updatedAt: String
-    }
-
-    struct PackageDetail: Encodable {
-        let id: String
-        let name: String
-        let description: String
-        let size: Int64
-        let version: Int
-        let sha256: String
-        let updatedAt: String
-        let park: String
-        let site: String
-        let bounds: Manifest.Bounds
-        let waypointCount: Int
-        /// The package's languages, default first (visitor content; absent for packages made before languages).
-        let languages: [String]?
-        let signature: String
-        let manifest: Manifest
-        let downloadURL: String
-    }
-
-    struct VerifyBody: Decodable {
-        let sha256: String
-        let version: Int
-    }
-
-    struct VerifyAnswer: Encodable {
-        struct Expected: Encodable {
-            let sha256: String
-            let version: Int
-            let size: Int64
-        }
-        let valid: Bool
-        let expected: Expected
-    }
-
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get(RouterPath(ReadRoute.sites.pattern)) { request, _ in
             try await readCache.response("sites", request: request) {
-                try await database.perform { try $0.siteSummaries() }.map { SiteItem(slug: $0.site.slug, name: $0.site.name, description: $0.site.description,
-                                                            packageCount: $0.packageCount) }
+                try await database.perform { try $0.siteSummaries() }.map {
+                    Components.Schemas.Site(slug: $0.site.slug, name: $0.site.name, description: $0.site.description, packageCount: $0.packageCount)
+                }
             }
         }
         router.get(RouterPath(ReadRoute.sitePackages.pattern)) { request, context in
@@ -91,11 +43,14 @@ struct MobileAPI: Sendable {
                 let published = try await database.perform { _ in try publishedPackage(context) }
                 let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
                 let version = published.version
-                return PackageDetail(
-                id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
-                sha256: version.sha256, updatedAt: Self.iso(version.createdAt), park: published.siteName, site: published.siteSlug,
-                bounds: manifest.bounds, waypointCount: manifest.waypoints.count, languages: manifest.languages, signature: version.signature, manifest: manifest,
-                downloadURL: "\(publicURL)/api/v1/packages/\(published.package.id)/versions/\(version.version)/download")
+                guard let signature = Data(base64Encoded: version.signature) else {
+                    throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")
+                }
+                return Components.Schemas.PackageDetail(
+                    id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
+                    sha256: version.sha256, updatedAt: Date(timeIntervalSince1970: version.createdAt), park: published.siteName, site: published.siteSlug,
+                    bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: Base64EncodedData(signature), manifest: manifest,
+                    downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version), languages: manifest.languages)
             }
         }
         for method in [HTTPRequest.Method.get, .head] {
@@ -114,20 +69,22 @@ struct MobileAPI: Sendable {
         }
         router.get("/packages/{id}/hash") { request, context in
             let version = try await database.perform { _ in try publishedPackage(context) }.version
-            return try JSONResponse.make(VerifyAnswer.Expected(sha256: version.sha256, version: version.version, size: version.size))
+            return try JSONResponse.make(Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size))
         }
         router.post("/packages/{id}/verify") { request, context in
             let published = try await database.perform { _ in try publishedPackage(context) }
-            let body = try await request.decodeJSON(VerifyBody.self, context: context)
+            let body = try await request.decodeJSON(Components.Schemas.VerifyRequest.self, context: context)
             // A download of any released version can be verified against that version.
             let target = try await database.perform { try $0.packageVersion(packageId: published.package.id, version: body.version) } ?? published.version
             let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
             if valid { try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) }) }
-            return try JSONResponse.make(VerifyAnswer(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
+            return try JSONResponse.make(Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
         }
         addUpdateRoutes(to: router)
         router.get(RouterPath(ReadRoute.signingKey.pattern)) { request, _ in
-            try await readCache.response("signing-key", request: request) { ["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64] }
+            try await readCache.response("signing-key", request: request) {
+                Components.Schemas.SigningKey(signingKey)
+            }
         }
         router.get(RouterPath(ReadRoute.catalog.pattern)) { request, _ in
             let signed = try await database.perform { _ in try catalog.current() }
@@ -146,9 +103,10 @@ struct MobileAPI: Sendable {
         }
     }
 
-    func item(_ published: PublishedPackage) -> PackageItem {
-        PackageItem(id: published.package.id, name: published.version.name, description: published.version.description, size: published.version.size,
-                    version: published.version.version, sha256: published.version.sha256, updatedAt: Self.iso(published.version.createdAt))
+    func item(_ published: PublishedPackage) -> Components.Schemas.PackageSummary {
+        Components.Schemas.PackageSummary(
+            id: published.package.id, name: published.version.name, description: published.version.description, size: published.version.size,
+            version: published.version.version, sha256: published.version.sha256, updatedAt: Date(timeIntervalSince1970: published.version.createdAt))
     }
 
     /// Unknown → 404; known but unpublished → 410 (the app can tell the visitor it was withdrawn).
@@ -194,8 +152,12 @@ struct MobileAPI: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    static func iso(_ time: Double) -> String {
-        Manifest.timestamp(Date(timeIntervalSince1970: time))
+}
+
+extension Components.Schemas.SigningKey {
+    /// What `GET /api/v1/signing-key` (and the bucket's copy) publishes: the raw 32-byte Ed25519 public key.
+    init(_ key: SigningKey) {
+        self.init(algorithm: .ed25519, publicKey: Base64EncodedData(key.privateKey.publicKey.rawRepresentation))
     }
 }
 
@@ -207,24 +169,6 @@ public final class CatalogSigner: Sendable {
         let signature: String
         let etag: String
         let expiresAt: Date
-    }
-
-    struct Body: Encodable {
-        struct Item: Encodable {
-            let id: String
-            let site: String
-            let name: String
-            let version: Int
-            let size: Int64
-            let sha256: String
-            let url: String
-            /// The signed manifest of this version: where a delta update starts.
-            let manifestURL: String
-        }
-        let catalogVersion: Int
-        let generatedAt: String
-        let expiresAt: String
-        let packages: [Item]
     }
 
     let database: AppDatabase
@@ -263,15 +207,16 @@ public final class CatalogSigner: Sendable {
             return cached.signed
         }
         let expiresAt = now.addingTimeInterval(lifetime)
-        let body = Body(
-            catalogVersion: version, generatedAt: Manifest.timestamp(now), expiresAt: Manifest.timestamp(expiresAt),
+        let body = Components.Schemas.Catalog(
+            catalogVersion: version, generatedAt: now, expiresAt: expiresAt,
             packages: try database.publishedPackages().map {
-                Body.Item(id: $0.package.id, site: $0.siteSlug, name: $0.version.name, version: $0.version.version, size: $0.version.size,
-                          sha256: $0.version.sha256,
-                          url: distribution?.publicURL(for: DistributionPath.zip($0.package.id, $0.version.version))
-                            ?? "\(publicURL)/api/v1/packages/\($0.package.id)/versions/\($0.version.version)/download",
-                          manifestURL: distribution?.publicURL(for: DistributionPath.manifest($0.package.id, $0.version.version))
-                            ?? APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version))
+                Components.Schemas.CatalogEntry(
+                    id: $0.package.id, site: $0.siteSlug, name: $0.version.name, version: $0.version.version, size: $0.version.size,
+                    sha256: $0.version.sha256,
+                    url: distribution?.publicURL(for: DistributionPath.zip($0.package.id, $0.version.version))
+                        ?? APIURL.download(publicURL, packageId: $0.package.id, version: $0.version.version),
+                    manifestURL: distribution?.publicURL(for: DistributionPath.manifest($0.package.id, $0.version.version))
+                        ?? APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version))
             })
         let data = try JSONResponse.encoder.encode(body)
         let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),

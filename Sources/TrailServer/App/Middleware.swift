@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import TrailAPI
 
 /// Headers every response gets: a strict CSP with no inline script, no framing, no sniffing.
 struct SecurityHeadersMiddleware: RouterMiddleware {
@@ -121,18 +122,12 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 }
 
-struct APIErrorBody: Encodable {
-    struct Detail: Encodable {
-        let code: String
-        let message: String
-        let fields: [String: String]?
-    }
-    let error: Detail
-
+/// Every `/api/v1` error answer: `{"error": {"code", "message", "fields"?}}`, the schema `Error` of `openapi.json`
+/// (generated as `Components.Schemas.APIError`, the type TrailClient reads it with).
+enum APIErrorBody {
     static func response(status: HTTPResponse.Status, code: String, message: String, fields: [String: String]? = nil) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = (try? encoder.encode(APIErrorBody(error: .init(code: code, message: message, fields: fields)))) ?? Data("{}".utf8)
+        let body = Components.Schemas.APIError(error: .init(code: code, message: message, fields: fields.map { .init(additionalProperties: $0) }))
+        let data = (try? JSONResponse.encoder.encode(body)) ?? Data("{}".utf8)
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -80,6 +80,10 @@ enum PanelURL {
 enum APIURL {
     static func packageDownload(_ id: String) -> String { "/api/v1/packages/\(id)/download" }
 
+    static func download(_ publicURL: String, packageId: String, version: Int) -> String {
+        "\(publicURL)/api/v1/packages/\(packageId)/versions/\(version)/download"
+    }
+
     static func manifest(_ publicURL: String, packageId: String, version: Int) -> String {
         "\(publicURL)/api/v1/packages/\(packageId)/versions/\(version)/manifest"
     }

@@ -3,28 +3,15 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PackageFormat
+import TrailAPI
 
 /// What an app on version `from` downloads to reach version `to`: the files of `to` whose SHA-256 `from` does not
-/// list. A convenience only: the client trusts the signed manifest at `manifestURL`, never this plan.
-struct UpdatePlan: Encodable, Equatable {
-    struct File: Encodable, Equatable {
-        let path: String
-        let sha256: String
-        let size: Int64
-        let url: String
-    }
+/// list. A convenience only: the client trusts the signed manifest at `manifestURL`, never this plan. The type is
+/// generated from `openapi.json` (TrailAPI); `downloadSize` counts each hash once (the manifest not included),
+/// `fullSize` is the zip of `to`.
+typealias UpdatePlan = Components.Schemas.UpdatePlan
 
-    let from: Int
-    let to: Int
-    let manifestURL: String
-    let files: [File]
-    /// Paths of `from` that `to` no longer has.
-    let removed: [String]
-    /// Bytes of the files to fetch, each hash once (the manifest not included).
-    let downloadSize: Int64
-    /// Bytes of a full download of `to` (its zip).
-    let fullSize: Int64
-
+extension UpdatePlan {
     static func make(from old: Manifest, to new: Manifest, fullSize: Int64, publicURL: String) -> UpdatePlan {
         let held = Set(old.listedFiles.map(\.sha256))
         let fetch = new.listedFiles.filter { !held.contains($0.sha256) }
@@ -33,7 +20,7 @@ struct UpdatePlan: Encodable, Equatable {
         let kept = Set(new.listedFiles.map(\.path))
         return UpdatePlan(
             from: old.version, to: new.version, manifestURL: APIURL.manifest(publicURL, packageId: new.packageId, version: new.version),
-            files: fetch.map { File(path: $0.path, sha256: $0.sha256, size: $0.size ?? 0, url: APIURL.file(publicURL, sha256: $0.sha256)) },
+            files: fetch.map { Components.Schemas.UpdateFile(path: $0.path, sha256: $0.sha256, size: $0.size ?? 0, url: APIURL.file(publicURL, sha256: $0.sha256)) },
             removed: old.listedFiles.map(\.path).filter { !kept.contains($0) }, downloadSize: downloadSize, fullSize: fullSize)
     }
 }

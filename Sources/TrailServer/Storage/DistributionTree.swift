@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import NIOConcurrencyHelpers
 import PackageFormat
+import TrailAPI
 
 /// A durable job of the object-storage mirror, written with every catalog change (`AppDatabase.bumpCatalog`).
 public struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
@@ -67,7 +68,7 @@ extension AppDatabase {
     func distributionItems(paths: DataPaths, signingKey: SigningKey?) throws -> [DistributionItem] {
         var items: [DistributionItem] = []
         if let signingKey {
-            let key = try JSONResponse.encoder.encode(["algorithm": "ed25519", "publicKey": signingKey.publicKeyBase64])
+            let key = try JSONResponse.encoder.encode(Components.Schemas.SigningKey(signingKey))
             items.append(DistributionItem(path: DistributionPath.signingKey, size: Int64(key.count), sha256: key.sha256Hex,
                                           contentType: "application/json", cacheControl: DistributionItem.immutable, source: .bytes(key)))
         }
