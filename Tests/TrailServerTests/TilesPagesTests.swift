@@ -129,8 +129,23 @@ import PackageFormat
         // A restart keeps the previews of released versions and removes stray ones.
         try FileManager.default.createDirectory(at: env.paths.tilePreviews, withIntermediateDirectories: true)
         try Data("stray".utf8).write(to: env.paths.tilePreviews.appendingPathComponent("\(String(repeating: "0", count: 64)).mbtiles"))
+        let strayName = "\(String(repeating: "0", count: 64)).mbtiles"
+        // While one stored manifest cannot be read, it might name any preview: nothing is removed, and the report says why.
+        let manifest = try #require(try await env.database.writer.read {
+            try String.fetchOne($0, sql: "SELECT manifestJSON FROM packageVersion WHERE packageId = ?", arguments: [request.packageId])
+        })
+        try await env.database.writer.write {
+            try $0.execute(sql: "UPDATE packageVersion SET manifestJSON = '{\"tiles\": 7}' WHERE packageId = ?", arguments: [request.packageId])
+        }
+        let cautious = try TilesRecovery.run(database: env.database, paths: env.paths)
+        #expect(cautious.unreadableManifests == 1 && cautious.stalePreviews == 0)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: env.paths.tilePreviews.path)) ?? []).sorted().count == 2)
+        try await env.database.writer.write {
+            try $0.execute(sql: "UPDATE packageVersion SET manifestJSON = ? WHERE packageId = ?", arguments: [manifest, request.packageId])
+        }
         let report = try TilesRecovery.run(database: env.database, paths: env.paths)
-        #expect(report.stalePreviews == 1)
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: env.paths.tilePreviews.path)) ?? []).count == 1)
+        #expect(report.stalePreviews == 1 && report.unreadableManifests == 0)
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: env.paths.tilePreviews.path)) ?? []
+        #expect(left.count == 1 && !left.contains(strayName), "the released version's preview stays, the stray one goes")
     }
 }

@@ -220,14 +220,14 @@ import Testing
         ]
         let snapshot = TourSnapshot(tourId: 1, name: "T", description: "", mapName: "t", siteName: "S", siteSlug: "s",
                                     frame: Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28), minZoom: 11, maxZoom: 15,
-                                    waypoints: waypoints, route: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]", paceKmh: 5)
+                                    waypoints: waypoints, route: try RoutePath(json: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]"), paceKmh: 5)
         let request = PublishRequest(id: "r", tourId: 1, siteId: 1, packageId: "p", version: 1, authorId: nil, state: .building,
                                      snapshot: snapshot, requiredApprovals: 1, filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0,
                                      createdAt: 1_800_000_000, updatedAt: 1_800_000_000)
         let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
         let route = try #require(manifest.route)
         #expect(route.count == 3 && route[0].longitude == -122.24)
-        let walking = try RoutePath(json: snapshot.route!).lengthMeters
+        let walking = try #require(snapshot.route).lengthMeters
         let expected = Int((walking / 1000 / 5 * 60 + 5 + 2).rounded())
         #expect(manifest.estimatedDurationMinutes == expected, "walk at 5 km/h + 5 min of audio + 2 min default stop")
         #expect(manifest.waypoints[0].distanceFromPreviousMeters == 0)

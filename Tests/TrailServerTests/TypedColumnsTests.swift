@@ -30,4 +30,41 @@ import Testing
         do { _ = try env.database.publishRequest(id: id) } catch { refused = error }
         #expect(refused is DecodingError, "a damaged snapshot is an error, not a default: \(String(describing: refused))")
     }
+
+    /// A tour's route is a typed JSON column too: stored as a position array, read back as the same `RoutePath`, and a
+    /// damaged one is an error when the tour is read (it used to read as "no route" and vanish from the next package).
+    @Test func tourRouteIsATypedColumn() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let route = try RoutePath(positions: [[-122.2412345678, 44.39], [-122.19, 44.395, 1203.44], [-122.14, 44.4]])
+        try env.database.setRoute(tourId: env.seed.tourId, route: route, actor: AuditActor(userId: nil, ipAddress: "test"))
+        let stored = try #require(try env.database.writer.read {
+            try Row.fetchOne($0, sql: "SELECT route, json_type(route) AS type FROM tour WHERE id = ?", arguments: [env.seed.tourId])
+        })
+        #expect(stored["type"] as String? == "array", "stored as JSON SQLite can read: \(String(describing: stored["route"] as String?))")
+        let read = try #require(try env.database.tour(id: env.seed.tourId)?.route)
+        #expect(read.points.count == 3 && read.points[0].longitude == -122.2412346, "7 decimals kept, as before")
+        #expect(read.points[1].elevation == 1203.4 && read.points[2].elevation == nil)
+
+        for damaged in ["[[-122.2, 44.3", "[[500, 44.3], [1, 2]]", "[[1, 2]]", "{\"type\": \"LineString\"}"] {
+            try await env.database.writer.write { try $0.execute(sql: "UPDATE tour SET route = ? WHERE id = ?", arguments: [damaged, env.seed.tourId]) }
+            var refused: (any Error)?
+            do { _ = try env.database.tour(id: env.seed.tourId) } catch { refused = error }
+            // Not JSON at all is Foundation's parse error (as GRDB reports it); a wrong shape or a bad point is a DecodingError.
+            #expect(damaged.hasSuffix("44.3") ? refused != nil : refused is DecodingError,
+                    "\(damaged) is an error, not a missing route: \(String(describing: refused))")
+        }
+    }
+
+    /// Snapshots frozen before the route was typed hold it as a JSON string inside the snapshot; they still read, as
+    /// the same route, so an old request still builds its package.
+    @Test func snapshotsReadTheRouteInBothShapes() throws {
+        let legacy = #"{"tourId":1,"name":"T","description":"","mapName":"t","siteName":"S","siteSlug":"s","frame":{"north":1,"south":0,"east":1,"west":0},"minZoom":11,"maxZoom":15,"waypoints":[],"route":"[[-122.2400000,44.3900000],[-122.1900000,44.3950000,12.5]]"}"#
+        let current = #"{"tourId":1,"name":"T","description":"","mapName":"t","siteName":"S","siteSlug":"s","frame":{"north":1,"south":0,"east":1,"west":0},"minZoom":11,"maxZoom":15,"waypoints":[],"route":[[-122.24,44.39],[-122.19,44.395,12.5]]}"#
+        let old = try JSONDecoder().decode(TourSnapshot.self, from: Data(legacy.utf8))
+        let new = try JSONDecoder().decode(TourSnapshot.self, from: Data(current.utf8))
+        #expect(old.route != nil && old.route == new.route)
+        let damaged = current.replacingOccurrences(of: "[[-122.24,44.39],", with: "[[-122.24],")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TourSnapshot.self, from: Data(damaged.utf8)) }
+    }
 }

@@ -211,7 +211,7 @@ enum ManifestMaker {
     static func manifest(packageId: String, version: Int, createdAt time: Double, snapshot: TourSnapshot) -> Manifest {
         let frame = snapshot.frame
         let estimate = estimate(snapshot)
-        let route = snapshot.route.flatMap { try? RoutePath(json: $0) }
+        let route = snapshot.route
         let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: time.rounded(.down)))
         var manifest = Manifest(
             packageId: packageId, version: version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
@@ -250,7 +250,7 @@ enum ManifestMaker {
     static func estimate(_ snapshot: TourSnapshot) -> DurationEstimate {
         DurationEstimate.estimate(
             waypoints: snapshot.waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
-            route: snapshot.route.flatMap { try? RoutePath(json: $0) }, paceKmh: snapshot.paceKmh ?? 4,
+            route: snapshot.route, paceKmh: snapshot.paceKmh ?? 4,
             dwellSeconds: snapshot.waypoints.map { waypoint in
                 // A visitor hears one language: the files for every language and those for the default one.
                 let seconds = waypoint.assets.filter { ($0.kind == "audio" || $0.kind == "video") && ($0.language == nil || $0.language == snapshot.languages?.first) }

@@ -166,8 +166,9 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
     public var minZoom: Int
     public var maxZoom: Int
     public var waypoints: [WaypointEntry]
-    /// The route as stored on the tour (`RoutePath` JSON), and the walking pace.
-    public var route: String? = nil
+    /// The route as stored on the tour, and the walking pace. (Requests frozen before the route was typed hold it as a
+    /// JSON string; `RoutePath` reads both.)
+    public var route: RoutePath? = nil
     public var paceKmh: Double? = nil
     /// Where the package's map tiles come from (nil: no tiles); see `TileSourceSnapshot`.
     public var tiles: TileSourceSnapshot? = nil

@@ -9,6 +9,8 @@ public enum TilesRecovery {
         public var orphanFiles = 0
         public var missingFiles = 0
         public var stalePreviews = 0
+        /// Manifests (of open requests or released versions) that did not decode: previews were left alone.
+        public var unreadableManifests = 0
     }
 
     @discardableResult
@@ -44,8 +46,19 @@ public enum TilesRecovery {
                 UNION ALL SELECT manifestJSON FROM packageVersion
                 """))
         }
-        let keep = Set(manifests.compactMap { try? JSONDecoder().decode(TilesOnly.self, from: Data($0.utf8)).tiles?.sha256 })
-        for name in (try? fileManager.contentsOfDirectory(atPath: paths.tilePreviews.path)) ?? [] {
+        // A manifest that cannot be read might name any preview: then none is removed, and the log says why (a silent
+        // skip would delete the preview of the very version whose manifest is damaged).
+        var keep = Set<String>(), unreadable = 0
+        for manifest in manifests {
+            do {
+                if let sha256 = try JSONDecoder().decode(TilesOnly.self, from: Data(manifest.utf8)).tiles?.sha256 { keep.insert(sha256) }
+            } catch {
+                unreadable += 1
+                logger.error("tiles recovery: a stored manifest cannot be read (\(error)); no tile preview is removed")
+            }
+        }
+        report.unreadableManifests = unreadable
+        for name in unreadable > 0 ? [] : (try? fileManager.contentsOfDirectory(atPath: paths.tilePreviews.path)) ?? [] {
             let sha = name.hasSuffix(".mbtiles") ? String(name.dropLast(".mbtiles".count)) : name
             guard !keep.contains(sha) else { continue }
             try? fileManager.removeItem(at: paths.tilePreviews.appendingPathComponent(name))

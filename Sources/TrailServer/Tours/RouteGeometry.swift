@@ -13,7 +13,8 @@ public struct RoutePoint: Sendable, Equatable {
     }
 }
 
-/// The trail line of a tour, stored as JSON `[[lon, lat(, ele)], ...]` (GeoJSON position order).
+/// The trail line of a tour, stored as JSON `[[lon, lat(, ele)], ...]` (GeoJSON position order): the tour's `route`
+/// column and the `route` of a publish request's snapshot are this type, read and written by GRDB as JSON.
 public struct RoutePath: Sendable, Equatable {
     public static let maxPoints = 50_000
     public var points: [RoutePoint]
@@ -43,12 +44,12 @@ public struct RoutePath: Sendable, Equatable {
         guard points.count != 1 else { throw ValidationErrors(["route": "A route needs at least two points."]) }
     }
 
-    public var json: String {
-        let positions = points.map { point -> String in
-            let coordinates = [point.longitude, point.latitude].map { String(format: "%.7f", $0) }
-            return "[" + (coordinates + (point.elevation.map { [String(format: "%.1f", $0)] } ?? [])).joined(separator: ",") + "]"
+    /// `[[lon, lat(, ele)], ...]` as stored: coordinates to 7 decimals (about 1 cm), elevations to 1.
+    public var positions: [[Double]] {
+        func rounded(_ value: Double, _ digits: Double) -> Double { (value * digits).rounded() / digits }
+        return points.map { point in
+            [rounded(point.longitude, 1e7), rounded(point.latitude, 1e7)] + (point.elevation.map { [rounded($0, 10)] } ?? [])
         }
-        return "[" + positions.joined(separator: ",") + "]"
     }
 
     public var lengthMeters: Double {
@@ -121,5 +122,28 @@ public struct DurationEstimate: Sendable, Equatable {
         let dwell = dwellSeconds.reduce(0) { $0 + (($1 ?? 0) > 0 ? $1! : defaultDwellSeconds) } / 60
         return DurationEstimate(walkingMeters: walking, ascentMeters: ascent, walkingMinutes: walking / 1000 / paceKmh * 60,
                                 climbMinutes: (ascent ?? 0) / 10, dwellMinutes: dwell, distancesFromPrevious: distances)
+    }
+}
+
+extension RoutePath: Codable {
+    /// Reads the position array, checked like any route a ranger sends (a damaged one is a `DecodingError`, never a
+    /// missing route). Snapshots frozen before the column was typed hold the same array as a JSON *string*; both
+    /// shapes read back, so old publish requests still build.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        do {
+            if let legacyText = try? container.decode(String.self) {
+                try self.init(json: legacyText)
+            } else {
+                try self.init(positions: container.decode([[Double]].self))
+            }
+        } catch let errors as ValidationErrors {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: errors.fields.values.sorted().joined(separator: " "))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(positions)
     }
 }

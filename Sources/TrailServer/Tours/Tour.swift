@@ -19,8 +19,8 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var createdBy: Int64?
     public var createdAt: Double
     public var updatedAt: Double
-    /// JSON `[[lon, lat(, ele)], ...]`; see `RoutePath`.
-    public var route: String? = nil
+    /// The trail line, stored as JSON `[[lon, lat(, ele)], ...]`; a damaged one is an error when the tour is read.
+    public var route: RoutePath? = nil
     public var paceKmh: Double = 4
     /// BCP 47 tags; the first is the default language, whose texts are `name` and `description` (stored as JSON).
     public var languages: [String] = ["en"]
@@ -46,7 +46,7 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
         return Frame(north: n, south: s, east: e, west: w)
     }
 
-    public var routePath: RoutePath? { route.flatMap { try? RoutePath(json: $0) } }
+    public var routePath: RoutePath? { route }
 
     /// While a publish request is open the working copy is read-only, so reviewers see what will ship.
     public var isLocked: Bool { state == .inReview }

@@ -434,7 +434,7 @@ extension AppDatabase {
                 tour.frameEast = frame.east
                 tour.frameWest = frame.west
             }
-            if let route = imported.route { tour.route = route.json }
+            if let route = imported.route { tour.route = route }
             tour.updatedAt = Date().dbTime
             try tour.update(db)
             var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
@@ -475,7 +475,7 @@ extension AppDatabase {
     public func setRoute(tourId: Int64, route: RoutePath?, actor: AuditActor) throws {
         try writer.write { db in
             var tour = try Self.editableTour(db, id: tourId)
-            tour.route = route?.json
+            tour.route = route
             tour.updatedAt = Date().dbTime
             try tour.update(db)
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.route",
