@@ -19,92 +19,126 @@ struct TilesController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        // Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
-        router.post("/tours/{id}/tiles") { request, context in
-            let tour = try await editableTour(context)
-            let tileset = try await receive(request, tour: tour, context: context)
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
-                                  notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
-        }
-        router.post("/tours/{id}/tiles/delete") { request, context in
-            let tour = try await editableTour(context)
-            let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
-            await StoredFiles(paths: paths).removeUnreferenced(released)
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
-        }
+        router.post("/tours/{id}/tiles") { request, context in try await uploadTilesFile(request, context) }
+        router.post("/tours/{id}/tiles/delete") { request, context in try await deleteTilesFile(request, context) }
 
-        router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in
-            let (zip, manifest, _) = try await requestPackage(context)
-            return try await tileResponse(zip: zip, manifest: manifest, context: context)
-        }
-        router.get("/requests/{rid}/preview") { request, context in
-            let (zip, manifest, publish) = try await requestPackage(context)
-            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
-                                             subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
-                                             backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
-                                             base: PanelURL.requestPreview(publish.id), language: request.uri.queryParameters["lang"].map(String.init))
-            return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
-        }
-        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in
-            let (zip, manifest, _) = try await versionPackage(context)
-            return try await tileResponse(zip: zip, manifest: manifest, context: context)
-        }
-        router.get("/packages/{pid}/versions/{version}/preview") { request, context in
-            let (zip, manifest, version) = try await versionPackage(context)
-            let page = try await previewPage(zip: zip, manifest: manifest,
-                                             tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
-                                             subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
-                                             backURL: PanelURL.package(version.packageId), backLabel: "Back to the package",
-                                             base: PanelURL.packageVersionPreview(version.packageId, version: version.version), language: request.uri.queryParameters["lang"].map(String.init))
-            return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
-        }
+        router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in try await requestTile(request, context) }
+        router.get("/requests/{rid}/preview") { request, context in try await previewRequest(request, context) }
+        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in try await versionTile(request, context) }
+        router.get("/packages/{pid}/versions/{version}/preview") { request, context in try await previewVersion(request, context) }
 
         let admin = router.group("admin/tiles").add(middleware: RequireAdminMiddleware())
-        admin.get("") { request, context in
-            pages.render("admin-tiles", title: "Map tiles", page: try await database.perform { _ in settingsPage() }, request: request, context: context)
-        }
-        admin.post("") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
-                let saved = try await database.perform { _ in
-                    try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
-                }
-                return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
-                                      ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
-                                      : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
-            } catch let errors as ValidationErrors {
-                var page = try await database.perform { _ in settingsPage() }
-                page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
-                page.errors = errors.fields
-                return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
+        admin.get("") { request, context in try await showTileSettings(request, context) }
+        admin.post("") { request, context in try await saveTileSettings(request, context) }
+    }
+
+    /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
+    /// Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
+    func uploadTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let tileset = try await receive(request, tour: tour, context: context)
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
+                              notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
+    }
+
+    /// Deletes the tour's MBTiles file; its packages use the tile server again.
+    func deleteTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
+        await StoredFiles(paths: paths).removeUnreferenced(released)
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
+    }
+
+    /// One tile of a publish request's package, for the review map.
+    func requestTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, _) = try await requestPackage(context)
+        return try await tileResponse(zip: zip, manifest: manifest, context: context)
+    }
+
+    /// A publish request's package as a phone shows it; `?lang=` picks a further language.
+    func previewRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, publish) = try await requestPackage(context)
+        let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
+                                         subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
+                                         backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
+                                         base: PanelURL.requestPreview(publish.id), language: request.uri.queryParameters["lang"].map(String.init))
+        return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+    }
+
+    /// One tile of a released version's package.
+    func versionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, _) = try await versionPackage(context)
+        return try await tileResponse(zip: zip, manifest: manifest, context: context)
+    }
+
+    /// A released version as a phone shows it; `?lang=` picks a further language.
+    func previewVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, version) = try await versionPackage(context)
+        let page = try await previewPage(zip: zip, manifest: manifest,
+                                         tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
+                                         subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
+                                         backURL: PanelURL.package(version.packageId), backLabel: "Back to the package",
+                                         base: PanelURL.packageVersionPreview(version.packageId, version: version.version), language: request.uri.queryParameters["lang"].map(String.init))
+        return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+    }
+
+    /// The tile server settings (admins).
+    func showTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        pages.render("admin-tiles", title: "Map tiles", page: try await database.perform { _ in settingsPage() }, request: request, context: context)
+    }
+
+    /// Saves the tile server settings, or the form again with its errors (422).
+    func saveTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
+            let saved = try await database.perform { _ in
+                try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
             }
+            return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
+                                  ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
+                                  : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
+        } catch let errors as ValidationErrors {
+            var page = try await database.perform { _ in settingsPage() }
+            page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
+            page.errors = errors.fields
+            return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
     // MARK: API
 
+    /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/tiles") { request, context in
-            let tour = try await editableTour(context)
-            let tileset = try await receive(request, tour: tour, context: context)
-            var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
-            response.headers[.location] = APIURL.manageTourTiles(tour.id!)
-            return response
-        }
-        router.get("/tours/{id}/tiles") { request, context in
-            guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
-            guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { throw NotFound() }
-            return try JSONResponse.make(TilesetBody(tileset))
-        }
-        router.delete("/tours/{id}/tiles") { request, context in
-            let tour = try await editableTour(context)
-            let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
-            await StoredFiles(paths: paths).removeUnreferenced(released)
-            return Response(status: .noContent)
-        }
+        router.post("/tours/{id}/tiles") { request, context in try await uploadTiles(request, context) }
+        router.get("/tours/{id}/tiles") { request, context in try await getTiles(request, context) }
+        router.delete("/tours/{id}/tiles") { request, context in try await deleteTiles(request, context) }
+    }
+
+    /// Uploads a tour's MBTiles file (multipart `file`); 201 with the tileset and its address.
+    func uploadTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let tileset = try await receive(request, tour: tour, context: context)
+        var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
+        response.headers[.location] = APIURL.manageTourTiles(tour.id!)
+        return response
+    }
+
+    /// The tour's MBTiles file and its scan status.
+    func getTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
+        guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { throw NotFound() }
+        return try JSONResponse.make(TilesetBody(tileset))
+    }
+
+    /// Deletes the tour's MBTiles file (204).
+    func deleteTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
+        await StoredFiles(paths: paths).removeUnreferenced(released)
+        return Response(status: .noContent)
     }
 
     struct TilesetBody: Encodable, Sendable {
