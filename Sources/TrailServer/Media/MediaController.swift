@@ -51,7 +51,7 @@ struct MediaController: Sendable {
             scanStatus = asset.scanStatus.rawValue
             scanDetail = mayReadDetail ? asset.scanDetail : nil
             previewURL = asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
-            createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt))
+            createdAt = DisplayFormat.timestamp(asset.createdAt)
             title = asset.title
             altText = asset.altText
             companionOf = asset.companionOf

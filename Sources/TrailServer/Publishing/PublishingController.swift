@@ -312,7 +312,7 @@ struct PublishingController: Sendable {
             progress: .init(filesDone: publish.filesDone, filesTotal: publish.filesTotal, bytesDone: publish.bytesDone, bytesTotal: publish.bytesTotal),
             failureReason: publish.failureReason, denialComment: publish.denialComment, sha256: publish.zipSha256, size: publish.zipSize,
             reviews: reviews.map { .init(reviewer: $0.reviewerName, decision: $0.review.decision.rawValue, comment: $0.review.comment,
-                                         at: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0.review.createdAt))) })
+                                         at: DisplayFormat.timestamp($0.review.createdAt)) })
     }
 
     /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).

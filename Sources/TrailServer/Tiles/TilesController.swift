@@ -38,7 +38,7 @@ struct TilesController: Sendable {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
-                              notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
+                              notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(DisplayFormat.grouped(tileset.tileCount)) tiles); scanning for malware now.")
     }
 
     /// Deletes the tour's MBTiles file; its packages use the tile server again.
@@ -175,7 +175,7 @@ struct TilesController: Sendable {
             attribution = tileset.attribution
             scanStatus = tileset.scanStatus.rawValue
             scanDetail = tileset.scanDetail
-            createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: tileset.createdAt))
+            createdAt = DisplayFormat.timestamp(tileset.createdAt)
         }
     }
 
@@ -240,7 +240,7 @@ struct TilesController: Sendable {
                 }
             }
             guard info.bounds.overlaps(frame) else {
-                let problem = MBTilesError.boundsOutsideFrame(bounds: TourValidation.format(info.bounds), frame: TourValidation.format(frame))
+                let problem = MBTilesError.boundsOutsideFrame(bounds: DisplayFormat.frame(info.bounds), frame: DisplayFormat.frame(frame))
                 throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
             }
             let tileset = TourTileset(
@@ -318,7 +318,7 @@ struct TilesController: Sendable {
         var page = PackagePreviewPage(
             name: chosen.flatMap { manifest.localized?[$0]?.packageName.nonEmpty } ?? manifest.packageName, park: manifest.park, subtitle: subtitle, backURL: backURL, backLabel: backLabel,
             hasTiles: manifest.tiles != nil,
-            tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
+            tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(DisplayFormat.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
             attribution: attribution, mapJSON: json,
             waypoints: manifest.waypoints.map { waypoint in
                 .init(order: waypoint.order, name: name(waypoint), description: description(waypoint),
@@ -430,18 +430,18 @@ struct TourTilesModel: Sendable {
         if let frame = tour.frame {
             let count = TileMath.count(frame, zooms: zooms)
             overCap = tileset == nil && template != nil && count > settings.tileCap
-            estimate = "\(TileMath.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
+            estimate = "\(DisplayFormat.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
         }
         return TourTilesModel(
             tourId: tour.id!, canEdit: canEdit,
             upload: tileset.map {
                 Upload(name: $0.originalName, size: ByteFormat.string($0.size), status: $0.scanStatus.rawValue, statusBadge: $0.scanStatus.badge,
                        isPending: $0.scanStatus == .pending, detail: $0.scanDetail, zoom: "\($0.minZoom)–\($0.maxZoom)",
-                       tileCount: TileMath.grouped($0.tileCount), format: $0.format.uppercased())
+                       tileCount: DisplayFormat.grouped($0.tileCount), format: $0.format.uppercased())
             },
             hasServer: tileset == nil && template != nil, serverHost: template.map(TileFetcher.host) ?? "",
             attribution: tileset?.attribution ?? settings.attribution, hasNoSource: tileset == nil && template == nil,
-            estimate: estimate, overCap: overCap, cap: settings.tileCap, capText: TileMath.grouped(settings.tileCap),
+            estimate: estimate, overCap: overCap, cap: settings.tileCap, capText: DisplayFormat.grouped(settings.tileCap),
             bytesPerTile: bytesPerTile, uploadMinZoom: tileset.map { "\($0.minZoom)" }, uploadMaxZoom: tileset.map { "\($0.maxZoom)" },
             maxUploadSize: ByteFormat.string(maxUploadSize))
     }

@@ -61,7 +61,7 @@ struct TourExchangeController: Sendable {
         let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
         let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
                                changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
-                               routeLength: plan.routeLengthMeters.map { String(format: "%.2f km", $0 / 1000) } ?? "",
+                               routeLength: plan.routeLengthMeters.map(DisplayFormat.kilometers) ?? "",
                                setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame)
         return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
     }

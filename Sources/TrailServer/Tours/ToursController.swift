@@ -291,17 +291,17 @@ struct ToursController: Sendable {
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
             canEdit: canEdit, hasFrame: tour.frame != nil,
-            frameSummary: tour.frame.map(TourValidation.format) ?? "not set",
-            areaKm2: tour.frame.map { TourValidation.format($0.areaKm2) } ?? "",
-            maxAreaKm2: TourValidation.format(config.maxFrameAreaKm2),
+            frameSummary: tour.frame.map(DisplayFormat.frame) ?? "not set",
+            areaKm2: tour.frame.map { DisplayFormat.area($0.areaKm2) } ?? "",
+            maxAreaKm2: DisplayFormat.area(config.maxFrameAreaKm2),
             frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
             waypoints: TourPageBuilder.rows(waypoints, overlapping: overlaps.waypointIds), hasWaypoints: !waypoints.isEmpty,
             waypointForm: waypointForm, waypointErrors: waypointErrors,
             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate,
                                              overlapping: overlaps.waypointIds),
             checklist: checklist, warnings: warnings, hasWarnings: !warnings.isEmpty,
-            routeSummary: tour.routePath.map { String(format: "%d points, %.2f km", $0.points.count, $0.lengthMeters / 1000) },
-            durationSummary: Self.durationSummary(duration),
+            routeSummary: tour.routePath.map { "\($0.points.count) points, \(DisplayFormat.kilometers($0.lengthMeters))" },
+            durationSummary: DisplayFormat.duration(duration),
             isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
             openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
             packageId: package?.currentVersion != nil ? package?.id : nil)
@@ -363,15 +363,6 @@ struct ToursController: Sendable {
             return row
         }
         return page
-    }
-
-    static func durationSummary(_ estimate: DurationEstimate) -> String {
-        let total = estimate.totalMinutes
-        let time = total >= 60 ? "\(total / 60) h \(total % 60) min" : "\(total) min"
-        var parts = [String(format: "%.1f km walking (%.0f min)", estimate.walkingMeters / 1000, estimate.walkingMinutes)]
-        if let ascent = estimate.ascentMeters { parts.append(String(format: "%.0f m of climb (%.0f min)", ascent, estimate.climbMinutes)) }
-        parts.append(String(format: "%.0f min at the waypoints", estimate.dwellMinutes))
-        return "About \(time): " + parts.joined(separator: ", ") + "."
     }
 
     static func tourInput(_ form: FormFields) -> TourInput {
