@@ -95,9 +95,6 @@ import Testing
         #expect(!TileMath.intersects(TileID(z: 10, x: 0, y: 0), frame))
         // The frame spans at most 2 × 2 tiles up to zoom 10 only.
         #expect(TileMath.centerZoom(frame, zooms: 8...15) == 10)
-        #expect(TileMath.grouped(20000) == "20,000")
-        #expect(TileMath.grouped(417) == "417")
-        #expect(TileMath.grouped(1_234_567) == "1,234,567")
     }
 
     @Test("URL templates: placeholders expanded; the public OpenStreetMap servers refused")

@@ -65,7 +65,7 @@ enum Expect {
                  json: frameJSON(n: 44.4001, s: 44.40, e: -122.0, w: -122.0001),
                  errors: ["frame": "The frame is too small (0.00 km²); make it at least 100 m × 100 m."]),
         RuleCase(name: "area above the maximum", form: frame(n: "45", s: "44", e: "-121", w: "-122"), json: frameJSON(n: 45, s: 44, e: -121, w: -122),
-                 errors: ["frame": "The frame covers \(TourValidation.format(Frame(north: 45, south: 44, east: -121, west: -122).areaKm2)) km²; the largest allowed is 2500 km²."]),
+                 errors: ["frame": "The frame covers \(DisplayFormat.area(Frame(north: 45, south: 44, east: -121, west: -122).areaKm2)) km²; the largest allowed is 2500 km²."]),
         RuleCase(name: "min zoom below 0", form: frame(min: "-1"), json: frameJSON(min: -1), errors: ["minZoom": zoomRange]),
         RuleCase(name: "max zoom above 20", form: frame(max: "21"), json: frameJSON(max: 21), errors: ["maxZoom": zoomRange]),
         RuleCase(name: "min zoom above max zoom", form: frame(min: "16", max: "12"), json: frameJSON(min: 16, max: 12),
@@ -141,7 +141,7 @@ enum Expect {
     /// The largest area is a setting: with 100 km² the seeded ~190 km² frame is refused, and the page says what the limit is.
     @Test func maximumAreaIsConfigurable() async throws {
         let (app, seed) = try await TestApp.seeded { $0.maxFrameAreaKm2 = 100 }
-        let area = TourValidation.format(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28).areaKm2)
+        let area = DisplayFormat.area(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28).areaKm2)
         let message = "The frame covers \(area) km²; the largest allowed is 100 km²."
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")

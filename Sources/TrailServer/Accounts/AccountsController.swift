@@ -36,75 +36,28 @@ struct AccountsController: Sendable {
     }
 
     func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
-        router.get("/login") { request, context in
-            if context.user != nil { return Response.redirect(to: "/") }
-            return pages.render("login", title: "Sign in", page: LoginPage(next: Self.safeNext(request.uri.queryParameters["next"].map(String.init))),
-                                request: request, context: context)
-        }
+        router.get("/login") { request, context in try await showLogin(request, context) }
         router.post("/login") { request, context in try await login(request, context) }
-        router.post("/logout") { request, context in
-            if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
-            var response = pages.redirect(to: "/login", notice: "You are signed out.")
-            response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
-            return response
-        }
+        router.post("/logout") { request, context in try await logout(request, context) }
 
-        signedIn.get("/account/password") { request, context in
-            pages.render("password", title: "Change password", page: PasswordPage(forced: context.user?.mustChangePassword == true),
-                         request: request, context: context)
-        }
-        signedIn.post("/account/password") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let user = try context.requireUser()
-            guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
-            var errors: [String: String] = [:]
-            let current = form.string("currentPassword"), new = form.string("newPassword")
-            if !(try await Self.verify(current, hash: record.passwordHash)) { errors["currentPassword"] = "This is not your current password." }
-            if new != form.string("confirmPassword") { errors["confirmPassword"] = "The two new passwords differ." }
-            if new == current { errors["newPassword"] = "Choose a password different from the current one." }
-            if let problem = AppDatabase.passwordProblem(new) { errors["newPassword"] = problem }
-            if !errors.isEmpty {
-                return pages.render("password", title: "Change password", page: PasswordPage(forced: user.mustChangePassword, errors: errors),
-                                    request: request, context: context, status: .unprocessableContent)
-            }
-            try await database.changePassword(userId: user.id, newPassword: new, bcryptCost: config.bcryptCost, actor: context.actor,
-                                        keepingSession: context.sessionToken)
-            return pages.redirect(to: "/", notice: "Your password has been changed.")
-        }
+        signedIn.get("/account/password") { request, context in try await showPasswordForm(request, context) }
+        signedIn.post("/account/password") { request, context in try await changePassword(request, context) }
 
-        signedIn.get("/account/tokens") { request, context in
-            pages.render("tokens", title: "API tokens", page: try await database.perform { _ in try tokensPage(context.requireUser()) }, request: request, context: context)
-        }
-        signedIn.post("/account/tokens") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let user = try context.requireUser()
-            do {
-                let (token, _) = try await database.perform { try $0.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor) }
-                var page = try await database.perform { _ in try tokensPage(user) }
-                page.newToken = token
-                return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
-            } catch let errors as ValidationErrors {
-                var page = try await database.perform { _ in try tokensPage(user) }
-                page.errors = errors.fields
-                return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        signedIn.post("/account/tokens/{id}/revoke") { request, context in
-            let id = try context.parameters.require("id", as: Int64.self)
-            try await database.perform { try $0.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor) }
-            return pages.redirect(to: "/account/tokens", notice: "Token revoked.")
-        }
+        signedIn.get("/account/tokens") { request, context in try await listTokens(request, context) }
+        signedIn.post("/account/tokens") { request, context in try await createToken(request, context) }
+        signedIn.post("/account/tokens/{id}/revoke") { request, context in try await revokeToken(request, context) }
     }
 
-    func tokensPage(_ user: AuthenticatedUser) throws -> TokensPage {
-        TokensPage(tokens: try database.apiTokens(userId: user.id).map {
-            TokenRow(id: $0.id!, name: $0.name, created: DisplayFormat.date($0.createdAt),
-                     lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never", revoked: $0.revokedAt != nil)
-        })
+    // MARK: Sign in and out
+
+    /// The sign-in form; someone already signed in goes to the home page.
+    func showLogin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        if context.user != nil { return Response.redirect(to: "/") }
+        return pages.render("login", title: "Sign in", page: LoginPage(next: Self.safeNext(request.uri.queryParameters["next"].map(String.init))),
+                            request: request, context: context)
     }
 
+    /// Checks the email and password (throttled), then starts a session and sets its cookie.
     func login(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
@@ -135,6 +88,81 @@ struct AccountsController: Sendable {
         var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response
+    }
+
+    /// Ends the session and clears its cookie.
+    func logout(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
+        var response = pages.redirect(to: "/login", notice: "You are signed out.")
+        response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        return response
+    }
+
+    // MARK: Password
+
+    /// The password form (marked as forced when the account must change its password first).
+    func showPasswordForm(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        pages.render("password", title: "Change password", page: PasswordPage(forced: context.user?.mustChangePassword == true),
+                     request: request, context: context)
+    }
+
+    /// Changes the signed-in user's password; the other sessions end, this one stays.
+    func changePassword(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let user = try context.requireUser()
+        guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
+        var errors: [String: String] = [:]
+        let current = form.string("currentPassword"), new = form.string("newPassword")
+        if !(try await Self.verify(current, hash: record.passwordHash)) { errors["currentPassword"] = "This is not your current password." }
+        if new != form.string("confirmPassword") { errors["confirmPassword"] = "The two new passwords differ." }
+        if new == current { errors["newPassword"] = "Choose a password different from the current one." }
+        if let problem = AppDatabase.passwordProblem(new) { errors["newPassword"] = problem }
+        if !errors.isEmpty {
+            return pages.render("password", title: "Change password", page: PasswordPage(forced: user.mustChangePassword, errors: errors),
+                                request: request, context: context, status: .unprocessableContent)
+        }
+        try await database.changePassword(userId: user.id, newPassword: new, bcryptCost: config.bcryptCost, actor: context.actor,
+                                    keepingSession: context.sessionToken)
+        return pages.redirect(to: "/", notice: "Your password has been changed.")
+    }
+
+    // MARK: API tokens
+
+    /// The signed-in user's API tokens.
+    func listTokens(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        pages.render("tokens", title: "API tokens", page: try await database.perform { _ in try tokensPage(context.requireUser()) }, request: request, context: context)
+    }
+
+    /// Creates an API token and shows it once (201), or the list again with the form's errors (422).
+    func createToken(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let user = try context.requireUser()
+        do {
+            let (token, _) = try await database.perform { try $0.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor) }
+            var page = try await database.perform { _ in try tokensPage(user) }
+            page.newToken = token
+            return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
+        } catch let errors as ValidationErrors {
+            var page = try await database.perform { _ in try tokensPage(user) }
+            page.errors = errors.fields
+            return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Revokes one of the signed-in user's tokens.
+    func revokeToken(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        try await database.perform { try $0.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor) }
+        return pages.redirect(to: "/account/tokens", notice: "Token revoked.")
+    }
+
+    func tokensPage(_ user: AuthenticatedUser) throws -> TokensPage {
+        TokensPage(tokens: try database.apiTokens(userId: user.id).map {
+            TokenRow(id: $0.id!, name: $0.name, created: DisplayFormat.date($0.createdAt),
+                     lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never", revoked: $0.revokedAt != nil)
+        })
     }
 
     /// bcrypt is slow on purpose: keep it off the event loop.

@@ -68,98 +68,125 @@ struct AdminController: Sendable {
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         let admin = router.group("admin").add(middleware: RequireAdminMiddleware())
 
-        admin.get("users") { request, context in
-            pages.render("admin-users", title: "Users", page: try await database.perform { _ in try usersPage(context) }, request: request, context: context)
-        }
-        admin.post("users") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
-            do {
-                let user = try await database.createUser(email: form.string("email"), displayName: form.string("displayName"), password: password,
-                                                   isAdmin: form["isAdmin"] == "on", mustChangePassword: true,
-                                                   bcryptCost: config.bcryptCost, actor: context.actor)
-                return pages.redirect(to: "/admin/users",
-                                      notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in).")
-            } catch let errors as ValidationErrors {
-                var page = try await database.perform { _ in try usersPage(context) }
-                page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
-                page.errors = errors.fields
-                return pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        admin.post("users/{id}/disable") { request, context in
-            let id = try context.parameters.require("id", as: Int64.self)
-            guard id != context.user?.id else { throw Conflict("You cannot disable your own account.") }
-            try await database.perform { try $0.setUserDisabled(id: id, disabled: true, actor: context.actor) }
-            return pages.redirect(to: "/admin/users", notice: "User disabled; their sessions and tokens have ended.")
-        }
-        admin.post("users/{id}/enable") { request, context in
-            let id = try context.parameters.require("id", as: Int64.self)
-            try await database.perform { try $0.setUserDisabled(id: id, disabled: false, actor: context.actor) }
-            return pages.redirect(to: "/admin/users", notice: "User enabled.")
-        }
+        admin.get("users") { request, context in try await listUsers(request, context) }
+        admin.post("users") { request, context in try await createUser(request, context) }
+        admin.post("users/{id}/disable") { request, context in try await disableUser(request, context) }
+        admin.post("users/{id}/enable") { request, context in try await enableUser(request, context) }
 
-        admin.get("sites") { request, context in
-            pages.render("admin-sites", title: "Sites", page: try await database.perform { _ in try sitesPage() }, request: request, context: context)
-        }
-        admin.post("sites") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let input = Self.siteInput(form)
-            do {
-                let site = try await database.perform { try $0.createSite(input, actor: context.actor) }
-                return pages.redirect(to: PanelURL.site(site.slug), notice: "Site “\(site.name)” created.")
-            } catch let errors as ValidationErrors {
-                var page = try await database.perform { _ in try sitesPage() }
-                page.form = Self.siteForm(form)
-                page.errors = errors.fields
-                return pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        admin.get("sites/{id}") { request, context in
-            let id = try context.parameters.require("id", as: Int64.self)
-            guard let site = try await database.perform({ try $0.site(id: id) }) else { throw NotFound() }
-            let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
-                                                   "requiredApprovals": "\(site.requiredApprovals)",
-                                                   "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
-                                                   "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
-                                                   "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : "",
-                                                   "completeLanguages": site.requireCompleteLanguages ? "checked" : ""])
-            return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
-        }
-        admin.post("sites/{id}") { request, context in
-            let id = try context.parameters.require("id", as: Int64.self)
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                let site = try await database.perform { try $0.updateSite(id: id, Self.siteInput(form), actor: context.actor) }
-                return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
-            } catch let errors as ValidationErrors {
-                return pages.render("admin-site-edit", title: "Edit site", page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
-                                    request: request, context: context, status: .unprocessableContent)
-            }
-        }
+        admin.get("sites") { request, context in try await listSites(request, context) }
+        admin.post("sites") { request, context in try await createSite(request, context) }
+        admin.get("sites/{id}") { request, context in try await editSite(request, context) }
+        admin.post("sites/{id}") { request, context in try await saveSite(request, context) }
 
-        admin.get("audit") { request, context in
-            let query = request.uri.queryParameters
-            let filter = AuditFilter(userId: query["user"].flatMap { Int64(String($0)) }, siteId: query["site"].flatMap { Int64(String($0)) },
-                                     objectType: query["objectType"].map(String.init), objectId: query["objectId"].map(String.init))
-            let users = try await database.perform { try $0.allUsers() }, sites = try await database.perform { try $0.allSites() }
-            let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
-            let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
-            let rows = try await database.perform { try $0.auditEvents(filter) }.map {
-                AuditRow(time: DisplayFormat.date($0.occurredAt), user: $0.userId.flatMap { userNames[$0] } ?? "system",
-                         site: $0.siteId.flatMap { siteNames[$0] } ?? "", object: "\($0.objectType) \($0.objectId)",
-                         action: $0.action, detail: $0.detail, ipAddress: $0.ipAddress ?? "")
-            }
-            let page = AuditPage(
-                events: rows,
-                users: users.map { Option(value: "\($0.id!)", label: $0.email, selected: $0.id == filter.userId) },
-                sites: sites.map { Option(value: "\($0.id!)", label: $0.name, selected: $0.id == filter.siteId) },
-                objectType: filter.objectType ?? "", objectId: filter.objectId ?? "")
-            return pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
+        admin.get("audit") { request, context in try await showAuditLog(request, context) }
+    }
+
+    /// The user list, with the form to add one.
+    func listUsers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        pages.render("admin-users", title: "Users", page: try await database.perform { _ in try usersPage(context) }, request: request, context: context)
+    }
+
+    /// Adds a user with a one-time password (typed, or made up and shown once); they must change it at first sign-in.
+    func createUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
+        do {
+            let user = try await database.createUser(email: form.string("email"), displayName: form.string("displayName"), password: password,
+                                               isAdmin: form["isAdmin"] == "on", mustChangePassword: true,
+                                               bcryptCost: config.bcryptCost, actor: context.actor)
+            return pages.redirect(to: "/admin/users",
+                                  notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in).")
+        } catch let errors as ValidationErrors {
+            var page = try await database.perform { _ in try usersPage(context) }
+            page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
+            page.errors = errors.fields
+            return pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
         }
+    }
+
+    /// Disables an account (not one's own); its sessions and tokens end.
+    func disableUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        guard id != context.user?.id else { throw Conflict("You cannot disable your own account.") }
+        try await database.perform { try $0.setUserDisabled(id: id, disabled: true, actor: context.actor) }
+        return pages.redirect(to: "/admin/users", notice: "User disabled; their sessions and tokens have ended.")
+    }
+
+    /// Enables a disabled account again.
+    func enableUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        try await database.perform { try $0.setUserDisabled(id: id, disabled: false, actor: context.actor) }
+        return pages.redirect(to: "/admin/users", notice: "User enabled.")
+    }
+
+    /// The site list, with the form to add one.
+    func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        pages.render("admin-sites", title: "Sites", page: try await database.perform { _ in try sitesPage() }, request: request, context: context)
+    }
+
+    /// Creates a site and opens it.
+    func createSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let input = Self.siteInput(form)
+        do {
+            let site = try await database.perform { try $0.createSite(input, actor: context.actor) }
+            return pages.redirect(to: PanelURL.site(site.slug), notice: "Site “\(site.name)” created.")
+        } catch let errors as ValidationErrors {
+            var page = try await database.perform { _ in try sitesPage() }
+            page.form = Self.siteForm(form)
+            page.errors = errors.fields
+            return pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// The form of a site's settings (quota in MB).
+    func editSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        guard let site = try await database.perform({ try $0.site(id: id) }) else { throw NotFound() }
+        let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
+                                               "requiredApprovals": "\(site.requiredApprovals)",
+                                               "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
+                                               "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
+                                               "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : "",
+                                               "completeLanguages": site.requireCompleteLanguages ? "checked" : ""])
+        return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
+    }
+
+    /// Saves a site's settings.
+    func saveSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            let site = try await database.perform { try $0.updateSite(id: id, Self.siteInput(form), actor: context.actor) }
+            return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
+        } catch let errors as ValidationErrors {
+            return pages.render("admin-site-edit", title: "Edit site", page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
+                                request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// The audit log, filtered by user, site or object.
+    func showAuditLog(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let filter = AuditFilter(userId: query["user"].flatMap { Int64(String($0)) }, siteId: query["site"].flatMap { Int64(String($0)) },
+                                 objectType: query["objectType"].map(String.init), objectId: query["objectId"].map(String.init))
+        let users = try await database.perform { try $0.allUsers() }, sites = try await database.perform { try $0.allSites() }
+        let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
+        let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
+        let rows = try await database.perform { try $0.auditEvents(filter) }.map {
+            AuditRow(time: DisplayFormat.date($0.occurredAt), user: $0.userId.flatMap { userNames[$0] } ?? "system",
+                     site: $0.siteId.flatMap { siteNames[$0] } ?? "", object: "\($0.objectType) \($0.objectId)",
+                     action: $0.action, detail: $0.detail, ipAddress: $0.ipAddress ?? "")
+        }
+        let page = AuditPage(
+            events: rows,
+            users: users.map { Option(value: "\($0.id!)", label: $0.email, selected: $0.id == filter.userId) },
+            sites: sites.map { Option(value: "\($0.id!)", label: $0.name, selected: $0.id == filter.siteId) },
+            objectType: filter.objectType ?? "", objectId: filter.objectId ?? "")
+        return pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
     }
 
     func usersPage(_ context: AppRequestContext) throws -> UsersPage {

@@ -51,7 +51,7 @@ struct MediaController: Sendable {
             scanStatus = asset.scanStatus.rawValue
             scanDetail = mayReadDetail ? asset.scanDetail : nil
             previewURL = asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
-            createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: asset.createdAt))
+            createdAt = DisplayFormat.timestamp(asset.createdAt)
             title = asset.title
             altText = asset.altText
             companionOf = asset.companionOf
@@ -84,138 +84,174 @@ struct MediaController: Sendable {
     }
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
-            let (tour, waypoint) = try await editableWaypoint(context)
-            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
-                                                              budget: try await intake.uploadBudget(tourId: tour.id!))
-            let replacing = received.fields["replaces"].flatMap { Int64($0) }
-            guard !received.files.isEmpty else {
-                throw ValidationErrors(["file": "Choose at least one file to upload."])
-            }
-            var added: [Asset] = []
-            var problems: [String] = []
-            for (index, file) in received.files.enumerated() {
-                do {
-                    added.append(try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
-                                                           replacing: index == 0 ? replacing : nil, actor: context.actor))
-                } catch let error as HTTPError {
-                    if received.files.count == 1 { throw error }
-                    problems.append(error.body ?? "\(file.originalName) was refused.")
-                }
-            }
-            if request.wantsJSON {
-                var bodies: [AssetBody] = []
-                for asset in added { bodies.append(try await body(asset, context)) }
-                return try JSONResponse.make(bodies, status: .created)
-            }
-            let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
-            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, at: .assets), notice: notice.joined(separator: " "))
-        }
+        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in try await uploadAssets(request, context) }
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/assets/{aid}/content", method: method) { request, context in
-                let asset = try await viewableAsset(context)
-                guard asset.scanStatus == .clean else {
-                    throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
-                }
-                return try await preview(asset, request: request, eventLoop: context.eventLoop)
-            }
+            router.on("/assets/{aid}/content", method: method) { request, context in try await showAssetContent(request, context) }
         }
-        router.post("/assets/{aid}/describe") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let (asset, tourId) = try await editableAsset(context)
-            let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!))
-            do {
-                let (title, altText, language) = (form.string("title"), asset.kind == .image ? form.string("altText") : nil,
-                                                  form["language"].map { .some($0) } ?? String??.none)
-                try await database.perform { try $0.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor) }
-            } catch let errors as ValidationErrors {
-                // The waypoint page again, the message under the field and the text as typed.
-                return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
-                    row.title = form.string("title")
-                    row.altText = form.string("altText")
-                    row.titleError = errors["title"]
-                    row.altTextError = errors["altText"]
-                }
-            }
-            return pages.redirect(to: back, notice: "Saved the text of “\(asset.originalName)”.")
-        }
+        router.post("/assets/{aid}/describe") { request, context in try await saveAssetText(request, context) }
         // Captions (a WebVTT file) and a transcript (a file, or text typed in the box) for a video or audio file. A
         // refusal shows the waypoint page again with the message under the field.
         for role in CompanionRole.allCases {
-            router.post("/assets/{aid}/\(role.rawValue)") { request, context in
-                let (asset, tourId) = try await editableAsset(context)
-                do {
-                    let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-                    return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
-                                          notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now.")
-                } catch let errors as ValidationErrors {
-                    return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
-                        if role == .captions { row.captionsError = errors["file"] ?? errors.message }
-                        else { row.transcriptError = errors["text"] ?? errors["file"] ?? errors.message }
-                    }
-                }
-            }
+            router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await addCompanion(request, context, role: role) }
         }
-        router.post("/assets/{aid}/delete") { request, context in
-            let (asset, tourId) = try await editableAsset(context)
-            await StoredFiles(paths: paths).removeUnreferenced(try await database.perform { try $0.deleteAsset(id: asset.id!, actor: context.actor) })
-            return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
-        }
+        router.post("/assets/{aid}/delete") { request, context in try await deleteAsset(request, context) }
         for (direction, step) in [("up", -1), ("down", 1)] {
-            router.post("/assets/{aid}/\(direction)") { request, context in
-                let (asset, tourId) = try await editableAsset(context)
-                try await database.perform { try $0.shiftAsset(id: asset.id!, by: step, actor: context.actor) }
-                return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)), notice: "Moved “\(asset.originalName)” \(direction).")
+            router.post("/assets/{aid}/\(direction)") { request, context in try await shiftAsset(request, context, direction: direction, step: step) }
+        }
+        router.post("/assets/{aid}/rescan") { request, context in try await rescanAsset(request, context) }
+    }
+
+    /// Uploads one or more files to a waypoint (multipart); with several, a refused one is named in the notice and the
+    /// others are kept. JSON (201) for the page's script.
+    func uploadAssets(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, waypoint) = try await editableWaypoint(context)
+        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
+                                                          budget: try await intake.uploadBudget(tourId: tour.id!))
+        let replacing = received.fields["replaces"].flatMap { Int64($0) }
+        guard !received.files.isEmpty else {
+            throw ValidationErrors(["file": "Choose at least one file to upload."])
+        }
+        var added: [Asset] = []
+        var problems: [String] = []
+        for (index, file) in received.files.enumerated() {
+            do {
+                added.append(try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
+                                                       replacing: index == 0 ? replacing : nil, actor: context.actor))
+            } catch let error as HTTPError {
+                if received.files.count == 1 { throw error }
+                problems.append(error.body ?? "\(file.originalName) was refused.")
             }
         }
-        router.post("/assets/{aid}/rescan") { request, context in
-            // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
-            let asset = try await viewableAsset(context)
-            guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
-            try await database.perform { try $0.queueRescan(assetId: asset.id!, actor: context.actor) }
-            intake.scans.wake()
-            let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
-            return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "Rescan queued for “\(asset.originalName)”.")
+        if request.wantsJSON {
+            var bodies: [AssetBody] = []
+            for asset in added { bodies.append(try await body(asset, context)) }
+            return try JSONResponse.make(bodies, status: .created)
+        }
+        let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
+        return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, at: .assets), notice: notice.joined(separator: " "))
+    }
+
+    /// Plays or shows a clean file (Range, and HEAD for its size).
+    func showAssetContent(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let asset = try await viewableAsset(context)
+        guard asset.scanStatus == .clean else {
+            throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
+        }
+        return try await preview(asset, request: request, eventLoop: context.eventLoop)
+    }
+
+    /// Saves a file's title, alt text (images) and language, or the waypoint page again with the message under the
+    /// field (422).
+    func saveAssetText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let (asset, tourId) = try await editableAsset(context)
+        let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!))
+        do {
+            let (title, altText, language) = (form.string("title"), asset.kind == .image ? form.string("altText") : nil,
+                                              form["language"].map { .some($0) } ?? String??.none)
+            try await database.perform { try $0.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor) }
+        } catch let errors as ValidationErrors {
+            // The waypoint page again, the message under the field and the text as typed.
+            return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+                row.title = form.string("title")
+                row.altText = form.string("altText")
+                row.titleError = errors["title"]
+                row.altTextError = errors["altText"]
+            }
+        }
+        return pages.redirect(to: back, notice: "Saved the text of “\(asset.originalName)”.")
+    }
+
+    /// Adds the captions or the transcript of a video or audio file.
+    func addCompanion(_ request: Request, _ context: AppRequestContext, role: CompanionRole) async throws -> Response {
+        let (asset, tourId) = try await editableAsset(context)
+        do {
+            let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
+            return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
+                                  notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now.")
+        } catch let errors as ValidationErrors {
+            return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+                if role == .captions { row.captionsError = errors["file"] ?? errors.message }
+                else { row.transcriptError = errors["text"] ?? errors["file"] ?? errors.message }
+            }
         }
     }
 
+    /// Deletes a file (and its captions and transcript); stored files nothing else uses are removed.
+    func deleteAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (asset, tourId) = try await editableAsset(context)
+        await StoredFiles(paths: paths).removeUnreferenced(try await database.perform { try $0.deleteAsset(id: asset.id!, actor: context.actor) })
+        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
+    }
+
+    /// Moves a file one place up (`step` -1) or down (+1) in the waypoint's order.
+    func shiftAsset(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
+        let (asset, tourId) = try await editableAsset(context)
+        try await database.perform { try $0.shiftAsset(id: asset.id!, by: step, actor: context.actor) }
+        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)), notice: "Moved “\(asset.originalName)” \(direction).")
+    }
+
+    /// Queues a file for the malware scanner again (admins only).
+    func rescanAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
+        let asset = try await viewableAsset(context)
+        guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
+        try await database.perform { try $0.queueRescan(assetId: asset.id!, actor: context.actor) }
+        intake.scans.wake()
+        let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
+        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "Rescan queued for “\(asset.originalName)”.")
+    }
+
+    /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in
-            let (tour, waypoint) = try await editableWaypoint(context)
-            let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
-                                                              budget: try await intake.uploadBudget(tourId: tour.id!))
-            guard received.files.count == 1, let file = received.files.first else {
-                for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
-                throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
-            }
-            let asset = try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
-                                                  replacing: received.fields["replaces"].flatMap { Int64($0) }, actor: context.actor)
-            var response = try await JSONResponse.make(body(asset, context), status: .created)
-            response.headers[.location] = APIURL.manageAsset(asset.id!)
-            return response
-        }
-        router.get("/assets/{aid}") { request, context in
-            try await JSONResponse.make(body(try viewableAsset(context), context))
-        }
+        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in try await uploadAsset(request, context) }
+        router.get("/assets/{aid}") { request, context in try await getAsset(request, context) }
         for role in CompanionRole.allCases {
-            router.post("/assets/{aid}/\(role.rawValue)") { request, context in
-                let (asset, tourId) = try await editableAsset(context)
-                let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-                var response = try await JSONResponse.make(body(companion, context), status: .created)
-                response.headers[.location] = APIURL.manageAsset(companion.id!)
-                return response
-            }
+            router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await attachCompanion(request, context, role: role) }
         }
-        router.patch("/assets/{aid}") { request, context in
-            let (asset, _) = try await editableAsset(context)
-            let patch = try await request.decodeJSON(AssetPatch.self, context: context)
-            // Title, alt text and language in one transaction: refused in part, nothing changes.
-            let described = try await database.perform { try $0.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
-                                                       actor: context.actor) }
-            return try await JSONResponse.make(body(described, context))
+        router.patch("/assets/{aid}") { request, context in try await describeAsset(request, context) }
+    }
+
+    /// Uploads exactly one file to a waypoint (multipart `file`); 201 with the asset and its address.
+    func uploadAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, waypoint) = try await editableWaypoint(context)
+        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
+                                                          budget: try await intake.uploadBudget(tourId: tour.id!))
+        guard received.files.count == 1, let file = received.files.first else {
+            for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+            throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
         }
+        let asset = try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
+                                              replacing: received.fields["replaces"].flatMap { Int64($0) }, actor: context.actor)
+        var response = try await JSONResponse.make(body(asset, context), status: .created)
+        response.headers[.location] = APIURL.manageAsset(asset.id!)
+        return response
+    }
+
+    /// One file, with its captions and transcript.
+    func getAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try await JSONResponse.make(body(try viewableAsset(context), context))
+    }
+
+    /// Adds the captions or the transcript of a video or audio file; 201 with the new file and its address.
+    func attachCompanion(_ request: Request, _ context: AppRequestContext, role: CompanionRole) async throws -> Response {
+        let (asset, tourId) = try await editableAsset(context)
+        let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
+        var response = try await JSONResponse.make(body(companion, context), status: .created)
+        response.headers[.location] = APIURL.manageAsset(companion.id!)
+        return response
+    }
+
+    /// Changes a file's title, alt text or language; what is left out stays as it is.
+    func describeAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (asset, _) = try await editableAsset(context)
+        let patch = try await request.decodeJSON(AssetPatch.self, context: context)
+        // Title, alt text and language in one transaction: refused in part, nothing changes.
+        let described = try await database.perform { try $0.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
+                                                   actor: context.actor) }
+        return try await JSONResponse.make(body(described, context))
     }
 
     /// `POST /manage/assets/{aid}/transcript` as JSON.

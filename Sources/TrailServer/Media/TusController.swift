@@ -79,7 +79,7 @@ struct TusController: Sendable {
             throw error
         }
         var headers: HTTPFields = [.tusResumable: Self.version, .location: APIURL.manageUpload(id),
-                                   .uploadExpires: Self.httpDate(record.expiresAt)]
+                                   .uploadExpires: DisplayFormat.httpDate(record.expiresAt)]
         headers[.cacheControl] = "no-store"
         return Response(status: .created, headers: headers)
     }
@@ -91,7 +91,7 @@ struct TusController: Sendable {
         let upload = try await database.perform { _ in try ownUpload(context) }
         return Response(status: .ok, headers: [
             .tusResumable: Self.version, .uploadOffset: "\(upload.offset)", .uploadLength: "\(upload.length)",
-            .cacheControl: "no-store", .uploadExpires: Self.httpDate(upload.expiresAt),
+            .cacheControl: "no-store", .uploadExpires: DisplayFormat.httpDate(upload.expiresAt),
         ])
     }
 
@@ -173,7 +173,7 @@ struct TusController: Sendable {
         hashes.store(wholeFile, for: upload.id, at: newOffset)
         if let failure { throw failure }
 
-        var headers: HTTPFields = [.tusResumable: Self.version, .uploadOffset: "\(newOffset)", .uploadExpires: Self.httpDate(upload.expiresAt)]
+        var headers: HTTPFields = [.tusResumable: Self.version, .uploadOffset: "\(newOffset)", .uploadExpires: DisplayFormat.httpDate(upload.expiresAt)]
         if newOffset == upload.length {
             // Again at the last byte: membership may have changed while the bytes were arriving.
             try await requireEditor(of: upload, context)
@@ -255,14 +255,6 @@ struct TusController: Sendable {
             result[String(key)] = value ?? ""
         }
         return result
-    }
-
-    static func httpDate(_ time: Double) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: time))
     }
 }
 

@@ -17,98 +17,138 @@ struct PublishingController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/publish") { request, context in
-            let tourId = try context.parameters.require("id", as: Int64.self)
-            do {
-                let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
-                return pages.redirect(to: PanelURL.request(publish.id), notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
-            } catch let notReady as NotReadyToPublish {
-                return pages.redirect(to: PanelURL.tour(tourId, at: .publish),
-                                      notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " "))
-            }
+        router.post("/tours/{id}/publish") { request, context in try await submitTour(request, context) }
+        router.get("/reviews") { request, context in try await listReviews(request, context) }
+        router.get("/requests/{rid}") { request, context in try await showRequest(request, context) }
+        router.get("/requests/{rid}/assets/{index}") { request, context in try await showStagedAsset(request, context) }
+        router.get("/requests/{rid}/assets/{index}/{role}") { request, context in try await showStagedCompanion(request, context) }
+        router.post("/requests/{rid}/approve") { request, context in try await approveRequest(request, context) }
+        router.post("/requests/{rid}/deny") { request, context in try await denyRequest(request, context) }
+        router.post("/requests/{rid}/withdraw") { request, context in try await withdrawRequest(request, context) }
+        router.post("/requests/{rid}/push") { request, context in try await releaseRequest(request, context) }
+        router.get("/packages/{pid}") { request, context in try await showPackage(request, context) }
+        router.post("/packages/{pid}/unpublish") { request, context in try await unpublish(request, context) }
+        router.post("/packages/{pid}/publish") { request, context in try await publishAgain(request, context) }
+        router.post("/packages/{pid}/versions/{version}/serve") { request, context in try await serveVersion(request, context) }
+    }
+
+    /// Submits a tour for review: the package build starts and the request page opens; a tour not ready yet goes back
+    /// to its publish card with the problems.
+    func submitTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tourId = try context.parameters.require("id", as: Int64.self)
+        do {
+            let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
+            return pages.redirect(to: PanelURL.request(publish.id), notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
+        } catch let notReady as NotReadyToPublish {
+            return pages.redirect(to: PanelURL.tour(tourId, at: .publish),
+                                  notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " "))
         }
-        router.get("/reviews") { request, context in
-            let user = try context.requireUser()
-            let rows = try await database.perform { try $0.reviewQueue(for: user) }.map { row in
-                QueueRowModel(id: row.request.id, tourName: row.tourName, siteName: row.siteName, author: row.authorName,
-                              age: DisplayFormat.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
-                              approvals: row.approvals, required: row.request.requiredApprovals,
-                              waitingForMe: !row.reviewedByMe && row.request.authorId != user.id)
-            }
-            return pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
+    }
+
+    /// The review queue: the open requests the user may review, those waiting for them marked.
+    func listReviews(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let rows = try await database.perform { try $0.reviewQueue(for: user) }.map { row in
+            QueueRowModel(id: row.request.id, tourName: row.tourName, siteName: row.siteName, author: row.authorName,
+                          age: DisplayFormat.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
+                          approvals: row.approvals, required: row.request.requiredApprovals,
+                          waitingForMe: !row.reviewedByMe && row.request.authorId != user.id)
         }
-        router.get("/requests/{rid}") { request, context in
+        return pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
+    }
+
+    /// A publish request: its package, reviews and what the user may do; `?lang=` picks a further language.
+    func showRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (publish, site, access) = try await viewableRequest(context)
+        return pages.render("request", title: "Publish request",
+                            page: try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser(),
+                                                  language: request.uri.queryParameters["lang"].map(String.init)) },
+                            request: request, context: context)
+    }
+
+    /// One file of a request's built package (Range for players).
+    func showStagedAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (publish, _, _) = try await viewableRequest(context)
+        return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request,
+                                     eventLoop: context.eventLoop)
+    }
+
+    /// The captions or transcript of one file of a request's built package.
+    func showStagedCompanion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (publish, _, _) = try await viewableRequest(context)
+        guard let role = CompanionRole(rawValue: try context.parameters.require("role")) else { throw NotFound() }
+        return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), companion: role, request: request,
+                                     eventLoop: context.eventLoop)
+    }
+
+    /// Approves a request, with an optional comment; the notice says when it has all the approvals it needs.
+    func approveRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let id = try context.parameters.require("rid")
+        let outcome = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+        let notice: String
+        if case .approved(_, true) = outcome { notice = "Approved. The request has all the approvals it needs and can be released." }
+        else { notice = "Approved." }
+        return pages.redirect(to: PanelURL.request(id), notice: notice)
+    }
+
+    /// Denies a request with a comment (required: the request page again with the message otherwise, 422).
+    func denyRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let id = try context.parameters.require("rid")
+        do {
+            try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+        } catch let errors as ValidationErrors {
             let (publish, site, access) = try await viewableRequest(context)
-            return pages.render("request", title: "Publish request",
-                                page: try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser(),
-                                                      language: request.uri.queryParameters["lang"].map(String.init)) },
-                                request: request, context: context)
+            var page = try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser()) }
+            page.denyError = errors["comment"]
+            return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
         }
-        router.get("/requests/{rid}/assets/{index}") { request, context in
-            let (publish, _, _) = try await viewableRequest(context)
-            return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request,
-                                         eventLoop: context.eventLoop)
-        }
-        router.get("/requests/{rid}/assets/{index}/{role}") { request, context in
-            let (publish, _, _) = try await viewableRequest(context)
-            guard let role = CompanionRole(rawValue: try context.parameters.require("role")) else { throw NotFound() }
-            return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), companion: role, request: request,
-                                         eventLoop: context.eventLoop)
-        }
-        router.post("/requests/{rid}/approve") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let id = try context.parameters.require("rid")
-            let outcome = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
-            let notice: String
-            if case .approved(_, true) = outcome { notice = "Approved. The request has all the approvals it needs and can be released." }
-            else { notice = "Approved." }
-            return pages.redirect(to: PanelURL.request(id), notice: notice)
-        }
-        router.post("/requests/{rid}/deny") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            let id = try context.parameters.require("rid")
-            do {
-                try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
-            } catch let errors as ValidationErrors {
-                let (publish, site, access) = try await viewableRequest(context)
-                var page = try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser()) }
-                page.denyError = errors["comment"]
-                return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-            return pages.redirect(to: PanelURL.request(id), notice: "Denied. The tour is editable again and shows your comment.")
-        }
-        router.post("/requests/{rid}/withdraw") { request, context in
-            let id = try context.parameters.require("rid")
-            let publish = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: publish.tourId.map { PanelURL.tour($0) } ?? PanelURL.sites, notice: "Request withdrawn; the tour is editable again.")
-        }
-        router.post("/requests/{rid}/push") { request, context in
-            let id = try context.parameters.require("rid")
-            let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: PanelURL.package(version.packageId), notice: "Version \(version.version) released: the mobile apps can download it now.")
-        }
-        router.get("/packages/{pid}") { request, context in
-            let (package, site, access) = try await viewablePackage(context)
-            return pages.render("package", title: "Package", page: try await database.perform { _ in try packagePage(package, site: site, access: access) }, request: request, context: context)
-        }
-        router.post("/packages/{pid}/unpublish") { request, context in
-            let packageId = try context.parameters.require("pid")
-            try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: PanelURL.package(packageId), notice: "Unpublished: the mobile apps no longer list it.")
-        }
-        router.post("/packages/{pid}/publish") { request, context in
-            let packageId = try context.parameters.require("pid")
-            try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: PanelURL.package(packageId), notice: "Published again.")
-        }
-        router.post("/packages/{pid}/versions/{version}/serve") { request, context in
-            let packageId = try context.parameters.require("pid")
-            let version = try context.parameters.require("version", as: Int.self)
-            try await publishing.rollback(packageId: packageId, to: version, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: PanelURL.package(packageId), notice: "Version \(version) is now the one the apps download.")
-        }
+        return pages.redirect(to: PanelURL.request(id), notice: "Denied. The tour is editable again and shows your comment.")
+    }
+
+    /// Withdraws a request; the tour is editable again.
+    func withdrawRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("rid")
+        let publish = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
+        return pages.redirect(to: publish.tourId.map { PanelURL.tour($0) } ?? PanelURL.sites, notice: "Request withdrawn; the tour is editable again.")
+    }
+
+    /// Releases an approved request as the package's new version.
+    func releaseRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("rid")
+        let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
+        return pages.redirect(to: PanelURL.package(version.packageId), notice: "Version \(version.version) released: the mobile apps can download it now.")
+    }
+
+    /// A package: its versions and whether the apps list it.
+    func showPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (package, site, access) = try await viewablePackage(context)
+        return pages.render("package", title: "Package", page: try await database.perform { _ in try packagePage(package, site: site, access: access) }, request: request, context: context)
+    }
+
+    /// Stops the apps listing the package (its versions stay).
+    func unpublish(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let packageId = try context.parameters.require("pid")
+        try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
+        return pages.redirect(to: PanelURL.package(packageId), notice: "Unpublished: the mobile apps no longer list it.")
+    }
+
+    /// Lists an unpublished package in the apps again.
+    func publishAgain(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let packageId = try context.parameters.require("pid")
+        try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
+        return pages.redirect(to: PanelURL.package(packageId), notice: "Published again.")
+    }
+
+    /// Makes an earlier (or later) version the one the apps download.
+    func serveVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let packageId = try context.parameters.require("pid")
+        let version = try context.parameters.require("version", as: Int.self)
+        try await publishing.rollback(packageId: packageId, to: version, user: context.requireUser(), actor: context.actor)
+        return pages.redirect(to: PanelURL.package(packageId), notice: "Version \(version) is now the one the apps download.")
     }
 
     // MARK: API
@@ -166,57 +206,85 @@ struct PublishingController: Sendable {
         let currentVersion: Int
     }
 
+    /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/publish") { request, context in
-            guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
-            var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
-            response.headers[.location] = APIURL.managePublishRequest(publish.id)
-            return response
-        }
-        router.get("/publish-requests/{rid}") { request, context in
-            let (publish, _, _) = try await viewableRequest(context)
-            return try JSONResponse.make(try await database.perform { _ in try requestBody(publish) })
-        }
-        router.post("/publish-requests/{rid}/approve") { request, context in
-            let body = try await optionalJSON(CommentBody.self, request, context)
-            let id = try context.parameters.require("rid")
-            _ = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-            return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
-        }
-        router.post("/publish-requests/{rid}/deny") { request, context in
-            let body = try await optionalJSON(CommentBody.self, request, context)
-            let id = try context.parameters.require("rid")
-            try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-            return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
-        }
-        router.post("/publish-requests/{rid}/withdraw") { request, context in
-            let id = try context.parameters.require("rid")
-            _ = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-            return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
-        }
-        router.post("/publish-requests/{rid}/push") { request, context in
-            let id = try context.parameters.require("rid")
-            let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
-            return try JSONResponse.make(ReleaseBody(packageId: version.packageId, version: version.version, sha256: version.sha256))
-        }
-        router.post("/packages/{pid}/unpublish") { request, context in
-            let packageId = try context.parameters.require("pid")
-            try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
-            return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: false))
-        }
-        router.post("/packages/{pid}/publish") { request, context in
-            let packageId = try context.parameters.require("pid")
-            try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
-            return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: true))
-        }
-        router.post("/packages/{pid}/rollback") { request, context in
-            let packageId = try context.parameters.require("pid")
-            _ = try await publishing.managedPackage(id: packageId, user: context.requireUser())
-            let body = try await request.decodeJSON(RollbackBody.self, context: context)
-            try await publishing.rollback(packageId: packageId, to: body.version, user: context.requireUser(), actor: context.actor)
-            return try JSONResponse.make(RollbackAnswer(packageId: packageId, currentVersion: body.version))
-        }
+        router.post("/tours/{id}/publish") { request, context in try await startPublish(request, context) }
+        router.get("/publish-requests/{rid}") { request, context in try await getPublishRequest(request, context) }
+        router.post("/publish-requests/{rid}/approve") { request, context in try await approvePublishRequest(request, context) }
+        router.post("/publish-requests/{rid}/deny") { request, context in try await denyPublishRequest(request, context) }
+        router.post("/publish-requests/{rid}/withdraw") { request, context in try await withdrawPublishRequest(request, context) }
+        router.post("/publish-requests/{rid}/push") { request, context in try await pushPublishRequest(request, context) }
+        router.post("/packages/{pid}/unpublish") { request, context in try await unpublishPackage(request, context) }
+        router.post("/packages/{pid}/publish") { request, context in try await republishPackage(request, context) }
+        router.post("/packages/{pid}/rollback") { request, context in try await rollbackPackage(request, context) }
+    }
+
+    /// Submits a tour for review (202, the request's address in Location).
+    func startPublish(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
+        var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
+        response.headers[.location] = APIURL.managePublishRequest(publish.id)
+        return response
+    }
+
+    /// A publish request: state, build progress, reviews.
+    func getPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (publish, _, _) = try await viewableRequest(context)
+        return try JSONResponse.make(try await database.perform { _ in try requestBody(publish) })
+    }
+
+    /// Approves a request (optional JSON `{comment}`); answers the request as it is now.
+    func approvePublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let body = try await optionalJSON(CommentBody.self, request, context)
+        let id = try context.parameters.require("rid")
+        _ = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+        return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
+    }
+
+    /// Denies a request (JSON `{comment}`, which is required); answers the request as it is now.
+    func denyPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let body = try await optionalJSON(CommentBody.self, request, context)
+        let id = try context.parameters.require("rid")
+        try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+        return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
+    }
+
+    /// Withdraws a request; answers the request as it is now.
+    func withdrawPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("rid")
+        _ = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
+        return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
+    }
+
+    /// Releases an approved request; answers the new version.
+    func pushPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("rid")
+        let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
+        return try JSONResponse.make(ReleaseBody(packageId: version.packageId, version: version.version, sha256: version.sha256))
+    }
+
+    /// Stops the apps listing the package.
+    func unpublishPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let packageId = try context.parameters.require("pid")
+        try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
+        return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: false))
+    }
+
+    /// Lists an unpublished package in the apps again.
+    func republishPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let packageId = try context.parameters.require("pid")
+        try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
+        return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: true))
+    }
+
+    /// Makes the version in the body (`{version}`) the one the apps download.
+    func rollbackPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let packageId = try context.parameters.require("pid")
+        _ = try await publishing.managedPackage(id: packageId, user: context.requireUser())
+        let body = try await request.decodeJSON(RollbackBody.self, context: context)
+        try await publishing.rollback(packageId: packageId, to: body.version, user: context.requireUser(), actor: context.actor)
+        return try JSONResponse.make(RollbackAnswer(packageId: packageId, currentVersion: body.version))
     }
 
     func optionalJSON<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppRequestContext) async throws -> T? {
@@ -244,7 +312,7 @@ struct PublishingController: Sendable {
             progress: .init(filesDone: publish.filesDone, filesTotal: publish.filesTotal, bytesDone: publish.bytesDone, bytesTotal: publish.bytesTotal),
             failureReason: publish.failureReason, denialComment: publish.denialComment, sha256: publish.zipSha256, size: publish.zipSize,
             reviews: reviews.map { .init(reviewer: $0.reviewerName, decision: $0.review.decision.rawValue, comment: $0.review.comment,
-                                         at: ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0.review.createdAt))) })
+                                         at: DisplayFormat.timestamp($0.review.createdAt)) })
     }
 
     /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).

@@ -153,7 +153,7 @@ extension PublishingController {
             let text = chosen.flatMap { waypoint.localized?[$0] }
             return RequestPage.WaypointItem(
                 order: waypoint.order, name: text?.name.nonEmpty ?? waypoint.name, description: text?.description.nonEmpty ?? waypoint.description,
-                coordinates: String(format: "%.6f, %.6f", waypoint.coordinates.latitude, waypoint.coordinates.longitude),
+                coordinates: "\(DisplayFormat.coordinate(waypoint.coordinates.latitude)), \(DisplayFormat.coordinate(waypoint.coordinates.longitude))",
                 assets: waypoint.assets.map { asset in
                     defer { index += 1 }
                     var item = RequestPage.AssetItem(index: index, path: asset.path, type: asset.type.rawValue, mimeType: asset.mimeType,
@@ -200,7 +200,7 @@ extension PublishingController {
         page.languageTabs = LanguageTab.tabs(languages: languages, base: PanelURL.request(publish.id), active: chosen)
         page.languageLabel = LanguageTag.label(chosen ?? languages.first ?? "en")
         page.tilesSummary = manifest?.tiles.map {
-            "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
+            "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(DisplayFormat.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
         }
         return page
     }

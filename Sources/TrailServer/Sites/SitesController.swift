@@ -67,56 +67,71 @@ struct SitesController: Sendable {
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/") { _, _ in Response.redirect(to: "/sites") }
-        router.get("/sites") { request, context in
-            let user = try context.requireUser()
-            let cards = try await database.perform { database in
-                try database.visibleSites(for: user).map { site, role in
-                    SiteCard(slug: site.slug, name: site.name, description: site.description,
-                             role: role?.rawValue ?? (user.isAdmin ? "admin" : ""), tourCount: try database.tours(siteId: site.id!).count)
-                }
-            }
-            return pages.render("home", title: "Your sites", page: HomePage(sites: cards, isEmpty: cards.isEmpty), request: request, context: context)
-        }
-        router.get("/sites/{slug}") { request, context in
-            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            let counts = try await database.perform { try $0.waypointCounts(siteId: site.id!) }
-            let tours = try await database.perform { try $0.tours(siteId: site.id!) }.map {
-                TourRow(id: $0.id!, name: $0.name, mapName: $0.mapName, stateLabel: $0.state.label, stateBadge: $0.state.badge,
-                        waypointCount: counts[$0.id!] ?? 0, updated: DisplayFormat.date($0.updatedAt), hasFrame: $0.frame != nil)
-            }
-            let page = SitePage(slug: site.slug, name: site.name, description: site.description, requiredApprovals: site.requiredApprovals,
-                                tours: tours, canAuthor: access.canAuthor, canManage: access.canManage, isAdmin: access.isAdmin, siteId: site.id!)
-            return pages.render("site", title: site.name, page: page, request: request, context: context)
-        }
-        router.get("/sites/{slug}/members") { request, context in
-            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            try access.require(.manage, to: "manage its members")
-            return pages.render("members", title: "Members of \(site.name)", page: try await database.perform { _ in try membersPage(site) }, request: request, context: context)
-        }
-        router.post("/sites/{slug}/members") { request, context in
-            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            try access.require(.manage, to: "manage its members")
-            var request = request
-            let form = try await request.form(context: context)
-            guard let role = SiteRole(rawValue: form.string("role")) else {
-                throw ValidationErrors(["role": "Choose author, reviewer or manager."])
-            }
-            do {
-                try await database.perform { try $0.setMembership(siteId: site.id!, email: form.string("email"), role: role, actor: context.actor) }
-                return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
-            } catch let errors as ValidationErrors {
-                var page = try await database.perform { _ in try membersPage(site) }
-                page.email = form.string("email")
-                page.errors = errors.fields
-                return pages.render("members", title: "Members of \(site.name)", page: page, request: request, context: context, status: .unprocessableContent)
+        router.get("/sites") { request, context in try await listSites(request, context) }
+        router.get("/sites/{slug}") { request, context in try await showSite(request, context) }
+        router.get("/sites/{slug}/members") { request, context in try await listMembers(request, context) }
+        router.post("/sites/{slug}/members") { request, context in try await saveMember(request, context) }
+        router.post("/sites/{slug}/members/{userId}/remove") { request, context in try await removeMember(request, context) }
+    }
+
+    /// The home page: the sites the user belongs to (every site for an admin), with their roles and tour counts.
+    func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        let cards = try await database.perform { database in
+            try database.visibleSites(for: user).map { site, role in
+                SiteCard(slug: site.slug, name: site.name, description: site.description,
+                         role: role?.rawValue ?? (user.isAdmin ? "admin" : ""), tourCount: try database.tours(siteId: site.id!).count)
             }
         }
-        router.post("/sites/{slug}/members/{userId}/remove") { request, context in
-            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            try access.require(.manage, to: "manage its members")
-            try await database.perform { try $0.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor) }
-            return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
+        return pages.render("home", title: "Your sites", page: HomePage(sites: cards, isEmpty: cards.isEmpty), request: request, context: context)
+    }
+
+    /// A site's page: its tours, and what the user may do there.
+    func showSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        let counts = try await database.perform { try $0.waypointCounts(siteId: site.id!) }
+        let tours = try await database.perform { try $0.tours(siteId: site.id!) }.map {
+            TourRow(id: $0.id!, name: $0.name, mapName: $0.mapName, stateLabel: $0.state.label, stateBadge: $0.state.badge,
+                    waypointCount: counts[$0.id!] ?? 0, updated: DisplayFormat.date($0.updatedAt), hasFrame: $0.frame != nil)
         }
+        let page = SitePage(slug: site.slug, name: site.name, description: site.description, requiredApprovals: site.requiredApprovals,
+                            tours: tours, canAuthor: access.canAuthor, canManage: access.canManage, isAdmin: access.isAdmin, siteId: site.id!)
+        return pages.render("site", title: site.name, page: page, request: request, context: context)
+    }
+
+    /// A site's members and the form to add one (managers only).
+    func listMembers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "manage its members")
+        return pages.render("members", title: "Members of \(site.name)", page: try await database.perform { _ in try membersPage(site) }, request: request, context: context)
+    }
+
+    /// Adds a member by email, or changes their role (managers only).
+    func saveMember(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "manage its members")
+        var request = request
+        let form = try await request.form(context: context)
+        guard let role = SiteRole(rawValue: form.string("role")) else {
+            throw ValidationErrors(["role": "Choose author, reviewer or manager."])
+        }
+        do {
+            try await database.perform { try $0.setMembership(siteId: site.id!, email: form.string("email"), role: role, actor: context.actor) }
+            return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
+        } catch let errors as ValidationErrors {
+            var page = try await database.perform { _ in try membersPage(site) }
+            page.email = form.string("email")
+            page.errors = errors.fields
+            return pages.render("members", title: "Members of \(site.name)", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Removes a member from the site (managers only).
+    func removeMember(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "manage its members")
+        try await database.perform { try $0.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor) }
+        return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
     }
 
     func membersPage(_ site: Site) throws -> MembersPage {

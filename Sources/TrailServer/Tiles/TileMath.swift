@@ -105,15 +105,4 @@ public enum TileMath {
         }
         return best
     }
-
-    /// `20000` → `20,000`, the same on every machine.
-    public static func grouped(_ value: Int) -> String {
-        let digits = String(value.magnitude)
-        var result = ""
-        for (index, character) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
-            result.append(character)
-        }
-        return (value < 0 ? "-" : "") + result
-    }
 }

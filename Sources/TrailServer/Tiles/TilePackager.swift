@@ -87,7 +87,7 @@ public struct TilePackager: Sendable {
             }
             defer { reader.close() }
             guard info.bounds.overlaps(frame) else {
-                throw TileBuildFailure(MBTilesError.boundsOutsideFrame(bounds: TourValidation.format(info.bounds), frame: TourValidation.format(frame)).description)
+                throw TileBuildFailure(MBTilesError.boundsOutsideFrame(bounds: DisplayFormat.frame(info.bounds), frame: DisplayFormat.frame(frame)).description)
             }
             let writer = try MBTilesWriter(url: output)
             for zoom in info.minZoom...info.maxZoom {
@@ -130,8 +130,8 @@ public struct TilePackager: Sendable {
         let count = TileMath.count(frame, zooms: zooms)
         guard count <= cap else {
             throw TileBuildFailure(
-                "The frame needs \(TileMath.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of "
-                + "\(TileMath.grouped(cap)); no tile was fetched. Make the frame smaller or lower the largest zoom.")
+                "The frame needs \(DisplayFormat.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of "
+                + "\(DisplayFormat.grouped(cap)); no tile was fetched. Make the frame smaller or lower the largest zoom.")
         }
         let tiles = TileMath.tiles(frame, zooms: zooms)
         let fetcher = TileFetcher(template: template, cacheRoot: cacheRoot, options: options, userAgent: userAgent, logger: logger)

@@ -19,92 +19,126 @@ struct TilesController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        // Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
-        router.post("/tours/{id}/tiles") { request, context in
-            let tour = try await editableTour(context)
-            let tileset = try await receive(request, tour: tour, context: context)
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
-                                  notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(TileMath.grouped(tileset.tileCount)) tiles); scanning for malware now.")
-        }
-        router.post("/tours/{id}/tiles/delete") { request, context in
-            let tour = try await editableTour(context)
-            let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
-            await StoredFiles(paths: paths).removeUnreferenced(released)
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
-        }
+        router.post("/tours/{id}/tiles") { request, context in try await uploadTilesFile(request, context) }
+        router.post("/tours/{id}/tiles/delete") { request, context in try await deleteTilesFile(request, context) }
 
-        router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in
-            let (zip, manifest, _) = try await requestPackage(context)
-            return try await tileResponse(zip: zip, manifest: manifest, context: context)
-        }
-        router.get("/requests/{rid}/preview") { request, context in
-            let (zip, manifest, publish) = try await requestPackage(context)
-            let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
-                                             subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
-                                             backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
-                                             base: PanelURL.requestPreview(publish.id), language: request.uri.queryParameters["lang"].map(String.init))
-            return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
-        }
-        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in
-            let (zip, manifest, _) = try await versionPackage(context)
-            return try await tileResponse(zip: zip, manifest: manifest, context: context)
-        }
-        router.get("/packages/{pid}/versions/{version}/preview") { request, context in
-            let (zip, manifest, version) = try await versionPackage(context)
-            let page = try await previewPage(zip: zip, manifest: manifest,
-                                             tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
-                                             subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
-                                             backURL: PanelURL.package(version.packageId), backLabel: "Back to the package",
-                                             base: PanelURL.packageVersionPreview(version.packageId, version: version.version), language: request.uri.queryParameters["lang"].map(String.init))
-            return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
-        }
+        router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in try await requestTile(request, context) }
+        router.get("/requests/{rid}/preview") { request, context in try await previewRequest(request, context) }
+        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in try await versionTile(request, context) }
+        router.get("/packages/{pid}/versions/{version}/preview") { request, context in try await previewVersion(request, context) }
 
         let admin = router.group("admin/tiles").add(middleware: RequireAdminMiddleware())
-        admin.get("") { request, context in
-            pages.render("admin-tiles", title: "Map tiles", page: try await database.perform { _ in settingsPage() }, request: request, context: context)
-        }
-        admin.post("") { request, context in
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
-                let saved = try await database.perform { _ in
-                    try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
-                }
-                return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
-                                      ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
-                                      : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
-            } catch let errors as ValidationErrors {
-                var page = try await database.perform { _ in settingsPage() }
-                page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
-                page.errors = errors.fields
-                return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
+        admin.get("") { request, context in try await showTileSettings(request, context) }
+        admin.post("") { request, context in try await saveTileSettings(request, context) }
+    }
+
+    /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
+    /// Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
+    func uploadTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let tileset = try await receive(request, tour: tour, context: context)
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
+                              notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(DisplayFormat.grouped(tileset.tileCount)) tiles); scanning for malware now.")
+    }
+
+    /// Deletes the tour's MBTiles file; its packages use the tile server again.
+    func deleteTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
+        await StoredFiles(paths: paths).removeUnreferenced(released)
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
+    }
+
+    /// One tile of a publish request's package, for the review map.
+    func requestTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, _) = try await requestPackage(context)
+        return try await tileResponse(zip: zip, manifest: manifest, context: context)
+    }
+
+    /// A publish request's package as a phone shows it; `?lang=` picks a further language.
+    func previewRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, publish) = try await requestPackage(context)
+        let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
+                                         subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
+                                         backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
+                                         base: PanelURL.requestPreview(publish.id), language: request.uri.queryParameters["lang"].map(String.init))
+        return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+    }
+
+    /// One tile of a released version's package.
+    func versionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, _) = try await versionPackage(context)
+        return try await tileResponse(zip: zip, manifest: manifest, context: context)
+    }
+
+    /// A released version as a phone shows it; `?lang=` picks a further language.
+    func previewVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (zip, manifest, version) = try await versionPackage(context)
+        let page = try await previewPage(zip: zip, manifest: manifest,
+                                         tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
+                                         subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
+                                         backURL: PanelURL.package(version.packageId), backLabel: "Back to the package",
+                                         base: PanelURL.packageVersionPreview(version.packageId, version: version.version), language: request.uri.queryParameters["lang"].map(String.init))
+        return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+    }
+
+    /// The tile server settings (admins).
+    func showTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        pages.render("admin-tiles", title: "Map tiles", page: try await database.perform { _ in settingsPage() }, request: request, context: context)
+    }
+
+    /// Saves the tile server settings, or the form again with its errors (422).
+    func saveTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
+            let saved = try await database.perform { _ in
+                try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
             }
+            return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
+                                  ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
+                                  : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
+        } catch let errors as ValidationErrors {
+            var page = try await database.perform { _ in settingsPage() }
+            page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
+            page.errors = errors.fields
+            return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
     // MARK: API
 
+    /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/tiles") { request, context in
-            let tour = try await editableTour(context)
-            let tileset = try await receive(request, tour: tour, context: context)
-            var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
-            response.headers[.location] = APIURL.manageTourTiles(tour.id!)
-            return response
-        }
-        router.get("/tours/{id}/tiles") { request, context in
-            guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
-            guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { throw NotFound() }
-            return try JSONResponse.make(TilesetBody(tileset))
-        }
-        router.delete("/tours/{id}/tiles") { request, context in
-            let tour = try await editableTour(context)
-            let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
-            await StoredFiles(paths: paths).removeUnreferenced(released)
-            return Response(status: .noContent)
-        }
+        router.post("/tours/{id}/tiles") { request, context in try await uploadTiles(request, context) }
+        router.get("/tours/{id}/tiles") { request, context in try await getTiles(request, context) }
+        router.delete("/tours/{id}/tiles") { request, context in try await deleteTiles(request, context) }
+    }
+
+    /// Uploads a tour's MBTiles file (multipart `file`); 201 with the tileset and its address.
+    func uploadTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let tileset = try await receive(request, tour: tour, context: context)
+        var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
+        response.headers[.location] = APIURL.manageTourTiles(tour.id!)
+        return response
+    }
+
+    /// The tour's MBTiles file and its scan status.
+    func getTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
+        guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { throw NotFound() }
+        return try JSONResponse.make(TilesetBody(tileset))
+    }
+
+    /// Deletes the tour's MBTiles file (204).
+    func deleteTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tour = try await editableTour(context)
+        let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
+        await StoredFiles(paths: paths).removeUnreferenced(released)
+        return Response(status: .noContent)
     }
 
     struct TilesetBody: Encodable, Sendable {
@@ -141,7 +175,7 @@ struct TilesController: Sendable {
             attribution = tileset.attribution
             scanStatus = tileset.scanStatus.rawValue
             scanDetail = tileset.scanDetail
-            createdAt = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: tileset.createdAt))
+            createdAt = DisplayFormat.timestamp(tileset.createdAt)
         }
     }
 
@@ -206,7 +240,7 @@ struct TilesController: Sendable {
                 }
             }
             guard info.bounds.overlaps(frame) else {
-                let problem = MBTilesError.boundsOutsideFrame(bounds: TourValidation.format(info.bounds), frame: TourValidation.format(frame))
+                let problem = MBTilesError.boundsOutsideFrame(bounds: DisplayFormat.frame(info.bounds), frame: DisplayFormat.frame(frame))
                 throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
             }
             let tileset = TourTileset(
@@ -284,7 +318,7 @@ struct TilesController: Sendable {
         var page = PackagePreviewPage(
             name: chosen.flatMap { manifest.localized?[$0]?.packageName.nonEmpty } ?? manifest.packageName, park: manifest.park, subtitle: subtitle, backURL: backURL, backLabel: backLabel,
             hasTiles: manifest.tiles != nil,
-            tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(TileMath.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
+            tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(DisplayFormat.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
             attribution: attribution, mapJSON: json,
             waypoints: manifest.waypoints.map { waypoint in
                 .init(order: waypoint.order, name: name(waypoint), description: description(waypoint),
@@ -396,18 +430,18 @@ struct TourTilesModel: Sendable {
         if let frame = tour.frame {
             let count = TileMath.count(frame, zooms: zooms)
             overCap = tileset == nil && template != nil && count > settings.tileCap
-            estimate = "\(TileMath.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
+            estimate = "\(DisplayFormat.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
         }
         return TourTilesModel(
             tourId: tour.id!, canEdit: canEdit,
             upload: tileset.map {
                 Upload(name: $0.originalName, size: ByteFormat.string($0.size), status: $0.scanStatus.rawValue, statusBadge: $0.scanStatus.badge,
                        isPending: $0.scanStatus == .pending, detail: $0.scanDetail, zoom: "\($0.minZoom)–\($0.maxZoom)",
-                       tileCount: TileMath.grouped($0.tileCount), format: $0.format.uppercased())
+                       tileCount: DisplayFormat.grouped($0.tileCount), format: $0.format.uppercased())
             },
             hasServer: tileset == nil && template != nil, serverHost: template.map(TileFetcher.host) ?? "",
             attribution: tileset?.attribution ?? settings.attribution, hasNoSource: tileset == nil && template == nil,
-            estimate: estimate, overCap: overCap, cap: settings.tileCap, capText: TileMath.grouped(settings.tileCap),
+            estimate: estimate, overCap: overCap, cap: settings.tileCap, capText: DisplayFormat.grouped(settings.tileCap),
             bytesPerTile: bytesPerTile, uploadMinZoom: tileset.map { "\($0.minZoom)" }, uploadMaxZoom: tileset.map { "\($0.maxZoom)" },
             maxUploadSize: ByteFormat.string(maxUploadSize))
     }

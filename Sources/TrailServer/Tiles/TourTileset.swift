@@ -148,7 +148,7 @@ extension AppDatabase {
         let zooms = tour.minZoom...max(tour.minZoom, tour.maxZoom)
         let count = TileMath.count(frame, zooms: zooms)
         guard count > settings.tileCap else { return [] }
-        return ["The frame exceeds the tile cap: it needs \(TileMath.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of \(TileMath.grouped(settings.tileCap)). Make the frame smaller or lower the largest zoom."]
+        return ["The frame exceeds the tile cap: it needs \(DisplayFormat.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of \(DisplayFormat.grouped(settings.tileCap)). Make the frame smaller or lower the largest zoom."]
     }
 
     /// The settings to check and freeze: the ones given (the panel passes the server's), else the saved ones.

@@ -24,79 +24,92 @@ struct TourExchangeController: Sendable {
     }
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/tours/{id}/export.geojson") { request, context in
-            try await export(context)
-        }
-        router.post("/tours/{id}/import") { request, context in
-            let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let importId: String
-            do {
-                (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
-            } catch let refusal as any AppError where refusal.status == .unprocessableContent {
-                return try await refusedImport(refusal.fieldMessages?["file"] ?? refusal.message, status: .unprocessableContent,
-                                         tour: tour, site: site, access: access, request: request, context: context)
-            } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
-                return try await refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
-                                         tour: tour, site: site, access: access, request: request, context: context)
-            }
-            // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
-            // token, as streaming multipart forms do) never lands in the history, and a reload does not upload again.
-            return Response(status: .seeOther, headers: [.location: PanelURL.tourImport(tour.id!, importId: importId)])
-        }
-        router.get("/tours/{id}/import/{importId}") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
-            guard let data = try? Data(contentsOf: file) else {
-                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
-            }
-            let imported = try parse(data)
-            let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
-            let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
-                                   changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
-                                   routeLength: plan.routeLengthMeters.map { String(format: "%.2f km", $0 / 1000) } ?? "",
-                                   setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame)
-            return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
-        }
-        router.post("/tours/{id}/import/{importId}/apply") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let (_, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
-            guard let data = try? Data(contentsOf: file) else {
-                throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
-            }
-            defer { try? FileManager.default.removeItem(at: file) }
-            let imported = try parse(data)
-            let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
-            try await database.perform { try $0.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor) }
-            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
-        }
-        router.post("/tours/{id}/route") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            var request = request
-            let form = try await request.form(context: context)
-            let text = form.string("route").trimmed
-            let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
-            try await database.perform { try $0.setRoute(tourId: tour.id!, route: route, actor: context.actor) }
-            if request.wantsJSON {
-                return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
-            }
-            return pages.redirect(to: PanelURL.tour(tour.id!), notice: route == nil ? "Route removed." : "Route saved.")
-        }
+        router.get("/tours/{id}/export.geojson") { request, context in try await exportTourGeoJSON(request, context) }
+        router.post("/tours/{id}/import") { request, context in try await uploadImport(request, context) }
+        router.get("/tours/{id}/import/{importId}") { request, context in try await showImportPreview(request, context) }
+        router.post("/tours/{id}/import/{importId}/apply") { request, context in try await applyImport(request, context) }
+        router.post("/tours/{id}/route") { request, context in try await saveRoute(request, context) }
     }
 
+    /// Receives a GeoJSON or GPX file and sends the browser to its preview; a refused file shows the tour page again
+    /// with the reason.
+    func uploadImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let importId: String
+        do {
+            (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
+        } catch let refusal as any AppError where refusal.status == .unprocessableContent {
+            return try await refusedImport(refusal.fieldMessages?["file"] ?? refusal.message, status: .unprocessableContent,
+                                     tour: tour, site: site, access: access, request: request, context: context)
+        } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
+            return try await refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
+                                     tour: tour, site: site, access: access, request: request, context: context)
+        }
+        // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
+        // token, as streaming multipart forms do) never lands in the history, and a reload does not upload again.
+        return Response(status: .seeOther, headers: [.location: PanelURL.tourImport(tour.id!, importId: importId)])
+    }
+
+    /// What importing the uploaded file would add, change and skip; nothing is saved yet.
+    func showImportPreview(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
+        guard let data = try? Data(contentsOf: file) else {
+            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
+        }
+        let imported = try parse(data)
+        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
+        let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
+                               changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
+                               routeLength: plan.routeLengthMeters.map(DisplayFormat.kilometers) ?? "",
+                               setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame)
+        return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
+    }
+
+    /// Applies the previewed import and removes its file.
+    func applyImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (_, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
+        guard let data = try? Data(contentsOf: file) else {
+            throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
+        }
+        defer { try? FileManager.default.removeItem(at: file) }
+        let imported = try parse(data)
+        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
+        try await database.perform { try $0.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor) }
+        return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
+    }
+
+    /// Saves the route drawn on the map (JSON for the map), or removes it when empty.
+    func saveRoute(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        let text = form.string("route").trimmed
+        let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
+        try await database.perform { try $0.setRoute(tourId: tour.id!, route: route, actor: context.actor) }
+        if request.wantsJSON {
+            return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
+        }
+        return pages.redirect(to: PanelURL.tour(tour.id!), notice: route == nil ? "Route removed." : "Route saved.")
+    }
+
+    /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/tours/{id}/export.geojson") { request, context in
-            try await export(context)
-        }
-        router.post("/tours/{id}/import") { request, context in
-            guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-            let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
-            let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
-            let (importId, imported) = try await receive(request, owner: nil)
-            try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
-            let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tourId) }, maxAreaKm2: config.maxFrameAreaKm2)
-            if !dryRun { try await database.perform({ try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }) }
-            return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan))
-        }
+        router.get("/tours/{id}/export.geojson") { request, context in try await exportTourGeoJSON(request, context) }
+        router.post("/tours/{id}/import") { request, context in try await importTour(request, context) }
+    }
+
+    /// Imports a GeoJSON or GPX file at once; with `?dryRun=true` only answers what it would do.
+    func importTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
+        let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
+        let (importId, imported) = try await receive(request, owner: nil)
+        try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
+        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tourId) }, maxAreaKm2: config.maxFrameAreaKm2)
+        if !dryRun { try await database.perform({ try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }) }
+        return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan))
     }
 
     struct ImportAnswer: Encodable {
@@ -105,7 +118,8 @@ struct TourExchangeController: Sendable {
         let plan: ImportPlan
     }
 
-    func export(_ context: AppRequestContext) async throws -> Response {
+    /// The tour as a GeoJSON download (panel and API alike).
+    func exportTourGeoJSON(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, site, _) = try await authorization.tour(id: tourId, user: context.requireUser())
         let data = try await database.perform { try $0.exportGeoJSON(tour: tour, site: site) }

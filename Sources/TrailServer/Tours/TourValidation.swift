@@ -148,9 +148,9 @@ enum TourValidation {
         let frame = Frame(north: n, south: s, east: e, west: w)
         let area = frame.areaKm2
         if area < Frame.minimumAreaKm2 {
-            errors["frame"] = "The frame is too small (\(Self.format(area)) km²); make it at least 100 m × 100 m."
+            errors["frame"] = "The frame is too small (\(DisplayFormat.area(area)) km²); make it at least 100 m × 100 m."
         } else if area > maxAreaKm2 {
-            errors["frame"] = "The frame covers \(Self.format(area)) km²; the largest allowed is \(Self.format(maxAreaKm2)) km²."
+            errors["frame"] = "The frame covers \(DisplayFormat.area(area)) km²; the largest allowed is \(DisplayFormat.area(maxAreaKm2)) km²."
         }
         return (errors.isEmpty ? frame : nil, errors)
     }
@@ -175,20 +175,12 @@ enum TourValidation {
         if errors["latitude"] == nil, errors["longitude"] == nil, let lat = input.latitude, let lng = input.longitude {
             if let frame {
                 if !frame.contains(latitude: lat, longitude: lng) {
-                    errors["latitude"] = "This place is outside the tour's frame (\(format(frame)))."
+                    errors["latitude"] = "This place is outside the tour's frame (\(DisplayFormat.frame(frame)))."
                 }
             } else {
                 errors["latitude"] = "Set the tour's map frame before placing waypoints."
             }
         }
         return errors
-    }
-
-    static func format(_ value: Double) -> String {
-        value >= 100 ? String(format: "%.0f", value) : String(format: "%.2f", value)
-    }
-
-    static func format(_ frame: Frame) -> String {
-        String(format: "N %.5f, S %.5f, E %.5f, W %.5f", frame.north, frame.south, frame.east, frame.west)
     }
 }

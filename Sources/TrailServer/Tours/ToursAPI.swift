@@ -116,92 +116,117 @@ struct ToursAPI: Sendable {
         let localized: [String: TextPatch]?
     }
 
+    /// Each handler is named after its operationId in openapi.json.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours") { request, context in
-            let body = try await request.decodeJSON(CreateTour.self, context: context)
-            let (site, access) = try await authorization.site(slug: body.site, user: context.requireUser())
-            try access.require(.author, to: "create tours")
-            let tour = try await database.perform { try $0.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
-                                               actor: context.actor) }
-            return try await JSONResponse.make(tourBody(tour, site), status: .created)
+        router.post("/tours") { request, context in try await createTour(request, context) }
+        router.get("/tours") { request, context in try await listTours(request, context) }
+        router.get("/tours/{id}") { request, context in try await getTour(request, context) }
+        router.patch("/tours/{id}") { request, context in try await updateTour(request, context) }
+        router.delete("/tours/{id}") { request, context in try await deleteTour(request, context) }
+        router.post("/tours/{id}/waypoints") { request, context in try await createWaypoint(request, context) }
+        router.patch("/tours/{id}/waypoints/{wid}") { request, context in try await updateWaypoint(request, context) }
+        router.delete("/tours/{id}/waypoints/{wid}") { request, context in try await deleteWaypoint(request, context) }
+    }
+
+    /// Creates a tour in the site named in the body (authors); 201 with the tour.
+    func createTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(CreateTour.self, context: context)
+        let (site, access) = try await authorization.site(slug: body.site, user: context.requireUser())
+        try access.require(.author, to: "create tours")
+        let tour = try await database.perform { try $0.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
+                                           actor: context.actor) }
+        return try await JSONResponse.make(tourBody(tour, site), status: .created)
+    }
+
+    /// The tours of the site named in `?site=`.
+    func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
+        let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
+        return try JSONResponse.make(try await database.perform { database in
+            try database.tours(siteId: site.id!).map { try Self.tourBody($0, site, in: database) }
+        })
+    }
+
+    /// One tour with its waypoints and their files.
+    func getTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.tour(id: try tourId(context), user: context.requireUser())
+        return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
+    }
+
+    /// Changes what the body names: languages, details, frame and zooms, texts in further languages.
+    func updateTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+        let body = try await request.decodeJSON(PatchTour.self, context: context)
+        // Languages first (their tags are checked before anything is written), then details and frame, then texts.
+        // A new default language swaps texts, so what follows starts from the tour as that left it.
+        if let languages = body.languages {
+            let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
+            guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
+            let tourId = tour.id!
+            tour = try await database.perform { try $0.setTourLanguages(tourId: tourId, choice, actor: context.actor) }
         }
-        router.get("/tours") { request, context in
-            guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
-            let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
-            return try JSONResponse.make(try await database.perform { database in
-                try database.tours(siteId: site.id!).map { try Self.tourBody($0, site, in: database) }
-            })
+        var details: TourInput?, frameInput: FrameInput?
+        if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
+            details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName,
+                                paceKmh: body.paceKmh)
         }
-        router.get("/tours/{id}") { request, context in
-            let (tour, site, _) = try await authorization.tour(id: try tourId(context), user: context.requireUser())
-            return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
+        if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
+            let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
+            frameInput = FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
+                                    minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
         }
-        router.patch("/tours/{id}") { request, context in
-            var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            let body = try await request.decodeJSON(PatchTour.self, context: context)
-            // Languages first (their tags are checked before anything is written), then details and frame, then texts.
-            // A new default language swaps texts, so what follows starts from the tour as that left it.
-            if let languages = body.languages {
-                let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
-                guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
-                let tourId = tour.id!
-                tour = try await database.perform { try $0.setTourLanguages(tourId: tourId, choice, actor: context.actor) }
+        // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
+        let (tourId, edits, maxArea) = (tour.id!, (details: details, frame: frameInput), config.maxFrameAreaKm2)
+        let updated = try await database.perform { database in
+            var updated = try database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
+            for (language, text) in body.localized ?? [:] {
+                updated = try database.setTourText(tourId: tourId, language: language,
+                                                   text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]), actor: context.actor)
             }
-            var details: TourInput?, frameInput: FrameInput?
-            if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
-                details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName,
-                                    paceKmh: body.paceKmh)
-            }
-            if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
-                let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
-                frameInput = FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
-                                        minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
-            }
-            // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
-            let (tourId, edits, maxArea) = (tour.id!, (details: details, frame: frameInput), config.maxFrameAreaKm2)
-            let updated = try await database.perform { database in
-                var updated = try database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
-                for (language, text) in body.localized ?? [:] {
-                    updated = try database.setTourText(tourId: tourId, language: language,
-                                                       text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]), actor: context.actor)
-                }
-                return updated
-            }
-            return try await JSONResponse.make(try tourBody(updated, site))
+            return updated
         }
-        router.delete("/tours/{id}") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
-            return Response(status: .noContent)
-        }
-        router.post("/tours/{id}/waypoints") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
-            let waypoint = try await database.perform { try $0.createWaypoint(
-                tourId: tour.id!,
-                WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order,
-                              triggerRadius: body.triggerRadiusMeters?.input),
-                actor: context.actor) }
-            return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
-        }
-        router.patch("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            let current = try await waypoint(tour, context)
-            let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
-            let waypoint = try await database.perform { try $0.updateWaypoint(
-                tourId: tour.id!, waypointId: current.id!,
-                WaypointInput(name: body.name ?? current.name, description: body.description ?? current.description,
-                              latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order,
-                              triggerRadius: body.triggerRadiusMeters?.input),
-                actor: context.actor) }
-            return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)))
-        }
-        router.delete("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
-            let current = try await waypoint(tour, context)
-            try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor) }
-            return Response(status: .noContent)
-        }
+        return try await JSONResponse.make(try tourBody(updated, site))
+    }
+
+    /// Deletes the tour (204).
+    func deleteTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+        try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
+        return Response(status: .noContent)
+    }
+
+    /// Adds a waypoint, with its texts in further languages; 201 with the waypoint.
+    func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+        let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
+        let waypoint = try await database.perform { try $0.createWaypoint(
+            tourId: tour.id!,
+            WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order,
+                          triggerRadius: body.triggerRadiusMeters?.input),
+            actor: context.actor) }
+        return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
+    }
+
+    /// Changes what the body names of a waypoint; what is left out stays as it is.
+    func updateWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+        let current = try await waypoint(tour, context)
+        let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
+        let waypoint = try await database.perform { try $0.updateWaypoint(
+            tourId: tour.id!, waypointId: current.id!,
+            WaypointInput(name: body.name ?? current.name, description: body.description ?? current.description,
+                          latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order,
+                          triggerRadius: body.triggerRadiusMeters?.input),
+            actor: context.actor) }
+        return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)))
+    }
+
+    /// Deletes a waypoint (204).
+    func deleteWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+        let current = try await waypoint(tour, context)
+        try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor) }
+        return Response(status: .noContent)
     }
 
     /// Saves a waypoint's texts in further languages (sent with its POST or PATCH); returns it as saved.

@@ -15,197 +15,254 @@ struct ToursController: Sendable {
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/sites/{slug}/tours/new") { request, context in
-            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            try access.require(.author, to: "create tours")
-            return pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
-        }
-        router.post("/sites/{slug}/tours") { request, context in
-            let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-            try access.require(.author, to: "create tours")
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                let tour = try await database.perform { try $0.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor) }
-                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour created. Now frame its area on the map.")
-            } catch let errors as ValidationErrors {
-                var page = newTourPage(site, form: Self.tourForm(form))
-                page.errors = errors.fields
-                return pages.render("tour-form", title: "New tour", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.get("/tours/{id}") { request, context in
-            let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            return pages.render("tour", title: tour.name, page: try await tourPage(tour, site, access), request: request, context: context)
-        }
-        router.get("/tours/{id}/edit") { request, context in
-            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
-            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
-        }
+        router.get("/sites/{slug}/tours/new") { request, context in try await newTour(request, context) }
+        router.post("/sites/{slug}/tours") { request, context in try await createTour(request, context) }
+        router.get("/tours/{id}") { request, context in try await showTour(request, context) }
+        router.get("/tours/{id}/edit") { request, context in try await editTour(request, context) }
         // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
-        router.post("/tours/{id}/languages") { request, context in
-            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            var request = request
-            let form = try await request.form(context: context)
-            let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
-            let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
-            do {
-                guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
-                let saved = try await database.perform { try $0.setTourLanguages(tourId: tour.id!, choice, actor: context.actor) }
-                return pages.redirect(to: PanelURL.tourEdit(tour.id!), notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
-            } catch let errors as ValidationErrors {
-                var page = tourEditPage(tour, site, language: nil)
-                page.languages = LanguagesForm.make(tour, chosen: choice?.tags ?? chosen)
-                page.languages?.error = errors["languages"]
-                page.languages?.needsConfirmation = errors["languages"]?.contains("Confirm the removal") == true
-                return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/text/{lang}") { request, context in
-            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let language = try context.parameters.require("lang")
-            var request = request
-            let form = try await request.form(context: context)
-            let text = LocalizedText(name: form.string("name"), description: form.string("description"))
-            do {
-                try await database.perform { try $0.setTourText(tourId: tour.id!, language: language, text, actor: context.actor) }
-                return pages.redirect(to: PanelURL.tourEdit(tour.id!, language: language), notice: "\(LanguageTag.english(language)) text saved.")
-            } catch let errors as ValidationErrors where errors["language"] == nil {
-                // (A language the tour lacks has no tab to show the message on: the error page says it.)
-                var page = tourEditPage(tour, site, language: language)
-                page.translation?.name = text.name
-                page.translation?.description = text.description
-                page.translation?.errors = errors.fields
-                return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/edit") { request, context in
-            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                _ = try await database.perform { try $0.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor) }
-                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
-            } catch let errors as ValidationErrors {
-                let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
-                                        cancelURL: PanelURL.tour(tour.id!), form: Self.tourForm(form), errors: errors.fields)
-                return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/frame") { request, context in
-            let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            var request = request
-            let form = try await request.form(context: context)
-            let input = FrameInput(north: form.double("north"), south: form.double("south"), east: form.double("east"), west: form.double("west"),
-                                   minZoom: form.int("minZoom"), maxZoom: form.int("maxZoom"))
-            do {
-                _ = try await database.perform { try $0.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor) }
-                return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
-            } catch let errors as ValidationErrors {
-                let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
-                let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
-                return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/delete") { request, context in
-            let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
-            return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
-        }
+        router.post("/tours/{id}/languages") { request, context in try await saveLanguages(request, context) }
+        router.post("/tours/{id}/text/{lang}") { request, context in try await saveTourText(request, context) }
+        router.post("/tours/{id}/edit") { request, context in try await saveTour(request, context) }
+        router.post("/tours/{id}/frame") { request, context in try await saveFrame(request, context) }
+        router.post("/tours/{id}/delete") { request, context in try await deleteTour(request, context) }
 
         // Waypoints
-        router.post("/tours/{id}/waypoints") { request, context in
-            let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                let waypoint = try await database.perform { try $0.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor) }
-                if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
-                return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
-            } catch let errors as ValidationErrors where !request.wantsJSON {
-                let page = try await tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
-                return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/waypoints/order") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            var request = request
-            let form = try await request.form(context: context)
-            let ids = form.all("ids").compactMap { Int64($0) }
-            try await database.perform { try $0.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor) }
-            if request.wantsJSON {
-                return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
-            }
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
-        }
-        router.get("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try await waypoint(tour, context)
-            return pages.render("waypoint", title: waypoint.name,
-                                page: try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context,
-                                                       language: request.uri.queryParameters["lang"].map(String.init)),
-                                request: request, context: context)
-        }
-        router.post("/tours/{id}/waypoints/{wid}/text/{lang}") { request, context in
-            let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try await waypoint(tour, context)
-            let language = try context.parameters.require("lang")
-            var request = request
-            let form = try await request.form(context: context)
-            let text = LocalizedText(name: form.string("name"), description: form.string("description"))
-            do {
-                try await database.perform { try $0.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor) }
-                return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
-                                      notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
-            } catch let errors as ValidationErrors where errors["language"] == nil {
-                var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
-                page.translation?.name = text.name
-                page.translation?.description = text.description
-                page.translation?.errors = errors.fields
-                return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/waypoints/{wid}") { request, context in
-            let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try await waypoint(tour, context)
-            var request = request
-            let form = try await request.form(context: context)
-            do {
-                _ = try await database.perform { try $0.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor) }
-                return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
-            } catch let errors as ValidationErrors {
-                var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
-                page.form = Self.waypointForm(form)
-                page.errors = errors.fields
-                return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
-            }
-        }
-        router.post("/tours/{id}/waypoints/{wid}/move") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try await waypoint(tour, context)
-            var request = request
-            let form = try await request.form(context: context)
-            let moved = try await database.perform { try $0.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
-                                                  longitude: form.double("longitude"), actor: context.actor) }
-            if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
-        }
-        router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in
-            let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-            let waypoint = try await waypoint(tour, context)
-            try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor) }
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
-        }
+        router.post("/tours/{id}/waypoints") { request, context in try await createWaypoint(request, context) }
+        router.post("/tours/{id}/waypoints/order") { request, context in try await reorderWaypoints(request, context) }
+        router.get("/tours/{id}/waypoints/{wid}") { request, context in try await showWaypoint(request, context) }
+        router.post("/tours/{id}/waypoints/{wid}/text/{lang}") { request, context in try await saveWaypointText(request, context) }
+        router.post("/tours/{id}/waypoints/{wid}") { request, context in try await saveWaypoint(request, context) }
+        router.post("/tours/{id}/waypoints/{wid}/move") { request, context in try await moveWaypoint(request, context) }
+        router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in try await deleteWaypoint(request, context) }
         for (direction, step) in [("up", -1), ("down", 1)] {
-            router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
-                let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-                let waypoint = try await waypoint(tour, context)
-                try await database.perform { try $0.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor) }
-                return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
-            }
+            router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in try await shiftWaypoint(request, context, direction: direction, step: step) }
         }
     }
+
+    // MARK: Tours
+
+    /// The form for a new tour in a site (authors).
+    func newTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.author, to: "create tours")
+        return pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
+    }
+
+    /// Creates a tour and opens it, or the form again with its errors (422).
+    func createTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.author, to: "create tours")
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            let tour = try await database.perform { try $0.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor) }
+            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour created. Now frame its area on the map.")
+        } catch let errors as ValidationErrors {
+            var page = newTourPage(site, form: Self.tourForm(form))
+            page.errors = errors.fields
+            return pages.render("tour-form", title: "New tour", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// The tour page: details, frame, waypoints on the map, checklist, tiles and publishing.
+    func showTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        return pages.render("tour", title: tour.name, page: try await tourPage(tour, site, access), request: request, context: context)
+    }
+
+    /// The tour's edit form; `?lang=` opens one further language's tab.
+    func editTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
+        return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
+    }
+
+    /// Saves the tour's languages; removing one whose texts or files are there needs the confirmation box.
+    func saveLanguages(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
+        let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
+        do {
+            guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
+            let saved = try await database.perform { try $0.setTourLanguages(tourId: tour.id!, choice, actor: context.actor) }
+            return pages.redirect(to: PanelURL.tourEdit(tour.id!), notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
+        } catch let errors as ValidationErrors {
+            var page = tourEditPage(tour, site, language: nil)
+            page.languages = LanguagesForm.make(tour, chosen: choice?.tags ?? chosen)
+            page.languages?.error = errors["languages"]
+            page.languages?.needsConfirmation = errors["languages"]?.contains("Confirm the removal") == true
+            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Saves the tour's name and description in one further language.
+    func saveTourText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let language = try context.parameters.require("lang")
+        var request = request
+        let form = try await request.form(context: context)
+        let text = LocalizedText(name: form.string("name"), description: form.string("description"))
+        do {
+            try await database.perform { try $0.setTourText(tourId: tour.id!, language: language, text, actor: context.actor) }
+            return pages.redirect(to: PanelURL.tourEdit(tour.id!, language: language), notice: "\(LanguageTag.english(language)) text saved.")
+        } catch let errors as ValidationErrors where errors["language"] == nil {
+            // (A language the tour lacks has no tab to show the message on: the error page says it.)
+            var page = tourEditPage(tour, site, language: language)
+            page.translation?.name = text.name
+            page.translation?.description = text.description
+            page.translation?.errors = errors.fields
+            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Saves the tour's name, description, map name and pace.
+    func saveTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            _ = try await database.perform { try $0.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor) }
+            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
+        } catch let errors as ValidationErrors {
+            let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
+                                    cancelURL: PanelURL.tour(tour.id!), form: Self.tourForm(form), errors: errors.fields)
+            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Saves the tour's map frame and zoom levels, or the tour page again with the frame form's errors (422).
+    func saveFrame(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        let input = FrameInput(north: form.double("north"), south: form.double("south"), east: form.double("east"), west: form.double("west"),
+                               minZoom: form.int("minZoom"), maxZoom: form.int("maxZoom"))
+        do {
+            _ = try await database.perform { try $0.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor) }
+            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
+        } catch let errors as ValidationErrors {
+            let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
+            let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
+            return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Deletes the tour and goes back to its site.
+    func deleteTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
+        return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
+    }
+
+    // MARK: Waypoints
+
+    /// Adds a waypoint (JSON for the map, 201), or the tour page again with the form's errors (422).
+    func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            let waypoint = try await database.perform { try $0.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor) }
+            if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
+            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
+        } catch let errors as ValidationErrors where !request.wantsJSON {
+            let page = try await tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
+            return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Saves the order of the waypoints (the map's drag and drop answers with JSON).
+    func reorderWaypoints(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        let ids = form.all("ids").compactMap { Int64($0) }
+        try await database.perform { try $0.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor) }
+        if request.wantsJSON {
+            return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
+        }
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
+    }
+
+    /// The waypoint page: its form, its files and their texts; `?lang=` opens one further language's tab.
+    func showWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let waypoint = try await waypoint(tour, context)
+        return pages.render("waypoint", title: waypoint.name,
+                            page: try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context,
+                                                   language: request.uri.queryParameters["lang"].map(String.init)),
+                            request: request, context: context)
+    }
+
+    /// Saves the waypoint's name and description in one further language.
+    func saveWaypointText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let waypoint = try await waypoint(tour, context)
+        let language = try context.parameters.require("lang")
+        var request = request
+        let form = try await request.form(context: context)
+        let text = LocalizedText(name: form.string("name"), description: form.string("description"))
+        do {
+            try await database.perform { try $0.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor) }
+            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
+                                  notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
+        } catch let errors as ValidationErrors where errors["language"] == nil {
+            var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
+            page.translation?.name = text.name
+            page.translation?.description = text.description
+            page.translation?.errors = errors.fields
+            return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Saves the waypoint's name, description, place and trigger radius.
+    func saveWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let waypoint = try await waypoint(tour, context)
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            _ = try await database.perform { try $0.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor) }
+            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
+        } catch let errors as ValidationErrors {
+            var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+            page.form = Self.waypointForm(form)
+            page.errors = errors.fields
+            return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Moves the waypoint to a new place (dragged on the map, which gets JSON back).
+    func moveWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let waypoint = try await waypoint(tour, context)
+        var request = request
+        let form = try await request.form(context: context)
+        let moved = try await database.perform { try $0.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
+                                              longitude: form.double("longitude"), actor: context.actor) }
+        if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
+    }
+
+    /// Deletes the waypoint.
+    func deleteWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let waypoint = try await waypoint(tour, context)
+        try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor) }
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
+    }
+
+    /// Moves the waypoint one place up (`step` -1) or down (+1) in the tour's order.
+    func shiftWaypoint(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let waypoint = try await waypoint(tour, context)
+        try await database.perform { try $0.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor) }
+        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
+    }
+
+    // MARK: Lookups and page models
 
     func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
         let id = try context.parameters.require("wid", as: Int64.self)
@@ -234,17 +291,17 @@ struct ToursController: Sendable {
             id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
             stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
             canEdit: canEdit, hasFrame: tour.frame != nil,
-            frameSummary: tour.frame.map(TourValidation.format) ?? "not set",
-            areaKm2: tour.frame.map { TourValidation.format($0.areaKm2) } ?? "",
-            maxAreaKm2: TourValidation.format(config.maxFrameAreaKm2),
+            frameSummary: tour.frame.map(DisplayFormat.frame) ?? "not set",
+            areaKm2: tour.frame.map { DisplayFormat.area($0.areaKm2) } ?? "",
+            maxAreaKm2: DisplayFormat.area(config.maxFrameAreaKm2),
             frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
             waypoints: TourPageBuilder.rows(waypoints, overlapping: overlaps.waypointIds), hasWaypoints: !waypoints.isEmpty,
             waypointForm: waypointForm, waypointErrors: waypointErrors,
             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate,
                                              overlapping: overlaps.waypointIds),
             checklist: checklist, warnings: warnings, hasWarnings: !warnings.isEmpty,
-            routeSummary: tour.routePath.map { String(format: "%d points, %.2f km", $0.points.count, $0.lengthMeters / 1000) },
-            durationSummary: Self.durationSummary(duration),
+            routeSummary: tour.routePath.map { "\($0.points.count) points, \(DisplayFormat.kilometers($0.lengthMeters))" },
+            durationSummary: DisplayFormat.duration(duration),
             isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
             openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
             packageId: package?.currentVersion != nil ? package?.id : nil)
@@ -306,15 +363,6 @@ struct ToursController: Sendable {
             return row
         }
         return page
-    }
-
-    static func durationSummary(_ estimate: DurationEstimate) -> String {
-        let total = estimate.totalMinutes
-        let time = total >= 60 ? "\(total / 60) h \(total % 60) min" : "\(total) min"
-        var parts = [String(format: "%.1f km walking (%.0f min)", estimate.walkingMeters / 1000, estimate.walkingMinutes)]
-        if let ascent = estimate.ascentMeters { parts.append(String(format: "%.0f m of climb (%.0f min)", ascent, estimate.climbMinutes)) }
-        parts.append(String(format: "%.0f min at the waypoints", estimate.dwellMinutes))
-        return "About \(time): " + parts.joined(separator: ", ") + "."
     }
 
     static func tourInput(_ form: FormFields) -> TourInput {

@@ -92,7 +92,7 @@ extension AppDatabase {
                 tour.updatedAt = Date().dbTime
                 try tour.update(db)
                 try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.frame",
-                                      detail: TourValidation.format(frame) + ", zoom \(minZoom)–\(maxZoom)")
+                                      detail: DisplayFormat.frame(frame) + ", zoom \(minZoom)–\(maxZoom)")
             }
             return tour
         }

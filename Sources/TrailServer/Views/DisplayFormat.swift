@@ -1,8 +1,10 @@
 import Foundation
 
-// The panel's and the API's formatting of dates, places, sizes and durations, in one file.
+// The panel's and the API's formatting of dates, places, sizes, durations and counts, in one file.
 
 enum DisplayFormat {
+    // MARK: Dates
+
     static func date(_ time: Double) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -20,16 +22,76 @@ enum DisplayFormat {
         return formatter.string(from: date)
     }
 
-    static func coordinate(_ value: Double?) -> String {
-        value.map { String(format: "%.6f", $0) } ?? ""
-    }
-
     /// How long ago, coarsely: "12 min", "3 h", "2 days" (the review queue).
     static func age(_ time: Double, now: Date = Date()) -> String {
         let seconds = Int(now.timeIntervalSince1970 - time)
         if seconds < 3600 { return "\(max(1, seconds / 60)) min" }
         if seconds < 86_400 { return "\(seconds / 3600) h" }
         return "\(seconds / 86_400) days"
+    }
+
+    /// ISO 8601 in UTC, as the management API's bodies give times: "2024-05-01T10:42:07Z".
+    static func timestamp(_ time: Double) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: time))
+    }
+
+    /// An HTTP date (`Date`, `Upload-Expires`): "Wed, 01 May 2024 10:42:07 GMT", the second rounded down.
+    static func httpDate(_ time: Double) -> String {
+        var time = time_t(time.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+
+    // MARK: Places and distances
+
+    static func coordinate(_ value: Double?) -> String {
+        value.map { String(format: "%.6f", $0) } ?? ""
+    }
+
+    /// A frame in words: "N 44.43000, S 44.36000, E -121.97000, W -122.28000".
+    static func frame(_ frame: Frame) -> String {
+        String(format: "N %.5f, S %.5f, E %.5f, W %.5f", frame.north, frame.south, frame.east, frame.west)
+    }
+
+    /// An area in km², without the unit: whole from 100 up, else two decimals.
+    static func area(_ value: Double) -> String {
+        value >= 100 ? String(format: "%.0f", value) : String(format: "%.2f", value)
+    }
+
+    /// A distance given in metres, as "3.27 km".
+    static func kilometers(_ meters: Double) -> String {
+        String(format: "%.2f km", meters / 1000)
+    }
+
+    // MARK: Durations
+
+    /// The tour page's time estimate: "About 1 h 25 min: 4.2 km walking (63 min), 120 m of climb (12 min),
+    /// 10 min at the waypoints."
+    static func duration(_ estimate: DurationEstimate) -> String {
+        let total = estimate.totalMinutes
+        let time = total >= 60 ? "\(total / 60) h \(total % 60) min" : "\(total) min"
+        var parts = [String(format: "%.1f km walking (%.0f min)", estimate.walkingMeters / 1000, estimate.walkingMinutes)]
+        if let ascent = estimate.ascentMeters { parts.append(String(format: "%.0f m of climb (%.0f min)", ascent, estimate.climbMinutes)) }
+        parts.append(String(format: "%.0f min at the waypoints", estimate.dwellMinutes))
+        return "About \(time): " + parts.joined(separator: ", ") + "."
+    }
+
+    // MARK: Counts and sizes
+
+    /// `20000` → `20,000`, the same on every machine.
+    static func grouped(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var result = ""
+        for (index, character) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
+            result.append(character)
+        }
+        return (value < 0 ? "-" : "") + result
     }
 
     /// A limit in words: "20 MB" for a whole number of MB, exact bytes otherwise.
@@ -49,7 +111,7 @@ enum ByteFormat {
         "\(site.name) has used its storage quota (\(string(quota))). Delete unused files or ask an admin for more space."
     }
 
-
+    /// "812 bytes", "1.5 MiB": binary units, one decimal.
     static func string(_ bytes: Int64) -> String {
         let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes), unit = 0

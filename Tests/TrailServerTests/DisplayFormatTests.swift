@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+@testable import TrailServer
+
+/// The shared formatting helpers (Views/DisplayFormat.swift) give the texts they gave where they were before.
+@Suite struct DisplayFormatTests {
+    @Test func counts() {
+        #expect(DisplayFormat.grouped(20000) == "20,000")
+        #expect(DisplayFormat.grouped(417) == "417")
+        #expect(DisplayFormat.grouped(1_234_567) == "1,234,567")
+        #expect(DisplayFormat.grouped(-1_234) == "-1,234")
+    }
+
+    /// One HTTP-date writer for the `Date` header and tus's `Upload-Expires`: the same text as the DateFormatter
+    /// tus used before, fractions of a second rounded down.
+    @Test func httpDates() {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        #expect(DisplayFormat.httpDate(1_714_560_127.9) == "Wed, 01 May 2024 10:42:07 GMT")
+        for time in [0, 1_714_560_127.9, 1_709_164_800, 1_735_689_599.5, 4_102_444_800, 951_782_400.25] {
+            #expect(DisplayFormat.httpDate(time) == formatter.string(from: Date(timeIntervalSince1970: time)))
+        }
+    }
+
+    @Test func timestamps() {
+        #expect(DisplayFormat.timestamp(1_714_560_127) == "2024-05-01T10:42:07Z")
+        #expect(DisplayFormat.date(1_714_560_127) == "2024-05-01 10:42 UTC")
+    }
+
+    @Test func placesAndDistances() {
+        #expect(DisplayFormat.kilometers(3270) == "3.27 km")
+        #expect(DisplayFormat.area(2500) == "2500")
+        #expect(DisplayFormat.area(12.5) == "12.50")
+        #expect(DisplayFormat.frame(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28))
+                == "N 44.43000, S 44.36000, E -121.97000, W -122.28000")
+        #expect(DisplayFormat.coordinate(44.5) == "44.500000")
+        #expect(DisplayFormat.coordinate(nil) == "")
+    }
+
+    @Test func durations() {
+        let estimate = DurationEstimate(walkingMeters: 4200, ascentMeters: 120, walkingMinutes: 63, climbMinutes: 12, dwellMinutes: 10,
+                                        distancesFromPrevious: [])
+        #expect(DisplayFormat.duration(estimate)
+                == "About 1 h 25 min: 4.2 km walking (63 min), 120 m of climb (12 min), 10 min at the waypoints.")
+        let flat = DurationEstimate(walkingMeters: 900, ascentMeters: nil, walkingMinutes: 11, climbMinutes: 0, dwellMinutes: 4,
+                                    distancesFromPrevious: [])
+        #expect(DisplayFormat.duration(flat) == "About 15 min: 0.9 km walking (11 min), 4 min at the waypoints.")
+    }
+}
