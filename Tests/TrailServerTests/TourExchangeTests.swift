@@ -66,7 +66,7 @@ import Testing
         let copied = try #require(try app.database.tour(id: copy.id!))
         let source = try #require(try app.database.tour(id: seed.tourId))
         // The route point for point; the new frame encloses every imported point and the whole route.
-        let route = try #require(copied.routePath?.points), sourceRoute = try #require(source.routePath?.points)
+        let route = try #require(copied.route?.points), sourceRoute = try #require(source.route?.points)
         #expect(route.count == sourceRoute.count)
         for (a, b) in zip(route, sourceRoute) {
             #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
@@ -102,7 +102,7 @@ import Testing
         #expect(try app.database.waypoints(tourId: seed.tourId).count == before + (mode == "track" ? 0 : 3))
         if mode != "waypoints" {
             let tour = try #require(try app.database.tour(id: seed.tourId))
-            let route = try #require(tour.routePath)
+            let route = try #require(tour.route)
             let length = try #require(reference["length"] as? Double), ascent = try #require(reference["ascent"] as? Double)
             #expect(abs(route.lengthMeters - length) / length < 0.005, "length \(route.lengthMeters) vs \(length)")
             #expect(abs((route.ascentMeters ?? -1) - ascent) < 0.5)
@@ -192,7 +192,7 @@ import Testing
             #expect(page.text.contains("2 points"))
             #expect(page.text.contains("id=\"duration-estimate\""))
         }
-        #expect(try app.database.tour(id: seed.tourId)?.routePath?.points.count == 2)
+        #expect(try app.database.tour(id: seed.tourId)?.route?.points.count == 2)
     }
 
     @Test func wavDurationIsReadFromItsHeader() throws {

@@ -46,8 +46,6 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
         return Frame(north: n, south: s, east: e, west: w)
     }
 
-    public var routePath: RoutePath? { route }
-
     /// While a publish request is open the working copy is read-only, so reviewers see what will ship.
     public var isLocked: Bool { state == .inReview }
 }

@@ -22,7 +22,7 @@ enum TourExport {
     }
 
     static func geoJSON(tour: Tour, waypoints: [Waypoint], siteName: String) throws -> Data {
-        let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.routePath)
+        let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.route)
         let manifest = Manifest(
             packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: Manifest.timestamp(Date(timeIntervalSince1970: tour.updatedAt.rounded(.down))),
             packageName: tour.name, park: siteName, mapName: tour.mapName,
@@ -33,7 +33,7 @@ enum TourExport {
                                   description: $0.description, assets: [], triggerRadiusMeters: $0.triggerRadiusMeters,
                                   localized: $0.localized.isEmpty ? nil : $0.localized.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) })
             },
-            route: tour.routePath?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) })
+            route: tour.route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) })
         return try TourGeoJSON.make(manifest: manifest)
     }
 
@@ -493,7 +493,7 @@ extension AppDatabase {
             return seconds.isEmpty ? nil : seconds.reduce(0, +)
         }
         return DurationEstimate.estimate(waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
-                                         route: tour.routePath, paceKmh: tour.paceKmh, dwellSeconds: dwell)
+                                         route: tour.route, paceKmh: tour.paceKmh, dwellSeconds: dwell)
     }
 }
 

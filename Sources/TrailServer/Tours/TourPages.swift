@@ -192,7 +192,7 @@ enum TourPageBuilder {
             moveURLTemplate: PanelURL.waypointMoveTemplate(tourId: tour.id!),
             orderURL: PanelURL.waypointOrder(tourId: tour.id!),
             newWaypointURL: PanelURL.waypoints(tourId: tour.id!))
-        data.route = tour.routePath?.points.map { [$0.longitude, $0.latitude] } ?? []
+        data.route = tour.route?.points.map { [$0.longitude, $0.latitude] } ?? []
         data.routeURL = PanelURL.tourRoute(tour.id!)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

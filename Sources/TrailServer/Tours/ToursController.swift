@@ -300,7 +300,7 @@ struct ToursController: Sendable {
             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate,
                                              overlapping: overlaps.waypointIds),
             checklist: checklist, warnings: warnings, hasWarnings: !warnings.isEmpty,
-            routeSummary: tour.routePath.map { "\($0.points.count) points, \(DisplayFormat.kilometers($0.lengthMeters))" },
+            routeSummary: tour.route.map { "\($0.points.count) points, \(DisplayFormat.kilometers($0.lengthMeters))" },
             durationSummary: DisplayFormat.duration(duration),
             isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
             openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
