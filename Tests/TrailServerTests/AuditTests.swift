@@ -47,7 +47,7 @@ import Testing
             #expect(member.objectId == "\(seed.alphaId):\(seed.spareId)" && member.detail == "spare@test.org as reviewer")
             let disable = try event("user.disable")
             #expect(disable.userId == adminId && disable.objectType == "user" && disable.objectId == "\(seed.spareId)" && disable.detail == "spare@test.org")
-            #expect(events.allSatisfy { $0.occurredAt > Date().timeIntervalSince1970 - 60 })
+            #expect(events.allSatisfy { $0.occurredAt > Date().addingTimeInterval(-60) })
         }
     }
 

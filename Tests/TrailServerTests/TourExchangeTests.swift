@@ -223,7 +223,7 @@ import Testing
                                     waypoints: waypoints, route: try RoutePath(json: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]"), paceKmh: 5)
         let request = PublishRequest(id: "r", tourId: 1, siteId: 1, packageId: "p", version: 1, authorId: nil, state: .building,
                                      snapshot: snapshot, requiredApprovals: 1, filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0,
-                                     createdAt: 1_800_000_000, updatedAt: 1_800_000_000)
+                                     createdAt: Date(timeIntervalSince1970: 1_800_000_000), updatedAt: Date(timeIntervalSince1970: 1_800_000_000))
         let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
         let route = try #require(manifest.route)
         #expect(route.count == 3 && route[0].longitude == -122.24)

@@ -67,4 +67,33 @@ import Testing
         let damaged = current.replacingOccurrences(of: "[[-122.24,44.39],", with: "[[-122.24],")
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(TourSnapshot.self, from: Data(damaged.utf8)) }
     }
+
+    /// Timestamps are `Date`s in the records and stay numbers (seconds since 1970) in every table: GRDB's default for a
+    /// `Date` is text, which would sort and compare wrongly against the numbers raw SQL writes (`UnixTimeRecord`).
+    @Test func timestampsAreDatesStoredAsNumbers() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        final class Box: @unchecked Sendable { var released: ReleasedPackage? }
+        let box = Box()
+        let before = Date().addingTimeInterval(-1)
+        try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
+        let released = try #require(box.released)
+        let version = try #require(try env.database.packageVersion(packageId: released.packageId, version: 1))
+        #expect(version.createdAt >= before && version.createdAt <= Date(), "read back as the moment it was written")
+
+        let kinds = try await env.database.writer.read { db -> [String: Set<String>] in
+            var kinds: [String: Set<String>] = [:]
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%'") {
+                for column in try db.columns(in: table) where column.name.hasSuffix("At") {
+                    let found = try String.fetchAll(db, sql: "SELECT DISTINCT typeof(\(column.name)) FROM \(table)")
+                    kinds["\(table).\(column.name)"] = Set(found)
+                }
+            }
+            return kinds
+        }
+        let written = kinds.filter { !$0.value.subtracting(["null"]).isEmpty }
+        #expect(written.count >= 10, "the release wrote timestamps in many tables: \(written.keys.sorted())")
+        let notNumbers = written.filter { !$0.value.subtracting(["null", "real", "integer"]).isEmpty }
+        #expect(notNumbers.isEmpty, "timestamps stored as something else than numbers: \(notNumbers)")
+    }
 }

@@ -48,7 +48,7 @@ struct MobileAPI: Sendable {
                 }
                 return Components.Schemas.PackageDetail(
                     id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
-                    sha256: version.sha256, updatedAt: Date(timeIntervalSince1970: version.createdAt), park: published.siteName, site: published.siteSlug,
+                    sha256: version.sha256, updatedAt: version.createdAt, park: published.siteName, site: published.siteSlug,
                     bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: Base64EncodedData(signature), manifest: manifest,
                     downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version), languages: manifest.languages)
             }
@@ -106,7 +106,7 @@ struct MobileAPI: Sendable {
     func item(_ published: PublishedPackage) -> Components.Schemas.PackageSummary {
         Components.Schemas.PackageSummary(
             id: published.package.id, name: published.version.name, description: published.version.description, size: published.version.size,
-            version: published.version.version, sha256: published.version.sha256, updatedAt: Date(timeIntervalSince1970: published.version.createdAt))
+            version: published.version.version, sha256: published.version.sha256, updatedAt: published.version.createdAt)
     }
 
     /// Unknown → 404; known but unpublished → 410 (the app can tell the visitor it was withdrawn).

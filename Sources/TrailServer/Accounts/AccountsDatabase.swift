@@ -46,7 +46,7 @@ extension AppDatabase {
                            actor: AuditActor) throws -> User {
         if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw ValidationErrors(["email": "A user with this email already exists."]) }
         var user = User(id: nil, email: email, displayName: displayName, passwordHash: hash, isAdmin: isAdmin,
-                        isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date().dbTime)
+                        isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date())
         try user.insert(db)
         try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(user.id!)", action: "user.create",
                               detail: "\(email)\(isAdmin ? " (admin)" : "")")
@@ -146,7 +146,7 @@ extension AppDatabase {
     /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
     public func startSession(userId: Int64, ipAddress: String?) throws -> (token: String, csrf: String) {
         let token = SecretToken.make(), csrf = SecretToken.make()
-        let now = Date().dbTime
+        let now = Date()
         try writer.write { db in
             try SessionRecord(tokenHash: SecretToken.hash(token), userId: userId, csrfToken: csrf, createdAt: now,
                               lastSeenAt: now, ipAddress: ipAddress).insert(db)
@@ -164,20 +164,20 @@ extension AppDatabase {
     /// (GRDB's one writer, then SQLite's lock). It writes only to end a session or, once a minute, to note `lastSeenAt`.
     public func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) throws -> (SessionRecord, User)? {
         let hash = SecretToken.hash(token)
-        let now = Date().dbTime
+        let now = Date()
         let found = try writer.read { db -> (session: SessionRecord, user: User?)? in
             guard let session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
             return (session, try User.fetchOne(db, id: session.userId))
         }
         guard let (found, user) = found else { return nil }
         var session = found
-        guard now - session.lastSeenAt <= idleTimeout, now - session.createdAt <= lifetime, let user, !user.isDisabled else {
+        guard now.timeIntervalSince(session.lastSeenAt) <= idleTimeout, now.timeIntervalSince(session.createdAt) <= lifetime, let user, !user.isDisabled else {
             _ = try writer.write { try SessionRecord.deleteOne($0, key: hash) }
             return nil
         }
-        if now - session.lastSeenAt > 60 {
+        if now.timeIntervalSince(session.lastSeenAt) > 60 {
             session.lastSeenAt = now
-            try writer.write { try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now, hash]) }
+            try writer.write { try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now.dbTime, hash]) }
         }
         return (session, user)
     }
@@ -198,7 +198,7 @@ extension AppDatabase {
         let token = "tc_" + SecretToken.make()
         return try writer.write { db in
             guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw NotFound() }
-            var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date().dbTime)
+            var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date())
             try record.insert(db)
             try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id!)", action: "token.create", detail: name)
             return (token, record)
@@ -214,9 +214,9 @@ extension AppDatabase {
             return (record, user)
         }
         guard let (record, user) = found else { return nil }
-        let now = Date().dbTime
-        if now - (record.lastUsedAt ?? 0) > 60 {
-            try writer.write { try $0.execute(sql: "UPDATE apiToken SET lastUsedAt = ? WHERE id = ?", arguments: [now, record.id]) }
+        let now = Date()
+        if now.timeIntervalSince(record.lastUsedAt ?? .distantPast) > 60 {
+            try writer.write { try $0.execute(sql: "UPDATE apiToken SET lastUsedAt = ? WHERE id = ?", arguments: [now.dbTime, record.id]) }
         }
         return user
     }

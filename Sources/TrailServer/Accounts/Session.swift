@@ -3,12 +3,12 @@ import Foundation
 import GRDB
 
 /// A signed-in browser. The cookie carries `token`; the table stores only its SHA-256.
-public struct SessionRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var tokenHash: String
     public var userId: Int64
     public var csrfToken: String
-    public var createdAt: Double
-    public var lastSeenAt: Double
+    public var createdAt: Date
+    public var lastSeenAt: Date
     public var ipAddress: String?
 
     public static let databaseTableName = "session"
@@ -20,14 +20,14 @@ public struct SessionRecord: Codable, Sendable, FetchableRecord, PersistableReco
     }
 }
 
-public struct APITokenRecord: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
+public struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
     public var userId: Int64
     public var name: String
     public var tokenHash: String
-    public var createdAt: Double
-    public var lastUsedAt: Double?
-    public var revokedAt: Double?
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+    public var revokedAt: Date?
 
     public static let databaseTableName = "apiToken"
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-public struct User: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+public struct User: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
     public var email: String
     public var displayName: String
@@ -9,7 +9,7 @@ public struct User: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     public var isAdmin: Bool
     public var isDisabled: Bool
     public var mustChangePassword: Bool
-    public var createdAt: Double
+    public var createdAt: Date
 
     public static let databaseTableName = "user"
 

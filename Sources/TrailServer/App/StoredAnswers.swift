@@ -372,7 +372,7 @@ enum HTTPDate {
     static var now: String {
         let second = Int(Date().timeIntervalSince1970)
         if let text = cache.withLockedValue({ $0.second == second ? $0.text : nil }) { return text }
-        let text = DisplayFormat.httpDate(Double(second))
+        let text = DisplayFormat.httpDate(Date(timeIntervalSince1970: Double(second)))
         cache.withLockedValue { $0 = (second, text) }
         return text
     }

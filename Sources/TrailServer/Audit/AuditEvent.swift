@@ -13,9 +13,9 @@ public struct AuditActor: Sendable {
     public static let system = AuditActor(userId: nil, ipAddress: "cli")
 }
 
-public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
+public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
-    public var occurredAt: Double
+    public var occurredAt: Date
     public var userId: Int64?
     public var siteId: Int64?
     public var objectType: String
@@ -39,7 +39,7 @@ public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistable
     /// Called inside the transaction that makes the change, so the event and the change land together or not at all.
     static func record(_ db: Database, actor: AuditActor, siteId: Int64? = nil, objectType: String, objectId: String,
                        action: String, detail: String) throws {
-        var event = AuditEvent(id: nil, occurredAt: Date().dbTime, userId: actor.userId, siteId: siteId,
+        var event = AuditEvent(id: nil, occurredAt: Date(), userId: actor.userId, siteId: siteId,
                                objectType: objectType, objectId: objectId, action: action,
                                detail: String(detail.prefix(500)), ipAddress: actor.ipAddress)
         try event.insert(db)

@@ -91,6 +91,15 @@ extension Date {
     var dbTime: Double { timeIntervalSince1970 }
 }
 
+/// A record whose timestamps are `Date`s, stored as seconds since 1970 (a REAL column), as every table has held them
+/// since the first migration; GRDB's own default would write text. Raw SQL passes the same number (`Date().dbTime`).
+public protocol UnixTimeRecord: FetchableRecord, EncodableRecord {}
+
+extension UnixTimeRecord {
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+}
+
 /// The threads ``AppDatabase/perform(_:)`` runs on. Sixteen: SQLite serves one writer and the pool's five readers at a
 /// time, so a handful of requests waiting for the write lock still leave threads for the reads of other pages (a fixed
 /// pool, unlike Dispatch's, which on Linux adds threads for blocked ones only after its monitor notices).

@@ -19,7 +19,7 @@ public enum ScanStatus: String, Codable, Sendable, CaseIterable, DatabaseValueCo
 }
 
 /// A file attached to a waypoint. The user's file name is metadata only; the bytes live at a server-made path.
-public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+public struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
     public var waypointId: Int64
     public var position: Int
@@ -33,8 +33,8 @@ public struct Asset: Codable, Sendable, Identifiable, FetchableRecord, MutablePe
     /// Relative to the data folder.
     public var storedPath: String
     public var uploadedBy: Int64?
-    public var createdAt: Double
-    public var scannedAt: Double?
+    public var createdAt: Date
+    public var scannedAt: Date?
     /// Play time of audio and video when the file's headers tell it.
     public var durationSeconds: Double? = nil
     /// What the visitor's app shows as the file's name (empty: none).
@@ -87,7 +87,7 @@ public struct AssetCompanions: Sendable {
 }
 
 /// A tus upload in progress.
-public struct UploadRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct UploadRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var id: String
     public var userId: Int64
     public var tourId: Int64
@@ -96,8 +96,8 @@ public struct UploadRecord: Codable, Sendable, FetchableRecord, PersistableRecor
     public var fileName: String
     public var length: Int64
     public var offset: Int64
-    public var createdAt: Double
-    public var expiresAt: Double
+    public var createdAt: Date
+    public var expiresAt: Date
 
     public static let databaseTableName = "upload"
 }

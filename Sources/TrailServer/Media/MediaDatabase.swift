@@ -116,7 +116,7 @@ extension AppDatabase {
             var asset = Asset(id: nil, waypointId: new.waypointId, position: position, kind: new.detected.kind,
                               originalName: String(new.originalName.prefix(255)), mimeType: new.detected.mimeType, size: new.size,
                               sha256: new.sha256, scanStatus: .pending, scanDetail: "", storedPath: new.storedPath,
-                              uploadedBy: actor.userId, createdAt: Date().dbTime, durationSeconds: new.durationSeconds)
+                              uploadedBy: actor.userId, createdAt: Date(), durationSeconds: new.durationSeconds)
             try asset.insert(db)
             try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
             if let old = replacedAsset {
@@ -216,7 +216,7 @@ extension AppDatabase {
             }
             var companion = Asset(id: nil, waypointId: owner.waypointId, position: 0, kind: .text, originalName: String(new.originalName.prefix(255)),
                                   mimeType: new.format.mimeType, size: new.size, sha256: new.sha256, scanStatus: .pending, scanDetail: "",
-                                  storedPath: new.storedPath, uploadedBy: actor.userId, createdAt: Date().dbTime,
+                                  storedPath: new.storedPath, uploadedBy: actor.userId, createdAt: Date(),
                                   companionOf: owner.id!, companionRole: new.role)
             try companion.insert(db)
             try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [companion.id!, Date().dbTime])
@@ -273,7 +273,7 @@ extension AppDatabase {
             asset.scanStatus = status
             asset.scanDetail = String(detail.prefix(500))
             asset.storedPath = storedPath
-            asset.scannedAt = Date().dbTime
+            asset.scannedAt = Date()
             try asset.update(db)
             try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [assetId])
             let siteId = try Int64.fetchOne(db, sql: """

@@ -61,7 +61,7 @@ struct TusController: Sendable {
         let now = Date()
         let record = UploadRecord(id: id, userId: user.id, tourId: tourId, waypointId: waypointId, replacesAssetId: replaces,
                                   fileName: AssetIntake.displayName(metadata["filename"] ?? "unnamed"), length: length, offset: 0,
-                                  createdAt: now.dbTime, expiresAt: now.addingTimeInterval(config.uploadExpiry).dbTime)
+                                  createdAt: now, expiresAt: now.addingTimeInterval(config.uploadExpiry))
         try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(paths.upload(id).path),
                                                    options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { _ in }
         do {
@@ -221,7 +221,7 @@ struct TusController: Sendable {
         guard let id = context.parameters.get("id"), let upload = try database.upload(id: id), upload.userId == user.id else {
             throw TusError(.notFound, "No such upload (it may have finished, been cancelled, or expired and been removed).")
         }
-        if !allowExpired && upload.expiresAt < Date().dbTime {
+        if !allowExpired && upload.expiresAt < Date() {
             throw TusError(.gone, "This upload expired; start it again.")
         }
         return upload

@@ -208,11 +208,11 @@ enum ManifestMaker {
     }
 
     /// Also used by the tour's GeoJSON export, so the export is the document the package's `waypoints.geojson` will be.
-    static func manifest(packageId: String, version: Int, createdAt time: Double, snapshot: TourSnapshot) -> Manifest {
+    static func manifest(packageId: String, version: Int, createdAt time: Date, snapshot: TourSnapshot) -> Manifest {
         let frame = snapshot.frame
         let estimate = estimate(snapshot)
         let route = snapshot.route
-        let createdAt = Manifest.timestamp(Date(timeIntervalSince1970: time.rounded(.down)))
+        let createdAt = Manifest.timestamp(time)  // whole seconds
         var manifest = Manifest(
             packageId: packageId, version: version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
             mapName: snapshot.mapName, bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),

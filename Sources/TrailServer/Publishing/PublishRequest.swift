@@ -36,7 +36,7 @@ public enum PublishState: String, Codable, Sendable, CaseIterable, DatabaseValue
 }
 
 /// A frozen snapshot of a tour, the package built from it, and its review.
-public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct PublishRequest: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var id: String
     public var tourId: Int64?
     public var siteId: Int64
@@ -59,8 +59,8 @@ public struct PublishRequest: Codable, Sendable, FetchableRecord, PersistableRec
     public var manifestJSON: String?
     /// Every packaged file's verdict from the build's re-scan (a JSON column); nil before the build ends.
     public var scanReport: [ScanReportEntry]?
-    public var createdAt: Double
-    public var updatedAt: Double
+    public var createdAt: Date
+    public var updatedAt: Date
 
     public static let databaseTableName = "publishRequest"
 
@@ -85,12 +85,12 @@ public enum ReviewDecision: String, Codable, Sendable, CaseIterable, DatabaseVal
     case approve, deny
 }
 
-public struct Review: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct Review: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var requestId: String
     public var reviewerId: Int64
     public var decision: ReviewDecision
     public var comment: String
-    public var createdAt: Double
+    public var createdAt: Date
 
     public static let databaseTableName = "review"
 }
@@ -185,19 +185,19 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
 }
 
 /// A released package (one per tour) and its immutable versions.
-public struct PackageRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct PackageRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var id: String
     public var tourId: Int64?
     public var siteId: Int64
     public var currentVersion: Int?
     public var isVisible: Bool
-    public var createdAt: Double
-    public var updatedAt: Double
+    public var createdAt: Date
+    public var updatedAt: Date
 
     public static let databaseTableName = "package"
 }
 
-public struct PackageVersion: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct PackageVersion: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var packageId: String
     public var version: Int
     public var requestId: String?
@@ -209,7 +209,7 @@ public struct PackageVersion: Codable, Sendable, FetchableRecord, PersistableRec
     public var signature: String
     public var manifestJSON: String
     public var releasedBy: Int64?
-    public var createdAt: Double
+    public var createdAt: Date
     public var verifiedCount: Int
 
     public static let databaseTableName = "packageVersion"

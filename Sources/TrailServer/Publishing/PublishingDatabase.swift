@@ -98,7 +98,7 @@ extension AppDatabase {
             var snapshot = try Self.snapshot(db, tour: tour, site: site)
             snapshot.tiles = try Self.tileSource(db, tour: tour, settings: Self.tileSettings(db, given: tiles))
             var package = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db)
-            let now = Date().dbTime
+            let now = Date()
             if package == nil {
                 package = PackageRecord(id: UUID().uuidString.lowercased(), tourId: tourId, siteId: site.id!, currentVersion: nil,
                                         isVisible: false, createdAt: now, updatedAt: now)
@@ -244,7 +244,7 @@ extension AppDatabase {
                 throw Conflict("You have already reviewed this request; each reviewer counts once.")
             }
             try Review(requestId: requestId, reviewerId: reviewer.id, decision: .approve, comment: String(comment.trimmed.prefix(5000)),
-                       createdAt: Date().dbTime).insert(db)
+                       createdAt: Date()).insert(db)
             let approvals = try Review.filter(Column("requestId") == requestId && Column("decision") == ReviewDecision.approve).fetchCount(db)
             var becameReady = false
             if approvals >= request.requiredApprovals {
@@ -271,7 +271,7 @@ extension AppDatabase {
                 throw Conflict("You have already reviewed this request.")
             }
             try Review(requestId: requestId, reviewerId: reviewer.id, decision: .deny, comment: String(comment.prefix(5000)),
-                       createdAt: Date().dbTime).insert(db)
+                       createdAt: Date()).insert(db)
             try db.execute(literal: """
                 UPDATE publishRequest SET state = \(PublishState.denied), denialComment = \(String(comment.prefix(5000))), updatedAt = \(Date().dbTime)
                 WHERE id = \(requestId) AND state IN \(PublishState.reviewable)
@@ -335,15 +335,15 @@ extension AppDatabase {
             try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
                            arguments: [PublishState.published, Date().dbTime, requestId, PublishState.ready])
             guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
-            let now = Date().dbTime
+            let now = Date()
             let version = PackageVersion(packageId: request.packageId, version: request.version, requestId: requestId, name: snapshot.name,
                                          description: snapshot.description, mapName: snapshot.mapName, sha256: sha, size: size,
                                          signature: signature, manifestJSON: manifest, releasedBy: user.id, createdAt: now, verifiedCount: 0)
             try version.insert(db)
             try db.execute(sql: "UPDATE package SET currentVersion = ?, isVisible = 1, updatedAt = ? WHERE id = ?",
-                           arguments: [request.version, now, request.packageId])
+                           arguments: [request.version, now.dbTime, request.packageId])
             if let tourId = request.tourId {
-                try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [TourState.published, now, tourId])
+                try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [TourState.published, now.dbTime, tourId])
             }
             try Self.bumpCatalog(db, reason: .release)
             try place(request)

@@ -1,13 +1,13 @@
 import Foundation
 import GRDB
 
-public struct Site: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+public struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
     public var slug: String
     public var name: String
     public var description: String
     public var requiredApprovals: Int
-    public var createdAt: Double
+    public var createdAt: Date
     /// Bytes of clean assets the site may store; nil means no limit.
     public var storageQuotaBytes: Int64? = nil
     /// Whether accessible media (alt text on images) must be there before publishing, or is only recommended.
@@ -151,7 +151,7 @@ extension AppDatabase {
                 throw ValidationErrors(["slug": "A site with this slug already exists."])
             }
             var site = Site(id: nil, slug: input.slug, name: input.name.trimmed, description: input.description.trimmed,
-                            requiredApprovals: input.requiredApprovals, createdAt: Date().dbTime)
+                            requiredApprovals: input.requiredApprovals, createdAt: Date())
             site.storageQuotaBytes = input.storageQuotaBytes
             site.mediaAccessibility = input.mediaAccessibility
             site.requireCompleteLanguages = input.requireCompleteLanguages

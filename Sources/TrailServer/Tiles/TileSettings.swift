@@ -101,13 +101,13 @@ public enum TileURLTemplate {
 }
 
 /// The saved settings row (table `tileSettings`, one row at most).
-struct TileSettingsRecord: Codable, Sendable, FetchableRecord, PersistableRecord {
+struct TileSettingsRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     var id: Int64 = 1
     var urlTemplate: String?
     var attribution: String
     var tileCap: Int
     var updatedBy: Int64?
-    var updatedAt: Double
+    var updatedAt: Date
 
     static let databaseTableName = "tileSettings"
 }
@@ -143,7 +143,7 @@ extension AppDatabase {
         let settings = TileSettings(urlTemplate: template, attribution: attribution, tileCap: cap)
         try writer.write { db in
             try TileSettingsRecord(urlTemplate: settings.urlTemplate, attribution: settings.attribution, tileCap: cap,
-                                   updatedBy: actor.userId, updatedAt: Date().dbTime).save(db)
+                                   updatedBy: actor.userId, updatedAt: Date()).save(db)
             try AuditEvent.record(db, actor: actor, objectType: "tileSettings", objectId: "1", action: "tiles.settings",
                                   detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)")
         }

@@ -247,7 +247,7 @@ struct TilesController: Sendable {
                 tourId: tour.id!, originalName: name, size: file.size, sha256: file.sha256, format: info.format, minZoom: info.minZoom,
                 maxZoom: info.maxZoom, boundsWest: info.bounds.west, boundsSouth: info.bounds.south, boundsEast: info.bounds.east,
                 boundsNorth: info.bounds.north, attribution: String(info.attribution.prefix(500)), tileCount: info.tileCount, scanStatus: .pending,
-                scanDetail: "", storedPath: relative, uploadedBy: context.user?.id, createdAt: Date().dbTime, scannedAt: nil)
+                scanDetail: "", storedPath: relative, uploadedBy: context.user?.id, createdAt: Date(), scannedAt: nil)
             let released = try await database.perform { try $0.replaceTileset(tileset, actor: context.actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// An MBTiles file uploaded for one tour (table `tourTileset`): it replaces the tile server for that tour's packages.
-public struct TourTileset: Codable, Sendable, FetchableRecord, PersistableRecord {
+public struct TourTileset: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
     public var tourId: Int64
     public var originalName: String
     public var size: Int64
@@ -21,8 +21,8 @@ public struct TourTileset: Codable, Sendable, FetchableRecord, PersistableRecord
     /// Relative to the data folder.
     public var storedPath: String
     public var uploadedBy: Int64?
-    public var createdAt: Double
-    public var scannedAt: Double?
+    public var createdAt: Date
+    public var scannedAt: Date?
 
     public static let databaseTableName = "tourTileset"
 
@@ -119,7 +119,7 @@ extension AppDatabase {
             tileset.scanStatus = status
             tileset.scanDetail = String(detail.prefix(500))
             tileset.storedPath = storedPath
-            tileset.scannedAt = Date().dbTime
+            tileset.scannedAt = Date()
             try tileset.update(db)
             let siteId = try Int64.fetchOne(db, sql: "SELECT siteId FROM tour WHERE id = ?", arguments: [tourId])
             try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "scanner"), siteId: siteId, objectType: "tour",

@@ -85,7 +85,7 @@ extension AppDatabase {
         }
         let before = tour.languages
         tour.languages = choice.tags
-        tour.updatedAt = Date().dbTime
+        tour.updatedAt = Date()
         try tour.update(db)
         try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.languages",
                               detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))")
@@ -104,7 +104,7 @@ extension AppDatabase {
         let tag = try Self.furtherLanguage(language, of: tour)
         let text = try Self.checked(text)
         tour.localized[tag] = text.isEmpty ? nil : text
-        tour.updatedAt = Date().dbTime
+        tour.updatedAt = Date()
         try tour.update(db)
         try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.text",
                               detail: "\(tag): \(text.name)")
@@ -124,7 +124,7 @@ extension AppDatabase {
         let tag = try Self.furtherLanguage(language, of: tour)
         let text = try Self.checked(text)
         waypoint.localized[tag] = text.isEmpty ? nil : text
-        waypoint.updatedAt = Date().dbTime
+        waypoint.updatedAt = Date()
         try waypoint.update(db)
         try touch(db, tourId: tourId)
         try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypointId)", action: "waypoint.text",

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+public struct Tour: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
     public var siteId: Int64
     public var name: String
@@ -17,8 +17,8 @@ public struct Tour: Codable, Sendable, Identifiable, FetchableRecord, MutablePer
     /// The last reviewer's denial comment, shown on the tour page until the next submission.
     public var reviewComment: String?
     public var createdBy: Int64?
-    public var createdAt: Double
-    public var updatedAt: Double
+    public var createdAt: Date
+    public var updatedAt: Date
     /// The trail line, stored as JSON `[[lon, lat(, ele)], ...]`; a damaged one is an error when the tour is read.
     public var route: RoutePath? = nil
     public var paceKmh: Double = 4
@@ -102,7 +102,7 @@ public struct Frame: Codable, Sendable, Equatable {
     public static let minimumAreaKm2 = 0.01
 }
 
-public struct Waypoint: Codable, Sendable, Identifiable, FetchableRecord, MutablePersistableRecord {
+public struct Waypoint: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
     public var id: Int64?
     public var tourId: Int64
     public var name: String
@@ -111,8 +111,8 @@ public struct Waypoint: Codable, Sendable, Identifiable, FetchableRecord, Mutabl
     public var latitude: Double
     public var longitude: Double
     public var description: String
-    public var createdAt: Double
-    public var updatedAt: Double
+    public var createdAt: Date
+    public var updatedAt: Date
     /// The trigger zone: an app plays the stop's media within this many metres of it.
     public var triggerRadiusMeters: Int = TriggerZone.defaultRadius
     /// The name and description in each of the tour's further languages (stored as a JSON object).

@@ -24,7 +24,7 @@ enum TourExport {
     static func geoJSON(tour: Tour, waypoints: [Waypoint], siteName: String) throws -> Data {
         let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.route)
         let manifest = Manifest(
-            packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: Manifest.timestamp(Date(timeIntervalSince1970: tour.updatedAt.rounded(.down))),
+            packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: Manifest.timestamp(tour.updatedAt),
             packageName: tour.name, park: siteName, mapName: tour.mapName,
             bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: tour.description,
@@ -435,10 +435,10 @@ extension AppDatabase {
                 tour.frameWest = frame.west
             }
             if let route = imported.route { tour.route = route }
-            tour.updatedAt = Date().dbTime
+            tour.updatedAt = Date()
             try tour.update(db)
             var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-            let now = Date().dbTime
+            let now = Date()
             for item in plan.waypoints {
                 guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
                 switch item.action {
@@ -476,7 +476,7 @@ extension AppDatabase {
         try writer.write { db in
             var tour = try Self.editableTour(db, id: tourId)
             tour.route = route
-            tour.updatedAt = Date().dbTime
+            tour.updatedAt = Date()
             try tour.update(db)
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.route",
                                   detail: route.map { "\($0.points.count) points, \(Int($0.lengthMeters)) m" } ?? "removed")

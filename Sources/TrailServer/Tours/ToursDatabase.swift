@@ -33,7 +33,7 @@ extension AppDatabase {
 
     public func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) throws -> Tour {
         try TourValidation.validate(input).throwIfAny()
-        let now = Date().dbTime
+        let now = Date()
         return try writer.write { db in
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
             var tour = Tour(id: nil, siteId: siteId, name: input.name.trimmed, description: input.description.trimmed,
@@ -72,7 +72,7 @@ extension AppDatabase {
                 tour.description = input.description.trimmed
                 tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
                 if let pace = input.paceKmh { tour.paceKmh = pace }
-                tour.updatedAt = Date().dbTime
+                tour.updatedAt = Date()
                 try tour.update(db)
                 try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.update", detail: tour.name)
             }
@@ -89,7 +89,7 @@ extension AppDatabase {
                 tour.frameWest = frame.west
                 tour.minZoom = minZoom
                 tour.maxZoom = maxZoom
-                tour.updatedAt = Date().dbTime
+                tour.updatedAt = Date()
                 try tour.update(db)
                 try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.frame",
                                       detail: DisplayFormat.frame(frame) + ", zoom \(minZoom)–\(maxZoom)")
@@ -126,7 +126,7 @@ extension AppDatabase {
                 errors["order"] = "Order must be between 1 and \(existing.count + 1)."
             }
             try errors.throwIfAny()
-            let now = Date().dbTime
+            let now = Date()
             var waypoint = Waypoint(id: nil, tourId: tourId, name: input.name.trimmed, position: existing.count + 1,
                                     latitude: input.latitude!, longitude: input.longitude!, description: input.description.trimmed,
                                     createdAt: now, updatedAt: now)
@@ -158,7 +158,7 @@ extension AppDatabase {
             waypoint.latitude = input.latitude!
             waypoint.longitude = input.longitude!
             if let radius = input.triggerRadius, case .success(let metres) = TriggerZone.radius(radius) { waypoint.triggerRadiusMeters = metres }
-            waypoint.updatedAt = Date().dbTime
+            waypoint.updatedAt = Date()
             try waypoint.update(db)
             if let order = input.order, order != waypoint.position {
                 all.removeAll { $0.id == waypointId }

@@ -5,12 +5,12 @@ import Foundation
 enum DisplayFormat {
     // MARK: Dates
 
-    static func date(_ time: Double) -> String {
+    static func date(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: Date(timeIntervalSince1970: time))
+        return formatter.string(from: date)
     }
 
     /// "10:42 UTC", or the date too when it is not today.
@@ -23,21 +23,21 @@ enum DisplayFormat {
     }
 
     /// How long ago, coarsely: "12 min", "3 h", "2 days" (the review queue).
-    static func age(_ time: Double, now: Date = Date()) -> String {
-        let seconds = Int(now.timeIntervalSince1970 - time)
+    static func age(_ date: Date, now: Date = Date()) -> String {
+        let seconds = Int(now.timeIntervalSince(date))
         if seconds < 3600 { return "\(max(1, seconds / 60)) min" }
         if seconds < 86_400 { return "\(seconds / 3600) h" }
         return "\(seconds / 86_400) days"
     }
 
     /// ISO 8601 in UTC, as the management API's bodies give times: "2024-05-01T10:42:07Z".
-    static func timestamp(_ time: Double) -> String {
-        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: time))
+    static func timestamp(_ date: Date) -> String {
+        ISO8601DateFormatter().string(from: date)
     }
 
     /// An HTTP date (`Date`, `Upload-Expires`): "Wed, 01 May 2024 10:42:07 GMT", the second rounded down.
-    static func httpDate(_ time: Double) -> String {
-        var time = time_t(time.rounded(.down))
+    static func httpDate(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&time, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
