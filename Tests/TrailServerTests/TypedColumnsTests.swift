@@ -96,4 +96,35 @@ import Testing
         let notNumbers = written.filter { !$0.value.subtracting(["null", "real", "integer"]).isEmpty }
         #expect(notNumbers.isEmpty, "timestamps stored as something else than numbers: \(notNumbers)")
     }
+
+    /// A released version's manifest is exact signed text, never rewritten; when it cannot be read, the pages that need
+    /// it answer with an error (and the log says why) instead of a page without the package (the request page used to
+    /// show no files and no update cost; the version's map preview answered 404 as if it did not exist).
+    @Test func damagedManifestIsAnErrorNotAnEmptyPage() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        final class Box: @unchecked Sendable { var released: ReleasedPackage? }
+        let box = Box()
+        try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
+        let released = try #require(box.released)
+        let requestId = try #require(try await env.database.writer.read {
+            try String.fetchOne($0, sql: "SELECT id FROM publishRequest WHERE packageId = ?", arguments: [released.packageId])
+        })
+        try await env.app.test { client in
+            let author = try await client.signIn("author@test.org")
+            #expect(try await client.get("/requests/\(requestId)", session: author).status == .ok)
+            try await env.database.writer.write {
+                try $0.execute(sql: "UPDATE packageVersion SET manifestJSON = '{\"formatVersion\": 1' WHERE packageId = ?", arguments: [released.packageId])
+                try $0.execute(sql: "UPDATE publishRequest SET manifestJSON = '[]' WHERE id = ?", arguments: [requestId])
+            }
+            let page = try await client.get("/requests/\(requestId)", session: author)
+            #expect(page.status == .internalServerError, "\(page.status) \(page.text.prefix(300))")
+            #expect(try await client.get("/packages/\(released.packageId)/versions/1/preview", session: author).status == .internalServerError)
+            #expect(try await client.get("/packages/\(released.packageId)/versions/2/preview", session: author).status == .notFound,
+                    "a version that does not exist is still a 404")
+        }
+        var refused: (any Error)?
+        do { _ = try env.database.distributionItems(paths: env.paths, signingKey: nil) } catch { refused = error }
+        #expect(refused != nil, "the storage sync stops with the error instead of leaving the version's files out of the bucket")
+    }
 }

@@ -41,7 +41,7 @@ struct MobileAPI: Sendable {
         router.get(RouterPath(ReadRoute.package.pattern)) { request, context in
             try await readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
                 let published = try await database.perform { _ in try publishedPackage(context) }
-                let manifest = try Manifest.decode(Data(published.version.manifestJSON.utf8))
+                let manifest = try published.version.decodedManifest()
                 let version = published.version
                 guard let signature = Data(base64Encoded: version.signature) else {
                     throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")

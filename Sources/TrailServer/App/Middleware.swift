@@ -91,8 +91,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return (error.status, error.code, error.message, error.fieldMessages)
         case let error as HTTPError:
             return (error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase, nil)
-        case is DecodingError:
-            return (.badRequest, "bad_request", "The request body is not valid JSON for this route.", nil)
+        // No case for DecodingError: a request body that does not decode is a 400 where it is read
+        // (`Request.decodeJSON`); one that escapes to here is stored data that no longer reads (a damaged JSON column
+        // or manifest), a 500 with the detail in the log, not the caller's fault.
         case let error as any HTTPResponseError:
             return (error.status, Self.code(for: error.status), error.status.reasonPhrase, nil)
         default:

@@ -55,7 +55,8 @@ public final class ContentStore: Sendable {
         if let index = cached.withLockedValue({ $0 }), index.catalogVersion == version { return index }
         var entries: [String: Entry] = [:]
         for published in try database.publishedPackages() {
-            guard let manifest = try? Manifest.decode(Data(published.version.manifestJSON.utf8)) else {
+            // One damaged manifest must not stop the files of every other package: it is logged and left out.
+            guard let manifest = try? published.version.decodedManifest() else {
                 logger.error("the manifest of \(published.package.id) version \(published.version.version) cannot be read; its files are not served")
                 continue
             }

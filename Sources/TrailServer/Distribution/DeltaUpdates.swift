@@ -76,8 +76,8 @@ extension MobileAPI {
             guard let installed = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: from) }) else {
                 throw HTTPError(.notFound, message: "Version \(from) of this package was never released; download the package whole.")
             }
-            let old = try Manifest.decode(Data(installed.manifestJSON.utf8))
-            let new = try Manifest.decode(Data(published.version.manifestJSON.utf8))
+            let old = try installed.decodedManifest()
+            let new = try published.version.decodedManifest()
             return try cachedJSON(UpdatePlan.make(from: old, to: new, fullSize: published.version.size, publicURL: publicURL), request: request)
         }
     }

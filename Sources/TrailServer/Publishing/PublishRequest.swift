@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PackageFormat
 
 public enum PublishState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case building, pending, ready, published, denied, failed, withdrawn
@@ -216,4 +217,15 @@ public struct PackageVersion: Codable, Sendable, UnixTimeRecord, FetchableRecord
 
     /// Relative to the data folder.
     public var storedPath: String { "packages/\(packageId)/\(version).zip" }
+}
+
+extension PackageVersion {
+    /// The signed manifest, decoded. The stored text is what was signed and is never rewritten, so a damaged one is an
+    /// error (logged, a 500 for the page that needed it), not a version treated as if it had no manifest.
+    public func decodedManifest() throws -> Manifest { try Manifest.decode(Data(manifestJSON.utf8)) }
+}
+
+extension PublishRequest {
+    /// The built package's manifest: nil until the build wrote it; a damaged one is an error, as for a released version.
+    public func decodedManifest() throws -> Manifest? { try manifestJSON.map { try Manifest.decode(Data($0.utf8)) } }
 }

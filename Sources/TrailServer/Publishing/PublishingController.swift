@@ -319,7 +319,7 @@ struct PublishingController: Sendable {
     /// With `companion`, that file's captions or transcript (WebVTT as `text/vtt`, for the review page's `<track>`).
     func stagedAsset(_ publish: PublishRequest, index: Int, companion: CompanionRole? = nil, request: Request,
                      eventLoop: (any EventLoop)? = nil) async throws -> Response {
-        guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
+        guard let manifest = try publish.decodedManifest() else { throw NotFound() }
         let assets = manifest.waypoints.flatMap(\.assets)
         guard assets.indices.contains(index) else { throw NotFound() }
         let asset = assets[index]

@@ -143,7 +143,7 @@ extension PublishingController {
         let reviewedByMe = reviews.contains { $0.review.reviewerId == user.id }
         let isReviewer = access.canReview && publish.authorId != user.id && !reviewedByMe
         let isAuthorOrManager = publish.authorId == user.id || access.canManage
-        let manifest = publish.manifestJSON.flatMap { try? Manifest.decode(Data($0.utf8)) }
+        let manifest = try publish.decodedManifest()
         let author = try publish.authorId.flatMap { try database.user(id: $0)?.displayName } ?? "unknown"
         var index = 0
         // A further language of the package, when asked for: the waypoints' texts in it (the default's where missing).
@@ -174,7 +174,7 @@ extension PublishingController {
         let published = try database.package(id: publish.packageId).flatMap { package in
             try package.currentVersion.flatMap { try database.packageVersion(packageId: package.id, version: $0) }
         }
-        let previous = published.flatMap { try? Manifest.decode(Data($0.manifestJSON.utf8)) }
+        let previous = try published?.decodedManifest()
         let diff = manifest.map { ManifestDiff.describe(old: previous, new: $0) } ?? []
         let percent = publish.bytesTotal > 0 ? Int(publish.bytesDone * 100 / publish.bytesTotal) : (publish.state == .building ? 0 : 100)
         var page = RequestPage(
@@ -228,7 +228,7 @@ extension PublishingController {
         let versions = try database.packageVersions(packageId: package.id)
         let served = versions.first { $0.version == package.currentVersion }
         let costs = try served.map { served in
-            try UpdateCost.costs(to: Manifest.decode(Data(served.manifestJSON.utf8)), fullSize: served.size, from: versions)
+            try UpdateCost.costs(to: served.decodedManifest(), fullSize: served.size, from: versions)
         } ?? [:]
         var page = PackagePage(
             id: package.id, name: versions.first?.name ?? "Package", siteName: site.name, siteSlug: site.slug, tourId: package.tourId,
@@ -330,7 +330,7 @@ enum UpdateCost {
     static func costs(to manifest: Manifest, fullSize: Int64, from versions: [PackageVersion]) throws -> [Int: String] {
         var lines: [Int: String] = [:]
         for version in versions where version.version != manifest.version {
-            let old = try Manifest.decode(Data(version.manifestJSON.utf8))
+            let old = try version.decodedManifest()
             let plan = UpdatePlan.make(from: old, to: manifest, fullSize: fullSize, publicURL: "")
             lines[version.version] = "v\(version.version) → v\(manifest.version): \(ByteFormat.string(plan.downloadSize)) of \(ByteFormat.string(fullSize))"
         }

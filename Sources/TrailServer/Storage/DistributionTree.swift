@@ -86,7 +86,8 @@ extension AppDatabase {
                                               size: Int64(signature.count), sha256: signature.sha256Hex, contentType: "text/plain",
                                               cacheControl: DistributionItem.immutable, source: .bytes(signature)))
             }
-            guard let manifest = try? Manifest.decode(Data(published.version.manifestJSON.utf8)) else { continue }
+            // A damaged manifest fails the sync with an error naming it, rather than a bucket silently without its files.
+            let manifest = try published.version.decodedManifest()
             for file in manifest.listedFiles where ContentStore.isHash(file.sha256) && seenFiles.insert(file.sha256).inserted {
                 guard let size = file.size else { continue }
                 items.append(DistributionItem(path: DistributionPath.file(file.sha256), size: size, sha256: file.sha256,
@@ -246,9 +247,8 @@ enum DistributionStatus {
         let items = try database.distributionItems(paths: paths, signingKey: nil)
         var own = Set<String>()
         if let package = try database.package(id: packageId), package.isVisible, let current = package.currentVersion,
-           let version = try database.packageVersion(packageId: packageId, version: current),
-           let manifest = try? Manifest.decode(Data(version.manifestJSON.utf8)) {
-            own = Set(manifest.listedFiles.map { DistributionPath.file($0.sha256) })
+           let version = try database.packageVersion(packageId: packageId, version: current) {
+            own = Set(try version.decodedManifest().listedFiles.map { DistributionPath.file($0.sha256) })
         }
         let waiting = items.filter { ($0.path.hasPrefix("packages/\(packageId)/") || own.contains($0.path)) && !state.isConfirmed($0.path, sha256: $0.sha256) }
         let jobs = try database.waitingDistributionJobs()

@@ -264,7 +264,7 @@ struct TilesController: Sendable {
     func requestPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PublishRequest) {
         guard let publish = try await database.perform({ try $0.publishRequest(id: context.parameters.require("rid")) }) else { throw NotFound() }
         _ = try await authorization.site(id: publish.siteId, user: context.requireUser())
-        guard let json = publish.manifestJSON, let manifest = try? Manifest.decode(Data(json.utf8)) else { throw NotFound() }
+        guard let manifest = try publish.decodedManifest() else { throw NotFound() }
         let zip = publish.state == .published
             ? paths.packages.appendingPathComponent(publish.packageId).appendingPathComponent("\(publish.version).zip")
             : paths.staging.appendingPathComponent(publish.id).appendingPathComponent("package.zip")
@@ -275,9 +275,8 @@ struct TilesController: Sendable {
         guard let package = try await database.perform({ try $0.package(id: context.parameters.require("pid")) }) else { throw NotFound() }
         _ = try await authorization.site(id: package.siteId, user: context.requireUser())
         guard let number = context.parameters.get("version", as: Int.self),
-              let version = try await database.perform({ try $0.packageVersion(packageId: package.id, version: number) }),
-              let manifest = try? Manifest.decode(Data(version.manifestJSON.utf8)) else { throw NotFound() }
-        return (paths.absolute(version.storedPath), manifest, version)
+              let version = try await database.perform({ try $0.packageVersion(packageId: package.id, version: number) }) else { throw NotFound() }
+        return (paths.absolute(version.storedPath), try version.decodedManifest(), version)
     }
 
     func tileResponse(zip: URL, manifest: Manifest, context: AppRequestContext) async throws -> Response {
