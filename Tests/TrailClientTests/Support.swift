@@ -89,8 +89,8 @@ func runProcess(_ program: String, _ arguments: [String]) throws -> ProcessOutpu
     let folder = try TemporaryFolder("proc")
     defer { folder.remove() }
     let outURL = folder.file("out"), errURL = folder.file("err")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
