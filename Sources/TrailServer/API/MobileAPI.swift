@@ -23,84 +23,117 @@ struct MobileAPI: Sendable {
     /// Encoded answers of the read routes, until the data changes.
     let readCache: ReadAPICache
 
+    /// The route table; each handler is named after its `operationId` in `openapi.json`.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get(RouterPath(ReadRoute.sites.pattern)) { request, _ in
-            try await readCache.response("sites", request: request) {
-                try await database.perform { try $0.siteSummaries() }.map {
-                    Components.Schemas.Site(slug: $0.site.slug, name: $0.site.name, description: $0.site.description, packageCount: $0.packageCount)
-                }
-            }
-        }
-        router.get(RouterPath(ReadRoute.sitePackages.pattern)) { request, context in
-            let slug = try context.parameters.require("slug")
-            return try await readCache.response("site-packages:\(slug)", request: request) {
-                guard let packages = try await database.perform({ try $0.publishedPackages(ofSite: slug) }) else { throw NotFound() }
-                return packages.map(item)
-            }
-        }
-        router.get(RouterPath(ReadRoute.package.pattern)) { request, context in
-            try await readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
-                let published = try await database.perform { _ in try publishedPackage(context) }
-                let manifest = try published.version.decodedManifest()
-                let version = published.version
-                guard let signature = Data(base64Encoded: version.signature) else {
-                    throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")
-                }
-                return Components.Schemas.PackageDetail(
-                    id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
-                    sha256: version.sha256, updatedAt: version.createdAt, park: published.siteName, site: published.siteSlug,
-                    bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: Base64EncodedData(signature), manifest: manifest,
-                    downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version), languages: manifest.languages)
-            }
-        }
+        router.get(RouterPath(ReadRoute.sites.pattern)) { request, context in try await listSites(request, context) }
+        router.get(RouterPath(ReadRoute.sitePackages.pattern)) { request, context in try await listSitePackages(request, context) }
+        router.get(RouterPath(ReadRoute.package.pattern)) { request, context in try await getPackage(request, context) }
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/packages/{id}/download", method: method) { request, context in
-                let published = try await database.perform { _ in try publishedPackage(context) }
-                // The latest version moves: clients revalidate (ETag), and If-Range stops a resume from splicing two versions.
-                return try await download(published.version, request: request, context: context, cacheControl: "no-cache")
-            }
+            router.on("/packages/{id}/download", method: method) { request, context in try await downloadPackage(request, context) }
             router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
-                let published = try await database.perform { _ in try publishedPackage(context) }
-                guard let number = context.parameters.get("version", as: Int.self),
-                      let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
-                else { throw NotFound() }
-                return try await download(version, request: request, context: context, cacheControl: "public, max-age=31536000, immutable")
+                try await downloadPackageVersion(request, context)
             }
         }
-        router.get("/packages/{id}/hash") { request, context in
-            let version = try await database.perform { _ in try publishedPackage(context) }.version
-            return try JSONResponse.make(Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size))
-        }
-        router.post("/packages/{id}/verify") { request, context in
-            let published = try await database.perform { _ in try publishedPackage(context) }
-            let body = try await request.decodeJSON(Components.Schemas.VerifyRequest.self, context: context)
-            // A download of any released version can be verified against that version.
-            let target = try await database.perform { try $0.packageVersion(packageId: published.package.id, version: body.version) } ?? published.version
-            let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
-            if valid { try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) }) }
-            return try JSONResponse.make(Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
-        }
+        router.get("/packages/{id}/hash") { request, context in try await getPackageHash(request, context) }
+        router.post("/packages/{id}/verify") { request, context in try await verifyPackage(request, context) }
         addUpdateRoutes(to: router)
-        router.get(RouterPath(ReadRoute.signingKey.pattern)) { request, _ in
-            try await readCache.response("signing-key", request: request) {
-                Components.Schemas.SigningKey(signingKey)
-            }
-        }
-        router.get(RouterPath(ReadRoute.catalog.pattern)) { request, _ in
-            let signed = try await database.perform { _ in try catalog.current() }
-            var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
-                                       .cacheControl: "no-cache"]
-            if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: signed.etag) {
-                return Response(status: .notModified, headers: headers)
-            }
-            headers[.contentLength] = "\(signed.body.count)"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
-        }
+        router.get(RouterPath(ReadRoute.signingKey.pattern)) { request, context in try await getSigningKey(request, context) }
+        router.get(RouterPath(ReadRoute.catalog.pattern)) { request, context in try await getCatalog(request, context) }
         let openAPI = openAPIDocument.map { ByteBuffer(string: $0) }
-        router.get("/openapi.json") { request, _ in
-            guard let openAPI else { throw HTTPError(.internalServerError, message: "The API description openapi.json is missing from the root folder.") }
-            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"], body: .init(byteBuffer: openAPI))
+        router.get("/openapi.json") { request, context in try getOpenAPIDocument(openAPI) }
+    }
+
+    /// Sites (parks, districts) and how many packages each publishes.
+    func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try await readCache.response("sites", request: request) {
+            try await database.perform { try $0.siteSummaries() }.map {
+                Components.Schemas.Site(slug: $0.site.slug, name: $0.site.name, description: $0.site.description, packageCount: $0.packageCount)
+            }
         }
+    }
+
+    /// The published packages of one site, latest versions.
+    func listSitePackages(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let slug = try context.parameters.require("slug")
+        return try await readCache.response("site-packages:\(slug)", request: request) {
+            guard let packages = try await database.perform({ try $0.publishedPackages(ofSite: slug) }) else { throw NotFound() }
+            return packages.map(item)
+        }
+    }
+
+    /// Full metadata of a published package (latest version), with its manifest and signature.
+    func getPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try await readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
+            let published = try await database.perform { _ in try publishedPackage(context) }
+            let manifest = try published.version.decodedManifest()
+            let version = published.version
+            guard let signature = Data(base64Encoded: version.signature) else {
+                throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")
+            }
+            return Components.Schemas.PackageDetail(
+                id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
+                sha256: version.sha256, updatedAt: version.createdAt, park: published.siteName, site: published.siteSlug,
+                bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: Base64EncodedData(signature), manifest: manifest,
+                downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version), languages: manifest.languages)
+        }
+    }
+
+    /// The latest version's zip (GET and HEAD).
+    func downloadPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let published = try await database.perform { _ in try publishedPackage(context) }
+        // The latest version moves: clients revalidate (ETag), and If-Range stops a resume from splicing two versions.
+        return try await download(published.version, request: request, context: context, cacheControl: "no-cache")
+    }
+
+    /// One released version's zip (GET and HEAD): immutable, cacheable for a year.
+    func downloadPackageVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let published = try await database.perform { _ in try publishedPackage(context) }
+        guard let number = context.parameters.get("version", as: Int.self),
+              let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+        else { throw NotFound() }
+        return try await download(version, request: request, context: context, cacheControl: "public, max-age=31536000, immutable")
+    }
+
+    /// The latest version's SHA-256, number and size.
+    func getPackageHash(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let version = try await database.perform { _ in try publishedPackage(context) }.version
+        return try JSONResponse.make(Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size))
+    }
+
+    /// An app reports a checked download; valid reports are counted per version.
+    func verifyPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let published = try await database.perform { _ in try publishedPackage(context) }
+        let body = try await request.decodeJSON(Components.Schemas.VerifyRequest.self, context: context)
+        // A download of any released version can be verified against that version.
+        let target = try await database.perform { try $0.packageVersion(packageId: published.package.id, version: body.version) } ?? published.version
+        let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
+        if valid { try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) }) }
+        return try JSONResponse.make(Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
+    }
+
+    /// The server's Ed25519 public key.
+    func getSigningKey(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try await readCache.response("signing-key", request: request) {
+            Components.Schemas.SigningKey(signingKey)
+        }
+    }
+
+    /// The signed catalog: the body's exact bytes, their signature in `Catalog-Signature`, a 304 while unchanged.
+    func getCatalog(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let signed = try await database.perform { _ in try catalog.current() }
+        var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
+                                   .cacheControl: "no-cache"]
+        if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: signed.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = "\(signed.body.count)"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
+    }
+
+    /// This API's OpenAPI document (`openapi.json` as loaded at start, encoded once).
+    func getOpenAPIDocument(_ document: ByteBuffer?) throws -> Response {
+        guard let document else { throw HTTPError(.internalServerError, message: "The API description openapi.json is missing from the root folder.") }
+        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"], body: .init(byteBuffer: document))
     }
 
     func item(_ published: PublishedPackage) -> Components.Schemas.PackageSummary {

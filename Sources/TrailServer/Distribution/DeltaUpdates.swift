@@ -28,58 +28,68 @@ extension UpdatePlan {
 extension MobileAPI {
     static let immutable = "public, max-age=31536000, immutable"
 
-    /// `/files/{sha256}`, `/packages/{id}/versions/{version}/manifest` and `/packages/{id}/updates?from=`.
+    /// `/files/{sha256}`, `/packages/{id}/versions/{version}/manifest` and `/packages/{id}/updates?from=`; each handler
+    /// is named after its `operationId` in `openapi.json`.
     func addUpdateRoutes(to router: some RouterMethods<AppRequestContext>) {
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/files/{sha256}", method: method) { request, context in
-                let sha256 = try context.parameters.require("sha256")
-                guard ContentStore.isHash(sha256) else {
-                    throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
-                }
-                if let url = distribution?.publicURL(for: DistributionPath.file(sha256)), try await database.perform({ _ in try files.index() }).entries[sha256] != nil {
-                    return Self.redirect(to: url, cacheControl: Self.immutable)
-                }
-                guard let file = try await files.file(sha256: sha256) else { throw NotFound() }
-                // Served as bytes, whatever they are: the app knows each file's type from the manifest, and a browser
-                // shown an uploaded file from this origin must never render it.
-                return try await FileResponder.respond(
-                    fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
-                    headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop,
-                    counted: CountedDownload(metrics: metrics, route: .file))
-            }
+            router.on("/files/{sha256}", method: method) { request, context in try await getFileByHash(request, context) }
         }
-        router.get("/packages/{id}/versions/{version}/manifest") { request, context in
-            let published = try await database.perform { _ in try publishedPackage(context) }
-            guard let number = context.parameters.get("version", as: Int.self),
-                  let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
-            else { throw NotFound() }
-            // The exact bytes that were signed: never re-encoded.
-            let body = Data(version.manifestJSON.utf8)
-            let etag = "\"\(SHA256.hash(data: body).hexString)\""
-            var headers: HTTPFields = [.contentType: "application/json", .manifestSignature: version.signature, .eTag: etag,
-                                       .cacheControl: Self.immutable, .packageVersion: "\(version.version)"]
-            if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
-                return Response(status: .notModified, headers: headers)
-            }
-            headers[.contentLength] = "\(body.count)"
-            metrics.manifestBytesSent.increment(by: Int64(body.count))
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        router.get("/packages/{id}/versions/{version}/manifest") { request, context in try await getPackageVersionManifest(request, context) }
+        router.get("/packages/{id}/updates") { request, context in try await getUpdatePlan(request, context) }
+    }
+
+    /// One file of a served version by its SHA-256 (GET and HEAD), or a redirect to it in the bucket.
+    func getFileByHash(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let sha256 = try context.parameters.require("sha256")
+        guard ContentStore.isHash(sha256) else {
+            throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
         }
-        router.get("/packages/{id}/updates") { request, context in
-            let published = try await database.perform { _ in try publishedPackage(context) }
-            guard let text = request.uri.queryParameters["from"] else {
-                throw HTTPError(.badRequest, message: "Say which version the app holds: ?from=<version number>.")
-            }
-            guard let from = Int(text), from >= 1 else {
-                throw HTTPError(.badRequest, message: "from must be a version number (1, 2, 3, …).")
-            }
-            guard let installed = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: from) }) else {
-                throw HTTPError(.notFound, message: "Version \(from) of this package was never released; download the package whole.")
-            }
-            let old = try installed.decodedManifest()
-            let new = try published.version.decodedManifest()
-            return try cachedJSON(UpdatePlan.make(from: old, to: new, fullSize: published.version.size, publicURL: publicURL), request: request)
+        if let url = distribution?.publicURL(for: DistributionPath.file(sha256)), try await database.perform({ _ in try files.index() }).entries[sha256] != nil {
+            return Self.redirect(to: url, cacheControl: Self.immutable)
         }
+        guard let file = try await files.file(sha256: sha256) else { throw NotFound() }
+        // Served as bytes, whatever they are: the app knows each file's type from the manifest, and a browser
+        // shown an uploaded file from this origin must never render it.
+        return try await FileResponder.respond(
+            fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
+            headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop,
+            counted: CountedDownload(metrics: metrics, route: .file))
+    }
+
+    /// The exact signed bytes of one version's `manifest.json`, its signature in `Manifest-Signature`.
+    func getPackageVersionManifest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let published = try await database.perform { _ in try publishedPackage(context) }
+        guard let number = context.parameters.get("version", as: Int.self),
+              let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+        else { throw NotFound() }
+        // The exact bytes that were signed: never re-encoded.
+        let body = Data(version.manifestJSON.utf8)
+        let etag = "\"\(SHA256.hash(data: body).hexString)\""
+        var headers: HTTPFields = [.contentType: "application/json", .manifestSignature: version.signature, .eTag: etag,
+                                   .cacheControl: Self.immutable, .packageVersion: "\(version.version)"]
+        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentLength] = "\(body.count)"
+        metrics.manifestBytesSent.increment(by: Int64(body.count))
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// What an app on version `from` fetches to reach the current version.
+    func getUpdatePlan(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let published = try await database.perform { _ in try publishedPackage(context) }
+        guard let text = request.uri.queryParameters["from"] else {
+            throw HTTPError(.badRequest, message: "Say which version the app holds: ?from=<version number>.")
+        }
+        guard let from = Int(text), from >= 1 else {
+            throw HTTPError(.badRequest, message: "from must be a version number (1, 2, 3, …).")
+        }
+        guard let installed = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: from) }) else {
+            throw HTTPError(.notFound, message: "Version \(from) of this package was never released; download the package whole.")
+        }
+        let old = try installed.decodedManifest()
+        let new = try published.version.decodedManifest()
+        return try cachedJSON(UpdatePlan.make(from: old, to: new, fullSize: published.version.size, publicURL: publicURL), request: request)
     }
 }
 
