@@ -6,13 +6,18 @@ import Testing
 /// #15 item 7: a publish request's frozen tour and its scan report are typed JSON columns. What the build wrote reads
 /// back as values; a damaged column is an error, not a silent default (the review queue used to show "?" for it).
 @Suite struct TypedColumnsTests {
-    @Test func publishRequestJSONColumnsReadBackAndDamageIsAnError() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
+    /// A package released through the API: every table these tests read has rows.
+    static func release(_ env: PublishEnv) async throws -> ReleasedPackage {
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
         let box = Box()
         try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
-        let released = try #require(box.released)
+        return try #require(box.released)
+    }
+
+    @Test func publishRequestJSONColumnsReadBackAndDamageIsAnError() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let released = try await Self.release(env)
 
         let row = try #require(try env.database.writer.read {
             try Row.fetchOne($0, sql: "SELECT id, json_valid(snapshot) AS snapshotIsJSON, json_valid(scanReport) AS reportIsJSON FROM publishRequest WHERE packageId = ?",
@@ -73,11 +78,8 @@ import Testing
     @Test func timestampsAreDatesStoredAsNumbers() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        final class Box: @unchecked Sendable { var released: ReleasedPackage? }
-        let box = Box()
         let before = Date().addingTimeInterval(-1)
-        try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
-        let released = try #require(box.released)
+        let released = try await Self.release(env)
         let version = try #require(try env.database.packageVersion(packageId: released.packageId, version: 1))
         #expect(version.createdAt >= before && version.createdAt <= Date(), "read back as the moment it was written")
 
@@ -103,10 +105,7 @@ import Testing
     @Test func damagedManifestIsAnErrorNotAnEmptyPage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        final class Box: @unchecked Sendable { var released: ReleasedPackage? }
-        let box = Box()
-        try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
-        let released = try #require(box.released)
+        let released = try await Self.release(env)
         let requestId = try #require(try await env.database.writer.read {
             try String.fetchOne($0, sql: "SELECT id FROM publishRequest WHERE packageId = ?", arguments: [released.packageId])
         })
