@@ -32,9 +32,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // The S3 client of the object-storage mirror (Storage/): HTTP/1.1 and TLS to any S3-compatible endpoint.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        // The mobile API's wire types are generated from openapi.json at build time (target TrailAPI).
-        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        // The runtime of the mobile API's wire types, which are generated from openapi.json (target TrailAPI).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        // The panel's help page renders the rangers' guide (docs/rangers.md) from Markdown.
+        .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
     ],
     targets: [
         // Manifest types, package layout rules, signing and verification: shared by server and client.
@@ -47,15 +48,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The mobile API's request and response types, generated from openapi.json (the one description of the wire
-        // contract) by swift-openapi-generator's build plugin: the server encodes them, TrailClient decodes them.
+        // contract) by swift-openapi-generator into Generated/: the server encodes them, TrailClient decodes them. The
+        // output is committed (scripts/generate-openapi.sh), so a build never compiles the generator.
         .target(
             name: "TrailAPI",
             dependencies: [
                 "PackageFormat",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
-            swiftSettings: swiftSettings,
-            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+            exclude: ["openapi.json", "openapi-generator-config.yaml"],
+            swiftSettings: swiftSettings
         ),
         .systemLibrary(
             name: "CClamAV",
@@ -82,7 +84,6 @@ let package = Package(
                 "CFileWriteback",
                 "CSQLiteHardening",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -96,11 +97,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Ink", package: "Ink"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,4 @@
-// libFuzzer entry point over the parsers that read what strangers send (issue 14). Built and run only by
+// libFuzzer entry point over the parsers that read what strangers send. Built and run only by
 // scripts/fuzz.sh (TRAIL_FUZZ=1 adds this target to Package.swift; `-sanitize=fuzzer,address`); `TRAIL_FUZZ_TARGET`
 // picks the parser. Each target checks what must hold for every input, not only "no crash": a violation is a trap,
 // which libFuzzer saves as a crash input.

@@ -13,7 +13,7 @@
 #   4. BENCH_RUNS uploads through the waypoint page in a new headless Chromium each (signed in through the form, the
 #      file chosen in the page's file field), each to a new waypoint, timed from choosing the file to the row saying
 #      "Uploaded" (scripts/load/browser_upload.py); the best is reported, with the server's SHA-256 checked.
-# Goal (issue 18, item 5): at least 0.5 x copy+hash.
+# Goal: at least 0.5 x copy+hash.
 #
 # Needs the browser suite's tools: Debian's chromium and chromium-driver, and selenium in .venv
 # (scripts/install-deps.sh --test). Environment: BENCH_SCRATCH, BENCH_WORK, KEEP=1, BENCH_RUNS, BENCH_SKIP_BUILD=1.

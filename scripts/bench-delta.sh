@@ -16,7 +16,7 @@
 #        - a full download of version 2, `curl -o` of /api/v1/packages/<id>/download, timed (the reference);
 #        - `trail-companion package install` of version 2 (download, verify, extract), timed;
 #      and the updated folder checked: every file matches version 2's signed manifest, nothing else is there.
-# Goal (issue 12): bytes sent for the update <= 1.05 x (the changed file + the manifest). Verdicts are printed; the
+# Goal: bytes sent for the update <= 1.05 x (the changed file + the manifest). Verdicts are printed; the
 # exit status is 0 unless something failed outright.
 #
 # Environment: BENCH_SCRATCH (SwiftPM build folder, default .build), BENCH_WORK (work folder, default a new one under

@@ -25,7 +25,7 @@
 #          and the list again with `If-None-Match` (304), each next to nginx serving the same bytes as a static file
 #          (and nginx's 304 for its own ETag);
 #      every download is checked to be the whole file (size from curl's %{size_download}).
-# Goals (issue 18): downloads at least 0.9x nginx's with 1 and 32 clients, the read routes at least 0.5x nginx's
+# Goals: downloads at least 0.9x nginx's with 1 and 32 clients, the read routes at least 0.5x nginx's
 # requests/second; RSS growth under 100 MiB with 100 downloads. Verdicts
 # are printed; the exit status is 0 unless something failed outright (a missed goal is not a failure here).
 #

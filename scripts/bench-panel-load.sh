@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The control panel under a district's load (#18 item 4): locust (scripts/load/panel_load.py) runs 40 rangers
+# The control panel under a district's load: locust (scripts/load/panel_load.py) runs 40 rangers
 # (tour and waypoint pages, saving a waypoint, reordering, uploading a 60 KB picture), 10 reviewers (the queue, a
 # request, approving) and 20 apps (catalog, package list, metadata, downloads) for 60 s against a release build, and
 # prints p50/p95/p99 per page and API call, failures, the server's peak RSS and any SQLITE_BUSY in its log.

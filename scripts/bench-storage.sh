@@ -13,7 +13,7 @@
 #          each a multipart upload streamed from disk), timed, with its peak RSS (getrusage of the child);
 #        - `aws s3 cp` of the same two big files (the zip, then the video) to the same bucket, timed (the reference);
 #   4. checks the synced zip in the bucket has the release's SHA-256 (downloaded once at the end).
-# Goal (issue 13): sync time <= 1.25 x aws s3 cp (throughput >= 0.8 x); peak RSS of the syncing process < 64 MiB
+# Goal: sync time <= 1.25 x aws s3 cp (throughput >= 0.8 x); peak RSS of the syncing process < 64 MiB
 # above its idle size. Verdicts are printed; the exit status is 0 unless something failed outright.
 #
 # Environment: BENCH_SCRATCH (SwiftPM build folder, default .build), BENCH_WORK (work folder, default a new one under

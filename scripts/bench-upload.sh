@@ -21,7 +21,7 @@
 #      peak RSS growth (VmRSS and RssAnon from /proc/<pid>/status every 20 ms, minus the value just before);
 #   5. checks that the server's SHA-256 of each upload is the file's, and times the scan of the first of each
 #      (in-process libclamav).
-# Goals (issue 3): throughput at least half of cp's, RSS growth under 64 MiB; the ratio to copy+hash is printed
+# Goals: throughput at least half of cp's, RSS growth under 64 MiB; the ratio to copy+hash is printed
 # too (half of cp is out of reach of anything that hashes on a CPU where SHA-256 runs below that: see
 # BENCHMARKS.md). The exit status is 0 unless something failed outright (a goal missed is not a failure).
 #

@@ -1,8 +1,8 @@
 import Foundation
 
-/// `manifest.json` of a content package, format version 1 (see DESIGN.md, "Content package format").
+/// `manifest.json` of a content package, format version 1 (see docs/package-format.md).
 ///
-/// The keys are exactly the ones of the design document. Optional additions (`tiles`, `route`,
+/// The keys are exactly the ones of docs/package-format.md. Optional additions (`tiles`, `route`,
 /// `estimatedDurationMinutes`, `geoJSON`, and per waypoint `distanceFromPreviousMeters` and
 /// `triggerRadiusMeters` (visitor content), per tiles
 /// `size`) are omitted from the JSON when `nil`. Unknown keys are ignored when decoding, so a newer

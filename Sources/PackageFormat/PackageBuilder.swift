@@ -80,7 +80,7 @@ public enum PackageBuildError: Error, Equatable, Sendable, CustomStringConvertib
     }
 }
 
-/// Writes content packages (see DESIGN.md, "Content package format, version 1").
+/// Writes content packages (see docs/package-format.md, "Content package format, version 1").
 ///
 /// - Entries, in this order: `manifest.json` (deflated), `manifest.sig` (stored),
 ///   `waypoints.geojson` (deflated), the media sorted by the UTF-8 bytes of their paths (stored

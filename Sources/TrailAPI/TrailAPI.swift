@@ -2,10 +2,11 @@ import Foundation
 @_exported import OpenAPIRuntime
 import PackageFormat
 
-// The mobile API's wire types. `Components.Schemas.*` are generated at build time from `openapi.json` (the file the
-// server serves at `/api/v1/openapi.json`) by swift-openapi-generator's build plugin, set up by
-// `openapi-generator-config.yaml` next to this file. The server encodes its answers with them and TrailClient decodes
-// them, so a field added to, renamed in or removed from the document changes both sides at once, or fails to compile.
+// The mobile API's wire types. `Components.Schemas.*` in `Generated/` are made from `openapi.json` (the file the server
+// serves at `/api/v1/openapi.json`) by swift-openapi-generator, set up by `openapi-generator-config.yaml` next to this
+// file, and committed: `scripts/generate-openapi.sh` makes them again after a change to either, and a test fails while
+// they are stale. The server encodes its answers with them and TrailClient decodes them, so a field added to, renamed
+// in or removed from the document changes both sides at once, or fails to compile.
 //
 // Only the types are generated, not the generator's client or server layer:
 // - The server's read routes answer from an encoded-answer cache with strong ETags and `304`s, and its downloads

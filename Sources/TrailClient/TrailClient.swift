@@ -197,7 +197,7 @@ public struct TrailClient: Sendable {
     /// A data task through its completion handler. Not `URLSession.data(for:)`: in swift-corelibs-foundation its
     /// cancellation handler calls `URLSessionTask.cancel()`, which waits (`queue.sync`) for the session's queue while
     /// that queue, finishing the same task, waits for the Swift task's status lock the cancellation holds: a
-    /// deadlock seen in this test suite (a task cancelled just as its answer arrived). These answers are small JSON,
+    /// deadlock when a task is cancelled just as its answer arrives. These answers are small JSON,
     /// so letting one finish after a cancel costs nothing; the large downloads have their own delegate (`Transfer`).
     static func data(for request: URLRequest, session: URLSession) async throws -> (Data, URLResponse) {
         try await withCheckedThrowingContinuation { continuation in

@@ -5,7 +5,8 @@ import TrailServer
 /// `backup --to DIR` and `backup verify DIR`: see ``DataBackup``.
 struct BackupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "backup", abstract: "Back up a data folder while the server runs, or verify a backup.",
+        commandName: "backup", abstract: "Back up a data folder, or verify a backup.",
+        discussion: "`backup --to DIR` copies a running server's data folder; `backup verify DIR` checks a copy.",
         subcommands: [Create.self, Verify.self], defaultSubcommand: Create.self)
 
     struct Create: AsyncParsableCommand {
@@ -68,8 +69,8 @@ struct BackupCommand: AsyncParsableCommand {
 /// `restore --from DIR --data NEWDIR`.
 struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "restore", abstract: "Restore a backup into a new (or empty) data folder; then `serve --data NEWDIR` starts on it.",
-        discussion: "Refuses a folder that is not empty. Each file is checked against its SHA-256 as it is written. Uploads that were unfinished at backup time must be started again.")
+        commandName: "restore", abstract: "Restore a backup into a new, empty data folder.",
+        discussion: "Then `serve --data NEWDIR` starts on it. Refuses a folder that is not empty. Each file is checked against its SHA-256 as it is written. Uploads that were unfinished at backup time must be started again.")
     @Option(help: "The backup folder.") var from: String
     @Option(help: "The new data folder.") var data: String
 
@@ -87,8 +88,8 @@ struct RestoreCommand: AsyncParsableCommand {
 /// `doctor`: see ``Doctor``. Takes the same options as `serve`, so it checks the configuration the server runs with.
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "doctor", abstract: "Check signatures, clamd, the data folder, the signing key, free space, migrations, the tile source and the public URL.",
-        discussion: "Prints a line per check, with a fix for each problem. Reads only. Exit status: 0 when nothing failed (warnings allowed), 1 otherwise.")
+        commandName: "doctor", abstract: "Check the installation and say how to fix problems.",
+        discussion: "Checks signatures, clamd, the data folder, the signing key, free space, migrations, the tile source and the public URL. Prints a line per check, with a fix for each problem. Reads only. Exit status: 0 when nothing failed (warnings allowed), 1 otherwise.")
     @OptionGroup var options: ServerOptions
 
     func run() async throws {

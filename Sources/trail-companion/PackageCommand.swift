@@ -4,7 +4,7 @@ import PackageFormat
 import TrailClient
 
 struct PackageCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "package", abstract: "Work with content packages.",
+    static let configuration = CommandConfiguration(commandName: "package", abstract: "Verify, install or update content packages.",
                                                     subcommands: [Verify.self, Install.self, Update.self])
 
     /// `package verify <zip> [--key BASE64 | --server URL]`: checks an offline package completely.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TrailServer
 
-/// `--storage` and its companions (DESIGN.md, "Object storage"), each also a variable (the flag wins).
+/// `--storage` and its companions (docs/operators.md, "Object storage and a CDN"), each also a variable (the flag wins).
 struct StorageOptions: ParsableArguments {
     @Option(help: "Mirror released packages, manifests, files and the signed catalog to s3://BUCKET/PREFIX (TRAIL_STORAGE; default: none).")
     var storage: String?
@@ -60,7 +60,8 @@ struct StorageOptions: ParsableArguments {
 /// `storage sync [--all]` and `storage check`.
 struct StorageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "storage", abstract: "Publish to object storage (--storage) and compare the bucket with the database.",
+        commandName: "storage", abstract: "Sync or check the object-storage mirror.",
+        discussion: "Publishes releases to the bucket named by --storage, or compares the bucket with the database.",
         subcommands: [Sync.self, Check.self])
 
     /// What both subcommands need: the server's configuration (the catalog they write must be the one it serves).

@@ -182,6 +182,7 @@ struct SiteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "site", abstract: "Create sites.", subcommands: [Create.self])
 
     struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a site; its managers then add members.")
         @OptionGroup var location: LocationOptions
         @Option var slug: String
         @Option var name: String
@@ -203,6 +204,7 @@ struct MemberCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "member", abstract: "Manage site memberships.", subcommands: [Add.self])
 
     struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Give a user a role on a site, or change it.")
         @OptionGroup var location: LocationOptions
         @Option var site: String
         @Option var email: String

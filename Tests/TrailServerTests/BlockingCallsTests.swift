@@ -5,9 +5,9 @@ import HummingbirdTesting
 import Testing
 @testable import TrailServer
 
-/// #15 item 6: handlers and middleware reach SQLite through `AppDatabase.perform`, so requests waiting for the write
-/// lock wait without a thread. Before, each held one of Swift's cooperative threads (one per core) for up to the busy
-/// time-out, and a few of them stopped every other request of the server.
+/// Handlers and middleware reach SQLite through `AppDatabase.perform`, so requests waiting for the write
+/// lock wait without a thread. Otherwise each would hold one of Swift's cooperative threads (one per core) for up to
+/// the busy time-out, and a few of them would stop every other request of the server.
 @Suite struct BlockingCallsTests {
     @Test("requests waiting behind a long write leave the server answering others; the waiting writes then succeed")
     func waitingWritesDoNotStopTheServer() async throws {

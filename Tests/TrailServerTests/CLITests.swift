@@ -147,7 +147,7 @@ struct CLITests {
         #expect(wrongRoot.errors.contains("is --root pointing at the project folder?"))
     }
 
-    /// The names scripts depend on (DESIGN.md's table and command list).
+    /// The names scripts depend on (docs/operators.md: the configuration table and the command list).
     @Test func commandsAndFlagsHaveTheirDocumentedNames() async throws {
         let serve = try CLI.run(["serve", "--help"], data: nil, root: nil)
         for flag in ["--hostname", "--port", "--root", "--data", "--clamav-db", "--clamd", "--max-upload-size", "--required-approvals",

@@ -6,7 +6,7 @@ import PackageFormat
 import Testing
 @testable import TrailServer
 
-/// #16 item 3: captions (WebVTT) for video and transcripts (text or WebVTT) for audio, checked before they are stored,
+/// Captions (WebVTT) for video and transcripts (text or WebVTT) for audio, checked before they are stored,
 /// scanned like every upload, required or recommended per site, packaged beside their media file and shown to reviewers.
 @Suite struct CaptionsTests {
     static let captions = "WEBVTT\n\n00:00:00.000 --> 00:00:02.500\nWind over Fish Lake.\n\n00:00:02.500 --> 00:00:05.000\nA loon calls.\n"

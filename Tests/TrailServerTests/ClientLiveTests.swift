@@ -35,7 +35,7 @@ struct ClientLiveTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The release goes through the router in process (no sockets): the live test client gives up after 20 s
         // without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
-        // running beside this one (seen: a 6 MB upload timing out while other suites wrote gigabytes).
+        // running beside this one, even for a small upload, while other suites write gigabytes.
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
         let box = Box()
         try await env.app.test { client in box.released = try await env.releaseThroughAPI(client, videoSize: videoSize) }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Keeps the test that writes gigabytes (the ZIP64 package) apart from the tests whose live requests must answer within
-/// HummingbirdTesting's fixed 20 s read time-out while the server fsyncs (the backup under load). On a two-core CI
-/// machine the 4.8 GB write made one fsync, and so one request, outlast that time-out; run apart, each test still
-/// checks what it checks, and neither waits on a quiet machine.
+/// HummingbirdTesting's fixed 20 s read time-out while the server fsyncs (the backup under load). On a two-core
+/// machine the multi-gigabyte write can make one fsync, and so one request, outlast that time-out; run apart, each
+/// test still checks what it checks, and neither waits on a quiet machine.
 actor DiskHeavyGate {
     static let shared = DiskHeavyGate()
 

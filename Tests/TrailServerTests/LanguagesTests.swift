@@ -5,7 +5,7 @@ import PackageFormat
 import Testing
 @testable import TrailServer
 
-/// #16 item 2: a tour in several languages: which ones (the default first), the tour's and each waypoint's texts per
+/// A tour in several languages: which ones (the default first), the tour's and each waypoint's texts per
 /// language, files for one language or all, the checklist's gaps, the package, the review page, GeoJSON.
 @Suite struct LanguagesTests {
     /// The tour's GeoJSON export, as `GET /manage/tours/{id}/export.geojson` answers it.

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import Testing
 @testable import TrailServer
 
-/// #16 item 3 (first part): a title for every file and alt text for images, through the API and the panel, required
+/// A title for every file and alt text for images, through the API and the panel, required
 /// or recommended per site, carried in the manifest and shown to reviewers.
 @Suite struct MediaTextTests {
     /// Uploads an image and a video without describing them (the fixture helper describes images; this does not).

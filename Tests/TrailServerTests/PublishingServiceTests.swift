@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TrailServer
 
-/// #15 item 2: the publishing steps, called without any controller (as a CLI or a script would), still move and
+/// The publishing steps, called without any controller (as a CLI or a script would), still move and
 /// clean up their files and check who may take them.
 @Suite struct PublishingServiceTests {
     @Test("release, deny and withdraw through the service alone leave no staging behind; permissions are the service's")

@@ -6,7 +6,7 @@ import NIOCore
 import Testing
 @testable import TrailServer
 
-/// #18 item 1: the mobile read routes answer from encoded bodies kept between changes; every change is visible at
+/// The mobile read routes answer from encoded bodies kept between changes; every change is visible at
 /// once, and no answer is stale after a rollback.
 @Suite struct ReadAPICacheTests {
     static func get(_ client: some TestClientProtocol, _ uri: String, ifNoneMatch: String? = nil) async throws -> TestResponse {

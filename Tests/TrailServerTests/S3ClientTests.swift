@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import TrailServer
 
-/// #13: the S3 client against two real, independent S3 servers.
+/// The S3 client against two real, independent S3 servers.
 @Suite(.serialized) struct S3ClientTests {
     static func randomFile(_ size: Int, in folder: URL, name: String = "blob") throws -> (URL, String) {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -9,7 +9,7 @@ import NIOPosix
 import Testing
 @testable import TrailServer
 
-/// #18 items 1 and 2 on the real server (``TrailHTTP1Channel``): the mobile read routes answered again from
+/// The fast paths on the real server (``TrailHTTP1Channel``): the mobile read routes answered again from
 /// ``StoredAnswers`` without the router, and file bodies sent with `sendfile` by ``ZeroCopyFileHandler``. Each must
 /// answer exactly what the router answers.
 @Suite struct ServerFastPathTests {
@@ -205,8 +205,8 @@ import Testing
             let port = try #require(client.port)
             let first = try await Self.get(client, "/api/v1/sites")  // kept now
             // An answer's size on the wire (body and about a kilobyte of headers), and enough requests that their
-            // answers are far more than the socket buffers (4 MiB at most here) can hold. Measured: about 4 MiB is
-            // queued with back-pressure, 10 MiB and growing without it.
+            // answers are far more than the socket buffers (4 MiB at most here) can hold. With back-pressure, about
+            // what those buffers hold stays queued; without it, the queue keeps growing: the limit below lies between.
             let answerBytes = first.body.readableBytes + first.headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 } + 20
             let count = (24 << 20) / answerBytes
             let before = env.app.metric("trail_stored_answers_total")

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import TrailServer
 
-/// #13 item 5: the request signer against the worked examples of the S3 documentation ("Signature Calculations for the
+/// The request signer against the worked examples of the S3 documentation ("Signature Calculations for the
 /// Authorization Header: Transferring Payload in a Single Chunk" and "Authenticating Requests: Using Query
 /// Parameters"), with their example keys, date and bucket, byte for byte.
 @Suite struct SigV4Tests {

@@ -1,7 +1,7 @@
 import Testing
 @testable import TrailServer
 
-/// #15 item 4: one access check. The whole rule table of roles × permissions, and the one error each refusal throws.
+/// One access check. The whole rule table of roles × permissions, and the one error each refusal throws.
 @Suite struct SiteAccessTests {
     @Test("roles × permissions, and NotFound for outsiders, Forbidden naming who may for members")
     func ruleTable() throws {

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import TrailServer
 
-/// #15 item 3: every state column of the database allows exactly its Swift enum's cases, so a case added in Swift
+/// Every state column of the database allows exactly its Swift enum's cases, so a case added in Swift
 /// without a migration (or the reverse) fails here, and a value outside the list never reaches a row.
 @Suite struct StateColumnTests {
     /// (table, column, the enum's raw values).

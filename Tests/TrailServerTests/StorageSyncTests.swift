@@ -12,7 +12,7 @@ import Testing
 import TrailClient
 @testable import TrailServer
 
-/// #13: the distribution tree mirrored to a real S3 server (SeaweedFS, and moto as a second implementation).
+/// The distribution tree mirrored to a real S3 server (SeaweedFS, and moto as a second implementation).
 @Suite(.serialized) struct StorageSyncTests {
     static let prefix = "parks/north"
 

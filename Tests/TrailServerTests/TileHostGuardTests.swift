@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 import Testing
 @testable import TrailServer
 
-/// #14 item 9: a tile URL cannot make the server fetch from its own network unless the operator allows it.
+/// A tile URL cannot make the server fetch from its own network unless the operator allows it.
 @Suite struct TileHostGuardTests {
     @Test("loopback, private, CGNAT, link-local (metadata), unique-local, multicast and mapped addresses are not public")
     func classification() {

@@ -6,7 +6,7 @@ import NIOCore
 import Testing
 @testable import TrailServer
 
-/// GeoJSON and GPX in and out, the route, and duration estimates (issue 8).
+/// GeoJSON and GPX in and out, the route, and duration estimates.
 @Suite struct TourExchangeTests {
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
@@ -236,8 +236,8 @@ import Testing
     }
 }
 
-/// The parts of issue 8 that settings and the package touch: the walking pace, the import limits, the export being
-/// the package's own `waypoints.geojson`, and the route on the review and preview maps.
+/// The parts of tour exchange that settings and the package touch: the walking pace, the import limits, the export
+/// being the package's own `waypoints.geojson`, and the route on the review and preview maps.
 @Suite struct TourExchangeSettingsTests {
     @Test("the walking pace: set through the API and the tour form, refused out of range, and used by the estimate")
     func paceIsConfigurable() async throws {

@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 @testable import TrailServer
 
-/// #16 item 1: trigger zones. A radius per waypoint (default 30, 5–500 whole metres) through the panel and the API,
+/// Trigger zones. A radius per waypoint (default 30, 5–500 whole metres) through the panel and the API,
 /// refused with a message next to the field when wrong (and nothing saved), overlaps warned about, carried in the
 /// manifest (a v1 reader still verifies the package) and in the GeoJSON export, read back by the import.
 @Suite struct TriggerZoneTests {

@@ -3,8 +3,8 @@ import GRDB
 import Testing
 @testable import TrailServer
 
-/// #15 item 7: a publish request's frozen tour and its scan report are typed JSON columns. What the build wrote reads
-/// back as values; a damaged column is an error, not a silent default (the review queue used to show "?" for it).
+/// A publish request's frozen tour and its scan report are typed JSON columns. What the build wrote reads
+/// back as values; a damaged column is an error, not a silent default (such as a "?" in the review queue).
 @Suite struct TypedColumnsTests {
     /// A package released through the API: every table these tests read has rows.
     static func release(_ env: PublishEnv) async throws -> ReleasedPackage {
@@ -37,7 +37,7 @@ import Testing
     }
 
     /// A tour's route is a typed JSON column too: stored as a position array, read back as the same `RoutePath`, and a
-    /// damaged one is an error when the tour is read (it used to read as "no route" and vanish from the next package).
+    /// damaged one is an error when the tour is read (not "no route", which would drop it from the next package).
     @Test func tourRouteIsATypedColumn() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -100,8 +100,8 @@ import Testing
     }
 
     /// A released version's manifest is exact signed text, never rewritten; when it cannot be read, the pages that need
-    /// it answer with an error (and the log says why) instead of a page without the package (the request page used to
-    /// show no files and no update cost; the version's map preview answered 404 as if it did not exist).
+    /// it answer with an error (and the log says why) instead of a page without the package (a request page showing no
+    /// files and no update cost, or a map preview answering 404 as if the version did not exist).
     @Test func damagedManifestIsAnErrorNotAnEmptyPage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }

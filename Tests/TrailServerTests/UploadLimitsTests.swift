@@ -6,7 +6,7 @@ import HummingbirdTesting
 import Testing
 @testable import TrailServer
 
-/// #14 item 5: open uploads count against the quota, a user cannot open uploads without end, a multipart request
+/// Open uploads count against the quota, a user cannot open uploads without end, a multipart request
 /// stops at the quota as its bytes arrive, and abandoned work is swept while the server runs.
 @Suite struct UploadLimitsTests {
     static func setQuota(_ env: MediaEnv, bytes: Int64) throws {

@@ -1,4 +1,4 @@
-"""The control panel under a district's load (#18 item 4), for locust: rangers editing their tours, reviewers working
+"""The control panel under a district's load, for locust: rangers editing their tours, reviewers working
 through the queue, and apps polling the catalog and downloading, all at once. Run by scripts/bench-panel-load.sh,
 which makes the accounts, tours, publish requests and a released package first and names them in $LOAD_SETUP.
 

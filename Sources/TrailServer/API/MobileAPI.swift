@@ -6,8 +6,9 @@ import NIOConcurrencyHelpers
 import PackageFormat
 import TrailAPI
 
-/// The routes the Android and iOS apps use, under `/api/v1`, without sign-in (DESIGN.md, "Mobile"). Their bodies are
-/// the `Components.Schemas` types generated from `openapi.json` (module TrailAPI), the same types TrailClient decodes.
+/// The routes the Android and iOS apps use, under `/api/v1`, without sign-in (docs/api.md, "Mobile API"). Their
+/// bodies are the `Components.Schemas` types generated from `openapi.json` (module TrailAPI), the same types
+/// TrailClient decodes.
 struct MobileAPI: Sendable {
     let database: AppDatabase
     let paths: DataPaths

@@ -121,7 +121,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
         server: .trailHTTP1(dependencies),
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
         services: services,
-        onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)") },
+        onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)\(Console.sinceStart())") },
         logger: logger)
 }
 
@@ -165,6 +165,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
                                 settings: tileSettings, packageTiles: dependencies.packageTiles, scans: dependencies.scans)
     let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config)
     tus.addDiscovery(to: router)
+    HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
     AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash).addRoutes(public: router, signedIn: signedIn)
@@ -191,7 +192,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     return router
 }
 
-/// The data folder layout of DESIGN.md, created on start.
+/// The data folder layout (docs/operators.md, "Data folder"), created on start.
 public enum DataFolder {
     public static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
 
@@ -211,5 +212,12 @@ public enum DataFolder {
 public enum Console {
     public static func line(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// " (ready 312 s after scripts/start.sh began)" when started by that script, which sets `TRAIL_START_CLOCK` to the
+    /// Unix time it began: a newcomer sees how long the whole first start took, installs and build included.
+    static func sinceStart(now: Date = Date(), environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        guard let text = environment["TRAIL_START_CLOCK"], let began = TimeInterval(text), began <= now.timeIntervalSince1970 else { return "" }
+        return " (ready \(Int(now.timeIntervalSince1970 - began)) s after scripts/start.sh began)"
     }
 }

@@ -4,7 +4,7 @@ import NIOPosix
 /// its inputs), checking an uploaded MBTiles file and cutting it into a package, extracting a package's files for
 /// delta updates. It runs on threads of its own: on `NIOThreadPool.singleton` (two threads on a two-core server) a
 /// build or two would hold the threads that bcrypt, file-type detection and caption checks need, and sign-ins and
-/// uploads would wait for a package (seen as 30 s read time-outs of uploads while large packages were built).
+/// uploads would wait for a package, long enough for an upload to hit its 30 s read time-out while a large one builds.
 enum LongJobThreads {
     static let pool: NIOThreadPool = {
         let pool = NIOThreadPool(numberOfThreads: 2)

@@ -20,7 +20,7 @@ import NIOHTTPTypesHTTP1
 struct TrailHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
-    static let maximumRead = 256 << 10  // 1 MiB measured no faster; queued reads cost memory per upload
+    static let maximumRead = 256 << 10  // larger reads are no faster; queued reads cost memory per upload
 
     let base: HTTP1Channel
     /// Nil: no stored answers (a server without the mobile API's dependencies).

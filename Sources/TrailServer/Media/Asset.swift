@@ -102,7 +102,7 @@ public struct UploadRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, 
     public static let databaseTableName = "upload"
 }
 
-/// Where each kind of file lives in the data folder (DESIGN.md, "Data folder").
+/// Where each kind of file lives in the data folder (docs/operators.md, "Data folder").
 public struct DataPaths: Sendable {
     public let root: URL
     public init(root: URL) { self.root = root }

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import Logging
 
-/// Start-up clean-up after a crash or a long stop (DESIGN.md: finish or roll back, remove orphans).
+/// Start-up clean-up after a crash or a long stop: finish or roll back what was under way, remove orphans.
 public enum MediaRecovery {
     public struct Report: Sendable, Equatable {
         public var expiredUploads = 0

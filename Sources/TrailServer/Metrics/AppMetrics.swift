@@ -3,7 +3,7 @@ import GRDB
 import Hummingbird
 import Prometheus
 
-/// The server's metrics in Prometheus' text format at `GET /metrics` (DESIGN: swift-metrics, Prometheus text).
+/// The server's metrics, recorded through swift-metrics, in Prometheus' text format at `GET /metrics`.
 ///
 /// Request counts and durations are counted as they happen in this app's own registry (one per app, so tests and
 /// several apps in one process never mix); the state of the work queues and the content is read from the database at

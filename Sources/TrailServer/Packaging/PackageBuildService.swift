@@ -194,7 +194,7 @@ final class BuildProgressRecorder: Sendable {
     }
 }
 
-/// The manifest of DESIGN.md's format version 1, made from a snapshot.
+/// The manifest of format version 1 (docs/package-format.md), made from a snapshot.
 enum ManifestMaker {
     static func manifest(for request: PublishRequest, snapshot: TourSnapshot, tiles: Manifest.Tiles?) -> Manifest {
         var manifest = manifest(for: request, snapshot: snapshot)

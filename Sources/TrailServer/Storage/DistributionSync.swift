@@ -7,8 +7,8 @@ import PackageFormat
 import ServiceLifecycle
 import _NIOFileSystem
 
-/// Mirrors the distribution tree to the bucket (DESIGN.md, "Object storage"), in this order, so that a catalog never
-/// names an object that is not there:
+/// Mirrors the distribution tree to the bucket (docs/operators.md, "Object storage and a CDN"), in this order, so that
+/// a catalog never names an object that is not there:
 /// 1. every immutable object the published state needs (`AppDatabase.distributionItems`) that is not confirmed yet is
 ///    uploaded (multipart from disk above `multipartThreshold`, continuing an upload a restart interrupted), then read
 ///    back with HEAD (size and SHA-256) and recorded as confirmed;

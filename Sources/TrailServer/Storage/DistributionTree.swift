@@ -28,7 +28,8 @@ public struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRe
     public static let databaseTableName = "distributionJob"
 }
 
-/// One object of the distribution tree (DESIGN.md, "Object storage"), with where its bytes come from.
+/// One object of the distribution tree (docs/package-format.md, "Served from object storage"), with where its bytes
+/// come from.
 struct DistributionItem: Sendable {
     enum Source: Sendable {
         case bytes(Data)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// `--storage` and its companions (DESIGN.md, "Object storage"): where the public, immutable side is mirrored.
+/// `--storage` and its companions (docs/operators.md, "Object storage and a CDN"): where the public, immutable side is
+/// mirrored.
 public struct StorageSettings: Sendable {
     public var location: StorageLocation
     /// nil: AWS (`https://s3.<region>.amazonaws.com`).

@@ -17,6 +17,8 @@ struct LayoutModel: Sendable {
     var storageWarning: String? = nil
     /// Stored, not computed: templates read properties by reflection (Mirror), which sees stored ones only.
     let hasReviews: Bool
+    /// The rangers' guide section for this page (`/help#…`); nil when the server has no guide to show.
+    var helpLink: String? = nil
 
     init(title: String, user: AuthenticatedUser?, isAdmin: Bool, csrfToken: String, notice: String?, reviewCount: Int, scannerWarning: Bool = false) {
         self.title = title
@@ -45,9 +47,13 @@ struct ErrorPageModel: Sendable {
 /// Renders Mustache templates from `Templates/` (escaped by default) into HTML responses.
 public struct ViewRenderer: Sendable {
     let library: MustacheLibrary
+    /// The rangers' guide that each page's "Help" link opens; by default `docs/rangers.md` beside `Templates/`.
+    let guide: RangerGuide?
 
-    public init(templatesFolder: URL) async throws {
+    public init(templatesFolder: URL, guideFile: URL? = nil) async throws {
         library = try await MustacheLibrary(directory: templatesFolder.path)
+        let file = guideFile ?? templatesFolder.deletingLastPathComponent().appendingPathComponent("docs/rangers.md")
+        guide = RangerGuide.load(from: file)
     }
 
     func render<Content: Sendable>(_ template: String, title: String, page: Content, context: AppRequestContext,
@@ -56,6 +62,7 @@ public struct ViewRenderer: Sendable {
         var layout = LayoutModel(title: title, user: context.user, isAdmin: context.user?.isAdmin == true,
                                  csrfToken: context.csrfToken, notice: notice, reviewCount: reviewCount, scannerWarning: scannerWarning)
         layout.storageWarning = storageWarning
+        layout.helpLink = guide?.link(forTemplate: template)
         guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
             return Response(status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(string: "Missing template \(template)")))
