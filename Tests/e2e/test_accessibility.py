@@ -96,7 +96,15 @@ def test_signed_out_pages(panel):
         panel.submit_form("form[action='/login']", email="nobody@trail.local", password="wrong-password")
         assert panel.find("#login-error").is_displayed()
 
+    def help_from_sign_in():
+        # The sign-in page's Help link opens the rangers' guide at its section, rendered by the server.
+        panel.open("/login")
+        panel.find("#help-link").click()
+        assert panel.find("#signing-in").is_displayed()
+        assert panel.driver.current_url.endswith("/help#signing-in")
+
     audit_pages(panel, [
         ("sign in", lambda: panel.open("/login")),
         ("sign in with an error", wrong_password),
+        ("help: the rangers' guide", help_from_sign_in),
     ])
