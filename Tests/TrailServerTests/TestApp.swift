@@ -32,7 +32,7 @@ struct TestApp {
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
         let scans = scanner.map { ScanService(database: database, paths: DataPaths(root: config.dataFolder), scanner: $0) }
-        return TestApp(dependencies: AppDependencies(config: config, database: database, views: views, scans: scans))
+        return TestApp(dependencies: try AppDependencies(config: config, database: database, views: views, scans: scans))
     }
 
     /// The router on the server `serve` runs (``TrailHTTP1Channel``: zero-copy files, stored answers), for `.live` tests.

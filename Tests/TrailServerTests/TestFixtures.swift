@@ -97,7 +97,7 @@ extension TestApp {
         if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
         let views = try await SeededTemplate.views.value
-        return TestApp(dependencies: AppDependencies(config: config, database: database, views: views))
+        return TestApp(dependencies: try AppDependencies(config: config, database: database, views: views))
     }
 
     func richSeed() throws -> RichSeed {

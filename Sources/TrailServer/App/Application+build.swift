@@ -38,27 +38,30 @@ public struct AppDependencies: Sendable {
     public let storedAnswers: StoredAnswers
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
-    /// without a key, the one in `data/keys/` is loaded or created.
+    /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
+    /// store setting that cannot be used, is an error here: a server that signed with a throwaway key would publish
+    /// packages no app could verify after the next restart.
     public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil, signingKey: SigningKey? = nil,
-                metrics: AppMetrics = AppMetrics()) {
+                metrics: AppMetrics = AppMetrics()) throws {
         self.config = config
         self.metrics = metrics
         self.unknownUserPasswordHash = Bcrypt.hash(SecretToken.make(), cost: config.bcryptCost)
         self.database = database
         self.views = views
         self.openAPIDocument = OpenAPIDocument.load(from: config.openAPIFile, serverURL: config.effectivePublicURL)
-        self.files = ContentStore(database: database, paths: DataPaths(root: config.dataFolder))
         let paths = DataPaths(root: config.dataFolder)
+        self.paths = paths
+        self.files = ContentStore(database: database, paths: paths)
         let scans = scans ?? ScanService(database: database, paths: paths, scanner: makeScanner(config))
         self.scans = scans
-        let key = signingKey ?? (try? SigningKey.loadOrCreate(at: paths.signingKey)) ?? SigningKey.generate()
+        let key = try signingKey ?? SigningKey.loadOrCreate(at: paths.signingKey)
         self.signingKey = key
         self.tileSettings = TileSettingsStore(database: database, fallback: TileSettings(config: config))
         self.packageTiles = PackageTilesStore(paths: paths)
         let tiles = TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: config.tileFetch,
                                  userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles)
-        let distribution = config.storage.flatMap { try? DistributionState(settings: $0, database: database) }
+        let distribution = try config.storage.map { try DistributionState(settings: $0, database: database) }
         self.distribution = distribution
         readCache.observe(database.writer)
         let tileSettings = self.tileSettings
@@ -75,7 +78,8 @@ public struct AppDependencies: Sendable {
         }
     }
 
-    public var paths: DataPaths { DataPaths(root: config.dataFolder) }
+    /// Where each kind of file lives in the data folder: made once, from the configuration.
+    public let paths: DataPaths
 }
 
 /// The configured malware scanner: clamd when `--clamd` names a socket, else libclamav in-process.
@@ -93,9 +97,8 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     try DataFolder.prepare(config.dataFolder)
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
-    let paths = DataPaths(root: config.dataFolder)
-    let signingKey = try SigningKey.loadOrCreate(at: paths.signingKey)
-    let dependencies = AppDependencies(config: config, database: database, views: views, signingKey: signingKey, metrics: metrics)
+    let dependencies = try AppDependencies(config: config, database: database, views: views, metrics: metrics)
+    let paths = dependencies.paths
     try MediaRecovery.run(database: database, paths: paths, logger: logger)
     try PublishingRecovery.run(database: database, paths: paths, logger: logger)
     try TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)

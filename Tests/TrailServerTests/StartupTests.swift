@@ -1,0 +1,33 @@
+import Foundation
+import PackageFormat
+import Testing
+@testable import TrailServer
+
+/// What the server needs to run is there, or it does not start: no stand-in that would quietly do the wrong thing.
+struct StartupTests {
+    @Test func aDamagedSigningKeyStopsTheStartWithItsPathInsteadOfSigningWithAThrowawayKey() async throws {
+        var config = AppConfig()
+        config.root = projectRoot
+        config.dataFolder = TestScratch.folder("trail-startup")
+        try DataFolder.prepare(config.dataFolder)
+        let keyFile = DataPaths(root: config.dataFolder).signingKey
+        try Data("not a key".utf8).write(to: keyFile)
+        let database = try AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
+        let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
+        #expect(throws: SigningKeyError.invalidKeyFile(path: keyFile.path, size: 9)) {
+            _ = try AppDependencies(config: config, database: database, views: views)
+        }
+        #expect(try Data(contentsOf: keyFile) == Data("not a key".utf8), "the damaged key is left for the operator to look at")
+
+        // A folder where the key file should be: not a key either.
+        try FileManager.default.removeItem(at: keyFile)
+        try FileManager.default.createDirectory(at: keyFile, withIntermediateDirectories: false)
+        #expect(throws: (any Error).self) { _ = try AppDependencies(config: config, database: database, views: views) }
+
+        // With no key at all, one is made and kept: the next start signs with the same key.
+        try FileManager.default.removeItem(at: keyFile)
+        let first = try AppDependencies(config: config, database: database, views: views)
+        let second = try AppDependencies(config: config, database: database, views: views)
+        #expect(first.signingKey.publicKeyBase64 == second.signingKey.publicKeyBase64)
+    }
+}
