@@ -78,6 +78,38 @@ struct CLITests {
         #expect(unknown.errors.contains("No user with email nobody@park.org."))
     }
 
+    @Test func userResetPasswordPrintsAOneTimePasswordAndEndsSessionsAndTokens() async throws {
+        let data = try CLI.dataFolder()
+        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        let token = try CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
+        let database = try CLI.open(data)
+        let user = try #require(try database.user(email: "ranger@park.org"))
+        _ = try database.startSession(userId: user.id!, ipAddress: nil)
+        #expect(try database.userForAPIToken(token) != nil)
+
+        let run = try CLI.run(["user", "reset-password", "--email", "ranger@park.org"], data: data)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("Reset the password of ranger@park.org; their sessions and API tokens have ended."))
+        let range = try #require(run.output.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression), "\(run.output)")
+        let password = String(run.output[range].suffix(16))
+        #expect(try database.userForAPIToken(token) == nil)
+        let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
+        #expect(sessions == 0)
+        #expect(try database.user(email: "ranger@park.org")?.mustChangePassword == true)
+        #expect(try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetPassword" && $0.detail == "ranger@park.org" })
+
+        let app = try await TestApp.make(database: database)
+        try await app.test { client in
+            let browser = try await client.anonymousBrowser()
+            let signedIn = try await client.post("/login", form: ["email": "ranger@park.org", "password": password], session: browser)
+            #expect(signedIn.location == "/account/password")
+            let old = try await client.post("/login", form: ["email": "ranger@park.org", "password": "a chosen password"], session: try await client.anonymousBrowser())
+            #expect(old.status == .unauthorized)
+        }
+        let unknown = try CLI.run(["user", "reset-password", "--email", "nobody@park.org"], data: data)
+        #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
+    }
+
     @Test func siteCreateAndMemberAdd() async throws {
         let data = try CLI.dataFolder()
         let site = try CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"], data: data)
