@@ -99,6 +99,7 @@ struct AccountsController: Sendable {
         if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
         try await database.perform { try $0.endLoginAttempt(attempt) }
         let (token, _) = try await database.perform { try $0.startSession(userId: user.id!, ipAddress: context.remoteAddress) }
+        if user.mustChangePassword { Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder) }
         var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response
