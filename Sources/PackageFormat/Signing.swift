@@ -158,3 +158,10 @@ public enum SignatureCheck: Sendable {
         return try? Curve25519.Signing.PublicKey(rawRepresentation: raw)
     }
 }
+
+/// A private key never prints: only its public half shows in a log line, an error or a `dump`.
+extension SigningKey: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SigningKey(publicKey: \(publicKeyBase64), privateKey: <redacted>)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["publicKey": publicKeyBase64, "privateKey": "<redacted>"], displayStyle: .struct) }
+}

@@ -80,8 +80,12 @@ extension TrailClient {
     ///    (resumed where a cut left them), each checked for size and SHA-256;
     /// 4. `manifest.json` and `manifest.sig`, everything fsynced, then the folders swapped by renames.
     /// Any failure, a cancel or a crash leaves the installed folder as it was; calling again continues. A rollback on
-    /// the server (a lower version in the catalog) is followed the same way.
-    public func update(packageId: String, installedAt folder: URL, pinnedPublicKey: String,
+    /// the server (a lower version in a newer catalog) is followed the same way.
+    ///
+    /// With `catalogVersions`, a catalog older than the newest verified before is refused
+    /// (``CatalogError/olderThanLastSeen(received:lastSeen:)``) before anything is fetched: a replayed old catalog
+    /// cannot take the package back to a withdrawn version. Apps pass a store in their own state folder.
+    public func update(packageId: String, installedAt folder: URL, pinnedPublicKey: String, catalogVersions: CatalogVersionStore? = nil,
                        progress: UpdateProgressHandler? = nil) async throws -> UpdateResult {
         let fileManager = FileManager.default
         let parent = folder.deletingLastPathComponent()
@@ -96,7 +100,7 @@ extension TrailClient {
         } catch {
             throw UpdateError.notInstalled("\(error)")
         }
-        let catalog = try await catalog(pinnedPublicKey: pinnedPublicKey, lastSeenVersion: nil).catalog
+        let catalog = try await catalog(pinnedPublicKey: pinnedPublicKey, store: catalogVersions).catalog
         guard let entry = catalog.packages.first(where: { $0.id == packageId }) else { throw UpdateError.notInCatalog(packageId) }
         if entry.version == installed.version {
             return UpdateResult(fromVersion: installed.version, toVersion: installed.version, downloadedBytes: 0, reusedFiles: 0,

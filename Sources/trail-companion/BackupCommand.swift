@@ -46,7 +46,9 @@ struct BackupCommand: AsyncParsableCommand {
     struct Verify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Re-hash every file of a backup against its index and check the database copy; names each damaged or missing file.",
-            discussion: "Exit status: 0 good, 1 a problem was found.")
+            discussion: "Reads only: the database copy is opened immutable, so nothing in the backup folder changes. Exit status: 0 good, 1 a problem was found.")
+        // Taken like every other command's, so scripts can pass the same options to each; verifying reads only DIR.
+        @OptionGroup var location: LocationOptions
         @Argument(help: "The backup folder.") var folder: String
 
         func run() async throws {
@@ -66,17 +68,20 @@ struct BackupCommand: AsyncParsableCommand {
     }
 }
 
-/// `restore --from DIR --data NEWDIR`.
+/// `restore --from DIR --data NEWDIR` (or `TRAIL_DATA=NEWDIR`).
 struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore", abstract: "Restore a backup into a new, empty data folder.",
-        discussion: "Then `serve --data NEWDIR` starts on it. Refuses a folder that is not empty. Each file is checked against its SHA-256 as it is written. Uploads that were unfinished at backup time must be started again.")
+        discussion: "Then `serve --data NEWDIR` starts on it. Refuses a folder that is not empty. Each file is checked against its SHA-256 as it is written; a restore that fails removes what it wrote. Uploads that were unfinished at backup time must be started again.")
     @Option(help: "The backup folder.") var from: String
-    @Option(help: "The new data folder.") var data: String
+    @OptionGroup var location: LocationOptions
 
     func run() async throws {
+        var config = AppConfig()
+        location.apply(to: &config)
+        let data = config.dataFolder.path
         do {
-            let count = try DataBackup.restore(from: URL(fileURLWithPath: from), to: URL(fileURLWithPath: data))
+            let count = try DataBackup.restore(from: URL(fileURLWithPath: from), to: config.dataFolder)
             print("Restored \(count) files and the database into \(data). Start the server with --data \(data).")
         } catch {
             print("error: \(error)")

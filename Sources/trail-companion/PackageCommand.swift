@@ -84,6 +84,23 @@ struct AppSide: ParsableArguments {
     @Option(help: "The Trail Companion server (e.g. http://127.0.0.1:8080).") var server: String
     @Option(help: "The Ed25519 public key to pin, base64. Without it the server's /api/v1/signing-key is trusted as an app does on first start.")
     var key: String?
+    @Option(help: "The client's state folder: the newest catalog version seen per key is kept there, and an older catalog refused (TRAIL_CLIENT_STATE; default $XDG_STATE_HOME/trail-companion/catalogs or ~/.local/state/trail-companion/catalogs).")
+    var state: String?
+
+    var catalogVersions: CatalogVersionStore {
+        CatalogVersionStore(folder: (state ?? ProcessInfo.processInfo.environment["TRAIL_CLIENT_STATE"]).map { URL(fileURLWithPath: $0) }
+            ?? CatalogVersionStore.defaultFolder())
+    }
+
+    /// The signed catalog, verified with `key` and not older than the newest seen before; then recorded.
+    func verifiedCatalog(_ trail: TrailClient, key: String) async throws -> Catalog {
+        do {
+            return try await trail.catalog(pinnedPublicKey: key, store: catalogVersions).catalog
+        } catch let error as CatalogError {
+            print("error: the catalog is refused: \(error)")
+            throw ExitCode.failure
+        }
+    }
 
     func connect() async throws -> (TrailClient, String) {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
@@ -121,10 +138,22 @@ extension PackageCommand {
             let target = URL(fileURLWithPath: folder)
             let zip = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).download.zip")
             let started = Date()
-            let downloaded = try await trail.downloadPackage(id: packageId, to: zip)
-            let check = TrailClient.verify(zip: zip, publicKey: key, expectedSHA256: downloaded.sha256)
-            guard check.problems.isEmpty else {
-                print("error: the package failed verification: \(check.problems.joined(separator: "; "))")
+            // Only the version and SHA-256 the verified catalog names: a server (or whoever answers for it) cannot hand
+            // over another signed version of the package, such as an older one.
+            let catalog = try await app.verifiedCatalog(trail, key: key)
+            guard let entry = catalog.packages.first(where: { $0.id == packageId }) else {
+                print("error: the catalog does not list package \(packageId)")
+                throw ExitCode.failure
+            }
+            let downloaded = try await trail.download(from: trail.apiURL("packages/\(Self.escape(packageId))/versions/\(entry.version)/download"), to: zip,
+                                                      expectedSize: entry.size, expectedSHA256: entry.sha256)
+            let check = TrailClient.verify(zip: zip, publicKey: key, expectedSHA256: entry.sha256)
+            var problems = check.problems
+            if let manifest = check.manifest, manifest.packageId != packageId || manifest.version != entry.version {
+                problems.append("the zip is \(manifest.packageId) v\(manifest.version), the catalog names \(packageId) v\(entry.version)")
+            }
+            guard problems.isEmpty else {
+                print("error: the package failed verification: \(problems.joined(separator: "; "))")
                 throw ExitCode.failure
             }
             try TrailClient.extract(zip: zip, to: target)
@@ -132,13 +161,17 @@ extension PackageCommand {
             print("installed \(packageId) v\(check.manifest?.version ?? 0): downloaded \(downloaded.size - downloaded.resumedFrom) bytes in "
                   + String(format: "%.2f s", Date().timeIntervalSince(started)))
         }
+
+        static func escape(_ component: String) -> String {
+            component.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? component
+        }
     }
 
     /// `package update ID FOLDER --server URL`: `TrailClient.update` on an installed (extracted) package.
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Bring an installed package folder to the catalog's version, fetching only the files that changed.",
-            discussion: "Interrupted, it leaves the folder as it was; run it again to continue. Exit status: 0 up to date, 1 refused, 2 the server or the key could not be used.")
+            discussion: "Follows only a catalog at least as new as the newest seen before (kept in --state), so a replayed older catalog cannot roll the package back. Interrupted, it leaves the folder as it was; run it again to continue. Exit status: 0 up to date, 1 refused, 2 the server or the key could not be used.")
 
         @OptionGroup var app: AppSide
         @Argument(help: "The package id.") var packageId: String
@@ -149,9 +182,13 @@ extension PackageCommand {
             let started = Date()
             let result: UpdateResult
             do {
-                result = try await trail.update(packageId: packageId, installedAt: URL(fileURLWithPath: folder), pinnedPublicKey: key)
+                result = try await trail.update(packageId: packageId, installedAt: URL(fileURLWithPath: folder), pinnedPublicKey: key,
+                                                catalogVersions: app.catalogVersions)
             } catch let error as UpdateError {
                 print("error: \(error)")
+                throw ExitCode.failure
+            } catch let error as CatalogError {
+                print("error: the catalog is refused: \(error)")
                 throw ExitCode.failure
             }
             let seconds = String(format: "%.2f s", Date().timeIntervalSince(started))

@@ -15,8 +15,8 @@ struct StorageOptions: ParsableArguments {
     @Option(name: .customLong("s3-part-size"), help: "Part size of multipart uploads, at least 5M; files over four parts go in parts, four at a time (TRAIL_S3_PART_SIZE; default 16M).")
     var s3PartSize: String?
 
-    /// nil without `--storage`. Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN only:
-    /// never a flag, so they stay out of `ps` and shell history.
+    /// nil without `--storage`. Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or from
+    /// systemd's `LoadCredential=` files: never a flag, so they stay out of `ps` and shell history.
     func makeSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> StorageSettings? {
         guard let text = storage ?? environment["TRAIL_STORAGE"], !text.isEmpty else {
             if publicDownloadURL ?? environment["TRAIL_PUBLIC_DOWNLOAD_URL"] != nil {
@@ -34,7 +34,8 @@ struct StorageOptions: ParsableArguments {
             endpoint = url
         }
         guard let credentials = S3Credentials.fromEnvironment(environment) else {
-            throw ValidationError("--storage needs the bucket's keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+            throw ValidationError("--storage needs the bucket's keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                                  + "or as systemd credentials aws-access-key-id and aws-secret-access-key (LoadCredential=)")
         }
         var publicURL = publicDownloadURL ?? environment["TRAIL_PUBLIC_DOWNLOAD_URL"]
         if let text = publicURL, text.isEmpty { publicURL = nil }

@@ -143,8 +143,8 @@ struct Migrate: AsyncParsableCommand {
 }
 
 struct UserCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "user", abstract: "Create or disable users.",
-                                                    subcommands: [Create.self, Disable.self])
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Create or disable users, or reset a password.",
+                                                    subcommands: [Create.self, Disable.self, ResetPassword.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user; without --password a one-time password is printed.")
@@ -174,6 +174,25 @@ struct UserCommand: AsyncParsableCommand {
             guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
             try database.setUserDisabled(id: user.id!, disabled: true, actor: .system)
             print("Disabled \(user.email).")
+        }
+    }
+}
+
+extension UserCommand {
+    struct ResetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-password",
+            abstract: "Set a new one-time password and print it once; ends the user's sessions and revokes their API tokens.",
+            discussion: "The user must choose their own password at their next sign-in. Recorded in the audit log.")
+        @OptionGroup var location: LocationOptions
+        @Option var email: String
+
+        func run() async throws {
+            let (database, config) = try location.openDatabase()
+            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            let (_, password) = try await database.resetPassword(userId: user.id!, bcryptCost: config.bcryptCost, actor: .system)
+            print("Reset the password of \(user.email); their sessions and API tokens have ended.")
+            print("One-time password: \(password)")
         }
     }
 }

@@ -78,6 +78,38 @@ struct CLITests {
         #expect(unknown.errors.contains("No user with email nobody@park.org."))
     }
 
+    @Test func userResetPasswordPrintsAOneTimePasswordAndEndsSessionsAndTokens() async throws {
+        let data = try CLI.dataFolder()
+        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        let token = try CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
+        let database = try CLI.open(data)
+        let user = try #require(try database.user(email: "ranger@park.org"))
+        _ = try database.startSession(userId: user.id!, ipAddress: nil)
+        #expect(try database.userForAPIToken(token) != nil)
+
+        let run = try CLI.run(["user", "reset-password", "--email", "ranger@park.org"], data: data)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("Reset the password of ranger@park.org; their sessions and API tokens have ended."))
+        let range = try #require(run.output.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression), "\(run.output)")
+        let password = String(run.output[range].suffix(16))
+        #expect(try database.userForAPIToken(token) == nil)
+        let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
+        #expect(sessions == 0)
+        #expect(try database.user(email: "ranger@park.org")?.mustChangePassword == true)
+        #expect(try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetPassword" && $0.detail == "ranger@park.org" })
+
+        let app = try await TestApp.make(database: database)
+        try await app.test { client in
+            let browser = try await client.anonymousBrowser()
+            let signedIn = try await client.post("/login", form: ["email": "ranger@park.org", "password": password], session: browser)
+            #expect(signedIn.location == "/account/password")
+            let old = try await client.post("/login", form: ["email": "ranger@park.org", "password": "a chosen password"], session: try await client.anonymousBrowser())
+            #expect(old.status == .unauthorized)
+        }
+        let unknown = try CLI.run(["user", "reset-password", "--email", "nobody@park.org"], data: data)
+        #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
+    }
+
     @Test func siteCreateAndMemberAdd() async throws {
         let data = try CLI.dataFolder()
         let site = try CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"], data: data)
@@ -173,6 +205,66 @@ struct CLITests {
                 #expect(help.output.contains(flag), "\(command.joined(separator: " ")) \(flag)")
             }
         }
+    }
+}
+
+/// The whole command tree, read from the binary's own help: every command answers `--help`, the top-level help gives
+/// each command one line, and every command that uses the data folder takes `--root` and `--data`.
+@Suite(.enabled(if: CLI.isBuilt, "build it first: swift build --product trail-companion (scripts/test.sh does)"))
+struct CLIHelpTests {
+    /// Commands that work on a package zip or an app's folder, not on a server's data folder.
+    static let withoutDataFolder: Set = ["package verify", "package install", "package update"]
+
+    @Test func everyCommandHasHelpAndTheDataFolderCommandsTakeRootAndData() throws {
+        var leaves: [String] = []
+        var pending: [[String]] = [[]]
+        while let command = pending.popLast() {
+            let help = try CLI.run(command + ["--help"], data: nil, root: nil, environment: ["COLUMNS": "80"])
+            #expect(help.status == 0, "\(command.joined(separator: " ")) --help: \(help.errors)")
+            let subcommands = CLIHelp.subcommands(in: help.output)
+            if subcommands.isEmpty { leaves.append(command.joined(separator: " ")); continue }
+            if command.isEmpty {
+                // One line each: the name and what it does, nothing wrapped onto a second line.
+                #expect(subcommands.allSatisfy { !$0.summary.isEmpty }, "\(help.output)")
+                #expect(CLIHelp.continuationLines(in: help.output) == 0, "a command's line is wrapped: \(help.output)")
+            }
+            pending += subcommands.map { command + [$0.name] }
+        }
+        for expected in ["serve", "migrate", "user create", "user disable", "user reset-password", "site create", "member add", "token create", "package verify",
+                         "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check"] {
+            #expect(leaves.contains(expected), "\(expected) is missing from the help: \(leaves)")
+        }
+        for command in leaves where !Self.withoutDataFolder.contains(command) {
+            let help = try CLI.run(command.split(separator: " ").map(String.init) + ["--help"], data: nil, root: nil)
+            #expect(help.output.contains("--root") && help.output.contains("--data"), "\(command) does not take --root and --data")
+            #expect(help.output.contains("TRAIL_ROOT") && help.output.contains("TRAIL_DATA"), "\(command) does not name TRAIL_ROOT/TRAIL_DATA")
+        }
+    }
+}
+
+/// Reads swift-argument-parser's help text.
+enum CLIHelp {
+    struct Entry { let name: String; let summary: String }
+
+    /// The SUBCOMMANDS section's entries: two spaces, the name (maybe "(default)"), then its one-line summary.
+    static func subcommands(in help: String) -> [Entry] {
+        section(in: help).compactMap { line in
+            guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
+            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1).map(String.init)
+            let summary = (parts.count > 1 ? parts[1] : "").replacingOccurrences(of: "(default)", with: "").trimmingCharacters(in: .whitespaces)
+            return Entry(name: parts[0], summary: summary)
+        }
+    }
+
+    /// Lines of the SUBCOMMANDS section that continue the line before (indented deeper): wrapped summaries.
+    static func continuationLines(in help: String) -> Int {
+        section(in: help).filter { $0.hasPrefix("   ") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }.count
+    }
+
+    private static func section(in help: String) -> [String] {
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let start = lines.firstIndex(of: "SUBCOMMANDS:") else { return [] }
+        return Array(lines[(start + 1)...].prefix { !$0.isEmpty })
     }
 }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Hummingbird
 import HTTPTypes
 import HummingbirdTesting
@@ -196,29 +199,92 @@ import TrailClient
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build the CLI first (swift build --build-tests)")
         try await withInstalled { setup, client in
             let server = "http://localhost:\(try #require(client.port))"
-            let folder = setup.folder.appendingPathComponent("cli-tour")
+            let folder = setup.folder.appendingPathComponent("cli-tour"), state = setup.folder.appendingPathComponent("state").path
             let install = try await PublishingProcess.run(
-                binary, ["package", "install", setup.first.packageId, folder.path, "--server", server, "--key", setup.env.publicKey], timeout: .seconds(60))
+                binary, ["package", "install", setup.first.packageId, folder.path, "--server", server, "--key", setup.env.publicKey, "--state", state],
+                timeout: .seconds(60))
             #expect(install.status == 0, "\(install.stdout) \(install.stderr)")
             #expect(install.stdout.contains("installed \(setup.first.packageId) v1"), "\(install.stdout)")
             try Self.expectFolder(folder, is: setup.first.zip)
 
             let second = try await setup.env.releaseThroughAPI(client, seed: 31)
-            let update = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server],
-                                                         timeout: .seconds(60))
+            let update = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
+                                                                  "--state", state], timeout: .seconds(60))
             #expect(update.status == 0, "\(update.stdout) \(update.stderr)")
             #expect(update.stdout.contains("updated v1 -> v2: downloaded"), "\(update.stdout)")
             try Self.expectFolder(folder, is: second.zip)
-            let again = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server],
-                                                        timeout: .seconds(60))
+            let again = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
+                                                                 "--state", state], timeout: .seconds(60))
             #expect(again.stdout.contains("up to date at v2"), "\(again.stdout)")
             // Another key pinned: refused, the folder untouched.
             let refused = try await PublishingProcess.run(
                 binary, ["package", "update", setup.first.packageId, setup.installed.path, "--server", server,
-                         "--key", SigningKey.generate().publicKeyBase64], timeout: .seconds(60))
+                         "--key", SigningKey.generate().publicKeyBase64, "--state", state], timeout: .seconds(60))
             #expect(refused.status != 0)
             try Self.expectFolder(setup.installed, is: setup.first.zip)
         }
+    }
+
+    @Test("package update refuses a replayed older catalog (validly signed, not expired) and stays on the newer version; a rollback the server signs in a newer catalog is followed")
+    func replayedCatalogIsRefused() async throws {
+        let binary = projectRoot.appendingPathComponent(".build/debug/trail-companion").path
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build the CLI first (swift build --build-tests)")
+        try await withInstalled { setup, client in
+            let server = "http://localhost:\(try #require(client.port))"
+            let folder = setup.folder.appendingPathComponent("cli-tour"), state = setup.folder.appendingPathComponent("state").path
+            @Sendable func package(_ arguments: [String], server: String = server) async throws -> PublishingProcess.Output {
+                try await PublishingProcess.run(binary, ["package"] + arguments + ["--server", server, "--key", setup.env.publicKey, "--state", state],
+                                                timeout: .seconds(60))
+            }
+            // The catalog naming version 1, as the server signed it: what a replay sends later.
+            let old = try await client.execute(uri: "/api/v1/catalog", method: .get)
+            let oldBody = Data(buffer: old.body), oldSignature = try #require(old.headers[.catalogSignature])
+            let install = try await package(["install", setup.first.packageId, folder.path])
+            #expect(install.status == 0, "\(install.stdout) \(install.stderr)")
+            let second = try await setup.env.releaseThroughAPI(client, seed: 31)
+            let update = try await package(["update", setup.first.packageId, folder.path])
+            #expect(update.stdout.contains("updated v1 -> v2"), "\(update.stdout) \(update.stderr)")
+
+            // Whoever answers for the server now replays the old catalog; manifests come from the real server.
+            let router = Router()
+            router.get("/api/v1/catalog") { _, _ in
+                Response(status: .ok, headers: [.contentType: "application/json", .catalogSignature: oldSignature],
+                         body: .init(byteBuffer: ByteBuffer(bytes: oldBody)))
+            }
+            router.get("/api/v1/packages/{id}/versions/{n}/manifest") { request, _ in
+                let (data, response) = try await URLSession.shared.data(from: URL(string: server + request.uri.path)!)
+                let signature = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Manifest-Signature") ?? ""
+                return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
+                                body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            }
+            try await Application(router: router).test(.live) { replayer in
+                let replayed = try await package(["update", setup.first.packageId, folder.path], server: "http://localhost:\(try #require(replayer.port))")
+                #expect(replayed.status == 1, "\(replayed.stdout) \(replayed.stderr)")
+                #expect(replayed.stdout.contains("the catalog is refused: catalog version") && replayed.stdout.contains("is older than version"),
+                        "\(replayed.stdout)")
+            }
+            try Self.expectFolder(folder, is: second.zip)
+
+            // A rollback on the server is a newer catalog: followed.
+            let manager = try setup.env.token("manager@test.org")
+            #expect(try await client.managePackage(setup.first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
+            let down = try await package(["update", setup.first.packageId, folder.path])
+            #expect(down.stdout.contains("updated v2 -> v1"), "\(down.stdout) \(down.stderr)")
+            try Self.expectFolder(folder, is: setup.first.zip)
+        }
+    }
+
+    @Test("the catalog version store keeps the highest version per key, across instances")
+    func catalogVersionStore() throws {
+        let folder = TestScratch.folder("trail-catalog-state")
+        let store = CatalogVersionStore(folder: folder), key = SigningKey.generate().publicKeyBase64, other = SigningKey.generate().publicKeyBase64
+        #expect(store.highest(publicKey: key) == nil)
+        try store.record(5, publicKey: key)
+        try store.record(3, publicKey: key)
+        #expect(CatalogVersionStore(folder: folder).highest(publicKey: key) == 5, "never lowered, and read back from the file")
+        #expect(store.highest(publicKey: other) == nil)
+        try store.record(6, publicKey: key)
+        #expect(store.highest(publicKey: key) == 6)
     }
 
     /// What a hostile or broken server serves: a catalog and a manifest, each signed with `key` (or another).

@@ -309,25 +309,50 @@ struct MobileAPITests {
             let expected = try #require(good.jsonObject["expected"] as? [String: Any])
             #expect(expected["sha256"] as? String == released.sha256)
             #expect(expected["version"] as? Int == 1)
-            _ = try await verify(released.sha256.uppercased(), 1)
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 2)
+            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
+            // The same caller again, and again: still one, so a loop cannot inflate the count.
+            for _ in 0..<3 { #expect(try await verify(released.sha256.uppercased(), 1).jsonObject["valid"] as? Bool == true) }
+            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
             // Wrong hash, wrong version: not valid, not counted.
             let bad = try await verify(String(repeating: "0", count: 64), 1)
             #expect(bad.jsonObject["valid"] as? Bool == false)
             let wrongVersion = try await verify(released.sha256, 7)
             #expect(wrongVersion.jsonObject["valid"] as? Bool == false)
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 2)
+            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
             // After version 2, a download of version 1 still verifies against version 1; counts are per version.
             let second = try await env.releaseThroughAPI(client, seed: 41)
             #expect(try await verify(released.sha256, 1).jsonObject["valid"] as? Bool == true)
             #expect(try await verify(second.sha256, 2).jsonObject["valid"] as? Bool == true)
             #expect(try await verify(released.sha256, 2).jsonObject["valid"] as? Bool == false)
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 3)
+            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
             #expect(try env.verifiedCount(released.packageId, version: 2) == 1)
             // Malformed bodies are 400, not 500.
             let malformed = try await client.api(.post, "/api/v1/packages/\(released.packageId)/verify", token: nil, json: #"{"sha256":1}"#)
             #expect(malformed.status == .badRequest, "\(malformed.status) \(malformed.text)")
         }
+    }
+}
+
+/// The verified-download count takes each caller once per version and day.
+@Suite struct VerifiedDownloadsTests {
+    @Test("once per (address, version, day); an IPv6 caller by its /64; bounded")
+    func oncePerCallerVersionAndDay() {
+        let seen = VerifiedDownloads(capacity: 4)
+        let today = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(seen.isFirst(address: "203.0.113.7", packageId: "p", version: 1, now: today))
+        #expect(!seen.isFirst(address: "203.0.113.7", packageId: "p", version: 1, now: today))
+        #expect(seen.isFirst(address: "203.0.113.8", packageId: "p", version: 1, now: today), "another address counts")
+        #expect(seen.isFirst(address: "203.0.113.7", packageId: "p", version: 2, now: today), "another version counts")
+        #expect(seen.isFirst(address: "2001:db8:1:2::1", packageId: "p", version: 1, now: today))
+        #expect(!seen.isFirst(address: "2001:db8:1:2:ffff::9", packageId: "p", version: 1, now: today), "the same /64")
+        // Full: a new caller is not counted today; one already held still answers "seen".
+        #expect(!seen.isFirst(address: "198.51.100.1", packageId: "p", version: 1, now: today))
+        #expect(!seen.isFirst(address: "203.0.113.7", packageId: "p", version: 1, now: today))
+        // The next day, everyone counts once again.
+        let tomorrow = today.addingTimeInterval(86_400)
+        #expect(seen.isFirst(address: "203.0.113.7", packageId: "p", version: 1, now: tomorrow))
+        #expect(seen.isFirst(address: "198.51.100.1", packageId: "p", version: 1, now: tomorrow))
+        #expect(!seen.isFirst(address: "198.51.100.1", packageId: "p", version: 1, now: tomorrow))
     }
 }
 

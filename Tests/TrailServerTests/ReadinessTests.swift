@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -9,8 +10,9 @@ import Testing
 /// `/readyz` and the free-space floor (`--min-free-space`): a load balancer learns when the server cannot do its work,
 /// and uploads stop before they fill the disk.
 @Suite struct ReadinessTests {
-    static func readyz(_ client: some TestClientProtocol) async throws -> (HTTPResponse.Status, [String: Any]) {
-        let response = try await client.execute(uri: "/readyz", method: .get)
+    /// `/readyz` as an admin sees it (with a token), or as anyone does.
+    static func readyz(_ client: some TestClientProtocol, token: String? = nil) async throws -> (HTTPResponse.Status, [String: Any]) {
+        let response = try await client.execute(uri: "/readyz", method: .get, headers: token.map { [.authorization: "Bearer \($0)"] } ?? [:])
         #expect(response.headers[.cacheControl] == "no-store")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
         return (response.status, json)
@@ -20,9 +22,10 @@ import Testing
     func signaturesDecideReadiness() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
+        let admin = try env.token("admin@test.org")
         try await env.app.test { client in
             await env.scans.scanner.reloadIfChanged()
-            let (status, json) = try await Self.readyz(client)
+            let (status, json) = try await Self.readyz(client, token: admin)
             #expect(status == .ok, "\(json)")
             #expect(json["status"] as? String == "ready" && (json["reasons"] as? [String])?.isEmpty == true)
             #expect((json["signatures"] as? Int ?? 0) >= 1)
@@ -31,7 +34,7 @@ import Testing
                 try FileManager.default.removeItem(at: env.signatures.appendingPathComponent(file))
             }
             await env.scans.scanner.reloadIfChanged()  // what the scan service's 30 s watch does
-            let (emptied, reasons) = try await Self.readyz(client)
+            let (emptied, reasons) = try await Self.readyz(client, token: admin)
             #expect(emptied == .serviceUnavailable)
             #expect(reasons["status"] as? String == "not ready")
             let listed = reasons["reasons"] as? [String] ?? []
@@ -41,7 +44,7 @@ import Testing
 
             try EICAR.writeTestSignatures(to: env.signatures)
             await env.scans.scanner.reloadIfChanged()
-            #expect(try await Self.readyz(client).0 == .ok)
+            #expect(try await Self.readyz(client, token: admin).0 == .ok)
         }
     }
 
@@ -49,7 +52,7 @@ import Testing
     func freeSpaceFloor() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try env.token("author@test.org"), admin = try env.token("admin@test.org")
         // An upload begun while there was room: its chunks are refused once the disk is below the floor.
         final class Box: @unchecked Sendable { var location = "" }
         let box = Box()
@@ -66,7 +69,7 @@ import Testing
         }
         try await crowded.test { client in
             await env.scans.scanner.reloadIfChanged()
-            let (status, json) = try await Self.readyz(client)
+            let (status, json) = try await Self.readyz(client, token: admin)
             #expect(status == .serviceUnavailable)
             let reasons = json["reasons"] as? [String] ?? []
             #expect(reasons.count == 1 && reasons[0].contains("below the floor") && reasons[0].contains("--min-free-space"), "\(reasons)")
@@ -93,6 +96,50 @@ import Testing
                 headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
                 body: ByteBuffer(string: #"{"description": "Still editable while the disk is full."}"#))
             #expect(saved.status == .ok, "\(String(buffer: saved.body))")
+        }
+    }
+
+    @Test("anonymous /readyz: only the status, no path or free bytes, and repeated calls write nothing; an admin and a loopback caller get the details")
+    func anonymousReadinessIsCheap() async throws {
+        let folder = TestScratch.folder("trail-readyz")
+        try DataFolder.prepare(folder)
+        let path = folder.appendingPathComponent("trail.sqlite").path
+        let database = try AppDatabase.openFile(at: path, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
+        let app = try await TestApp.make(database: database) { config in
+            config.dataFolder = folder
+            config.minFreeSpace = 0
+        }
+        try app.seed()
+        // Another connection sees every commit of the app's writer as a change of data_version.
+        let observer = try DatabaseQueue(path: path)
+        @Sendable func dataVersion() throws -> Int { try observer.read { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 } }
+        try await app.test { client in
+            let (first, json) = try await Self.readyz(client)
+            #expect(json.keys.sorted() == ["status"], "\(json)")
+            #expect(first == .ok || first == .serviceUnavailable)
+            let text = String(buffer: try await client.execute(uri: "/readyz", method: .get).body)
+            #expect(!text.contains(folder.path) && !text.contains("freeBytes") && !text.contains("reasons"), "\(text)")
+            let before = try dataVersion()
+            for _ in 0..<20 { _ = try await client.execute(uri: "/readyz", method: .get) }
+            #expect(try dataVersion() == before, "no write for repeated anonymous calls")
+            // A signed-in admin sees the reasons and numbers.
+            let admin = try #require(try app.database.user(email: "admin@test.org"))
+            let (token, _) = try app.database.createAPIToken(userId: admin.id!, name: "monitor", actor: .system)
+            let (_, details) = try await Self.readyz(client, token: token)
+            #expect(details["reasons"] != nil && details["freeBytes"] != nil && details["signatures"] != nil, "\(details)")
+            // An author does not.
+            let author = try #require(try app.database.user(email: "author@test.org"))
+            let (authorToken, _) = try app.database.createAPIToken(userId: author.id!, name: "x", actor: .system)
+            #expect(try await Self.readyz(client, token: authorToken).1.keys.sorted() == ["status"])
+        }
+        try await app.application.test(.live) { client in
+            // Over a real socket from this machine: details. Through a proxy (X-Forwarded-For): a stranger's request.
+            let local = try await client.execute(uri: "/readyz", method: .get)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: local.body)) as? [String: Any])
+            #expect(json["reasons"] != nil, "\(json)")
+            let proxied = try await client.execute(uri: "/readyz", method: .get, headers: [.xForwardedFor: "203.0.113.7"])
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(buffer: proxied.body)) as? [String: Any])
+            #expect(summary.keys.sorted() == ["status"], "\(summary)")
         }
     }
 

@@ -217,6 +217,7 @@ enum RouteTable {
         page(.post, "/admin/users", [("email", "new@test.org"), ("displayName", "New Ranger"), ("password", "")], admins(.redirect("/admin/users"))),
         page(.post, "/admin/users/{spare}/disable", [], admins(.redirect("/admin/users"))),
         page(.post, "/admin/users/{spare}/enable", [], admins(.redirect("/admin/users"))),
+        page(.post, "/admin/users/{spare}/reset-password", [], admins(.ok)),
         page(.get, "/admin/sites", [], admins(.ok)),
         page(.post, "/admin/sites", [("slug", "charlie"), ("name", "Charlie Park"), ("description", ""), ("requiredApprovals", "1")],
              admins(.redirect("/sites/charlie"))),

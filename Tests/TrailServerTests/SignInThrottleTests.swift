@@ -62,6 +62,87 @@ import Testing
         }
     }
 
+    @Test("failures from one address lock that address out of the email, not the owner signing in from another; the 429 says so")
+    func lockoutIsPerEmailAndAddress() async throws {
+        let (app, _) = try await TestApp.seeded { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.0/8, ::1") }
+        try await app.application.test(.live) { client in
+            let browser = try await client.anonymousBrowser()
+            func attempt(from address: String, password: String) async throws -> TestResponse {
+                try await client.post("/login", form: ["email": "author@test.org", "password": password], session: browser,
+                                      headers: [.xForwardedFor: address])
+            }
+            for _ in 1...5 { #expect(try await attempt(from: "203.0.113.7", password: "wrong password").status == .unauthorized) }
+            let locked = try await attempt(from: "203.0.113.7", password: TestApp.password)
+            #expect(locked.status == .tooManyRequests)
+            #expect(locked.text.contains("Too many failed sign-ins for this email from your address. Try again in 15 minutes"), "\(locked.text)")
+            #expect(!locked.text.contains("reset your password"), "no promise of a self-service reset that does not exist")
+            let retryAfter = try #require(locked.headers[.retryAfter].flatMap { Int($0) })
+            #expect(retryAfter > 14 * 60 && retryAfter <= 15 * 60, "\(retryAfter)")
+            // The owner, elsewhere, signs in.
+            #expect(try await attempt(from: "198.51.100.9", password: TestApp.password).status == .seeOther)
+            // The guesser's count is not wiped by the owner's success.
+            #expect(try await attempt(from: "203.0.113.7", password: TestApp.password).status == .tooManyRequests)
+        }
+    }
+
+    @Test("guesses at one email from many addresses are slowed down, never refused")
+    func guessesFromManyAddressesSlowDown() async throws {
+        let (app, _) = try await TestApp.seeded { config in
+            config.trustedProxies = try! TrustedProxies(parsing: "127.0.0.0/8, ::1")
+            config.loginMaxDelay = 0.5
+        }
+        try await app.application.test(.live) { client in
+            let browser = try await client.anonymousBrowser()
+            for index in 1...12 {
+                let response = try await client.post("/login", form: ["email": "author@test.org", "password": "wrong password"], session: browser,
+                                                     headers: [.xForwardedFor: "203.0.113.\(index)"])
+                #expect(response.status == .unauthorized, "attempt \(index)")
+            }
+            let clock = ContinuousClock(), start = clock.now
+            let owner = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser,
+                                              headers: [.xForwardedFor: "198.51.100.9"])
+            #expect(owner.status == .seeOther, "the right password from a fresh address works after 12 failures elsewhere")
+            #expect(clock.now - start >= .milliseconds(500), "but waits the bounded delay first")
+        }
+        #expect(AppDatabase.loginDelay(failures: 4, limit: 5, maxDelay: 8) == 0)
+        #expect(AppDatabase.loginDelay(failures: 5, limit: 5, maxDelay: 8) == 0.25)
+        #expect(AppDatabase.loginDelay(failures: 7, limit: 5, maxDelay: 8) == 1)
+        #expect(AppDatabase.loginDelay(failures: 500, limit: 5, maxDelay: 8) == 8)
+    }
+
+    @Test("an admin's Reset password shows a one-time password once, ends the user's sessions and tokens, and is audited")
+    func adminResetsAPassword() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.test { client in
+            let author = try #require(try app.database.user(email: "author@test.org"))
+            let authorSession = try await client.signIn("author@test.org")
+            let (token, _) = try app.database.createAPIToken(userId: author.id!, name: "script", actor: .system)
+            #expect(try app.database.userForAPIToken(token) != nil)
+            var admin = try await client.signIn("admin@test.org")
+            admin.absorb(try await client.get("/admin/users", session: admin))
+            let without = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin, csrf: "")
+            #expect(without.status == .forbidden, "no CSRF token, no reset")
+            #expect(try app.database.userForAPIToken(token) != nil)
+            let reset = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin)
+            #expect(reset.status == .ok)
+            #expect(reset.headers[.cacheControl] == "no-store")
+            let range = try #require(reset.text.range(of: #"New one-time password for author@test.org: <code id="reset-password-value">[A-Za-z0-9]{16}</code>"#,
+                                                      options: .regularExpression), "\(reset.text)")
+            let password = String(reset.text[range].dropLast("</code>".count).suffix(16))
+            #expect(try app.database.userForAPIToken(token) == nil, "the token is revoked")
+            let ended = try await client.get("/sites", session: authorSession)
+            #expect(ended.location?.hasPrefix("/login") == true, "the session ended")
+            #expect(try app.database.actions().contains("user.resetPassword"))
+            let browser = try await client.anonymousBrowser()
+            let signedIn = try await client.post("/login", form: ["email": "author@test.org", "password": password], session: browser)
+            #expect(signedIn.location == "/account/password", "the one-time password works once, and must be changed")
+            let old = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: try await client.anonymousBrowser())
+            #expect(old.status == .unauthorized, "the old password no longer works")
+            // The users page shows it no more.
+            #expect(!(try await client.get("/admin/users", session: admin).text.contains(password)))
+        }
+    }
+
     @Test("trusted proxy ranges: IPv4, IPv6, mapped addresses; a bad range is a clear error")
     func trustedProxyParsing() throws {
         let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 192.168.1.1, fd00::/8")

@@ -105,8 +105,11 @@ class Server:
         else:
             self.stop()
             raise RuntimeError(f"the server did not answer /healthz within {timeout} s:\n{self.log_tail()}")
-        # The first start prints the admin's one-time password on a line "    password: XXXX".
-        match = re.search(r"^\s+password:\s+(\S+)\s*$", self.log(), re.MULTILINE)
+        # The first start writes the admin's one-time password to a 0600 file in the data folder (not the log), on a
+        # line "password: XXXX"; the file goes at that admin's first sign-in.
+        secret = self.data / "first-admin-password"
+        text = secret.read_text() if secret.is_file() else ""
+        match = re.search(r"^password:\s+(\S+)\s*$", text, re.MULTILINE)
         self.one_time_password = match.group(1) if match else None
 
     def _copy_binary(self, timeout: float = 300) -> None:

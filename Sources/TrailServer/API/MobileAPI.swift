@@ -23,6 +23,8 @@ struct MobileAPI: Sendable {
     let distribution: DistributionState?
     /// Encoded answers of the read routes, until the data changes.
     let readCache: ReadAPICache
+    /// Who reported a verified download today.
+    let verifiedDownloads: VerifiedDownloads
 
     /// The route table; each handler is named after its `operationId` in `openapi.json`.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
@@ -101,14 +103,16 @@ struct MobileAPI: Sendable {
         return try JSONResponse.make(Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size))
     }
 
-    /// An app reports a checked download; valid reports are counted per version.
+    /// An app reports a checked download; valid reports are counted per version, once a day per client address.
     func verifyPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let published = try await database.perform { _ in try publishedPackage(context) }
         let body = try await request.decodeJSON(Components.Schemas.VerifyRequest.self, context: context)
         // A download of any released version can be verified against that version.
         let target = try await database.perform { try $0.packageVersion(packageId: published.package.id, version: body.version) } ?? published.version
         let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
-        if valid { try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) }) }
+        if valid, verifiedDownloads.isFirst(address: context.remoteAddress, packageId: target.packageId, version: target.version) {
+            try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) })
+        }
         return try JSONResponse.make(Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
     }
 

@@ -67,12 +67,26 @@ struct AccountsController: Sendable {
             pages.render("login", title: "Sign in", page: LoginPage(email: email, next: next, error: message),
                          request: request, context: context, status: status)
         }
+        func locked(_ message: String, retryAfter: TimeInterval) -> Response {
+            var response = fail(message, status: .tooManyRequests)
+            response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
+            return response
+        }
         // The attempt is counted before the password is checked, in one transaction with the check of the limit:
         // fifty guesses sent at once cannot all pass it while bcrypt runs.
-        guard let attempt = try await database.perform({ try $0.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
-                                                           limit: config.loginFailureLimit) }) else {
-            return fail("Too many failed sign-ins. Wait \(Int(config.loginThrottleWindow / 60)) minutes and try again, or ask an admin to reset your password.",
-                        status: .tooManyRequests)
+        let attempt: Int64
+        switch try await database.perform({ try $0.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
+                                                                   limit: config.loginFailureLimit, maxDelay: config.loginMaxDelay) }) {
+        case let .allowed(id, delay):
+            attempt = id
+            // Guesses at one email from many addresses: slower and slower, never refused.
+            if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        case let .lockedForEmail(retryAfter):
+            return locked("Too many failed sign-ins for this email from your address. Try again in \(Self.minutes(retryAfter)), or sign in from "
+                          + "another network. If you forgot your password, an administrator can set you a new one-time password.",
+                          retryAfter: retryAfter)
+        case let .lockedForAddress(retryAfter):
+            return locked("Too many failed sign-ins from your address. Try again in \(Self.minutes(retryAfter)).", retryAfter: retryAfter)
         }
         let user = try await database.perform { try $0.user(email: email) }
         // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
@@ -85,6 +99,7 @@ struct AccountsController: Sendable {
         if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
         try await database.perform { try $0.endLoginAttempt(attempt) }
         let (token, _) = try await database.perform { try $0.startSession(userId: user.id!, ipAddress: context.remoteAddress) }
+        if user.mustChangePassword { Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder) }
         var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response
@@ -163,6 +178,12 @@ struct AccountsController: Sendable {
             TokenRow(id: $0.id!, name: $0.name, created: DisplayFormat.date($0.createdAt),
                      lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never", revoked: $0.revokedAt != nil)
         })
+    }
+
+    /// "1 minute", "14 minutes": a wait rounded up to whole minutes.
+    static func minutes(_ seconds: TimeInterval) -> String {
+        let minutes = max(1, Int((seconds / 60).rounded(.up)))
+        return minutes == 1 ? "1 minute" : "\(minutes) minutes"
     }
 
     /// bcrypt is slow on purpose: keep it off the event loop.

@@ -95,6 +95,27 @@ extension AppDatabase {
         }
     }
 
+    /// Gives the user a new one-time password (to change at the next sign-in), ends every session, revokes every API
+    /// token and forgets the email's failed sign-ins: whoever knew the old password, or holds a token made with it, is
+    /// out. For a forgotten password, or one that leaked. bcrypt runs on the thread pool (see `createUser`).
+    public func resetPassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> (user: User, password: String) {
+        let password = OneTimePassword.make()
+        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: bcryptCost) }
+        return (try await writer.write { try Self.storeResetPassword($0, userId: userId, hash: hash, actor: actor) }, password)
+    }
+
+    static func storeResetPassword(_ db: Database, userId: Int64, hash: String, actor: AuditActor) throws -> User {
+        guard var user = try User.fetchOne(db, id: userId) else { throw NotFound() }
+        user.passwordHash = hash
+        user.mustChangePassword = true
+        try user.update(db)
+        try SessionRecord.filter(SessionRecord.Columns.userId == userId).deleteAll(db)
+        try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL", arguments: [Date().dbTime, userId])
+        try db.execute(sql: "DELETE FROM loginFailure WHERE email = ?", arguments: [user.email])
+        try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetPassword", detail: user.email)
+        return user
+    }
+
     static func passwordProblem(_ password: String) -> String? {
         if password.count < 10 { return "Use at least 10 characters." }
         // bcrypt reads only the first 72 bytes: a longer password would be silently cut.
@@ -110,22 +131,50 @@ extension AppDatabase {
 
     // MARK: Sign-in throttling
 
-    /// Counts a sign-in attempt as failed before its password is checked, if the email and the address are under the
-    /// limit (checked and written in one transaction, so concurrent guesses are counted one after the other). Nil when
-    /// over the limit; else the attempt's id, which `endLoginAttempt` removes once the password proved right.
-    public func beginLoginAttempt(email: String, ipAddress: String?, window: TimeInterval, limit: Int) throws -> Int64? {
-        let since = Date().dbTime - window
-        return try writer.write { db -> Int64? in
-            let byEmail = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM loginFailure WHERE email = ? AND failedAt > ?", arguments: [email, since]) ?? 0
-            let byAddress = try ipAddress.map {
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM loginFailure WHERE ipAddress = ? AND failedAt > ?", arguments: [$0, since]) ?? 0
-            } ?? 0
-            // An address may serve a whole ranger station, so it gets more room than one email.
-            guard max(byEmail, byAddress / 4) < limit else { return nil }
-            try db.execute(sql: "INSERT INTO loginFailure (email, ipAddress, failedAt) VALUES (?, ?, ?)",
-                           arguments: [email, ipAddress, Date().dbTime])
-            return db.lastInsertedRowID
+    /// What `beginLoginAttempt` decided.
+    public enum LoginAttempt: Sendable, Equatable {
+        /// Check the password, after waiting `delay` seconds; `id` is the failure counted in advance.
+        case allowed(id: Int64, delay: TimeInterval)
+        /// Too many failures for this email from this address: this address may not try it again before `retryAfter`
+        /// seconds. Someone else, elsewhere, still can: nobody can lock another person out.
+        case lockedForEmail(retryAfter: TimeInterval)
+        /// Too many failures from this address, over all emails.
+        case lockedForAddress(retryAfter: TimeInterval)
+    }
+
+    /// Counts a sign-in attempt as failed before its password is checked, if the email from this address, and the
+    /// address, are under the limit (checked and written in one transaction, so concurrent guesses are counted one after
+    /// the other). Refused over the limit; else the attempt's id, which `endLoginAttempt` removes once the password
+    /// proved right, and a delay that grows with the email's failures from every address (bounded by `maxDelay`): guesses
+    /// spread over many addresses slow down, but are never refused, so the account's owner can always sign in.
+    public func beginLoginAttempt(email: String, ipAddress: String?, window: TimeInterval, limit: Int,
+                                  maxDelay: TimeInterval = 0) throws -> LoginAttempt {
+        let now = Date().dbTime, since = now - window
+        return try writer.write { db -> LoginAttempt in
+            func count(_ sql: String, _ arguments: StatementArguments) throws -> (count: Int, oldest: Double) {
+                guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), COALESCE(MIN(failedAt), ?) FROM loginFailure WHERE \(sql) AND failedAt > ?",
+                                                 arguments: StatementArguments([now]) + arguments + [since]) else { return (0, now) }
+                return (row[0] as Int, row[1] as Double)
+            }
+            func retryAfter(_ oldest: Double) -> TimeInterval { max(1, oldest + window - now) }
+            let byPair = try count("email = ? AND ipAddress IS ?", [email, ipAddress])
+            if byPair.count >= limit { return .lockedForEmail(retryAfter: retryAfter(byPair.oldest)) }
+            if let ipAddress {
+                // An address may serve a whole ranger station, so it gets more room than one email.
+                let byAddress = try count("ipAddress = ?", [ipAddress])
+                if byAddress.count / 4 >= limit { return .lockedForAddress(retryAfter: retryAfter(byAddress.oldest)) }
+            }
+            let byEmail = try count("email = ?", [email]).count
+            try db.execute(sql: "INSERT INTO loginFailure (email, ipAddress, failedAt) VALUES (?, ?, ?)", arguments: [email, ipAddress, now])
+            return .allowed(id: db.lastInsertedRowID, delay: Self.loginDelay(failures: byEmail, limit: limit, maxDelay: maxDelay))
         }
+    }
+
+    /// No wait for the first `limit` failures of an email; then a quarter second, doubling with each failure up to
+    /// `maxDelay`.
+    static func loginDelay(failures: Int, limit: Int, maxDelay: TimeInterval) -> TimeInterval {
+        guard failures >= limit, maxDelay > 0 else { return 0 }
+        return min(maxDelay, 0.25 * pow(2, Double(min(failures - limit, 30))))
     }
 
     /// The password was right: the attempt is not a failure.
@@ -150,7 +199,9 @@ extension AppDatabase {
         try writer.write { db in
             try SessionRecord(tokenHash: SecretToken.hash(token), userId: userId, csrfToken: csrf, createdAt: now,
                               lastSeenAt: now, ipAddress: ipAddress).insert(db)
-            try db.execute(sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?)", arguments: [userId])
+            // Only this address's failures: a guesser elsewhere keeps the count it earned.
+            try db.execute(sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?) AND ipAddress IS ?",
+                           arguments: [userId, ipAddress])
             try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
                                   action: "session.start", detail: "")
         }

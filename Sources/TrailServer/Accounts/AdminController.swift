@@ -20,6 +20,13 @@ struct AdminController: Sendable {
         var users: [UserRow]
         var form: [String: String] = [:]
         var errors: [String: String] = [:]
+        /// Shown once, on the answer to "Reset password", and stored nowhere but as a bcrypt hash.
+        var reset: ResetNotice?
+    }
+
+    struct ResetNotice: Sendable {
+        let email: String
+        let password: String
     }
 
     struct SiteRow: Sendable {
@@ -72,6 +79,7 @@ struct AdminController: Sendable {
         admin.post("users") { request, context in try await createUser(request, context) }
         admin.post("users/{id}/disable") { request, context in try await disableUser(request, context) }
         admin.post("users/{id}/enable") { request, context in try await enableUser(request, context) }
+        admin.post("users/{id}/reset-password") { request, context in try await resetPassword(request, context) }
 
         admin.get("sites") { request, context in try await listSites(request, context) }
         admin.post("sites") { request, context in try await createSite(request, context) }
@@ -118,6 +126,20 @@ struct AdminController: Sendable {
         let id = try context.parameters.require("id", as: Int64.self)
         try await database.perform { try $0.setUserDisabled(id: id, disabled: false, actor: context.actor) }
         return pages.redirect(to: "/admin/users", notice: "User enabled.")
+    }
+
+    /// Gives a user a new one-time password, shown once on this answer (not in a notice that a redirect would carry);
+    /// their sessions and API tokens end. Not for one's own account: that is the password page's job.
+    func resetPassword(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        guard id != context.user?.id else { throw Conflict("Change your own password on the Change password page.") }
+        let (user, password) = try await database.resetPassword(userId: id, bcryptCost: config.bcryptCost, actor: context.actor)
+        var page = try await database.perform { _ in try usersPage(context) }
+        page.reset = ResetNotice(email: user.email, password: password)
+        var response = pages.render("admin-users", title: "Users", page: page, request: request, context: context)
+        // The one-time password must not linger in a cache or the back button.
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     /// The site list, with the form to add one.

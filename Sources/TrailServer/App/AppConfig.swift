@@ -35,9 +35,12 @@ public struct AppConfig: Sendable {
     public var sessionIdleTimeout: TimeInterval = 8 * 3600
     /// A session ends this long after sign-in however busy it is.
     public var sessionLifetime: TimeInterval = 7 * 86_400
-    /// Failed sign-ins allowed per email (and per address) within `loginThrottleWindow`.
+    /// Failed sign-ins allowed per email from one address (and, times four, per address) within `loginThrottleWindow`.
     public var loginFailureLimit = 5
     public var loginThrottleWindow: TimeInterval = 15 * 60
+    /// Past `loginFailureLimit` failures of one email from all addresses together, each further attempt waits longer,
+    /// up to this long; it is never refused, so guesses from elsewhere cannot lock the owner out.
+    public var loginMaxDelay: TimeInterval = 8
     /// Reverse proxies whose `X-Forwarded-For` names the client (sign-in throttle, audit log); none by default.
     public var trustedProxies = TrustedProxies.none
     /// bcrypt cost; tests lower it to keep the suite fast.

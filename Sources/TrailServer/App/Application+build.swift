@@ -34,6 +34,8 @@ public struct AppDependencies: Sendable {
     public let distribution: DistributionState?
     /// The mobile read routes' encoded answers, dropped at every change of what they are made of.
     public let readCache = ReadAPICache()
+    /// Who reported a verified download today, so the count takes each caller once a day.
+    let verifiedDownloads = VerifiedDownloads()
     /// Whole answers of the mobile API's read routes, sent again without the router while current.
     public let storedAnswers: StoredAnswers
 
@@ -151,7 +153,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     router.get("/healthz") { _, _ in "ok" }
     let readiness = ReadinessCheck(database: database, scanner: dependencies.scans.scanner, dataFolder: config.dataFolder,
                                    floor: config.minFreeSpace)
-    router.get("/readyz") { _, _ in try await readiness.respond() }
+    router.get("/readyz") { request, context in try await readiness.respond(request, context) }
 
     let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans,
                               distribution: dependencies.distribution)
@@ -183,7 +185,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 
     MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
               publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files,
-              metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache)
+              metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache,
+              verifiedDownloads: dependencies.verifiedDownloads)
         .addRoutes(to: router.group("api/v1"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)

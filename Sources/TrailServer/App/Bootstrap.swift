@@ -1,13 +1,22 @@
 import Foundation
 
-/// First start: with no users at all, create an admin whose one-time password is printed once and must be changed.
+/// First start: with no users at all, create an admin whose one-time password must be changed at sign-in.
+///
+/// The password is written to a file only the server's user can read (``passwordFileName`` in the data folder, 0600),
+/// never to the log: logs are kept, shipped and read by more people than the operator. The log says where the file is,
+/// and the file is removed when that admin first signs in (the password then works no more anyway).
 public enum Bootstrap {
     public static let firstAdminEmail = "admin@trail.local"
+    public static let passwordFileName = "first-admin-password"
+
+    public static func passwordFile(in dataFolder: URL) -> URL { dataFolder.appendingPathComponent(passwordFileName) }
 
     @discardableResult
     public static func firstStart(database: AppDatabase, config: AppConfig, print: (String) -> Void) throws -> String? {
         guard try database.userCount() == 0 else { return nil }
         let password = OneTimePassword.make()
+        let file = passwordFile(in: config.dataFolder)
+        try writePrivately("email:    \(firstAdminEmail)\npassword: \(password)\n", to: file)
         try database.createUser(email: firstAdminEmail, displayName: "Administrator", password: password, isAdmin: true,
                                 mustChangePassword: true, bcryptCost: config.bcryptCost, actor: .system)
         print("""
@@ -15,12 +24,31 @@ public enum Bootstrap {
         ============================================================
           First start: an administrator account was created.
             email:    \(firstAdminEmail)
-            password: \(password)
-          This password works once: you will choose a new one at sign-in.
+          Its one-time password is in \(file.path)
+          (readable only by this user; removed at the first sign-in).
+          It works once: you will choose a new one at sign-in.
         ============================================================
 
         """)
         return password
+    }
+
+    /// The first admin signed in: the file with their one-time password goes.
+    static func firstAdminSignedIn(_ user: User, dataFolder: URL) {
+        guard user.email == firstAdminEmail else { return }
+        try? FileManager.default.removeItem(at: passwordFile(in: dataFolder))
+    }
+
+    /// Creates `url` with mode 0600 (a file left there by an earlier first start is replaced), without following a
+    /// symbolic link, and fsyncs it.
+    static func writePrivately(_ text: String, to url: URL) throws {
+        try? FileManager.default.removeItem(at: url)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw POSIXFailure(operation: "create \(url.path)", code: errno) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        defer { try? handle.close() }
+        try handle.write(contentsOf: Data(text.utf8))
+        try handle.synchronize()
     }
 }
 

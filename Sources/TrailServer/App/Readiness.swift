@@ -3,6 +3,7 @@ import GRDB
 import HTTPTypes
 import Hummingbird
 import MalwareScan
+import NIOConcurrencyHelpers
 
 /// Free space of the file system that holds a folder.
 public enum FreeSpace {
@@ -64,12 +65,26 @@ extension HTTPResponse.Status {
 }
 
 /// `GET /readyz`: whether this server can do its work now, for a load balancer or a service monitor (`/healthz` only
-/// says the process answers). 200 with the checks, or 503 with a list of reasons.
+/// says the process answers). 200 or 503.
+///
+/// Anyone may ask, so an anonymous answer must be cheap and tell nothing but the status: the database write check runs
+/// at most once per `writeCheckInterval` (a load balancer polling every second, or a stranger polling in a loop, does not
+/// cost a write and an fsync each), and the reasons, free bytes and signature count (which name the data folder's path
+/// and the disk's state) go only to a signed-in admin or to a caller on this machine (loopback, not through a proxy).
 struct ReadinessCheck: Sendable {
     let database: AppDatabase
     let scanner: any MalwareScanner
     let dataFolder: URL
     let floor: Int64
+    let writeCheck: CachedWriteCheck
+
+    init(database: AppDatabase, scanner: any MalwareScanner, dataFolder: URL, floor: Int64, writeCheckInterval: Duration = .seconds(5)) {
+        self.database = database
+        self.scanner = scanner
+        self.dataFolder = dataFolder
+        self.floor = floor
+        self.writeCheck = CachedWriteCheck(database: database, interval: writeCheckInterval)
+    }
 
     struct Answer: Encodable {
         let status: String
@@ -78,18 +93,14 @@ struct ReadinessCheck: Sendable {
         let signatures: Int
     }
 
+    /// What an anonymous caller gets.
+    struct Summary: Encodable {
+        let status: String
+    }
+
     func check() async -> Answer {
         var reasons: [String] = []
-        do {
-            // A real write through the same writer the app uses (locks, permissions, a full disk all show here).
-            // Rewriting user_version with its own value changes nothing the app reads.
-            try await database.writer.write { db in
-                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-                try db.execute(sql: "PRAGMA user_version = \(version)")
-            }
-        } catch {
-            reasons.append("the database cannot be written: \(error)")
-        }
+        if let problem = await writeCheck.problem() { reasons.append(problem) }
         let signatures = await scanner.signatureCount
         if !(await scanner.hasSignatures) {
             reasons.append("no malware signature database is loaded: uploads stay pending (install clamav-freshclam, or check --clamav-db)")
@@ -103,10 +114,57 @@ struct ReadinessCheck: Sendable {
         return Answer(status: reasons.isEmpty ? "ready" : "not ready", reasons: reasons, freeBytes: free, signatures: signatures)
     }
 
-    func respond() async throws -> Response {
+    func respond(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let answer = await check()
-        var response = try JSONResponse.make(answer, status: answer.reasons.isEmpty ? .ok : .serviceUnavailable)
+        let status: HTTPResponse.Status = answer.reasons.isEmpty ? .ok : .serviceUnavailable
+        var response = try Self.showsDetails(request, context)
+            ? JSONResponse.make(answer, status: status) : JSONResponse.make(Summary(status: answer.status), status: status)
         response.headers[.cacheControl] = "no-store"
         return response
+    }
+
+    /// A signed-in admin, or a caller on this machine that no proxy forwarded (a request through nginx on the same
+    /// machine carries `X-Forwarded-For`, and is a stranger's).
+    static func showsDetails(_ request: Request, _ context: AppRequestContext) -> Bool {
+        if context.user?.isAdmin == true { return true }
+        guard let address = context.remoteAddress, request.headers[.xForwardedFor] == nil, request.headers[HTTPField.Name("Forwarded")!] == nil else { return false }
+        return isLoopback(address)
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "::1" || address.hasPrefix("127.") || address.lowercased().hasPrefix("::ffff:127.")
+    }
+}
+
+/// The database write check of `/readyz`, done at most once per `interval`; callers in between get its last result.
+/// A real write through the same writer the app uses (locks, permissions, a full disk all show here).
+final class CachedWriteCheck: Sendable {
+    let database: AppDatabase
+    let interval: Duration
+    private let last = NIOLockedValueBox<(at: ContinuousClock.Instant, problem: String?)?>(nil)
+    /// The number of writes done, for tests.
+    let writes = NIOLockedValueBox(0)
+
+    init(database: AppDatabase, interval: Duration) {
+        self.database = database
+        self.interval = interval
+    }
+
+    func problem() async -> String? {
+        let now = ContinuousClock.now
+        if let last = last.withLockedValue({ $0 }), now - last.at < interval { return last.problem }
+        var problem: String?
+        do {
+            // Rewriting user_version with its own value changes nothing the app reads.
+            try await database.writer.write { db in
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                try db.execute(sql: "PRAGMA user_version = \(version)")
+            }
+            writes.withLockedValue { $0 += 1 }
+        } catch {
+            problem = "the database cannot be written: \(error)"
+        }
+        last.withLockedValue { $0 = (now, problem) }
+        return problem
     }
 }

@@ -42,6 +42,7 @@ public enum BackupError: Error, CustomStringConvertible, Equatable {
     case targetNotEmpty(String)
     case mismatch([String])
     case changedDuringBackup(String)
+    case unsafeFile(String)
 
     public var description: String {
         switch self {
@@ -49,6 +50,7 @@ public enum BackupError: Error, CustomStringConvertible, Equatable {
         case let .targetNotEmpty(path): return "\(path) is not empty: restore only into a new or empty folder, so nothing there is overwritten"
         case let .mismatch(problems): return problems.joined(separator: "\n")
         case let .changedDuringBackup(path): return "\(path) vanished while it was copied, three times in a row; run the backup again"
+        case let .unsafeFile(problem): return problem
         }
     }
 }
@@ -173,7 +175,10 @@ public struct DataBackup: Sendable {
         var problems: [String] = []
         let databaseURL = folder.appendingPathComponent(databaseName)
         guard FileManager.default.fileExists(atPath: databaseURL.path) else { throw BackupError.notABackup(folder.path) }
-        let database = try DatabaseQueue(path: databaseURL.path, configuration: readOnly)
+        try requireRegularFile(databaseURL)
+        // `immutable=1`: SQLite neither takes locks nor creates `-shm`/`-wal` beside the copy, so checking a backup
+        // never changes it (a read-only open of a WAL database would still write its shared-memory file).
+        let database = try DatabaseQueue(path: immutableURI(databaseURL), configuration: readOnly)
         defer { try? database.close() }
         let integrity = try database.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
         if integrity != ["ok"] { problems.append("\(databaseName): SQLite integrity check: \(integrity.joined(separator: "; "))") }
@@ -186,14 +191,20 @@ public struct DataBackup: Sendable {
         }
         var checked: [String: String?] = [:]  // sha → problem, each stored file hashed once
         for entry in index.files {
+            guard isSHA256Hex(entry.sha256) else {
+                problems.append("\(entry.path): \(entry.sha256) is not a SHA-256 (64 lower-case hex digits)")
+                continue
+            }
             if checked[entry.sha256] == nil {
                 let stored = folder.appendingPathComponent("files").appendingPathComponent(entry.sha256)
                 let size = (try? FileManager.default.attributesOfItem(atPath: stored.path)[.size] as? NSNumber)?.int64Value
                 if size == nil {
                     checked[entry.sha256] = .some("files/\(entry.sha256) is missing")
+                } else if (try? requireRegularFile(stored)) == nil {
+                    checked[entry.sha256] = .some("files/\(entry.sha256) is not a regular file")
                 } else if size != entry.size {
                     checked[entry.sha256] = .some("files/\(entry.sha256) has \(size!) bytes, not \(entry.size)")
-                } else if (try? PackageHashing.sha256(ofFileAt: stored).sha256) != entry.sha256 {
+                } else if (try? hashRegularFile(stored)) != entry.sha256 {
                     checked[entry.sha256] = .some("files/\(entry.sha256) does not match its SHA-256 (damaged)")
                 } else {
                     checked[entry.sha256] = .some(nil)
@@ -209,19 +220,51 @@ public struct DataBackup: Sendable {
     /// Restores a backup into `target`, which must not exist or be empty: the database, the keys and every file at its
     /// path, each checked against its SHA-256 as it is copied. Unfinished uploads are dropped (their bytes were not
     /// backed up). Returns the number of files written.
+    ///
+    /// A backup folder may come from anywhere (another machine, a shared disk), so nothing in it steers where bytes are
+    /// read or written: every path and hash of the index is checked before the first file is written, each file is
+    /// opened without following a symbolic link and must be a regular file, and a restore that fails removes what it
+    /// wrote, so a half-restored folder is never mistaken for a data folder.
     @discardableResult
     public static func restore(from folder: URL, to target: URL) throws -> Int {
         let fileManager = FileManager.default
+        var isFolder: ObjCBool = false
+        let existed = fileManager.fileExists(atPath: target.path, isDirectory: &isFolder)
+        if existed, !isFolder.boolValue { throw BackupError.targetNotEmpty(target.path) }
         if let existing = try? fileManager.contentsOfDirectory(atPath: target.path), !existing.isEmpty {
             throw BackupError.targetNotEmpty(target.path)
         }
         let index = try readIndex(folder)
         guard fileManager.fileExists(atPath: folder.appendingPathComponent(databaseName).path) else { throw BackupError.notABackup(folder.path) }
+        var problems: [String] = []
+        for entry in index.files {
+            if !PathSafety.isSafeRelative(entry.path) { problems.append("\(entry.path): not a path inside the data folder") }
+            if !isSHA256Hex(entry.sha256) { problems.append("\(entry.path): \(entry.sha256) is not a SHA-256 (64 lower-case hex digits)") }
+        }
+        guard problems.isEmpty else { throw BackupError.mismatch(problems) }
+        do {
+            try restoreChecked(index, from: folder, to: target)
+        } catch {
+            // Nothing half-written stays behind; a folder that was there empty is left empty.
+            if existed {
+                for name in (try? fileManager.contentsOfDirectory(atPath: target.path)) ?? [] {
+                    try? fileManager.removeItem(at: target.appendingPathComponent(name))
+                }
+            } else {
+                try? fileManager.removeItem(at: target)
+            }
+            throw error
+        }
+        return index.files.count
+    }
+
+    /// The writing half of ``restore(from:to:)``, once every path and hash of the index has been checked.
+    static func restoreChecked(_ index: BackupIndex, from folder: URL, to target: URL) throws {
+        let fileManager = FileManager.default
         try DataFolder.prepare(target)
         let store = folder.appendingPathComponent("files")
         var problems: [String] = []
         for entry in index.files {
-            guard PathSafety.isSafeRelative(entry.path) else { problems.append("\(entry.path): not a path inside the data folder"); continue }
             let destination = target.appendingPathComponent(entry.path)
             try fileManager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
             let written = try copyHashing(store.appendingPathComponent(entry.sha256), to: destination)
@@ -230,19 +273,22 @@ public struct DataBackup: Sendable {
             }
         }
         guard problems.isEmpty else { throw BackupError.mismatch(problems) }
-        for name in (try? fileManager.contentsOfDirectory(atPath: folder.appendingPathComponent("keys").path)) ?? [] {
-            let data = try Data(contentsOf: folder.appendingPathComponent("keys").appendingPathComponent(name))
+        let keys = folder.appendingPathComponent("keys")
+        if (try? fileManager.attributesOfItem(atPath: keys.path)[.type] as? FileAttributeType) == .typeSymbolicLink {
+            throw BackupError.unsafeFile("keys: a symbolic link, not a folder; refusing to follow it")
+        }
+        for name in (try? fileManager.contentsOfDirectory(atPath: keys.path)) ?? [] {
+            let data = try readRegularFile(keys.appendingPathComponent(name))
             try writeDurably(data, to: target.appendingPathComponent("keys").appendingPathComponent(name), mode: 0o600)
         }
         let databaseURL = target.appendingPathComponent(databaseName)
-        try fileManager.copyItem(at: folder.appendingPathComponent(databaseName), to: databaseURL)
+        _ = try copyHashing(folder.appendingPathComponent(databaseName), to: databaseURL)
         chmod(databaseURL.path, 0o600)
         let restored = try DatabaseQueue(path: databaseURL.path)
         try restored.write { try $0.execute(sql: "DELETE FROM upload") }
         try restored.close()
         try DurableFile.fsync(databaseURL)
         try DurableFile.fsyncFolder(target)
-        return index.files.count
     }
 
     // MARK: Helpers
@@ -298,7 +344,7 @@ public struct DataBackup: Sendable {
     }
 
     static func readIndex(_ folder: URL) throws -> BackupIndex {
-        guard let data = try? Data(contentsOf: folder.appendingPathComponent(indexName)),
+        guard let data = try? readRegularFile(folder.appendingPathComponent(indexName)),
               let index = try? decoder.decode(BackupIndex.self, from: data) else { throw BackupError.notABackup(folder.path) }
         return index
     }
@@ -333,7 +379,7 @@ public struct DataBackup: Sendable {
 
     /// Copies in 1 MiB chunks, hashing as it goes, and fsyncs the copy.
     static func copyHashing(_ source: URL, to destination: URL) throws -> (sha256: String, size: Int64) {
-        let input = try FileHandle(forReadingFrom: source)
+        let input = try openRegularFile(source)
         defer { try? input.close() }
         guard FileManager.default.createFile(atPath: destination.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw POSIXFailure(operation: "create \(destination.path)", code: errno)
@@ -349,6 +395,57 @@ public struct DataBackup: Sendable {
         }
         try output.synchronize()
         return (hasher.finalize().hexString, size)
+    }
+
+    /// True for exactly 64 lower-case hex digits: the only form a stored file's name takes, so a hash from an index
+    /// can be joined to a folder without naming anything outside it.
+    static func isSHA256Hex(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// Opens `url` for reading without following a symbolic link at its last component (`O_NOFOLLOW`), and only if
+    /// it is a regular file: a link planted in a backup folder must not make a restore read a file elsewhere.
+    static func openRegularFile(_ url: URL) throws -> FileHandle {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            if errno == ELOOP { throw BackupError.unsafeFile("\(url.path): a symbolic link; refusing to follow it") }
+            if errno == ENOENT { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]) }
+            throw POSIXFailure(operation: "open \(url.path)", code: errno)
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw BackupError.unsafeFile("\(url.path): not a regular file")
+        }
+        // O_NONBLOCK only kept a FIFO from stalling the open; regular files read the same either way.
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
+    static func requireRegularFile(_ url: URL) throws {
+        try openRegularFile(url).close()
+    }
+
+    static func readRegularFile(_ url: URL) throws -> Data {
+        let handle = try openRegularFile(url)
+        defer { try? handle.close() }
+        return try handle.readToEnd() ?? Data()
+    }
+
+    static func hashRegularFile(_ url: URL) throws -> String {
+        let handle = try openRegularFile(url)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hasher.finalize().hexString
+    }
+
+    /// An SQLite URI that opens `url` read-only and immutable: no locks, no `-shm`, no `-wal`, nothing written.
+    static func immutableURI(_ url: URL) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let path = url.standardizedFileURL.path.addingPercentEncoding(withAllowedCharacters: allowed) ?? url.path
+        return "file:\(path)?mode=ro&immutable=1"
     }
 
     static func writeDurably(_ data: Data, to url: URL, mode: Int16) throws {

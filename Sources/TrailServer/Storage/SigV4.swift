@@ -14,12 +14,39 @@ public struct S3Credentials: Sendable, Equatable {
         self.sessionToken = sessionToken
     }
 
-    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`; nil when either key is missing.
+    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`; else, under systemd's `LoadCredential=`,
+    /// the files `aws-access-key-id`, `aws-secret-access-key` and `aws-session-token` of `$CREDENTIALS_DIRECTORY`
+    /// (which, unlike the environment, no other process of the same user can read and no core dump holds).
+    /// nil when either key is missing.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
-        guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty,
-              let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
-        let token = environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        var values = environment
+        if values["AWS_ACCESS_KEY_ID"].map({ $0.isEmpty }) ?? true, let folder = environment["CREDENTIALS_DIRECTORY"], !folder.isEmpty {
+            for (name, variable) in [("aws-access-key-id", "AWS_ACCESS_KEY_ID"), ("aws-secret-access-key", "AWS_SECRET_ACCESS_KEY"),
+                                     ("aws-session-token", "AWS_SESSION_TOKEN")] {
+                let url = URL(fileURLWithPath: folder).appendingPathComponent(name)
+                if let text = try? String(contentsOf: url, encoding: .utf8) { values[variable] = text.trimmingCharacters(in: .whitespacesAndNewlines) }
+            }
+        }
+        guard let id = values["AWS_ACCESS_KEY_ID"], !id.isEmpty,
+              let secret = values["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
+        let token = values["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         return S3Credentials(accessKeyId: id, secretAccessKey: secret, sessionToken: token)
+    }
+}
+
+/// Credentials end up in log lines, error messages and `dump`s of a configuration by accident (a string interpolation,
+/// a `print(settings)` while debugging): whatever way they are printed, only the access key id shows, never the secret
+/// or the session token.
+extension S3Credentials: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "S3Credentials(accessKeyId: \(accessKeyId), secretAccessKey: <redacted>\(sessionToken == nil ? "" : ", sessionToken: <redacted>"))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["accessKeyId": accessKeyId, "secretAccessKey": "<redacted>", "sessionToken": sessionToken.map { _ in "<redacted>" } as Any],
+               displayStyle: .struct)
     }
 }
 

@@ -2,8 +2,9 @@ import Foundation
 import NIOPosix
 
 /// Keeps the build-time tile fetcher off the server's own network: a tile URL (typed by an admin, or one the tile
-/// server redirects to) whose host is, or resolves to, a loopback, private (RFC 1918), carrier-grade NAT, link-local,
-/// unique-local or unspecified address is refused, unless the operator allows private tile servers
+/// server redirects to) whose host is, or resolves to, an address that is not the public internet (loopback, private,
+/// carrier-grade NAT, link-local, unique-local, site-local, benchmarking, multicast, unspecified; or an IPv6 address
+/// that carries such an IPv4 address: mapped, compatible, NAT64, 6to4) is refused, unless the operator allows private tile servers
 /// (`--tile-allow-private`, for an agency's own tile server on its LAN).
 ///
 /// The check and the connection use the same answer: ``pin(host:allowPrivate:resolve:)`` resolves once and returns the
@@ -64,35 +65,95 @@ public enum TileHostGuard {
         return found
     }
 
-    /// False for loopback, private, CGNAT, link-local, unique-local, multicast and unspecified addresses (IPv4, IPv6,
-    /// and IPv4-mapped IPv6).
-    public static func isPublic(_ address: String) -> Bool {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, address, &v4) == 1 {
-            return isPublicV4(withUnsafeBytes(of: v4.s_addr) { Array($0) })
+    /// A block of addresses: the first `length` bits of `prefix` (4 bytes for IPv4, 16 for IPv6).
+    public struct Block: Sendable, CustomStringConvertible {
+        public let name: String
+        /// The first address, as written.
+        public let text: String
+        public let prefix: [UInt8]
+        public let length: Int
+        /// For IPv6 blocks that carry an IPv4 address: the byte where its four bytes start.
+        public let embeddedV4At: Int?
+
+        init(_ name: String, _ text: String, _ length: Int, embeddedV4At: Int? = nil) {
+            self.name = name
+            self.text = text
+            self.prefix = TileHostGuard.bytes(of: text)!
+            self.length = length
+            self.embeddedV4At = embeddedV4At
         }
-        var v6 = in6_addr()
-        let text = address.split(separator: "%").first.map(String.init) ?? address  // a zone index
-        guard inet_pton(AF_INET6, text, &v6) == 1 else { return false }
-        let bytes = withUnsafeBytes(of: v6) { Array($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF { return isPublicV4(Array(bytes[12..<16])) }
-        if bytes.allSatisfy({ $0 == 0 }) { return false }                               // ::
-        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return false }      // ::1
-        if bytes[0] & 0xFE == 0xFC { return false }                                      // fc00::/7 unique local
-        if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { return false }                  // fe80::/10 link local
-        if bytes[0] == 0xFF { return false }                                             // multicast
-        return true
+
+        public func contains(_ bytes: [UInt8]) -> Bool {
+            guard bytes.count == prefix.count else { return false }
+            for bit in 0..<length where (bytes[bit / 8] ^ prefix[bit / 8]) & (0x80 >> UInt8(bit % 8)) != 0 { return false }
+            return true
+        }
+
+        public var description: String { "\(text)/\(length) (\(name))" }
     }
 
-    static func isPublicV4(_ b: [UInt8]) -> Bool {
-        switch (b[0], b[1]) {
-        case (0, _), (10, _), (127, _): return false
-        case (100, 64...127): return false       // carrier-grade NAT
-        case (169, 254): return false            // link local (and cloud metadata at 169.254.169.254)
-        case (172, 16...31): return false
-        case (192, 168): return false
-        case (224...255, _): return false        // multicast, reserved, broadcast
-        default: return true
+    /// IPv4 blocks that are not the public internet (IANA's special-purpose registry, the ones not globally reachable).
+    public static let refusedV4: [Block] = [
+        Block("this network", "0.0.0.0", 8),
+        Block("private", "10.0.0.0", 8),
+        Block("carrier-grade NAT", "100.64.0.0", 10),
+        Block("loopback", "127.0.0.0", 8),
+        Block("link local, cloud metadata", "169.254.0.0", 16),
+        Block("private", "172.16.0.0", 12),
+        Block("IETF protocol assignments", "192.0.0.0", 24),
+        Block("documentation", "192.0.2.0", 24),
+        Block("6to4 relay anycast", "192.88.99.0", 24),
+        Block("private", "192.168.0.0", 16),
+        Block("benchmarking", "198.18.0.0", 15),
+        Block("documentation", "198.51.100.0", 24),
+        Block("documentation", "203.0.113.0", 24),
+        Block("multicast, reserved, broadcast", "224.0.0.0", 3),
+    ]
+
+    /// IPv6 blocks that carry an IPv4 address a packet ends up at (or that a host stack treats as that IPv4 address):
+    /// an address in one is as public as the IPv4 address it carries, so `64:ff9b::7f00:1` is loopback.
+    public static let embeddingV4: [Block] = [
+        Block("IPv4-mapped", "::ffff:0:0", 96, embeddedV4At: 12),
+        Block("IPv4-translated", "::ffff:0:0:0", 96, embeddedV4At: 12),
+        Block("IPv4-compatible (with :: and ::1)", "::", 96, embeddedV4At: 12),
+        Block("NAT64 well-known prefix", "64:ff9b::", 96, embeddedV4At: 12),
+        Block("6to4", "2002::", 16, embeddedV4At: 2),
+    ]
+
+    /// IPv6 blocks refused whole.
+    public static let refusedV6: [Block] = [
+        Block("NAT64 local use", "64:ff9b:1::", 48),
+        Block("discard only", "100::", 64),
+        Block("Teredo", "2001::", 32),
+        Block("documentation", "2001:db8::", 32),
+        Block("unique local", "fc00::", 7),
+        Block("link local", "fe80::", 10),
+        Block("site local", "fec0::", 10),
+        Block("multicast", "ff00::", 8),
+    ]
+
+    /// False for every address in ``refusedV4`` and ``refusedV6``, and for an address in ``embeddingV4`` whose IPv4
+    /// address is refused. Anything that does not read as a numeric address is refused too.
+    public static func isPublic(_ address: String) -> Bool {
+        let text = address.split(separator: "%", omittingEmptySubsequences: false).first.map(String.init) ?? address  // a zone index
+        guard let bytes = bytes(of: text) else { return false }
+        if bytes.count == 4 { return isPublicV4(bytes) }
+        if let block = embeddingV4.first(where: { $0.contains(bytes) }), let start = block.embeddedV4At {
+            return isPublicV4(Array(bytes[start..<start + 4]))
         }
+        return !refusedV6.contains { $0.contains(bytes) }
+    }
+
+    static func isPublicV4(_ bytes: [UInt8]) -> Bool {
+        !refusedV4.contains { $0.contains(bytes) }
+    }
+
+    /// The 4 or 16 bytes of a numeric IPv4 or IPv6 address; nil for anything else.
+    static func bytes(of text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
     }
 }
