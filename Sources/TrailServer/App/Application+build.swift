@@ -181,6 +181,12 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
               publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files,
               metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache)
         .addRoutes(to: router.group("api/v1"))
+    let visit = VisitController(database: database, paths: dependencies.paths, pages: pages, packageTiles: dependencies.packageTiles,
+                                assets: PlayerAssets(publicFolder: config.publicFolder), authorization: authorization,
+                                publicURL: config.effectivePublicURL)
+    visit.addRoutes(to: router)
+    visit.addAPIRoutes(to: router.group("api/v1"))
+    visit.addQRRoutes(to: signedIn.group("manage"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
@@ -188,6 +194,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     tiles.addAPIRoutes(to: manage)
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
+    visit.addQRRoutes(to: manage)
     return router
 }
 
