@@ -113,7 +113,9 @@ import Testing
             #expect(svg.text.hasPrefix("<svg") && svg.text.contains("<path"))
 
             // An independent reader: ZBar (Debian's zbar-tools) reads the PNG back.
-            let file = TestScratch.folder("qr").appendingPathComponent("code.png")
+            let folder = TestScratch.folder("qr")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let file = folder.appendingPathComponent("code.png")
             try Data(bytes).write(to: file)
             let decoded = try await PublishingProcess.run("zbarimg", ["--quiet", "--raw", file.path], timeout: .seconds(60))
             #expect(decoded.status == 0, "zbarimg: \(decoded.stderr)")
