@@ -595,7 +595,7 @@ async function main() {
     catalog = await verifiedCatalog();
   } catch (error) {
     if (error instanceof TrustError) {
-      showError(error.message);
+      showError(heldTarget?.problem ? `${error.message} ${heldTarget.problem}` : error.message);
       if (!heldTarget) { setState('failed', 'The tour could not be checked.'); setVerified(false); }
     } else if (!heldTarget) {
       setState('failed', 'You are offline and this tour is not saved on this phone yet.');

@@ -225,6 +225,15 @@ def test_save_offline_play_from_the_cache_triggers_updates_and_tampering(visit_s
         panel.wait(30).until(lambda d: d.execute_script("return document.querySelectorAll('#visit-map img.leaflet-tile-loaded').length") > 0)
         assert len(panel.all("[data-stop]")) == 2
         assert len(panel.all("#visit-map path.visit-zone")) == 2, "each stop's trigger zone is drawn"
+        # The worker answers Range requests from the cached file (what audio and video seeking asks for).
+        audio_v1 = next(a for w in v1["waypoints"] for a in w["assets"] if a["type"] == "audio")
+        part = driver.execute_async_script("""
+            const [sha, done] = arguments;
+            fetch('/api/v1/files/' + sha, {headers: {Range: 'bytes=8-15'}})
+              .then(async (r) => done([r.status, r.headers.get('Content-Range'), new TextDecoder().decode(await r.arrayBuffer())]),
+                    (e) => done([0, String(e), '']));
+        """, audio_v1["sha256"])
+        assert part == [206, f"bytes 8-15/{audio_v1['size']}", "WAVEfmt "], part
         panel.screenshot("visitor-map")
 
         # Inside the first stop's trigger zone: it becomes active, opens, and its audio plays (served by the worker, with Range).
@@ -269,6 +278,14 @@ def test_save_offline_play_from_the_cache_triggers_updates_and_tampering(visit_s
     assert "version 2" in panel.text("#offline-status")
     sent = file_bytes_sent(visit_server) - before
     assert sent == sum(sizes[sha] for sha in changed), f"the server sent {sent} bytes of files; the changed files have {sum(sizes[sha] for sha in changed)}"
+
+    # A catalog older than the newest one this browser verified is refused; the saved copy stays in use.
+    held_catalog = driver.execute_script("return localStorage.getItem('trail.catalogVersion')")
+    driver.execute_script("localStorage.setItem('trail.catalogVersion', '1000000')")
+    driver.refresh()
+    panel.wait(30).until(lambda d: "older than catalog 1000000" in d.find_element("css selector", "#offline-error").text)
+    assert state(panel) == "ready" and "version 2" in panel.text("#offline-status")
+    driver.execute_script("localStorage.setItem('trail.catalogVersion', arguments[0])", held_catalog)
 
     # A file changed in Cache Storage is refused at the next start: the player says which, and does not play it.
     audio_sha = next(a["sha256"] for w in v2["waypoints"] for a in w["assets"] if a["type"] == "audio")
