@@ -64,6 +64,12 @@ let package = Package(
             pkgConfig: "libclamav",
             providers: [.apt(["libclamav-dev"])]
         ),
+        // QR codes of the visitor player's address, for trailhead signs (Debian's libqrencode).
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         .target(name: "CFileWriteback"),
         // Locks down connections to uploaded SQLite files (sqlite3_db_config is variadic: Swift cannot call it).
         .target(name: "CSQLiteHardening", linkerSettings: [.linkedLibrary("sqlite3")]),
@@ -83,6 +89,7 @@ let package = Package(
                 "MalwareScan",
                 "CFileWriteback",
                 "CSQLiteHardening",
+                "CQRencode",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Mustache", package: "swift-mustache"),

@@ -2,12 +2,13 @@
 # Installs what Trail Companion needs from Debian (and, with --test, PyPI), skipping what is already there.
 set -euo pipefail
 # clamav-freshclam: the signature updater that scripts/fetch-signatures.sh runs on a first start.
-runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
+# libqrencode-dev: the QR codes of the visitor player's links, for trailhead signs.
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
 # a system-wide pip install).
-testing=(clamav clamav-daemon chromium chromium-driver unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv)
+testing=(clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 

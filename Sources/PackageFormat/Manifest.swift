@@ -248,6 +248,9 @@ public struct Manifest: Codable, Sendable, Hashable {
         public var sha256: String
         /// Size of `tiles/map.mbtiles` in bytes (optional addition; the builder checks it when set).
         public var size: Int64?
+        /// `tiles/index.json` (optional addition): `{"format", "tiles": {"z/x/y": sha256}}` with XYZ rows, so that a
+        /// reader that cannot open SQLite checks each tile it is served against this signed list.
+        public var index: FileReference?
 
         public init(
             path: String = PackageLayout.tilesPath, format: String, minZoom: Int, maxZoom: Int,
@@ -374,14 +377,17 @@ public struct Manifest: Codable, Sendable, Hashable {
         }
     }
 
-    /// Files that the manifest lists: every asset, then tiles and `waypoints.geojson` when set.
+    /// Files that the manifest lists: every asset, then tiles (and their index) and `waypoints.geojson` when set.
     public var listedFiles: [ListedFile] {
         var files: [ListedFile] = []
         for asset in allAssets {
             files.append(ListedFile(path: asset.path, size: asset.size, sha256: asset.sha256))
             for (_, file) in asset.companions { files.append(ListedFile(path: file.path, size: file.size, sha256: file.sha256)) }
         }
-        if let tiles { files.append(ListedFile(path: tiles.path, size: tiles.size, sha256: tiles.sha256)) }
+        if let tiles {
+            files.append(ListedFile(path: tiles.path, size: tiles.size, sha256: tiles.sha256))
+            if let index = tiles.index { files.append(ListedFile(path: index.path, size: index.size, sha256: index.sha256)) }
+        }
         if let geoJSON { files.append(ListedFile(path: geoJSON.path, size: geoJSON.size, sha256: geoJSON.sha256)) }
         return files
     }
@@ -487,6 +493,10 @@ extension Manifest {
             check(tiles.tileCount >= 0, "tiles.tileCount is negative")
             check(Self.isSHA256Hex(tiles.sha256), "tiles.sha256 must be 64 lowercase hex digits")
             if let size = tiles.size { check(size >= 0, "tiles.size is negative") }
+            if let index = tiles.index {
+                check(index.path == PackageLayout.tilesIndexPath, "tiles.index.path must be \(PackageLayout.tilesIndexPath)")
+                check(Self.isSHA256Hex(index.sha256) && index.size >= 0, "tiles.index needs a size and a 64-digit lowercase hex SHA-256")
+            }
         }
         if let route {
             check(route.count >= 2, "route needs at least two points")

@@ -122,6 +122,8 @@ public struct PackageBuilder: Sendable {
     ///   - geoJSON: the bytes of `waypoints.geojson` (see ``TourGeoJSON/make(manifest:)``).
     ///   - media: one source per asset of the manifest, no more, no less.
     ///   - tilesFile: the MBTiles file, given exactly when `manifest.tiles` is set.
+    ///   - tilesIndex: the bytes of `tiles/index.json` (with tiles only); `manifest.tiles.index` is filled in from them
+    ///     when `nil`, and must match them when set.
     ///   - progress: called after each entry and every 32 MiB within one, with the number of
     ///     entries written and the number of uncompressed bytes read so far.
     ///   - inputCheck: ``InputCheck/sha256`` unless the caller verifies the finished zip itself.
@@ -131,6 +133,7 @@ public struct PackageBuilder: Sendable {
         geoJSON: Data,
         media: [PackageEntrySource],
         tilesFile: URL?,
+        tilesIndex: Data? = nil,
         signingKey: SigningKey,
         to destination: URL,
         progress: Progress? = nil,
@@ -147,10 +150,24 @@ public struct PackageBuilder: Sendable {
         } else {
             manifest.geoJSON = geoJSONReference
         }
+        if let tilesIndex {
+            guard manifest.tiles != nil else { throw PackageBuildError.tilesMismatch("a tile index was given but the manifest has no tiles") }
+            let reference = Manifest.FileReference(
+                path: PackageLayout.tilesIndexPath, size: Int64(tilesIndex.count), sha256: PackageHashing.sha256Hex(tilesIndex))
+            if let given = manifest.tiles?.index, given != reference {
+                throw PackageBuildError.tilesMismatch("the manifest's tile index does not match the index given")
+            }
+            manifest.tiles?.index = reference
+        } else if manifest.tiles?.index != nil {
+            throw PackageBuildError.tilesMismatch("the manifest lists a tile index but none was given")
+        }
         let problems = manifest.validate()
         guard problems.isEmpty else { throw PackageBuildError.invalidManifest(problems) }
 
-        let plan = try makePlan(manifest: manifest, media: media, tilesFile: tilesFile)
+        var plan = try makePlan(manifest: manifest, media: media, tilesFile: tilesFile)
+        if let tilesIndex {
+            plan.append(PlannedEntry(path: PackageLayout.tilesIndexPath, content: .data(tilesIndex), compression: .deflate))
+        }
         let manifestBytes = try manifest.encoded()
         let signature = try signingKey.sign(manifestBytes)
 

@@ -7,10 +7,13 @@ public enum PackageLayout: Sendable {
     public static let signaturePath = "manifest.sig"
     public static let geoJSONPath = "waypoints.geojson"
     public static let tilesPath = "tiles/map.mbtiles"
+    /// Each tile's SHA-256 by its XYZ address, so that a reader without SQLite (the web player) can check single
+    /// tiles against the signed manifest.
+    public static let tilesIndexPath = "tiles/index.json"
     public static let waypointsFolder = "waypoints"
 
     /// Entry paths with a fixed meaning; media may not use them.
-    public static let reservedPaths: Set<String> = [manifestPath, signaturePath, geoJSONPath, tilesPath]
+    public static let reservedPaths: Set<String> = [manifestPath, signaturePath, geoJSONPath, tilesPath, tilesIndexPath]
 
     public static let maxSlugLength = 60
     public static let maxFileNameLength = 100

@@ -11,8 +11,9 @@ struct HelpTests {
         let guide = RangerGuide(markdown: markdown)
         let templates = try FileManager.default.contentsOfDirectory(atPath: projectRoot.appendingPathComponent("Templates").path)
             .filter { $0.hasSuffix(".mustache") }.map { String($0.dropLast(".mustache".count)) }
-        // Partials and frames are parts of other pages; the error page and the guide itself need no section of their own.
-        let notPages: Set = ["layout", "error", "help", "language-tabs", "site-fields", "tour-tile-estimate"]
+        // Partials and frames are parts of other pages; the error page, the guide itself and the visitors' player pages
+        // (public, outside the panel) need no section of their own.
+        let notPages: Set = ["layout", "error", "help", "language-tabs", "site-fields", "tour-tile-estimate", "visit", "visit-layout", "visit-list", "visit-withdrawn"]
         for template in templates where !notPages.contains(template) {
             let section = RangerGuide.sections[template]
             #expect(section != nil, "Templates/\(template).mustache has no section in RangerGuide.sections")

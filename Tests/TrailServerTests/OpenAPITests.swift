@@ -27,6 +27,8 @@ import Testing
         "HEAD /files/{}",
         "GET /packages/{}/versions/{}/manifest",
         "GET /packages/{}/updates",
+        // Visitor web player: one tile of a released version's map.
+        "GET /packages/{}/versions/{}/tiles/{}/{}/{}",
         "GET /signing-key",
         "GET /catalog",
         "GET /openapi.json",
@@ -41,6 +43,7 @@ import Testing
         "DELETE /manage/tours/{}/waypoints/{}",
         // Management: GeoJSON and GPX, offline map tiles.
         "GET /manage/tours/{}/export.geojson",
+        "GET /manage/tours/{}/qr.svg", "GET /manage/tours/{}/qr.png",
         "POST /manage/tours/{}/import",
         "POST /manage/tours/{}/tiles",
         "GET /manage/tours/{}/tiles",

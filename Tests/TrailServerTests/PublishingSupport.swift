@@ -329,7 +329,7 @@ struct PythonZipListing {
             fileSize: (json["fileSize"] as? NSNumber)?.int64Value ?? -1)
     }
 
-    /// Every `{path, size, sha256}` the manifest lists: the assets and waypoints.geojson (and tiles when present).
+    /// Every `{path, size, sha256}` the manifest lists: the assets and waypoints.geojson (and tiles and their index when present).
     var manifestFiles: [(path: String, size: Int64, sha256: String, mimeType: String)] {
         var files: [(String, Int64, String, String)] = []
         for waypoint in manifest["waypoints"] as? [[String: Any]] ?? [] {
@@ -349,6 +349,10 @@ struct PythonZipListing {
                 files.append((path, (reference["size"] as? NSNumber)?.int64Value ?? -1, reference["sha256"] as? String ?? "",
                               key == "tiles" ? PackageLayout.mbtilesMimeType : "application/geo+json"))
             }
+        }
+        // The tiles' index (tiles/index.json), listed with the tiles.
+        if let index = (manifest["tiles"] as? [String: Any])?["index"] as? [String: Any], let path = index["path"] as? String {
+            files.append((path, (index["size"] as? NSNumber)?.int64Value ?? -1, index["sha256"] as? String ?? "", "application/json"))
         }
         return files
     }

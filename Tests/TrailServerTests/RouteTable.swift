@@ -78,6 +78,11 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
 enum RouteTable {
     // Role groups (pages: anonymous → sign-in page; API: anonymous → 401).
 
+    /// Everyone, signed in or not (public pages).
+    static func everybody(_ outcome: Outcome) -> [Role: Outcome] {
+        Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, outcome) })
+    }
+
     /// Any signed-in user.
     static func anyone(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
         var map = Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, success) })
@@ -274,6 +279,16 @@ enum RouteTable {
         page(.post, "/packages/{pkg}/versions/1/serve", [], managers(.redirect("/packages/{pkg}"))),
         page(.get, "/packages/{pkg}/versions/2/preview", [], viewers(.ok)),
         page(.get, "/packages/{pkg}/versions/2/tiles/{tile}", [], viewers(.ok)),
+        // The visitor web player: public, published packages only; the QR code of a released tour's player for its viewers.
+        page(.get, "/visit", [], everybody(.ok)),
+        page(.get, "/visit/sw.js", [], everybody(.ok)),
+        page(.get, "/visit/assets/0000/visit.css", [], everybody(.notFound)),
+        page(.get, "/visit/{pkg}", [], everybody(.ok)),
+        page(.get, "/visit/{hiddenPkg}", [], everybody(.status(410))),
+        page(.get, "/visit/{pkg}/app.webmanifest", [], everybody(.ok)),
+        page(.get, "/manage/tours/{pubTour}/qr.svg", [], viewers(.ok)),
+        page(.get, "/manage/tours/{pubTour}/qr.png", [], viewers(.ok)),
+        page(.get, "/manage/tours/{tour}/qr.png", [], viewers(.notFound)),
     ]
 
     static let apis: [RouteCase] = [
@@ -324,6 +339,8 @@ enum RouteTable {
         api(.post, "/publish-requests/{pending}/deny", #"{"comment":"Move the lake stop."}"#, reviewers(.ok, api: true)),
         api(.post, "/publish-requests/{pending}/withdraw", nil, submitter(.ok, api: true)),
         api(.post, "/publish-requests/{ready}/push", nil, submitter(.ok, api: true)),
+        api(.get, "/tours/{pubTour}/qr.svg", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{pubTour}/qr.png", nil, viewers(.ok, api: true)),
         api(.post, "/packages/{pkg}/unpublish", nil, managers(.ok, api: true)),
         api(.post, "/packages/{hiddenPkg}/publish", nil, managers(.ok, api: true)),
         api(.post, "/packages/{pkg}/rollback", #"{"version":1}"#, managers(.ok, api: true)),

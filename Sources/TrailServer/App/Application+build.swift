@@ -188,6 +188,12 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
               metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache,
               verifiedDownloads: dependencies.verifiedDownloads)
         .addRoutes(to: router.group("api/v1"))
+    let visit = VisitController(database: database, paths: dependencies.paths, pages: pages, packageTiles: dependencies.packageTiles,
+                                assets: PlayerAssets(publicFolder: config.publicFolder), authorization: authorization,
+                                publicURL: config.effectivePublicURL)
+    visit.addRoutes(to: router)
+    visit.addAPIRoutes(to: router.group("api/v1"))
+    visit.addQRRoutes(to: signedIn.group("manage"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
     ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
@@ -195,6 +201,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     tiles.addAPIRoutes(to: manage)
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
+    visit.addQRRoutes(to: manage)
     return router
 }
 

@@ -77,9 +77,15 @@ public final class PackageBuildService: Service, Sendable {
             if let scan = builtTiles?.scan { report.append(ScanReportEntry(file: scan.file, sha256: scan.sha256, verdict: scan.verdict)) }
             let geoJSON = try TourGeoJSON.make(manifest: manifest)
             let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
+            // Each tile's SHA-256, listed in the signed manifest, for readers that cannot open the MBTiles (the web player).
+            let tilesIndex: Data? = if let builtTiles {
+                try await LongJobThreads.pool.runIfActive { try TileIndex.make(mbtiles: builtTiles.file, format: builtTiles.entry.format) }
+            } else {
+                nil
+            }
             let progress = BuildProgressRecorder(database: database, requestId: request.id)
             let built = try await LongJobThreads.pool.runIfActive {
-                try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, signingKey: self.signingKey,
+                try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, tilesIndex: tilesIndex, signingKey: self.signingKey,
                                          to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) },
                                          // The zip is verified whole right after (every entry's SHA-256 against the signed manifest):
                                          // hashing each input on the way in as well would only spend a second core on the same bytes.

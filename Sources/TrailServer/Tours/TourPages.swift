@@ -146,6 +146,9 @@ struct TourPage: Sendable {
     let packageId: String?
     /// The "Map tiles" card (set by the tours controller).
     var tiles: TourTilesModel? = nil
+    /// The visitor player's public address, once a version is released (with its QR code for signs).
+    var playerURL: String? = nil
+    var playerIsVisible = false
     /// Why an import file was refused, shown under the import field.
     var importError: String? = nil
 }

@@ -307,6 +307,10 @@ struct ToursController: Sendable {
             packageId: package?.currentVersion != nil ? package?.id : nil)
         page.tiles = TourTilesModel.make(tour: tour, tileset: tileset, settings: tiles, canEdit: canEdit,
                                          maxUploadSize: config.maxUploadSize)
+        if let package, package.currentVersion != nil {
+            page.playerURL = VisitController.playerURL(publicURL: config.effectivePublicURL, packageId: package.id)
+            page.playerIsVisible = package.isVisible
+        }
         return page
     }
 

@@ -31,6 +31,9 @@ def listed_files(manifest):
     for key in ("tiles", "geoJSON"):
         if manifest.get(key):
             files.append((manifest[key]["path"], manifest[key]["sha256"], manifest[key]["size"]))
+    index = (manifest.get("tiles") or {}).get("index")
+    if index:
+        files.append((index["path"], index["sha256"], index["size"]))
     return files
 
 

@@ -1,0 +1,90 @@
+// The player's map: Leaflet (served from /vendor/), tiles checked one by one against the signed tile index, the
+// route, every stop with its trigger zone, and the visitor's position.
+import { sha256Hex } from './visit-trust.js';
+
+const L = globalThis.L;
+export const DEFAULT_RADIUS = 30;
+
+/** Metres between two points (haversine). */
+export function distanceMeters(a, b) {
+  const radius = 6371008.8;
+  const rad = Math.PI / 180;
+  const dLat = (b.latitude - a.latitude) * rad;
+  const dLon = (b.longitude - a.longitude) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * radius * Math.asin(Math.sqrt(h));
+}
+
+/** A tile layer that shows only tiles whose SHA-256 the verified index lists (from the cache when offline). */
+function verifiedTiles(urlFor, index, options, onRefused) {
+  const Layer = L.GridLayer.extend({
+    createTile(coords, done) {
+      const tile = document.createElement('img');
+      tile.alt = '';
+      tile.setAttribute('role', 'presentation');
+      const key = `${coords.z}/${coords.x}/${coords.y}`;
+      const expected = index[key];
+      if (!expected) { setTimeout(() => done(null, tile), 0); return tile; }
+      fetch(urlFor(coords.z, coords.x, coords.y)).then(async (response) => {
+        if (!response.ok) throw new Error(`tile ${key}: HTTP ${response.status}`);
+        const bytes = await response.arrayBuffer();
+        if (await sha256Hex(bytes) !== expected) { onRefused(key); throw new Error(`tile ${key} does not match the signed index`); }
+        tile.onload = () => { URL.revokeObjectURL(tile.src); done(null, tile); };
+        tile.src = URL.createObjectURL(new Blob([bytes], { type: response.headers.get('Content-Type') || 'image/png' }));
+      }).catch((error) => done(error, tile));
+      return tile;
+    },
+  });
+  return new Layer(options);
+}
+
+export class TourMap {
+  constructor(element, { onStop }) {
+    this.element = element;
+    this.onStop = onStop;
+    this.map = null;
+    this.zones = new Map();
+    this.position = null;
+  }
+
+  /** Draws a verified manifest. `tileIndex` is the parsed, verified tiles/index.json or null. */
+  show(manifest, tileIndex, tileURL, onRefused) {
+    if (!L) return;
+    if (this.map) { this.map.remove(); this.zones.clear(); this.position = null; }
+    const b = manifest.bounds;
+    const bounds = L.latLngBounds([b.southEast.latitude, b.northWest.longitude], [b.northWest.latitude, b.southEast.longitude]);
+    const tiles = manifest.tiles;
+    this.map = L.map(this.element, {
+      minZoom: tiles ? tiles.minZoom : 3, maxZoom: tiles ? tiles.maxZoom : 19, maxBounds: bounds.pad(0.5), keyboard: true,
+    });
+    this.map.fitBounds(bounds);
+    if (tiles && tileIndex) {
+      verifiedTiles(tileURL, tileIndex.tiles || {}, { minZoom: tiles.minZoom, maxZoom: tiles.maxZoom, bounds: bounds.pad(0.1) }, onRefused)
+        .addTo(this.map);
+    }
+    if (Array.isArray(manifest.route) && manifest.route.length > 1) {
+      L.polyline(manifest.route.map(([lon, lat]) => [lat, lon]), { color: '#7a3412', weight: 4 }).addTo(this.map);
+    }
+    for (const waypoint of [...manifest.waypoints].sort((a, c) => a.order - c.order)) {
+      const at = [waypoint.coordinates.latitude, waypoint.coordinates.longitude];
+      const zone = L.circle(at, {
+        radius: waypoint.triggerRadiusMeters || DEFAULT_RADIUS, color: '#1565c0', weight: 2, fillOpacity: 0.12, className: 'visit-zone',
+      }).addTo(this.map);
+      const marker = L.circleMarker(at, { radius: 9, color: '#fff', weight: 2, fillColor: '#b5441d', fillOpacity: 1 }).addTo(this.map);
+      marker.bindTooltip(`${waypoint.order}. ${waypoint.name}`);
+      marker.on('click', () => this.onStop(waypoint.order, true));
+      this.zones.set(waypoint.order, zone);
+    }
+  }
+
+  showPosition(latitude, longitude, accuracy) {
+    if (!this.map) return;
+    if (!this.position) {
+      this.position = L.circleMarker([latitude, longitude], { radius: 7, color: '#fff', weight: 2, fillColor: '#0d47a1', fillOpacity: 1 })
+        .addTo(this.map).bindTooltip('You are here');
+    } else {
+      this.position.setLatLng([latitude, longitude]);
+    }
+    this.position.options.accuracy = accuracy;
+  }
+}

@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+
+/// The web player's own files (scripts, style, icon), read once at start and served under
+/// `/visit/assets/<version>/<name>`, where the version is a SHA-256 over all of them: the URLs change whenever a file
+/// does, so every one is immutable and a CDN or the browser may keep it for a year. The modules import each other by
+/// relative URL, which stays inside the same version folder.
+struct PlayerAssets: Sendable {
+    struct File: Sendable {
+        let body: Data
+        let contentType: String
+    }
+
+    /// The player's scripts, style and icon, by the name they are served under.
+    static let sources: [(name: String, folder: String, contentType: String)] = [
+        ("visit-player.js", "js", "text/javascript; charset=utf-8"),
+        ("visit-trust.js", "js", "text/javascript; charset=utf-8"),
+        ("visit-map.js", "js", "text/javascript; charset=utf-8"),
+        ("visit.css", "css", "text/css; charset=utf-8"),
+        ("icon.svg", "img", "image/svg+xml"),
+    ]
+
+    let files: [String: File]
+    let version: String
+    /// The service worker's script, with the version and the shell's URLs written in before it.
+    let serviceWorker: Data
+
+    init(publicFolder: URL) {
+        var files: [String: File] = [:]
+        var hasher = SHA256()
+        for source in Self.sources {
+            let body = (try? Data(contentsOf: publicFolder.appendingPathComponent(source.folder).appendingPathComponent(source.name))) ?? Data()
+            files[source.name] = File(body: body, contentType: source.contentType)
+            hasher.update(data: Data(source.name.utf8))
+            hasher.update(data: withUnsafeBytes(of: UInt64(body.count).bigEndian) { Data($0) })
+            hasher.update(data: body)
+        }
+        let worker = (try? Data(contentsOf: publicFolder.appendingPathComponent("js/visit-sw.js"))) ?? Data()
+        hasher.update(data: worker)
+        let version = String(hasher.finalize().hexString.prefix(20))
+        self.files = files
+        self.version = version
+        let shell = Self.sources.map { "\"\(Self.base(version))\($0.name)\"" }.joined(separator: ", ")
+        self.serviceWorker = Data("const PLAYER_VERSION = \"\(version)\";\nconst PLAYER_ASSETS = [\(shell)];\n".utf8) + worker
+    }
+
+    static func base(_ version: String) -> String { "/visit/assets/\(version)/" }
+    var base: String { Self.base(version) }
+}

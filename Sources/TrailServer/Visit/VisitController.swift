@@ -1,0 +1,236 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+import PackageFormat
+
+/// The visitor web player: the list of published tours, the player page of one (installable: a web app manifest and
+/// a service worker whose scope is `/visit/`), the player's own immutable files, and one tile of a released version's
+/// map for the player's offline map. No sign-in; only published packages.
+///
+/// The pages carry no tour content the player trusts: the player reads the signed catalog and the signed manifest,
+/// checks their signatures and every file's SHA-256 itself (docs/visitors.md).
+struct VisitController: Sendable {
+    let database: AppDatabase
+    let paths: DataPaths
+    let pages: PageResponder
+    let packageTiles: PackageTilesStore
+    let assets: PlayerAssets
+    let authorization: Authorization
+    /// `--public-url`: the player's address in QR codes.
+    let publicURL: String
+    static let immutable = "public, max-age=31536000, immutable"
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/visit") { request, context in try await listTours(request, context) }
+        router.get("/visit/sw.js") { request, context in serviceWorker(request, context) }
+        router.get("/visit/assets/{version}/{name}") { request, context in try playerAsset(request, context) }
+        router.get("/visit/{packageId}") { request, context in try await showPlayer(request, context) }
+        router.get("/visit/{packageId}/app.webmanifest") { request, context in try await appManifest(request, context) }
+    }
+
+    /// Under `/api/v1`; named after its operationId in openapi.json.
+    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/packages/{id}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in try await getPackageVersionTile(request, context) }
+    }
+
+    /// The QR code of a tour's player for signs: panel routes (signed in) and, under `/api/v1/manage`, the same with a token.
+    func addQRRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/tours/{id}/qr.svg") { request, context in try await getTourQRCodeSVG(request, context) }
+        router.get("/tours/{id}/qr.png") { request, context in try await getTourQRCodePNG(request, context) }
+    }
+
+    // MARK: Pages
+
+    /// Sites and their published tours: name, length, walking time, languages, download size.
+    func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let tours = try await database.perform { try $0.visitorTours() }
+        var sites: [VisitListPage.Site] = []
+        for tour in tours {
+            let card = VisitListPage.Tour(tour)
+            if sites.last?.slug == tour.published.siteSlug {
+                sites[sites.count - 1].tours.append(card)
+            } else {
+                sites.append(VisitListPage.Site(slug: tour.published.siteSlug, name: tour.published.siteName, tours: [card]))
+            }
+        }
+        var response = pages.render("visit-list", title: "Tours", page: VisitListPage(sites: sites, isEmpty: sites.isEmpty, assets: assets.base),
+                                    request: request, context: context)
+        response.headers[.cacheControl] = "no-cache"
+        return response
+    }
+
+    /// The player of a published tour (its latest version). Unknown: 404; unpublished: 410 with a page that says so, which
+    /// the player's service worker shows over the cached copy.
+    func showPlayer(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("packageId")
+        switch try await database.perform({ try $0.visitorPackage(id: id) }) {
+        case .unknown:
+            throw NotFound()
+        case .withdrawn:
+            var response = pages.render("visit-withdrawn", title: "Tour withdrawn", page: VisitWithdrawnPage(assets: assets.base),
+                                        request: request, context: context, status: .gone)
+            response.headers[.cacheControl] = "no-cache"
+            return response
+        case let .published(tour):
+            let page = VisitPlayerPage(packageId: id, name: tour.manifest.packageName, park: tour.published.siteName,
+                                       description: tour.manifest.description, assets: assets.base)
+            var response = pages.render("visit", title: tour.manifest.packageName, page: page, request: request, context: context)
+            // Revalidated: the page names the player's current files; the tour itself comes from the signed catalog.
+            response.headers[.cacheControl] = "no-cache"
+            return response
+        }
+    }
+
+    /// The web app manifest that makes a tour's player installable; it starts at the tour.
+    func appManifest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("packageId")
+        guard case let .published(tour) = try await database.perform({ try $0.visitorPackage(id: id) }) else { throw NotFound() }
+        let manifest = WebAppManifest(
+            name: tour.manifest.packageName, short_name: String(tour.manifest.packageName.prefix(24)), start_url: "/visit/\(id)",
+            scope: "/visit/", display: "standalone", background_color: "#ffffff", theme_color: "#1f4d2b",
+            icons: [.init(src: assets.base + "icon.svg", sizes: "any", type: "image/svg+xml", purpose: "any")])
+        let body = try JSONResponse.encoder.encode(manifest)
+        return Response(status: .ok, headers: [.contentType: "application/manifest+json", .cacheControl: "no-cache"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The service worker. Its URL is fixed (a worker is found again by it) and browsers revalidate it themselves;
+    /// the files it caches have versioned URLs.
+    func serviceWorker(_ request: Request, _ context: AppRequestContext) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: assets.serviceWorker)))
+    }
+
+    /// One of the player's files at its versioned, immutable URL; an old version's URL is gone (404).
+    func playerAsset(_ request: Request, _ context: AppRequestContext) throws -> Response {
+        guard context.parameters.get("version") == assets.version, let name = context.parameters.get("name"), let file = assets.files[name] else {
+            throw NotFound()
+        }
+        return Response(status: .ok, headers: [.contentType: file.contentType, .cacheControl: Self.immutable, .eTag: "\"\(assets.version)\""],
+                        body: .init(byteBuffer: ByteBuffer(bytes: file.body)))
+    }
+
+    // MARK: QR codes
+
+    /// The QR code of the tour's player address as SVG.
+    func getTourQRCodeSVG(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (url, name) = try await playerAddress(context)
+        let svg = try QRCode(url).svg(title: "QR code: \(name), \(url)")
+        return Response(status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "private, no-cache",
+                                               .contentDisposition: "inline; filename=\"tour-qr.svg\""],
+                        body: .init(byteBuffer: ByteBuffer(string: svg)))
+    }
+
+    /// The QR code of the tour's player address as PNG.
+    func getTourQRCodePNG(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (url, _) = try await playerAddress(context)
+        let png = try QRCode(url).png()
+        return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "private, no-cache",
+                                               .contentDisposition: "inline; filename=\"tour-qr.png\""],
+                        body: .init(byteBuffer: ByteBuffer(bytes: png)))
+    }
+
+    /// The public player address of a tour the user may see, once a version of it has been released.
+    func playerAddress(_ context: AppRequestContext) async throws -> (url: String, name: String) {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
+        guard let package = try await database.perform({ try $0.package(tourId: id) }), package.currentVersion != nil else {
+            throw HTTPError(.notFound, message: "This tour has no released version yet, so it has no player address.")
+        }
+        return (Self.playerURL(publicURL: publicURL, packageId: package.id), tour.name)
+    }
+
+    static func playerURL(publicURL: String, packageId: String) -> String {
+        let base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+        return "\(base)/visit/\(packageId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? packageId)"
+    }
+
+    // MARK: API
+
+    /// One tile (XYZ) of a released version's map, read from that version's MBTiles: immutable, since a version never
+    /// changes. The player checks it against `tiles/index.json`, which the signed manifest lists.
+    func getPackageVersionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id")
+        guard let number = context.parameters.get("version", as: Int.self),
+              let version = try await database.perform({ try $0.servedVersion(packageId: id, version: number) }) else { throw NotFound() }
+        let manifest = try version.decodedManifest()
+        guard let tiles = manifest.tiles else { throw HTTPError(.notFound, message: "This version has no map tiles.") }
+        guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
+              let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "") else { throw NotFound() }
+        let tile = TileID(z: z, x: x, y: y)
+        guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { throw HTTPError(.notFound, message: "No such tile in this map.") }
+        let reader = try await packageTiles.reader(zip: paths.absolute(version.storedPath), tiles: tiles)
+        guard let data = try await NIOThreadPool.singleton.runIfActive({ try reader.tile(tile) }) else {
+            throw HTTPError(.notFound, message: "No such tile in this map.")
+        }
+        return Response(status: .ok,
+                        headers: [.contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: Self.immutable,
+                                  .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\"", .contentLength: "\(data.count)"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+struct WebAppManifest: Encodable {
+    struct Icon: Encodable {
+        let src: String
+        let sizes: String
+        let type: String
+        let purpose: String
+    }
+    let name: String
+    let short_name: String
+    let start_url: String
+    let scope: String
+    let display: String
+    let background_color: String
+    let theme_color: String
+    let icons: [Icon]
+}
+
+struct VisitListPage: Sendable {
+    struct Tour: Sendable {
+        let packageId: String
+        let name: String
+        let description: String
+        let length: String?
+        let duration: String?
+        let languages: String
+        let size: String
+        let stops: Int
+
+        init(_ tour: VisitorTour) {
+            let manifest = tour.manifest
+            packageId = tour.published.package.id
+            name = manifest.packageName
+            description = manifest.description
+            let meters = manifest.waypoints.compactMap(\.distanceFromPreviousMeters).reduce(0, +)
+            length = meters > 0 ? DisplayFormat.kilometers(meters) : nil
+            duration = manifest.estimatedDurationMinutes.map { $0 >= 60 ? "\($0 / 60) h \($0 % 60) min" : "\($0) min" }
+            languages = (manifest.languages ?? ["en"]).map(LanguageTag.english).joined(separator: ", ")
+            size = ByteFormat.string(tour.published.version.size)
+            stops = manifest.waypoints.count
+        }
+    }
+    struct Site: Sendable {
+        let slug: String
+        let name: String
+        var tours: [Tour]
+    }
+    let sites: [Site]
+    let isEmpty: Bool
+    let assets: String
+}
+
+struct VisitPlayerPage: Sendable {
+    let packageId: String
+    let name: String
+    let park: String
+    let description: String
+    let assets: String
+}
+
+struct VisitWithdrawnPage: Sendable {
+    let assets: String
+}

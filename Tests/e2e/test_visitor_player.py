@@ -1,0 +1,336 @@
+"""The visitor web player in Chromium: a visitor opens a published tour, the player checks the signed catalog and
+manifest, saves the tour for offline use, and keeps working after the server is gone (map tiles, stops, audio from
+Cache Storage through the service worker). Chromium's geolocation override puts the visitor inside a stop's
+trigger zone: the stop opens and its audio plays. A new version with one changed file is fetched by that file alone,
+and a file changed in Cache Storage is refused. axe checks every state of the player.
+
+This module runs its own server (its own data folder and port), since it stops and restarts it; the page's origin
+stays the same across the restart, so the service worker and the saved copy are found again."""
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import sqlite3
+import struct
+import urllib.request
+import wave
+
+import mercantile
+import pytest
+
+from support import Api, ApiError, Panel, Server, chrome, set_viewport, wait_for, write_signatures, png_bytes
+
+FRAME = {"north": 44.404, "south": 44.396, "east": -122.044, "west": -122.056}
+FIRST_STOP = (44.4000, -122.0500)
+SECOND_STOP = (44.4020, -122.0470)
+RADIUS = 40
+PASSWORD = "visitor-test-password-1"
+
+
+def wav_bytes(seconds: float = 4.0, rate: int = 8000) -> bytes:
+    """A real, decodable WAV: a quiet 440 Hz tone."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(b"".join(struct.pack("<h", int(3000 * math.sin(2 * math.pi * 440 * i / rate))) for i in range(int(seconds * rate))))
+    return buffer.getvalue()
+
+
+def write_mbtiles(path) -> int:
+    """An MBTiles 1.3 file covering the frame at zoom 13–16 (TMS rows), one small PNG per tile."""
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE metadata (name TEXT, value TEXT);
+        CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+        CREATE UNIQUE INDEX tile_index ON tiles (zoom_level, tile_column, tile_row);
+    """)
+    db.executemany("INSERT INTO metadata VALUES (?, ?)", [("name", "Visitor test"), ("format", "png"), ("minzoom", "13"),
+                                                          ("maxzoom", "16"), ("bounds", f"{FRAME['west']},{FRAME['south']},{FRAME['east']},{FRAME['north']}")])
+    count = 0
+    for tile in mercantile.tiles(FRAME["west"], FRAME["south"], FRAME["east"], FRAME["north"], range(13, 17)):
+        db.execute("INSERT INTO tiles VALUES (?, ?, ?, ?)", (tile.z, tile.x, (1 << tile.z) - 1 - tile.y, png_bytes(256, 256)))
+        count += 1
+    db.commit()
+    db.close()
+    return count
+
+
+def public(server: Server, path: str):
+    with urllib.request.urlopen(f"{server.base_url}{path}", timeout=30) as response:
+        return response.read(), response.headers
+
+
+@pytest.fixture(scope="module")
+def visit_server(tmp_path_factory):
+    data = tmp_path_factory.mktemp("visit-data")
+    server = Server(data, demo=False, extra_args=("--clamav-db", str(write_signatures(tmp_path_factory.mktemp("visit-clamav")))))
+    try:
+        server.start()
+        server.cli("site", "create", "--slug", "falls", "--name", "Falls District")
+        for email, role in (("ranger@falls.test", "manager"), ("reviewer@falls.test", "reviewer")):
+            server.cli("user", "create", "--email", email, "--name", email.split("@")[0].title(), "--password", PASSWORD)
+            server.cli("member", "add", "--site", "falls", "--email", email, "--role", role)
+        # An admin's token reads /metrics: the server's own count of the bytes its file route sent.
+        server.cli("user", "create", "--email", "ops@falls.test", "--name", "Ops", "--password", PASSWORD, "--admin")
+        server.metrics_token = server.create_token("ops@falls.test")
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def rangers(visit_server):
+    return Api(visit_server.base_url, visit_server.create_token("ranger@falls.test")), \
+        Api(visit_server.base_url, visit_server.create_token("reviewer@falls.test"))
+
+
+def release(author: Api, reviewer: Api, tour_id: int) -> dict:
+    """Submit, let the package build, approve, push: the tour's next version is published."""
+    request_id = author.post(f"/manage/tours/{tour_id}/publish", {})["requestId"]
+    wait_for("the package build", lambda: author.publish_request(request_id)["state"] not in ("building", "draft"), timeout=180)
+    assert author.publish_request(request_id)["state"] == "pending", author.publish_request(request_id)
+    reviewer.post(f"/manage/publish-requests/{request_id}/approve", {"comment": "Fine."})
+    author.post(f"/manage/publish-requests/{request_id}/push", {})
+    return author.publish_request(request_id)
+
+
+@pytest.fixture(scope="module")
+def published(visit_server, rangers, tmp_path_factory):
+    author, reviewer = rangers
+    tour = author.create_tour("falls", "Koosah Falls Walk", frame=FRAME, description="A short walk to the falls.")
+    first = author.post(f"/manage/tours/{tour['id']}/waypoints", {"name": "Trailhead", "latitude": FIRST_STOP[0], "longitude": FIRST_STOP[1],
+                                                                  "description": "Listen to the river.", "triggerRadiusMeters": RADIUS})
+    second = author.post(f"/manage/tours/{tour['id']}/waypoints", {"name": "Overlook", "latitude": SECOND_STOP[0], "longitude": SECOND_STOP[1],
+                                                                   "description": "The falls below.", "triggerRadiusMeters": RADIUS})
+    audio = author.upload(tour["id"], first["id"], "river.wav", wav_bytes())
+    assert author.scanned_asset(audio["id"])["scanStatus"] == "clean"
+    image = author.upload(tour["id"], second["id"], "falls.png", png_bytes())
+    assert author.scanned_asset(image["id"])["scanStatus"] == "clean"
+    mbtiles = tmp_path_factory.mktemp("visit-tiles") / "falls.mbtiles"
+    tile_count = write_mbtiles(mbtiles)
+    author.post_file(f"/manage/tours/{tour['id']}/tiles", "falls.mbtiles", mbtiles.read_bytes())
+    wait_for("the tiles' scan", lambda: author.get(f"/manage/tours/{tour['id']}/tiles").get("scanStatus") == "clean", timeout=60)
+    author.patch(f"/manage/tours/{tour['id']}", {"minZoom": 13, "maxZoom": 16})
+    release(author, reviewer, tour["id"])
+    catalog = json.loads(public(visit_server, "/api/v1/catalog")[0])
+    entry = next(p for p in catalog["packages"] if p["name"] == "Koosah Falls Walk")
+    return {"tour": tour, "package": entry["id"], "audio": audio, "tile_count": tile_count}
+
+
+@pytest.fixture
+def visitor(visit_server):
+    driver = chrome(arguments=("--autoplay-policy=user-gesture-required",))
+    set_viewport(driver, 390, 844, mobile=True)
+    try:
+        yield Panel(driver, visit_server)
+    finally:
+        driver.quit()
+
+
+def state(panel: Panel) -> str:
+    return panel.find("#player").get_attribute("data-offline-state")
+
+
+def wait_state(panel: Panel, *wanted: str, timeout: float = 60) -> str:
+    panel.wait(timeout).until(lambda d: d.execute_script(
+        "return document.getElementById('player')?.dataset.offlineState") in wanted)
+    return state(panel)
+
+
+def manifest(server: Server, package: str, version: int) -> dict:
+    return json.loads(public(server, f"/api/v1/packages/{package}/versions/{version}/manifest")[0])
+
+
+def files_with_sizes(manifest: dict) -> list[dict]:
+    files = []
+    for waypoint in manifest["waypoints"]:
+        for asset in waypoint["assets"]:
+            files.append(asset)
+            files.extend(asset[role] for role in ("captions", "transcript") if asset.get(role))
+    return files + [manifest["geoJSON"], manifest["tiles"]["index"]]
+
+
+def listed(manifest: dict) -> dict[str, str]:
+    """path → sha256 of every file the player saves (the MBTiles itself aside)."""
+    files = {}
+    for waypoint in manifest["waypoints"]:
+        for asset in waypoint["assets"]:
+            files[asset["path"]] = asset["sha256"]
+            for role in ("captions", "transcript"):
+                if asset.get(role):
+                    files[asset[role]["path"]] = asset[role]["sha256"]
+    files[manifest["geoJSON"]["path"]] = manifest["geoJSON"]["sha256"]
+    files[manifest["tiles"]["index"]["path"]] = manifest["tiles"]["index"]["sha256"]
+    return files
+
+
+def file_bytes_sent(server: Server) -> int:
+    """What the server counted for GET /api/v1/files/{sha256} since it started (Prometheus text at /metrics)."""
+    request = urllib.request.Request(f"{server.base_url}/metrics")
+    request.add_header("Authorization", f"Bearer {server.metrics_token}")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    match = re.search(r'^trail_download_bytes_total\{route="file"\} (\d+)', text, re.MULTILINE)
+    return int(match.group(1)) if match else 0
+
+
+def resource_requests(panel: Panel, fragment: str) -> list[str]:
+    return panel.driver.execute_script(
+        "return performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes(arguments[0]))", fragment)
+
+
+def test_the_list_shows_the_published_tour(visit_server, published, visitor):
+    visitor.open("/visit")
+    card = visitor.find(f"[data-package-id='{published['package']}']")
+    assert "Koosah Falls Walk" in card.text
+    assert visitor.find(f"[data-package-id='{published['package']}'] [data-fact='stops']").text == "2"
+    assert visitor.horizontal_overflow() == 0
+    visitor.assert_accessible("visitor list of tours")
+    visitor.screenshot("visitor-list")
+
+
+def test_save_offline_play_from_the_cache_triggers_updates_and_tampering(visit_server, rangers, published, visitor, tmp_path):
+    panel, driver, package = visitor, visitor.driver, published["package"]
+    v1 = manifest(visit_server, package, 1)
+    assert v1["tiles"]["index"]["path"] == "tiles/index.json", "the signed manifest lists the tile index"
+
+    # Online, not saved: the signature is checked, the stops and the map are shown from the verified manifest.
+    panel.open(f"/visit/{package}")
+    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true"
+                         or state(panel) == "failed")
+    assert state(panel) == "online-only", panel.text("#player")
+    assert [e.get_attribute("data-stop-order") for e in panel.all("[data-stop]")] == ["1", "2"]
+    panel.assert_accessible("player, online only", media=False)
+
+    # Save for offline use: a progress bar while saving, then ready; every file is in Cache Storage.
+    driver.execute_script("performance.setResourceTimingBufferSize(100000); performance.clearResourceTimings()")
+    panel.find("[data-action='save-offline']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    assert panel.find("#save-progress-bar").get_attribute("value") == panel.find("#save-progress-bar").get_attribute("max")
+    tiles_fetched = resource_requests(panel, "/versions/1/tiles/")
+    assert len(set(tiles_fetched)) == v1["tiles"]["tileCount"] > 0, "every tile the index lists was fetched"
+    panel.assert_accessible("player, saved for offline use", media=False)
+    wait_for("the service worker to control the page", lambda: driver.execute_script("return !!navigator.serviceWorker.controller"), timeout=30)
+
+    # The server stops; a reload still shows the player: the page, the map tiles, the stops and the audio come from the cache.
+    visit_server.stop()
+    try:
+        driver.refresh()
+        assert wait_state(panel, "ready", "failed") == "ready", panel.text("#player")
+        assert panel.find("#player").get_attribute("data-verified") == "true"
+        panel.wait(30).until(lambda d: d.execute_script("return document.querySelectorAll('#visit-map img.leaflet-tile-loaded').length") > 0)
+        assert len(panel.all("[data-stop]")) == 2
+        assert len(panel.all("#visit-map path.visit-zone")) == 2, "each stop's trigger zone is drawn"
+        # The worker answers Range requests from the cached file (what audio and video seeking asks for).
+        audio_v1 = next(a for w in v1["waypoints"] for a in w["assets"] if a["type"] == "audio")
+        part = driver.execute_async_script("""
+            const [sha, done] = arguments;
+            fetch('/api/v1/files/' + sha, {headers: {Range: 'bytes=8-15'}})
+              .then(async (r) => done([r.status, r.headers.get('Content-Range'), new TextDecoder().decode(await r.arrayBuffer())]),
+                    (e) => done([0, String(e), '']));
+        """, audio_v1["sha256"])
+        assert part == [206, f"bytes 8-15/{audio_v1['size']}", "WAVEfmt "], part
+        panel.screenshot("visitor-map")
+
+        # Inside the first stop's trigger zone: it becomes active, opens, and its audio plays (served by the worker, with Range).
+        driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": visit_server.base_url, "permissions": ["geolocation"]})
+        driver.execute_cdp_cmd("Emulation.setGeolocationOverride", {"latitude": FIRST_STOP[0] + 0.0001, "longitude": FIRST_STOP[1], "accuracy": 5})
+        panel.find("[data-action='start']").click()
+        panel.wait(30).until(lambda d: d.find_elements("css selector", "[data-stop-order='1'][data-active]"))
+        assert not panel.all("[data-stop-order='2'][data-active]")
+        panel.wait(30).until(lambda d: d.execute_script(
+            "const a = document.querySelector('[data-stop-order=\"1\"] audio[data-stop-audio]'); return a && !a.paused && a.currentTime > 0.2"))
+        assert "Listen to the river." in panel.text("[data-stop-order='1']")
+        assert "Transcript" in panel.text("[data-stop-order='1']")
+        panel.screenshot("visitor-stop")
+        # The image of the other stop, tapped, shows with its alt text.
+        panel.find("[data-stop-order='2'] button").click()
+        panel.wait(15).until(lambda d: d.execute_script(
+            "const i = document.querySelector('[data-stop-order=\"2\"] img'); return i && i.complete && i.naturalWidth > 0"))
+        assert panel.find("[data-stop-order='2'] img").get_attribute("alt").startswith("A test picture")
+        panel.assert_accessible("player offline, at a stop", media=False)
+        assert panel.horizontal_overflow() == 0
+    finally:
+        visit_server.start()
+
+    # A new version with one changed file (the audio's transcript): the update fetches only the files it does not hold.
+    author, reviewer = rangers
+    author.post(f"/manage/assets/{published['audio']['id']}/transcript", {"text": "The river runs high in spring."})
+    wait_for("the new transcript's scan", lambda: (author.get(f"/manage/assets/{published['audio']['id']}").get("transcript") or {})
+             .get("scanStatus") == "clean")
+    release(author, reviewer, published["tour"]["id"])
+    v2 = manifest(visit_server, package, 2)
+    old, new = listed(v1), listed(v2)
+    changed = {sha for sha in new.values() if sha not in set(old.values())}
+    transcript_path = next(a["transcript"]["path"] for w in v2["waypoints"] for a in w["assets"] if a.get("transcript"))
+    assert new[transcript_path] in changed and len(changed) <= 2, changed  # the transcript (and the GeoJSON, if it names files)
+    driver.refresh()
+    assert wait_state(panel, "update-available", "failed") == "update-available", panel.text("#player")
+    panel.assert_accessible("player, update available", media=False)
+    sizes = {f["sha256"]: f["size"] for f in files_with_sizes(v2)}
+    before = file_bytes_sent(visit_server)
+    panel.find("[data-action='update']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    assert "version 2" in panel.text("#offline-status")
+    sent = file_bytes_sent(visit_server) - before
+    assert sent == sum(sizes[sha] for sha in changed), f"the server sent {sent} bytes of files; the changed files have {sum(sizes[sha] for sha in changed)}"
+
+    # A catalog older than the newest one this browser verified is refused; the saved copy stays in use.
+    held_catalog = driver.execute_script("return localStorage.getItem('trail.catalogVersion')")
+    driver.execute_script("localStorage.setItem('trail.catalogVersion', '1000000')")
+    driver.refresh()
+    panel.wait(30).until(lambda d: "older than catalog 1000000" in d.find_element("css selector", "#offline-error").text)
+    assert state(panel) == "ready" and "version 2" in panel.text("#offline-status")
+    driver.execute_script("localStorage.setItem('trail.catalogVersion', arguments[0])", held_catalog)
+
+    # A file changed in Cache Storage is refused at the next start: the player says which, and does not play it.
+    audio_sha = next(a["sha256"] for w in v2["waypoints"] for a in w["assets"] if a["type"] == "audio")
+    driver.execute_async_script("""
+        const [sha, done] = arguments;
+        (async () => {
+          const cache = await caches.open('trail-files');
+          const url = '/api/v1/files/' + sha;
+          const stored = await cache.match(url);
+          const bytes = new Uint8Array(await stored.arrayBuffer());
+          bytes[bytes.length - 10] ^= 0xff;
+          await cache.put(url, new Response(bytes, {headers: stored.headers}));
+        })().then(() => done(true), (e) => done(String(e)));
+    """, audio_sha)
+    driver.refresh()
+    assert wait_state(panel, "failed", "ready") == "failed"
+    audio_path = next(a["path"] for w in v2["waypoints"] for a in w["assets"] if a["type"] == "audio")
+    assert audio_path in panel.text("#offline-error")
+    panel.find("[data-stop-order='1'] button").click()
+    panel.wait(15).until(lambda d: "failed its check" in d.find_element("css selector", "[data-stop-order='1']").text)
+    assert not panel.all("[data-stop-order='1'] audio[data-stop-audio]"), "a file that failed its check is not played"
+    panel.assert_accessible("player, a saved file failed its check", media=False)
+
+
+def test_a_denied_location_leaves_the_stops_usable(visit_server, published, visitor):
+    panel, driver = visitor, visitor.driver
+    driver.execute_cdp_cmd("Browser.setPermission", {"origin": visit_server.base_url, "permission": {"name": "geolocation"}, "setting": "denied"})
+    panel.open(f"/visit/{published['package']}")
+    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true")
+    panel.find("[data-action='start']").click()
+    panel.wait(15).until(lambda d: "Tap a stop" in d.find_element("css selector", "#location-status").text)
+    set_viewport(driver, 320, 640, mobile=True)
+    assert panel.horizontal_overflow() == 0
+    panel.find("[data-stop-order='2'] button").click()
+    panel.wait(15).until(lambda d: d.execute_script(
+        "const i = document.querySelector('[data-stop-order=\"2\"] img'); return i && i.complete && i.naturalWidth > 0"))
+    panel.assert_accessible("player at 320 px, location denied", media=False)
+
+
+def test_a_withdrawn_tour_says_so(visit_server, rangers, published, visitor):
+    author, _ = rangers
+    author.post(f"/manage/packages/{published['package']}/unpublish", {})
+    try:
+        visitor.open(f"/visit/{published['package']}")
+        assert visitor.find("[data-withdrawn]").text.startswith("The park has taken this tour down")
+        visitor.assert_accessible("player, tour withdrawn")
+    finally:
+        author.post(f"/manage/packages/{published['package']}/publish", {})
