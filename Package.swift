@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         // The panel's help page renders the rangers' guide (docs/rangers.md) from Markdown.
         .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
+        // The tour import's CSV reader: quoting, embedded line breaks and separators are its job, not ours.
+        .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
     ],
     targets: [
         // Manifest types, package layout rules, signing and verification: shared by server and client.
@@ -109,6 +111,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Ink", package: "Ink"),
+                .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -155,6 +158,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             // Python helpers the tests run (tuspy, zipfile, ...), not sources.
             exclude: ["Scripts"],

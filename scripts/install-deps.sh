@@ -8,7 +8,9 @@ runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqr
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
 # a system-wide pip install).
-testing=(clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv)
+# gdal-bin (ogr2ogr): the import tests read KML and CSV files that GDAL writes. zbar-tools (zbarimg): the QR code
+# tests read the codes back with a reader of their own.
+testing=(clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 

@@ -57,7 +57,7 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).") var publicURL: String?
     @Option(name: .customLong("catalog-lifetime-days"), help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7).") var catalogLifetimeDays: Double?
     @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
-    @Option(name: .customLong("import-max-size"), help: "Largest GeoJSON or GPX import in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
+    @Option(name: .customLong("import-max-size"), help: "Largest import file (GeoJSON, GPX, KML, KMZ, CSV) in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
     @Option(name: .customLong("trusted-proxies"), help: "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none).") var trustedProxies: String?
     @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
     var minFreeSpace: String?

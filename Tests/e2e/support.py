@@ -252,7 +252,7 @@ class Api:
             raise ApiError(error.code, error.read().decode(errors="replace")) from None
 
     def import_file(self, tour_id: int, name: str, body: bytes, dry_run: bool = False) -> dict:
-        """`POST /manage/tours/{id}/import` (GeoJSON or GPX); answers `{dryRun, applied, plan}`."""
+        """`POST /manage/tours/{id}/import` (GeoJSON, GPX, KML, KMZ or CSV); answers `{dryRun, applied, plan}`."""
         return self.post_file(f"/manage/tours/{tour_id}/import" + ("?dryRun=true" if dry_run else ""), name, body)
 
     def export(self, tour_id: int) -> dict:

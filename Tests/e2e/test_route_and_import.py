@@ -130,7 +130,7 @@ def test_import_geojson_waypoints_through_the_preview(admin_panel, e2e_site, api
 
     panel.open(f"/tours/{tour_id}")
     assert "No waypoints yet." in panel.text("main")
-    assert panel.find("label[for='import-file']").text == "Import waypoints or a track (GeoJSON, GPX)"
+    assert panel.find("label[for='import-file']").text == "Import waypoints or a track (GeoJSON, GPX, KML, KMZ, CSV)"
     choose_and_preview(panel, geojson)
 
     # The preview: what will be added, nothing saved yet.
@@ -164,6 +164,35 @@ def test_import_geojson_waypoints_through_the_preview(admin_panel, e2e_site, api
     assert "0 waypoint(s) will be added, 0 changed, 2 skipped." in panel.text("main")
     assert [tr.find_elements(By.TAG_NAME, "td")[4].text for tr in panel.all("#import-plan tbody tr")] == ["already in the tour, unchanged"] * 2
     assert not panel.all("form[action$='/apply']")
+
+
+def test_import_a_spreadsheet_and_fit_the_frame_to_its_points(admin_panel, e2e_site, api, store, tmp_path):
+    panel = admin_panel
+    tour = api.create_tour(e2e_site, "Sahalie Falls", frame=SANTIAM)
+    tour_id = tour["id"]
+    # Semicolons and decimal commas, as a European spreadsheet writes them; the second point is north of the frame.
+    sheet = tmp_path / "falls.csv"
+    sheet.write_text("Name;Lat;Lon;Notes\nSahalie Falls;44,40;-122,01;x\nKoosah Falls;44,45;-122,05;\"two\nlines\"\n", encoding="utf-8-sig")
+    panel.open(f"/tours/{tour_id}")
+    choose_and_preview(panel, sheet)
+
+    assert panel.heading() == "Import preview"
+    assert "1 waypoint(s) will be added, 0 changed, 1 skipped." in panel.text("main")
+    assert panel.text("#import-format") == "The file was read as CSV."
+    assert "latitude: “Lat”" in panel.text("#import-columns") and "longitude: “Lon”" in panel.text("#import-columns")
+    rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in panel.all("#import-plan tbody tr")]
+    assert rows == [["add", "Sahalie Falls", "44.4", "-122.01", ""], ["skip", "Koosah Falls", "44.45", "-122.05", "outside the tour's frame"]], rows
+    assert "1 point(s) fall outside the tour's frame" in panel.text("#fit-frame")
+    assert store.waypoints(tour_id) == []
+    panel.assert_accessible("import preview with points outside the frame")
+
+    # "Fit the frame to these points and apply": both points saved, the frame grown past the northern one.
+    panel.submit(panel.find("#fit-frame button[type=submit]"))
+    assert panel.path() == f"/tours/{tour_id}"
+    assert panel.notice() == "Imported: 2 added, 0 changed, 0 skipped."
+    assert [w["name"] for w in store.waypoints(tour_id)] == ["Sahalie Falls", "Koosah Falls"]
+    frame = api.tour(tour_id)["frame"]
+    assert frame["north"] > 44.45 and frame["south"] == SANTIAM["south"] and frame["west"] == SANTIAM["west"], frame
 
 
 def test_a_malformed_import_file_is_refused(admin_panel, e2e_site, api, store, tmp_path):

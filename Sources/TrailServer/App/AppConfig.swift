@@ -47,7 +47,7 @@ public struct AppConfig: Sendable {
     public var bcryptCost: UInt8 = 12
     /// A signed catalog is valid this long; it is re-signed well before.
     public var catalogLifetime: TimeInterval = 7 * 86_400
-    /// Largest GeoJSON or GPX file an import accepts.
+    /// Largest file (GeoJSON, GPX, KML, KMZ, CSV) an import accepts.
     public var importMaxSize = 20 * 1024 * 1024
     /// An unfinished tus upload is removed after this long.
     public var uploadExpiry: TimeInterval = 24 * 3600

@@ -168,7 +168,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let publishing = PublishingController(publishing: publishingService, pages: pages)
     let tiles = TilesController(database: database, authorization: authorization, paths: dependencies.paths, pages: pages, config: config,
                                 settings: tileSettings, packageTiles: dependencies.packageTiles, scans: dependencies.scans)
-    let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config)
+    let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config,
+                                          intake: intake)
     tus.addDiscovery(to: router)
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())

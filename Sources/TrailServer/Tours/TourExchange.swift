@@ -6,7 +6,7 @@ import FoundationXML
 import GRDB
 import PackageFormat
 
-/// GeoJSON out (RFC 7946, the same document as a package's `waypoints.geojson`), GeoJSON and GPX 1.1 in.
+/// GeoJSON out (RFC 7946, the same document as a package's `waypoints.geojson`); GeoJSON, GPX 1.1, KML 2.2, KMZ and CSV in.
 enum TourExport {
     /// A framed tour is exported through the package's own manifest code (waypoints with their asset paths and
     /// distances, the route with the duration estimate): byte for byte the `waypoints.geojson` a build of the tour as it
@@ -57,9 +57,32 @@ struct ImportedTour: Sendable {
         var triggerRadiusMeters: Int? = nil
         /// GeoJSON properties `name:<tag>` and `description:<tag>`: texts in further languages.
         var localized: [String: LocalizedText] = [:]
+        /// KMZ: pictures the placemark refers to (its description's `<img>`, its icon), read from the archive.
+        var images: [Image] = []
     }
+    /// A file from a KMZ, attached to its waypoint on apply (as an upload: scanned, typed, counted against the quota).
+    struct Image: Sendable, Equatable {
+        /// The entry's path inside the archive, as the KML names it.
+        let path: String
+        let data: Data
+    }
+    /// Something in the file that the import does not take, and why (the preview lists them).
+    struct LeftOut: Encodable, Sendable, Equatable {
+        let kind: String
+        let name: String
+        let reason: String
+    }
+    /// "GeoJSON", "GPX", "KML", "KMZ" or "CSV": the format the bytes were read as.
+    var format = ""
     var points: [Point] = []
     var route: RoutePath?
+    var leftOut: [LeftOut] = []
+    /// KML folders, in document order (flattened: their placemarks are imported as if they stood at the top).
+    var folders: [String] = []
+    /// CSV: which column was read for what ("latitude" → "Lat").
+    var columns: [String: String] = [:]
+    /// Remarks for the preview (altitudes not kept, a second line not used, ...).
+    var notes: [String] = []
 }
 
 /// The preview: what would be added, changed or skipped, and why.
@@ -71,23 +94,49 @@ struct ImportPlan: Encodable, Sendable {
         let longitude: Double
         let reason: String?
     }
+    /// A KMZ picture that applying attaches to a waypoint.
+    struct Image: Encodable, Sendable {
+        let waypoint: String
+        let file: String
+        let bytes: Int
+    }
+    var format = ""
     var waypoints: [Item] = []
     var routePoints: Int = 0
     var routeLengthMeters: Double?
     var frame: Frame?
     var setsFrame = false
+    /// Points that fall outside the tour's frame, and the frame around all of them (with a margin) that would take them.
+    var outsideFrame = 0
+    var fittedFrame: Frame?
+    var leftOut: [ImportedTour.LeftOut] = []
+    var folders: [String] = []
+    var columns: [String: String] = [:]
+    var images: [Image] = []
+    var notes: [String] = []
     var added: Int { waypoints.filter { $0.action == "add" }.count }
     var changed: Int { waypoints.filter { $0.action == "change" }.count }
     var skipped: Int { waypoints.filter { $0.action == "skip" }.count }
 
-    enum CodingKeys: String, CodingKey { case waypoints, routePoints, routeLengthMeters, frame, setsFrame, added, changed, skipped }
+    enum CodingKeys: String, CodingKey {
+        case format, waypoints, routePoints, routeLengthMeters, frame, setsFrame, outsideFrame, fittedFrame, leftOut, folders, columns, images, notes,
+             added, changed, skipped
+    }
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
         try container.encode(waypoints, forKey: .waypoints)
         try container.encode(routePoints, forKey: .routePoints)
         try container.encodeIfPresent(routeLengthMeters, forKey: .routeLengthMeters)
         try container.encodeIfPresent(frame, forKey: .frame)
         try container.encode(setsFrame, forKey: .setsFrame)
+        try container.encode(outsideFrame, forKey: .outsideFrame)
+        try container.encodeIfPresent(fittedFrame, forKey: .fittedFrame)
+        try container.encode(leftOut, forKey: .leftOut)
+        try container.encode(folders, forKey: .folders)
+        try container.encode(columns, forKey: .columns)
+        try container.encode(images, forKey: .images)
+        try container.encode(notes, forKey: .notes)
         try container.encode(added, forKey: .added)
         try container.encode(changed, forKey: .changed)
         try container.encode(skipped, forKey: .skipped)
@@ -107,17 +156,54 @@ struct ImportRefused: AppError {
 enum TourImport {
     static let maxWaypoints = 2_000
 
+    /// Reads a stored import file: a KMZ is read from disk through the zip reader (its entries are never all in memory
+    /// at once beyond the limits); anything else as bytes.
+    static func parse(fileAt url: URL, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
+        let size = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
+        let handle = try FileHandle(forReadingFrom: url)
+        let head = try handle.read(upToCount: 4) ?? Data()
+        try? handle.close()
+        if KMZArchive.isZip(head) { return try KMZArchive.read(url) }
+        return try parse(try Data(contentsOf: url), maxBytes: maxBytes)
+    }
+
     static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
         guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
+        var result = try parseFormat(data)
+        if result.format == "GPX" || result.format == "GeoJSON", result.points.isEmpty, result.route == nil {
+            result.notes.append("The file holds no waypoints and no route.")
+        }
+        return result
+    }
+
+    /// Tells the formats apart by their bytes, never by the file's name.
+    static func parseFormat(_ data: Data) throws -> ImportedTour {
+        if KMZArchive.isZip(data.prefix(4)) {
+            // A KMZ handed over as bytes (tests, the fuzzer): the zip reader works on a file.
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).kmz")
+            try data.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            return try KMZArchive.read(file)
+        }
         let start = data.prefix(512)
         // UTF-8 only: our DOCTYPE check reads UTF-8 bytes, so a UTF-16 or UTF-32 file could hide a DTD from it.
         if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) || start.contains(0) {
             throw ImportRefused(message: "Import files must be UTF-8 text (this one looks like UTF-16 or binary).")
         }
         let text = String(decoding: start, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}")))
-        if text.hasPrefix("{") { return try parseGeoJSON(data) }
-        if text.hasPrefix("<") { return try parseGPX(data) }
-        throw ImportRefused(message: "This is neither GeoJSON nor GPX.")
+        if text.isEmpty { throw ImportRefused(message: "The file is empty.") }
+        if text.hasPrefix("{") { var tour = try parseGeoJSON(data); tour.format = "GeoJSON"; return tour }
+        if text.hasPrefix("<") {
+            if KMLImport.isHTMLPage(data) {
+                throw ImportRefused(message: "This is a web page (HTML), not KML or GPX: save the map itself (in Google Earth: Save Place As… KML or KMZ).")
+            }
+            if KMLImport.isKML(data) { return try KMLImport.parse(data) }
+            var tour = try parseGPX(data)
+            tour.format = "GPX"
+            return tour
+        }
+        return try CSVImport.parse(data)
     }
 
     // MARK: GeoJSON
@@ -209,23 +295,28 @@ enum TourImport {
 
     // MARK: GPX
 
-    static func parseGPX(_ data: Data) throws -> ImportedTour {
+    /// The checks every XML import passes before a parser sees it (GPX and KML alike).
+    static func refuseUnsafeXML(_ data: Data, format: String) throws {
         // The DOCTYPE check below reads UTF-8 bytes: a file that declares another encoding (UTF-7 can spell `<!DOCTYPE`
         // as `+ADw-!DOCTYPE`) would be decoded by the parser into something the check never saw.
         if let encoding = declaredEncoding(data), !["utf-8", "utf8"].contains(encoding.lowercased()) {
-            throw ImportRefused(message: "The GPX file declares the encoding “\(encoding.prefix(40))”; only UTF-8 is accepted.")
+            throw ImportRefused(message: "The \(format) file declares the encoding “\(encoding.prefix(40))”; only UTF-8 is accepted.")
         }
-        // GPX never needs a DTD: refusing one outright rules out external entities and entity expansion bombs. The
-        // parser's own reports of any declaration (GPXReader) are a second line.
+        // Neither GPX nor KML needs a DTD: refusing one outright rules out external entities and entity expansion bombs.
+        // The parser's own reports of any declaration (the readers' delegates) are a second line.
         if data.range(of: Data("<!DOCTYPE".utf8)) != nil || data.range(of: Data("<!ENTITY".utf8)) != nil {
-            throw ImportRefused(message: "The GPX file declares a DOCTYPE or entities, which are not allowed.")
+            throw ImportRefused(message: "The \(format) file declares a DOCTYPE or entities, which are not allowed.")
         }
         // Nor processing instructions (`<?target data?>`), but the XML declaration at the start: Foundation's XMLParser
         // on Linux passes an instruction without data to strlen as a null pointer and the whole server crashes
         // (swift-corelibs-foundation, `_NSXMLParserProcessingInstruction`; found by scripts/fuzz.sh importer).
         if hasProcessingInstruction(data) {
-            throw ImportRefused(message: "The GPX file contains processing instructions (<?…?>), which GPX does not use.")
+            throw ImportRefused(message: "The \(format) file contains processing instructions (<?…?>), which \(format) does not use.")
         }
+    }
+
+    static func parseGPX(_ data: Data) throws -> ImportedTour {
+        try refuseUnsafeXML(data, format: "GPX")
         let reader = GPXReader()
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -377,22 +468,30 @@ enum TourImport {
 
     /// Matches by name (ignoring case): known names change, new names are added, points outside the frame are skipped.
     /// A tour without a frame gets one around the imported points.
-    static func plan(_ imported: ImportedTour, tour: Tour, existing: [Waypoint], maxAreaKm2: Double) -> ImportPlan {
+    /// With `fitFrame`, the frame is set around the imported points (and route) even when the tour has one: the
+    /// preview's "fit the frame to these points".
+    static func plan(_ imported: ImportedTour, tour: Tour, existing: [Waypoint], maxAreaKm2: Double, fitFrame: Bool = false) -> ImportPlan {
         let languages = Set(tour.furtherLanguages)
         var plan = ImportPlan()
+        plan.format = imported.format
+        plan.leftOut = imported.leftOut
+        plan.folders = imported.folders
+        plan.columns = imported.columns
+        plan.notes = imported.notes
         var frame = tour.frame
-        if frame == nil, !imported.points.isEmpty || imported.route != nil {
-            let points = imported.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (imported.route?.points ?? [])
-            let box = TourExport.bounds(of: [], route: RoutePath(points: points))
-            let padLat = max(0.002, (box.north - box.south) * 0.1), padLon = max(0.002, (box.east - box.west) * 0.1)
-            let padded = Frame(north: min(90, box.north + padLat), south: max(-90, box.south - padLat),
-                               east: min(180, box.east + padLon), west: max(-180, box.west - padLon))
-            if padded.areaKm2 <= maxAreaKm2 {
-                frame = padded
-                plan.setsFrame = true
-            }
+        // Fitting only grows a frame: the tour's own waypoints, inside the old one, stay inside.
+        let fitted = fittedFrame(imported).map { box in
+            tour.frame.map { Frame(north: max($0.north, box.north), south: min($0.south, box.south), east: max($0.east, box.east), west: min($0.west, box.west)) } ?? box
+        }.flatMap { $0.areaKm2 <= maxAreaKm2 ? $0 : nil }
+        if let fitted, frame == nil || fitFrame {
+            frame = fitted
+            plan.setsFrame = true
         }
         plan.frame = frame
+        if let frame, !plan.setsFrame, let fitted {
+            plan.outsideFrame = imported.points.filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }.count
+            if plan.outsideFrame > 0 { plan.fittedFrame = fitted }
+        }
         var seen = Set<String>()
         for point in imported.points {
             let key = point.name.lowercased()
@@ -414,12 +513,26 @@ enum TourImport {
             } else {
                 plan.waypoints.append(item("add"))
             }
+            if plan.waypoints.last?.action != "skip" {
+                plan.images += point.images.map { ImportPlan.Image(waypoint: point.name, file: $0.path, bytes: $0.data.count) }
+            }
         }
         if let route = imported.route {
             plan.routePoints = route.points.count
             plan.routeLengthMeters = route.lengthMeters
         }
         return plan
+    }
+
+    /// The box around the imported points and route, with a margin (a tenth of each side, at least about 200 m), so
+    /// no point sits on the frame's edge.
+    static func fittedFrame(_ imported: ImportedTour) -> Frame? {
+        let points = imported.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (imported.route?.points ?? [])
+        guard !points.isEmpty else { return nil }
+        let box = TourExport.bounds(of: [], route: RoutePath(points: points))
+        let padLat = max(0.002, (box.north - box.south) * 0.1), padLon = max(0.002, (box.east - box.west) * 0.1)
+        return Frame(north: min(90, box.north + padLat), south: max(-90, box.south - padLat),
+                     east: min(180, box.east + padLon), west: max(-180, box.west - padLon))
     }
 }
 
@@ -467,7 +580,8 @@ extension AppDatabase {
                 }
             }
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.import",
-                                  detail: "\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points")
+                                  detail: "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
+                                    + (plan.setsFrame ? ", frame set" : ""))
         }
     }
 

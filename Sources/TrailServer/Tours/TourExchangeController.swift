@@ -1,13 +1,17 @@
 import Foundation
 import Hummingbird
+import MalwareScan
+import PackageFormat
 
-/// GeoJSON export, GeoJSON/GPX import with a preview, and the route drawn on the map.
+/// GeoJSON export, import (GeoJSON, GPX, KML, KMZ, CSV) with a preview, and the route drawn on the map.
 struct TourExchangeController: Sendable {
     let database: AppDatabase
     let authorization: Authorization
     let pages: PageResponder
     let paths: DataPaths
     let config: AppConfig
+    /// KMZ pictures become assets the way uploads do (type, quota, scan queue).
+    let intake: AssetIntake
 
     struct PreviewPage: Sendable {
         let tourId: Int64
@@ -21,6 +25,21 @@ struct TourExchangeController: Sendable {
         let routeLength: String
         let setsFrame: Bool
         let hasChanges: Bool
+        let format: String
+        let folders: [String]
+        let columns: [String]
+        let notes: [String]
+        let leftOut: [ImportedTour.LeftOut]
+        let images: [ImportPlan.Image]
+        let outsideFrame: Int
+        let canFitFrame: Bool
+        let fittedFrame: String
+        // Stored, not computed: templates read values through reflection.
+        let hasColumns: Bool
+        let hasFolders: Bool
+        let hasNotes: Bool
+        let hasImages: Bool
+        let hasLeftOut: Bool
     }
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
@@ -31,7 +50,7 @@ struct TourExchangeController: Sendable {
         router.post("/tours/{id}/route") { request, context in try await saveRoute(request, context) }
     }
 
-    /// Receives a GeoJSON or GPX file and sends the browser to its preview; a refused file shows the tour page again
+    /// Receives an import file and sends the browser to its preview; a refused file shows the tour page again
     /// with the reason.
     func uploadImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
@@ -54,15 +73,23 @@ struct TourExchangeController: Sendable {
     func showImportPreview(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
-        guard let data = try? Data(contentsOf: file) else {
+        guard FileManager.default.fileExists(atPath: file.path) else {
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
         }
-        let imported = try parse(data)
+        let imported = try parse(fileAt: file)
         let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
+        let columnOrder = ["latitude", "longitude", "name", "description", "order"]
         let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
                                changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
                                routeLength: plan.routeLengthMeters.map(DisplayFormat.kilometers) ?? "",
-                               setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame)
+                               setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame,
+                               format: plan.format, folders: plan.folders,
+                               columns: columnOrder.compactMap { key in plan.columns[key].map { "\(key): “\($0)”" } },
+                               notes: plan.notes, leftOut: plan.leftOut, images: plan.images, outsideFrame: plan.outsideFrame,
+                               canFitFrame: plan.fittedFrame != nil,
+                               fittedFrame: plan.fittedFrame.map { String(format: "N %.5f, S %.5f, E %.5f, W %.5f", $0.north, $0.south, $0.east, $0.west) } ?? "",
+                               hasColumns: !plan.columns.isEmpty, hasFolders: !plan.folders.isEmpty, hasNotes: !plan.notes.isEmpty,
+                               hasImages: !plan.images.isEmpty, hasLeftOut: !plan.leftOut.isEmpty)
         return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
     }
 
@@ -70,14 +97,18 @@ struct TourExchangeController: Sendable {
     func applyImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let (_, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
-        guard let data = try? Data(contentsOf: file) else {
+        guard FileManager.default.fileExists(atPath: file.path) else {
             throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
         }
         defer { try? FileManager.default.removeItem(at: file) }
-        let imported = try parse(data)
-        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
-        try await database.perform { try $0.applyImport(tourId: tour.id!, imported: imported, plan: plan, actor: context.actor) }
-        return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped.")
+        var request = request
+        let fitFrame = (try? await request.form(context: context))?.string("fitFrame") == "1"
+        let imported = try parse(fileAt: file)
+        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) },
+                                   maxAreaKm2: config.maxFrameAreaKm2, fitFrame: fitFrame)
+        let attached = try await apply(imported, plan: plan, tourId: tour.id!, actor: context.actor)
+        return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped"
+                              + (attached > 0 ? ", \(attached) picture(s) attached (scanned before they are used)." : "."))
     }
 
     /// Saves the route drawn on the map (JSON for the map), or removes it when empty.
@@ -100,22 +131,81 @@ struct TourExchangeController: Sendable {
         router.post("/tours/{id}/import") { request, context in try await importTour(request, context) }
     }
 
-    /// Imports a GeoJSON or GPX file at once; with `?dryRun=true` only answers what it would do.
+    /// Imports a GeoJSON, GPX, KML, KMZ or CSV file at once; with `?dryRun=true` only answers what it would do, with
+    /// `?fitFrame=true` sets the tour's frame around the file's points.
     func importTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
+        let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
         let (importId, imported) = try await receive(request, owner: nil)
         try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
-        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tourId) }, maxAreaKm2: config.maxFrameAreaKm2)
-        if !dryRun { try await database.perform({ try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: context.actor) }) }
-        return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan))
+        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tourId) },
+                                   maxAreaKm2: config.maxFrameAreaKm2, fitFrame: fitFrame)
+        var attached = 0
+        if !dryRun { attached = try await apply(imported, plan: plan, tourId: tourId, actor: context.actor) }
+        return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan, imagesAttached: attached))
+    }
+
+    /// The plan in one transaction (waypoints, route, frame, audit event), then the KMZ's pictures as assets of their
+    /// waypoints. The pictures' room in the site's quota is checked first, so a file that does not fit changes nothing.
+    func apply(_ imported: ImportedTour, plan: ImportPlan, tourId: Int64, actor: AuditActor) async throws -> Int {
+        let imageBytes = plan.images.reduce(Int64(0)) { $0 + Int64($1.bytes) }
+        if imageBytes > 0, let budget = try await intake.uploadBudget(tourId: tourId), imageBytes > budget.bytes {
+            throw HTTPError(.contentTooLarge, message: budget.message)
+        }
+        try await database.perform { try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: actor) }
+        guard !plan.images.isEmpty else { return 0 }
+        let waypoints = try await database.perform { try $0.waypoints(tourId: tourId) }
+        var attached = 0
+        for item in plan.images {
+            guard let waypoint = waypoints.first(where: { $0.name.lowercased() == item.waypoint.lowercased() }),
+                  let image = imported.points.first(where: { $0.name == item.waypoint })?.images.first(where: { $0.path == item.file }) else { continue }
+            let sha256 = PackageHashing.sha256Hex(image.data)
+            // Importing the same KMZ again does not attach its pictures twice.
+            if try await database.perform({ try $0.assets(waypointId: waypoint.id!) }).contains(where: { $0.sha256 == sha256 }) { continue }
+            let uploadId = UUID().uuidString.lowercased()
+            try FileManager.default.createDirectory(at: paths.uploads, withIntermediateDirectories: true)
+            try image.data.write(to: paths.upload(uploadId))
+            let received = AssetIntake.Received(uploadId: uploadId, size: Int64(image.data.count), sha256: sha256,
+                                                header: Array(image.data.prefix(FileTypeDetector.headerLength)),
+                                                originalName: String(item.file.split(separator: "/").last ?? "image"))
+            _ = try await intake.register(received, tourId: tourId, waypointId: waypoint.id!, replacing: nil, actor: actor)
+            attached += 1
+        }
+        return attached
+    }
+
+    /// Every KMZ picture is scanned before anything is saved or previewed: one that carries malware goes to
+    /// `quarantine/` and the whole file is refused, so it is never attached. (The pictures that are attached are
+    /// scanned again through the scan queue, like any upload; without signatures they stay pending there.)
+    func refuseInfectedImages(_ imported: ImportedTour) async throws {
+        let images = imported.points.flatMap(\.images)
+        let scanner = intake.scans.scanner
+        guard !images.isEmpty, await scanner.hasSignatures else { return }
+        try FileManager.default.createDirectory(at: paths.uploads, withIntermediateDirectories: true)
+        for image in images {
+            let file = paths.upload("scan-\(UUID().uuidString.lowercased())")
+            try image.data.write(to: file)
+            let verdict = await scanner.scan(fileAt: file.path)
+            guard case .infected(let signature) = verdict else {
+                try? FileManager.default.removeItem(at: file)
+                continue
+            }
+            try FileManager.default.createDirectory(at: paths.quarantine, withIntermediateDirectories: true)
+            if (try? FileManager.default.moveItem(at: file, to: paths.quarantine.appendingPathComponent(UUID().uuidString.lowercased()))) == nil {
+                try? FileManager.default.removeItem(at: file)
+            }
+            throw ImportRefused(message: "The picture “\(image.path.prefix(120))” in the KMZ carries malware (\(signature.prefix(80))). It was quarantined and nothing was imported.")
+        }
     }
 
     struct ImportAnswer: Encodable {
         let dryRun: Bool
         let applied: Bool
         let plan: ImportPlan
+        /// KMZ pictures attached as assets (pending until the scan queue has passed them).
+        var imagesAttached = 0
     }
 
     /// The tour as a GeoJSON download (panel and API alike).
@@ -138,13 +228,15 @@ struct TourExchangeController: Sendable {
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw HTTPError(.contentTooLarge, message: "Import files are limited to \(DisplayFormat.megabytes(config.importMaxSize)).")
         }
-        guard let file = received.files.first else { throw ValidationErrors(["file": "Choose a GeoJSON or GPX file."]) }
+        guard let file = received.files.first else { throw ValidationErrors(["file": "Choose a GeoJSON, GPX, KML, KMZ or CSV file."]) }
         for extra in received.files.dropFirst() { try? FileManager.default.removeItem(at: paths.upload(extra.uploadId)) }
         let importId = "import-\(file.uploadId)"
         let target = paths.uploads.appendingPathComponent(owner.map { Self.previewName(importId, userId: $0.userId, tourId: $0.tourId) } ?? importId)
         try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
         do {
-            return (importId, try parse(try Data(contentsOf: target)))
+            let imported = try parse(fileAt: target)
+            try await refuseInfectedImages(imported)
+            return (importId, imported)
         } catch {
             try? FileManager.default.removeItem(at: target)
             throw error
@@ -178,5 +270,5 @@ struct TourExchangeController: Sendable {
         return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }
 
-    func parse(_ data: Data) throws -> ImportedTour { try TourImport.parse(data, maxBytes: config.importMaxSize) }
+    func parse(fileAt url: URL) throws -> ImportedTour { try TourImport.parse(fileAt: url, maxBytes: config.importMaxSize) }
 }
