@@ -279,6 +279,10 @@ enum RouteTable {
         page(.post, "/packages/{pkg}/versions/1/serve", [], managers(.redirect("/packages/{pkg}"))),
         page(.get, "/packages/{pkg}/versions/2/preview", [], viewers(.ok)),
         page(.get, "/packages/{pkg}/versions/2/tiles/{tile}", [], viewers(.ok)),
+        // The rangers' guide: public, so the sign-in page can link to it; a name that is no screenshot is not found.
+        page(.get, "/help", [], everybody(.ok)),
+        page(.get, "/help/screenshots/tour-editor.png", [], everybody(.ok)),
+        page(.get, "/help/screenshots/no-such-picture.png", [], everybody(.notFound)),
         // The visitor web player: public, published packages only; the QR code of a released tour's player for its viewers.
         page(.get, "/visit", [], everybody(.ok)),
         page(.get, "/visit/sw.js", [], everybody(.ok)),
