@@ -108,6 +108,8 @@ import Testing
         let app = try await TestApp.make(database: database) { config in
             config.dataFolder = folder
             config.minFreeSpace = 0
+            // Longer than the test takes on a loaded machine, so every call below falls inside one reuse window.
+            config.readinessWriteCheckInterval = .seconds(3600)
         }
         try app.seed()
         // Another connection sees every commit of the app's writer as a change of data_version.

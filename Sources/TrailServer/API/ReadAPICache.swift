@@ -50,7 +50,10 @@ public final class ReadAPICache: Sendable {
         let cancellable = DatabaseRegionObservation(tracking: Self.tables.map { Table($0) })
             .start(in: writer, onError: { [weak self] _ in self?.invalidate() }, onChange: { [weak self] _ in self?.invalidate() })
         observation.withLockedValue { $0 = cancellable }
-        poller.withLockedValue { $0 = Self.poll(writer, every: otherProcessInterval, cache: self) }
+        // The first reading is taken here, before any request is answered: a commit by another process between now
+        // and the poller's first turn must count as a change, not become its starting point.
+        let baseline = try? writer.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") }
+        poller.withLockedValue { $0 = Self.poll(writer, every: otherProcessInterval, cache: self, baseline: baseline) }
         isObserving.withLockedValue { $0 = true }
     }
 
@@ -59,9 +62,9 @@ public final class ReadAPICache: Sendable {
     }
 
     /// Invalidates `cache` whenever the writer's `data_version` moves; ends when the cache is gone.
-    private static func poll(_ writer: any DatabaseWriter, every interval: Duration, cache: ReadAPICache) -> Task<Void, Never> {
+    private static func poll(_ writer: any DatabaseWriter, every interval: Duration, cache: ReadAPICache, baseline: Int?) -> Task<Void, Never> {
         Task.detached { [weak cache] in
-            var last: Int?
+            var last = baseline
             while !Task.isCancelled {
                 let version = try? await writer.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") }
                 // No strong reference across the sleep: the cache's owner decides when it goes.

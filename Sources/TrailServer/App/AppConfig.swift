@@ -13,6 +13,8 @@ public struct AppConfig: Sendable {
     public var maxUploadSize: Int64 = 2 * 1024 * 1024 * 1024 - 1
     /// Below this many free bytes on the data folder's disk, uploads get 507 and `/readyz` says not ready (0: no floor).
     public var minFreeSpace: Int64 = 2 * 1024 * 1024 * 1024
+    /// How long `/readyz` reuses its database write check: anonymous probes then cost no write and no fsync each.
+    public var readinessWriteCheckInterval: Duration = .seconds(5)
     /// An HTTP/1 connection that sends nothing for this long (between requests, or in the middle of one) is closed, so
     /// slow or silent clients cannot hold connections forever; an upload whose bytes keep arriving is never cut.
     public var idleConnectionTimeout: Duration = .seconds(60)

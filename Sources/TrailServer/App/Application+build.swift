@@ -152,7 +152,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 
     router.get("/healthz") { _, _ in "ok" }
     let readiness = ReadinessCheck(database: database, scanner: dependencies.scans.scanner, dataFolder: config.dataFolder,
-                                   floor: config.minFreeSpace)
+                                   floor: config.minFreeSpace, writeCheckInterval: config.readinessWriteCheckInterval)
     router.get("/readyz") { request, context in try await readiness.respond(request, context) }
 
     let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans,
