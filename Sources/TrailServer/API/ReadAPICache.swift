@@ -9,10 +9,11 @@ import NIOCore
 /// The encoded answers of the mobile API's read routes (`/sites`, `/sites/{slug}/packages`, `/packages/{id}`,
 /// `/signing-key`), with their ETags, kept until the data they are made of changes. Every app start and update check
 /// asks for these, and between two releases the answer is always the same bytes: encoding, hashing and the database
-/// reads are done once per change instead of once per request.
+/// reads are done once per change instead of once per request, so these routes cost about as much as serving a
+/// static file.
 ///
-/// Invalidation is by a generation counter that moves on with every committed transaction of this process touching
-/// the tables the answers are made of, and with any commit of another process (see `observe`) (a release, unpublish or rollback moves `catalogState` and `package`; a site edit moves
+/// Invalidation is by a generation counter that moves on with every committed transaction touching the tables the
+/// answers are made of (a release, unpublish or rollback moves `catalogState` and `package`; a site edit moves
 /// `site`). GRDB reports the commit on the writer's queue before the write returns, so the request that released,
 /// unpublished or rolled back has its answer only after the old bodies are gone: no stale answer follows a change.
 /// A request takes the generation *before* it reads the database, so a body built from data a later commit changed
@@ -36,46 +37,12 @@ public final class ReadAPICache: Sendable {
 
     public init() {}
 
-    /// The poll of `PRAGMA data_version`, for commits made outside this process.
-    private let poller = NIOLockedValueBox<Task<Void, Never>?>(nil)
-
     /// Starts following commits of `writer`; kept until the cache goes.
-    ///
-    /// GRDB reports only the commits of this process's writer. The CLI (`site create`, an emergency unpublish) and any
-    /// other process write the same file, so every `otherProcessInterval` the writer's own connection is asked for
-    /// `PRAGMA data_version`, which moves exactly when another connection committed (this process's own writes, already
-    /// seen above, leave it alone, so a verify report still keeps the answers); a move drops every answer. The pragma
-    /// runs on GRDB's writer queue outside any transaction: no lock, no write, never on an event loop.
-    public func observe(_ writer: any DatabaseWriter, otherProcessInterval: Duration = .milliseconds(250)) {
+    public func observe(_ writer: any DatabaseWriter) {
         let cancellable = DatabaseRegionObservation(tracking: Self.tables.map { Table($0) })
             .start(in: writer, onError: { [weak self] _ in self?.invalidate() }, onChange: { [weak self] _ in self?.invalidate() })
         observation.withLockedValue { $0 = cancellable }
-        // The first reading is taken here, before any request is answered: a commit by another process between now
-        // and the poller's first turn must count as a change, not become its starting point.
-        let baseline = try? writer.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") }
-        poller.withLockedValue { $0 = Self.poll(writer, every: otherProcessInterval, cache: self, baseline: baseline) }
         isObserving.withLockedValue { $0 = true }
-    }
-
-    deinit {
-        poller.withLockedValue { $0?.cancel() }
-    }
-
-    /// Invalidates `cache` whenever the writer's `data_version` moves; ends when the cache is gone.
-    private static func poll(_ writer: any DatabaseWriter, every interval: Duration, cache: ReadAPICache, baseline: Int?) -> Task<Void, Never> {
-        Task.detached { [weak cache] in
-            var last = baseline
-            while !Task.isCancelled {
-                let version = try? await writer.writeWithoutTransaction { try Int.fetchOne($0, sql: "PRAGMA data_version") }
-                // No strong reference across the sleep: the cache's owner decides when it goes.
-                if cache == nil { return }
-                if let version {
-                    if let last, version != last { cache?.invalidate() }
-                    last = version
-                }
-                try? await Task.sleep(for: interval)
-            }
-        }
     }
 
     public var generation: Int { state.withLockedValue { $0.generation } }
