@@ -3,14 +3,16 @@
 set -euo pipefail
 # clamav-freshclam: the signature updater that scripts/fetch-signatures.sh runs on a first start.
 # libqrencode-dev: the QR codes of the visitor player's links, for trailhead signs.
-runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
+# ffmpeg (with ffprobe) and libvips-tools (vips, vipsheader): the phone-sized copies of videos, audio and images.
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
 # a system-wide pip install).
 # gdal-bin (ogr2ogr): the import tests read KML and CSV files that GDAL writes. zbar-tools (zbarimg): the QR code
-# tests read the codes back with a reader of their own.
-testing=(clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin)
+# tests read the codes back with a reader of their own. libimage-exiftool-perl (exiftool): writes the test photos' EXIF and
+# checks that the phone-sized copies carry none.
+testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 

@@ -237,15 +237,25 @@ function addRow(name, onCancel) {
   };
 }
 
-/// Pending assets refresh by themselves until the scanner has spoken.
+/// Pending assets refresh by themselves until the scanner has spoken and their phone-sized copy is made; meanwhile the
+/// copy's progress bar follows the conversion.
 function watchPending() {
-  const pending = [...document.querySelectorAll('[data-asset][data-pending="true"]')];
+  const pending = [...document.querySelectorAll('[data-asset][data-pending="true"]'),
+                   ...document.querySelectorAll('[data-asset]:has([data-optimizing="true"])')];
   if (!pending.length) return;
   const timer = setInterval(async () => {
     for (const item of pending) {
       const response = await fetch(`/api/v1/manage/assets/${item.dataset.asset}`, { credentials: 'same-origin' }).catch(() => null);
       const asset = response?.ok ? await response.json() : null;
-      if (asset && asset.scanStatus !== 'pending') {
+      if (!asset) continue;
+      const progress = item.querySelector('.optimized-progress');
+      if (progress && asset.optimized?.state === 'pending') {
+        const percent = Math.floor(asset.optimized.progress * 100);
+        progress.value = percent;
+        progress.textContent = `${percent} %`;
+      }
+      const scanning = item.dataset.pending === 'true';
+      if ((scanning && asset.scanStatus !== 'pending') || (!scanning && asset.optimized?.state !== 'pending')) {
         clearInterval(timer);
         if (active.size === 0) location.reload();
         return;

@@ -202,6 +202,11 @@ public struct Manifest: Codable, Sendable, Hashable {
         public var transcript: CompanionFile?
         /// The one language this file is for (the Spanish narration); absent: every language (visitor content).
         public var language: String?
+        /// Pixels of an image or a video as shown (upright), when the server measured them.
+        public var width: Int?
+        public var height: Int?
+        /// Play time of audio and video in seconds, when known.
+        public var durationSeconds: Double?
 
         public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String, title: String? = nil, altText: String? = nil,
                     captions: CompanionFile? = nil, transcript: CompanionFile? = nil) {

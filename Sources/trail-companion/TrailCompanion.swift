@@ -12,7 +12,8 @@ struct TrailCompanion: AsyncParsableCommand {
         commandName: "trail-companion",
         abstract: "Build, review and publish offline park tours.",
         subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
-                      PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self],
+                      PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self,
+                      MediaCommand.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -62,6 +63,10 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
     var minFreeSpace: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
+    @Flag(name: .customLong("no-optimize-media"), help: "Make no phone-sized copies of videos, audio and images; packages ship the originals (TRAIL_OPTIMIZE_MEDIA=0).")
+    var noOptimizeMedia = false
+    @Option(name: .customLong("media-conversions"), help: "Media conversions at a time, each a bounded ffmpeg or libvips process (TRAIL_MEDIA_CONVERSIONS; default 1).")
+    var mediaConversions: Int?
     @OptionGroup(title: "Object storage") var storage: StorageOptions
 
 
@@ -103,6 +108,10 @@ struct ServerOptions: ParsableArguments {
             config.minFreeSpace = bytes
         }
         config.storage = try storage.makeSettings(environment: environment)
+        config.mediaOptimization.enabled = !(noOptimizeMedia || environment["TRAIL_OPTIMIZE_MEDIA"] == "0")
+        config.mediaOptimization.concurrency = try mediaConversions ?? environment["TRAIL_MEDIA_CONVERSIONS"].map { try Self.parse($0, "TRAIL_MEDIA_CONVERSIONS") }
+            ?? config.mediaOptimization.concurrency
+        guard (1...16).contains(config.mediaOptimization.concurrency) else { throw ValidationError("--media-conversions must be from 1 to 16") }
         return config
     }
 

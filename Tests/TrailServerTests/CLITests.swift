@@ -231,7 +231,7 @@ struct CLIHelpTests {
             pending += subcommands.map { command + [$0.name] }
         }
         for expected in ["serve", "migrate", "user create", "user disable", "user reset-password", "site create", "member add", "token create", "package verify",
-                         "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check"] {
+                         "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check", "media optimize"] {
             #expect(leaves.contains(expected), "\(expected) is missing from the help: \(leaves)")
         }
         for command in leaves where !Self.withoutDataFolder.contains(command) {

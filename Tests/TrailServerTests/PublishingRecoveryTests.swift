@@ -339,7 +339,8 @@ final class TrailServerProcess: @unchecked Sendable {
         port = try Self.freePort()
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path] + locationArguments + serveArguments
+        // No phone-sized copies: these servers get random bytes behind media headers, which no converter reads.
+        process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path, "--no-optimize-media"] + locationArguments + serveArguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)

@@ -248,6 +248,7 @@ enum RouteTable {
         page(.post, "/assets/{asset2}/up", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset2}"))),
         page(.post, "/assets/{asset}/rescan", [], rescan),
         page(.post, "/assets/{asset}/describe", [("title", "The lake")], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{asset}"))),
+        page(.post, "/assets/{asset}/original", [("useOriginal", "1")], authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
         upload("/assets/{video}/captions", api: false, captions, authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
         upload("/assets/{video}/transcript", api: false, transcript, note: "file", authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
         page(.post, "/assets/{video}/transcript", [("text", "Wind over Fish Lake.")], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),

@@ -28,6 +28,8 @@ struct TestApp {
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-test")
         config.bcryptCost = 4
+        // Off unless a test turns it on: most tests upload made-up bytes that no converter could read.
+        config.mediaOptimization.enabled = false
         configure(&config)
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)

@@ -93,6 +93,8 @@ extension TestApp {
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-test")
         config.bcryptCost = 4
+        // Off unless a test turns it on: most tests upload made-up bytes that no converter could read.
+        config.mediaOptimization.enabled = false
         configure(&config)
         if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)

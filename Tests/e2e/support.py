@@ -66,8 +66,12 @@ def _die_with_parent() -> None:
 class Server:
     """`trail-companion serve` on a free loopback port, with its own data folder."""
 
-    def __init__(self, data: Path, port: int | None = None, demo: bool = True, extra_args: tuple[str, ...] = ()):
+    def __init__(self, data: Path, port: int | None = None, demo: bool = True, extra_args: tuple[str, ...] = (),
+                 optimize_media: bool = False):
         self.data = Path(data)
+        # Off by default: most scenarios upload made-up bytes that no converter could read, and their copies would
+        # block publishing. The media scenario turns it on with real files.
+        self.optimize_media = optimize_media
         self.extra_args = tuple(extra_args)  # e.g. ("--clamav-db", folder) for the upload scenarios
         self.port = port or free_port()
         self.demo = demo
@@ -86,6 +90,8 @@ class Server:
                 "--hostname", "127.0.0.1", "--port", str(self.port)]
         if self.demo:
             args.append("--demo")
+        if not self.optimize_media:
+            args.append("--no-optimize-media")
         args.extend(self.extra_args)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRAIL_")}
         self._log = open(self.log_path, "wb")

@@ -55,6 +55,8 @@ public struct AppConfig: Sendable {
     public var uploadExpiry: TimeInterval = 24 * 3600
     /// Unfinished tus uploads one user may have open at once.
     public var maxOpenUploadsPerUser = 10
+    /// Phone-sized copies of media files: on, one conversion at a time, with the limits of docs/operators.md.
+    public var mediaOptimization = MediaOptimizationSettings()
     /// Where the vendored browser libraries (Debian's libjs-* packages) live.
     public var javascriptFolder = "/usr/share/javascript"
 

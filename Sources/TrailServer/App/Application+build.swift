@@ -14,6 +14,8 @@ public struct AppDependencies: Sendable {
     public let views: ViewRenderer
     public let scans: ScanService
     public let builds: PackageBuildService
+    /// Makes the phone-sized copies of media files (nil: `--no-optimize-media`, packages ship the originals).
+    public let media: MediaOptimizer?
     public let signingKey: SigningKey
     public let catalog: CatalogSigner
     /// The tile server settings in force (panel, else command line).
@@ -56,13 +58,16 @@ public struct AppDependencies: Sendable {
         self.files = ContentStore(database: database, paths: paths)
         let scans = scans ?? ScanService(database: database, paths: paths, scanner: makeScanner(config))
         self.scans = scans
+        let media = config.mediaOptimization.enabled ? MediaOptimizer(database: database, paths: paths, settings: config.mediaOptimization) : nil
+        if let media { scans.attach(media) }
+        self.media = media
         let key = try signingKey ?? SigningKey.loadOrCreate(at: paths.signingKey)
         self.signingKey = key
         self.tileSettings = TileSettingsStore(database: database, fallback: TileSettings(config: config))
         self.packageTiles = PackageTilesStore(paths: paths)
         let tiles = TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: config.tileFetch,
                                  userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
-        self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles)
+        self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles, media: media)
         let distribution = try config.storage.map { try DistributionState(settings: $0, database: database) }
         self.distribution = distribution
         readCache.observe(database.writer)
@@ -102,12 +107,14 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     let dependencies = try AppDependencies(config: config, database: database, views: views, metrics: metrics)
     let paths = dependencies.paths
     try MediaRecovery.run(database: database, paths: paths, logger: logger)
+    try dependencies.media?.recover()
     try PublishingRecovery.run(database: database, paths: paths, logger: logger)
     try TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     try dependencies.files.prune()
     var services: [any Service] = [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger)]
+    if let media = dependencies.media { services.append(media) }
     if let sync = dependencies.makeDistributionSync(logger: logger) {
         // A bucket that cannot be used is said clearly at start, but does not stop the server: authoring and local
         // releases go on, the sync retries, and the panel shows what is waiting and why.

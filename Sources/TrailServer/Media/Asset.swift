@@ -47,6 +47,8 @@ public struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     public var companionRole: CompanionRole? = nil
     /// The one language this file is for (the Spanish narration), or nil: every language (a photo).
     public var language: String? = nil
+    /// The ranger chose to ship the original rather than its phone-sized copy (a photo meant for zooming).
+    public var useOriginal: Bool = false
 
     public static let databaseTableName = "asset"
 

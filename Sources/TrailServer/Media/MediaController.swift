@@ -36,9 +36,14 @@ struct MediaController: Sendable {
         let role: String?
         /// The one language the file is for; null: every language.
         let language: String?
+        /// Media files: the file as uploaded, its phone-sized copy (absent before the scan, or with optimization off),
+        /// and whether the package ships the original anyway.
+        var original: OriginalBody? = nil
+        var optimized: OptimizedBody? = nil
+        var useOriginal: Bool? = nil
 
         /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only.
-        init(_ asset: Asset, viewer: AuthenticatedUser?, companions: AssetCompanions = AssetCompanions()) {
+        init(_ asset: Asset, viewer: AuthenticatedUser?, companions: AssetCompanions = AssetCompanions(), copy: OptimizedCopy? = nil) {
             let mayReadDetail = viewer?.isAdmin == true || viewer?.id == asset.uploadedBy
             id = asset.id!
             waypoint = asset.waypointId
@@ -59,6 +64,41 @@ struct MediaController: Sendable {
             language = asset.language
             captions = companions.captions.map { CompanionBody($0) }
             transcript = companions.transcript.map { CompanionBody($0) }
+            if asset.companionOf == nil, OptimizedCopy.applies(to: asset.kind) {
+                original = OriginalBody(size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType)
+                optimized = copy.map(OptimizedBody.init)
+                useOriginal = asset.useOriginal
+            }
+        }
+    }
+
+    struct OriginalBody: Encodable, Sendable {
+        let size: Int64
+        let sha256: String
+        let mimeType: String
+    }
+
+    struct OptimizedBody: Encodable, Sendable {
+        let state: String
+        let progress: Double
+        let size: Int64?
+        let sha256: String?
+        let mimeType: String?
+        let width: Int?
+        let height: Int?
+        let durationSeconds: Double?
+        let message: String?
+
+        init(_ copy: OptimizedCopy) {
+            state = copy.state.rawValue
+            progress = copy.state == .pending ? copy.progress : 1
+            size = copy.state == .ready ? copy.size : nil
+            sha256 = copy.state == .ready ? copy.sha256 : nil
+            mimeType = copy.state == .ready ? copy.mimeType : nil
+            width = copy.width
+            height = copy.height
+            durationSeconds = copy.durationSeconds
+            message = copy.message.isEmpty ? nil : copy.message
         }
     }
 
@@ -100,6 +140,18 @@ struct MediaController: Sendable {
             router.post("/assets/{aid}/\(direction)") { request, context in try await shiftAsset(request, context, direction: direction, step: step) }
         }
         router.post("/assets/{aid}/rescan") { request, context in try await rescanAsset(request, context) }
+        router.post("/assets/{aid}/original") { request, context in try await chooseOriginal(request, context) }
+    }
+
+    /// The waypoint page's "Keep original" switch: `useOriginal=1` ships the original, `0` the optimized copy again.
+    func chooseOriginal(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (asset, tourId) = try await editableAsset(context)
+        var request = request
+        let form = try await request.form(context: context)
+        let keep = form.string("useOriginal") == "1"
+        _ = try await database.perform { try $0.setUseOriginal(assetId: asset.id!, keep, actor: context.actor) }
+        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
+                              notice: keep ? "“\(asset.originalName)” ships as uploaded." : "“\(asset.originalName)” ships as its phone-sized copy.")
     }
 
     /// Uploads one or more files to a waypoint (multipart); with several, a refused one is named in the notice and the
@@ -248,9 +300,9 @@ struct MediaController: Sendable {
     func describeAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (asset, _) = try await editableAsset(context)
         let patch = try await request.decodeJSON(AssetPatch.self, context: context)
-        // Title, alt text and language in one transaction: refused in part, nothing changes.
+        // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
         let described = try await database.perform { try $0.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
-                                                   actor: context.actor) }
+                                                   useOriginal: patch.useOriginal, actor: context.actor) }
         return try await JSONResponse.make(body(described, context))
     }
 
@@ -314,15 +366,17 @@ struct MediaController: Sendable {
         let altText: String?
         /// Present (a tag, or null for every language) only when the key was sent.
         let language: String??
+        let useOriginal: Bool?
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decodeIfPresent(String.self, forKey: .title)
             altText = try container.decodeIfPresent(String.self, forKey: .altText)
             language = container.contains(.language) ? .some(try container.decodeNil(forKey: .language) ? nil : try container.decode(String.self, forKey: .language)) : .none
+            useOriginal = try container.decodeIfPresent(Bool.self, forKey: .useOriginal)
         }
 
-        enum CodingKeys: String, CodingKey { case title, altText, language }
+        enum CodingKeys: String, CodingKey { case title, altText, language, useOriginal }
     }
 
     // MARK: Authorization on the object
@@ -356,7 +410,8 @@ struct MediaController: Sendable {
 
     func body(_ asset: Asset, _ context: AppRequestContext) async throws -> AssetBody {
         guard asset.companionOf == nil else { return AssetBody(asset, viewer: context.user, companions: AssetCompanions()) }
-        return AssetBody(asset, viewer: context.user, companions: try await database.perform { try $0.companions(of: asset.id!) })
+        let (companions, copy) = try await database.perform { (try $0.companions(of: asset.id!), try $0.optimizedCopy(assetId: asset.id!)) }
+        return AssetBody(asset, viewer: context.user, companions: companions, copy: copy)
     }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.
@@ -384,8 +439,8 @@ struct MediaController: Sendable {
         return asset.size > 2_000 ? text + " …" : text
     }
 
-    static func assetRows(_ assets: [Asset], companions: [Int64: AssetCompanions], user: AuthenticatedUser?, canEdit: Bool,
-                          paths: DataPaths) -> [AssetRow] {
+    static func assetRows(_ assets: [Asset], companions: [Int64: AssetCompanions], copies: [Int64: OptimizedCopy] = [:], user: AuthenticatedUser?,
+                          canEdit: Bool, paths: DataPaths) -> [AssetRow] {
         assets.enumerated().map { index, asset in
             let mayReadDetail = user?.isAdmin == true || user?.id == asset.uploadedBy
             let own = companions[asset.id!] ?? AssetCompanions()
@@ -406,6 +461,9 @@ struct MediaController: Sendable {
             row.missingTranscript = asset.kind == .audio && own.transcript == nil
             row.language = asset.language
             row.languageLabel = asset.language.map(LanguageTag.label)
+            if OptimizedCopy.applies(to: asset.kind), let copy = copies[asset.id!] {
+                row.optimized = OptimizedRow(asset: asset, copy: copy, canEdit: canEdit)
+            }
             return row
         }
     }
@@ -477,6 +535,49 @@ struct AssetRow: Sendable {
     var language: String? = nil
     var languageChoices: [LanguageChoiceRow] = []
     var languageLabel: String? = nil
+    /// The phone-sized copy: its state, sizes and measurements, and the "keep original" choice.
+    var optimized: OptimizedRow? = nil
+}
+
+/// A media file's phone-sized copy on the waypoint page.
+struct OptimizedRow: Sendable {
+    let assetId: Int64
+    let state: String
+    let label: String
+    let badge: String
+    let isPending: Bool
+    let isFailed: Bool
+    let progressPercent: Int
+    let originalSize: String
+    /// The copy's size when it is ready.
+    let copySize: String?
+    /// "1280 × 720", "3 min 05 s" when measured.
+    let dimensions: String?
+    let duration: String?
+    let message: String?
+    let useOriginal: Bool
+    /// The choice is offered once there is a copy to choose against, or a failed one to override.
+    let canChoose: Bool
+    /// What ships, in words.
+    let ships: String
+
+    init(asset: Asset, copy: OptimizedCopy, canEdit: Bool) {
+        assetId = asset.id!
+        state = copy.state.rawValue
+        label = copy.state.label
+        badge = copy.state.badge
+        isPending = copy.state == .pending
+        isFailed = copy.state == .failed
+        progressPercent = Int((copy.progress * 100).rounded(.down))
+        originalSize = ByteFormat.string(asset.size)
+        copySize = copy.state == .ready ? copy.size.map(ByteFormat.string) : nil
+        dimensions = copy.width.flatMap { width in copy.height.map { "\(width) × \($0) px" } }
+        duration = (copy.durationSeconds ?? asset.durationSeconds).map(DisplayFormat.playTime)
+        message = copy.message.isEmpty ? nil : copy.message
+        useOriginal = asset.useOriginal
+        canChoose = canEdit && (copy.state == .ready || copy.state == .failed)
+        ships = asset.useOriginal || copy.state != .ready ? "the original" : "the optimized copy"
+    }
 }
 
 struct LanguageChoiceRow: Sendable {

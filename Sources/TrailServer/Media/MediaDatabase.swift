@@ -135,6 +135,7 @@ extension AppDatabase {
                     asset.language = language
                     try asset.update(db)
                 }
+                released += try Self.copyPaths(db, assetIds: [old.id!])
                 try old.delete(db)
                 released.append(old.storedPath)
             }
@@ -152,6 +153,7 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             // Its captions and transcript go with it (ON DELETE CASCADE); their files too, unless shared.
             let companions = try Asset.filter(Asset.Columns.companionOf == id).fetchAll(db)
+            let copies = try Self.copyPaths(db, assetIds: [id])
             try asset.delete(db)
             if asset.companionOf == nil {
                 let rest = try Asset.filter(Asset.Columns.waypointId == asset.waypointId && Asset.listed).order(Asset.Columns.position).fetchAll(db)
@@ -159,7 +161,7 @@ extension AppDatabase {
             }
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.delete",
                                   detail: asset.companionRole.map { "\($0.label) \(asset.originalName)" } ?? asset.originalName)
-            return try ([asset] + companions).map(\.storedPath).filter { try !Self.isReferenced(db, storedPath: $0) }
+            return try (([asset] + companions).map(\.storedPath) + copies).filter { try !Self.isReferenced(db, storedPath: $0) }
         }
     }
 
@@ -167,7 +169,9 @@ extension AppDatabase {
     /// alt text on anything but an image, a title over 200 or alt text over 1,000 characters.
     @discardableResult
     /// `language` (when given: a tag of the tour's, or nil for every language) is saved in the same transaction.
-    public func describeAsset(id: Int64, title: String?, altText: String?, language: String?? = .none, actor: AuditActor) throws -> Asset {
+    /// `useOriginal` (when given) is the "keep original" choice of a video, audio file or image.
+    public func describeAsset(id: Int64, title: String?, altText: String?, language: String?? = .none, useOriginal: Bool? = nil,
+                              actor: AuditActor) throws -> Asset {
         try writer.write { db in
             guard var asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
@@ -187,7 +191,15 @@ extension AppDatabase {
             if case .some(let language) = language {
                 do { tag = try Self.assetLanguage(language, tour: tour) } catch let refused as ValidationErrors { errors.fields.merge(refused.fields) { $1 } }
             }
+            if useOriginal != nil, asset.companionOf != nil || !OptimizedCopy.applies(to: asset.kind) {
+                errors["useOriginal"] = "Only video, audio and image files have an optimized copy to choose against."
+            }
             try errors.throwIfAny()
+            if let useOriginal, useOriginal != asset.useOriginal {
+                asset.useOriginal = useOriginal
+                try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)",
+                                      action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized", detail: asset.originalName)
+            }
             if let title { asset.title = title }
             if let altText { asset.altText = altText }
             if case .some = language { asset.language = tag }
@@ -247,8 +259,10 @@ extension AppDatabase {
         }
     }
 
+    /// Whether a file under the data folder is still used: as an asset's original, or as an optimized copy (a copy
+    /// and an original can be the same bytes, hence the same content-addressed path).
     static func isReferenced(_ db: Database, storedPath: String) throws -> Bool {
-        try Asset.filter(Asset.Columns.storedPath == storedPath).fetchCount(db) > 0
+        try Asset.filter(Asset.Columns.storedPath == storedPath).fetchCount(db) > 0 || isReferencedCopy(db, storedPath: storedPath)
     }
 
     // MARK: Scanning
@@ -266,7 +280,9 @@ extension AppDatabase {
     }
 
     /// Records a verdict and the file's new place; the job ends. Returns the previous path if nothing references it any more.
-    func recordScan(assetId: Int64, status: ScanStatus, detail: String, storedPath: String) throws -> String? {
+    /// `optimize`: the settings of media optimization when it is on; a clean video, audio file or image then gets its
+    /// copy queued in the same transaction, so a crash cannot leave a clean file that never gets one.
+    func recordScan(assetId: Int64, status: ScanStatus, detail: String, storedPath: String, optimize: String? = nil) throws -> String? {
         try writer.write { db in
             guard var asset = try Asset.fetchOne(db, id: assetId) else { return nil }
             let previous = asset.storedPath
@@ -276,6 +292,10 @@ extension AppDatabase {
             asset.scannedAt = Date()
             try asset.update(db)
             try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [assetId])
+            // A rescan of the same bytes keeps the copy it has.
+            if let optimize, status == .clean, try OptimizedCopy.fetchOne(db, key: assetId).map({ $0.sourceSha256 != asset.sha256 || $0.settings != optimize }) ?? true {
+                try Self.queueOptimization(db, asset: asset, settings: optimize)
+            }
             let siteId = try Int64.fetchOne(db, sql: """
                 SELECT tour.siteId FROM waypoint JOIN tour ON tour.id = waypoint.tourId WHERE waypoint.id = ?
                 """, arguments: [asset.waypointId])

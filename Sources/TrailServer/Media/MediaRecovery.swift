@@ -44,9 +44,10 @@ public enum MediaRecovery {
             }
         }
 
-        // 2. Files in uploads/ and quarantine/ that no row names (a crash between writing and registering, or after a move).
+        // 2. Files in uploads/, quarantine/ and assets/ that no row names (an asset's original or an optimized copy) (a crash between writing and registering, or after a move).
         let referenced = try database.writer.read { db in
-            Set(try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload")))
+            Set(try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
+                + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL")))
         }
         for folder in ["uploads", "quarantine", "assets"] {
             let names = (try? fileManager.contentsOfDirectory(atPath: paths.absolute(folder).path)) ?? []

@@ -15,6 +15,8 @@ public final class ScanService: Service, Sendable {
     let scanner: any MalwareScanner
     let logger: Logger
     private let ready = NIOLockedValueBox(false)
+    /// Queues a phone-sized copy of each clean media file, when media optimization is on.
+    private let optimizer = NIOLockedValueBox<MediaOptimizer?>(nil)
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
 
@@ -31,6 +33,9 @@ public final class ScanService: Service, Sendable {
 
     /// New work arrived.
     public func wake() { wakeContinuation.yield() }
+
+    /// From now on a clean video, audio file or image gets its optimized copy queued with its verdict.
+    public func attach(_ optimizer: MediaOptimizer) { self.optimizer.withLockedValue { $0 = optimizer } }
 
     public func run() async throws {
         let ticker = Task {
@@ -87,9 +92,13 @@ public final class ScanService: Service, Sendable {
             if target != asset.storedPath {
                 try Self.place(source, at: paths.absolute(target))
             }
-            if let released = try await database.perform({ try $0.recordScan(assetId: asset.id!, status: status, detail: verdict.detail, storedPath: target) }) {
+            let optimizer = self.optimizer.withLockedValue { $0 }
+            if let released = try await database.perform({ [settings = optimizer?.settingsID] in
+                try $0.recordScan(assetId: asset.id!, status: status, detail: verdict.detail, storedPath: target, optimize: settings)
+            }) {
                 try? FileManager.default.removeItem(at: paths.absolute(released))
             }
+            if status == .clean { optimizer?.wake() }
             logger.info("scanned asset \(asset.id!): \(verdict)")
         } catch {
             logger.error("scan of asset \(asset.id!) failed: \(error)")

@@ -39,9 +39,22 @@ public struct Doctor: Sendable {
     public func run() async -> [Check] {
         var checks = [signatures()]
         if let clamd = config.clamdAddress { checks.append(await clamdCheck(clamd)) }
-        checks += [dataFolder(), signingKey(), freeSpace(), migrations(), await tileSource(), publicURL()]
+        checks += [dataFolder(), signingKey(), freeSpace(), migrations(), await tileSource(), publicURL(), mediaTools()]
         if let storage = config.storage { checks.append(await objectStorage(storage)) }
         return checks
+    }
+
+    /// ffmpeg, ffprobe, vips and vipsheader, which make the phone-sized copies of media files.
+    func mediaTools() -> Check {
+        let name = "media tools"
+        let settings = config.mediaOptimization
+        guard settings.enabled else { return .ok(name, "media optimization is off (--no-optimize-media): packages ship the originals") }
+        let missing = [settings.ffmpeg, settings.ffprobe, settings.vips, settings.vipsheader].filter { ConverterProcess.locate($0) == nil }
+        guard missing.isEmpty else {
+            return .failure(name, "\(missing.joined(separator: ", ")) not found: new uploads get no phone-sized copy and cannot be published",
+                            fix: "install Debian's ffmpeg and libvips-tools (scripts/install-deps.sh), or start with --no-optimize-media")
+        }
+        return .ok(name, "ffmpeg and libvips found; \(settings.concurrency) conversion(s) at a time")
     }
 
     func signatures() -> Check {

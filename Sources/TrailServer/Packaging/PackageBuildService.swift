@@ -17,13 +17,16 @@ public final class PackageBuildService: Service, Sendable {
     let logger: Logger
     /// Makes `tiles/map.mbtiles` when the snapshot has a tile source (nil: packages without tiles).
     let tiles: TilePackager?
+    /// Waited for when a snapshot froze files whose optimized copy was still being made (nil: copies are off).
+    let media: MediaOptimizer?
     static let maxAttempts = 3
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
 
     public init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, signingKey: SigningKey,
-                logger: Logger = Logger(label: "trail.build"), tiles: TilePackager? = nil) {
+                logger: Logger = Logger(label: "trail.build"), tiles: TilePackager? = nil, media: MediaOptimizer? = nil) {
         self.tiles = tiles
+        self.media = media
         self.database = database
         self.paths = paths
         self.scanner = scanner
@@ -68,7 +71,7 @@ public final class PackageBuildService: Service, Sendable {
             guard attempts <= Self.maxAttempts else {
                 throw BuildFailure("the build was interrupted \(attempts - 1) times; giving up")
             }
-            let snapshot = request.snapshot
+            let snapshot = try await shippedSnapshot(request)
             let staged = try await LongJobThreads.pool.runIfActive { try self.stage(snapshot, into: staging) }
             var report = try await rescan(staged, snapshot: snapshot)
             // The map tiles, before the zip: fetched or cut from the uploaded file into staging/<id>/tiles/map.mbtiles.
@@ -111,6 +114,29 @@ public final class PackageBuildService: Service, Sendable {
             try? FileManager.default.removeItem(at: staging)
             try? database.failBuild(requestId: request.id, reason: reason)
         }
+    }
+
+    /// The request's snapshot with every file that waited for its optimized copy resolved: the copy once it is ready,
+    /// the original when it was skipped or the ranger keeps it, and a build failure when it could not be made. The
+    /// resolved snapshot is stored with the request, so a rebuild after a crash ships the same bytes.
+    func shippedSnapshot(_ request: PublishRequest) async throws -> TourSnapshot {
+        var snapshot = request.snapshot
+        let waiting = snapshot.waypoints.flatMap(\.assets).filter { $0.awaitingCopy == true }.map(\.assetId)
+        guard !waiting.isEmpty else { return snapshot }
+        try await media?.waitForCopies(of: waiting)
+        let copies = try await database.perform { try $0.optimizedCopies(assetIds: waiting) }
+        for w in snapshot.waypoints.indices {
+            for a in snapshot.waypoints[w].assets.indices where snapshot.waypoints[w].assets[a].awaitingCopy == true {
+                let entry = snapshot.waypoints[w].assets[a]
+                let copy = copies[entry.assetId]
+                if copy?.state == .failed {
+                    throw BuildFailure("“\(entry.originalName)” could not be optimized: \(copy?.message ?? ""). Replace it, or choose “Keep original”, and publish again.")
+                }
+                snapshot.waypoints[w].assets[a].resolve(copy)
+            }
+        }
+        try await database.perform { [snapshot] in try $0.recordShippedSnapshot(requestId: request.id, snapshot) }
+        return snapshot
     }
 
     static func verify(_ zip: URL, publicKey: String) async -> PackageVerificationReport {
@@ -232,6 +258,10 @@ enum ManifestMaker {
                         var entry = Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size,
                                                    sha256: asset.sha256, title: asset.title, altText: asset.altText)
                         entry.language = asset.language
+                        entry.width = asset.width
+                        entry.height = asset.height
+                        // Milliseconds are plenty and keep the JSON short (no binary fractions).
+                        entry.durationSeconds = asset.durationSeconds.map { ($0 * 1000).rounded() / 1000 }
                         for (role, companion) in asset.companions {
                             // The text's language: its media file's, or the tour's default when the tour has several.
                             let language = asset.language ?? ((snapshot.languages?.count ?? 0) > 1 ? snapshot.languages?.first : nil)

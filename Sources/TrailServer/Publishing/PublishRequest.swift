@@ -116,6 +116,40 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var transcript: CompanionEntry? = nil
         /// The one language the file is for (nil: every language).
         public var language: String? = nil
+        /// Width and height in pixels of what ships (images and video), when measured.
+        public var width: Int? = nil
+        public var height: Int? = nil
+        /// The original's size when its optimized copy ships instead.
+        public var originalSize: Int64? = nil
+        /// True while the file's optimized copy was still being made at submission: the build waits for it and then
+        /// ships it (``resolve(_:)``).
+        public var awaitingCopy: Bool? = nil
+
+        /// Ships `copy` instead of the original when it is ready; keeps the original otherwise (with the copy's
+        /// measurements when it was skipped).
+        mutating func resolve(_ copy: OptimizedCopy?) {
+            awaitingCopy = nil
+            guard let copy else { return }
+            if copy.state == .skipped {
+                width = copy.width ?? width
+                height = copy.height ?? height
+                durationSeconds = durationSeconds ?? copy.durationSeconds
+            }
+            guard copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256, let mime = copy.mimeType else { return }
+            if mime != mimeType {
+                // The package names the file by its new type: `trail.mov` ships as `trail.mp4`.
+                let stem = originalName.lastIndex(of: ".").map { String(originalName[..<$0]) } ?? originalName
+                originalName = stem + "." + ManifestMaker.fileExtension(mime)
+            }
+            originalSize = self.size
+            mimeType = mime
+            self.size = size
+            sha256 = sha
+            storedPath = path
+            width = copy.width
+            height = copy.height
+            durationSeconds = copy.durationSeconds ?? durationSeconds
+        }
 
         public var frozen: FrozenFile { FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName) }
         public var companions: [(role: CompanionRole, entry: CompanionEntry)] {

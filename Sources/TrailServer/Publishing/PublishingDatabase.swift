@@ -73,6 +73,15 @@ extension AppDatabase {
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
         }
+        // A file whose phone-sized copy could not be made (it does not decode, or it is over a limit) would reach
+        // visitors as it is, or not play at all: the ranger replaces it or decides to ship the original.
+        let copies = try Self.optimizedCopies(db, tourId: tourId)
+        for asset in files where !asset.useOriginal {
+            guard let copy = copies[asset.id!], copy.state == .failed, copy.sourceSha256 == asset.sha256 else { continue }
+            let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
+            problems.append("File “\(asset.originalName)” at “\(waypoint)” could not be optimized for phones: \(copy.message) "
+                            + "Replace it, or choose “Keep original” on the waypoint's page.")
+        }
         let gaps = Self.accessibilityGaps(assets: files.filter { $0.companionOf == nil }, companions: AssetCompanions.grouped(files),
                                           waypoints: waypoints)
         let site = try Site.fetchOne(db, id: tour.siteId)
@@ -121,6 +130,23 @@ extension AppDatabase {
 
     static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
         let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
+        let copies = try Self.optimizedCopies(db, tourId: tour.id!)
+        // The file that ships: the optimized copy when ready (unless the ranger keeps the original), else the original;
+        // a copy still being made is waited for by the build.
+        func entry(_ asset: Asset, companions: AssetCompanions) -> TourSnapshot.AssetEntry {
+            var entry = TourSnapshot.AssetEntry(
+                assetId: asset.id!, kind: asset.kind.rawValue, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256,
+                originalName: asset.originalName, storedPath: asset.storedPath, durationSeconds: asset.durationSeconds,
+                title: asset.title.isEmpty ? nil : asset.title, altText: asset.altText.isEmpty ? nil : asset.altText,
+                captions: frozen(companions.captions), transcript: frozen(companions.transcript), language: asset.language)
+            guard !asset.useOriginal, let copy = copies[asset.id!], copy.sourceSha256 == asset.sha256 else { return entry }
+            if copy.state == .pending { entry.awaitingCopy = true } else { entry.resolve(copy) }
+            return entry
+        }
+        func frozen(_ file: Asset?) -> TourSnapshot.CompanionEntry? {
+            file.map { .init(assetId: $0.id!, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256, originalName: $0.originalName,
+                             storedPath: $0.storedPath) }
+        }
         return TourSnapshot(
             tourId: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteName: site.name, siteSlug: site.slug,
             frame: tour.frame!, minZoom: tour.minZoom, maxZoom: tour.maxZoom,
@@ -128,20 +154,10 @@ extension AppDatabase {
                 let files = try Asset.filter(Asset.Columns.waypointId == waypoint.id!).order(Asset.Columns.position).fetchAll(db)
                 let assets = files.filter { $0.companionOf == nil }
                 let companions = AssetCompanions.grouped(files)
-                func frozen(_ file: Asset?) -> TourSnapshot.CompanionEntry? {
-                    file.map { .init(assetId: $0.id!, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256, originalName: $0.originalName,
-                                     storedPath: $0.storedPath) }
-                }
                 return TourSnapshot.WaypointEntry(
                     name: waypoint.name, order: waypoint.position, latitude: waypoint.latitude, longitude: waypoint.longitude,
                     description: waypoint.description,
-                    assets: assets.map {
-                        .init(assetId: $0.id!, kind: $0.kind.rawValue, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256,
-                              originalName: $0.originalName, storedPath: $0.storedPath, durationSeconds: $0.durationSeconds,
-                              title: $0.title.isEmpty ? nil : $0.title, altText: $0.altText.isEmpty ? nil : $0.altText,
-                              captions: frozen(companions[$0.id!]?.captions), transcript: frozen(companions[$0.id!]?.transcript),
-                              language: $0.language)
-                    },
+                    assets: assets.map { entry($0, companions: companions[$0.id!] ?? AssetCompanions()) },
                     triggerRadiusMeters: waypoint.triggerRadiusMeters,
                     localized: waypoint.localized.isEmpty ? nil : waypoint.localized)
             },
@@ -157,6 +173,15 @@ extension AppDatabase {
             try PublishRequest.fetchAll(db, sql: """
                 SELECT publishRequest.* FROM buildJob JOIN publishRequest ON publishRequest.id = buildJob.requestId ORDER BY buildJob.queuedAt
                 """)
+        }
+    }
+
+    /// Stores the snapshot whose awaited optimized copies were resolved by the build, with its new byte total.
+    func recordShippedSnapshot(requestId: String, _ snapshot: TourSnapshot) throws {
+        let encoded = String(decoding: try PublishRequest.databaseJSONEncoder(for: "snapshot").encode(snapshot), as: UTF8.self)
+        try writer.write { db in
+            try db.execute(sql: "UPDATE publishRequest SET snapshot = ?, bytesTotal = ?, filesTotal = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                           arguments: [encoded, snapshot.totalBytes, snapshot.fileCount, Date().dbTime, requestId, PublishState.building])
         }
     }
 

@@ -148,6 +148,8 @@ struct TourPage: Sendable {
     var tiles: TourTilesModel? = nil
     /// The visitor player's public address, once a version is released (with its QR code for signs).
     var playerURL: String? = nil
+    /// The media's download size as uploaded and as it ships, with the slow-link estimate (nil: no files).
+    var mediaSizeSummary: String? = nil
     var playerIsVisible = false
     /// Why an import file was refused, shown under the import field.
     var importError: String? = nil

@@ -264,9 +264,11 @@ struct ToursAPI: Sendable {
     static func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil, in database: AppDatabase) throws -> TourBody {
         let assets = try viewer.map { _ in try database.assets(tourId: tour.id!) }
         let companions = try viewer.map { _ in try database.companions(tourId: tour.id!) } ?? [:]
+        let copies = try viewer.map { _ in try database.optimizedCopies(tourId: tour.id!) } ?? [:]
         let waypoints = try database.waypoints(tourId: tour.id!).map { waypoint in
             WaypointBody(waypoint, assets: assets.map {
-                ($0[waypoint.id!] ?? []).map { MediaController.AssetBody($0, viewer: viewer, companions: companions[$0.id!] ?? AssetCompanions()) }
+                ($0[waypoint.id!] ?? []).map { MediaController.AssetBody($0, viewer: viewer, companions: companions[$0.id!] ?? AssetCompanions(),
+                                                                         copy: copies[$0.id!]) }
             })
         }
         return TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName,

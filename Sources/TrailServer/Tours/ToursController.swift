@@ -279,10 +279,10 @@ struct ToursController: Sendable {
                   waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = currentTileSettings
-        let (waypoints, readiness, openRequest, package, duration, tileset) = try await database.perform { database in
+        let (waypoints, readiness, openRequest, package, duration, tileset, mediaSize) = try await database.perform { database in
             (try database.waypoints(tourId: tour.id!), try database.publishReadiness(tourId: tour.id!, tiles: tiles),
              try database.openRequest(tourId: tour.id!), try database.package(tourId: tour.id!), try database.durationEstimate(tour: tour),
-             try database.tileset(tourId: tour.id!))
+             try database.tileset(tourId: tour.id!), try database.mediaDownloadSize(tourId: tour.id!))
         }
         let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
@@ -307,6 +307,7 @@ struct ToursController: Sendable {
             packageId: package?.currentVersion != nil ? package?.id : nil)
         page.tiles = TourTilesModel.make(tour: tour, tileset: tileset, settings: tiles, canEdit: canEdit,
                                          maxUploadSize: config.maxUploadSize)
+        page.mediaSizeSummary = mediaSize.originalBytes > 0 ? mediaSize.summary : nil
         if let package, package.currentVersion != nil {
             page.playerURL = VisitController.playerURL(publicURL: config.effectivePublicURL, packageId: package.id)
             page.playerIsVisible = package.isVisible
@@ -334,8 +335,8 @@ struct ToursController: Sendable {
 
     func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext, language: String? = nil) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
-        let (assets, companions) = try await database.perform { database in
-            (try database.assets(waypointId: waypoint.id!), try database.companions(waypointId: waypoint.id!))
+        let (assets, companions, copies) = try await database.perform { database in
+            (try database.assets(waypointId: waypoint.id!), try database.companions(waypointId: waypoint.id!), try database.optimizedCopies(tourId: tour.id!))
         }
         let tag = LanguageTag.further(language, of: tour.languages)
         let base = PanelURL.waypoint(tourId: tour.id!, waypoint.id!)
@@ -345,7 +346,7 @@ struct ToursController: Sendable {
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
                                    "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
                             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
-                            assets: MediaController.assetRows(assets, companions: companions, user: context.user,
+                            assets: MediaController.assetRows(assets, companions: companions, copies: copies, user: context.user,
                                                               canEdit: editable, paths: DataPaths(root: config.dataFolder)),
                             hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),

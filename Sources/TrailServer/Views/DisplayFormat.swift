@@ -81,6 +81,20 @@ enum DisplayFormat {
         return "About \(time): " + parts.joined(separator: ", ") + "."
     }
 
+    /// A file's play time: "42 s", "3 min 05 s", "2 h 10 min".
+    static func playTime(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        if whole < 60 { return "\(whole) s" }
+        if whole < 3600 { return String(format: "%d min %02d s", whole / 60, whole % 60) }
+        return "\(whole / 3600) h \(whole % 3600 / 60) min"
+    }
+
+    /// How long a download takes on a slow phone link (1 Mbit/s, a weak 3G or a crowded 4G cell at a trailhead).
+    static func slowLinkTime(_ bytes: Int64) -> String {
+        let seconds = Double(bytes) * 8 / Double(MediaTargets.slowLinkBitsPerSecond)
+        return seconds < 60 ? "under a minute" : seconds < 3600 ? "about \(Int((seconds / 60).rounded(.up))) min" : "about " + playTime(seconds)
+    }
+
     // MARK: Counts and sizes
 
     /// `20000` → `20,000`, the same on every machine.
@@ -105,14 +119,14 @@ enum DisplayFormat {
     }
 }
 
-enum ByteFormat {
+public enum ByteFormat {
     /// What an upload over a site's quota is told (multipart, tiles, tus).
     static func quotaMessage(site: Site, quota: Int64) -> String {
         "\(site.name) has used its storage quota (\(string(quota))). Delete unused files or ask an admin for more space."
     }
 
     /// "812 bytes", "1.5 MiB": binary units, one decimal.
-    static func string(_ bytes: Int64) -> String {
+    public static func string(_ bytes: Int64) -> String {
         let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes), unit = 0
         while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }

@@ -1,0 +1,294 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PackageFormat
+import ServiceLifecycle
+
+/// Makes the phone-sized copies (table `optimizedCopy`) in the background: probe the clean original, refuse what is
+/// over a limit, convert it in a bounded child process into `media-work/`, check the result, and move it to
+/// `assets/<sha256>`. Jobs survive restarts; a conversion cut off by a crash or a stop is started again, and its
+/// half-written file, never under `assets/`, is removed at the next start.
+public final class MediaOptimizer: Service, Sendable {
+    let database: AppDatabase
+    let paths: DataPaths
+    let settings: MediaOptimizationSettings
+    let logger: Logger
+    private let running = NIOLockedValueBox(false)
+    private let wakeStream: AsyncStream<Void>
+    private let wakeContinuation: AsyncStream<Void>.Continuation
+    /// Told when a copy is finished (the package builds waiting for it).
+    let finished: @Sendable () -> Void
+
+    public init(database: AppDatabase, paths: DataPaths, settings: MediaOptimizationSettings, logger: Logger = Logger(label: "trail.media"),
+                finished: @escaping @Sendable () -> Void = {}) {
+        self.database = database
+        self.paths = paths
+        self.settings = settings
+        self.logger = logger
+        self.finished = finished
+        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    public var settingsID: String { MediaTargets.settingsID }
+
+    /// Where conversions write; emptied at every start.
+    var workFolder: URL { paths.root.appendingPathComponent("media-work") }
+
+    public func wake() { wakeContinuation.yield() }
+
+    public func run() async throws {
+        running.withLockedValue { $0 = true }
+        defer { running.withLockedValue { $0 = false } }
+        wake()
+        // On SIGTERM the running conversion is killed (its task is cancelled) and stays pending for the next start.
+        let worker = Task { for await _ in wakeStream { _ = await drain() } }
+        await withGracefulShutdownHandler {
+            await worker.value
+        } onGracefulShutdown: {
+            self.wakeContinuation.finish()
+            worker.cancel()
+        }
+    }
+
+    /// Removes what a conversion cut off by a crash left, and queues again the copies of older settings.
+    public func recover() throws {
+        try? FileManager.default.removeItem(at: workFolder)
+        let requeued = try database.requeueOutdatedOptimizations(settings: settingsID)
+        if requeued > 0 { logger.notice("media: \(requeued) optimized copies are made again with the current settings") }
+    }
+
+    /// Works every pending job, `settings.concurrency` at a time; returns how many finished. Tests and the CLI call it.
+    @discardableResult
+    public func drain() async -> Int {
+        var done = 0
+        while !Task.isCancelled {
+            let jobs: [(OptimizedCopy, Asset)]
+            do { jobs = try await database.perform { [settings] in try $0.pendingOptimizations(limit: settings.concurrency) } } catch {
+                logger.error("cannot read the optimization queue: \(error)")
+                return done
+            }
+            if jobs.isEmpty { return done }
+            await withTaskGroup(of: Void.self) { group in
+                for (copy, asset) in jobs { group.addTask { await self.process(copy, asset) } }
+            }
+            done += jobs.count
+        }
+        return done
+    }
+
+    /// Waits until none of `assetIds` has a pending copy: works them here when no service runs (tests, the CLI).
+    func waitForCopies(of assetIds: [Int64]) async throws {
+        while true {
+            let copies = try await database.perform { try $0.optimizedCopies(assetIds: assetIds) }
+            guard copies.values.contains(where: { $0.state == .pending }) else { return }
+            if running.withLockedValue({ $0 }) {
+                try await Task.sleep(for: .milliseconds(500))
+            } else {
+                _ = await drain()
+                try Task.checkCancellation()
+            }
+        }
+    }
+
+    func process(_ copy: OptimizedCopy, _ asset: Asset) async {
+        let work = workFolder.appendingPathComponent(UUID().uuidString.lowercased())
+        defer { try? FileManager.default.removeItem(at: work) }
+        let result: OptimizeResult
+        do {
+            result = try await convert(asset, in: work)
+        } catch is CancellationError {
+            return  // stopping: the job stays pending
+        } catch let refusal as MediaRefusal {
+            result = OptimizeResult(state: .failed, message: refusal.description)
+        } catch {
+            logger.error("optimizing asset \(asset.id!) failed: \(error)")
+            result = OptimizeResult(state: .failed, message: "Optimizing failed on the server (\(type(of: error))); an admin finds the details in the log.")
+        }
+        guard !Task.isCancelled else { return }
+        do {
+            let outcome = try await database.perform { [settingsID] in
+                try $0.finishOptimization(assetId: asset.id!, sourceSha256: copy.sourceSha256, settings: settingsID, result)
+            }
+            if let released = outcome.released { try? FileManager.default.removeItem(at: paths.absolute(released)) }
+            if !outcome.accepted, let made = result.storedPath {
+                let unused = try await database.perform { db in try db.writer.read { try !AppDatabase.isReferenced($0, storedPath: made) } }
+                if unused { try? FileManager.default.removeItem(at: paths.absolute(made)) }
+            }
+            logger.info("optimized asset \(asset.id!): \(result.state.rawValue) \(result.message)")
+        } catch {
+            logger.error("cannot record the copy of asset \(asset.id!): \(error)")
+        }
+        finished()
+    }
+
+    /// Probe, check, convert, check again, and place the copy. Throws ``MediaRefusal`` for what the ranger must fix.
+    func convert(_ asset: Asset, in work: URL) async throws -> OptimizeResult {
+        let source = paths.absolute(asset.storedPath)
+        let probe = try await self.probe(source.path, kind: asset.kind)
+        try settings.check(probe, kind: asset.kind)
+        if asset.kind == .image, probe.pages > 1 {
+            return OptimizeResult(state: .skipped, width: probe.width, height: probe.height,
+                                  message: "Animated images are kept as they are.")
+        }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let output = work.appendingPathComponent("copy." + ConversionPlan.fileExtension(kind: asset.kind, probe: probe))
+        let plan = ConversionPlan.make(kind: asset.kind, probe: probe, input: source.path, output: output.path, settings: settings)
+        let duration = probe.durationSeconds
+        let assetId = asset.id!
+        // Server-made paths and fixed settings only, so the line is safe to log; scripts/bench-media.sh runs it again by hand.
+        logger.info("asset \(assetId): converting with \(plan.executable) \(plan.arguments.joined(separator: " "))")
+        let progress = ProgressThrottle { [database] fraction in try? database.recordOptimizeProgress(assetId: assetId, progress: fraction) }
+        let onLine = plan.reportsProgress ? Self.progressReader(duration: duration, progress: progress) : nil
+        let outcome = try await ConverterProcess.run(plan.executable, plan.arguments, environment: plan.environment, memoryLimit: settings.memoryLimit,
+                                                     timeLimit: settings.timeLimit(durationSeconds: duration), keepStdout: false, onLine: onLine)
+        try Task.checkCancellation()
+        if outcome.timedOut { throw MediaRefusal.timedOut(seconds: Int(settings.timeLimit(durationSeconds: duration).components.seconds)) }
+        guard outcome.succeeded, FileManager.default.fileExists(atPath: output.path) else {
+            throw MediaRefusal.doesNotDecode(Self.reason(outcome.stderr, hiding: [source.path, output.path]))
+        }
+        // The copy is read back as a player would, and must play as long as the original.
+        let made = try await self.probe(output.path, kind: asset.kind)
+        if asset.kind != .image, let before = duration, let after = made.durationSeconds, abs(after - before) > MediaTargets.durationTolerance {
+            throw MediaRefusal.durationChanged(from: before, to: after)
+        }
+        let (sha256, size) = try await LongJobThreads.pool.runIfActive { try PackageHashing.sha256(ofFileAt: output) }
+        let encoder = await version(of: asset.kind == .image ? settings.vips : settings.ffmpeg)
+        let shown = made.displaySize ?? probe.displaySize
+        let measured = asset.kind == .image ? nil : (made.durationSeconds ?? duration)
+        // Kept as it is: a file already within the targets whose copy is not smaller (a copy of a photo with a GPS
+        // position always ships: the position must not).
+        if size >= asset.size, Self.withinTargets(asset: asset, probe: probe) {
+            return OptimizeResult(state: .skipped, width: probe.displaySize?.width, height: probe.displaySize?.height, durationSeconds: duration,
+                                  encoder: encoder, message: "Already phone-sized: the copy would not be smaller.")
+        }
+        let stored = "assets/\(sha256)"
+        try ScanService.place(output, at: paths.absolute(stored))
+        return OptimizeResult(state: .ready, storedPath: stored, size: size, sha256: sha256, mimeType: plan.mimeType,
+                              width: shown?.width, height: shown?.height, durationSeconds: measured, encoder: encoder)
+    }
+
+    /// Reads the `out_time_us=…` lines of ffmpeg's `-progress`: how far into the file the conversion is.
+    static func progressReader(duration: Double?, progress: ProgressThrottle) -> @Sendable (Substring) -> Void {
+        { line in
+            guard let duration, duration > 0, line.hasPrefix("out_time_us="), let micros = Double(String(line.dropFirst(12))) else { return }
+            progress.record(micros / 1e6 / duration)
+        }
+    }
+
+    /// Whether the original already is what a copy would be: the right codecs and container, small enough, and (images)
+    /// without metadata.
+    static func withinTargets(asset: Asset, probe: MediaProbe) -> Bool {
+        let longSide = probe.displaySize.map { max($0.width, $0.height) } ?? Int.max
+        switch asset.kind {
+        case .video:
+            return asset.mimeType == "video/mp4" && probe.videoCodec == "h264" && probe.pixelFormat == "yuv420p" && [nil, "aac"].contains(probe.audioCodec)
+                && longSide <= MediaTargets.videoLongSide && (probe.bitRate ?? Int.max) <= MediaTargets.videoBitrate + MediaTargets.audioBitrateStereo * 2
+        case .audio:
+            return asset.mimeType == "audio/mp4" && probe.audioCodec == "aac" && (probe.bitRate ?? Int.max) <= MediaTargets.audioBitrateStereo + 8_000
+        case .image:
+            return ["image/jpeg", "image/png"].contains(asset.mimeType) && !probe.hasMetadata && longSide <= MediaTargets.imageLongSide
+        case .text:
+            return true
+        }
+    }
+
+    func probe(_ path: String, kind: AssetKind) async throws -> MediaProbe {
+        let limit = Duration.seconds(60)
+        if kind == .image {
+            let outcome = try await ConverterProcess.run(settings.vipsheader, ["-a", path], memoryLimit: settings.memoryLimit, timeLimit: limit)
+            guard outcome.succeeded else { throw MediaRefusal.unreadable }
+            return try MediaProbe.parseVipsHeader(String(decoding: outcome.stdout, as: UTF8.self))
+        }
+        let outcome = try await ConverterProcess.run(
+            settings.ffprobe, ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
+            memoryLimit: settings.memoryLimit, timeLimit: limit)
+        guard outcome.succeeded else { throw MediaRefusal.unreadable }
+        return try MediaProbe.parseFFprobe(outcome.stdout)
+    }
+
+    /// The converter's version line (`ffmpeg version 5.1.6-0+deb12u1`, `vips-8.14.1`), recorded with each copy.
+    func version(of tool: String) async -> String {
+        let arguments = tool.hasSuffix("vips") ? ["--version"] : ["-version"]
+        guard let outcome = try? await ConverterProcess.run(tool, arguments, memoryLimit: nil, timeLimit: .seconds(20)), outcome.succeeded else { return tool }
+        let line = String(decoding: outcome.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? tool
+        return line.components(separatedBy: " Copyright").first ?? line
+    }
+
+    /// The converter's last error line, without server paths, for the ranger.
+    static func reason(_ stderr: String, hiding paths: [String]) -> String {
+        var text = stderr
+        for path in paths { text = text.replacingOccurrences(of: path, with: "the file") }
+        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard var last = lines.last else { return "the converter stopped without saying why" }
+        // "[h264 @ 0x55d…] Error splitting the input into NAL units." → "Error splitting the input into NAL units"
+        if last.hasPrefix("["), let close = last.firstIndex(of: "]") { last = last[last.index(after: close)...].trimmingCharacters(in: .whitespaces) }
+        while last.hasSuffix(".") { last.removeLast() }
+        return String(last.prefix(200))
+    }
+}
+
+/// Progress at most once a second, so a long conversion does not write to the database for every frame.
+final class ProgressThrottle: Sendable {
+    private let last = NIOLockedValueBox<Double>(0)
+    private let write: @Sendable (Double) -> Void
+
+    init(write: @escaping @Sendable (Double) -> Void) { self.write = write }
+
+    func record(_ fraction: Double) {
+        let now = Date().timeIntervalSince1970
+        let due = last.withLockedValue { previous in
+            guard now - previous >= 1 else { return false }
+            previous = now
+            return true
+        }
+        if due { write(fraction) }
+    }
+}
+
+/// `trail-companion media optimize`: copies for files uploaded before copies existed (or made with older settings).
+public struct ExistingMediaReport: Sendable {
+    public struct Line: Sendable {
+        public var assetId: Int64
+        public var name: String
+        public var kind: AssetKind
+        public var originalSize: Int64
+        /// The copy's size once made; with `--dry-run`, an estimate from the play time (audio and video), else nil.
+        public var shippedSize: Int64?
+        public var state: OptimizeState?
+        public var message: String
+    }
+
+    public var lines: [Line] = []
+    public var dryRun: Bool
+
+    /// Bytes a package no longer carries (made copies), or would not (estimates of a dry run).
+    public var savedBytes: Int64 { lines.reduce(0) { $0 + max(0, $1.originalSize - ($1.shippedSize ?? $1.originalSize)) } }
+}
+
+extension MediaOptimizer {
+    /// Queues and makes the missing copies of one site's files (or every site's), here and now; with `dryRun`, lists
+    /// them with estimates and changes nothing.
+    public func optimizeExisting(siteId: Int64?, dryRun: Bool) async throws -> ExistingMediaReport {
+        let assets = try await database.perform { [settingsID] in try $0.queueMissingOptimizations(siteId: siteId, settings: settingsID, dryRun: dryRun) }
+        var report = ExistingMediaReport(dryRun: dryRun)
+        if dryRun {
+            report.lines = assets.map { asset in
+                // Audio and video: the target bit rates times the play time; images: only a conversion tells.
+                let rate = asset.kind == .video ? MediaTargets.videoBitrate + MediaTargets.audioBitrateStereo : MediaTargets.audioBitrateStereo
+                let estimate = asset.kind == .image ? nil : asset.durationSeconds.map { min(asset.size, Int64($0 * Double(rate) / 8)) }
+                return .init(assetId: asset.id!, name: asset.originalName, kind: asset.kind, originalSize: asset.size, shippedSize: estimate,
+                             state: nil, message: estimate == nil ? "size known once converted" : "estimate")
+            }
+            return report
+        }
+        wake()
+        try await waitForCopies(of: assets.map { $0.id! })
+        let copies = try await database.perform { try $0.optimizedCopies(assetIds: assets.map { $0.id! }) }
+        report.lines = assets.map { asset in
+            let copy = copies[asset.id!]
+            return .init(assetId: asset.id!, name: asset.originalName, kind: asset.kind, originalSize: asset.size,
+                         shippedSize: copy?.state == .ready ? copy?.size : asset.size, state: copy?.state, message: copy?.message ?? "")
+        }
+        return report
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+
+/// Where an asset's phone-sized copy stands.
+public enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    /// Queued or being made (with `progress`).
+    case pending
+    /// Made: `storedPath`, `size`, `sha256` and `mimeType` describe it.
+    case ready
+    /// The original already fits a phone and a copy would not be smaller: the original ships.
+    case skipped
+    /// The file did not decode, or it is over a limit: it blocks publishing until it is replaced or kept as it is.
+    case failed
+
+    public var label: String {
+        switch self {
+        case .pending: "Optimizing"
+        case .ready: "Optimized"
+        case .skipped: "Already phone-sized"
+        case .failed: "Could not optimize"
+        }
+    }
+
+    public var badge: String {
+        switch self {
+        case .pending: "secondary"
+        case .ready: "success"
+        case .skipped: "info"
+        case .failed: "danger"
+        }
+    }
+}
+
+/// The phone-sized copy of one asset (table `optimizedCopy`); a `pending` row is the durable job that makes it.
+public struct OptimizedCopy: Codable, Sendable, Equatable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    public var assetId: Int64
+    public var state: OptimizeState
+    public var progress: Double = 0
+    public var sourceSha256: String
+    public var settings: String
+    public var encoder: String = ""
+    public var storedPath: String? = nil
+    public var size: Int64? = nil
+    public var sha256: String? = nil
+    public var mimeType: String? = nil
+    public var width: Int? = nil
+    public var height: Int? = nil
+    public var durationSeconds: Double? = nil
+    public var message: String = ""
+    public var queuedAt: Date
+    public var updatedAt: Date
+
+    public static let databaseTableName = "optimizedCopy"
+
+    public enum Columns {
+        static let assetId = Column(CodingKeys.assetId)
+        static let state = Column(CodingKeys.state)
+        static let queuedAt = Column(CodingKeys.queuedAt)
+    }
+
+    /// The kinds that get a copy: captions and transcripts are small text and ship as they are.
+    public static func applies(to kind: AssetKind) -> Bool { kind != .text }
+}
+
+/// The file that ships for an asset: its optimized copy when there is a ready one and the ranger did not keep the
+/// original, else the original.
+public struct ShippedFile: Sendable, Equatable {
+    public var storedPath: String
+    public var size: Int64
+    public var sha256: String
+    public var mimeType: String
+    public var width: Int?
+    public var height: Int?
+    public var durationSeconds: Double?
+    /// True when this is the optimized copy.
+    public var isOptimized: Bool
+
+    public init(asset: Asset, copy: OptimizedCopy?) {
+        if let copy, !asset.useOriginal, copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256, let mime = copy.mimeType {
+            self.init(storedPath: path, size: size, sha256: sha, mimeType: mime, width: copy.width, height: copy.height,
+                      durationSeconds: copy.durationSeconds ?? asset.durationSeconds, isOptimized: true)
+        } else {
+            // A skipped copy measured the original: its dimensions and play time still describe what ships.
+            let measured = copy.flatMap { $0.state == .skipped || $0.state == .ready ? $0 : nil }
+            self.init(storedPath: asset.storedPath, size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType,
+                      width: measured?.state == .skipped ? measured?.width : nil, height: measured?.state == .skipped ? measured?.height : nil,
+                      durationSeconds: asset.durationSeconds ?? (measured?.state == .skipped ? measured?.durationSeconds : nil), isOptimized: false)
+        }
+    }
+
+    public init(storedPath: String, size: Int64, sha256: String, mimeType: String, width: Int?, height: Int?, durationSeconds: Double?, isOptimized: Bool) {
+        self.storedPath = storedPath
+        self.size = size
+        self.sha256 = sha256
+        self.mimeType = mimeType
+        self.width = width
+        self.height = height
+        self.durationSeconds = durationSeconds
+        self.isOptimized = isOptimized
+    }
+}
