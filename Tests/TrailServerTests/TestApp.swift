@@ -28,6 +28,8 @@ struct TestApp {
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-test")
         config.bcryptCost = 4
+        // The suites sign in as the admin with a password alone; TwoStepTests turns the requirement on where it tests it.
+        config.twoStepRequirement = .none
         configure(&config)
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)

@@ -93,6 +93,8 @@ extension TestApp {
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-test")
         config.bcryptCost = 4
+        // As in `TestApp.make`: the suites sign in as the admin with a password alone.
+        config.twoStepRequirement = .none
         configure(&config)
         if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
