@@ -287,6 +287,11 @@ import Testing
             // A half-signed-in cookie at the code stage does not open the enrolment page, and the reverse.
             let (enrolling, _) = try await Self.password(client, "admin@test.org")
             #expect(try await client.get("/login/code", session: enrolling).location == "/login")
+            // Signing out ends it.
+            let (leaving, _) = try await Self.password(client, "admin@test.org")
+            let out = try await client.post("/logout", form: [:], session: leaving)
+            #expect(out.setCookies.contains { $0.hasPrefix("tc_pending=;") })
+            #expect(try await client.get("/login/enrol", session: leaving).location == "/login")
             // An expired one is refused.
             try app.database.execute("UPDATE pendingSignIn SET createdAt = createdAt - 3600")
             #expect(try await client.get("/login/enrol", session: enrolling).location == "/login")

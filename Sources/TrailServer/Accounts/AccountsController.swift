@@ -152,6 +152,11 @@ struct AccountsController: Sendable {
         if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
         var response = pages.redirect(to: "/login", notice: "You are signed out.")
         response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        // A half-finished sign-in on this browser ends too (it is worthless alone, but nothing should outlive sign-out).
+        if let pending = request.cookies[CookieName.pending]?.value, !pending.isEmpty {
+            try await database.perform { try $0.endPendingSignIn(tokenHash: SecretToken.hash(pending)) }
+            response.setCookie(Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        }
         return response
     }
 

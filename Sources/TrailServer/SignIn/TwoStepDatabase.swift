@@ -184,8 +184,11 @@ extension AppDatabase {
     /// After a right password: a new token for the half-signed-in browser (never the session's), audited.
     public func startPendingSignIn(userId: Int64, stage: PendingStage, next: String, ipAddress: String?) throws -> String {
         let token = SecretToken.make()
+        let now = Date()
         try writer.write { db in
-            try PendingSignIn(tokenHash: SecretToken.hash(token), userId: userId, stage: stage, next: next, createdAt: Date(), ipAddress: ipAddress)
+            // Abandoned half-sign-ins (a closed tab) go here, a day on: no job needed for a table this small.
+            try db.execute(sql: "DELETE FROM pendingSignIn WHERE createdAt < ?", arguments: [now.dbTime - 86_400])
+            try PendingSignIn(tokenHash: SecretToken.hash(token), userId: userId, stage: stage, next: next, createdAt: now, ipAddress: ipAddress)
                 .insert(db)
             try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
                                   action: "session.password", detail: stage == .code ? "second step asked" : "enrolment required")
