@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
         // The tour import's CSV reader: quoting, embedded line breaks and separators are its job, not ours.
         .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
+        // Base32 of the two-step sign-in's secret, as authenticator apps read it (hummingbird-auth's OTP uses it too).
+        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
     ],
     targets: [
         // Manifest types, package layout rules, signing and verification: shared by server and client.
@@ -94,6 +96,8 @@ let package = Package(
                 "CQRencode",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

@@ -12,7 +12,7 @@ runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqr
 # gdal-bin (ogr2ogr): the import tests read KML and CSV files that GDAL writes. zbar-tools (zbarimg): the QR code
 # tests read the codes back with a reader of their own. libimage-exiftool-perl (exiftool): writes the test photos' EXIF and
 # checks that the phone-sized copies carry none.
-testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin)
+testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 

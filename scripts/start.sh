@@ -43,6 +43,8 @@ password_file="$data/first-admin-password"
       sleep 1   # after the server's own start lines
       printf '\n  Sign in as the first administrator (one-time password, from %s):\n' "$password_file"
       sed 's/^/    /' "$password_file"
+      # Admins must use two-step sign-in (--require-two-step admins, the default): the first sign-in sets it up.
+      printf '  The first sign-in also sets up two-step sign-in: have an authenticator app on your phone ready.\n'
       printf '\n'
       exit 0
     fi

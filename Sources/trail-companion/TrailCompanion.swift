@@ -62,6 +62,8 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("trusted-proxies"), help: "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none).") var trustedProxies: String?
     @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
     var minFreeSpace: String?
+    @Option(name: .customLong("require-two-step"), help: "Who must use two-step sign-in: none, admins, managers (and admins) or all; those not enrolled enrol at their next sign-in (TRAIL_REQUIRE_TWO_STEP; default admins).")
+    var requireTwoStep: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
     @Flag(name: .customLong("no-optimize-media"), help: "Make no phone-sized copies of videos, audio and images; packages ship the originals (TRAIL_OPTIMIZE_MEDIA=0).")
     var noOptimizeMedia = false
@@ -91,6 +93,12 @@ struct ServerOptions: ParsableArguments {
         config.tileFetch.allowPrivateAddresses = tileAllowPrivate || environment["TRAIL_TILE_ALLOW_PRIVATE"] == "1"
         config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
         config.demo = demo || environment["TRAIL_DEMO"] == "1"
+        if let text = requireTwoStep ?? environment["TRAIL_REQUIRE_TWO_STEP"] {
+            guard let requirement = TwoStepRequirement(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                throw ValidationError("--require-two-step must be one of none, admins, managers, all (not \(text))")
+            }
+            config.twoStepRequirement = requirement
+        }
         if let proxies = trustedProxies ?? environment["TRAIL_TRUSTED_PROXIES"] {
             do { config.trustedProxies = try TrustedProxies(parsing: proxies) } catch { throw ValidationError("--trusted-proxies: \(error)") }
         }
@@ -153,7 +161,7 @@ struct Migrate: AsyncParsableCommand {
 
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "user", abstract: "Create or disable users, or reset a password.",
-                                                    subcommands: [Create.self, Disable.self, ResetPassword.self])
+                                                    subcommands: [Create.self, Disable.self, ResetPassword.self, ResetTwoStep.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user; without --password a one-time password is printed.")
@@ -202,6 +210,24 @@ extension UserCommand {
             let (_, password) = try await database.resetPassword(userId: user.id!, bcryptCost: config.bcryptCost, actor: .system)
             print("Reset the password of \(user.email); their sessions and API tokens have ended.")
             print("One-time password: \(password)")
+        }
+    }
+}
+
+extension UserCommand {
+    struct ResetTwoStep: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-two-step",
+            abstract: "Clear a user's two-step sign-in (a lost phone, recovery codes used up); ends their sessions.",
+            discussion: "They are told at their next sign-in, and enrol again there if --require-two-step covers them. Recorded in the audit log.")
+        @OptionGroup var location: LocationOptions
+        @Option var email: String
+
+        func run() async throws {
+            let (database, _) = try location.openDatabase()
+            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            try database.resetTwoStep(userId: user.id!, actor: .system)
+            print("Reset the two-step sign-in of \(user.email); their sessions have ended.")
         }
     }
 }

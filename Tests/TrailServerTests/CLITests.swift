@@ -110,6 +110,29 @@ struct CLITests {
         #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
     }
 
+    @Test func userResetTwoStepClearsTheSecondStepAndEndsSessions() async throws {
+        let data = try CLI.dataFolder()
+        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        let database = try CLI.open(data)
+        let user = try #require(try database.user(email: "ranger@park.org"))
+        let secret = try database.beginTwoStepEnrolment(userId: user.id!, actor: .system)
+        let now = Date()
+        #expect(try database.confirmTwoStepEnrolment(userId: user.id!, code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: now)),
+                                                      at: now, actor: .system)?.count == 10)
+        _ = try database.startSession(userId: user.id!, ipAddress: nil)
+
+        let run = try CLI.run(["user", "reset-two-step", "--email", "ranger@park.org"], data: data)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("Reset the two-step sign-in of ranger@park.org; their sessions have ended."))
+        let status = try database.twoStepStatus(userId: user.id!)
+        #expect(!status.enrolled && !status.enrolling && status.recoveryCodesLeft == 0 && status.resetNotice)
+        let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
+        #expect(sessions == 0)
+        #expect(try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetTwoStep" && $0.detail == "ranger@park.org" })
+        let unknown = try CLI.run(["user", "reset-two-step", "--email", "nobody@park.org"], data: data)
+        #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
+    }
+
     @Test func siteCreateAndMemberAdd() async throws {
         let data = try CLI.dataFolder()
         let site = try CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"], data: data)
@@ -183,16 +206,17 @@ struct CLITests {
     @Test func commandsAndFlagsHaveTheirDocumentedNames() async throws {
         let serve = try CLI.run(["serve", "--help"], data: nil, root: nil)
         for flag in ["--hostname", "--port", "--root", "--data", "--clamav-db", "--clamd", "--max-upload-size", "--required-approvals",
-                     "--tile-url", "--public-url", "--demo"] {
+                     "--tile-url", "--public-url", "--demo", "--require-two-step"] {
             #expect(serve.output.contains(flag), "serve \(flag)")
         }
         for variable in ["TRAIL_HOSTNAME", "TRAIL_PORT", "TRAIL_ROOT", "TRAIL_DATA", "TRAIL_CLAMAV_DB", "TRAIL_CLAMD", "TRAIL_MAX_UPLOAD_SIZE",
-                         "TRAIL_REQUIRED_APPROVALS", "TRAIL_TILE_URL", "TRAIL_PUBLIC_URL", "TRAIL_DEMO"] {
+                         "TRAIL_REQUIRED_APPROVALS", "TRAIL_TILE_URL", "TRAIL_PUBLIC_URL", "TRAIL_DEMO", "TRAIL_REQUIRE_TWO_STEP"] {
             #expect(serve.output.contains(variable), "serve help mentions \(variable)")
         }
         let commands: [([String], [String])] = [
             (["user", "create"], ["--email", "--name", "--password", "--admin", "--root", "--data"]),
             (["user", "disable"], ["--email", "--root", "--data"]),
+            (["user", "reset-two-step"], ["--email", "--root", "--data"]),
             (["site", "create"], ["--slug", "--name", "--required-approvals", "--root", "--data"]),
             (["member", "add"], ["--site", "--email", "--role", "--root", "--data"]),
             (["token", "create"], ["--email", "--root", "--data"]),
@@ -230,7 +254,7 @@ struct CLIHelpTests {
             }
             pending += subcommands.map { command + [$0.name] }
         }
-        for expected in ["serve", "migrate", "user create", "user disable", "user reset-password", "site create", "member add", "token create", "package verify",
+        for expected in ["serve", "migrate", "user create", "user disable", "user reset-password", "user reset-two-step", "site create", "member add", "token create", "package verify",
                          "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check", "media optimize"] {
             #expect(leaves.contains(expected), "\(expected) is missing from the help: \(leaves)")
         }

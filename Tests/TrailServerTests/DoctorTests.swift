@@ -56,7 +56,7 @@ import Testing
         try await Self.withTileServer { tiles in
             let run = try await BackupTests.cli(site.arguments(tileURL: "\(tiles)/good/{z}/{x}/{y}.png", publicURL: "https://tours.example.org"))
             #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
-            for name in ["malware signatures", "data folder", "signing key", "free space", "database", "tile source", "public URL"] {
+            for name in ["malware signatures", "data folder", "signing key", "free space", "database", "tile source", "public URL", "media tools"] {
                 #expect(run.stdout.contains("[ok]   \(name): "), "\(name): \(run.stdout)")
             }
             #expect(!run.stdout.contains("[FAIL]") && !run.stdout.contains("[warn]"))

@@ -184,6 +184,14 @@ enum RouteTable {
         // Signing in needs no rights: anyone (signed in already or not) may sign in as another account with its password.
         page(.post, "/login", [("email", "spare@test.org"), ("password", "correct horse battery")],
              Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/")) })),
+        // The second step of a sign-in needs the half-signed-in cookie of a right password (TwoStepTests); without it,
+        // everybody is sent back to the sign-in page and nothing is written.
+        page(.get, "/login/code", [], everybody(.redirect("/login"))),
+        RouteCase(method: .post, path: "/login/code", body: .form([("code", "123456")]), api: false, expected: everybody(.redirect("/login")),
+                  writesAudit: false),
+        page(.get, "/login/enrol", [], everybody(.redirect("/login"))),
+        RouteCase(method: .post, path: "/login/enrol", body: .form([("code", "123456")]), api: false, expected: everybody(.redirect("/login")),
+                  writesAudit: false),
         page(.get, "/", [], anyone(.redirect("/sites"))),
         page(.get, "/sites", [], anyone(.ok)),
         page(.get, "/sites/alpha", [], viewers(.ok)),
@@ -218,11 +226,16 @@ enum RouteTable {
         page(.post, "/account/tokens", [("name", "import script")], anyone(.created)),
         // Another user's token: only its owner (the admin) may revoke it; everyone else is told it does not exist.
         page(.post, "/account/tokens/{adminToken}/revoke", [], { var m = anyone(.notFound); m[.admin] = .redirect("/account/tokens"); return m }()),
+        page(.get, "/account/two-step", [], anyone(.ok)),
+        page(.post, "/account/two-step/start", [], anyone(.redirect("/account/two-step"))),
+        // Confirming needs a set-up in progress (a fresh app has none: 409, nothing written); TwoStepTests confirms for real.
+        page(.post, "/account/two-step", [("code", "123456")], anyone(.status(409))),
         page(.get, "/admin/users", [], admins(.ok)),
         page(.post, "/admin/users", [("email", "new@test.org"), ("displayName", "New Ranger"), ("password", "")], admins(.redirect("/admin/users"))),
         page(.post, "/admin/users/{spare}/disable", [], admins(.redirect("/admin/users"))),
         page(.post, "/admin/users/{spare}/enable", [], admins(.redirect("/admin/users"))),
         page(.post, "/admin/users/{spare}/reset-password", [], admins(.ok)),
+        page(.post, "/admin/users/{spare}/reset-two-step", [], admins(.redirect("/admin/users"))),
         page(.get, "/admin/sites", [], admins(.ok)),
         page(.post, "/admin/sites", [("slug", "charlie"), ("name", "Charlie Park"), ("description", ""), ("requiredApprovals", "1")],
              admins(.redirect("/sites/charlie"))),

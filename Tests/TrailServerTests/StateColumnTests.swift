@@ -12,6 +12,7 @@ import Testing
         ("publishRequest", "state", PublishState.allCases.map(\.rawValue)),
         ("review", "decision", ReviewDecision.allCases.map(\.rawValue)),
         ("membership", "role", SiteRole.allCases.map(\.rawValue)),
+        ("pendingSignIn", "stage", PendingStage.allCases.map(\.rawValue)),
         ("asset", "kind", AssetKind.allCases.map(\.rawValue)),
         ("asset", "scanStatus", ScanStatus.allCases.map(\.rawValue)),
         ("asset", "companionRole", CompanionRole.allCases.map(\.rawValue)),

@@ -30,6 +30,8 @@ struct TestApp {
         config.bcryptCost = 4
         // Off unless a test turns it on: most tests upload made-up bytes that no converter could read.
         config.mediaOptimization.enabled = false
+        // The suites sign in as the admin with a password alone; TwoStepTests turns the requirement on where it tests it.
+        config.twoStepRequirement = .none
         configure(&config)
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)

@@ -95,6 +95,8 @@ extension TestApp {
         config.bcryptCost = 4
         // Off unless a test turns it on: most tests upload made-up bytes that no converter could read.
         config.mediaOptimization.enabled = false
+        // As in `TestApp.make`: the suites sign in as the admin with a password alone.
+        config.twoStepRequirement = .none
         configure(&config)
         if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)

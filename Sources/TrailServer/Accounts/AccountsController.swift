@@ -67,26 +67,13 @@ struct AccountsController: Sendable {
             pages.render("login", title: "Sign in", page: LoginPage(email: email, next: next, error: message),
                          request: request, context: context, status: status)
         }
-        func locked(_ message: String, retryAfter: TimeInterval) -> Response {
+        let attempt: Int64
+        switch try await beginAttempt(email: email, context: context) {
+        case let .allowed(id): attempt = id
+        case let .locked(message, retryAfter):
             var response = fail(message, status: .tooManyRequests)
             response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
             return response
-        }
-        // The attempt is counted before the password is checked, in one transaction with the check of the limit:
-        // fifty guesses sent at once cannot all pass it while bcrypt runs.
-        let attempt: Int64
-        switch try await database.perform({ try $0.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
-                                                                   limit: config.loginFailureLimit, maxDelay: config.loginMaxDelay) }) {
-        case let .allowed(id, delay):
-            attempt = id
-            // Guesses at one email from many addresses: slower and slower, never refused.
-            if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
-        case let .lockedForEmail(retryAfter):
-            return locked("Too many failed sign-ins for this email from your address. Try again in \(Self.minutes(retryAfter)), or sign in from "
-                          + "another network. If you forgot your password, an administrator can set you a new one-time password.",
-                          retryAfter: retryAfter)
-        case let .lockedForAddress(retryAfter):
-            return locked("Too many failed sign-ins from your address. Try again in \(Self.minutes(retryAfter)).", retryAfter: retryAfter)
         }
         let user = try await database.perform { try $0.user(email: email) }
         // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
@@ -95,13 +82,68 @@ struct AccountsController: Sendable {
             try await database.perform { try $0.recordLoginFailure(email: email, ipAddress: context.remoteAddress) }
             return fail("The email or password is not right.", status: .unauthorized)
         }
-        // A fresh session id at every sign-in: a token planted before sign-in is worthless.
-        if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
         try await database.perform { try $0.endLoginAttempt(attempt) }
-        let (token, _) = try await database.perform { try $0.startSession(userId: user.id!, ipAddress: context.remoteAddress) }
+        // An enrolled account gives its code next, and one that must enrol does so now: either way only a half-signed-in
+        // browser (its own cookie, no page of the panel) until that is done.
+        let status = try await database.perform { try $0.twoStepStatus(userId: user.id!) }
+        let required = try await database.perform { [config] in try $0.twoStepRequired(for: user, requirement: config.twoStepRequirement) }
+        if status.enrolled || required {
+            return try await startPendingSignIn(user: user, stage: status.enrolled ? .code : .enrol, next: next, context: context)
+        }
+        return try await finishSignIn(user: user, next: next, detail: "password", context: context)
+    }
+
+    /// What `beginAttempt` decided.
+    enum AttemptDecision {
+        case allowed(Int64)
+        case locked(String, retryAfter: TimeInterval)
+    }
+
+    /// Counts a sign-in attempt (a password or a second-step code) against the lockout per email and address, before it
+    /// is checked, in one transaction with the check of the limit: fifty guesses sent at once cannot all pass it while
+    /// bcrypt runs. Waits the growing delay of an email guessed at from many addresses (slower and slower, never refused).
+    func beginAttempt(email: String, context: AppRequestContext) async throws -> AttemptDecision {
+        switch try await database.perform({ [config] in
+            try $0.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
+                                     limit: config.loginFailureLimit, maxDelay: config.loginMaxDelay) }) {
+        case let .allowed(id, delay):
+            if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+            return .allowed(id)
+        case let .lockedForEmail(retryAfter):
+            return .locked("Too many failed sign-ins for this email from your address. Try again in \(Self.minutes(retryAfter)), or sign in from "
+                           + "another network. If you forgot your password or lost your phone, an administrator can reset it.",
+                           retryAfter: retryAfter)
+        case let .lockedForAddress(retryAfter):
+            return .locked("Too many failed sign-ins from your address. Try again in \(Self.minutes(retryAfter)).", retryAfter: retryAfter)
+        }
+    }
+
+    /// The password was right and a second step is due: a half-signed-in browser with its own new cookie.
+    func startPendingSignIn(user: User, stage: PendingStage, next: String, context: AppRequestContext) async throws -> Response {
+        // A fresh id at every step: a token planted before sign-in is worthless, and so is one seen between the steps.
+        if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
+        if stage == .enrol { _ = try await database.perform { try $0.beginTwoStepEnrolment(userId: user.id!, actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress)) } }
+        let token = try await database.perform { try $0.startPendingSignIn(userId: user.id!, stage: stage, next: next, ipAddress: context.remoteAddress) }
+        var response = Response.redirect(to: stage == .code ? "/login/code" : "/login/enrol")
+        response.setCookie(Cookie(name: CookieName.pending, value: token, maxAge: Int(config.pendingSignInLifetime), path: "/", secure: config.usesTLS,
+                                  httpOnly: true, sameSite: .lax))
+        return response
+    }
+
+    /// Every step done: a fresh session (a new id), its cookie, and the half-signed-in cookie cleared. An account with a
+    /// one-time password goes to the password page first; one whose second step an administrator reset is told so.
+    func finishSignIn(user: User, next: String, detail: String, context: AppRequestContext, notice: String? = nil) async throws -> Response {
+        if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
+        let (token, _) = try await database.perform { try $0.startSession(userId: user.id!, ipAddress: context.remoteAddress, detail: detail) }
         if user.mustChangePassword { Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder) }
-        var response = Response.redirect(to: user.mustChangePassword ? "/account/password" : next)
+        let wasReset = try await database.perform { try $0.takeTwoStepResetNotice(userId: user.id!) }
+        let location = user.mustChangePassword ? "/account/password" : next
+        let resetNotice = wasReset ? "An administrator reset your two-step sign-in. You can set it up again under Two-step sign-in." : nil
+        var response = [notice, resetNotice].compactMap({ $0 }).isEmpty
+            ? Response.redirect(to: location)
+            : pages.redirect(to: location, notice: [notice, resetNotice].compactMap({ $0 }).joined(separator: " "))
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        response.setCookie(Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response
     }
 
@@ -110,6 +152,11 @@ struct AccountsController: Sendable {
         if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
         var response = pages.redirect(to: "/login", notice: "You are signed out.")
         response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        // A half-finished sign-in on this browser ends too (it is worthless alone, but nothing should outlive sign-out).
+        if let pending = request.cookies[CookieName.pending]?.value, !pending.isEmpty {
+            try await database.perform { try $0.endPendingSignIn(tokenHash: SecretToken.hash(pending)) }
+            response.setCookie(Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        }
         return response
     }
 

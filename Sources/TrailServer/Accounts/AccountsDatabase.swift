@@ -193,7 +193,8 @@ extension AppDatabase {
     // MARK: Sessions
 
     /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
-    public func startSession(userId: Int64, ipAddress: String?) throws -> (token: String, csrf: String) {
+    /// `detail` says how the user signed in (password, code, recovery code), for the audit log.
+    public func startSession(userId: Int64, ipAddress: String?, detail: String = "") throws -> (token: String, csrf: String) {
         let token = SecretToken.make(), csrf = SecretToken.make()
         let now = Date()
         try writer.write { db in
@@ -203,7 +204,7 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?) AND ipAddress IS ?",
                            arguments: [userId, ipAddress])
             try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
-                                  action: "session.start", detail: "")
+                                  action: "session.start", detail: detail)
         }
         return (token, csrf)
     }

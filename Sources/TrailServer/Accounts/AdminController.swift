@@ -14,6 +14,8 @@ struct AdminController: Sendable {
         let isAdmin: Bool
         let isDisabled: Bool
         let isSelf: Bool
+        /// Two-step sign-in is set up (an administrator may reset it).
+        let twoStep: Bool
     }
 
     struct UsersPage: Sendable {
@@ -80,6 +82,7 @@ struct AdminController: Sendable {
         admin.post("users/{id}/disable") { request, context in try await disableUser(request, context) }
         admin.post("users/{id}/enable") { request, context in try await enableUser(request, context) }
         admin.post("users/{id}/reset-password") { request, context in try await resetPassword(request, context) }
+        admin.post("users/{id}/reset-two-step") { request, context in try await resetTwoStep(request, context) }
 
         admin.get("sites") { request, context in try await listSites(request, context) }
         admin.post("sites") { request, context in try await createSite(request, context) }
@@ -140,6 +143,14 @@ struct AdminController: Sendable {
         // The one-time password must not linger in a cache or the back button.
         response.headers[.cacheControl] = "no-store"
         return response
+    }
+
+    /// Clears a user's two-step sign-in (a lost phone, recovery codes used up): their sessions end and the panel tells
+    /// them at their next sign-in, where they enrol again if `--require-two-step` covers them. Audited.
+    func resetTwoStep(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        let user = try await database.perform { try $0.resetTwoStep(userId: id, actor: context.actor) }
+        return pages.redirect(to: "/admin/users", notice: "Two-step sign-in of \(user.email) reset; their sessions have ended. They are told at their next sign-in.")
     }
 
     /// The site list, with the form to add one.
@@ -212,9 +223,10 @@ struct AdminController: Sendable {
     }
 
     func usersPage(_ context: AppRequestContext) throws -> UsersPage {
-        UsersPage(users: try database.allUsers().map {
+        let enrolled = try database.twoStepEnrolledUserIds()
+        return UsersPage(users: try database.allUsers().map {
             UserRow(id: $0.id!, email: $0.email, displayName: $0.displayName, isAdmin: $0.isAdmin, isDisabled: $0.isDisabled,
-                    isSelf: $0.id == context.user?.id)
+                    isSelf: $0.id == context.user?.id, twoStep: enrolled.contains($0.id!))
         })
     }
 

@@ -5,6 +5,8 @@ enum CookieName {
     static let session = "tc_session"
     static let csrf = "tc_csrf"
     static let flash = "tc_flash"
+    /// A half-signed-in browser: the password was right, the second step is still to come (opens no page).
+    static let pending = "tc_pending"
 }
 
 /// Finds the caller: a session cookie (the panel) or a bearer token (scripts, the management API).

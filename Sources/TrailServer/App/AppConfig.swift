@@ -43,6 +43,12 @@ public struct AppConfig: Sendable {
     /// Past `loginFailureLimit` failures of one email from all addresses together, each further attempt waits longer,
     /// up to this long; it is never refused, so guesses from elsewhere cannot lock the owner out.
     public var loginMaxDelay: TimeInterval = 8
+    /// Who must use two-step sign-in (`--require-two-step`): those not enrolled enrol at their next sign-in.
+    public var twoStepRequirement = TwoStepRequirement.admins
+    /// How long a browser may take between a right password and its code (or its enrolment) before signing in again.
+    public var pendingSignInLifetime: TimeInterval = 10 * 60
+    /// The clock second-step codes are checked against: tests set it, to check codes made for a known time.
+    public var twoStepClock: @Sendable () -> Date = { Date() }
     /// Reverse proxies whose `X-Forwarded-For` names the client (sign-in throttle, audit log); none by default.
     public var trustedProxies = TrustedProxies.none
     /// bcrypt cost; tests lower it to keep the suite fast.

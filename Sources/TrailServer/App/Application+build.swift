@@ -181,7 +181,9 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
-    AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash).addRoutes(public: router, signedIn: signedIn)
+    let accounts = AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash)
+    accounts.addRoutes(public: router, signedIn: signedIn)
+    TwoStepController(database: database, pages: pages, config: config, accounts: accounts).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)

@@ -53,6 +53,10 @@ public struct RangerGuide: Sendable {
     static let sections: [String: String] = [
         "login": "signing-in",
         "password": "signing-in",
+        "two-step": "two-step-sign-in",
+        "two-step-code": "two-step-sign-in",
+        "two-step-enrol": "two-step-sign-in",
+        "two-step-codes": "two-step-sign-in",
         "tokens": "api-tokens",
         "home": "sites",
         "site": "tours-list",

@@ -1,0 +1,214 @@
+import Foundation
+import Hummingbird
+
+/// Two-step sign-in: the code page after a right password, enrolment (forced at sign-in, or chosen on the account
+/// page), the recovery codes shown once, and an administrator's reset.
+struct TwoStepController: Sendable {
+    let database: AppDatabase
+    let pages: PageResponder
+    let config: AppConfig
+    let accounts: AccountsController
+
+    struct CodePage: Sendable {
+        var error: String?
+    }
+
+    struct EnrolPage: Sendable {
+        /// Where the confirming code is posted: `/login/enrol` (at sign-in) or `/account/two-step` (signed in).
+        var action: String
+        var email: String
+        /// The QR code of the `otpauth://` address, as inline SVG (made here, from our own text: nothing a user typed).
+        var qrCode: String
+        /// The secret in base32, in groups of four, for typing into an app by hand.
+        var secret: String
+        /// Enrolment is required before the panel opens.
+        var forced: Bool
+        var resetNotice: Bool
+        var error: String?
+    }
+
+    struct StatusPage: Sendable {
+        var enrolled: Bool
+        var recoveryCodesLeft: Int
+        var required: Bool
+    }
+
+    struct RecoveryCodesPage: Sendable {
+        var codes: [String]
+        var next: String
+    }
+
+    func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
+        router.get("/login/code") { request, context in try await showCode(request, context) }
+        router.post("/login/code") { request, context in try await checkCode(request, context) }
+        router.get("/login/enrol") { request, context in try await showSignInEnrolment(request, context) }
+        router.post("/login/enrol") { request, context in try await confirmSignInEnrolment(request, context) }
+
+        signedIn.get("/account/two-step") { request, context in try await showAccount(request, context) }
+        signedIn.post("/account/two-step/start") { request, context in try await startAccountEnrolment(request, context) }
+        signedIn.post("/account/two-step") { request, context in try await confirmAccountEnrolment(request, context) }
+    }
+
+    // MARK: At sign-in
+
+    /// The half-signed-in browser at this stage; nil sends it back to the sign-in page (expired, or never signed in).
+    func pending(_ request: Request, stage: PendingStage) async throws -> (PendingSignIn, User)? {
+        guard let token = request.cookies[CookieName.pending]?.value, !token.isEmpty else { return nil }
+        guard let found = try await database.perform({ [config] in try $0.pendingSignIn(token: token, lifetime: config.pendingSignInLifetime) }),
+              found.0.stage == stage else { return nil }
+        return found
+    }
+
+    var signInAgain: Response { pages.redirect(to: "/login", notice: "Your sign-in took too long or was not started. Sign in again.") }
+
+    func showCode(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard try await pending(request, stage: .code) != nil else { return signInAgain }
+        return noStore(pages.render("two-step-code", title: "Two-step sign-in", page: CodePage(), request: request, context: context))
+    }
+
+    /// A code (or recovery code) after a right password, throttled like passwords; right: a fresh full session.
+    func checkCode(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        guard let (pending, user) = try await pending(request, stage: .code) else { return signInAgain }
+        func fail(_ message: String, status: HTTPResponse.Status) -> Response {
+            noStore(pages.render("two-step-code", title: "Two-step sign-in", page: CodePage(error: message), request: request, context: context, status: status))
+        }
+        let attempt: Int64
+        switch try await accounts.beginAttempt(email: user.email, context: context) {
+        case let .allowed(id): attempt = id
+        case let .locked(message, retryAfter):
+            var response = fail(message, status: .tooManyRequests)
+            response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
+            return response
+        }
+        let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
+        let input = form.string("code")
+        let check = try await database.perform { [config] in try $0.checkSecondStep(userId: user.id!, input: input, at: config.twoStepClock(), actor: actor) }
+        switch check {
+        case .wrong:
+            return fail("This code is not right. Enter the 6-digit code your authenticator app shows now, or one of your recovery codes.",
+                        status: .unauthorized)
+        case .reused:
+            return fail("This code was already used. Wait for the next code in your authenticator app.", status: .unauthorized)
+        case .acceptedCode, .acceptedRecoveryCode:
+            try await database.perform { try $0.endLoginAttempt(attempt) }
+            let pendingToken = pending.tokenHash
+            try await database.perform { try $0.endPendingSignIn(tokenHash: pendingToken) }
+            var notice: String?
+            var detail = "password and code"
+            if case let .acceptedRecoveryCode(left) = check {
+                detail = "password and recovery code"
+                notice = "You signed in with a recovery code; it will not work again. \(left == 1 ? "1 recovery code is" : "\(left) recovery codes are") left."
+                    + (left <= 3 ? " Ask an administrator to reset your two-step sign-in to get new ones." : "")
+            }
+            return try await accounts.finishSignIn(user: user, next: pending.next, detail: detail, context: context, notice: notice)
+        }
+    }
+
+    /// Enrolment required at sign-in: the QR code and the secret shown at the password step.
+    func showSignInEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let (_, user) = try await pending(request, stage: .enrol) else { return signInAgain }
+        guard let page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
+        return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
+    }
+
+    /// The first right code confirms enrolment; the session starts and the recovery codes are shown, once.
+    func confirmSignInEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        guard let (pending, user) = try await pending(request, stage: .enrol) else { return signInAgain }
+        let attempt: Int64
+        switch try await accounts.beginAttempt(email: user.email, context: context) {
+        case let .allowed(id): attempt = id
+        case let .locked(message, retryAfter):
+            guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
+            page.error = message
+            var response = noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context,
+                                                status: .tooManyRequests))
+            response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
+            return response
+        }
+        let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
+        let code = form.string("code")
+        guard let codes = try await database.perform({ [config] in try $0.confirmTwoStepEnrolment(userId: user.id!, code: code, at: config.twoStepClock(), actor: actor) })
+        else {
+            guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
+            page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
+            return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context,
+                                        status: .unprocessableContent))
+        }
+        try await database.perform { try $0.endLoginAttempt(attempt) }
+        let pendingToken = pending.tokenHash
+        try await database.perform { try $0.endPendingSignIn(tokenHash: pendingToken) }
+        let signedIn = try await accounts.finishSignIn(user: user, next: pending.next, detail: "password and code (enrolment)", context: context)
+        // The recovery codes go on this answer, not behind a redirect: they are shown once and stored nowhere in clear.
+        var response = recoveryCodes(codes, next: signedIn.headers[.location] ?? "/", request: request, context: context)
+        for field in signedIn.headers where field.name == .setCookie { response.headers.append(field) }
+        return response
+    }
+
+    // MARK: Signed in
+
+    func showAccount(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
+        let status = try await database.perform { try $0.twoStepStatus(userId: user.id) }
+        if status.enrolling, let page = try await enrolPage(user: record, action: "/account/two-step", forced: false) {
+            return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
+        }
+        let required = try await database.perform { [config] in try $0.twoStepRequired(for: record, requirement: config.twoStepRequirement) }
+        return pages.render("two-step", title: "Two-step sign-in",
+                            page: StatusPage(enrolled: status.enrolled, recoveryCodesLeft: status.recoveryCodesLeft, required: required),
+                            request: request, context: context)
+    }
+
+    func startAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let user = try context.requireUser()
+        _ = try await database.perform { try $0.beginTwoStepEnrolment(userId: user.id, actor: context.actor) }
+        return Response.redirect(to: "/account/two-step")
+    }
+
+    func confirmAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let user = try context.requireUser()
+        guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
+        let code = form.string("code")
+        guard let codes = try await database.perform({ [config] in
+            try $0.confirmTwoStepEnrolment(userId: user.id, code: code, at: config.twoStepClock(), actor: context.actor) })
+        else {
+            guard var page = try await enrolPage(user: record, action: "/account/two-step", forced: false) else {
+                return pages.redirect(to: "/account/two-step", notice: "Start the set-up again.")
+            }
+            page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
+            return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context,
+                                        status: .unprocessableContent))
+        }
+        return recoveryCodes(codes, next: "/account/two-step", request: request, context: context)
+    }
+
+    // MARK: Pages
+
+    /// The enrolment page of the secret being set up; nil when no enrolment is in progress.
+    func enrolPage(user: User, action: String, forced: Bool) async throws -> EnrolPage? {
+        let userId = user.id!
+        guard let secret = try await database.perform({ try $0.pendingTwoStepSecret(userId: userId) }) else { return nil }
+        let status = try await database.perform { try $0.twoStepStatus(userId: userId) }
+        let url = TwoStepCodes.authenticatorURL(secret: secret, email: user.email)
+        return EnrolPage(action: action, email: user.email, qrCode: try QRCode(url).svg(title: "QR code to scan with your authenticator app"),
+                         secret: TwoStepCodes.grouped(TwoStepCodes.base32(secret)), forced: forced, resetNotice: status.resetNotice)
+    }
+
+    func recoveryCodes(_ codes: [String], next: String, request: Request, context: AppRequestContext) -> Response {
+        noStore(pages.render("two-step-codes", title: "Your recovery codes", page: RecoveryCodesPage(codes: codes, next: next), request: request,
+                             context: context))
+    }
+
+    /// Secrets and codes must not linger in a cache or the back button.
+    func noStore(_ response: Response) -> Response {
+        var response = response
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import GRDB
+
+/// A half-signed-in browser (`pendingSignIn`): the password was right, the second step is still to come.
+public struct PendingSignIn: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    public var tokenHash: String
+    public var userId: Int64
+    public var stage: PendingStage
+    /// Where the browser goes once signed in (already checked by `AccountsController.safeNext`).
+    public var next: String
+    public var createdAt: Date
+    public var ipAddress: String?
+
+    public static let databaseTableName = "pendingSignIn"
+}
+
+/// A user's two-step sign-in, as the pages need it (never the secret of an enrolled account).
+public struct TwoStepStatus: Sendable, Equatable {
+    public var enrolled: Bool
+    /// Enrolment started (a secret was shown) but no code confirmed it yet.
+    public var enrolling: Bool
+    public var recoveryCodesLeft: Int
+    /// An administrator reset the second step and the user has not been told yet.
+    public var resetNotice: Bool
+}
+
+/// What a second-step code (or a recovery code) turned out to be.
+public enum SecondStepCheck: Sendable, Equatable {
+    case acceptedCode
+    case acceptedRecoveryCode(left: Int)
+    /// Right for a time step already used: each code works once.
+    case reused
+    case wrong
+}
+
+/// Intention-named writes and reads for two-step sign-in; each write in one transaction with its audit event. Secrets
+/// and codes never go into an audit detail or a log line.
+extension AppDatabase {
+    public func twoStepStatus(userId: Int64) throws -> TwoStepStatus {
+        try writer.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT totpSecret, totpEnrolledAt, twoStepResetNotice FROM user WHERE id = ?", arguments: [userId])
+            else { throw NotFound() }
+            let left = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recoveryCode WHERE userId = ? AND usedAt IS NULL", arguments: [userId]) ?? 0
+            let enrolled = (row["totpEnrolledAt"] as Double?) != nil
+            return TwoStepStatus(enrolled: enrolled, enrolling: !enrolled && (row["totpSecret"] as String?) != nil,
+                                 recoveryCodesLeft: left, resetNotice: row["twoStepResetNotice"] as Bool)
+        }
+    }
+
+    /// The users who have two-step sign-in set up, for the admin's user list.
+    public func twoStepEnrolledUserIds() throws -> Set<Int64> {
+        try writer.read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM user WHERE totpEnrolledAt IS NOT NULL")) }
+    }
+
+    /// Whether `--require-two-step` asks this user to be enrolled: admins, site managers (and admins), or everyone.
+    public func twoStepRequired(for user: User, requirement: TwoStepRequirement) throws -> Bool {
+        switch requirement {
+        case .none: return false
+        case .all: return true
+        case .admins: return user.isAdmin
+        case .managers:
+            if user.isAdmin { return true }
+            return try writer.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM membership WHERE userId = ? AND role = 'manager'", arguments: [user.id]) ?? 0 > 0
+            }
+        }
+    }
+
+    /// The secret to show for enrolment: the one already shown if enrolment was started and not finished (the app may
+    /// hold it already), else a new one. Refused once enrolled: only an administrator's reset starts over.
+    public func beginTwoStepEnrolment(userId: Int64, actor: AuditActor) throws -> String {
+        try writer.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
+            else { throw NotFound() }
+            guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
+            if let secret = row["totpSecret"] as String? { return secret }
+            let secret = TwoStepCodes.makeSecret()
+            try db.execute(sql: "UPDATE user SET totpSecret = ?, totpLastStep = 0 WHERE id = ?", arguments: [secret, userId])
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.enrolStart", detail: row["email"] as String)
+            return secret
+        }
+    }
+
+    /// The secret of an enrolment in progress (to draw its QR code again), nil when none is.
+    public func pendingTwoStepSecret(userId: Int64) throws -> String? {
+        try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT totpSecret FROM user WHERE id = ? AND totpEnrolledAt IS NULL", arguments: [userId])
+        }
+    }
+
+    /// The first right code confirms enrolment: the step is marked used, ten recovery codes are made (returned once,
+    /// stored hashed). Nil when the code is not right for the secret shown.
+    public func confirmTwoStepEnrolment(userId: Int64, code: String, at date: Date, actor: AuditActor) throws -> [String]? {
+        let recoveryCodes = (0..<RecoveryCodes.count).map { _ in RecoveryCodes.make() }
+        return try writer.write { db -> [String]? in
+            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
+            else { throw NotFound() }
+            guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
+            guard let secret = row["totpSecret"] as String? else { throw Conflict("Start the set-up again: no code was shown for this account.") }
+            guard let code = TwoStepCodes.normalizedCode(code), let step = TwoStepCodes.matchingSteps(secret: secret, code: code, at: date).first else {
+                try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.enrolFailed", detail: row["email"] as String)
+                return nil
+            }
+            try db.execute(sql: "UPDATE user SET totpEnrolledAt = ?, totpLastStep = ?, twoStepResetNotice = 0 WHERE id = ?",
+                           arguments: [date.dbTime, step, userId])
+            try db.execute(sql: "DELETE FROM recoveryCode WHERE userId = ?", arguments: [userId])
+            for code in recoveryCodes {
+                try db.execute(sql: "INSERT INTO recoveryCode (userId, codeHash) VALUES (?, ?)", arguments: [userId, RecoveryCodes.hash(code)])
+            }
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.enrol", detail: row["email"] as String)
+            return recoveryCodes
+        }
+    }
+
+    /// Checks a second-step input: a six-digit code within ±1 step of `date` and newer than the last one accepted, or
+    /// an unused recovery code (spent by this call). Checked and marked in one transaction, so two browsers sending the
+    /// same code at once cannot both pass. Failures and recovery-code use are audited.
+    public func checkSecondStep(userId: Int64, input: String, at date: Date, actor: AuditActor) throws -> SecondStepCheck {
+        try writer.write { db -> SecondStepCheck in
+            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt, totpLastStep FROM user WHERE id = ?", arguments: [userId])
+            else { throw NotFound() }
+            let email: String = row["email"]
+            func failure(_ why: String) throws {
+                try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(userId)", action: "twoStep.failed", detail: "\(email): \(why)")
+            }
+            guard (row["totpEnrolledAt"] as Double?) != nil, let secret = row["totpSecret"] as String? else {
+                try failure("not enrolled")
+                return .wrong
+            }
+            if let code = TwoStepCodes.normalizedCode(input) {
+                let steps = TwoStepCodes.matchingSteps(secret: secret, code: code, at: date)
+                let lastStep: Int64 = row["totpLastStep"]
+                if let step = steps.first(where: { $0 > lastStep }) {
+                    try db.execute(sql: "UPDATE user SET totpLastStep = ? WHERE id = ?", arguments: [step, userId])
+                    return .acceptedCode
+                }
+                try failure(steps.isEmpty ? "wrong code" : "code already used")
+                return steps.isEmpty ? .wrong : .reused
+            }
+            if let hash = RecoveryCodes.hash(input) {
+                try db.execute(sql: "UPDATE recoveryCode SET usedAt = ? WHERE userId = ? AND codeHash = ? AND usedAt IS NULL",
+                               arguments: [date.dbTime, userId, hash])
+                if db.changesCount == 1 {
+                    let left = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recoveryCode WHERE userId = ? AND usedAt IS NULL", arguments: [userId]) ?? 0
+                    try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.recoveryCode",
+                                          detail: "\(email): \(left) left")
+                    return .acceptedRecoveryCode(left: left)
+                }
+                try failure("wrong or used recovery code")
+                return .wrong
+            }
+            try failure("not a code")
+            return .wrong
+        }
+    }
+
+    /// An administrator's reset (a lost phone, used-up recovery codes): the secret and recovery codes go, the user's
+    /// sessions and half-finished sign-ins end, and the panel tells them at their next sign-in. With a requirement in
+    /// force, they enrol again then.
+    @discardableResult
+    public func resetTwoStep(userId: Int64, actor: AuditActor) throws -> User {
+        try writer.write { db in
+            guard let user = try User.fetchOne(db, id: userId) else { throw NotFound() }
+            try db.execute(sql: "UPDATE user SET totpSecret = NULL, totpEnrolledAt = NULL, totpLastStep = 0, twoStepResetNotice = 1 WHERE id = ?",
+                           arguments: [userId])
+            try db.execute(sql: "DELETE FROM recoveryCode WHERE userId = ?", arguments: [userId])
+            try SessionRecord.filter(SessionRecord.Columns.userId == userId).deleteAll(db)
+            try db.execute(sql: "DELETE FROM pendingSignIn WHERE userId = ?", arguments: [userId])
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetTwoStep", detail: user.email)
+            return user
+        }
+    }
+
+    /// Reads and clears the reset notice: the panel says it once.
+    public func takeTwoStepResetNotice(userId: Int64) throws -> Bool {
+        try writer.write { db in
+            try db.execute(sql: "UPDATE user SET twoStepResetNotice = 0 WHERE id = ? AND twoStepResetNotice = 1", arguments: [userId])
+            return db.changesCount == 1
+        }
+    }
+
+    // MARK: Half-signed-in browsers
+
+    /// After a right password: a new token for the half-signed-in browser (never the session's), audited.
+    public func startPendingSignIn(userId: Int64, stage: PendingStage, next: String, ipAddress: String?) throws -> String {
+        let token = SecretToken.make()
+        let now = Date()
+        try writer.write { db in
+            // Abandoned half-sign-ins (a closed tab) go here, a day on: no job needed for a table this small.
+            try db.execute(sql: "DELETE FROM pendingSignIn WHERE createdAt < ?", arguments: [now.dbTime - 86_400])
+            try PendingSignIn(tokenHash: SecretToken.hash(token), userId: userId, stage: stage, next: next, createdAt: now, ipAddress: ipAddress)
+                .insert(db)
+            try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
+                                  action: "session.password", detail: stage == .code ? "second step asked" : "enrolment required")
+        }
+        return token
+    }
+
+    /// The half-signed-in browser of this token and its user, if younger than `lifetime` and the user is not disabled;
+    /// an expired one is deleted.
+    public func pendingSignIn(token: String, lifetime: TimeInterval) throws -> (PendingSignIn, User)? {
+        let hash = SecretToken.hash(token)
+        let found = try writer.read { db -> (PendingSignIn, User?)? in
+            guard let pending = try PendingSignIn.fetchOne(db, key: hash) else { return nil }
+            return (pending, try User.fetchOne(db, id: pending.userId))
+        }
+        guard let (pending, user) = found else { return nil }
+        guard Date().timeIntervalSince(pending.createdAt) <= lifetime, let user, !user.isDisabled else {
+            try endPendingSignIn(tokenHash: hash)
+            return nil
+        }
+        return (pending, user)
+    }
+
+    public func endPendingSignIn(tokenHash: String) throws {
+        _ = try writer.write { try PendingSignIn.deleteOne($0, key: tokenHash) }
+    }
+}
