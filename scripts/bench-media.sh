@@ -103,6 +103,7 @@ if (( big_mb > 0 )); then
   big_seconds=$(( big_mb * 8 / 41 ))
   echo "making a ${big_mb} MB camera video (${big_seconds} s) ..."
   camera_video "$media/big.mp4" "$big_seconds"
+  work="$work/big"; mkdir -p "$work"   # a second server on a data folder of its own
   bench_start_server
   tour=$(bench_tour "Big video")
   wp=$(bench_waypoint "$tour" "Summit" 44.41 -122.1)
