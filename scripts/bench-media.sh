@@ -13,13 +13,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build-bench}"
-work="$(mktemp -d /tmp/trail-bench-media.XXXXXX)"
+work="$(mktemp -d /tmp/trail-bench-media.XXXXXX)"; top="$work"
 seconds="${BENCH_MEDIA_SECONDS:-60}"
 big_mb="${BENCH_MEDIA_BIG_MB:-1024}"
 runs="${BENCH_RUNS:-3}"
 # shellcheck source=bench-lib.sh
 source "$root/scripts/bench-lib.sh"
-cleanup() { bench_stop_server; rm -rf "$work"; }
+cleanup() { bench_stop_server; rm -rf "$top"; }
 trap cleanup EXIT
 
 # A camera's video: a moving test pattern with noise (so the bits are spent) at a constant 40 Mbit/s, 320 kbit/s sound.
