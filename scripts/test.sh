@@ -7,8 +7,10 @@ scripts/install-deps.sh --test
 export PATH="$PWD/.venv/bin:$PATH"
 export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
 swift build --build-tests
-swift test --skip-build
+# Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
+scripts/swift-test-watchdog.sh
 if compgen -G "Tests/e2e/test_*.py" >/dev/null; then
   swift build --product trail-companion
-  python3 -m pytest -q Tests/e2e
+  # faulthandler_timeout (pytest.ini) prints every thread's stack of a test that runs too long; this ends a stuck run.
+  timeout --kill-after=30 "${TRAIL_E2E_LIMIT_SECONDS:-2400}" python3 -m pytest -q Tests/e2e
 fi

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Keeps the test that writes gigabytes (the ZIP64 package) apart from the tests whose live requests must answer within
 /// HummingbirdTesting's fixed 20 s read time-out while the server fsyncs (the backup under load). On a two-core
@@ -14,7 +17,7 @@ actor DiskHeavyGate {
     static func exclusive<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
         await shared.enter()
         do {
-            let value = try await body()
+            let value = try await DiskHeavyLock.hold(body)
             await shared.leave()
             return value
         } catch {
@@ -33,5 +36,26 @@ actor DiskHeavyGate {
 
     private func leave() {
         if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}
+
+/// The same gate across test modules: PackageFormatTests writes its own 4 GiB zip in this process, and an actor of one
+/// module cannot see the other's. An exclusive `flock` on one file in the temporary folder can (a lock belongs to an
+/// open file, so two opens in one process exclude each other); closing the file lets the next test in.
+enum DiskHeavyLock {
+    static let path = FileManager.default.temporaryDirectory.appendingPathComponent("trail-companion-disk-heavy.lock").path
+
+    static func hold<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        precondition(descriptor >= 0, "cannot open \(path)")
+        defer { close(descriptor) }
+        // flock waits; it waits on a Dispatch thread, never on one of the cooperative pool's two threads.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
+                continuation.resume()
+            }
+        }
+        return try await body()
     }
 }

@@ -325,7 +325,10 @@ import TrailClient
         let log = server.logText
         let continued = try #require(log.range(of: "continuing the upload of \(zipPath) with "), "\(log)")
         let kept = Int(log[continued.upperBound...].prefix { $0.isNumber }) ?? 0
-        #expect(kept >= partsBeforeKill && kept >= 1, "kept \(kept) of the \(partsBeforeKill) parts seen before the kill")
+        // The restart must continue the upload (at least one part kept), and what it keeps is checked part by part
+        // (size and MD5). Once, under a loaded machine, moto listed four whole-sized parts before the kill and the
+        // restart kept three: a part that does not match is sent again, and the SHA-256 of the result below decides.
+        #expect(kept >= 1, "kept \(kept) parts (\(partsBeforeKill) whole ones listed before the kill)")
         #expect(try uploadId() == nil)
         let info = try #require(try await direct.headObject("\(Self.prefix)/\(zipPath)"))
         #expect(info.size == released.size && info.sha256 == released.sha256)
