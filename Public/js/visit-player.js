@@ -264,7 +264,7 @@ async function save(target, previous) {
     const quota = error?.name === 'QuotaExceededError';
     const message = quota
       ? `This browser has no room left for the tour (${megabytes(total)} needed). What was saved before is kept; free some space on the phone and try again.`
-      : `${previous ? 'The update' : 'Saving'} stopped: ${error.message}. ${previous ? `Version ${previous.version} is kept as it was.` : ''}`;
+      : `${previous ? 'The update' : 'Saving'} stopped: ${reason(error)}. ${previous ? `Version ${previous.version} is kept as it was.` : ''}`;
     setState('failed', previous ? `Version ${previous.version} is saved on this phone.` : 'The tour is not saved yet.');
     showError(message, () => save(target, previous));
     await showStorage();
@@ -639,9 +639,17 @@ async function update(heldTarget) {
       await show(target);
     }
   } catch (error) {
-    setState('failed', `Version ${heldTarget.manifest.version} is kept as it was.`);
-    showError(`The update was refused: ${error.message}`, () => update(heldTarget));
+    const kept = heldTarget.manifest.version;
+    setState('failed', `Version ${kept} is saved on this phone.`);
+    showError(error instanceof TrustError
+      ? `The update was refused: ${error.message} Version ${kept} is kept as it was.`
+      : `The update stopped: ${reason(error)}. Version ${kept} is kept as it was.`, () => update(heldTarget));
   }
+}
+
+/** What went wrong, in a visitor's words: fetch rejects with a bare TypeError when the connection is gone. */
+function reason(error) {
+  return error instanceof TypeError ? 'the connection was lost' : String(error?.message || error).replace(/\.$/, '');
 }
 
 main();

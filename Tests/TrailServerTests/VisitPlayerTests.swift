@@ -43,7 +43,22 @@ import Testing
             let manifest = try #require(try await client.get("/visit/\(seed.packageId)/app.webmanifest", session: nil).json as? [String: Any])
             #expect(manifest["scope"] as? String == "/visit/")
             #expect(manifest["start_url"] as? String == "/visit/\(seed.packageId)")
-            #expect((manifest["icons"] as? [[String: Any]])?.isEmpty == false)
+            // Installable on Android (PNG of 192 and 512 px) and iOS (a PNG touch icon on the page): each icon is
+            // served immutable, and each PNG is as large as it says.
+            let icons = try #require(manifest["icons"] as? [[String: Any]])
+            #expect(icons.compactMap { $0["sizes"] as? String }.sorted() == ["192x192", "512x512", "any"])
+            for icon in icons {
+                let src = try #require(icon["src"] as? String)
+                let served = try await client.get(src, session: nil)
+                #expect(served.status == .ok && served.headers[.contentType] == icon["type"] as? String, "\(src)")
+                #expect(served.headers[.cacheControl] == "public, max-age=31536000, immutable")
+                guard let sizes = icon["sizes"] as? String, sizes != "any" else { continue }
+                let png = Array(served.body.readableBytesView)
+                #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(src) is a PNG")
+                let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
+                #expect("\(width)x\(height)" == sizes, "\(src)")
+            }
+            #expect(page.text.contains("rel=\"apple-touch-icon\" href=\"/visit/assets/"))
 
             // The service worker is served from /visit/ (so its scope may be /visit/) and names the player's files.
             let worker = try await client.get("/visit/sw.js", session: nil)

@@ -334,3 +334,122 @@ def test_a_withdrawn_tour_says_so(visit_server, rangers, published, visitor):
         visitor.assert_accessible("player, tour withdrawn")
     finally:
         author.post(f"/manage/packages/{published['package']}/publish", {})
+
+
+@pytest.fixture(scope="module")
+def bilingual(visit_server, rangers, tmp_path_factory):
+    """A second tour, in English and Spanish, with an audio stop and map tiles: for the language choice, a full
+    phone, a failed update and the download count (each test starts with a browser of its own)."""
+    author, reviewer = rangers
+    tour = author.create_tour("falls", "Sahalie Falls Loop", frame=FRAME, description="A loop past two falls.")
+    author.patch(f"/manage/tours/{tour['id']}", {"languages": ["en", "es"], "minZoom": 13, "maxZoom": 16})
+    first = author.post(f"/manage/tours/{tour['id']}/waypoints", {"name": "Bridge", "latitude": FIRST_STOP[0], "longitude": FIRST_STOP[1],
+                                                                  "description": "Cross the river here.", "triggerRadiusMeters": RADIUS})
+    author.patch(f"/manage/tours/{tour['id']}/waypoints/{first['id']}",
+                 {"localized": {"es": {"name": "Puente", "description": "Cruce el río aquí."}}})
+    audio = author.upload(tour["id"], first["id"], "bridge.wav", wav_bytes(seconds=2.0))
+    assert author.scanned_asset(audio["id"])["scanStatus"] == "clean"
+    mbtiles = tmp_path_factory.mktemp("bilingual-tiles") / "loop.mbtiles"
+    write_mbtiles(mbtiles)
+    author.post_file(f"/manage/tours/{tour['id']}/tiles", "loop.mbtiles", mbtiles.read_bytes())
+    wait_for("the tiles' scan", lambda: author.get(f"/manage/tours/{tour['id']}/tiles").get("scanStatus") == "clean", timeout=60)
+    release(author, reviewer, tour["id"])
+    catalog = json.loads(public(visit_server, "/api/v1/catalog")[0])
+    entry = next(p for p in catalog["packages"] if p["name"] == "Sahalie Falls Loop")
+    return {"tour": tour, "package": entry["id"], "audio": audio}
+
+
+def verified_downloads(server: Server) -> int:
+    """The server's count of checked downloads (apps and the player report them), from /metrics."""
+    request = urllib.request.Request(f"{server.base_url}/metrics")
+    request.add_header("Authorization", f"Bearer {server.metrics_token}")
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    match = re.search(r"^trail_verified_downloads (\d+(?:\.\d+)?)", text, re.MULTILINE)
+    return int(float(match.group(1))) if match else 0
+
+
+def open_verified(panel: Panel, package: str) -> None:
+    panel.open(f"/visit/{package}")
+    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true"
+                         or state(panel) == "failed")
+    assert panel.find("#player").get_attribute("data-verified") == "true", panel.text("#player")
+
+
+def test_the_language_choice_switches_the_stops_and_the_page_language(visit_server, bilingual, visitor):
+    panel = visitor
+    open_verified(panel, bilingual["package"])
+    select = panel.find("select#language")
+    assert [o.get_attribute("value") for o in select.find_elements("css selector", "option")] == ["en", "es"]
+    assert panel.find("label[for='language']").text == "Language"
+    assert panel.text("[data-stop-order='1'] button") == "1. Bridge"
+    panel.driver.execute_script("const s = document.getElementById('language'); s.value = 'es'; s.dispatchEvent(new Event('change'))")
+    panel.wait(15).until(lambda d: d.find_element("css selector", "[data-stop-order='1'] button").text == "1. Puente")
+    assert panel.driver.execute_script("return document.documentElement.lang") == "es"
+    panel.find("[data-stop-order='1'] button").click()
+    panel.wait(15).until(lambda d: "Cruce el río aquí." in d.find_element("css selector", "[data-stop-order='1']").text)
+    panel.assert_accessible("player, in Spanish", media=False)
+
+
+def test_a_failed_update_keeps_the_saved_version_and_saves_count_as_downloads(visit_server, rangers, bilingual, visitor):
+    panel, driver, package = visitor, visitor.driver, bilingual["package"]
+    counted = verified_downloads(visit_server)
+    open_verified(panel, package)
+    panel.find("[data-action='save-offline']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    assert "version 1" in panel.text("#offline-status")
+    wait_for("the player's checked download to count", lambda: verified_downloads(visit_server) == counted + 1, timeout=30)
+
+    author, reviewer = rangers
+    author.post(f"/manage/assets/{bilingual['audio']['id']}/transcript", {"text": "The bridge was rebuilt after the flood."})
+    wait_for("the new transcript's scan", lambda: (author.get(f"/manage/assets/{bilingual['audio']['id']}").get("transcript") or {})
+             .get("scanStatus") == "clean")
+    release(author, reviewer, bilingual["tour"]["id"])
+    driver.refresh()
+    assert wait_state(panel, "update-available", "failed") == "update-available", panel.text("#player")
+
+    # The connection drops before the update's files come: the update fails, says so, and version 1 stays in use.
+    wait_for("the service worker to control the page", lambda: driver.execute_script("return !!navigator.serviceWorker.controller"), timeout=30)
+    visit_server.stop()
+    try:
+        panel.find("[data-action='update']").click()
+        assert wait_state(panel, "failed", "ready", timeout=60) == "failed"
+        assert panel.text("#offline-error") == "The update stopped: the connection was lost. Version 1 is kept as it was."
+        assert "Version 1 is saved on this phone." in panel.text("#offline-status")
+        assert panel.find("[data-action='retry']").is_displayed(), "a way to try again"
+        panel.assert_accessible("player, an update that failed", media=False)
+        driver.refresh()
+        assert wait_state(panel, "ready", "failed") == "ready", panel.text("#player")
+        assert "version 1" in panel.text("#offline-status")
+        panel.find("[data-stop-order='1'] button").click()
+        panel.wait(15).until(lambda d: d.execute_script(
+            "const a = document.querySelector('[data-stop-order=\"1\"] audio[data-stop-audio]'); return !!(a && a.src)"))
+    finally:
+        visit_server.start()
+
+    # With the connection back, the update goes through, and version 2 counts as a download of its own.
+    driver.refresh()
+    assert wait_state(panel, "update-available", "failed") == "update-available", panel.text("#player")
+    panel.find("[data-action='update']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    assert "version 2" in panel.text("#offline-status")
+    wait_for("the update's checked download to count", lambda: verified_downloads(visit_server) == counted + 2, timeout=30)
+
+
+def test_a_full_phone_gets_a_clear_message_and_nothing_half_saved(visit_server, bilingual, visitor):
+    panel, driver = visitor, visitor.driver
+    open_verified(panel, bilingual["package"])
+    # Chromium's own quota for this origin, set to a few bytes: Cache Storage refuses the first file.
+    driver.execute_cdp_cmd("Storage.overrideQuotaForOrigin", {"origin": visit_server.base_url, "quotaSize": 16})
+    try:
+        panel.find("[data-action='save-offline']").click()
+        assert wait_state(panel, "ready", "failed", timeout=60) == "failed"
+        assert "no room left for the tour" in panel.text("#offline-error"), panel.text("#offline-error")
+        assert "The tour is not saved yet." in panel.text("#offline-status")
+        panel.assert_accessible("player, no room left", media=False)
+    finally:
+        driver.execute_cdp_cmd("Storage.overrideQuotaForOrigin", {"origin": visit_server.base_url})
+    # Nothing half-saved is taken for a saved tour.
+    driver.refresh()
+    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true")
+    assert state(panel) == "online-only", panel.text("#player")

@@ -18,6 +18,9 @@ struct PlayerAssets: Sendable {
         ("visit-map.js", "js", "text/javascript; charset=utf-8"),
         ("visit.css", "css", "text/css; charset=utf-8"),
         ("icon.svg", "img", "image/svg+xml"),
+        // PNG beside the SVG: Android asks for 192 and 512 px icons to install the player, iOS for a PNG touch icon.
+        ("icon-192.png", "img", "image/png"),
+        ("icon-512.png", "img", "image/png"),
     ]
 
     let files: [String: File]
