@@ -287,7 +287,15 @@ async function loadHeld(held) {
   const cache = await caches.open(FILES);
   const response = await cache.match(manifestURL(held.version));
   if (!response) return null;
-  const target = await verifiedManifest(response, held.version);
+  let target;
+  try {
+    target = await verifiedManifest(response, held.version);
+  } catch (error) {
+    // A saved manifest that fails its check can never be used; it goes, so the next fetch asks the server (the
+    // service worker would otherwise keep answering with it).
+    if (error instanceof TrustError) await cache.delete(manifestURL(held.version));
+    throw error;
+  }
   for (const file of listedFiles(target.manifest)) {
     const stored = await cache.match(fileURL(file.sha256));
     try {

@@ -33,7 +33,7 @@ import Testing
         try await app.test { client in
             let page = try await client.get("/visit/\(seed.packageId)", session: nil)
             #expect(page.status == .ok)
-            #expect(page.text.contains("data-offline-state=\"online-only\""))
+            #expect(page.text.contains("data-offline-state=\"checking\""), "nothing is claimed before the script has checked the signature")
             #expect(page.text.contains("rel=\"manifest\" href=\"/visit/\(seed.packageId)/app.webmanifest\""))
             #expect(page.text.contains("id=\"visit-map\""))
             #expect(try await client.get("/visit/\(seed.hiddenPackageId)", session: nil).status == .gone)

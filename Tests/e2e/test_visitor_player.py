@@ -2,20 +2,25 @@
 manifest, saves the tour for offline use, and keeps working after the server is gone (map tiles, stops, audio from
 Cache Storage through the service worker). Chromium's geolocation override puts the visitor inside a stop's
 trigger zone: the stop opens and its audio plays. A new version with one changed file is fetched by that file alone,
-and a file changed in Cache Storage is refused. axe checks every state of the player.
+and a file changed in Cache Storage is refused. The faults a visitor meets each get their own test: a language
+choice, a full phone, a connection lost halfway through saving and during an update, a tour withdrawn while saved, a
+saved manifest that fails its signature, and a map tile the server lacks. axe checks every state of the player.
 
 This module runs its own server (its own data folder and port), since it stops and restarts it; the page's origin
 stays the same across the restart, so the service worker and the saved copy are found again."""
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import math
 import re
 import sqlite3
 import struct
+import threading
 import urllib.request
 import wave
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import mercantile
 import pytest
@@ -200,9 +205,8 @@ def test_save_offline_play_from_the_cache_triggers_updates_and_tampering(visit_s
 
     # Online, not saved: the signature is checked, the stops and the map are shown from the verified manifest.
     panel.open(f"/visit/{package}")
-    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true"
-                         or state(panel) == "failed")
-    assert state(panel) == "online-only", panel.text("#player")
+    assert wait_state(panel, "online-only", "failed") == "online-only", panel.text("#player")
+    assert panel.find("#player").get_attribute("data-verified") == "true"
     assert [e.get_attribute("data-stop-order") for e in panel.all("[data-stop]")] == ["1", "2"]
     panel.assert_accessible("player, online only", media=False)
 
@@ -313,8 +317,7 @@ def test_save_offline_play_from_the_cache_triggers_updates_and_tampering(visit_s
 def test_a_denied_location_leaves_the_stops_usable(visit_server, published, visitor):
     panel, driver = visitor, visitor.driver
     driver.execute_cdp_cmd("Browser.setPermission", {"origin": visit_server.base_url, "permission": {"name": "geolocation"}, "setting": "denied"})
-    panel.open(f"/visit/{published['package']}")
-    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true")
+    open_verified(panel, published["package"])
     panel.find("[data-action='start']").click()
     panel.wait(15).until(lambda d: "Tap a stop" in d.find_element("css selector", "#location-status").text)
     set_viewport(driver, 320, 640, mobile=True)
@@ -370,10 +373,11 @@ def verified_downloads(server: Server) -> int:
 
 
 def open_verified(panel: Panel, package: str) -> None:
+    """Opens the player and waits for "online-only": the signature checked, the stops shown and the save button wired
+    (data-verified turns true a moment earlier, before the button does anything)."""
     panel.open(f"/visit/{package}")
-    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true"
-                         or state(panel) == "failed")
-    assert panel.find("#player").get_attribute("data-verified") == "true", panel.text("#player")
+    assert wait_state(panel, "online-only", "failed") == "online-only", panel.text("#player")
+    assert panel.find("#player").get_attribute("data-verified") == "true"
 
 
 def test_the_language_choice_switches_the_stops_and_the_page_language(visit_server, bilingual, visitor):
@@ -451,5 +455,164 @@ def test_a_full_phone_gets_a_clear_message_and_nothing_half_saved(visit_server, 
         driver.execute_cdp_cmd("Storage.overrideQuotaForOrigin", {"origin": visit_server.base_url})
     # Nothing half-saved is taken for a saved tour.
     driver.refresh()
-    panel.wait(60).until(lambda d: d.execute_script("return document.getElementById('player').dataset.verified") == "true")
-    assert state(panel) == "online-only", panel.text("#player")
+    assert wait_state(panel, "online-only", "ready", "failed") == "online-only", panel.text("#player")
+
+
+def cached_files(driver) -> set[str]:
+    """The SHA-256 of every file in the player's Cache Storage."""
+    return set(driver.execute_async_script("""
+        const done = arguments[0];
+        caches.open('trail-files').then((cache) => cache.keys())
+          .then((keys) => done(keys.map((r) => new URL(r.url).pathname).filter((p) => p.startsWith('/api/v1/files/')).map((p) => p.slice(14))),
+                (e) => done([String(e)]));
+    """))
+
+
+def test_a_connection_lost_halfway_through_saving_then_a_withdrawal_and_a_forged_manifest(visit_server, rangers, bilingual, visitor):
+    panel, driver, package = visitor, visitor.driver, bilingual["package"]
+    served = manifest(visit_server, package, 2)
+    sizes = {f["sha256"]: f["size"] for f in files_with_sizes(served)}
+    audio = next(a for w in served["waypoints"] for a in w["assets"] if a["type"] == "audio")
+    # The page's own requests, past the service worker, so that Chromium's URL blocking reaches them: the audio file's
+    # request fails as a dropped connection does, after the files before it were saved.
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBypassServiceWorker", {"bypass": True})
+    # Nor does the browser's HTTP cache answer (the map's tile index, read before saving, would come from it): what
+    # the server sends is then exactly what the player fetched.
+    driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": [f"*/api/v1/files/{audio['sha256']}*"]})
+    open_verified(panel, package)
+    panel.find("[data-action='save-offline']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "failed"
+    assert panel.text("#offline-error") == "Saving stopped: the connection was lost."
+    assert "The tour is not saved yet." in panel.text("#offline-status")
+    held = cached_files(driver)
+    assert audio["sha256"] not in held
+    assert held <= set(sizes), "only whole, checked files of this version are in Cache Storage"
+
+    # The connection is back: Try again fetches only what is not saved yet, and the tour is ready.
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    before = file_bytes_sent(visit_server)
+    panel.find("[data-action='retry']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    assert file_bytes_sent(visit_server) - before == sum(size for sha, size in sizes.items() if sha not in held)
+    driver.execute_cdp_cmd("Network.setBypassServiceWorker", {"bypass": False})
+
+    # The park withdraws the tour while this phone holds it: the player says so and the saved copy goes on working.
+    author, _ = rangers
+    author.post(f"/manage/packages/{package}/unpublish", {})
+    try:
+        driver.refresh()
+        panel.wait(60).until(lambda d: "The park has withdrawn this tour" in d.find_element("css selector", "#offline-status").text)
+        assert "Your saved copy still works." in panel.text("#offline-status")
+        assert state(panel) == "ready" and panel.find("#player").get_attribute("data-withdrawn") == "true"
+        panel.find("[data-stop-order='1'] button").click()
+        panel.wait(15).until(lambda d: d.execute_script(
+            "const a = document.querySelector('[data-stop-order=\"1\"] audio[data-stop-audio]'); return !!(a && a.src)"))
+        panel.assert_accessible("player, withdrawn while saved", media=False)
+    finally:
+        author.post(f"/manage/packages/{package}/publish", {})
+
+    # A saved manifest changed in Cache Storage no longer matches its signature: the player refuses the saved copy.
+    driver.execute_async_script("""
+        const [url, done] = arguments;
+        (async () => {
+          const cache = await caches.open('trail-files');
+          const stored = await cache.match(url);
+          const text = (await stored.text()).replace('Sahalie Falls Loop', 'Sahalie Falls Loup');
+          await cache.put(url, new Response(text, {headers: stored.headers}));
+        })().then(() => done(true), (e) => done(String(e)));
+    """, f"/api/v1/packages/{package}/versions/2/manifest")
+    driver.refresh()
+    # Refused, and said so; online, the player then offers the tour from the server, unsaved, to be saved again.
+    panel.wait(60).until(lambda d: "The tour manifest is not signed by this server's key" in d.find_element("css selector", "#offline-error").text)
+    panel.wait(60).until(lambda d: state(panel) == "online-only")
+    assert "The tour manifest is not signed by this server's key: it was not used." in panel.text("#offline-error")
+    assert "Not saved yet" in panel.text("#offline-status")
+    panel.assert_accessible("player, a saved manifest that fails its signature", media=False)
+
+
+class MissingTileProxy:
+    """The server seen through a proxy that answers 404 for the paths in `missing` (a map tile the server lacks) and
+    passes everything else on. The player opened through it has an origin of its own: its own worker and storage."""
+
+    HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
+
+    def __init__(self, server: Server):
+        self.missing: set[str] = set()
+        proxy = self
+        target = server.base_url.removeprefix("http://")
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args):
+                pass
+
+            def relay(self):
+                if self.path.split("?")[0] in proxy.missing:
+                    body = b"No such tile in this map."
+                    self.send_response(404)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                upstream = http.client.HTTPConnection(target, timeout=60)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in self.HOP_HEADERS}
+                upstream.request(self.command, self.path, body=self.rfile.read(length) if length else None, headers=headers)
+                answer = upstream.getresponse()
+                body = answer.read()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in self.HOP_HEADERS and key.lower() != "content-length":
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+                upstream.close()
+
+            HOP_HEADERS = MissingTileProxy.HOP
+            do_GET = do_POST = do_HEAD = do_PUT = do_PATCH = do_DELETE = relay
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_tile_the_server_lacks_stops_the_save_with_its_name_and_keeps_what_was_saved(visit_server, bilingual):
+    proxy = MissingTileProxy(visit_server)
+    driver = chrome(arguments=("--autoplay-policy=user-gesture-required",))
+    try:
+        set_viewport(driver, 390, 844, mobile=True)
+        panel = Panel(driver, visit_server)
+        package = bilingual["package"]
+        catalog = json.loads(public(visit_server, "/api/v1/catalog")[0])
+        version = next(p["version"] for p in catalog["packages"] if p["id"] == package)
+        served = manifest(visit_server, package, version)
+        index = json.loads(public(visit_server, f"/api/v1/files/{served['tiles']['index']['sha256']}")[0])
+        z, x, y = sorted(index["tiles"])[-1].split("/")
+        proxy.missing.add(f"/api/v1/packages/{package}/versions/{version}/tiles/{z}/{x}/{y}")
+        driver.get(f"{proxy.base_url}/visit/{package}")
+        assert wait_state(panel, "online-only", "failed") == "online-only", panel.text("#player")
+        panel.find("[data-action='save-offline']").click()
+        assert wait_state(panel, "ready", "failed", timeout=120) == "failed"
+        assert panel.text("#offline-error") == f"Saving stopped: map tile {z}/{x}/{y} could not be fetched (HTTP 404)."
+        assert "The tour is not saved yet." in panel.text("#offline-status")
+        held = cached_files(driver)
+        assert {f["sha256"] for f in files_with_sizes(served)} <= held, "the files saved before the tile stay saved"
+        panel.assert_accessible("player, a map tile missing", media=False)
+
+        # The tile is back: Try again completes the save.
+        proxy.missing.clear()
+        panel.find("[data-action='retry']").click()
+        assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    finally:
+        driver.quit()
+        proxy.close()
