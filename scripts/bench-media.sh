@@ -12,7 +12,7 @@
 # Needs ffmpeg, libvips-tools and exiftool (scripts/install-deps.sh --test). Release build as the other benchmarks.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-scratch="${BENCH_SCRATCH:-$root/.build-bench}"
+scratch="${BENCH_SCRATCH:-$root/.build}"
 work="$(mktemp -d /tmp/trail-bench-media.XXXXXX)"; top="$work"
 seconds="${BENCH_MEDIA_SECONDS:-60}"
 big_mb="${BENCH_MEDIA_BIG_MB:-1024}"
