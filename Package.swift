@@ -142,9 +142,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Helpers more than one test module uses (not a test target: the test modules import it).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "PackageFormatTests",
-            dependencies: ["PackageFormat", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
+            dependencies: ["PackageFormat", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -156,6 +158,7 @@ let package = Package(
             name: "TrailServerTests",
             dependencies: [
                 "TrailServer",
+                "TestSupport",
                 "TrailClient",
                 "MalwareScan",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

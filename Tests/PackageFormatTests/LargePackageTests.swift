@@ -1,6 +1,7 @@
 import Foundation
 import PackageFormat
 import Testing
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -167,22 +168,3 @@ struct LargePackageTests {
     }
 }
 
-/// Keeps this test apart from the server tests that write gigabytes or need quick fsyncs (they take the same lock, in
-/// TrailServerTests): two multi-gigabyte writes at once on a two-core machine make a live request outlast its read
-/// time-out. An exclusive `flock` on one file works across the two modules of the one test process.
-enum DiskHeavyLock {
-    static let path = FileManager.default.temporaryDirectory.appendingPathComponent("trail-companion-disk-heavy.lock").path
-
-    static func hold<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
-        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
-        precondition(descriptor >= 0, "cannot open \(path)")
-        defer { close(descriptor) }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                while flock(descriptor, LOCK_EX) != 0 && errno == EINTR {}
-                continuation.resume()
-            }
-        }
-        return try await body()
-    }
-}

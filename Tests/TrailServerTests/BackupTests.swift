@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import PackageFormat
 import Testing
+import TestSupport
 import TrailClient
 @testable import TrailServer
 
@@ -32,7 +33,7 @@ import TrailClient
 
     @Test("a backup taken while files are uploaded and packages released restores into a server that serves every earlier package, a verifying catalog and the whole audit log")
     func backupUnderLoadRestores() async throws {
-        try await DiskHeavyGate.exclusive { try await backUpWhileReleasing() }
+        try await DiskHeavyLock.hold { try await backUpWhileReleasing() }
     }
 
     func backUpWhileReleasing() async throws {

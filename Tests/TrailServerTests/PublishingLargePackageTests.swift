@@ -3,6 +3,7 @@ import GRDB
 import MalwareScan
 import PackageFormat
 import Testing
+import TestSupport
 @testable import TrailServer
 
 #if canImport(Glibc)
@@ -33,7 +34,7 @@ struct PublishingLargePackageTests {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["TRAIL_SLOW_TESTS"] == "1", "slow: set TRAIL_SLOW_TESTS=1 (CI and scripts/test.sh do)"),
           .timeLimit(.minutes(20)))
     func packageAbove4GiB() async throws {
-        try await DiskHeavyGate.exclusive { try await buildAndReadBack() }
+        try await DiskHeavyLock.hold { try await buildAndReadBack() }
     }
 
     func buildAndReadBack() async throws {

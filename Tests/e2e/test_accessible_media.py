@@ -1,4 +1,4 @@
-"""#16, accessible media in the browser: a video with captions and an image with alt text, a submission refused
+"""Accessible media in the browser: a video with captions and an image with alt text, a submission refused
 while an audio file lacks its transcript, the transcript typed in, the submission, and the review page playing the
 video with its captions as a <track>. axe runs on every new page state."""
 import re

@@ -238,7 +238,7 @@ def zone_width(panel) -> float:
 
 
 def test_trigger_radius_by_typing_and_by_dragging_the_circle_edge(admin_panel, e2e_site, api, store):
-    """#16: the waypoint page draws the trigger zone; typing a radius redraws it, dragging its edge handle sets the
+    """The waypoint page draws the trigger zone; typing a radius redraws it, dragging its edge handle sets the
     field; both save. The tour page shows every zone and warns when two overlap."""
     panel = admin_panel
     tour = api.create_tour(e2e_site, "Clear Lake Zones", frame=SANTIAM)
@@ -286,7 +286,7 @@ def test_trigger_radius_by_typing_and_by_dragging_the_circle_edge(admin_panel, e
 
 
 def test_a_spanish_version_of_a_waypoint_on_its_language_tab(admin_panel, e2e_site, api):
-    """#16: the tour gets Spanish on its edit page, the waypoint a Spanish name and description on its Spanish tab
+    """The tour gets Spanish on its edit page, the waypoint a Spanish name and description on its Spanish tab
     (plain links and forms, no script needed); removing Spanish again asks before its texts are deleted."""
     panel = admin_panel
     tour = api.create_tour(e2e_site, "Sahalie Falls", frame=SANTIAM, description="Two waterfalls on the McKenzie.")

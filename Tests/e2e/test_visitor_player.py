@@ -17,6 +17,7 @@ import math
 import re
 import sqlite3
 import struct
+import subprocess
 import threading
 import urllib.request
 import wave
@@ -173,14 +174,19 @@ def listed(manifest: dict) -> dict[str, str]:
     return files
 
 
-def file_bytes_sent(server: Server) -> int:
-    """What the server counted for GET /api/v1/files/{sha256} since it started (Prometheus text at /metrics)."""
+def metric(server: Server, series: str) -> int:
+    """One series of the server's /metrics (Prometheus text, read with an admin's token), 0 before it exists."""
     request = urllib.request.Request(f"{server.base_url}/metrics")
     request.add_header("Authorization", f"Bearer {server.metrics_token}")
     with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read().decode()
-    match = re.search(r'^trail_download_bytes_total\{route="file"\} (\d+)', text, re.MULTILINE)
-    return int(match.group(1)) if match else 0
+    match = re.search(rf"^{re.escape(series)} (\d+(?:\.\d+)?)", text, re.MULTILINE)
+    return int(float(match.group(1))) if match else 0
+
+
+def file_bytes_sent(server: Server) -> int:
+    """What the server counted for GET /api/v1/files/{sha256} since it started."""
+    return metric(server, 'trail_download_bytes_total{route="file"}')
 
 
 def resource_requests(panel: Panel, fragment: str) -> list[str]:
@@ -363,13 +369,8 @@ def bilingual(visit_server, rangers, tmp_path_factory):
 
 
 def verified_downloads(server: Server) -> int:
-    """The server's count of checked downloads (apps and the player report them), from /metrics."""
-    request = urllib.request.Request(f"{server.base_url}/metrics")
-    request.add_header("Authorization", f"Bearer {server.metrics_token}")
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read().decode()
-    match = re.search(r"^trail_verified_downloads (\d+(?:\.\d+)?)", text, re.MULTILINE)
-    return int(float(match.group(1))) if match else 0
+    """The server's count of checked downloads (apps and the player report them)."""
+    return metric(server, "trail_verified_downloads")
 
 
 def open_verified(panel: Panel, package: str) -> None:
@@ -616,3 +617,50 @@ def test_a_tile_the_server_lacks_stops_the_save_with_its_name_and_keeps_what_was
     finally:
         driver.quit()
         proxy.close()
+
+
+def test_a_video_stop_by_keyboard_with_captions_and_speeds(visit_server, rangers, visitor, tmp_path):
+    """A stop with a video (made by ffmpeg, so Chromium really decodes it) and its captions: reached and opened with the
+    keyboard alone, the video carries its captions as a <track>, and the speed choice sets the playback rate."""
+    author, reviewer = rangers
+    video = tmp_path / "pool.mp4"
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=15:duration=3",
+                    "-pix_fmt", "yuv420p", "-c:v", "libx264", "-movflags", "+faststart", str(video)], check=True)
+    tour = author.create_tour("falls", "Tamolitch Pool", frame=FRAME, description="The blue pool.")
+    stop = author.post(f"/manage/tours/{tour['id']}/waypoints", {"name": "Blue Pool", "latitude": FIRST_STOP[0], "longitude": FIRST_STOP[1],
+                                                                 "description": "The river comes up from under the lava.", "triggerRadiusMeters": RADIUS})
+    asset = author.upload(tour["id"], stop["id"], "pool.mp4", video.read_bytes())
+    assert author.scanned_asset(asset["id"])["scanStatus"] == "clean"
+    captions = author.post_file(f"/manage/assets/{asset['id']}/captions", "pool.vtt",
+                                b"WEBVTT\n\n00:00.000 --> 00:03.000\nThe water is ice cold all year.\n")
+    wait_for("the captions' scan", lambda: author.get(f"/manage/assets/{captions['id']}").get("scanStatus") == "clean")
+    mbtiles = tmp_path / "pool.mbtiles"
+    write_mbtiles(mbtiles)
+    author.post_file(f"/manage/tours/{tour['id']}/tiles", "pool.mbtiles", mbtiles.read_bytes())
+    wait_for("the tiles' scan", lambda: author.get(f"/manage/tours/{tour['id']}/tiles").get("scanStatus") == "clean", timeout=60)
+    author.patch(f"/manage/tours/{tour['id']}", {"minZoom": 13, "maxZoom": 16})
+    release(author, reviewer, tour["id"])
+    package = next(p["id"] for p in json.loads(public(visit_server, "/api/v1/catalog")[0])["packages"] if p["name"] == "Tamolitch Pool")
+
+    panel = visitor
+    open_verified(panel, package)
+    from selenium.webdriver.common.keys import Keys
+    panel.tab_to(lambda element: element.get_attribute("class") == "visit-stop-open")
+    panel.press(Keys.ENTER)
+    panel.wait(15).until(lambda d: d.find_element("css selector", "[data-stop-order='1'] .visit-stop-open").get_attribute("aria-expanded") == "true")
+    panel.wait(30).until(lambda d: d.execute_script("const v = document.querySelector('[data-stop-order=\"1\"] video'); return !!v && v.readyState >= 1"))
+    track = panel.find("[data-stop-order='1'] video track")
+    assert track.get_attribute("kind") == "captions" and track.get_attribute("srclang") == "en"
+    cues = panel.driver.execute_async_script("""
+        const done = arguments[0];
+        const track = document.querySelector('[data-stop-order="1"] video track');
+        track.track.mode = 'hidden';
+        const read = () => track.readyState === 2 ? done(Array.from(track.track.cues, (c) => c.text)) : setTimeout(read, 50);
+        read();
+    """)
+    assert cues == ["The water is ice cold all year."]
+    speed = panel.find("[data-stop-order='1'] select[aria-label='Playback speed, stop 1']")
+    assert [o.get_attribute("value") for o in speed.find_elements("css selector", "option")] == ["0.75", "1", "1.25", "1.5", "2"]
+    panel.driver.execute_script("arguments[0].value = '1.5'; arguments[0].dispatchEvent(new Event('change'))", speed)
+    assert panel.driver.execute_script("return document.querySelector('[data-stop-order=\"1\"] video').playbackRate") == 1.5
+    panel.assert_accessible("player, a video stop with captions", media=False)

@@ -8,8 +8,9 @@ Used by scripts/bench-player.sh.
    is ready offline.
 2. Writes SYNC_FOLDER/saved and waits for SYNC_FOLDER/released (the script releases the next version meanwhile).
 3. Reloads, taps "Update", and counts the bytes the link carried (COUNT_FILE) from the tap to "ready".
+Also the time from navigation to the first stop on screen, at the first open and at the second (saved) one.
 
-Prints {"ready_seconds": ..., "save_bytes": ..., "update_seconds": ..., "update_bytes": ..., "version": ...}.
+Prints {"ready_seconds": ..., "save_bytes": ..., "first_open_ms": ..., "second_open_ms": ..., "update_seconds": ..., "update_bytes": ..., "version": ...}.
 """
 import json
 import sys
@@ -42,16 +43,33 @@ def link_bytes() -> int:
     return int(count_file.read_text())
 
 
+def first_stop_ms(driver) -> float:
+    """Milliseconds from the start of the page's navigation to the first stop on screen, as the page's own clock
+    (performance.now()) read by an observer that every new document gets before its scripts run."""
+    WebDriverWait(driver, 120, poll_frequency=0.05).until(lambda d: d.execute_script("return window.__firstStop") is not None)
+    return driver.execute_script("return window.__firstStop")
+
+
 def run(driver) -> dict:
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        new MutationObserver((_, observer) => {
+          if (document.querySelector('[data-stop-order="1"]')) { window.__firstStop = performance.now(); observer.disconnect(); }
+        }).observe(document, { childList: true, subtree: true });
+    """})
     opened_with = link_bytes()
     started = time.monotonic()
     driver.get(f"{base}/visit/{package}")
     # "online-only": the signature checked and the save button wired (it does nothing before).
     wait_state(driver, "online-only")
+    first_open_ms = first_stop_ms(driver)
     driver.find_element(By.CSS_SELECTOR, "[data-action='save-offline']").click()
     wait_state(driver, "ready")
     ready_seconds = time.monotonic() - started
     save_bytes = link_bytes() - opened_with
+    # The second open of the saved tour: the held copy is checked and shown before the catalog is asked.
+    driver.refresh()
+    wait_state(driver, "ready")
+    second_open_ms = first_stop_ms(driver)
 
     (sync / "saved").touch()
     WebDriverWait(driver, 900, poll_frequency=0.2).until(lambda _: (sync / "released").exists())
@@ -64,7 +82,7 @@ def run(driver) -> dict:
                                                           or offline_state(d) == "failed")
     wait_state(driver, "ready")
     update_seconds = time.monotonic() - tapped
-    return {"ready_seconds": ready_seconds, "save_bytes": save_bytes, "update_seconds": update_seconds, "update_bytes": link_bytes() - before,
+    return {"ready_seconds": ready_seconds, "save_bytes": save_bytes, "first_open_ms": first_open_ms, "second_open_ms": second_open_ms, "update_seconds": update_seconds, "update_bytes": link_bytes() - before,
             "version": driver.find_element(By.ID, "offline-status").text}
 
 
