@@ -11,16 +11,17 @@ struct PlayerAssets: Sendable {
         let contentType: String
     }
 
-    /// The player's scripts, style and icon, by the name they are served under.
-    static let sources: [(name: String, folder: String, contentType: String)] = [
-        ("visit-player.js", "js", "text/javascript; charset=utf-8"),
-        ("visit-trust.js", "js", "text/javascript; charset=utf-8"),
-        ("visit-map.js", "js", "text/javascript; charset=utf-8"),
-        ("visit.css", "css", "text/css; charset=utf-8"),
-        ("icon.svg", "img", "image/svg+xml"),
+    /// The player's scripts, style and icons, by the name they are served under; an icon has the sizes the web app
+    /// manifest lists it with.
+    static let sources: [(name: String, folder: String, contentType: String, iconSizes: String?)] = [
+        ("visit-player.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-trust.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-map.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit.css", "css", "text/css; charset=utf-8", nil),
+        ("icon.svg", "img", "image/svg+xml", "any"),
         // PNG beside the SVG: Android asks for 192 and 512 px icons to install the player, iOS for a PNG touch icon.
-        ("icon-192.png", "img", "image/png"),
-        ("icon-512.png", "img", "image/png"),
+        ("icon-192.png", "img", "image/png", "192x192"),
+        ("icon-512.png", "img", "image/png", "512x512"),
     ]
 
     let files: [String: File]

@@ -90,9 +90,9 @@ struct VisitController: Sendable {
         let manifest = WebAppManifest(
             name: tour.manifest.packageName, short_name: String(tour.manifest.packageName.prefix(24)), start_url: "/visit/\(id)",
             scope: "/visit/", display: "standalone", background_color: "#ffffff", theme_color: "#1f4d2b",
-            icons: [.init(src: assets.base + "icon.svg", sizes: "any", type: "image/svg+xml", purpose: "any"),
-                    .init(src: assets.base + "icon-192.png", sizes: "192x192", type: "image/png", purpose: "any"),
-                    .init(src: assets.base + "icon-512.png", sizes: "512x512", type: "image/png", purpose: "any")])
+            icons: PlayerAssets.sources.compactMap { source in
+                source.iconSizes.map { .init(src: assets.base + source.name, sizes: $0, type: source.contentType, purpose: "any") }
+            })
         let body = try JSONResponse.encoder.encode(manifest)
         return Response(status: .ok, headers: [.contentType: "application/manifest+json", .cacheControl: "no-cache"],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
