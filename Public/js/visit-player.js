@@ -38,7 +38,7 @@ const map = new TourMap(document.getElementById('visit-map'), { onStop: (order, 
 function setState(value, message) {
   root.dataset.offlineState = value;
   if (message) $('#offline-status').textContent = message;
-  button('save-offline').hidden = value === 'ready' || value === 'update-available' || value === 'saving';
+  button('save-offline').hidden = ['ready', 'update-available', 'saving', 'checking'].includes(value);
   button('save-offline').disabled = !state.manifest || value === 'saving';
   button('update').hidden = value !== 'update-available';
   $('#save-progress').hidden = value !== 'saving';
@@ -85,28 +85,42 @@ function writeHeld(held) { localStorage.setItem(storageKey, JSON.stringify(held)
 
 // MARK: Signed documents
 
+/** The key this phone pinned the first time it saw the server, or the published one, pinned now. With a key pinned
+ * nothing waits for the network, so a saved tour opens at once on a slow link or none; `checkPublishedKey` compares
+ * it with what the server publishes before any new catalog is trusted. */
 async function signingKey() {
   if (state.key) return state.key;
   let pinned = localStorage.getItem('trail.signingKey');
-  try {
-    const response = await fetch(`${API}/signing-key`, { cache: 'no-cache' });
-    if (response.ok) {
-      const published = (await response.json()).publicKey;
-      if (pinned && published !== pinned) throw new TrustError('The server now publishes a different signing key than the one this phone trusts; nothing was changed.');
-      if (!pinned) { pinned = published; localStorage.setItem('trail.signingKey', pinned); }
-    }
-  } catch (error) {
-    if (error instanceof TrustError) throw error;
-    // Offline: the pinned key is enough.
+  if (!pinned) {
+    pinned = await publishedKey();
+    if (!pinned) throw new Error('the signing key could not be fetched');
+    localStorage.setItem('trail.signingKey', pinned);
   }
-  if (!pinned) throw new Error('the signing key could not be fetched');
   state.key = await importPublicKey(pinned);
   return state.key;
 }
 
+/** The key the server publishes, or null offline. */
+async function publishedKey() {
+  try {
+    const response = await fetch(`${API}/signing-key`, { cache: 'no-cache' });
+    return response.ok ? (await response.json()).publicKey : null;
+  } catch {
+    return null;
+  }
+}
+
+async function checkPublishedKey() {
+  const pinned = localStorage.getItem('trail.signingKey');
+  const published = await publishedKey();
+  if (pinned && published && published !== pinned) {
+    throw new TrustError('The server now publishes a different signing key than the one this phone trusts; nothing was changed.');
+  }
+}
+
 /** The catalog, signature checked, not older than the newest one this browser verified. */
 async function verifiedCatalog() {
-  const response = await fetch(`${API}/catalog`, { cache: 'no-cache' });
+  const [response] = await Promise.all([fetch(`${API}/catalog`, { cache: 'no-cache' }), checkPublishedKey()]);
   if (!response.ok) throw new Error(`the catalog answered HTTP ${response.status}`);
   const bytes = await response.arrayBuffer();
   await requireSignature(await signingKey(), response.headers.get('Catalog-Signature'), bytes, 'catalog');
@@ -151,12 +165,48 @@ function storedResponse(bytes, type, extra = {}) {
   return new Response(bytes, { headers: { 'Content-Type': type, 'Content-Length': String(bytes.byteLength), 'Accept-Ranges': 'bytes', ...extra } });
 }
 
-/** The checked bytes of a listed file: from the saved copy (checked when the player opened), else fetched and
- * checked now. Null when the file failed its check. */
+/** Whether the saved copy of `file` has the size and SHA-256 the signed manifest lists. The stops are shown as soon
+ * as the saved manifest's signature is checked; each file is hashed once, in the background or first when a stop
+ * asks for it, and nothing is played before its own check passed. */
+const savedChecks = new Map();
+function checkSaved(file) {
+  if (!savedChecks.has(file.sha256)) {
+    savedChecks.set(file.sha256, (async () => {
+      try {
+        const stored = await (await caches.open(FILES)).match(fileURL(file.sha256));
+        if (!stored) throw new TrustError(`${file.path} is missing from the saved copy.`);
+        await requireFile(await stored.arrayBuffer(), file);
+        return null;
+      } catch (error) {
+        return error.message;
+      }
+    })());
+  }
+  return savedChecks.get(file.sha256).then((problem) => {
+    if (problem) state.refused.add(file.path);
+    return problem;
+  });
+}
+
+/** Checks every file of the saved copy; answers the first problem, or null. */
+async function checkAllSaved(manifest) {
+  let first = null;
+  for (const file of listedFiles(manifest)) {
+    const problem = await checkSaved(file);
+    first = first || problem;
+  }
+  return first;
+}
+
+const playsSaved = () => state.held && state.held.version === state.manifest.version;
+
+/** The checked bytes of a listed file: from the saved copy (once its check passed), else fetched and checked now.
+ * Null when the file failed its check. */
 const verifiedData = new Map();
 async function verifiedBytes(file) {
+  if (playsSaved()) await checkSaved(file);
   if (state.refused.has(file.path)) return null;
-  if (state.held && state.held.version === state.manifest.version) {
+  if (playsSaved()) {
     const stored = await (await caches.open(FILES)).match(fileURL(file.sha256));
     if (stored) return stored.arrayBuffer();
   }
@@ -176,8 +226,9 @@ async function verifiedBytes(file) {
  * checked bytes from memory. Null when the file failed its check. */
 const blobURLs = new Map();
 async function mediaSource(file) {
+  if (playsSaved()) await checkSaved(file);
   if (state.refused.has(file.path)) return null;
-  if (state.held && state.held.version === state.manifest.version && navigator.serviceWorker?.controller) return fileURL(file.sha256);
+  if (playsSaved() && navigator.serviceWorker?.controller) return fileURL(file.sha256);
   if (!blobURLs.has(file.sha256)) {
     const bytes = await verifiedBytes(file);
     if (!bytes) return null;
@@ -257,6 +308,7 @@ async function save(target, previous) {
       };
       await Promise.all([worker(), worker(), worker(), worker()]);
     }
+    for (const file of fetchList) savedChecks.set(file.sha256, Promise.resolve(null));
     await cache.put(manifestURL(manifest.version), storedResponse(target.bytes, 'application/json', { 'Manifest-Signature': target.signature }));
     const pages = await caches.open(PAGES);
     await pages.put(location.pathname, await fetch(location.pathname, { cache: 'no-cache' }));
@@ -282,7 +334,7 @@ async function save(target, previous) {
   return true;
 }
 
-/** The saved copy, checked again: the manifest's signature and every listed file's size and SHA-256. */
+/** The saved copy's manifest, its signature checked again (its files are checked by `checkSaved`). */
 async function loadHeld(held) {
   const cache = await caches.open(FILES);
   const response = await cache.match(manifestURL(held.version));
@@ -295,16 +347,6 @@ async function loadHeld(held) {
     // service worker would otherwise keep answering with it).
     if (error instanceof TrustError) await cache.delete(manifestURL(held.version));
     throw error;
-  }
-  for (const file of listedFiles(target.manifest)) {
-    const stored = await cache.match(fileURL(file.sha256));
-    try {
-      if (!stored) throw new TrustError(`${file.path} is missing from the saved copy.`);
-      await requireFile(await stored.arrayBuffer(), file);
-    } catch (error) {
-      state.refused.add(file.path);
-      target.problem = error.message;
-    }
   }
   return target;
 }
@@ -589,7 +631,9 @@ async function main() {
     }
     if (heldTarget) {
       setVerified(true, `Signature checked: version ${heldTarget.manifest.version}, signed by this server.`);
+      setState('checking', `Checking the saved copy of version ${heldTarget.manifest.version}…`);
       await show(heldTarget);
+      heldTarget.problem = await checkAllSaved(heldTarget.manifest);
       if (heldTarget.problem) {
         setState('failed', `Version ${heldTarget.manifest.version} is saved, but part of it failed its check.`);
         showError(`${heldTarget.problem} Save the tour again to replace it.`, () => save(heldTarget, null).then(() => location.reload()));

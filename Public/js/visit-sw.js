@@ -53,23 +53,46 @@ async function fromFiles(request) {
   return range ? partial(cached, range) : cached;
 }
 
-async function page(request) {
+/** A saved tour's page is answered from Cache Storage at once, so a second open draws its stops without waiting for
+ * the network, and it is refreshed behind that answer for the next open. When the park withdrew the tour (410) the
+ * saved page stays: the player reads the withdrawal from the signed catalog, says so, and still plays the saved copy. */
+async function page(event) {
+  const { request } = event;
+  const pages = await caches.open(PAGES);
+  const saved = await pages.match(request.url, { ignoreSearch: true });
+  if (saved) {
+    event.waitUntil(refresh(pages, request.url));
+    return saved;
+  }
   try {
-    const response = await fetch(request);
-    const pages = await caches.open(PAGES);
-    const saved = await pages.match(request.url, { ignoreSearch: true });
-    // A saved tour's page is kept current. When the park withdrew the tour (410), a visitor who saved it gets the
-    // saved player, which reads the withdrawal from the signed catalog, says so, and still plays the saved copy.
-    if (response.ok && saved) await pages.put(new URL(request.url).pathname, response.clone());
-    if (response.status === 410 && saved) return saved;
-    return response;
+    return await fetch(request);
   } catch (error) {
-    const cached = await (await caches.open(PAGES)).match(request.url, { ignoreSearch: true });
-    if (cached) return cached;
     return new Response('<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
       + '<title>Offline · Trail Companion</title><main><h1>You are offline</h1><p>This tour is not saved on this phone. Connect to the internet and open it again to save it.</p></main></html>',
     { status: 503, headers: { 'Content-Type': 'text/html; charset=utf-8' } });
   }
+}
+
+async function refresh(pages, url) {
+  try {
+    const response = await fetch(url, { cache: 'no-cache', credentials: 'same-origin' });
+    if (response.ok) await pages.put(new URL(url).pathname, response);
+  } catch {
+    // Offline: the saved page stays as it is.
+  }
+}
+
+/** A player file. A page saved before the server was upgraded names the files of the older version, which the server
+ * no longer has and this worker no longer keeps: it gets the current version's file of the same name instead. */
+async function asset(request) {
+  const cached = await caches.match(request, { ignoreSearch: true });
+  if (cached) return cached;
+  const match = /^\/visit\/assets\/([^/]+)\/([^/]+)$/.exec(new URL(request.url).pathname);
+  if (match && match[1] !== PLAYER_VERSION) {
+    const current = await caches.match(`/visit/assets/${PLAYER_VERSION}/${match[2]}`);
+    if (current) return current;
+  }
+  return fetch(request);
 }
 
 self.addEventListener('fetch', (event) => {
@@ -80,8 +103,8 @@ self.addEventListener('fetch', (event) => {
   if (url.pathname.startsWith('/api/v1/files/') || /^\/api\/v1\/packages\/[^/]+\/versions\/\d+\/(tiles\/|manifest$)/.test(url.pathname)) {
     event.respondWith(fromFiles(request));
   } else if (request.mode === 'navigate' && url.pathname.startsWith('/visit')) {
-    event.respondWith(page(request));
+    event.respondWith(page(event));
   } else if (url.pathname.startsWith('/visit/assets/') || VENDOR.includes(url.pathname)) {
-    event.respondWith(caches.match(request, { ignoreSearch: true }).then((cached) => cached || fetch(request)));
+    event.respondWith(asset(request));
   }
 });

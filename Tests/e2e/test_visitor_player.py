@@ -19,6 +19,7 @@ import sqlite3
 import struct
 import subprocess
 import threading
+import urllib.error
 import urllib.request
 import wave
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -457,6 +458,57 @@ def test_a_full_phone_gets_a_clear_message_and_nothing_half_saved(visit_server, 
     # Nothing half-saved is taken for a saved tour.
     driver.refresh()
     assert wait_state(panel, "online-only", "ready", "failed") == "online-only", panel.text("#player")
+
+
+def saved_page(driver, package: str) -> str:
+    """The HTML of the tour's page as the service worker keeps it for a saved tour."""
+    return driver.execute_async_script("""
+        const [path, done] = arguments;
+        caches.open('trail-pages').then((pages) => pages.match(path)).then(async (r) => done(r ? await r.text() : null), (e) => done(String(e)));
+    """, f"/visit/{package}")
+
+
+def test_a_saved_tour_opens_from_its_saved_page_even_one_from_before_a_player_upgrade(visit_server, bilingual, visitor):
+    panel, driver, package = visitor, visitor.driver, bilingual["package"]
+    open_verified(panel, package)
+    panel.find("[data-action='save-offline']").click()
+    assert wait_state(panel, "ready", "failed", timeout=120) == "ready", panel.text("#offline-error")
+    wait_for("the service worker to control the page", lambda: driver.execute_script("return !!navigator.serviceWorker.controller"), timeout=30)
+    current = driver.execute_script("return new URL(document.querySelector('script[type=module]').src).pathname.split('/')[3]")
+    stops = len(panel.all("[data-stop]"))
+    assert stops > 0
+    page = saved_page(driver, package)
+    assert f"/visit/assets/{current}/" in page
+
+    # The page as an older server wrote it: it names player files under a version this server no longer has.
+    older = "0123456789abcdef0123"
+    driver.execute_async_script("""
+        const [path, html, done] = arguments;
+        caches.open('trail-pages')
+          .then((pages) => pages.put(path, new Response(html, {headers: {'Content-Type': 'text/html; charset=utf-8'}})))
+          .then(() => done(true), (e) => done(String(e)));
+    """, f"/visit/{package}", page.replace(f"/visit/assets/{current}/", f"/visit/assets/{older}/"))
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        urllib.request.urlopen(f"{visit_server.base_url}/visit/assets/{older}/visit-player.js", timeout=10)
+    assert gone.value.code == 404, "the server keeps only its own version of the player's files"
+
+    # Offline, it is answered from the cache, and its older player files are the current ones of the same name.
+    visit_server.stop()
+    try:
+        driver.refresh()
+        assert wait_state(panel, "ready", "failed") == "ready", panel.text("#player")
+        assert driver.execute_script("return document.querySelector('script[type=module]').src").endswith(f"/{older}/visit-player.js")
+        assert len(panel.all("[data-stop]")) == stops
+    finally:
+        visit_server.start()
+
+    # Online, the saved page still answers first (nothing waits for the network), and is refreshed behind it.
+    driver.refresh()
+    assert wait_state(panel, "ready", "update-available", "failed") != "failed", panel.text("#player")
+    wait_for("the saved page to be refreshed", lambda: f"/visit/assets/{current}/" in (saved_page(driver, package) or ""), timeout=30)
+    driver.refresh()
+    assert wait_state(panel, "ready", "update-available", "failed") != "failed", panel.text("#player")
+    assert f"/{current}/visit-player.js" in driver.execute_script("return document.querySelector('script[type=module]').src")
 
 
 def cached_files(driver) -> set[str]:

@@ -8,9 +8,10 @@ Used by scripts/bench-player.sh.
    is ready offline.
 2. Writes SYNC_FOLDER/saved and waits for SYNC_FOLDER/released (the script releases the next version meanwhile).
 3. Reloads, taps "Update", and counts the bytes the link carried (COUNT_FILE) from the tap to "ready".
-Also the time from navigation to the first stop on screen, at the first open and at the second (saved) one.
+Also the time from navigation to the first stop on screen, at the first open, at the second (saved) one, and at a
+third with the link down (COUNT_FILE.down, see throttle_proxy.py).
 
-Prints {"ready_seconds": ..., "save_bytes": ..., "first_open_ms": ..., "second_open_ms": ..., "update_seconds": ..., "update_bytes": ..., "version": ...}.
+Prints {"ready_seconds": ..., "save_bytes": ..., "first_open_ms": ..., "second_open_ms": ..., "offline_open_ms": ..., "update_seconds": ..., "update_bytes": ..., "version": ...}.
 """
 import json
 import sys
@@ -70,6 +71,14 @@ def run(driver) -> dict:
     driver.refresh()
     wait_state(driver, "ready")
     second_open_ms = first_stop_ms(driver)
+    down = Path(str(count_file) + ".down")
+    down.touch()
+    try:
+        driver.refresh()
+        wait_state(driver, "ready")
+        offline_open_ms = first_stop_ms(driver)
+    finally:
+        down.unlink()
 
     (sync / "saved").touch()
     WebDriverWait(driver, 900, poll_frequency=0.2).until(lambda _: (sync / "released").exists())
@@ -82,7 +91,7 @@ def run(driver) -> dict:
                                                           or offline_state(d) == "failed")
     wait_state(driver, "ready")
     update_seconds = time.monotonic() - tapped
-    return {"ready_seconds": ready_seconds, "save_bytes": save_bytes, "first_open_ms": first_open_ms, "second_open_ms": second_open_ms, "update_seconds": update_seconds, "update_bytes": link_bytes() - before,
+    return {"ready_seconds": ready_seconds, "save_bytes": save_bytes, "first_open_ms": first_open_ms, "second_open_ms": second_open_ms, "offline_open_ms": offline_open_ms, "update_seconds": update_seconds, "update_bytes": link_bytes() - before,
             "version": driver.find_element(By.ID, "offline-status").text}
 
 

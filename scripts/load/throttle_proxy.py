@@ -5,8 +5,9 @@ throttling in Chromium does not reach.
 
   throttle_proxy.py TARGET_PORT BITS_PER_SECOND RTT_MS COUNT_FILE
 
-Prints the port it listens on. Writes the downstream bytes so far to COUNT_FILE every 50 ms. Ends when its parent
-does, or on SIGTERM.
+Prints the port it listens on. Writes the downstream bytes so far to COUNT_FILE every 50 ms. While COUNT_FILE.down
+exists the link is down, as in a phone's airplane mode: new connections are closed at once and open ones are cut.
+Ends when its parent does, or on SIGTERM.
 """
 import asyncio
 import os
@@ -17,6 +18,7 @@ target_port, bits, rtt_ms, count_file = int(sys.argv[1]), int(sys.argv[2]), int(
 RATE = bits / 8  # bytes per second
 DELAY = rtt_ms / 2000  # one way, seconds
 CHUNK = 16384
+DOWN = count_file + ".down"
 
 
 class Link:
@@ -60,7 +62,7 @@ async def forward(reader, writer, downstream: bool):
     try:
         while True:
             data = await reader.read(CHUNK)
-            if not data:
+            if not data or os.path.exists(DOWN):
                 break
             now = loop.time()
             await queue.put((link.arrival(len(data), now) if downstream else now + DELAY, data))
@@ -74,6 +76,9 @@ async def forward(reader, writer, downstream: bool):
 
 
 async def handle(client_reader, client_writer):
+    if os.path.exists(DOWN):
+        client_writer.close()
+        return
     try:
         server_reader, server_writer = await asyncio.open_connection("127.0.0.1", target_port)
     except OSError:
