@@ -70,6 +70,24 @@ import Testing
         }
     }
 
+    @Test func thePublicDownloadOriginIsTheOnlyOutsidePlaceToConnectTo() async throws {
+        #expect(SecurityHeadersMiddleware.origin(of: "https://cdn.example.org/prod") == "https://cdn.example.org")
+        #expect(SecurityHeadersMiddleware.origin(of: "http://127.0.0.1:8333/park-tours/prod") == "http://127.0.0.1:8333")
+        #expect(SecurityHeadersMiddleware.origin(of: "not a url") == nil)
+        let (app, _) = try await TestApp.seeded {
+            // A bucket nobody answers at: only the header is looked at here.
+            $0.storage = StorageSettings(location: StorageLocation(bucket: "park-tours", prefix: "prod"), endpoint: URL(string: "http://127.0.0.1:9"),
+                                         credentials: S3Credentials(accessKeyId: "key", secretAccessKey: "secret"),
+                                         publicDownloadURL: "https://cdn.example.org/prod/")
+        }
+        try await app.test { client in
+            let page = try await client.get("/visit", session: nil)
+            let csp = try #require(page.headers[.contentSecurityPolicy])
+            #expect(csp.contains("connect-src 'self' https://cdn.example.org;"), "\(csp)")
+            #expect(csp.contains("script-src 'self';"), "\(csp)")
+        }
+    }
+
     /// The CSP forbids inline script, so the pages must not need any: no `<script>` without `src`, no `on…=` handlers.
     @Test func pagesHaveNoInlineScript() async throws {
         let (app, seed) = try await TestApp.seeded()

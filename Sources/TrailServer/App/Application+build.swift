@@ -146,6 +146,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     router.add(middleware: RequestMetricsMiddleware(metrics: dependencies.metrics))
     var securityHeaders = SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin })
     securityHeaders.strictTransportSecurity = config.usesTLS
+    securityHeaders.downloadOrigin = SecurityHeadersMiddleware.origin(of: config.storage?.publicDownloadURL)
     router.add(middleware: securityHeaders)
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
     router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))

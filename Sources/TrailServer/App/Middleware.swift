@@ -11,6 +11,9 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     let tileOrigin: @Sendable () -> String?
     /// With an `https://` public URL: browsers that saw the site once never try plain HTTP again (a year).
     var strictTransportSecurity = false
+    /// The origin of `--public-download-url`: `/api/v1/files/{sha256}` redirects there, and the visitor player reads
+    /// those files with `fetch`, which `connect-src` governs through the redirect.
+    var downloadOrigin: String? = nil
 
     init(tileOrigin: String?) {
         self.tileOrigin = { tileOrigin }
@@ -20,17 +23,18 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         self.tileOrigin = tileOrigin
     }
 
-    var contentSecurityPolicy: String { Self.policy(tileOrigin: tileOrigin()) }
+    var contentSecurityPolicy: String { Self.policy(tileOrigin: tileOrigin(), downloadOrigin: downloadOrigin) }
 
-    static func policy(tileOrigin: String?) -> String {
+    static func policy(tileOrigin: String?, downloadOrigin: String? = nil) -> String {
         let tiles = tileOrigin.map { " \($0)" } ?? ""
+        let downloads = downloadOrigin.map { " \($0)" } ?? ""
         return [
             "default-src 'self'",
             "script-src 'self'",
             "style-src 'self'",
             "img-src 'self' data: blob:\(tiles)",
             "media-src 'self' blob:",
-            "connect-src 'self'",
+            "connect-src 'self'\(downloads)",
             "object-src 'none'",
             "base-uri 'none'",
             "form-action 'self'",
@@ -49,6 +53,14 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         response.headers[.referrerPolicy] = "same-origin"
         if strictTransportSecurity { response.headers[.strictTransportSecurity] = "max-age=31536000" }
         return response
+    }
+}
+
+extension SecurityHeadersMiddleware {
+    /// `scheme://host[:port]` of a URL, as a CSP source; nil when it has no host.
+    static func origin(of url: String?) -> String? {
+        guard let url, let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return nil }
+        return "\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? "")
     }
 }
 
