@@ -113,7 +113,8 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     try dependencies.files.prune()
-    var services: [any Service] = [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger)]
+    var services: [any Service] = [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger),
+                                   OtherProcessCommits(database: database, cache: dependencies.readCache)]
     if let media = dependencies.media { services.append(media) }
     if let sync = dependencies.makeDistributionSync(logger: logger) {
         // A bucket that cannot be used is said clearly at start, but does not stop the server: authoring and local
