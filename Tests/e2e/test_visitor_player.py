@@ -333,6 +333,16 @@ def test_a_denied_location_leaves_the_stops_usable(visit_server, published, visi
     panel.wait(15).until(lambda d: d.execute_script(
         "const i = document.querySelector('[data-stop-order=\"2\"] img'); return i && i.complete && i.naturalWidth > 0"))
     panel.assert_accessible("player at 320 px, location denied", media=False)
+    # Large text (the browser's default font size doubled, as a visitor's text-size setting does): still no sideways
+    # scrolling at 320 px, and the stop buttons stay whole on screen.
+    driver.execute_cdp_cmd("Page.setFontSizes", {"fontSizes": {"standard": 32, "fixed": 26}})
+    panel.wait(10).until(lambda d: d.execute_script("return parseFloat(getComputedStyle(document.documentElement).fontSize)") >= 32)
+    assert panel.horizontal_overflow() == 0
+    for stop in panel.all("[data-stop] button"):
+        assert panel.in_view_horizontally(stop), stop.text
+    panel.find("[data-stop-order='1'] button").click()
+    panel.wait(15).until(lambda d: d.find_element("css selector", "[data-stop-order='1'] .visit-stop-body").is_displayed())
+    panel.assert_accessible("player at 320 px with large text", media=False)
 
 
 def test_a_withdrawn_tour_says_so(visit_server, rangers, published, visitor):
