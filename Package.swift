@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
         // Base32 of the two-step sign-in's secret, as authenticator apps read it (hummingbird-auth's OTP uses it too).
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
+        // Single sign-on: the signatures of OpenID Connect ID tokens (RS256, ES256) against the provider's JWKS.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // Manifest types, package layout rules, signing and verification: shared by server and client.
@@ -98,6 +100,7 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

@@ -1,0 +1,133 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+@testable import TrailServer
+
+/// ID tokens made by joserfc (Scripts/oidc_tokens.py: an independent JOSE implementation, and hand-made forgeries),
+/// against the verifier single sign-on uses. Each refusal names its reason.
+@Suite struct OIDCTokenVerifierTests {
+    static let issuer = "https://idp.agency.test"
+    static let clientId = "trail-companion"
+    static let nonce = "nonce-of-this-sign-in"
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    struct Fixture: Decodable {
+        let jwks: AnyJSON
+        let rotated: AnyJSON
+        let tokens: [String: String]
+    }
+
+    /// Keeps a JSON value as its bytes.
+    struct AnyJSON: Decodable {
+        let data: Data
+        init(from decoder: any Decoder) throws {
+            let value = try decoder.singleValueContainer().decode(JSONValue.self)
+            data = try JSONEncoder().encode(value)
+        }
+    }
+
+    indirect enum JSONValue: Codable {
+        case string(String), number(Double), bool(Bool), array([JSONValue]), object([String: JSONValue]), null
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() { self = .null }
+            else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+            else if let value = try? container.decode(Double.self) { self = .number(value) }
+            else if let value = try? container.decode(String.self) { self = .string(value) }
+            else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+            else { self = .object(try container.decode([String: JSONValue].self)) }
+        }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .number(let value): try container.encode(value)
+            case .bool(let value): try container.encode(value)
+            case .array(let value): try container.encode(value)
+            case .object(let value): try container.encode(value)
+            case .null: try container.encodeNil()
+            }
+        }
+    }
+
+    static let fixture: Fixture = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_tokens.py").path,
+                             issuer, clientId, nonce, "\(Int(now.timeIntervalSince1970))"]
+        let output = Pipe()
+        process.standardOutput = output
+        try! process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return try! JSONDecoder().decode(Fixture.self, from: data)
+    }()
+
+    /// A verifier whose provider serves the first key set, then (after a rotation) the second; counts the fetches.
+    static func verifier(refreshInterval: TimeInterval = 0) -> (OIDCTokenVerifier, NIOLockedValueBox<Int>) {
+        let fetches = NIOLockedValueBox(0)
+        let fixture = Self.fixture
+        let keys = OIDCKeySet(refreshInterval: refreshInterval) {
+            let count = fetches.withLockedValue { $0 += 1; return $0 }
+            return count == 1 ? fixture.jwks.data : fixture.rotated.data
+        }
+        return (OIDCTokenVerifier(issuer: issuer, clientId: clientId, keys: keys), fetches)
+    }
+
+    func refusal(_ name: String, _ expected: String, verifier: OIDCTokenVerifier? = nil) async throws {
+        let verifier = verifier ?? Self.verifier().0
+        let token = try #require(Self.fixture.tokens[name])
+        do {
+            _ = try await verifier.verify(token, nonce: Self.nonce, now: Self.now)
+            Issue.record("\(name) was accepted")
+        } catch let error as OIDCTokenError {
+            #expect(error.message.contains(expected), "\(name): \(error.message)")
+        }
+    }
+
+    @Test func validTokensOfBothAlgorithmsAreAccepted() async throws {
+        let (verifier, fetches) = Self.verifier(refreshInterval: 60)
+        for name in ["valid_rs256", "valid_es256", "azp_ours"] {
+            let claims = try await verifier.verify(try #require(Self.fixture.tokens[name]), nonce: Self.nonce, now: Self.now)
+            #expect(claims.sub == "agency-user-1")
+            #expect(try OIDCTokenVerifier.verifiedEmail(of: claims) == "ranger@agency.gov")
+        }
+        #expect(fetches.withLockedValue { $0 } == 1, "the key set is fetched once and cached")
+    }
+
+    @Test func refusals() async throws {
+        try await refusal("wrong_aud", "another client")
+        try await refusal("wrong_iss", "another issuer")
+        try await refusal("expired", "expired")
+        try await refusal("future", "future")
+        try await refusal("wrong_nonce", "nonce")
+        try await refusal("no_nonce", "nonce")
+        try await refusal("azp_other", "azp")
+        try await refusal("tampered", "signature")
+        try await refusal("alg_none", "algorithm none is not accepted")
+        try await refusal("hs256_public_key", "algorithm HS256 is not accepted")
+    }
+
+    @Test func anUnknownKeyIsLookedForOnceMoreThenRefused() async throws {
+        let (verifier, fetches) = Self.verifier()
+        _ = try await verifier.verify(try #require(Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
+        try await refusal("unknown_kid", "does not publish", verifier: verifier)
+        #expect(fetches.withLockedValue { $0 } == 2, "the key set was fetched again for the unknown kid")
+        // A key the provider rotated in is found by that refresh.
+        let (rotating, _) = Self.verifier()
+        _ = try await rotating.verify(try #require(Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
+        let claims = try await rotating.verify(try #require(Self.fixture.tokens["rotated_key"]), nonce: Self.nonce, now: Self.now)
+        #expect(claims.email == "ranger@agency.gov")
+        // Within the refresh interval, unknown key ids cost no fetch.
+        let (calm, calmFetches) = Self.verifier(refreshInterval: 60)
+        _ = try await calm.verify(try #require(Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
+        try await refusal("unknown_kid", "does not publish", verifier: calm)
+        try await refusal("unknown_kid", "does not publish", verifier: calm)
+        #expect(calmFetches.withLockedValue { $0 } == 1)
+    }
+
+    @Test func anUnverifiedEmailIsRefused() async throws {
+        let claims = try await Self.verifier().0.verify(try #require(Self.fixture.tokens["email_unverified"]), nonce: Self.nonce, now: Self.now)
+        #expect(throws: OIDCTokenError.self) { try OIDCTokenVerifier.verifiedEmail(of: claims) }
+    }
+}
