@@ -64,6 +64,15 @@ struct ServerOptions: ParsableArguments {
     var minFreeSpace: String?
     @Option(name: .customLong("require-two-step"), help: "Who must use two-step sign-in: none, admins, managers (and admins) or all; those not enrolled enrol at their next sign-in (TRAIL_REQUIRE_TWO_STEP; default admins).")
     var requireTwoStep: String?
+    @Option(name: .customLong("oidc-issuer"), help: "Single sign-on: the OpenID Connect provider's issuer URL, https:// (http:// only on loopback) (TRAIL_OIDC_ISSUER).")
+    var oidcIssuer: String?
+    @Option(name: .customLong("oidc-client-id"), help: "The client id registered with the provider (TRAIL_OIDC_CLIENT_ID).") var oidcClientId: String?
+    @Option(name: .customLong("oidc-client-secret-file"), help: "A file holding the client secret, mode 600 (TRAIL_OIDC_CLIENT_SECRET_FILE).")
+    var oidcClientSecretFile: String?
+    @Option(name: .customLong("oidc-label"), help: "The sign-in button's label (TRAIL_OIDC_LABEL; default \"Sign in with your agency account\").")
+    var oidcLabel: String?
+    @Flag(name: .customLong("oidc-create-users"), help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1).")
+    var oidcCreateUsers = false
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
     @Flag(name: .customLong("no-optimize-media"), help: "Make no phone-sized copies of videos, audio and images; packages ship the originals (TRAIL_OPTIMIZE_MEDIA=0).")
     var noOptimizeMedia = false
@@ -93,6 +102,21 @@ struct ServerOptions: ParsableArguments {
         config.tileFetch.allowPrivateAddresses = tileAllowPrivate || environment["TRAIL_TILE_ALLOW_PRIVATE"] == "1"
         config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
         config.demo = demo || environment["TRAIL_DEMO"] == "1"
+        if let issuer = oidcIssuer ?? environment["TRAIL_OIDC_ISSUER"] {
+            if let problem = OIDCSettings.issuerProblem(issuer) { throw ValidationError("--oidc-issuer \(problem)") }
+            guard let clientId = oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"], !clientId.isEmpty else {
+                throw ValidationError("--oidc-issuer needs --oidc-client-id")
+            }
+            guard let secretFile = oidcClientSecretFile ?? environment["TRAIL_OIDC_CLIENT_SECRET_FILE"], !secretFile.isEmpty else {
+                throw ValidationError("--oidc-issuer needs --oidc-client-secret-file (a file: a secret on the command line shows in ps)")
+            }
+            var settings = OIDCSettings(issuer: issuer, clientId: clientId, clientSecretFile: secretFile)
+            if let label = oidcLabel ?? environment["TRAIL_OIDC_LABEL"], !label.trimmingCharacters(in: .whitespaces).isEmpty { settings.label = label }
+            settings.createUsers = oidcCreateUsers || environment["TRAIL_OIDC_CREATE_USERS"] == "1"
+            config.oidc = settings
+        } else if (oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"]) != nil {
+            throw ValidationError("--oidc-client-id needs --oidc-issuer")
+        }
         if let text = requireTwoStep ?? environment["TRAIL_REQUIRE_TWO_STEP"] {
             guard let requirement = TwoStepRequirement(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
                 throw ValidationError("--require-two-step must be one of none, admins, managers, all (not \(text))")

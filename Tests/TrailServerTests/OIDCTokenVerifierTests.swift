@@ -131,3 +131,41 @@ import Testing
         #expect(throws: OIDCTokenError.self) { try OIDCTokenVerifier.verifiedEmail(of: claims) }
     }
 }
+
+/// What `--oidc-issuer` and `doctor` accept.
+@Suite struct OIDCSettingsTests {
+    @Test(arguments: [
+        ("https://login.agency.gov", nil),
+        ("https://login.microsoftonline.com/tenant/v2.0", nil),
+        ("http://127.0.0.1:8080", nil),
+        ("http://localhost:9000/realms/parks", nil),
+        ("http://[::1]:9000", nil),
+        ("http://idp.agency.gov", "must be https:// (http:// only for a provider on loopback)"),
+        ("ftp://idp.agency.gov", "must be https://"),
+        ("https://idp.agency.gov/?tenant=1", "must have no query or fragment"),
+        ("idp.agency.gov", "is not a URL"),
+    ] as [(String, String?)])
+    func issuerMustBeHTTPSExceptOnLoopback(issuer: String, problem: String?) {
+        #expect(OIDCSettings.issuerProblem(issuer) == problem)
+    }
+
+    @Test func doctorChecksTheSecretFilesMode() throws {
+        let folder = TestScratch.folder("oidc-doctor")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("client-secret")
+        let doctor = Doctor(config: AppConfig())
+        let settings = OIDCSettings(issuer: "https://idp.agency.gov", clientId: "trail", clientSecretFile: file.path)
+        #expect(doctor.oidcSecret(settings).status == .failure, "a missing file")
+        try "\n".write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        #expect(doctor.oidcSecret(settings).status == .failure, "an empty file")
+        try "s3cret\n".write(to: file, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        let readable = doctor.oidcSecret(settings)
+        #expect(readable.status == .failure && readable.message.contains("others on this machine can read"), "\(readable)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        let fine = doctor.oidcSecret(settings)
+        #expect(fine.status == .ok, "\(fine)")
+        #expect(!fine.message.contains("s3cret"), "the secret itself is never shown")
+    }
+}

@@ -85,6 +85,18 @@ import Testing
             let csp = try #require(page.headers[.contentSecurityPolicy])
             #expect(csp.contains("connect-src 'self' https://cdn.example.org;"), "\(csp)")
             #expect(csp.contains("script-src 'self';"), "\(csp)")
+            #expect(csp.contains("form-action 'self';"), "\(csp)")
+        }
+    }
+
+    @Test func theSignInProviderIsWhereSigningOutMayGo() async throws {
+        let (app, _) = try await TestApp.seeded {
+            $0.oidc = OIDCSettings(issuer: "https://login.agency.gov/realms/parks", clientId: "trail", clientSecretFile: "/nonexistent")
+        }
+        try await app.test { client in
+            let csp = try #require(try await client.get("/login", session: nil).headers[.contentSecurityPolicy])
+            #expect(csp.contains("form-action 'self' https://login.agency.gov;"), "\(csp)")
+            #expect(csp.contains("connect-src 'self';"), "\(csp)")
         }
     }
 

@@ -98,7 +98,7 @@ struct BrowserSession: Sendable {
 
     mutating func absorb(_ response: TestResponse) {
         for field in response.headers where field.name == .setCookie {
-            let pair = field.value.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            let pair = field.value.split(separator: ";")[0].split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard pair.count == 2 else { continue }
             if pair[1].isEmpty { cookies[String(pair[0])] = nil } else { cookies[String(pair[0])] = String(pair[1]) }
         }

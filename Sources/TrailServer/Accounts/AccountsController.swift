@@ -9,11 +9,27 @@ struct AccountsController: Sendable {
     let pages: PageResponder
     let config: AppConfig
     let unknownUserPasswordHash: String
+    /// The agency's provider, with `--oidc-issuer`: its button on the sign-in page, its end-session at sign-out.
+    var oidc: OIDCProvider? = nil
 
     struct LoginPage: Sendable {
         var email = ""
         var next = "/"
         var error: String?
+        /// The single sign-on button's label and address (nil without `--oidc-issuer`).
+        var oidcLabel: String?
+        var oidcStart = ""
+    }
+
+    /// The sign-in page, with the single sign-on button when there is a provider.
+    func loginPage(_ request: Request, _ context: AppRequestContext, next: String, email: String = "", error: String? = nil,
+                   status: HTTPResponse.Status = .ok) -> Response {
+        var page = LoginPage(email: email, next: next, error: error)
+        if let settings = config.oidc {
+            page.oidcLabel = settings.label
+            page.oidcStart = "/auth/oidc/start?next=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/")
+        }
+        return pages.render("login", title: "Sign in", page: page, request: request, context: context, status: status)
     }
 
     struct PasswordPage: Sendable {
@@ -53,8 +69,7 @@ struct AccountsController: Sendable {
     /// The sign-in form; someone already signed in goes to the home page.
     func showLogin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         if context.user != nil { return Response.redirect(to: "/") }
-        return pages.render("login", title: "Sign in", page: LoginPage(next: Self.safeNext(request.uri.queryParameters["next"].map(String.init))),
-                            request: request, context: context)
+        return loginPage(request, context, next: Self.safeNext(request.uri.queryParameters["next"].map(String.init)))
     }
 
     /// Checks the email and password (throttled), then starts a session and sets its cookie.
@@ -64,8 +79,7 @@ struct AccountsController: Sendable {
         let email = form.string("email").trimmed
         let next = Self.safeNext(form["next"])
         func fail(_ message: String, status: HTTPResponse.Status) -> Response {
-            pages.render("login", title: "Sign in", page: LoginPage(email: email, next: next, error: message),
-                         request: request, context: context, status: status)
+            loginPage(request, context, next: next, email: email, error: message, status: status)
         }
         let attempt: Int64
         switch try await beginAttempt(email: email, context: context) {
@@ -83,6 +97,11 @@ struct AccountsController: Sendable {
             return fail("The email or password is not right.", status: .unauthorized)
         }
         try await database.perform { try $0.endLoginAttempt(attempt) }
+        // A site that signs in through the agency's provider only: said after the password checked out, so only the
+        // account's owner learns which site it is.
+        if config.oidc != nil, let site = try await database.perform({ try $0.sitesWithoutPasswordSignIn(for: user) }).first {
+            return fail("\(site.name) signs in with your agency account only: use \u{201C}\(config.oidc!.label)\u{201D} below.", status: .forbidden)
+        }
         // An enrolled account gives its code next, and one that must enrol does so now: either way only a half-signed-in
         // browser (its own cookie, no page of the panel) until that is done.
         let status = try await database.perform { try $0.twoStepStatus(userId: user.id!) }
@@ -151,6 +170,16 @@ struct AccountsController: Sendable {
     func logout(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
         var response = pages.redirect(to: "/login", notice: "You are signed out.")
+        // Signed in through the agency's provider: sign out there too, when it offers an end-session endpoint (OpenID
+        // Connect RP-Initiated Logout), and come back to the sign-in page.
+        if request.cookies[OIDCController.ssoCookie] != nil, let oidc, let end = try? await oidc.discover().end_session_endpoint,
+           var components = URLComponents(string: end) {
+            let existing = components.queryItems ?? []
+            components.queryItems = existing + [URLQueryItem(name: "client_id", value: oidc.settings.clientId),
+                                                                     URLQueryItem(name: "post_logout_redirect_uri", value: config.effectivePublicURL + "/login")]
+            if let location = components.url?.absoluteString { response = Response(status: .seeOther, headers: [.location: location]) }
+        }
+        response.setCookie(Cookie(name: OIDCController.ssoCookie, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         // A half-finished sign-in on this browser ends too (it is worthless alone, but nothing should outlive sign-out).
         if let pending = request.cookies[CookieName.pending]?.value, !pending.isEmpty {

@@ -95,6 +95,23 @@ extension AppDatabase {
         }
     }
 
+    /// Someone with a one-time password signed on through the agency's provider instead: that password, never used, is
+    /// voided (a random one nobody knows takes its place), so it cannot be used later and the panel does not ask for a
+    /// password they do not need. "Reset password" gives them one again. bcrypt runs on the thread pool.
+    public func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
+        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(SecretToken.make(), cost: bcryptCost) }
+        return try await writer.write { db in
+            guard var user = try User.fetchOne(db, id: userId) else { throw NotFound() }
+            guard user.mustChangePassword else { return user }
+            user.passwordHash = hash
+            user.mustChangePassword = false
+            try user.update(db)
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.oneTimePasswordVoided",
+                                  detail: "signed on through the agency's provider")
+            return user
+        }
+    }
+
     /// Gives the user a new one-time password (to change at the next sign-in), ends every session, revokes every API
     /// token and forgets the email's failed sign-ins: whoever knew the old password, or holds a token made with it, is
     /// out. For a forgotten password, or one that leaked. bcrypt runs on the thread pool (see `createUser`).

@@ -48,6 +48,13 @@ struct AdminController: Sendable {
         var id: Int64
         var form: [String: String]
         var errors: [String: String] = [:]
+        /// With single sign-on set up: the form that turns the members' password sign-in off.
+        var singleSignOn: SignInChoice? = nil
+    }
+
+    struct SignInChoice: Sendable {
+        var providerLabel: String
+        var passwordsOff: Bool
     }
 
     struct AuditRow: Sendable {
@@ -88,6 +95,7 @@ struct AdminController: Sendable {
         admin.post("sites") { request, context in try await createSite(request, context) }
         admin.get("sites/{id}") { request, context in try await editSite(request, context) }
         admin.post("sites/{id}") { request, context in try await saveSite(request, context) }
+        admin.post("sites/{id}/sign-in") { request, context in try await saveSiteSignIn(request, context) }
 
         admin.get("audit") { request, context in try await showAuditLog(request, context) }
     }
@@ -184,7 +192,22 @@ struct AdminController: Sendable {
                                                "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
                                                "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : "",
                                                "completeLanguages": site.requireCompleteLanguages ? "checked" : ""])
-        return pages.render("admin-site-edit", title: "Edit \(site.name)", page: page, request: request, context: context)
+        var shown = page
+        shown.singleSignOn = config.oidc.map { SignInChoice(providerLabel: $0.label, passwordsOff: !site.passwordSignIn) }
+        return pages.render("admin-site-edit", title: "Edit \(site.name)", page: shown, request: request, context: context)
+    }
+
+    /// Turns the members' password sign-in off (single sign-on only) or on again; only with a provider set up.
+    func saveSiteSignIn(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard config.oidc != nil else { throw NotFound() }
+        let id = try context.parameters.require("id", as: Int64.self)
+        var request = request
+        let form = try await request.form(context: context)
+        let off = form.string("passwordsOff") == "on"
+        try await database.perform { try $0.setPasswordSignIn(siteId: id, allowed: !off, actor: context.actor) }
+        return pages.redirect(to: "/admin/sites/\(id)", notice: off
+            ? "Members of this site now sign in through the agency's provider only."
+            : "Members of this site may sign in with a password again.")
     }
 
     /// Saves a site's settings.

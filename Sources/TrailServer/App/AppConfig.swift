@@ -49,6 +49,8 @@ public struct AppConfig: Sendable {
     public var pendingSignInLifetime: TimeInterval = 10 * 60
     /// The clock second-step codes are checked against: tests set it, to check codes made for a known time.
     public var twoStepClock: @Sendable () -> Date = { Date() }
+    /// Single sign-on through the agency's OpenID Connect provider (`--oidc-issuer` …); nil: passwords only.
+    public var oidc: OIDCSettings? = nil
     /// Reverse proxies whose `X-Forwarded-For` names the client (sign-in throttle, audit log); none by default.
     public var trustedProxies = TrustedProxies.none
     /// bcrypt cost; tests lower it to keep the suite fast.

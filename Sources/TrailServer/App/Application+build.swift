@@ -148,6 +148,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     var securityHeaders = SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin })
     securityHeaders.strictTransportSecurity = config.usesTLS
     securityHeaders.downloadOrigin = SecurityHeadersMiddleware.origin(of: config.storage?.publicDownloadURL)
+    securityHeaders.signInOrigin = SecurityHeadersMiddleware.origin(of: config.oidc?.issuer)
     router.add(middleware: securityHeaders)
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
     router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
@@ -183,8 +184,11 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
-    let accounts = AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash)
+    let oidc = config.oidc.map { OIDCProvider(settings: $0) }
+    let accounts = AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash,
+                                      oidc: oidc)
     accounts.addRoutes(public: router, signedIn: signedIn)
+    OIDCController(database: database, pages: pages, config: config, accounts: accounts, provider: oidc).addRoutes(to: router)
     TwoStepController(database: database, pages: pages, config: config, accounts: accounts).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)

@@ -14,6 +14,9 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     /// The origin of `--public-download-url`: `/api/v1/files/{sha256}` redirects there, and the visitor player reads
     /// those files with `fetch`, which `connect-src` governs through the redirect.
     var downloadOrigin: String? = nil
+    /// The origin of `--oidc-issuer`: signing out (a form `POST /logout`) redirects to the provider's end-session
+    /// endpoint, and `form-action` governs where a form's redirects may go.
+    var signInOrigin: String? = nil
 
     init(tileOrigin: String?) {
         self.tileOrigin = { tileOrigin }
@@ -23,9 +26,9 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         self.tileOrigin = tileOrigin
     }
 
-    var contentSecurityPolicy: String { Self.policy(tileOrigin: tileOrigin(), downloadOrigin: downloadOrigin) }
+    var contentSecurityPolicy: String { Self.policy(tileOrigin: tileOrigin(), downloadOrigin: downloadOrigin, signInOrigin: signInOrigin) }
 
-    static func policy(tileOrigin: String?, downloadOrigin: String? = nil) -> String {
+    static func policy(tileOrigin: String?, downloadOrigin: String? = nil, signInOrigin: String? = nil) -> String {
         let tiles = tileOrigin.map { " \($0)" } ?? ""
         let downloads = downloadOrigin.map { " \($0)" } ?? ""
         return [
@@ -37,7 +40,7 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
             "connect-src 'self'\(downloads)",
             "object-src 'none'",
             "base-uri 'none'",
-            "form-action 'self'",
+            "form-action 'self'\(signInOrigin.map { " \($0)" } ?? "")",
             "frame-ancestors 'none'",
         ].joined(separator: "; ")
     }

@@ -41,6 +41,7 @@ public struct Doctor: Sendable {
         if let clamd = config.clamdAddress { checks.append(await clamdCheck(clamd)) }
         checks += [dataFolder(), signingKey(), freeSpace(), migrations(), await tileSource(), publicURL(), mediaTools()]
         if let storage = config.storage { checks.append(await objectStorage(storage)) }
+        if let oidc = config.oidc { checks.append(oidcSecret(oidc)) }
         return checks
     }
 
@@ -124,6 +125,19 @@ public struct Doctor: Sendable {
                             fix: "chmod 600 \(key.path)")
         }
         return .ok(name, String(format: "%@, mode %o", key.path, mode))
+    }
+
+    /// The single sign-on client secret: readable, not empty, and nobody else's business.
+    func oidcSecret(_ settings: OIDCSettings) -> Check {
+        let name = "single sign-on secret", path = settings.clientSecretFile
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), (try? settings.clientSecret()) != nil else {
+            return .failure(name, "\(path) cannot be read or is empty", fix: "put the client secret the provider gave you into \(path), on one line")
+        }
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        if mode & 0o077 != 0 {
+            return .failure(name, String(format: "%@ has mode %o: others on this machine can read the client secret", path, mode), fix: "chmod 600 \(path)")
+        }
+        return .ok(name, String(format: "%@, mode %o", path, mode))
     }
 
     func freeSpace() -> Check {

@@ -14,6 +14,9 @@ public struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRe
     public var mediaAccessibility: MediaAccessibility = .required
     /// Whether every further language of a tour must have all its texts before a submission (else: warnings).
     public var requireCompleteLanguages: Bool = false
+    /// Whether members may sign in with a password here; false: only through the agency's provider (administrators
+    /// always may, so an outage of the provider locks nobody out for good).
+    public var passwordSignIn: Bool = true
 
     public static let databaseTableName = "site"
 
@@ -158,6 +161,28 @@ extension AppDatabase {
             try site.insert(db)
             try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
             return site
+        }
+    }
+
+    /// Turns password sign-in for the site's members on or off (single sign-on only when off).
+    public func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) throws {
+        try writer.write { db in
+            guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
+            site.passwordSignIn = allowed
+            try site.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "site", objectId: "\(siteId)", action: "site.passwordSignIn",
+                                  detail: allowed ? "members may sign in with a password" : "members sign in through the agency's provider only")
+        }
+    }
+
+    /// The sites among the user's that allow no password sign-in (none for an administrator).
+    public func sitesWithoutPasswordSignIn(for user: User) throws -> [Site] {
+        guard !user.isAdmin, let id = user.id else { return [] }
+        return try writer.read { db in
+            try Site.fetchAll(db, sql: """
+                SELECT site.* FROM site JOIN membership ON membership.siteId = site.id
+                WHERE membership.userId = ? AND site.passwordSignIn = 0 ORDER BY site.name
+                """, arguments: [id])
         }
     }
 

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Single sign-on through the agency's OpenID Connect provider (`--oidc-…`). The client secret is read from a file
+/// only (never a flag or a variable: those show in `ps` and shell history); `doctor` checks the file's mode.
+public struct OIDCSettings: Sendable, Equatable {
+    /// The provider's issuer URL, exactly as its discovery document and ID tokens name it.
+    public var issuer: String
+    public var clientId: String
+    public var clientSecretFile: String
+    /// The sign-in page's button.
+    public var label = "Sign in with your agency account"
+    /// Create an account (no site, no admin rights) at the first sign-in of a verified email nobody has yet.
+    public var createUsers = false
+    /// The least time between two fetches of the provider's keys for a key id it does not hold: a provider that rotated
+    /// its keys is followed at once, forged key ids cannot make the server hammer it.
+    public var keyRefreshInterval: TimeInterval = 60
+
+    public init(issuer: String, clientId: String, clientSecretFile: String) {
+        self.issuer = issuer
+        self.clientId = clientId
+        self.clientSecretFile = clientSecretFile
+    }
+
+    /// What is wrong with an issuer URL: it must be https, except on loopback (a provider on the same machine); no
+    /// query or fragment (OpenID Connect Discovery §4).
+    public static func issuerProblem(_ issuer: String) -> String? {
+        guard let components = URLComponents(string: issuer), let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty
+        else { return "is not a URL" }
+        guard components.query == nil, components.fragment == nil else { return "must have no query or fragment" }
+        switch scheme {
+        case "https": return nil
+        case "http": return isLoopback(host) ? nil : "must be https:// (http:// only for a provider on loopback)"
+        default: return "must be https://"
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The client secret: the file's first line.
+    public func clientSecret() throws -> String {
+        let text = try String(contentsOfFile: clientSecretFile, encoding: .utf8)
+        let secret = text.split(whereSeparator: \.isNewline).first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+        guard !secret.isEmpty else { throw OIDCTokenError("\(clientSecretFile) is empty.") }
+        return secret
+    }
+}

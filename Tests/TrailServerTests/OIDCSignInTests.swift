@@ -1,0 +1,327 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import NIOPosix
+import Testing
+@testable import TrailServer
+
+/// Single sign-on against a real OpenID Connect provider on loopback (Scripts/oidc_provider.py: Authlib's authorization
+/// server, which checks the client, PKCE and one-time codes and makes the ID tokens), through the server's own HTTP
+/// client. The browser's part (following the redirects, posting the provider's sign-in form) is done by hand, so every
+/// step can be bent; the browser suite goes through it with Chromium.
+@Suite(.serialized) struct OIDCSignInTests {
+    static let clientId = "trail-companion"
+    static let clientSecret = "provider-secret-\(UUID().uuidString)"
+
+    /// The provider process. Started without blocking a cooperative thread (its port is read on a Dispatch thread),
+    /// stopped by `stop()`, or by itself when the test process ends.
+    final class Provider: Sendable {
+        let process: Process
+        let port: Int
+        /// The browser's part: the provider's 302 back to the server is read, not followed. Lives as long as the process.
+        static let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(redirectConfiguration: .disallow))
+
+        static func start() async throws -> Provider {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_provider.py").path,
+                                 OIDCSignInTests.clientId, OIDCSignInTests.clientSecret]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.standardError
+            try process.run()
+            let line = await firstLine(of: output)
+            guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                process.terminate()
+                throw ObjectStore.StartFailure(description: "the OpenID provider did not start: \(line)")
+            }
+            let provider = Provider(process: process, port: port)
+            try await provider.waitUntilAnswering()
+            return provider
+        }
+
+        private init(process: Process, port: Int) {
+            self.process = process
+            self.port = port
+        }
+
+        func stop() {
+            if process.isRunning { process.terminate() }
+        }
+
+        var issuer: String { "http://127.0.0.1:\(port)" }
+
+        /// Flask binds its port just after printing it.
+        private func waitUntilAnswering() async throws {
+            for _ in 0..<100 {
+                if (try? await Self.http.execute(HTTPClientRequest(url: issuer + "/stats"), timeout: .seconds(2)))?.status == .ok { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            throw ObjectStore.StartFailure(description: "the OpenID provider does not answer at \(issuer)")
+        }
+
+        func control(_ json: String) async throws {
+            var request = HTTPClientRequest(url: issuer + "/control")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+            let response = try await Self.http.execute(request, timeout: .seconds(10))
+            #expect(response.status == .ok)
+        }
+
+        func jwksFetches() async throws -> Int {
+            let response = try await Self.http.execute(HTTPClientRequest(url: issuer + "/stats"), timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 10_000)
+            return (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Int])?["jwks_fetches"] ?? -1
+        }
+
+        /// The provider's sign-in page, then its form sent (as the person whose email /control set): where it sends
+        /// the browser back.
+        func authorize(_ url: String) async throws -> String {
+            let page = try await Self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            #expect(page.status == .ok, "the provider refused the authorization request: \(page.status)")
+            var submit = HTTPClientRequest(url: url)
+            submit.method = .POST
+            submit.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            submit.body = .bytes(ByteBuffer(string: ""))
+            let response = try await Self.http.execute(submit, timeout: .seconds(10))
+            #expect(response.status == .found, "the provider did not send the browser back: \(response.status)")
+            return response.headers.first(name: "Location") ?? ""
+        }
+    }
+
+    static func app(_ provider: Provider?, issuer: String? = nil, configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
+        let secretFile = TestScratch.folder("oidc-secret").appendingPathComponent("client-secret")
+        try FileManager.default.createDirectory(at: secretFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try (clientSecret + "\n").write(to: secretFile, atomically: true, encoding: .utf8)
+        return try await TestApp.seeded {
+            $0.oidc = OIDCSettings(issuer: issuer ?? provider!.issuer, clientId: clientId, clientSecretFile: secretFile.path)
+            configure(&$0)
+        }.0
+    }
+
+    /// Start, the provider's page, and the callback; the callback's answer and the browser.
+    static func signIn(_ client: some TestClientProtocol, _ provider: Provider,
+                       bend: (String) -> String = { $0 }) async throws -> (TestResponse, BrowserSession, String) {
+        var browser = try await client.anonymousBrowser()
+        let start = try await client.get("/auth/oidc/start?next=/sites/alpha", session: browser)
+        #expect(start.status == .found)
+        browser.absorb(start)
+        let location = try #require(start.location)
+        let items = URLComponents(string: location)?.queryItems ?? []
+        func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
+        #expect(location.hasPrefix(provider.issuer + "/authorize?"))
+        #expect(item("code_challenge_method") == "S256" && item("code_challenge")?.count == 43)
+        #expect(item("scope") == "openid email profile" && item("state") != nil && item("nonce") != nil)
+        let back = try await provider.authorize(location)
+        let components = try #require(URLComponents(string: back))
+        let callback = bend(components.path + "?" + (components.percentEncodedQuery ?? ""))
+        return (try await client.get(callback, session: browser), browser, callback)
+    }
+
+    static func signedIn(_ response: TestResponse) -> Bool {
+        response.status == .seeOther && response.setCookies.contains { $0.hasPrefix("tc_session=") && !$0.hasPrefix("tc_session=;") }
+    }
+
+    @Test func aVerifiedAgencyAccountSignsIn() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await provider.control(#"{"email": "author@test.org"}"#)
+        try await app.test { client in
+            let login = try await client.get("/login", session: nil)
+            #expect(login.text.contains("Sign in with your agency account"))
+            let (response, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(response), "\(response.status) \(response.text.prefix(300))")
+            #expect(response.location == "/sites/alpha")
+        }
+        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.start'") }
+        #expect(details.contains { $0.hasPrefix("single sign-on") })
+    }
+
+    @Test func stateMustBeThisBrowsersAndACodeWorksOnce() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await provider.control(#"{"email": "author@test.org"}"#)
+        try await app.test { client in
+            let (wrong, _, _) = try await Self.signIn(client, provider) { $0.replacingOccurrences(of: "state=", with: "state=x") }
+            #expect(wrong.status == .badRequest && !Self.signedIn(wrong))
+            let (missing, _, _) = try await Self.signIn(client, provider) { $0.components(separatedBy: "&state=")[0] }
+            #expect(missing.status == .badRequest && !Self.signedIn(missing))
+
+            let (first, browser, callback) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(first))
+            // The same callback again: the cookie is gone, and were it kept, the provider would refuse the code.
+            var after = browser
+            after.absorb(first)
+            let replay = try await client.get(callback, session: after)
+            #expect(replay.status == .badRequest && !Self.signedIn(replay), "\(replay.status) \(replay.text.prefix(300))")
+            let replayWithCookie = try await client.get(callback, session: browser)
+            #expect(replayWithCookie.status == .unauthorized && !Self.signedIn(replayWithCookie))
+        }
+        #expect(try app.database.actions().filter { $0 == "session.ssoFailed" }.count == 4)
+    }
+
+    @Test(arguments: [
+        (#"{"email": "author@test.org", "aud": "another-client"}"#, "another client"),
+        (#"{"email": "author@test.org", "exp_offset": -600}"#, "expired"),
+        (#"{"email": "author@test.org", "nonce": "not-this-one"}"#, "nonce"),
+        (#"{"email": "author@test.org", "alg": "none"}"#, "algorithm none"),
+        (#"{"email": "author@test.org", "alg": "HS256"}"#, "algorithm HS256"),
+        (#"{"email": "author@test.org", "kid": "stranger"}"#, "does not publish"),
+        (#"{"email": "author@test.org", "email_verified": false}"#, "not verified"),
+        (#"{"email": "author@test.org", "iss": "https://evil.example"}"#, "another issuer"),
+    ])
+    func badTokensAreRefused(control: String, reason: String) async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await provider.control(control)
+        try await app.test { client in
+            let (response, _, _) = try await Self.signIn(client, provider)
+            #expect(response.status == .unauthorized && !Self.signedIn(response), "\(response.status)")
+            #expect(response.text.contains("could not be checked"))
+        }
+        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'") }
+        #expect(details.contains { $0.contains(reason) }, "\(details)")
+        if reason == "does not publish" { #expect(try await provider.jwksFetches() == 1, "the key set was fetched for the unknown kid") }
+    }
+
+    @Test func aKeyIdTheProviderDoesNotHoldFetchesItsKeysAgainAtMostOncePerInterval() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider) { $0.oidc?.keyRefreshInterval = 0 }
+        try await provider.control(#"{"email": "author@test.org"}"#)
+        try await app.test { client in
+            #expect(Self.signedIn(try await Self.signIn(client, provider).0))
+            #expect(try await provider.jwksFetches() == 1)
+            try await provider.control(#"{"email": "author@test.org", "kid": "stranger"}"#)
+            let (refused, _, _) = try await Self.signIn(client, provider)
+            #expect(refused.status == .unauthorized && !Self.signedIn(refused))
+            #expect(try await provider.jwksFetches() == 2, "the key set was fetched again for the key id it lacked")
+        }
+        // With the interval (a minute by default), a forged key id right after a fetch costs the provider nothing.
+        let patient = try await Self.app(provider)
+        try await provider.control(#"{"email": "author@test.org"}"#)
+        try await patient.test { client in
+            #expect(Self.signedIn(try await Self.signIn(client, provider).0))
+            let before = try await provider.jwksFetches()
+            try await provider.control(#"{"email": "author@test.org", "kid": "stranger"}"#)
+            #expect(try await Self.signIn(client, provider).0.status == .unauthorized)
+            #expect(try await provider.jwksFetches() == before)
+        }
+    }
+
+    @Test func unknownAndDisabledAccounts() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await app.test { client in
+            try await provider.control(#"{"email": "stranger@agency.gov"}"#)
+            let (unknown, _, _) = try await Self.signIn(client, provider)
+            #expect(unknown.status == .forbidden && unknown.text.contains("Ask a site manager"))
+            let id = try #require(try app.database.user(email: "reviewer@test.org")?.id)
+            try app.database.setUserDisabled(id: id, disabled: true, actor: .system)
+            try await provider.control(#"{"email": "reviewer@test.org"}"#)
+            let (disabled, _, _) = try await Self.signIn(client, provider)
+            #expect(disabled.status == .forbidden && disabled.text.contains("disabled"))
+        }
+        #expect(try app.database.user(email: "stranger@agency.gov") == nil)
+
+        let creating = try await Self.app(provider) { $0.oidc?.createUsers = true }
+        try await provider.control(#"{"email": "new.ranger@agency.gov"}"#)
+        try await creating.test { client in
+            let (created, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(created))
+        }
+        let user = try #require(try creating.database.user(email: "new.ranger@agency.gov"))
+        #expect(!user.isAdmin && user.displayName == "Pat Ranger")
+    }
+
+    @Test func aOneTimePasswordIsVoidedWhenItsOwnerSignsOnThroughTheProvider() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        let created = try await app.database.createUser(email: "new.hire@agency.gov", displayName: "New Hire", password: "one-time-pass-1",
+                                                        isAdmin: false, mustChangePassword: true, bcryptCost: 4, actor: .system)
+        try await provider.control(#"{"email": "new.hire@agency.gov"}"#)
+        try await app.test { client in
+            let (response, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(response))
+            #expect(response.location == "/sites/alpha", "not sent to change a password they do not use")
+            // The one-time password an administrator handed out no longer signs in.
+            var browser = try await client.anonymousBrowser()
+            browser.absorb(try await client.get("/login", session: browser))
+            let attempt = try await client.post("/login", form: ["email": "new.hire@agency.gov", "password": "one-time-pass-1"], session: browser)
+            #expect(!Self.signedIn(attempt), "\(attempt.status)")
+        }
+        let user = try #require(try app.database.user(id: created.id!))
+        #expect(!user.mustChangePassword)
+        #expect(try app.database.actions().contains("user.oneTimePasswordVoided"))
+    }
+
+    @Test func anAdminTurnsPasswordSignInOffForASite() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        let alpha = try #require(try app.database.site(slug: "alpha")?.id)
+        try await app.test { client in
+            let admin = try await client.signIn("admin@test.org")
+            let page = try await client.get("/admin/sites/\(alpha)", session: admin)
+            #expect(page.text.contains("Members sign in with their agency account only"))
+            let saved = try await client.post("/admin/sites/\(alpha)/sign-in", form: ["passwordsOff": "on"], session: admin)
+            #expect(saved.status == .seeOther)
+
+            // A member of the site: the right password is refused, with what to do instead; nothing is signed in.
+            var browser = try await client.anonymousBrowser()
+            browser.absorb(try await client.get("/login", session: browser))
+            let refused = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser)
+            #expect(refused.status == .forbidden && !Self.signedIn(refused), "\(refused.status)")
+            #expect(refused.text.contains("signs in with your agency account only"))
+            // The same person through the provider, and an administrator with a password, still get in.
+            try await provider.control(#"{"email": "author@test.org"}"#)
+            #expect(Self.signedIn(try await Self.signIn(client, provider).0))
+            _ = try await client.signIn("admin@test.org")
+
+            // On again: the password works.
+            _ = try await client.post("/admin/sites/\(alpha)/sign-in", form: [:], session: admin)
+            _ = try await client.signIn("author@test.org")
+        }
+        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'site.passwordSignIn' ORDER BY id") }
+        #expect(details == ["members sign in through the agency's provider only", "members may sign in with a password"])
+    }
+
+    @Test func aProviderThatIsDownIsSaidAndPasswordsStillWork() async throws {
+        // A port nobody listens on.
+        let socket = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = socket.localAddress?.port ?? 9
+        try await socket.close()
+        let app = try await Self.app(nil, issuer: "http://127.0.0.1:\(port)")
+        try await app.test { client in
+            let browser = try await client.anonymousBrowser()
+            let start = try await client.get("/auth/oidc/start", session: browser)
+            #expect(start.status == .serviceUnavailable)
+            #expect(start.text.contains("not answering"))
+            _ = try await client.signIn("author@test.org")
+        }
+    }
+
+    @Test func signingOutEndsTheProvidersSessionToo() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await provider.control(#"{"email": "author@test.org"}"#)
+        try await app.test { client in
+            let (response, browser, _) = try await Self.signIn(client, provider)
+            var session = browser
+            session.absorb(response)
+            session.absorb(try await client.get("/sites", session: session))
+            let out = try await client.post("/logout", form: [:], session: session)
+            #expect(out.location?.hasPrefix(provider.issuer + "/logout?") == true, "\(out.location ?? "")")
+        }
+    }
+}
