@@ -130,6 +130,17 @@ import Testing
         let claims = try await Self.verifier().0.verify(try #require(Self.fixture.tokens["email_unverified"]), nonce: Self.nonce, now: Self.now)
         #expect(throws: OIDCTokenError.self) { try OIDCTokenVerifier.verifiedEmail(of: claims) }
     }
+
+    @Test(arguments: [("entra_domain_verified", true), ("entra_domain_unverified", false), ("entra_no_claim", false),
+                      ("entra_contradiction", false)])
+    func entraDomainVerificationStandsInForEmailVerified(token: String, accepted: Bool) async throws {
+        let claims = try await Self.verifier().0.verify(try #require(Self.fixture.tokens[token]), nonce: Self.nonce, now: Self.now)
+        if accepted {
+            #expect(try OIDCTokenVerifier.verifiedEmail(of: claims) == "ranger@agency.gov")
+        } else {
+            #expect(throws: OIDCTokenError.self) { try OIDCTokenVerifier.verifiedEmail(of: claims) }
+        }
+    }
 }
 
 /// What `--oidc-issuer` and `doctor` accept.

@@ -21,13 +21,16 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     public var nonce: String?
     public var email: String?
     public var email_verified: Bool?
+    /// Microsoft Entra ID sends no `email_verified`; its optional claim `xms_edov` ("email domain owner verified") says
+    /// that the tenant owns the email's domain, which is what `email_verified` stands for here.
+    public var xms_edov: Bool?
     public var name: String?
 
     /// The checks are `OIDCTokenVerifier`'s (with the clock it is given), not jwt-kit's.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, azp, exp, iat, nonce, email, email_verified, name
+        case iss, sub, aud, azp, exp, iat, nonce, email, email_verified, xms_edov, name
     }
 
     public init(from decoder: any Decoder) throws {
@@ -40,13 +43,15 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         iat = try container.decode(Double.self, forKey: .iat)
         nonce = try container.decodeIfPresent(String.self, forKey: .nonce)
         email = try container.decodeIfPresent(String.self, forKey: .email)
-        // Some providers send "true" as a string.
-        if let flag = try? container.decodeIfPresent(Bool.self, forKey: .email_verified) {
-            email_verified = flag
-        } else {
-            email_verified = (try? container.decodeIfPresent(String.self, forKey: .email_verified)).flatMap { $0 }.map { $0 == "true" }
-        }
+        email_verified = Self.flag(container, .email_verified)
+        xms_edov = Self.flag(container, .xms_edov)
         name = try container.decodeIfPresent(String.self, forKey: .name)
+    }
+
+    /// A boolean claim that some providers send as a string ("true").
+    static func flag(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) -> Bool? {
+        if let flag = try? container.decodeIfPresent(Bool.self, forKey: key) { return flag }
+        return (try? container.decodeIfPresent(String.self, forKey: key)).flatMap { $0 }.map { $0 == "true" }
     }
 }
 
@@ -147,7 +152,9 @@ public struct OIDCTokenVerifier: Sendable {
         guard let email = claims.email?.trimmingCharacters(in: .whitespaces), !email.isEmpty else {
             throw OIDCTokenError("The provider sent no email address (ask for the scope \"email\").")
         }
-        guard claims.email_verified == true else { throw OIDCTokenError("The provider has not verified the email address \(email).") }
+        // An explicit `email_verified: false` wins over anything else; without the claim, Entra's `xms_edov` may stand for it.
+        let verified = claims.email_verified ?? claims.xms_edov ?? false
+        guard verified else { throw OIDCTokenError("The provider has not verified the email address \(email).") }
         return email
     }
 

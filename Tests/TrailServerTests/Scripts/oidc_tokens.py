@@ -60,6 +60,11 @@ tokens = {
     "azp_ours": sign(claims(aud=[client_id, "other"], azp=client_id), rsa1, "RS256"),
     "unknown_kid": sign(claims(), stranger, "RS256"),
     "email_unverified": sign(claims(email_verified=False), rsa1, "RS256"),
+    # Microsoft Entra ID: no email_verified; the optional claim xms_edov says whether the tenant owns the domain.
+    "entra_domain_verified": sign(claims(email_verified=None, xms_edov=True), rsa1, "RS256"),
+    "entra_domain_unverified": sign(claims(email_verified=None, xms_edov=False), rsa1, "RS256"),
+    "entra_no_claim": sign(claims(email_verified=None), rsa1, "RS256"),
+    "entra_contradiction": sign(claims(email_verified=False, xms_edov=True), rsa1, "RS256"),
     "tampered": ".".join([head, tampered_body, signature]),
     "alg_none": by_hand({"alg": "none", "kid": "rsa1"}, claims(), None),
     "hs256_public_key": by_hand({"alg": "HS256", "kid": "rsa1"}, claims(), public_pem),
