@@ -151,6 +151,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     securityHeaders.signInOrigin = SecurityHeadersMiddleware.origin(of: config.oidc?.issuer)
     router.add(middleware: securityHeaders)
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
+    router.add(middleware: MethodNotAllowedMiddleware(api: APIMethods(document: dependencies.openAPIDocument)))
     router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
     for library in ["leaflet", "bootstrap5", "sortable"] {
         router.add(middleware: FileMiddleware("\(config.javascriptFolder)/\(library)", urlBasePath: "/vendor/\(library)",
