@@ -65,6 +65,16 @@ def server(provider, tmp_path_factory):
         server.stop()
 
 
+def sign_on(panel: Panel, server: Server, provider: dict, email: str) -> None:
+    """From the sign-in page: the agency button, the provider's own form as `email`, and back to this server."""
+    provider["control"]()
+    panel.find("#oidc-sign-in").click()
+    panel.wait(15).until(lambda d: d.current_url.startswith(provider["issuer"] + "/authorize?"))
+    panel.find("#email").send_keys(email)
+    panel.find("button[type='submit']").click()
+    panel.wait(15).until(lambda d: d.current_url.startswith(server.base_url))
+
+
 def test_an_agency_account_signs_in_through_the_provider_and_out_of_both(server, provider):
     driver = chrome()
     try:
@@ -76,12 +86,7 @@ def test_an_agency_account_signs_in_through_the_provider_and_out_of_both(server,
         panel.assert_accessible("sign-in with the agency button")
         panel.screenshot("sign-in-agency")
 
-        provider["control"]()
-        button.click()
-        panel.wait(15).until(lambda d: d.current_url.startswith(provider["issuer"] + "/authorize?"))
-        panel.find("#email").send_keys("pat.ranger@agency.gov")
-        panel.find("button[type='submit']").click()
-        panel.wait(15).until(lambda d: d.current_url.startswith(server.base_url))
+        sign_on(panel, server, provider, "pat.ranger@agency.gov")
         assert panel.path() == "/sites/falls", panel.text("main")
         assert "Falls District" in panel.text("main")
 
@@ -100,12 +105,7 @@ def test_a_person_without_an_account_is_told_what_to_do(server, provider):
     try:
         panel = Panel(driver, server)
         panel.open("/login")
-        provider["control"]()
-        panel.find("#oidc-sign-in").click()
-        panel.wait(15).until(lambda d: d.current_url.startswith(provider["issuer"] + "/authorize?"))
-        panel.find("#email").send_keys("visiting.ranger@agency.gov")
-        panel.find("button[type='submit']").click()
-        panel.wait(15).until(lambda d: d.current_url.startswith(server.base_url))
+        sign_on(panel, server, provider, "visiting.ranger@agency.gov")
         message = panel.text("#login-error")
         assert "There is no account for visiting.ranger@agency.gov here. Ask a site manager to add you." == message, message
         assert panel.find("#password").is_displayed()
@@ -141,12 +141,7 @@ def test_an_admin_turns_password_sign_in_off_for_a_site(server, provider):
         assert panel.text("#login-error") == "Falls District signs in with your agency account only: use \u201cSign in with your agency account\u201d below."
         assert panel.find("#oidc-sign-in").is_displayed()
         panel.assert_accessible("password sign-in refused for a single sign-on site")
-        provider["control"]()
-        panel.find("#oidc-sign-in").click()
-        panel.wait(15).until(lambda d: d.current_url.startswith(provider["issuer"] + "/authorize?"))
-        panel.find("#email").send_keys("pat.ranger@agency.gov")
-        panel.find("button[type='submit']").click()
-        panel.wait(15).until(lambda d: d.current_url.startswith(server.base_url) and not d.current_url.startswith(server.base_url + "/login"))
+        sign_on(panel, server, provider, "pat.ranger@agency.gov")
         assert panel.path() == "/sites", panel.path()
     finally:
         driver.quit()

@@ -71,20 +71,25 @@ def public(server: Server, path: str):
         return response.read(), response.headers
 
 
+def start_visit_server(server: Server) -> Server:
+    """Starts `server` with the falls site, its ranger (a manager) and reviewer, and an admin whose token reads /metrics
+    (the server's own count of the bytes its file route sent)."""
+    server.start()
+    server.cli("site", "create", "--slug", "falls", "--name", "Falls District")
+    for email, role in (("ranger@falls.test", "manager"), ("reviewer@falls.test", "reviewer")):
+        server.cli("user", "create", "--email", email, "--name", email.split("@")[0].title(), "--password", PASSWORD)
+        server.cli("member", "add", "--site", "falls", "--email", email, "--role", role)
+    server.cli("user", "create", "--email", "ops@falls.test", "--name", "Ops", "--password", PASSWORD, "--admin")
+    server.metrics_token = server.create_token("ops@falls.test")
+    return server
+
+
 @pytest.fixture(scope="module")
 def visit_server(tmp_path_factory):
     data = tmp_path_factory.mktemp("visit-data")
     server = Server(data, demo=False, extra_args=("--clamav-db", str(write_signatures(tmp_path_factory.mktemp("visit-clamav")))))
     try:
-        server.start()
-        server.cli("site", "create", "--slug", "falls", "--name", "Falls District")
-        for email, role in (("ranger@falls.test", "manager"), ("reviewer@falls.test", "reviewer")):
-            server.cli("user", "create", "--email", email, "--name", email.split("@")[0].title(), "--password", PASSWORD)
-            server.cli("member", "add", "--site", "falls", "--email", email, "--role", role)
-        # An admin's token reads /metrics: the server's own count of the bytes its file route sent.
-        server.cli("user", "create", "--email", "ops@falls.test", "--name", "Ops", "--password", PASSWORD, "--admin")
-        server.metrics_token = server.create_token("ops@falls.test")
-        yield server
+        yield start_visit_server(server)
     finally:
         server.stop()
 

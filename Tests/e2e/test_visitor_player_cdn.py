@@ -19,7 +19,7 @@ import pytest
 
 from support import Server, wait_for, write_signatures
 from test_visitor_player import (  # noqa: F401  (fixtures, found by name)
-    PASSWORD, file_bytes_sent, listed, manifest, published, rangers, resource_requests, visitor, wait_state,
+    file_bytes_sent, listed, manifest, published, rangers, resource_requests, start_visit_server, visitor, wait_state,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,14 +57,7 @@ def visit_server(tmp_path_factory, bucket):
     saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     os.environ.update({"AWS_ACCESS_KEY_ID": bucket["accessKey"], "AWS_SECRET_ACCESS_KEY": bucket["secretKey"]})
     try:
-        server.start()
-        server.cli("site", "create", "--slug", "falls", "--name", "Falls District")
-        for email, role in (("ranger@falls.test", "manager"), ("reviewer@falls.test", "reviewer")):
-            server.cli("user", "create", "--email", email, "--name", email.split("@")[0].title(), "--password", PASSWORD)
-            server.cli("member", "add", "--site", "falls", "--email", email, "--role", role)
-        server.cli("user", "create", "--email", "ops@falls.test", "--name", "Ops", "--password", PASSWORD, "--admin")
-        server.metrics_token = server.create_token("ops@falls.test")
-        yield server
+        yield start_visit_server(server)
     finally:
         server.stop()
         for key, value in saved.items():
