@@ -71,6 +71,12 @@ struct ServerOptions: ParsableArguments {
     var oidcClientSecretFile: String?
     @Option(name: .customLong("oidc-label"), help: "The sign-in button's label (TRAIL_OIDC_LABEL; default \"Sign in with your agency account\").")
     var oidcLabel: String?
+    @Flag(name: .customLong("oidc-public-client"), help: "Register as a public client: PKCE alone, no client secret (Login.gov's PKCE way) (TRAIL_OIDC_PUBLIC_CLIENT=1).")
+    var oidcPublicClient = false
+    @Option(name: .customLong("oidc-acr-values"), help: "acr_values for the provider's sign-in, where it requires them (Login.gov: http://idmanagement.gov/ns/assurance/ial/1) (TRAIL_OIDC_ACR_VALUES).")
+    var oidcAcrValues: String?
+    @Option(name: .customLong("oidc-prompt"), help: "prompt for the provider's sign-in, where it requires one (Login.gov: select_account) (TRAIL_OIDC_PROMPT).")
+    var oidcPrompt: String?
     @Flag(name: .customLong("oidc-create-users"), help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1).")
     var oidcCreateUsers = false
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
@@ -107,10 +113,15 @@ struct ServerOptions: ParsableArguments {
             guard let clientId = oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"], !clientId.isEmpty else {
                 throw ValidationError("--oidc-issuer needs --oidc-client-id")
             }
-            guard let secretFile = oidcClientSecretFile ?? environment["TRAIL_OIDC_CLIENT_SECRET_FILE"], !secretFile.isEmpty else {
-                throw ValidationError("--oidc-issuer needs --oidc-client-secret-file (a file: a secret on the command line shows in ps)")
+            let secretFile = (oidcClientSecretFile ?? environment["TRAIL_OIDC_CLIENT_SECRET_FILE"]).flatMap { $0.isEmpty ? nil : $0 }
+            let publicClient = oidcPublicClient || environment["TRAIL_OIDC_PUBLIC_CLIENT"] == "1"
+            if publicClient, secretFile != nil { throw ValidationError("--oidc-public-client has no client secret: drop --oidc-client-secret-file") }
+            if !publicClient, secretFile == nil {
+                throw ValidationError("--oidc-issuer needs --oidc-client-secret-file (a file: a secret on the command line shows in ps), or --oidc-public-client")
             }
             var settings = OIDCSettings(issuer: issuer, clientId: clientId, clientSecretFile: secretFile)
+            settings.acrValues = (oidcAcrValues ?? environment["TRAIL_OIDC_ACR_VALUES"]).flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+            settings.prompt = (oidcPrompt ?? environment["TRAIL_OIDC_PROMPT"]).flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
             if let label = oidcLabel ?? environment["TRAIL_OIDC_LABEL"], !label.trimmingCharacters(in: .whitespaces).isEmpty { settings.label = label }
             settings.createUsers = oidcCreateUsers || environment["TRAIL_OIDC_CREATE_USERS"] == "1"
             config.oidc = settings

@@ -72,11 +72,14 @@ import Testing
             #expect(response.status == .ok)
         }
 
-        func jwksFetches() async throws -> Int {
+        /// What the provider counted: `jwks_fetches`, `userinfo_fetches`, and the last `acr_values` it was asked for.
+        func stats() async throws -> [String: Any] {
             let response = try await Self.http.execute(HTTPClientRequest(url: issuer + "/stats"), timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 10_000)
-            return (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Int])?["jwks_fetches"] ?? -1
+            return (try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]) ?? [:]
         }
+
+        func jwksFetches() async throws -> Int { try await stats()["jwks_fetches"] as? Int ?? -1 }
 
         /// The provider's sign-in page, then its form sent (as the person whose email /control set): where it sends
         /// the browser back.
@@ -293,6 +296,34 @@ import Testing
         }
         let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'site.passwordSignIn' ORDER BY id") }
         #expect(details == ["members sign in through the agency's provider only", "members may sign in with a password"])
+    }
+
+    /// Login.gov's way: a public client (PKCE alone, no secret), `acr_values`, and the email only at UserInfo.
+    @Test func aPublicClientWhoseEmailComesFromUserInfoSignsIn() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let acr = "urn:acr.login.gov:auth-only"
+        let app = try await TestApp.seeded {
+            var settings = OIDCSettings(issuer: provider.issuer, clientId: Self.clientId + "-public", clientSecretFile: nil)
+            settings.acrValues = acr
+            settings.prompt = "select_account"
+            $0.oidc = settings
+        }.0
+        try await provider.control(#"{"email": "author@test.org", "id_token_email": false}"#)
+        try await app.test { client in
+            let (response, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(response), "\(response.status) \(response.text.prefix(300))")
+            #expect(try await provider.stats()["acr_values"] as? String == acr)
+            #expect(try await provider.stats()["prompt"] as? String == "select_account")
+            #expect(try await provider.stats()["userinfo_fetches"] as? Int == 1)
+
+            // UserInfo about someone else than the ID token: refused.
+            try await provider.control(#"{"email": "author@test.org", "id_token_email": false, "userinfo_sub": "agency-someone-else"}"#)
+            let (mixed, _, _) = try await Self.signIn(client, provider)
+            #expect(mixed.status == .unauthorized && !Self.signedIn(mixed))
+        }
+        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'") }
+        #expect(details.contains { $0.contains("another person") }, "\(details)")
     }
 
     @Test func aProviderThatIsDownIsSaidAndPasswordsStillWork() async throws {

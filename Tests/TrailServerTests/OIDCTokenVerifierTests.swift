@@ -178,5 +178,7 @@ import Testing
         let fine = doctor.oidcSecret(settings)
         #expect(fine.status == .ok, "\(fine)")
         #expect(!fine.message.contains("s3cret"), "the secret itself is never shown")
+        let publicClient = OIDCSettings(issuer: "https://idp.agency.gov", clientId: "trail", clientSecretFile: nil)
+        #expect(doctor.oidcSecret(publicClient).status == .ok, "a public client has no secret to check")
     }
 }

@@ -129,7 +129,8 @@ public struct Doctor: Sendable {
 
     /// The single sign-on client secret: readable, not empty, and nobody else's business.
     func oidcSecret(_ settings: OIDCSettings) -> Check {
-        let name = "single sign-on secret", path = settings.clientSecretFile
+        let name = "single sign-on secret"
+        guard let path = settings.clientSecretFile else { return .ok(name, "none: a public client, PKCE alone proves it") }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), (try? settings.clientSecret()) != nil else {
             return .failure(name, "\(path) cannot be read or is empty", fix: "put the client secret the provider gave you into \(path), on one line")
         }

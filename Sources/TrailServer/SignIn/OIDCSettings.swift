@@ -6,7 +6,13 @@ public struct OIDCSettings: Sendable, Equatable {
     /// The provider's issuer URL, exactly as its discovery document and ID tokens name it.
     public var issuer: String
     public var clientId: String
-    public var clientSecretFile: String
+    /// nil: a public client, which proves itself with PKCE alone (Login.gov's "PKCE" way; `--oidc-public-client`).
+    public var clientSecretFile: String?
+    /// `acr_values` for the authorization request, which some providers require (Login.gov: the identity assurance
+    /// level, `http://idmanagement.gov/ns/assurance/ial/1`).
+    public var acrValues: String? = nil
+    /// `prompt` for the authorization request (Login.gov documents `select_account`); nil: none sent.
+    public var prompt: String? = nil
     /// The sign-in page's button.
     public var label = "Sign in with your agency account"
     /// Create an account (no site, no admin rights) at the first sign-in of a verified email nobody has yet.
@@ -15,7 +21,7 @@ public struct OIDCSettings: Sendable, Equatable {
     /// its keys is followed at once, forged key ids cannot make the server hammer it.
     public var keyRefreshInterval: TimeInterval = 60
 
-    public init(issuer: String, clientId: String, clientSecretFile: String) {
+    public init(issuer: String, clientId: String, clientSecretFile: String?) {
         self.issuer = issuer
         self.clientId = clientId
         self.clientSecretFile = clientSecretFile
@@ -39,8 +45,9 @@ public struct OIDCSettings: Sendable, Equatable {
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
-    /// The client secret: the file's first line.
-    public func clientSecret() throws -> String {
+    /// The client secret: the file's first line; nil for a public client.
+    public func clientSecret() throws -> String? {
+        guard let clientSecretFile else { return nil }
         let text = try String(contentsOfFile: clientSecretFile, encoding: .utf8)
         let secret = text.split(whereSeparator: \.isNewline).first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
         guard !secret.isEmpty else { throw OIDCTokenError("\(clientSecretFile) is empty.") }

@@ -11,6 +11,13 @@ struct OIDCMetadata: Decodable, Sendable {
     let token_endpoint: String
     let jwks_uri: String
     let end_session_endpoint: String?
+    let userinfo_endpoint: String?
+}
+
+/// What the token endpoint answers that sign-in uses.
+struct OIDCTokens: Sendable {
+    let idToken: String
+    let accessToken: String?
 }
 
 /// The provider cannot be reached or answers nonsense: the sign-in page says so and password sign-in goes on working.
@@ -62,8 +69,9 @@ actor OIDCProvider {
         return verifier
     }
 
-    /// Trades the authorization code (with the PKCE verifier) for an ID token; client_secret_basic.
-    func exchange(code: String, codeVerifier: String, redirectURI: String) async throws -> String {
+    /// Trades the authorization code (with the PKCE verifier) for the tokens: client_secret_basic, or for a public
+    /// client nothing but its id and the verifier.
+    func exchange(code: String, codeVerifier: String, redirectURI: String) async throws -> OIDCTokens {
         let metadata = try await discover()
         var request = HTTPClientRequest(url: metadata.token_endpoint)
         request.method = .POST
@@ -71,8 +79,10 @@ actor OIDCProvider {
         func formEncode(_ text: String) -> String {
             text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
         }
-        let credentials = Data("\(formEncode(settings.clientId)):\(formEncode(secret))".utf8).base64EncodedString()
-        request.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        if let secret {
+            let credentials = Data("\(formEncode(settings.clientId)):\(formEncode(secret))".utf8).base64EncodedString()
+            request.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        }
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
         let body = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", codeVerifier),
@@ -86,11 +96,38 @@ actor OIDCProvider {
         }
         let data = Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
         guard response.status == .ok else { throw OIDCTokenError("The provider refused the authorization code (\(response.status.code)).") }
-        struct TokenResponse: Decodable { let id_token: String? }
-        guard let token = (try? JSONDecoder().decode(TokenResponse.self, from: data))?.id_token else {
+        struct TokenResponse: Decodable { let id_token: String?; let access_token: String? }
+        guard let answer = try? JSONDecoder().decode(TokenResponse.self, from: data), let token = answer.id_token else {
             throw OIDCTokenError("The provider's token answer holds no ID token.")
         }
-        return token
+        return OIDCTokens(idToken: token, accessToken: answer.access_token)
+    }
+
+    /// The email of an ID token that carries none (Login.gov's), from the provider's UserInfo endpoint with the access
+    /// token: OpenID Connect Core §5.3.2 asks that its `sub` be the ID token's, else the answer is not this person's.
+    func emailFromUserInfo(_ claims: IDTokenClaims, accessToken: String?) async throws -> IDTokenClaims {
+        guard claims.email == nil else { return claims }
+        guard let endpoint = try await discover().userinfo_endpoint, let accessToken else {
+            throw OIDCTokenError("The provider sent no email address (ask for the scope \"email\").")
+        }
+        var request = HTTPClientRequest(url: endpoint)
+        request.headers.add(name: "Authorization", value: "Bearer \(accessToken)")
+        request.headers.add(name: "Accept", value: "application/json")
+        let response: HTTPClientResponse
+        do {
+            response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        } catch {
+            throw OIDCUnavailable(detail: "userinfo endpoint: \(error)")
+        }
+        let data = Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
+        guard response.status == .ok else { throw OIDCTokenError("The provider's UserInfo endpoint refused the access token (\(response.status.code)).") }
+        struct UserInfo: Decodable { let sub: String; let email: String?; let email_verified: Bool? }
+        guard let info = try? JSONDecoder().decode(UserInfo.self, from: data) else { throw OIDCTokenError("The provider's UserInfo answer is not readable.") }
+        guard info.sub == claims.sub else { throw OIDCTokenError("The provider's UserInfo answer is about another person than the ID token.") }
+        var completed = claims
+        completed.email = info.email
+        completed.email_verified = info.email_verified
+        return completed
     }
 }
 
@@ -133,7 +170,8 @@ struct OIDCController: Sendable {
             URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: "openid email profile"),
             URLQueryItem(name: "state", value: state), URLQueryItem(name: "nonce", value: nonce),
             URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
-        ]
+        ] + (provider.settings.acrValues.map { [URLQueryItem(name: "acr_values", value: $0)] } ?? [])
+          + (provider.settings.prompt.map { [URLQueryItem(name: "prompt", value: $0)] } ?? [])
         guard let location = components?.url?.absoluteString else { throw OIDCUnavailable(detail: "bad authorization endpoint") }
         var response = Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
         let value = [state, nonce, verifier, SecretToken.base64URL(Array(next.utf8))].joined(separator: ".")
@@ -167,8 +205,9 @@ struct OIDCController: Sendable {
         let claims: IDTokenClaims
         let email: String
         do {
-            let token = try await provider.exchange(code: code, codeVerifier: codeVerifier, redirectURI: redirectURI)
-            claims = try await provider.verifier().verify(token, nonce: nonce)
+            let tokens = try await provider.exchange(code: code, codeVerifier: codeVerifier, redirectURI: redirectURI)
+            claims = try await provider.emailFromUserInfo(try await provider.verifier().verify(tokens.idToken, nonce: nonce),
+                                                          accessToken: tokens.accessToken)
             email = try OIDCTokenVerifier.verifiedEmail(of: claims)
         } catch let error as OIDCUnavailable {
             return try await refuse("provider not answering: \(error.detail)", error.message, status: .serviceUnavailable)

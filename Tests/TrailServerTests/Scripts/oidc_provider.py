@@ -5,7 +5,11 @@ are made by Authlib's OpenIDCode extension and signed by joserfc.
 
 POST /control with JSON sets what the next ID tokens carry, through Authlib's own hooks (the refusal cases): {"email",
 "email_verified", "aud", "exp_offset", "nonce", "alg" (RS256, ES256, none, or HS256 keyed with the RSA public key),
-"kid" ("stranger": a key the JWKS never lists), "iss"}. GET /stats answers {"jwks_fetches"}.
+"kid" ("stranger": a key the JWKS never lists), "iss", "id_token_email" (false: the email only at /userinfo, as
+Login.gov does), "userinfo_sub"}. GET /stats answers {"jwks_fetches", "userinfo_fetches", "acr_values", "prompt"}.
+
+Besides CLIENT_ID (confidential, client_secret_basic) it knows CLIENT_ID + "-public", a public client that proves
+itself with PKCE alone.
 
 usage: oidc_provider.py CLIENT_ID CLIENT_SECRET   (prints the port it listens on, then serves until killed)"""
 import base64
@@ -36,8 +40,9 @@ RSA = RSAKey.generate_key(2048, parameters={"kid": "rsa1", "use": "sig"})
 EC = ECKey.generate_key("P-256", parameters={"kid": "ec1", "use": "sig"})
 STRANGER = RSAKey.generate_key(2048, parameters={"kid": "stranger", "use": "sig"})
 codes = {}         # code -> AuthorizationCode
+tokens = {}        # access token -> the person's email
 control = {}       # the next tokens' changes
-jwks_fetches = [0]
+stats = {"jwks_fetches": 0, "userinfo_fetches": 0, "acr_values": None, "prompt": None}
 
 def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
@@ -50,10 +55,13 @@ ISSUER = f"http://127.0.0.1:{PORT}"
 
 
 class Client(ClientMixin):
-    """The one registered client: Trail Companion, a confidential web client."""
+    """Trail Companion, registered twice: a confidential web client, and a public one (PKCE alone)."""
+
+    def __init__(self, client_id, public):
+        self.client_id, self.public = client_id, public
 
     def get_client_id(self):
-        return CLIENT_ID
+        return self.client_id
 
     def get_default_redirect_uri(self):
         return None
@@ -66,10 +74,12 @@ class Client(ClientMixin):
         return redirect_uri.startswith(("http://127.0.0.1:", "http://localhost:")) and redirect_uri.endswith("/auth/oidc/callback")
 
     def check_client_secret(self, client_secret):
-        return hmac.compare_digest(client_secret, CLIENT_SECRET)
+        return not self.public and hmac.compare_digest(client_secret, CLIENT_SECRET)
 
     def check_endpoint_auth_method(self, method, endpoint):
-        return method == "client_secret_basic" if endpoint == "token" else True
+        if endpoint != "token":
+            return True
+        return method == ("none" if self.public else "client_secret_basic")
 
     def check_response_type(self, response_type):
         return response_type == "code"
@@ -78,7 +88,7 @@ class Client(ClientMixin):
         return grant_type == "authorization_code"
 
 
-CLIENT = Client()
+CLIENTS = {CLIENT_ID: Client(CLIENT_ID, public=False), CLIENT_ID + "-public": Client(CLIENT_ID + "-public", public=True)}
 
 
 class AuthorizationCode(AuthorizationCodeMixin):
@@ -107,7 +117,7 @@ class AuthorizationCode(AuthorizationCodeMixin):
 
 
 class CodeGrant(grants.AuthorizationCodeGrant):
-    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic"]
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "none"]
 
     def save_authorization_code(self, code, request):
         data = request.payload.data
@@ -161,7 +171,7 @@ class IDToken(OpenIDCode):
 
     def get_client_claims(self, client):
         now = int(time.time())
-        return {"iss": control.get("iss", ISSUER), "aud": control.get("aud", CLIENT_ID), "iat": now - 5,
+        return {"iss": control.get("iss", ISSUER), "aud": control.get("aud", client.get_client_id()), "iat": now - 5,
                 "exp": now + control.get("exp_offset", 300)}
 
     def get_authorization_code_claims(self, authorization_code):
@@ -171,13 +181,18 @@ class IDToken(OpenIDCode):
         return claims
 
     def generate_user_info(self, user, scope):
+        if control.get("id_token_email", True) is False:
+            return UserInfo(sub="agency-" + user)
         return UserInfo(sub="agency-" + user, email=user, email_verified=control.get("email_verified", True), name="Pat Ranger")
 
 
 app = Flask(__name__)
 logging.getLogger("werkzeug").setLevel(logging.ERROR)
-server = AuthorizationServer(app, query_client=lambda client_id: CLIENT if client_id == CLIENT_ID else None,
-                             save_token=lambda token, request: None)
+def save_token(token, request):
+    tokens[token["access_token"]] = request.user
+
+
+server = AuthorizationServer(app, query_client=CLIENTS.get, save_token=save_token)
 server.register_grant(CodeGrant, [IDToken(require_nonce=True), CodeChallenge(required=True)])
 
 FORM = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Agency sign-in</title></head><body><main>
@@ -189,26 +204,38 @@ FORM = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Agen
 @app.get("/.well-known/openid-configuration")
 def discovery():
     return jsonify({"issuer": ISSUER, "authorization_endpoint": ISSUER + "/authorize", "token_endpoint": ISSUER + "/token",
-                    "jwks_uri": ISSUER + "/jwks", "end_session_endpoint": ISSUER + "/logout", "response_types_supported": ["code"],
+                    "jwks_uri": ISSUER + "/jwks", "end_session_endpoint": ISSUER + "/logout", "userinfo_endpoint": ISSUER + "/userinfo",
+                    "response_types_supported": ["code"],
                     "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["RS256", "ES256"],
-                    "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                    "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
                     "scopes_supported": ["openid", "email", "profile"]})
 
 
 @app.get("/jwks")
 def jwks():
-    jwks_fetches[0] += 1
+    stats["jwks_fetches"] += 1
     return jsonify({"keys": [dict(k.as_dict(private=False), kid=k.kid, use="sig") for k in (RSA, EC)]})
 
 
 @app.get("/stats")
-def stats():
-    return jsonify({"jwks_fetches": jwks_fetches[0]})
+def statistics():
+    return jsonify(stats)
+
+
+@app.get("/userinfo")
+def userinfo():
+    stats["userinfo_fetches"] += 1
+    email = tokens.get(request.headers.get("Authorization", "").removeprefix("Bearer "))
+    if email is None:
+        return jsonify({"error": "invalid_token"}), 401
+    return jsonify({"sub": control.get("userinfo_sub", "agency-" + email), "email": email,
+                    "email_verified": control.get("email_verified", True)})
 
 
 @app.route("/authorize", methods=["GET", "POST"])
 def authorize():
     if request.method == "GET":
+        stats["acr_values"], stats["prompt"] = request.args.get("acr_values"), request.args.get("prompt")
         try:
             server.get_consent_grant(end_user=None)  # checks client, redirect URI, scope, PKCE and nonce first
         except Exception as error:  # noqa: BLE001 - Authlib's OAuth2Error, shown as the provider would
