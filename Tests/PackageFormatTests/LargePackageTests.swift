@@ -39,14 +39,6 @@ private func peakRSS() -> Int64? {
     return nil
 }
 
-/// Runs minutes of hashing and writing on a Dispatch thread, so the suites running in parallel keep both threads of the
-/// cooperative pool (their live servers would otherwise stall and time out).
-private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
-    }
-}
-
 /// Resets the peak RSS counter (Linux 4.0+: writing 5 to clear_refs).
 private func resetPeakRSS() {
     try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))

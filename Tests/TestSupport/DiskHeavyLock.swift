@@ -26,3 +26,12 @@ public enum DiskHeavyLock {
         return try await body()
     }
 }
+
+/// Runs blocking work (a child process waited for, minutes of hashing) on a Dispatch thread. The cooperative pool has
+/// as many threads as cores, two here: a test that blocks one of them halves what every other suite running beside it
+/// gets, and their live servers stall past HummingbirdTesting's 20 s read time-out.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}

@@ -111,28 +111,28 @@ struct BackupSafetyTests {
     }
 
     @Test("backup verify writes nothing into the backup it checks, and takes --root and --data like every command")
-    func verifyWritesNothing() throws {
+    func verifyWritesNothing() async throws {
         let (data, backup) = try Self.realBackup()
         let before = try Self.snapshot(backup)
         #expect(before["trail.sqlite"] != nil && before["keys/signing.ed25519"] != nil)
-        let run = try CLI.run(["backup", "verify", backup.path], data: data)
+        let run = try await CLI.run(["backup", "verify", backup.path], data: data)
         #expect(run.status == 0, "\(run.output) \(run.errors)")
         #expect(run.output.contains("is good"), "\(run.output)")
         let after = try Self.snapshot(backup)
         #expect(after.keys.sorted() == before.keys.sorted(), "no -shm, no -wal: \(after.keys.sorted())")
         #expect(after == before)
         // And through the environment.
-        let env = try CLI.run(["backup", "verify", backup.path], data: nil, root: nil,
+        let env = try await CLI.run(["backup", "verify", backup.path], data: nil, root: nil,
                               environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": data.path])
         #expect(env.status == 0, "\(env.output) \(env.errors)")
         #expect(try Self.snapshot(backup) == before)
     }
 
     @Test("restore takes --root and --data, or TRAIL_ROOT and TRAIL_DATA, and restores a backup that verify calls good")
-    func restoreTakesTheLocationOptions() throws {
+    func restoreTakesTheLocationOptions() async throws {
         let (_, backup) = try Self.realBackup()
         let target = TestScratch.folder("trail-restored")
-        let run = try CLI.run(["restore", "--from", backup.path], data: target)
+        let run = try await CLI.run(["restore", "--from", backup.path], data: target)
         #expect(run.status == 0, "\(run.output) \(run.errors)")
         #expect(run.output.contains("into \(target.path)"), "\(run.output)")
         let restored = try CLI.open(target)
@@ -140,7 +140,7 @@ struct BackupSafetyTests {
         #expect(try Data(contentsOf: target.appendingPathComponent("keys/signing.ed25519")) == Data(repeating: 7, count: 32))
 
         let viaEnvironment = TestScratch.folder("trail-restored")
-        let env = try CLI.run(["restore", "--from", backup.path], data: nil, root: nil,
+        let env = try await CLI.run(["restore", "--from", backup.path], data: nil, root: nil,
                               environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": viaEnvironment.path])
         #expect(env.status == 0, "\(env.output) \(env.errors)")
         #expect(FileManager.default.fileExists(atPath: viaEnvironment.appendingPathComponent("trail.sqlite").path))

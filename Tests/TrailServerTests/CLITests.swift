@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import HummingbirdTesting
 import Testing
 @testable import TrailServer
@@ -9,14 +10,14 @@ import Testing
 struct CLITests {
     @Test func migrateCreatesAndMigratesTheDatabase() async throws {
         let data = try CLI.dataFolder()
-        let run = try CLI.run(["migrate"], data: data)
+        let run = try await CLI.run(["migrate"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         let last = try #require(try MigrationTests.migrationNames.last)
         #expect(run.output.contains("Database \(data.appendingPathComponent("trail.sqlite").path) is at migration \(last)."))
         let database = try CLI.open(data)
         #expect(try database.appliedMigrations() == MigrationTests.migrationNames)
         #expect(try database.userCount() == 0, "migrate creates no account")
-        let again = try CLI.run(["migrate"], data: data)
+        let again = try await CLI.run(["migrate"], data: data)
         #expect(again.status == 0 && again.output == run.output)
         for folder in DataFolder.subfolders {
             #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent(folder).path), "data/\(folder)")
@@ -25,7 +26,7 @@ struct CLITests {
 
     @Test func userCreatePrintsAOneTimePasswordThatMustBeChanged() async throws {
         let data = try CLI.dataFolder()
-        let run = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat Ranger"], data: data)
+        let run = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat Ranger"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Created ranger@park.org."))
         let range = try #require(run.output.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression), "\(run.output)")
@@ -42,16 +43,16 @@ struct CLITests {
             #expect(response.location == "/account/password")
         }
 
-        let admin = try CLI.run(["user", "create", "--email", "chief@park.org", "--name", "Chief", "--password", "a chosen password", "--admin"], data: data)
+        let admin = try await CLI.run(["user", "create", "--email", "chief@park.org", "--name", "Chief", "--password", "a chosen password", "--admin"], data: data)
         #expect(admin.status == 0)
         #expect(admin.output.contains("Created chief@park.org (admin)."))
         #expect(!admin.output.contains("One-time password"))
         let chief = try #require(try database.user(email: "chief@park.org"))
         #expect(chief.isAdmin && !chief.mustChangePassword)
 
-        let duplicate = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Again"], data: data)
+        let duplicate = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Again"], data: data)
         #expect(duplicate.status != 0)
-        let short = try CLI.run(["user", "create", "--email", "x@park.org", "--name", "X", "--password", "short"], data: data)
+        let short = try await CLI.run(["user", "create", "--email", "x@park.org", "--name", "X", "--password", "short"], data: data)
         #expect(short.status != 0)
         #expect((short.output + short.errors).contains("Use at least 10 characters"), "\(short.errors)")
         #expect(try database.user(email: "x@park.org") == nil)
@@ -59,13 +60,13 @@ struct CLITests {
 
     @Test func userDisableEndsSessionsAndTokens() async throws {
         let data = try CLI.dataFolder()
-        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
-        let token = try CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
+        _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        let token = try await CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
         let database = try CLI.open(data)
         let user = try #require(try database.user(email: "ranger@park.org"))
         _ = try database.startSession(userId: user.id!, ipAddress: nil)
 
-        let run = try CLI.run(["user", "disable", "--email", "ranger@park.org"], data: data)
+        let run = try await CLI.run(["user", "disable", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Disabled ranger@park.org."))
         #expect(try database.user(email: "ranger@park.org")?.isDisabled == true)
@@ -73,21 +74,21 @@ struct CLITests {
         let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
 
-        let unknown = try CLI.run(["user", "disable", "--email", "nobody@park.org"], data: data)
+        let unknown = try await CLI.run(["user", "disable", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0)
         #expect(unknown.errors.contains("No user with email nobody@park.org."))
     }
 
     @Test func userResetPasswordPrintsAOneTimePasswordAndEndsSessionsAndTokens() async throws {
         let data = try CLI.dataFolder()
-        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
-        let token = try CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
+        _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        let token = try await CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
         let database = try CLI.open(data)
         let user = try #require(try database.user(email: "ranger@park.org"))
         _ = try database.startSession(userId: user.id!, ipAddress: nil)
         #expect(try database.userForAPIToken(token) != nil)
 
-        let run = try CLI.run(["user", "reset-password", "--email", "ranger@park.org"], data: data)
+        let run = try await CLI.run(["user", "reset-password", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Reset the password of ranger@park.org; their sessions and API tokens have ended."))
         let range = try #require(run.output.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression), "\(run.output)")
@@ -106,13 +107,13 @@ struct CLITests {
             let old = try await client.post("/login", form: ["email": "ranger@park.org", "password": "a chosen password"], session: try await client.anonymousBrowser())
             #expect(old.status == .unauthorized)
         }
-        let unknown = try CLI.run(["user", "reset-password", "--email", "nobody@park.org"], data: data)
+        let unknown = try await CLI.run(["user", "reset-password", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
     }
 
     @Test func userResetTwoStepClearsTheSecondStepAndEndsSessions() async throws {
         let data = try CLI.dataFolder()
-        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
         let database = try CLI.open(data)
         let user = try #require(try database.user(email: "ranger@park.org"))
         let secret = try database.beginTwoStepEnrolment(userId: user.id!, actor: .system)
@@ -121,7 +122,7 @@ struct CLITests {
                                                       at: now, actor: .system)?.count == 10)
         _ = try database.startSession(userId: user.id!, ipAddress: nil)
 
-        let run = try CLI.run(["user", "reset-two-step", "--email", "ranger@park.org"], data: data)
+        let run = try await CLI.run(["user", "reset-two-step", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Reset the two-step sign-in of ranger@park.org; their sessions have ended."))
         let status = try database.twoStepStatus(userId: user.id!)
@@ -129,18 +130,18 @@ struct CLITests {
         let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
         #expect(try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetTwoStep" && $0.detail == "ranger@park.org" })
-        let unknown = try CLI.run(["user", "reset-two-step", "--email", "nobody@park.org"], data: data)
+        let unknown = try await CLI.run(["user", "reset-two-step", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
     }
 
     @Test func siteCreateAndMemberAdd() async throws {
         let data = try CLI.dataFolder()
-        let site = try CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"], data: data)
+        let site = try await CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"], data: data)
         #expect(site.status == 0, "\(site.errors)")
         #expect(site.output.contains("Created site sweet-home (Sweet Home Ranger District), 2 approval(s) required."))
-        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
 
-        let member = try CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "reviewer"], data: data)
+        let member = try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "reviewer"], data: data)
         #expect(member.status == 0, "\(member.errors)")
         #expect(member.output.contains("ranger@park.org is now reviewer of sweet-home."))
         let database = try CLI.open(data)
@@ -148,25 +149,25 @@ struct CLITests {
         #expect(record.name == "Sweet Home Ranger District" && record.requiredApprovals == 2)
         #expect(try database.members(siteId: record.id!).map { "\($0.email) \($0.role.rawValue)" } == ["ranger@park.org reviewer"])
         // Again with another role: changed, not doubled.
-        #expect(try CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "manager"], data: data).status == 0)
+        #expect(try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "manager"], data: data).status == 0)
         #expect(try database.members(siteId: record.id!).map(\.role) == [.manager])
 
-        let badSlug = try CLI.run(["site", "create", "--slug", "Sweet Home", "--name", "X"], data: data)
+        let badSlug = try await CLI.run(["site", "create", "--slug", "Sweet Home", "--name", "X"], data: data)
         #expect(badSlug.status != 0)
-        let badRole = try CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "owner"], data: data)
+        let badRole = try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "owner"], data: data)
         #expect(badRole.status != 0)
         #expect(badRole.errors.contains("--role must be author, reviewer or manager"))
-        let badSite = try CLI.run(["member", "add", "--site", "nowhere", "--email", "ranger@park.org", "--role", "author"], data: data)
+        let badSite = try await CLI.run(["member", "add", "--site", "nowhere", "--email", "ranger@park.org", "--role", "author"], data: data)
         #expect(badSite.errors.contains("No site with slug nowhere."))
         #expect(try database.allSites().count == 1)
     }
 
     @Test func tokenCreatePrintsATokenThatWorksAgainstTheAPI() async throws {
         let data = try CLI.dataFolder()
-        _ = try CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home"], data: data)
-        _ = try CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
-        _ = try CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "author"], data: data)
-        let run = try CLI.run(["token", "create", "--email", "ranger@park.org", "--name", "import"], data: data)
+        _ = try await CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home"], data: data)
+        _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
+        _ = try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "author"], data: data)
+        let run = try await CLI.run(["token", "create", "--email", "ranger@park.org", "--name", "import"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         let token = run.output.trimmed
         #expect(token.hasPrefix("tc_") && !token.contains(" ") && !token.contains("\n"), "only the token is printed: \(run.output)")
@@ -183,28 +184,28 @@ struct CLITests {
             let list = try await client.api(.get, "/api/v1/manage/tours?site=sweet-home", token: token)
             #expect((list.json as? [[String: Any]])?.map { $0["name"] as? String } == ["Iron Mountain Loop"])
         }
-        let unknown = try CLI.run(["token", "create", "--email", "nobody@park.org"], data: data)
+        let unknown = try await CLI.run(["token", "create", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0)
     }
 
     /// Without the flags, `TRAIL_ROOT` and `TRAIL_DATA` say where things are; a flag wins over its variable.
     @Test func environmentVariablesAndFlags() async throws {
         let data = try CLI.dataFolder(), other = try CLI.dataFolder()
-        let viaEnvironment = try CLI.run(["migrate"], data: nil, root: nil,
+        let viaEnvironment = try await CLI.run(["migrate"], data: nil, root: nil,
                                          environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": data.path])
         #expect(viaEnvironment.status == 0, "\(viaEnvironment.errors)")
         #expect(viaEnvironment.output.contains(data.path))
-        let flagWins = try CLI.run(["migrate"], data: other, environment: ["TRAIL_DATA": data.path])
+        let flagWins = try await CLI.run(["migrate"], data: other, environment: ["TRAIL_DATA": data.path])
         #expect(flagWins.output.contains(other.path))
         #expect(!flagWins.output.contains(data.path))
-        let wrongRoot = try CLI.run(["migrate"], data: try CLI.dataFolder(), root: FileManager.default.temporaryDirectory)
+        let wrongRoot = try await CLI.run(["migrate"], data: try CLI.dataFolder(), root: FileManager.default.temporaryDirectory)
         #expect(wrongRoot.status != 0)
         #expect(wrongRoot.errors.contains("is --root pointing at the project folder?"))
     }
 
     /// The names scripts depend on (docs/operators.md: the configuration table and the command list).
     @Test func commandsAndFlagsHaveTheirDocumentedNames() async throws {
-        let serve = try CLI.run(["serve", "--help"], data: nil, root: nil)
+        let serve = try await CLI.run(["serve", "--help"], data: nil, root: nil)
         for flag in ["--hostname", "--port", "--root", "--data", "--clamav-db", "--clamd", "--max-upload-size", "--required-approvals",
                      "--tile-url", "--public-url", "--demo", "--require-two-step"] {
             #expect(serve.output.contains(flag), "serve \(flag)")
@@ -223,7 +224,7 @@ struct CLITests {
             (["migrate"], ["--root", "--data"]),
         ]
         for (command, flags) in commands {
-            let help = try CLI.run(command + ["--help"], data: nil, root: nil)
+            let help = try await CLI.run(command + ["--help"], data: nil, root: nil)
             #expect(help.status == 0, "\(command)")
             for flag in flags {
                 #expect(help.output.contains(flag), "\(command.joined(separator: " ")) \(flag)")
@@ -239,11 +240,11 @@ struct CLIHelpTests {
     /// Commands that work on a package zip or an app's folder, not on a server's data folder.
     static let withoutDataFolder: Set = ["package verify", "package install", "package update"]
 
-    @Test func everyCommandHasHelpAndTheDataFolderCommandsTakeRootAndData() throws {
+    @Test func everyCommandHasHelpAndTheDataFolderCommandsTakeRootAndData() async throws {
         var leaves: [String] = []
         var pending: [[String]] = [[]]
         while let command = pending.popLast() {
-            let help = try CLI.run(command + ["--help"], data: nil, root: nil, environment: ["COLUMNS": "80"])
+            let help = try await CLI.run(command + ["--help"], data: nil, root: nil, environment: ["COLUMNS": "80"])
             #expect(help.status == 0, "\(command.joined(separator: " ")) --help: \(help.errors)")
             let subcommands = CLIHelp.subcommands(in: help.output)
             if subcommands.isEmpty { leaves.append(command.joined(separator: " ")); continue }
@@ -259,7 +260,7 @@ struct CLIHelpTests {
             #expect(leaves.contains(expected), "\(expected) is missing from the help: \(leaves)")
         }
         for command in leaves where !Self.withoutDataFolder.contains(command) {
-            let help = try CLI.run(command.split(separator: " ").map(String.init) + ["--help"], data: nil, root: nil)
+            let help = try await CLI.run(command.split(separator: " ").map(String.init) + ["--help"], data: nil, root: nil)
             #expect(help.output.contains("--root") && help.output.contains("--data"), "\(command) does not take --root and --data")
             #expect(help.output.contains("TRAIL_ROOT") && help.output.contains("TRAIL_DATA"), "\(command) does not name TRAIL_ROOT/TRAIL_DATA")
         }
@@ -311,8 +312,13 @@ enum CLI {
         try AppDatabase.openFile(at: data.appendingPathComponent("trail.sqlite").path, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
     }
 
-    /// Runs `trail-companion arguments --root <root> --data <data>` with a clean `TRAIL_…` environment.
-    static func run(_ arguments: [String], data: URL?, root: URL? = projectRoot, environment: [String: String] = [:]) throws -> Result {
+    /// Runs `trail-companion arguments --root <root> --data <data>` with a clean `TRAIL_…` environment, waiting for it on
+    /// a Dispatch thread (see `offPool`).
+    static func run(_ arguments: [String], data: URL?, root: URL? = projectRoot, environment: [String: String] = [:]) async throws -> Result {
+        try await offPool { try runBlocking(arguments, data: data, root: root, environment: environment) }
+    }
+
+    private static func runBlocking(_ arguments: [String], data: URL?, root: URL?, environment: [String: String]) throws -> Result {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments + (root.map { ["--root", $0.path] } ?? []) + (data.map { ["--data", $0.path] } ?? [])

@@ -374,13 +374,9 @@ import TrailClient
         }
     }
 
-    /// The CLI, off the cooperative pool (it waits for a child process).
+    /// The CLI (`CLI.run` waits for it off the cooperative pool).
     static func cli(_ arguments: [String], data: URL, environment: [String: String]) async throws -> CLI.Result {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try CLI.run(arguments, data: data, environment: environment) })
-            }
-        }
+        try await CLI.run(arguments, data: data, environment: environment)
     }
 
     @Test("storage check lists what the bucket lacks; storage sync sends it, then the catalog; --all sends everything again; bad settings are named",
