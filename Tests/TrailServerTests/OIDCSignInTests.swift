@@ -33,8 +33,9 @@ import Testing
             process.standardOutput = output
             process.standardError = FileHandle.standardError
             try process.run()
+            // The first line only: what follows in the same read (a server's start-up lines) is not the port.
             let line = await firstLine(of: output)
-            guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            guard let port = line.split(separator: "\n").first.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
                 process.terminate()
                 throw ObjectStore.StartFailure(description: "the OpenID provider did not start: \(line)")
             }

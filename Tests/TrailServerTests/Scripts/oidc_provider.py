@@ -271,6 +271,9 @@ def watch_parent():
 
 if __name__ == "__main__":
     os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")  # plain HTTP on loopback, as the tests run
+    # The port is the only line on standard output: the tests read it. Flask would print its banner there too.
+    import flask.cli
+    flask.cli.show_server_banner = lambda *args, **kwargs: None
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     threading.Thread(target=watch_parent, daemon=True).start()
     print(PORT, flush=True)
