@@ -8,7 +8,12 @@ export PATH="$PWD/.venv/bin:$PATH"
 export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
 swift build --build-tests
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
-scripts/swift-test-watchdog.sh
+# First every suite in parallel but the two that write 4 GiB and more; then those two alone. Beside the parallel
+# suites their disk traffic stalled live test servers past HummingbirdTesting's fixed 20 s read time-out.
+TRAIL_SLOW_TESTS=0 scripts/swift-test-watchdog.sh
+if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
+  scripts/swift-test-watchdog.sh --filter LargePackageTests
+fi
 if compgen -G "Tests/e2e/test_*.py" >/dev/null; then
   swift build --product trail-companion
   # faulthandler_timeout (pytest.ini) prints every thread's stack of a test that runs too long; this ends a stuck run.
