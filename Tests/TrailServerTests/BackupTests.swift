@@ -77,7 +77,9 @@ import TrailClient
 
             // Again into the same folder: only what the releases after the snapshot added is copied; then nothing.
             let held = Set(index.files.map(\.sha256))
-            let again = try DataBackup(dataFolder: env.dataFolder).run(database: env.database, to: backup)
+            // On a Dispatch thread: the backup copies for seconds, and the releases beside it need the cooperative pool.
+            let sourceFolder = env.dataFolder, sourceDatabase = env.database
+            let again = try await offPool { try DataBackup(dataFolder: sourceFolder).run(database: sourceDatabase, to: backup) }
             let added = try DataBackup.readIndex(backup).files.filter { !held.contains($0.sha256) }
             #expect(again.copiedFiles == Set(added.map(\.sha256)).count && again.copiedFiles < again.fileCount, "\(again)")
             let third = try await Self.cli(["backup", "--to", backup.path, "--root", projectRoot.path, "--data", env.dataFolder.path])
