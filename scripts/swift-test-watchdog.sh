@@ -45,3 +45,11 @@ PY
   sleep 5
 done
 wait "$runner"
+status=$?
+if (( status != 0 )); then
+  # CI keeps only the tail of a long log; repeat what failed where it will be read.
+  echo
+  echo "== swift test failed (exit $status). The failed tests and their issues:"
+  grep -E '^\S+ (Test .+ (recorded an issue|failed after)|Suite .+ failed after)' "$log" | cut -c1-600 | tail -60
+fi
+exit "$status"

@@ -9,7 +9,7 @@ export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
 swift build --build-tests
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
 # First every suite in parallel but the two that write 4 GiB and more; then those two alone. Beside the parallel
-# suites their disk traffic stalled live test servers past HummingbirdTesting's fixed 20 s read time-out.
+# suites their disk traffic stalled live test servers for tens of seconds.
 TRAIL_SLOW_TESTS=0 scripts/swift-test-watchdog.sh
 if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
   scripts/swift-test-watchdog.sh --filter LargePackageTests

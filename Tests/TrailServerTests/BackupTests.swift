@@ -45,7 +45,7 @@ import TrailClient
             var stop = false, releases = 0, started = false
         }
         let load = Load()
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let first = try await env.releaseThroughAPI(client, videoSize: 12_000_000)
             let auditBefore = try Self.audit(env.database.writer)
             // Rangers keep working: upload, build, approve, release, again and again, until the backup is done.

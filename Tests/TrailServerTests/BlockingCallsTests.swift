@@ -42,7 +42,7 @@ import Testing
         holder.held.wait()
         let startedAt = Date().timeIntervalSince1970
 
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let base = "http://127.0.0.1:\(try #require(client.port))"
             // More waiting writes than the machine has cooperative threads, each on its own connection.
             let writers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2

@@ -33,14 +33,14 @@ struct ClientLiveTests {
         defer { env.remove() }
         let folder = env.folder.appendingPathComponent("client")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        // The release goes through the router in process (no sockets): the live test client gives up after 20 s
-        // without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
+        // The release goes through the router in process (no sockets): the live test client gives up after its read
+        // time-out without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
         // running beside this one, even for a small upload, while other suites write gigabytes.
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
         let box = Box()
         try await env.app.test { client in box.released = try await env.releaseThroughAPI(client, videoSize: videoSize) }
         let released = try #require(box.released)
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let baseURL = "http://localhost:\(port)"
             try await body(Live(env: env, client: client, trail: TrailClient(baseURL: URL(string: baseURL)!), baseURL: baseURL,
@@ -497,7 +497,7 @@ enum LyingServer {
             Response(status: .ok, headers: [.contentType: "application/zip", .eTag: "\"s\""],
                      body: .init(byteBuffer: ByteBuffer(repeating: 0x44, count: 10)))
         }
-        try await Application(router: router).test(.live) { client in
+        try await Application(router: router).testLive { client in
             try await body("http://localhost:\(try #require(client.port))")
         }
     }

@@ -27,14 +27,14 @@ import TrailClient
         defer { env.remove() }
         let folder = env.folder.appendingPathComponent("phone")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        // The release goes through the router in process (no sockets): the live test client gives up after 20 s
-        // without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
+        // The release goes through the router in process (no sockets): the live test client gives up after its read
+        // time-out without an answer, and an upload's fsync can wait longer than that behind the disk writes of the tests
         // running beside this one, even for a small upload, while other suites write gigabytes.
         final class Box: @unchecked Sendable { var first: ReleasedPackage? }
         let box = Box()
         try await env.app.test { client in box.first = try await env.releaseThroughAPI(client, videoSize: videoSize) }
         let first = try #require(box.first)
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let setup = Setup(env: env, trail: TrailClient(baseURL: URL(string: "http://localhost:\(port)")!), folder: folder, first: first)
             _ = try TrailClient.extract(zip: first.zip, to: setup.installed)
@@ -257,7 +257,7 @@ import TrailClient
                 return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
                                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
             }
-            try await Application(router: router).test(.live) { replayer in
+            try await Application(router: router).testLive { replayer in
                 let replayed = try await package(["update", setup.first.packageId, folder.path], server: "http://localhost:\(try #require(replayer.port))")
                 #expect(replayed.status == 1, "\(replayed.stdout) \(replayed.stderr)")
                 #expect(replayed.stdout.contains("the catalog is refused: catalog version") && replayed.stdout.contains("is older than version"),
@@ -353,7 +353,7 @@ import TrailClient
             ("backslash", 2, withPath("waypoints\\escape.png"), key, .unsafePath("waypoints\\escape.png")),
             ("case clash", 2, withPath("waypoints/01-a/same.png", clash: true), key, .unsafePath("WAYPOINTS/01-A/SAME.PNG")),
         ]
-        try await Application(router: router).test(.live) { client in
+        try await Application(router: router).testLive { client in
             let trail = TrailClient(baseURL: URL(string: "http://localhost:\(try #require(client.port))")!)
             for (name, catalogVersion, manifest, signer, expected) in cases {
                 try serve(catalogVersion: catalogVersion, manifest: manifest, signedBy: signer)

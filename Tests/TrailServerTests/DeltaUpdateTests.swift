@@ -200,7 +200,7 @@ import Testing
     func pythonClientUpdates() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let first = try await env.releaseThroughAPI(client)
             _ = try await env.releaseThroughAPI(client, seed: 31)

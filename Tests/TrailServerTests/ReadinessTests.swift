@@ -134,7 +134,7 @@ import Testing
             let (authorToken, _) = try app.database.createAPIToken(userId: author.id!, name: "x", actor: .system)
             #expect(try await Self.readyz(client, token: authorToken).1.keys.sorted() == ["status"])
         }
-        try await app.application.test(.live) { client in
+        try await app.application.testLive { client in
             // Over a real socket from this machine: details. Through a proxy (X-Forwarded-For): a stranger's request.
             let local = try await client.execute(uri: "/readyz", method: .get)
             let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: local.body)) as? [String: Any])

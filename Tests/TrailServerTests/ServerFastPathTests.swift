@@ -201,7 +201,7 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let application = Application(router: buildRouter(env.app.dependencies), server: .trailHTTP1(env.app.dependencies),
                                       eventLoopGroupProvider: .shared(group))
-        try await application.test(.live) { client in
+        try await application.testLive { client in
             let port = try #require(client.port)
             let first = try await Self.get(client, "/api/v1/sites")  // kept now
             // An answer's size on the wire (body and about a kilobyte of headers), and enough requests that their

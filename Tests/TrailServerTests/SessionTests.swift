@@ -226,7 +226,7 @@ import Testing
     /// Over a real socket the address is known: 20 failures from one address, spread over many emails, stop that address too.
     @Test func failuresFromOneAddressAreThrottled() async throws {
         let (app, _) = try await TestApp.seeded()
-        try await app.application.test(.live) { client in
+        try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             for index in 1...20 {
                 let response = try await client.post("/login", form: ["email": "guess\(index)@test.org", "password": "wrong password"], session: browser)

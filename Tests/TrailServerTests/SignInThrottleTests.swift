@@ -32,7 +32,7 @@ import Testing
     @Test("behind a trusted proxy, two clients are throttled apart and the audit log names each; an untrusted peer's X-Forwarded-For is ignored")
     func trustedProxyNamesTheClient() async throws {
         let (app, _) = try await TestApp.seeded { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.0/8, ::1") }
-        try await app.application.test(.live) { client in
+        try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             func attempt(_ email: String, from address: String, password: String = "wrong password") async throws -> HTTPResponse.Status {
                 // The client's own claim comes first; the proxy appends the address it saw.
@@ -52,7 +52,7 @@ import Testing
 
         // Without --trusted-proxies the header is only a claim: the peer's own address counts.
         let (plain, _) = try await TestApp.seeded()
-        try await plain.application.test(.live) { client in
+        try await plain.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             let response = try await client.post("/login", form: ["email": "nobody@test.org", "password": "wrong password"], session: browser,
                                                  headers: [.xForwardedFor: "203.0.113.7"])
@@ -65,7 +65,7 @@ import Testing
     @Test("failures from one address lock that address out of the email, not the owner signing in from another; the 429 says so")
     func lockoutIsPerEmailAndAddress() async throws {
         let (app, _) = try await TestApp.seeded { $0.trustedProxies = try! TrustedProxies(parsing: "127.0.0.0/8, ::1") }
-        try await app.application.test(.live) { client in
+        try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             func attempt(from address: String, password: String) async throws -> TestResponse {
                 try await client.post("/login", form: ["email": "author@test.org", "password": password], session: browser,
@@ -91,7 +91,7 @@ import Testing
             config.trustedProxies = try! TrustedProxies(parsing: "127.0.0.0/8, ::1")
             config.loginMaxDelay = 0.5
         }
-        try await app.application.test(.live) { client in
+        try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             for index in 1...12 {
                 let response = try await client.post("/login", form: ["email": "author@test.org", "password": "wrong password"], session: browser,

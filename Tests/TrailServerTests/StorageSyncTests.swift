@@ -346,7 +346,7 @@ import TrailClient
         defer { Task { await sync.shutdown() } }
         let folder = env.folder.appendingPathComponent("client")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let released = try await env.releaseThroughAPI(client, videoSize: 3 * 1024 * 1024)
             try await sync.syncOnce()
             let trail = TrailClient(baseURL: URL(string: "http://localhost:\(try #require(client.port))")!)

@@ -45,7 +45,11 @@ struct TestApp {
     }
 
     func test(_ setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        try await application.test(setup, body)
+        if setup.isLive {
+            try await application.testLive(body)
+        } else {
+            try await application.test(setup, body)
+        }
     }
 
     /// A counter's value in the app's Prometheus registry, as `/metrics` would show it (0 when it has no line yet).

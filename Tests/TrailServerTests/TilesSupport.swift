@@ -288,7 +288,7 @@ enum TestTileServer {
 
     /// Runs the server on a free port for the duration of `body`, which gets the URL template.
     static func with(_ state: TileServerState, _ body: @Sendable (String) async throws -> Void) async throws {
-        try await application(state).test(.live) { client in
+        try await application(state).testLive { client in
             let port = try #require(client.port)
             defer { state.release() }
             try await body("http://127.0.0.1:\(port)/{z}/{x}/{y}.png")

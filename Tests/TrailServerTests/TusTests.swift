@@ -24,7 +24,7 @@ struct TusTests {
         try content.write(to: file)
         let sha = MediaFixtures.sha256(content)
 
-        try await env.app.application.test(.live) { client in
+        try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let run = try await MediaPython.run("tus_resume.py", [
                 "--endpoint", "http://localhost:\(port)\(Self.endpoint)", "--token", token, "--file", file.path,

@@ -306,7 +306,7 @@ import Testing
         logger.logLevel = .trace
         let application = Application(router: buildRouter(app.dependencies), server: .trailHTTP1(app.dependencies), logger: logger)
         let secretsBox = NIOLockedValueBox<[String]>([])
-        try await application.test(.live) { client in
+        try await application.testLive { client in
             let (browser, _) = try await Self.password(client, "admin@test.org")
             let page = try await client.get("/login/enrol", session: browser)
             let secret = try Self.secret(on: page)

@@ -1,0 +1,57 @@
+import Hummingbird
+import HummingbirdCore
+// HummingbirdTesting's live server wrapper and its response type have no public initialisers; debug builds compile
+// the package with testing enabled, which is the only configuration the tests run in.
+@testable import HummingbirdTesting
+import ServiceLifecycle
+
+extension ApplicationProtocol {
+    /// `test(.live)` with a read time-out of our choosing. HummingbirdTesting's live client gives up after 20 s without
+    /// a byte, a figure it does not let a test change. The Swift suites run in parallel on two cores beside tests that
+    /// write gigabytes and start ffmpeg, SeaweedFS and Python servers; a request that waits its turn behind them for
+    /// 20 s is slow, not broken, and the failure it caused named a time-out instead of anything the test checks. A
+    /// stuck test is still caught: by this time-out, and by the watchdog around the whole run.
+    func testLive<Value>(readTimeout: Duration = .seconds(120),
+                         _ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let application = TestApplication(base: self)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            let serviceGroup = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [],
+                                                                 logger: application.logger))
+            group.addTask { try await serviceGroup.run() }
+            let port = await application.portPromise.wait()
+            let client = TestClient(host: "localhost", port: port, configuration: .init(timeout: readTimeout))
+            client.connect()
+            do {
+                let value = try await test(LiveClient(client: client))
+                try await client.shutdown()
+                await serviceGroup.triggerGracefulShutdown()
+                return value
+            } catch {
+                try? await client.shutdown()
+                await serviceGroup.triggerGracefulShutdown()
+                throw error
+            }
+        }
+    }
+}
+
+/// The client `testLive` hands a test: one keep-alive HTTP/1.1 connection, as `test(.live)`'s.
+private struct LiveClient: TestClientProtocol {
+    let client: TestClient
+
+    func executeRequest(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws -> TestResponse {
+        var headers = headers
+        headers[.connection] = "keep-alive"
+        let response = try await client.execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+        return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
+    }
+
+    var port: Int? { client.port }
+}
+
+extension TestingSetup {
+    var isLive: Bool {
+        if case .live = value { return true }
+        return false
+    }
+}
