@@ -196,18 +196,18 @@ import Testing
             #expect(problems.contains("Audio “loon call.mp3” at “Fish Lake” has no transcript: add one on the waypoint's page."), "\(refused.text)")
 
             try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
-            let readiness = try env.database.publishReadiness(tourId: env.seed.tourId)
+            let readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty && readiness.warnings.count == 2, "\(readiness)")
             try env.sql("UPDATE site SET mediaAccessibility = 'required' WHERE id = ?", [env.seed.alphaId])
 
             // Captions added but not yet scanned: the file is named as not clean.
             try await Self.attachCaptions(client, token: token, to: video)
             _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId) == [
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current) == [
                 "File “captions.vtt” at “Fish Lake” is pending, not clean.", "File “loon call.transcript.txt” at “Fish Lake” is pending, not clean.",
             ])
             #expect(await env.scanAll() == 2)
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).isEmpty)
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
         }
     }
 

@@ -165,7 +165,7 @@ import Testing
             let ids = try await env.addCleanMedia(client, token: token)
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"],"description":"A walk around the lake."}"#)
-            var readiness = try env.database.publishReadiness(tourId: env.seed.tourId)
+            var readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty)
             #expect(readiness.warnings.contains("Spanish: the tour lacks its name and description."), "\(readiness.warnings)")
             #expect(readiness.warnings.contains { $0.hasPrefix("Spanish: waypoint “Fish Lake” lacks its name") }, "\(readiness.warnings)")
@@ -177,7 +177,7 @@ import Testing
             _ = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token,
                                      json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#)
             _ = try await client.api(.patch, "/api/v1/manage/assets/\(ids[1])", token: token, json: #"{"language":"en"}"#)
-            readiness = try env.database.publishReadiness(tourId: env.seed.tourId)
+            readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty && readiness.warnings.isEmpty, "\(readiness)")
 
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])

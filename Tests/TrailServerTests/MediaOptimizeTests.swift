@@ -173,7 +173,7 @@ struct MediaOptimizeTests {
             #expect(leftOver.isEmpty, "nothing half-written is left: \(leftOver)")
 
             // The checklist names each file; publishing is refused.
-            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId)
+            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             for (file, _, _) in cases { #expect(checklist.contains { $0.contains(file.lastPathComponent) && $0.contains("could not be optimized") }, "\(checklist)") }
             let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
             #expect(refused.status == .unprocessableContent || refused.status == .conflict, "\(refused.status) \(refused.text)")
@@ -183,7 +183,7 @@ struct MediaOptimizeTests {
                 let kept = try await client.api(.patch, "/api/v1/manage/assets/\(id)", token: author, json: #"{"useOriginal": true}"#)
                 #expect(kept.status == .ok && kept.jsonObject["useOriginal"] as? Bool == true, "\(kept.text)")
             }
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).allSatisfy { !$0.contains("could not be optimized") })
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).allSatisfy { !$0.contains("could not be optimized") })
             #expect(try env.auditCount("asset.keepOriginal") == cases.count)
         }
     }

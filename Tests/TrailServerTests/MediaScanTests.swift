@@ -94,7 +94,7 @@ struct MediaScanTests {
             let session = try await client.signIn("author@test.org")
             let preview = try await client.get("/assets/\(id)/content", session: session)
             #expect(preview.status == .forbidden, "a file that was not scanned clean is never served: \(preview.status)")
-            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId)
+            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(checklist.contains { $0.contains("lake.png") }, "the checklist names the file: \(checklist)")
         }
     }

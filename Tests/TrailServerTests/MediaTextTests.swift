@@ -67,7 +67,7 @@ import Testing
                     "\(refused.text)")
 
             try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).isEmpty)
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
             let session = try await client.signIn("author@test.org")
             var page = try await client.get("/tours/\(env.seed.tourId)", session: session)
             #expect(page.text.contains(#"id="publish-warnings""#) && page.text.contains("Image “ridge.png” at “Fish Lake” has no alt text"))

@@ -57,7 +57,7 @@ struct PublishingConcurrencyTests {
 
     /// Submits the seed tour straight through the database and builds it.
     static func pendingRequest(_ env: PublishEnv) async throws -> String {
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         #expect(await env.buildAll() == 1)
         let built = try env.request(request.id)
         #expect(built.state == .pending, "\(built.failureReason ?? "")")

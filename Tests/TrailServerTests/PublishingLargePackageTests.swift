@@ -72,7 +72,7 @@ struct PublishingLargePackageTests {
         try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
 
         // Through the server's build service: stage, re-scan (libclamav reads all 4.5 GiB), write, verify.
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         #expect(await env.buildAll() == 1)
         lap("build (stage, re-scan, write, verify)")
         let built = try env.request(request.id)

@@ -30,7 +30,7 @@ struct PublishingRecoveryTests {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in try await env.addCleanMedia(client, token: try env.token("author@test.org")) }
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         // The crash: the builder had started (one attempt), copied a file, and was writing the zip.
         try env.sql("UPDATE buildJob SET attempts = 1 WHERE requestId = ?", [request.id])
         try env.sql("UPDATE publishRequest SET filesDone = 1, bytesDone = 40000 WHERE id = ?", [request.id])
@@ -60,7 +60,7 @@ struct PublishingRecoveryTests {
     func tooManyInterruptionsFail() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         try env.sql("UPDATE buildJob SET attempts = 3 WHERE requestId = ?", [request.id])
         let restarted = try await env.reopen()
         try PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
@@ -87,7 +87,7 @@ struct PublishingRecoveryTests {
         let packageId = released.packageId
         // A denied request whose staging folder was left behind (denied straight in the database, so nothing removed it),
         // a stray folder, a zip for a version that has no row, and a folder of a package that does not exist.
-        let denied = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let denied = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         #expect(await env.buildAll() == 1)
         try env.database.deny(requestId: denied.id, reviewer: try env.user("reviewer@test.org"), comment: "No.", actor: .system)
         #expect(env.exists(env.stagedZip(denied.id)))
@@ -96,7 +96,7 @@ struct PublishingRecoveryTests {
         try FileManager.default.createDirectory(at: env.paths.packages.appendingPathComponent("ghost"), withIntermediateDirectories: true)
         try Data("ghost".utf8).write(to: env.paths.packages.appendingPathComponent("ghost/1.zip"))
         // And an open request, whose staging folder must stay.
-        let open = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let open = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         #expect(await env.buildAll() == 1)
 
         let restarted = try await env.reopen()

@@ -338,7 +338,7 @@ struct PublishingRulesTests {
 
             // An infected file is listed too.
             try env.sql("UPDATE asset SET scanStatus = 'infected' WHERE id = ?", [pendingId])
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).contains("File “unscanned.png” at “Fish Lake” is infected, not clean."))
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains("File “unscanned.png” at “Fish Lake” is infected, not clean."))
         }
     }
 }

@@ -13,7 +13,7 @@ import Testing
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
         let service = PublishingService(database: env.database, authorization: Authorization(database: env.database), builds: env.builds,
-                                        paths: env.paths)
+                                        paths: env.paths, tileSettings: env.app.dependencies.tileSettings)
         let author = try env.user("author@test.org"), authorActor = try env.actor("author@test.org")
         let reviewer = try env.user("reviewer@test.org"), reviewerActor = try env.actor("reviewer@test.org")
 
@@ -66,7 +66,7 @@ import Testing
         }
         _ = try env.addMember("reviewer2@test.org", role: .reviewer)
         #expect(try counts() == Dictionary(uniqueKeysWithValues: emails.map { ($0, 0) }))
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         #expect(await env.buildAll() == 1)
         #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 1, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
         #expect(try counts() == expectedFromQueue())
@@ -83,7 +83,7 @@ import Testing
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
         let video = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .video })
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"))
+        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
         // The builder checks sizes only; staging hashes each copy and the verifier every entry of the zip, so a
         // flipped byte is still caught: flip one of the stored file.
         let stored = env.paths.absolute(video.storedPath)

@@ -168,7 +168,7 @@ struct PublishEnv {
 
     /// Straight to the database, without HTTP: submit, build, and the approvals the site needs.
     func readyRequest(tourId: Int64? = nil, author: String = "author@test.org", approvers: [String] = ["reviewer@test.org", "reviewer2@test.org"]) async throws -> PublishRequest {
-        let request = try database.startPublish(tourId: tourId ?? seed.tourId, actor: try actor(author))
+        let request = try database.startPublish(tourId: tourId ?? seed.tourId, actor: try actor(author), tiles: app.dependencies.tileSettings.current)
         #expect(await buildAll() == 1)
         let built = try self.request(request.id)
         #expect(built.state == .pending, "build failed: \(built.failureReason ?? "")")

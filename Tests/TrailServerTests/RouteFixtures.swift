@@ -121,7 +121,7 @@ enum RouteTemplate {
 
             /// Submitted by alpha's author, built, and (unless `approve` is false) approved by alpha's reviewer.
             func request(_ tourId: Int64, approve: Bool = true) async throws -> PublishRequest {
-                let request = try database.startPublish(tourId: tourId, actor: authorActor)
+                let request = try database.startPublish(tourId: tourId, actor: authorActor, tiles: app.dependencies.tileSettings.current)
                 _ = await app.dependencies.builds.drain()
                 let built = try #require(try database.publishRequest(id: request.id))
                 try #require(built.state == .pending, "template build failed: \(built.failureReason ?? "")")

@@ -61,14 +61,6 @@ import Testing
                 + ",SignedHeaders=host;x-amz-content-sha256;x-amz-date,Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
     }
 
-    @Test("a presigned GET URL valid for 86400 seconds")
-    func presigned() {
-        let url = Self.signer.presignedURL(S3RequestTarget(method: "GET", host: Self.host, path: "/test.txt"), expires: 86400, date: Self.may24)
-        #expect(url == "https://examplebucket.s3.amazonaws.com/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256"
-                + "&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z"
-                + "&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404")
-    }
-
     @Test("a session token is sent and signed; a different key, date or region gives a different signature")
     func sessionTokenAndInputs() {
         let target = S3RequestTarget(method: "GET", host: Self.host, path: "/test.txt")

@@ -66,12 +66,12 @@ import PackageFormat
             #expect(body["minZoom"] as? Int == 10 && body["maxZoom"] as? Int == 12)
             #expect(body["originalName"] as? String == "agency topo.mbtiles")
             // Not clean yet: the checklist says so.
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).contains { $0.contains("agency topo.mbtiles") && $0.contains("pending") })
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains { $0.contains("agency topo.mbtiles") && $0.contains("pending") })
             #expect(await env.scans.drain() == 1)
             let tileset = try #require(try env.database.tileset(tourId: env.seed.tourId))
             #expect(tileset.scanStatus == .clean, "\(tileset.scanDetail)")
             #expect(tileset.storedPath == "tilesets/\(tileset.sha256).mbtiles")
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId).isEmpty)
+            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
             let fetched = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/tiles", token: token)
             #expect(fetched.tilesJSON["scanStatus"] as? String == "clean")
         }
@@ -112,8 +112,8 @@ import PackageFormat
         let tileset = try #require(try env.database.tileset(tourId: env.seed.tourId))
         #expect(tileset.scanStatus == .infected)
         #expect(tileset.storedPath.hasPrefix("tilesets/quarantine/"))
-        #expect(try env.database.publishChecklist(tourId: env.seed.tourId).contains { $0.contains("infected, not clean") })
-        #expect(throws: NotReadyToPublish.self) { try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org")) }
+        #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains { $0.contains("infected, not clean") })
+        #expect(throws: NotReadyToPublish.self) { try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current) }
     }
 
     @Test("upload, replace and delete need an editor of the tour; others cannot even see it")

@@ -86,7 +86,7 @@ import Testing
             #expect(page.text.contains("The trigger zones of “Fish Lake” (30 m) and “Boat Ramp” (30 m) overlap"))
             #expect(page.text.components(separatedBy: "zone overlaps</span>").count == 3, "both rows are marked")
             #expect(page.text.contains("&quot;overlaps&quot;:true"), "the map draws them in the warning colour")
-            #expect(!(try env.database.publishChecklist(tourId: env.seed.tourId)).contains { $0.contains("trigger") }, "a warning, not a refusal")
+            #expect(!(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)).contains { $0.contains("trigger") }, "a warning, not a refusal")
 
             _ = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(nearId)", token: token,
                                      json: #"{"triggerRadiusMeters":5}"#)

@@ -63,7 +63,7 @@ public struct AppDependencies: Sendable {
         self.media = media
         let key = try signingKey ?? SigningKey.loadOrCreate(at: paths.signingKey)
         self.signingKey = key
-        self.tileSettings = TileSettingsStore(database: database, fallback: TileSettings(config: config))
+        self.tileSettings = try TileSettingsStore(database: database, commandLine: TileSettings(config: config))
         self.packageTiles = PackageTilesStore(paths: paths)
         let tiles = TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: config.tileFetch,
                                  userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
@@ -173,14 +173,14 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let tus = TusController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, config: config,
                             hashes: dependencies.tusHashes)
     let media = MediaController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, pages: pages,
-                                config: config)
+                                config: config, tileSettings: tileSettings)
     let publishingService = PublishingService(database: database, authorization: authorization, builds: dependencies.builds,
                                               paths: dependencies.paths, tileSettings: tileSettings)
     let publishing = PublishingController(publishing: publishingService, pages: pages)
     let tiles = TilesController(database: database, authorization: authorization, paths: dependencies.paths, pages: pages, config: config,
                                 settings: tileSettings, packageTiles: dependencies.packageTiles, scans: dependencies.scans)
     let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config,
-                                          intake: intake)
+                                          intake: intake, tileSettings: tileSettings)
     tus.addDiscovery(to: router)
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())

@@ -54,6 +54,14 @@ public struct Forbidden: AppError {
     public init(_ message: String = "You do not have permission to do this.") { self.message = message }
 }
 
+/// A file does not fit in its site's storage quota (413), with what the ranger can do about it.
+public struct OverQuota: AppError {
+    public let message: String
+    public var status: HTTPResponse.Status { .contentTooLarge }
+    init(message: String) { self.message = message }
+    init(site: Site, quota: Int64) { self.message = ByteFormat.quotaMessage(site: site, quota: quota) }
+}
+
 /// The object is in a state that does not allow the change (e.g. a tour locked for review).
 public struct Conflict: AppError {
     public let message: String

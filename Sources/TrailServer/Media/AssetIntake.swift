@@ -32,7 +32,7 @@ struct AssetIntake: Sendable {
     /// The quota check of a received file (its own upload not counted twice): 413 when it does not fit.
     func requireRoom(for file: Received, tourId: Int64) async throws {
         if let budget = try await uploadBudget(tourId: tourId, excludingUpload: file.uploadId), file.size > budget.bytes {
-            throw HTTPError(.contentTooLarge, message: budget.message)
+            throw OverQuota(message: budget.message)
         }
     }
 
@@ -51,7 +51,7 @@ struct AssetIntake: Sendable {
             let (asset, released) = try await database.perform { try $0.addAsset(
                 NewAsset(tourId: tourId, waypointId: waypointId, replacesAssetId: replacing, detected: detected,
                          originalName: Self.displayName(file.originalName), size: file.size, sha256: file.sha256,
-                         storedPath: "uploads/\(file.uploadId)", durationSeconds: duration),
+                         uploadId: file.uploadId, durationSeconds: duration),
                 actor: actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
@@ -85,7 +85,7 @@ struct AssetIntake: Sendable {
             let name = Self.companionName(file.originalName, owner: owner, role: role, format: format)
             let (companion, released) = try await database.perform { try $0.addCompanion(
                 NewCompanion(ownerId: ownerId, role: role, format: format, originalName: name, size: file.size, sha256: file.sha256,
-                             storedPath: "uploads/\(file.uploadId)"),
+                             uploadId: file.uploadId),
                 actor: actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()

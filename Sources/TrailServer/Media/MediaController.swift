@@ -11,6 +11,8 @@ struct MediaController: Sendable {
     let intake: AssetIntake
     let pages: PageResponder
     let config: AppConfig
+    /// For the waypoint page a refused file form is shown on again.
+    let tileSettings: TileSettingsStore
 
     struct AssetBody: Encodable, Sendable {
         let id: Int64
@@ -349,7 +351,7 @@ struct MediaController: Sendable {
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
         guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
-        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config)
+        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings)
             .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }

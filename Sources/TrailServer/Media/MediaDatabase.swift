@@ -10,9 +10,10 @@ struct NewAsset: Sendable {
     let originalName: String
     let size: Int64
     let sha256: String
-    /// Relative to the data folder (uploads/<uuid>).
-    let storedPath: String
+    /// The received file, uploads/<uploadId> under the data folder; a tus upload's row of that id is still open.
+    let uploadId: String
     var durationSeconds: Double? = nil
+    var storedPath: String { "uploads/\(uploadId)" }
 }
 
 /// A finished caption or transcript upload, checked as text (``CompanionText``), for one media file.
@@ -23,8 +24,9 @@ struct NewCompanion: Sendable {
     let originalName: String
     let size: Int64
     let sha256: String
-    /// Relative to the data folder (uploads/<uuid>).
-    let storedPath: String
+    /// The received file, uploads/<uploadId> under the data folder.
+    let uploadId: String
+    var storedPath: String { "uploads/\(uploadId)" }
 }
 
 extension AppDatabase {
@@ -98,6 +100,18 @@ extension AppDatabase {
         return try storedBytes(db, siteId: siteId) + reserved
     }
 
+    /// The site's quota, checked in the write transaction that commits a file, after its row went in and the rows of
+    /// what it replaces went out: two files written at once cannot both pass a check made before either was stored.
+    /// The earlier checks (a multipart request's budget, a tus upload's reservation, a tileset's size) stop a large
+    /// upload before its bytes are written; this one decides. `excludingUpload`: the tus upload becoming this file,
+    /// whose reservation would count its bytes twice.
+    static func requireRoom(_ db: Database, siteId: Int64, excludingUpload: String?) throws {
+        guard let site = try Site.fetchOne(db, id: siteId), let quota = site.storageQuotaBytes else { return }
+        if try committedBytes(db, siteId: siteId, excludingUpload: excludingUpload) > quota {
+            throw OverQuota(site: site, quota: quota)
+        }
+    }
+
     /// Adds a pending asset and its scan job in one transaction. A replaced asset is removed and the new one takes its place.
     /// Returns the asset and the stored paths that may have become unreferenced.
     func addAsset(_ new: NewAsset, actor: AuditActor) throws -> (Asset, [String]) {
@@ -143,6 +157,7 @@ extension AppDatabase {
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(asset.id!)",
                                   action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
                                   detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)")
+            try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
             return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
         }
     }
@@ -236,6 +251,7 @@ extension AppDatabase {
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(owner.id!)",
                                   action: "asset.\(new.role.rawValue)",
                                   detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)")
+            try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
             return (companion, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
         }
     }

@@ -18,13 +18,13 @@ extension AppDatabase {
     // MARK: Readiness
 
     /// The checklist shown before submission; empty means ready.
-    /// - Parameter tiles: the tile settings in force (nil: the ones saved in the panel), for the tile cap.
-    public func publishChecklist(tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
+    /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), for the tile cap.
+    public func publishChecklist(tourId: Int64, tiles: TileSettings) throws -> [String] {
         try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles).problems }
     }
 
     /// The checklist and the warnings beside it (what the site only recommends), from one read: the tour page.
-    public func publishReadiness(tourId: Int64, tiles: TileSettings? = nil) throws -> (problems: [String], warnings: [String]) {
+    public func publishReadiness(tourId: Int64, tiles: TileSettings) throws -> (problems: [String], warnings: [String]) {
         try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles) }
     }
 
@@ -47,13 +47,13 @@ extension AppDatabase {
         }
     }
 
-    static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> [String] {
+    static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings) throws -> [String] {
         try publishReadiness(db, tourId: tourId, tiles: tiles).problems
     }
 
     /// Problems refuse a submission; warnings are shown beside them (accessibility gaps where the site only
     /// recommends accessible media).
-    static func publishReadiness(_ db: Database, tourId: Int64, tiles: TileSettings? = nil) throws -> (problems: [String], warnings: [String]) {
+    static func publishReadiness(_ db: Database, tourId: Int64, tiles: TileSettings) throws -> (problems: [String], warnings: [String]) {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
         var problems: [String] = [], warnings: [String] = []
         let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
@@ -89,7 +89,7 @@ extension AppDatabase {
         let languageGaps = Self.languageGaps(tour: tour, waypoints: waypoints)
         if site?.requireCompleteLanguages == true { problems += languageGaps } else { warnings += languageGaps }
         if let frame = tour.frame {
-            problems += try tileChecklist(db, tour: tour, frame: frame, settings: tileSettings(db, given: tiles))
+            problems += try tileChecklist(db, tour: tour, frame: frame, settings: tiles)
         }
         return (problems, warnings)
     }
@@ -97,15 +97,15 @@ extension AppDatabase {
     // MARK: startPublish
 
     /// Freezes the tour, locks it, and queues the build. Returns the new request.
-    /// - Parameter tiles: the tile settings in force (nil: the ones saved in the panel), frozen into the snapshot.
-    public func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings? = nil) throws -> PublishRequest {
+    /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), frozen into the snapshot.
+    public func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) throws -> PublishRequest {
         try writer.write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let problems = try Self.publishChecklist(db, tourId: tourId, tiles: tiles)
             guard problems.isEmpty else { throw NotReadyToPublish(problems: problems) }
             guard let site = try Site.fetchOne(db, id: tour.siteId) else { throw NotFound() }
             var snapshot = try Self.snapshot(db, tour: tour, site: site)
-            snapshot.tiles = try Self.tileSource(db, tour: tour, settings: Self.tileSettings(db, given: tiles))
+            snapshot.tiles = try Self.tileSource(db, tour: tour, settings: tiles)
             var package = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db)
             let now = Date()
             if package == nil {

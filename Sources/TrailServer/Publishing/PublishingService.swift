@@ -13,14 +13,14 @@ struct PublishingService: Sendable {
     let authorization: Authorization
     let builds: PackageBuildService
     let paths: DataPaths
-    /// The tile settings in force, frozen into each submission (nil: the ones saved in the panel).
-    var tileSettings: TileSettingsStore? = nil
+    /// The tile settings in force, frozen into each submission.
+    let tileSettings: TileSettingsStore
 
     /// draft → building: the tour is frozen into a request and its package is built in the background.
     /// Throws ``NotReadyToPublish`` with the checklist's problems.
     func submit(tourId: Int64, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
         _ = try await authorization.editableTour(id: tourId, user: user)
-        let publish = try await database.perform { try $0.startPublish(tourId: tourId, actor: actor, tiles: tileSettings?.current) }
+        let publish = try await database.perform { try $0.startPublish(tourId: tourId, actor: actor, tiles: tileSettings.current) }
         builds.wake()
         return publish
     }

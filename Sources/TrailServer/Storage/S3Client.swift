@@ -274,10 +274,6 @@ public final class S3Client: Sendable {
         return etag
     }
 
-    public func abortMultipartUpload(_ key: String, uploadId: String) async throws {
-        _ = try await send("abort the multipart upload of \(key)", method: .DELETE, key: key, query: [("uploadId", uploadId)])
-    }
-
     /// Keys and sizes under a prefix (ListObjectsV2, every page).
     public func listObjects(prefix: String) async throws -> [(key: String, size: Int64)] {
         var objects: [(key: String, size: Int64)] = []
@@ -292,12 +288,6 @@ public final class S3Client: Sendable {
             token = XMLValues.first("IsTruncated", in: response.body) == "true" ? XMLValues.first("NextContinuationToken", in: response.body) : nil
         } while token != nil
         return objects
-    }
-
-    /// A URL that reads the object without credentials for `expires` seconds.
-    public func presignedGetURL(_ key: String, expires: Int = 3600) -> String {
-        let target = target(method: "GET", key: key, query: [])
-        return signer.presignedURL(target, scheme: endpoint.scheme ?? "https", expires: expires)
     }
 
     // MARK: Requests

@@ -90,7 +90,7 @@ public struct S3RequestTarget: Sendable, Equatable {
 }
 
 /// AWS Signature Version 4 for S3 ("Authenticating Requests (AWS Signature Version 4)"): the `Authorization` header of
-/// a request, and presigned URLs. Written once; `SigV4Tests` checks it byte for byte against the worked examples in
+/// a request. Written once; `SigV4Tests` checks it byte for byte against the worked examples in
 /// the S3 documentation.
 public struct SigV4Signer: Sendable {
     public static let algorithm = "AWS4-HMAC-SHA256"
@@ -123,26 +123,6 @@ public struct SigV4Signer: Sendable {
         let signature = self.signature(canonicalRequest: canonicalRequest, timestamp: stamp)
         added.append(("authorization", "\(Self.algorithm) Credential=\(credentials.accessKeyId)/\(scope(stamp)),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
         return added
-    }
-
-    /// A URL anyone can use for `expires` seconds (at most 7 days) without credentials: the signature is in the query,
-    /// only `host` is signed and the body is not (`UNSIGNED-PAYLOAD`).
-    public func presignedURL(_ target: S3RequestTarget, scheme: String = "https", expires: Int, date: Date = Date()) -> String {
-        let stamp = Self.timestamp(date)
-        var presigned = target
-        presigned.query += [
-            ("X-Amz-Algorithm", Self.algorithm),
-            ("X-Amz-Credential", "\(credentials.accessKeyId)/\(scope(stamp))"),
-            ("X-Amz-Date", stamp),
-            ("X-Amz-Expires", "\(expires)"),
-            ("X-Amz-SignedHeaders", "host"),
-        ]
-        if let token = credentials.sessionToken { presigned.query.append(("X-Amz-Security-Token", token)) }
-        let (canonicalHeaders, signedHeaders) = Self.canonicalHeaders([("host", target.host)])
-        let canonicalRequest = [target.method, presigned.encodedPath, presigned.canonicalQuery, canonicalHeaders, signedHeaders, Self.unsignedPayload]
-            .joined(separator: "\n")
-        let signature = self.signature(canonicalRequest: canonicalRequest, timestamp: stamp)
-        return "\(scheme)://\(target.host)\(presigned.pathAndQuery)&X-Amz-Signature=\(signature)"
     }
 
     // MARK: The steps of the documentation

@@ -151,33 +151,30 @@ extension AppDatabase {
     }
 }
 
-/// The tile settings in force, cached in memory (read on every page for the Content-Security-Policy).
+/// The tile settings in force: the ones an admin saved in the panel, else the command line's. Every page reads them
+/// for its Content-Security-Policy, so they are held in memory: read once at start, replaced by a save.
 public final class TileSettingsStore: Sendable {
     let database: AppDatabase
-    /// The command-line options, used until an admin saves settings in the panel.
-    let fallback: TileSettings
-    private let cached = NIOLockedValueBox<TileSettings?>(nil)
+    private let state: NIOLockedValueBox<(settings: TileSettings, saved: Bool)>
 
-    public init(database: AppDatabase, fallback: TileSettings) {
+    /// Reads the saved settings. A database that cannot be read is a start-up error, not a quiet switch to the command
+    /// line's tile server.
+    public init(database: AppDatabase, commandLine: TileSettings) throws {
         self.database = database
-        self.fallback = fallback
+        let saved = try database.savedTileSettings()
+        self.state = NIOLockedValueBox((saved ?? commandLine, saved != nil))
     }
 
     private let origin = NIOLockedValueBox<(template: String?, origin: String?)?>(nil)
 
-    public var current: TileSettings {
-        if let settings = cached.withLockedValue({ $0 }) { return settings }
-        let settings = ((try? database.savedTileSettings()) ?? nil) ?? fallback
-        cached.withLockedValue { $0 = settings }
-        return settings
-    }
+    public var current: TileSettings { state.withLockedValue { $0.settings } }
 
     /// Whether the settings come from the panel (else from the command line).
-    public var isSaved: Bool { ((try? database.savedTileSettings()) ?? nil) != nil }
+    public var isSaved: Bool { state.withLockedValue { $0.saved } }
 
     func save(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) throws -> TileSettings {
         let settings = try database.saveTileSettings(urlTemplate: urlTemplate, attribution: attribution, tileCap: tileCap, actor: actor)
-        cached.withLockedValue { $0 = settings }
+        state.withLockedValue { $0 = (settings, true) }
         return settings
     }
 

@@ -236,7 +236,7 @@ struct TilesController: Sendable {
             if let site = try await database.perform({ try $0.site(id: tour.siteId) }), let quota = site.storageQuotaBytes {
                 let current = try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0
                 if try await database.perform({ try $0.committedBytes(siteId: site.id!) }) - current + file.size > quota {
-                    throw HTTPError(.contentTooLarge, message: ByteFormat.quotaMessage(site: site, quota: quota))
+                    throw OverQuota(site: site, quota: quota)
                 }
             }
             guard info.bounds.overlaps(frame) else {

@@ -83,6 +83,7 @@ extension AppDatabase {
             try db.execute(sql: "UPDATE tour SET updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, tour.id!])
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: "tiles.upload",
                                   detail: "\(tileset.originalName) (\(tileset.size) bytes, \(tileset.format), zoom \(tileset.minZoom)-\(tileset.maxZoom), \(tileset.tileCount) tiles)")
+            try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: nil)
             return try released.filter { try !Self.isTilesetReferenced(db, storedPath: $0) }
         }
     }
@@ -149,12 +150,6 @@ extension AppDatabase {
         let count = TileMath.count(frame, zooms: zooms)
         guard count > settings.tileCap else { return [] }
         return ["The frame exceeds the tile cap: it needs \(DisplayFormat.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of \(DisplayFormat.grouped(settings.tileCap)). Make the frame smaller or lower the largest zoom."]
-    }
-
-    /// The settings to check and freeze: the ones given (the panel passes the server's), else the saved ones.
-    static func tileSettings(_ db: Database, given: TileSettings?) throws -> TileSettings {
-        if let given { return given }
-        return try savedTileSettings(db) ?? TileSettings(urlTemplate: nil, attribution: "", tileCap: TileSettings.defaultTileCap)
     }
 
     /// The tile source frozen into a snapshot: the tour's clean uploaded file, else the tile server, else none.

@@ -12,6 +12,8 @@ struct TourExchangeController: Sendable {
     let config: AppConfig
     /// KMZ pictures become assets the way uploads do (type, quota, scan queue).
     let intake: AssetIntake
+    /// For the tour page an import refusal is shown on.
+    let tileSettings: TileSettingsStore
 
     struct PreviewPage: Sendable {
         let tourId: Int64
@@ -152,7 +154,7 @@ struct TourExchangeController: Sendable {
     func apply(_ imported: ImportedTour, plan: ImportPlan, tourId: Int64, actor: AuditActor) async throws -> Int {
         let imageBytes = plan.images.reduce(Int64(0)) { $0 + Int64($1.bytes) }
         if imageBytes > 0, let budget = try await intake.uploadBudget(tourId: tourId), imageBytes > budget.bytes {
-            throw HTTPError(.contentTooLarge, message: budget.message)
+            throw OverQuota(message: budget.message)
         }
         try await database.perform { try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: actor) }
         guard !plan.images.isEmpty else { return 0 }
@@ -264,7 +266,7 @@ struct TourExchangeController: Sendable {
     /// The tour page again, with the reason under the import field (like every other form of the page).
     func refusedImport(_ message: String, status: HTTPResponse.Status, tour: Tour, site: Site, access: SiteAccess,
                        request: Request, context: AppRequestContext) async throws -> Response {
-        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config)
+        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings)
             .tourPage(tour, site, access)
         page.importError = message
         return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)

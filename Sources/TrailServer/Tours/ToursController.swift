@@ -7,12 +7,8 @@ struct ToursController: Sendable {
     let pages: PageResponder
     let authorization: Authorization
     let config: AppConfig
-    /// The tile settings in force (nil: the saved ones, else the command line's), for the tile card and the cap.
-    var tileSettings: TileSettingsStore? = nil
-
-    var currentTileSettings: TileSettings {
-        tileSettings?.current ?? ((try? database.savedTileSettings()) ?? nil) ?? TileSettings(config: config)
-    }
+    /// The tile settings in force, for the tile card and the cap.
+    let tileSettings: TileSettingsStore
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/sites/{slug}/tours/new") { request, context in try await newTour(request, context) }
@@ -278,7 +274,7 @@ struct ToursController: Sendable {
     func tourPage(_ tour: Tour, _ site: Site, _ access: SiteAccess, frameForm: [String: String]? = nil, frameErrors: [String: String] = [:],
                   waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
-        let tiles = currentTileSettings
+        let tiles = tileSettings.current
         let (waypoints, readiness, openRequest, package, duration, tileset, mediaSize) = try await database.perform { database in
             (try database.waypoints(tourId: tour.id!), try database.publishReadiness(tourId: tour.id!, tiles: tiles),
              try database.openRequest(tourId: tour.id!), try database.package(tourId: tour.id!), try database.durationEstimate(tour: tour),
@@ -345,7 +341,7 @@ struct ToursController: Sendable {
                             form: ["name": waypoint.name, "description": waypoint.description,
                                    "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
                                    "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
-                            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: currentTileSettings.usableTemplate),
+                            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: tileSettings.current.usableTemplate),
                             assets: MediaController.assetRows(assets, companions: companions, copies: copies, user: context.user,
                                                               canEdit: editable, paths: DataPaths(root: config.dataFolder)),
                             hasAssets: !assets.isEmpty,
