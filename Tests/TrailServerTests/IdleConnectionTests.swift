@@ -45,4 +45,17 @@ import Testing
             #expect((slow.lastLineJSON["seconds"] as? Double ?? 0) > 4, "it really took twice the time-out")
         }
     }
+
+    /// The tests' own live client (`testLive`): a test that works for longer than the idle time-out between two requests
+    /// gets its answer on a new connection, as from a browser, instead of "I/O on closed channel".
+    @Test("the live test client opens a new connection when the server has closed its idle one")
+    func theLiveTestClientReconnects() async throws {
+        let app = try await TestApp.make { $0.idleConnectionTimeout = .seconds(1) }
+        try await app.test(.live) { client in
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+            // Three times the idle time-out: the server has closed the connection the first request used.
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+        }
+    }
 }

@@ -1,5 +1,7 @@
 import Hummingbird
 import HummingbirdCore
+import NIOConcurrencyHelpers
+import NIOCore
 // HummingbirdTesting's live server wrapper and its response type have no public initialisers; debug builds compile
 // the package with testing enabled, which is the only configuration the tests run in.
 @testable import HummingbirdTesting
@@ -19,10 +21,9 @@ extension ApplicationProtocol {
                                                                  logger: application.logger))
             group.addTask { try await serviceGroup.run() }
             let port = await application.portPromise.wait()
-            let client = TestClient(host: "localhost", port: port, configuration: .init(timeout: readTimeout))
-            client.connect()
+            let client = LiveClient(port: port, readTimeout: readTimeout)
             do {
-                let value = try await test(LiveClient(client: client))
+                let value = try await test(client)
                 try await client.shutdown()
                 await serviceGroup.triggerGracefulShutdown()
                 return value
@@ -35,18 +36,51 @@ extension ApplicationProtocol {
     }
 }
 
-/// The client `testLive` hands a test: one keep-alive HTTP/1.1 connection, as `test(.live)`'s.
-private struct LiveClient: TestClientProtocol {
-    let client: TestClient
+/// The client `testLive` hands a test: one keep-alive HTTP/1.1 connection, as `test(.live)`'s, opened again when the
+/// server has closed it. A test that does slow work between two requests (a Python client's whole upload, a scan) can
+/// leave its connection idle past the server's idle time-out, and the server rightly closes it; a browser or
+/// AsyncHTTPClient would open a new one, where HummingbirdTesting's client fails the next request with "I/O on closed
+/// channel". That error comes from the write of the request, so the request was not sent and sending it again on a
+/// new connection is safe.
+private final class LiveClient: TestClientProtocol, Sendable {
+    let livePort: Int
+    let readTimeout: Duration
+    private let connection: NIOLockedValueBox<TestClient>
+
+    init(port: Int, readTimeout: Duration) {
+        self.livePort = port
+        self.readTimeout = readTimeout
+        self.connection = NIOLockedValueBox(Self.connect(port: port, readTimeout: readTimeout))
+    }
+
+    private static func connect(port: Int, readTimeout: Duration) -> TestClient {
+        let client = TestClient(host: "localhost", port: port, configuration: .init(timeout: readTimeout))
+        client.connect()
+        return client
+    }
 
     func executeRequest(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws -> TestResponse {
         var headers = headers
         headers[.connection] = "keep-alive"
-        let response = try await client.execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+        let request = TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body)
+        let client = connection.withLockedValue { $0 }
+        let response: TestClient.Response
+        do {
+            response = try await client.execute(request)
+        } catch ChannelError.ioOnClosedChannel {
+            let fresh = Self.connect(port: livePort, readTimeout: readTimeout)
+            connection.withLockedValue { $0 = fresh }
+            try? await client.shutdown()
+            response = try await fresh.execute(request)
+        }
         return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
     }
 
-    var port: Int? { client.port }
+    var port: Int? { livePort }
+
+    func shutdown() async throws {
+        try await connection.withLockedValue { $0 }.shutdown()
+    }
 }
 
 extension TestingSetup {
