@@ -148,6 +148,27 @@ struct MediaUploadTests {
 
     // MARK: File names
 
+    @Test("A `file` part without a filename (RFC 7578 makes it optional) is the file, named “unnamed”; a browser's empty file input (filename=\"\", no bytes) is no file: 422 naming the field")
+    func filePartWithoutAFileName() async throws {
+        let env = try await MediaEnv.make()
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        try await env.app.test { client in
+            let nameless = MediaMultipart.Part(headers: ["Content-Disposition: form-data; name=\"file\""], body: MediaFixtures.text("no name"))
+            let stored = try await client.mediaAPIUpload(uri: env.assetsURI, token: token, parts: [nameless])
+            #expect(stored.status == .created, "\(stored.status) \(stored.text)")
+            #expect(try env.database.assets(waypointId: env.seed.waypointId).map(\.originalName) == ["unnamed"])
+            // The panel's form, sent by a browser with nothing chosen.
+            let session = try await client.signIn("author@test.org")
+            let nothingChosen = MediaMultipart.file(Data(), fileName: "")
+            let refused = try await client.mediaPanelUpload(env, session: session, parts: [nothingChosen])
+            #expect(refused.status == .unprocessableContent, "\(refused.status) \(refused.text)")
+            #expect(refused.text.contains("Choose at least one file"), "\(refused.text)")
+            #expect(try env.database.assets(waypointId: env.seed.waypointId).count == 1)
+            #expect(env.files(in: "uploads").count == 1, "only the stored file, waiting for its scan")
+        }
+    }
+
     @Test("Hostile file names are stored under server-made names; the original is kept as escaped, truncated metadata")
     func fileNames() async throws {
         let env = try await MediaEnv.make()

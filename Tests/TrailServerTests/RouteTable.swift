@@ -311,7 +311,7 @@ enum RouteTable {
         page(.get, "/visit/{pkg}/app.webmanifest", [], everybody(.ok)),
         page(.get, "/manage/tours/{pubTour}/qr.svg", [], viewers(.ok)),
         page(.get, "/manage/tours/{pubTour}/qr.png", [], viewers(.ok)),
-        page(.get, "/manage/tours/{tour}/qr.png", [], viewers(.notFound)),
+        page(.get, "/manage/tours/{tour}/qr.png", [], viewers(.status(409))),
     ]
 
     static let apis: [RouteCase] = [

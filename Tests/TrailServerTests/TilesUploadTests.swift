@@ -116,7 +116,7 @@ import PackageFormat
         #expect(throws: NotReadyToPublish.self) { try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current) }
     }
 
-    @Test("upload, replace and delete need an editor of the tour; others cannot even see it")
+    @Test("upload, replace and delete need an editor of the tour; others cannot even see it; without tiles GET and DELETE answer 204")
     func permissions() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
@@ -139,7 +139,12 @@ import PackageFormat
             #expect(try await client.api(.delete, uri, token: try env.token("reviewer@test.org")).status == .forbidden)
             #expect(try await client.api(.delete, uri, token: try env.token("author@test.org")).status == .noContent)
             #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)
-            #expect(try await client.api(.get, uri, token: try env.token("author@test.org")).status == .notFound)
+            // No tiles: the tour is still there (204, not 404), and deleting again changes nothing and records nothing.
+            #expect(try await client.api(.get, uri, token: try env.token("author@test.org")).status == .noContent)
+            let author = try env.token("author@test.org")
+            let before = try env.database.snapshot()
+            #expect(try await client.api(.delete, uri, token: author).status == .noContent)
+            try env.database.expectUnchanged(since: before)
         }
     }
 

@@ -104,7 +104,7 @@ import Testing
         }
     }
 
-    @Test("QR codes: sign-in required; the SVG and the PNG decode (zbarimg) to the player's public URL")
+    @Test("QR codes: sign-in required; the SVG and the PNG decode (zbarimg) to the player's public URL; 409 before a release")
     func qrCodes() async throws {
         let (app, seed) = try await TestApp.routeSeeded()
         let expected = "\(app.config.effectivePublicURL)/visit/\(seed.packageId)"
@@ -142,8 +142,10 @@ import Testing
             #expect(tourPage.text.contains("src=\"/manage/tours/\(seed.publishedTourId)/qr.svg\""))
             #expect(!(try await client.get("/tours/\(seed.tourId)", session: browser)).text.contains("id=\"visitor-player\""))
 
-            // A tour that was never released has no player address yet.
-            #expect(try await client.get("/manage/tours/\(seed.tourId)/qr.svg", session: browser).status == .notFound)
+            // A tour that was never released has no player address yet: 409 (the tour is there; its address is not).
+            let unreleased = try await client.get("/manage/tours/\(seed.tourId)/qr.svg", session: browser)
+            #expect(unreleased.status == .conflict)
+            #expect(unreleased.text.contains("no released version yet"))
             let outsider = try await client.signIn("outsider@test.org")
             #expect(try await client.get("/manage/tours/\(seed.publishedTourId)/qr.svg", session: outsider).status == .notFound)
         }

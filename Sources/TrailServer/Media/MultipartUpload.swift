@@ -106,7 +106,9 @@ struct MultipartUpload {
                         parts += 1
                         guard parts <= maxParts else { throw HTTPError(.badRequest, message: "Too many parts in the multipart body (at most \(maxParts)).") }
                         let (name, fileName) = try disposition(headers)
-                        if name == "file", let fileName, !fileName.isEmpty {
+                        // A `file` part is the file. RFC 7578 makes `filename` optional, and API clients may leave it out;
+                        // but a browser's file input with nothing chosen sends `filename=""` and no bytes: no file.
+                        if name == "file", fileName.map({ !$0.isEmpty }) ?? true {
                             let id = UUID().uuidString.lowercased()
                             current = (name, fileName, try await HashingFileWriter.create(at: paths.upload(id), limit: maxFileSize), id, "")
                         } else {

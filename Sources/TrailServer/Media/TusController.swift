@@ -51,7 +51,8 @@ struct TusController: Sendable {
         }
         let metadata = Self.parseMetadata(request.headers[.uploadMetadata] ?? "")
         guard let tourText = metadata["tour"], let tourId = Int64(tourText), let waypointText = metadata["waypoint"], let waypointId = Int64(waypointText) else {
-            throw TusError(.badRequest, "Upload-Metadata must name the tour and the waypoint (keys “tour” and “waypoint”).")
+            // Well-formed tus metadata that names no place for the file: 422, as for a form without its required field.
+            throw TusError(.unprocessableContent, "Upload-Metadata must name the tour and the waypoint (keys “tour” and “waypoint”).")
         }
         let (tour, site, _) = try await authorization.editableTour(id: tourId, user: user)
         guard try await database.perform({ try $0.waypoints(tourId: tour.id!) }).contains(where: { $0.id == waypointId }) else { throw NotFound() }

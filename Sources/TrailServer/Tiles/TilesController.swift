@@ -125,15 +125,16 @@ struct TilesController: Sendable {
         return response
     }
 
-    /// The tour's MBTiles file and its scan status.
+    /// The tour's MBTiles file and its scan status; 204 when it has none (the tour is there, and uses the tile server
+    /// if one is set: a 404 would say the tour is not).
     func getTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
-        guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { throw NotFound() }
+        guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { return Response(status: .noContent) }
         return try JSONResponse.make(TilesetBody(tileset))
     }
 
-    /// Deletes the tour's MBTiles file (204).
+    /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
     func deleteTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let tour = try await editableTour(context)
         let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }

@@ -89,10 +89,11 @@ extension AppDatabase {
     }
 
     /// Removes the tour's tileset (the tile server is used again). Returns the stored path if nothing references it any more.
+    /// A tour without one is left as it is, with no audit event: there was nothing to remove.
     func deleteTileset(tourId: Int64, actor: AuditActor) throws -> [String] {
         try writer.write { db in
             let tour = try Self.editableTour(db, id: tourId)
-            guard let old = try TourTileset.fetchOne(db, key: tourId) else { throw NotFound() }
+            guard let old = try TourTileset.fetchOne(db, key: tourId) else { return [] }
             try old.delete(db)
             try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tiles.delete",
                                   detail: old.originalName)

@@ -134,12 +134,13 @@ struct VisitController: Sendable {
                         body: .init(byteBuffer: ByteBuffer(bytes: png)))
     }
 
-    /// The public player address of a tour the user may see, once a version of it has been released.
+    /// The public player address of a tour the user may see, once a version of it has been released. Before that the
+    /// tour exists but has no address: 409, not 404, which would say the tour is not there.
     func playerAddress(_ context: AppRequestContext) async throws -> (url: String, name: String) {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
         guard let package = try await database.perform({ try $0.package(tourId: id) }), package.currentVersion != nil else {
-            throw HTTPError(.notFound, message: "This tour has no released version yet, so it has no player address.")
+            throw Conflict("This tour has no released version yet, so it has no player address.")
         }
         return (Self.playerURL(publicURL: publicURL, packageId: package.id), tour.name)
     }
