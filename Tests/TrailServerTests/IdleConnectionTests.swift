@@ -50,11 +50,11 @@ import Testing
     /// gets its answer on a new connection, as from a browser, instead of "I/O on closed channel".
     @Test("the live test client opens a new connection when the server has closed its idle one")
     func theLiveTestClientReconnects() async throws {
-        let app = try await TestApp.make { $0.idleConnectionTimeout = .seconds(1) }
+        let app = try await TestApp.make { $0.idleConnectionTimeout = .seconds(2) }
         try await app.test(.live) { client in
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
             // Three times the idle time-out: the server has closed the connection the first request used.
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: .seconds(6))
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
         }
     }

@@ -63,17 +63,21 @@ private final class LiveClient: TestClientProtocol, Sendable {
         var headers = headers
         headers[.connection] = "keep-alive"
         let request = TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body)
-        let client = connection.withLockedValue { $0 }
-        let response: TestClient.Response
-        do {
-            response = try await client.execute(request)
-        } catch ChannelError.ioOnClosedChannel {
-            let fresh = Self.connect(port: livePort, readTimeout: readTimeout)
-            connection.withLockedValue { $0 = fresh }
-            try? await client.shutdown()
-            response = try await fresh.execute(request)
+        var attempt = 1
+        while true {
+            let client = connection.withLockedValue { $0 }
+            do {
+                let response = try await client.execute(request)
+                return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
+            } catch ChannelError.ioOnClosedChannel where attempt < 3 {
+                // A new connection can itself sit idle past a short idle time-out before the request is written, when
+                // the test's task waits for a thread: a few attempts, not one.
+                attempt += 1
+                let fresh = Self.connect(port: livePort, readTimeout: readTimeout)
+                connection.withLockedValue { $0 = fresh }
+                try? await client.shutdown()
+            }
         }
-        return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
     }
 
     var port: Int? { livePort }
