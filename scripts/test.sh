@@ -10,9 +10,14 @@ swift build --build-tests
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
 # First every suite in parallel but the two that write 4 GiB and more; then those two alone. Beside the parallel
 # suites their disk traffic stalled live test servers for tens of seconds.
-TRAIL_SLOW_TESTS=0 scripts/swift-test-watchdog.sh
+# The live client's reconnect test runs in the second phase too: it needs a connection to sit idle for a short idle
+# time-out and no longer, which the parallel phase's crowding of the two cores does not allow.
+calm="theLiveTestClientReconnects"
+TRAIL_SLOW_TESTS=0 scripts/swift-test-watchdog.sh --skip "$calm"
 if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
-  scripts/swift-test-watchdog.sh --filter LargePackageTests
+  scripts/swift-test-watchdog.sh --filter "LargePackageTests|$calm"
+else
+  scripts/swift-test-watchdog.sh --filter "$calm"
 fi
 if compgen -G "Tests/e2e/test_*.py" >/dev/null; then
   swift build --product trail-companion
