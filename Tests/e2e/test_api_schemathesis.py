@@ -205,8 +205,9 @@ MOBILE = ["listSitePackages", "getPackage", "downloadPackage", "downloadPackageH
 POSITIVE_EXPECTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"] + ["410", "413", "415", "416", "422"]
 MISSING_HEADER_EXPECTED = ["400", "401", "403", "406", "415", "422"] + ["412"]
 # Refusals of invalid data that come before the data is read, or that are tus's own: an unpublished package is gone
-# whatever its query says (410), a tus PATCH whose bytes do not match its Upload-Checksum is refused with 460.
-NEGATIVE_EXPECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"] + ["410", "412", "460"]
+# whatever its query says (410), a JSON body over the server's limit is refused unread (413), a tus PATCH whose bytes
+# do not match its Upload-Checksum is refused with 460.
+NEGATIVE_EXPECTED = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"] + ["410", "412", "413", "460"]
 
 
 def config_file(stage: dict) -> Path:
