@@ -233,13 +233,8 @@ struct TilesController: Sendable {
             } catch let error as MBTilesError {
                 throw HTTPError(error == .notSQLite ? .unsupportedMediaType : .unprocessableContent, message: "“\(name)”: \(error)")
             }
-            // The site's quota: the file replaces the tour's current one, so that one's size is given back.
-            if let site = try await database.perform({ try $0.site(id: tour.siteId) }), let quota = site.storageQuotaBytes {
-                let current = try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0
-                if try await database.perform({ try $0.committedBytes(siteId: site.id!) }) - current + file.size > quota {
-                    throw OverQuota(site: site, quota: quota)
-                }
-            }
+            // The site's quota: the streaming budget above stopped a file that could not fit; `replaceTileset` decides,
+            // in the transaction that stores it (the tour's current file's size given back).
             guard info.bounds.overlaps(frame) else {
                 let problem = MBTilesError.boundsOutsideFrame(bounds: DisplayFormat.frame(info.bounds), frame: DisplayFormat.frame(frame))
                 throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
