@@ -2,8 +2,10 @@
 # and a reviewer, and a released package made through the management API, as a district would make one.
 #
 # The sourcing script sets `root`, `work` and `scratch` first and calls, in order:
-#   bench_build                        release build of trail-companion (skipped with BENCH_SKIP_BUILD=1); sets `bin`
-#   bench_start_server                 data folder, EICAR signature, accounts, tokens, `serve`; sets `base`, `data`,
+#   bench_build                        release build of trail-companion (skipped with BENCH_SKIP_BUILD=1, or BENCH_BIN
+#                                      naming a binary to measure, e.g. an older build kept for a before/after); sets `bin`
+#   bench_start_server                 data folder, EICAR signature, accounts, tokens, `serve` (with BENCH_SERVE_FLAGS);
+#                                      sets `base`, `data`,
 #                                      `author`, `reviewer`, `admin`, `server_pid`
 #   bench_tour NAME                    a tour with a frame; prints its id
 #   bench_waypoint TOUR NAME LAT LON   prints the waypoint id
@@ -17,10 +19,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/bench-result.sh"
 bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 bench_now() { date +%s.%N; }
 bench_elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-api() { local token="$1"; shift; curl -fsS -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
+api() { local token="$1"; shift; curl -sS --fail-with-body -H "Authorization: Bearer $token" -H 'Content-Type: application/json' "$@"; }
 json() { python3 -c "import json, sys; print(json.load(sys.stdin)$1)"; }
 
 bench_build() {
+  if [[ -n "${BENCH_BIN:-}" ]]; then bin="$BENCH_BIN"; [[ -x "$bin" ]] || { echo "no binary at $bin" >&2; exit 1; }; return; fi
   if [[ "${BENCH_SKIP_BUILD:-0}" != 1 ]]; then
     echo "building (release) in $scratch ..."
     (cd "$root" && swift build -c release --product trail-companion --scratch-path "$scratch" 2>&1 | tail -2)
@@ -46,7 +49,8 @@ bench_start_server() {
   admin="$(cli token create --email admin@trail.test | tail -1)"
   local port; port=$(bench_free_port)
   base="http://127.0.0.1:$port"
-  "$bin" serve --hostname 127.0.0.1 --port "$port" --root "$root" --data "$data" --clamav-db "$sigs" > "$work/server.log" 2>&1 &
+  # shellcheck disable=SC2086  # BENCH_SERVE_FLAGS: more `serve` flags, word-split on purpose
+  "$bin" serve --hostname 127.0.0.1 --port "$port" --root "$root" --data "$data" --clamav-db "$sigs" ${BENCH_SERVE_FLAGS:-} > "$work/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 200); do curl -fsS "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -fsS "$base/healthz" >/dev/null || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
@@ -107,7 +111,8 @@ bench_describe() {
 
 bench_release() {
   local tour="$1" request state=building pushed
-  request=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/publish" | json "['requestId']")
+  local answer; answer=$(api "$author" -X POST "$base/api/v1/manage/tours/$tour/publish") || { echo "the tour cannot be submitted: $answer" >&2; exit 1; }
+  request=$(echo "$answer" | json "['requestId']")
   for _ in $(seq 1 6000); do
     state=$(api "$author" "$base/api/v1/manage/publish-requests/$request" | json "['state']")
     [[ "$state" != building ]] && break

@@ -10,7 +10,7 @@ import PackageFormat
 //
 // Only the types are generated, not the generator's client or server layer:
 // - The server's read routes answer from an encoded-answer cache with strong ETags and `304`s, and its downloads
-//   stream byte ranges through the zero-copy path (FileResponder); the generated server layer would decode and encode
+//   stream byte ranges (FileResponder, or nginx with X-Accel-Redirect); the generated server layer would decode and encode
 //   every request through its own converter and could do neither.
 // - TrailClient keeps its hand-written transport: conditional GETs with `If-None-Match`, the catalog's exact signed
 //   bytes, resumable ranged downloads that check `If-Range`, and data tasks that avoid a cancellation dead-lock of

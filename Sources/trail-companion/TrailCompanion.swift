@@ -35,7 +35,7 @@ struct LocationOptions: ParsableArguments {
     func openDatabase() throws -> (AppDatabase, AppConfig) {
         var config = AppConfig()
         apply(to: &config)
-        try DataFolder.prepare(config.dataFolder)
+        try DataFolder.prepare(config.dataFolder, sharedWithProxy: nil)
         return (try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder), config)
     }
 }
@@ -60,6 +60,8 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
     @Option(name: .customLong("import-max-size"), help: "Largest import file (GeoJSON, GPX, KML, KMZ, CSV) in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
     @Option(name: .customLong("trusted-proxies"), help: "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none).") var trustedProxies: String?
+    @Option(name: .customLong("accel-redirect"), help: "With nginx in front: its internal location for the data folder, e.g. /_trail_files/; package and file downloads are then sent by nginx (TRAIL_ACCEL_REDIRECT; default: the server sends them).")
+    var accelRedirect: String?
     @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
     var minFreeSpace: String?
     @Option(name: .customLong("require-two-step"), help: "Who must use two-step sign-in: none, admins, managers (and admins) or all; those not enrolled enrol at their next sign-in (TRAIL_REQUIRE_TWO_STEP; default admins).")
@@ -133,6 +135,12 @@ struct ServerOptions: ParsableArguments {
                 throw ValidationError("--require-two-step must be one of none, admins, managers, all (not \(text))")
             }
             config.twoStepRequirement = requirement
+        }
+        if let prefix = accelRedirect ?? environment["TRAIL_ACCEL_REDIRECT"], !prefix.isEmpty {
+            guard prefix.hasPrefix("/"), prefix.hasSuffix("/"), prefix.count > 2, !prefix.contains(".."), !prefix.contains("?") else {
+                throw ValidationError("--accel-redirect must be a location path that starts and ends with '/', e.g. /_trail_files/")
+            }
+            config.accelRedirect = prefix
         }
         if let proxies = trustedProxies ?? environment["TRAIL_TRUSTED_PROXIES"] {
             do { config.trustedProxies = try TrustedProxies(parsing: proxies) } catch { throw ValidationError("--trusted-proxies: \(error)") }

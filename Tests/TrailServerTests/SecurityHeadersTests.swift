@@ -50,8 +50,8 @@ import Testing
     }
 
     /// The router's own list, not a list kept by hand: a route added tomorrow is asked too. Each is asked on a live
-    /// server (the one `serve` runs, whose stored answers and file sends bypass the router), by nobody and, for a read,
-    /// by the admin too; a read is asked twice, so a public read's second answer comes from the store. Path parameters take the
+    /// server (the one `serve` runs), by nobody and, for a read, by the admin too; a read is asked twice, so a public
+    /// read's second answer comes from the read cache. Path parameters take the
     /// seed's ids, so many answers are real pages; refusals and 404s must carry the headers just the same.
     @Test("every route of the router answers with the same security headers: anonymous and as the admin, asked twice, on the live server")
     func everyRouteCarriesTheHeaders() async throws {

@@ -39,9 +39,9 @@ struct TestApp {
         return TestApp(dependencies: try AppDependencies(config: config, database: database, views: views, scans: scans))
     }
 
-    /// The router on the server `serve` runs (``TrailHTTP1Channel``: zero-copy files, stored answers), for `.live` tests.
+    /// The router on the server `serve` runs (``HTTPServerBuilder/trail(_:)``), for `.live` tests.
     var application: some ApplicationProtocol {
-        Application(router: buildRouter(dependencies), server: .trailHTTP1(dependencies))
+        Application(router: buildRouter(dependencies), server: .trail(dependencies.config))
     }
 
     func test(_ setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {

@@ -304,7 +304,7 @@ import Testing
         let lines = NIOLockedValueBox<[String]>([])
         var logger = Logger(label: "two-step-test") { _ in RecordingLogHandler(lines: lines) }
         logger.logLevel = .trace
-        let application = Application(router: buildRouter(app.dependencies), server: .trailHTTP1(app.dependencies), logger: logger)
+        let application = Application(router: buildRouter(app.dependencies), server: .trail(app.dependencies.config), logger: logger)
         let secretsBox = NIOLockedValueBox<[String]>([])
         try await application.testLive { client in
             let (browser, _) = try await Self.password(client, "admin@test.org")

@@ -1033,11 +1033,12 @@ def spki_sha256(cert: Path) -> str:
     return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
-def nginx_site(http_port: int, https_port: int, upstream_port: int, cert: Path, key: Path,
-               site: Path = DEPLOY / "nginx.conf") -> str:
+def nginx_site(http_port: int, https_port: int, upstream_port: int, cert: Path, key: Path, folder: Path,
+               data: Path | None = None, site: Path = DEPLOY / "nginx.conf") -> str:
     """deploy/nginx.conf with only what a test machine needs changed: loopback ports instead of 80/443 (and no IPv6
-    listeners), the throw-away certificate, and the test server's port. Each replaced text must occur exactly as
-    often as listed, so a change of the shipped file's shape fails here rather than testing something else."""
+    listeners), the throw-away certificate, the test server's port, its data folder (`data`, for X-Accel-Redirect)
+    and a read cache in `folder`. Each replaced text must occur exactly as often as listed, so a change of the
+    shipped file's shape fails here rather than testing something else."""
     text = Path(site).read_text()
     substitutions = [
         ("    listen 80;\n", f"    listen 127.0.0.1:{http_port};\n", 1),
@@ -1047,6 +1048,8 @@ def nginx_site(http_port: int, https_port: int, upstream_port: int, cert: Path, 
         ("/etc/letsencrypt/live/trail.example.org/fullchain.pem;", f"{cert};", 1),
         ("/etc/letsencrypt/live/trail.example.org/privkey.pem;", f"{key};", 1),
         ("server 127.0.0.1:8080;", f"server 127.0.0.1:{upstream_port};", 1),
+        ("proxy_cache_path /var/cache/nginx/trail-companion ", f"proxy_cache_path {Path(folder) / 'cache'} ", 1),
+        ("alias /var/lib/trail-companion/;", f"alias {data or Path(folder) / 'data'}/;", 1),
     ]
     for old, new, count in substitutions:
         found = text.count(old)
@@ -1079,12 +1082,14 @@ http {{
 """
 
 
-def write_nginx_config(folder: Path, http_port: int, https_port: int, upstream_port: int, cert: Path, key: Path) -> Path:
-    """Writes `site.conf` (from deploy/nginx.conf) and `nginx.conf` (including it) into `folder`; answers nginx.conf."""
+def write_nginx_config(folder: Path, http_port: int, https_port: int, upstream_port: int, cert: Path, key: Path,
+                       data: Path | None = None) -> Path:
+    """Writes `site.conf` (from deploy/nginx.conf) and `nginx.conf` (including it) into `folder`; answers nginx.conf.
+    `data`: the server's data folder, which nginx's internal location for X-Accel-Redirect maps to."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     site = folder / "site.conf"
-    site.write_text(nginx_site(http_port, https_port, upstream_port, cert, key))
+    site.write_text(nginx_site(http_port, https_port, upstream_port, cert, key, folder, data))
     main = folder / "nginx.conf"
     main.write_text(nginx_main_config(folder, site))
     return main

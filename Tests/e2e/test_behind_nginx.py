@@ -11,7 +11,9 @@ over HTTPS checked against that one certificate (Chromium accepts its key and no
 - a 200 MiB multipart upload, streamed, arrives whole (size and SHA-256 from the management API);
 - a tus upload cut midway arrives whole after a resume, and the bytes sent before the cut were kept
   (`proxy_request_buffering off`: nginx streamed them to the server instead of holding them);
-- a released package downloads in ranges, resumed with If-Range, to its listed SHA-256;
+- a released package downloads in ranges, resumed with If-Range, to its listed SHA-256, the bytes sent by nginx
+  (`--accel-redirect`) with the server's validator and security headers;
+- the public read routes are answered from nginx's cache and revalidated: a change shows within a second;
 - the sign-in throttle and the audit log see the visitor's own address. The visitors connect from 127.0.0.2 and
   127.0.0.3 (the whole 127/8 is loopback on Linux), which the server does not trust, while nginx reaches the server
   from 127.0.0.1, which it does; a forged X-Forwarded-For the visitor sends is not believed.
@@ -99,12 +101,13 @@ def front(tmp_path_factory):
     https_port, http_port = free_port(), free_port()
     server = Server(folder / "data", extra_args=(
         "--clamav-db", str(write_signatures(folder / "signatures")),
-        "--trusted-proxies", "127.0.0.1/32", "--public-url", f"https://127.0.0.1:{https_port}"))
+        "--trusted-proxies", "127.0.0.1/32", "--public-url", f"https://127.0.0.1:{https_port}",
+        "--accel-redirect", "/_trail_files/"))
     nginx = None
     try:
         server.start()
         assert server.one_time_password, f"no one-time password in the server's first-start output:\n{server.log_tail()}"
-        nginx = Nginx(write_nginx_config(folder / "nginx", http_port, https_port, server.port, cert, key))
+        nginx = Nginx(write_nginx_config(folder / "nginx", http_port, https_port, server.port, cert, key, data=server.data))
         nginx.start(https_port)
         deployment = Front(server, nginx, https_port, http_port, cert)
         deployment.token = server.create_token(ADMIN_EMAIL, "behind-nginx")
@@ -330,7 +333,19 @@ def test_a_released_package_downloads_in_ranges(front, released):
     status, headers, _ = front.request("HEAD", url.path)
     assert status == 200 and headers["Accept-Ranges"] == "bytes" and int(headers["Content-Length"]) == size, dict(headers)
     etag = headers["ETag"]
-    assert etag, dict(headers)
+    assert etag == f'"{sha256}"', dict(headers)
+
+    # The whole file, sent by nginx from the data folder: its static module adds Last-Modified, which the server
+    # never sends; the server's own headers came over.
+    status, headers, whole = front.request("GET", url.path)
+    assert status == 200 and hashlib.sha256(whole).hexdigest() == sha256, (status, dict(headers))
+    assert headers["Last-Modified"] and "X-Accel-Redirect" not in headers, dict(headers)
+    assert headers["ETag"] == etag and headers["X-Content-Type-Options"] == "nosniff" and headers["Package-Version"], dict(headers)
+    assert headers["Content-Disposition"].startswith("attachment;") and headers["Content-Type"] == "application/zip", dict(headers)
+    assert headers["Strict-Transport-Security"], dict(headers)
+    # The internal location itself is nobody's to ask for.
+    status, _, _ = front.request("GET", f"/_trail_files/packages/{released['id']}/1.zip")
+    assert status == 404
 
     # A phone loses the signal after the first MiB, then resumes from there; and fetches the last 100 bytes alone.
     status, headers, first = front.request("GET", url.path, headers={"Range": f"bytes=0-{MIB - 1}"})
@@ -343,6 +358,22 @@ def test_a_released_package_downloads_in_ranges(front, released):
     # A stale validator gets the whole current file instead of a piece of another version.
     status, headers, whole = front.request("GET", url.path, headers={"Range": f"bytes={MIB}-", "If-Range": '"not-this-version"'})
     assert status == 200 and hashlib.sha256(whole).hexdigest() == sha256, (status, dict(headers))
+
+
+def test_public_reads_come_from_nginx_cache_and_a_change_shows_within_seconds(front):
+    path = "/api/v1/sites"
+    front.request("GET", path)
+    status, headers, body = front.request("GET", path)
+    # Kept for a second, then revalidated with the server's ETag (a 304 from the server refreshes the copy).
+    assert status == 200 and headers["X-Cache-Status"] in ("HIT", "REVALIDATED"), dict(headers)
+    assert headers["X-Content-Type-Options"] == "nosniff" and headers["ETag"], dict(headers)
+    # Credentials go to the server, never into the cache.
+    status, headers, _ = front.request("GET", path, headers={"Authorization": f"Bearer {front.token}"})
+    assert status == 200 and headers["X-Cache-Status"] == "BYPASS", dict(headers)
+    # A change made by another process (the CLI) reaches the cached answer within about a second.
+    slug = "cache-" + uuid.uuid4().hex[:8]
+    front.server.cli("site", "create", "--slug", slug, "--name", "Cache Check")
+    wait_for("the new site in the cached list", lambda: slug.encode() in front.request("GET", path)[2], timeout=5)
 
 
 def sign_in(front: Front, email: str, password: str, source: str, forwarded_for: str | None = None) -> int:

@@ -25,12 +25,14 @@ struct MobileAPI: Sendable {
     let readCache: ReadAPICache
     /// Who reported a verified download today.
     let verifiedDownloads: VerifiedDownloads
+    /// With nginx in front (`--accel-redirect`): package and file bytes are sent by nginx.
+    let accel: AccelRedirect?
 
     /// The route table; each handler is named after its `operationId` in `openapi.json`.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get(RouterPath(ReadRoute.sites.pattern)) { request, context in try await listSites(request, context) }
-        router.get(RouterPath(ReadRoute.sitePackages.pattern)) { request, context in try await listSitePackages(request, context) }
-        router.get(RouterPath(ReadRoute.package.pattern)) { request, context in try await getPackage(request, context) }
+        router.get("/sites") { request, context in try await listSites(request, context) }
+        router.get("/sites/{slug}/packages") { request, context in try await listSitePackages(request, context) }
+        router.get("/packages/{id}") { request, context in try await getPackage(request, context) }
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/packages/{id}/download", method: method) { request, context in try await downloadPackage(request, context) }
             router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
@@ -40,8 +42,8 @@ struct MobileAPI: Sendable {
         router.get("/packages/{id}/hash") { request, context in try await getPackageHash(request, context) }
         router.post("/packages/{id}/verify") { request, context in try await verifyPackage(request, context) }
         addUpdateRoutes(to: router)
-        router.get(RouterPath(ReadRoute.signingKey.pattern)) { request, context in try await getSigningKey(request, context) }
-        router.get(RouterPath(ReadRoute.catalog.pattern)) { request, context in try await getCatalog(request, context) }
+        router.get("/signing-key") { request, context in try await getSigningKey(request, context) }
+        router.get("/catalog") { request, context in try await getCatalog(request, context) }
         let openAPI = openAPIDocument.map { ByteBuffer(string: $0) }
         router.get("/openapi.json") { request, context in try getOpenAPIDocument(openAPI) }
     }
@@ -167,7 +169,7 @@ struct MobileAPI: Sendable {
         return try await FileResponder.respond(
             fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
             headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
-            chunkSize: 128 * 1024, eventLoop: context.eventLoop, counted: CountedDownload(metrics: metrics, route: .package))
+            chunkSize: 128 * 1024, eventLoop: context.eventLoop, counted: CountedDownload(metrics: metrics, route: .package), accel: accel)
     }
 
     /// `302` to the same immutable object in the bucket (behind the CDN). The latest-version route's redirect moves with

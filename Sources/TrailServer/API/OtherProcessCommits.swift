@@ -1,7 +1,7 @@
 import GRDB
 import ServiceLifecycle
 
-/// Empties the read API's caches (``ReadAPICache``, and with it ``StoredAnswers`` and the signed catalog) when
+/// Empties the read API's caches (``ReadAPICache`` and the signed catalog) when
 /// another process committed to the database: `trail-companion site create`, an emergency `package unpublish`, a
 /// `user` command run beside the server.
 ///

@@ -18,6 +18,19 @@ public struct AppConfig: Sendable {
     /// An HTTP/1 connection that sends nothing for this long (between requests, or in the middle of one) is closed, so
     /// slow or silent clients cannot hold connections forever; an upload whose bytes keep arriving is never cut.
     public var idleConnectionTimeout: Duration = .seconds(60)
+    /// An answer whose bytes the client stops taking (no write accepted by the socket) for this long is cut and its
+    /// connection closed, so a peer that never reads cannot hold a connection, its memory and its task forever.
+    public var writeTimeout: Duration = .seconds(60)
+    /// The same for file bodies (answers with `Accept-Ranges`): a phone on a weak signal may stall for minutes and
+    /// resume; as long as nginx's `send_timeout` for downloads in `deploy/nginx.conf`.
+    public var fileWriteTimeout: Duration = .seconds(300)
+    /// During a graceful stop, an answer that made no progress for this long is cut at once instead of holding the stop.
+    public var stoppingWriteTimeout: Duration = .seconds(5)
+    /// With nginx in front (`--accel-redirect`): the internal location, e.g. `/_trail_files/`, that nginx maps to the
+    /// data folder. Public package and file downloads then answer with `X-Accel-Redirect` and nginx sends the bytes;
+    /// the route still decides access, the status, the range and the headers, and counts the bytes. Nil: the server
+    /// sends the bytes itself.
+    public var accelRedirect: String? = nil
     public var defaultRequiredApprovals = 1
     public var tileURLTemplate: String? = nil
     /// Credit shown with the tiles of `tileURLTemplate` and written into each package's MBTiles (`--tile-attribution`).

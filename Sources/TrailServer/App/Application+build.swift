@@ -38,8 +38,6 @@ public struct AppDependencies: Sendable {
     public let readCache = ReadAPICache()
     /// Who reported a verified download today, so the count takes each caller once a day.
     let verifiedDownloads = VerifiedDownloads()
-    /// Whole answers of the mobile API's read routes, sent again without the router while current.
-    public let storedAnswers: StoredAnswers
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
@@ -71,9 +69,6 @@ public struct AppDependencies: Sendable {
         let distribution = try config.storage.map { try DistributionState(settings: $0, database: database) }
         self.distribution = distribution
         readCache.observe(database.writer)
-        let tileSettings = self.tileSettings
-        self.storedAnswers = StoredAnswers(readCache: readCache, distribution: distribution, tileOrigin: { tileSettings.tileOrigin },
-                                           metrics: metrics)
         self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
                                      distribution: distribution, changes: readCache)
     }
@@ -101,7 +96,7 @@ public func makeScanner(_ config: AppConfig) -> any MalwareScanner {
 /// Wires I/O: the data folder, the database file, the templates; then the router and the server.
 public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "trail-companion"),
                              metrics: AppMetrics = AppMetrics()) async throws -> some ApplicationProtocol {
-    try DataFolder.prepare(config.dataFolder)
+    try DataFolder.prepare(config.dataFolder, sharedWithProxy: config.accelRedirect != nil)
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
     let dependencies = try AppDependencies(config: config, database: database, views: views, metrics: metrics)
@@ -131,7 +126,7 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     let router = buildRouter(dependencies)
     return Application(
         router: router,
-        server: .trailHTTP1(dependencies),
+        server: .trail(config),
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
         services: services,
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)\(Console.sinceStart())") },
@@ -143,6 +138,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let config = dependencies.config, database = dependencies.database
     let router = Router(context: AppRequestContext.self)
     let tileSettings = dependencies.tileSettings
+    router.add(middleware: TakeTurnsMiddleware())
     router.add(middleware: ClientAddressMiddleware(trusted: config.trustedProxies))
     router.add(middleware: RequestMetricsMiddleware(metrics: dependencies.metrics))
     var securityHeaders = SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin })
@@ -203,7 +199,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
               publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files,
               metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache,
-              verifiedDownloads: dependencies.verifiedDownloads)
+              verifiedDownloads: dependencies.verifiedDownloads,
+              accel: config.accelRedirect.map { AccelRedirect(prefix: $0, dataFolder: config.dataFolder) })
         .addRoutes(to: router.group("api/v1"))
     let visit = VisitController(database: database, paths: dependencies.paths, pages: pages, packageTiles: dependencies.packageTiles,
                                 assets: PlayerAssets(publicFolder: config.publicFolder), authorization: authorization,
@@ -226,15 +223,28 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 public enum DataFolder {
     public static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
 
-    public static func prepare(_ folder: URL) throws {
+    /// What nginx reads with `--accel-redirect`: released packages and the files they are made of.
+    static let sharedWithProxy = ["assets", "packages", "files"]
+
+    /// - Parameter sharedWithProxy: true with `--accel-redirect`: the service's group (which nginx's user joins, see
+    ///   docs/operators.md) may enter the folder and read ``sharedWithProxy``; false: the owner alone; nil: an existing
+    ///   folder keeps its modes (the CLI's commands, which do not know how `serve` runs). Keys, uploads, quarantine,
+    ///   staging and the database are the owner's alone in every case.
+    public static func prepare(_ folder: URL, sharedWithProxy shared: Bool? = false) throws {
         let fileManager = FileManager.default
+        let existed = fileManager.fileExists(atPath: folder.path)
         for name in [""] + subfolders {
             try fileManager.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
         }
-        // Uploads, unpublished media and the database are nobody else's business on a shared machine.
-        for name in ["", "keys"] {
-            try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.appendingPathComponent(name).path)
+        func set(_ mode: Int, _ name: String) throws {
+            let path = folder.appendingPathComponent(name).path
+            if fileManager.fileExists(atPath: path) { try fileManager.setAttributes([.posixPermissions: mode], ofItemAtPath: path) }
         }
+        // Uploads, unpublished media and the database are nobody else's business on a shared machine.
+        for name in ["keys", "uploads", "quarantine", "staging"] { try set(0o700, name) }
+        guard let shared = shared ?? (existed ? nil : false) else { return }
+        try set(shared ? 0o750 : 0o700, "")
+        for name in sharedWithProxy { try set(shared ? 0o750 : 0o700, name) }
     }
 }
 

@@ -58,10 +58,31 @@ struct CountedDownload: Sendable {
     @Sendable func add(_ bytes: Int) { metrics.countSent(route, bytes: bytes) }
 }
 
+/// nginx's `X-Accel-Redirect` (`--accel-redirect`): the route decides, nginx sends the file's bytes from its internal
+/// location, which maps to the data folder (`deploy/nginx.conf`).
+struct AccelRedirect: Sendable {
+    /// The internal location, `/…/`.
+    let prefix: String
+    let dataFolder: URL
+
+    /// `prefix` + the path below the data folder; nil for a file outside it, or a path nginx would read otherwise
+    /// (anything but the server-made names: letters, digits, `-`, `_`, `.` and `/`).
+    func location(of file: URL) -> String? {
+        let root = dataFolder.standardizedFileURL.path + "/"
+        let path = file.standardizedFileURL.path
+        guard path.hasPrefix(root) else { return nil }
+        let relative = path.dropFirst(root.count)
+        guard !relative.isEmpty, !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
+              relative.utf8.allSatisfy({ byte in
+                  (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                      || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x2F
+              }) else { return nil }
+        return prefix + relative
+    }
+}
+
 extension HTTPField.Name {
-    /// ``ZeroCopyFileHandler/availableHeader`` and ``ZeroCopyFileHandler/fileHeader``.
-    static let zeroCopyAvailable = Self(ZeroCopyFileHandler.availableHeader)!
-    static let zeroCopyFile = Self(ZeroCopyFileHandler.fileHeader)!
+    static let xAccelRedirect = Self("X-Accel-Redirect")!
 }
 
 struct FileResponder: Sendable {
@@ -72,12 +93,13 @@ struct FileResponder: Sendable {
     ///   - eventLoop: the connection's event loop (``AppRequestContext/eventLoop``): with it, each chunk waits until the
     ///     loop has handed the previous one to the socket, which bounds memory per response to about two chunks.
     ///   - counted: the download byte counter told of the body's bytes as they are handed to the connection.
-    ///
-    /// On a connection with ``ZeroCopyFileHandler`` (every connection of the server), a `GET`'s body is sent by that
-    /// handler with `sendfile`: the answer here is the head alone, naming the file and the range.
+    ///   - accel: with nginx in front (`--accel-redirect`), a `GET` answered with the whole file, or with the one range
+    ///     nginx reads from the same `Range` header, names the file in `X-Accel-Redirect` and nginx sends the bytes. The
+    ///     cases where nginx would decide otherwise than this function (an `If-Range` for another version, an invalid
+    ///     or multiple range) are streamed here. The byte counter is told the length at once.
     static func respond(fileAt url: URL, contentType: String, etag: String?, request: Request,
                         headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024, eventLoop: (any EventLoop)? = nil,
-                        counted: CountedDownload? = nil) async throws -> Response {
+                        counted: CountedDownload? = nil, accel: AccelRedirect? = nil) async throws -> Response {
         let path = FilePath(url.path)
         guard let info = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false), info.type == .regular else {
             throw NotFound()
@@ -100,11 +122,20 @@ struct FileResponder: Sendable {
             range = .whole  // the client's copy is of another version: send it all again, never splice
         }
         let isHead = request.method == .head
-        let zeroCopy = request.headers[.zeroCopyAvailable] != nil && ZeroCopyFileHandler.FileRange.canCarry(url.path)
-        func zeroCopyBody(_ first: Int64, _ last: Int64) -> ResponseBody? {
-            guard zeroCopy, !isHead, last >= first else { return nil }
-            headers[.zeroCopyFile] = ZeroCopyFileHandler.FileRange(first: first, last: last, counter: counted?.route, path: url.path).headerValue
-            return ResponseBody()
+        // nginx applies the request's own Range header to the file: only when it means what `range` says.
+        let rangeHeader = request.headers[.range] != nil
+        func accelerated(length: Int64) -> Response? {
+            guard let accel, !isHead, let location = accel.location(of: url) else { return nil }
+            switch range {
+            case .whole where rangeHeader, .unsatisfiable: return nil
+            default: break
+            }
+            var accelHeaders = headers
+            accelHeaders[.xAccelRedirect] = location
+            accelHeaders[.contentLength] = nil
+            accelHeaders[.contentRange] = nil
+            counted?.add(Int(length))
+            return Response(status: .ok, headers: accelHeaders)
         }
         switch range {
         case .unsatisfiable:
@@ -115,13 +146,13 @@ struct FileResponder: Sendable {
             return Response(status: .rangeNotSatisfiable, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         case .whole:
             headers[.contentLength] = "\(size)"
-            if let sendfile = zeroCopyBody(0, size - 1) { return Response(status: .ok, headers: headers, body: sendfile) }
+            if let answer = accelerated(length: size) { return answer }
             return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop,
                                                                                          sent: counted?.add))
         case .partial(let r):
             headers[.contentLength] = "\(r.length)"
             headers[.contentRange] = "bytes \(r.first)-\(r.last)/\(size)"
-            if let sendfile = zeroCopyBody(r.first, r.last) { return Response(status: .partialContent, headers: headers, body: sendfile) }
+            if let answer = accelerated(length: r.length) { return answer }
             return Response(status: .partialContent, headers: headers,
                             body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop,
                                                           sent: counted?.add))

@@ -53,7 +53,7 @@ extension MobileAPI {
         return try await FileResponder.respond(
             fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
             headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop,
-            counted: CountedDownload(metrics: metrics, route: .file))
+            counted: CountedDownload(metrics: metrics, route: .file), accel: accel)
     }
 
     /// The exact signed bytes of one version's `manifest.json`, its signature in `Manifest-Signature`.

@@ -18,10 +18,6 @@ public final class AppMetrics: Sendable {
     let packageBytesSent: Counter
     let fileBytesSent: Counter
     let manifestBytesSent: Counter
-    /// Answers sent from ``StoredAnswers`` without the router.
-    let storedAnswers: Counter
-    /// File bodies sent whole with `sendfile` (``ZeroCopyFileHandler``).
-    let zeroCopyResponses: Counter
 
     /// The download routes whose body bytes are counted.
     enum DownloadRoute: String, Sendable {
@@ -43,10 +39,6 @@ public final class AppMetrics: Sendable {
         packageBytesSent = sent("package")
         fileBytesSent = sent("file")
         manifestBytesSent = sent("manifest")
-        zeroCopyResponses = registry.makeCounter(descriptor: Self.named("trail_zero_copy_responses_total",
-                                                                        "File bodies sent with sendfile, without passing through the server's memory"))
-        storedAnswers = registry.makeCounter(descriptor: Self.named("trail_stored_answers_total",
-                                                                    "Read API answers sent again from the stored answers, without the router"))
     }
 
     func countSent(_ route: DownloadRoute, bytes: Int) {

@@ -103,9 +103,11 @@ public struct Doctor: Sendable {
         if access(path, W_OK) != 0 {
             return .failure(name, "\(path) is not writable", fix: "chmod u+rwx \(path)")
         }
-        if mode & 0o077 != 0 {
+        // With --accel-redirect, nginx reads released packages through the service's group (docs/operators.md).
+        let allowed = config.accelRedirect == nil ? 0o700 : 0o750
+        if mode & ~allowed & 0o777 != 0 {
             return .failure(name, String(format: "%@ has mode %o: others can read uploads, unpublished media and the database", path, mode),
-                            fix: "chmod 700 \(path)")
+                            fix: String(format: "chmod %o %@", allowed, path))
         }
         return .ok(name, String(format: "%@, mode %o, owned by this user", path, mode))
     }

@@ -19,6 +19,16 @@
                                            closed; prints {"answers", "allOK"}
   slow_client.py pipeline PORT PATH...     every GET in one write on one connection (HTTP/1.1 pipelining), then reads
                                            the answers in turn; prints [{"status", "body"}, ...]
+  slow_client.py stall PORT PATH SECONDS   a GET read by nobody for SECONDS through a 64 KiB receive buffer, then read to
+                                           the end; prints {"status", "length", "bytes", "cut"} (cut: the connection
+                                           ended before Content-Length bytes came)
+  slow_client.py hold PORT PATH CLIENTS BYTES SECONDS [WAIT]
+                                           CLIENTS connections each send about BYTES of pipelined GETs of PATH and read
+                                           nothing for SECONDS, while /healthz is asked on a new connection every 0.5 s
+                                           (3 s allowed each); then up to WAIT seconds more (default 0) until the server
+                                           has closed them all; then they close and /healthz is asked for 3 s more;
+                                           prints {"during": [seconds or null], "after": [...], "sent": [bytes each],
+                                           "closedByServer": connections the server had closed when they left}
 """
 import hashlib
 import json
@@ -27,7 +37,7 @@ import sys
 import time
 
 mode, port = sys.argv[1], int(sys.argv[2])
-if mode in ("download", "flood"):
+if mode in ("download", "flood", "stall"):
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)  # before connect: the window stays small
     sock.settimeout(30)
@@ -130,6 +140,97 @@ elif mode == "pipeline":
         status, headers, body = read_answer(stream)
         answers.append({"status": status, "body": body.decode("utf-8", "replace")})
     print(json.dumps(answers))
+elif mode == "stall":
+    path, seconds = sys.argv[3], float(sys.argv[4])
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    time.sleep(seconds)
+    stream = sock.makefile("rb")
+    status, length, received = 0, 0, 0
+    try:
+        status_line = stream.readline()
+        status = int(status_line.split(b" ")[1])
+        while True:
+            line = stream.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        while received < length:
+            piece = stream.read1(1 << 20)
+            if not piece:
+                break
+            received += len(piece)
+    except OSError:
+        pass
+    print(json.dumps({"status": status, "length": length, "bytes": received, "cut": received < length}))
+elif mode == "hold":
+    import threading
+    path, clients, size, seconds = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+    wait = float(sys.argv[7]) if len(sys.argv) > 7 else 0.0
+    sock.close()
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    burst = request * max(1, size // len(request))
+    peers, sent = [], [0] * clients
+
+    def flood(index, peer):
+        try:
+            view = memoryview(burst)
+            while view:
+                count = peer.send(view)
+                sent[index] += count
+                view = view[count:]
+        except OSError:
+            pass  # closed by the server (its write time-out) or by us
+
+    for index in range(clients):
+        peer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        peer.connect(("127.0.0.1", port))
+        peers.append(peer)
+        threading.Thread(target=flood, args=(index, peer), daemon=True).start()
+
+    def health():
+        began = time.monotonic()
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=3) as probe:
+                probe.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+                status, _, body = read_answer(probe.makefile("rb"))
+                return time.monotonic() - began if status == 200 and body == b"ok" else None
+        except OSError:
+            return None
+
+    def closed(peer):
+        """Whether the server closed it: what it sent before is still here to read, then the end or a reset."""
+        peer.setblocking(False)
+        try:
+            while True:
+                if peer.recv(1 << 20) == b"":
+                    return True
+        except BlockingIOError:
+            return False  # still open: nothing more to read now
+        except OSError:
+            return True
+
+    during, after, gone = [], [], set()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        during.append(health())
+        time.sleep(0.5)
+    end = time.monotonic() + wait
+    while True:
+        gone.update(index for index, peer in enumerate(peers) if index not in gone and closed(peer))
+        if len(gone) == len(peers) or time.monotonic() >= end:
+            break
+        time.sleep(0.2)
+    closed_by_server = len(gone)
+    for peer in peers:
+        peer.close()
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        after.append(health())
+        time.sleep(0.5)
+    print(json.dumps({"during": during, "after": after, "sent": sent, "closedByServer": closed_by_server}))
 elif mode == "idle":
     try:
         data = sock.recv(1)
