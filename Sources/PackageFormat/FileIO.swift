@@ -87,16 +87,18 @@ enum FileIO {
     }
 
     static func writeAll(_ data: Data, to descriptor: Int32, path: String) throws {
-        try data.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(path: path, operation: "write", errno: errno)
-                }
-                offset += written
+        try data.withUnsafeBytes { bytes in try writeAll(bytes, to: descriptor, path: path) }
+    }
+
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Failure(path: path, operation: "write", errno: errno)
             }
+            offset += written
         }
     }
 
@@ -139,5 +141,81 @@ enum FileIO {
     return Musl.write(fd, buffer, count)
     #else
     return Darwin.write(fd, buffer, count)
+    #endif
+}
+
+/// The one way a file is made durable, in every target (server, client library, CLI): data written in full and
+/// fsynced, then renamed into place, then its folder fsynced, so that after a crash the name points either at the old
+/// file or at the whole new one.
+public enum DurableFile {
+    /// `write(2)` until every byte is written, retried on EINTR.
+    public static func writeAll(_ bytes: some DataProtocol, to descriptor: Int32, path: String) throws {
+        for region in bytes.regions {
+            try region.withUnsafeBytes { raw in try FileIO.writeAll(raw, to: descriptor, path: path) }
+        }
+    }
+
+    public static func fsync(descriptor: Int32, path: String) throws {
+        guard systemFsync(descriptor) == 0 else { throw FileIO.Failure(path: path, operation: "fsync", errno: errno) }
+    }
+
+    public static func fsync(_ url: URL) throws {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileIO.Failure(path: url.path, operation: "open", errno: errno) }
+        defer { close(descriptor) }
+        try fsync(descriptor: descriptor, path: url.path)
+    }
+
+    /// Makes a rename, link or new file in `folder` durable. A folder that cannot be opened is an error; an fsync the
+    /// file system refuses on folders is not (not every one allows it).
+    public static func fsyncFolder(_ folder: URL) throws {
+        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileIO.Failure(path: folder.path, operation: "open folder", errno: errno) }
+        _ = systemFsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Every file below `folder`, then the folders.
+    public static func fsyncTree(_ folder: URL) throws {
+        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isDirectoryKey]) else { return }
+        for case let url as URL in walker {
+            if (try? url.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true { try fsyncFolder(url) } else { try fsync(url) }
+        }
+        try fsyncFolder(folder)
+    }
+
+    /// `data` into `url` durably: a temporary file beside it (mode `mode`), written, fsynced, renamed over `url`, the
+    /// folder fsynced. The temporary file is removed when a step fails.
+    public static func write(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
+        let folder = url.deletingLastPathComponent()
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).partial")
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw FileIO.Failure(path: temporary.path, operation: "create", errno: errno) }
+        do {
+            defer { close(descriptor) }
+            // The umask must not widen or narrow what the caller asked for.
+            guard fchmod(descriptor, mode) == 0 else { throw FileIO.Failure(path: temporary.path, operation: "chmod", errno: errno) }
+            try FileIO.writeAll(data, to: descriptor, path: temporary.path)
+            try fsync(descriptor: descriptor, path: temporary.path)
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            let failure = FileIO.Failure(path: url.path, operation: "rename", errno: errno)
+            unlink(temporary.path)
+            throw failure
+        }
+        try fsyncFolder(folder)
+    }
+}
+
+@inline(__always) private func systemFsync(_ fd: Int32) -> Int32 {
+    #if canImport(Glibc)
+    return Glibc.fsync(fd)
+    #elseif canImport(Musl)
+    return Musl.fsync(fd)
+    #else
+    return Darwin.fsync(fd)
     #endif
 }

@@ -31,22 +31,12 @@ public struct CatalogVersionStore: Sendable {
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    /// Records `version` unless a higher one is recorded; written to a temporary file, fsynced and renamed.
+    /// Records `version` unless a higher one is recorded (``DurableFile/write(_:to:mode:)``).
     public func record(_ version: Int, publicKey: String) throws {
         if let highest = highest(publicKey: publicKey), highest >= version { return }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let target = file(publicKey: publicKey)
-            let temporary = folder.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).partial")
-            try Data("\(version)\n".utf8).write(to: temporary)
-            let descriptor = open(temporary.path, O_RDONLY)
-            if descriptor >= 0 { fsync(descriptor); close(descriptor) }
-            guard rename(temporary.path, target.path) == 0 else {
-                try? FileManager.default.removeItem(at: temporary)
-                throw UpdateError.fileSystem("cannot rename \(temporary.lastPathComponent) (errno \(errno))")
-            }
-        } catch let error as UpdateError {
-            throw error
+            try DurableFile.write(Data("\(version)\n".utf8), to: file(publicKey: publicKey), mode: 0o600)
         } catch {
             throw UpdateError.fileSystem("cannot record catalog version \(version) in \(folder.path): \(error)")
         }

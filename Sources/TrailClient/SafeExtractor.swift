@@ -176,20 +176,10 @@ public enum SafeExtractor {
                         guard count + Int64(chunk.count) <= limit else {
                             throw ExtractionError.sizeLimitExceeded(path: entry.path, limit: limit)
                         }
-                        try chunk.withUnsafeBytes { raw in
-                            var offset = 0
-                            while offset < raw.count {
-                                let result = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                                if result < 0 {
-                                    if errno == EINTR { continue }
-                                    throw ExtractionError.fileSystem("write \(path): \(String(cString: strerror(errno)))")
-                                }
-                                offset += result
-                            }
-                        }
+                        do { try DurableFile.writeAll(chunk, to: descriptor, path: path) } catch { throw ExtractionError.fileSystem("\(error)") }
                         count += Int64(chunk.count)
                     }
-                    guard fsync(descriptor) == 0 else { throw ExtractionError.fileSystem("fsync \(path): \(String(cString: strerror(errno)))") }
+                    do { try DurableFile.fsync(descriptor: descriptor, path: path) } catch { throw ExtractionError.fileSystem("\(error)") }
                 } catch let error as ExtractionError {
                     throw error
                 } catch ZipReadError.tooLarge {

@@ -237,20 +237,10 @@ extension TrailClient {
     }
 
     static func fsyncTree(_ folder: URL) throws {
-        guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return }
-        for case let url as URL in walker {
-            let descriptor = open(url.path, O_RDONLY)
-            guard descriptor >= 0 else { throw UpdateError.fileSystem("cannot open \(url.path) to sync it") }
-            defer { close(descriptor) }
-            guard fsync(descriptor) == 0 else { throw UpdateError.fileSystem("cannot sync \(url.path) (errno \(errno))") }
-        }
-        fsyncFolder(folder)
+        do { try DurableFile.fsyncTree(folder) } catch { throw UpdateError.fileSystem("cannot sync \(folder.path): \(error)") }
     }
 
     static func fsyncFolder(_ folder: URL) {
-        let descriptor = open(folder.path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
+        try? DurableFile.fsyncFolder(folder)
     }
 }

@@ -128,13 +128,7 @@ struct MobileAPI: Sendable {
     /// The signed catalog: the body's exact bytes, their signature in `Catalog-Signature`, a 304 while unchanged.
     func getCatalog(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let signed = try await database.perform { _ in try catalog.current() }
-        var headers: HTTPFields = [.contentType: "application/json", .catalogSignature: signed.signature, .eTag: signed.etag,
-                                   .cacheControl: "no-cache"]
-        if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: signed.etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentLength] = "\(signed.body.count)"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: signed.body)))
+        return HTTPCaching.json(ByteBuffer(bytes: signed.body), etag: signed.etag, headers: [.catalogSignature: signed.signature], request: request)
     }
 
     /// This API's OpenAPI document (`openapi.json` as loaded at start, encoded once).
@@ -182,14 +176,7 @@ struct MobileAPI: Sendable {
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.
     func cachedJSON(_ value: some Encodable, request: Request) throws -> Response {
-        let data = try JSONResponse.encoder.encode(value)
-        let etag = "\"\(SHA256.hash(data: data).hexString)\""
-        var headers: HTTPFields = [.contentType: "application/json", .eTag: etag, .cacheControl: "no-cache"]
-        if let ifNoneMatch = request.headers[.ifNoneMatch], ReadAPICache.matches(ifNoneMatch, etag: etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentLength] = "\(data.count)"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        HTTPCaching.json(ByteBuffer(bytes: try JSONResponse.encoder.encode(value)), request: request)
     }
 
 }
@@ -260,7 +247,7 @@ public final class CatalogSigner: Sendable {
             })
         let data = try JSONResponse.encoder.encode(body)
         let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),
-                            etag: "\"\(SHA256.hash(data: data).hexString)\"", expiresAt: expiresAt)
+                            etag: HTTPCaching.etag(of: data), expiresAt: expiresAt)
         cache.withLockedValue { $0 = (signed, generation, changed) }
         return signed
     }

@@ -59,14 +59,14 @@ public final class ReadAPICache: Sendable {
     func response(_ key: String, request: Request, make: () async throws -> some Encodable) async throws -> Response {
         guard isObserving.withLockedValue({ $0 }) else {
             let data = try JSONResponse.encoder.encode(try await make())
-            return Self.respond(Entry(generation: 0, body: ByteBuffer(bytes: data), etag: "\"\(SHA256.hash(data: data).hexString)\""), request: request)
+            return HTTPCaching.json(ByteBuffer(bytes: data), request: request)
         }
         let current = generation
         if let entry = state.withLockedValue({ $0.entries[key] }), entry.generation == current {
             return Self.respond(entry, request: request)
         }
         let data = try JSONResponse.encoder.encode(try await make())
-        let entry = Entry(generation: current, body: ByteBuffer(bytes: data), etag: "\"\(SHA256.hash(data: data).hexString)\"")
+        let entry = Entry(generation: current, body: ByteBuffer(bytes: data), etag: HTTPCaching.etag(of: data))
         state.withLockedValue { state in
             if state.generation == current { state.entries[key] = entry }
         }
@@ -75,21 +75,6 @@ public final class ReadAPICache: Sendable {
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.
     static func respond(_ entry: Entry, request: Request) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json", .eTag: entry.etag, .cacheControl: "no-cache"]
-        if let ifNoneMatch = request.headers[.ifNoneMatch], matches(ifNoneMatch, etag: entry.etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentLength] = "\(entry.body.readableBytes)"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: entry.body))
-    }
-
-    /// `If-None-Match`: a list of ETags (weak ones compare by their opaque part), or `*`.
-    static func matches(_ header: String, etag: String) -> Bool {
-        // An app sends back the one ETag it has: that answer needs no splitting.
-        if header == etag { return true }
-        return header.split(separator: ",").contains { candidate in
-            let tag = candidate.trimmingCharacters(in: .whitespaces)
-            return tag == etag || tag == "*" || tag == "W/\(etag)"
-        }
+        HTTPCaching.json(entry.body, etag: entry.etag, request: request)
     }
 }

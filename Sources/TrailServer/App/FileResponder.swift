@@ -110,11 +110,8 @@ struct FileResponder: Sendable {
         headers[.acceptRanges] = "bytes"
         if let etag { headers[.eTag] = etag }
 
-        if let etag, let ifNoneMatch = request.headers[.ifNoneMatch] {
-            let candidates = ifNoneMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            if candidates.contains("*") || candidates.contains(etag) || candidates.contains("W/\(etag)") {
-                return Response(status: .notModified, headers: headers)
-            }
+        if let etag, HTTPCaching.isNotModified(request, etag: etag) {
+            return Response(status: .notModified, headers: headers)
         }
 
         var range = RangeRequest.parse(request.headers[.range], size: size)

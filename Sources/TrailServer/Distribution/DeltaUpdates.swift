@@ -63,16 +63,12 @@ extension MobileAPI {
               let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
         else { throw NotFound() }
         // The exact bytes that were signed: never re-encoded.
-        let body = Data(version.manifestJSON.utf8)
-        let etag = "\"\(SHA256.hash(data: body).hexString)\""
-        var headers: HTTPFields = [.contentType: "application/json", .manifestSignature: version.signature, .eTag: etag,
-                                   .cacheControl: Self.immutable, .packageVersion: "\(version.version)"]
-        if request.headers[.ifNoneMatch]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentLength] = "\(body.count)"
-        metrics.manifestBytesSent.increment(by: Int64(body.count))
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        let body = ByteBuffer(string: version.manifestJSON)
+        let headers: HTTPFields = [.contentType: "application/json", .manifestSignature: version.signature, .cacheControl: Self.immutable,
+                                   .packageVersion: "\(version.version)"]
+        let response = HTTPCaching.answer(body, etag: HTTPCaching.etag(of: body), headers: headers, request: request)
+        if response.status == .ok { metrics.manifestBytesSent.increment(by: Int64(body.readableBytes)) }
+        return response
     }
 
     /// What an app on version `from` fetches to reach the current version.

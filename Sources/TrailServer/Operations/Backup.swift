@@ -143,7 +143,7 @@ public struct DataBackup: Sendable {
         try fileManager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: keys.path)
         for name in try fileManager.contentsOfDirectory(atPath: dataFolder.appendingPathComponent("keys").path) {
             let data = try Data(contentsOf: dataFolder.appendingPathComponent("keys").appendingPathComponent(name))
-            try Self.writeDurably(data, to: keys.appendingPathComponent(name), mode: 0o600)
+            try DurableFile.write(data, to: keys.appendingPathComponent(name), mode: 0o600)
         }
         try DurableFile.fsync(partial)
         guard rename(partial.path, folder.appendingPathComponent(Self.databaseName).path) == 0 else {
@@ -153,7 +153,7 @@ public struct DataBackup: Sendable {
         report.fileCount = entries.count
         report.totalBytes = entries.reduce(0) { $0 + $1.size }
         let index = BackupIndex(createdAt: Date(), schemaVersion: schema, fileCount: entries.count, totalBytes: report.totalBytes, files: entries)
-        try Self.writeDurably(try Self.encoder.encode(index), to: folder.appendingPathComponent(Self.indexName), mode: 0o600)
+        try DurableFile.write(try Self.encoder.encode(index), to: folder.appendingPathComponent(Self.indexName), mode: 0o600)
 
         // 4. What no entry names any more (deleted assets, withdrawn versions) leaves the folder.
         let kept = Set(entries.map(\.sha256))
@@ -279,7 +279,7 @@ public struct DataBackup: Sendable {
         }
         for name in (try? fileManager.contentsOfDirectory(atPath: keys.path)) ?? [] {
             let data = try readRegularFile(keys.appendingPathComponent(name))
-            try writeDurably(data, to: target.appendingPathComponent("keys").appendingPathComponent(name), mode: 0o600)
+            try DurableFile.write(data, to: target.appendingPathComponent("keys").appendingPathComponent(name), mode: 0o600)
         }
         let databaseURL = target.appendingPathComponent(databaseName)
         _ = try copyHashing(folder.appendingPathComponent(databaseName), to: databaseURL)
@@ -448,13 +448,6 @@ public struct DataBackup: Sendable {
         return "file:\(path)?mode=ro&immutable=1"
     }
 
-    static func writeDurably(_ data: Data, to url: URL, mode: Int16) throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
-        try data.write(to: temporary)
-        chmod(temporary.path, mode_t(mode))
-        try DurableFile.fsync(temporary)
-        guard rename(temporary.path, url.path) == 0 else { throw POSIXFailure(operation: "rename \(temporary.path)", code: errno) }
-    }
 }
 
 /// Paths from a backup index, before they are joined to a data folder.

@@ -1,4 +1,5 @@
 import Foundation
+import PackageFormat
 import NIOPosix
 
 /// Everything that moves a review request or a package from one state to the next, with the files that go with each

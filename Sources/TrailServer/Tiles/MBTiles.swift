@@ -1,6 +1,7 @@
 import CSQLiteHardening
 import Crypto
 import Foundation
+import PackageFormat
 import GRDB
 import NIOConcurrencyHelpers
 
