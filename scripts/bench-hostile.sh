@@ -34,4 +34,7 @@ closed = result["closedByServer"]
 met = during != "unanswered" and after != "unanswered" and max(result["during"] + result["after"]) <= 3 and closed == clients
 print(f"slowest /healthz while they held on: {during}; after they left: {after}; closed by the server: {closed} of {clients}")
 print("goals met" if met else "goal missed")
+open(sys.argv[1] + ".row", "w").write(f"{during}\t{after}\t{closed}\t{'yes' if met else 'no'}\n")
 PY
+IFS=$'\t' read -r during after closed met < "$work/hold.json.row"
+bench_result "$clients peers pipelining and reading nothing: slowest /healthz" "$during (after: $after), $closed closed" "-" "-" "<= 3 s, all closed" "$met"
