@@ -158,6 +158,13 @@ import Testing
                                              json: #"{"text":"A loon calls across Fish Lake.\nThen wind."}"#)
             #expect(typed.status == .created && typed.jsonObject["mimeType"] as? String == "text/plain", "\(typed.text)")
             #expect(typed.jsonObject["originalName"] as? String == "loon call.transcript.txt")
+            // A companion file has no place among the media: its `order` is 0, which the document's Asset schema allows.
+            let document = try JSONSerialization.jsonObject(with: Data(contentsOf: projectRoot.appendingPathComponent("openapi.json"))) as? [String: Any]
+            let asset = ((document?["components"] as? [String: Any])?["schemas"] as? [String: Any])?["Asset"] as? [String: Any]
+            let minimum = try #require(((asset?["properties"] as? [String: Any])?["order"] as? [String: Any])?["minimum"] as? Int)
+            for answer in [added, typed] {
+                #expect(publishInt(answer.jsonObject["order"]) == 0 && minimum <= 0, "order \(answer.jsonObject["order"] ?? "none") against minimum \(minimum)")
+            }
             #expect(await env.scanAll() == 2, "captions and transcript are scanned like any upload")
 
             let listed = try await client.api(.get, "/api/v1/manage/assets/\(video)", token: token)

@@ -35,6 +35,6 @@ public struct OtherProcessCommits: Service {
 
     /// The writer connection's `data_version`: a connection's own commits leave it unchanged.
     func dataVersion() async throws -> Int {
-        try await database.writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        try await database.dataVersion()
     }
 }

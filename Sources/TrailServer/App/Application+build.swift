@@ -190,7 +190,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
-    ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings).addRoutes(to: signedIn)
+    ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings,
+                    paths: dependencies.paths).addRoutes(to: signedIn)
     tiles.addPanelRoutes(to: signedIn)
     media.addPanelRoutes(to: signedIn)
     publishing.addPanelRoutes(to: signedIn)

@@ -155,11 +155,7 @@ final class CachedWriteCheck: Sendable {
         if let last = last.withLockedValue({ $0 }), now - last.at < interval { return last.problem }
         var problem: String?
         do {
-            // Rewriting user_version with its own value changes nothing the app reads.
-            try await database.writer.write { db in
-                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-                try db.execute(sql: "PRAGMA user_version = \(version)")
-            }
+            try await database.checkWritable()
             writes.withLockedValue { $0 += 1 }
         } catch {
             problem = "the database cannot be written: \(error)"

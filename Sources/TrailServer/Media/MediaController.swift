@@ -351,7 +351,8 @@ struct MediaController: Sendable {
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
         guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
-        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings)
+        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings,
+                                             paths: paths)
             .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }

@@ -372,3 +372,35 @@ extension AppDatabase {
         try writer.write { _ = try UploadRecord.deleteOne($0, key: id) }
     }
 }
+
+// Recovery after a crash (`MediaRecovery`).
+extension AppDatabase {
+    /// Removes the tus uploads past their expiry; answers their ids (their files go next).
+    static func removeExpiredUploads(_ db: Database, now: Date) throws -> [String] {
+        let ids = try String.fetchAll(db, sql: "SELECT id FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
+        try db.execute(sql: "DELETE FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
+        return ids
+    }
+
+    /// Every upload in progress and the offset acknowledged for it.
+    static func uploadOffsets(_ db: Database) throws -> [(id: String, offset: Int64)] {
+        try Row.fetchAll(db, sql: "SELECT id, offset FROM upload").map { (id: $0["id"] as String, offset: $0["offset"] as Int64) }
+    }
+
+    /// Every data-folder path a row names: assets' originals, uploads in progress, optimized copies.
+    static func referencedMediaPaths(_ db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
+            + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL")))
+    }
+}
+
+extension AppDatabase {
+    /// An asset whose stored file is gone can never ship: marked as a scan error with the reason, its scan job dropped,
+    /// audited.
+    static func markAssetMissing(_ db: Database, _ asset: Asset) throws {
+        try db.execute(sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?", arguments: [ScanStatus.error, asset.id!])
+        try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
+        try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "asset", objectId: "\(asset.id!)",
+                              action: "asset.missing", detail: asset.storedPath)
+    }
+}

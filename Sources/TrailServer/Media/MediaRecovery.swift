@@ -15,22 +15,15 @@ public enum MediaRecovery {
     public static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
-        let now = Date().dbTime
         // 1. tus uploads past their expiry: row and bytes go.
-        let expired = try database.writer.write { db in
-            let ids = try String.fetchAll(db, sql: "SELECT id FROM upload WHERE expiresAt < ?", arguments: [now])
-            try db.execute(sql: "DELETE FROM upload WHERE expiresAt < ?", arguments: [now])
-            return ids
-        }
+        let expired = try database.writer.write { db in try AppDatabase.removeExpiredUploads(db, now: Date()) }
         for id in expired { try? fileManager.removeItem(at: paths.upload(id)) }
         report.expiredUploads = expired.count
 
         // 1b. A tus PATCH is acknowledged once written, not flushed (only the last one is): after a power cut a file
         // can be shorter than the offset stored for it. The offset goes back to the bytes on disk (a missing file
         // starts again, empty), so the client's HEAD resumes from there instead of leaving a hole.
-        let uploads = try database.writer.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, offset FROM upload").map { (id: $0["id"] as String, offset: $0["offset"] as Int64) }
-        }
+        let uploads = try database.writer.read { db in try AppDatabase.uploadOffsets(db) }
         for upload in uploads {
             let path = paths.upload(upload.id).path
             if !fileManager.fileExists(atPath: path), !fileManager.createFile(atPath: path, contents: nil) {
@@ -45,10 +38,7 @@ public enum MediaRecovery {
         }
 
         // 2. Files in uploads/, quarantine/ and assets/ that no row names (an asset's original or an optimized copy) (a crash between writing and registering, or after a move).
-        let referenced = try database.writer.read { db in
-            Set(try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
-                + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL")))
-        }
+        let referenced = try database.writer.read { db in try AppDatabase.referencedMediaPaths(db) }
         for folder in ["uploads", "quarantine", "assets"] {
             let names = (try? fileManager.contentsOfDirectory(atPath: paths.absolute(folder).path)) ?? []
             for name in names where !referenced.contains("\(folder)/\(name)") {
@@ -60,12 +50,7 @@ public enum MediaRecovery {
         // 3. A row whose file is gone can never ship: mark it `error`, with the reason.
         let assets = try database.writer.read { try Asset.fetchAll($0) }
         for asset in assets where asset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(asset.storedPath).path) {
-            try database.writer.write { db in
-                try db.execute(sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?", arguments: [ScanStatus.error, asset.id!])
-                try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
-                try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "asset", objectId: "\(asset.id!)",
-                                      action: "asset.missing", detail: asset.storedPath)
-            }
+            try database.writer.write { db in try AppDatabase.markAssetMissing(db, asset) }
             report.missingFiles += 1
         }
         if report != Report() { logger.notice("recovery: \(report)") }

@@ -106,7 +106,7 @@ public struct DataBackup: Sendable {
         }
         let snapshot = try DatabaseQueue(path: partial.path, configuration: Self.readOnly)
         let named = try Self.namedFiles(snapshot, dataFolder: dataFolder)
-        let schema = try snapshot.read { try String.fetchOne($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier DESC LIMIT 1") } ?? ""
+        let schema = try snapshot.read { try AppDatabase.latestMigration($0) } ?? ""
         try snapshot.close()
 
         // 2. Every file it names, once per content.
@@ -180,7 +180,7 @@ public struct DataBackup: Sendable {
         // never changes it (a read-only open of a WAL database would still write its shared-memory file).
         let database = try DatabaseQueue(path: immutableURI(databaseURL), configuration: readOnly)
         defer { try? database.close() }
-        let integrity = try database.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+        let integrity = try database.read { try AppDatabase.integrityCheck($0) }
         if integrity != ["ok"] { problems.append("\(databaseName): SQLite integrity check: \(integrity.joined(separator: "; "))") }
         let listed = Set(index.files.map(\.path))
         for file in try namedFiles(database, dataFolder: nil) where !listed.contains(file.path) {
@@ -285,7 +285,7 @@ public struct DataBackup: Sendable {
         _ = try copyHashing(folder.appendingPathComponent(databaseName), to: databaseURL)
         chmod(databaseURL.path, 0o600)
         let restored = try DatabaseQueue(path: databaseURL.path)
-        try restored.write { try $0.execute(sql: "DELETE FROM upload") }
+        try restored.write { try AppDatabase.forgetUploadsInProgress($0) }
         try restored.close()
         try DurableFile.fsync(databaseURL)
         try DurableFile.fsyncFolder(target)
@@ -308,23 +308,8 @@ public struct DataBackup: Sendable {
     /// The files the database names: assets (uploaded, clean or quarantined), released packages, tilesets; with a data
     /// folder, also the files of the staged packages of open review requests (which the database names by request).
     static func namedFiles(_ database: DatabaseQueue, dataFolder: URL?) throws -> [NamedFile] {
-        let (rows, open) = try database.read { db -> ([NamedFile], [String]) in
-            var rows: [NamedFile] = []
-            for row in try Row.fetchAll(db, sql: "SELECT storedPath, sha256, scanStatus FROM asset") {
-                let path: String = row["storedPath"]
-                // A clean asset's path is its hash; a pending or quarantined one's bytes are still the uploaded ones.
-                rows.append(NamedFile(path: path, sha256: row["sha256"]))
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT packageId, version, sha256 FROM packageVersion") {
-                rows.append(NamedFile(path: "packages/\(row["packageId"] as String)/\(row["version"] as Int).zip", sha256: row["sha256"]))
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT storedPath, sha256 FROM tourTileset") {
-                rows.append(NamedFile(path: row["storedPath"], sha256: row["sha256"]))
-            }
-            let open = try String.fetchAll(db, SQLRequest(literal: "SELECT id FROM publishRequest WHERE state IN \(PublishState.reviewable)"))
-            return (rows, open)
-        }
-        var files = rows
+        let (rows, open) = try database.read { try AppDatabase.namedDataFiles($0) }
+        var files = rows.map { NamedFile(path: $0.path, sha256: $0.sha256) }
         if let dataFolder {
             for id in open {
                 let staged = dataFolder.appendingPathComponent("staging").appendingPathComponent(id)

@@ -168,9 +168,7 @@ public struct Doctor: Sendable {
             readOnly.readonly = true
             let queue = try DatabaseQueue(path: config.databasePath, configuration: readOnly)
             defer { try? queue.close() }
-            applied = try queue.read { db in
-                try db.tableExists("grdb_migrations") ? String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") : []
-            }
+            applied = try queue.read { try AppDatabase.appliedMigrationIdentifiers($0) }
         } catch {
             return .failure(name, "\(config.databasePath) cannot be read: \(error)", fix: "check its owner and mode (0600, the service's user)")
         }
@@ -192,7 +190,7 @@ public struct Doctor: Sendable {
         guard FileManager.default.fileExists(atPath: config.databasePath),
               let queue = try? DatabaseQueue(path: config.databasePath, configuration: readOnly) else { return 0 }
         defer { try? queue.close() }
-        return (try? queue.read { db in try db.tableExists("packageVersion") ? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion") ?? 0 : 0 }) ?? 0
+        return (try? queue.read { try AppDatabase.releasedVersionCount($0) }) ?? 0
     }
 
     /// The tile server the panel's settings name (else `--tile-url`), asked for its world tile (0/0/0).
@@ -202,8 +200,8 @@ public struct Doctor: Sendable {
         var readOnly = Configuration()
         readOnly.readonly = true
         if FileManager.default.fileExists(atPath: config.databasePath), let queue = try? DatabaseQueue(path: config.databasePath, configuration: readOnly) {
-            if let saved = try? queue.read({ db in try db.tableExists("tileSettings") ? Row.fetchOne(db, sql: "SELECT urlTemplate FROM tileSettings WHERE id = 1") : nil }) {
-                template = saved["urlTemplate"]
+            if let saved = try? await queue.read({ try AppDatabase.savedTileURLTemplate($0) }) {
+                template = saved
             }
             try? queue.close()
         }

@@ -58,9 +58,7 @@ public struct MaintenanceService: Service {
                 report.stalePreviews += 1
             }
         }
-        let open = try database.writer.read { db in
-            Set(try String.fetchAll(db, SQLRequest(literal: "SELECT id FROM publishRequest WHERE state IN \(PublishState.open)")))
-        }
+        let open = try database.writer.read { db in try AppDatabase.openPublishRequestIds(db) }
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where !open.contains(name) {
             let folder = paths.staging.appendingPathComponent(name)
             if age(folder) > Self.leftoverAge {

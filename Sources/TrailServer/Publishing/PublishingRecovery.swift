@@ -15,10 +15,7 @@ public enum PublishingRecovery {
     public static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
-        let open = try database.writer.read { db in
-            try Row.fetchAll(db, SQLRequest(literal: "SELECT id, state FROM publishRequest WHERE state IN \(PublishState.open)"))
-                .reduce(into: [String: String]()) { $0[$1["id"]] = $1["state"] }
-        }
+        let open = try database.writer.read { db in try AppDatabase.openPublishRequestStates(db) }
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where open[name] == nil {
             try? fileManager.removeItem(at: paths.staging.appendingPathComponent(name))
             report.staleStagingFolders += 1
@@ -26,16 +23,11 @@ public enum PublishingRecovery {
         for (id, state) in open where state != "building" {
             let zip = paths.staging.appendingPathComponent(id).appendingPathComponent("package.zip")
             if !fileManager.fileExists(atPath: zip.path) {
-                try database.writer.write { db in
-                    try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ?", arguments: [PublishState.building, Date().dbTime, id])
-                    try db.execute(sql: "INSERT OR IGNORE INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [id, Date().dbTime])
-                }
+                try database.writer.write { db in try AppDatabase.rebuildLostPackage(db, requestId: id) }
                 report.lostBuilds += 1
             }
         }
-        let versions = try database.writer.read { db in
-            Set(try String.fetchAll(db, sql: "SELECT 'packages/' || packageId || '/' || version || '.zip' FROM packageVersion"))
-        }
+        let versions = try database.writer.read { db in try AppDatabase.releasedZipPaths(db) }
         for package in (try? fileManager.contentsOfDirectory(atPath: paths.packages.path)) ?? [] {
             let folder = paths.packages.appendingPathComponent(package)
             for file in (try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? [] where !versions.contains("packages/\(package)/\(file)") {

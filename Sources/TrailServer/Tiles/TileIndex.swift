@@ -24,23 +24,3 @@ enum TileIndex {
         return Data(text.utf8)
     }
 }
-
-extension MBTilesReader {
-    /// Every tile of the file in (zoom, column, XYZ row) order, one at a time (a tile listed twice is handed over twice;
-    /// the caller keeps the first).
-    func everyTile(_ body: (TileID, Data) throws -> Void) throws {
-        try guarded(seconds: 600) { db in
-            let cursor = try Row.fetchCursor(db, sql: """
-                SELECT zoom_level, tile_column, tile_row, tile_data FROM \(tileSource)
-                WHERE tile_data IS NOT NULL ORDER BY zoom_level ASC, tile_column ASC, tile_row DESC
-                """)
-            while let row = try cursor.next() {
-                let z: Int = row["zoom_level"]
-                guard (0...30).contains(z) else { continue }
-                let id = TileID.fromTMS(z: z, column: row["tile_column"], row: row["tile_row"])
-                guard id.isValid else { continue }
-                try body(id, row["tile_data"])
-            }
-        }
-    }
-}

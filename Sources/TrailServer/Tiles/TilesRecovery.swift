@@ -31,21 +31,11 @@ public enum TilesRecovery {
             }
         }
         for tileset in tilesets where tileset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(tileset.storedPath).path) {
-            try database.writer.write { db in
-                try db.execute(sql: "UPDATE tourTileset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE tourId = ?",
-                               arguments: [ScanStatus.error, tileset.tourId])
-                try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "tour", objectId: "\(tileset.tourId)",
-                                      action: "tiles.missing", detail: tileset.storedPath)
-            }
+            try database.writer.write { db in try AppDatabase.markTilesetMissing(db, tileset) }
             report.missingFiles += 1
         }
         // Previews: keep those of open requests and released versions.
-        let manifests = try database.writer.read { db in
-            try String.fetchAll(db, SQLRequest(literal: """
-                SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN \(PublishState.reviewable)
-                UNION ALL SELECT manifestJSON FROM packageVersion
-                """))
-        }
+        let manifests = try database.writer.read { db in try AppDatabase.manifestsInUse(db) }
         // A manifest that cannot be read might name any preview: then none is removed, and the log says why (a silent
         // skip would delete the preview of the very version whose manifest is damaged).
         var keep = Set<String>(), unreadable = 0

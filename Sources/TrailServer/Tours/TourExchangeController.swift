@@ -266,7 +266,8 @@ struct TourExchangeController: Sendable {
     /// The tour page again, with the reason under the import field (like every other form of the page).
     func refusedImport(_ message: String, status: HTTPResponse.Status, tour: Tour, site: Site, access: SiteAccess,
                        request: Request, context: AppRequestContext) async throws -> Response {
-        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings)
+        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings,
+                                             paths: paths)
             .tourPage(tour, site, access)
         page.importError = message
         return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)

@@ -9,6 +9,7 @@ struct ToursController: Sendable {
     let config: AppConfig
     /// The tile settings in force, for the tile card and the cap.
     let tileSettings: TileSettingsStore
+    let paths: DataPaths
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/sites/{slug}/tours/new") { request, context in try await newTour(request, context) }
@@ -343,7 +344,7 @@ struct ToursController: Sendable {
                                    "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
                             mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: tileSettings.current.usableTemplate),
                             assets: MediaController.assetRows(assets, companions: companions, copies: copies, user: context.user,
-                                                              canEdit: editable, paths: DataPaths(root: config.dataFolder)),
+                                                              canEdit: editable, paths: paths),
                             hasAssets: !assets.isEmpty,
                             isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
                             maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)

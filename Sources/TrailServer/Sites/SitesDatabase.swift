@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+
+// Sites and memberships: the named reads and writes.
+extension AppDatabase {
+    public func createSite(_ input: SiteInput, actor: AuditActor) throws -> Site {
+        try Self.validate(input).throwIfAny()
+        return try writer.write { db in
+            if try Site.filter(Site.Columns.slug == input.slug).fetchCount(db) > 0 {
+                throw ValidationErrors(["slug": "A site with this slug already exists."])
+            }
+            var site = Site(id: nil, slug: input.slug, name: input.name.trimmed, description: input.description.trimmed,
+                            requiredApprovals: input.requiredApprovals, createdAt: Date())
+            site.storageQuotaBytes = input.storageQuotaBytes
+            site.mediaAccessibility = input.mediaAccessibility
+            site.requireCompleteLanguages = input.requireCompleteLanguages
+            try site.insert(db)
+            try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
+            return site
+        }
+    }
+
+    /// Turns password sign-in for the site's members on or off (single sign-on only when off).
+    public func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) throws {
+        try writer.write { db in
+            guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
+            site.passwordSignIn = allowed
+            try site.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "site", objectId: "\(siteId)", action: "site.passwordSignIn",
+                                  detail: allowed ? "members may sign in with a password" : "members sign in through the agency's provider only")
+        }
+    }
+
+    /// The sites among the user's that allow no password sign-in (none for an administrator).
+    public func sitesWithoutPasswordSignIn(for user: User) throws -> [Site] {
+        guard !user.isAdmin, let id = user.id else { return [] }
+        return try writer.read { db in
+            try Site.fetchAll(db, sql: """
+                SELECT site.* FROM site JOIN membership ON membership.siteId = site.id
+                WHERE membership.userId = ? AND site.passwordSignIn = 0 ORDER BY site.name
+                """, arguments: [id])
+        }
+    }
+
+    public func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) throws -> Site {
+        try Self.validate(input).throwIfAny()
+        return try writer.write { db in
+            guard var site = try Site.fetchOne(db, id: id) else { throw NotFound() }
+            if try Site.filter(Site.Columns.slug == input.slug && Column("id") != id).fetchCount(db) > 0 {
+                throw ValidationErrors(["slug": "A site with this slug already exists."])
+            }
+            site.slug = input.slug
+            site.name = input.name.trimmed
+            site.description = input.description.trimmed
+            site.requiredApprovals = input.requiredApprovals
+            site.storageQuotaBytes = input.storageQuotaBytes
+            site.mediaAccessibility = input.mediaAccessibility
+            site.requireCompleteLanguages = input.requireCompleteLanguages
+            try site.update(db)
+            try AuditEvent.record(db, actor: actor, siteId: id, objectType: "site", objectId: "\(id)", action: "site.update",
+                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue), complete languages \(site.requireCompleteLanguages ? "required" : "recommended")")
+            return site
+        }
+    }
+
+    static func validate(_ input: SiteInput) -> ValidationErrors {
+        var errors = ValidationErrors()
+        if !Slug.isValid(input.slug) { errors["slug"] = "Use 2 to 60 lowercase letters, digits and single hyphens, like sweet-home." }
+        if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
+        if input.description.count > 5_000 { errors["description"] = "Keep the description under 5,000 characters." }
+        if input.requiredApprovals < 1 || input.requiredApprovals > 20 { errors["requiredApprovals"] = "Required approvals must be between 1 and 20." }
+        if let quota = input.storageQuotaBytes, quota < 1 { errors["storageQuota"] = "Enter a quota of at least 1 MB, or leave it empty for no limit." }
+        return errors
+    }
+
+    public func site(slug: String) throws -> Site? { try writer.read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
+    public func site(id: Int64) throws -> Site? { try writer.read { try Site.fetchOne($0, id: id) } }
+    public func allSites() throws -> [Site] { try writer.read { try Site.order(Site.Columns.name).fetchAll($0) } }
+
+    /// Sites the user can see: all of them for an admin, else those with a membership.
+    public func visibleSites(for user: AuthenticatedUser) throws -> [(site: Site, role: SiteRole?)] {
+        try writer.read { db in
+            if user.isAdmin {
+                let roles = try Membership.filter(Membership.Columns.userId == user.id).fetchAll(db)
+                return try Site.order(Site.Columns.name).fetchAll(db).map { site in (site, roles.first { $0.siteId == site.id }?.role) }
+            }
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT site.*, membership.role AS memberRole FROM site JOIN membership ON membership.siteId = site.id
+                WHERE membership.userId = ? ORDER BY site.name
+                """, arguments: [user.id])
+            return try rows.map { (try Site(row: $0), SiteRole(rawValue: $0["memberRole"])) }
+        }
+    }
+
+    /// A user's access to a site already loaded (every request that touches a site: one query, for the role).
+    public func access(user: AuthenticatedUser, site: Site) throws -> SiteAccess {
+        let role = try writer.read { db in try Self.role(db, userId: user.id, siteId: site.id!) }
+        return SiteAccess(role: role, isAdmin: user.isAdmin, siteName: site.name)
+    }
+
+    /// The same inside a transaction, for the re-checks of database writes (the site's name for the message too).
+    static func access(_ db: Database, user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
+        let name = try String.fetchOne(db, sql: "SELECT name FROM site WHERE id = ?", arguments: [siteId]) ?? "this site"
+        return SiteAccess(role: try role(db, userId: user.id, siteId: siteId), isAdmin: user.isAdmin, siteName: name)
+    }
+
+    static func role(_ db: Database, userId: Int64, siteId: Int64) throws -> SiteRole? {
+        try Membership.filter(Membership.Columns.userId == userId && Membership.Columns.siteId == siteId).fetchOne(db)?.role
+    }
+
+    // MARK: Memberships
+
+    public struct MemberRow: Sendable {
+        public let userId: Int64
+        public let email: String
+        public let displayName: String
+        public let role: SiteRole
+        public let isDisabled: Bool
+    }
+
+    public func members(siteId: Int64) throws -> [MemberRow] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT user.id, user.email, user.displayName, user.isDisabled, membership.role FROM membership
+                JOIN user ON user.id = membership.userId WHERE membership.siteId = ? ORDER BY user.displayName
+                """, arguments: [siteId]).map {
+                MemberRow(userId: $0["id"], email: $0["email"], displayName: $0["displayName"],
+                          role: SiteRole(rawValue: $0["role"]) ?? .author, isDisabled: $0["isDisabled"])
+            }
+        }
+    }
+
+    /// Adds the user to the site, or changes their role when they are already a member.
+    public func setMembership(siteId: Int64, email: String, role: SiteRole, actor: AuditActor) throws {
+        try writer.write { db in
+            guard let user = try User.filter(User.Columns.email == email.trimmed).fetchOne(db) else {
+                throw ValidationErrors(["email": "No user has this email address. An admin can create the account first."])
+            }
+            guard try Site.exists(db, id: siteId) else { throw NotFound() }
+            try Membership(userId: user.id!, siteId: siteId, role: role).upsert(db)
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "membership", objectId: "\(siteId):\(user.id!)",
+                                  action: "member.set", detail: "\(user.email) as \(role.rawValue)")
+        }
+    }
+
+    public func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) throws {
+        try writer.write { db in
+            guard try Membership.deleteOne(db, key: ["userId": userId, "siteId": siteId]) else { throw NotFound() }
+            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "membership", objectId: "\(siteId):\(userId)",
+                                  action: "member.remove", detail: "")
+        }
+    }
+}
