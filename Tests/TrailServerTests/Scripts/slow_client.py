@@ -47,11 +47,11 @@ else:
 started = time.monotonic()
 
 
-def read_answer(stream):
-    """One HTTP/1.1 answer with a Content-Length body: (status, headers, body)."""
+def read_head(stream):
+    """An answer's status line and headers: (status, headers by lower-case name); (0, {}) when the connection ended."""
     status_line = stream.readline()
     if not status_line:
-        return 0, {}, b""
+        return 0, {}
     status = int(status_line.split(b" ")[1])
     headers = {}
     while True:
@@ -60,6 +60,14 @@ def read_answer(stream):
             break
         name, _, value = line.decode("latin-1").partition(":")
         headers[name.strip().lower()] = value.strip()
+    return status, headers
+
+
+def read_answer(stream):
+    """One HTTP/1.1 answer with a Content-Length body: (status, headers, body)."""
+    status, headers = read_head(stream)
+    if status == 0:
+        return 0, {}, b""
     length = int(headers.get("content-length", "0"))
     return status, headers, stream.read(length) if status != 304 else b""
 
@@ -70,16 +78,8 @@ if mode == "download":
     stream = sock.makefile("rb")
     status, headers, digest, received = 0, {}, hashlib.sha256(), 0
     try:
-        status_line = stream.readline()
-        status = int(status_line.split(b" ")[1])
-        length = 0
-        while True:
-            line = stream.readline()
-            if line in (b"\r\n", b""):
-                break
-            name, _, value = line.decode("latin-1").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
+        status, headers = read_head(stream)
+        length = int(headers.get("content-length", "0"))
         while received < length:
             piece = stream.read1(min(chunk, length - received))
             if not piece:
@@ -147,15 +147,8 @@ elif mode == "stall":
     stream = sock.makefile("rb")
     status, length, received = 0, 0, 0
     try:
-        status_line = stream.readline()
-        status = int(status_line.split(b" ")[1])
-        while True:
-            line = stream.readline()
-            if line in (b"\r\n", b""):
-                break
-            name, _, value = line.decode("latin-1").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
+        status, headers = read_head(stream)
+        length = int(headers.get("content-length", "0"))
         while received < length:
             piece = stream.read1(1 << 20)
             if not piece:
