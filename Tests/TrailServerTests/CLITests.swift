@@ -203,6 +203,16 @@ struct CLITests {
         #expect(wrongRoot.errors.contains("is --root pointing at the project folder?"))
     }
 
+    @Test("serve refuses an --accel-redirect that is not a location path, from the flag or the environment, before starting")
+    func accelRedirectMustBeALocation() async throws {
+        for bad in ["_trail_files/", "/_trail_files", "/", "/../data/", "/files?x/"] {
+            let flag = try await CLI.run(["serve", "--port", "0", "--accel-redirect", bad], data: try CLI.dataFolder())
+            #expect(flag.status != 0 && flag.errors.contains("--accel-redirect must be a location path"), "\(bad): \(flag.errors)")
+        }
+        let variable = try await CLI.run(["serve", "--port", "0"], data: try CLI.dataFolder(), environment: ["TRAIL_ACCEL_REDIRECT": "files"])
+        #expect(variable.status != 0 && variable.errors.contains("--accel-redirect must be a location path"), "\(variable.errors)")
+    }
+
     /// The names scripts depend on (docs/operators.md: the configuration table and the command list).
     @Test func commandsAndFlagsHaveTheirDocumentedNames() async throws {
         let serve = try await CLI.run(["serve", "--help"], data: nil, root: nil)
