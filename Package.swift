@@ -145,7 +145,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Helpers more than one test module uses (not a test target: the test modules import it).
+        // The tests' shared helpers (temporary folders, child processes, fixtures, the disk lock), one copy for every
+        // test module (not a test target: the test modules import it).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "PackageFormatTests",
@@ -154,7 +155,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MalwareScanTests",
-            dependencies: ["MalwareScan"],
+            dependencies: ["MalwareScan", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -178,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrailClientTests",
-            dependencies: ["TrailClient", "PackageFormat"],
+            dependencies: ["TrailClient", "PackageFormat", "TestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

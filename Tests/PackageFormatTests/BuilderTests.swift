@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+import TestSupport
 import Testing
 
 @Suite("PackageBuilder")
@@ -61,8 +62,8 @@ struct BuilderTests {
         #expect(!FileManager.default.fileExists(atPath: zip.path + ".partial"))
 
         // Info-ZIP agrees that the archive is sound.
-        let unzip = try run("unzip", ["-t", "-qq", zip.path])
-        #expect(unzip.status == 0, "\(String(decoding: unzip.stdout, as: UTF8.self)) \(unzip.stderr)")
+        let unzip = try ChildProcess.runBlocking("unzip", ["-t", "-qq", zip.path])
+        #expect(unzip.status == 0, "\(unzip.stdout) \(unzip.stderr)")
     }
 
     @Test func manifestSignatureInTheZipVerifiesWithPython() throws {

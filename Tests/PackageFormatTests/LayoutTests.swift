@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+import TestSupport
 import Testing
 
 @Suite("PackageLayout")

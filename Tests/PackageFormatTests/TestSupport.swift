@@ -1,55 +1,7 @@
 import Foundation
 import PackageFormat
+import TestSupport
 import Testing
-
-/// A fresh folder under the system temp folder, removed by `remove()`.
-struct TemporaryFolder {
-    let url: URL
-
-    init(_ label: String = "pf") throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
-struct ProcessResult {
-    var status: Int32
-    var stdout: Data
-    var stderr: String
-}
-
-/// Runs a program found on PATH (through /usr/bin/env); output goes through files so that a
-/// large output cannot dead-lock the pipes.
-func run(_ program: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
-    let folder = try TemporaryFolder("proc")
-    defer { folder.remove() }
-    let outURL = folder.file("stdout"), errURL = folder.file("stderr")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
-    if let environment {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    }
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    return ProcessResult(
-        status: process.terminationStatus,
-        stdout: try Data(contentsOf: outURL),
-        stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-}
 
 /// Runs a Python 3 script (written to a temp file) and returns its standard output; fails the
 /// calling test with Python's standard error when the script exits non-zero.
@@ -58,40 +10,16 @@ func python(_ script: String, _ arguments: [String]) throws -> Data {
     defer { folder.remove() }
     let scriptURL = folder.file("script.py")
     try Data(script.utf8).write(to: scriptURL)
-    let result = try run("python3", [scriptURL.path] + arguments)
+    let result = try ChildProcess.runBlocking("python3", [scriptURL.path] + arguments)
     guard result.status == 0 else {
         throw TestFailure("python3 exited with \(result.status): \(result.stderr)")
     }
-    return result.stdout
+    return Data(result.stdout.utf8)
 }
 
 struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Deterministic pseudo-random bytes (SplitMix64), so fixtures are the same on every run.
-struct SeededBytes {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> Data {
-        var data = Data(capacity: count + 8)
-        while data.count < count {
-            var value = next()
-            withUnsafeBytes(of: &value) { data.append(contentsOf: $0) }
-        }
-        return data.prefix(count)
-    }
 }
 
 /// Zip entries as Python's `zipfile` reads them (an independent implementation).

@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+import TestSupport
 import Testing
 
 @Suite("PackageVerifier")
@@ -241,7 +242,7 @@ with zipfile.ZipFile(sys.argv[1]) as original, zipfile.ZipFile(sys.argv[2], "w")
         _ = try python(script, [built.zip.path, zip64.path])
         let listing = try pythonZipListing(zip64)
         #expect(listing.zip64EndRecord, "python wrote a ZIP64 end of central directory")
-        let unzip = try run("unzip", ["-t", "-qq", zip64.path])
+        let unzip = try ChildProcess.runBlocking("unzip", ["-t", "-qq", zip64.path])
         #expect(unzip.status == 0, "\(unzip.stderr)")
 
         let reader = try PackageArchiveReader(url: zip64)

@@ -1,40 +1,12 @@
 import Foundation
 import PackageFormat
+import TestSupport
 import Testing
-
-/// A fresh folder under the system temp folder, removed by `remove()`.
-struct TemporaryFolder {
-    let url: URL
-
-    init(_ label: String = "tc") throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-    func remove() { try? FileManager.default.removeItem(at: url) }
-
-    /// Every file and folder below, relative, sorted.
-    func listing(_ sub: String = "") -> [String] {
-        let base = sub.isEmpty ? url : url.appendingPathComponent(sub)
-        guard let enumerator = FileManager.default.enumerator(atPath: base.path) else { return [] }
-        return (enumerator.allObjects as? [String] ?? []).sorted()
-    }
-}
 
 /// Deterministic bytes (SplitMix64).
 func seededBytes(_ count: Int, seed: UInt64) -> Data {
-    var state = seed
-    var data = Data(capacity: count + 8)
-    while data.count < count {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        var value = z ^ (z >> 31)
-        withUnsafeBytes(of: &value) { data.append(contentsOf: $0) }
-    }
-    return data.prefix(count)
+    var random = SeededBytes(seed: seed)
+    return random.bytes(count)
 }
 
 /// A small real package (two waypoints: an image, a video, a text), signed with `key`.

@@ -14,9 +14,9 @@ import TrailClient
 @Suite struct BackupTests {
     static let binary = projectRoot.appendingPathComponent(".build/debug/trail-companion").path
 
-    static func cli(_ arguments: [String]) async throws -> PublishingProcess.Output {
+    static func cli(_ arguments: [String]) async throws -> ChildProcess.Output {
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build the CLI first (swift build --build-tests)")
-        return try await PublishingProcess.run(binary, arguments, timeout: .seconds(120))
+        return try await ChildProcess.run(binary, arguments, timeout: .seconds(120))
     }
 
     struct AuditLine: Equatable {

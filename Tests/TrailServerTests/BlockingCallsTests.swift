@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Hummingbird
 import HummingbirdTesting
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -48,7 +49,7 @@ import Testing
             let writers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
             let writes = (0..<writers).map { index in
                 Task {
-                    try await PublishingProcess.run("curl", ["-s", "-o", "/dev/null", "-m", "60", "-w", "%{http_code}", "-X", "PATCH",
+                    try await ChildProcess.run("curl", ["-s", "-o", "/dev/null", "-m", "60", "-w", "%{http_code}", "-X", "PATCH",
                                                              "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
                                                              "--data", #"{"name":"Fish Lake Loop \#(index)"}"#,
                                                              "\(base)/api/v1/manage/tours/\(env.seed.tourId)"], timeout: .seconds(90))
@@ -56,7 +57,7 @@ import Testing
             }
             // Meanwhile (after half a second, so the writes are waiting), side by side: a health check and a signed-in read
             // of the tour (the token lookup only reads), each noting when its answer came.
-            let probes = try await PublishingProcess.run("/bin/sh", ["-c", """
+            let probes = try await ChildProcess.run("/bin/sh", ["-c", """
                 sleep 0.5
                 (echo "healthz $(curl -s -o /dev/null -m 30 -w '%{http_code}' \(base)/healthz) $(date +%s.%N)") &
                 (echo "tour $(curl -s -o /dev/null -m 30 -w '%{http_code}' -H 'Authorization: Bearer \(token)' \(base)/api/v1/manage/tours/\(env.seed.tourId)) $(date +%s.%N)") &

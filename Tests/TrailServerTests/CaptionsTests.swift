@@ -3,6 +3,7 @@ import GRDB
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -13,7 +14,7 @@ import Testing
 
     /// An MP3 as the detector knows it (an ID3 tag, then bytes).
     static func mp3(size: Int = 30_000, seed: UInt64 = 9) -> Data {
-        Data([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0] + PublishFixtures.filler(count: size - 10, seed: seed))
+        Data([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0] + fillerBytes(count: size - 10, seed: seed))
     }
 
     static func multipart(_ client: some TestClientProtocol, _ uri: String, token: String, data: Data, name: String,

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 import TrailClient
 @testable import TrailServer
@@ -365,8 +366,8 @@ struct ClientLiveTests {
             let truncated = live.file("truncated.zip")
             try Data(contentsOf: good).prefix(1000).write(to: truncated)
 
-            func verify(_ arguments: [String]) async throws -> PublishingProcess.Output {
-                try await PublishingProcess.run(binary, ["package", "verify"] + arguments, timeout: .seconds(60))
+            func verify(_ arguments: [String]) async throws -> ChildProcess.Output {
+                try await ChildProcess.run(binary, ["package", "verify"] + arguments, timeout: .seconds(60))
             }
             for source in [["--key", key], ["--server", live.baseURL]] {
                 let ok = try await verify([good.path] + source)

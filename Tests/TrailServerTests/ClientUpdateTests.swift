@@ -7,6 +7,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 import TrailClient
 @testable import TrailServer
@@ -200,7 +201,7 @@ import TrailClient
         try await withInstalled { setup, client in
             let server = "http://localhost:\(try #require(client.port))"
             let folder = setup.folder.appendingPathComponent("cli-tour"), state = setup.folder.appendingPathComponent("state").path
-            let install = try await PublishingProcess.run(
+            let install = try await ChildProcess.run(
                 binary, ["package", "install", setup.first.packageId, folder.path, "--server", server, "--key", setup.env.publicKey, "--state", state],
                 timeout: .seconds(60))
             #expect(install.status == 0, "\(install.stdout) \(install.stderr)")
@@ -208,16 +209,16 @@ import TrailClient
             try Self.expectFolder(folder, is: setup.first.zip)
 
             let second = try await setup.env.releaseThroughAPI(client, seed: 31)
-            let update = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
+            let update = try await ChildProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
                                                                   "--state", state], timeout: .seconds(60))
             #expect(update.status == 0, "\(update.stdout) \(update.stderr)")
             #expect(update.stdout.contains("updated v1 -> v2: downloaded"), "\(update.stdout)")
             try Self.expectFolder(folder, is: second.zip)
-            let again = try await PublishingProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
+            let again = try await ChildProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
                                                                  "--state", state], timeout: .seconds(60))
             #expect(again.stdout.contains("up to date at v2"), "\(again.stdout)")
             // Another key pinned: refused, the folder untouched.
-            let refused = try await PublishingProcess.run(
+            let refused = try await ChildProcess.run(
                 binary, ["package", "update", setup.first.packageId, setup.installed.path, "--server", server,
                          "--key", SigningKey.generate().publicKeyBase64, "--state", state], timeout: .seconds(60))
             #expect(refused.status != 0)
@@ -232,8 +233,8 @@ import TrailClient
         try await withInstalled { setup, client in
             let server = "http://localhost:\(try #require(client.port))"
             let folder = setup.folder.appendingPathComponent("cli-tour"), state = setup.folder.appendingPathComponent("state").path
-            @Sendable func package(_ arguments: [String], server: String = server) async throws -> PublishingProcess.Output {
-                try await PublishingProcess.run(binary, ["package"] + arguments + ["--server", server, "--key", setup.env.publicKey, "--state", state],
+            @Sendable func package(_ arguments: [String], server: String = server) async throws -> ChildProcess.Output {
+                try await ChildProcess.run(binary, ["package"] + arguments + ["--server", server, "--key", setup.env.publicKey, "--state", state],
                                                 timeout: .seconds(60))
             }
             // The catalog naming version 1, as the server signed it: what a replay sends later.

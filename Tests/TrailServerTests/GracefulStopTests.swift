@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import MalwareScan
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -39,8 +40,8 @@ import Testing
         }
     }
 
-    static func curl(_ arguments: [String]) async throws -> PublishingProcess.Output {
-        try await PublishingProcess.run("/usr/bin/curl", ["-sS", "-m", "60"] + arguments, timeout: .seconds(90))
+    static func curl(_ arguments: [String]) async throws -> ChildProcess.Output {
+        try await ChildProcess.run("/usr/bin/curl", ["-sS", "-m", "60"] + arguments, timeout: .seconds(90))
     }
 
     static func header(_ name: String, in output: String) -> String? {
@@ -72,7 +73,7 @@ import Testing
         // A package big enough that its build is still running when the signal comes.
         let video = folder.appendingPathComponent("walk.mp4")
         // Written by a child process: the tests' cooperative threads never wait on a big write.
-        let written = try await PublishingProcess.run("/bin/sh", ["-c", #"{ printf '\000\000\000\030ftypmp42\000\000\000\000mp42isom'; head -c 62914536 /dev/urandom; } > "$0""#, video.path])
+        let written = try await ChildProcess.run("/bin/sh", ["-c", #"{ printf '\000\000\000\030ftypmp42\000\000\000\000mp42isom'; head -c 62914536 /dev/urandom; } > "$0""#, video.path])
         try #require(written.status == 0, "\(written.stderr)")
         let upload = try await server.upload(video, to: "/api/v1/manage/tours/\(tourId)/waypoints/\(waypointId)/assets", token: author)
         let assetId = try #require(publishInt(upload.json["id"]), "\(upload.text)")

@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -35,7 +36,7 @@ import Testing
             let port = try #require(client.port)
             let list = "/api/v1/sites/alpha/packages", detail = "/api/v1/packages/\(released.packageId)"
             let paths = [list, "/healthz", "/api/v1/sites/bravo/packages", detail, "/healthz", list]
-            let output = try await PublishingProcess.run("python3", [Self.script.path, "pipeline", "\(port)"] + paths, timeout: .seconds(60))
+            let output = try await ChildProcess.run("python3", [Self.script.path, "pipeline", "\(port)"] + paths, timeout: .seconds(60))
             let answers = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]],
                                        "\(output.stdout) \(output.stderr)")
             #expect(answers.map { $0["status"] as? Int } == [200, 200, 200, 200, 200, 200])
@@ -65,7 +66,7 @@ import Testing
             let count = (24 << 20) / answerBytes
             let answered = { env.app.metric(#"trail_http_requests_total{method="GET",status="200"}"#) }
             let before = answered()
-            async let flood = PublishingProcess.run("python3", [Self.script.path, "flood", "\(port)", "/api/v1/sites", "\(count)", "3", "200"],
+            async let flood = ChildProcess.run("python3", [Self.script.path, "flood", "\(port)", "/api/v1/sites", "\(count)", "3", "200"],
                                                     timeout: .seconds(120))
             try await Task.sleep(for: .milliseconds(2500))
             let queued = (answered() - before) * Double(answerBytes)
@@ -126,7 +127,7 @@ import Testing
         try await env.app.test(.live) { client in
             let port = try #require(client.port)
             // 10 polls, one every 0.5 s: 5 s on one connection.
-            let poll = try await PublishingProcess.run("python3", [Self.script.path, "poll", "\(port)", "/api/v1/sites", "10", "0.5"],
+            let poll = try await ChildProcess.run("python3", [Self.script.path, "poll", "\(port)", "/api/v1/sites", "10", "0.5"],
                                                        timeout: .seconds(60))
             let statuses = try #require(poll.lastLineJSON["statuses"] as? [Int], "\(poll.stdout) \(poll.stderr)")
             let gaps = try #require(poll.lastLineJSON["gaps"] as? [Double])
@@ -136,7 +137,7 @@ import Testing
             let judged = gaps.prefix { $0 < 1.8 }.count
             #expect(statuses.prefix(judged).allSatisfy { $0 == 200 }, "\(poll.stdout)")
             #expect(gaps.prefix(judged).reduce(0, +) > 2.5, "the polls judged span more than the time-out: \(poll.stdout)")
-            let idle = try await PublishingProcess.run("python3", [Self.script.path, "idle", "\(port)"], timeout: .seconds(60))
+            let idle = try await ChildProcess.run("python3", [Self.script.path, "idle", "\(port)"], timeout: .seconds(60))
             let closedAfter = try #require(idle.lastLineJSON["closedAfter"] as? Double, "never closed: \(idle.stdout) \(idle.stderr)")
             #expect(closedAfter >= 1.9 && closedAfter < 30, "closed after \(closedAfter) s")
         }
@@ -157,7 +158,7 @@ import Testing
         try await env.app.test(.live) { client in
             let port = try #require(client.port)
             // 256 KiB every 0.1 s through a 64 KiB window: about 5 s for 12 MiB, more than twice the time-out.
-            let output = try await PublishingProcess.run("python3", [
+            let output = try await ChildProcess.run("python3", [
                 Self.script.path, "download", "\(port)", "/api/v1/packages/\(released.packageId)/download", "\(256 << 10)", "0.1"],
                 timeout: .seconds(120))
             let result = output.lastLineJSON
@@ -189,7 +190,7 @@ import Testing
             let port = try #require(client.port)
             // Nothing read for 8 s, more than twice the limit; then read to the end. Without the time-out, the whole file
             // would come once the client reads.
-            let stalled = try await PublishingProcess.run("python3", [Self.script.path, "stall", "\(port)", path, "8"], timeout: .seconds(120))
+            let stalled = try await ChildProcess.run("python3", [Self.script.path, "stall", "\(port)", path, "8"], timeout: .seconds(120))
             let result = stalled.lastLineJSON
             #expect(result["status"] as? Int == 200, "\(stalled.stdout) \(stalled.stderr)")
             #expect(result["length"] as? Int == Int(released.size))
@@ -197,7 +198,7 @@ import Testing
             // A slow reader makes progress: 256 KiB every 0.1 s is about 5 s for the whole file, more than the limit. (The
             // server sees progress when the kernel takes bytes, which it does once a good part of its send buffer, up
             // to 4 MiB, has drained: a reader far slower than this would need a longer limit, as the real one is.)
-            let slow = try await PublishingProcess.run("python3", [Self.script.path, "download", "\(port)", path, "\(256 << 10)", "0.1"],
+            let slow = try await ChildProcess.run("python3", [Self.script.path, "download", "\(port)", path, "\(256 << 10)", "0.1"],
                                                        timeout: .seconds(120))
             #expect(slow.lastLineJSON["bytes"] as? Int == Int(released.size), "\(slow.stdout) \(slow.stderr)")
             #expect(slow.lastLineJSON["sha256"] as? String == released.sha256)
@@ -218,7 +219,7 @@ import Testing
             // sockets hold, for little work (the full flood of small answers, which takes a release build to answer in
             // time, is scripts/bench-hostile.sh). Held 6 s, then up to 30 s for the server to close them all: only the write
             // time-out can, the idle time-out (60 s) does not count while an answer is being written.
-            let output = try await PublishingProcess.run("python3", [
+            let output = try await ChildProcess.run("python3", [
                 Self.script.path, "hold", "\(port)", "/api/v1/openapi.json", "50", "\(40 * 60)", "6", "30"], timeout: .seconds(180))
             let result = output.lastLineJSON
             let during = try #require(result["during"] as? [Any], "\(output.stdout) \(output.stderr)")
@@ -250,7 +251,7 @@ import Testing
         let counted = { env.app.metric(#"trail_download_bytes_total{route="package"}"#) }
         let before = counted()
         // Reads nothing for 60 s (the file limit is 300 s), then reads to the end.
-        async let stalled = PublishingProcess.run("python3", [
+        async let stalled = ChildProcess.run("python3", [
             Self.script.path, "stall", "\(listening)", "/api/v1/packages/\(released.packageId)/download", "60"], timeout: .seconds(180))
         for _ in 0..<1200 where counted() == before { try await Task.sleep(for: .milliseconds(50)) }
         #expect(counted() > before, "the download started")

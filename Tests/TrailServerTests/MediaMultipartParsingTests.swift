@@ -1,6 +1,7 @@
 import Foundation
 import MultipartKit
 import NIOCore
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -70,25 +71,11 @@ struct MediaMultipartParsingTests {
         return (recorder.parsed, feeder.bypassedBytes)
     }
 
-    /// SplitMix64: reproducible cases.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
-    }
-
     static let boundaryCharacters = Array("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'()+_,-./:=?".utf8)
 
     /// A body with traps: CR/LF-heavy bytes, near-miss delimiters (`CRLF--boundar`, `CRLF-`), delimiters without CRLF,
     /// sometimes a preamble, an epilogue, a delimiter followed by garbage (malformed), or a cut in the middle.
-    static func makeBody(_ random: inout Random) -> (ByteBuffer, String) {
+    static func makeBody(_ random: inout SeededBytes) -> (ByteBuffer, String) {
         let boundary = String(decoding: (0..<random.int(1...70)).map { _ in boundaryCharacters[random.int(0...(boundaryCharacters.count - 1))] }, as: UTF8.self)
         let delimiter = Array("\r\n--\(boundary)".utf8)
         var body = ByteBuffer()
@@ -126,7 +113,7 @@ struct MediaMultipartParsingTests {
         return (body, boundary)
     }
 
-    static func chunks(of body: ByteBuffer, _ random: inout Random) -> [ByteBuffer] {
+    static func chunks(of body: ByteBuffer, _ random: inout SeededBytes) -> [ByteBuffer] {
         var chunks: [ByteBuffer] = []
         var rest = body
         let style = random.int(0...3)
@@ -145,7 +132,7 @@ struct MediaMultipartParsingTests {
 
     @Test("Random bodies and random chunkings: the same parts, headers, bytes and failures as MultipartParser")
     func differential() {
-        var random = Random(state: 20261122)
+        var random = SeededBytes(seed: 20261122)
         var bypassed: Int64 = 0, total = 0, failures = 0, cut = 0
         for iteration in 0..<300 {
             let (body, boundary) = Self.makeBody(&random)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -17,8 +18,8 @@ struct MediaMaker {
     func url(_ name: String) -> URL { folder.appendingPathComponent(name) }
 
     @discardableResult
-    func tool(_ name: String, _ arguments: [String]) async throws -> PublishingProcess.Output {
-        let output = try await PublishingProcess.run(name, arguments)
+    func tool(_ name: String, _ arguments: [String]) async throws -> ChildProcess.Output {
+        let output = try await ChildProcess.run(name, arguments)
         guard output.status == 0 else { throw MediaTestError("\(name) \(arguments.joined(separator: " ")): \(output.stderr)") }
         return output
     }
@@ -117,7 +118,7 @@ struct MediaMaker {
 enum MediaReaders {
     /// `ffprobe -show_format -show_streams` as JSON.
     static func probe(_ file: URL) async throws -> [String: Any] {
-        let output = try await PublishingProcess.run("ffprobe", ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", file.path])
+        let output = try await ChildProcess.run("ffprobe", ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", file.path])
         #expect(output.status == 0, "ffprobe \(file.lastPathComponent): \(output.stderr)")
         return (try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8))) as? [String: Any] ?? [:]
     }
@@ -136,7 +137,7 @@ enum MediaReaders {
 
     /// The order of the top-level MP4 boxes as ffprobe's own parser reports them (`-v trace`).
     static func topLevelBoxes(_ file: URL) async throws -> [String] {
-        let output = try await PublishingProcess.run("ffprobe", ["-v", "trace", file.path])
+        let output = try await ChildProcess.run("ffprobe", ["-v", "trace", file.path])
         return output.stderr.split(separator: "\n").compactMap { line -> String? in
             guard line.contains("parent:'root'"), let start = line.range(of: "type:'") else { return nil }
             return String(line[start.upperBound...].prefix(4))
@@ -145,7 +146,7 @@ enum MediaReaders {
 
     /// Every tag exiftool finds, by group and name (`-G1 -j`).
     static func exif(_ file: URL) async throws -> [String: Any] {
-        let output = try await PublishingProcess.run("exiftool", ["-j", "-G1", "-a", file.path])
+        let output = try await ChildProcess.run("exiftool", ["-j", "-G1", "-a", file.path])
         #expect(output.status == 0, "exiftool: \(output.stderr)")
         let list = (try? JSONSerialization.jsonObject(with: Data(output.stdout.utf8))) as? [[String: Any]]
         return list?.first ?? [:]

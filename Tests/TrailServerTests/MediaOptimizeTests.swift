@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -263,7 +264,7 @@ struct MediaOptimizeTests {
 
             // The shipped video, read out of the zip by Info-ZIP, passes the same checks as the copy.
             let out = maker.url("unzipped")
-            let unzip = try await PublishingProcess.run("/usr/bin/unzip", ["-q", "-o", zip.path, shippedVideo.path, "-d", out.path])
+            let unzip = try await ChildProcess.run("/usr/bin/unzip", ["-q", "-o", zip.path, shippedVideo.path, "-d", out.path])
             #expect(unzip.status == 0, "\(unzip.stderr)")
             let probe = try await MediaReaders.probe(out.appendingPathComponent(shippedVideo.path))
             #expect(MediaReaders.streams(probe, "video").first?["codec_name"] as? String == "h264" && MediaReaders.bitRate(probe) <= 2_000_000)

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import MalwareScan
 import NIOCore
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -102,25 +103,12 @@ struct MediaEnv {
 // MARK: Files to upload
 
 enum MediaFixtures {
-    /// Deterministic pseudo-random bytes (xorshift64); they cannot plausibly contain the 34-byte signed part of EICAR.
-    static func filler(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
-        var state = seed == 0 ? 1 : seed
-        var bytes = [UInt8](repeating: 0, count: count)
-        for index in 0..<count {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            bytes[index] = UInt8(truncatingIfNeeded: state)
-        }
-        return bytes
-    }
-
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// Bytes that start like a PNG (the detector looks at magic numbers only), `size` long.
     static func png(size: Int, seed: UInt64 = 1) -> Data {
         var bytes = pngSignature + [0, 0, 0, 13] + Array("IHDR".utf8)
-        bytes += filler(count: size - bytes.count, seed: seed)
+        bytes += fillerBytes(count: size - bytes.count, seed: seed)
         return Data(bytes)
     }
 
@@ -128,7 +116,7 @@ enum MediaFixtures {
     static func mp4(size: Int = 4096, seed: UInt64 = 2) -> Data {
         var bytes: [UInt8] = [0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
         bytes += [0, 0, 0, 8] + Array("free".utf8)
-        bytes += filler(count: size - bytes.count, seed: seed)
+        bytes += fillerBytes(count: size - bytes.count, seed: seed)
         return Data(bytes)
     }
 
@@ -327,12 +315,12 @@ struct MediaTestError: Error, CustomStringConvertible {
 
 enum MediaPython {
     /// `python3 Scripts/<name> arguments…` through the one subprocess runner of the tests (`PublishingProcess`).
-    static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> PublishingProcess.Output {
+    static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
         try await PublishingProcess.python(name, arguments, timeout: timeout)
     }
 }
 
-extension PublishingProcess.Output {
+extension ChildProcess.Output {
     var json: [String: Any] { lastLineJSON }
 }
 

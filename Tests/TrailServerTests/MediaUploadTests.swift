@@ -9,6 +9,7 @@ import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -91,7 +92,7 @@ struct MediaUploadTests {
         noDisposition.writeString("\r\n--\(b)--\r\n")
         cases.append(("a part without Content-Disposition", "multipart/form-data; boundary=\(b)", noDisposition))
         var garbage = ByteBuffer()
-        garbage.writeBytes(MediaFixtures.filler(count: 200_000, seed: 5))
+        garbage.writeBytes(fillerBytes(count: 200_000, seed: 5))
         cases.append(("bytes with no boundary in them", "multipart/form-data; boundary=\(b)", garbage))
         var badHeader = ByteBuffer(string: "--\(b)\r\nContent Disposition: form-data\r\n\r\nx\r\n--\(b)--\r\n")
         cases.append(("a header name with a space", "multipart/form-data; boundary=\(b)", badHeader))
@@ -251,9 +252,9 @@ struct MediaUploadTests {
                 ("SVG", MediaFixtures.svg, "map.svg", "image/svg+xml"),
                 ("SVG named .png", MediaFixtures.svg, "map.png", "image/png"),
                 ("XML", Data(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8), "data.txt", "text/plain"),
-                ("a PDF", Data("%PDF-1.7\n".utf8) + Data(MediaFixtures.filler(count: 2000)), "guide.pdf", "application/pdf"),
-                ("an ELF binary named .mp4", Data([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]) + Data(MediaFixtures.filler(count: 2000)), "clip.mp4", "video/mp4"),
-                ("Matroska that is not WebM", Data([0x1A, 0x45, 0xDF, 0xA3, 0x42, 0x82, 0x88]) + Data("matroska".utf8) + Data(MediaFixtures.filler(count: 500)), "a.webm", "video/webm"),
+                ("a PDF", Data("%PDF-1.7\n".utf8) + Data(fillerBytes(count: 2000)), "guide.pdf", "application/pdf"),
+                ("an ELF binary named .mp4", Data([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]) + Data(fillerBytes(count: 2000)), "clip.mp4", "video/mp4"),
+                ("Matroska that is not WebM", Data([0x1A, 0x45, 0xDF, 0xA3, 0x42, 0x82, 0x88]) + Data("matroska".utf8) + Data(fillerBytes(count: 500)), "a.webm", "video/webm"),
             ]
             for (name, data, fileName, contentType) in refused {
                 let response = try await client.mediaAPIUpload(env, token: token, data: data, fileName: fileName, contentType: contentType)

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -151,7 +152,7 @@ with zipfile.ZipFile(source) as original, zipfile.ZipFile(destination, "w") as r
         ]
         try JSONSerialization.data(withJSONObject: spec).write(to: folder.appendingPathComponent("spec.json"))
         try Data(script.utf8).write(to: folder.appendingPathComponent("rewrite.py"))
-        let output = try await PublishingProcess.run("python3", [folder.appendingPathComponent("rewrite.py").path, source.path, destination.path,
+        let output = try await ChildProcess.run("python3", [folder.appendingPathComponent("rewrite.py").path, source.path, destination.path,
                                                                  folder.appendingPathComponent("spec.json").path])
         try #require(output.status == 0, "rewrite.py: \(output.stderr)")
     }

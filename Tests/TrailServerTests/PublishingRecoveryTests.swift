@@ -6,6 +6,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -322,8 +323,8 @@ final class TrailServerProcess: @unchecked Sendable {
     /// Variables added to the test process's environment for the next `start()` (the bucket's keys, say).
     var environment: [String: String] = [:]
 
-    func cli(_ arguments: [String]) async throws -> PublishingProcess.Output {
-        try await PublishingProcess.run(binary.path, arguments + locationArguments, timeout: .seconds(60))
+    func cli(_ arguments: [String]) async throws -> ChildProcess.Output {
+        try await ChildProcess.run(binary.path, arguments + locationArguments, timeout: .seconds(60))
     }
 
     func token(_ email: String) async throws -> String {
@@ -336,7 +337,7 @@ final class TrailServerProcess: @unchecked Sendable {
 
     /// Starts `serve` on a free port and waits for `/healthz`.
     func start() async throws {
-        port = try Self.freePort()
+        port = Int(try freeLocalPort())
         let process = Process()
         process.executableURL = binary
         // No phone-sized copies: these servers get random bytes behind media headers, which no converter reads.
@@ -443,7 +444,7 @@ final class TrailServerProcess: @unchecked Sendable {
     }
 
     private func curl(_ arguments: [String]) async throws -> Answer {
-        let output = try await PublishingProcess.run("/usr/bin/curl", arguments, timeout: .seconds(660))
+        let output = try await ChildProcess.run("/usr/bin/curl", arguments, timeout: .seconds(660))
         let lines = output.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let status = lines.last.flatMap { Int($0) } ?? 0
         return Answer(status: output.status == 0 ? status : 0, text: lines.dropLast().joined(separator: "\n"))
@@ -457,25 +458,6 @@ final class TrailServerProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         return nil
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        try #require(bound == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     deinit { killNow() }

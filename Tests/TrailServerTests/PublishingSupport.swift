@@ -6,6 +6,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -245,29 +246,16 @@ func publishInt(_ value: Any?) -> Int? {
 // MARK: Files to upload
 
 enum PublishFixtures {
-    /// Deterministic pseudo-random bytes (xorshift64): they cannot plausibly hold the EICAR signature.
-    static func filler(count: Int, seed: UInt64) -> [UInt8] {
-        var state = seed == 0 ? 0x9E37_79B9_7F4A_7C15 : seed
-        var bytes = [UInt8](repeating: 0, count: max(0, count))
-        for index in bytes.indices {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            bytes[index] = UInt8(truncatingIfNeeded: state)
-        }
-        return bytes
-    }
-
     /// Starts like a PNG (types come from magic numbers): stored in the package.
     static func png(size: Int, seed: UInt64) -> Data {
         let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
-        return Data(header + filler(count: size - header.count, seed: seed))
+        return Data(header + fillerBytes(count: size - header.count, seed: seed))
     }
 
     /// An ISO base media file (`ftyp` box, brand `mp42`): MP4 video, stored in the package.
     static func mp4(size: Int, seed: UInt64) -> Data {
         let header: [UInt8] = [0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8) + [0, 0, 0, 8] + Array("free".utf8)
-        return Data(header + filler(count: size - header.count, seed: seed))
+        return Data(header + fillerBytes(count: size - header.count, seed: seed))
     }
 
     /// Plain text: deflated in the package.
@@ -358,64 +346,18 @@ struct PythonZipListing {
     }
 }
 
-/// Runs a program to completion without blocking a thread; output goes to files in a scratch folder.
+/// The Python helpers in Scripts/ and Info-ZIP, through the tests' one child-process runner.
 enum PublishingProcess {
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-        /// The last line of standard output as a JSON object (the scripts in Scripts/ print one).
-        var lastLineJSON: [String: Any] {
-            let lastLine = stdout.split(separator: "\n").last.map(String.init) ?? ""
-            return (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] ?? [:]
-        }
-    }
-
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
     /// `python3 Scripts/<name> arguments…`.
-    static func python(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> Output {
-        try await run("python3", [scripts.appendingPathComponent(name).path] + arguments, timeout: timeout)
-    }
-
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                    timeout: Duration = .seconds(300)) async throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
-        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-proc-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-                return
-            }
-            let pid = process.processIdentifier
-            Task {
-                try? await Task.sleep(for: timeout)
-                if process.isRunning { kill(pid, SIGKILL) }
-            }
-        }
-        try? out.close()
-        try? err.close()
-        return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    static func python(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
+        try await ChildProcess.run("python3", [scripts.appendingPathComponent(name).path] + arguments, timeout: timeout)
     }
 
     /// `unzip -t -qq <zip>`: Info-ZIP tests every entry's CRC.
-    static func unzipTest(_ zip: URL) async throws -> Output {
-        try await run("/usr/bin/unzip", ["-t", "-qq", zip.path])
+    static func unzipTest(_ zip: URL) async throws -> ChildProcess.Output {
+        try await ChildProcess.run("/usr/bin/unzip", ["-t", "-qq", zip.path])
     }
 }
 

@@ -8,6 +8,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import PackageFormat
+import TestSupport
 import Testing
 import TrailClient
 @testable import TrailServer
@@ -365,7 +366,7 @@ import TrailClient
             #expect(try await trail.downloadPackage(id: released.packageId, to: viaAPI).sha256 == released.sha256)
 
             // aria2c (Debian's aria2), which knows nothing of this project, checks the SHA-256 itself.
-            let aria = try await PublishingProcess.run("/usr/bin/aria2c", [
+            let aria = try await ChildProcess.run("/usr/bin/aria2c", [
                 "--quiet=true", "--allow-overwrite=true", "--dir", folder.path, "--out", "aria.zip",
                 "--checksum=sha-256=\(entry.sha256)", entry.url], timeout: .seconds(120))
             #expect(aria.status == 0, "aria2c: \(aria.stdout) \(aria.stderr)")

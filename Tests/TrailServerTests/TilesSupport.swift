@@ -8,6 +8,7 @@ import MalwareScan
 import NIOConcurrencyHelpers
 import NIOCore
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -373,50 +374,9 @@ struct PythonMBTiles {
 }
 
 enum TilesPython {
-    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
-
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-        var json: [String: Any] {
-            let lastLine = stdout.split(separator: "\n").last.map(String.init) ?? ""
-            return (try? JSONSerialization.jsonObject(with: Data(lastLine.utf8))) as? [String: Any] ?? [:]
-        }
-    }
-
-    /// `python3 Scripts/<name> arguments…` with `input` on standard input; awaited without blocking a thread.
-    static func run(_ name: String, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(120)) async throws -> Output {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("trail-tiles-py-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let inURL = scratch.appendingPathComponent("in"), outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        try (input ?? Data()).write(to: inURL)
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", scripts.appendingPathComponent(name).path] + arguments
-        let stdin = try FileHandle(forReadingFrom: inURL), out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        process.standardInput = stdin
-        process.standardOutput = out
-        process.standardError = err
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-                return
-            }
-            let pid = process.processIdentifier
-            Task {
-                try? await Task.sleep(for: timeout)
-                if process.isRunning { kill(pid, SIGKILL) }
-            }
-        }
-        for handle in [stdin, out, err] { try? handle.close() }
-        return Output(status: status, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    /// `python3 Scripts/<name> arguments…` with `input` on standard input.
+    static func run(_ name: String, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
+        try await ChildProcess.run("python3", [PublishingProcess.scripts.appendingPathComponent(name).path] + arguments, input: input, timeout: timeout)
     }
 }
 

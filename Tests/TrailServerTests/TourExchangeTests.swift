@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -25,7 +26,7 @@ import Testing
     }
 
     static func python(_ script: String, _ arguments: [String]) async throws -> [String: Any] {
-        let output = try await PublishingProcess.run("python3", [scripts.appendingPathComponent(script).path] + arguments, timeout: .seconds(60))
+        let output = try await ChildProcess.run("python3", [scripts.appendingPathComponent(script).path] + arguments, timeout: .seconds(60))
         #expect(output.status == 0, "python \(script) failed: \(output.stderr)")
         let line = output.stdout.split(separator: "\n").last.map(String.init) ?? "{}"
         return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

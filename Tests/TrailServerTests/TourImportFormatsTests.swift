@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import MalwareScan
 import NIOCore
+import TestSupport
 import Testing
 import ZIPFoundation
 @testable import TrailServer
@@ -77,7 +78,7 @@ import ZIPFoundation
         try JSONSerialization.data(withJSONObject: source).write(to: input)
         let output = input.deletingLastPathComponent().appendingPathComponent(driver == "KML" ? "out.kml" : "out.csv")
         let arguments = driver == "KML" ? ["-f", "KML", output.path, input.path] : ["-f", "CSV", output.path, input.path, "-lco", "GEOMETRY=AS_XY"]
-        let run = try await PublishingProcess.run("ogr2ogr", arguments, timeout: .seconds(120))
+        let run = try await ChildProcess.run("ogr2ogr", arguments, timeout: .seconds(120))
         #expect(run.status == 0, "ogr2ogr (install gdal-bin): \(run.stderr)")
         let data = try Data(contentsOf: output)
 

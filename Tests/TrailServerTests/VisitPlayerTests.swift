@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import PackageFormat
+import TestSupport
 import Testing
 @testable import TrailServer
 
@@ -132,7 +133,7 @@ import Testing
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let file = folder.appendingPathComponent("code.png")
             try Data(bytes).write(to: file)
-            let decoded = try await PublishingProcess.run("zbarimg", ["--quiet", "--raw", file.path], timeout: .seconds(60))
+            let decoded = try await ChildProcess.run("zbarimg", ["--quiet", "--raw", file.path], timeout: .seconds(60))
             #expect(decoded.status == 0, "zbarimg: \(decoded.stderr)")
             #expect(decoded.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
 
