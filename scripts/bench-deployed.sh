@@ -35,18 +35,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build-bench}"
 runs="${BENCH_RUNS:-3}"
 wrk_seconds="${BENCH_WRK_SECONDS:-10}"
-nginx_bin="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
 for tool in curl python3 swift wrk sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
-[[ -x "$nginx_bin" ]] || { echo "nginx is missing: apt-get install -y nginx-light" >&2; exit 2; }
 
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-deployed.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
 source "$root/scripts/bench-lib.sh"
-nginx_pid=""; alone_pid=""
+alone_pid=""
 cleanup() {
   bench_stop_server
   if [[ -n "$alone_pid" ]] && kill -0 "$alone_pid" 2>/dev/null; then kill "$alone_pid"; wait "$alone_pid" 2>/dev/null || true; fi
-  if [[ -n "$nginx_pid" ]] && kill -0 "$nginx_pid" 2>/dev/null; then kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; fi
+  bench_stop_nginx
   if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -74,7 +72,6 @@ echo "released package $package: $bytes bytes"
 
 # --- nginx: the deployed site file (plain HTTP) and the static reference ---------------------------------------
 proxy_port=$(bench_free_port); static_port=$(bench_free_port)
-server_port="${base##*:}"
 static="$work/static"; conf="$work/nginx"
 mkdir -p "$static/api" "$static/packages/$package" "$conf/cache"
 # Each read route's answer saved as a file: /api/<route with / as _>.
@@ -82,60 +79,13 @@ routes=(sites sites/bench/packages "packages/$package" catalog signing-key)
 static_name() { echo "${1//\//_}"; }
 for route in "${routes[@]}"; do curl -fsS "$base/api/v1/$route" > "$static/api/$(static_name "$route")"; done
 ln "$zip" "$static/packages/$package/1.zip" 2>/dev/null || cp "$zip" "$static/packages/$package/1.zip"
-python3 - "$root/deploy/nginx.conf" "$conf/site.conf" "$proxy_port" "$server_port" "$data" "$conf/cache" <<'PY'
-import re, sys
-source, target, port, upstream, data, cache = sys.argv[1:]
-text = open(source).read()
-# The first server block only redirects port 80 to HTTPS: a loopback run has no use for it.
-first = text.index("\nserver {")
-second = text.index("\nserver {", first + 1)
-text = text[:first] + text[second:]
-lines = []
-for line in text.splitlines():
-    stripped = line.strip()
-    if stripped.startswith("ssl_") or stripped.startswith("listen [::]"):
-        continue
-    if stripped.startswith("listen 443"):
-        line = f"    listen 127.0.0.1:{port};"
-    lines.append(line)
-text = "\n".join(lines) + "\n"
-text = text.replace("127.0.0.1:8080", f"127.0.0.1:{upstream}")
-text = text.replace("/var/lib/trail-companion", data).replace("/var/cache/nginx/trail-companion", cache)
-open(target, "w").write(text)
-PY
-nginx_user=""; [[ $EUID == 0 ]] && nginx_user="user root root;"
-cat > "$conf/nginx.conf" <<EOF
-$nginx_user
-worker_processes auto;
-daemon off;
-pid $conf/nginx.pid;
-error_log $conf/error.log;
-events { worker_connections 1024; }
-http {
-  # What Debian's /etc/nginx/nginx.conf sets around a site file.
-  include /etc/nginx/mime.types;
-  default_type application/octet-stream;
-  sendfile on;
-  tcp_nopush on;
-  access_log off;
-  keepalive_requests 100000;
-  client_body_temp_path $conf/body;
-  proxy_temp_path $conf/proxy;
-  fastcgi_temp_path $conf/fastcgi;
-  uwsgi_temp_path $conf/uwsgi;
-  scgi_temp_path $conf/scgi;
-  include $conf/site.conf;
+bench_deployed_nginx "$conf" "$proxy_port" "
   server {
     listen 127.0.0.1:$static_port;
     root $static;
     location /api/ { default_type application/json; }
     location /packages/ { types { } default_type application/zip; }
-  }
-}
-EOF
-"$nginx_bin" -t -c "$conf/nginx.conf" -p "$conf" > "$conf/test.log" 2>&1 || { cat "$conf/test.log"; exit 1; }
-"$nginx_bin" -c "$conf/nginx.conf" -p "$conf" > "$conf/stdout.log" 2>&1 &
-nginx_pid=$!
+  }"
 proxy="http://127.0.0.1:$proxy_port"; nstatic="http://127.0.0.1:$static_port"
 for _ in $(seq 1 100); do curl -fsS -o /dev/null "$nstatic/api/sites" 2>/dev/null && break; sleep 0.1; done
 cmp <(curl -fsS "$proxy/api/v1/sites/bench/packages") "$static/api/sites_bench_packages" \

@@ -11,7 +11,10 @@
 #   bench_waypoint TOUR NAME LAT LON   prints the waypoint id
 #   bench_upload TOUR WAYPOINT FILE MIME NAME   uploads (multipart), waits for the scan; prints the asset id
 #   bench_release TOUR                 submit, build, approve, push; prints "packageId version sha256"
-# and its own `cleanup` (which should call bench_stop_server).
+#   bench_deployed_nginx FOLDER PORT [SERVER_BLOCKS]
+#                                      nginx running the project's deploy/nginx.conf (plain HTTP on PORT) in front of
+#                                      the server, plus SERVER_BLOCKS (e.g. a static reference); sets `nginx_pid`
+# and its own `cleanup` (which should call bench_stop_server, and bench_stop_nginx when it started nginx).
 
 # shellcheck source=bench-result.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-result.sh"
@@ -122,4 +125,70 @@ bench_release() {
   api "$reviewer" -X POST "$base/api/v1/manage/publish-requests/$request/approve" -d '{"comment": "ok"}' >/dev/null
   pushed=$(api "$author" -X POST "$base/api/v1/manage/publish-requests/$request/push")
   echo "$pushed" | python3 -c "import json, sys; p = json.load(sys.stdin); print(p['packageId'], p['version'], p['sha256'])"
+}
+
+# A plain-HTTP variant of deploy/nginx.conf, differing only in what a loopback run must change: the `listen` lines (PORT,
+# no TLS), the certificate lines dropped, the redirect-only port-80 server dropped, the upstream's port, and the data
+# and cache folders under FOLDER. Every location, limit, proxy_cache and X-Accel-Redirect rule is the deployed file's
+# own. Wrapped in what Debian's /etc/nginx/nginx.conf sets around a site file, with SERVER_BLOCKS appended; started
+# in the foreground (NGINX names another nginx binary). Needs `base` and `data` (bench_start_server).
+nginx_pid=""
+bench_deployed_nginx() {
+  local conf="$1" port="$2" extra="${3:-}" nginx_bin="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
+  [[ -x "$nginx_bin" ]] || { echo "nginx is missing: apt-get install -y nginx-light" >&2; exit 2; }
+  mkdir -p "$conf/cache"
+  python3 - "$root/deploy/nginx.conf" "$conf/site.conf" "$port" "${base##*:}" "$data" "$conf/cache" <<'PY'
+import sys
+source, target, port, upstream, data, cache = sys.argv[1:]
+text = open(source).read()
+# The first server block only redirects port 80 to HTTPS: a loopback run has no use for it.
+first = text.index("\nserver {")
+second = text.index("\nserver {", first + 1)
+text = text[:first] + text[second:]
+lines = []
+for line in text.splitlines():
+    stripped = line.strip()
+    if stripped.startswith("ssl_") or stripped.startswith("listen [::]"):
+        continue
+    if stripped.startswith("listen 443"):
+        line = f"    listen 127.0.0.1:{port};"
+    lines.append(line)
+text = "\n".join(lines) + "\n"
+text = text.replace("127.0.0.1:8080", f"127.0.0.1:{upstream}")
+text = text.replace("/var/lib/trail-companion", data).replace("/var/cache/nginx/trail-companion", cache)
+open(target, "w").write(text)
+PY
+  local user=""; [[ $EUID == 0 ]] && user="user root root;"
+  cat > "$conf/nginx.conf" <<EOF
+$user
+worker_processes auto;
+daemon off;
+pid $conf/nginx.pid;
+error_log $conf/error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  default_type application/octet-stream;
+  sendfile on;
+  tcp_nopush on;
+  access_log off;
+  keepalive_requests 100000;
+  client_body_temp_path $conf/body;
+  proxy_temp_path $conf/proxy;
+  fastcgi_temp_path $conf/fastcgi;
+  uwsgi_temp_path $conf/uwsgi;
+  scgi_temp_path $conf/scgi;
+  include $conf/site.conf;
+$extra
+}
+EOF
+  "$nginx_bin" -t -c "$conf/nginx.conf" -p "$conf" > "$conf/test.log" 2>&1 || { cat "$conf/test.log"; exit 1; }
+  "$nginx_bin" -c "$conf/nginx.conf" -p "$conf" > "$conf/stdout.log" 2>&1 &
+  nginx_pid=$!
+  for _ in $(seq 1 100); do curl -fsS -o /dev/null "http://127.0.0.1:$port/healthz" 2>/dev/null && return 0; sleep 0.1; done
+  echo "nginx did not pass /healthz on:"; tail -5 "$conf/error.log"; exit 1
+}
+
+bench_stop_nginx() {
+  if [[ -n "${nginx_pid:-}" ]] && kill -0 "$nginx_pid" 2>/dev/null; then kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; fi
 }
