@@ -264,7 +264,7 @@ struct AccountsController: Sendable {
 
     /// bcrypt is slow on purpose: keep it off the event loop.
     static func verify(_ password: String, hash: String) async throws -> Bool {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        try await BlockingWork.short { Bcrypt.verify(password, hash: hash) }
     }
 
     /// Only local paths, so a crafted link cannot bounce a fresh sign-in to another site. Browsers drop tabs and

@@ -13,7 +13,7 @@ extension AppDatabase {
     public func createUser(email: String, displayName: String, password: String, isAdmin: Bool,
                            mustChangePassword: Bool = false, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
         let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
-        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: bcryptCost) }
+        let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: bcryptCost) }
         return try await writer.write { db in
             try Self.insertUser(db, email: email, displayName: displayName, hash: hash, isAdmin: isAdmin, mustChangePassword: mustChangePassword,
                                 actor: actor)
@@ -86,7 +86,7 @@ extension AppDatabase {
     /// bcrypt runs on the thread pool (see `createUser`).
     public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
         if let problem = Self.passwordProblem(newPassword) { throw ValidationErrors(["newPassword": problem]) }
-        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(newPassword, cost: bcryptCost) }
+        let hash = try await BlockingWork.short { Bcrypt.hash(newPassword, cost: bcryptCost) }
         try await writer.write { db in
             try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
             try db.execute(sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
@@ -99,7 +99,7 @@ extension AppDatabase {
     /// voided (a random one nobody knows takes its place), so it cannot be used later and the panel does not ask for a
     /// password they do not need. "Reset password" gives them one again. bcrypt runs on the thread pool.
     public func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
-        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(SecretToken.make(), cost: bcryptCost) }
+        let hash = try await BlockingWork.short { Bcrypt.hash(SecretToken.make(), cost: bcryptCost) }
         return try await writer.write { db in
             guard var user = try User.fetchOne(db, id: userId) else { throw NotFound() }
             guard user.mustChangePassword else { return user }
@@ -117,7 +117,7 @@ extension AppDatabase {
     /// out. For a forgotten password, or one that leaked. bcrypt runs on the thread pool (see `createUser`).
     public func resetPassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> (user: User, password: String) {
         let password = OneTimePassword.make()
-        let hash = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: bcryptCost) }
+        let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: bcryptCost) }
         return (try await writer.write { try Self.storeResetPassword($0, userId: userId, hash: hash, actor: actor) }, password)
     }
 

@@ -63,10 +63,10 @@ public struct AppDatabase: Sendable {
     /// SQLite works or waits up to the busy time-out for the write lock: on two cores, two requests waiting behind a
     /// long write stopped every other request, `/healthz` included. GRDB's async `read`/`write` cannot wrap them (a named
     /// method opens its own database access, which GRDB refuses inside another), so the call runs on threads of its
-    /// own (``SQLiteThreads``) and the request's task waits without a thread.
+    /// own (``BlockingWork/sqlite``) and the request's task waits without a thread.
     @discardableResult
     func perform<T: Sendable>(_ work: @escaping @Sendable (AppDatabase) throws -> T) async throws -> T {
-        try await SQLiteThreads.pool.runIfActive { try work(self) }
+        try await BlockingWork.sqlite.runIfActive { try work(self) }
     }
 
     /// Names of the migrations already applied, in order.
@@ -98,17 +98,6 @@ public protocol UnixTimeRecord: FetchableRecord, EncodableRecord {}
 extension UnixTimeRecord {
     public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
     public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
-}
-
-/// The threads ``AppDatabase/perform(_:)`` runs on. Sixteen: SQLite serves one writer and the pool's five readers at a
-/// time, so a handful of requests waiting for the write lock still leave threads for the reads of other pages (a fixed
-/// pool, unlike Dispatch's, which on Linux adds threads for blocked ones only after its monitor notices).
-enum SQLiteThreads {
-    static let pool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 16)
-        pool.start()
-        return pool
-    }()
 }
 
 // The database's own health, as the server's services ask it.

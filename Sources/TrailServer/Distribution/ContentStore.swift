@@ -84,7 +84,7 @@ public final class ContentStore: Sendable {
         if Self.size(of: asset) == entry.size { return asset }
         let stored = storedFile(sha256)
         if Self.size(of: stored) == entry.size { return stored }
-        try await LongJobThreads.pool.runIfActive { try Self.extract(entry, sha256: sha256, to: stored) }
+        try await BlockingWork.files { try Self.extract(entry, sha256: sha256, to: stored) }
         return stored
     }
 

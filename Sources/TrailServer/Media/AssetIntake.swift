@@ -47,7 +47,7 @@ struct AssetIntake: Sendable {
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
             try await requireRoom(for: file, tourId: tourId)
             let duration = detected.kind == .audio || detected.kind == .video
-                ? try await NIOThreadPool.singleton.runIfActive { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
+                ? try await BlockingWork.short { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
             let (asset, released) = try await database.perform { try $0.addAsset(
                 NewAsset(tourId: tourId, waypointId: waypointId, replacesAssetId: replacing, detected: detected,
                          originalName: Self.displayName(file.originalName), size: file.size, sha256: file.sha256,
@@ -73,7 +73,7 @@ struct AssetIntake: Sendable {
             }
             let format: CompanionText.Format
             do {
-                format = try await NIOThreadPool.singleton.runIfActive { try CompanionText.check(try Data(contentsOf: url), role: role) }
+                format = try await BlockingWork.short { try CompanionText.check(try Data(contentsOf: url), role: role) }
             } catch let problem as CompanionTextProblem {
                 throw ValidationErrors(["file": problem.message])
             }
@@ -106,7 +106,7 @@ struct AssetIntake: Sendable {
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ValidationErrors(["text": "Write the transcript's text."]) }
         let uploadId = UUID().uuidString.lowercased()
         let url = paths.upload(uploadId)
-        try await NIOThreadPool.singleton.runIfActive {
+        try await BlockingWork.short {
             try FileManager.default.createDirectory(at: self.paths.uploads, withIntermediateDirectories: true)
             try data.write(to: url)
         }
@@ -130,7 +130,7 @@ struct AssetIntake: Sendable {
 
     /// Magic numbers first; only a file that matches none is read whole to check it is plain UTF-8 text (off the event loop).
     static func detect(url: URL, header: [UInt8], size: Int64) async throws -> FileTypeDetector.Detected? {
-        try await NIOThreadPool.singleton.runIfActive {
+        try await BlockingWork.short {
             try FileTypeDetector.detect(header: header, fileSize: size) {
                 FileTypeDetector.isPlainUTF8(try Data(contentsOf: url))
             }

@@ -72,7 +72,7 @@ public final class PackageBuildService: Service, Sendable {
                 throw BuildFailure("the build was interrupted \(attempts - 1) times; giving up")
             }
             let snapshot = try await shippedSnapshot(request)
-            let staged = try await LongJobThreads.pool.runIfActive { try self.stage(snapshot, into: staging) }
+            let staged = try await BlockingWork.files { try self.stage(snapshot, into: staging) }
             var report = try await rescan(staged, snapshot: snapshot)
             // The map tiles, before the zip: fetched or cut from the uploaded file into staging/<id>/tiles/map.mbtiles.
             let builtTiles = try await tiles?.build(snapshot, scanner: scanner, staging: staging)
@@ -82,12 +82,12 @@ public final class PackageBuildService: Service, Sendable {
             let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
             // Each tile's SHA-256, listed in the signed manifest, for readers that cannot open the MBTiles (the web player).
             let tilesIndex: Data? = if let builtTiles {
-                try await LongJobThreads.pool.runIfActive { try TileIndex.make(mbtiles: builtTiles.file, format: builtTiles.entry.format) }
+                try await BlockingWork.files { try TileIndex.make(mbtiles: builtTiles.file, format: builtTiles.entry.format) }
             } else {
                 nil
             }
             let progress = BuildProgressRecorder(database: database, requestId: request.id)
-            let built = try await LongJobThreads.pool.runIfActive {
+            let built = try await BlockingWork.files {
                 try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, tilesIndex: tilesIndex, signingKey: self.signingKey,
                                          to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) },
                                          // The zip is verified whole right after (every entry's SHA-256 against the signed manifest):
@@ -140,7 +140,7 @@ public final class PackageBuildService: Service, Sendable {
     }
 
     static func verify(_ zip: URL, publicKey: String) async -> PackageVerificationReport {
-        (try? await LongJobThreads.pool.runIfActive { PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey) })
+        (try? await BlockingWork.files { PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey) })
             ?? PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey)
     }
 

@@ -54,10 +54,10 @@ struct PublishingService: Sendable {
     func release(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PackageVersion {
         let staged = builds.stagedZip(requestId)
         // (The shared pool, not the long-job threads: a release must not wait for builds running there.)
-        try await NIOThreadPool.singleton.runIfActive {
+        try await BlockingWork.short {
             if FileManager.default.fileExists(atPath: staged.path) { try DurableFile.fsync(staged) }
         }
-        let version = try await NIOThreadPool.singleton.runIfActive {
+        let version = try await BlockingWork.short {
             try self.database.push(requestId: requestId, user: user, actor: actor) { request in
                 let source = self.builds.stagedZip(request.id)
                 let folder = self.paths.packages.appendingPathComponent(request.packageId)

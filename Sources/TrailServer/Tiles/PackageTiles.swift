@@ -20,7 +20,7 @@ public final class PackageTilesStore: Sendable {
     func reader(zip: URL, tiles: Manifest.Tiles) async throws -> MBTilesReader {
         if let open = readers.withLockedValue({ $0[tiles.sha256] }) { return open }
         let file = previewFile(tiles.sha256)
-        let reader: MBTilesReader = try await NIOThreadPool.singleton.runIfActive {
+        let reader: MBTilesReader = try await BlockingWork.short {
             if !FileManager.default.fileExists(atPath: file.path) { try Self.extract(zip: zip, tiles: tiles, to: file) }
             return try MBTilesReader(url: file)
         }

@@ -27,7 +27,7 @@ public enum TileHostGuard {
     public static func pin(host: String, allowPrivate: Bool, resolve: @escaping Resolver = addresses(of:),
                            isAllowed: @Sendable (String) -> Bool = isPublic) async throws -> String {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let found = try await NIOThreadPool.singleton.runIfActive { resolve(name) }
+        let found = try await BlockingWork.short { resolve(name) }
         guard !found.isEmpty else { throw Unresolvable(host: host) }
         if !allowPrivate {
             for address in found where !isAllowed(address) { throw Refusal(host: host, address: address) }

@@ -76,7 +76,7 @@ public struct TilePackager: Sendable {
         guard verdict.isClean else { throw TileBuildFailure("the re-scan found a problem in the map tiles file “\(name)”: \(verdict)") }
 
         let frame = snapshot.frame
-        let entry: Manifest.Tiles = try await LongJobThreads.pool.runIfActive {
+        let entry: Manifest.Tiles = try await BlockingWork.files {
             let reader: MBTilesReader
             let info: MBTilesInfo
             do {
@@ -144,7 +144,7 @@ public struct TilePackager: Sendable {
         guard formats.count == 1 else {
             throw TileBuildFailure("The tile server sent tiles in several formats (\(formats.sorted().joined(separator: ", "))); an MBTiles file holds one.")
         }
-        let entry: Manifest.Tiles = try await LongJobThreads.pool.runIfActive {
+        let entry: Manifest.Tiles = try await BlockingWork.files {
             let writer = try MBTilesWriter(url: output)
             var batch: [(TileID, Data)] = []
             for tile in tiles {

@@ -225,7 +225,7 @@ struct TilesController: Sendable {
             }
             let info: MBTilesInfo
             do {
-                info = try await LongJobThreads.pool.runIfActive {
+                info = try await BlockingWork.files {
                     let reader = try MBTilesReader(url: pending)
                     defer { reader.close() }
                     return try reader.info()
@@ -281,7 +281,7 @@ struct TilesController: Sendable {
         let tile = TileID(z: z, x: x, y: y)
         guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { return Response(status: .notFound) }
         let reader = try await packageTiles.reader(zip: zip, tiles: tiles)
-        guard let data = try await NIOThreadPool.singleton.runIfActive({ try reader.tile(tile) }) else { return Response(status: .notFound) }
+        guard let data = try await BlockingWork.short({ try reader.tile(tile) }) else { return Response(status: .notFound) }
         return Response(status: .ok,
                         headers: [.contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: "private, max-age=86400",
                                   .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\""],
@@ -300,7 +300,7 @@ struct TilesController: Sendable {
         }
         var attribution = ""
         if let tiles = manifest.tiles, let reader = try? await packageTiles.reader(zip: zip, tiles: tiles) {
-            attribution = (try? await NIOThreadPool.singleton.runIfActive { try reader.metadata()["attribution"] }) ?? nil ?? ""
+            attribution = (try? await BlockingWork.short { try reader.metadata()["attribution"] }) ?? nil ?? ""
         }
         let frame = Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west)
         let map = PreviewMapData(

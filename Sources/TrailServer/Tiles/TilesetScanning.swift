@@ -58,7 +58,7 @@ enum MBTilesScanning {
         let masked = url.deletingLastPathComponent().appendingPathComponent(".scan-\(UUID().uuidString.prefix(8)).bin")
         defer { unlink(masked.path) }
         do {
-            try await LongJobThreads.pool.runIfActive { try Self.copyMasked(url, to: masked) }
+            try await BlockingWork.files { try Self.copyMasked(url, to: masked) }
         } catch {
             return .error(reason: "cannot prepare the file for scanning: \(error)")
         }

@@ -165,7 +165,7 @@ struct VisitController: Sendable {
         let tile = TileID(z: z, x: x, y: y)
         guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { throw HTTPError(.notFound, message: "No such tile in this map.") }
         let reader = try await packageTiles.reader(zip: paths.absolute(version.storedPath), tiles: tiles)
-        guard let data = try await NIOThreadPool.singleton.runIfActive({ try reader.tile(tile) }) else {
+        guard let data = try await BlockingWork.short({ try reader.tile(tile) }) else {
             throw HTTPError(.notFound, message: "No such tile in this map.")
         }
         return Response(status: .ok,

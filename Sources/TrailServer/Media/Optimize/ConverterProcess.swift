@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 import NIOPosix
 
 /// Runs a converter (ffmpeg, ffprobe, vips) as a child process with a time limit and an address-space limit, on threads
-/// of its own: never on an event loop or a cooperative thread, which a minutes-long conversion would hold.
+/// of its own (``BlockingWork/converters``): never on an event loop or a cooperative thread, which a minutes-long conversion would hold.
 enum ConverterProcess {
     struct Outcome: Sendable {
         var status: Int32
@@ -18,14 +18,6 @@ enum ConverterProcess {
         let name: String
         var description: String { "\(name) is not installed (scripts/install-deps.sh installs it)" }
     }
-
-    /// Threads that wait for converters: as many as conversions and probes may run at once, plus room for the probes of
-    /// the `doctor` and the CLI. Waiting is all they do; the work happens in the child processes.
-    static let threads: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 6)
-        pool.start()
-        return pool
-    }()
 
     /// The executable's path: as given when it has a slash, else the first match on PATH.
     static func locate(_ name: String) -> String? {
@@ -47,7 +39,7 @@ enum ConverterProcess {
         }
         let pid = NIOLockedValueBox<Int32>(0)
         return try await withTaskCancellationHandler {
-            try await threads.runIfActive {
+            try await BlockingWork.converters.runIfActive {
                 try runBlocking(launch.0, launch.1, environment: environment, timeLimit: timeLimit, keepStdout: keepStdout, onLine: onLine, pid: pid)
             }
         } onCancel: {

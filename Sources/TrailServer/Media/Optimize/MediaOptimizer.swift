@@ -151,7 +151,7 @@ public final class MediaOptimizer: Service, Sendable {
         if asset.kind != .image, let before = duration, let after = made.durationSeconds, abs(after - before) > MediaTargets.durationTolerance {
             throw MediaRefusal.durationChanged(from: before, to: after)
         }
-        let (sha256, size) = try await LongJobThreads.pool.runIfActive { try PackageHashing.sha256(ofFileAt: output) }
+        let (sha256, size) = try await BlockingWork.files { try PackageHashing.sha256(ofFileAt: output) }
         let encoder = await version(of: asset.kind == .image ? settings.vips : settings.ffmpeg)
         let shown = made.displaySize ?? probe.displaySize
         let measured = asset.kind == .image ? nil : (made.durationSeconds ?? duration)

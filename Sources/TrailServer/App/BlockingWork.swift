@@ -1,0 +1,44 @@
+import NIOPosix
+
+/// Every kind of blocking work the server does, and the one pool each kind runs on. Nothing here may run on an event
+/// loop or a cooperative thread (one per core: two blocked ones stop every request of a two-core server), and kinds
+/// get separate pools so that a slow kind cannot starve a quick one.
+///
+/// | kind | pool | threads |
+/// |---|---|---|
+/// | quick calls of milliseconds: bcrypt, file-type and caption checks, a media file's duration, one tile read from an MBTiles file, a tile host's DNS lookup, a signing-key read | ``short(_:)``, NIO's shared pool | one per core |
+/// | whole large files for seconds to minutes: staging, building and verifying a package, checking an uploaded MBTiles file and cutting it into a package, extracting a package's files for delta updates | ``files(_:)`` | 2 |
+/// | waiting for a converter (ffmpeg, ffprobe, vips) in its bounded child process | ``converters`` (`ConverterProcess`) | 6 |
+/// | SQLite, through ``AppDatabase/perform(_:)`` | ``sqlite`` | 16 |
+/// | malware scans (libclamav in process, or clamd's socket) | the scanner's own pools in `MalwareScan` (`BlockingThreadPool`, made in `makeScanner`) | 2 scans, and 1 for loading signatures or talking to clamd |
+///
+/// File reads and writes of requests (uploads, downloads) use NIO's file system, which has its own small pool.
+enum BlockingWork {
+    /// Quick blocking calls. On NIO's shared pool (as many threads as cores), which nothing long may hold: a package
+    /// build or two there would hold the threads that bcrypt, file-type detection and caption checks need, and
+    /// sign-ins and uploads would wait for a package long enough for an upload to hit its read time-out.
+    static func short<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
+    }
+
+    /// Work that reads or writes whole large files for seconds to minutes (see the table above).
+    static func files<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await filesPool.runIfActive(work)
+    }
+
+    private static let filesPool = started(NIOThreadPool(numberOfThreads: 2))
+
+    /// Threads that wait for converters: as many as conversions and probes may run at once, plus room for the probes
+    /// of the `doctor` and the CLI. Waiting is all they do; the work happens in the child processes.
+    static let converters = started(NIOThreadPool(numberOfThreads: 6))
+
+    /// The threads ``AppDatabase/perform(_:)`` runs on. Sixteen: SQLite serves one writer and the pool's five readers
+    /// at a time, so a handful of requests waiting for the write lock still leave threads for the reads of other pages
+    /// (a fixed pool, unlike Dispatch's, which on Linux adds threads for blocked ones only after its monitor notices).
+    static let sqlite = started(NIOThreadPool(numberOfThreads: 16))
+
+    private static func started(_ pool: NIOThreadPool) -> NIOThreadPool {
+        pool.start()
+        return pool
+    }
+}
