@@ -542,7 +542,8 @@ final class OutputFinisher: @unchecked Sendable {
     private func startWriteback(_ range: Range<UInt64>) {
         #if os(Linux)
         guard let syncFileRange = Self.syncFileRange, range.count > 0 else { return }
-        _ = syncFileRange(descriptor, off_t(range.lowerBound), off_t(range.count), 2 /* SYNC_FILE_RANGE_WRITE */)
+        let syncFileRangeWrite: UInt32 = 2  // SYNC_FILE_RANGE_WRITE
+        _ = syncFileRange(descriptor, off_t(range.lowerBound), off_t(range.count), syncFileRangeWrite)
         #endif
     }
 

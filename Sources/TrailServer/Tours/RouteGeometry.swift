@@ -82,9 +82,10 @@ public enum Geo {
 
     /// Great-circle distance by the haversine formula.
     public static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
-        let φ1 = a.latitude * .pi / 180, φ2 = b.latitude * .pi / 180
-        let Δφ = φ2 - φ1, Δλ = (b.longitude - a.longitude) * .pi / 180
-        let h = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
+        // Haversine: latitudes and their differences in radians.
+        let latitude1 = a.latitude * .pi / 180, latitude2 = b.latitude * .pi / 180
+        let dLatitude = latitude2 - latitude1, dLongitude = (b.longitude - a.longitude) * .pi / 180
+        let h = sin(dLatitude / 2) * sin(dLatitude / 2) + cos(latitude1) * cos(latitude2) * sin(dLongitude / 2) * sin(dLongitude / 2)
         return 2 * earthRadius * asin(min(1, sqrt(h)))
     }
 }
