@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -188,9 +188,13 @@ let package = Package(
 // scripts/fuzz.sh only: with TRAIL_FUZZ=1 a libFuzzer entry point over the parsers that read what strangers send
 // (built with -sanitize=fuzzer,address into its own build folder; never part of a normal build or of CI).
 if ProcessInfo.processInfo.environment["TRAIL_FUZZ"] == "1" {
-    package.targets.append(.executableTarget(
-        name: "TrailFuzz",
-        dependencies: ["TrailServer", "PackageFormat", .product(name: "MultipartKit", package: "multipart-kit")],
-        path: "Fuzz", exclude: ["corpus"],
-        swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]))
+    package.targets.append(
+        .executableTarget(
+            name: "TrailFuzz",
+            dependencies: ["TrailServer", "PackageFormat", .product(name: "MultipartKit", package: "multipart-kit")],
+            path: "Fuzz",
+            exclude: ["corpus"],
+            swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
+        )
+    )
 }

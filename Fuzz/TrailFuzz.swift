@@ -6,6 +6,7 @@ import Foundation
 import MultipartKit
 import NIOCore
 import PackageFormat
+
 @testable import TrailServer
 
 enum FuzzTarget: String, CaseIterable {
@@ -23,8 +24,11 @@ let scratchFolder = FileManager.default.temporaryDirectory.appendingPathComponen
 /// libFuzzer's driver, called from our own entry point: SwiftPM links an executable's `main` to `TrailFuzz_main`,
 /// so libFuzzer's `main` is not used.
 @_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
 
 @_cdecl("TrailFuzz_main")
 public func trailFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
@@ -77,8 +81,14 @@ enum FuzzTargets {
             var current = [UInt8]()
             parser.onHeader = { name, value in out.append("h:\(name)=\(value)") }
             parser.onBody = { buffer in current += buffer.readableBytesView }
-            parser.onPartComplete = { out.append("b:\(current.count):\(current.hashValue)"); current = [] }
-            do { try feed(parser) } catch { collect = out; return false }
+            parser.onPartComplete = {
+                out.append("b:\(current.count):\(current.hashValue)")
+                current = []
+            }
+            do { try feed(parser) } catch {
+                collect = out
+                return false
+            }
             collect = out
             return true
         }
@@ -94,9 +104,13 @@ enum FuzzTargets {
         var current = [UInt8]()
         feeder.onHeader = { name, value in got.append("h:\(name)=\(value)") }
         feeder.onBody = { buffer in current += buffer.readableBytesView }
-        feeder.onPartComplete = { got.append("b:\(current.count):\(current.hashValue)"); current = [] }
+        feeder.onPartComplete = {
+            got.append("b:\(current.count):\(current.hashValue)")
+            current = []
+        }
         var feederOK = true
-        var position = 0, step = max(1, cuts)
+        var position = 0
+        var step = max(1, cuts)
         do {
             while position < body.count {
                 let end = min(body.count, position + step)
@@ -119,8 +133,10 @@ enum FuzzTargets {
     static func importer(_ data: Data) {
         guard let tour = try? TourImport.parse(data, maxBytes: 1 << 20) else { return }
         for point in tour.points {
-            precondition(point.latitude.isFinite && point.longitude.isFinite && point.latitude.magnitude <= 90 && point.longitude.magnitude <= 180,
-                         "a waypoint at \(point.latitude), \(point.longitude)")
+            precondition(
+                point.latitude.isFinite && point.longitude.isFinite && point.latitude.magnitude <= 90 && point.longitude.magnitude <= 180,
+                "a waypoint at \(point.latitude), \(point.longitude)"
+            )
         }
     }
 

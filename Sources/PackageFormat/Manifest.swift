@@ -142,8 +142,13 @@ public struct Manifest: Codable, Sendable, Hashable {
         public var localized: [String: WaypointText]?
 
         public init(
-            name: String, order: Int, coordinates: Coordinates, description: String,
-            assets: [Asset], distanceFromPreviousMeters: Double? = nil, triggerRadiusMeters: Int? = nil,
+            name: String,
+            order: Int,
+            coordinates: Coordinates,
+            description: String,
+            assets: [Asset],
+            distanceFromPreviousMeters: Double? = nil,
+            triggerRadiusMeters: Int? = nil,
             localized: [String: WaypointText]? = nil
         ) {
             self.localized = localized
@@ -208,8 +213,17 @@ public struct Manifest: Codable, Sendable, Hashable {
         /// Play time of audio and video in seconds, when known.
         public var durationSeconds: Double?
 
-        public init(type: AssetType, path: String, mimeType: String, size: Int64, sha256: String, title: String? = nil, altText: String? = nil,
-                    captions: CompanionFile? = nil, transcript: CompanionFile? = nil) {
+        public init(
+            type: AssetType,
+            path: String,
+            mimeType: String,
+            size: Int64,
+            sha256: String,
+            title: String? = nil,
+            altText: String? = nil,
+            captions: CompanionFile? = nil,
+            transcript: CompanionFile? = nil
+        ) {
             self.type = type
             self.path = path
             self.mimeType = mimeType
@@ -258,8 +272,13 @@ public struct Manifest: Codable, Sendable, Hashable {
         public var index: FileReference?
 
         public init(
-            path: String = PackageLayout.tilesPath, format: String, minZoom: Int, maxZoom: Int,
-            tileCount: Int, sha256: String, size: Int64? = nil
+            path: String = PackageLayout.tilesPath,
+            format: String,
+            minZoom: Int,
+            maxZoom: Int,
+            tileCount: Int,
+            sha256: String,
+            size: Int64? = nil
         ) {
             self.path = path
             self.format = format
@@ -357,8 +376,8 @@ public struct Manifest: Codable, Sendable, Hashable {
         parts.tm_min = number(14..<16)
         parts.tm_sec = number(17..<19)
         guard (0...11).contains(parts.tm_mon), (1...31).contains(parts.tm_mday),
-              (0...23).contains(parts.tm_hour), (0...59).contains(parts.tm_min),
-              (0...60).contains(parts.tm_sec)
+            (0...23).contains(parts.tm_hour), (0...59).contains(parts.tm_min),
+            (0...60).contains(parts.tm_sec)
         else { return nil }
         let date = Date(timeIntervalSince1970: TimeInterval(timegm(&parts)))
         // Reject dates that timegm normalised (e.g. February 31st).
@@ -410,13 +429,19 @@ extension Manifest {
             if !condition { problems.append(message()) }
         }
 
-        check(formatVersion == Manifest.currentFormatVersion,
-              "formatVersion is \(formatVersion), expected \(Manifest.currentFormatVersion)")
-        check(!packageId.isEmpty && packageId.utf8.count <= 200 && !Self.hasControlCharacters(packageId),
-              "packageId must be 1-200 characters without control characters")
+        check(
+            formatVersion == Manifest.currentFormatVersion,
+            "formatVersion is \(formatVersion), expected \(Manifest.currentFormatVersion)"
+        )
+        check(
+            !packageId.isEmpty && packageId.utf8.count <= 200 && !Self.hasControlCharacters(packageId),
+            "packageId must be 1-200 characters without control characters"
+        )
         check(version >= 1, "version must be at least 1 (is \(version))")
-        check(Manifest.parseTimestamp(createdAt) != nil,
-              "createdAt \"\(createdAt)\" is not an ISO-8601 UTC timestamp like 2026-11-22T10:00:00Z")
+        check(
+            Manifest.parseTimestamp(createdAt) != nil,
+            "createdAt \"\(createdAt)\" is not an ISO-8601 UTC timestamp like 2026-11-22T10:00:00Z"
+        )
         check(!packageName.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "packageName is empty")
 
         let boundsValid = Self.isValid(bounds.northWest) && Self.isValid(bounds.southEast)
@@ -455,7 +480,10 @@ extension Manifest {
                 check(distance.isFinite && distance >= 0, "\(label): distanceFromPreviousMeters must be a non-negative number")
             }
             for tag in (waypoint.localized ?? [:]).keys {
-                check(languages?.dropFirst().contains(tag) == true, "\(label): localized text in \"\(tag)\", which is not one of the further languages")
+                check(
+                    languages?.dropFirst().contains(tag) == true,
+                    "\(label): localized text in \"\(tag)\", which is not one of the further languages"
+                )
             }
             if let radius = waypoint.triggerRadiusMeters {
                 check((5...500).contains(radius), "\(label): triggerRadiusMeters must be 5 to 500")
@@ -465,8 +493,10 @@ extension Manifest {
                 check(asset.type.isKnown, "\(assetLabel): unknown type \"\(asset.type.rawValue)\"")
                 check(PackageLayout.isSafeEntryPath(asset.path), "\(assetLabel): unsafe path")
                 let components = asset.path.split(separator: "/", omittingEmptySubsequences: false)
-                check(components.count == 3 && components.first == "waypoints",
-                      "\(assetLabel): path must look like waypoints/<folder>/<file>")
+                check(
+                    components.count == 3 && components.first == "waypoints",
+                    "\(assetLabel): path must look like waypoints/<folder>/<file>"
+                )
                 check(paths.insert(asset.path).inserted, "\(assetLabel): duplicate path")
                 check(Self.isPlausibleMimeType(asset.mimeType), "\(assetLabel): invalid mimeType \"\(asset.mimeType)\"")
                 check(asset.size >= 0, "\(assetLabel): negative size")
@@ -484,7 +514,9 @@ extension Manifest {
                     check(Self.isSHA256Hex(file.sha256), "\(fileLabel): sha256 must be 64 lowercase hex digits")
                     if let language = file.language {
                         check(Self.isLanguageTag(language), "\(fileLabel): language \"\(language)\" is not a BCP 47 tag")
-                        if let languages { check(languages.contains(language), "\(fileLabel): language \"\(language)\" is not one of the package's languages") }
+                        if let languages {
+                            check(languages.contains(language), "\(fileLabel): language \"\(language)\" is not one of the package's languages")
+                        }
                     }
                 }
             }
@@ -493,8 +525,10 @@ extension Manifest {
         if let tiles {
             check(tiles.path == PackageLayout.tilesPath, "tiles.path must be \(PackageLayout.tilesPath)")
             check(["png", "jpg", "jpeg", "webp", "pbf"].contains(tiles.format), "tiles.format \"\(tiles.format)\" is not png, jpg, webp or pbf")
-            check((0...30).contains(tiles.minZoom) && (0...30).contains(tiles.maxZoom) && tiles.minZoom <= tiles.maxZoom,
-                  "tiles: zoom range \(tiles.minZoom)-\(tiles.maxZoom) is invalid")
+            check(
+                (0...30).contains(tiles.minZoom) && (0...30).contains(tiles.maxZoom) && tiles.minZoom <= tiles.maxZoom,
+                "tiles: zoom range \(tiles.minZoom)-\(tiles.maxZoom) is invalid"
+            )
             check(tiles.tileCount >= 0, "tiles.tileCount is negative")
             check(Self.isSHA256Hex(tiles.sha256), "tiles.sha256 must be 64 lowercase hex digits")
             if let size = tiles.size { check(size >= 0, "tiles.size is negative") }
@@ -505,8 +539,10 @@ extension Manifest {
         }
         if let route {
             check(route.count >= 2, "route needs at least two points")
-            check(route.allSatisfy { Self.isValid(Coordinates(latitude: $0.latitude, longitude: $0.longitude)) },
-                  "route holds an invalid latitude or longitude")
+            check(
+                route.allSatisfy { Self.isValid(Coordinates(latitude: $0.latitude, longitude: $0.longitude)) },
+                "route holds an invalid latitude or longitude"
+            )
         }
         if let minutes = estimatedDurationMinutes {
             check(minutes >= 0, "estimatedDurationMinutes is negative")
@@ -528,7 +564,8 @@ extension Manifest {
     public static func isLanguageTag(_ value: String) -> Bool {
         let parts = value.split(separator: "-", omittingEmptySubsequences: false)
         guard value.utf8.count <= 35, let first = parts.first, (2...8).contains(first.count),
-              first.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic }) else { return false }
+            first.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic })
+        else { return false }
         return parts.dropFirst().allSatisfy { part in
             (1...8).contains(part.count) && part.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
         }
@@ -541,7 +578,7 @@ extension Manifest {
     /// `type/subtype`, optionally followed by `; parameters` (printable ASCII).
     static func isPlausibleMimeType(_ value: String) -> Bool {
         guard value.utf8.count <= 255,
-              value.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F })
+            value.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F })
         else { return false }
         let essence = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let parts = essence.split(separator: "/", omittingEmptySubsequences: false)

@@ -168,8 +168,11 @@ public final class PackageArchiveReader: @unchecked Sendable {
     /// Raw deflate (RFC 1951) decoding that never asks for input beyond the entry's compressed
     /// bytes and never lets zlib read outside the buffer it was given.
     static func inflate(
-        entry: ZipEntryInfo, limit: UInt64, chunkSize: Int,
-        nextChunk: (Int) throws -> Data, consumer: (Data) throws -> Void
+        entry: ZipEntryInfo,
+        limit: UInt64,
+        chunkSize: Int,
+        nextChunk: (Int) throws -> Data,
+        consumer: (Data) throws -> Void
     ) throws -> UInt32 {
         var stream = z_stream()
         guard inflateInit2_(&stream, -MAX_WBITS, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
@@ -243,12 +246,15 @@ public final class PackageArchiveReader: @unchecked Sendable {
             throw ZipReadError.notAZip("no end of central directory record")
         }
         let eocdOffset = fileSize - tailSize + UInt64(eocdIndex)
-        let disk = tail.le16(eocdIndex + 4), cdDisk = tail.le16(eocdIndex + 6)
+        let disk = tail.le16(eocdIndex + 4)
+        let cdDisk = tail.le16(eocdIndex + 6)
         var location = CentralDirectoryLocation(
             entryCount: UInt64(tail.le16(eocdIndex + 10)),
             size: UInt64(tail.le32(eocdIndex + 12)),
             offset: UInt64(tail.le32(eocdIndex + 16)),
-            end: eocdOffset, isZIP64: false)
+            end: eocdOffset,
+            isZIP64: false
+        )
         guard UInt64(tail.le16(eocdIndex + 8)) == location.entryCount else {
             throw ZipReadError.unsupported("multi-disk archive")
         }
@@ -267,8 +273,12 @@ public final class PackageArchiveReader: @unchecked Sendable {
                 }
                 guard record.le64(24) == record.le64(32) else { throw ZipReadError.unsupported("multi-disk archive") }
                 location = CentralDirectoryLocation(
-                    entryCount: record.le64(32), size: record.le64(40), offset: record.le64(48),
-                    end: recordOffset, isZIP64: true)
+                    entryCount: record.le64(32),
+                    size: record.le64(40),
+                    offset: record.le64(48),
+                    end: recordOffset,
+                    isZIP64: true
+                )
             }
         }
         if !location.isZIP64 {
@@ -281,7 +291,7 @@ public final class PackageArchiveReader: @unchecked Sendable {
             throw ZipReadError.unsupported("more than \(maxEntries) entries")
         }
         guard location.size <= maxCentralDirectorySize,
-              location.offset <= location.end, location.size <= location.end - location.offset
+            location.offset <= location.end, location.size <= location.end - location.offset
         else {
             throw ZipReadError.malformed("central directory out of bounds")
         }
@@ -289,7 +299,9 @@ public final class PackageArchiveReader: @unchecked Sendable {
     }
 
     static func parseCentralDirectory(
-        descriptor: Int32, fileSize: UInt64, directory: CentralDirectoryLocation
+        descriptor: Int32,
+        fileSize: UInt64,
+        directory: CentralDirectoryLocation
     ) throws -> [ZipEntryInfo] {
         let data = try pread(descriptor: descriptor, count: Int(directory.size), at: directory.offset)
         var entries: [ZipEntryInfo] = []
@@ -307,7 +319,7 @@ public final class PackageArchiveReader: @unchecked Sendable {
                 throw ZipReadError.malformed("central directory record \(number + 1) is cut short")
             }
             let flags = data.le16(position + 8)
-            let nameBytes = data[data.startIndex + position + 46 ..< data.startIndex + position + 46 + nameLength]
+            let nameBytes = data[data.startIndex + position + 46..<data.startIndex + position + 46 + nameLength]
             var uncompressed = UInt64(data.le32(position + 24))
             var compressed = UInt64(data.le32(position + 20))
             var offset = UInt64(data.le32(position + 42))
@@ -317,7 +329,8 @@ public final class PackageArchiveReader: @unchecked Sendable {
             var extra = position + 46 + nameLength
             let extraEnd = extra + extraLength
             while extra + 4 <= extraEnd {
-                let id = data.le16(extra), size = Int(data.le16(extra + 2))
+                let id = data.le16(extra)
+                let size = Int(data.le16(extra + 2))
                 guard extra + 4 + size <= extraEnd else {
                     throw ZipReadError.malformed("extra field of central directory record \(number + 1) is cut short")
                 }
@@ -360,25 +373,29 @@ public final class PackageArchiveReader: @unchecked Sendable {
             guard local.le32(0) == 0x0403_4B50 else {
                 throw ZipReadError.malformed("\(path): no local header at offset \(offset)")
             }
-            let localNameLength = Int(local.le16(26)), localExtraLength = Int(local.le16(28))
+            let localNameLength = Int(local.le16(26))
+            let localExtraLength = Int(local.le16(28))
             let dataOffset = offset + 30 + UInt64(localNameLength) + UInt64(localExtraLength)
             guard dataOffset <= directory.offset, compressed <= directory.offset - dataOffset else {
                 throw ZipReadError.malformed("\(path): data runs into the central directory or past the end")
             }
             let localName = try pread(descriptor: descriptor, count: localNameLength, at: offset + 30)
 
-            entries.append(ZipEntryInfo(
-                path: path,
-                compressionMethod: data.le16(position + 10),
-                generalPurposeFlags: flags,
-                crc32: data.le32(position + 16),
-                compressedSize: compressed,
-                uncompressedSize: uncompressed,
-                localHeaderOffset: offset,
-                dataOffset: dataOffset,
-                versionMadeBy: data.le16(position + 4),
-                externalAttributes: data.le32(position + 38),
-                localNameMatches: localName.elementsEqual(nameBytes)))
+            entries.append(
+                ZipEntryInfo(
+                    path: path,
+                    compressionMethod: data.le16(position + 10),
+                    generalPurposeFlags: flags,
+                    crc32: data.le32(position + 16),
+                    compressedSize: compressed,
+                    uncompressedSize: uncompressed,
+                    localHeaderOffset: offset,
+                    dataOffset: dataOffset,
+                    versionMadeBy: data.le16(position + 4),
+                    externalAttributes: data.le32(position + 38),
+                    localNameMatches: localName.elementsEqual(nameBytes)
+                )
+            )
             position = recordEnd
         }
 

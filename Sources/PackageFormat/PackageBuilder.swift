@@ -141,11 +141,15 @@ public struct PackageBuilder: Sendable {
     ) throws -> BuiltPackage {
         var manifest = manifest
         let geoJSONReference = Manifest.FileReference(
-            path: PackageLayout.geoJSONPath, size: Int64(geoJSON.count), sha256: PackageHashing.sha256Hex(geoJSON))
+            path: PackageLayout.geoJSONPath,
+            size: Int64(geoJSON.count),
+            sha256: PackageHashing.sha256Hex(geoJSON)
+        )
         if let given = manifest.geoJSON {
             guard given == geoJSONReference else {
                 throw PackageBuildError.geoJSONMismatch(
-                    "the manifest lists \(given.size) bytes with SHA-256 \(given.sha256), the data has \(geoJSONReference.size) bytes with SHA-256 \(geoJSONReference.sha256)")
+                    "the manifest lists \(given.size) bytes with SHA-256 \(given.sha256), the data has \(geoJSONReference.size) bytes with SHA-256 \(geoJSONReference.sha256)"
+                )
             }
         } else {
             manifest.geoJSON = geoJSONReference
@@ -153,7 +157,10 @@ public struct PackageBuilder: Sendable {
         if let tilesIndex {
             guard manifest.tiles != nil else { throw PackageBuildError.tilesMismatch("a tile index was given but the manifest has no tiles") }
             let reference = Manifest.FileReference(
-                path: PackageLayout.tilesIndexPath, size: Int64(tilesIndex.count), sha256: PackageHashing.sha256Hex(tilesIndex))
+                path: PackageLayout.tilesIndexPath,
+                size: Int64(tilesIndex.count),
+                sha256: PackageHashing.sha256Hex(tilesIndex)
+            )
             if let given = manifest.tiles?.index, given != reference {
                 throw PackageBuildError.tilesMismatch("the manifest's tile index does not match the index given")
             }
@@ -194,8 +201,13 @@ public struct PackageBuilder: Sendable {
             }
             FileIO.fsyncFolder(folder.path)
             return BuiltPackage(
-                sha256: sha256, size: size, manifestBytes: manifestBytes, signature: signature,
-                manifest: manifest, entryPaths: entries.map(\.path))
+                sha256: sha256,
+                size: size,
+                manifestBytes: manifestBytes,
+                signature: signature,
+                manifest: manifest,
+                entryPaths: entries.map(\.path)
+            )
         } catch {
             unlink(partial.path)
             throw error
@@ -240,9 +252,13 @@ public struct PackageBuilder: Sendable {
             guard let source = sources[path], let asset = assets[path] else {
                 throw PackageBuildError.missingMediaSource(path)
             }
-            plan.append(PlannedEntry(
-                path: path, content: .file(source.fileURL, size: asset.size, sha256: asset.sha256),
-                compression: compressionMethod(mimeType: asset.mimeType ?? source.mimeType, size: asset.size)))
+            plan.append(
+                PlannedEntry(
+                    path: path,
+                    content: .file(source.fileURL, size: asset.size, sha256: asset.sha256),
+                    compression: compressionMethod(mimeType: asset.mimeType ?? source.mimeType, size: asset.size)
+                )
+            )
         }
         switch (manifest.tiles, tilesFile) {
         case (nil, nil):
@@ -253,9 +269,13 @@ public struct PackageBuilder: Sendable {
             throw PackageBuildError.tilesMismatch("a tiles file was given but the manifest has no tiles")
         case let (.some(tiles), .some(url)):
             let size = tiles.size ?? (try? fileSize(url)) ?? 0
-            plan.append(PlannedEntry(
-                path: tiles.path, content: .file(url, size: tiles.size, sha256: tiles.sha256),
-                compression: compressionMethod(mimeType: PackageLayout.mbtilesMimeType, size: size)))
+            plan.append(
+                PlannedEntry(
+                    path: tiles.path,
+                    content: .file(url, size: tiles.size, sha256: tiles.sha256),
+                    compression: compressionMethod(mimeType: PackageLayout.mbtilesMimeType, size: size)
+                )
+            )
         }
         return plan
     }
@@ -313,7 +333,12 @@ public struct PackageBuilder: Sendable {
     /// behind; an ``OutputFinisher`` hashes each finished entry of the zip (its bytes no longer
     /// change once ZIPFoundation has moved on) and starts its writeback, so that the final fsync
     /// and hash cost little more than the central directory.
-    static func writeArchive(at url: URL, entries: [PlannedEntry], tracker: ProgressTracker, inputCheck: InputCheck = .sha256) throws -> (String, Int64) {
+    static func writeArchive(
+        at url: URL,
+        entries: [PlannedEntry],
+        tracker: ProgressTracker,
+        inputCheck: InputCheck = .sha256
+    ) throws -> (String, Int64) {
         let finisher: OutputFinisher
         do {
             let archive: Archive
@@ -330,21 +355,33 @@ public struct PackageBuilder: Sendable {
                 switch entry.content {
                 case let .data(data):
                     try archive.addEntry(
-                        with: entry.path, type: .file, uncompressedSize: Int64(data.count),
-                        modificationDate: fixedModificationDate, permissions: filePermissions,
-                        compressionMethod: entry.compression, bufferSize: chunkSize
+                        with: entry.path,
+                        type: .file,
+                        uncompressedSize: Int64(data.count),
+                        modificationDate: fixedModificationDate,
+                        permissions: filePermissions,
+                        compressionMethod: entry.compression,
+                        bufferSize: chunkSize
                     ) { position, size in
                         let start = data.startIndex + Int(position)
                         tracker.add(bytes: size)
-                        return data.subdata(in: start ..< start + size)
+                        return data.subdata(in: start..<start + size)
                     }
                 case let .file(url, size, sha256):
-                    try addFile(to: archive, path: entry.path, url: url, expectedSize: size, expectedSHA256: sha256,
-                                compression: entry.compression, hasher: inputHasher, tracker: tracker)
+                    try addFile(
+                        to: archive,
+                        path: entry.path,
+                        url: url,
+                        expectedSize: size,
+                        expectedSHA256: sha256,
+                        compression: entry.compression,
+                        hasher: inputHasher,
+                        tracker: tracker
+                    )
                 }
                 // ZIPFoundation has flushed the entry; it is final from here on.
                 let end = try finisher.endOfEntry(startingAt: offset)
-                finisher.enqueue(offset ..< end)
+                finisher.enqueue(offset..<end)
                 offset = end
                 tracker.finishFile()
             }
@@ -354,8 +391,14 @@ public struct PackageBuilder: Sendable {
     }
 
     static func addFile(
-        to archive: Archive, path: String, url: URL, expectedSize: Int64?, expectedSHA256: String,
-        compression: CompressionMethod, hasher: InputHasher?, tracker: ProgressTracker
+        to archive: Archive,
+        path: String,
+        url: URL,
+        expectedSize: Int64?,
+        expectedSHA256: String,
+        compression: CompressionMethod,
+        hasher: InputHasher?,
+        tracker: ProgressTracker
     ) throws {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -378,9 +421,13 @@ public struct PackageBuilder: Sendable {
         hasher?.reset()
         var consumed: Int64 = 0
         try archive.addEntry(
-            with: path, type: .file, uncompressedSize: size,
-            modificationDate: fixedModificationDate, permissions: filePermissions,
-            compressionMethod: compression, bufferSize: chunkSize
+            with: path,
+            type: .file,
+            uncompressedSize: size,
+            modificationDate: fixedModificationDate,
+            permissions: filePermissions,
+            compressionMethod: compression,
+            bufferSize: chunkSize
         ) { position, length in
             if Task.isCancelled { throw CancellationError() }
             guard position == consumed else { throw PackageBuildError.io("\(path): non-sequential read at \(position)") }
@@ -389,7 +436,10 @@ public struct PackageBuilder: Sendable {
             let count: Int
             do {
                 count = try FileIO.readFully(
-                    descriptor, into: UnsafeMutableRawBufferPointer(start: memory, count: length), path: url.path)
+                    descriptor,
+                    into: UnsafeMutableRawBufferPointer(start: memory, count: length),
+                    path: url.path
+                )
             } catch {
                 free(memory)
                 throw PackageBuildError.io("\(error)")
@@ -477,12 +527,16 @@ final class OutputFinisher: @unchecked Sendable {
         do {
             let header = try PackageArchiveReader.pread(descriptor: descriptor, count: 30, at: offset)
             guard header.le32(0) == 0x0403_4B50 else { throw ZipReadError.malformed("no local header at \(offset)") }
-            let nameLength = UInt64(header.le16(26)), extraLength = UInt64(header.le16(28))
+            let nameLength = UInt64(header.le16(26))
+            let extraLength = UInt64(header.le16(28))
             var compressed = UInt64(header.le32(18))
             if compressed == 0xFFFF_FFFF {
                 // ZIP64: the extra field holds the uncompressed and then the compressed size.
                 let extra = try PackageArchiveReader.pread(
-                    descriptor: descriptor, count: Int(extraLength), at: offset + 30 + nameLength)
+                    descriptor: descriptor,
+                    count: Int(extraLength),
+                    at: offset + 30 + nameLength
+                )
                 guard extra.count >= 20, extra.le16(0) == 1 else { throw ZipReadError.malformed("no ZIP64 field at \(offset)") }
                 compressed = extra.le64(12)
             }
@@ -503,7 +557,7 @@ final class OutputFinisher: @unchecked Sendable {
         }
         let size = UInt64(info.st_size)
         return try queue.sync {
-            process(hashed ..< size)
+            process(hashed..<size)
             if let failure { throw failure }
             guard fsync(descriptor) == 0 else {
                 throw PackageBuildError.io("fsync \(path): \(String(cString: strerror(errno)))")
@@ -530,7 +584,7 @@ final class OutputFinisher: @unchecked Sendable {
                 failure = .io("reading back \(path) at \(position): \(result < 0 ? String(cString: strerror(errno)) : "end of file")")
                 return
             }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0 ..< result]))
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<result]))
             position += UInt64(result)
         }
         hashed = position

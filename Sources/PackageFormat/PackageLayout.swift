@@ -53,7 +53,8 @@ public enum PackageLayout: Sendable {
     /// separators). The original extension is kept when it is sane; otherwise
     /// `fallbackExtension` is used (and `bin` if that is not sane either).
     public static func safeFileName(_ original: String, fallbackExtension: String) -> String {
-        let lastComponent = original
+        let lastComponent =
+            original
             .split(whereSeparator: { $0 == "/" || $0 == "\\" })
             .last.map(String.init) ?? ""
         // Leading dots and spaces would make a hidden file or a Windows oddity: drop them.
@@ -85,7 +86,7 @@ public enum PackageLayout: Sendable {
     static func sanitizedExtension(_ candidate: String) -> String? {
         let lowered = candidate.lowercased()
         guard (1...10).contains(lowered.count),
-              lowered.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) })
+            lowered.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) })
         else { return nil }
         return lowered
     }
@@ -104,8 +105,10 @@ public enum PackageLayout: Sendable {
             // Other scripts to Latin (where ICU transforms are available), then fold case,
             // accents and width.
             if let latin = text.applyingTransform(.toLatin, reverse: false) { text = latin }
-            text = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive],
-                                locale: Locale(identifier: "en_US_POSIX"))
+            text = text.folding(
+                options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive],
+                locale: Locale(identifier: "en_US_POSIX")
+            )
         }
         var output = ""
         var pendingSeparator: Character?
@@ -121,7 +124,7 @@ public enum PackageLayout: Sendable {
             case "A"..."Z":
                 append(Character(Unicode.Scalar(scalar.value + 32)!))
             case "'", "\u{2019}", "\u{2018}", "`", "\u{02BC}":
-                continue // apostrophes join words: "devil's" -> "devils"
+                continue  // apostrophes join words: "devil's" -> "devils"
             case "_" where allowUnderscore:
                 if pendingSeparator == nil { pendingSeparator = "_" }
             default:
@@ -178,7 +181,8 @@ public enum PackageLayout: Sendable {
     /// already-compressed media (video, MP3/AAC/Ogg/Opus/FLAC audio, JPEG/PNG/WebP/GIF/HEIC/AVIF
     /// images) and unknown types, for which deflate would cost time and save nothing.
     public static func shouldDeflate(mimeType: String) -> Bool {
-        let essence = mimeType
+        let essence =
+            mimeType
             .split(separator: ";", maxSplits: 1).first.map(String.init)?
             .trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         let parts = essence.split(separator: "/", maxSplits: 1).map(String.init)

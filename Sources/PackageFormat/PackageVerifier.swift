@@ -120,9 +120,12 @@ public struct PackageVerifier: Sendable {
             let archive = try Archive(url: url, accessMode: .read)
             let names = archive.map(\.path)
             if names != reader.entries.map(\.path) {
-                report.issues.append(.readersDisagree(
-                    "\(names.count) entries instead of \(reader.entries.count)"
-                        + (names.count == reader.entries.count ? " with different names" : "")))
+                report.issues.append(
+                    .readersDisagree(
+                        "\(names.count) entries instead of \(reader.entries.count)"
+                            + (names.count == reader.entries.count ? " with different names" : "")
+                    )
+                )
             }
         } catch {
             report.issues.append(.readersDisagree("ZIPFoundation cannot open it: \(error)"))
@@ -220,8 +223,12 @@ public struct PackageVerifier: Sendable {
                     count += Int64(chunk.count)
                 }
                 if UInt64(count) != entry.uncompressedSize {
-                    report.issues.append(.unreadableEntry(
-                        path: file.path, reason: "expanded to \(count) bytes, the zip's directory says \(entry.uncompressedSize)"))
+                    report.issues.append(
+                        .unreadableEntry(
+                            path: file.path,
+                            reason: "expanded to \(count) bytes, the zip's directory says \(entry.uncompressedSize)"
+                        )
+                    )
                     continue
                 }
                 let actual = PackageHashing.hex(hasher.finalize())

@@ -82,7 +82,10 @@ public struct SigningKey: Sendable {
         let folder = url.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(
-                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                at: folder,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw SigningKeyError.cannotCreateFolder(path: folder.path, reason: "\(error)")
         }
@@ -95,7 +98,7 @@ public struct SigningKey: Sendable {
         defer { if removeTemporary { unlink(temporaryPath) } }
         do {
             defer { close(descriptor) }
-            _ = fchmod(descriptor, 0o600) // in case of an unusual umask or ACL default
+            _ = fchmod(descriptor, 0o600)  // in case of an unusual umask or ACL default
             try FileIO.writeAll(key.rawRepresentation, to: descriptor, path: temporaryPath)
             guard fsync(descriptor) == 0 else {
                 throw SigningKeyError.io(path: temporaryPath, operation: "fsync", errno: errno)

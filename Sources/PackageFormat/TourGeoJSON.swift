@@ -28,7 +28,10 @@ public enum TourGeoJSONError: Error, Equatable, Sendable, CustomStringConvertibl
 public enum TourGeoJSON: Sendable {
     public static func make(manifest: Manifest) throws -> Data {
         let bounds = manifest.bounds
-        var west = bounds.west, south = bounds.south, east = bounds.east, north = bounds.north
+        var west = bounds.west
+        var south = bounds.south
+        var east = bounds.east
+        var north = bounds.north
         let waypoints = manifest.waypoints.sorted { a, b in
             if a.order != b.order { return a.order < b.order }
             return a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
@@ -52,9 +55,14 @@ public enum TourGeoJSON: Sendable {
                 ("order", .number(String(waypoint.order))),
                 ("description", .string(waypoint.description)),
                 ("assetCount", .number(String(waypoint.assets.count))),
-                ("assets", .array(waypoint.assets.map {
-                    .object([("type", .string($0.type.rawValue)), ("path", .string($0.path))])
-                })),
+                (
+                    "assets",
+                    .array(
+                        waypoint.assets.map {
+                            .object([("type", .string($0.type.rawValue)), ("path", .string($0.path))])
+                        }
+                    )
+                ),
             ]
             if let distance = waypoint.distanceFromPreviousMeters {
                 properties.append(("distanceFromPreviousMeters", try number(distance, decimals: 1, what: "distanceFromPreviousMeters")))
@@ -68,42 +76,56 @@ public enum TourGeoJSON: Sendable {
                 properties.append(("name:\(tag)", .string(text.name)))
                 properties.append(("description:\(tag)", .string(text.description)))
             }
-            features.append(feature(
-                geometry: .object([
-                    ("type", .string("Point")),
-                    ("coordinates", try position(waypoint.coordinates.longitude, waypoint.coordinates.latitude)),
-                ]),
-                properties: properties))
+            features.append(
+                feature(
+                    geometry: .object([
+                        ("type", .string("Point")),
+                        ("coordinates", try position(waypoint.coordinates.longitude, waypoint.coordinates.latitude)),
+                    ]),
+                    properties: properties
+                )
+            )
         }
 
-        let ring = [(bounds.west, bounds.south), (bounds.east, bounds.south), (bounds.east, bounds.north),
-                    (bounds.west, bounds.north), (bounds.west, bounds.south)]
-        features.append(feature(
-            geometry: .object([
-                ("type", .string("Polygon")),
-                ("coordinates", .array([.array(try ring.map { try position($0.0, $0.1) })])),
-            ]),
-            properties: [("kind", .string("frame")), ("name", .string(manifest.mapName))]))
+        let ring = [
+            (bounds.west, bounds.south), (bounds.east, bounds.south), (bounds.east, bounds.north),
+            (bounds.west, bounds.north), (bounds.west, bounds.south),
+        ]
+        features.append(
+            feature(
+                geometry: .object([
+                    ("type", .string("Polygon")),
+                    ("coordinates", .array([.array(try ring.map { try position($0.0, $0.1) })])),
+                ]),
+                properties: [("kind", .string("frame")), ("name", .string(manifest.mapName))]
+            )
+        )
 
         if let route = manifest.route, !route.isEmpty {
             var properties: [(String, JSONValue)] = [("kind", .string("route"))]
             if let minutes = manifest.estimatedDurationMinutes {
                 properties.append(("estimatedDurationMinutes", .number(String(minutes))))
             }
-            features.append(feature(
-                geometry: .object([
-                    ("type", .string("LineString")),
-                    ("coordinates", .array(try route.map { try position($0.longitude, $0.latitude) })),
-                ]),
-                properties: properties))
+            features.append(
+                feature(
+                    geometry: .object([
+                        ("type", .string("LineString")),
+                        ("coordinates", .array(try route.map { try position($0.longitude, $0.latitude) })),
+                    ]),
+                    properties: properties
+                )
+            )
         }
 
         let collection = JSONValue.object([
             ("type", .string("FeatureCollection")),
-            ("bbox", .array([
-                try number(west, decimals: 7, what: "west"), try number(south, decimals: 7, what: "south"),
-                try number(east, decimals: 7, what: "east"), try number(north, decimals: 7, what: "north"),
-            ])),
+            (
+                "bbox",
+                .array([
+                    try number(west, decimals: 7, what: "west"), try number(south, decimals: 7, what: "south"),
+                    try number(east, decimals: 7, what: "east"), try number(north, decimals: 7, what: "north"),
+                ])
+            ),
             ("features", .array(features)),
         ])
         var output = ""

@@ -16,7 +16,8 @@ public struct CatalogVersionStore: Sendable {
 
     /// `$XDG_STATE_HOME/trail-companion/catalogs`, else `~/.local/state/trail-companion/catalogs`.
     public static func defaultFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+        let state =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/state")
         return state.appendingPathComponent("trail-companion/catalogs")
     }

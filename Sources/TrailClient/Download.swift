@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -41,16 +42,33 @@ extension TrailClient {
     /// the versioned URL.
     public func downloadPackage(id: String, to file: URL, progress: ProgressHandler? = nil) async throws -> DownloadResult {
         let hash = try await packageHash(id: id)
-        return try await download(from: apiURL("packages/\(Self.escape(id))/versions/\(hash.version)/download"), to: file,
-                                  expectedSize: hash.size, expectedSHA256: hash.sha256, progress: progress)
+        return try await download(
+            from: apiURL("packages/\(Self.escape(id))/versions/\(hash.version)/download"),
+            to: file,
+            expectedSize: hash.size,
+            expectedSHA256: hash.sha256,
+            progress: progress
+        )
     }
 
     /// Downloads the latest version of a package (`/packages/{id}/download`) with the size and SHA-256 the app
     /// listed (from the catalog or `/packages/{id}`).
-    public func download(packageId: String, to file: URL, expectedSize: Int64, expectedSHA256: String?, etag: String? = nil,
-                         progress: ProgressHandler? = nil) async throws -> DownloadResult {
-        try await download(from: apiURL("packages/\(Self.escape(packageId))/download"), to: file, expectedSize: expectedSize,
-                           expectedSHA256: expectedSHA256, etag: etag, progress: progress)
+    public func download(
+        packageId: String,
+        to file: URL,
+        expectedSize: Int64,
+        expectedSHA256: String?,
+        etag: String? = nil,
+        progress: ProgressHandler? = nil
+    ) async throws -> DownloadResult {
+        try await download(
+            from: apiURL("packages/\(Self.escape(packageId))/download"),
+            to: file,
+            expectedSize: expectedSize,
+            expectedSHA256: expectedSHA256,
+            etag: etag,
+            progress: progress
+        )
     }
 
     /// Downloads `url` to `file`, streaming to disk (memory stays bounded whatever the size).
@@ -68,8 +86,14 @@ extension TrailClient {
     ///
     /// Cancelling the calling task stops the transfer and keeps the bytes so far for a resume
     /// (``DownloadError/cancelled(received:)``).
-    public func download(from url: URL, to file: URL, expectedSize: Int64, expectedSHA256: String?, etag: String? = nil,
-                         progress: ProgressHandler? = nil) async throws -> DownloadResult {
+    public func download(
+        from url: URL,
+        to file: URL,
+        expectedSize: Int64,
+        expectedSHA256: String?,
+        etag: String? = nil,
+        progress: ProgressHandler? = nil
+    ) async throws -> DownloadResult {
         let files = DownloadFiles(file: file)
         let expectedSHA256 = expectedSHA256?.lowercased()
         do {
@@ -89,8 +113,16 @@ extension TrailClient {
             if offset > 0 && offset == expectedSize {
                 // Everything arrived earlier (e.g. interrupted just before the end was recorded).
                 if let complete = try files.finish(expectedSize: expectedSize, expectedSHA256: expectedSHA256, discardOnMismatch: true) {
-                    return DownloadResult(file: file, size: complete.size, sha256: complete.sha256, etag: validator, packageVersion: nil,
-                                          resumedFrom: offset, restarted: false, status: 0)
+                    return DownloadResult(
+                        file: file,
+                        size: complete.size,
+                        sha256: complete.sha256,
+                        etag: validator,
+                        packageVersion: nil,
+                        resumedFrom: offset,
+                        restarted: false,
+                        status: 0
+                    )
                 }
                 offset = 0
                 restartedEarlier = true
@@ -103,8 +135,14 @@ extension TrailClient {
                 request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
                 request.setValue(validator, forHTTPHeaderField: "If-Range")
             }
-            let transfer = Transfer(files: files, requestedOffset: offset, ifRange: offset > 0 ? validator : nil, limit: expectedSize,
-                                    expectedSHA256: expectedSHA256, progress: progress)
+            let transfer = Transfer(
+                files: files,
+                requestedOffset: offset,
+                ifRange: offset > 0 ? validator : nil,
+                limit: expectedSize,
+                expectedSHA256: expectedSHA256,
+                progress: progress
+            )
             let outcome = try await transfer.run(request, configuration: session.configuration)
             switch outcome {
             case .rangeNotSatisfiable:
@@ -116,8 +154,16 @@ extension TrailClient {
                 guard let complete = try files.finish(expectedSize: expectedSize, expectedSHA256: expectedSHA256, discardOnMismatch: true) else {
                     throw DownloadError.incomplete(received: files.partialSize(), expected: expectedSize)
                 }
-                return DownloadResult(file: file, size: complete.size, sha256: complete.sha256, etag: responseETag, packageVersion: packageVersion,
-                                      resumedFrom: resumedFrom, restarted: restarted || restartedEarlier, status: status)
+                return DownloadResult(
+                    file: file,
+                    size: complete.size,
+                    sha256: complete.sha256,
+                    etag: responseETag,
+                    packageVersion: packageVersion,
+                    resumedFrom: resumedFrom,
+                    restarted: restarted || restartedEarlier,
+                    status: status
+                )
             }
         }
         throw DownloadError.incomplete(received: files.partialSize(), expected: expectedSize)
@@ -135,8 +181,9 @@ struct DownloadFiles: Sendable {
 
     func partialSize() -> Int64 {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
-              (attributes[.type] as? FileAttributeType) == .typeRegular,
-              let size = attributes[.size] as? NSNumber else { return 0 }
+            (attributes[.type] as? FileAttributeType) == .typeRegular,
+            let size = attributes[.size] as? NSNumber
+        else { return 0 }
         return size.int64Value
     }
 
@@ -210,8 +257,14 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private var errorBody: Data?
     private var unsatisfiable = false
 
-    init(files: DownloadFiles, requestedOffset: Int64, ifRange: String?, limit: Int64, expectedSHA256: String?,
-         progress: TrailClient.ProgressHandler?) {
+    init(
+        files: DownloadFiles,
+        requestedOffset: Int64,
+        ifRange: String?,
+        limit: Int64,
+        expectedSHA256: String?,
+        progress: TrailClient.ProgressHandler?
+    ) {
         self.files = files
         self.requestedOffset = requestedOffset
         self.ifRange = ifRange
@@ -259,8 +312,12 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         dataTask.cancel()
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         guard let http = response as? HTTPURLResponse else {
             failure = .transport("not an HTTP response")
             completionHandler(.cancel)
@@ -285,7 +342,8 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             case 206:
                 guard requestedOffset > 0 else { throw DownloadError.unexpectedPartialResponse("206 to a request without Range") }
                 guard let contentRange = http.value(forHTTPHeaderField: "Content-Range"),
-                      let range = Self.parseContentRange(contentRange) else {
+                    let range = Self.parseContentRange(contentRange)
+                else {
                     throw DownloadError.unexpectedPartialResponse("Content-Range \(http.value(forHTTPHeaderField: "Content-Range") ?? "missing")")
                 }
                 guard range.first == requestedOffset, range.total == limit, range.last >= range.first, range.last < range.total else {
@@ -388,8 +446,15 @@ final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         } else if written != limit {
             result = .failure(DownloadError.incomplete(received: written, expected: limit))
         } else {
-            result = .success(.complete(status: status, etag: responseETag, packageVersion: packageVersion, resumedFrom: resumedFrom,
-                                        restarted: restarted))
+            result = .success(
+                .complete(
+                    status: status,
+                    etag: responseETag,
+                    packageVersion: packageVersion,
+                    resumedFrom: resumedFrom,
+                    restarted: restarted
+                )
+            )
         }
         let continuation = lock.withLock {
             let continuation = self.continuation

@@ -36,7 +36,12 @@ public struct PackageCheck: Sendable, Equatable {
     static func run(zip: URL, publicKey: String?, expectedSHA256: String?) -> PackageCheck {
         let hashed = try? PackageHashing.sha256(ofFileAt: zip)
         let report = PackageVerifier.verify(zipAt: zip, publicKeyBase64: publicKey)
-        return PackageCheck(zip: zip, sha256: hashed?.sha256 ?? "", size: hashed?.size ?? 0,
-                            expectedSHA256: expectedSHA256, report: report)
+        return PackageCheck(
+            zip: zip,
+            sha256: hashed?.sha256 ?? "",
+            size: hashed?.size ?? 0,
+            expectedSHA256: expectedSHA256,
+            report: report
+        )
     }
 }

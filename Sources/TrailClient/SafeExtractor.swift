@@ -189,7 +189,10 @@ public enum SafeExtractor {
                 }
                 budget -= count
                 guard UInt64(count) == entry.uncompressedSize, crc == entry.crc32 else {
-                    throw ExtractionError.corruptEntry(path: entry.path, reason: "expanded to \(count) bytes with a different CRC-32 than the zip's directory says")
+                    throw ExtractionError.corruptEntry(
+                        path: entry.path,
+                        reason: "expanded to \(count) bytes with a different CRC-32 than the zip's directory says"
+                    )
                 }
                 if let file = listed[entry.path] {
                     let hashed = try? PackageHashing.sha256(ofFileAt: URL(fileURLWithPath: path))

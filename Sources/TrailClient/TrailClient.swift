@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -81,7 +82,8 @@ public struct TrailClient: Sendable {
         request.cachePolicy = .reloadIgnoringLocalCacheData
         let (_, response) = try await send(request)
         guard let sha256 = Transfer.sha256(fromETag: response.value(forHTTPHeaderField: "ETag")),
-              let size = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int64($0) }) else {
+            let size = response.value(forHTTPHeaderField: "Content-Length").flatMap({ Int64($0) })
+        else {
             throw TrailClientError.invalidResponse("no SHA-256 ETag or Content-Length for version \(version)")
         }
         return PackageHash(sha256: sha256, version: version, size: size)
@@ -117,18 +119,29 @@ public struct TrailClient: Sendable {
         var request = URLRequest(url: apiURL("catalog"))
         request.cachePolicy = .reloadIgnoringLocalCacheData
         let (data, response) = try await send(request)
-        return try Self.verifyCatalog(body: data, signature: response.value(forHTTPHeaderField: "Catalog-Signature"),
-                                      pinnedPublicKey: pinnedPublicKey, lastSeenVersion: lastSeenVersion, now: now)
+        return try Self.verifyCatalog(
+            body: data,
+            signature: response.value(forHTTPHeaderField: "Catalog-Signature"),
+            pinnedPublicKey: pinnedPublicKey,
+            lastSeenVersion: lastSeenVersion,
+            now: now
+        )
     }
 
     /// The checks of ``catalog(pinnedPublicKey:lastSeenVersion:now:)`` on bytes the app already has
     /// (for example a catalog stored on the device, checked again at start).
-    public static func verifyCatalog(body: Data, signature: String?, pinnedPublicKey: String, lastSeenVersion: Int?,
-                                     now: Date = Date()) throws -> VerifiedCatalog {
+    public static func verifyCatalog(
+        body: Data,
+        signature: String?,
+        pinnedPublicKey: String,
+        lastSeenVersion: Int?,
+        now: Date = Date()
+    ) throws -> VerifiedCatalog {
         guard SignatureCheck.publicKey(fromBase64: pinnedPublicKey) != nil else { throw CatalogError.invalidPinnedKey }
         guard let signature = signature?.trimmingCharacters(in: .whitespaces), !signature.isEmpty else { throw CatalogError.missingSignature }
         guard let raw = Data(base64Encoded: signature),
-              SignatureCheck.verify(signature: raw, of: body, publicKeyBase64: pinnedPublicKey) else {
+            SignatureCheck.verify(signature: raw, of: body, publicKeyBase64: pinnedPublicKey)
+        else {
             throw CatalogError.invalidSignature
         }
         let catalog: Catalog
@@ -140,7 +153,9 @@ public struct TrailClient: Sendable {
         if let lastSeenVersion, catalog.catalogVersion < lastSeenVersion {
             throw CatalogError.olderThanLastSeen(received: catalog.catalogVersion, lastSeen: lastSeenVersion)
         }
-        guard catalog.expiresAt > now else { throw CatalogError.expired(expiresAt: Manifest.timestamp(catalog.expiresAt), now: Manifest.timestamp(now)) }
+        guard catalog.expiresAt > now else {
+            throw CatalogError.expired(expiresAt: Manifest.timestamp(catalog.expiresAt), now: Manifest.timestamp(now))
+        }
         return VerifiedCatalog(catalog: catalog, body: body, signature: signature)
     }
 
@@ -180,7 +195,8 @@ public struct TrailClient: Sendable {
     }
 
     func send(_ request: URLRequest, accept extra: Set<Int> = []) async throws -> (Data, HTTPURLResponse) {
-        let data: Data, response: URLResponse
+        let data: Data
+        let response: URLResponse
         do {
             (data, response) = try await Self.data(for: request, session: session)
         } catch {

@@ -1,8 +1,9 @@
 import Foundation
+import PackageFormat
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PackageFormat
 
 /// Why an update was refused. The installed version is complete and usable after each of them.
 public enum UpdateError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -85,8 +86,13 @@ extension TrailClient {
     /// With `catalogVersions`, a catalog older than the newest verified before is refused
     /// (``CatalogError/olderThanLastSeen(received:lastSeen:)``) before anything is fetched: a replayed old catalog
     /// cannot take the package back to a withdrawn version. Apps pass a store in their own state folder.
-    public func update(packageId: String, installedAt folder: URL, pinnedPublicKey: String, catalogVersions: CatalogVersionStore? = nil,
-                       progress: UpdateProgressHandler? = nil) async throws -> UpdateResult {
+    public func update(
+        packageId: String,
+        installedAt folder: URL,
+        pinnedPublicKey: String,
+        catalogVersions: CatalogVersionStore? = nil,
+        progress: UpdateProgressHandler? = nil
+    ) async throws -> UpdateResult {
         let fileManager = FileManager.default
         let parent = folder.deletingLastPathComponent()
         let retired = parent.appendingPathComponent(".\(folder.lastPathComponent).retired")
@@ -103,8 +109,14 @@ extension TrailClient {
         let catalog = try await catalog(pinnedPublicKey: pinnedPublicKey, store: catalogVersions).catalog
         guard let entry = catalog.packages.first(where: { $0.id == packageId }) else { throw UpdateError.notInCatalog(packageId) }
         if entry.version == installed.version {
-            return UpdateResult(fromVersion: installed.version, toVersion: installed.version, downloadedBytes: 0, reusedFiles: 0,
-                                fetchedFiles: 0, fullSize: entry.size)
+            return UpdateResult(
+                fromVersion: installed.version,
+                toVersion: installed.version,
+                downloadedBytes: 0,
+                reusedFiles: 0,
+                fetchedFiles: 0,
+                fullSize: entry.size
+            )
         }
 
         // 2. The signed manifest.
@@ -128,7 +140,8 @@ extension TrailClient {
         for file in files {
             let reserved = [PackageLayout.manifestPath, PackageLayout.signaturePath]
             guard PackageLayout.isSafeEntryPath(file.path), !reserved.contains(file.path), file.size != nil,
-                  seen.insert(file.path.lowercased()).inserted else { throw UpdateError.unsafePath(file.path) }
+                seen.insert(file.path.lowercased()).inserted
+            else { throw UpdateError.unsafePath(file.path) }
         }
 
         // 3. The new folder, beside the installed one. One left by an update to another version (the catalog moved on
@@ -147,8 +160,14 @@ extension TrailClient {
         for file in installed.listedFiles { local[file.sha256] = folder.appendingPathComponent(file.path) }
         let toFetch = files.filter { local[$0.sha256] == nil }
         let bytesToDownload = Dictionary(toFetch.map { ($0.sha256, $0.size ?? 0) }, uniquingKeysWith: { first, _ in first }).values.reduce(0, +)
-        var result = UpdateResult(fromVersion: installed.version, toVersion: manifest.version, downloadedBytes: 0, reusedFiles: 0, fetchedFiles: 0,
-                                  fullSize: entry.size)
+        var result = UpdateResult(
+            fromVersion: installed.version,
+            toVersion: manifest.version,
+            downloadedBytes: 0,
+            reusedFiles: 0,
+            fetchedFiles: 0,
+            fullSize: entry.size
+        )
         var done: Int64 = 0
         for file in files {
             let size = file.size ?? 0
@@ -166,8 +185,13 @@ extension TrailClient {
             let base = done
             let downloaded: DownloadResult
             do {
-                downloaded = try await download(from: apiURL("files/\(file.sha256)"), to: target, expectedSize: size, expectedSHA256: file.sha256,
-                                                etag: "\"\(file.sha256)\"") { step in
+                downloaded = try await download(
+                    from: apiURL("files/\(file.sha256)"),
+                    to: target,
+                    expectedSize: size,
+                    expectedSHA256: file.sha256,
+                    etag: "\"\(file.sha256)\""
+                ) { step in
                     progress?(UpdateProgress(downloadedBytes: base + step.receivedBytes, bytesToDownload: bytesToDownload))
                 }
             } catch DownloadError.checksumMismatch(_, let actual) {
@@ -211,8 +235,9 @@ extension TrailClient {
     /// The file exists with this size and SHA-256.
     static func matches(_ url: URL, size: Int64, sha256: String) -> Bool {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
-              (attributes[.size] as? NSNumber)?.int64Value == size,
-              let hashed = try? PackageHashing.sha256(ofFileAt: url) else { return false }
+            (attributes[.size] as? NSNumber)?.int64Value == size,
+            let hashed = try? PackageHashing.sha256(ofFileAt: url)
+        else { return false }
         return hashed.0 == sha256
     }
 

@@ -4,8 +4,11 @@ import PackageFormat
 import TrailClient
 
 struct PackageCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "package", abstract: "Verify, install or update content packages.",
-                                                    subcommands: [Verify.self, Install.self, Update.self])
+    static let configuration = CommandConfiguration(
+        commandName: "package",
+        abstract: "Verify, install or update content packages.",
+        subcommands: [Verify.self, Install.self, Update.self]
+    )
 
     /// `package verify <zip> [--key BASE64 | --server URL]`: checks an offline package completely.
     struct Verify: AsyncParsableCommand {
@@ -18,7 +21,8 @@ struct PackageCommand: AsyncParsableCommand {
                 zip's SHA-256 is compared with the version the server released. Without --key or --server the signature \
                 cannot be checked: the report says so (exit status 0 when nothing else is wrong).
                 Exit status: 0 valid, 1 invalid, 2 the server or the key could not be used.
-                """)
+                """
+        )
 
         @Argument(help: "The package zip.") var zip: String
         @Option(help: "The server's Ed25519 public key, base64 (as /api/v1/signing-key publishes it).") var key: String?
@@ -68,7 +72,9 @@ struct PackageCommand: AsyncParsableCommand {
                         report.extraProblems.append("the zip differs from the copy the server released (SHA-256 \(released.sha256))")
                     }
                 } catch let error as TrailClientError where error.status == 404 || error.status == 410 {
-                    report.serverLine = .note("the server does not publish version \(manifest.version) of \(manifest.packageId) (HTTP \(error.status ?? 0))")
+                    report.serverLine = .note(
+                        "the server does not publish version \(manifest.version) of \(manifest.packageId) (HTTP \(error.status ?? 0))"
+                    )
                 } catch {
                     report.serverLine = .note("could not ask the server about this version: \(error)")
                 }
@@ -84,12 +90,17 @@ struct AppSide: ParsableArguments {
     @Option(help: "The Trail Companion server (e.g. http://127.0.0.1:8080).") var server: String
     @Option(help: "The Ed25519 public key to pin, base64. Without it the server's /api/v1/signing-key is trusted as an app does on first start.")
     var key: String?
-    @Option(help: "The client's state folder: the newest catalog version seen per key is kept there, and an older catalog refused (TRAIL_CLIENT_STATE; default $XDG_STATE_HOME/trail-companion/catalogs or ~/.local/state/trail-companion/catalogs).")
+    @Option(
+        help:
+            "The client's state folder: the newest catalog version seen per key is kept there, and an older catalog refused (TRAIL_CLIENT_STATE; default $XDG_STATE_HOME/trail-companion/catalogs or ~/.local/state/trail-companion/catalogs)."
+    )
     var state: String?
 
     var catalogVersions: CatalogVersionStore {
-        CatalogVersionStore(folder: (state ?? ProcessInfo.processInfo.environment["TRAIL_CLIENT_STATE"]).map { URL(fileURLWithPath: $0) }
-            ?? CatalogVersionStore.defaultFolder())
+        CatalogVersionStore(
+            folder: (state ?? ProcessInfo.processInfo.environment["TRAIL_CLIENT_STATE"]).map { URL(fileURLWithPath: $0) }
+                ?? CatalogVersionStore.defaultFolder()
+        )
     }
 
     /// The signed catalog, verified with `key` and not older than the newest seen before; then recorded.
@@ -127,7 +138,8 @@ extension PackageCommand {
     struct Install: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Download a published package (resumable), verify it completely and extract it into a new folder.",
-            discussion: "Exit status: 0 installed, 1 the package failed verification, 2 the server or the key could not be used.")
+            discussion: "Exit status: 0 installed, 1 the package failed verification, 2 the server or the key could not be used."
+        )
 
         @OptionGroup var app: AppSide
         @Argument(help: "The package id.") var packageId: String
@@ -145,8 +157,12 @@ extension PackageCommand {
                 print("error: the catalog does not list package \(packageId)")
                 throw ExitCode.failure
             }
-            let downloaded = try await trail.download(from: trail.apiURL("packages/\(Self.escape(packageId))/versions/\(entry.version)/download"), to: zip,
-                                                      expectedSize: entry.size, expectedSHA256: entry.sha256)
+            let downloaded = try await trail.download(
+                from: trail.apiURL("packages/\(Self.escape(packageId))/versions/\(entry.version)/download"),
+                to: zip,
+                expectedSize: entry.size,
+                expectedSHA256: entry.sha256
+            )
             let check = TrailClient.verify(zip: zip, publicKey: key, expectedSHA256: entry.sha256)
             var problems = check.problems
             if let manifest = check.manifest, manifest.packageId != packageId || manifest.version != entry.version {
@@ -158,8 +174,10 @@ extension PackageCommand {
             }
             try TrailClient.extract(zip: zip, to: target)
             try? FileManager.default.removeItem(at: zip)
-            print("installed \(packageId) v\(check.manifest?.version ?? 0): downloaded \(downloaded.size - downloaded.resumedFrom) bytes in "
-                  + String(format: "%.2f s", Date().timeIntervalSince(started)))
+            print(
+                "installed \(packageId) v\(check.manifest?.version ?? 0): downloaded \(downloaded.size - downloaded.resumedFrom) bytes in "
+                    + String(format: "%.2f s", Date().timeIntervalSince(started))
+            )
         }
 
         static func escape(_ component: String) -> String {
@@ -171,7 +189,9 @@ extension PackageCommand {
     struct Update: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Bring an installed package folder to the catalog's version, fetching only the files that changed.",
-            discussion: "Follows only a catalog at least as new as the newest seen before (kept in --state), so a replayed older catalog cannot roll the package back. Interrupted, it leaves the folder as it was; run it again to continue. Exit status: 0 up to date, 1 refused, 2 the server or the key could not be used.")
+            discussion:
+                "Follows only a catalog at least as new as the newest seen before (kept in --state), so a replayed older catalog cannot roll the package back. Interrupted, it leaves the folder as it was; run it again to continue. Exit status: 0 up to date, 1 refused, 2 the server or the key could not be used."
+        )
 
         @OptionGroup var app: AppSide
         @Argument(help: "The package id.") var packageId: String
@@ -182,8 +202,12 @@ extension PackageCommand {
             let started = Date()
             let result: UpdateResult
             do {
-                result = try await trail.update(packageId: packageId, installedAt: URL(fileURLWithPath: folder), pinnedPublicKey: key,
-                                                catalogVersions: app.catalogVersions)
+                result = try await trail.update(
+                    packageId: packageId,
+                    installedAt: URL(fileURLWithPath: folder),
+                    pinnedPublicKey: key,
+                    catalogVersions: app.catalogVersions
+                )
             } catch let error as UpdateError {
                 print("error: \(error)")
                 throw ExitCode.failure
@@ -195,8 +219,10 @@ extension PackageCommand {
             if result.fromVersion == result.toVersion {
                 print("up to date at v\(result.toVersion)")
             } else {
-                print("updated v\(result.fromVersion) -> v\(result.toVersion): downloaded \(result.downloadedBytes) of \(result.fullSize) bytes "
-                      + "(\(result.fetchedFiles) files fetched, \(result.reusedFiles) reused) in \(seconds)")
+                print(
+                    "updated v\(result.fromVersion) -> v\(result.toVersion): downloaded \(result.downloadedBytes) of \(result.fullSize) bytes "
+                        + "(\(result.fetchedFiles) files fetched, \(result.reusedFiles) reused) in \(seconds)"
+                )
             }
         }
     }
@@ -231,7 +257,7 @@ struct VerifyReport {
     static func area(_ problem: PackageProblem) -> Area {
         switch problem {
         case .cannotOpen, .readersDisagree, .unsafeEntryPath, .duplicateEntry, .symbolicLink, .directoryEntry, .encryptedEntry,
-             .localHeaderMismatch:
+            .localHeaderMismatch:
             return .structure
         case .missingManifest, .unreadableManifest, .invalidManifest:
             return .manifest
@@ -250,15 +276,20 @@ struct VerifyReport {
         if let manifest = check.manifest {
             out += "  name      \(manifest.packageName) (\(manifest.park)), version \(manifest.version), created \(manifest.createdAt)\n"
             out += "  id        \(manifest.packageId)\n"
-            out += "  content   \(manifest.waypoints.count) waypoint(s), \(report.listedFileCount) listed file(s)\(manifest.tiles == nil ? "" : ", map tiles")\n"
+            out +=
+                "  content   \(manifest.waypoints.count) waypoint(s), \(report.listedFileCount) listed file(s)\(manifest.tiles == nil ? "" : ", map tiles")\n"
         }
         out += "Checks\n"
         func issues(_ area: Area) -> [PackageProblem] { report.issues.filter { Self.area($0) == area } }
         var lines: [Line] = []
         let structure = issues(.structure)
-        lines.append(structure.isEmpty
-            ? .pass("zip structure: \(report.entryCount) entries\(report.usesZIP64 ? " (ZIP64)" : ""), no unsafe paths, links, folders or duplicates")
-            : .fail("zip structure: \(structure.count) problem(s)"))
+        lines.append(
+            structure.isEmpty
+                ? .pass(
+                    "zip structure: \(report.entryCount) entries\(report.usesZIP64 ? " (ZIP64)" : ""), no unsafe paths, links, folders or duplicates"
+                )
+                : .fail("zip structure: \(structure.count) problem(s)")
+        )
         let manifest = issues(.manifest)
         if !manifest.isEmpty {
             lines.append(.fail("manifest.json: \(manifest.count) problem(s)"))
@@ -282,7 +313,11 @@ struct VerifyReport {
         if check.manifest == nil && files.isEmpty {
             lines.append(.note("files not checked: there is no manifest to check them against"))
         } else if files.isEmpty {
-            lines.append(.pass("\(report.verifiedFileCount) of \(report.listedFileCount) listed files match their size and SHA-256 (\(report.verifiedBytes) bytes), nothing unlisted"))
+            lines.append(
+                .pass(
+                    "\(report.verifiedFileCount) of \(report.listedFileCount) listed files match their size and SHA-256 (\(report.verifiedBytes) bytes), nothing unlisted"
+                )
+            )
         } else {
             lines.append(.fail("files: \(report.verifiedFileCount) of \(report.listedFileCount) listed files verified, \(files.count) problem(s)"))
         }

@@ -6,13 +6,23 @@ import TrailServer
 struct StorageOptions: ParsableArguments {
     @Option(help: "Mirror released packages, manifests, files and the signed catalog to s3://BUCKET/PREFIX (TRAIL_STORAGE; default: none).")
     var storage: String?
-    @Option(name: .customLong("s3-endpoint"), help: "S3-compatible endpoint URL, e.g. http://127.0.0.1:8333 for SeaweedFS (TRAIL_S3_ENDPOINT; default: AWS).")
+    @Option(
+        name: .customLong("s3-endpoint"),
+        help: "S3-compatible endpoint URL, e.g. http://127.0.0.1:8333 for SeaweedFS (TRAIL_S3_ENDPOINT; default: AWS)."
+    )
     var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: "Region of the bucket (AWS_REGION; default us-east-1).")
     var s3Region: String?
-    @Option(name: .customLong("public-download-url"), help: "Where phones reach the bucket, usually a CDN: catalog URLs point there and downloads redirect there once an object is in the bucket (TRAIL_PUBLIC_DOWNLOAD_URL; default: the server streams).")
+    @Option(
+        name: .customLong("public-download-url"),
+        help:
+            "Where phones reach the bucket, usually a CDN: catalog URLs point there and downloads redirect there once an object is in the bucket (TRAIL_PUBLIC_DOWNLOAD_URL; default: the server streams)."
+    )
     var publicDownloadURL: String?
-    @Option(name: .customLong("s3-part-size"), help: "Part size of multipart uploads, at least 5M; files over four parts go in parts, four at a time (TRAIL_S3_PART_SIZE; default 16M).")
+    @Option(
+        name: .customLong("s3-part-size"),
+        help: "Part size of multipart uploads, at least 5M; files over four parts go in parts, four at a time (TRAIL_S3_PART_SIZE; default 16M)."
+    )
     var s3PartSize: String?
 
     /// nil without `--storage`. Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or from
@@ -34,8 +44,10 @@ struct StorageOptions: ParsableArguments {
             endpoint = url
         }
         guard let credentials = S3Credentials.fromEnvironment(environment) else {
-            throw ValidationError("--storage needs the bucket's keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                                  + "or as systemd credentials aws-access-key-id and aws-secret-access-key (LoadCredential=)")
+            throw ValidationError(
+                "--storage needs the bucket's keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                    + "or as systemd credentials aws-access-key-id and aws-secret-access-key (LoadCredential=)"
+            )
         }
         var publicURL = publicDownloadURL ?? environment["TRAIL_PUBLIC_DOWNLOAD_URL"]
         if let text = publicURL, text.isEmpty { publicURL = nil }
@@ -44,8 +56,13 @@ struct StorageOptions: ParsableArguments {
                 throw ValidationError("--public-download-url \(text): give an http:// or https:// URL")
             }
         }
-        var settings = StorageSettings(location: location, endpoint: endpoint, region: s3Region ?? environment["AWS_REGION"] ?? "us-east-1",
-                                       credentials: credentials, publicDownloadURL: publicURL)
+        var settings = StorageSettings(
+            location: location,
+            endpoint: endpoint,
+            region: s3Region ?? environment["AWS_REGION"] ?? "us-east-1",
+            credentials: credentials,
+            publicDownloadURL: publicURL
+        )
         if let text = s3PartSize ?? environment["TRAIL_S3_PART_SIZE"] {
             // S3 refuses parts under 5 MiB (but the last) and more than 10,000 parts.
             guard let bytes = FreeSpace.parse(text), bytes >= 5 * 1024 * 1024, bytes <= 5 * 1024 * 1024 * 1024 else {
@@ -61,9 +78,11 @@ struct StorageOptions: ParsableArguments {
 /// `storage sync [--all]` and `storage check`.
 struct StorageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "storage", abstract: "Sync or check the object-storage mirror.",
+        commandName: "storage",
+        abstract: "Sync or check the object-storage mirror.",
         discussion: "Publishes releases to the bucket named by --storage, or compares the bucket with the database.",
-        subcommands: [Sync.self, Check.self])
+        subcommands: [Sync.self, Check.self]
+    )
 
     /// What both subcommands need: the server's configuration (the catalog they write must be the one it serves).
     static func makeSync(_ options: ServerOptions) throws -> DistributionSync {
@@ -80,7 +99,8 @@ struct StorageCommand: AsyncParsableCommand {
     struct Sync: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Upload what the bucket lacks, then the catalog; with --all, everything again (a new bucket, a CDN change).",
-            discussion: "Safe while the server runs. Exit status: 0 the bucket is in sync, 1 it is not (the error says why).")
+            discussion: "Safe while the server runs. Exit status: 0 the bucket is in sync, 1 it is not (the error says why)."
+        )
         @OptionGroup var options: ServerOptions
         @Flag(help: "Forget what is recorded as confirmed in this bucket and upload every object again.") var all = false
 
@@ -90,9 +110,11 @@ struct StorageCommand: AsyncParsableCommand {
             if all { try sync.forgetConfirmed() }
             do {
                 let report = try await sync.syncOnce()
-                print("\(sync.location): uploaded \(report.uploaded.count) object(s)"
-                      + (report.catalogUploaded ? ", then catalog version \(report.catalogVersion ?? 0)" : "; the catalog was up to date")
-                      + ". In sync.")
+                print(
+                    "\(sync.location): uploaded \(report.uploaded.count) object(s)"
+                        + (report.catalogUploaded ? ", then catalog version \(report.catalogVersion ?? 0)" : "; the catalog was up to date")
+                        + ". In sync."
+                )
             } catch {
                 print("error: \(error)")
                 throw ExitCode.failure
@@ -103,7 +125,8 @@ struct StorageCommand: AsyncParsableCommand {
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Compare the bucket with the database: list each object that is missing or different, and check the catalog's signature.",
-            discussion: "Reads only (besides the write test under PREFIX/.trail/). Exit status: 0 in sync, 1 differences or an error.")
+            discussion: "Reads only (besides the write test under PREFIX/.trail/). Exit status: 0 in sync, 1 differences or an error."
+        )
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
@@ -118,8 +141,10 @@ struct StorageCommand: AsyncParsableCommand {
                 throw ExitCode.failure
             }
             if problems.isEmpty {
-                print("\(sync.location) is in sync: every object the published packages need is there with its size and SHA-256, "
-                      + "and catalog.json verifies with the signing key.")
+                print(
+                    "\(sync.location) is in sync: every object the published packages need is there with its size and SHA-256, "
+                        + "and catalog.json verifies with the signing key."
+                )
             } else {
                 print("\(sync.location) differs from the database in \(problems.count) place(s):")
                 for problem in problems { print("  \(problem)") }

@@ -11,10 +11,13 @@ struct TrailCompanion: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trail-companion",
         abstract: "Build, review and publish offline park tours.",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
-                      PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self,
-                      MediaCommand.self],
-        defaultSubcommand: Serve.self)
+        subcommands: [
+            Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
+            PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self,
+            MediaCommand.self,
+        ],
+        defaultSubcommand: Serve.self
+    )
 }
 
 /// `--root` and `--data`, shared by every command; each also reads its `TRAIL_...` variable (the flag wins).
@@ -46,48 +49,100 @@ struct ServerOptions: ParsableArguments {
     @OptionGroup var location: LocationOptions
     @Option(help: "Address to listen on (TRAIL_HOSTNAME; default 127.0.0.1).") var hostname: String?
     @Option(help: "Port (TRAIL_PORT; default 8080).") var port: Int?
-    @Option(name: .customLong("clamav-db"), help: "ClamAV signature folders joined by ':' (TRAIL_CLAMAV_DB; default /var/lib/clamav).") var clamavDB: String?
+    @Option(name: .customLong("clamav-db"), help: "ClamAV signature folders joined by ':' (TRAIL_CLAMAV_DB; default /var/lib/clamav).") var clamavDB:
+        String?
     @Option(help: "clamd unix socket path or host:port; selects the clamd backend (TRAIL_CLAMD).") var clamd: String?
-    @Option(name: .customLong("max-upload-size"), help: "Largest upload in bytes (TRAIL_MAX_UPLOAD_SIZE; default 2 GiB - 1).") var maxUploadSize: Int64?
-    @Option(name: .customLong("required-approvals"), help: "Approvals a new site requires (TRAIL_REQUIRED_APPROVALS; default 1).") var requiredApprovals: Int?
+    @Option(name: .customLong("max-upload-size"), help: "Largest upload in bytes (TRAIL_MAX_UPLOAD_SIZE; default 2 GiB - 1).") var maxUploadSize:
+        Int64?
+    @Option(name: .customLong("required-approvals"), help: "Approvals a new site requires (TRAIL_REQUIRED_APPROVALS; default 1).")
+    var requiredApprovals: Int?
     @Option(name: .customLong("tile-url"), help: "Basemap tile URL template https://…/{z}/{x}/{y}.png (TRAIL_TILE_URL).") var tileURL: String?
-    @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).") var tileAttribution: String?
+    @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).")
+    var tileAttribution: String?
     @Option(name: .customLong("tile-cap"), help: "Most map tiles one package build may fetch (TRAIL_TILE_CAP; default 20000).") var tileCap: Int?
-    @Flag(name: .customLong("tile-allow-private"), help: "Let package builds fetch tiles from loopback, private and link-local addresses, e.g. an agency's own tile server on its LAN (TRAIL_TILE_ALLOW_PRIVATE=1).")
+    @Flag(
+        name: .customLong("tile-allow-private"),
+        help:
+            "Let package builds fetch tiles from loopback, private and link-local addresses, e.g. an agency's own tile server on its LAN (TRAIL_TILE_ALLOW_PRIVATE=1)."
+    )
     var tileAllowPrivate = false
-    @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).") var publicURL: String?
-    @Option(name: .customLong("catalog-lifetime-days"), help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7).") var catalogLifetimeDays: Double?
+    @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).")
+    var publicURL: String?
+    @Option(
+        name: .customLong("catalog-lifetime-days"),
+        help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7)."
+    ) var catalogLifetimeDays: Double?
     @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
-    @Option(name: .customLong("import-max-size"), help: "Largest import file (GeoJSON, GPX, KML, KMZ, CSV) in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB).") var importMaxSize: Int?
-    @Option(name: .customLong("trusted-proxies"), help: "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none).") var trustedProxies: String?
-    @Option(name: .customLong("accel-redirect"), help: "With nginx in front: its internal location for the data folder, e.g. /_trail_files/; package and file downloads are then sent by nginx (TRAIL_ACCEL_REDIRECT; default: the server sends them).")
+    @Option(
+        name: .customLong("import-max-size"),
+        help: "Largest import file (GeoJSON, GPX, KML, KMZ, CSV) in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB)."
+    ) var importMaxSize: Int?
+    @Option(
+        name: .customLong("trusted-proxies"),
+        help:
+            "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none)."
+    ) var trustedProxies: String?
+    @Option(
+        name: .customLong("accel-redirect"),
+        help:
+            "With nginx in front: its internal location for the data folder, e.g. /_trail_files/; package and file downloads are then sent by nginx (TRAIL_ACCEL_REDIRECT; default: the server sends them)."
+    )
     var accelRedirect: String?
-    @Option(name: .customLong("min-free-space"), help: "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G).")
+    @Option(
+        name: .customLong("min-free-space"),
+        help:
+            "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G)."
+    )
     var minFreeSpace: String?
-    @Option(name: .customLong("require-two-step"), help: "Who must use two-step sign-in: none, admins, managers (and admins) or all; those not enrolled enrol at their next sign-in (TRAIL_REQUIRE_TWO_STEP; default admins).")
+    @Option(
+        name: .customLong("require-two-step"),
+        help:
+            "Who must use two-step sign-in: none, admins, managers (and admins) or all; those not enrolled enrol at their next sign-in (TRAIL_REQUIRE_TWO_STEP; default admins)."
+    )
     var requireTwoStep: String?
-    @Option(name: .customLong("oidc-issuer"), help: "Single sign-on: the OpenID Connect provider's issuer URL, https:// (http:// only on loopback) (TRAIL_OIDC_ISSUER).")
+    @Option(
+        name: .customLong("oidc-issuer"),
+        help: "Single sign-on: the OpenID Connect provider's issuer URL, https:// (http:// only on loopback) (TRAIL_OIDC_ISSUER)."
+    )
     var oidcIssuer: String?
     @Option(name: .customLong("oidc-client-id"), help: "The client id registered with the provider (TRAIL_OIDC_CLIENT_ID).") var oidcClientId: String?
     @Option(name: .customLong("oidc-client-secret-file"), help: "A file holding the client secret, mode 600 (TRAIL_OIDC_CLIENT_SECRET_FILE).")
     var oidcClientSecretFile: String?
     @Option(name: .customLong("oidc-label"), help: "The sign-in button's label (TRAIL_OIDC_LABEL; default \"Sign in with your agency account\").")
     var oidcLabel: String?
-    @Flag(name: .customLong("oidc-public-client"), help: "Register as a public client: PKCE alone, no client secret (Login.gov's PKCE way) (TRAIL_OIDC_PUBLIC_CLIENT=1).")
+    @Flag(
+        name: .customLong("oidc-public-client"),
+        help: "Register as a public client: PKCE alone, no client secret (Login.gov's PKCE way) (TRAIL_OIDC_PUBLIC_CLIENT=1)."
+    )
     var oidcPublicClient = false
-    @Option(name: .customLong("oidc-acr-values"), help: "acr_values for the provider's sign-in, where it requires them (Login.gov: http://idmanagement.gov/ns/assurance/ial/1) (TRAIL_OIDC_ACR_VALUES).")
+    @Option(
+        name: .customLong("oidc-acr-values"),
+        help:
+            "acr_values for the provider's sign-in, where it requires them (Login.gov: http://idmanagement.gov/ns/assurance/ial/1) (TRAIL_OIDC_ACR_VALUES)."
+    )
     var oidcAcrValues: String?
-    @Option(name: .customLong("oidc-prompt"), help: "prompt for the provider's sign-in, where it requires one (Login.gov: select_account) (TRAIL_OIDC_PROMPT).")
+    @Option(
+        name: .customLong("oidc-prompt"),
+        help: "prompt for the provider's sign-in, where it requires one (Login.gov: select_account) (TRAIL_OIDC_PROMPT)."
+    )
     var oidcPrompt: String?
-    @Flag(name: .customLong("oidc-create-users"), help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1).")
+    @Flag(
+        name: .customLong("oidc-create-users"),
+        help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1)."
+    )
     var oidcCreateUsers = false
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
-    @Flag(name: .customLong("no-optimize-media"), help: "Make no phone-sized copies of videos, audio and images; packages ship the originals (TRAIL_OPTIMIZE_MEDIA=0).")
+    @Flag(
+        name: .customLong("no-optimize-media"),
+        help: "Make no phone-sized copies of videos, audio and images; packages ship the originals (TRAIL_OPTIMIZE_MEDIA=0)."
+    )
     var noOptimizeMedia = false
-    @Option(name: .customLong("media-conversions"), help: "Media conversions at a time, each a bounded ffmpeg or libvips process (TRAIL_MEDIA_CONVERSIONS; default 1).")
+    @Option(
+        name: .customLong("media-conversions"),
+        help: "Media conversions at a time, each a bounded ffmpeg or libvips process (TRAIL_MEDIA_CONVERSIONS; default 1)."
+    )
     var mediaConversions: Int?
     @OptionGroup(title: "Object storage") var storage: StorageOptions
-
 
     func makeConfig() throws -> AppConfig {
         let environment = ProcessInfo.processInfo.environment
@@ -95,10 +150,13 @@ struct ServerOptions: ParsableArguments {
         location.apply(to: &config)
         config.hostname = hostname ?? environment["TRAIL_HOSTNAME"] ?? config.hostname
         config.port = try port ?? environment["TRAIL_PORT"].map { try Self.parse($0, "TRAIL_PORT") } ?? config.port
-        config.clamavDatabaseFolders = (clamavDB ?? environment["TRAIL_CLAMAV_DB"]).map { $0.split(separator: ":").map(String.init) } ?? config.clamavDatabaseFolders
+        config.clamavDatabaseFolders =
+            (clamavDB ?? environment["TRAIL_CLAMAV_DB"]).map { $0.split(separator: ":").map(String.init) } ?? config.clamavDatabaseFolders
         config.clamdAddress = clamd ?? environment["TRAIL_CLAMD"]
-        config.maxUploadSize = try maxUploadSize ?? environment["TRAIL_MAX_UPLOAD_SIZE"].map { try Self.parse($0, "TRAIL_MAX_UPLOAD_SIZE") } ?? config.maxUploadSize
-        config.defaultRequiredApprovals = try requiredApprovals ?? environment["TRAIL_REQUIRED_APPROVALS"].map { try Self.parse($0, "TRAIL_REQUIRED_APPROVALS") }
+        config.maxUploadSize =
+            try maxUploadSize ?? environment["TRAIL_MAX_UPLOAD_SIZE"].map { try Self.parse($0, "TRAIL_MAX_UPLOAD_SIZE") } ?? config.maxUploadSize
+        config.defaultRequiredApprovals =
+            try requiredApprovals ?? environment["TRAIL_REQUIRED_APPROVALS"].map { try Self.parse($0, "TRAIL_REQUIRED_APPROVALS") }
             ?? config.defaultRequiredApprovals
         config.tileURLTemplate = tileURL ?? environment["TRAIL_TILE_URL"]
         config.tileAttribution = tileAttribution ?? environment["TRAIL_TILE_ATTRIBUTION"]
@@ -119,12 +177,18 @@ struct ServerOptions: ParsableArguments {
             let publicClient = oidcPublicClient || environment["TRAIL_OIDC_PUBLIC_CLIENT"] == "1"
             if publicClient, secretFile != nil { throw ValidationError("--oidc-public-client has no client secret: drop --oidc-client-secret-file") }
             if !publicClient, secretFile == nil {
-                throw ValidationError("--oidc-issuer needs --oidc-client-secret-file (a file: a secret on the command line shows in ps), or --oidc-public-client")
+                throw ValidationError(
+                    "--oidc-issuer needs --oidc-client-secret-file (a file: a secret on the command line shows in ps), or --oidc-public-client"
+                )
             }
             var settings = OIDCSettings(issuer: issuer, clientId: clientId, clientSecretFile: secretFile)
-            settings.acrValues = (oidcAcrValues ?? environment["TRAIL_OIDC_ACR_VALUES"]).flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+            settings.acrValues = (oidcAcrValues ?? environment["TRAIL_OIDC_ACR_VALUES"]).flatMap {
+                $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0
+            }
             settings.prompt = (oidcPrompt ?? environment["TRAIL_OIDC_PROMPT"]).flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
-            if let label = oidcLabel ?? environment["TRAIL_OIDC_LABEL"], !label.trimmingCharacters(in: .whitespaces).isEmpty { settings.label = label }
+            if let label = oidcLabel ?? environment["TRAIL_OIDC_LABEL"], !label.trimmingCharacters(in: .whitespaces).isEmpty {
+                settings.label = label
+            }
             settings.createUsers = oidcCreateUsers || environment["TRAIL_OIDC_CREATE_USERS"] == "1"
             config.oidc = settings
         } else if (oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"]) != nil {
@@ -147,20 +211,26 @@ struct ServerOptions: ParsableArguments {
         }
         guard config.defaultRequiredApprovals >= 1 else { throw ValidationError("--required-approvals must be at least 1") }
         guard config.maxUploadSize > 0 else { throw ValidationError("--max-upload-size must be positive") }
-        let days: Double = try catalogLifetimeDays ?? environment["TRAIL_CATALOG_LIFETIME_DAYS"].map { try Self.parse($0, "TRAIL_CATALOG_LIFETIME_DAYS") } ?? 7
+        let days: Double =
+            try catalogLifetimeDays ?? environment["TRAIL_CATALOG_LIFETIME_DAYS"].map { try Self.parse($0, "TRAIL_CATALOG_LIFETIME_DAYS") } ?? 7
         guard days > 0, days <= 366 else { throw ValidationError("--catalog-lifetime-days must be between 0 and 366") }
         config.catalogLifetime = days * 86_400
-        config.maxFrameAreaKm2 = try maxFrameArea ?? environment["TRAIL_MAX_FRAME_AREA"].map { try Self.parse($0, "TRAIL_MAX_FRAME_AREA") } ?? config.maxFrameAreaKm2
+        config.maxFrameAreaKm2 =
+            try maxFrameArea ?? environment["TRAIL_MAX_FRAME_AREA"].map { try Self.parse($0, "TRAIL_MAX_FRAME_AREA") } ?? config.maxFrameAreaKm2
         guard config.maxFrameAreaKm2 > 0 else { throw ValidationError("--max-frame-area must be positive") }
-        config.importMaxSize = try importMaxSize ?? environment["TRAIL_IMPORT_MAX_SIZE"].map { try Self.parse($0, "TRAIL_IMPORT_MAX_SIZE") } ?? config.importMaxSize
+        config.importMaxSize =
+            try importMaxSize ?? environment["TRAIL_IMPORT_MAX_SIZE"].map { try Self.parse($0, "TRAIL_IMPORT_MAX_SIZE") } ?? config.importMaxSize
         guard config.importMaxSize > 0 else { throw ValidationError("--import-max-size must be positive") }
         if let text = minFreeSpace ?? environment["TRAIL_MIN_FREE_SPACE"] {
-            guard let bytes = FreeSpace.parse(text) else { throw ValidationError("--min-free-space \(text): give bytes, or a size such as 500M or 2G") }
+            guard let bytes = FreeSpace.parse(text) else {
+                throw ValidationError("--min-free-space \(text): give bytes, or a size such as 500M or 2G")
+            }
             config.minFreeSpace = bytes
         }
         config.storage = try storage.makeSettings(environment: environment)
         config.mediaOptimization.enabled = !(noOptimizeMedia || environment["TRAIL_OPTIMIZE_MEDIA"] == "0")
-        config.mediaOptimization.concurrency = try mediaConversions ?? environment["TRAIL_MEDIA_CONVERSIONS"].map { try Self.parse($0, "TRAIL_MEDIA_CONVERSIONS") }
+        config.mediaOptimization.concurrency =
+            try mediaConversions ?? environment["TRAIL_MEDIA_CONVERSIONS"].map { try Self.parse($0, "TRAIL_MEDIA_CONVERSIONS") }
             ?? config.mediaOptimization.concurrency
         guard (1...16).contains(config.mediaOptimization.concurrency) else { throw ValidationError("--media-conversions must be from 1 to 16") }
         return config
@@ -203,8 +273,11 @@ struct Migrate: AsyncParsableCommand {
 }
 
 struct UserCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "user", abstract: "Create or disable users, or reset a password.",
-                                                    subcommands: [Create.self, Disable.self, ResetPassword.self, ResetTwoStep.self])
+    static let configuration = CommandConfiguration(
+        commandName: "user",
+        abstract: "Create or disable users, or reset a password.",
+        subcommands: [Create.self, Disable.self, ResetPassword.self, ResetTwoStep.self]
+    )
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a user; without --password a one-time password is printed.")
@@ -217,8 +290,15 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             let (database, config) = try location.openDatabase()
             let chosen = password ?? CLIPassword.make()
-            let user = try await database.createUser(email: email, displayName: name, password: chosen, isAdmin: admin,
-                                               mustChangePassword: password == nil, bcryptCost: config.bcryptCost, actor: .system)
+            let user = try await database.createUser(
+                email: email,
+                displayName: name,
+                password: chosen,
+                isAdmin: admin,
+                mustChangePassword: password == nil,
+                bcryptCost: config.bcryptCost,
+                actor: .system
+            )
             print("Created \(user.email)\(admin ? " (admin)" : "").")
             if password == nil { print("One-time password: \(chosen)") }
         }
@@ -243,7 +323,8 @@ extension UserCommand {
         static let configuration = CommandConfiguration(
             commandName: "reset-password",
             abstract: "Set a new one-time password and print it once; ends the user's sessions and revokes their API tokens.",
-            discussion: "The user must choose their own password at their next sign-in. Recorded in the audit log.")
+            discussion: "The user must choose their own password at their next sign-in. Recorded in the audit log."
+        )
         @OptionGroup var location: LocationOptions
         @Option var email: String
 
@@ -262,7 +343,8 @@ extension UserCommand {
         static let configuration = CommandConfiguration(
             commandName: "reset-two-step",
             abstract: "Clear a user's two-step sign-in (a lost phone, recovery codes used up); ends their sessions.",
-            discussion: "They are told at their next sign-in, and enrol again there if --require-two-step covers them. Recorded in the audit log.")
+            discussion: "They are told at their next sign-in, and enrol again there if --require-two-step covers them. Recorded in the audit log."
+        )
         @OptionGroup var location: LocationOptions
         @Option var email: String
 
@@ -289,9 +371,16 @@ struct SiteCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (database, _) = try location.openDatabase()
-            let site = try database.createSite(SiteInput(slug: slug, name: name, description: description, requiredApprovals: requiredApprovals,
-                                                                storageQuotaBytes: quotaMB.map { $0 * 1_048_576 }),
-                                               actor: .system)
+            let site = try database.createSite(
+                SiteInput(
+                    slug: slug,
+                    name: name,
+                    description: description,
+                    requiredApprovals: requiredApprovals,
+                    storageQuotaBytes: quotaMB.map { $0 * 1_048_576 }
+                ),
+                actor: .system
+            )
             print("Created site \(site.slug) (\(site.name)), \(site.requiredApprovals) approval(s) required.")
         }
     }

@@ -32,11 +32,18 @@ struct BuilderTests {
         #expect(byName["manifest.sig"]?.sha256 == PackageHashing.sha256Hex(built.signature))
         let geoJSON = try fixture.geoJSON
         #expect(byName["waypoints.geojson"]?.sha256 == PackageHashing.sha256Hex(geoJSON))
-        #expect(built.manifest.geoJSON == .init(path: "waypoints.geojson", size: Int64(geoJSON.count),
-                                                sha256: PackageHashing.sha256Hex(geoJSON)))
+        #expect(
+            built.manifest.geoJSON
+                == .init(
+                    path: "waypoints.geojson",
+                    size: Int64(geoJSON.count),
+                    sha256: PackageHashing.sha256Hex(geoJSON)
+                )
+        )
 
         // Compression: media that is already compressed is stored, text and JSON are deflated.
-        let stored = 0, deflated = 8
+        let stored = 0
+        let deflated = 8
         let expectedMethods: [String: Int] = [
             "manifest.json": deflated, "manifest.sig": stored, "waypoints.geojson": deflated,
             "waypoints/01-fish-lake/intro.mp4": stored, "waypoints/01-fish-lake/lake.jpg": stored,
@@ -72,21 +79,21 @@ struct BuilderTests {
         let zip = fixture.folder.file("package.zip")
         try fixture.build(to: zip)
         let script = #"""
-import base64, sys, zipfile
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.exceptions import InvalidSignature
-key = Ed25519PublicKey.from_public_bytes(base64.b64decode(sys.argv[2]))
-with zipfile.ZipFile(sys.argv[1]) as archive:
-    manifest, signature = archive.read("manifest.json"), archive.read("manifest.sig")
-key.verify(signature, manifest)
-tampered = bytearray(manifest)
-tampered[len(tampered) // 2] ^= 1
-try:
-    key.verify(signature, bytes(tampered))
-    print("tampered manifest accepted")
-except InvalidSignature:
-    print("ok")
-"""#
+            import base64, sys, zipfile
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+            from cryptography.exceptions import InvalidSignature
+            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(sys.argv[2]))
+            with zipfile.ZipFile(sys.argv[1]) as archive:
+                manifest, signature = archive.read("manifest.json"), archive.read("manifest.sig")
+            key.verify(signature, manifest)
+            tampered = bytearray(manifest)
+            tampered[len(tampered) // 2] ^= 1
+            try:
+                key.verify(signature, bytes(tampered))
+                print("tampered manifest accepted")
+            except InvalidSignature:
+                print("ok")
+            """#
         let output = try python(script, [zip.path, fixture.key.publicKeyBase64])
         #expect(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
     }
@@ -105,7 +112,8 @@ except InvalidSignature:
             try FileManager.default.copyItem(at: source.fileURL, to: url)
             try FileManager.default.setAttributes(
                 [.posixPermissions: 0o600, .modificationDate: Date(timeIntervalSince1970: 1_400_000_000 + Double(index))],
-                ofItemAtPath: url.path)
+                ofItemAtPath: url.path
+            )
             return PackageEntrySource(path: source.path, fileURL: url, mimeType: source.mimeType)
         }
         let second = try copy.build(to: fixture.folder.file("b/other-name.zip"))
@@ -133,7 +141,8 @@ except InvalidSignature:
     // MARK: Refusals
 
     func expectRefusal(
-        _ expected: PackageBuildError, sourceLocation: SourceLocation = #_sourceLocation,
+        _ expected: PackageBuildError,
+        sourceLocation: SourceLocation = #_sourceLocation,
         _ change: (inout TourFixture) throws -> Void
     ) throws {
         var fixture = try TourFixture.make(withTiles: true)
@@ -183,8 +192,10 @@ except InvalidSignature:
         _ = try fixture.build(to: zip, inputCheck: .sizeOnly)
         let report = PackageVerifier.verify(zipAt: zip, publicKeyBase64: fixture.key.publicKeyBase64)
         #expect(!report.isValid)
-        #expect(report.issues.contains { if case let .checksumMismatch(path, _, _) = $0 { path == fixture.media[1].path } else { false } },
-                "\(report.issues)")
+        #expect(
+            report.issues.contains { if case let .checksumMismatch(path, _, _) = $0 { path == fixture.media[1].path } else { false } },
+            "\(report.issues)"
+        )
         // A size that differs is still refused by the builder itself.
         fixture.manifest.waypoints[0].assets[1].size += 1
         #expect(throws: PackageBuildError.self) { try fixture.build(to: fixture.folder.file("size.zip"), inputCheck: .sizeOnly) }
@@ -225,8 +236,13 @@ except InvalidSignature:
             $0.media.append(PackageEntrySource(path: "waypoints\\01\\x.mp4", fileURL: $0.media[0].fileURL, mimeType: "video/mp4"))
         }
         try expectRefusal(.mediaNotInManifest("waypoints/01-fish-lake/extra.mp4")) {
-            $0.media.append(PackageEntrySource(path: "waypoints/01-fish-lake/extra.mp4", fileURL: $0.media[0].fileURL,
-                                               mimeType: "video/mp4"))
+            $0.media.append(
+                PackageEntrySource(
+                    path: "waypoints/01-fish-lake/extra.mp4",
+                    fileURL: $0.media[0].fileURL,
+                    mimeType: "video/mp4"
+                )
+            )
         }
         try expectRefusal(.duplicateEntryPath("waypoints/01-fish-lake/intro.mp4")) { $0.media.append($0.media[0]) }
         try expectRefusal(.missingMediaSource("waypoints/02-cafe-nandu-overlook/notes.txt")) { $0.media.remove(at: 3) }

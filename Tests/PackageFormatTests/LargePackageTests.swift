@@ -1,7 +1,7 @@
 import Foundation
 import PackageFormat
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -14,19 +14,31 @@ private func manifestForFiles(_ files: [(path: String, url: URL)], hashes: [Stri
     var waypoints: [Manifest.Waypoint] = []
     let perWaypoint = 4
     for (index, chunk) in stride(from: 0, to: files.count, by: perWaypoint).enumerated() {
-        let slice = files[chunk ..< min(chunk + perWaypoint, files.count)]
-        waypoints.append(Manifest.Waypoint(
-            name: "Stop \(index + 1)", order: index + 1,
-            coordinates: .init(latitude: 44.4, longitude: -122.1 + Double(index) * 0.001),
-            description: "", assets: slice.map { file in
-                let (sha, size) = hashes[file.path]!
-                return Manifest.Asset(type: .video, path: file.path, mimeType: "video/mp4", size: size, sha256: sha)
-            }))
+        let slice = files[chunk..<min(chunk + perWaypoint, files.count)]
+        waypoints.append(
+            Manifest.Waypoint(
+                name: "Stop \(index + 1)",
+                order: index + 1,
+                coordinates: .init(latitude: 44.4, longitude: -122.1 + Double(index) * 0.001),
+                description: "",
+                assets: slice.map { file in
+                    let (sha, size) = hashes[file.path]!
+                    return Manifest.Asset(type: .video, path: file.path, mimeType: "video/mp4", size: size, sha256: sha)
+                }
+            )
+        )
     }
     return Manifest(
-        packageId: "large", version: 1, createdAt: "2026-11-22T10:00:00Z", packageName: "Large", park: "Park",
-        mapName: "large", bounds: .init(north: 45, south: 44, east: -121, west: -123), description: "",
-        waypoints: waypoints)
+        packageId: "large",
+        version: 1,
+        createdAt: "2026-11-22T10:00:00Z",
+        packageName: "Large",
+        park: "Park",
+        mapName: "large",
+        bounds: .init(north: 45, south: 44, east: -121, west: -123),
+        description: "",
+        waypoints: waypoints
+    )
 }
 
 /// Peak resident set size of this process, in bytes (Linux).
@@ -49,8 +61,10 @@ struct LargePackageTests {
     /// Writes more than 4 GiB into the zip: a sparse 4 GiB + 4 MiB file (cheap to make and
     /// read) is stored, and a small file comes after it, so the zip needs ZIP64 sizes in the
     /// first entry, a ZIP64 offset in the central directory and a ZIP64 end record.
-    @Test(.enabled(if: environment["TRAIL_SLOW_TESTS"] == "1", "set TRAIL_SLOW_TESTS=1 (CI does)"),
-          .timeLimit(.minutes(20)))
+    @Test(
+        .enabled(if: environment["TRAIL_SLOW_TESTS"] == "1", "set TRAIL_SLOW_TESTS=1 (CI does)"),
+        .timeLimit(.minutes(20))
+    )
     func zip64PackageOver4GiB() async throws {
         try await DiskHeavyLock.hold { try await writeAndReadBack() }
     }
@@ -82,9 +96,13 @@ struct LargePackageTests {
         let started = Date()
         let built = try await offPool {
             try PackageBuilder.build(
-                manifest: manifest, geoJSON: try TourGeoJSON.make(manifest: manifest),
+                manifest: manifest,
+                geoJSON: try TourGeoJSON.make(manifest: manifest),
                 media: files.map { PackageEntrySource(path: $0.path, fileURL: $0.url, mimeType: "video/mp4") },
-                tilesFile: nil, signingKey: key, to: zip)
+                tilesFile: nil,
+                signingKey: key,
+                to: zip
+            )
         }
         print("ZIP64 package: \(built.size) bytes in \(Date().timeIntervalSince(started)) s")
         #expect(built.size > bigSize)
@@ -118,16 +136,22 @@ struct LargePackageTests {
     /// the zip holds all the media and that RSS grew by less than 64 MiB.
     @Test(.enabled(if: environment["TRAIL_BENCH"] == "1", "set TRAIL_BENCH=1 (scripts/bench-package.sh)"))
     func benchmarkBuild() throws {
-        let mediaFolder = try #require(environment["TRAIL_BENCH_MEDIA"].map { URL(fileURLWithPath: $0) },
-                                       "TRAIL_BENCH_MEDIA must name the media folder")
-        let output = try #require(environment["TRAIL_BENCH_OUTPUT"].map { URL(fileURLWithPath: $0) },
-                                  "TRAIL_BENCH_OUTPUT must name the zip to write")
+        let mediaFolder = try #require(
+            environment["TRAIL_BENCH_MEDIA"].map { URL(fileURLWithPath: $0) },
+            "TRAIL_BENCH_MEDIA must name the media folder"
+        )
+        let output = try #require(
+            environment["TRAIL_BENCH_OUTPUT"].map { URL(fileURLWithPath: $0) },
+            "TRAIL_BENCH_OUTPUT must name the zip to write"
+        )
         let names = try FileManager.default.contentsOfDirectory(atPath: mediaFolder.path).sorted()
         // Four files per waypoint, in the waypoint folders the server would use.
         let files = names.enumerated().map { index, name in
-            (path: PackageLayout.waypointFolder(order: index / 4 + 1, name: "Stop \(index / 4 + 1)") + "/"
-                + PackageLayout.safeFileName(name, fallbackExtension: "mp4"),
-             url: mediaFolder.appendingPathComponent(name))
+            (
+                path: PackageLayout.waypointFolder(order: index / 4 + 1, name: "Stop \(index / 4 + 1)") + "/"
+                    + PackageLayout.safeFileName(name, fallbackExtension: "mp4"),
+                url: mediaFolder.appendingPathComponent(name)
+            )
         }
         // Asset hashes are known before building (the server has them from the upload).
         var hashes: [String: (String, Int64)] = [:]
@@ -144,19 +168,34 @@ struct LargePackageTests {
         let rssBaseline = peakRSS() ?? 0
         let started = Date()
         let built = try PackageBuilder.build(
-            manifest: manifest, geoJSON: try TourGeoJSON.make(manifest: manifest), media: media, tilesFile: nil,
-            signingKey: SigningKey.generate(), to: output,
-            inputCheck: environment["TRAIL_BENCH_INPUT_CHECK"] == "size" ? .sizeOnly : .sha256)
+            manifest: manifest,
+            geoJSON: try TourGeoJSON.make(manifest: manifest),
+            media: media,
+            tilesFile: nil,
+            signingKey: SigningKey.generate(),
+            to: output,
+            inputCheck: environment["TRAIL_BENCH_INPUT_CHECK"] == "size" ? .sizeOnly : .sha256
+        )
         let seconds = Date().timeIntervalSince(started)
         let rssPeak = peakRSS() ?? 0
         let growth = rssPeak - rssBaseline
         let mib = Double(totalBytes) / 1_048_576
-        print(String(format: "BENCH media_mib=%.0f files=%d build_seconds=%.2f throughput_mib_s=%.0f zip_bytes=%lld "
-                     + "rss_before_mib=%.1f rss_peak_mib=%.1f rss_growth_mib=%.1f prehash_seconds=%.2f",
-                     mib, files.count, seconds, mib / seconds, built.size, Double(rssBefore) / 1_048_576,
-                     Double(rssPeak) / 1_048_576, Double(growth) / 1_048_576, hashSeconds))
+        print(
+            String(
+                format: "BENCH media_mib=%.0f files=%d build_seconds=%.2f throughput_mib_s=%.0f zip_bytes=%lld "
+                    + "rss_before_mib=%.1f rss_peak_mib=%.1f rss_growth_mib=%.1f prehash_seconds=%.2f",
+                mib,
+                files.count,
+                seconds,
+                mib / seconds,
+                built.size,
+                Double(rssBefore) / 1_048_576,
+                Double(rssPeak) / 1_048_576,
+                Double(growth) / 1_048_576,
+                hashSeconds
+            )
+        )
         #expect(built.size > totalBytes)
         #expect(growth < 64 << 20, "RSS grew by \(growth / 1_048_576) MiB")
     }
 }
-

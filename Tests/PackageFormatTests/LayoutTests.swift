@@ -104,8 +104,10 @@ struct LayoutTests {
             let length = Int(random.next() % 40)
             let name = String((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
             let safe = PackageLayout.safeFileName(name, fallbackExtension: "bin")
-            #expect(PackageLayout.isSafeEntryPath(safe) && !safe.hasPrefix(".") && safe.count <= 100,
-                    "\(name.debugDescription) -> \(safe.debugDescription)")
+            #expect(
+                PackageLayout.isSafeEntryPath(safe) && !safe.hasPrefix(".") && safe.count <= 100,
+                "\(name.debugDescription) -> \(safe.debugDescription)"
+            )
         }
     }
 
@@ -127,14 +129,18 @@ struct LayoutTests {
     }
 
     @Test func compressionChoices() {
-        for mime in ["text/plain", "text/plain; charset=utf-8", "TEXT/HTML", "application/json", "application/geo+json",
-                     "application/vnd.sqlite3", "application/x-mbtiles", "audio/wav", "audio/x-wav", "image/svg+xml",
-                     "application/gpx+xml", "image/bmp"] {
+        for mime in [
+            "text/plain", "text/plain; charset=utf-8", "TEXT/HTML", "application/json", "application/geo+json",
+            "application/vnd.sqlite3", "application/x-mbtiles", "audio/wav", "audio/x-wav", "image/svg+xml",
+            "application/gpx+xml", "image/bmp",
+        ] {
             #expect(PackageLayout.shouldDeflate(mimeType: mime), "\(mime)")
         }
-        for mime in ["video/mp4", "video/quicktime", "audio/mpeg", "audio/aac", "audio/ogg", "audio/flac", "image/jpeg",
-                     "image/png", "image/webp", "image/gif", "image/heic", "application/octet-stream", "application/pdf",
-                     "garbage", ""] {
+        for mime in [
+            "video/mp4", "video/quicktime", "audio/mpeg", "audio/aac", "audio/ogg", "audio/flac", "image/jpeg",
+            "image/png", "image/webp", "image/gif", "image/heic", "application/octet-stream", "application/pdf",
+            "garbage", "",
+        ] {
             #expect(!PackageLayout.shouldDeflate(mimeType: mime), "\(mime)")
         }
     }

@@ -6,21 +6,43 @@ import Testing
 struct ManifestTests {
     static func minimalManifest() -> Manifest {
         Manifest(
-            packageId: "p1", version: 1, createdAt: "2026-11-22T10:00:00Z", packageName: "Loop", park: "Park",
-            mapName: "loop", bounds: .init(north: 44.43, south: 44.36, east: -122.0, west: -122.2),
+            packageId: "p1",
+            version: 1,
+            createdAt: "2026-11-22T10:00:00Z",
+            packageName: "Loop",
+            park: "Park",
+            mapName: "loop",
+            bounds: .init(north: 44.43, south: 44.36, east: -122.0, west: -122.2),
             description: "d",
-            waypoints: [.init(name: "Start", order: 1, coordinates: .init(latitude: 44.4, longitude: -122.1),
-                              description: "", assets: [
-                                .init(type: .image, path: "waypoints/01-start/a.jpg", mimeType: "image/jpeg",
-                                      size: 3, sha256: String(repeating: "ab", count: 32)),
-                              ])])
+            waypoints: [
+                .init(
+                    name: "Start",
+                    order: 1,
+                    coordinates: .init(latitude: 44.4, longitude: -122.1),
+                    description: "",
+                    assets: [
+                        .init(
+                            type: .image,
+                            path: "waypoints/01-start/a.jpg",
+                            mimeType: "image/jpeg",
+                            size: 3,
+                            sha256: String(repeating: "ab", count: 32)
+                        )
+                    ]
+                )
+            ]
+        )
     }
 
     @Test func encodingHasExactlyTheDesignKeysAndOmitsNils() throws {
         let data = try Self.minimalManifest().encoded()
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        #expect(Set(object.keys) == ["formatVersion", "packageId", "version", "createdAt", "packageName", "park",
-                                     "mapName", "bounds", "description", "waypoints"])
+        #expect(
+            Set(object.keys) == [
+                "formatVersion", "packageId", "version", "createdAt", "packageName", "park",
+                "mapName", "bounds", "description", "waypoints",
+            ]
+        )
         let bounds = try #require(object["bounds"] as? [String: Any])
         #expect(Set(bounds.keys) == ["northWest", "southEast"])
         #expect(Set((bounds["northWest"] as? [String: Any] ?? [:]).keys) == ["latitude", "longitude"])
@@ -89,10 +111,18 @@ struct ManifestTests {
         #expect(!problems { $0.waypoints.append($0.waypoints[0]) }.isEmpty, "duplicate name, order and path")
         #expect(!problems { $0.waypoints = [] }.isEmpty)
         #expect(!problems { $0.bounds = .init(north: 44, south: 45, east: -122, west: -123) }.isEmpty)
-        #expect(!problems {
-            $0.tiles = .init(path: "tiles/other.mbtiles", format: "png", minZoom: 10, maxZoom: 16, tileCount: 1,
-                             sha256: String(repeating: "0", count: 64))
-        }.isEmpty)
+        #expect(
+            !problems {
+                $0.tiles = .init(
+                    path: "tiles/other.mbtiles",
+                    format: "png",
+                    minZoom: 10,
+                    maxZoom: 16,
+                    tileCount: 1,
+                    sha256: String(repeating: "0", count: 64)
+                )
+            }.isEmpty
+        )
         #expect(!problems { $0.route = [.init(longitude: -122, latitude: 44.4)] }.isEmpty)
     }
 

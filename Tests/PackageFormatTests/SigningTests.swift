@@ -87,18 +87,18 @@ struct SigningTests {
         let data = Data("manifest bytes ✓".utf8)
         let signature = try key.sign(data)
         let script = #"""
-import base64, sys
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.exceptions import InvalidSignature
-key = Ed25519PublicKey.from_public_bytes(base64.b64decode(sys.argv[1]))
-data, signature = base64.b64decode(sys.argv[2]), base64.b64decode(sys.argv[3])
-key.verify(signature, data)
-try:
-    key.verify(signature, data + b"x")
-    print("tampered accepted")
-except InvalidSignature:
-    print("ok")
-"""#
+            import base64, sys
+            from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+            from cryptography.exceptions import InvalidSignature
+            key = Ed25519PublicKey.from_public_bytes(base64.b64decode(sys.argv[1]))
+            data, signature = base64.b64decode(sys.argv[2]), base64.b64decode(sys.argv[3])
+            key.verify(signature, data)
+            try:
+                key.verify(signature, data + b"x")
+                print("tampered accepted")
+            except InvalidSignature:
+                print("ok")
+            """#
         let output = try python(script, [key.publicKeyBase64, data.base64EncodedString(), signature.base64EncodedString()])
         #expect(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
     }

@@ -44,34 +44,34 @@ struct PythonZipListing: Decodable {
 /// Reads every entry (Python checks each CRC-32 as it reaches the end of an entry) and hashes it.
 func pythonZipListing(_ zip: URL) throws -> PythonZipListing {
     let script = #"""
-import hashlib, json, os, sys, zipfile
-path = sys.argv[1]
-entries = []
-with zipfile.ZipFile(path) as archive:
-    for info in archive.infolist():
-        digest = hashlib.sha256()
-        with archive.open(info) as stream:
-            while True:
-                chunk = stream.read(1 << 20)
-                if not chunk:
-                    break
-                digest.update(chunk)
-        entries.append({
-            "name": info.filename, "size": info.file_size, "compressedSize": info.compress_size,
-            "method": info.compress_type, "sha256": digest.hexdigest(),
-            "dateTime": list(info.date_time), "externalAttr": info.external_attr,
-            "createSystem": info.create_system,
-        })
-whole = hashlib.sha256()
-with open(path, "rb") as handle:
-    for chunk in iter(lambda: handle.read(1 << 20), b""):
-        whole.update(chunk)
-    size = handle.tell()
-    handle.seek(max(0, size - 200))
-    tail = handle.read()
-json.dump({"entries": entries, "fileSHA256": whole.hexdigest(), "fileSize": size,
-           "zip64EndRecord": b"PK\x06\x06" in tail and b"PK\x06\x07" in tail}, sys.stdout)
-"""#
+        import hashlib, json, os, sys, zipfile
+        path = sys.argv[1]
+        entries = []
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                digest = hashlib.sha256()
+                with archive.open(info) as stream:
+                    while True:
+                        chunk = stream.read(1 << 20)
+                        if not chunk:
+                            break
+                        digest.update(chunk)
+                entries.append({
+                    "name": info.filename, "size": info.file_size, "compressedSize": info.compress_size,
+                    "method": info.compress_type, "sha256": digest.hexdigest(),
+                    "dateTime": list(info.date_time), "externalAttr": info.external_attr,
+                    "createSystem": info.create_system,
+                })
+        whole = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                whole.update(chunk)
+            size = handle.tell()
+            handle.seek(max(0, size - 200))
+            tail = handle.read()
+        json.dump({"entries": entries, "fileSHA256": whole.hexdigest(), "fileSize": size,
+                   "zip64EndRecord": b"PK\x06\x06" in tail and b"PK\x06\x07" in tail}, sys.stdout)
+        """#
     return try JSONDecoder().decode(PythonZipListing.self, from: try python(script, [zip.path]))
 }
 
@@ -79,26 +79,29 @@ json.dump({"entries": entries, "fileSHA256": whole.hexdigest(), "fileSize": size
 /// or to null (drop it); `additions` are extra entries `[name, base64, kind]` where kind is
 /// "file" or "symlink".
 func pythonRewrite(
-    _ source: URL, to destination: URL, replace: [String: Data] = [:], drop: Set<String> = [],
+    _ source: URL,
+    to destination: URL,
+    replace: [String: Data] = [:],
+    drop: Set<String> = [],
     add: [(name: String, data: Data, symlink: Bool)] = []
 ) throws {
     let script = #"""
-import base64, json, sys, zipfile
-source, destination, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-with zipfile.ZipFile(source) as original, zipfile.ZipFile(destination, "w") as result:
-    for info in original.infolist():
-        if info.filename in spec["drop"]:
-            continue
-        data = original.read(info)
-        if info.filename in spec["replace"]:
-            data = base64.b64decode(spec["replace"][info.filename])
-        result.writestr(info, data)
-    for name, payload, symlink in spec["add"]:
-        info = zipfile.ZipInfo(name, date_time=(2000, 1, 1, 0, 0, 0))
-        info.create_system = 3
-        info.external_attr = ((0o120777 if symlink else 0o100644) << 16)
-        result.writestr(info, base64.b64decode(payload))
-"""#
+        import base64, json, sys, zipfile
+        source, destination, spec = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+        with zipfile.ZipFile(source) as original, zipfile.ZipFile(destination, "w") as result:
+            for info in original.infolist():
+                if info.filename in spec["drop"]:
+                    continue
+                data = original.read(info)
+                if info.filename in spec["replace"]:
+                    data = base64.b64decode(spec["replace"][info.filename])
+                result.writestr(info, data)
+            for name, payload, symlink in spec["add"]:
+                info = zipfile.ZipInfo(name, date_time=(2000, 1, 1, 0, 0, 0))
+                info.create_system = 3
+                info.external_attr = ((0o120777 if symlink else 0o100644) << 16)
+                result.writestr(info, base64.b64decode(payload))
+        """#
     let spec: [String: Any] = [
         "replace": replace.mapValues { $0.base64EncodedString() },
         "drop": Array(drop),
@@ -127,7 +130,13 @@ struct TourFixture {
         let mediaFolder = folder.url.appendingPathComponent("media")
         try FileManager.default.createDirectory(at: mediaFolder, withIntermediateDirectories: true)
 
-        struct Spec { var waypoint: Int; var name: String; var type: Manifest.AssetType; var mime: String; var data: Data }
+        struct Spec {
+            var waypoint: Int
+            var name: String
+            var type: Manifest.AssetType
+            var mime: String
+            var data: Data
+        }
         var mp4 = Data([0, 0, 0, 0x20]) + Data("ftypisom".utf8)
         mp4 += random.bytes(300_000)
         var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data("JFIF".utf8)
@@ -152,19 +161,27 @@ struct TourFixture {
             // Stored under a server-made name, as the server does.
             let file = mediaFolder.appendingPathComponent("asset-\(index)")
             try spec.data.write(to: file)
-            assetsByWaypoint[spec.waypoint].append(Manifest.Asset(
-                type: spec.type, path: path, mimeType: spec.mime, size: Int64(spec.data.count),
-                sha256: PackageHashing.sha256Hex(spec.data)))
+            assetsByWaypoint[spec.waypoint].append(
+                Manifest.Asset(
+                    type: spec.type,
+                    path: path,
+                    mimeType: spec.mime,
+                    size: Int64(spec.data.count),
+                    sha256: PackageHashing.sha256Hex(spec.data)
+                )
+            )
             media.append(PackageEntrySource(path: path, fileURL: file, mimeType: spec.mime))
         }
         let coordinates = [(44.40, -122.00), (44.41234567891, -122.1), (44.38, -122.15)]
         let waypoints = waypointNames.enumerated().map { index, name in
             Manifest.Waypoint(
-                name: name, order: index + 1,
+                name: name,
+                order: index + 1,
                 coordinates: .init(latitude: coordinates[index].0, longitude: coordinates[index].1),
                 description: "Stop \(index + 1): \(name) / \"quoted\" \\ backslash",
                 assets: assetsByWaypoint[index],
-                distanceFromPreviousMeters: index == 0 ? nil : 1234.5 * Double(index))
+                distanceFromPreviousMeters: index == 0 ? nil : 1234.5 * Double(index)
+            )
         }
         var tiles: Manifest.Tiles?
         var tilesFile: URL?
@@ -172,21 +189,40 @@ struct TourFixture {
             let data = Data("SQLite format 3\u{0}".utf8) + Data(repeating: 0x42, count: 50_000) + random.bytes(10_000)
             let url = folder.url.appendingPathComponent("map.mbtiles")
             try data.write(to: url)
-            tiles = Manifest.Tiles(format: "png", minZoom: 10, maxZoom: 16, tileCount: 1234,
-                                   sha256: PackageHashing.sha256Hex(data), size: Int64(data.count))
+            tiles = Manifest.Tiles(
+                format: "png",
+                minZoom: 10,
+                maxZoom: 16,
+                tileCount: 1234,
+                sha256: PackageHashing.sha256Hex(data),
+                size: Int64(data.count)
+            )
             tilesFile = url
         }
         let manifest = Manifest(
-            packageId: "3f6c1d2e-santiam", version: 3, createdAt: "2026-11-22T10:00:00Z",
-            packageName: "Santiam Wagon Road", park: "Sweet Home Ranger District", mapName: "santiam-wagon-road",
+            packageId: "3f6c1d2e-santiam",
+            version: 3,
+            createdAt: "2026-11-22T10:00:00Z",
+            packageName: "Santiam Wagon Road",
+            park: "Sweet Home Ranger District",
+            mapName: "santiam-wagon-road",
             bounds: .init(north: 44.43, south: 44.36, east: -122.00, west: -122.20),
-            description: "A walk along the old wagon road.", waypoints: waypoints, tiles: tiles,
-            route: [.init(longitude: -122.0, latitude: 44.40), .init(longitude: -122.1, latitude: 44.41),
-                    .init(longitude: -122.15, latitude: 44.38)],
-            estimatedDurationMinutes: 95)
+            description: "A walk along the old wagon road.",
+            waypoints: waypoints,
+            tiles: tiles,
+            route: [
+                .init(longitude: -122.0, latitude: 44.40), .init(longitude: -122.1, latitude: 44.41),
+                .init(longitude: -122.15, latitude: 44.38),
+            ],
+            estimatedDurationMinutes: 95
+        )
         return TourFixture(
-            folder: folder, manifest: manifest, media: media, tilesFile: tilesFile,
-            key: SigningKey.generate())
+            folder: folder,
+            manifest: manifest,
+            media: media,
+            tilesFile: tilesFile,
+            key: SigningKey.generate()
+        )
     }
 
     /// The fixture's manifest (the fixture's files are removed again).
@@ -197,10 +233,18 @@ struct TourFixture {
     }
 
     @discardableResult
-    func build(to destination: URL, progress: PackageBuilder.Progress? = nil, inputCheck: PackageBuilder.InputCheck = .sha256) throws -> BuiltPackage {
+    func build(to destination: URL, progress: PackageBuilder.Progress? = nil, inputCheck: PackageBuilder.InputCheck = .sha256) throws -> BuiltPackage
+    {
         try PackageBuilder.build(
-            manifest: manifest, geoJSON: try geoJSON, media: media, tilesFile: tilesFile,
-            signingKey: key, to: destination, progress: progress, inputCheck: inputCheck)
+            manifest: manifest,
+            geoJSON: try geoJSON,
+            media: media,
+            tilesFile: tilesFile,
+            signingKey: key,
+            to: destination,
+            progress: progress,
+            inputCheck: inputCheck
+        )
     }
 }
 

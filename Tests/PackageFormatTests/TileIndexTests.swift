@@ -11,13 +11,26 @@ struct TileIndexTests {
         let fixture = try TourFixture.make(withTiles: true)
         defer { fixture.folder.remove() }
         func build(_ name: String) throws -> BuiltPackage {
-            try PackageBuilder.build(manifest: fixture.manifest, geoJSON: try fixture.geoJSON, media: fixture.media, tilesFile: fixture.tilesFile,
-                                     tilesIndex: Self.index, signingKey: fixture.key, to: fixture.folder.file(name))
+            try PackageBuilder.build(
+                manifest: fixture.manifest,
+                geoJSON: try fixture.geoJSON,
+                media: fixture.media,
+                tilesFile: fixture.tilesFile,
+                tilesIndex: Self.index,
+                signingKey: fixture.key,
+                to: fixture.folder.file(name)
+            )
         }
         let built = try build("one.zip")
         let reference = try #require(built.manifest.tiles?.index)
-        #expect(reference == Manifest.FileReference(path: "tiles/index.json", size: Int64(Self.index.count),
-                                                    sha256: PackageHashing.sha256Hex(Self.index)))
+        #expect(
+            reference
+                == Manifest.FileReference(
+                    path: "tiles/index.json",
+                    size: Int64(Self.index.count),
+                    sha256: PackageHashing.sha256Hex(Self.index)
+                )
+        )
         #expect(built.entryPaths.last == "tiles/index.json")
         #expect(built.manifest.listedFiles.contains { $0.path == "tiles/index.json" && $0.sha256 == reference.sha256 })
         let report = PackageVerifier.verify(zipAt: fixture.folder.file("one.zip"), publicKeyBase64: fixture.key.publicKeyBase64)
@@ -36,12 +49,25 @@ struct TileIndexTests {
         var manifest = fixture.manifest
         manifest.tiles?.index = Manifest.FileReference(path: "tiles/index.json", size: 3, sha256: String(repeating: "0", count: 64))
         #expect(throws: PackageBuildError.self) {
-            try PackageBuilder.build(manifest: manifest, geoJSON: try fixture.geoJSON, media: fixture.media, tilesFile: fixture.tilesFile,
-                                     tilesIndex: Self.index, signingKey: fixture.key, to: fixture.folder.file("bad.zip"))
+            try PackageBuilder.build(
+                manifest: manifest,
+                geoJSON: try fixture.geoJSON,
+                media: fixture.media,
+                tilesFile: fixture.tilesFile,
+                tilesIndex: Self.index,
+                signingKey: fixture.key,
+                to: fixture.folder.file("bad.zip")
+            )
         }
         #expect(throws: PackageBuildError.self) {
-            try PackageBuilder.build(manifest: manifest, geoJSON: try fixture.geoJSON, media: fixture.media, tilesFile: fixture.tilesFile,
-                                     signingKey: fixture.key, to: fixture.folder.file("missing.zip"))
+            try PackageBuilder.build(
+                manifest: manifest,
+                geoJSON: try fixture.geoJSON,
+                media: fixture.media,
+                tilesFile: fixture.tilesFile,
+                signingKey: fixture.key,
+                to: fixture.folder.file("missing.zip")
+            )
         }
     }
 }

@@ -150,21 +150,27 @@ struct VerifierTests {
 
         let noGeoJSON = built.file("nogeojson.zip")
         try pythonRewrite(built.zip, to: noGeoJSON, drop: ["waypoints.geojson"])
-        #expect(PackageVerifier.verify(zipAt: noGeoJSON, publicKeyBase64: built.key).issues
-            == [.missingGeoJSON, .missingEntry("waypoints.geojson")])
+        #expect(
+            PackageVerifier.verify(zipAt: noGeoJSON, publicKeyBase64: built.key).issues
+                == [.missingGeoJSON, .missingEntry("waypoints.geojson")]
+        )
     }
 
     @Test func hostileEntriesAreReported() throws {
         let built = try Self.build(withTiles: false)
         defer { built.remove() }
         let tampered = built.file("hostile.zip")
-        try pythonRewrite(built.zip, to: tampered, add: [
-            ("../evil.sh", Data("rm -rf ~".utf8), false),
-            ("/etc/cron.d/evil", Data("x".utf8), false),
-            ("waypoints\\..\\evil.txt", Data("x".utf8), false),
-            ("waypoints/01-fish-lake/link.mp4", Data("/etc/passwd".utf8), true),
-            ("waypoints/01-fish-lake/intro.mp4", Data("second copy".utf8), false),
-        ])
+        try pythonRewrite(
+            built.zip,
+            to: tampered,
+            add: [
+                ("../evil.sh", Data("rm -rf ~".utf8), false),
+                ("/etc/cron.d/evil", Data("x".utf8), false),
+                ("waypoints\\..\\evil.txt", Data("x".utf8), false),
+                ("waypoints/01-fish-lake/link.mp4", Data("/etc/passwd".utf8), true),
+                ("waypoints/01-fish-lake/intro.mp4", Data("second copy".utf8), false),
+            ]
+        )
         let report = PackageVerifier.verify(zipAt: tampered, publicKeyBase64: built.key)
         let issues = report.issues
         #expect(issues.contains(.unsafeEntryPath("../evil.sh")))
@@ -232,13 +238,13 @@ struct VerifierTests {
         defer { built.remove() }
         let zip64 = built.file("zip64.zip")
         let script = #"""
-import sys, zipfile
-zipfile.ZIP64_LIMIT = 1000
-zipfile.ZIP_FILECOUNT_LIMIT = 3
-with zipfile.ZipFile(sys.argv[1]) as original, zipfile.ZipFile(sys.argv[2], "w") as result:
-    for info in original.infolist():
-        result.writestr(info, original.read(info))
-"""#
+            import sys, zipfile
+            zipfile.ZIP64_LIMIT = 1000
+            zipfile.ZIP_FILECOUNT_LIMIT = 3
+            with zipfile.ZipFile(sys.argv[1]) as original, zipfile.ZipFile(sys.argv[2], "w") as result:
+                for info in original.infolist():
+                    result.writestr(info, original.read(info))
+            """#
         _ = try python(script, [built.zip.path, zip64.path])
         let listing = try pythonZipListing(zip64)
         #expect(listing.zip64EndRecord, "python wrote a ZIP64 end of central directory")

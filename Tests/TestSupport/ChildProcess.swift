@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,7 +23,10 @@ public enum ChildProcess {
     /// `executable` is a path, or a name looked up on `PATH` (through /usr/bin/env). `environment` adds to (or
     /// replaces entries of) the test process's own; `input` is standard input (empty when nil).
     public static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil,
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        input: Data? = nil,
         timeout: Duration = .seconds(300)
     ) async throws -> Output {
         let child = try Child(executable, arguments, environment: environment, input: input)
@@ -47,7 +51,10 @@ public enum ChildProcess {
     /// The same, waited for on the calling thread: for the synchronous tests of small, quick programs only (a
     /// blocked cooperative thread is one of two on this machine's test runs).
     public static func runBlocking(
-        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        input: Data? = nil
     ) throws -> Output {
         let child = try Child(executable, arguments, environment: environment, input: input)
         defer { child.scratch.remove() }
@@ -71,7 +78,8 @@ public enum ChildProcess {
             _ = FileManager.default.createFile(atPath: scratch.file("out").path, contents: nil)
             _ = FileManager.default.createFile(atPath: scratch.file("err").path, contents: nil)
             let stdin = try FileHandle(forReadingFrom: scratch.file("in"))
-            let out = try FileHandle(forWritingTo: scratch.file("out")), err = try FileHandle(forWritingTo: scratch.file("err"))
+            let out = try FileHandle(forWritingTo: scratch.file("out"))
+            let err = try FileHandle(forWritingTo: scratch.file("err"))
             process.standardInput = stdin
             process.standardOutput = out
             process.standardError = err
@@ -81,8 +89,10 @@ public enum ChildProcess {
         func finish(status: Int32) -> Output {
             for handle in handles { try? handle.close() }
             return Output(
-                status: status, stdout: (try? String(contentsOf: scratch.file("out"), encoding: .utf8)) ?? "",
-                stderr: (try? String(contentsOf: scratch.file("err"), encoding: .utf8)) ?? "")
+                status: status,
+                stdout: (try? String(contentsOf: scratch.file("out"), encoding: .utf8)) ?? "",
+                stderr: (try? String(contentsOf: scratch.file("err"), encoding: .utf8)) ?? ""
+            )
         }
     }
 }

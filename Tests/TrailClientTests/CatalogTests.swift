@@ -1,6 +1,7 @@
 import Foundation
 import PackageFormat
 import Testing
+
 @testable import TrailClient
 
 @Suite("TrailClient: catalog signature, version and expiry checks")
@@ -8,7 +9,10 @@ struct CatalogTests {
     let key = SigningKey.generate()
 
     func body(version: Int, expiresAt: String = "2030-01-01T00:00:00Z") -> Data {
-        Data(#"{"catalogVersion":\#(version),"generatedAt":"2026-11-22T10:00:00Z","expiresAt":"\#(expiresAt)","packages":[{"id":"p1","site":"alpha","name":"Ridge Walk","version":2,"size":1234,"sha256":"\#(String(repeating: "ab", count: 32))","url":"http://x/api/v1/packages/p1/versions/2/download"}]}"#.utf8)
+        Data(
+            #"{"catalogVersion":\#(version),"generatedAt":"2026-11-22T10:00:00Z","expiresAt":"\#(expiresAt)","packages":[{"id":"p1","site":"alpha","name":"Ridge Walk","version":2,"size":1234,"sha256":"\#(String(repeating: "ab", count: 32))","url":"http://x/api/v1/packages/p1/versions/2/download"}]}"#
+                .utf8
+        )
     }
 
     func sign(_ data: Data, with key: SigningKey? = nil) throws -> String { try (key ?? self.key).sign(data).base64EncodedString() }
@@ -17,17 +21,36 @@ struct CatalogTests {
 
     @Test func validCatalogIsAccepted() throws {
         let data = body(version: 5)
-        let verified = try TrailClient.verifyCatalog(body: data, signature: try sign(data), pinnedPublicKey: key.publicKeyBase64,
-                                                     lastSeenVersion: 4, now: now)
+        let verified = try TrailClient.verifyCatalog(
+            body: data,
+            signature: try sign(data),
+            pinnedPublicKey: key.publicKeyBase64,
+            lastSeenVersion: 4,
+            now: now
+        )
         #expect(verified.catalog.catalogVersion == 5)
         #expect(verified.catalog.packages.map(\.id) == ["p1"])
         #expect(verified.catalog.packages.first?.version == 2)
         #expect(verified.body == data)
         // The same version again (a re-signed catalog) is fine; no last seen version is fine.
-        #expect(try TrailClient.verifyCatalog(body: data, signature: try sign(data), pinnedPublicKey: key.publicKeyBase64,
-                                              lastSeenVersion: 5, now: now).catalog.catalogVersion == 5)
-        #expect(try TrailClient.verifyCatalog(body: data, signature: try sign(data), pinnedPublicKey: key.publicKeyBase64,
-                                              lastSeenVersion: nil, now: now).catalog.catalogVersion == 5)
+        #expect(
+            try TrailClient.verifyCatalog(
+                body: data,
+                signature: try sign(data),
+                pinnedPublicKey: key.publicKeyBase64,
+                lastSeenVersion: 5,
+                now: now
+            ).catalog.catalogVersion == 5
+        )
+        #expect(
+            try TrailClient.verifyCatalog(
+                body: data,
+                signature: try sign(data),
+                pinnedPublicKey: key.publicKeyBase64,
+                lastSeenVersion: nil,
+                now: now
+            ).catalog.catalogVersion == 5
+        )
     }
 
     @Test func signatureIsCheckedOverTheExactBytes() throws {
@@ -42,13 +65,23 @@ struct CatalogTests {
         }
         // Whitespace added: same JSON, other bytes.
         #expect(throws: CatalogError.invalidSignature) {
-            try TrailClient.verifyCatalog(body: data + Data(" ".utf8), signature: signature, pinnedPublicKey: key.publicKeyBase64,
-                                          lastSeenVersion: nil, now: now)
+            try TrailClient.verifyCatalog(
+                body: data + Data(" ".utf8),
+                signature: signature,
+                pinnedPublicKey: key.publicKeyBase64,
+                lastSeenVersion: nil,
+                now: now
+            )
         }
         // Signed by another key.
         #expect(throws: CatalogError.invalidSignature) {
-            try TrailClient.verifyCatalog(body: data, signature: try sign(data, with: .generate()), pinnedPublicKey: key.publicKeyBase64,
-                                          lastSeenVersion: nil, now: now)
+            try TrailClient.verifyCatalog(
+                body: data,
+                signature: try sign(data, with: .generate()),
+                pinnedPublicKey: key.publicKeyBase64,
+                lastSeenVersion: nil,
+                now: now
+            )
         }
         #expect(throws: CatalogError.missingSignature) {
             try TrailClient.verifyCatalog(body: data, signature: nil, pinnedPublicKey: key.publicKeyBase64, lastSeenVersion: nil, now: now)
@@ -75,14 +108,27 @@ struct CatalogTests {
         }
         // One second before expiry it is still good.
         let earlier = now.addingTimeInterval(-2)
-        #expect(try TrailClient.verifyCatalog(body: data, signature: try sign(data), pinnedPublicKey: key.publicKeyBase64,
-                                              lastSeenVersion: nil, now: earlier).catalog.catalogVersion == 3)
+        #expect(
+            try TrailClient.verifyCatalog(
+                body: data,
+                signature: try sign(data),
+                pinnedPublicKey: key.publicKeyBase64,
+                lastSeenVersion: nil,
+                now: earlier
+            ).catalog.catalogVersion == 3
+        )
     }
 
     @Test func signedGarbageIsMalformed() throws {
         for data in [Data("[]".utf8), Data(#"{"catalogVersion":1,"generatedAt":"x","expiresAt":"soon","packages":[]}"#.utf8)] {
             #expect {
-                try TrailClient.verifyCatalog(body: data, signature: try sign(data), pinnedPublicKey: key.publicKeyBase64, lastSeenVersion: nil, now: now)
+                try TrailClient.verifyCatalog(
+                    body: data,
+                    signature: try sign(data),
+                    pinnedPublicKey: key.publicKeyBase64,
+                    lastSeenVersion: nil,
+                    now: now
+                )
             } throws: { error in
                 if case .malformed = error as? CatalogError { return true }
                 return false

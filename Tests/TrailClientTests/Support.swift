@@ -30,21 +30,45 @@ struct PackageFixture {
             let path = "\(PackageLayout.waypointFolder(order: file.waypoint + 1, name: names[file.waypoint]))/\(file.name)"
             let source = folder.file("src-\(index)")
             try file.data.write(to: source)
-            assets[file.waypoint].append(Manifest.Asset(type: file.type, path: path, mimeType: file.mime, size: Int64(file.data.count),
-                                                        sha256: PackageHashing.sha256Hex(file.data)))
+            assets[file.waypoint].append(
+                Manifest.Asset(
+                    type: file.type,
+                    path: path,
+                    mimeType: file.mime,
+                    size: Int64(file.data.count),
+                    sha256: PackageHashing.sha256Hex(file.data)
+                )
+            )
             media.append(PackageEntrySource(path: path, fileURL: source, mimeType: file.mime))
         }
         let manifest = Manifest(
-            packageId: "fixture-\(UUID().uuidString.prefix(8).lowercased())", version: 1, createdAt: "2026-11-22T10:00:00Z",
-            packageName: "Fish Lake Loop", park: "Sweet Home Ranger District", mapName: "fish-lake-loop",
-            bounds: .init(north: 44.43, south: 44.36, east: -122.00, west: -122.20), description: "A loop.",
+            packageId: "fixture-\(UUID().uuidString.prefix(8).lowercased())",
+            version: 1,
+            createdAt: "2026-11-22T10:00:00Z",
+            packageName: "Fish Lake Loop",
+            park: "Sweet Home Ranger District",
+            mapName: "fish-lake-loop",
+            bounds: .init(north: 44.43, south: 44.36, east: -122.00, west: -122.20),
+            description: "A loop.",
             waypoints: names.enumerated().map { index, name in
-                Manifest.Waypoint(name: name, order: index + 1, coordinates: .init(latitude: 44.40 - Double(index) * 0.01, longitude: -122.1),
-                                  description: "Stop \(index + 1)", assets: assets[index])
-            })
+                Manifest.Waypoint(
+                    name: name,
+                    order: index + 1,
+                    coordinates: .init(latitude: 44.40 - Double(index) * 0.01, longitude: -122.1),
+                    description: "Stop \(index + 1)",
+                    assets: assets[index]
+                )
+            }
+        )
         let zip = folder.file("package.zip")
-        let built = try PackageBuilder.build(manifest: manifest, geoJSON: try TourGeoJSON.make(manifest: manifest), media: media,
-                                             tilesFile: nil, signingKey: key, to: zip)
+        let built = try PackageBuilder.build(
+            manifest: manifest,
+            geoJSON: try TourGeoJSON.make(manifest: manifest),
+            media: media,
+            tilesFile: nil,
+            signingKey: key,
+            to: zip
+        )
         return PackageFixture(folder: folder, zip: zip, built: built, key: key)
     }
 }
@@ -60,10 +84,12 @@ struct ProcessOutput {
 func runProcess(_ program: String, _ arguments: [String]) throws -> ProcessOutput {
     let folder = try TemporaryFolder("proc")
     defer { folder.remove() }
-    let outURL = folder.file("out"), errURL = folder.file("err")
+    let outURL = folder.file("out")
+    let errURL = folder.file("err")
     _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
     _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+    let out = try FileHandle(forWritingTo: outURL)
+    let err = try FileHandle(forWritingTo: errURL)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [program] + arguments
@@ -74,8 +100,11 @@ func runProcess(_ program: String, _ arguments: [String]) throws -> ProcessOutpu
     process.waitUntilExit()
     try out.close()
     try err.close()
-    return ProcessOutput(status: process.terminationStatus, stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                         stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    return ProcessOutput(
+        status: process.terminationStatus,
+        stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+        stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+    )
 }
 
 /// One entry to add to a crafted zip.
@@ -92,43 +121,43 @@ struct CraftedEntry {
 /// contents), then `add`. Symbolic links get a Unix mode of 0o120777 in `external_attr`.
 func craftZip(_ destination: URL, source: URL? = nil, replace: [String: Data] = [:], drop: Set<String> = [], add: [CraftedEntry] = []) throws {
     let script = #"""
-import base64, json, struct, sys, zipfile
-out, spec = sys.argv[1], json.load(open(sys.argv[2]))
-patches = []
-with zipfile.ZipFile(out, "w") as archive:
-    if spec["source"]:
-        with zipfile.ZipFile(spec["source"]) as original:
-            for info in original.infolist():
-                if info.filename in spec["drop"]:
-                    continue
-                data = original.read(info)
-                if info.filename in spec["replace"]:
-                    data = base64.b64decode(spec["replace"][info.filename])
-                archive.writestr(info, data)
-    for entry in spec["add"]:
-        info = zipfile.ZipInfo(entry["name"], date_time=(2000, 1, 1, 0, 0, 0))
-        info.create_system = 3
-        info.external_attr = (0o120777 if entry["symlink"] else 0o100644) << 16
-        info.compress_type = zipfile.ZIP_DEFLATED if entry["deflate"] else zipfile.ZIP_STORED
-        archive.writestr(info, base64.b64decode(entry["data"]))
-        if entry["declaredSize"] is not None:
-            patches.append((entry["name"].encode(), entry["declaredSize"]))
-if patches:
-    data = bytearray(open(out, "rb").read())
-    for name, size in patches:
-        index = 0
-        while True:
-            index = data.find(b"PK\x01\x02", index)
-            if index < 0:
-                break
-            length = struct.unpack_from("<H", data, index + 28)[0]
-            if bytes(data[index + 46:index + 46 + length]) == name:
-                struct.pack_into("<I", data, index + 24, size)
-                local = struct.unpack_from("<I", data, index + 42)[0]
-                struct.pack_into("<I", data, local + 22, size)
-            index += 4
-    open(out, "wb").write(bytes(data))
-"""#
+        import base64, json, struct, sys, zipfile
+        out, spec = sys.argv[1], json.load(open(sys.argv[2]))
+        patches = []
+        with zipfile.ZipFile(out, "w") as archive:
+            if spec["source"]:
+                with zipfile.ZipFile(spec["source"]) as original:
+                    for info in original.infolist():
+                        if info.filename in spec["drop"]:
+                            continue
+                        data = original.read(info)
+                        if info.filename in spec["replace"]:
+                            data = base64.b64decode(spec["replace"][info.filename])
+                        archive.writestr(info, data)
+            for entry in spec["add"]:
+                info = zipfile.ZipInfo(entry["name"], date_time=(2000, 1, 1, 0, 0, 0))
+                info.create_system = 3
+                info.external_attr = (0o120777 if entry["symlink"] else 0o100644) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED if entry["deflate"] else zipfile.ZIP_STORED
+                archive.writestr(info, base64.b64decode(entry["data"]))
+                if entry["declaredSize"] is not None:
+                    patches.append((entry["name"].encode(), entry["declaredSize"]))
+        if patches:
+            data = bytearray(open(out, "rb").read())
+            for name, size in patches:
+                index = 0
+                while True:
+                    index = data.find(b"PK\x01\x02", index)
+                    if index < 0:
+                        break
+                    length = struct.unpack_from("<H", data, index + 28)[0]
+                    if bytes(data[index + 46:index + 46 + length]) == name:
+                        struct.pack_into("<I", data, index + 24, size)
+                        local = struct.unpack_from("<I", data, index + 42)[0]
+                        struct.pack_into("<I", data, local + 22, size)
+                    index += 4
+            open(out, "wb").write(bytes(data))
+        """#
     let folder = try TemporaryFolder("craft")
     defer { folder.remove() }
     let spec: [String: Any] = [
@@ -136,8 +165,10 @@ if patches:
         "replace": replace.mapValues { $0.base64EncodedString() },
         "drop": Array(drop),
         "add": add.map { entry -> [String: Any] in
-            ["name": entry.name, "data": entry.data.base64EncodedString(), "symlink": entry.symlink, "deflate": entry.deflate,
-             "declaredSize": entry.declaredSize.map { $0 as Any } ?? NSNull()]
+            [
+                "name": entry.name, "data": entry.data.base64EncodedString(), "symlink": entry.symlink, "deflate": entry.deflate,
+                "declaredSize": entry.declaredSize.map { $0 as Any } ?? NSNull(),
+            ]
         },
     ]
     try JSONSerialization.data(withJSONObject: spec).write(to: folder.file("spec.json"))

@@ -1,6 +1,7 @@
 import Foundation
 import PackageFormat
 import Testing
+
 @testable import TrailClient
 
 @Suite("TrailClient: package verification")
@@ -31,15 +32,19 @@ struct VerifyTests {
         #expect(!check.isValid)
         #expect(check.sha256Matches == false)
         #expect(check.signatureValid == true)  // the manifest is intact; the media is not
-        #expect(check.report.issues.contains { if case .checksumMismatch(let path, _, _) = $0 { return path == video.path } else { return false } },
-                "\(check.problems)")
+        #expect(
+            check.report.issues.contains { if case .checksumMismatch(let path, _, _) = $0 { return path == video.path } else { return false } },
+            "\(check.problems)"
+        )
     }
 
     @Test func changedManifestFailsTheSignature() throws {
         let fixture = try PackageFixture.make()
         defer { fixture.folder.remove() }
-        let changed = Data(String(decoding: fixture.built.manifestBytes, as: UTF8.self)
-            .replacingOccurrences(of: "\"packageName\":\"Fish Lake Loop\"", with: "\"packageName\":\"Fish Lake Loop!\"").utf8)
+        let changed = Data(
+            String(decoding: fixture.built.manifestBytes, as: UTF8.self)
+                .replacingOccurrences(of: "\"packageName\":\"Fish Lake Loop\"", with: "\"packageName\":\"Fish Lake Loop!\"").utf8
+        )
         #expect(changed != fixture.built.manifestBytes)
         let tampered = fixture.folder.file("manifest.zip")
         try craftZip(tampered, source: fixture.zip, replace: ["manifest.json": changed])
@@ -124,11 +129,22 @@ struct ExtractTests {
         var manifest = fixture.built.manifest
         let real = Data("0123456789".utf8)
         let path = "waypoints/02-lava-overlook/bomb.txt"
-        manifest.waypoints[1].assets.append(Manifest.Asset(type: .text, path: path, mimeType: "text/plain", size: 10,
-                                                           sha256: PackageHashing.sha256Hex(real)))
+        manifest.waypoints[1].assets.append(
+            Manifest.Asset(
+                type: .text,
+                path: path,
+                mimeType: "text/plain",
+                size: 10,
+                sha256: PackageHashing.sha256Hex(real)
+            )
+        )
         let bomb = fixture.folder.file("bomb.zip")
-        try craftZip(bomb, source: fixture.zip, replace: ["manifest.json": try manifest.encoded()],
-                     add: [CraftedEntry(name: path, data: Data(repeating: 0x41, count: 4 << 20), deflate: true, declaredSize: 10)])
+        try craftZip(
+            bomb,
+            source: fixture.zip,
+            replace: ["manifest.json": try manifest.encoded()],
+            add: [CraftedEntry(name: path, data: Data(repeating: 0x41, count: 4 << 20), deflate: true, declaredSize: 10)]
+        )
         let target = fixture.folder.file("bomb-out")
         #expect(throws: ExtractionError.sizeLimitExceeded(path: path, limit: 10)) { try TrailClient.extract(zip: bomb, to: target) }
         #expect(!FileManager.default.fileExists(atPath: target.path))

@@ -3,12 +3,15 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// `--accel-redirect`: the download routes decide and nginx sends the bytes (`deploy/nginx.conf`'s internal location).
 /// Through real nginx, `Tests/e2e/test_behind_nginx.py` downloads in ranges and resumes with If-Range.
 @Suite struct AccelRedirectTests {
-    @Test("package and file downloads name the file for nginx, with the route's headers and count; 304, 416, HEAD and a stale If-Range stay the server's")
+    @Test(
+        "package and file downloads name the file for nginx, with the route's headers and count; 304, 416, HEAD and a stale If-Range stay the server's"
+    )
     func downloadsAnswerWithXAccelRedirect() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.accelRedirect = "/_trail_files/" })
         defer { env.remove() }
@@ -49,7 +52,9 @@ import Testing
             let hash = try #require(manifest.text.firstMatch(of: /"sha256"\s*:\s*"([0-9a-f]{64})"/)?.output.1)
             let file = try await client.execute(uri: "/api/v1/files/\(hash)", method: .get)
             #expect(file.status == .ok && file.body.readableBytes == 0, "\(file.status) \(file.text)")
-            #expect(file.headers[.xAccelRedirect]?.hasPrefix("/_trail_files/") == true && file.headers[.xAccelRedirect]?.hasSuffix(String(hash)) == true)
+            #expect(
+                file.headers[.xAccelRedirect]?.hasPrefix("/_trail_files/") == true && file.headers[.xAccelRedirect]?.hasSuffix(String(hash)) == true
+            )
         }
     }
 
@@ -70,7 +75,8 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("accel-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         func mode(_ name: String) throws -> Int {
-            (try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+            (try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path)[.posixPermissions] as? NSNumber)?.intValue
+                ?? -1
         }
         try DataFolder.prepare(folder, sharedWithProxy: nil)
         #expect(try mode("") == 0o700, "a new folder is the owner's")

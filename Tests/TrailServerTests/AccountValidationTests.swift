@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// The rules of sites, users, passwords, memberships and tokens, each message next to its field.
@@ -36,7 +37,12 @@ import Testing
             Expect.pageErrors(create, rule.errors, fields: fields, "create")
             #expect(HTML.value(create.text, field: "slug") == Payload.html(rule.form["slug"]!))
             // Editing alpha with the same values: "bravo" is taken there too.
-            Expect.pageErrors(try await client.post("/admin/sites/\(seed.alphaId)", form: rule.form, session: browser), rule.errors, fields: fields, "edit")
+            Expect.pageErrors(
+                try await client.post("/admin/sites/\(seed.alphaId)", form: rule.form, session: browser),
+                rule.errors,
+                fields: fields,
+                "edit"
+            )
             try app.database.expectUnchanged(since: before)
         }
     }
@@ -45,7 +51,11 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("admin@test.org")
-            let edit = try await client.post("/admin/sites/\(seed.alphaId)", form: Self.site(slug: "alpha", name: "Alpha", approvals: "20"), session: browser)
+            let edit = try await client.post(
+                "/admin/sites/\(seed.alphaId)",
+                form: Self.site(slug: "alpha", name: "Alpha", approvals: "20"),
+                session: browser
+            )
             #expect(edit.status == .seeOther)
             #expect(try app.database.site(id: seed.alphaId)?.requiredApprovals == 20)
             let create = try await client.post("/admin/sites", form: Self.site(slug: "c3", name: "C3", approvals: "1"), session: browser)
@@ -54,22 +64,54 @@ import Testing
     }
 
     static let userCases: [RuleCase] = [
-        RuleCase(name: "not an email", form: ["email": "ranger", "displayName": "R", "password": ""], json: nil,
-                 errors: ["email": "Enter an email address like name@example.org."]),
-        RuleCase(name: "email without a domain dot", form: ["email": "ranger@park", "displayName": "R", "password": ""], json: nil,
-                 errors: ["email": "Enter an email address like name@example.org."]),
-        RuleCase(name: "email with a space", form: ["email": "ran ger@park.org", "displayName": "R", "password": ""], json: nil,
-                 errors: ["email": "Enter an email address like name@example.org."]),
-        RuleCase(name: "email taken", form: ["email": "author@test.org", "displayName": "R", "password": ""], json: nil,
-                 errors: ["email": "A user with this email already exists."]),
-        RuleCase(name: "email taken in other case", form: ["email": "Author@Test.org", "displayName": "R", "password": ""], json: nil,
-                 errors: ["email": "A user with this email already exists."]),
-        RuleCase(name: "no display name", form: ["email": "new@test.org", "displayName": "", "password": ""], json: nil,
-                 errors: ["displayName": "Enter a name of 1 to 100 characters."]),
-        RuleCase(name: "display name too long", form: ["email": "new@test.org", "displayName": String(repeating: "x", count: 101), "password": ""],
-                 json: nil, errors: ["displayName": "Enter a name of 1 to 100 characters."]),
-        RuleCase(name: "password too short", form: ["email": "new@test.org", "displayName": "New", "password": "short"], json: nil,
-                 errors: ["password": "Use at least 10 characters."]),
+        RuleCase(
+            name: "not an email",
+            form: ["email": "ranger", "displayName": "R", "password": ""],
+            json: nil,
+            errors: ["email": "Enter an email address like name@example.org."]
+        ),
+        RuleCase(
+            name: "email without a domain dot",
+            form: ["email": "ranger@park", "displayName": "R", "password": ""],
+            json: nil,
+            errors: ["email": "Enter an email address like name@example.org."]
+        ),
+        RuleCase(
+            name: "email with a space",
+            form: ["email": "ran ger@park.org", "displayName": "R", "password": ""],
+            json: nil,
+            errors: ["email": "Enter an email address like name@example.org."]
+        ),
+        RuleCase(
+            name: "email taken",
+            form: ["email": "author@test.org", "displayName": "R", "password": ""],
+            json: nil,
+            errors: ["email": "A user with this email already exists."]
+        ),
+        RuleCase(
+            name: "email taken in other case",
+            form: ["email": "Author@Test.org", "displayName": "R", "password": ""],
+            json: nil,
+            errors: ["email": "A user with this email already exists."]
+        ),
+        RuleCase(
+            name: "no display name",
+            form: ["email": "new@test.org", "displayName": "", "password": ""],
+            json: nil,
+            errors: ["displayName": "Enter a name of 1 to 100 characters."]
+        ),
+        RuleCase(
+            name: "display name too long",
+            form: ["email": "new@test.org", "displayName": String(repeating: "x", count: 101), "password": ""],
+            json: nil,
+            errors: ["displayName": "Enter a name of 1 to 100 characters."]
+        ),
+        RuleCase(
+            name: "password too short",
+            form: ["email": "new@test.org", "displayName": "New", "password": "short"],
+            json: nil,
+            errors: ["password": "Use at least 10 characters."]
+        ),
     ]
 
     @Test("user rule", arguments: userCases)
@@ -87,23 +129,57 @@ import Testing
     }
 
     static let passwordCases: [RuleCase] = [
-        RuleCase(name: "wrong current password", form: ["currentPassword": "not my password", "newPassword": "a fine new password",
-                                                        "confirmPassword": "a fine new password"], json: nil,
-                 errors: ["currentPassword": "This is not your current password."]),
-        RuleCase(name: "confirmation differs", form: ["currentPassword": TestApp.password, "newPassword": "a fine new password",
-                                                      "confirmPassword": "a fine new passw0rd"], json: nil,
-                 errors: ["confirmPassword": "The two new passwords differ."]),
-        RuleCase(name: "new password too short", form: ["currentPassword": TestApp.password, "newPassword": "short", "confirmPassword": "short"],
-                 json: nil, errors: ["newPassword": "Use at least 10 characters."]),
-        RuleCase(name: "new password too long for bcrypt", form: ["currentPassword": TestApp.password, "newPassword": String(repeating: "p", count: 73),
-                                                                  "confirmPassword": String(repeating: "p", count: 73)], json: nil,
-                 errors: ["newPassword": "Use at most 72 bytes (72 plain letters; accented letters and symbols take 2 to 4 each)."]),
-        RuleCase(name: "new password over 72 bytes in fewer letters", form: ["currentPassword": TestApp.password, "newPassword": String(repeating: "é", count: 40),
-                                                                              "confirmPassword": String(repeating: "é", count: 40)], json: nil,
-                 errors: ["newPassword": "Use at most 72 bytes (72 plain letters; accented letters and symbols take 2 to 4 each)."]),
-        RuleCase(name: "same as before", form: ["currentPassword": TestApp.password, "newPassword": TestApp.password,
-                                                "confirmPassword": TestApp.password], json: nil,
-                 errors: ["newPassword": "Choose a password different from the current one."]),
+        RuleCase(
+            name: "wrong current password",
+            form: [
+                "currentPassword": "not my password", "newPassword": "a fine new password",
+                "confirmPassword": "a fine new password",
+            ],
+            json: nil,
+            errors: ["currentPassword": "This is not your current password."]
+        ),
+        RuleCase(
+            name: "confirmation differs",
+            form: [
+                "currentPassword": TestApp.password, "newPassword": "a fine new password",
+                "confirmPassword": "a fine new passw0rd",
+            ],
+            json: nil,
+            errors: ["confirmPassword": "The two new passwords differ."]
+        ),
+        RuleCase(
+            name: "new password too short",
+            form: ["currentPassword": TestApp.password, "newPassword": "short", "confirmPassword": "short"],
+            json: nil,
+            errors: ["newPassword": "Use at least 10 characters."]
+        ),
+        RuleCase(
+            name: "new password too long for bcrypt",
+            form: [
+                "currentPassword": TestApp.password, "newPassword": String(repeating: "p", count: 73),
+                "confirmPassword": String(repeating: "p", count: 73),
+            ],
+            json: nil,
+            errors: ["newPassword": "Use at most 72 bytes (72 plain letters; accented letters and symbols take 2 to 4 each)."]
+        ),
+        RuleCase(
+            name: "new password over 72 bytes in fewer letters",
+            form: [
+                "currentPassword": TestApp.password, "newPassword": String(repeating: "é", count: 40),
+                "confirmPassword": String(repeating: "é", count: 40),
+            ],
+            json: nil,
+            errors: ["newPassword": "Use at most 72 bytes (72 plain letters; accented letters and symbols take 2 to 4 each)."]
+        ),
+        RuleCase(
+            name: "same as before",
+            form: [
+                "currentPassword": TestApp.password, "newPassword": TestApp.password,
+                "confirmPassword": TestApp.password,
+            ],
+            json: nil,
+            errors: ["newPassword": "Choose a password different from the current one."]
+        ),
     ]
 
     @Test("password change rule", arguments: passwordCases)
@@ -124,7 +200,12 @@ import Testing
             let browser = try await client.signIn("manager@test.org")
             let before = try app.database.snapshot()
             let unknown = try await client.post("/sites/alpha/members", form: ["email": "nobody@test.org", "role": "author"], session: browser)
-            Expect.pageErrors(unknown, ["email": "No user has this email address. An admin can create the account first."], fields: ["email"], "unknown")
+            Expect.pageErrors(
+                unknown,
+                ["email": "No user has this email address. An admin can create the account first."],
+                fields: ["email"],
+                "unknown"
+            )
             #expect(HTML.value(unknown.text, field: "email") == "nobody@test.org")
             let role = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "owner"], session: browser)
             #expect(role.status == .unprocessableContent)

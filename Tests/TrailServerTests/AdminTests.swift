@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Admin pages (users, sites) and the members page of a site, along their main paths.
@@ -9,8 +10,11 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             var admin = try await client.signIn("admin@test.org")
-            let created = try await client.post("/admin/users", form: ["email": " ranger@park.org ", "displayName": " Pat Ranger ", "password": ""],
-                                                session: admin)
+            let created = try await client.post(
+                "/admin/users",
+                form: ["email": " ranger@park.org ", "displayName": " Pat Ranger ", "password": ""],
+                session: admin
+            )
             #expect(created.location == "/admin/users")
             let page = try await client.follow(created, session: &admin)
             #expect(page.text.contains("Created ranger@park.org. One-time password: "))
@@ -20,8 +24,14 @@ import Testing
             #expect(user.displayName == "Pat Ranger" && !user.isAdmin && !user.isDisabled && user.mustChangePassword)
             #expect(!user.passwordHash.isEmpty && !page.text.contains(user.passwordHash))
 
-            let chosen = try await client.post("/admin/users", form: ["email": "boss@park.org", "displayName": "Boss", "password": "chosen by the admin",
-                                                                      "isAdmin": "on"], session: admin)
+            let chosen = try await client.post(
+                "/admin/users",
+                form: [
+                    "email": "boss@park.org", "displayName": "Boss", "password": "chosen by the admin",
+                    "isAdmin": "on",
+                ],
+                session: admin
+            )
             #expect(chosen.status == .seeOther)
             let boss = try #require(try app.database.user(email: "boss@park.org"))
             #expect(boss.isAdmin && boss.mustChangePassword)
@@ -56,8 +66,14 @@ import Testing
             #expect(list.text.contains(#"<a href="/sites/alpha">Alpha District</a>"#))
             #expect(HTML.value(list.text, field: "requiredApprovals") == "1", "a new site needs one approval by default")
 
-            let created = try await client.post("/admin/sites", form: ["slug": "sweet-home", "name": "Sweet Home Ranger District",
-                                                                       "description": "Willamette National Forest", "requiredApprovals": "2"], session: admin)
+            let created = try await client.post(
+                "/admin/sites",
+                form: [
+                    "slug": "sweet-home", "name": "Sweet Home Ranger District",
+                    "description": "Willamette National Forest", "requiredApprovals": "2",
+                ],
+                session: admin
+            )
             #expect(created.location == "/sites/sweet-home")
             var page = try await client.follow(created, session: &admin)
             #expect(page.text.contains("Site “Sweet Home Ranger District” created."))
@@ -70,8 +86,14 @@ import Testing
             #expect(HTML.value(edit.text, field: "slug") == "sweet-home")
             #expect(HTML.value(edit.text, field: "requiredApprovals") == "2")
             #expect(edit.text.contains(#"action="/admin/sites/\#(site.id!)""#))
-            let saved = try await client.post("/admin/sites/\(site.id!)", form: ["slug": "sweet-home-rd", "name": "Sweet Home RD", "description": "",
-                                                                                 "requiredApprovals": "3"], session: admin)
+            let saved = try await client.post(
+                "/admin/sites/\(site.id!)",
+                form: [
+                    "slug": "sweet-home-rd", "name": "Sweet Home RD", "description": "",
+                    "requiredApprovals": "3",
+                ],
+                session: admin
+            )
             #expect(saved.location == "/sites/sweet-home-rd")
             page = try await client.follow(saved, session: &admin)
             #expect(page.text.contains("Site saved."))
@@ -96,8 +118,12 @@ import Testing
             var after = try await client.follow(added, session: &manager)
             #expect(after.text.contains("spare@test.org is now reviewer."))
             #expect(after.text.contains("<td>spare@test.org</td>"))
-            #expect(try app.database.access(user: AuthenticatedUser(try #require(try app.database.user(email: "spare@test.org"))),
-                                            site: try #require(try app.database.site(id: seed.alphaId))).role == .reviewer)
+            #expect(
+                try app.database.access(
+                    user: AuthenticatedUser(try #require(try app.database.user(email: "spare@test.org"))),
+                    site: try #require(try app.database.site(id: seed.alphaId))
+                ).role == .reviewer
+            )
             // The new member sees the site now.
             let spare = try await client.signIn("spare@test.org")
             #expect(try await client.get("/sites/alpha", session: spare).status == .ok)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Every change writes an audit event saying who did what to which object; admins read them filtered by user, site and object.
@@ -15,10 +16,24 @@ import Testing
 
             let created = try await client.post("/sites/alpha/tours", form: ["name": "Audit Trail", "description": ""], session: manager)
             let tourId = try #require(created.location.flatMap { Int64($0.replacingOccurrences(of: "/tours/", with: "")) })
-            _ = try await client.post("/tours/\(tourId)/frame", form: ["north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
-                                                                       "minZoom": "11", "maxZoom": "15"], session: manager)
-            _ = try await client.post("/tours/\(tourId)/waypoints", form: ["name": "One", "latitude": "44.4", "longitude": "-122.1"], session: manager)
-            _ = try await client.post("/tours/\(tourId)/waypoints", form: ["name": "Two", "latitude": "44.41", "longitude": "-122.1"], session: manager)
+            _ = try await client.post(
+                "/tours/\(tourId)/frame",
+                form: [
+                    "north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
+                    "minZoom": "11", "maxZoom": "15",
+                ],
+                session: manager
+            )
+            _ = try await client.post(
+                "/tours/\(tourId)/waypoints",
+                form: ["name": "One", "latitude": "44.4", "longitude": "-122.1"],
+                session: manager
+            )
+            _ = try await client.post(
+                "/tours/\(tourId)/waypoints",
+                form: ["name": "Two", "latitude": "44.41", "longitude": "-122.1"],
+                session: manager
+            )
             let ids = try app.database.waypoints(tourId: tourId).map(\.id!)
             _ = try await client.post("/tours/\(tourId)/waypoints/order", form: [:], session: manager, extra: ids.reversed().map { ("ids", "\($0)") })
             _ = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "reviewer"], session: manager)
@@ -29,8 +44,12 @@ import Testing
             let events = try await app.database.writer.read { db in
                 try AuditEvent.filter(Column("id") > start && Column("action") != "session.start").order(Column("id")).fetchAll(db)
             }
-            #expect(events.map(\.action) == ["tour.create", "tour.frame", "waypoint.create", "waypoint.create", "waypoint.reorder", "member.set",
-                                             "user.disable"])
+            #expect(
+                events.map(\.action) == [
+                    "tour.create", "tour.frame", "waypoint.create", "waypoint.create", "waypoint.reorder", "member.set",
+                    "user.disable",
+                ]
+            )
             func event(_ action: String) throws -> AuditEvent { try #require(events.first { $0.action == action }) }
             let create = try event("tour.create")
             #expect(create.userId == managerId && create.siteId == seed.alphaId)
@@ -41,12 +60,18 @@ import Testing
             #expect(waypoint.objectType == "waypoint" && waypoint.objectId == "\(ids[0])" && waypoint.detail == "One in tour \(tourId)")
             #expect(waypoint.siteId == seed.alphaId)
             let reorder = try event("waypoint.reorder")
-            #expect(reorder.objectType == "tour" && reorder.objectId == "\(tourId)" && reorder.detail == ids.reversed().map(String.init).joined(separator: ","))
+            #expect(
+                reorder.objectType == "tour" && reorder.objectId == "\(tourId)"
+                    && reorder.detail == ids.reversed().map(String.init).joined(separator: ",")
+            )
             let member = try event("member.set")
             #expect(member.userId == managerId && member.siteId == seed.alphaId && member.objectType == "membership")
             #expect(member.objectId == "\(seed.alphaId):\(seed.spareId)" && member.detail == "spare@test.org as reviewer")
             let disable = try event("user.disable")
-            #expect(disable.userId == adminId && disable.objectType == "user" && disable.objectId == "\(seed.spareId)" && disable.detail == "spare@test.org")
+            #expect(
+                disable.userId == adminId && disable.objectType == "user" && disable.objectId == "\(seed.spareId)"
+                    && disable.detail == "spare@test.org"
+            )
             #expect(events.allSatisfy { $0.occurredAt > Date().addingTimeInterval(-60) })
         }
     }
@@ -57,7 +82,12 @@ import Testing
         try await app.test { client in
             let start = try app.database.lastAuditId()
             let token = try app.token(for: "author@test.org")
-            _ = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)", token: token, json: #"{"name":"Lake"}"#)
+            _ = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)",
+                token: token,
+                json: #"{"name":"Lake"}"#
+            )
             let events = try app.database.auditEvents(AuditFilter(objectType: "waypoint", objectId: "\(seed.waypointId)"))
             let update = try #require(events.first)
             #expect(update.id! > start && update.action == "waypoint.update" && update.userId == seed.authorId && update.detail == "Lake")
@@ -71,9 +101,17 @@ import Testing
         try await app.test { client in
             let manager = try await client.signIn("manager@test.org")
             let managerId = try #require(try app.database.user(email: "manager@test.org")?.id)
-            _ = try await client.post("/tours/\(seed.tourId)/edit", form: ["name": "Ridge Walk II", "description": "", "mapName": ""], session: manager)
+            _ = try await client.post(
+                "/tours/\(seed.tourId)/edit",
+                form: ["name": "Ridge Walk II", "description": "", "mapName": ""],
+                session: manager
+            )
             let outsider = try await client.signIn("outsider@test.org")
-            _ = try await client.post("/tours/\(seed.bravoTourId)/edit", form: ["name": "Bravo Loop II", "description": "", "mapName": ""], session: outsider)
+            _ = try await client.post(
+                "/tours/\(seed.bravoTourId)/edit",
+                form: ["name": "Bravo Loop II", "description": "", "mapName": ""],
+                session: outsider
+            )
             let admin = try await client.signIn("admin@test.org")
 
             func rows(_ query: String) async throws -> [[String]] {
@@ -113,7 +151,10 @@ import Testing
         html.components(separatedBy: "<tr><td class=\"text-nowrap\">").dropFirst().map { row in
             let cells = row.components(separatedBy: "</tr>")[0].components(separatedBy: "</td><td>")
             return cells.map { cell in
-                cell.replacingOccurrences(of: "<code>", with: "").replacingOccurrences(of: "</code>", with: "").replacingOccurrences(of: "</td>", with: "")
+                cell.replacingOccurrences(of: "<code>", with: "").replacingOccurrences(of: "</code>", with: "").replacingOccurrences(
+                    of: "</td>",
+                    with: ""
+                )
             }
         }
     }

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Every route of the panel and of `/api/v1/manage`, against every role: anonymous, alpha's author, reviewer and manager,
@@ -70,8 +71,10 @@ import Testing
         try await app.test { client in
             let browser = try await client.signIn("outsider@test.org")
             let token = try app.token(for: "outsider@test.org")
-            for path in ["/tours/\(seed.tourId)", "/tours/999999", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)",
-                         "/tours/\(seed.bravoTourId)/waypoints/\(seed.waypointId)", "/sites/alpha", "/sites/nowhere"] {
+            for path in [
+                "/tours/\(seed.tourId)", "/tours/999999", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)",
+                "/tours/\(seed.bravoTourId)/waypoints/\(seed.waypointId)", "/sites/alpha", "/sites/nowhere",
+            ] {
                 let response = try await client.get(path, session: browser)
                 #expect(response.status == .notFound, "\(path)")
                 #expect(response.text.contains("Not found."), "\(path)")
@@ -115,9 +118,11 @@ import Testing
         guard let walker = FileManager.default.enumerator(atPath: root) else { return listing }
         while let relative = walker.nextObject() as? String {
             guard !relative.hasPrefix("trail.sqlite"),
-                  let attributes = try? FileManager.default.attributesOfItem(atPath: root + "/" + relative),
-                  attributes[.type] as? FileAttributeType == .typeRegular else { continue }
-            listing[relative] = "\((attributes[.size] as? NSNumber)?.int64Value ?? -1) \((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
+                let attributes = try? FileManager.default.attributesOfItem(atPath: root + "/" + relative),
+                attributes[.type] as? FileAttributeType == .typeRegular
+            else { continue }
+            listing[relative] =
+                "\((attributes[.size] as? NSNumber)?.int64Value ?? -1) \((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
         }
         return listing
     }
@@ -157,9 +162,16 @@ import Testing
                     let csrf = browser.csrf.isEmpty ? browser.cookies["tc_csrf"] ?? "" : browser.csrf
                     uri += (uri.contains("?") ? "&" : "?") + "_csrf=\(csrf)"
                 }
-                response = try await client.execute(uri: uri, method: route.method, headers: headers,
-                                                     body: RouteFixtures.multipart(fields: fields.map { ($0.0, seed.fill($0.1)) }, file: file,
-                                                                                   boundary: boundary))
+                response = try await client.execute(
+                    uri: uri,
+                    method: route.method,
+                    headers: headers,
+                    body: RouteFixtures.multipart(
+                        fields: fields.map { ($0.0, seed.fill($0.1)) },
+                        file: file,
+                        boundary: boundary
+                    )
+                )
             case .tus(let extra, let metadata, let data):
                 var headers: HTTPFields = [.tusResumable: TusController.version]
                 if let token { headers[.authorization] = "Bearer \(token)" }
@@ -197,7 +209,10 @@ import Testing
                 try app.database.expectUnchanged(since: before, "\(what): a refused request changed the database")
                 // Nor the data folder: a refused upload, tiles or import leaves no file behind, and changes none.
                 let filesAfter = Self.dataFolderListing(app.config.dataFolder)
-                #expect(filesAfter == filesBefore, "\(what): a refused request changed the data folder: \(Set(filesAfter.keys).symmetricDifference(filesBefore.keys))")
+                #expect(
+                    filesAfter == filesBefore,
+                    "\(what): a refused request changed the data folder: \(Set(filesAfter.keys).symmetricDifference(filesBefore.keys))"
+                )
             } else if route.isChange, route.path != "/logout" || role != .anonymous {
                 #expect(try app.database.auditCount() > auditBefore, "\(what): the change wrote no audit event")
             }

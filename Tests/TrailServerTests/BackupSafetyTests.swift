@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import Testing
+
 @testable import TrailServer
 
 /// A backup folder is input from elsewhere: its index must not steer a restore to read or write outside the backup
@@ -10,10 +11,13 @@ import Testing
 struct BackupSafetyTests {
     /// A real backup of a small data folder: a migrated database (WAL mode), a signing key, one asset.
     static func realBackup() throws -> (data: URL, backup: URL) {
-        let data = TestScratch.folder("trail-backup-data"), backup = TestScratch.folder("trail-backup")
+        let data = TestScratch.folder("trail-backup-data")
+        let backup = TestScratch.folder("trail-backup")
         try DataFolder.prepare(data)
-        let database = try AppDatabase.openFile(at: data.appendingPathComponent("trail.sqlite").path,
-                                                migrationsFolder: projectRoot.appendingPathComponent("migrations"))
+        let database = try AppDatabase.openFile(
+            at: data.appendingPathComponent("trail.sqlite").path,
+            migrationsFolder: projectRoot.appendingPathComponent("migrations")
+        )
         try Data(repeating: 7, count: 32).write(to: data.appendingPathComponent("keys/signing.ed25519"))
         _ = try database.createSite(SiteInput(slug: "sweet-home", name: "Sweet Home", description: "", requiredApprovals: 1), actor: .system)
         _ = try DataBackup(dataFolder: data).run(database: database, to: backup)
@@ -27,8 +31,13 @@ struct BackupSafetyTests {
         try FileManager.default.createDirectory(at: backup.appendingPathComponent("keys"), withIntermediateDirectories: true)
         try Data("not a database".utf8).write(to: backup.appendingPathComponent("trail.sqlite"))
         for (name, data) in stored { try data.write(to: backup.appendingPathComponent("files").appendingPathComponent(name)) }
-        let index = BackupIndex(createdAt: Date(), schemaVersion: "0011_languages", fileCount: entries.count,
-                                totalBytes: entries.reduce(0) { $0 + $1.size }, files: entries)
+        let index = BackupIndex(
+            createdAt: Date(),
+            schemaVersion: "0011_languages",
+            fileCount: entries.count,
+            totalBytes: entries.reduce(0) { $0 + $1.size },
+            files: entries
+        )
         try DataBackup.encoder.encode(index).write(to: backup.appendingPathComponent("backup.json"))
         return backup
     }
@@ -42,8 +51,10 @@ struct BackupSafetyTests {
         let secret = Data("outside the backup".utf8)
         try secret.write(to: outside.appendingPathComponent("secret"))
         let size = Int64(secret.count)
-        for hash in [outside.appendingPathComponent("secret").path, "../../" + outside.lastPathComponent + "/secret",
-                     Self.hex(secret).uppercased(), String(Self.hex(secret).dropLast()), Self.hex(secret) + "/", ""] {
+        for hash in [
+            outside.appendingPathComponent("secret").path, "../../" + outside.lastPathComponent + "/secret",
+            Self.hex(secret).uppercased(), String(Self.hex(secret).dropLast()), Self.hex(secret) + "/", "",
+        ] {
             let backup = try Self.craftedBackup([.init(path: "assets/x", sha256: hash, size: size, modified: 0)])
             let target = TestScratch.folder("trail-restored")
             #expect(throws: BackupError.self, "\(hash)") { try DataBackup.restore(from: backup, to: target) }
@@ -67,21 +78,33 @@ struct BackupSafetyTests {
         let good = Data("asset bytes".utf8)
 
         // A stored file that is a link to a file outside, under the hash of that file's bytes.
-        let linked = try Self.craftedBackup([.init(path: "assets/\(Self.hex(secret))", sha256: Self.hex(secret), size: Int64(secret.count), modified: 0)])
-        try FileManager.default.createSymbolicLink(atPath: linked.appendingPathComponent("files/\(Self.hex(secret))").path,
-                                                   withDestinationPath: outside.appendingPathComponent("secret").path)
+        let linked = try Self.craftedBackup([
+            .init(path: "assets/\(Self.hex(secret))", sha256: Self.hex(secret), size: Int64(secret.count), modified: 0)
+        ])
+        try FileManager.default.createSymbolicLink(
+            atPath: linked.appendingPathComponent("files/\(Self.hex(secret))").path,
+            withDestinationPath: outside.appendingPathComponent("secret").path
+        )
         let target1 = TestScratch.folder("trail-restored")
-        #expect(throws: BackupError.unsafeFile(linked.appendingPathComponent("files/\(Self.hex(secret))").path + ": a symbolic link; refusing to follow it")) {
+        #expect(
+            throws: BackupError.unsafeFile(
+                linked.appendingPathComponent("files/\(Self.hex(secret))").path + ": a symbolic link; refusing to follow it"
+            )
+        ) {
             try DataBackup.restore(from: linked, to: target1)
         }
         #expect(!FileManager.default.fileExists(atPath: target1.path))
 
         // A key that is a link: the files before it were written, and are removed again. A folder that was there
         // empty stays, empty.
-        let backup = try Self.craftedBackup([.init(path: "assets/\(Self.hex(good))", sha256: Self.hex(good), size: Int64(good.count), modified: 0)],
-                                            stored: [Self.hex(good): good])
-        try FileManager.default.createSymbolicLink(atPath: backup.appendingPathComponent("keys/signing.ed25519").path,
-                                                   withDestinationPath: outside.appendingPathComponent("secret").path)
+        let backup = try Self.craftedBackup(
+            [.init(path: "assets/\(Self.hex(good))", sha256: Self.hex(good), size: Int64(good.count), modified: 0)],
+            stored: [Self.hex(good): good]
+        )
+        try FileManager.default.createSymbolicLink(
+            atPath: backup.appendingPathComponent("keys/signing.ed25519").path,
+            withDestinationPath: outside.appendingPathComponent("secret").path
+        )
         let target2 = TestScratch.folder("trail-restored")
         try FileManager.default.createDirectory(at: target2, withIntermediateDirectories: true)
         #expect(throws: BackupError.self) { try DataBackup.restore(from: backup, to: target2) }
@@ -122,8 +145,12 @@ struct BackupSafetyTests {
         #expect(after.keys.sorted() == before.keys.sorted(), "no -shm, no -wal: \(after.keys.sorted())")
         #expect(after == before)
         // And through the environment.
-        let env = try await CLI.run(["backup", "verify", backup.path], data: nil, root: nil,
-                              environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": data.path])
+        let env = try await CLI.run(
+            ["backup", "verify", backup.path],
+            data: nil,
+            root: nil,
+            environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": data.path]
+        )
         #expect(env.status == 0, "\(env.output) \(env.errors)")
         #expect(try Self.snapshot(backup) == before)
     }
@@ -140,8 +167,12 @@ struct BackupSafetyTests {
         #expect(try Data(contentsOf: target.appendingPathComponent("keys/signing.ed25519")) == Data(repeating: 7, count: 32))
 
         let viaEnvironment = TestScratch.folder("trail-restored")
-        let env = try await CLI.run(["restore", "--from", backup.path], data: nil, root: nil,
-                              environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": viaEnvironment.path])
+        let env = try await CLI.run(
+            ["restore", "--from", backup.path],
+            data: nil,
+            root: nil,
+            environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": viaEnvironment.path]
+        )
         #expect(env.status == 0, "\(env.output) \(env.errors)")
         #expect(FileManager.default.fileExists(atPath: viaEnvironment.appendingPathComponent("trail.sqlite").path))
     }

@@ -4,9 +4,10 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
-import Testing
 import TestSupport
+import Testing
 import TrailClient
+
 @testable import TrailServer
 
 /// `trail-companion backup`, `backup verify` and `restore`, run as an operator runs them: the CLI against the data folder
@@ -31,7 +32,9 @@ import TrailClient
         }
     }
 
-    @Test("a backup taken while files are uploaded and packages released restores into a server that serves every earlier package, a verifying catalog and the whole audit log")
+    @Test(
+        "a backup taken while files are uploaded and packages released restores into a server that serves every earlier package, a verifying catalog and the whole audit log"
+    )
     func backupUnderLoadRestores() async throws {
         try await DiskHeavyLock.hold { try await backUpWhileReleasing() }
     }
@@ -39,7 +42,8 @@ import TrailClient
     func backUpWhileReleasing() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let backup = env.folder.appendingPathComponent("backup"), restored = env.folder.appendingPathComponent("restored")
+        let backup = env.folder.appendingPathComponent("backup")
+        let restored = env.folder.appendingPathComponent("restored")
         final class Load: @unchecked Sendable {
             let lock = NSLock()
             var stop = false, releases = 0, started = false
@@ -78,7 +82,8 @@ import TrailClient
             // Again into the same folder: only what the releases after the snapshot added is copied; then nothing.
             let held = Set(index.files.map(\.sha256))
             // On a Dispatch thread: the backup copies for seconds, and the releases beside it need the cooperative pool.
-            let sourceFolder = env.dataFolder, sourceDatabase = env.database
+            let sourceFolder = env.dataFolder
+            let sourceDatabase = env.database
             let again = try await offPool { try DataBackup(dataFolder: sourceFolder).run(database: sourceDatabase, to: backup) }
             let added = try DataBackup.readIndex(backup).files.filter { !held.contains($0.sha256) }
             #expect(again.copiedFiles == Set(added.map(\.sha256)).count && again.copiedFiles < again.fileCount, "\(again)")
@@ -90,8 +95,10 @@ import TrailClient
             #expect(restore.status == 0, "\(restore.stdout) \(restore.stderr)")
 
             // A server on the restored folder: every package released before the backup began, the catalog, the audit log.
-            let database = try AppDatabase.openFile(at: restored.appendingPathComponent("trail.sqlite").path,
-                                                    migrationsFolder: projectRoot.appendingPathComponent("migrations"))
+            let database = try AppDatabase.openFile(
+                at: restored.appendingPathComponent("trail.sqlite").path,
+                migrationsFolder: projectRoot.appendingPathComponent("migrations")
+            )
             let restoredAudit = try Self.audit(database.writer)
             #expect(Array(restoredAudit.prefix(auditBefore.count)) == auditBefore, "the audit log up to the backup is intact")
             let app = try await TestApp.make(database: database) { config in config.dataFolder = restored }
@@ -101,13 +108,20 @@ import TrailClient
                 #expect(zip.status == .ok)
                 #expect(PackageHashing.sha256Hex(Data(buffer: zip.body)) == first.sha256)
                 let catalog = try await restoredClient.execute(uri: "/api/v1/catalog", method: .get)
-                let verifiedCatalog = try TrailClient.verifyCatalog(body: Data(buffer: catalog.body), signature: catalog.headers[.catalogSignature],
-                                                                    pinnedPublicKey: env.publicKey, lastSeenVersion: nil)
+                let verifiedCatalog = try TrailClient.verifyCatalog(
+                    body: Data(buffer: catalog.body),
+                    signature: catalog.headers[.catalogSignature],
+                    pinnedPublicKey: env.publicKey,
+                    lastSeenVersion: nil
+                )
                 #expect(verifiedCatalog.catalog.packages.contains { $0.id == first.packageId })
                 // Every version the restored database lists downloads with its listed SHA-256.
                 let versions = try database.writer.read { try Row.fetchAll($0, sql: "SELECT packageId, version, sha256 FROM packageVersion") }
                 for row in versions {
-                    let body = try await restoredClient.execute(uri: "/api/v1/packages/\(row["packageId"] as String)/versions/\(row["version"] as Int)/download", method: .get)
+                    let body = try await restoredClient.execute(
+                        uri: "/api/v1/packages/\(row["packageId"] as String)/versions/\(row["version"] as Int)/download",
+                        method: .get
+                    )
                     #expect(PackageHashing.sha256Hex(Data(buffer: body.body)) == row["sha256"] as String)
                 }
             }
@@ -135,7 +149,10 @@ import TrailClient
         try flipped.write(to: stored)
         let damaged = try await Self.cli(["backup", "verify", backup.path])
         #expect(damaged.status == 1)
-        #expect(damaged.stdout.contains("packages/\(released.packageId)/1.zip: files/\(released.sha256) does not match its SHA-256 (damaged)"), "\(damaged.stdout)")
+        #expect(
+            damaged.stdout.contains("packages/\(released.packageId)/1.zip: files/\(released.sha256) does not match its SHA-256 (damaged)"),
+            "\(damaged.stdout)"
+        )
         let target = env.folder.appendingPathComponent("restored")
         let refused = try await Self.cli(["restore", "--from", backup.path, "--data", target.path])
         #expect(refused.status == 1)
@@ -176,4 +193,3 @@ import TrailClient
         #expect(PathSafety.isSafeRelative("packages/abc/1.zip"))
     }
 }
-

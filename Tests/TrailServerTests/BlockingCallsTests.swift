@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// Handlers and middleware reach SQLite through `AppDatabase.perform`, so requests waiting for the write
@@ -49,20 +50,33 @@ import Testing
             let writers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
             let writes = (0..<writers).map { index in
                 Task {
-                    try await ChildProcess.run("curl", ["-s", "-o", "/dev/null", "-m", "60", "-w", "%{http_code}", "-X", "PATCH",
-                                                             "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
-                                                             "--data", #"{"name":"Fish Lake Loop \#(index)"}"#,
-                                                             "\(base)/api/v1/manage/tours/\(env.seed.tourId)"], timeout: .seconds(90))
+                    try await ChildProcess.run(
+                        "curl",
+                        [
+                            "-s", "-o", "/dev/null", "-m", "60", "-w", "%{http_code}", "-X", "PATCH",
+                            "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/json",
+                            "--data", #"{"name":"Fish Lake Loop \#(index)"}"#,
+                            "\(base)/api/v1/manage/tours/\(env.seed.tourId)",
+                        ],
+                        timeout: .seconds(90)
+                    )
                 }
             }
             // Meanwhile (after half a second, so the writes are waiting), side by side: a health check and a signed-in read
             // of the tour (the token lookup only reads), each noting when its answer came.
-            let probes = try await ChildProcess.run("/bin/sh", ["-c", """
-                sleep 0.5
-                (echo "healthz $(curl -s -o /dev/null -m 30 -w '%{http_code}' \(base)/healthz) $(date +%s.%N)") &
-                (echo "tour $(curl -s -o /dev/null -m 30 -w '%{http_code}' -H 'Authorization: Bearer \(token)' \(base)/api/v1/manage/tours/\(env.seed.tourId)) $(date +%s.%N)") &
-                wait
-                """], timeout: .seconds(120))
+            let probes = try await ChildProcess.run(
+                "/bin/sh",
+                [
+                    "-c",
+                    """
+                    sleep 0.5
+                    (echo "healthz $(curl -s -o /dev/null -m 30 -w '%{http_code}' \(base)/healthz) $(date +%s.%N)") &
+                    (echo "tour $(curl -s -o /dev/null -m 30 -w '%{http_code}' -H 'Authorization: Bearer \(token)' \(base)/api/v1/manage/tours/\(env.seed.tourId)) $(date +%s.%N)") &
+                    wait
+                    """,
+                ],
+                timeout: .seconds(120)
+            )
             holder.release.signal()
             holder.done.wait()
             let answers = probes.stdout.split(separator: "\n").map { $0.split(separator: " ") }
@@ -70,8 +84,10 @@ import Testing
             for answer in answers {
                 #expect(answer.count == 3 && answer[1] == "200", "\(probes.stdout)")
                 let answeredAt = try #require(Double(answer.last ?? ""))
-                #expect(answeredAt < holder.releasedAt,
-                        "\(answer[0]) was answered only \(answeredAt - holder.releasedAt) s after the lock was let go")
+                #expect(
+                    answeredAt < holder.releasedAt,
+                    "\(answer[0]) was answered only \(answeredAt - holder.releasedAt) s after the lock was let go"
+                )
             }
             // Nothing is lost: the waiting writes went through once the lock was free (or, past the busy time-out, ended
             // with an error and changed nothing).

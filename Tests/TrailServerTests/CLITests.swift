@@ -1,7 +1,8 @@
 import Foundation
-import TestSupport
 import HummingbirdTesting
+import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// The `trail-companion` executable as scripts use it: `migrate`, `user create|disable`, `site create`, `member add`, `token create`,
@@ -43,7 +44,10 @@ struct CLITests {
             #expect(response.location == "/account/password")
         }
 
-        let admin = try await CLI.run(["user", "create", "--email", "chief@park.org", "--name", "Chief", "--password", "a chosen password", "--admin"], data: data)
+        let admin = try await CLI.run(
+            ["user", "create", "--email", "chief@park.org", "--name", "Chief", "--password", "a chosen password", "--admin"],
+            data: data
+        )
         #expect(admin.status == 0)
         #expect(admin.output.contains("Created chief@park.org (admin)."))
         #expect(!admin.output.contains("One-time password"))
@@ -97,14 +101,20 @@ struct CLITests {
         let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
         #expect(try database.user(email: "ranger@park.org")?.mustChangePassword == true)
-        #expect(try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetPassword" && $0.detail == "ranger@park.org" })
+        #expect(
+            try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetPassword" && $0.detail == "ranger@park.org" }
+        )
 
         let app = try await TestApp.make(database: database)
         try await app.test { client in
             let browser = try await client.anonymousBrowser()
             let signedIn = try await client.post("/login", form: ["email": "ranger@park.org", "password": password], session: browser)
             #expect(signedIn.location == "/account/password")
-            let old = try await client.post("/login", form: ["email": "ranger@park.org", "password": "a chosen password"], session: try await client.anonymousBrowser())
+            let old = try await client.post(
+                "/login",
+                form: ["email": "ranger@park.org", "password": "a chosen password"],
+                session: try await client.anonymousBrowser()
+            )
             #expect(old.status == .unauthorized)
         }
         let unknown = try await CLI.run(["user", "reset-password", "--email", "nobody@park.org"], data: data)
@@ -118,8 +128,14 @@ struct CLITests {
         let user = try #require(try database.user(email: "ranger@park.org"))
         let secret = try database.beginTwoStepEnrolment(userId: user.id!, actor: .system)
         let now = Date()
-        #expect(try database.confirmTwoStepEnrolment(userId: user.id!, code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: now)),
-                                                      at: now, actor: .system)?.count == 10)
+        #expect(
+            try database.confirmTwoStepEnrolment(
+                userId: user.id!,
+                code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: now)),
+                at: now,
+                actor: .system
+            )?.count == 10
+        )
         _ = try database.startSession(userId: user.id!, ipAddress: nil)
 
         let run = try await CLI.run(["user", "reset-two-step", "--email", "ranger@park.org"], data: data)
@@ -129,14 +145,19 @@ struct CLITests {
         #expect(!status.enrolled && !status.enrolling && status.recoveryCodesLeft == 0 && status.resetNotice)
         let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
-        #expect(try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetTwoStep" && $0.detail == "ranger@park.org" })
+        #expect(
+            try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetTwoStep" && $0.detail == "ranger@park.org" }
+        )
         let unknown = try await CLI.run(["user", "reset-two-step", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))
     }
 
     @Test func siteCreateAndMemberAdd() async throws {
         let data = try CLI.dataFolder()
-        let site = try await CLI.run(["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"], data: data)
+        let site = try await CLI.run(
+            ["site", "create", "--slug", "sweet-home", "--name", "Sweet Home Ranger District", "--required-approvals", "2"],
+            data: data
+        )
         #expect(site.status == 0, "\(site.errors)")
         #expect(site.output.contains("Created site sweet-home (Sweet Home Ranger District), 2 approval(s) required."))
         _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
@@ -149,7 +170,9 @@ struct CLITests {
         #expect(record.name == "Sweet Home Ranger District" && record.requiredApprovals == 2)
         #expect(try database.members(siteId: record.id!).map { "\($0.email) \($0.role.rawValue)" } == ["ranger@park.org reviewer"])
         // Again with another role: changed, not doubled.
-        #expect(try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "manager"], data: data).status == 0)
+        #expect(
+            try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "manager"], data: data).status == 0
+        )
         #expect(try database.members(siteId: record.id!).map(\.role) == [.manager])
 
         let badSlug = try await CLI.run(["site", "create", "--slug", "Sweet Home", "--name", "X"], data: data)
@@ -179,7 +202,12 @@ struct CLITests {
 
         let app = try await TestApp.make(database: database)
         try await app.test { client in
-            let created = try await client.api(.post, "/api/v1/manage/tours", token: token, json: #"{"site":"sweet-home","name":"Iron Mountain Loop"}"#)
+            let created = try await client.api(
+                .post,
+                "/api/v1/manage/tours",
+                token: token,
+                json: #"{"site":"sweet-home","name":"Iron Mountain Loop"}"#
+            )
             #expect(created.status == .created)
             let list = try await client.api(.get, "/api/v1/manage/tours?site=sweet-home", token: token)
             #expect((list.json as? [[String: Any]])?.map { $0["name"] as? String } == ["Iron Mountain Loop"])
@@ -190,9 +218,14 @@ struct CLITests {
 
     /// Without the flags, `TRAIL_ROOT` and `TRAIL_DATA` say where things are; a flag wins over its variable.
     @Test func environmentVariablesAndFlags() async throws {
-        let data = try CLI.dataFolder(), other = try CLI.dataFolder()
-        let viaEnvironment = try await CLI.run(["migrate"], data: nil, root: nil,
-                                         environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": data.path])
+        let data = try CLI.dataFolder()
+        let other = try CLI.dataFolder()
+        let viaEnvironment = try await CLI.run(
+            ["migrate"],
+            data: nil,
+            root: nil,
+            environment: ["TRAIL_ROOT": projectRoot.path, "TRAIL_DATA": data.path]
+        )
         #expect(viaEnvironment.status == 0, "\(viaEnvironment.errors)")
         #expect(viaEnvironment.output.contains(data.path))
         let flagWins = try await CLI.run(["migrate"], data: other, environment: ["TRAIL_DATA": data.path])
@@ -216,12 +249,16 @@ struct CLITests {
     /// The names scripts depend on (docs/operators.md: the configuration table and the command list).
     @Test func commandsAndFlagsHaveTheirDocumentedNames() async throws {
         let serve = try await CLI.run(["serve", "--help"], data: nil, root: nil)
-        for flag in ["--hostname", "--port", "--root", "--data", "--clamav-db", "--clamd", "--max-upload-size", "--required-approvals",
-                     "--tile-url", "--public-url", "--demo", "--require-two-step"] {
+        for flag in [
+            "--hostname", "--port", "--root", "--data", "--clamav-db", "--clamd", "--max-upload-size", "--required-approvals",
+            "--tile-url", "--public-url", "--demo", "--require-two-step",
+        ] {
             #expect(serve.output.contains(flag), "serve \(flag)")
         }
-        for variable in ["TRAIL_HOSTNAME", "TRAIL_PORT", "TRAIL_ROOT", "TRAIL_DATA", "TRAIL_CLAMAV_DB", "TRAIL_CLAMD", "TRAIL_MAX_UPLOAD_SIZE",
-                         "TRAIL_REQUIRED_APPROVALS", "TRAIL_TILE_URL", "TRAIL_PUBLIC_URL", "TRAIL_DEMO", "TRAIL_REQUIRE_TWO_STEP"] {
+        for variable in [
+            "TRAIL_HOSTNAME", "TRAIL_PORT", "TRAIL_ROOT", "TRAIL_DATA", "TRAIL_CLAMAV_DB", "TRAIL_CLAMD", "TRAIL_MAX_UPLOAD_SIZE",
+            "TRAIL_REQUIRED_APPROVALS", "TRAIL_TILE_URL", "TRAIL_PUBLIC_URL", "TRAIL_DEMO", "TRAIL_REQUIRE_TWO_STEP",
+        ] {
             #expect(serve.output.contains(variable), "serve help mentions \(variable)")
         }
         let commands: [([String], [String])] = [
@@ -257,7 +294,10 @@ struct CLIHelpTests {
             let help = try await CLI.run(command + ["--help"], data: nil, root: nil, environment: ["COLUMNS": "80"])
             #expect(help.status == 0, "\(command.joined(separator: " ")) --help: \(help.errors)")
             let subcommands = CLIHelp.subcommands(in: help.output)
-            if subcommands.isEmpty { leaves.append(command.joined(separator: " ")); continue }
+            if subcommands.isEmpty {
+                leaves.append(command.joined(separator: " "))
+                continue
+            }
             if command.isEmpty {
                 // One line each: the name and what it does, nothing wrapped onto a second line.
                 #expect(subcommands.allSatisfy { !$0.summary.isEmpty }, "\(help.output)")
@@ -265,8 +305,11 @@ struct CLIHelpTests {
             }
             pending += subcommands.map { command + [$0.name] }
         }
-        for expected in ["serve", "migrate", "user create", "user disable", "user reset-password", "user reset-two-step", "site create", "member add", "token create", "package verify",
-                         "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check", "media optimize"] {
+        for expected in [
+            "serve", "migrate", "user create", "user disable", "user reset-password", "user reset-two-step", "site create", "member add",
+            "token create", "package verify",
+            "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check", "media optimize",
+        ] {
             #expect(leaves.contains(expected), "\(expected) is missing from the help: \(leaves)")
         }
         for command in leaves where !Self.withoutDataFolder.contains(command) {
@@ -279,7 +322,10 @@ struct CLIHelpTests {
 
 /// Reads swift-argument-parser's help text.
 enum CLIHelp {
-    struct Entry { let name: String; let summary: String }
+    struct Entry {
+        let name: String
+        let summary: String
+    }
 
     /// The SUBCOMMANDS section's entries: two spaces, the name (maybe "(default)"), then its one-line summary.
     static func subcommands(in help: String) -> [Entry] {
@@ -319,7 +365,10 @@ enum CLI {
     }
 
     static func open(_ data: URL) throws -> AppDatabase {
-        try AppDatabase.openFile(at: data.appendingPathComponent("trail.sqlite").path, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
+        try AppDatabase.openFile(
+            at: data.appendingPathComponent("trail.sqlite").path,
+            migrationsFolder: projectRoot.appendingPathComponent("migrations")
+        )
     }
 
     /// Runs `trail-companion arguments --root <root> --data <data>` with a clean `TRAIL_…` environment, waiting for it on
@@ -336,7 +385,8 @@ enum CLI {
         env.merge(environment) { _, new in new }
         process.environment = env
         process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         try process.run()
@@ -351,7 +401,10 @@ enum CLI {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                      errors: String(decoding: errorData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus,
+            output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self)
+        )
     }
 }

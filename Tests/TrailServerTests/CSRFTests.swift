@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Every form POST of the panel needs the session's CSRF token: missing, wrong or another session's token is a 403
@@ -23,11 +24,12 @@ import Testing
             let before = try app.database.snapshot()
             let path = seed.fill(route.path)
             for forgery in Forgery.allCases {
-                let token: String? = switch forgery {
-                case .missing: nil
-                case .wrong: String(browser.csrf.reversed())
-                case .otherSession: other.csrf
-                }
+                let token: String? =
+                    switch forgery {
+                    case .missing: nil
+                    case .wrong: String(browser.csrf.reversed())
+                    case .otherSession: other.csrf
+                    }
                 let response: TestResponse
                 switch route.body {
                 case .form(let pairs):
@@ -37,9 +39,11 @@ import Testing
                     let boundary = "csrf-\(UUID().uuidString)"
                     let uri = path + (token.map { "?_csrf=\($0)" } ?? "")
                     response = try await client.execute(
-                        uri: uri, method: .post,
+                        uri: uri,
+                        method: .post,
                         headers: [.cookie: browser.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
-                        body: RouteFixtures.multipart(fields: fields.map { ($0.0, seed.fill($0.1)) }, file: file, boundary: boundary))
+                        body: RouteFixtures.multipart(fields: fields.map { ($0.0, seed.fill($0.1)) }, file: file, boundary: boundary)
+                    )
                 default:
                     Issue.record("not a form or upload route")
                     return
@@ -57,20 +61,35 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let viaField = try await Self.post(client, "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/down", [], cookies: browser.cookieHeader,
-                                               token: browser.csrf)
+            let viaField = try await Self.post(
+                client,
+                "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/down",
+                [],
+                cookies: browser.cookieHeader,
+                token: browser.csrf
+            )
             #expect(viaField.status == .seeOther)
 
-            var headers: HTTPFields = [.cookie: browser.cookieHeader, .contentType: "application/x-www-form-urlencoded",
-                                       HTTPField.Name("X-CSRF-Token")!: browser.csrf, .accept: "application/json"]
-            let viaHeader = try await client.execute(uri: "/tours/\(seed.tourId)/waypoints/order", method: .post, headers: headers,
-                                                     body: ByteBuffer(string: "ids=\(seed.waypointId)&ids=\(seed.secondWaypointId)"))
+            var headers: HTTPFields = [
+                .cookie: browser.cookieHeader, .contentType: "application/x-www-form-urlencoded",
+                HTTPField.Name("X-CSRF-Token")!: browser.csrf, .accept: "application/json",
+            ]
+            let viaHeader = try await client.execute(
+                uri: "/tours/\(seed.tourId)/waypoints/order",
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(string: "ids=\(seed.waypointId)&ids=\(seed.secondWaypointId)")
+            )
             #expect(viaHeader.status == .ok)
             #expect(try app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.waypointId, seed.secondWaypointId])
 
             headers[HTTPField.Name("X-CSRF-Token")!] = nil
-            let viaQuery = try await client.execute(uri: "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/down?_csrf=\(browser.csrf)",
-                                                    method: .post, headers: headers, body: ByteBuffer())
+            let viaQuery = try await client.execute(
+                uri: "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/down?_csrf=\(browser.csrf)",
+                method: .post,
+                headers: headers,
+                body: ByteBuffer()
+            )
             #expect(viaQuery.status == .seeOther)
             #expect(try app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.secondWaypointId, seed.waypointId])
         }
@@ -89,13 +108,22 @@ import Testing
             #expect(forgedDelete.status == .forbidden)
             try app.database.expectUnchanged(since: before)
 
-            let real = try await client.send(.patch, "/api/v1/manage/tours/\(seed.tourId)", session: browser, json: #"{"name":"Real"}"#,
-                                             csrfHeader: browser.csrf)
+            let real = try await client.send(
+                .patch,
+                "/api/v1/manage/tours/\(seed.tourId)",
+                session: browser,
+                json: #"{"name":"Real"}"#,
+                csrfHeader: browser.csrf
+            )
             #expect(real.status == .ok)
             #expect(try app.database.tour(id: seed.tourId)?.name == "Real")
 
-            let bearer = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: app.token(for: "author@test.org"),
-                                              json: #"{"name":"By Token"}"#)
+            let bearer = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(seed.tourId)",
+                token: app.token(for: "author@test.org"),
+                json: #"{"name":"By Token"}"#
+            )
             #expect(bearer.status == .ok)
             #expect(try app.database.tour(id: seed.tourId)?.name == "By Token")
         }
@@ -172,7 +200,13 @@ import Testing
         }
     }
 
-    static func post(_ client: some TestClientProtocol, _ uri: String, _ fields: [(String, String)], cookies: String?, token: String?) async throws -> TestResponse {
+    static func post(
+        _ client: some TestClientProtocol,
+        _ uri: String,
+        _ fields: [(String, String)],
+        cookies: String?,
+        token: String?
+    ) async throws -> TestResponse {
         var fields = fields
         if let token { fields.append(("_csrf", token)) }
         func encode(_ text: String) -> String {

@@ -5,6 +5,7 @@ import NIOCore
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// Captions (WebVTT) for video and transcripts (text or WebVTT) for audio, checked before they are stored,
@@ -17,24 +18,45 @@ import Testing
         Data([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0] + fillerBytes(count: size - 10, seed: seed))
     }
 
-    static func multipart(_ client: some TestClientProtocol, _ uri: String, token: String, data: Data, name: String,
-                          type: String = "application/octet-stream") async throws -> TestResponse {
+    static func multipart(
+        _ client: some TestClientProtocol,
+        _ uri: String,
+        token: String,
+        data: Data,
+        name: String,
+        type: String = "application/octet-stream"
+    ) async throws -> TestResponse {
         let boundary = "captions-\(UUID().uuidString)"
-        return try await client.execute(uri: uri, method: .post,
-                                        headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                                        body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary))
+        return try await client.execute(
+            uri: uri,
+            method: .post,
+            headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+            body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary)
+        )
     }
 
     static func attachCaptions(_ client: some TestClientProtocol, token: String, to asset: Int64, text: String = captions) async throws {
-        let response = try await multipart(client, "/api/v1/manage/assets/\(asset)/captions", token: token, data: Data(text.utf8), name: "captions.vtt")
+        let response = try await multipart(
+            client,
+            "/api/v1/manage/assets/\(asset)/captions",
+            token: token,
+            data: Data(text.utf8),
+            name: "captions.vtt"
+        )
         #expect(response.status == .created, "\(response.text)")
     }
 
     /// A video, an audio file and an image on Fish Lake, without captions or transcript (raw uploads, not the fixture helper).
-    static func media(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64, image: Int64) {
+    static func media(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64, image: Int64)
+    {
         func upload(_ data: Data, _ name: String) async throws -> Int64 {
-            let response = try await multipart(client, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
-                                               token: token, data: data, name: name)
+            let response = try await multipart(
+                client,
+                "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                token: token,
+                data: data,
+                name: name
+            )
             return Int64(try #require(publishInt(response.jsonObject["id"]), "\(response.text)"))
         }
         let video = try await upload(PublishFixtures.mp4(size: 50_000, seed: 21), "welcome.mp4")
@@ -69,14 +91,17 @@ import Testing
 
     @Test("WebVTT: a BOM, CRLF, hours, cue names, NOTE and STYLE blocks pass; each broken rule is refused naming its line")
     func webVTTRules() throws {
-        let good = "\u{FEFF}WEBVTT - Fish Lake\r\n\r\nSTYLE\r\n::cue { color: yellow }\r\n\r\nNOTE made by hand\r\n\r\nintro\r\n00:00.000 --> 00:02.000 line:90%\r\nHello\r\n\r\n01:00:02.000 --> 01:00:04.500\r\n<v Ranger>Welcome.\r\n"
+        let good =
+            "\u{FEFF}WEBVTT - Fish Lake\r\n\r\nSTYLE\r\n::cue { color: yellow }\r\n\r\nNOTE made by hand\r\n\r\nintro\r\n00:00.000 --> 00:02.000 line:90%\r\nHello\r\n\r\n01:00:02.000 --> 01:00:04.500\r\n<v Ranger>Welcome.\r\n"
         #expect(try CompanionText.check(Data(good.utf8), role: .captions) == .webVTT)
         #expect(try WebVTT.validate(good).map(\.start) == [0, 3602])
         let refused: [(Data, String)] = [
             (Data("00:00:00.000 --> 00:00:01.000\nHi\n".utf8), "Line 1 must be “WEBVTT”"),
             (Data("WEBVTTX\n\n00:00:00.000 --> 00:00:01.000\nHi\n".utf8), "Line 1 must be “WEBVTT”"),
-            (Data("WEBVTT\n\n00:00:05.000 --> 00:00:06.000\nB\n\n00:00:02.000 --> 00:00:03.000\nA\n".utf8),
-             "Line 6: this cue starts at 00:00:02.000, before the one on line 3 (00:00:05.000): cue times must not go backwards."),
+            (
+                Data("WEBVTT\n\n00:00:05.000 --> 00:00:06.000\nB\n\n00:00:02.000 --> 00:00:03.000\nA\n".utf8),
+                "Line 6: this cue starts at 00:00:02.000, before the one on line 3 (00:00:05.000): cue times must not go backwards."
+            ),
             (Data("WEBVTT\n\n00:00:04.000 --> 00:00:01.000\nA\n".utf8), "Line 3: the cue ends (00:00:01.000) before it starts (00:00:04.000)."),
             (Data("WEBVTT\n\n00:00:01.000 --> 00:00:61.000\nA\n".utf8), "Line 3: “00:00:01.000 --> 00:00:61.000” is not a cue timing"),
             (Data("WEBVTT\n\n0:00:01.000 --> 00:00:02.000\nA\n".utf8), "is not a cue timing"),
@@ -102,7 +127,9 @@ import Testing
         // A transcript may be plain text, or WebVTT held to the same rules.
         #expect(try CompanionText.check(Data("Welcome to Fish Lake.\n".utf8), role: .transcript) == .plainText)
         #expect(try CompanionText.check(Data(Self.captions.utf8), role: .transcript) == .webVTT)
-        #expect(throws: CompanionTextProblem.self) { try CompanionText.check(Data("WEBVTT\n\n00:00:04.000 --> 00:00:01.000\nA\n".utf8), role: .transcript) }
+        #expect(throws: CompanionTextProblem.self) {
+            try CompanionText.check(Data("WEBVTT\n\n00:00:04.000 --> 00:00:01.000\nA\n".utf8), role: .transcript)
+        }
         #expect(throws: CompanionTextProblem.self) { try CompanionText.check(Data(" \n\n".utf8), role: .transcript) }
     }
 
@@ -117,7 +144,10 @@ import Testing
             let auditBefore = try Self.count(env, "SELECT COUNT(*) FROM auditEvent")
             let cases: [(Int64, Data, String, String)] = [
                 (video, Data("1\n00:00:00.000 --> 00:00:01.000\nHi\n".utf8), "intro.vtt", "Line 1 must be “WEBVTT”"),
-                (video, Data("WEBVTT\n\n00:00:05.000 --> 00:00:06.000\nB\n\n00:00:02.000 --> 00:00:03.000\nA\n".utf8), "intro.vtt", "must not go backwards"),
+                (
+                    video, Data("WEBVTT\n\n00:00:05.000 --> 00:00:06.000\nB\n\n00:00:02.000 --> 00:00:03.000\nA\n".utf8), "intro.vtt",
+                    "must not go backwards"
+                ),
                 (video, Data([0x57, 0x45, 0x42, 0x56, 0x54, 0x54, 0x0A, 0x0A, 0xC3, 0x28]), "intro.vtt", "not UTF-8"),
                 (video, PublishFixtures.text("<!doctype html><html><script>alert(1)</script></html>"), "intro.vtt", "This is an HTML page"),
                 (image, Data(Self.captions.utf8), "shore.vtt", "An image gets alt text, not captions"),
@@ -127,9 +157,16 @@ import Testing
                 #expect(refused.status == .unprocessableContent, "\(name): \(refused.status) \(refused.text)")
                 #expect(refused.errorFields["file"]?.contains(message) == true, "\(refused.text)")
             }
-            let transcriptOnImage = try await client.api(.post, "/api/v1/manage/assets/\(image)/transcript", token: token, json: #"{"text":"Shore."}"#)
-            #expect(transcriptOnImage.status == .unprocessableContent && transcriptOnImage.errorFields["text"]?.contains("alt text") == true,
-                    "\(transcriptOnImage.text)")
+            let transcriptOnImage = try await client.api(
+                .post,
+                "/api/v1/manage/assets/\(image)/transcript",
+                token: token,
+                json: #"{"text":"Shore."}"#
+            )
+            #expect(
+                transcriptOnImage.status == .unprocessableContent && transcriptOnImage.errorFields["text"]?.contains("alt text") == true,
+                "\(transcriptOnImage.text)"
+            )
             let emptyTranscript = try await client.api(.post, "/api/v1/manage/assets/\(video)/transcript", token: token, json: #"{"text":"  "}"#)
             #expect(emptyTranscript.status == .unprocessableContent && emptyTranscript.errorFields["text"] != nil, "\(emptyTranscript.text)")
             let wrongType = try await client.api(.post, "/api/v1/manage/assets/\(video)/captions", token: token, json: #"{"text":"Hi"}"#)
@@ -137,8 +174,13 @@ import Testing
             #expect(try Self.count(env, "SELECT COUNT(*) FROM asset") == assetsBefore, "no row added")
             #expect(try Self.count(env, "SELECT COUNT(*) FROM auditEvent") == auditBefore, "nothing recorded")
             #expect(Self.files(env, in: "uploads").isEmpty, "no upload file left behind: \(Self.files(env, in: "uploads"))")
-            let reviewer = try await Self.multipart(client, "/api/v1/manage/assets/\(video)/captions", token: try env.token("reviewer@test.org"),
-                                                    data: Data(Self.captions.utf8), name: "intro.vtt")
+            let reviewer = try await Self.multipart(
+                client,
+                "/api/v1/manage/assets/\(video)/captions",
+                token: try env.token("reviewer@test.org"),
+                data: Data(Self.captions.utf8),
+                name: "intro.vtt"
+            )
             #expect(reviewer.status == .forbidden)
         }
     }
@@ -150,21 +192,35 @@ import Testing
         try await env.app.test { client in
             let token = try env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
-            let added = try await Self.multipart(client, "/api/v1/manage/assets/\(video)/captions", token: token, data: Data(Self.captions.utf8),
-                                                 name: "welcome.vtt", type: "text/vtt")
+            let added = try await Self.multipart(
+                client,
+                "/api/v1/manage/assets/\(video)/captions",
+                token: token,
+                data: Data(Self.captions.utf8),
+                name: "welcome.vtt",
+                type: "text/vtt"
+            )
             #expect(added.status == .created, "\(added.text)")
             #expect(added.jsonObject["role"] as? String == "captions" && publishInt(added.jsonObject["companionOf"]) == Int(video))
             #expect(added.jsonObject["mimeType"] as? String == "text/vtt" && added.jsonObject["scanStatus"] as? String == "pending")
-            let typed = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token,
-                                             json: #"{"text":"A loon calls across Fish Lake.\nThen wind."}"#)
+            let typed = try await client.api(
+                .post,
+                "/api/v1/manage/assets/\(audio)/transcript",
+                token: token,
+                json: #"{"text":"A loon calls across Fish Lake.\nThen wind."}"#
+            )
             #expect(typed.status == .created && typed.jsonObject["mimeType"] as? String == "text/plain", "\(typed.text)")
             #expect(typed.jsonObject["originalName"] as? String == "loon call.transcript.txt")
             // A companion file has no place among the media: its `order` is 0, which the document's Asset schema allows.
-            let document = try JSONSerialization.jsonObject(with: Data(contentsOf: projectRoot.appendingPathComponent("openapi.json"))) as? [String: Any]
+            let document =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: projectRoot.appendingPathComponent("openapi.json"))) as? [String: Any]
             let asset = ((document?["components"] as? [String: Any])?["schemas"] as? [String: Any])?["Asset"] as? [String: Any]
             let minimum = try #require(((asset?["properties"] as? [String: Any])?["order"] as? [String: Any])?["minimum"] as? Int)
             for answer in [added, typed] {
-                #expect(publishInt(answer.jsonObject["order"]) == 0 && minimum <= 0, "order \(answer.jsonObject["order"] ?? "none") against minimum \(minimum)")
+                #expect(
+                    publishInt(answer.jsonObject["order"]) == 0 && minimum <= 0,
+                    "order \(answer.jsonObject["order"] ?? "none") against minimum \(minimum)"
+                )
             }
             #expect(await env.scanAll() == 2, "captions and transcript are scanned like any upload")
 
@@ -200,7 +256,10 @@ import Testing
             let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: token)
             #expect(refused.status == .unprocessableContent)
             let problems = Set(refused.errorFields.values)
-            #expect(problems.contains("Video “welcome.mp4” at “Fish Lake” has no captions: add a WebVTT file on the waypoint's page."), "\(refused.text)")
+            #expect(
+                problems.contains("Video “welcome.mp4” at “Fish Lake” has no captions: add a WebVTT file on the waypoint's page."),
+                "\(refused.text)"
+            )
             #expect(problems.contains("Audio “loon call.mp3” at “Fish Lake” has no transcript: add one on the waypoint's page."), "\(refused.text)")
 
             try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
@@ -211,15 +270,20 @@ import Testing
             // Captions added but not yet scanned: the file is named as not clean.
             try await Self.attachCaptions(client, token: token, to: video)
             _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current) == [
-                "File “captions.vtt” at “Fish Lake” is pending, not clean.", "File “loon call.transcript.txt” at “Fish Lake” is pending, not clean.",
-            ])
+            #expect(
+                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current) == [
+                    "File “captions.vtt” at “Fish Lake” is pending, not clean.",
+                    "File “loon call.transcript.txt” at “Fish Lake” is pending, not clean.",
+                ]
+            )
             #expect(await env.scanAll() == 2)
             #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
         }
     }
 
-    @Test("package: captions and transcript beside their files, listed, hashed and signed; a v1 reader still verifies; the review page plays the track")
+    @Test(
+        "package: captions and transcript beside their files, listed, hashed and signed; a v1 reader still verifies; the review page plays the track"
+    )
     func packageAndReview() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -236,12 +300,21 @@ import Testing
             let assets = manifest.waypoints[0].assets
             let videoEntry = try #require(assets.first { $0.type == .video })
             #expect(videoEntry.path == "waypoints/01-fish-lake/01-welcome.mp4")
-            #expect(videoEntry.captions == Manifest.CompanionFile(path: "waypoints/01-fish-lake/01-welcome-captions.vtt", size: Int64(Self.captions.utf8.count),
-                                                                  sha256: PublishFixtures.sha256(Data(Self.captions.utf8))))
+            #expect(
+                videoEntry.captions
+                    == Manifest.CompanionFile(
+                        path: "waypoints/01-fish-lake/01-welcome-captions.vtt",
+                        size: Int64(Self.captions.utf8.count),
+                        sha256: PublishFixtures.sha256(Data(Self.captions.utf8))
+                    )
+            )
             #expect(assets.first { $0.type == .audio }?.transcript?.path == "waypoints/01-fish-lake/02-loon-call-transcript.txt")
             // Python's zipfile: the entries are there, deflated (text), with the manifest's bytes.
             let listing = try await PythonZipListing.read(zip)
-            let captionsEntry = try #require(listing.entries.first { $0.name == "waypoints/01-fish-lake/01-welcome-captions.vtt" }, "\(listing.entries.map(\.name))")
+            let captionsEntry = try #require(
+                listing.entries.first { $0.name == "waypoints/01-fish-lake/01-welcome-captions.vtt" },
+                "\(listing.entries.map(\.name))"
+            )
             #expect(captionsEntry.method == PythonZipListing.deflated && captionsEntry.sha256 == videoEntry.captions?.sha256)
             // The independent v1 reader, which knows nothing of captions, still verifies the package and ignores the new keys.
             let check = try await PublishingProcess.python("package_v1_check.py", [zip.path, env.publicKey])
@@ -261,7 +334,9 @@ import Testing
         }
     }
 
-    @Test("panel: an HTML file as captions is refused under its field, nothing saved; a typed transcript is saved; the clean captions play as a track")
+    @Test(
+        "panel: an HTML file as captions is refused under its field, nothing saved; a typed transcript is saved; the clean captions play as a track"
+    )
     func panelForms() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -276,12 +351,21 @@ import Testing
 
             let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
             let html = try await client.execute(
-                uri: "/assets/\(video)/captions?_csrf=\(session.csrf)", method: .post,
+                uri: "/assets/\(video)/captions?_csrf=\(session.csrf)",
+                method: .post,
                 headers: [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
-                body: PublishFixtures.multipart(Data("<html><body>hi</body></html>".utf8), fileName: "welcome.vtt", contentType: "text/vtt", boundary: boundary))
+                body: PublishFixtures.multipart(
+                    Data("<html><body>hi</body></html>".utf8),
+                    fileName: "welcome.vtt",
+                    contentType: "text/vtt",
+                    boundary: boundary
+                )
+            )
             #expect(html.status == .unprocessableContent)
-            #expect(html.text.contains(#"<div class="invalid-feedback d-block" id="captions-error-\#(video)">This is an HTML page, not WebVTT captions"#),
-                    "the message sits under the field")
+            #expect(
+                html.text.contains(#"<div class="invalid-feedback d-block" id="captions-error-\#(video)">This is an HTML page, not WebVTT captions"#),
+                "the message sits under the field"
+            )
             #expect(try Self.companionRows(env) == 0 && Self.files(env, in: "uploads").isEmpty)
 
             let typed = try await client.post("/assets/\(audio)/transcript", form: ["text": "A loon calls across the lake."], session: session)
@@ -297,7 +381,9 @@ import Testing
         }
     }
 
-    @Test("deleting a video removes its captions and their file; a new take of the audio keeps its transcript; an image in a video's place drops its captions")
+    @Test(
+        "deleting a video removes its captions and their file; a new take of the audio keeps its transcript; an image in a video's place drops its captions"
+    )
     func deleteAndReplace() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -312,12 +398,17 @@ import Testing
                 let boundary = "replace-\(UUID().uuidString)"
                 var body = ByteBuffer()
                 body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(id)\r\n")
-                body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+                body.writeString(
+                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(name)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                )
                 body.writeBytes(data)
                 body.writeString("\r\n--\(boundary)--\r\n")
                 let response = try await client.execute(
-                    uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets", method: .post,
-                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"], body: body)
+                    uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                    method: .post,
+                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                    body: body
+                )
                 #expect(response.status == .created, "\(response.text)")
                 return Int64(try #require(publishInt(response.jsonObject["id"])))
             }
@@ -334,8 +425,13 @@ import Testing
             #expect(!Self.files(env, in: "assets").contains(captionsFile), "the captions' file went with the video")
 
             // A video replaced by an image: an image cannot use captions, so they go.
-            let second = try await Self.multipart(client, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
-                                                  token: token, data: PublishFixtures.mp4(size: 40_000, seed: 35), name: "second.mp4")
+            let second = try await Self.multipart(
+                client,
+                "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                token: token,
+                data: PublishFixtures.mp4(size: 40_000, seed: 35),
+                name: "second.mp4"
+            )
             let secondVideo = Int64(try #require(publishInt(second.jsonObject["id"])))
             try await Self.attachCaptions(client, token: token, to: secondVideo)
             #expect(await env.scanAll() == 3)

@@ -7,6 +7,7 @@ import PackageFormat
 import TestSupport
 import Testing
 import TrailClient
+
 @testable import TrailServer
 
 #if canImport(FoundationNetworking)
@@ -44,8 +45,16 @@ struct ClientLiveTests {
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let baseURL = "http://localhost:\(port)"
-            try await body(Live(env: env, client: client, trail: TrailClient(baseURL: URL(string: baseURL)!), baseURL: baseURL,
-                                released: released, folder: folder))
+            try await body(
+                Live(
+                    env: env,
+                    client: client,
+                    trail: TrailClient(baseURL: URL(string: baseURL)!),
+                    baseURL: baseURL,
+                    released: released,
+                    folder: folder
+                )
+            )
         }
     }
 
@@ -64,8 +73,14 @@ struct ClientLiveTests {
             let detail = try await live.trail.package(id: live.released.packageId)
             #expect(detail.manifest.packageId == live.released.packageId)
             #expect(detail.version == 1 && detail.waypointCount == 1 && detail.park == "Alpha District")
-            #expect(try await live.trail.packageHash(id: live.released.packageId) == PackageHash(sha256: live.released.sha256, version: 1,
-                                                                                                 size: live.released.size))
+            #expect(
+                try await live.trail.packageHash(id: live.released.packageId)
+                    == PackageHash(
+                        sha256: live.released.sha256,
+                        version: 1,
+                        size: live.released.size
+                    )
+            )
             #expect(try await live.trail.releasedVersion(packageId: live.released.packageId, version: 1).sha256 == live.released.sha256)
             let key = try await live.trail.signingKey()
             #expect(key.algorithm == .ed25519 && key.publicKeyBase64 == live.env.publicKey)
@@ -114,8 +129,13 @@ struct ClientLiveTests {
             #expect(try Data(contentsOf: target) == zip.prefix(Int(partial)))
 
             let progress = ProgressLog()
-            let result = try await live.trail.download(packageId: released.packageId, to: target, expectedSize: released.size,
-                                                       expectedSHA256: released.sha256, progress: { progress.add($0) })
+            let result = try await live.trail.download(
+                packageId: released.packageId,
+                to: target,
+                expectedSize: released.size,
+                expectedSHA256: released.sha256,
+                progress: { progress.add($0) }
+            )
             #expect(result.status == 206)
             #expect(result.resumedFrom == partial)
             #expect(!result.restarted)
@@ -143,8 +163,13 @@ struct ClientLiveTests {
             #expect(!wrong.valid)
             #expect(try live.env.verifiedCount(released.packageId, version: 1) == 1)
             // A finished file downloaded again: nothing to fetch, hash checked.
-            let again = try await live.trail.download(packageId: released.packageId, to: target, expectedSize: released.size,
-                                                      expectedSHA256: released.sha256, etag: released.etag)
+            let again = try await live.trail.download(
+                packageId: released.packageId,
+                to: target,
+                expectedSize: released.size,
+                expectedSHA256: released.sha256,
+                etag: released.etag
+            )
             #expect(again.sha256 == released.sha256)
         }
     }
@@ -155,8 +180,12 @@ struct ClientLiveTests {
             try await LyingServer.run(released: released) { lying in
                 let target = live.file("cut.zip")
                 await #expect {
-                    _ = try await live.trail.download(from: URL(string: "\(lying)/cut")!, to: target, expectedSize: released.size,
-                                                      expectedSHA256: released.sha256)
+                    _ = try await live.trail.download(
+                        from: URL(string: "\(lying)/cut")!,
+                        to: target,
+                        expectedSize: released.size,
+                        expectedSHA256: released.sha256
+                    )
                 } throws: { error in
                     switch error as? DownloadError {
                     case .transport?, .incomplete?: return true
@@ -166,8 +195,12 @@ struct ClientLiveTests {
                 let partial = try Self.size(of: target)
                 #expect(partial > 0 && partial < released.size, "kept \(partial) bytes")
                 // Resumed from the real server: 206 from where the cut happened, spliced only because the ETag matched.
-                let result = try await live.trail.download(packageId: released.packageId, to: target, expectedSize: released.size,
-                                                           expectedSHA256: released.sha256)
+                let result = try await live.trail.download(
+                    packageId: released.packageId,
+                    to: target,
+                    expectedSize: released.size,
+                    expectedSHA256: released.sha256
+                )
                 #expect(result.status == 206)
                 #expect(result.resumedFrom == partial)
                 #expect(try Data(contentsOf: target) == Data(contentsOf: released.zip))
@@ -213,8 +246,12 @@ struct ClientLiveTests {
                 Issue.record("the versioned download was not cut")
                 return
             }
-            let resumed = try await live.trail.download(from: live.trail.apiURL("packages/\(v1.packageId)/versions/1/download"), to: old,
-                                                        expectedSize: v1.size, expectedSHA256: v1.sha256)
+            let resumed = try await live.trail.download(
+                from: live.trail.apiURL("packages/\(v1.packageId)/versions/1/download"),
+                to: old,
+                expectedSize: v1.size,
+                expectedSHA256: v1.sha256
+            )
             #expect(resumed.status == 206 && resumed.resumedFrom > 0)
             #expect(try Data(contentsOf: old) == Data(contentsOf: v1.zip))
             // downloadPackage(id:) takes whatever is current.
@@ -325,15 +362,25 @@ struct ClientLiveTests {
                 // A Content-Length larger than listed: refused before the body.
                 let announced = live.file("announced.zip")
                 await #expect(throws: DownloadError.tooManyBytes(limit: 1000)) {
-                    _ = try await live.trail.download(from: URL(string: "\(lying)/announced")!, to: announced, expectedSize: 1000, expectedSHA256: nil)
+                    _ = try await live.trail.download(
+                        from: URL(string: "\(lying)/announced")!,
+                        to: announced,
+                        expectedSize: 1000,
+                        expectedSHA256: nil
+                    )
                 }
                 #expect(!FileManager.default.fileExists(atPath: announced.path))
                 // A 206 for another range than asked for is never appended.
                 let partial = live.file("range.zip")
                 try Data(repeating: 7, count: 500).write(to: partial)
                 await #expect {
-                    _ = try await live.trail.download(from: URL(string: "\(lying)/wrong-range")!, to: partial, expectedSize: 1000,
-                                                      expectedSHA256: nil, etag: "\"e\"")
+                    _ = try await live.trail.download(
+                        from: URL(string: "\(lying)/wrong-range")!,
+                        to: partial,
+                        expectedSize: 1000,
+                        expectedSHA256: nil,
+                        etag: "\"e\""
+                    )
                 } throws: { error in
                     if case .unexpectedPartialResponse? = error as? DownloadError { return true }
                     return false
@@ -378,8 +425,10 @@ struct ClientLiveTests {
                 #expect(!ok.stdout.contains("[FAIL]"))
                 if source[0] == "--server" { #expect(ok.stdout.contains("[ok]   the server's version 1"), "\(ok.stdout)") }
 
-                for (zip, expected) in [(flipped, "SHA-256"), (edited, "not a valid signature"), (hostile, "unsafe entry path"),
-                                        (truncated, "cannot be read")] {
+                for (zip, expected) in [
+                    (flipped, "SHA-256"), (edited, "not a valid signature"), (hostile, "unsafe entry path"),
+                    (truncated, "cannot be read"),
+                ] {
                     let bad = try await verify([zip.path] + source)
                     #expect(bad.status == 1, "\(zip.lastPathComponent) \(source[0]): exit \(bad.status)\n\(bad.stdout)\(bad.stderr)")
                     #expect(bad.stdout.contains("Result: INVALID"), "\(bad.stdout)")
@@ -414,14 +463,26 @@ struct ClientLiveTests {
     }
 
     /// Starts a download of the latest (or versioned) URL and cancels its task once `bytes` have arrived.
-    static func downloadCancelled(_ trail: TrailClient, released: ReleasedPackage, to target: URL, after bytes: Int64,
-                                  versioned: Bool = false) async -> DownloadError? {
+    static func downloadCancelled(
+        _ trail: TrailClient,
+        released: ReleasedPackage,
+        to target: URL,
+        after bytes: Int64,
+        versioned: Bool = false
+    ) async -> DownloadError? {
         let canceller = Canceller()
-        let url = versioned ? trail.apiURL("packages/\(released.packageId)/versions/\(released.version)/download")
-                            : trail.apiURL("packages/\(released.packageId)/download")
+        let url =
+            versioned
+            ? trail.apiURL("packages/\(released.packageId)/versions/\(released.version)/download")
+            : trail.apiURL("packages/\(released.packageId)/download")
         let task = Task {
-            try await trail.download(from: url, to: target, expectedSize: released.size, expectedSHA256: released.sha256,
-                                     progress: { if $0.receivedBytes >= bytes { canceller.cancel() } })
+            try await trail.download(
+                from: url,
+                to: target,
+                expectedSize: released.size,
+                expectedSHA256: released.sha256,
+                progress: { if $0.receivedBytes >= bytes { canceller.cancel() } }
+            )
         }
         canceller.set(task)
         do {
@@ -469,34 +530,53 @@ enum LyingServer {
 
     static func run(released: ReleasedPackage, _ body: @Sendable (String) async throws -> Void) async throws {
         let router = Router()
-        let zipURL = released.zip, etag = released.etag
+        let zipURL = released.zip
+        let etag = released.etag
         router.get("/cut") { _, _ in
             let zip = try Data(contentsOf: zipURL)
-            return Response(status: .ok, headers: [.contentType: "application/zip", .eTag: etag, .contentLength: "\(zip.count)"],
-                            body: ResponseBody(contentLength: zip.count) { writer in
-                                try await writer.write(ByteBuffer(bytes: zip.prefix(zip.count / 2)))
-                                throw Cut()
-                            })
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/zip", .eTag: etag, .contentLength: "\(zip.count)"],
+                body: ResponseBody(contentLength: zip.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: zip.prefix(zip.count / 2)))
+                    throw Cut()
+                }
+            )
         }
         router.get("/endless") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/zip", .eTag: "\"endless\""], body: ResponseBody { writer in
-                let chunk = ByteBuffer(repeating: 0x41, count: 64 * 1024)
-                for _ in 0..<16_384 { try await writer.write(chunk) }  // at most 1 GiB, until the client hangs up
-                try await writer.finish(nil)
-            })
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/zip", .eTag: "\"endless\""],
+                body: ResponseBody { writer in
+                    let chunk = ByteBuffer(repeating: 0x41, count: 64 * 1024)
+                    for _ in 0..<16_384 { try await writer.write(chunk) }  // at most 1 GiB, until the client hangs up
+                    try await writer.finish(nil)
+                }
+            )
         }
         router.get("/announced") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/zip", .contentLength: "5000"],
-                     body: .init(byteBuffer: ByteBuffer(repeating: 0x42, count: 5000)))
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/zip", .contentLength: "5000"],
+                body: .init(byteBuffer: ByteBuffer(repeating: 0x42, count: 5000))
+            )
         }
         router.get("/wrong-range") { _, _ in
-            Response(status: .partialContent, headers: [.contentType: "application/zip", .eTag: "\"e\"", .contentRange: "bytes 0-99/1000",
-                                                        .contentLength: "100"],
-                     body: .init(byteBuffer: ByteBuffer(repeating: 0x43, count: 100)))
+            Response(
+                status: .partialContent,
+                headers: [
+                    .contentType: "application/zip", .eTag: "\"e\"", .contentRange: "bytes 0-99/1000",
+                    .contentLength: "100",
+                ],
+                body: .init(byteBuffer: ByteBuffer(repeating: 0x43, count: 100))
+            )
         }
         router.get("/short") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/zip", .eTag: "\"s\""],
-                     body: .init(byteBuffer: ByteBuffer(repeating: 0x44, count: 10)))
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/zip", .eTag: "\"s\""],
+                body: .init(byteBuffer: ByteBuffer(repeating: 0x44, count: 10))
+            )
         }
         try await Application(router: router).testLive { client in
             try await body("http://localhost:\(try #require(client.port))")

@@ -1,16 +1,18 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
 import TestSupport
 import Testing
 import TrailClient
+
 @testable import TrailServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `TrailClient.update` against a live server: only changed files travel, the folder is never a mix of versions.
 @Suite struct ClientUpdateTests {
@@ -77,12 +79,19 @@ import TrailClient
     func updateFetchesOnlyWhatChanged() async throws {
         try await withInstalled { setup, client in
             let second = try await setup.env.releaseThroughAPI(client, seed: 31)
-            let (old, _) = try Self.manifest(setup.first.zip), (new, _) = try Self.manifest(second.zip)
+            let (old, _) = try Self.manifest(setup.first.zip)
+            let (new, _) = try Self.manifest(second.zip)
             let held = Set(old.listedFiles.map(\.sha256))
             let fresh = new.listedFiles.filter { !held.contains($0.sha256) }
-            let (filesBefore, manifestsBefore, packagesBefore) = (Self.bytesSent(setup.env, route: "file"),
-                                                                  Self.bytesSent(setup.env, route: "manifest"), Self.bytesSent(setup.env, route: "package"))
-            let result = try await setup.trail.update(packageId: setup.first.packageId, installedAt: setup.installed, pinnedPublicKey: setup.env.publicKey)
+            let (filesBefore, manifestsBefore, packagesBefore) = (
+                Self.bytesSent(setup.env, route: "file"),
+                Self.bytesSent(setup.env, route: "manifest"), Self.bytesSent(setup.env, route: "package")
+            )
+            let result = try await setup.trail.update(
+                packageId: setup.first.packageId,
+                installedAt: setup.installed,
+                pinnedPublicKey: setup.env.publicKey
+            )
             #expect(result.fromVersion == 1 && result.toVersion == 2)
             // Counted by the server: the new files and the new manifest, and not one byte of a package zip.
             let newManifestBytes = Int64(try Self.manifest(second.zip).1.count)
@@ -95,16 +104,27 @@ import TrailClient
             try Self.expectFolder(setup.installed, is: second.zip)
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: setup.folder.path).filter { $0 != "tour" }
             #expect(leftovers.isEmpty, "\(leftovers)")
-            let again = try await setup.trail.update(packageId: setup.first.packageId, installedAt: setup.installed, pinnedPublicKey: setup.env.publicKey)
+            let again = try await setup.trail.update(
+                packageId: setup.first.packageId,
+                installedAt: setup.installed,
+                pinnedPublicKey: setup.env.publicKey
+            )
             #expect(again.fromVersion == 2 && again.toVersion == 2 && again.downloadedBytes == 0)
 
             // A rollback on the server: the same flow, down to version 1.
             let manager = try setup.env.token("manager@test.org")
             #expect(try await client.managePackage(setup.first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
-            let down = try await setup.trail.update(packageId: setup.first.packageId, installedAt: setup.installed, pinnedPublicKey: setup.env.publicKey)
+            let down = try await setup.trail.update(
+                packageId: setup.first.packageId,
+                installedAt: setup.installed,
+                pinnedPublicKey: setup.env.publicKey
+            )
             let heldNow = Set(new.listedFiles.map(\.sha256))
             let back = old.listedFiles.filter { !heldNow.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
-            #expect(down.toVersion == 1 && down.downloadedBytes == back, "only what version 2 lacks (its GeoJSON): \(down.downloadedBytes) vs \(back)")
+            #expect(
+                down.toVersion == 1 && down.downloadedBytes == back,
+                "only what version 2 lacks (its GeoJSON): \(down.downloadedBytes) vs \(back)"
+            )
             try Self.expectFolder(setup.installed, is: setup.first.zip)
         }
     }
@@ -113,7 +133,8 @@ import TrailClient
     func tamperedFileIsRefused() async throws {
         try await withInstalled { setup, client in
             let second = try await setup.env.releaseThroughAPI(client, seed: 31)
-            let (old, _) = try Self.manifest(setup.first.zip), (new, _) = try Self.manifest(second.zip)
+            let (old, _) = try Self.manifest(setup.first.zip)
+            let (new, _) = try Self.manifest(second.zip)
             let held = Set(old.listedFiles.map(\.sha256))
             let victim = try #require(new.allAssets.first { !held.contains($0.sha256) })
             let stored = setup.env.paths.assets.appendingPathComponent(victim.sha256)
@@ -131,7 +152,11 @@ import TrailClient
                 try await setup.trail.update(packageId: setup.first.packageId, installedAt: setup.installed, pinnedPublicKey: otherKey)
             }
             try original.write(to: stored)
-            let result = try await setup.trail.update(packageId: setup.first.packageId, installedAt: setup.installed, pinnedPublicKey: setup.env.publicKey)
+            let result = try await setup.trail.update(
+                packageId: setup.first.packageId,
+                installedAt: setup.installed,
+                pinnedPublicKey: setup.env.publicKey
+            )
             #expect(result.toVersion == 2)
             try Self.expectFolder(setup.installed, is: second.zip)
         }
@@ -141,8 +166,12 @@ import TrailClient
     func interruptedUpdatesResume() async throws {
         try await withInstalled { setup, client in
             let second = try await setup.env.releaseThroughAPI(client, seed: 31, videoSize: 6_000_000)
-            let key = setup.env.publicKey, trail = setup.trail, installed = setup.installed, id = setup.first.packageId
-            let (new, _) = try Self.manifest(second.zip), (old, _) = try Self.manifest(setup.first.zip)
+            let key = setup.env.publicKey
+            let trail = setup.trail
+            let installed = setup.installed
+            let id = setup.first.packageId
+            let (new, _) = try Self.manifest(second.zip)
+            let (old, _) = try Self.manifest(setup.first.zip)
             let held = Set(old.listedFiles.map(\.sha256))
             let all = new.listedFiles.filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
             // An update to a version the catalog no longer names, left behind by an earlier run: swept.
@@ -200,46 +229,73 @@ import TrailClient
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build the CLI first (swift build --build-tests)")
         try await withInstalled { setup, client in
             let server = "http://localhost:\(try #require(client.port))"
-            let folder = setup.folder.appendingPathComponent("cli-tour"), state = setup.folder.appendingPathComponent("state").path
+            let folder = setup.folder.appendingPathComponent("cli-tour")
+            let state = setup.folder.appendingPathComponent("state").path
             let install = try await ChildProcess.run(
-                binary, ["package", "install", setup.first.packageId, folder.path, "--server", server, "--key", setup.env.publicKey, "--state", state],
-                timeout: .seconds(60))
+                binary,
+                ["package", "install", setup.first.packageId, folder.path, "--server", server, "--key", setup.env.publicKey, "--state", state],
+                timeout: .seconds(60)
+            )
             #expect(install.status == 0, "\(install.stdout) \(install.stderr)")
             #expect(install.stdout.contains("installed \(setup.first.packageId) v1"), "\(install.stdout)")
             try Self.expectFolder(folder, is: setup.first.zip)
 
             let second = try await setup.env.releaseThroughAPI(client, seed: 31)
-            let update = try await ChildProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
-                                                                  "--state", state], timeout: .seconds(60))
+            let update = try await ChildProcess.run(
+                binary,
+                [
+                    "package", "update", setup.first.packageId, folder.path, "--server", server,
+                    "--state", state,
+                ],
+                timeout: .seconds(60)
+            )
             #expect(update.status == 0, "\(update.stdout) \(update.stderr)")
             #expect(update.stdout.contains("updated v1 -> v2: downloaded"), "\(update.stdout)")
             try Self.expectFolder(folder, is: second.zip)
-            let again = try await ChildProcess.run(binary, ["package", "update", setup.first.packageId, folder.path, "--server", server,
-                                                                 "--state", state], timeout: .seconds(60))
+            let again = try await ChildProcess.run(
+                binary,
+                [
+                    "package", "update", setup.first.packageId, folder.path, "--server", server,
+                    "--state", state,
+                ],
+                timeout: .seconds(60)
+            )
             #expect(again.stdout.contains("up to date at v2"), "\(again.stdout)")
             // Another key pinned: refused, the folder untouched.
             let refused = try await ChildProcess.run(
-                binary, ["package", "update", setup.first.packageId, setup.installed.path, "--server", server,
-                         "--key", SigningKey.generate().publicKeyBase64, "--state", state], timeout: .seconds(60))
+                binary,
+                [
+                    "package", "update", setup.first.packageId, setup.installed.path, "--server", server,
+                    "--key", SigningKey.generate().publicKeyBase64, "--state", state,
+                ],
+                timeout: .seconds(60)
+            )
             #expect(refused.status != 0)
             try Self.expectFolder(setup.installed, is: setup.first.zip)
         }
     }
 
-    @Test("package update refuses a replayed older catalog (validly signed, not expired) and stays on the newer version; a rollback the server signs in a newer catalog is followed")
+    @Test(
+        "package update refuses a replayed older catalog (validly signed, not expired) and stays on the newer version; a rollback the server signs in a newer catalog is followed"
+    )
     func replayedCatalogIsRefused() async throws {
         let binary = projectRoot.appendingPathComponent(".build/debug/trail-companion").path
         try #require(FileManager.default.isExecutableFile(atPath: binary), "build the CLI first (swift build --build-tests)")
         try await withInstalled { setup, client in
             let server = "http://localhost:\(try #require(client.port))"
-            let folder = setup.folder.appendingPathComponent("cli-tour"), state = setup.folder.appendingPathComponent("state").path
+            let folder = setup.folder.appendingPathComponent("cli-tour")
+            let state = setup.folder.appendingPathComponent("state").path
             @Sendable func package(_ arguments: [String], server: String = server) async throws -> ChildProcess.Output {
-                try await ChildProcess.run(binary, ["package"] + arguments + ["--server", server, "--key", setup.env.publicKey, "--state", state],
-                                                timeout: .seconds(60))
+                try await ChildProcess.run(
+                    binary,
+                    ["package"] + arguments + ["--server", server, "--key", setup.env.publicKey, "--state", state],
+                    timeout: .seconds(60)
+                )
             }
             // The catalog naming version 1, as the server signed it: what a replay sends later.
             let old = try await client.execute(uri: "/api/v1/catalog", method: .get)
-            let oldBody = Data(buffer: old.body), oldSignature = try #require(old.headers[.catalogSignature])
+            let oldBody = Data(buffer: old.body)
+            let oldSignature = try #require(old.headers[.catalogSignature])
             let install = try await package(["install", setup.first.packageId, folder.path])
             #expect(install.status == 0, "\(install.stdout) \(install.stderr)")
             let second = try await setup.env.releaseThroughAPI(client, seed: 31)
@@ -249,20 +305,31 @@ import TrailClient
             // Whoever answers for the server now replays the old catalog; manifests come from the real server.
             let router = Router()
             router.get("/api/v1/catalog") { _, _ in
-                Response(status: .ok, headers: [.contentType: "application/json", .catalogSignature: oldSignature],
-                         body: .init(byteBuffer: ByteBuffer(bytes: oldBody)))
+                Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json", .catalogSignature: oldSignature],
+                    body: .init(byteBuffer: ByteBuffer(bytes: oldBody))
+                )
             }
             router.get("/api/v1/packages/{id}/versions/{n}/manifest") { request, _ in
                 let (data, response) = try await URLSession.shared.data(from: URL(string: server + request.uri.path)!)
                 let signature = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Manifest-Signature") ?? ""
-                return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
-                                body: .init(byteBuffer: ByteBuffer(bytes: data)))
+                return Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
+                    body: .init(byteBuffer: ByteBuffer(bytes: data))
+                )
             }
             try await Application(router: router).testLive { replayer in
-                let replayed = try await package(["update", setup.first.packageId, folder.path], server: "http://localhost:\(try #require(replayer.port))")
+                let replayed = try await package(
+                    ["update", setup.first.packageId, folder.path],
+                    server: "http://localhost:\(try #require(replayer.port))"
+                )
                 #expect(replayed.status == 1, "\(replayed.stdout) \(replayed.stderr)")
-                #expect(replayed.stdout.contains("the catalog is refused: catalog version") && replayed.stdout.contains("is older than version"),
-                        "\(replayed.stdout)")
+                #expect(
+                    replayed.stdout.contains("the catalog is refused: catalog version") && replayed.stdout.contains("is older than version"),
+                    "\(replayed.stdout)"
+                )
             }
             try Self.expectFolder(folder, is: second.zip)
 
@@ -278,7 +345,9 @@ import TrailClient
     @Test("the catalog version store keeps the highest version per key, across instances")
     func catalogVersionStore() throws {
         let folder = TestScratch.folder("trail-catalog-state")
-        let store = CatalogVersionStore(folder: folder), key = SigningKey.generate().publicKeyBase64, other = SigningKey.generate().publicKeyBase64
+        let store = CatalogVersionStore(folder: folder)
+        let key = SigningKey.generate().publicKeyBase64
+        let other = SigningKey.generate().publicKeyBase64
         #expect(store.highest(publicKey: key) == nil)
         try store.record(5, publicKey: key)
         try store.record(3, publicKey: key)
@@ -293,12 +362,18 @@ import TrailClient
         let lock = NSLock()
         var catalog = Data(), catalogSignature = "", manifest = Data(), manifestSignature = ""
         func set(catalog: Data, catalogSignature: String, manifest: Data, manifestSignature: String) {
-            lock.withLock { (self.catalog, self.catalogSignature, self.manifest, self.manifestSignature) = (catalog, catalogSignature, manifest, manifestSignature) }
+            lock.withLock {
+                (self.catalog, self.catalogSignature, self.manifest, self.manifestSignature) = (
+                    catalog, catalogSignature, manifest, manifestSignature
+                )
+            }
         }
         var snapshot: (Data, String, Data, String) { lock.withLock { (catalog, catalogSignature, manifest, manifestSignature) } }
     }
 
-    @Test("a manifest for another package, an older version than the catalog's, a bad signature, or with .., absolute, backslash or case-clashing paths: refused before anything is written")
+    @Test(
+        "a manifest for another package, an older version than the catalog's, a bad signature, or with .., absolute, backslash or case-clashing paths: refused before anything is written"
+    )
     func hostileManifestsAreRefused() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -310,28 +385,42 @@ import TrailClient
         let released = try #require(box.value)
         _ = try TrailClient.extract(zip: released.zip, to: installed)
         let (base, _) = try Self.manifest(released.zip)
-        let key = SigningKey.generate(), otherKey = SigningKey.generate()
+        let key = SigningKey.generate()
+        let otherKey = SigningKey.generate()
         let state = FakeServerState()
         let router = Router()
         router.get("/api/v1/catalog") { _, _ in
             let (body, signature, _, _) = state.snapshot
-            return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Catalog-Signature")!: signature],
-                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", HTTPField.Name("Catalog-Signature")!: signature],
+                body: .init(byteBuffer: ByteBuffer(bytes: body))
+            )
         }
         router.get("/api/v1/packages/{id}/versions/{n}/manifest") { _, _ in
             let (_, _, body, signature) = state.snapshot
-            return Response(status: .ok, headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
-                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", HTTPField.Name("Manifest-Signature")!: signature],
+                body: .init(byteBuffer: ByteBuffer(bytes: body))
+            )
         }
         @Sendable func serve(catalogVersion: Int, manifest: Manifest, signedBy signer: SigningKey) throws {
-            let entry: [String: Any] = ["id": released.packageId, "site": "alpha", "name": "Tour", "version": catalogVersion, "size": 1000,
-                                        "sha256": String(repeating: "a", count: 64), "url": "http://x/zip", "manifestURL": "http://x/manifest"]
+            let entry: [String: Any] = [
+                "id": released.packageId, "site": "alpha", "name": "Tour", "version": catalogVersion, "size": 1000,
+                "sha256": String(repeating: "a", count: 64), "url": "http://x/zip", "manifestURL": "http://x/manifest",
+            ]
             let catalog = try JSONSerialization.data(withJSONObject: [
                 "catalogVersion": 9, "generatedAt": Manifest.timestamp(Date()), "expiresAt": Manifest.timestamp(Date().addingTimeInterval(86_400)),
-                "packages": [entry]])
+                "packages": [entry],
+            ])
             let bytes = try manifest.encoded()
-            state.set(catalog: catalog, catalogSignature: try key.sign(catalog).base64EncodedString(),
-                      manifest: bytes, manifestSignature: try signer.sign(bytes).base64EncodedString())
+            state.set(
+                catalog: catalog,
+                catalogSignature: try key.sign(catalog).base64EncodedString(),
+                manifest: bytes,
+                manifestSignature: try signer.sign(bytes).base64EncodedString()
+            )
         }
         func withPath(_ path: String, clash: Bool = false) -> Manifest {
             var manifest = base

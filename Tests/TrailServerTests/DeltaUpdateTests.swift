@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// Delta updates: files by SHA-256, signed manifests per version, the update plan; and an update from v1 to v3 by an
@@ -47,15 +48,25 @@ import Testing
         try await env.app.test { client in
             let first = try await env.releaseThroughAPI(client)
             let second = try await env.releaseThroughAPI(client, seed: 31)
-            try await body(TwoReleases(env: env, first: first, second: second, old: try Manifest.decode(try Self.manifestBytes(first.zip)),
-                                       new: try Manifest.decode(try Self.manifestBytes(second.zip))), client)
+            try await body(
+                TwoReleases(
+                    env: env,
+                    first: first,
+                    second: second,
+                    old: try Manifest.decode(try Self.manifestBytes(first.zip)),
+                    new: try Manifest.decode(try Self.manifestBytes(second.zip))
+                ),
+                client
+            )
         }
     }
 
     @Test("manifests per version: the exact signed bytes, Manifest-Signature, immutable, 304; the catalog names them")
     func signedManifests() async throws {
         try await withTwoReleases { releases, client in
-            let env = releases.env, first = releases.first, second = releases.second
+            let env = releases.env
+            let first = releases.first
+            let second = releases.second
             let publicKey = env.app.dependencies.signingKey.publicKeyBase64
             for released in [first, second] {
                 let uri = "/api/v1/packages/\(released.packageId)/versions/\(released.version)/manifest"
@@ -83,7 +94,11 @@ import Testing
     @Test("the update plan: the new version's files whose hash the old one lacks; empty when current; 400/404 for a bad from")
     func updatePlan() async throws {
         try await withTwoReleases { releases, client in
-            let env = releases.env, first = releases.first, second = releases.second, old = releases.old, new = releases.new
+            let env = releases.env
+            let first = releases.first
+            let second = releases.second
+            let old = releases.old
+            let new = releases.new
             let held = Set(old.listedFiles.map(\.sha256))
             let expected = new.listedFiles.filter { !held.contains($0.sha256) }
             #expect(!expected.isEmpty && expected.count < new.listedFiles.count, "the second release shares files with the first")
@@ -104,8 +119,10 @@ import Testing
             let current = try await client.execute(uri: "/api/v1/packages/\(first.packageId)/updates?from=2", method: .get)
             #expect((current.jsonObject["files"] as? [Any])?.isEmpty == true && current.jsonObject["downloadSize"] as? Int == 0)
 
-            for (query, status) in [("", HTTPResponse.Status.badRequest), ("?from=", .badRequest), ("?from=abc", .badRequest), ("?from=0", .badRequest),
-                                    ("?from=-1", .badRequest), ("?from=1.5", .badRequest), ("?from=99", .notFound)] {
+            for (query, status) in [
+                ("", HTTPResponse.Status.badRequest), ("?from=", .badRequest), ("?from=abc", .badRequest), ("?from=0", .badRequest),
+                ("?from=-1", .badRequest), ("?from=1.5", .badRequest), ("?from=99", .notFound),
+            ] {
                 let response = try await client.execute(uri: "/api/v1/packages/\(first.packageId)/updates\(query)", method: .get)
                 #expect(response.status == status, "\(query): \(response.status) \(response.text)")
                 #expect(response.errorCode != nil, "\(query): a JSON error: \(response.text)")
@@ -124,7 +141,10 @@ import Testing
     @Test("files by hash: every file of the current version, ranged, immutable; 404 for others; 400 for what is not a hash")
     func filesByHash() async throws {
         try await withTwoReleases { releases, client in
-            let env = releases.env, first = releases.first, old = releases.old, new = releases.new
+            let env = releases.env
+            let first = releases.first
+            let old = releases.old
+            let new = releases.new
             #expect(new.geoJSON != nil)
             for file in new.listedFiles {
                 let uri = "/api/v1/files/\(file.sha256)"
@@ -139,7 +159,11 @@ import Testing
                 #expect(head.status == .ok && head.headers[.contentLength] == "\(file.size ?? -1)" && head.data.isEmpty)
                 let part = try await client.execute(uri: uri, method: .get, headers: [.range: "bytes=1-8"])
                 #expect(part.status == .partialContent && part.data == response.data[1...8])
-                let stale = try await client.execute(uri: uri, method: .get, headers: [.range: "bytes=1-8", .ifRange: "\"\(String(repeating: "0", count: 64))\""])
+                let stale = try await client.execute(
+                    uri: uri,
+                    method: .get,
+                    headers: [.range: "bytes=1-8", .ifRange: "\"\(String(repeating: "0", count: 64))\""]
+                )
                 #expect(stale.status == .ok && stale.data == response.data, "an If-Range that does not match: the whole file")
                 let past = try await client.execute(uri: uri, method: .get, headers: [.range: "bytes=\(file.size ?? 0)-"])
                 #expect(past.status == .rangeNotSatisfiable)
@@ -148,8 +172,10 @@ import Testing
             let geo = try #require(new.geoJSON)
             #expect(FileManager.default.fileExists(atPath: env.paths.files.appendingPathComponent(geo.sha256).path))
 
-            for bad in ["abc", String(repeating: "A", count: 64), String(repeating: "g", count: 64), String(repeating: "a", count: 63),
-                        String(repeating: "a", count: 65), "..", "%2E%2E", "..%2F..%2Ftrail.sqlite", "%2Fetc%2Fpasswd"] {
+            for bad in [
+                "abc", String(repeating: "A", count: 64), String(repeating: "g", count: 64), String(repeating: "a", count: 63),
+                String(repeating: "a", count: 65), "..", "%2E%2E", "..%2F..%2Ftrail.sqlite", "%2Fetc%2Fpasswd",
+            ] {
                 let response = try await client.execute(uri: "/api/v1/files/\(bad)", method: .get)
                 #expect(response.status == .badRequest, "\(bad): \(response.status)")
                 #expect(response.errorCode != nil)
@@ -166,7 +192,10 @@ import Testing
             }
             #expect(try await client.managePackage(first.packageId, "unpublish", token: manager).status == .ok)
             for file in old.listedFiles {
-                #expect(try await client.execute(uri: "/api/v1/files/\(file.sha256)", method: .get).status == .notFound, "\(file.path) after unpublish")
+                #expect(
+                    try await client.execute(uri: "/api/v1/files/\(file.sha256)", method: .get).status == .notFound,
+                    "\(file.path) after unpublish"
+                )
             }
             // The copies in files/ that nothing serves are removed.
             try env.app.dependencies.files.prune()
@@ -177,7 +206,11 @@ import Testing
     @Test("the package page and the release page say what an app on each earlier version downloads to update")
     func panelShowsUpdateCosts() async throws {
         try await withTwoReleases { releases, client in
-            let env = releases.env, first = releases.first, second = releases.second, old = releases.old, new = releases.new
+            let env = releases.env
+            let first = releases.first
+            let second = releases.second
+            let old = releases.old
+            let new = releases.new
             let held = Set(old.listedFiles.map(\.sha256))
             let bytes = new.listedFiles.filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + ($1.size ?? 0) }
             let line = "v1 → v2: \(ByteFormat.string(bytes)) of \(ByteFormat.string(second.size))"
@@ -205,13 +238,18 @@ import Testing
             let first = try await env.releaseThroughAPI(client)
             _ = try await env.releaseThroughAPI(client, seed: 31)
             let third = try await env.releaseThroughAPI(client, seed: 47)
-            let new = try Manifest.decode(try Self.manifestBytes(third.zip)), old = try Manifest.decode(try Self.manifestBytes(first.zip))
+            let new = try Manifest.decode(try Self.manifestBytes(third.zip))
+            let old = try Manifest.decode(try Self.manifestBytes(first.zip))
             let held = Set(old.listedFiles.map(\.sha256))
-            var fresh = Set<String>(), freshBytes: Int64 = 0
+            var fresh = Set<String>()
+            var freshBytes: Int64 = 0
             for file in new.listedFiles where !held.contains(file.sha256) && fresh.insert(file.sha256).inserted { freshBytes += file.size ?? 0 }
             let work = env.folder.appendingPathComponent("python-update")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            let output = try await PublishingProcess.python("delta_update.py", ["http://localhost:\(port)", first.packageId, first.zip.path, work.path])
+            let output = try await PublishingProcess.python(
+                "delta_update.py",
+                ["http://localhost:\(port)", first.packageId, first.zip.path, work.path]
+            )
             try #require(output.status == 0, "delta_update.py failed: \(output.stderr)")
             let result = output.lastLineJSON
             #expect(result["version"] as? Int == 3)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TrailServer
 
 /// The shared formatting helpers (Views/DisplayFormat.swift) give the texts they gave where they were before.
@@ -33,19 +34,35 @@ import Testing
         #expect(DisplayFormat.kilometers(3270) == "3.27 km")
         #expect(DisplayFormat.area(2500) == "2500")
         #expect(DisplayFormat.area(12.5) == "12.50")
-        #expect(DisplayFormat.frame(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28))
-                == "N 44.43000, S 44.36000, E -121.97000, W -122.28000")
+        #expect(
+            DisplayFormat.frame(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28))
+                == "N 44.43000, S 44.36000, E -121.97000, W -122.28000"
+        )
         #expect(DisplayFormat.coordinate(44.5) == "44.500000")
         #expect(DisplayFormat.coordinate(nil) == "")
     }
 
     @Test func durations() {
-        let estimate = DurationEstimate(walkingMeters: 4200, ascentMeters: 120, walkingMinutes: 63, climbMinutes: 12, dwellMinutes: 10,
-                                        distancesFromPrevious: [])
-        #expect(DisplayFormat.duration(estimate)
-                == "About 1 h 25 min: 4.2 km walking (63 min), 120 m of climb (12 min), 10 min at the waypoints.")
-        let flat = DurationEstimate(walkingMeters: 900, ascentMeters: nil, walkingMinutes: 11, climbMinutes: 0, dwellMinutes: 4,
-                                    distancesFromPrevious: [])
+        let estimate = DurationEstimate(
+            walkingMeters: 4200,
+            ascentMeters: 120,
+            walkingMinutes: 63,
+            climbMinutes: 12,
+            dwellMinutes: 10,
+            distancesFromPrevious: []
+        )
+        #expect(
+            DisplayFormat.duration(estimate)
+                == "About 1 h 25 min: 4.2 km walking (63 min), 120 m of climb (12 min), 10 min at the waypoints."
+        )
+        let flat = DurationEstimate(
+            walkingMeters: 900,
+            ascentMeters: nil,
+            walkingMinutes: 11,
+            climbMinutes: 0,
+            dwellMinutes: 4,
+            distancesFromPrevious: []
+        )
         #expect(DisplayFormat.duration(flat) == "About 15 min: 0.9 km walking (11 min), 4 min at the waypoints.")
     }
 }

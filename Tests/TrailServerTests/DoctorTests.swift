@@ -5,6 +5,7 @@ import MalwareScan
 import NIOCore
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// `trail-companion doctor` on a healthy and on a broken data folder: a line per check, a fix for each failure, exit 1.
@@ -21,15 +22,20 @@ import Testing
             try FileManager.default.createDirectory(at: site.root, withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: projectRoot.appendingPathComponent("migrations"), to: site.root.appendingPathComponent("migrations"))
             try DataFolder.prepare(site.data)
-            _ = try AppDatabase.openFile(at: site.data.appendingPathComponent("trail.sqlite").path, migrationsFolder: site.root.appendingPathComponent("migrations"))
+            _ = try AppDatabase.openFile(
+                at: site.data.appendingPathComponent("trail.sqlite").path,
+                migrationsFolder: site.root.appendingPathComponent("migrations")
+            )
             _ = try SigningKey.loadOrCreate(at: DataPaths(root: site.data).signingKey)
             try EICAR.writeTestSignatures(to: site.signatures)
             return site
         }
 
         func arguments(tileURL: String, publicURL: String, minFreeSpace: String = "1M") -> [String] {
-            ["doctor", "--root", root.path, "--data", data.path, "--clamav-db", signatures.path, "--tile-url", tileURL,
-             "--public-url", publicURL, "--min-free-space", minFreeSpace, "--tile-allow-private"]
+            [
+                "doctor", "--root", root.path, "--data", data.path, "--clamav-db", signatures.path, "--tile-url", tileURL,
+                "--public-url", publicURL, "--min-free-space", minFreeSpace, "--tile-allow-private",
+            ]
         }
     }
 
@@ -77,8 +83,13 @@ import Testing
         chmod(site.data.path, 0o755)
         try Data("CREATE TABLE later (id INTEGER PRIMARY KEY);".utf8).write(to: site.root.appendingPathComponent("migrations/9999_later.sql"))
         try await Self.withTileServer { tiles in
-            let run = try await BackupTests.cli(site.arguments(tileURL: "\(tiles)/down/{z}/{x}/{y}.png", publicURL: "http://tours.example.org",
-                                                               minFreeSpace: "1000000T"))
+            let run = try await BackupTests.cli(
+                site.arguments(
+                    tileURL: "\(tiles)/down/{z}/{x}/{y}.png",
+                    publicURL: "http://tours.example.org",
+                    minFreeSpace: "1000000T"
+                )
+            )
             #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
             let expected = [
                 ("malware signatures", "no ClamAV signature files", "apt-get install clamav-freshclam"),
@@ -134,10 +145,12 @@ import Testing
         try await database.writer.write { db in
             try db.execute(sql: "INSERT INTO site (slug, name, description, requiredApprovals, createdAt) VALUES ('s', 'S', '', 1, 0)")
             try db.execute(sql: "INSERT INTO package (id, siteId, currentVersion, isVisible, createdAt, updatedAt) VALUES ('p', 1, 1, 1, 0, 0)")
-            try db.execute(sql: """
-                INSERT INTO packageVersion (packageId, version, name, description, mapName, sha256, size, signature, manifestJSON, createdAt)
-                VALUES ('p', 1, 'P', '', 'p', 'x', 1, 's', '{}', 0)
-                """)
+            try db.execute(
+                sql: """
+                    INSERT INTO packageVersion (packageId, version, name, description, mapName, sha256, size, signature, manifestJSON, createdAt)
+                    VALUES ('p', 1, 'P', '', 'p', 'x', 1, 's', '{}', 0)
+                    """
+            )
         }
         let missing = Doctor(config: config).signingKey()
         #expect(missing.status == .failure && missing.message.contains("apps will refuse"), "\(missing)")

@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Script and markup typed into every text field come back escaped on every page that shows them.
@@ -11,13 +12,19 @@ import Testing
         try await app.test { client in
             // The admin makes a site and a user whose texts are the payload.
             var admin = try await client.signIn("admin@test.org")
-            let site = try await client.post("/admin/sites", form: ["slug": "xss", "name": payload, "description": payload, "requiredApprovals": "1"],
-                                              session: admin)
+            let site = try await client.post(
+                "/admin/sites",
+                form: ["slug": "xss", "name": payload, "description": payload, "requiredApprovals": "1"],
+                session: admin
+            )
             #expect(site.location == "/sites/xss")
             Payload.expectEscaped(try await client.follow(site, session: &admin).text, "site page after create (notice)")
             let siteId = try #require(try app.database.site(slug: "xss")?.id)
-            let user = try await client.post("/admin/users", form: ["email": "xss@test.org", "displayName": payload, "password": TestApp.password],
-                                              session: admin)
+            let user = try await client.post(
+                "/admin/users",
+                form: ["email": "xss@test.org", "displayName": payload, "password": TestApp.password],
+                session: admin
+            )
             #expect(user.status == .seeOther)
             try app.database.setMembership(siteId: siteId, email: "xss@test.org", role: .manager, actor: .system)
             try app.database.setMembership(siteId: siteId, email: "reviewer@test.org", role: .reviewer, actor: .system)
@@ -29,11 +36,23 @@ import Testing
             #expect(created.status == .seeOther)
             let tourId = try #require(created.location.flatMap { Int64($0.replacingOccurrences(of: "/tours/", with: "")) })
             Payload.expectEscaped(try await client.follow(created, session: &ranger).text, "tour page (notice)")
-            let framed = try await client.post("/tours/\(tourId)/frame", form: ["north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
-                                                                                 "minZoom": "11", "maxZoom": "15"], session: ranger)
+            let framed = try await client.post(
+                "/tours/\(tourId)/frame",
+                form: [
+                    "north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
+                    "minZoom": "11", "maxZoom": "15",
+                ],
+                session: ranger
+            )
             #expect(framed.status == .seeOther)
-            let waypoint = try await client.post("/tours/\(tourId)/waypoints", form: ["name": payload, "description": payload, "latitude": "44.4",
-                                                                                       "longitude": "-122.1"], session: ranger)
+            let waypoint = try await client.post(
+                "/tours/\(tourId)/waypoints",
+                form: [
+                    "name": payload, "description": payload, "latitude": "44.4",
+                    "longitude": "-122.1",
+                ],
+                session: ranger
+            )
             #expect(waypoint.status == .seeOther)
             Payload.expectEscaped(try await client.follow(waypoint, session: &ranger).text, "tour page (waypoint notice)")
             let waypointId = try #require(try app.database.waypoints(tourId: tourId).first?.id)
@@ -42,8 +61,10 @@ import Testing
             Payload.expectEscaped(token.text, "tokens page after create")
 
             // Every page that shows one of those texts.
-            let rangerPages = ["/sites", "/sites/xss", "/sites/xss/members", "/sites/xss/tours/new", "/tours/\(tourId)", "/tours/\(tourId)/edit",
-                               "/tours/\(tourId)/waypoints/\(waypointId)", "/account/tokens", "/account/password"]
+            let rangerPages = [
+                "/sites", "/sites/xss", "/sites/xss/members", "/sites/xss/tours/new", "/tours/\(tourId)", "/tours/\(tourId)/edit",
+                "/tours/\(tourId)/waypoints/\(waypointId)", "/account/tokens", "/account/password",
+            ]
             for path in rangerPages {
                 let page = try await client.get(path, session: ranger)
                 #expect(page.status == .ok, "\(path)")
@@ -61,21 +82,36 @@ import Testing
             }
 
             // Messages that quote what was typed, and error pages that name the site.
-            let clash = try await client.post("/tours/\(tourId)/waypoints", form: ["name": payload, "latitude": "44.4", "longitude": "-122.1"],
-                                               session: ranger)
+            let clash = try await client.post(
+                "/tours/\(tourId)/waypoints",
+                form: ["name": payload, "latitude": "44.4", "longitude": "-122.1"],
+                session: ranger
+            )
             #expect(clash.status == .unprocessableContent)
             Payload.expectEscaped(clash.text, "name clash message")
-            let refused = try await client.post("/tours/\(tourId)/frame", form: ["north": "44.43", "south": "44.41", "east": "-121.97", "west": "-122.28",
-                                                                                  "minZoom": "11", "maxZoom": "15"], session: ranger)
+            let refused = try await client.post(
+                "/tours/\(tourId)/frame",
+                form: [
+                    "north": "44.43", "south": "44.41", "east": "-121.97", "west": "-122.28",
+                    "minZoom": "11", "maxZoom": "15",
+                ],
+                session: ranger
+            )
             #expect(refused.status == .unprocessableContent)
             Payload.expectEscaped(HTML.element(refused.text, id: "frame-error") ?? "", "frame refusal naming the waypoint")
-            let badMapName = try await client.post("/tours/\(tourId)/edit", form: ["name": payload, "description": payload, "mapName": payload],
-                                                   session: ranger)
+            let badMapName = try await client.post(
+                "/tours/\(tourId)/edit",
+                form: ["name": payload, "description": payload, "mapName": payload],
+                session: ranger
+            )
             #expect(badMapName.status == .unprocessableContent, "a map name is a slug: the payload is refused")
             #expect(HTML.value(badMapName.text, field: "mapName") == Payload.escaped)
             Payload.expectEscaped(badMapName.text, "tour form with a refused map name")
-            let badSite = try await client.post("/admin/sites", form: ["slug": payload, "name": payload, "description": payload, "requiredApprovals": "1"],
-                                                session: admin)
+            let badSite = try await client.post(
+                "/admin/sites",
+                form: ["slug": payload, "name": payload, "description": payload, "requiredApprovals": "1"],
+                session: admin
+            )
             #expect(badSite.status == .unprocessableContent)
             #expect(HTML.value(badSite.text, field: "slug") == Payload.escaped)
             let badUser = try await client.post("/admin/users", form: ["email": payload, "displayName": payload, "password": ""], session: admin)
@@ -117,11 +153,16 @@ import Testing
     @Test func signInNeverRedirectsToAnotherSite() async throws {
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
-            for (next, expected) in [("//evil.example/x", "/"), ("https://evil.example", "/"), ("/\\evil.example", "/"), ("/login", "/"),
-                                     ("/tours/1", "/tours/1")] {
+            for (next, expected) in [
+                ("//evil.example/x", "/"), ("https://evil.example", "/"), ("/\\evil.example", "/"), ("/login", "/"),
+                ("/tours/1", "/tours/1"),
+            ] {
                 let browser = try await client.anonymousBrowser()
-                let response = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password, "next": next],
-                                                     session: browser)
+                let response = try await client.post(
+                    "/login",
+                    form: ["email": "author@test.org", "password": TestApp.password, "next": next],
+                    session: browser
+                )
                 #expect(response.location == expected, "\(next)")
             }
         }

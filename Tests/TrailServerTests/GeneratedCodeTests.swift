@@ -10,8 +10,10 @@ struct GeneratedCodeTests {
 
     @Test func theGeneratedWireTypesMatchTheDocumentAndTheConfiguration() throws {
         let header = try String(contentsOf: Self.generated, encoding: .utf8).split(separator: "\n").prefix(6).map(String.init)
-        for (name, path) in [("openapi.json", "openapi.json"),
-                             ("openapi-generator-config.yaml", "Sources/TrailAPI/openapi-generator-config.yaml")] {
+        for (name, path) in [
+            ("openapi.json", "openapi.json"),
+            ("openapi-generator-config.yaml", "Sources/TrailAPI/openapi-generator-config.yaml"),
+        ] {
             let bytes = try Data(contentsOf: projectRoot.appendingPathComponent(path))
             let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
             let recorded = header.first { $0.hasPrefix("// \(name) sha256 ") }.map { String($0.dropFirst("// \(name) sha256 ".count)) }
@@ -22,6 +24,9 @@ struct GeneratedCodeTests {
 
     @Test func theBuildDoesNotRunTheGenerator() throws {
         let manifest = try String(contentsOf: projectRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
-        #expect(!manifest.contains("github.com/apple/swift-openapi-generator"), "a fresh build would compile the generator, OpenAPIKit and Yams again")
+        #expect(
+            !manifest.contains("github.com/apple/swift-openapi-generator"),
+            "a fresh build would compile the generator, OpenAPIKit and Yams again"
+        )
     }
 }

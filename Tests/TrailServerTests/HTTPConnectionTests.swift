@@ -10,6 +10,7 @@ import NIOPosix
 import ServiceLifecycle
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// Connections on the real server (``HTTPServerBuilder/trail(_:)``): pipelining, back-pressure, file bodies, the idle
@@ -17,8 +18,12 @@ import Testing
 @Suite struct HTTPConnectionTests {
     static let script = projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/slow_client.py")
 
-    static func get(_ client: some TestClientProtocol, _ uri: String, _ headers: HTTPFields = [:],
-                    method: HTTPRequest.Method = .get) async throws -> TestResponse {
+    static func get(
+        _ client: some TestClientProtocol,
+        _ uri: String,
+        _ headers: HTTPFields = [:],
+        method: HTTPRequest.Method = .get
+    ) async throws -> TestResponse {
         try await client.execute(uri: uri, method: method, headers: headers)
     }
 
@@ -34,11 +39,14 @@ import Testing
         try await env.app.test(.live) { client in
             let released = try await env.releaseThroughAPI(client)
             let port = try #require(client.port)
-            let list = "/api/v1/sites/alpha/packages", detail = "/api/v1/packages/\(released.packageId)"
+            let list = "/api/v1/sites/alpha/packages"
+            let detail = "/api/v1/packages/\(released.packageId)"
             let paths = [list, "/healthz", "/api/v1/sites/bravo/packages", detail, "/healthz", list]
             let output = try await ChildProcess.run("python3", [Self.script.path, "pipeline", "\(port)"] + paths, timeout: .seconds(60))
-            let answers = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]],
-                                       "\(output.stdout) \(output.stderr)")
+            let answers = try #require(
+                try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]],
+                "\(output.stdout) \(output.stderr)"
+            )
             #expect(answers.map { $0["status"] as? Int } == [200, 200, 200, 200, 200, 200])
             let bodies = answers.map { $0["body"] as? String ?? "" }
             #expect(bodies[1] == "ok" && bodies[4] == "ok")
@@ -54,8 +62,11 @@ import Testing
         defer { env.remove() }
         // On an event loop of its own: thousands of requests in a burst must not slow the other suites' servers.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let application = Application(router: buildRouter(env.app.dependencies), server: .trail(env.app.dependencies.config),
-                                      eventLoopGroupProvider: .shared(group))
+        let application = Application(
+            router: buildRouter(env.app.dependencies),
+            server: .trail(env.app.dependencies.config),
+            eventLoopGroupProvider: .shared(group)
+        )
         try await application.testLive { client in
             let port = try #require(client.port)
             let first = try await Self.get(client, "/api/v1/sites")
@@ -66,8 +77,11 @@ import Testing
             let count = (24 << 20) / answerBytes
             let answered = { env.app.metric(#"trail_http_requests_total{method="GET",status="200"}"#) }
             let before = answered()
-            async let flood = ChildProcess.run("python3", [Self.script.path, "flood", "\(port)", "/api/v1/sites", "\(count)", "3", "200"],
-                                                    timeout: .seconds(120))
+            async let flood = ChildProcess.run(
+                "python3",
+                [Self.script.path, "flood", "\(port)", "/api/v1/sites", "\(count)", "3", "200"],
+                timeout: .seconds(120)
+            )
             try await Task.sleep(for: .milliseconds(2500))
             let queued = (answered() - before) * Double(answerBytes)
             let result = try await flood
@@ -127,8 +141,11 @@ import Testing
         try await env.app.test(.live) { client in
             let port = try #require(client.port)
             // 10 polls, one every 0.5 s: 5 s on one connection.
-            let poll = try await ChildProcess.run("python3", [Self.script.path, "poll", "\(port)", "/api/v1/sites", "10", "0.5"],
-                                                       timeout: .seconds(60))
+            let poll = try await ChildProcess.run(
+                "python3",
+                [Self.script.path, "poll", "\(port)", "/api/v1/sites", "10", "0.5"],
+                timeout: .seconds(60)
+            )
             let statuses = try #require(poll.lastLineJSON["statuses"] as? [Int], "\(poll.stdout) \(poll.stderr)")
             let gaps = try #require(poll.lastLineJSON["gaps"] as? [Double])
             // Every poll sent within 1.8 s of the previous answer is answered (a machine too busy to keep that pace
@@ -158,9 +175,13 @@ import Testing
         try await env.app.test(.live) { client in
             let port = try #require(client.port)
             // 256 KiB every 0.1 s through a 64 KiB window: about 5 s for 12 MiB, more than twice the time-out.
-            let output = try await ChildProcess.run("python3", [
-                Self.script.path, "download", "\(port)", "/api/v1/packages/\(released.packageId)/download", "\(256 << 10)", "0.1"],
-                timeout: .seconds(120))
+            let output = try await ChildProcess.run(
+                "python3",
+                [
+                    Self.script.path, "download", "\(port)", "/api/v1/packages/\(released.packageId)/download", "\(256 << 10)", "0.1",
+                ],
+                timeout: .seconds(120)
+            )
             let result = output.lastLineJSON
             #expect(result["status"] as? Int == 200, "\(output.stdout) \(output.stderr)")
             #expect(result["bytes"] as? Int == Int(released.size))
@@ -198,29 +219,42 @@ import Testing
             // A slow reader makes progress: 256 KiB every 0.1 s is about 5 s for the whole file, more than the limit. (The
             // server sees progress when the kernel takes bytes, which it does once a good part of its send buffer, up
             // to 4 MiB, has drained: a reader far slower than this would need a longer limit, as the real one is.)
-            let slow = try await ChildProcess.run("python3", [Self.script.path, "download", "\(port)", path, "\(256 << 10)", "0.1"],
-                                                       timeout: .seconds(120))
+            let slow = try await ChildProcess.run(
+                "python3",
+                [Self.script.path, "download", "\(port)", path, "\(256 << 10)", "0.1"],
+                timeout: .seconds(120)
+            )
             #expect(slow.lastLineJSON["bytes"] as? Int == Int(released.size), "\(slow.stdout) \(slow.stderr)")
             #expect(slow.lastLineJSON["sha256"] as? String == released.sha256)
         }
     }
 
-    @Test("50 clients pipelining requests and reading nothing: /healthz answers within 3 s throughout and after, and the write time-out closes them all")
+    @Test(
+        "50 clients pipelining requests and reading nothing: /healthz answers within 3 s throughout and after, and the write time-out closes them all"
+    )
     func peersThatNeverReadCannotStallTheServer() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.writeTimeout = .seconds(2) })
         defer { env.remove() }
         // Two event loops of its own, as `serve` has on a two-core machine: the other suites' servers do not share them.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-        let application = Application(router: buildRouter(env.app.dependencies), server: .trail(env.app.dependencies.config),
-                                      eventLoopGroupProvider: .shared(group))
+        let application = Application(
+            router: buildRouter(env.app.dependencies),
+            server: .trail(env.app.dependencies.config),
+            eventLoopGroupProvider: .shared(group)
+        )
         try await application.testLive { client in
             let port = try #require(client.port)
             // Each asks for the API document (about 100 KB) 40 times in one go: megabytes of answers, far more than the
             // sockets hold, for little work (the full flood of small answers, which takes a release build to answer in
             // time, is scripts/bench-hostile.sh). Held 6 s, then up to 30 s for the server to close them all: only the write
             // time-out can, the idle time-out (60 s) does not count while an answer is being written.
-            let output = try await ChildProcess.run("python3", [
-                Self.script.path, "hold", "\(port)", "/api/v1/openapi.json", "50", "\(40 * 60)", "6", "30"], timeout: .seconds(180))
+            let output = try await ChildProcess.run(
+                "python3",
+                [
+                    Self.script.path, "hold", "\(port)", "/api/v1/openapi.json", "50", "\(40 * 60)", "6", "30",
+                ],
+                timeout: .seconds(180)
+            )
             let result = output.lastLineJSON
             let during = try #require(result["during"] as? [Any], "\(output.stdout) \(output.stderr)")
             let after = try #require(result["after"] as? [Any])
@@ -237,9 +271,12 @@ import Testing
         defer { env.remove() }
         let released = try await Self.released(env, videoSize: 12 << 20)
         let port = NIOLockedValueBox<Int?>(nil)
-        let application = Application(router: buildRouter(env.app.dependencies), server: .trail(env.app.dependencies.config),
-                                      configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                                      onServerRunning: { channel in port.withLockedValue { $0 = channel.localAddress?.port } })
+        let application = Application(
+            router: buildRouter(env.app.dependencies),
+            server: .trail(env.app.dependencies.config),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in port.withLockedValue { $0 = channel.localAddress?.port } }
+        )
         let services = ServiceGroup(configuration: .init(services: [application], logger: Logger(label: "stop-test")))
         let running = Task { try await services.run() }
         var serverPort: Int?
@@ -251,8 +288,13 @@ import Testing
         let counted = { env.app.metric(#"trail_download_bytes_total{route="package"}"#) }
         let before = counted()
         // Reads nothing for 60 s (the file limit is 300 s), then reads to the end.
-        async let stalled = ChildProcess.run("python3", [
-            Self.script.path, "stall", "\(listening)", "/api/v1/packages/\(released.packageId)/download", "60"], timeout: .seconds(180))
+        async let stalled = ChildProcess.run(
+            "python3",
+            [
+                Self.script.path, "stall", "\(listening)", "/api/v1/packages/\(released.packageId)/download", "60",
+            ],
+            timeout: .seconds(180)
+        )
         for _ in 0..<1200 where counted() == before { try await Task.sleep(for: .milliseconds(50)) }
         #expect(counted() > before, "the download started")
         await services.triggerGracefulShutdown()

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Every panel page links to its section of the rangers' guide, which the server renders from `docs/rangers.md`.
@@ -13,7 +14,9 @@ struct HelpTests {
             .filter { $0.hasSuffix(".mustache") }.map { String($0.dropLast(".mustache".count)) }
         // Partials and frames are parts of other pages; the error page, the guide itself and the visitors' player pages
         // (public, outside the panel) need no section of their own.
-        let notPages: Set = ["layout", "error", "help", "language-tabs", "site-fields", "tour-tile-estimate", "visit", "visit-layout", "visit-list", "visit-withdrawn"]
+        let notPages: Set = [
+            "layout", "error", "help", "language-tabs", "site-fields", "tour-tile-estimate", "visit", "visit-layout", "visit-list", "visit-withdrawn",
+        ]
         for template in templates where !notPages.contains(template) {
             let section = RangerGuide.sections[template]
             #expect(section != nil, "Templates/\(template).mustache has no section in RangerGuide.sections")
@@ -44,8 +47,10 @@ struct HelpTests {
             #expect(picture.status == .ok && picture.headers[.contentType] == "image/png")
             #expect(Array(picture.body.readableBytesView.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
             // A path in the name is refused before the route (400); any other name that is not a screenshot is not found.
-            for (name, refusal) in [("..%2F..%2FPackage.swift", HTTPResponse.Status.badRequest), ("..%2Fsecurity.md", .badRequest),
-                                    ("tour-editor.svg", .notFound), ("nope.png", .notFound), ("tour-editor.png.md", .notFound)] {
+            for (name, refusal) in [
+                ("..%2F..%2FPackage.swift", HTTPResponse.Status.badRequest), ("..%2Fsecurity.md", .badRequest),
+                ("tour-editor.svg", .notFound), ("nope.png", .notFound), ("tour-editor.png.md", .notFound),
+            ] {
                 let status = try await client.execute(uri: "/help/screenshots/\(name)", method: .get).status
                 #expect(status == refusal, "\(name): \(status)")
             }

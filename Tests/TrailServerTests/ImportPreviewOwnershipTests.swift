@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// An import preview belongs to the person and the tour that made it: its id, seen in a URL, proves nothing.
@@ -12,7 +13,12 @@ import Testing
         try FileManager.default.createDirectory(at: app.dependencies.paths.uploads, withIntermediateDirectories: true)
         try await app.test { client in
             let author = try await client.signIn("author@test.org")
-            let posted = try await client.tilesUpload("/tours/\(seed.tourId)/import", data: RouteFixtures.geoJSON, fileName: "stops.geojson", session: author)
+            let posted = try await client.tilesUpload(
+                "/tours/\(seed.tourId)/import",
+                data: RouteFixtures.geoJSON,
+                fileName: "stops.geojson",
+                session: author
+            )
             #expect(posted.status == .seeOther, "\(posted.status) \(posted.text)")
             let location = try #require(posted.location)
             #expect(location.hasPrefix("/tours/\(seed.tourId)/import/import-"))

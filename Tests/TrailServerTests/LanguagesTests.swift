@@ -3,6 +3,7 @@ import GRDB
 import HummingbirdTesting
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// A tour in several languages: which ones (the default first), the tour's and each waypoint's texts per
@@ -24,7 +25,9 @@ import Testing
         #expect(LanguageChoice.parse(["en", "es", "ES"], confirmRemoval: false).1 == "Spanish is listed twice.")
         #expect(LanguageChoice.parse([" "], confirmRemoval: false).1 == "Choose the tour's language.")
         #expect(LanguageChoice.parse(["EN", "es"], confirmRemoval: false).0?.tags == ["en", "es"])
-        #expect(Manifest.isLanguageTag("fr-CA") && Manifest.isLanguageTag("zh-Hant") && !Manifest.isLanguageTag("e") && !Manifest.isLanguageTag("en--x"))
+        #expect(
+            Manifest.isLanguageTag("fr-CA") && Manifest.isLanguageTag("zh-Hant") && !Manifest.isLanguageTag("e") && !Manifest.isLanguageTag("en--x")
+        )
     }
 
     @Test("API: languages and per-language texts on the tour and a waypoint; an unknown tag, a text in a language the tour lacks: 422, nothing saved")
@@ -34,9 +37,11 @@ import Testing
         try await env.app.test { client in
             let token = try env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
-            for (body, message) in [(#"{"languages":["en","xx"]}"#, "“xx” is not a language this server offers"),
-                                    (#"{"languages":["en","e s"]}"#, "“e s” is not a language tag"),
-                                    (#"{"languages":[]}"#, "Choose the tour's language.")] {
+            for (body, message) in [
+                (#"{"languages":["en","xx"]}"#, "“xx” is not a language this server offers"),
+                (#"{"languages":["en","e s"]}"#, "“e s” is not a language tag"),
+                (#"{"languages":[]}"#, "Choose the tour's language."),
+            ] {
                 let refused = try await client.api(.patch, tour, token: token, json: body)
                 #expect(refused.status == .unprocessableContent && refused.errorFields["languages"]?.contains(message) == true, "\(refused.text)")
             }
@@ -44,23 +49,46 @@ import Testing
             #expect(notYet.status == .unprocessableContent && notYet.errorFields["language"]?.contains("is not published in Spanish") == true)
             #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en"], "nothing saved")
 
-            let saved = try await client.api(.patch, tour, token: token,
-                                             json: #"{"languages":["en","ES"],"localized":{"es":{"name":"Ruta del lago","description":"Un paseo."}}}"#)
+            let saved = try await client.api(
+                .patch,
+                tour,
+                token: token,
+                json: #"{"languages":["en","ES"],"localized":{"es":{"name":"Ruta del lago","description":"Un paseo."}}}"#
+            )
             #expect(saved.status == .ok, "\(saved.text)")
             #expect(saved.jsonObject["languages"] as? [String] == ["en", "es"])
             #expect((saved.jsonObject["localized"] as? [String: [String: String]])?["es"] == ["name": "Ruta del lago", "description": "Un paseo."])
-            let waypoint = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token,
-                                                json: #"{"localized":{"es":{"name":"Lago Fish"}}}"#)
+            let waypoint = try await client.api(
+                .patch,
+                "\(tour)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"localized":{"es":{"name":"Lago Fish"}}}"#
+            )
             #expect(waypoint.status == .ok && (waypoint.jsonObject["localized"] as? [String: [String: String]])?["es"]?["name"] == "Lago Fish")
-            let added = try await client.api(.post, "\(tour)/waypoints", token: token,
-                                             json: #"{"name":"Summit View","latitude":44.4,"longitude":-122.05,"localized":{"es":{"name":"Mirador","description":"Arriba."}}}"#)
-            #expect(added.status == .created && (added.jsonObject["localized"] as? [String: [String: String]])?["es"]?["name"] == "Mirador", "\(added.text)")
-            let tooLong = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token,
-                                               json: #"{"localized":{"es":{"name":"\#(String(repeating: "n", count: 121))"}}}"#)
+            let added = try await client.api(
+                .post,
+                "\(tour)/waypoints",
+                token: token,
+                json: #"{"name":"Summit View","latitude":44.4,"longitude":-122.05,"localized":{"es":{"name":"Mirador","description":"Arriba."}}}"#
+            )
+            #expect(
+                added.status == .created && (added.jsonObject["localized"] as? [String: [String: String]])?["es"]?["name"] == "Mirador",
+                "\(added.text)"
+            )
+            let tooLong = try await client.api(
+                .patch,
+                "\(tour)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"localized":{"es":{"name":"\#(String(repeating: "n", count: 121))"}}}"#
+            )
             #expect(tooLong.status == .unprocessableContent && tooLong.errorFields["name"] != nil)
             #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]?.name == "Lago Fish", "the refused text was not saved")
             let read = try await client.api(.get, tour, token: token)
-            #expect((read.jsonObject["waypoints"] as? [[String: Any]])?.first?["localized"] as? [String: [String: String]] == ["es": ["name": "Lago Fish", "description": ""]])
+            #expect(
+                (read.jsonObject["waypoints"] as? [[String: Any]])?.first?["localized"] as? [String: [String: String]] == [
+                    "es": ["name": "Lago Fish", "description": ""]
+                ]
+            )
         }
     }
 
@@ -74,14 +102,23 @@ import Testing
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es","fr"],"localized":{"es":{"name":"Ruta del lago"}}}"#)
             // The default becomes Spanish only when the tour and every waypoint have a Spanish name.
             let early = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en","fr"]}"#)
-            #expect(early.status == .unprocessableContent && early.errorFields["languages"]?.contains("Write Spanish names for “Fish Lake”") == true,
-                    "\(early.text)")
-            _ = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token, json: #"{"localized":{"es":{"name":"Lago Fish"}}}"#)
+            #expect(
+                early.status == .unprocessableContent && early.errorFields["languages"]?.contains("Write Spanish names for “Fish Lake”") == true,
+                "\(early.text)"
+            )
+            _ = try await client.api(
+                .patch,
+                "\(tour)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"localized":{"es":{"name":"Lago Fish"}}}"#
+            )
             let swapped = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en","fr"]}"#)
             #expect(swapped.status == .ok, "\(swapped.text)")
             let stored = try #require(try env.database.tour(id: env.seed.tourId))
             #expect(stored.name == "Ruta del lago" && stored.localized["en"]?.name == "Ridge Walk", "\(stored.name) \(stored.localized)")
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).first.map { ($0.name, $0.localized["en"]?.name) }! == ("Lago Fish", "Fish Lake"))
+            #expect(
+                try env.database.waypoints(tourId: env.seed.tourId).first.map { ($0.name, $0.localized["en"]?.name) }! == ("Lago Fish", "Fish Lake")
+            )
 
             // A PATCH that swaps the default and changes another field keeps the swapped texts (it starts from them).
             let both = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es","fr"],"paceKmh":5}"#)
@@ -110,7 +147,12 @@ import Testing
         try await env.app.test { client in
             let token = try env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
-            let added = try await client.api(.post, "\(tour)/waypoints", token: token, json: #"{"name":"Summit","latitude":44.4,"longitude":-122.05}"#)
+            let added = try await client.api(
+                .post,
+                "\(tour)/waypoints",
+                token: token,
+                json: #"{"name":"Summit","latitude":44.4,"longitude":-122.05}"#
+            )
             let (first, second) = (env.seed.waypointId, Int64(try #require(publishInt(added.jsonObject["id"]), "\(added.text)")))
             let names = try env.database.waypoints(tourId: env.seed.tourId).map(\.name)
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"],"localized":{"es":{"name":"Ruta"}}}"#)
@@ -118,8 +160,11 @@ import Testing
                 _ = try await client.api(.patch, "\(tour)/waypoints/\(id)", token: token, json: #"{"localized":{"es":{"name":"Mirador"}}}"#)
             }
             let clash = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en"]}"#)
-            #expect(clash.status == .unprocessableContent && clash.errorFields["languages"]?.contains("Two waypoints would both be called “Mirador” in Spanish") == true,
-                    "\(clash.text)")
+            #expect(
+                clash.status == .unprocessableContent
+                    && clash.errorFields["languages"]?.contains("Two waypoints would both be called “Mirador” in Spanish") == true,
+                "\(clash.text)"
+            )
             #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en", "es"])
             // Each stop's Spanish name is the other's English one: the swap goes through the unique index cleanly.
             _ = try await client.api(.patch, "\(tour)/waypoints/\(first)", token: token, json: #"{"localized":{"es":{"name":"\#(names[1])"}}}"#)
@@ -151,7 +196,12 @@ import Testing
             let cleared = try await client.api(.patch, image, token: token, json: #"{"language":null}"#)
             #expect(cleared.status == .ok && cleared.jsonObject["language"] as? String == nil, "every language: the key is left out")
             _ = try await client.api(.patch, image, token: token, json: #"{"language":"es"}"#)
-            _ = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)", token: token, json: #"{"languages":["en"],"confirmLanguageRemoval":true}"#)
+            _ = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(env.seed.tourId)",
+                token: token,
+                json: #"{"languages":["en"],"confirmLanguageRemoval":true}"#
+            )
             #expect(try env.database.asset(id: ids[0])?.language == nil)
         }
     }
@@ -171,11 +221,22 @@ import Testing
             #expect(readiness.warnings.contains { $0.hasPrefix("Spanish: waypoint “Fish Lake” lacks its name") }, "\(readiness.warnings)")
             try env.sql("UPDATE site SET requireCompleteLanguages = 1 WHERE id = ?", [env.seed.alphaId])
             let refused = try await client.api(.post, "\(tour)/publish", token: token)
-            #expect(refused.status == .unprocessableContent && refused.errorFields.values.contains("Spanish: the tour lacks its name and description."))
+            #expect(
+                refused.status == .unprocessableContent && refused.errorFields.values.contains("Spanish: the tour lacks its name and description.")
+            )
 
-            _ = try await client.api(.patch, tour, token: token, json: #"{"localized":{"es":{"name":"Ruta del lago","description":"Un paseo alrededor del lago."}}}"#)
-            _ = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token,
-                                     json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#)
+            _ = try await client.api(
+                .patch,
+                tour,
+                token: token,
+                json: #"{"localized":{"es":{"name":"Ruta del lago","description":"Un paseo alrededor del lago."}}}"#
+            )
+            _ = try await client.api(
+                .patch,
+                "\(tour)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#
+            )
             _ = try await client.api(.patch, "/api/v1/manage/assets/\(ids[1])", token: token, json: #"{"language":"en"}"#)
             readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty && readiness.warnings.isEmpty, "\(readiness)")
@@ -214,17 +275,43 @@ import Testing
             let token = try env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"]}"#)
-            _ = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token,
-                                     json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#)
+            _ = try await client.api(
+                .patch,
+                "\(tour)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#
+            )
             let exported = try Self.export(env)
             // Wipe the Spanish text, then import the export: it comes back.
-            _ = try await client.api(.patch, "\(tour)/waypoints/\(env.seed.waypointId)", token: token, json: #"{"localized":{"es":{"name":"","description":""}}}"#)
+            _ = try await client.api(
+                .patch,
+                "\(tour)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"localized":{"es":{"name":"","description":""}}}"#
+            )
             #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized.isEmpty == true)
-            let imported = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: exported, name: "lake.geojson", dryRun: false)
+            let imported = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: exported,
+                name: "lake.geojson",
+                dryRun: false
+            )
             #expect(imported.status == .ok, "\(imported.text)")
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"] == LocalizedText(name: "Lago Fish", description: "Agua fría."))
+            #expect(
+                try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]
+                    == LocalizedText(name: "Lago Fish", description: "Agua fría.")
+            )
             let text = String(decoding: exported, as: UTF8.self).replacingOccurrences(of: "\"name:es\"", with: "\"name:qq\"")
-            let refused = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: Data(text.utf8), name: "bad.geojson", dryRun: false)
+            let refused = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: Data(text.utf8),
+                name: "bad.geojson",
+                dryRun: false
+            )
             #expect(refused.status == .unprocessableContent && refused.text.contains("name:qq"), "\(refused.text)")
         }
     }
@@ -235,33 +322,56 @@ import Testing
         defer { env.remove() }
         try await env.app.test { client in
             let session = try await client.signIn("author@test.org")
-            let saved = try await client.post("/tours/\(env.seed.tourId)/languages", form: ["defaultLanguage": "en", "language": "es"], session: session)
+            let saved = try await client.post(
+                "/tours/\(env.seed.tourId)/languages",
+                form: ["defaultLanguage": "en", "language": "es"],
+                session: session
+            )
             #expect(saved.status == .seeOther, "\(saved.text)")
             let waypointURL = "/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)"
             let tab = try await client.get("\(waypointURL)?lang=es", session: session)
-            #expect(tab.text.contains(#"<a class="nav-link active" href="\#(waypointURL)?lang=es" hreflang="es" aria-current="page">Spanish (Español)</a>"#))
+            #expect(
+                tab.text.contains(
+                    #"<a class="nav-link active" href="\#(waypointURL)?lang=es" hreflang="es" aria-current="page">Spanish (Español)</a>"#
+                )
+            )
             #expect(tab.text.contains(#"<label for="tr-name" class="form-label">Name in Spanish (Español)</label>"#))
             #expect(!tab.text.contains(#"id="waypoint-edit-form""#), "the default language's form is on its own tab")
             let text = try await client.post("\(waypointURL)/text/es", form: ["name": "Lago Fish", "description": "Agua fría."], session: session)
             #expect(text.status == .seeOther && text.location == "\(waypointURL)?lang=es")
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"] == LocalizedText(name: "Lago Fish", description: "Agua fría."))
+            #expect(
+                try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]
+                    == LocalizedText(name: "Lago Fish", description: "Agua fría.")
+            )
             let wrong = try await client.post("\(waypointURL)/text/fr", form: ["name": "Lac"], session: session)
             #expect(wrong.status == .unprocessableContent && wrong.text.contains("is not published in French"), "\(wrong.text)")
 
             // The tour's own texts have tabs on its edit page too.
             let tourTab = try await client.get("/tours/\(env.seed.tourId)/edit?lang=es", session: session)
             #expect(tourTab.text.contains(#"action="/tours/\#(env.seed.tourId)/text/es""#) && tourTab.text.contains("English: Ridge Walk"))
-            let tourText = try await client.post("/tours/\(env.seed.tourId)/text/es", form: ["name": "Paseo de la cresta", "description": "Un paseo."],
-                                                 session: session)
+            let tourText = try await client.post(
+                "/tours/\(env.seed.tourId)/text/es",
+                form: ["name": "Paseo de la cresta", "description": "Un paseo."],
+                session: session
+            )
             #expect(tourText.status == .seeOther && tourText.location == "/tours/\(env.seed.tourId)/edit?lang=es")
-            #expect(try env.database.tour(id: env.seed.tourId)?.localized["es"] == LocalizedText(name: "Paseo de la cresta", description: "Un paseo."))
+            #expect(
+                try env.database.tour(id: env.seed.tourId)?.localized["es"] == LocalizedText(name: "Paseo de la cresta", description: "Un paseo.")
+            )
             let defaultText = try await client.post("/tours/\(env.seed.tourId)/text/en", form: ["name": "x"], session: session)
             #expect(defaultText.status == .unprocessableContent && defaultText.text.contains("the tour&#39;s own form"), "\(defaultText.text)")
 
             let removal = try await client.post("/tours/\(env.seed.tourId)/languages", form: ["defaultLanguage": "en"], session: session)
             #expect(removal.status == .unprocessableContent)
-            #expect(removal.text.contains("Spanish still has texts of the tour, “Fish Lake”") && removal.text.contains(#"id="confirm-removal""#), "\(removal.text.prefix(0))")
-            let confirmed = try await client.post("/tours/\(env.seed.tourId)/languages", form: ["defaultLanguage": "en", "confirmRemoval": "on"], session: session)
+            #expect(
+                removal.text.contains("Spanish still has texts of the tour, “Fish Lake”") && removal.text.contains(#"id="confirm-removal""#),
+                "\(removal.text.prefix(0))"
+            )
+            let confirmed = try await client.post(
+                "/tours/\(env.seed.tourId)/languages",
+                form: ["defaultLanguage": "en", "confirmRemoval": "on"],
+                session: session
+            )
             #expect(confirmed.status == .seeOther)
             #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en"])
         }

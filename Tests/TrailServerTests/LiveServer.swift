@@ -2,10 +2,11 @@ import Hummingbird
 import HummingbirdCore
 import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
+
 // HummingbirdTesting's live server wrapper and its response type have no public initialisers; debug builds compile
 // the package with testing enabled, which is the only configuration the tests run in.
 @testable import HummingbirdTesting
-import ServiceLifecycle
 
 extension ApplicationProtocol {
     /// `test(.live)` with a read time-out of our choosing. HummingbirdTesting's live client gives up after 20 s without
@@ -13,12 +14,19 @@ extension ApplicationProtocol {
     /// write gigabytes and start ffmpeg, SeaweedFS and Python servers; a request that waits its turn behind them for
     /// 20 s is slow, not broken, and the failure it caused named a time-out instead of anything the test checks. A
     /// stuck test is still caught: by this time-out, and by the watchdog around the whole run.
-    func testLive<Value>(readTimeout: Duration = .seconds(120),
-                         _ test: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+    func testLive<Value>(
+        readTimeout: Duration = .seconds(120),
+        _ test: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
         let application = TestApplication(base: self)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            let serviceGroup = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [],
-                                                                 logger: application.logger))
+            let serviceGroup = ServiceGroup(
+                configuration: .init(
+                    services: [application],
+                    gracefulShutdownSignals: [],
+                    logger: application.logger
+                )
+            )
             group.addTask { try await serviceGroup.run() }
             let port = await application.portPromise.wait()
             let client = LiveClient(port: port, readTimeout: readTimeout)

@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// `/api/v1/manage`: tours and waypoints with a bearer token, and JSON errors with the right status.
@@ -11,8 +12,12 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let token = try app.token(for: "author@test.org")
-            let created = try await client.api(.post, "/api/v1/manage/tours", token: token,
-                                               json: #"{"site":"alpha","name":"Iron Mountain Loop","description":"Wildflowers"}"#)
+            let created = try await client.api(
+                .post,
+                "/api/v1/manage/tours",
+                token: token,
+                json: #"{"site":"alpha","name":"Iron Mountain Loop","description":"Wildflowers"}"#
+            )
             #expect(created.status == .created)
             #expect(created.headers[.contentType] == "application/json; charset=utf-8")
             let body = created.jsonObject
@@ -31,8 +36,12 @@ import Testing
             let names = (list.json as? [[String: Any]])?.compactMap { $0["name"] as? String }
             #expect(names == ["Iron Mountain Loop", "Ridge Walk"])
 
-            let patched = try await client.api(.patch, "/api/v1/manage/tours/\(id)", token: token,
-                                               json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":15}"#)
+            let patched = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(id)",
+                token: token,
+                json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":15}"#
+            )
             #expect(patched.status == .ok)
             let frame = try #require(patched.jsonObject["frame"] as? [String: Double])
             #expect(frame == ["north": 44.43, "south": 44.36, "east": -121.97, "west": -122.28])
@@ -47,8 +56,12 @@ import Testing
             #expect(details.jsonObject["name"] as? String == "Iron Mountain Loop")
             #expect(details.jsonObject["description"] as? String == "Wildflowers")
 
-            let waypoint = try await client.api(.post, "/api/v1/manage/tours/\(id)/waypoints", token: token,
-                                                json: #"{"name":"Summit","latitude":44.4023,"longitude":-122.1558,"description":"Lookout"}"#)
+            let waypoint = try await client.api(
+                .post,
+                "/api/v1/manage/tours/\(id)/waypoints",
+                token: token,
+                json: #"{"name":"Summit","latitude":44.4023,"longitude":-122.1558,"description":"Lookout"}"#
+            )
             #expect(waypoint.status == .created)
             #expect(waypoint.jsonObject["order"] as? Int == 1)
             #expect(waypoint.jsonObject["description"] as? String == "Lookout")
@@ -89,8 +102,12 @@ import Testing
             }
             let others = waypoints.filter { ($0["id"] as? Int).map(Int64.init) != env.seed.waypointId }
             #expect(others.allSatisfy { ($0["assets"] as? [Any])?.isEmpty == true })
-            let patched = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", token: token,
-                                               json: #"{"description":"Listed"}"#)
+            let patched = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"description":"Listed"}"#
+            )
             #expect(patched.status == .ok && patched.jsonObject["assets"] == nil, "\(patched.text)")
         }
     }
@@ -100,11 +117,19 @@ import Testing
         try await app.test { client in
             let token = try app.token(for: "author@test.org")
             let before = try app.database.snapshot()
-            let badFrame = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token,
-                                                json: #"{"name":"Renamed","frame":{"north":44.3,"south":44.36,"east":-121.97,"west":-122.28}}"#)
+            let badFrame = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(seed.tourId)",
+                token: token,
+                json: #"{"name":"Renamed","frame":{"north":44.3,"south":44.36,"east":-121.97,"west":-122.28}}"#
+            )
             Expect.apiErrors(badFrame, ["north": "North must be greater than south."], "bad frame")
-            let outside = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token,
-                                               json: #"{"description":"New","frame":{"north":44.405,"south":44.36,"east":-121.97,"west":-122.28}}"#)
+            let outside = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(seed.tourId)",
+                token: token,
+                json: #"{"description":"New","frame":{"north":44.405,"south":44.36,"east":-121.97,"west":-122.28}}"#
+            )
             #expect(outside.status == .unprocessableContent)
             #expect(outside.errorFields["frame"]?.contains("“Summit”") == true)
             let badName = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"name":"","maxZoom":14}"#)
@@ -127,9 +152,15 @@ import Testing
             let tour = "/api/v1/manage/tours/\(seed.tourId)"
             let cases: [(String, TestResponse, HTTPResponse.Status, String)] = [
                 ("malformed JSON", try await client.api(.patch, tour, token: token, json: "{name:"), .badRequest, "bad_request"),
-                ("missing key", try await client.api(.post, "/api/v1/manage/tours", token: token, json: #"{"name":"No site"}"#), .badRequest, "bad_request"),
-                ("wrong type", try await client.api(.post, "\(tour)/waypoints", token: token, json: #"{"name":"A","latitude":"44","longitude":-122}"#),
-                 .badRequest, "bad_request"),
+                (
+                    "missing key", try await client.api(.post, "/api/v1/manage/tours", token: token, json: #"{"name":"No site"}"#), .badRequest,
+                    "bad_request"
+                ),
+                (
+                    "wrong type",
+                    try await client.api(.post, "\(tour)/waypoints", token: token, json: #"{"name":"A","latitude":"44","longitude":-122}"#),
+                    .badRequest, "bad_request"
+                ),
                 ("no site filter", try await client.api(.get, "/api/v1/manage/tours", token: token), .badRequest, "bad_request"),
                 ("unknown waypoint", try await client.api(.patch, "\(tour)/waypoints/999", token: token, json: "{}"), .notFound, "not_found"),
                 ("unknown tour", try await client.api(.delete, "/api/v1/manage/tours/999", token: token), .notFound, "not_found"),
@@ -153,8 +184,12 @@ import Testing
             #expect(wrongType.errorCode == "unsupported_media_type")
 
             headers[.contentType] = "application/json"
-            let huge = try await client.execute(uri: tour, method: .patch, headers: headers,
-                                                body: ByteBuffer(string: #"{"description":"\#(String(repeating: "x", count: 600 * 1024))"}"#))
+            let huge = try await client.execute(
+                uri: tour,
+                method: .patch,
+                headers: headers,
+                body: ByteBuffer(string: #"{"description":"\#(String(repeating: "x", count: 600 * 1024))"}"#)
+            )
             #expect(huge.status == .contentTooLarge)
             #expect(huge.errorCode == "payload_too_large")
             #expect(try app.database.tour(id: seed.tourId)?.name == "Ridge Walk")
@@ -192,8 +227,10 @@ import Testing
 
             let use = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token)
             #expect(use.status == .ok)
-            #expect(try app.database.apiTokens(userId: try #require(try app.database.user(email: "author@test.org")).id!)
-                .first { $0.name == "import script" }?.lastUsedAt != nil)
+            #expect(
+                try app.database.apiTokens(userId: try #require(try app.database.user(email: "author@test.org")).id!)
+                    .first { $0.name == "import script" }?.lastUsedAt != nil
+            )
 
             let id = try #require(try app.database.apiTokens(userId: 2).first { $0.name == "import script" }?.id)
             let revoked = try await client.post("/account/tokens/\(id)/revoke", form: [:], session: browser)

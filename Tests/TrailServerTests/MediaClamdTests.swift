@@ -5,6 +5,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// The clamd backend behind the server: a real `/usr/sbin/clamd` on a unix socket in a temp folder, loaded with
@@ -29,7 +30,12 @@ struct MediaClamdTests {
                 let infected = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.eicar, fileName: "eicar.txt")
                 let clean = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 300_000), fileName: "lake.png")
                 // 2 MiB with EICAR at its very end, over clamd's 1 MiB StreamMaxLength: clamd cannot see it whole.
-                let big = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.pngEndingWithEICAR(size: 2 * 1024 * 1024), fileName: "big.png")
+                let big = try await client.mediaAPIUpload(
+                    env,
+                    token: author,
+                    data: MediaFixtures.pngEndingWithEICAR(size: 2 * 1024 * 1024),
+                    fileName: "big.png"
+                )
                 for response in [infected, clean, big] { #expect(response.status == .created, "\(response.text)") }
                 #expect(await env.scanAll() == 3)
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TrailServer
 
 /// Play times read from file headers for the duration estimate, on files laid out by the formats' specifications:
@@ -18,7 +19,10 @@ import Testing
     @Test("MP4: mvhd version 0 after ftyp and a large mdat; version 1 inside a moov with a 64-bit size")
     func mp4() throws {
         // Version 0: flags, creation, modification, timescale 600, duration 600 × 75.5 s.
-        let mvhd0 = Self.atom("mvhd", [0, 0, 0, 0] + Self.be32(0) + Self.be32(0) + Self.be32(600) + Self.be32(45_300) + [UInt8](repeating: 0, count: 80))
+        let mvhd0 = Self.atom(
+            "mvhd",
+            [0, 0, 0, 0] + Self.be32(0) + Self.be32(0) + Self.be32(600) + Self.be32(45_300) + [UInt8](repeating: 0, count: 80)
+        )
         let ftyp = Self.atom("ftyp", Array("isom".utf8) + Self.be32(512) + Array("isomiso2mp41".utf8))
         let mdat = Self.atom("mdat", [UInt8](repeating: 7, count: 100_000))
         let v0 = try Self.write(ftyp + mdat + Self.atom("moov", Self.atom("free", [1, 2, 3]) + mvhd0), "mp4")
@@ -26,7 +30,10 @@ import Testing
         #expect(MediaDuration.seconds(of: v0, mimeType: "audio/mp4") == 75.5, "M4A uses the same boxes")
 
         // Version 1: 64-bit times; timescale 1000, duration 3,723,250 ms; the moov atom itself uses the 64-bit size form.
-        let mvhd1 = Self.atom("mvhd", [1, 0, 0, 0] + Self.be64(0) + Self.be64(0) + Self.be32(1000) + Self.be64(3_723_250) + [UInt8](repeating: 0, count: 80))
+        let mvhd1 = Self.atom(
+            "mvhd",
+            [1, 0, 0, 0] + Self.be64(0) + Self.be64(0) + Self.be32(1000) + Self.be64(3_723_250) + [UInt8](repeating: 0, count: 80)
+        )
         let moovBody = mvhd1
         let moov64 = Self.be32(1) + Array("moov".utf8) + Self.be64(UInt64(16 + moovBody.count)) + moovBody
         let v1 = try Self.write(ftyp + moov64, "mov")
@@ -40,7 +47,10 @@ import Testing
     @Test("FLAC: sample rate and total samples from STREAMINFO")
     func flac() throws {
         // 44,100 Hz, 2 channels, 16 bits, 4,410,000 samples = 100 s. STREAMINFO bytes 10–17 pack rate(20) ch-1(3) bps-1(5) total(36).
-        let rate: UInt64 = 44_100, channels: UInt64 = 2, bits: UInt64 = 16, total: UInt64 = 4_410_000
+        let rate: UInt64 = 44_100
+        let channels: UInt64 = 2
+        let bits: UInt64 = 16
+        let total: UInt64 = 4_410_000
         let packed = rate << 44 | (channels - 1) << 41 | (bits - 1) << 36 | total
         var info: [UInt8] = [0x10, 0x00, 0x10, 0x00, 0, 0, 0, 0, 0, 0]  // block sizes, frame sizes
         info += Self.be64(packed)

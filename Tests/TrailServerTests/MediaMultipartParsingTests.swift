@@ -3,6 +3,7 @@ import MultipartKit
 import NIOCore
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// `MultipartFeeder` (the memmem fast path around multipart-kit's `MultipartParser`) must read every body exactly as
@@ -22,7 +23,9 @@ struct MediaMultipartParsingTests {
             a.failed || b.failed ? a.failed == b.failed : a.parts == b.parts && a.open == b.open
         }
         var description: String {
-            failed ? "failed" : "\(parts.count) parts \(parts.map { "\($0.headers) \($0.body.count) bytes" }), open: \(open.map { "\($0.body.count) bytes" } ?? "none")"
+            failed
+                ? "failed"
+                : "\(parts.count) parts \(parts.map { "\($0.headers) \($0.body.count) bytes" }), open: \(open.map { "\($0.body.count) bytes" } ?? "none")"
         }
     }
 
@@ -37,7 +40,10 @@ struct MediaMultipartParsingTests {
 
         func header(_ name: String, _ value: String) { headers.append("\(name): \(value)") }
         func body(_ buffer: ByteBuffer) {
-            if openHeaders == nil { openHeaders = headers; headers = [] }
+            if openHeaders == nil {
+                openHeaders = headers
+                headers = []
+            }
             openBody.append(contentsOf: buffer.readableBytesView)
         }
         func complete() {
@@ -76,13 +82,19 @@ struct MediaMultipartParsingTests {
     /// A body with traps: CR/LF-heavy bytes, near-miss delimiters (`CRLF--boundar`, `CRLF-`), delimiters without CRLF,
     /// sometimes a preamble, an epilogue, a delimiter followed by garbage (malformed), or a cut in the middle.
     static func makeBody(_ random: inout SeededBytes) -> (ByteBuffer, String) {
-        let boundary = String(decoding: (0..<random.int(1...70)).map { _ in boundaryCharacters[random.int(0...(boundaryCharacters.count - 1))] }, as: UTF8.self)
+        let boundary = String(
+            decoding: (0..<random.int(1...70)).map { _ in boundaryCharacters[random.int(0...(boundaryCharacters.count - 1))] },
+            as: UTF8.self
+        )
         let delimiter = Array("\r\n--\(boundary)".utf8)
         var body = ByteBuffer()
         if random.chance(30) { body.writeString("preamble\r\n\r\n--not it\r\n") }
         if random.chance(50) { body.writeString("--\(boundary)\r\n") } else { body.writeString("\r\n--\(boundary)\r\n") }
         for index in 0..<random.int(1...4) {
-            if index > 0 { body.writeBytes(delimiter); body.writeString("\r\n") }
+            if index > 0 {
+                body.writeBytes(delimiter)
+                body.writeString("\r\n")
+            }
             if !random.chance(10) {
                 body.writeString("Content-Disposition: form-data; name=\"f\(index)\"; filename=\"f\(index).bin\"\r\n")
                 if random.chance(50) { body.writeString("Content-Type: application/octet-stream\r\n") }
@@ -132,8 +144,11 @@ struct MediaMultipartParsingTests {
 
     @Test("Random bodies and random chunkings: the same parts, headers, bytes and failures as MultipartParser")
     func differential() {
-        var random = SeededBytes(seed: 20261122)
-        var bypassed: Int64 = 0, total = 0, failures = 0, cut = 0
+        var random = SeededBytes(seed: 20_261_122)
+        var bypassed: Int64 = 0
+        var total = 0
+        var failures = 0
+        var cut = 0
         for iteration in 0..<300 {
             let (body, boundary) = Self.makeBody(&random)
             let reference = Self.plain([body], boundary: boundary)
@@ -158,7 +173,10 @@ struct MediaMultipartParsingTests {
     func largeFileIsBypassed() throws {
         let boundary = "----WebKitFormBoundary7MA4YWxkTrZu0gW"
         let content = MediaFixtures.png(size: 4 * 1024 * 1024, seed: 42)
-        let body = MediaMultipart.encode([MediaMultipart.field("replaces", "12"), MediaMultipart.file(content, fileName: "a.png")], boundary: boundary)
+        let body = MediaMultipart.encode(
+            [MediaMultipart.field("replaces", "12"), MediaMultipart.file(content, fileName: "a.png")],
+            boundary: boundary
+        )
         var rest = body
         var chunks: [ByteBuffer] = []
         while rest.readableBytes > 0 { chunks.append(rest.readSlice(length: min(65_536, rest.readableBytes))!) }
@@ -170,7 +188,9 @@ struct MediaMultipartParsingTests {
         #expect(bypassed > Int64(content.count) * 99 / 100, "bypassed \(bypassed) of \(content.count)")
     }
 
-    @Test("A part header name with a byte over 0x7F is refused before multipart-kit's parser sees it (it traps on one), however the body is cut; a UTF-8 header value is fine")
+    @Test(
+        "A part header name with a byte over 0x7F is refused before multipart-kit's parser sees it (it traps on one), however the body is cut; a UTF-8 header value is fine"
+    )
     func nonASCIIHeaderNames() throws {
         let boundary = "fuzzBoundary1"
         // The input scripts/fuzz.sh found (less its two control bytes).
@@ -185,7 +205,9 @@ struct MediaMultipartParsingTests {
             }
         }
         // UTF-8 in a value (a filename), and bytes over 0x7F in bodies and in the preamble, are not header names.
-        var fine = Array("pr\u{e9}ambule\r\n--fuzzBoundary1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"caf\u{e9}.txt\"\r\n\r\n".utf8)
+        var fine = Array(
+            "pr\u{e9}ambule\r\n--fuzzBoundary1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"caf\u{e9}.txt\"\r\n\r\n".utf8
+        )
         fine += [0xFF, 0xFB, 0x80] + Array("\r\n--fuzzBoundary1\r\nX-A: \u{e9}\r\n\r\n\u{e9}\r\n--fuzzBoundary1--\r\n".utf8)
         for chunkSize in [1, 3, 5, fine.count] {
             let feeder = MultipartFeeder(boundary: boundary)
@@ -194,7 +216,10 @@ struct MediaMultipartParsingTests {
             for start in stride(from: 0, to: fine.count, by: chunkSize) {
                 try feeder.feed(ByteBuffer(bytes: fine[start..<min(fine.count, start + chunkSize)]))
             }
-            #expect(headers == ["Content-Disposition: form-data; name=\"file\"; filename=\"caf\u{e9}.txt\"", "X-A: \u{e9}"], "chunks of \(chunkSize)")
+            #expect(
+                headers == ["Content-Disposition: form-data; name=\"file\"; filename=\"caf\u{e9}.txt\"", "X-A: \u{e9}"],
+                "chunks of \(chunkSize)"
+            )
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// Camera-like media made during the test run by ffmpeg itself (test patterns and tones), EXIF written by exiftool,
@@ -30,14 +31,21 @@ struct MediaMaker {
 
     /// A camera-sized video: a moving test pattern and a tone, at a camera's bit rates (`moov` at the end, as cameras write it).
     func cameraVideo(_ name: String = "camera.mp4", size: String = "1920x1080", seconds: Int = 3, bitrate: String = "12M") async throws -> URL {
-        try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30:duration=\(seconds)", "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds):sample_rate=48000",
-                          "-c:v", "libx264", "-preset", "ultrafast", "-b:v", bitrate, "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "320k", "-ac", "2", url(name).path])
+        try await ffmpeg([
+            "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30:duration=\(seconds)", "-f", "lavfi", "-i",
+            "sine=frequency=440:duration=\(seconds):sample_rate=48000",
+            "-c:v", "libx264", "-preset", "ultrafast", "-b:v", bitrate, "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "320k", "-ac", "2",
+            url(name).path,
+        ])
         return url(name)
     }
 
     /// A 320 kbit/s stereo MP3, as a field recorder exports it.
     func recorderAudio(_ name: String = "narration.mp3", seconds: Int = 4) async throws -> URL {
-        try await ffmpeg(["-f", "lavfi", "-i", "sine=frequency=330:duration=\(seconds):sample_rate=44100", "-ac", "2", "-c:a", "libmp3lame", "-b:a", "320k", url(name).path])
+        try await ffmpeg([
+            "-f", "lavfi", "-i", "sine=frequency=330:duration=\(seconds):sample_rate=44100", "-ac", "2", "-c:a", "libmp3lame", "-b:a", "320k",
+            url(name).path,
+        ])
         return url(name)
     }
 
@@ -45,21 +53,30 @@ struct MediaMaker {
     /// taken and the camera's serial number.
     func phonePhoto(_ name: String = "photo.jpg") async throws -> URL {
         try await ffmpeg(["-f", "lavfi", "-i", "testsrc=size=4000x3000:duration=1", "-frames:v", "1", "-q:v", "2", url(name).path])
-        try await tool("exiftool", ["-q", "-overwrite_original", "-Orientation#=6", "-GPSLatitude=44.4605", "-GPSLatitudeRef=N",
-                                    "-GPSLongitude=110.8281", "-GPSLongitudeRef=W", "-SerialNumber=CAM-0042-SERIAL", "-Make=TrailCam", url(name).path])
+        try await tool(
+            "exiftool",
+            [
+                "-q", "-overwrite_original", "-Orientation#=6", "-GPSLatitude=44.4605", "-GPSLatitudeRef=N",
+                "-GPSLongitude=110.8281", "-GPSLongitudeRef=W", "-SerialNumber=CAM-0042-SERIAL", "-Make=TrailCam", url(name).path,
+            ]
+        )
         return url(name)
     }
 
     /// A small JPEG without any metadata: already phone-sized.
     func smallPhoto(_ name: String = "small.jpg") async throws -> URL {
-        try await ffmpeg(["-f", "lavfi", "-i", "color=c=green:size=640x480:duration=1", "-frames:v", "1", "-q:v", "12", "-map_metadata", "-1",
-                          "-fflags", "+bitexact", "-flags", "+bitexact", url(name).path])
+        try await ffmpeg([
+            "-f", "lavfi", "-i", "color=c=green:size=640x480:duration=1", "-frames:v", "1", "-q:v", "12", "-map_metadata", "-1",
+            "-fflags", "+bitexact", "-flags", "+bitexact", url(name).path,
+        ])
         return url(name)
     }
 
     /// A 3000 × 3000 PNG with an alpha channel.
     func transparentPNG(_ name: String = "overlay.png") async throws -> URL {
-        try await ffmpeg(["-f", "lavfi", "-i", "testsrc=size=3000x3000:duration=1,format=rgba,colorchannelmixer=aa=0.5", "-frames:v", "1", url(name).path])
+        try await ffmpeg([
+            "-f", "lavfi", "-i", "testsrc=size=3000x3000:duration=1,format=rgba,colorchannelmixer=aa=0.5", "-frames:v", "1", url(name).path,
+        ])
         return url(name)
     }
 
@@ -73,13 +90,19 @@ struct MediaMaker {
 
     /// A 30000 × 30000 PNG of a few kilobytes: the header promises 900 megapixels (a decompression bomb).
     func pixelBomb(_ name: String = "bomb.png") async throws -> URL {
-        try await tool("python3", ["-c", """
-            import struct, sys, zlib
-            def chunk(kind, data): return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)
-            w = h = 30000
-            idat = zlib.compress(b'\\0' * (w * 3 + 1) * 16, 9)
-            open(sys.argv[1], 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) + chunk(b'IDAT', idat) + chunk(b'IEND', b''))
-            """, url(name).path])
+        try await tool(
+            "python3",
+            [
+                "-c",
+                """
+                import struct, sys, zlib
+                def chunk(kind, data): return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)
+                w = h = 30000
+                idat = zlib.compress(b'\\0' * (w * 3 + 1) * 16, 9)
+                open(sys.argv[1], 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0)) + chunk(b'IDAT', idat) + chunk(b'IEND', b''))
+                """, url(name).path,
+            ]
+        )
         return url(name)
     }
 
@@ -92,21 +115,27 @@ struct MediaMaker {
 
     /// A video with twenty sound tracks.
     func manyStreamsVideo(_ name: String = "many-streams.mp4") async throws -> URL {
-        try await ffmpeg(["-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-f", "lavfi", "-i", "sine=duration=1", "-map", "0:v"]
-                         + Array(repeating: ["-map", "1:a"], count: 20).flatMap { $0 }
-                         + ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "32k", url(name).path])
+        try await ffmpeg(
+            ["-f", "lavfi", "-i", "testsrc=duration=1:size=160x120", "-f", "lavfi", "-i", "sine=duration=1", "-map", "0:v"]
+                + Array(repeating: ["-map", "1:a"], count: 20).flatMap { $0 }
+                + ["-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "32k", url(name).path]
+        )
         return url(name)
     }
 
     /// An MP4 whose container says H.264 but whose stream is random bytes after the first frame's start.
     func garbageH264(_ name: String = "garbage.mp4") async throws -> URL {
-        try await ffmpeg(["-f", "lavfi", "-i", "testsrc=duration=2:size=640x360", "-c:v", "libx264", "-preset", "ultrafast", "-movflags", "+faststart",
-                          url("clean.mp4").path])
+        try await ffmpeg([
+            "-f", "lavfi", "-i", "testsrc=duration=2:size=640x360", "-c:v", "libx264", "-preset", "ultrafast", "-movflags", "+faststart",
+            url("clean.mp4").path,
+        ])
         var bytes = [UInt8](try Data(contentsOf: url("clean.mp4")))
         let mdat = try #require(Data(bytes).range(of: Data("mdat".utf8))).upperBound + 200
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         for index in mdat..<bytes.count {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
             bytes[index] = UInt8(truncatingIfNeeded: state)
         }
         try Data(bytes).write(to: url(name))

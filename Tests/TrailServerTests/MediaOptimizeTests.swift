@@ -6,6 +6,7 @@ import HummingbirdTesting
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// Phone-sized copies: made by real ffmpeg and libvips from media that ffmpeg makes during the run, checked by
@@ -16,14 +17,27 @@ struct MediaOptimizeTests {
     func copiesWithinTargets() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
-        let files = [(try await maker.cameraVideo(), "video/mp4"), (try await maker.recorderAudio(), "audio/mpeg"),
-                     (try await maker.phonePhoto(), "image/jpeg"), (try await maker.transparentPNG(), "image/png")]
+        let files = [
+            (try await maker.cameraVideo(), "video/mp4"), (try await maker.recorderAudio(), "audio/mpeg"),
+            (try await maker.phonePhoto(), "image/jpeg"), (try await maker.transparentPNG(), "image/png"),
+        ]
         try await env.app.test { client in
             var ids: [Int64] = []
             for (file, type) in files {
-                ids.append(try await client.publishUpload(env, token: author, data: try Data(contentsOf: file), fileName: file.lastPathComponent, contentType: type))
+                ids.append(
+                    try await client.publishUpload(
+                        env,
+                        token: author,
+                        data: try Data(contentsOf: file),
+                        fileName: file.lastPathComponent,
+                        contentType: type
+                    )
+                )
             }
             await env.scanAll()
             for id in ids { #expect(try env.copy(id).state == .pending, "queued with the clean verdict") }
@@ -45,7 +59,8 @@ struct MediaOptimizeTests {
             let originalProbe = try await MediaReaders.probe(files[0].0)
             #expect(abs(MediaReaders.duration(videoProbe) - MediaReaders.duration(originalProbe)) <= 0.1)
             let boxes = try await MediaReaders.topLevelBoxes(videoFile)
-            let moov = try #require(boxes.firstIndex(of: "moov")), mdat = try #require(boxes.firstIndex(of: "mdat"))
+            let moov = try #require(boxes.firstIndex(of: "moov"))
+            let mdat = try #require(boxes.firstIndex(of: "mdat"))
             #expect(moov < mdat, "boxes: \(boxes)")
             #expect(videoCopy.width == 1280 && videoCopy.height == 720 && videoCopy.mimeType == "video/mp4")
             #expect(videoCopy.encoder.hasPrefix("ffmpeg version"), "the converter's version is recorded: \(videoCopy.encoder)")
@@ -64,7 +79,9 @@ struct MediaOptimizeTests {
             #expect(photoCopy.state == .ready && photoCopy.mimeType == "image/jpeg")
             let tags = try await MediaReaders.exif(env.paths.absolute(try #require(photoCopy.storedPath)))
             #expect(tags["File:ImageWidth"] as? Int == 1536 && tags["File:ImageHeight"] as? Int == 2048, "\(tags)")
-            let leaked = tags.keys.filter { $0.hasPrefix("GPS") || $0.hasPrefix("IFD0") || $0.hasPrefix("ExifIFD") || $0.hasPrefix("XMP") || $0.hasPrefix("ICC") }
+            let leaked = tags.keys.filter {
+                $0.hasPrefix("GPS") || $0.hasPrefix("IFD0") || $0.hasPrefix("ExifIFD") || $0.hasPrefix("XMP") || $0.hasPrefix("ICC")
+            }
             #expect(leaked.isEmpty, "metadata left in the copy: \(leaked)")
             #expect(!tags.values.contains { "\($0)".contains("CAM-0042") })
             let originalTags = try await MediaReaders.exif(env.paths.absolute(try env.asset(photo).storedPath))
@@ -76,7 +93,8 @@ struct MediaOptimizeTests {
 
             // Content-addressed, with size and SHA-256 recorded; the originals are where they were.
             for id in ids {
-                let copy = try env.copy(id), asset = try env.asset(id)
+                let copy = try env.copy(id)
+                let asset = try env.asset(id)
                 #expect(copy.storedPath == "assets/\(copy.sha256 ?? "")")
                 #expect(try MediaFixtures.sha256(fileAt: env.paths.absolute(copy.storedPath!)) == copy.sha256)
                 #expect(copy.size! < asset.size, "the copy of \(asset.originalName) is smaller")
@@ -100,20 +118,38 @@ struct MediaOptimizeTests {
     func alreadySmallIsSkipped() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            let id = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.smallPhoto()), fileName: "small.jpg",
-                                                    contentType: "image/jpeg")
+            let id = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.smallPhoto()),
+                fileName: "small.jpg",
+                contentType: "image/jpeg"
+            )
             await env.scanAll()
             await env.drainMedia()
             let copy = try env.copy(id)
             #expect(copy.state == .skipped, "\(copy.state) \(copy.message)")
             #expect(copy.storedPath == nil && copy.width == 640 && copy.height == 480)
             let asset = try env.asset(id)
-            #expect(ShippedFile(asset: asset, copy: copy) == ShippedFile(storedPath: asset.storedPath, size: asset.size, sha256: asset.sha256,
-                                                                         mimeType: "image/jpeg", width: 640, height: 480, durationSeconds: nil,
-                                                                         isOptimized: false))
+            #expect(
+                ShippedFile(asset: asset, copy: copy)
+                    == ShippedFile(
+                        storedPath: asset.storedPath,
+                        size: asset.size,
+                        sha256: asset.sha256,
+                        mimeType: "image/jpeg",
+                        width: 640,
+                        height: 480,
+                        durationSeconds: nil,
+                        isOptimized: false
+                    )
+            )
         }
     }
 
@@ -121,7 +157,10 @@ struct MediaOptimizeTests {
     func copiesAreRepeatable() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         let video = try Data(contentsOf: try await maker.cameraVideo(size: "1280x960", seconds: 2))
         try await env.app.test { client in
@@ -143,7 +182,10 @@ struct MediaOptimizeTests {
     func hostileFiles() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         let cases: [(URL, String, String)] = [
             (try await maker.truncatedVideo(), "video/mp4", "could not be read"),
@@ -155,18 +197,28 @@ struct MediaOptimizeTests {
         try await env.app.test { client in
             var ids: [Int64] = []
             for (file, type, _) in cases {
-                ids.append(try await client.publishUpload(env, token: author, data: try Data(contentsOf: file), fileName: file.lastPathComponent, contentType: type))
+                ids.append(
+                    try await client.publishUpload(
+                        env,
+                        token: author,
+                        data: try Data(contentsOf: file),
+                        fileName: file.lastPathComponent,
+                        contentType: type
+                    )
+                )
             }
             await env.scanAll()
             let media = try env.media
             #expect(await media.drain() == cases.count)
             for (id, (file, _, expected)) in zip(ids, cases) {
-                let copy = try env.copy(id), asset = try env.asset(id)
+                let copy = try env.copy(id)
+                let asset = try env.asset(id)
                 #expect(copy.state == .failed, "\(file.lastPathComponent): \(copy.state)")
                 #expect(copy.message.contains(expected), "\(file.lastPathComponent): \(copy.message)")
                 #expect(!copy.message.contains(env.dataFolder.path), "no server path in the message")
                 #expect(copy.storedPath == nil)
-                let stored = try Data(contentsOf: env.paths.absolute(asset.storedPath)), uploaded = try Data(contentsOf: file)
+                let stored = try Data(contentsOf: env.paths.absolute(asset.storedPath))
+                let uploaded = try Data(contentsOf: file)
                 #expect(stored == uploaded, "the original is kept")
             }
             let work = try env.media.workFolder.path
@@ -175,7 +227,9 @@ struct MediaOptimizeTests {
 
             // The checklist names each file; publishing is refused.
             let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
-            for (file, _, _) in cases { #expect(checklist.contains { $0.contains(file.lastPathComponent) && $0.contains("could not be optimized") }, "\(checklist)") }
+            for (file, _, _) in cases {
+                #expect(checklist.contains { $0.contains(file.lastPathComponent) && $0.contains("could not be optimized") }, "\(checklist)")
+            }
             let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
             #expect(refused.status == .unprocessableContent || refused.status == .conflict, "\(refused.status) \(refused.text)")
 
@@ -184,7 +238,11 @@ struct MediaOptimizeTests {
                 let kept = try await client.api(.patch, "/api/v1/manage/assets/\(id)", token: author, json: #"{"useOriginal": true}"#)
                 #expect(kept.status == .ok && kept.jsonObject["useOriginal"] as? Bool == true, "\(kept.text)")
             }
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).allSatisfy { !$0.contains("could not be optimized") })
+            #expect(
+                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).allSatisfy {
+                    !$0.contains("could not be optimized")
+                }
+            )
             #expect(try env.auditCount("asset.keepOriginal") == cases.count)
         }
     }
@@ -193,11 +251,20 @@ struct MediaOptimizeTests {
     func killedConversionResumes() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         let video = try await maker.cameraVideo("long.mp4", size: "960x540", seconds: 15, bitrate: "3M")
         try await env.app.test { client in
-            let id = try await client.publishUpload(env, token: author, data: try Data(contentsOf: video), fileName: "long.mp4", contentType: "video/mp4")
+            let id = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: video),
+                fileName: "long.mp4",
+                contentType: "video/mp4"
+            )
             await env.scanAll()
             let assetsBefore = try FileManager.default.contentsOfDirectory(atPath: env.paths.assets.path).sorted()
             let media = try env.media
@@ -208,7 +275,10 @@ struct MediaOptimizeTests {
             _ = await work.value
             let cut = try env.copy(id)
             #expect(cut.state == .pending && cut.progress > 0 && cut.progress < 1, "\(cut.state) \(cut.progress)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: env.paths.assets.path).sorted() == assetsBefore, "no half-written copy under assets/")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: env.paths.assets.path).sorted() == assetsBefore,
+                "no half-written copy under assets/"
+            )
 
             // The next start: a new optimizer on the same data clears the work folder and makes the copy whole.
             try FileManager.default.createDirectory(at: media.workFolder.appendingPathComponent("left-over"), withIntermediateDirectories: true)
@@ -228,15 +298,33 @@ struct MediaOptimizeTests {
     func publishedPackageShipsCopies() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            let video = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.cameraVideo("trail.mov")),
-                                                       fileName: "trail.mov", contentType: "video/mp4")
-            let photo = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.phonePhoto()),
-                                                       fileName: "photo.jpg", contentType: "image/jpeg")
-            let kept = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.phonePhoto("zoom.jpg")),
-                                                      fileName: "zoom.jpg", contentType: "image/jpeg")
+            let video = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.cameraVideo("trail.mov")),
+                fileName: "trail.mov",
+                contentType: "video/mp4"
+            )
+            let photo = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.phonePhoto()),
+                fileName: "photo.jpg",
+                contentType: "image/jpeg"
+            )
+            let kept = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.phonePhoto("zoom.jpg")),
+                fileName: "zoom.jpg",
+                contentType: "image/jpeg"
+            )
             await env.scanAll()
             // Submitted while the copies are still pending: the build waits for them (here it makes them itself, as no
             // optimizer service runs in this test).
@@ -255,7 +343,8 @@ struct MediaOptimizeTests {
             let assets = manifest.waypoints.flatMap(\.assets)
             let shippedVideo = try #require(assets.first { $0.type == .video })
             #expect(shippedVideo.path.hasSuffix("-trail.mp4"), "named by its new type: \(shippedVideo.path)")
-            let videoCopy = try env.copy(video), photoCopy = try env.copy(photo)
+            let videoCopy = try env.copy(video)
+            let photoCopy = try env.copy(photo)
             #expect(shippedVideo.sha256 == videoCopy.sha256 && shippedVideo.mimeType == "video/mp4")
             #expect(shippedVideo.width == 1280 && shippedVideo.height == 720 && abs((shippedVideo.durationSeconds ?? 0) - 3) <= 0.1)
             #expect(assets.first { $0.path.hasSuffix("photo.jpg") }?.sha256 == photoCopy.sha256)
@@ -276,7 +365,8 @@ struct MediaOptimizeTests {
             let second = try await client.publishSubmit(env, token: author)
             request = try env.request(second)
             let entry = try #require(request.snapshot.waypoints.flatMap(\.assets).first { $0.assetId == kept })
-            let keptAsset = try env.asset(kept), photoAsset = try env.asset(photo)
+            let keptAsset = try env.asset(kept)
+            let photoAsset = try env.asset(photo)
             #expect(entry.sha256 == keptAsset.sha256 && entry.originalSize == nil && entry.awaitingCopy == nil)
             let optimizedEntry = try #require(request.snapshot.waypoints.flatMap(\.assets).first { $0.assetId == photo })
             #expect(optimizedEntry.sha256 == photoCopy.sha256 && optimizedEntry.originalSize == photoAsset.size)
@@ -287,11 +377,19 @@ struct MediaOptimizeTests {
     func pagesShowCopies() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            let id = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.phonePhoto()), fileName: "photo.jpg",
-                                                    contentType: "image/jpeg")
+            let id = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.phonePhoto()),
+                fileName: "photo.jpg",
+                contentType: "image/jpeg"
+            )
             await env.scanAll()
             var session = try await client.signIn("author@test.org")
             let waypointURI = "/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)"
@@ -316,11 +414,26 @@ struct MediaOptimizeTests {
         // Uploaded while copies were off: no rows.
         let env = try await PublishEnv.make(requiredApprovals: 1)
         let maker = try MediaMaker()
-        defer { env.remove(); maker.remove() }
+        defer {
+            env.remove()
+            maker.remove()
+        }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            _ = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.cameraVideo()), fileName: "old.mp4", contentType: "video/mp4")
-            _ = try await client.publishUpload(env, token: author, data: try Data(contentsOf: try await maker.phonePhoto()), fileName: "old.jpg", contentType: "image/jpeg")
+            _ = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.cameraVideo()),
+                fileName: "old.mp4",
+                contentType: "video/mp4"
+            )
+            _ = try await client.publishUpload(
+                env,
+                token: author,
+                data: try Data(contentsOf: try await maker.phonePhoto()),
+                fileName: "old.jpg",
+                contentType: "image/jpeg"
+            )
         }
         await env.scanAll()
         #expect(try env.copyCount() == 0)
@@ -349,16 +462,34 @@ struct MediaOptimizeTests {
     func boundedConversions() async throws {
         let slow = try await ConverterProcess.run("sleep", ["30"], memoryLimit: nil, timeLimit: .milliseconds(300))
         #expect(slow.timedOut && !slow.succeeded)
-        let greedy = try await ConverterProcess.run("python3", ["-c", "bytearray(1024 * 1024 * 1024)"], memoryLimit: 256 * 1024 * 1024, timeLimit: .seconds(30))
+        let greedy = try await ConverterProcess.run(
+            "python3",
+            ["-c", "bytearray(1024 * 1024 * 1024)"],
+            memoryLimit: 256 * 1024 * 1024,
+            timeLimit: .seconds(30)
+        )
         #expect(!greedy.succeeded && greedy.stderr.contains("MemoryError"), "\(greedy.status) \(greedy.stderr)")
-        let fine = try await ConverterProcess.run("python3", ["-c", "bytearray(16 * 1024 * 1024); print('ok')"], memoryLimit: 256 * 1024 * 1024, timeLimit: .seconds(30))
+        let fine = try await ConverterProcess.run(
+            "python3",
+            ["-c", "bytearray(16 * 1024 * 1024); print('ok')"],
+            memoryLimit: 256 * 1024 * 1024,
+            timeLimit: .seconds(30)
+        )
         #expect(fine.succeeded && String(decoding: fine.stdout, as: UTF8.self).contains("ok"))
 
         var probe = MediaProbe()
-        (probe.width, probe.height, probe.durationSeconds, probe.audioChannels, probe.streamCount, probe.videoStreams, probe.audioStreams) = (3840, 2160, 12, 2, 2, 1, 1)
+        (probe.width, probe.height, probe.durationSeconds, probe.audioChannels, probe.streamCount, probe.videoStreams, probe.audioStreams) = (
+            3840, 2160, 12, 2, 2, 1, 1
+        )
         let settings = MediaOptimizationSettings()
         for kind in [AssetKind.video, .audio, .image] {
-            let plan = ConversionPlan.make(kind: kind, probe: probe, input: "/data/assets/abc", output: "/data/media-work/x/copy.mp4", settings: settings)
+            let plan = ConversionPlan.make(
+                kind: kind,
+                probe: probe,
+                input: "/data/assets/abc",
+                output: "/data/media-work/x/copy.mp4",
+                settings: settings
+            )
             #expect(plan.arguments.contains("/data/assets/abc"))
             #expect(plan.arguments.allSatisfy { !$0.contains("Fish Lake") && !$0.contains(".mov") }, "only server-made paths and fixed settings")
         }
@@ -366,7 +497,8 @@ struct MediaOptimizeTests {
         #expect(ConversionPlan.fit((1080, 1920), longSide: 1280, even: true) == (720, 1280))
         #expect(ConversionPlan.fit((800, 600), longSide: 2048, even: false) == (800, 600), "never enlarged")
         // The limits are checked before anything decodes.
-        probe.width = 30000; probe.height = 30000
+        probe.width = 30000
+        probe.height = 30000
         #expect(throws: MediaRefusal.self) { try settings.check(probe, kind: .image) }
     }
 }

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// `MediaRecovery.run` at start: expired uploads, orphan files and rows whose file is gone.
@@ -16,26 +17,45 @@ struct MediaRecoveryTests {
         defer { env.remove() }
         let token = try env.token("author@test.org")
         let ids = try await env.app.application.test(.router) { client in
-            let clean = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 1), fileName: "kept.png").mediaAssetId)
-            let lost = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 2), fileName: "lost.png").mediaAssetId)
+            let clean = try #require(
+                try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 1), fileName: "kept.png").mediaAssetId
+            )
+            let lost = try #require(
+                try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 2), fileName: "lost.png").mediaAssetId
+            )
             #expect(await env.scanAll() == 2)
-            let lostPending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("lost while pending"), fileName: "lost.txt").mediaAssetId)
-            let pending = try #require(try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("still pending"), fileName: "pending.txt").mediaAssetId)
+            let lostPending = try #require(
+                try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("lost while pending"), fileName: "lost.txt").mediaAssetId
+            )
+            let pending = try #require(
+                try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("still pending"), fileName: "pending.txt").mediaAssetId
+            )
 
             let live = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(String.init)!
-            let patched = try await client.tus(.patch, "\(TusTests.endpoint)/\(live)", token: token, offset: 0, body: MediaFixtures.png(size: 5000).prefix(1000))
+            let patched = try await client.tus(
+                .patch,
+                "\(TusTests.endpoint)/\(live)",
+                token: token,
+                offset: 0,
+                body: MediaFixtures.png(size: 5000).prefix(1000)
+            )
             #expect(patched.status == .noContent)
-            let expired = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(String.init)!
+            let expired = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(
+                String.init
+            )!
             try env.database.mediaExecute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 1, expired])
             return RecoveryIds(clean: clean, lost: lost, lostPending: lostPending, pending: pending, live: live, expired: expired)
         }
-        let lostAsset = try env.asset(ids.lost), lostPendingAsset = try env.asset(ids.lostPending)
+        let lostAsset = try env.asset(ids.lost)
+        let lostPendingAsset = try env.asset(ids.lostPending)
         #expect(lostAsset.storedPath.hasPrefix("assets/") && lostPendingAsset.storedPath.hasPrefix("uploads/"))
         try FileManager.default.removeItem(at: env.paths.absolute(lostAsset.storedPath))
         try FileManager.default.removeItem(at: env.paths.absolute(lostPendingAsset.storedPath))
         // Orphans: bytes no row names, in each folder (a crash between writing and registering, or after a move).
-        let orphans = ["uploads/\(UUID().uuidString.lowercased())", "quarantine/\(UUID().uuidString.lowercased())",
-                       "assets/\(MediaFixtures.sha256(Data("orphan".utf8)))"]
+        let orphans = [
+            "uploads/\(UUID().uuidString.lowercased())", "quarantine/\(UUID().uuidString.lowercased())",
+            "assets/\(MediaFixtures.sha256(Data("orphan".utf8)))",
+        ]
         for orphan in orphans { try Data("orphan".utf8).write(to: env.paths.absolute(orphan)) }
         let auditBefore: Int64 = try env.database.mediaScalar("SELECT MAX(id) FROM auditEvent") ?? 0
 
@@ -57,13 +77,16 @@ struct MediaRecoveryTests {
             #expect(asset.scanStatus == .error)
             #expect(asset.scanDetail.contains("missing"))
         }
-        #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
-                "a job for a missing file stayed queued")
+        #expect(
+            try env.database.mediaScalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
+            "a job for a missing file stayed queued"
+        )
         let actions: [String] = try await env.database.writer.read {
             try String.fetchAll($0, sql: "SELECT action FROM auditEvent WHERE id > ? AND action = 'asset.missing'", arguments: [auditBefore])
         }
         #expect(actions.count == 2)
-        let kept = try env.asset(ids.clean), pending = try env.asset(ids.pending)
+        let kept = try env.asset(ids.clean)
+        let pending = try env.asset(ids.pending)
         #expect(kept.scanStatus == .clean && FileManager.default.fileExists(atPath: env.paths.absolute(kept.storedPath).path))
         #expect(pending.scanStatus == .pending && FileManager.default.fileExists(atPath: env.paths.absolute(pending.storedPath).path))
 
@@ -77,7 +100,9 @@ struct MediaRecoveryTests {
         }
     }
 
-    @Test("A tus upload whose file lost acknowledged bytes (a power cut before the flush) is rewound, resumes from HEAD and ends with the file's SHA-256")
+    @Test(
+        "A tus upload whose file lost acknowledged bytes (a power cut before the flush) is rewound, resumes from HEAD and ends with the file's SHA-256"
+    )
     func tusUploadRewoundToTheBytesOnDisk() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }

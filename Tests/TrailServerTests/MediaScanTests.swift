@@ -6,6 +6,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Uploads scanned by a real libclamav engine loaded from the EICAR body signature the test writes.
@@ -17,7 +18,13 @@ struct MediaScanTests {
         defer { env.remove() }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.eicar, fileName: "eicar.txt", contentType: "text/plain")
+            let response = try await client.mediaAPIUpload(
+                env,
+                token: author,
+                data: MediaFixtures.eicar,
+                fileName: "eicar.txt",
+                contentType: "text/plain"
+            )
             #expect(response.status == .created, "\(response.text)")
             let id = try #require(response.mediaAssetId)
             #expect(response.mediaJSON["scanStatus"] as? String == "pending")
@@ -79,8 +86,13 @@ struct MediaScanTests {
         defer { env.remove() }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            let upload = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 30_000), fileName: "lake.png",
-                                                         contentType: "image/png")
+            let upload = try await client.mediaAPIUpload(
+                env,
+                token: author,
+                data: MediaFixtures.png(size: 30_000),
+                fileName: "lake.png",
+                contentType: "image/png"
+            )
             let id = try #require(upload.mediaAssetId)
             #expect(await env.scanAll() == 1)
             let asset = try env.asset(id)
@@ -125,7 +137,8 @@ struct MediaScanTests {
             // The same bytes again (once while the first copy is already clean, once in the same scan batch as a third).
             let second = try await client.mediaAPIUpload(env, token: author, data: image, fileName: "lake again.png")
             let third = try await client.mediaAPIUpload(env, token: author, data: image, fileName: "lake third.png")
-            let secondId = try #require(second.mediaAssetId), thirdId = try #require(third.mediaAssetId)
+            let secondId = try #require(second.mediaAssetId)
+            let thirdId = try #require(third.mediaAssetId)
             #expect(env.files(in: "uploads").count == 2)
             #expect(await env.scanAll() == 2)
             for id in [firstId, secondId, thirdId] {
@@ -156,7 +169,12 @@ struct MediaScanTests {
         defer { env.remove() }
         let author = try env.token("author@test.org")
         try await env.app.test { client in
-            let big = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.pngEndingWithEICAR(size: 2 * 1024 * 1024), fileName: "big.png")
+            let big = try await client.mediaAPIUpload(
+                env,
+                token: author,
+                data: MediaFixtures.pngEndingWithEICAR(size: 2 * 1024 * 1024),
+                fileName: "big.png"
+            )
             #expect(big.status == .created)
             let small = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 512 * 1024), fileName: "small.png")
             #expect(small.status == .created)

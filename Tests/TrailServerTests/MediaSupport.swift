@@ -8,6 +8,7 @@ import MalwareScan
 import NIOCore
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 #if canImport(Glibc)
@@ -37,17 +38,27 @@ struct MediaEnv {
     ///   - signatures: `.eicar` writes the EICAR body signature; `.none` leaves the signature folder empty.
     ///   - engineMaxFileSize: the engine's file size limit (default: the upload limit, as the server sets it).
     ///   - scanner: a scanner of the test's own (e.g. clamd); the signature folder is still written.
-    static func make(signatures: Signatures = .eicar, engineMaxFileSize: Int64? = nil,
-                     scanner: ((URL) -> any MalwareScanner)? = nil,
-                     configure: (inout AppConfig) -> Void = { _ in }) async throws -> MediaEnv {
+    static func make(
+        signatures: Signatures = .eicar,
+        engineMaxFileSize: Int64? = nil,
+        scanner: ((URL) -> any MalwareScanner)? = nil,
+        configure: (inout AppConfig) -> Void = { _ in }
+    ) async throws -> MediaEnv {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-media-\(UUID().uuidString.prefix(8))")
         let signatureFolder = folder.appendingPathComponent("signatures")
         try FileManager.default.createDirectory(at: signatureFolder, withIntermediateDirectories: true)
         if signatures == .eicar { try EICAR.writeTestSignatures(to: signatureFolder) }
         var probe = AppConfig()
         configure(&probe)
-        let chosen: any MalwareScanner = scanner?(signatureFolder) ?? ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
-            databaseDirectories: [signatureFolder.path], maxFileSize: engineMaxFileSize ?? probe.maxUploadSize, maxConcurrentScans: 1))
+        let chosen: any MalwareScanner =
+            scanner?(signatureFolder)
+            ?? ClamAVEngineScanner(
+                configuration: ClamAVEngineConfiguration(
+                    databaseDirectories: [signatureFolder.path],
+                    maxFileSize: engineMaxFileSize ?? probe.maxUploadSize,
+                    maxConcurrentScans: 1
+                )
+            )
         let app = try await TestApp.make(scanner: chosen) { config in
             config.dataFolder = folder.appendingPathComponent("data")
             config.clamavDatabaseFolders = [signatureFolder.path]
@@ -171,12 +182,22 @@ enum MediaMultipart {
 
 extension TestClientProtocol {
     /// `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets` with one `file` part.
-    func mediaAPIUpload(_ env: MediaEnv, token: String, data: Data, fileName: String = "file.bin",
-                        contentType: String = "application/octet-stream") async throws -> TestResponse {
+    func mediaAPIUpload(
+        _ env: MediaEnv,
+        token: String,
+        data: Data,
+        fileName: String = "file.bin",
+        contentType: String = "application/octet-stream"
+    ) async throws -> TestResponse {
         try await mediaAPIUpload(uri: env.assetsURI, token: token, parts: [MediaMultipart.file(data, fileName: fileName, contentType: contentType)])
     }
 
-    func mediaAPIUpload(uri: String, token: String, parts: [MediaMultipart.Part], boundary: String = "trail-\(UUID().uuidString)") async throws -> TestResponse {
+    func mediaAPIUpload(
+        uri: String,
+        token: String,
+        parts: [MediaMultipart.Part],
+        boundary: String = "trail-\(UUID().uuidString)"
+    ) async throws -> TestResponse {
         let headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"]
         return try await execute(uri: uri, method: .post, headers: headers, body: MediaMultipart.encode(parts, boundary: boundary))
     }
@@ -185,8 +206,12 @@ extension TestClientProtocol {
     func mediaPanelUpload(_ env: MediaEnv, session: BrowserSession, parts: [MediaMultipart.Part]) async throws -> TestResponse {
         let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
         let headers: HTTPFields = [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"]
-        return try await execute(uri: "\(env.panelAssetsURI)?_csrf=\(session.csrf)", method: .post, headers: headers,
-                                 body: MediaMultipart.encode(parts, boundary: boundary))
+        return try await execute(
+            uri: "\(env.panelAssetsURI)?_csrf=\(session.csrf)",
+            method: .post,
+            headers: headers,
+            body: MediaMultipart.encode(parts, boundary: boundary)
+        )
     }
 
     /// `GET /api/v1/manage/assets/{aid}` as JSON.
@@ -243,7 +268,9 @@ final class MediaClamd: @unchecked Sendable {
         // (its parent changes), so a killed test run leaves no clamd behind. Not prctl(PR_SET_PDEATHSIG): that fires
         // when the *thread* that spawned the child exits, and Foundation spawns from pool threads that come and go.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        process.arguments = [
+            "python3", "-c",
+            """
             import os, signal, subprocess, sys, time
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # Foundation's Process may start us with it blocked
             parent = os.getppid()
@@ -261,7 +288,8 @@ final class MediaClamd: @unchecked Sendable {
                     stop()
                 time.sleep(0.2)
             sys.exit(child.returncode)
-            """, Self.executable, configurationURL.path]
+            """, Self.executable, configurationURL.path,
+        ]
         let outPath = folder.appendingPathComponent("clamd.out").path
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         if let handle = FileHandle(forWritingAtPath: outPath) {

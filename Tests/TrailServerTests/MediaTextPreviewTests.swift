@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// A clean text file is previewed on the waypoint page as escaped text, never as markup.
@@ -20,9 +21,11 @@ import Testing
             let page = try await client.get("/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", session: browser)
             #expect(page.status == .ok)
             let text = page.text
-            #expect(text.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;")
+            #expect(
+                text.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;")
                     || text.contains("&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(1)&gt;"),
-                    "the excerpt is escaped: \(text.components(separatedBy: "asset-text").dropFirst().first?.prefix(300) ?? "no excerpt")")
+                "the excerpt is escaped: \(text.components(separatedBy: "asset-text").dropFirst().first?.prefix(300) ?? "no excerpt")"
+            )
             #expect(!text.contains("<script>alert"), "no markup from the file reaches the page")
             #expect(!text.contains("\u{FFFD}"), "the cut falls between characters")
             #expect(text.contains("é …</pre>"), "a long text is cut and marked")

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// A title for every file and alt text for images, through the API and the panel, required
@@ -12,9 +13,11 @@ import Testing
         func upload(_ data: Data, _ name: String, _ type: String) async throws -> Int64 {
             let boundary = "media-text-\(UUID().uuidString)"
             let response = try await client.execute(
-                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets", method: .post,
+                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary))
+                body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary)
+            )
             return Int64(try #require(publishInt(response.jsonObject["id"]), "\(response.text)"))
         }
         let image = try await upload(PublishFixtures.png(size: 20_000, seed: 5), "ridge.png", "image/png")
@@ -23,23 +26,31 @@ import Testing
         return (image, video)
     }
 
-    @Test("API: title and alt text saved; 2,000 characters of alt text, alt text on a video, a 250-character title: 422, nothing saved; a reviewer: 403")
+    @Test(
+        "API: title and alt text saved; 2,000 characters of alt text, alt text on a video, a 250-character title: 422, nothing saved; a reviewer: 403"
+    )
     func apiDescribe() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
             let token = try env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
-            let saved = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: token,
-                                             json: #"{"title":"The ridge","altText":"Snow on a rocky ridge above a lake."}"#)
+            let saved = try await client.api(
+                .patch,
+                "/api/v1/manage/assets/\(image)",
+                token: token,
+                json: #"{"title":"The ridge","altText":"Snow on a rocky ridge above a lake."}"#
+            )
             #expect(saved.status == .ok && saved.jsonObject["altText"] as? String == "Snow on a rocky ridge above a lake.", "\(saved.text)")
             #expect(saved.jsonObject["title"] as? String == "The ridge")
             let long = String(repeating: "a", count: 2_000)
             // 600 flags: 600 characters to Swift, 1,200 code points to SQLite's CHECK: refused as too long, not a 500.
             let flags = String(repeating: "\u{1F1FA}\u{1F1F8}", count: 600)
-            for (id, json, field) in [(image, #"{"altText":"\#(long)"}"#, "altText"), (video, #"{"altText":"A man talking."}"#, "altText"),
-                                      (image, #"{"title":"\#(String(repeating: "t", count: 250))"}"#, "title"),
-                                      (image, #"{"altText":"\#(flags)"}"#, "altText")] {
+            for (id, json, field) in [
+                (image, #"{"altText":"\#(long)"}"#, "altText"), (video, #"{"altText":"A man talking."}"#, "altText"),
+                (image, #"{"title":"\#(String(repeating: "t", count: 250))"}"#, "title"),
+                (image, #"{"altText":"\#(flags)"}"#, "altText"),
+            ] {
                 let refused = try await client.api(.patch, "/api/v1/manage/assets/\(id)", token: token, json: json)
                 #expect(refused.status == .unprocessableContent, "\(refused.text)")
                 #expect(refused.errorFields[field] != nil, "\(refused.text)")
@@ -47,8 +58,12 @@ import Testing
             let stored = try #require(try env.database.asset(id: image))
             #expect(stored.altText == "Snow on a rocky ridge above a lake." && stored.title == "The ridge", "nothing refused was saved")
             #expect(try env.database.asset(id: video)?.altText == "")
-            let reviewer = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: try env.token("reviewer@test.org"),
-                                                json: #"{"altText":"x"}"#)
+            let reviewer = try await client.api(
+                .patch,
+                "/api/v1/manage/assets/\(image)",
+                token: try env.token("reviewer@test.org"),
+                json: #"{"altText":"x"}"#
+            )
             #expect(reviewer.status == .forbidden)
         }
     }
@@ -63,8 +78,10 @@ import Testing
             #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
             let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: token)
             #expect(refused.status == .unprocessableContent)
-            #expect(refused.errorFields.values.contains("Image “ridge.png” at “Fish Lake” has no alt text: describe it on the waypoint's page."),
-                    "\(refused.text)")
+            #expect(
+                refused.errorFields.values.contains("Image “ridge.png” at “Fish Lake” has no alt text: describe it on the waypoint's page."),
+                "\(refused.text)"
+            )
 
             try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
             #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
@@ -78,11 +95,17 @@ import Testing
             let tooLong = String(repeating: "x", count: 2_000)
             let refusedForm = try await client.post("/assets/\(image)/describe", form: ["title": "The ridge", "altText": tooLong], session: session)
             #expect(refusedForm.status == .unprocessableContent)
-            #expect(refusedForm.text.contains(#"is-invalid" id="alt-\#(image)""#) && refusedForm.text.contains("Keep the alt text to 1,000 characters"),
-                    "the message sits under the field")
+            #expect(
+                refusedForm.text.contains(#"is-invalid" id="alt-\#(image)""#) && refusedForm.text.contains("Keep the alt text to 1,000 characters"),
+                "the message sits under the field"
+            )
             #expect(refusedForm.text.contains(#"value="The ridge""#), "what was typed is kept")
             #expect(try env.database.asset(id: image)?.altText == "", "nothing saved")
-            let saved = try await client.post("/assets/\(image)/describe", form: ["title": "The ridge", "altText": "A rocky ridge."], session: session)
+            let saved = try await client.post(
+                "/assets/\(image)/describe",
+                form: ["title": "The ridge", "altText": "A rocky ridge."],
+                session: session
+            )
             #expect(saved.status == .seeOther)
             #expect(try env.database.asset(id: image)?.altText == "A rocky ridge.")
             page = try await client.get("/tours/\(env.seed.tourId)", session: session)
@@ -97,7 +120,12 @@ import Testing
         try await env.app.test { client in
             let token = try env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
-            _ = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: token, json: #"{"title":"The ridge","altText":"A rocky ridge."}"#)
+            _ = try await client.api(
+                .patch,
+                "/api/v1/manage/assets/\(image)",
+                token: token,
+                json: #"{"title":"The ridge","altText":"A rocky ridge."}"#
+            )
             _ = try await client.api(.patch, "/api/v1/manage/assets/\(video)", token: token, json: #"{"title":"Welcome"}"#)
             try await CaptionsTests.attachCaptions(client, token: token, to: video)
             #expect(await env.scanAll() == 1)
@@ -125,13 +153,20 @@ import Testing
             var page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)
             #expect(page.text.contains(#"id="s-media-required" value="required" checked"#))
             let fields = ["slug": "alpha", "name": "Alpha District", "description": "", "requiredApprovals": "1", "storageQuota": ""]
-            let saved = try await client.post("/admin/sites/\(env.seed.alphaId)", form: fields.merging(["mediaAccessibility": "recommended"]) { $1 },
-                                              session: admin)
+            let saved = try await client.post(
+                "/admin/sites/\(env.seed.alphaId)",
+                form: fields.merging(["mediaAccessibility": "recommended"]) { $1 },
+                session: admin
+            )
             #expect(saved.status == .seeOther, "\(saved.status) \(saved.text)")
             #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .recommended)
             page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)
             #expect(page.text.contains(#"id="s-media-recommended" value="recommended" checked"#))
-            _ = try await client.post("/admin/sites/\(env.seed.alphaId)", form: fields.merging(["mediaAccessibility": "sometimes"]) { $1 }, session: admin)
+            _ = try await client.post(
+                "/admin/sites/\(env.seed.alphaId)",
+                form: fields.merging(["mediaAccessibility": "sometimes"]) { $1 },
+                session: admin
+            )
             #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
         }
     }

@@ -6,12 +6,14 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import NIOPosix
+import TestSupport
+import Testing
+
+@testable import TrailServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import TestSupport
-import Testing
-@testable import TrailServer
 
 /// Multipart uploads: limits, malformed bodies, file names, types from the bytes, permissions.
 @Suite("Media: multipart uploads")
@@ -32,11 +34,15 @@ struct MediaUploadTests {
 
             // Several files in one form, the last over the limit: nothing of the form is kept.
             let session = try await client.signIn("author@test.org")
-            let form = try await client.mediaPanelUpload(env, session: session, parts: [
-                MediaMultipart.file(MediaFixtures.text("first"), fileName: "first.txt"),
-                MediaMultipart.file(MediaFixtures.png(size: 10_000), fileName: "second.png"),
-                MediaMultipart.file(MediaFixtures.png(size: 3 * limit), fileName: "third.png"),
-            ])
+            let form = try await client.mediaPanelUpload(
+                env,
+                session: session,
+                parts: [
+                    MediaMultipart.file(MediaFixtures.text("first"), fileName: "first.txt"),
+                    MediaMultipart.file(MediaFixtures.png(size: 10_000), fileName: "second.png"),
+                    MediaMultipart.file(MediaFixtures.png(size: 3 * limit), fileName: "third.png"),
+                ]
+            )
             #expect(form.status == .contentTooLarge)
             #expect(env.files(in: "uploads").isEmpty, "files of a refused form stayed: \(env.files(in: "uploads"))")
             #expect(try env.database.assets(waypointId: env.seed.waypointId).isEmpty)
@@ -50,9 +56,17 @@ struct MediaUploadTests {
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let before = env.files(in: "uploads")
-            let response = try await MediaRawHTTP.send(port: port, uri: env.assetsURI, headers: [
-                "Authorization": "Bearer \(token)", "Content-Type": "multipart/form-data; boundary=limitboundary",
-            ], body: MediaMultipart.encode([MediaMultipart.file(MediaFixtures.png(size: 2 * 1024 * 1024), fileName: "big.png")], boundary: "limitboundary"))
+            let response = try await MediaRawHTTP.send(
+                port: port,
+                uri: env.assetsURI,
+                headers: [
+                    "Authorization": "Bearer \(token)", "Content-Type": "multipart/form-data; boundary=limitboundary",
+                ],
+                body: MediaMultipart.encode(
+                    [MediaMultipart.file(MediaFixtures.png(size: 2 * 1024 * 1024), fileName: "big.png")],
+                    boundary: "limitboundary"
+                )
+            )
             #expect(response.status == 413, "\(response)")
             #expect(env.files(in: "uploads") == before, "a partial file stayed after a live 413")
             let health = try await client.execute(uri: "/healthz", method: .get)
@@ -65,10 +79,16 @@ struct MediaUploadTests {
     static func malformedCases() -> [(String, String, ByteBuffer)] {
         let b = "malformedboundary"
         var cases: [(String, String, ByteBuffer)] = []
-        cases.append(("no boundary", "multipart/form-data", MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: b)))
+        cases.append(
+            ("no boundary", "multipart/form-data", MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: b))
+        )
         let long = String(repeating: "x", count: 71)
-        cases.append(("a boundary over 70 characters", "multipart/form-data; boundary=\(long)",
-                      MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: long)))
+        cases.append(
+            (
+                "a boundary over 70 characters", "multipart/form-data; boundary=\(long)",
+                MediaMultipart.encode([MediaMultipart.file(MediaFixtures.text(), fileName: "a.txt")], boundary: long)
+            )
+        )
         var headerLine = ByteBuffer(string: "--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nX-Filler: ")
         headerLine.writeRepeatingByte(UInt8(ascii: "a"), count: 1024 * 1024)
         headerLine.writeString("\r\n\r\nhello\r\n--\(b)--\r\n")
@@ -81,9 +101,20 @@ struct MediaUploadTests {
         for index in 0..<10_000 { named.writeString("--\(b)\r\nContent-Disposition: form-data; name=\"f\(index)\"\r\n\r\n\r\n") }
         named.writeString("--\(b)--\r\n")
         cases.append(("10,000 empty named parts", "multipart/form-data; boundary=\(b)", named))
-        cases.append(("an empty Content-Type in a part", "multipart/form-data; boundary=\(b)", MediaMultipart.encode([
-            MediaMultipart.Part(headers: ["Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", "Content-Type: "], body: MediaFixtures.text()),
-        ], boundary: b)))
+        cases.append(
+            (
+                "an empty Content-Type in a part", "multipart/form-data; boundary=\(b)",
+                MediaMultipart.encode(
+                    [
+                        MediaMultipart.Part(
+                            headers: ["Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", "Content-Type: "],
+                            body: MediaFixtures.text()
+                        )
+                    ],
+                    boundary: b
+                )
+            )
+        )
         var truncated = MediaMultipart.encode([MediaMultipart.file(MediaFixtures.png(size: 20_000), fileName: "a.png")], boundary: b)
         truncated.moveWriterIndex(to: 10_000)
         cases.append(("a body that ends inside a part", "multipart/form-data; boundary=\(b)", truncated))
@@ -128,9 +159,14 @@ struct MediaUploadTests {
             for (name, contentType, body) in Self.malformedCases() {
                 // A server that waited for bytes that never come would leave `send` without an answer: it throws
                 // once its socket's read time-out passes.
-                let response = try await MediaRawHTTP.send(port: port, uri: env.assetsURI, headers: [
-                    "Authorization": "Bearer \(token)", "Content-Type": contentType,
-                ], body: body)
+                let response = try await MediaRawHTTP.send(
+                    port: port,
+                    uri: env.assetsURI,
+                    headers: [
+                        "Authorization": "Bearer \(token)", "Content-Type": contentType,
+                    ],
+                    body: body
+                )
                 #expect((400..<500).contains(response.status), "\(name): \(response.status) \(response.body)")
                 #expect(response.body.contains("\"error\""), "\(name): not a JSON error: \(response.body)")
                 #expect(env.files(in: "uploads").isEmpty, "\(name) left \(env.files(in: "uploads"))")
@@ -149,7 +185,9 @@ struct MediaUploadTests {
 
     // MARK: File names
 
-    @Test("A `file` part without a filename (RFC 7578 makes it optional) is the file, named “unnamed”; a browser's empty file input (filename=\"\", no bytes) is no file: 422 naming the field")
+    @Test(
+        "A `file` part without a filename (RFC 7578 makes it optional) is the file, named “unnamed”; a browser's empty file input (filename=\"\", no bytes) is no file: 422 naming the field"
+    )
     func filePartWithoutAFileName() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
@@ -203,8 +241,9 @@ struct MediaUploadTests {
             func expectServerMadeNames(_ when: String) {
                 for path in env.allFiles() where path != "keys/signing.ed25519" {  // the server's own signing key
                     let parts = path.split(separator: "/")
-                    let ok = parts.count == 2 && (
-                        (["uploads", "quarantine"].contains(parts[0]) && UUID(uuidString: String(parts[1])) != nil)
+                    let ok =
+                        parts.count == 2
+                        && ((["uploads", "quarantine"].contains(parts[0]) && UUID(uuidString: String(parts[1])) != nil)
                             || (parts[0] == "assets" && parts[1].count == 64 && parts[1].allSatisfy(\.isHexDigit)))
                     #expect(ok, "\(when): unexpected file \(path)")
                 }
@@ -214,8 +253,10 @@ struct MediaUploadTests {
             #expect(await env.scanAll() == cases.count)
             #expect(env.files(in: "assets").count == cases.count)
             expectServerMadeNames("scanned")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: env.folder.path).sorted() == ["data", "signatures"],
-                    "something was written outside the data folder")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: env.folder.path).sorted() == ["data", "signatures"],
+                "something was written outside the data folder"
+            )
 
             // The page shows the names escaped.
             #expect(response.location?.hasPrefix(env.waypointPage) == true)
@@ -248,13 +289,19 @@ struct MediaUploadTests {
         try await env.app.test { client in
             let refused: [(String, Data, String, String)] = [
                 ("HTML named .jpg", MediaFixtures.html, "photo.jpg", "image/jpeg"),
-                ("HTML with a BOM and blank lines, named .txt", Data([0xEF, 0xBB, 0xBF]) + Data("\n\n  ".utf8) + MediaFixtures.html, "notes.txt", "text/plain"),
+                (
+                    "HTML with a BOM and blank lines, named .txt", Data([0xEF, 0xBB, 0xBF]) + Data("\n\n  ".utf8) + MediaFixtures.html, "notes.txt",
+                    "text/plain"
+                ),
                 ("SVG", MediaFixtures.svg, "map.svg", "image/svg+xml"),
                 ("SVG named .png", MediaFixtures.svg, "map.png", "image/png"),
                 ("XML", Data(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>"#.utf8), "data.txt", "text/plain"),
                 ("a PDF", Data("%PDF-1.7\n".utf8) + Data(fillerBytes(count: 2000)), "guide.pdf", "application/pdf"),
                 ("an ELF binary named .mp4", Data([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]) + Data(fillerBytes(count: 2000)), "clip.mp4", "video/mp4"),
-                ("Matroska that is not WebM", Data([0x1A, 0x45, 0xDF, 0xA3, 0x42, 0x82, 0x88]) + Data("matroska".utf8) + Data(fillerBytes(count: 500)), "a.webm", "video/webm"),
+                (
+                    "Matroska that is not WebM",
+                    Data([0x1A, 0x45, 0xDF, 0xA3, 0x42, 0x82, 0x88]) + Data("matroska".utf8) + Data(fillerBytes(count: 500)), "a.webm", "video/webm"
+                ),
             ]
             for (name, data, fileName, contentType) in refused {
                 let response = try await client.mediaAPIUpload(env, token: token, data: data, fileName: fileName, contentType: contentType)
@@ -270,7 +317,11 @@ struct MediaUploadTests {
 
             // The panel form says the same on its page.
             let session = try await client.signIn("author@test.org")
-            let page = try await client.mediaPanelUpload(env, session: session, parts: [MediaMultipart.file(MediaFixtures.html, fileName: "photo.jpg", contentType: "image/jpeg")])
+            let page = try await client.mediaPanelUpload(
+                env,
+                session: session,
+                parts: [MediaMultipart.file(MediaFixtures.html, fileName: "photo.jpg", contentType: "image/jpeg")]
+            )
             #expect(page.status == .unsupportedMediaType)
             #expect(page.text.contains("JPEG") && page.text.contains("Accepted"))
             #expect(!page.text.contains("<script>alert(document.cookie)"))
@@ -289,11 +340,21 @@ struct MediaUploadTests {
             #expect(Data(buffer: preview.body) == video)
 
             // Plain text (even named .html and sent as text/html) is served as text/plain.
-            let text = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text("# Heading\n\nJust *Markdown*."), fileName: "page.html", contentType: "text/html")
+            let text = try await client.mediaAPIUpload(
+                env,
+                token: token,
+                data: MediaFixtures.text("# Heading\n\nJust *Markdown*."),
+                fileName: "page.html",
+                contentType: "text/html"
+            )
             #expect(text.status == .created)
             #expect(text.mediaJSON["mimeType"] as? String == "text/plain; charset=utf-8")
             #expect(await env.scanAll() == 1)
-            let textPreview = try await client.execute(uri: "/assets/\(try #require(text.mediaAssetId))/content", method: .get, headers: [.authorization: "Bearer \(token)"])
+            let textPreview = try await client.execute(
+                uri: "/assets/\(try #require(text.mediaAssetId))/content",
+                method: .get,
+                headers: [.authorization: "Bearer \(token)"]
+            )
             #expect(textPreview.headers[.contentType] == "text/plain; charset=utf-8")
         }
     }
@@ -315,7 +376,11 @@ struct MediaUploadTests {
             let apiUpload = try await client.mediaAPIUpload(env, token: reviewer, data: MediaFixtures.png(size: 3000, seed: 3), fileName: "b.png")
             #expect(apiUpload.status == .forbidden)
             let reviewerSession = try await client.signIn("reviewer@test.org")
-            let panelUpload = try await client.mediaPanelUpload(env, session: reviewerSession, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "c.txt")])
+            let panelUpload = try await client.mediaPanelUpload(
+                env,
+                session: reviewerSession,
+                parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "c.txt")]
+            )
             #expect(panelUpload.status == .forbidden)
             #expect(env.files(in: "uploads").isEmpty)
             #expect(try await client.post("/assets/\(id)/delete", form: [:], session: reviewerSession).status == .forbidden)
@@ -329,10 +394,22 @@ struct MediaUploadTests {
             #expect(api.status == .notFound)
             let outsiderSession = try await client.signIn("outsider@test.org")
             #expect(try await client.get("/assets/\(id)/content", session: outsiderSession).status == .notFound)
-            #expect(try await client.execute(uri: "/assets/\(id)/content", method: .get, headers: [.authorization: "Bearer \(outsider)"]).status == .notFound)
+            #expect(
+                try await client.execute(uri: "/assets/\(id)/content", method: .get, headers: [.authorization: "Bearer \(outsider)"]).status
+                    == .notFound
+            )
             #expect(try await client.post("/assets/\(id)/delete", form: [:], session: outsiderSession).status == .notFound)
-            #expect(try await client.mediaAPIUpload(env, token: outsider, data: MediaFixtures.png(size: 3000, seed: 4), fileName: "d.png").status == .notFound)
-            #expect(try await client.mediaPanelUpload(env, session: outsiderSession, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "e.txt")]).status == .notFound)
+            #expect(
+                try await client.mediaAPIUpload(env, token: outsider, data: MediaFixtures.png(size: 3000, seed: 4), fileName: "d.png").status
+                    == .notFound
+            )
+            #expect(
+                try await client.mediaPanelUpload(
+                    env,
+                    session: outsiderSession,
+                    parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "e.txt")]
+                ).status == .notFound
+            )
             #expect(env.files(in: "uploads").isEmpty)
             #expect(try env.database.assets(waypointId: env.seed.waypointId).count == 1)
 
@@ -344,7 +421,10 @@ struct MediaUploadTests {
             let session = try await client.signIn("author@test.org")
             var forged = session
             forged.csrf = "not-the-token"
-            #expect(try await client.mediaPanelUpload(env, session: forged, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "f.txt")]).status == .forbidden)
+            #expect(
+                try await client.mediaPanelUpload(env, session: forged, parts: [MediaMultipart.file(MediaFixtures.text(), fileName: "f.txt")]).status
+                    == .forbidden
+            )
             #expect(env.files(in: "uploads").isEmpty)
         }
     }
@@ -415,7 +495,8 @@ enum MediaRawHTTP {
         guard let end = text.range(of: "\r\n\r\n") else { return nil }
         let lines = text[..<end.lowerBound].components(separatedBy: "\r\n")
         guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1.1 "),
-              let status = Int(statusLine.dropFirst(9).prefix(3)) else { return nil }
+            let status = Int(statusLine.dropFirst(9).prefix(3))
+        else { return nil }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// The streaming writer behind both ways in: bytes, hash and early disk writes.

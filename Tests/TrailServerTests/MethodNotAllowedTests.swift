@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// A method the API's contract does not declare for a path that exists: 405 with `Allow`, as `openapi.json` lists.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import TrailServer
 
 /// `migrations/*.sql`, applied in name order by GRDB's `DatabaseMigrator`, to a real database file.
@@ -62,8 +63,10 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try AppDatabase.openFile(at: folder.appendingPathComponent("trail.sqlite").path, migrationsFolder: Self.migrationsFolder)
         let (journal, foreignKeys, synchronous) = try await database.writer.read { db in
-            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
-             try Int.fetchOne(db, sql: "PRAGMA synchronous"))
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
+                try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            )
         }
         #expect(journal == "wal")
         #expect(foreignKeys == 1)
@@ -77,19 +80,32 @@ import Testing
         let migrations = folder.appendingPathComponent("migrations")
         try FileManager.default.createDirectory(at: migrations, withIntermediateDirectories: true)
         // Written newest first; 0101 only works after 0100.
-        try "INSERT INTO note (text) VALUES ('after');".write(to: migrations.appendingPathComponent("0101_fill.sql"), atomically: true, encoding: .utf8)
-        try "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT NOT NULL);".write(to: migrations.appendingPathComponent("0100_note.sql"),
-                                                                                     atomically: true, encoding: .utf8)
+        try "INSERT INTO note (text) VALUES ('after');".write(
+            to: migrations.appendingPathComponent("0101_fill.sql"),
+            atomically: true,
+            encoding: .utf8
+        )
+        try "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT NOT NULL);".write(
+            to: migrations.appendingPathComponent("0100_note.sql"),
+            atomically: true,
+            encoding: .utf8
+        )
         try "-- not a migration".write(to: migrations.appendingPathComponent("README.md"), atomically: true, encoding: .utf8)
         for name in try Self.migrationNames {
-            try FileManager.default.copyItem(at: Self.migrationsFolder.appendingPathComponent("\(name).sql"),
-                                             to: migrations.appendingPathComponent("\(name).sql"))
+            try FileManager.default.copyItem(
+                at: Self.migrationsFolder.appendingPathComponent("\(name).sql"),
+                to: migrations.appendingPathComponent("\(name).sql")
+            )
         }
         let path = folder.appendingPathComponent("trail.sqlite").path
         let database = try AppDatabase.openFile(at: path, migrationsFolder: migrations)
         #expect(try database.appliedMigrations() == (try Self.migrationNames) + ["0100_note", "0101_fill"])
 
-        try "INSERT INTO note (text) VALUES ('later');".write(to: migrations.appendingPathComponent("0102_more.sql"), atomically: true, encoding: .utf8)
+        try "INSERT INTO note (text) VALUES ('later');".write(
+            to: migrations.appendingPathComponent("0102_more.sql"),
+            atomically: true,
+            encoding: .utf8
+        )
         let reopened = try AppDatabase.openFile(at: path, migrationsFolder: migrations)
         #expect(try reopened.appliedMigrations().suffix(3) == ["0100_note", "0101_fill", "0102_more"])
         let notes = try await reopened.writer.read { try String.fetchAll($0, sql: "SELECT text FROM note ORDER BY id") }
@@ -102,10 +118,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let migrations = folder.appendingPathComponent("migrations")
         try FileManager.default.createDirectory(at: migrations, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: Self.migrationsFolder.appendingPathComponent("0001_foundation.sql"),
-                                         to: migrations.appendingPathComponent("0001_foundation.sql"))
-        try "CREATE TABLE half (id INTEGER); INSERT INTO nowhere VALUES (1);".write(to: migrations.appendingPathComponent("0900_broken.sql"),
-                                                                                      atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(
+            at: Self.migrationsFolder.appendingPathComponent("0001_foundation.sql"),
+            to: migrations.appendingPathComponent("0001_foundation.sql")
+        )
+        try "CREATE TABLE half (id INTEGER); INSERT INTO nowhere VALUES (1);".write(
+            to: migrations.appendingPathComponent("0900_broken.sql"),
+            atomically: true,
+            encoding: .utf8
+        )
         let path = folder.appendingPathComponent("trail.sqlite").path
         #expect(throws: (any Error).self) { try AppDatabase.openFile(at: path, migrationsFolder: migrations) }
         let queue = try DatabaseQueue(path: path)

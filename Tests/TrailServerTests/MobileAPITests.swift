@@ -6,6 +6,7 @@ import NIOCore
 import PackageFormat
 import Testing
 import TrailClient
+
 @testable import TrailServer
 
 /// The mobile routes on a package released through the real flow (upload, scan, submit, build, approve, push).
@@ -144,16 +145,22 @@ struct MobileAPITests {
             let check = TrailClient.verify(zip: released.zip, publicKey: env.publicKey, expectedSHA256: released.sha256)
             #expect(check.isAuthentic, "\(check.problems)")
             // Versions that do not exist, and ids that do not exist: 404 with a JSON error.
-            for uri in ["/api/v1/packages/\(released.packageId)/versions/2/download", "/api/v1/packages/\(released.packageId)/versions/x/download",
-                        "/api/v1/packages/no-such-package", "/api/v1/packages/no-such-package/download", "/api/v1/packages/no-such-package/hash",
-                        "/api/v1/packages/no-such-package/versions/1/download", "/api/v1/sites/no-such-site/packages"] {
+            for uri in [
+                "/api/v1/packages/\(released.packageId)/versions/2/download", "/api/v1/packages/\(released.packageId)/versions/x/download",
+                "/api/v1/packages/no-such-package", "/api/v1/packages/no-such-package/download", "/api/v1/packages/no-such-package/hash",
+                "/api/v1/packages/no-such-package/versions/1/download", "/api/v1/sites/no-such-site/packages",
+            ] {
                 let missing = try await client.execute(uri: uri, method: .get)
                 #expect(missing.status == .notFound, "\(uri): \(missing.status)")
                 #expect(missing.headers[.contentType]?.hasPrefix("application/json") == true, "\(uri)")
                 #expect(missing.errorCode == "not_found", "\(uri): \(missing.text)")
             }
-            let verifyMissing = try await client.api(.post, "/api/v1/packages/no-such-package/verify", token: nil,
-                                                     json: #"{"sha256":"\#(released.sha256)","version":1}"#)
+            let verifyMissing = try await client.api(
+                .post,
+                "/api/v1/packages/no-such-package/verify",
+                token: nil,
+                json: #"{"sha256":"\#(released.sha256)","version":1}"#
+            )
             #expect(verifyMissing.status == .notFound)
         }
     }
@@ -242,8 +249,10 @@ struct MobileAPITests {
             let unpublish = try await client.managePackage(released.packageId, "unpublish", token: manager)
             #expect(unpublish.status == .ok, "unpublish: \(unpublish.text)")
             #expect(try await client.catalogVersion() == afterFirst + 3)
-            for uri in ["/api/v1/packages/\(released.packageId)/download", "/api/v1/packages/\(released.packageId)/versions/1/download",
-                        "/api/v1/packages/\(released.packageId)"] {
+            for uri in [
+                "/api/v1/packages/\(released.packageId)/download", "/api/v1/packages/\(released.packageId)/versions/1/download",
+                "/api/v1/packages/\(released.packageId)",
+            ] {
                 let gone = try await client.execute(uri: uri, method: .get)
                 #expect(gone.status == .gone, "\(uri): \(gone.status)")
                 #expect(gone.errorCode == "gone", "\(uri): \(gone.text)")
@@ -285,11 +294,20 @@ struct MobileAPITests {
             #expect(abs(lifetime - env.config.catalogLifetime) < 2)
             // A signature of other bytes, or by another key, does not verify.
             #expect(throws: CatalogError.invalidSignature) {
-                try TrailClient.verifyCatalog(body: response.data + Data(" ".utf8), signature: signature, pinnedPublicKey: publicKey, lastSeenVersion: nil)
+                try TrailClient.verifyCatalog(
+                    body: response.data + Data(" ".utf8),
+                    signature: signature,
+                    pinnedPublicKey: publicKey,
+                    lastSeenVersion: nil
+                )
             }
             #expect(throws: CatalogError.invalidSignature) {
-                try TrailClient.verifyCatalog(body: response.data, signature: signature, pinnedPublicKey: SigningKey.generate().publicKeyBase64,
-                                              lastSeenVersion: nil)
+                try TrailClient.verifyCatalog(
+                    body: response.data,
+                    signature: signature,
+                    pinnedPublicKey: SigningKey.generate().publicKeyBase64,
+                    lastSeenVersion: nil
+                )
             }
             // If-None-Match on the catalog's ETag.
             let etag = try #require(response.headers[.eTag])
@@ -301,7 +319,12 @@ struct MobileAPITests {
     @Test func verifyCountsValidDownloadsPerVersion() async throws {
         try await withRelease { env, client, released, _ in
             func verify(_ sha: String, _ version: Int) async throws -> TestResponse {
-                try await client.api(.post, "/api/v1/packages/\(released.packageId)/verify", token: nil, json: #"{"sha256":"\#(sha)","version":\#(version)}"#)
+                try await client.api(
+                    .post,
+                    "/api/v1/packages/\(released.packageId)/verify",
+                    token: nil,
+                    json: #"{"sha256":"\#(sha)","version":\#(version)}"#
+                )
             }
             let good = try await verify(released.sha256, 1)
             #expect(good.status == .ok)

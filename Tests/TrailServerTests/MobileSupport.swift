@@ -7,6 +7,7 @@ import NIOCore
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// A version released through the HTTP API, as the mobile API serves it.
@@ -24,11 +25,17 @@ extension PublishEnv {
     /// The whole flow through the management API, as rangers do it: upload clean files (and a video of `videoSize`
     /// bytes), scan them, submit, build, approve as reviewer, push as the author. Returns the released version.
     func releaseThroughAPI(_ client: some TestClientProtocol, seed number: UInt64 = 11, videoSize: Int? = nil) async throws -> ReleasedPackage {
-        let author = try token("author@test.org"), reviewer = try token("reviewer@test.org")
+        let author = try token("author@test.org")
+        let reviewer = try token("reviewer@test.org")
         try await client.addCleanMediaForRelease(self, token: author, seed: number)
         if let videoSize {
-            let id = try await client.publishUpload(self, token: author, data: MediaFixtures.mp4(size: videoSize, seed: number + 7),
-                                                    fileName: "walk \(number).mp4", contentType: "video/mp4")
+            let id = try await client.publishUpload(
+                self,
+                token: author,
+                data: MediaFixtures.mp4(size: videoSize, seed: number + 7),
+                fileName: "walk \(number).mp4",
+                contentType: "video/mp4"
+            )
             #expect(await scanAll() == 2, "the video and its captions")
             #expect(try database.asset(id: id)?.scanStatus == .clean)
         }
@@ -51,7 +58,11 @@ extension PublishEnv {
 
     func verifiedCount(_ packageId: String, version: Int) throws -> Int {
         try database.writer.read {
-            try Int.fetchOne($0, sql: "SELECT verifiedCount FROM packageVersion WHERE packageId = ? AND version = ?", arguments: [packageId, version]) ?? -1
+            try Int.fetchOne(
+                $0,
+                sql: "SELECT verifiedCount FROM packageVersion WHERE packageId = ? AND version = ?",
+                arguments: [packageId, version]
+            ) ?? -1
         }
     }
 }
@@ -118,31 +129,39 @@ enum ZipTamper {
 
     /// `zip`'s entries plus `../` entries, an absolute path and a symbolic link (Unix mode 0o120777 in external_attr).
     static func addHostileEntries(to zip: URL, destination: URL, marker: String) async throws {
-        try await rewrite(zip, to: destination, add: [
-            ("../\(marker)-up.txt", Data("up".utf8), false),
-            ("waypoints/../../\(marker)-up2.txt", Data("up".utf8), false),
-            ("/tmp/\(marker)-absolute.txt", Data("abs".utf8), false),
-            ("waypoints/01-fish-lake/\(marker)-link", Data("/etc/passwd".utf8), true),
-        ])
+        try await rewrite(
+            zip,
+            to: destination,
+            add: [
+                ("../\(marker)-up.txt", Data("up".utf8), false),
+                ("waypoints/../../\(marker)-up2.txt", Data("up".utf8), false),
+                ("/tmp/\(marker)-absolute.txt", Data("abs".utf8), false),
+                ("waypoints/01-fish-lake/\(marker)-link", Data("/etc/passwd".utf8), true),
+            ]
+        )
     }
 
-    static func rewrite(_ source: URL, to destination: URL, replace: [String: Data] = [:],
-                        add: [(name: String, data: Data, symlink: Bool)] = []) async throws {
+    static func rewrite(
+        _ source: URL,
+        to destination: URL,
+        replace: [String: Data] = [:],
+        add: [(name: String, data: Data, symlink: Bool)] = []
+    ) async throws {
         let script = #"""
-import base64, json, sys, zipfile
-source, destination, spec = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
-with zipfile.ZipFile(source) as original, zipfile.ZipFile(destination, "w") as result:
-    for info in original.infolist():
-        data = original.read(info)
-        if info.filename in spec["replace"]:
-            data = base64.b64decode(spec["replace"][info.filename])
-        result.writestr(info, data)
-    for name, payload, symlink in spec["add"]:
-        info = zipfile.ZipInfo(name, date_time=(2000, 1, 1, 0, 0, 0))
-        info.create_system = 3
-        info.external_attr = (0o120777 if symlink else 0o100644) << 16
-        result.writestr(info, base64.b64decode(payload))
-"""#
+            import base64, json, sys, zipfile
+            source, destination, spec = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+            with zipfile.ZipFile(source) as original, zipfile.ZipFile(destination, "w") as result:
+                for info in original.infolist():
+                    data = original.read(info)
+                    if info.filename in spec["replace"]:
+                        data = base64.b64decode(spec["replace"][info.filename])
+                    result.writestr(info, data)
+                for name, payload, symlink in spec["add"]:
+                    info = zipfile.ZipInfo(name, date_time=(2000, 1, 1, 0, 0, 0))
+                    info.create_system = 3
+                    info.external_attr = (0o120777 if symlink else 0o100644) << 16
+                    result.writestr(info, base64.b64decode(payload))
+            """#
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tamper-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -152,8 +171,13 @@ with zipfile.ZipFile(source) as original, zipfile.ZipFile(destination, "w") as r
         ]
         try JSONSerialization.data(withJSONObject: spec).write(to: folder.appendingPathComponent("spec.json"))
         try Data(script.utf8).write(to: folder.appendingPathComponent("rewrite.py"))
-        let output = try await ChildProcess.run("python3", [folder.appendingPathComponent("rewrite.py").path, source.path, destination.path,
-                                                                 folder.appendingPathComponent("spec.json").path])
+        let output = try await ChildProcess.run(
+            "python3",
+            [
+                folder.appendingPathComponent("rewrite.py").path, source.path, destination.path,
+                folder.appendingPathComponent("spec.json").path,
+            ]
+        )
         try #require(output.status == 0, "rewrite.py: \(output.stderr)")
     }
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOPosix
 import Testing
+
 @testable import TrailServer
 
 /// Single sign-on against a real OpenID Connect provider on loopback (Scripts/oidc_provider.py: Authlib's authorization
@@ -27,8 +28,10 @@ import Testing
         static func start() async throws -> Provider {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_provider.py").path,
-                                 OIDCSignInTests.clientId, OIDCSignInTests.clientSecret]
+            process.arguments = [
+                "python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_provider.py").path,
+                OIDCSignInTests.clientId, OIDCSignInTests.clientSecret,
+            ]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.standardError
@@ -108,8 +111,11 @@ import Testing
     }
 
     /// Start, the provider's page, and the callback; the callback's answer and the browser.
-    static func signIn(_ client: some TestClientProtocol, _ provider: Provider,
-                       bend: (String) -> String = { $0 }) async throws -> (TestResponse, BrowserSession, String) {
+    static func signIn(
+        _ client: some TestClientProtocol,
+        _ provider: Provider,
+        bend: (String) -> String = { $0 }
+    ) async throws -> (TestResponse, BrowserSession, String) {
         var browser = try await client.anonymousBrowser()
         let start = try await client.get("/auth/oidc/start?next=/sites/alpha", session: browser)
         #expect(start.status == .found)
@@ -142,7 +148,9 @@ import Testing
             #expect(Self.signedIn(response), "\(response.status) \(response.text.prefix(300))")
             #expect(response.location == "/sites/alpha")
         }
-        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.start'") }
+        let details = try await app.database.writer.read {
+            try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.start'")
+        }
         #expect(details.contains { $0.hasPrefix("single sign-on") })
     }
 
@@ -190,7 +198,9 @@ import Testing
             #expect(response.status == .unauthorized && !Self.signedIn(response), "\(response.status)")
             #expect(response.text.contains("could not be checked"))
         }
-        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'") }
+        let details = try await app.database.writer.read {
+            try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'")
+        }
         #expect(details.contains { $0.contains(reason) }, "\(details)")
         if reason == "does not publish" { #expect(try await provider.jwksFetches() == 1, "the key set was fetched for the unknown kid") }
     }
@@ -250,8 +260,15 @@ import Testing
         let provider = try await Provider.start()
         defer { provider.stop() }
         let app = try await Self.app(provider)
-        let created = try await app.database.createUser(email: "new.hire@agency.gov", displayName: "New Hire", password: "one-time-pass-1",
-                                                        isAdmin: false, mustChangePassword: true, bcryptCost: 4, actor: .system)
+        let created = try await app.database.createUser(
+            email: "new.hire@agency.gov",
+            displayName: "New Hire",
+            password: "one-time-pass-1",
+            isAdmin: false,
+            mustChangePassword: true,
+            bcryptCost: 4,
+            actor: .system
+        )
         try await provider.control(#"{"email": "new.hire@agency.gov"}"#)
         try await app.test { client in
             let (response, _, _) = try await Self.signIn(client, provider)
@@ -295,7 +312,9 @@ import Testing
             _ = try await client.post("/admin/sites/\(alpha)/sign-in", form: [:], session: admin)
             _ = try await client.signIn("author@test.org")
         }
-        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'site.passwordSignIn' ORDER BY id") }
+        let details = try await app.database.writer.read {
+            try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'site.passwordSignIn' ORDER BY id")
+        }
         #expect(details == ["members sign in through the agency's provider only", "members may sign in with a password"])
     }
 
@@ -323,7 +342,9 @@ import Testing
             let (mixed, _, _) = try await Self.signIn(client, provider)
             #expect(mixed.status == .unauthorized && !Self.signedIn(mixed))
         }
-        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'") }
+        let details = try await app.database.writer.read {
+            try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'")
+        }
         #expect(details.contains { $0.contains("another person") }, "\(details)")
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// ID tokens made by joserfc (Scripts/oidc_tokens.py: an independent JOSE implementation, and hand-made forgeries),
@@ -28,15 +29,27 @@ import Testing
     }
 
     indirect enum JSONValue: Codable {
-        case string(String), number(Double), bool(Bool), array([JSONValue]), object([String: JSONValue]), null
+        case string(String)
+        case number(Double)
+        case bool(Bool)
+        case array([JSONValue])
+        case object([String: JSONValue])
+        case null
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-            else if let value = try? container.decode(Double.self) { self = .number(value) }
-            else if let value = try? container.decode(String.self) { self = .string(value) }
-            else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-            else { self = .object(try container.decode([String: JSONValue].self)) }
+            if container.decodeNil() {
+                self = .null
+            } else if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else if let value = try? container.decode([JSONValue].self) {
+                self = .array(value)
+            } else {
+                self = .object(try container.decode([String: JSONValue].self))
+            }
         }
         func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
@@ -55,16 +68,18 @@ import Testing
     /// made on first use would hold a cooperative thread (one per test that touched it) until it returned.
     static let fixtureTask = Task<Fixture, any Error> {
         try await offPool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_tokens.py").path,
-                             issuer, clientId, nonce, "\(Int(now.timeIntervalSince1970))"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try JSONDecoder().decode(Fixture.self, from: data)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/oidc_tokens.py").path,
+                issuer, clientId, nonce, "\(Int(now.timeIntervalSince1970))",
+            ]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return try JSONDecoder().decode(Fixture.self, from: data)
         }
     }
 
@@ -77,7 +92,10 @@ import Testing
         let fetches = NIOLockedValueBox(0)
         let fixture = try await Self.fixture
         let keys = OIDCKeySet(refreshInterval: refreshInterval) {
-            let count = fetches.withLockedValue { $0 += 1; return $0 }
+            let count = fetches.withLockedValue {
+                $0 += 1
+                return $0
+            }
             return count == 1 ? fixture.jwks.data : fixture.rotated.data
         }
         return (OIDCTokenVerifier(issuer: issuer, clientId: clientId, keys: keys), fetches)
@@ -136,12 +154,18 @@ import Testing
     }
 
     @Test func anUnverifiedEmailIsRefused() async throws {
-        let claims = try await Self.verifier().0.verify(try #require(try await Self.fixture.tokens["email_unverified"]), nonce: Self.nonce, now: Self.now)
+        let claims = try await Self.verifier().0.verify(
+            try #require(try await Self.fixture.tokens["email_unverified"]),
+            nonce: Self.nonce,
+            now: Self.now
+        )
         #expect(throws: OIDCTokenError.self) { try OIDCTokenVerifier.verifiedEmail(of: claims) }
     }
 
-    @Test(arguments: [("entra_domain_verified", true), ("entra_domain_unverified", false), ("entra_no_claim", false),
-                      ("entra_contradiction", false)])
+    @Test(arguments: [
+        ("entra_domain_verified", true), ("entra_domain_unverified", false), ("entra_no_claim", false),
+        ("entra_contradiction", false),
+    ])
     func entraDomainVerificationStandsInForEmailVerified(token: String, accepted: Bool) async throws {
         let claims = try await Self.verifier().0.verify(try #require(try await Self.fixture.tokens[token]), nonce: Self.nonce, now: Self.now)
         if accepted {
@@ -154,17 +178,19 @@ import Testing
 
 /// What `--oidc-issuer` and `doctor` accept.
 @Suite struct OIDCSettingsTests {
-    @Test(arguments: [
-        ("https://login.agency.gov", nil),
-        ("https://login.microsoftonline.com/tenant/v2.0", nil),
-        ("http://127.0.0.1:8080", nil),
-        ("http://localhost:9000/realms/parks", nil),
-        ("http://[::1]:9000", nil),
-        ("http://idp.agency.gov", "must be https:// (http:// only for a provider on loopback)"),
-        ("ftp://idp.agency.gov", "must be https://"),
-        ("https://idp.agency.gov/?tenant=1", "must have no query or fragment"),
-        ("idp.agency.gov", "is not a URL"),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("https://login.agency.gov", nil),
+            ("https://login.microsoftonline.com/tenant/v2.0", nil),
+            ("http://127.0.0.1:8080", nil),
+            ("http://localhost:9000/realms/parks", nil),
+            ("http://[::1]:9000", nil),
+            ("http://idp.agency.gov", "must be https:// (http:// only for a provider on loopback)"),
+            ("ftp://idp.agency.gov", "must be https://"),
+            ("https://idp.agency.gov/?tenant=1", "must have no query or fragment"),
+            ("idp.agency.gov", "is not a URL"),
+        ] as [(String, String?)]
+    )
     func issuerMustBeHTTPSExceptOnLoopback(issuer: String, problem: String?) {
         #expect(OIDCSettings.issuerProblem(issuer) == problem)
     }

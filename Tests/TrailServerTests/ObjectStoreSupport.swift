@@ -1,8 +1,10 @@
 import Foundation
+
+@testable import TrailServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import TrailServer
 
 /// A real S3 server for one test (Scripts/object_store.py): SeaweedFS, or moto's server as a second implementation.
 /// `stop()` (or the end of the test process) leaves no process behind; `pause()` freezes it (SIGSTOP), so requests
@@ -40,7 +42,8 @@ final class ObjectStore: @unchecked Sendable {
         process.standardError = FileHandle.standardError
         try process.run()
         let line = await firstLine(of: output)
-        guard let data = line.split(separator: "\n").first.map({ Data($0.utf8) }), let started = try? JSONDecoder().decode(Started.self, from: data) else {
+        guard let data = line.split(separator: "\n").first.map({ Data($0.utf8) }), let started = try? JSONDecoder().decode(Started.self, from: data)
+        else {
             process.terminate()
             throw StartFailure(description: "\(kind) did not start: \(line)")
         }
@@ -57,8 +60,14 @@ final class ObjectStore: @unchecked Sendable {
     }
 
     func client(bucket: String? = nil, prefix: String = "", credentials: S3Credentials? = nil, readTimeout: Int64 = 30) -> S3Client {
-        S3Client(location: StorageLocation(bucket: bucket ?? info.bucket, prefix: prefix), endpoint: endpoint, region: "us-east-1",
-                 credentials: credentials ?? self.credentials, connectTimeout: .seconds(2), readTimeout: .seconds(readTimeout))
+        S3Client(
+            location: StorageLocation(bucket: bucket ?? info.bucket, prefix: prefix),
+            endpoint: endpoint,
+            region: "us-east-1",
+            credentials: credentials ?? self.credentials,
+            connectTimeout: .seconds(2),
+            readTimeout: .seconds(readTimeout)
+        )
     }
 
     func pause() { kill(-info.pid, SIGSTOP) }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// `/api/v1/openapi.json`: a valid OpenAPI 3.1 document (checked by `openapi-spec-validator` from PyPI, see
@@ -73,11 +74,14 @@ import Testing
             {"openapi": "3.1.0", "info": {"title": "x", "version": "1"}, "paths": {"/a/{id}": {"get": {"responses": {"200": {
              "description": "x", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Missing"}}}}}}}}}
             """#
-        let output = try await Python.run(["-c", """
+        let output = try await Python.run([
+            "-c",
+            """
             import json, sys
             from openapi_spec_validator import validate
             validate(json.loads(sys.argv[1]))
-            """, broken])
+            """, broken,
+        ])
         #expect(output.status != 0, "openapi-spec-validator accepted a broken document:\n\(output.stdout)")
     }
 
@@ -111,11 +115,13 @@ import Testing
     /// `METHOD /path` (below /api/v1) of every /api/v1 route of the router's own table.
     static func registeredRoutes(_ app: TestApp) -> Set<String> {
         let router = buildRouter(app.dependencies)
-        return Set(router.routes.compactMap { route -> String? in
-            let path = route.path.description
-            guard path.hasPrefix("/api/v1/") else { return nil }
-            return "\(route.method.rawValue) \(normalized(String(path.dropFirst("/api/v1".count))))"
-        })
+        return Set(
+            router.routes.compactMap { route -> String? in
+                let path = route.path.description
+                guard path.hasPrefix("/api/v1/") else { return nil }
+                return "\(route.method.rawValue) \(normalized(String(path.dropFirst("/api/v1".count))))"
+            }
+        )
     }
 
     @Test("every operation has an operationId, JSON errors use the Error schema, and /manage needs the bearer token")

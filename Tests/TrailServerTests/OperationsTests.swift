@@ -3,9 +3,10 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import Testing
-@testable import TrailServer
 import PackageFormat
+import Testing
+
+@testable import TrailServer
 
 /// What the people who run the server set and watch: `/metrics`, site storage quotas, the signed catalog's lifetime.
 @Suite struct OperationsTests {
@@ -37,8 +38,10 @@ import PackageFormat
             #expect(text.contains(#"trail_publish_requests{state="pending"} 0"#))
 
             // The gauges follow the database.
-            try app.database.execute("INSERT INTO asset (waypointId, position, kind, originalName, mimeType, size, sha256, scanStatus, storedPath, createdAt) VALUES (?, 99, 'text', 'a.txt', 'text/plain', 3, 'abc', 'infected', 'quarantine/x', 0)",
-                            [seed.waypointId])
+            try app.database.execute(
+                "INSERT INTO asset (waypointId, position, kind, originalName, mimeType, size, sha256, scanStatus, storedPath, createdAt) VALUES (?, 99, 'text', 'a.txt', 'text/plain', 3, 'abc', 'infected', 'quarantine/x', 0)",
+                [seed.waypointId]
+            )
             let after = try await client.api(.get, "/metrics", token: adminToken).text
             #expect(after.contains(#"trail_assets{scan_status="infected"} 1"#), "\(after.prefix(3000))")
             // A signed-in admin's browser session works too.
@@ -100,26 +103,49 @@ import PackageFormat
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let site = try #require(try env.database.site(id: env.seed.alphaId))
-        _ = try env.database.updateSite(id: site.id!, SiteInput(slug: site.slug, name: site.name, description: site.description,
-                                                               requiredApprovals: 1, storageQuotaBytes: 50_000), actor: .system)
+        _ = try env.database.updateSite(
+            id: site.id!,
+            SiteInput(
+                slug: site.slug,
+                name: site.name,
+                description: site.description,
+                requiredApprovals: 1,
+                storageQuotaBytes: 50_000
+            ),
+            actor: .system
+        )
         let token = try env.token("author@test.org")
         try await env.app.test { client in
             // 40 kB fits.
-            _ = try await client.publishUpload(env, token: token, data: PublishFixtures.png(size: 40_000, seed: 3), fileName: "a.png", contentType: "image/png")
+            _ = try await client.publishUpload(
+                env,
+                token: token,
+                data: PublishFixtures.png(size: 40_000, seed: 3),
+                fileName: "a.png",
+                contentType: "image/png"
+            )
             #expect(await env.scanAll() == 1)
             let before = try env.database.snapshot()
             let assetsBefore: Int? = try env.database.scalar("SELECT COUNT(*) FROM asset")
             let boundary = "quota-boundary"
             let over = try await client.execute(
-                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets", method: .post,
+                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                body: PublishFixtures.multipart(PublishFixtures.png(size: 20_000, seed: 4), fileName: "b.png", contentType: "image/png", boundary: boundary))
+                body: PublishFixtures.multipart(
+                    PublishFixtures.png(size: 20_000, seed: 4),
+                    fileName: "b.png",
+                    contentType: "image/png",
+                    boundary: boundary
+                )
+            )
             #expect(over.status == .contentTooLarge)
             #expect(over.text.contains("storage quota"), "\(over.text)")
             var headers: HTTPFields = [.authorization: "Bearer \(token)"]
             headers[HTTPField.Name("Tus-Resumable")!] = "1.0.0"
             headers[HTTPField.Name("Upload-Length")!] = "20000"
-            headers[HTTPField.Name("Upload-Metadata")!] = "filename \(Data("c.png".utf8).base64EncodedString()),tour \(Data("\(env.seed.tourId)".utf8).base64EncodedString()),waypoint \(Data("\(env.seed.waypointId)".utf8).base64EncodedString())"
+            headers[HTTPField.Name("Upload-Metadata")!] =
+                "filename \(Data("c.png".utf8).base64EncodedString()),tour \(Data("\(env.seed.tourId)".utf8).base64EncodedString()),waypoint \(Data("\(env.seed.waypointId)".utf8).base64EncodedString())"
             let tus = try await client.execute(uri: "/api/v1/manage/uploads", method: .post, headers: headers)
             #expect(tus.status == .contentTooLarge, "\(tus.status) \(tus.text)")
             try env.database.expectUnchanged(since: before)

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Releases a group of threads at once, so that racing calls really overlap.
@@ -57,7 +58,11 @@ struct PublishingConcurrencyTests {
 
     /// Submits the seed tour straight through the database and builds it.
     static func pendingRequest(_ env: PublishEnv) async throws -> String {
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let request = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         #expect(await env.buildAll() == 1)
         let built = try env.request(request.id)
         #expect(built.state == .pending, "\(built.failureReason ?? "")")
@@ -240,7 +245,10 @@ struct PublishingConcurrencyTests {
                 #expect(try env.auditCount("publish.deny", objectId: rid) == 1)
                 // The approval either came first (and counted, then the denial ended the request) or was refused.
                 let approvals = reviews.filter { $0.decision == .approve }.count
-                #expect(approval == (approvals == 2 ? .approved(becameReady: true) : .conflict), "round \(round): \(approval) with \(approvals) approvals")
+                #expect(
+                    approval == (approvals == 2 ? .approved(becameReady: true) : .conflict),
+                    "round \(round): \(approval) with \(approvals) approvals"
+                )
                 #expect(try env.auditCount("publish.approve.ready", objectId: rid) == (approvals == 2 ? 1 : 0))
             default:
                 Issue.record("round \(round): the request ended \(request.state)")

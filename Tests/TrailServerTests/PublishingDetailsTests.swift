@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Details of media and publishing that the larger flows pass over: replacing and reordering files, scan jobs that
@@ -14,18 +15,38 @@ import Testing
         defer { env.remove() }
         let token = try env.token("author@test.org")
         try await env.app.test { client in
-            let first = try await client.publishUpload(env, token: token, data: PublishFixtures.png(size: 30_000, seed: 1), fileName: "old.png", contentType: "image/png")
-            let second = try await client.publishUpload(env, token: token, data: PublishFixtures.text("Second file."), fileName: "b.txt", contentType: "text/plain")
+            let first = try await client.publishUpload(
+                env,
+                token: token,
+                data: PublishFixtures.png(size: 30_000, seed: 1),
+                fileName: "old.png",
+                contentType: "image/png"
+            )
+            let second = try await client.publishUpload(
+                env,
+                token: token,
+                data: PublishFixtures.text("Second file."),
+                fileName: "b.txt",
+                contentType: "text/plain"
+            )
             #expect(await env.scanAll() == 2)
 
             // Replace the first through the API: a multipart body with the file and `replaces`.
             let boundary = "replace-boundary"
             var body = ByteBuffer(string: "--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(first)\r\n")
-            var file = PublishFixtures.multipart(PublishFixtures.png(size: 31_000, seed: 2), fileName: "new.png", contentType: "image/png", boundary: boundary)
+            var file = PublishFixtures.multipart(
+                PublishFixtures.png(size: 31_000, seed: 2),
+                fileName: "new.png",
+                contentType: "image/png",
+                boundary: boundary
+            )
             body.writeBuffer(&file)
-            let replaced = try await client.execute(uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                                                    body: body)
+            let replaced = try await client.execute(
+                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                body: body
+            )
             #expect(replaced.status == .created, "\(replaced.text)")
             let third = Int64(try #require(publishInt(replaced.jsonObject["id"])))
             #expect(await env.scanAll() == 1)
@@ -52,7 +73,13 @@ import Testing
         defer { env.remove() }
         let token = try env.token("author@test.org")
         try await env.app.test { client in
-            _ = try await client.publishUpload(env, token: token, data: PublishFixtures.png(size: 20_000, seed: 9), fileName: "a.png", contentType: "image/png")
+            _ = try await client.publishUpload(
+                env,
+                token: token,
+                data: PublishFixtures.png(size: 20_000, seed: 9),
+                fileName: "a.png",
+                contentType: "image/png"
+            )
         }
         let assetId = try #require(try env.database.assets(waypointId: env.seed.waypointId).first?.id)
         #expect(try env.database.asset(id: assetId)?.scanStatus == .pending, "not scanned before the 'crash'")
@@ -98,9 +125,12 @@ import Testing
             // Apps report verified downloads; the package page counts them per version (a wrong hash is not counted).
             let zipSHA = try #require(env.package(request.packageId).currentVersion.flatMap { _ in request.zipSha256 })
             for sha in [zipSHA, zipSHA, String(repeating: "0", count: 64)] {
-                let verify = try await client.execute(uri: "/api/v1/packages/\(request.packageId)/verify", method: .post,
-                                                      headers: [.contentType: "application/json"],
-                                                      body: ByteBuffer(string: #"{"sha256":"\#(sha)","version":1}"#))
+                let verify = try await client.execute(
+                    uri: "/api/v1/packages/\(request.packageId)/verify",
+                    method: .post,
+                    headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"sha256":"\#(sha)","version":1}"#)
+                )
                 #expect(verify.status == .ok)
                 #expect(verify.jsonObject["valid"] as? Bool == (sha == zipSHA))
             }

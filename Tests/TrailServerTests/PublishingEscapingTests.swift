@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// The publishing pages show texts typed by rangers and reviewers (tour and waypoint texts, file names, the manifest,
@@ -12,12 +13,22 @@ import Testing
         let payload = Payload.raw
         let token = try env.token("author@test.org")
         _ = try env.database.updateTour(id: env.seed.tourId, TourInput(name: payload, description: payload, mapName: "ridge-walk"), actor: .system)
-        _ = try env.database.updateWaypoint(tourId: env.seed.tourId, waypointId: env.seed.waypointId,
-                                            WaypointInput(name: payload, description: payload, latitude: 44.40, longitude: -122.0), actor: .system)
+        _ = try env.database.updateWaypoint(
+            tourId: env.seed.tourId,
+            waypointId: env.seed.waypointId,
+            WaypointInput(name: payload, description: payload, latitude: 44.40, longitude: -122.0),
+            actor: .system
+        )
         try await env.app.test { client in
             // A text file whose name is the payload (quotes left out: they cannot appear in a multipart file name).
             let fileName = payload.replacingOccurrences(of: "\"", with: "") + ".txt"
-            _ = try await client.publishUpload(env, token: token, data: Data("Notes about the lake.\n".utf8), fileName: fileName, contentType: "text/plain")
+            _ = try await client.publishUpload(
+                env,
+                token: token,
+                data: Data("Notes about the lake.\n".utf8),
+                fileName: fileName,
+                contentType: "text/plain"
+            )
             #expect(await env.scanAll() == 1)
             let rid = try await client.publishSubmit(env, token: token)
             #expect(await env.buildAll() == 1)

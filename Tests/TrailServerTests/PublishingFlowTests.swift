@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// The whole publish workflow with two approvals required: clean uploads, submit, build, two reviews, release,
@@ -16,8 +17,10 @@ struct PublishingFlowTests {
     func throughTheAPI() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let author = try env.token("author@test.org"), reviewer = try env.token("reviewer@test.org")
-        let reviewer2 = try env.token("reviewer2@test.org"), manager = try env.token("manager@test.org")
+        let author = try env.token("author@test.org")
+        let reviewer = try env.token("reviewer@test.org")
+        let reviewer2 = try env.token("reviewer2@test.org")
+        let manager = try env.token("manager@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -41,7 +44,10 @@ struct PublishingFlowTests {
             #expect(sha.count == 64)
             #expect((state["size"] as? Int ?? 0) > 160_000)
             let progress = state["progress"] as? [String: Any]
-            #expect(progress?["filesDone"] as? Int == 4 && progress?["filesTotal"] as? Int == 4, "three files and the video's captions: \(String(describing: progress))")
+            #expect(
+                progress?["filesDone"] as? Int == 4 && progress?["filesTotal"] as? Int == 4,
+                "three files and the video's captions: \(String(describing: progress))"
+            )
             #expect(try PublishFixtures.sha256(fileAt: env.stagedZip(rid)) == sha)
             try await expectPackageMatchesManifest(env.stagedZip(rid))
 
@@ -90,8 +96,12 @@ struct PublishingFlowTests {
             // Version 2: edit the released tour, add a waypoint, submit, build, two approvals, push.
             response = try await client.api(.patch, tourURI, token: author, json: #"{"description":"Now with the prairie."}"#)
             #expect(response.status == .ok, "\(response.text)")
-            response = try await client.api(.post, "\(tourURI)/waypoints", token: author,
-                                            json: #"{"name":"Lost Prairie","latitude":44.4036,"longitude":-122.0623,"description":"A meadow camp."}"#)
+            response = try await client.api(
+                .post,
+                "\(tourURI)/waypoints",
+                token: author,
+                json: #"{"name":"Lost Prairie","latitude":44.4036,"longitude":-122.0623,"description":"A meadow camp."}"#
+            )
             #expect(response.status == .created, "\(response.text)")
             let rid2 = try await client.publishSubmit(env, token: author)
             #expect(rid2 != rid)
@@ -163,20 +173,27 @@ struct PublishingFlowTests {
             var author = try await client.signIn("author@test.org")
 
             // Upload through the panel's form (multipart, CSRF token in the query), then scan.
-            for (data, name, type) in [(PublishFixtures.png(size: 30_000, seed: 5), "view.png", "image/png"),
-                                       (PublishFixtures.text("Stop one."), "stop.txt", "text/plain")] {
+            for (data, name, type) in [
+                (PublishFixtures.png(size: 30_000, seed: 5), "view.png", "image/png"),
+                (PublishFixtures.text("Stop one."), "stop.txt", "text/plain"),
+            ] {
                 let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
                 let response = try await client.execute(
-                    uri: "/tours/\(tourId)/waypoints/\(env.seed.waypointId)/assets?_csrf=\(author.csrf)", method: .post,
+                    uri: "/tours/\(tourId)/waypoints/\(env.seed.waypointId)/assets?_csrf=\(author.csrf)",
+                    method: .post,
                     headers: [.cookie: author.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
-                    body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary))
+                    body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary)
+                )
                 #expect(response.status == .seeOther, "panel upload of \(name): \(response.status) \(response.text)")
             }
             #expect(await env.scanAll() == 2)
             // The image's alt text through the waypoint page's form (the site requires it before submitting).
             let image = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .image })
-            let described = try await client.post("/assets/\(image.id!)/describe", form: ["title": "View", "altText": "The view from stop one."],
-                                                   session: author)
+            let described = try await client.post(
+                "/assets/\(image.id!)/describe",
+                form: ["title": "View", "altText": "The view from stop one."],
+                session: author
+            )
             #expect(described.status == .seeOther)
 
             // The tour page offers submission; a form post without the CSRF token is refused and changes nothing.
@@ -237,8 +254,11 @@ struct PublishingFlowTests {
             // Version 2 through the edit form.
             page = try await client.get("/tours/\(tourId)/edit", session: author)
             author.absorb(page)
-            response = try await client.post("/tours/\(tourId)/edit", form: ["name": "Ridge Walk", "description": "Second edition.", "mapName": ""],
-                                             session: author)
+            response = try await client.post(
+                "/tours/\(tourId)/edit",
+                form: ["name": "Ridge Walk", "description": "Second edition.", "mapName": ""],
+                session: author
+            )
             #expect(response.status == .seeOther, "\(response.status) \(response.text)")
             response = try await client.post("/tours/\(tourId)/publish", form: [:], session: author)
             let location2 = try #require(response.location)

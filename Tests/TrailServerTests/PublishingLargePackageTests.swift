@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import MalwareScan
 import PackageFormat
-import Testing
 import TestSupport
+import Testing
+
 @testable import TrailServer
 
 #if canImport(Glibc)
@@ -31,8 +32,10 @@ struct PublishingLargePackageTests {
         try handle.write(contentsOf: Data(String(format: "END-OF-FILE-%04d", Int(seed)).utf8))
     }
 
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["TRAIL_SLOW_TESTS"] == "1", "slow: set TRAIL_SLOW_TESTS=1 (CI and scripts/test.sh do)"),
-          .timeLimit(.minutes(20)))
+    @Test(
+        .enabled(if: ProcessInfo.processInfo.environment["TRAIL_SLOW_TESTS"] == "1", "slow: set TRAIL_SLOW_TESTS=1 (CI and scripts/test.sh do)"),
+        .timeLimit(.minutes(20))
+    )
     func packageAbove4GiB() async throws {
         try await DiskHeavyLock.hold { try await buildAndReadBack() }
     }
@@ -62,17 +65,24 @@ struct PublishingLargePackageTests {
         let total = hashes.reduce(Int64(0)) { $0 + $1.size }
         #expect(total > Int64(UInt32.max), "the inputs must exceed 4 GiB")
         for (index, file) in hashes.enumerated() {
-            try env.sql("""
+            try env.sql(
+                """
                 INSERT INTO asset (waypointId, position, kind, originalName, mimeType, size, sha256, scanStatus, scanDetail, storedPath, createdAt)
                 VALUES (?, ?, 'video', ?, 'video/mp4', ?, ?, 'clean', '', ?, ?)
-                """, [env.seed.waypointId, index + 1, "part \(index + 1).mp4", file.size, file.sha, "assets/\(file.sha)", Date().timeIntervalSince1970])
+                """,
+                [env.seed.waypointId, index + 1, "part \(index + 1).mp4", file.size, file.sha, "assets/\(file.sha)", Date().timeIntervalSince1970]
+            )
         }
 
         // The parts are bare test videos without captions: this test is about ZIP64, so the site only recommends them.
         try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
 
         // Through the server's build service: stage, re-scan (libclamav reads all 4.5 GiB), write, verify.
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let request = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         #expect(await env.buildAll() == 1)
         lap("build (stage, re-scan, write, verify)")
         let built = try env.request(request.id)

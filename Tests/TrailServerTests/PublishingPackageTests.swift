@@ -7,6 +7,7 @@ import MalwareScan
 import NIOCore
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// The built package itself: read back by Python's zipfile and Info-ZIP, its signature, its determinism,
@@ -36,7 +37,9 @@ struct PublishingPackageTests {
             var waypointIds: [String: Int64] = [:]
             let apiNames = ["../../x", "CON", String(Self.longUnicodeName.prefix(120)), "..\\..\\windows", "/etc/cron.d/evil", "nul.txt"]
             for (index, name) in apiNames.enumerated() {
-                let body = try JSONSerialization.data(withJSONObject: ["name": name, "latitude": 44.37 + Double(index) * 0.005, "longitude": -122.2 + Double(index) * 0.02])
+                let body = try JSONSerialization.data(withJSONObject: [
+                    "name": name, "latitude": 44.37 + Double(index) * 0.005, "longitude": -122.2 + Double(index) * 0.02,
+                ])
                 let response = try await client.api(.post, "\(tourURI)/waypoints", token: author, json: String(decoding: body, as: UTF8.self))
                 #expect(response.status == .created, "waypoint \(name.debugDescription): \(response.status) \(response.text)")
                 waypointIds[name] = Int64(try #require(publishInt(response.jsonObject["id"])))
@@ -56,7 +59,9 @@ struct PublishingPackageTests {
             ]
             var assetIds: [Int64] = []
             for (waypointId, data, name, type) in uploads {
-                assetIds.append(try await client.publishUpload(env, token: author, data: data, fileName: name, contentType: type, waypointId: waypointId))
+                assetIds.append(
+                    try await client.publishUpload(env, token: author, data: data, fileName: name, contentType: type, waypointId: waypointId)
+                )
             }
             await env.scanAll()
             for id in assetIds { #expect(try env.database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
@@ -76,8 +81,12 @@ struct PublishingPackageTests {
             let manifestNames = (listing.manifest["waypoints"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
             #expect(manifestNames == ["Fish Lake"] + ["../../x", "CON", Self.longUnicodeName] + apiNames.suffix(3), "\(manifestNames)")
             for entry in listing.entries {
-                #expect(entry.name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || "._/-".unicodeScalars.contains($0) },
-                        "entry name outside [a-z0-9._/-]: \(entry.name.debugDescription)")
+                #expect(
+                    entry.name.unicodeScalars.allSatisfy {
+                        ("a"..."z").contains($0) || ("0"..."9").contains($0) || "._/-".unicodeScalars.contains($0)
+                    },
+                    "entry name outside [a-z0-9._/-]: \(entry.name.debugDescription)"
+                )
                 #expect(PackageLayout.isSafeEntryPath(entry.name))
                 #expect(entry.name.utf8.count <= 200, "very long entry name \(entry.name)")
                 let lastComponent = entry.name.split(separator: "/").last.map(String.init) ?? ""
@@ -96,7 +105,10 @@ struct PublishingPackageTests {
             #expect(media.filter { $0.hasPrefix("waypoints/05-") }.count == 2)
             let stored = listing.entries.filter { $0.method == PythonZipListing.stored }.map(\.name)
             let deflated = listing.entries.filter { $0.method == PythonZipListing.deflated }.map(\.name)
-            #expect(Set(deflated) == Set(["manifest.json", "waypoints.geojson"] + captions + media.filter { $0.hasSuffix(".txt") }), "deflated: \(deflated)")
+            #expect(
+                Set(deflated) == Set(["manifest.json", "waypoints.geojson"] + captions + media.filter { $0.hasSuffix(".txt") }),
+                "deflated: \(deflated)"
+            )
             #expect(stored.contains("manifest.sig"))
             #expect(stored.filter { $0.hasPrefix("waypoints/") }.count == 3, "stored media: \(stored)")
             #expect(listing.fileSHA256 == request.zipSha256)
@@ -109,7 +121,9 @@ struct PublishingPackageTests {
         }
     }
 
-    @Test("manifest.sig verifies with the server's public key (the key file in data/keys, mode 0600) and fails when one byte of manifest.json changes")
+    @Test(
+        "manifest.sig verifies with the server's public key (the key file in data/keys, mode 0600) and fails when one byte of manifest.json changes"
+    )
     func signatureVerifiesAndDetectsOneByte() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -147,10 +161,15 @@ struct PublishingPackageTests {
             for offset in [0, manifestBytes.count / 2, manifestBytes.count - 1] {
                 var altered = manifestBytes
                 altered[altered.startIndex + offset] ^= 0x01
-                #expect(!SignatureCheck.verify(signature: signature, of: altered, publicKeyBase64: env.publicKey), "byte \(offset) changed and the signature still verifies")
+                #expect(
+                    !SignatureCheck.verify(signature: signature, of: altered, publicKeyBase64: env.publicKey),
+                    "byte \(offset) changed and the signature still verifies"
+                )
             }
-            #expect(!SignatureCheck.verify(signature: signature, of: manifestBytes, publicKeyBase64: SigningKey.generate().publicKeyBase64),
-                    "another key verifies the signature")
+            #expect(
+                !SignatureCheck.verify(signature: signature, of: manifestBytes, publicKeyBase64: SigningKey.generate().publicKeyBase64),
+                "another key verifies the signature"
+            )
 
             // The same through a whole zip: Python rewrites manifest.json with one letter's case flipped.
             let tampered = env.folder.appendingPathComponent("tampered.zip")
@@ -225,7 +244,9 @@ struct PublishingPackageTests {
         }
     }
 
-    @Test("A file the re-scan now finds infected (a signature added after the upload): failed with the re-scan's message, the file queued for a rescan")
+    @Test(
+        "A file the re-scan now finds infected (a signature added after the upload): failed with the re-scan's message, the file queued for a rescan"
+    )
     func buildFailsWhenRescanFindsMalware() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
@@ -233,8 +254,13 @@ struct PublishingPackageTests {
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let marker = "TRAIL-LATE-SIGNATURE-\(UUID().uuidString)"
-            let lateId = try await client.publishUpload(env, token: author, data: PublishFixtures.text("Ranger notes \(marker) end."), fileName: "ranger.txt",
-                                                        contentType: "text/plain")
+            let lateId = try await client.publishUpload(
+                env,
+                token: author,
+                data: PublishFixtures.text("Ranger notes \(marker) end."),
+                fileName: "ranger.txt",
+                contentType: "text/plain"
+            )
             #expect(await env.scanAll() == 1)
             #expect(try env.database.asset(id: lateId)?.scanStatus == .clean)
 

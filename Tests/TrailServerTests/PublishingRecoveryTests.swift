@@ -8,6 +8,7 @@ import NIOCore
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 #if canImport(Glibc)
@@ -22,7 +23,11 @@ struct PublishingRecoveryTests {
     static func expectEveryVersionHasItsZip(_ database: AppDatabase, paths: DataPaths, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let rows = try database.writer.read { try PackageVersion.fetchAll($0) }
         for row in rows {
-            #expect(FileManager.default.fileExists(atPath: paths.absolute(row.storedPath).path), "\(row.storedPath) is missing", sourceLocation: sourceLocation)
+            #expect(
+                FileManager.default.fileExists(atPath: paths.absolute(row.storedPath).path),
+                "\(row.storedPath) is missing",
+                sourceLocation: sourceLocation
+            )
         }
     }
 
@@ -31,7 +36,11 @@ struct PublishingRecoveryTests {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in try await env.addCleanMedia(client, token: try env.token("author@test.org")) }
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let request = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         // The crash: the builder had started (one attempt), copied a file, and was writing the zip.
         try env.sql("UPDATE buildJob SET attempts = 1 WHERE requestId = ?", [request.id])
         try env.sql("UPDATE publishRequest SET filesDone = 1, bytesDone = 40000 WHERE id = ?", [request.id])
@@ -61,7 +70,11 @@ struct PublishingRecoveryTests {
     func tooManyInterruptionsFail() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let request = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         try env.sql("UPDATE buildJob SET attempts = 3 WHERE requestId = ?", [request.id])
         let restarted = try await env.reopen()
         try PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
@@ -88,7 +101,11 @@ struct PublishingRecoveryTests {
         let packageId = released.packageId
         // A denied request whose staging folder was left behind (denied straight in the database, so nothing removed it),
         // a stray folder, a zip for a version that has no row, and a folder of a package that does not exist.
-        let denied = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let denied = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         #expect(await env.buildAll() == 1)
         try env.database.deny(requestId: denied.id, reviewer: try env.user("reviewer@test.org"), comment: "No.", actor: .system)
         #expect(env.exists(env.stagedZip(denied.id)))
@@ -97,7 +114,11 @@ struct PublishingRecoveryTests {
         try FileManager.default.createDirectory(at: env.paths.packages.appendingPathComponent("ghost"), withIntermediateDirectories: true)
         try Data("ghost".utf8).write(to: env.paths.packages.appendingPathComponent("ghost/1.zip"))
         // And an open request, whose staging folder must stay.
-        let open = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let open = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         #expect(await env.buildAll() == 1)
 
         let restarted = try await env.reopen()
@@ -151,10 +172,14 @@ struct PublishingRecoveryTests {
 
     static let binary = projectRoot.appendingPathComponent(".build/debug/trail-companion")
 
-    @Test("kill -9 of the server binary while it builds a 200 MB package, then a restart: the request ends pending (rebuilt) or failed, never stuck building",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: binary.path),
-                   "needs .build/debug/trail-companion (scripts/test.sh builds it with swift build --build-tests)"),
-          .timeLimit(.minutes(10)))
+    @Test(
+        "kill -9 of the server binary while it builds a 200 MB package, then a restart: the request ends pending (rebuilt) or failed, never stuck building",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: binary.path),
+            "needs .build/debug/trail-companion (scripts/test.sh builds it with swift build --build-tests)"
+        ),
+        .timeLimit(.minutes(10))
+    )
     func killDuringBuild() async throws {
         let folder = URL(fileURLWithPath: "/tmp/trail-kill-\(UUID().uuidString.prefix(8))")
         let data = folder.appendingPathComponent("data")
@@ -166,11 +191,13 @@ struct PublishingRecoveryTests {
 
         // Users, site and tokens with the CLI.
         let password = "correct horse battery staple"
-        for arguments in [["user", "create", "--email", "author@kill.test", "--name", "Author", "--password", password],
-                          ["user", "create", "--email", "reviewer@kill.test", "--name", "Reviewer", "--password", password],
-                          ["site", "create", "--slug", "park", "--name", "Crash Park", "--required-approvals", "1"],
-                          ["member", "add", "--site", "park", "--email", "author@kill.test", "--role", "author"],
-                          ["member", "add", "--site", "park", "--email", "reviewer@kill.test", "--role", "reviewer"]] {
+        for arguments in [
+            ["user", "create", "--email", "author@kill.test", "--name", "Author", "--password", password],
+            ["user", "create", "--email", "reviewer@kill.test", "--name", "Reviewer", "--password", password],
+            ["site", "create", "--slug", "park", "--name", "Crash Park", "--required-approvals", "1"],
+            ["member", "add", "--site", "park", "--email", "author@kill.test", "--role", "author"],
+            ["member", "add", "--site", "park", "--email", "reviewer@kill.test", "--role", "reviewer"],
+        ] {
             let output = try await server.cli(arguments)
             try #require(output.status == 0, "trail-companion \(arguments.joined(separator: " ")): \(output.stdout) \(output.stderr)")
         }
@@ -178,14 +205,27 @@ struct PublishingRecoveryTests {
         let reviewer = try await server.token("reviewer@kill.test")
 
         try await server.start()
-        let tour = try await server.call("POST", "/api/v1/manage/tours", token: author, json: #"{"site":"park","name":"Crash Walk","description":"Killed and restarted."}"#)
+        let tour = try await server.call(
+            "POST",
+            "/api/v1/manage/tours",
+            token: author,
+            json: #"{"site":"park","name":"Crash Walk","description":"Killed and restarted."}"#
+        )
         try #require(tour.status == 201, "create tour: \(tour.status) \(tour.text)")
         let tourId = try #require(publishInt(tour.json["id"]))
-        let frame = try await server.call("PATCH", "/api/v1/manage/tours/\(tourId)", token: author,
-                                          json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#)
+        let frame = try await server.call(
+            "PATCH",
+            "/api/v1/manage/tours/\(tourId)",
+            token: author,
+            json: #"{"frame":{"north":44.43,"south":44.36,"east":-121.97,"west":-122.28},"minZoom":11,"maxZoom":12}"#
+        )
         try #require(frame.status == 200, "frame: \(frame.status) \(frame.text)")
-        let waypoint = try await server.call("POST", "/api/v1/manage/tours/\(tourId)/waypoints", token: author,
-                                             json: #"{"name":"Fish Lake","latitude":44.40,"longitude":-122.0,"description":""}"#)
+        let waypoint = try await server.call(
+            "POST",
+            "/api/v1/manage/tours/\(tourId)/waypoints",
+            token: author,
+            json: #"{"name":"Fish Lake","latitude":44.40,"longitude":-122.0,"description":""}"#
+        )
         try #require(waypoint.status == 201, "waypoint: \(waypoint.status) \(waypoint.text)")
         let waypointId = try #require(publishInt(waypoint.json["id"]))
 
@@ -288,7 +328,9 @@ struct PublishingRecoveryTests {
     static func readState(_ data: URL, requestId: String) throws -> RequestRow {
         let queue = try DatabaseQueue(path: data.appendingPathComponent("trail.sqlite").path)
         return try queue.read { db in
-            let row = try #require(try Row.fetchOne(db, sql: "SELECT state, zipSha256, failureReason FROM publishRequest WHERE id = ?", arguments: [requestId]))
+            let row = try #require(
+                try Row.fetchOne(db, sql: "SELECT state, zipSha256, failureReason FROM publishRequest WHERE id = ?", arguments: [requestId])
+            )
             return RequestRow(state: row["state"], zipSha256: row["zipSha256"], failureReason: row["failureReason"])
         }
     }
@@ -341,7 +383,8 @@ final class TrailServerProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = binary
         // No phone-sized copies: these servers get random bytes behind media headers, which no converter reads.
-        process.arguments = ["serve", "--port", "\(port)", "--clamav-db", signatures.path, "--no-optimize-media"] + locationArguments + serveArguments
+        process.arguments =
+            ["serve", "--port", "\(port)", "--clamav-db", signatures.path, "--no-optimize-media"] + locationArguments + serveArguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
         if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)
@@ -366,7 +409,9 @@ final class TrailServerProcess: @unchecked Sendable {
         guard let process, process.isRunning else { throw MediaTestError("the server is not running") }
         let watcher = Process()
         watcher.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        watcher.arguments = ["python3", "-c", """
+        watcher.arguments = [
+            "python3", "-c",
+            """
             import glob, os, signal, sys, time
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
@@ -375,7 +420,8 @@ final class TrailServerProcess: @unchecked Sendable {
                     sys.exit(0)
                 time.sleep(0.001)
             sys.exit(1)
-            """, data.path, pattern, "\(process.processIdentifier)"]
+            """, data.path, pattern, "\(process.processIdentifier)",
+        ]
         try watcher.run()
         return Task {
             while watcher.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
@@ -422,8 +468,10 @@ final class TrailServerProcess: @unchecked Sendable {
     }
 
     func upload(_ file: URL, to path: String, token: String) async throws -> Answer {
-        try await curl(["-sS", "-m", "600", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
-                        "-F", "file=@\(file.path);type=video/mp4;filename=big walk.mp4", "http://127.0.0.1:\(port)\(path)"])
+        try await curl([
+            "-sS", "-m", "600", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
+            "-F", "file=@\(file.path);type=video/mp4;filename=big walk.mp4", "http://127.0.0.1:\(port)\(path)",
+        ])
     }
 
     /// Short WebVTT captions on a video, waited for until the scanner finds them clean: sites require captions on
@@ -431,9 +479,11 @@ final class TrailServerProcess: @unchecked Sendable {
     func attachCaptions(to assetId: Int, token: String) async throws {
         let file = data.deletingLastPathComponent().appendingPathComponent("captions-\(assetId).vtt")
         try PublishFixtures.captions.write(to: file)
-        let added = try await curl(["-sS", "-m", "60", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
-                                    "-F", "file=@\(file.path);type=text/vtt;filename=captions.vtt",
-                                    "http://127.0.0.1:\(port)/api/v1/manage/assets/\(assetId)/captions"])
+        let added = try await curl([
+            "-sS", "-m", "60", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
+            "-F", "file=@\(file.path);type=text/vtt;filename=captions.vtt",
+            "http://127.0.0.1:\(port)/api/v1/manage/assets/\(assetId)/captions",
+        ])
         try #require(added.status == 201, "captions: \(added.status) \(added.text)")
         let captionsId = try #require(publishInt(added.json["id"]))
         let scanned = try await poll(timeout: .seconds(300)) {

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// The review rules, through the management API (and the pages where the rule shows there): who may approve, once,
@@ -76,7 +77,12 @@ struct PublishingRulesTests {
         defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
-            let deny = try await client.publishAction(rid, "deny", token: try env.token("reviewer@test.org"), json: #"{"comment":"The audio is missing."}"#)
+            let deny = try await client.publishAction(
+                rid,
+                "deny",
+                token: try env.token("reviewer@test.org"),
+                json: #"{"comment":"The audio is missing."}"#
+            )
             #expect(deny.status == .ok, "\(deny.text)")
             #expect(deny.jsonObject["state"] as? String == "denied")
             let approve = try await client.publishAction(rid, "approve", token: try env.token("reviewer2@test.org"))
@@ -180,8 +186,12 @@ struct PublishingRulesTests {
             let rid = try await Self.pendingRequest(env, client)
             #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer2@test.org")).status == .ok)
             let comment = "The intro video shows the wrong lake <b>here</b>."
-            let deny = try await client.publishAction(rid, "deny", token: try env.token("reviewer@test.org"),
-                                                      json: #"{"comment":"The intro video shows the wrong lake <b>here</b>."}"#)
+            let deny = try await client.publishAction(
+                rid,
+                "deny",
+                token: try env.token("reviewer@test.org"),
+                json: #"{"comment":"The intro video shows the wrong lake <b>here</b>."}"#
+            )
             #expect(deny.status == .ok, "\(deny.text)")
             #expect(deny.jsonObject["denialComment"] as? String == comment)
             #expect(try env.tour().state == .draft)
@@ -247,7 +257,9 @@ struct PublishingRulesTests {
             let before = try env.tour()
             for state in ["building", "pending", "ready"] {
                 if state == "pending" { #expect(await env.buildAll() == 1) }
-                if state == "ready" { #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer@test.org")).status == .ok) }
+                if state == "ready" {
+                    #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer@test.org")).status == .ok)
+                }
                 #expect(try env.request(rid).state.rawValue == state)
                 let edits: [(HTTPRequest.Method, String, String?)] = [
                     (.patch, tourURI, #"{"name":"Renamed"}"#),
@@ -263,9 +275,11 @@ struct PublishingRulesTests {
                     #expect(response.errorMessage?.contains("locked") == true, "\(response.text)")
                 }
                 let upload = try await client.execute(
-                    uri: "\(tourURI)/waypoints/\(env.seed.waypointId)/assets", method: .post,
+                    uri: "\(tourURI)/waypoints/\(env.seed.waypointId)/assets",
+                    method: .post,
                     headers: [.authorization: "Bearer \(author)", .contentType: "multipart/form-data; boundary=b"],
-                    body: PublishFixtures.multipart(PublishFixtures.text("late"), fileName: "late.txt", contentType: "text/plain", boundary: "b"))
+                    body: PublishFixtures.multipart(PublishFixtures.text("late"), fileName: "late.txt", contentType: "text/plain", boundary: "b")
+                )
                 #expect(upload.status == .conflict, "\(state): an upload to a locked tour answered \(upload.status)")
                 let submit = try await client.api(.post, "\(tourURI)/publish", token: author)
                 #expect(submit.status == .conflict, "\(state): a second submission answered \(submit.status)")
@@ -276,8 +290,11 @@ struct PublishingRulesTests {
                 #expect(page.text.contains("id=\"locked-banner\""), "\(state): no banner")
                 #expect(page.text.contains("/requests/\(rid)"))
                 #expect(page.text.contains("<fieldset disabled>"), "\(state): the frame form is editable on a locked tour")
-                let post = try await client.post("/tours/\(env.seed.tourId)/edit", form: ["name": "Renamed", "description": "", "mapName": ""],
-                                                 session: session)
+                let post = try await client.post(
+                    "/tours/\(env.seed.tourId)/edit",
+                    form: ["name": "Renamed", "description": "", "mapName": ""],
+                    session: session
+                )
                 #expect(post.status == .conflict, "\(state): the edit form answered \(post.status)")
             }
             let after = try env.tour()
@@ -293,7 +310,12 @@ struct PublishingRulesTests {
         let author = try env.token("author@test.org")
         try await env.app.test { client in
             // A new tour: no frame, no waypoints.
-            let created = try await client.api(.post, "/api/v1/manage/tours", token: author, json: #"{"site":"alpha","name":"Bare Tour","description":""}"#)
+            let created = try await client.api(
+                .post,
+                "/api/v1/manage/tours",
+                token: author,
+                json: #"{"site":"alpha","name":"Bare Tour","description":""}"#
+            )
             #expect(created.status == .created)
             let bareId = try #require(publishInt(created.jsonObject["id"]))
             var response = try await client.api(.post, "/api/v1/manage/tours/\(bareId)/publish", token: author)
@@ -302,10 +324,18 @@ struct PublishingRulesTests {
             #expect(response.errorMessage?.contains("Set the map frame.") == true)
 
             // The seed tour with a file that was never scanned (pending) and a waypoint pushed outside the frame.
-            let pendingId = try await client.publishUpload(env, token: author, data: PublishFixtures.png(size: 2_000, seed: 3), fileName: "unscanned.png",
-                                                            contentType: "image/png")
-            let outside = try env.database.createWaypoint(tourId: env.seed.tourId, WaypointInput(name: "Far Ridge", description: "", latitude: 44.41, longitude: -122.1),
-                                                          actor: .system)
+            let pendingId = try await client.publishUpload(
+                env,
+                token: author,
+                data: PublishFixtures.png(size: 2_000, seed: 3),
+                fileName: "unscanned.png",
+                contentType: "image/png"
+            )
+            let outside = try env.database.createWaypoint(
+                tourId: env.seed.tourId,
+                WaypointInput(name: "Far Ridge", description: "", latitude: 44.41, longitude: -122.1),
+                actor: .system
+            )
             try env.sql("UPDATE waypoint SET latitude = 45.5 WHERE id = ?", [outside.id!])
             response = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
             #expect(response.status == .unprocessableContent)
@@ -327,7 +357,11 @@ struct PublishingRulesTests {
             var session = try await client.signIn("author@test.org")
             let page = try await client.get("/tours/\(env.seed.tourId)", session: session)
             session.absorb(page)
-            let list = try #require(page.text.range(of: "<ul class=\"mb-0\" id=\"publish-checklist\">").map { String(page.text[$0.upperBound...].prefix(while: { $0 != "\n" })) })
+            let list = try #require(
+                page.text.range(of: "<ul class=\"mb-0\" id=\"publish-checklist\">").map {
+                    String(page.text[$0.upperBound...].prefix(while: { $0 != "\n" }))
+                }
+            )
             #expect(list.contains("<li>Set the map frame.</li>"), "\(list)")
             #expect(list.contains("unscanned.png"), "\(list)")
             #expect(!page.text.contains("action=\"/tours/\(env.seed.tourId)/publish\""))
@@ -338,7 +372,11 @@ struct PublishingRulesTests {
 
             // An infected file is listed too.
             try env.sql("UPDATE asset SET scanStatus = 'infected' WHERE id = ?", [pendingId])
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains("File “unscanned.png” at “Fish Lake” is infected, not clean."))
+            #expect(
+                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains(
+                    "File “unscanned.png” at “Fish Lake” is infected, not clean."
+                )
+            )
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TrailServer
 
 /// The publishing steps, called without any controller (as a CLI or a script would), still move and
@@ -12,10 +13,17 @@ import Testing
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
-        let service = PublishingService(database: env.database, authorization: Authorization(database: env.database), builds: env.builds,
-                                        paths: env.paths, tileSettings: env.app.dependencies.tileSettings)
-        let author = try env.user("author@test.org"), authorActor = try env.actor("author@test.org")
-        let reviewer = try env.user("reviewer@test.org"), reviewerActor = try env.actor("reviewer@test.org")
+        let service = PublishingService(
+            database: env.database,
+            authorization: Authorization(database: env.database),
+            builds: env.builds,
+            paths: env.paths,
+            tileSettings: env.app.dependencies.tileSettings
+        )
+        let author = try env.user("author@test.org")
+        let authorActor = try env.actor("author@test.org")
+        let reviewer = try env.user("reviewer@test.org")
+        let reviewerActor = try env.actor("reviewer@test.org")
 
         // Release: the staged zip becomes the version's file, and the staging folder goes.
         let ready = try await env.readyRequest(approvers: ["reviewer@test.org"])
@@ -59,14 +67,20 @@ import Testing
             try Dictionary(uniqueKeysWithValues: emails.map { email in (email, try env.database.reviewQueueCount(for: env.user(email))) })
         }
         func expectedFromQueue() throws -> [String: Int] {
-            try Dictionary(uniqueKeysWithValues: emails.map { email in
-                let user = try env.user(email)
-                return (email, try env.database.reviewQueue(for: user).filter { !$0.reviewedByMe && $0.request.authorId != user.id }.count)
-            })
+            try Dictionary(
+                uniqueKeysWithValues: emails.map { email in
+                    let user = try env.user(email)
+                    return (email, try env.database.reviewQueue(for: user).filter { !$0.reviewedByMe && $0.request.authorId != user.id }.count)
+                }
+            )
         }
         _ = try env.addMember("reviewer2@test.org", role: .reviewer)
         #expect(try counts() == Dictionary(uniqueKeysWithValues: emails.map { ($0, 0) }))
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let request = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         #expect(await env.buildAll() == 1)
         #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 1, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
         #expect(try counts() == expectedFromQueue())
@@ -83,7 +97,11 @@ import Testing
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
         let video = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .video })
-        let request = try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current)
+        let request = try env.database.startPublish(
+            tourId: env.seed.tourId,
+            actor: try env.actor("author@test.org"),
+            tiles: env.app.dependencies.tileSettings.current
+        )
         // The builder checks sizes only; staging hashes each copy and the verifier every entry of the zip, so a
         // flipped byte is still caught: flip one of the stored file.
         let stored = env.paths.absolute(video.storedPath)

@@ -8,6 +8,7 @@ import NIOCore
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 #if canImport(Glibc)
@@ -35,8 +36,11 @@ struct PublishEnv {
     var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
     var publicKey: String { app.dependencies.signingKey.publicKeyBase64 }
 
-    static func make(requiredApprovals: Int = 2, scanner: ((URL) -> any MalwareScanner)? = nil,
-                     configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }) async throws -> PublishEnv {
+    static func make(
+        requiredApprovals: Int = 2,
+        scanner: ((URL) -> any MalwareScanner)? = nil,
+        configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }
+    ) async throws -> PublishEnv {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-publish-\(UUID().uuidString.prefix(8))")
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)
@@ -51,15 +55,28 @@ struct PublishEnv {
         try await Self.open(folder: folder, seed: seed, scanner: scanner)
     }
 
-    private static func open(folder: URL, seed: TestApp.Seed?, scanner: ((URL) -> any MalwareScanner)?,
-                             configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }) async throws -> PublishEnv {
+    private static func open(
+        folder: URL,
+        seed: TestApp.Seed?,
+        scanner: ((URL) -> any MalwareScanner)?,
+        configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }
+    ) async throws -> PublishEnv {
         let signatures = folder.appendingPathComponent("signatures")
         let dataFolder = folder.appendingPathComponent("data")
         try DataFolder.prepare(dataFolder)
-        let database = try AppDatabase.openFile(at: dataFolder.appendingPathComponent("trail.sqlite").path,
-                                                migrationsFolder: projectRoot.appendingPathComponent("migrations"))
-        let chosen: any MalwareScanner = scanner?(signatures) ?? ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
-            databaseDirectories: [signatures.path], maxFileSize: AppConfig().maxUploadSize, maxConcurrentScans: 1))
+        let database = try AppDatabase.openFile(
+            at: dataFolder.appendingPathComponent("trail.sqlite").path,
+            migrationsFolder: projectRoot.appendingPathComponent("migrations")
+        )
+        let chosen: any MalwareScanner =
+            scanner?(signatures)
+            ?? ClamAVEngineScanner(
+                configuration: ClamAVEngineConfiguration(
+                    databaseDirectories: [signatures.path],
+                    maxFileSize: AppConfig().maxUploadSize,
+                    maxConcurrentScans: 1
+                )
+            )
         let app = try await TestApp.make(database: database, scanner: chosen) { config in
             config.dataFolder = dataFolder
             config.clamavDatabaseFolders = [signatures.path]
@@ -74,9 +91,16 @@ struct PublishEnv {
 
     @discardableResult
     func addMember(_ email: String, role: SiteRole, siteId: Int64? = nil) throws -> Int64 {
-        let user = try database.user(email: email) ?? database.createUser(
-            email: email, displayName: email.components(separatedBy: "@")[0], password: TestApp.password, isAdmin: false, bcryptCost: 4,
-            actor: .system)
+        let user =
+            try database.user(email: email)
+            ?? database.createUser(
+                email: email,
+                displayName: email.components(separatedBy: "@")[0],
+                password: TestApp.password,
+                isAdmin: false,
+                bcryptCost: 4,
+                actor: .system
+            )
         try database.setMembership(siteId: siteId ?? seed.alphaId, email: email, role: role, actor: .system)
         return user.id!
     }
@@ -130,7 +154,8 @@ struct PublishEnv {
     func auditCount(_ action: String, objectId: String? = nil) throws -> Int {
         try database.writer.read { db in
             if let objectId {
-                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = ? AND objectId = ?", arguments: [action, objectId]) ?? 0
+                return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = ? AND objectId = ?", arguments: [action, objectId])
+                    ?? 0
             }
             return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = ?", arguments: [action]) ?? 0
         }
@@ -168,7 +193,11 @@ struct PublishEnv {
     }
 
     /// Straight to the database, without HTTP: submit, build, and the approvals the site needs.
-    func readyRequest(tourId: Int64? = nil, author: String = "author@test.org", approvers: [String] = ["reviewer@test.org", "reviewer2@test.org"]) async throws -> PublishRequest {
+    func readyRequest(
+        tourId: Int64? = nil,
+        author: String = "author@test.org",
+        approvers: [String] = ["reviewer@test.org", "reviewer2@test.org"]
+    ) async throws -> PublishRequest {
         let request = try database.startPublish(tourId: tourId ?? seed.tourId, actor: try actor(author), tiles: app.dependencies.tileSettings.current)
         #expect(await buildAll() == 1)
         let built = try self.request(request.id)
@@ -184,13 +213,23 @@ struct PublishEnv {
 
 extension TestClientProtocol {
     /// Multipart upload through `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets`; returns the new asset's id.
-    func publishUpload(_ env: PublishEnv, token: String, data: Data, fileName: String, contentType: String,
-                       waypointId: Int64? = nil, tourId: Int64? = nil) async throws -> Int64 {
+    func publishUpload(
+        _ env: PublishEnv,
+        token: String,
+        data: Data,
+        fileName: String,
+        contentType: String,
+        waypointId: Int64? = nil,
+        tourId: Int64? = nil
+    ) async throws -> Int64 {
         let uri = "/api/v1/manage/tours/\(tourId ?? env.seed.tourId)/waypoints/\(waypointId ?? env.seed.waypointId)/assets"
         let boundary = "trail-publishing-\(UUID().uuidString)"
-        let response = try await execute(uri: uri, method: .post,
-                                         headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                                         body: PublishFixtures.multipart(data, fileName: fileName, contentType: contentType, boundary: boundary))
+        let response = try await execute(
+            uri: uri,
+            method: .post,
+            headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+            body: PublishFixtures.multipart(data, fileName: fileName, contentType: contentType, boundary: boundary)
+        )
         #expect(response.status == .created, "upload of \(fileName): \(response.status) \(response.text)")
         let id = Int64(try #require(publishInt(response.jsonObject["id"]), "no asset id in \(response.text)"))
         // Sites require alt text on images before submitting (the default): fixtures describe every image they add.
@@ -201,10 +240,17 @@ extension TestClientProtocol {
         // …captions on every video and a transcript on every audio file.
         if response.jsonObject["kind"] as? String == "video" {
             let boundary = "trail-captions-\(UUID().uuidString)"
-            let captions = try await execute(uri: "/api/v1/manage/assets/\(id)/captions", method: .post,
-                                             headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                                             body: PublishFixtures.multipart(PublishFixtures.captions, fileName: "captions.vtt", contentType: "text/vtt",
-                                                                             boundary: boundary))
+            let captions = try await execute(
+                uri: "/api/v1/manage/assets/\(id)/captions",
+                method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                body: PublishFixtures.multipart(
+                    PublishFixtures.captions,
+                    fileName: "captions.vtt",
+                    contentType: "text/vtt",
+                    boundary: boundary
+                )
+            )
             #expect(captions.status == .created, "captions for \(fileName): \(captions.text)")
         }
         if response.jsonObject["kind"] as? String == "audio" {
@@ -307,14 +353,23 @@ struct PythonZipListing {
         let entries = try #require(json["entries"] as? [[String: Any]], "no entries in \(output.stdout.prefix(500))")
         return PythonZipListing(
             entries: entries.map { entry in
-                Entry(name: entry["name"] as? String ?? "", size: (entry["size"] as? NSNumber)?.int64Value ?? -1,
-                      compressedSize: (entry["compressedSize"] as? NSNumber)?.int64Value ?? -1, method: entry["method"] as? Int ?? -1,
-                      isDirectory: entry["isDir"] as? Bool ?? true, sha256: entry["sha256"] as? String ?? "",
-                      dateTime: entry["dateTime"] as? [Int] ?? [])
+                Entry(
+                    name: entry["name"] as? String ?? "",
+                    size: (entry["size"] as? NSNumber)?.int64Value ?? -1,
+                    compressedSize: (entry["compressedSize"] as? NSNumber)?.int64Value ?? -1,
+                    method: entry["method"] as? Int ?? -1,
+                    isDirectory: entry["isDir"] as? Bool ?? true,
+                    sha256: entry["sha256"] as? String ?? "",
+                    dateTime: entry["dateTime"] as? [Int] ?? []
+                )
             },
-            duplicates: json["duplicates"] as? [String] ?? ["?"], manifest: json["manifest"] as? [String: Any] ?? [:],
-            testzip: json["testzip"] as? String, zip64: json["zip64"] as? Bool ?? false, fileSHA256: json["fileSHA256"] as? String ?? "",
-            fileSize: (json["fileSize"] as? NSNumber)?.int64Value ?? -1)
+            duplicates: json["duplicates"] as? [String] ?? ["?"],
+            manifest: json["manifest"] as? [String: Any] ?? [:],
+            testzip: json["testzip"] as? String,
+            zip64: json["zip64"] as? Bool ?? false,
+            fileSHA256: json["fileSHA256"] as? String ?? "",
+            fileSize: (json["fileSize"] as? NSNumber)?.int64Value ?? -1
+        )
     }
 
     /// Every `{path, size, sha256}` the manifest lists: the assets and waypoints.geojson (and tiles and their index when present).
@@ -322,20 +377,32 @@ struct PythonZipListing {
         var files: [(String, Int64, String, String)] = []
         for waypoint in manifest["waypoints"] as? [[String: Any]] ?? [] {
             for asset in waypoint["assets"] as? [[String: Any]] ?? [] {
-                files.append((asset["path"] as? String ?? "", (asset["size"] as? NSNumber)?.int64Value ?? -1, asset["sha256"] as? String ?? "",
-                              asset["mimeType"] as? String ?? ""))
+                files.append(
+                    (
+                        asset["path"] as? String ?? "", (asset["size"] as? NSNumber)?.int64Value ?? -1, asset["sha256"] as? String ?? "",
+                        asset["mimeType"] as? String ?? ""
+                    )
+                )
                 // Its captions and transcript, packaged beside it (WebVTT or plain text).
                 for key in ["captions", "transcript"] {
                     guard let file = asset[key] as? [String: Any], let path = file["path"] as? String else { continue }
-                    files.append((path, (file["size"] as? NSNumber)?.int64Value ?? -1, file["sha256"] as? String ?? "",
-                                  path.hasSuffix(".vtt") ? "text/vtt" : "text/plain"))
+                    files.append(
+                        (
+                            path, (file["size"] as? NSNumber)?.int64Value ?? -1, file["sha256"] as? String ?? "",
+                            path.hasSuffix(".vtt") ? "text/vtt" : "text/plain"
+                        )
+                    )
                 }
             }
         }
         for key in ["geoJSON", "geojson", "tiles"] {
             if let reference = manifest[key] as? [String: Any], let path = reference["path"] as? String {
-                files.append((path, (reference["size"] as? NSNumber)?.int64Value ?? -1, reference["sha256"] as? String ?? "",
-                              key == "tiles" ? PackageLayout.mbtilesMimeType : "application/geo+json"))
+                files.append(
+                    (
+                        path, (reference["size"] as? NSNumber)?.int64Value ?? -1, reference["sha256"] as? String ?? "",
+                        key == "tiles" ? PackageLayout.mbtilesMimeType : "application/geo+json"
+                    )
+                )
             }
         }
         // The tiles' index (tiles/index.json), listed with the tiles.
@@ -373,9 +440,11 @@ func expectPackageMatchesManifest(_ zip: URL, sourceLocation: SourceLocation = #
     let listed = listing.manifestFiles
     #expect(!listed.isEmpty, sourceLocation: sourceLocation)
     let entryNames = listing.entries.map(\.name)
-    #expect(Set(entryNames) == Set(listed.map(\.path) + ["manifest.json", "manifest.sig"]),
-            "extra: \(Set(entryNames).subtracting(listed.map(\.path) + ["manifest.json", "manifest.sig"])), missing: \(Set(listed.map(\.path)).subtracting(entryNames))",
-            sourceLocation: sourceLocation)
+    #expect(
+        Set(entryNames) == Set(listed.map(\.path) + ["manifest.json", "manifest.sig"]),
+        "extra: \(Set(entryNames).subtracting(listed.map(\.path) + ["manifest.json", "manifest.sig"])), missing: \(Set(listed.map(\.path)).subtracting(entryNames))",
+        sourceLocation: sourceLocation
+    )
     #expect(entryNames.count == listed.count + 2, sourceLocation: sourceLocation)
     #expect(Array(entryNames.prefix(3)) == ["manifest.json", "manifest.sig", "waypoints.geojson"], "\(entryNames)", sourceLocation: sourceLocation)
     for file in listed {
@@ -392,10 +461,16 @@ func expectPackageMatchesManifest(_ zip: URL, sourceLocation: SourceLocation = #
         #expect(!entry.isDirectory, "\(entry.name) is a directory entry", sourceLocation: sourceLocation)
         #expect(!entry.name.hasPrefix("/"), "absolute entry name \(entry.name)", sourceLocation: sourceLocation)
         #expect(!entry.name.contains("\\"), "backslash in \(entry.name)", sourceLocation: sourceLocation)
-        #expect(!entry.name.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." || $0.isEmpty },
-                "unsafe component in \(entry.name)", sourceLocation: sourceLocation)
-        #expect(!entry.name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "control character in \(entry.name.debugDescription)",
-                sourceLocation: sourceLocation)
+        #expect(
+            !entry.name.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." || $0.isEmpty },
+            "unsafe component in \(entry.name)",
+            sourceLocation: sourceLocation
+        )
+        #expect(
+            !entry.name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F },
+            "control character in \(entry.name.debugDescription)",
+            sourceLocation: sourceLocation
+        )
         #expect(entry.dateTime == [2000, 1, 1, 0, 0, 0], "\(entry.name): timestamp \(entry.dateTime)", sourceLocation: sourceLocation)
     }
     if let json = listing.entries.first(where: { $0.name == "manifest.json" }) {

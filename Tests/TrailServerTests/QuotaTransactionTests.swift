@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// A site's storage quota is decided in the write transaction that stores a file, after the rows of what it replaces
@@ -11,18 +12,47 @@ import Testing
 /// see a file stored beside it in the meantime; two such uploads at once would both pass it.
 @Suite struct QuotaTransactionTests {
     static func tileset(tourId: Int64, size: Int64, name: String) -> TourTileset {
-        TourTileset(tourId: tourId, originalName: name, size: size, sha256: String(repeating: "a", count: 64), format: "png", minZoom: 10,
-                    maxZoom: 12, boundsWest: 0, boundsSouth: 0, boundsEast: 1, boundsNorth: 1, attribution: "", tileCount: 1,
-                    scanStatus: .pending, scanDetail: "", storedPath: "tiles/\(name)", uploadedBy: nil, createdAt: Date(), scannedAt: nil)
+        TourTileset(
+            tourId: tourId,
+            originalName: name,
+            size: size,
+            sha256: String(repeating: "a", count: 64),
+            format: "png",
+            minZoom: 10,
+            maxZoom: 12,
+            boundsWest: 0,
+            boundsSouth: 0,
+            boundsEast: 1,
+            boundsNorth: 1,
+            attribution: "",
+            tileCount: 1,
+            scanStatus: .pending,
+            scanDetail: "",
+            storedPath: "tiles/\(name)",
+            uploadedBy: nil,
+            createdAt: Date(),
+            scannedAt: nil
+        )
     }
 
     static func setQuota(_ database: AppDatabase, siteId: Int64, bytes: Int64) throws {
         let site = try #require(try database.site(id: siteId))
-        _ = try database.updateSite(id: siteId, SiteInput(slug: site.slug, name: site.name, description: site.description,
-                                                          requiredApprovals: 1, storageQuotaBytes: bytes), actor: .system)
+        _ = try database.updateSite(
+            id: siteId,
+            SiteInput(
+                slug: site.slug,
+                name: site.name,
+                description: site.description,
+                requiredApprovals: 1,
+                storageQuotaBytes: bytes
+            ),
+            actor: .system
+        )
     }
 
-    @Test("a tileset that overruns the quota is refused by the transaction that stores it (413 and the quota message), and nothing of it stays; a smaller replacement fits because the old one's size is given back")
+    @Test(
+        "a tileset that overruns the quota is refused by the transaction that stores it (413 and the quota message), and nothing of it stays; a smaller replacement fits because the old one's size is given back"
+    )
     func theStoringTransactionDecides() async throws {
         let (app, seed) = try await TestApp.seeded()
         let database = app.database
@@ -46,7 +76,9 @@ import Testing
         #expect(try database.storedBytes(siteId: seed.alphaId) == 90_000)
     }
 
-    @Test("two map tile files uploaded at once to two tours of one site, each fitting alone but not both: one is stored (201), the other refused (413), and the site stays within its quota")
+    @Test(
+        "two map tile files uploaded at once to two tours of one site, each fitting alone but not both: one is stored (201), the other refused (413), and the site stays within its quota"
+    )
     func concurrentTileUploadsStayWithinTheQuota() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
@@ -57,8 +89,19 @@ import Testing
         try Self.setQuota(env.database, siteId: env.seed.alphaId, bytes: quota)
         let other = try env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
         let frame = TilesEnv.frame
-        _ = try env.database.setFrame(tourId: other.id!, FrameInput(north: frame.north, south: frame.south, east: frame.east, west: frame.west,
-                                                                    minZoom: 11, maxZoom: 15), maxAreaKm2: 2500, actor: .system)
+        _ = try env.database.setFrame(
+            tourId: other.id!,
+            FrameInput(
+                north: frame.north,
+                south: frame.south,
+                east: frame.east,
+                west: frame.west,
+                minZoom: 11,
+                maxZoom: 15
+            ),
+            maxAreaKm2: 2500,
+            actor: .system
+        )
         let token = try env.token("author@test.org")
         try await env.app.test { client in
             async let first = client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, token: token)

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// RFC 9110 ranges on asset previews (`/assets/{aid}/content`), on a 10 KiB clean asset.
@@ -32,7 +33,10 @@ struct RangeTests {
         let range: String
         /// 206 with this inclusive range, 200 for the whole file (nil), or 416.
         let expected: Expected
-        enum Expected: Sendable { case partial(Int, Int), whole, unsatisfiable }
+        enum Expected: Sendable {
+            case partial(Int, Int)
+            case whole, unsatisfiable
+        }
         var testDescription: String { range }
     }
 
@@ -67,8 +71,11 @@ struct RangeTests {
     func ranges() async throws {
         try await withCleanAsset { client, id, content, etag, token in
             for item in Self.cases {
-                let response = try await client.execute(uri: "/assets/\(id)/content", method: .get,
-                                                        headers: [.authorization: "Bearer \(token)", .range: item.range])
+                let response = try await client.execute(
+                    uri: "/assets/\(id)/content",
+                    method: .get,
+                    headers: [.authorization: "Bearer \(token)", .range: item.range]
+                )
                 let label = item.range
                 #expect(response.headers[RangeTests.nosniff] == "nosniff", "\(label)")
                 switch item.expected {
@@ -177,22 +184,29 @@ struct RangeTests {
             let infectedId = try #require(infected.mediaAssetId)
             #expect(await env.scanAll() == 2)
             #expect(try env.asset(infectedId).scanStatus == .infected)
-            let preview = try await client.execute(uri: "/assets/\(infectedId)/content", method: .get, headers: [.authorization: "Bearer \(token)", .range: "bytes=0-"])
+            let preview = try await client.execute(
+                uri: "/assets/\(infectedId)/content",
+                method: .get,
+                headers: [.authorization: "Bearer \(token)", .range: "bytes=0-"]
+            )
             #expect(preview.status == .forbidden)
             #expect(!preview.text.contains("EICAR-STANDARD"))
         }
     }
 
-    @Test("The parser on its own: suffix, open, clamped and invalid ranges", arguments: [
-        ("bytes=0-0", 10, RangeRequest.partial(ByteRange(first: 0, last: 0))),
-        ("bytes=-5", 10, .partial(ByteRange(first: 5, last: 9))),
-        ("bytes=-5", 3, .partial(ByteRange(first: 0, last: 2))),
-        ("bytes=0-", 0, .unsatisfiable),
-        ("bytes=-1", 0, .unsatisfiable),
-        ("BYTES=2-3", 10, .partial(ByteRange(first: 2, last: 3))),
-        (" bytes=2-3 ", 10, .partial(ByteRange(first: 2, last: 3))),
-        ("bytes= 2-3", 10, .partial(ByteRange(first: 2, last: 3))),
-    ])
+    @Test(
+        "The parser on its own: suffix, open, clamped and invalid ranges",
+        arguments: [
+            ("bytes=0-0", 10, RangeRequest.partial(ByteRange(first: 0, last: 0))),
+            ("bytes=-5", 10, .partial(ByteRange(first: 5, last: 9))),
+            ("bytes=-5", 3, .partial(ByteRange(first: 0, last: 2))),
+            ("bytes=0-", 0, .unsatisfiable),
+            ("bytes=-1", 0, .unsatisfiable),
+            ("BYTES=2-3", 10, .partial(ByteRange(first: 2, last: 3))),
+            (" bytes=2-3 ", 10, .partial(ByteRange(first: 2, last: 3))),
+            ("bytes= 2-3", 10, .partial(ByteRange(first: 2, last: 3))),
+        ]
+    )
     func parser(header: String, size: Int64, expected: RangeRequest) {
         #expect(RangeRequest.parse(header, size: size) == expected)
     }

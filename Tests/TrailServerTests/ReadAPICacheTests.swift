@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// The mobile read routes answer from encoded bodies kept between changes; every change is visible at
@@ -21,26 +22,35 @@ import Testing
     }
 
     /// Through the router, and through the real server: every change must show at once on both.
-    @Test("release, rollback, unpublish, publish and a site edit each show at once; unchanged answers are the same bytes and 304; verify reports do not empty the cache",
-          arguments: [false, true])
+    @Test(
+        "release, rollback, unpublish, publish and a site edit each show at once; unchanged answers are the same bytes and 304; verify reports do not empty the cache",
+        arguments: [false, true]
+    )
     func changesShowAtOnce(live: Bool) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let cache = env.app.dependencies.readCache
         try await env.app.test(live ? .live : .router) { client in
             let first = try await env.releaseThroughAPI(client)
-            let list = "/api/v1/sites/alpha/packages", detail = "/api/v1/packages/\(first.packageId)"
-            let listV1 = try await Self.get(client, list), detailV1 = try await Self.get(client, detail)
+            let list = "/api/v1/sites/alpha/packages"
+            let detail = "/api/v1/packages/\(first.packageId)"
+            let listV1 = try await Self.get(client, list)
+            let detailV1 = try await Self.get(client, detail)
             #expect(Self.version(listV1) == 1 && Self.version(detailV1) == 1)
-            let listETag = try #require(listV1.headers[.eTag]), detailETag = try #require(detailV1.headers[.eTag])
+            let listETag = try #require(listV1.headers[.eTag])
+            let detailETag = try #require(detailV1.headers[.eTag])
 
             // Unchanged: the same bytes, 304 for the ETag, and a verify report (a write) keeps them.
             let generation = cache.generation
             #expect(try await Self.get(client, list).body == listV1.body)
             #expect(try await Self.get(client, list, ifNoneMatch: listETag).status == .notModified)
             #expect(try await Self.get(client, detail, ifNoneMatch: "\"other\", \(detailETag)").status == .notModified)
-            let verify = try await client.execute(uri: "\(detail)/verify", method: .post, headers: [.contentType: "application/json"],
-                                                  body: ByteBuffer(string: #"{"sha256":"\#(first.sha256)","version":1}"#))
+            let verify = try await client.execute(
+                uri: "\(detail)/verify",
+                method: .post,
+                headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"sha256":"\#(first.sha256)","version":1}"#)
+            )
             #expect(verify.status == .ok)
             #expect(cache.generation == generation)
 
@@ -70,8 +80,16 @@ import Testing
             let sitesBefore = try await Self.get(client, "/api/v1/sites")
             #expect(sitesBefore.text.contains("Alpha District"))
             let site = try #require(try env.database.site(id: env.seed.alphaId))
-            _ = try env.database.updateSite(id: site.id!, SiteInput(slug: site.slug, name: "Alpha Lakes", description: site.description,
-                                                                    requiredApprovals: site.requiredApprovals), actor: .system)
+            _ = try env.database.updateSite(
+                id: site.id!,
+                SiteInput(
+                    slug: site.slug,
+                    name: "Alpha Lakes",
+                    description: site.description,
+                    requiredApprovals: site.requiredApprovals
+                ),
+                actor: .system
+            )
             let sitesAfter = try await Self.get(client, "/api/v1/sites", ifNoneMatch: sitesBefore.headers[.eTag])
             #expect(sitesAfter.status == .ok && sitesAfter.text.contains("Alpha Lakes"))
         }

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import MalwareScan
 import Testing
+
 @testable import TrailServer
 
 /// `/readyz` and the free-space floor (`--min-free-space`): a load balancer learns when the server cannot do its work,
@@ -52,7 +53,8 @@ import Testing
     func freeSpaceFloor() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org"), admin = try env.token("admin@test.org")
+        let token = try env.token("author@test.org")
+        let admin = try env.token("admin@test.org")
         // An upload begun while there was room: its chunks are refused once the disk is below the floor.
         final class Box: @unchecked Sendable { var location = "" }
         let box = Box()
@@ -74,11 +76,14 @@ import Testing
             let reasons = json["reasons"] as? [String] ?? []
             #expect(reasons.count == 1 && reasons[0].contains("below the floor") && reasons[0].contains("--min-free-space"), "\(reasons)")
 
-            let uploadsBefore = env.files(in: "uploads"), assetsBefore = try env.database.mediaScalar("SELECT COUNT(*) FROM asset") as Int?
+            let uploadsBefore = env.files(in: "uploads")
+            let assetsBefore = try env.database.mediaScalar("SELECT COUNT(*) FROM asset") as Int?
             let multipart = try await client.execute(
-                uri: env.assetsURI, method: .post,
+                uri: env.assetsURI,
+                method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=floorboundary"],
-                body: MediaMultipart.encode([MediaMultipart.file(MediaFixtures.png(size: 50_000), fileName: "view.png")], boundary: "floorboundary"))
+                body: MediaMultipart.encode([MediaMultipart.file(MediaFixtures.png(size: 50_000), fileName: "view.png")], boundary: "floorboundary")
+            )
             #expect(multipart.status == .insufficientStorage507)
             let message = String(buffer: multipart.body)
             #expect(message.contains("disk is almost full") && message.contains("Nothing was stored"), "\(message)")
@@ -92,14 +97,18 @@ import Testing
 
             // Editing text goes on: a waypoint's description is saved.
             let saved = try await client.execute(
-                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", method: .patch,
+                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)",
+                method: .patch,
                 headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
-                body: ByteBuffer(string: #"{"description": "Still editable while the disk is full."}"#))
+                body: ByteBuffer(string: #"{"description": "Still editable while the disk is full."}"#)
+            )
             #expect(saved.status == .ok, "\(String(buffer: saved.body))")
         }
     }
 
-    @Test("anonymous /readyz: only the status, no path or free bytes, and repeated calls write nothing; an admin and a loopback caller get the details")
+    @Test(
+        "anonymous /readyz: only the status, no path or free bytes, and repeated calls write nothing; an admin and a loopback caller get the details"
+    )
     func anonymousReadinessIsCheap() async throws {
         let folder = TestScratch.folder("trail-readyz")
         try DataFolder.prepare(folder)

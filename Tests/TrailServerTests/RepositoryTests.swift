@@ -12,7 +12,10 @@ struct RepositoryTests {
         for file in files {
             let text = try String(contentsOf: file, encoding: .utf8)
             for link in Markdown.links(in: text) {
-                guard let problem = Markdown.problem(with: link, from: file) else { checked += 1; continue }
+                guard let problem = Markdown.problem(with: link, from: file) else {
+                    checked += 1
+                    continue
+                }
                 broken.append("\(Repository.relative(file)): \(link): \(problem)")
             }
         }
@@ -91,7 +94,10 @@ enum Markdown {
         let link = try! NSRegularExpression(pattern: #"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)"#)
         let html = try! NSRegularExpression(pattern: #"<(?:img|a)\s[^>]*(?:src|href)="([^"]+)""#)
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") { inFence.toggle(); continue }
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+                inFence.toggle()
+                continue
+            }
             if inFence { continue }
             let visible = withoutCodeSpans(String(line))
             let range = NSRange(visible.startIndex..., in: visible)
@@ -127,7 +133,10 @@ enum Markdown {
         var inFence = false
         let explicit = try! NSRegularExpression(pattern: #"<a\s+(?:id|name)="([^"]+)""#)
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") { inFence.toggle(); continue }
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") {
+                inFence.toggle()
+                continue
+            }
             if inFence { continue }
             let string = String(line)
             for match in explicit.matches(in: string, range: NSRange(string.startIndex..., in: string)) {
@@ -148,8 +157,11 @@ enum Markdown {
         let text = heading.trimmingCharacters(in: .whitespaces).lowercased()
         var slug = ""
         for character in text {
-            if character == " " { slug.append("-") }
-            else if character == "-" || character == "_" || character.isLetter || character.isNumber { slug.append(character) }
+            if character == " " {
+                slug.append("-")
+            } else if character == "-" || character == "_" || character.isLetter || character.isNumber {
+                slug.append(character)
+            }
         }
         return slug
     }
@@ -158,7 +170,10 @@ enum Markdown {
         var result = ""
         var inCode = false
         for character in line {
-            if character == "`" { inCode.toggle(); continue }
+            if character == "`" {
+                inCode.toggle()
+                continue
+            }
             if !inCode { result.append(character) }
         }
         return result

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Files the route table sends.
@@ -17,7 +18,10 @@ enum RouteFixtures {
     static let text = Data("Fish Lake: the old remount depot is to the east.\n".utf8)
     static let captions = Data("WEBVTT\n\n00:00:00.000 --> 00:00:02.500\nWind over Fish Lake.\n".utf8)
     /// One waypoint inside the seeded frame.
-    static let geoJSON = Data(#"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.2,44.38]},"properties":{"name":"Lookout","description":"Imported"}}]}"#.utf8)
+    static let geoJSON = Data(
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.2,44.38]},"properties":{"name":"Lookout","description":"Imported"}}]}"#
+            .utf8
+    )
     /// A raster MBTiles file covering the seeded frame at zoom 10–12.
     static let mbtiles: Data = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("trail-route-\(UUID().uuidString.prefix(8)).mbtiles")
@@ -56,8 +60,13 @@ enum RouteTemplate {
         try EICAR.writeTestSignatures(to: signatures)
         let dataFolder = folder.appendingPathComponent("data")
         try DataFolder.prepare(dataFolder)
-        let scanner = ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
-            databaseDirectories: [signatures.path], maxFileSize: AppConfig().maxUploadSize, maxConcurrentScans: 1))
+        let scanner = ClamAVEngineScanner(
+            configuration: ClamAVEngineConfiguration(
+                databaseDirectories: [signatures.path],
+                maxFileSize: AppConfig().maxUploadSize,
+                maxConcurrentScans: 1
+            )
+        )
         let app = try await TestApp.make(scanner: scanner) { config in
             config.dataFolder = dataFolder
             config.clamavDatabaseFolders = [signatures.path]
@@ -73,8 +82,11 @@ enum RouteTemplate {
         func tour(_ name: String) throws -> (Int64, Int64) {
             let tour = try database.createTour(siteId: box.seed.alphaId, TourInput(name: name, description: "For the route table."), actor: .system)
             _ = try database.setFrame(tourId: tour.id!, frame, maxAreaKm2: 2500, actor: .system)
-            let waypoint = try database.createWaypoint(tourId: tour.id!, WaypointInput(name: "Rim", description: "", latitude: 44.39, longitude: -122.1),
-                                                       actor: .system)
+            let waypoint = try database.createWaypoint(
+                tourId: tour.id!,
+                WaypointInput(name: "Rim", description: "", latitude: 44.39, longitude: -122.1),
+                actor: .system
+            )
             return (tour.id!, waypoint.id!)
         }
         let (lakeLoop, lakeStop) = try tour("Lake Loop")
@@ -87,10 +99,15 @@ enum RouteTemplate {
             func upload(_ uri: String, _ data: Data, _ name: String) async throws -> TestResponse {
                 let boundary = "route-\(UUID().uuidString)"
                 let response = try await client.execute(
-                    uri: uri, method: .post,
+                    uri: uri,
+                    method: .post,
                     headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                    body: RouteFixtures.multipart(fields: [], file: .init(fileName: name, contentType: "application/octet-stream", data: data),
-                                                  boundary: boundary))
+                    body: RouteFixtures.multipart(
+                        fields: [],
+                        file: .init(fileName: name, contentType: "application/octet-stream", data: data),
+                        boundary: boundary
+                    )
+                )
                 guard response.status == .created else { throw FixtureFailure("template upload \(uri): \(response.status) \(response.text)") }
                 return response
             }
@@ -141,10 +158,16 @@ enum RouteTemplate {
             try database.setPackageVisible(id: box.seed.hiddenPackageId, visible: false, actor: .system)
             box.seed.readyRequestId = try await request(craterRim).id
 
-            let create = try await client.execute(uri: "/api/v1/manage/uploads", method: .post, headers: [
-                .authorization: "Bearer \(token)", .tusResumable: TusController.version, .uploadLength: "\(RouteFixtures.tusPNG.count)",
-                .uploadMetadata: RouteFixtures.tusMetadata([("tour", "\(box.seed.tourId)"), ("waypoint", "\(box.seed.waypointId)"), ("filename", "clip.png")]),
-            ])
+            let create = try await client.execute(
+                uri: "/api/v1/manage/uploads",
+                method: .post,
+                headers: [
+                    .authorization: "Bearer \(token)", .tusResumable: TusController.version, .uploadLength: "\(RouteFixtures.tusPNG.count)",
+                    .uploadMetadata: RouteFixtures.tusMetadata([
+                        ("tour", "\(box.seed.tourId)"), ("waypoint", "\(box.seed.waypointId)"), ("filename", "clip.png"),
+                    ]),
+                ]
+            )
             try #require(create.status == .created, "template tus upload: \(create.status) \(create.text)")
             box.seed.uploadId = String(try #require(create.location).split(separator: "/").last!)
         }

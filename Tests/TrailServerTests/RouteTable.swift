@@ -148,16 +148,43 @@ enum RouteTable {
     }
 
     /// A multipart upload through the panel (`api` false) or the API.
-    static func upload(_ path: String, api: Bool, fields: [(String, String)] = [], _ file: RouteCase.FilePart, writesAudit: Bool = true,
-                       note: String = "", _ expected: [Role: Outcome]) -> RouteCase {
-        RouteCase(method: .post, path: (api ? "/api/v1/manage" : "") + path, body: .multipart(fields, file), api: api, expected: expected,
-                  writesAudit: writesAudit, note: note)
+    static func upload(
+        _ path: String,
+        api: Bool,
+        fields: [(String, String)] = [],
+        _ file: RouteCase.FilePart,
+        writesAudit: Bool = true,
+        note: String = "",
+        _ expected: [Role: Outcome]
+    ) -> RouteCase {
+        RouteCase(
+            method: .post,
+            path: (api ? "/api/v1/manage" : "") + path,
+            body: .multipart(fields, file),
+            api: api,
+            expected: expected,
+            writesAudit: writesAudit,
+            note: note
+        )
     }
 
-    static func tus(_ method: HTTPRequest.Method, _ path: String, headers: [(String, String)] = [], metadata: [(String, String)] = [],
-                    data: Data? = nil, writesAudit: Bool = false, _ expected: [Role: Outcome]) -> RouteCase {
-        RouteCase(method: method, path: "/api/v1/manage" + path, body: .tus(headers: headers, metadata: metadata, data: data), api: true,
-                  expected: expected, writesAudit: writesAudit)
+    static func tus(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        headers: [(String, String)] = [],
+        metadata: [(String, String)] = [],
+        data: Data? = nil,
+        writesAudit: Bool = false,
+        _ expected: [Role: Outcome]
+    ) -> RouteCase {
+        RouteCase(
+            method: method,
+            path: "/api/v1/manage" + path,
+            body: .tus(headers: headers, metadata: metadata, data: data),
+            api: true,
+            expected: expected,
+            writesAudit: writesAudit
+        )
     }
 
     static let png = RouteCase.FilePart(fileName: "view.png", contentType: "image/png", data: RouteFixtures.png)
@@ -173,25 +200,52 @@ enum RouteTable {
         return map
     }()
 
-    static let frame: [(String, String)] = [("north", "44.45"), ("south", "44.35"), ("east", "-121.95"), ("west", "-122.30"),
-                                            ("minZoom", "10"), ("maxZoom", "16")]
+    static let frame: [(String, String)] = [
+        ("north", "44.45"), ("south", "44.35"), ("east", "-121.95"), ("west", "-122.30"),
+        ("minZoom", "10"), ("maxZoom", "16"),
+    ]
 
     static let pages: [RouteCase] = [
         page(.get, "/healthz", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .ok) })),
         // The same answer for everyone (no signatures are loaded in the matrix's app: not ready); ReadinessTests covers the rest.
         page(.get, "/readyz", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .status(503)) })),
-        page(.get, "/login", [], { var m = anyone(.redirect("/")); m[.anonymous] = .ok; return m }()),
+        page(
+            .get,
+            "/login",
+            [],
+            {
+                var m = anyone(.redirect("/"))
+                m[.anonymous] = .ok
+                return m
+            }()
+        ),
         // Signing in needs no rights: anyone (signed in already or not) may sign in as another account with its password.
-        page(.post, "/login", [("email", "spare@test.org"), ("password", "correct horse battery")],
-             Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/")) })),
+        page(
+            .post,
+            "/login",
+            [("email", "spare@test.org"), ("password", "correct horse battery")],
+            Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/")) })
+        ),
         // The second step of a sign-in needs the half-signed-in cookie of a right password (TwoStepTests); without it,
         // everybody is sent back to the sign-in page and nothing is written.
         page(.get, "/login/code", [], everybody(.redirect("/login"))),
-        RouteCase(method: .post, path: "/login/code", body: .form([("code", "123456")]), api: false, expected: everybody(.redirect("/login")),
-                  writesAudit: false),
+        RouteCase(
+            method: .post,
+            path: "/login/code",
+            body: .form([("code", "123456")]),
+            api: false,
+            expected: everybody(.redirect("/login")),
+            writesAudit: false
+        ),
         page(.get, "/login/enrol", [], everybody(.redirect("/login"))),
-        RouteCase(method: .post, path: "/login/enrol", body: .form([("code", "123456")]), api: false, expected: everybody(.redirect("/login")),
-                  writesAudit: false),
+        RouteCase(
+            method: .post,
+            path: "/login/enrol",
+            body: .form([("code", "123456")]),
+            api: false,
+            expected: everybody(.redirect("/login")),
+            writesAudit: false
+        ),
         // Single sign-on is off in the matrix's app (OIDCSignInTests runs it against a provider).
         page(.get, "/auth/oidc/start", [], everybody(.notFound)),
         page(.get, "/auth/oidc/callback", [], everybody(.notFound)),
@@ -205,30 +259,73 @@ enum RouteTable {
         page(.post, "/sites/alpha/tours", [("name", "New Tour"), ("description", "Fresh"), ("mapName", "")], authors(.redirect("/tours/"))),
         page(.get, "/tours/{tour}", [], viewers(.ok)),
         page(.get, "/tours/{tour}/edit", [], authors(.ok)),
-        page(.post, "/tours/{tour}/languages", [("defaultLanguage", "en"), ("language", "es"), ("language", "fr")], authors(.redirect("/tours/{tour}/edit"))),
-        page(.post, "/tours/{tour}/text/es", [("name", "Paseo de la cresta"), ("description", "Un paseo.")], authors(.redirect("/tours/{tour}/edit?lang=es"))),
+        page(
+            .post,
+            "/tours/{tour}/languages",
+            [("defaultLanguage", "en"), ("language", "es"), ("language", "fr")],
+            authors(.redirect("/tours/{tour}/edit"))
+        ),
+        page(
+            .post,
+            "/tours/{tour}/text/es",
+            [("name", "Paseo de la cresta"), ("description", "Un paseo.")],
+            authors(.redirect("/tours/{tour}/edit?lang=es"))
+        ),
         page(.post, "/tours/{tour}/waypoints/{wp}/text/es", [("name", "Lago Fish")], authors(.redirect("/tours/{tour}/waypoints/{wp}?lang=es"))),
-        page(.post, "/tours/{tour}/edit", [("name", "Renamed Walk"), ("description", "New text"), ("mapName", "renamed-walk")],
-             authors(.redirect("/tours/{tour}"))),
+        page(
+            .post,
+            "/tours/{tour}/edit",
+            [("name", "Renamed Walk"), ("description", "New text"), ("mapName", "renamed-walk")],
+            authors(.redirect("/tours/{tour}"))
+        ),
         page(.post, "/tours/{tour}/frame", frame, authors(.redirect("/tours/{tour}"))),
         page(.post, "/tours/{tour}/delete", [], authors(.redirect("/sites/alpha"))),
-        page(.post, "/tours/{tour}/waypoints", [("name", "Midway"), ("latitude", "44.39"), ("longitude", "-122.10"), ("description", "")],
-             authors(.redirect("/tours/{tour}#waypoints"))),
+        page(
+            .post,
+            "/tours/{tour}/waypoints",
+            [("name", "Midway"), ("latitude", "44.39"), ("longitude", "-122.10"), ("description", "")],
+            authors(.redirect("/tours/{tour}#waypoints"))
+        ),
         page(.post, "/tours/{tour}/waypoints/order", [("ids", "{wp2}"), ("ids", "{wp}")], authors(.redirect("/tours/{tour}#waypoints"))),
         page(.get, "/tours/{tour}/waypoints/{wp}", [], viewers(.ok)),
-        page(.post, "/tours/{tour}/waypoints/{wp}", [("name", "Fish Lake East"), ("latitude", "44.40"), ("longitude", "-122.01"), ("description", "x")],
-             authors(.redirect("/tours/{tour}/waypoints/{wp}"))),
-        page(.post, "/tours/{tour}/waypoints/{wp}/move", [("latitude", "44.38"), ("longitude", "-122.05")], authors(.redirect("/tours/{tour}#waypoints"))),
+        page(
+            .post,
+            "/tours/{tour}/waypoints/{wp}",
+            [("name", "Fish Lake East"), ("latitude", "44.40"), ("longitude", "-122.01"), ("description", "x")],
+            authors(.redirect("/tours/{tour}/waypoints/{wp}"))
+        ),
+        page(
+            .post,
+            "/tours/{tour}/waypoints/{wp}/move",
+            [("latitude", "44.38"), ("longitude", "-122.05")],
+            authors(.redirect("/tours/{tour}#waypoints"))
+        ),
         page(.post, "/tours/{tour}/waypoints/{wp}/down", [], authors(.redirect("/tours/{tour}#waypoint-{wp}"))),
         page(.post, "/tours/{tour}/waypoints/{wp2}/up", [], authors(.redirect("/tours/{tour}#waypoint-{wp2}"))),
         page(.post, "/tours/{tour}/waypoints/{wp}/delete", [], authors(.redirect("/tours/{tour}#waypoints"))),
         page(.get, "/account/password", [], anyone(.ok)),
-        page(.post, "/account/password", [("currentPassword", "correct horse battery"), ("newPassword", "a brand new passphrase"),
-                                          ("confirmPassword", "a brand new passphrase")], anyone(.redirect("/"))),
+        page(
+            .post,
+            "/account/password",
+            [
+                ("currentPassword", "correct horse battery"), ("newPassword", "a brand new passphrase"),
+                ("confirmPassword", "a brand new passphrase"),
+            ],
+            anyone(.redirect("/"))
+        ),
         page(.get, "/account/tokens", [], anyone(.ok)),
         page(.post, "/account/tokens", [("name", "import script")], anyone(.created)),
         // Another user's token: only its owner (the admin) may revoke it; everyone else is told it does not exist.
-        page(.post, "/account/tokens/{adminToken}/revoke", [], { var m = anyone(.notFound); m[.admin] = .redirect("/account/tokens"); return m }()),
+        page(
+            .post,
+            "/account/tokens/{adminToken}/revoke",
+            [],
+            {
+                var m = anyone(.notFound)
+                m[.admin] = .redirect("/account/tokens")
+                return m
+            }()
+        ),
         page(.get, "/account/two-step", [], anyone(.ok)),
         page(.post, "/account/two-step/start", [], anyone(.redirect("/account/two-step"))),
         // Confirming needs a set-up in progress (a fresh app has none: 409, nothing written); TwoStepTests confirms for real.
@@ -240,11 +337,19 @@ enum RouteTable {
         page(.post, "/admin/users/{spare}/reset-password", [], admins(.ok)),
         page(.post, "/admin/users/{spare}/reset-two-step", [], admins(.redirect("/admin/users"))),
         page(.get, "/admin/sites", [], admins(.ok)),
-        page(.post, "/admin/sites", [("slug", "charlie"), ("name", "Charlie Park"), ("description", ""), ("requiredApprovals", "1")],
-             admins(.redirect("/sites/charlie"))),
+        page(
+            .post,
+            "/admin/sites",
+            [("slug", "charlie"), ("name", "Charlie Park"), ("description", ""), ("requiredApprovals", "1")],
+            admins(.redirect("/sites/charlie"))
+        ),
         page(.get, "/admin/sites/{alpha}", [], admins(.ok)),
-        page(.post, "/admin/sites/{alpha}", [("slug", "alpha"), ("name", "Alpha Renamed"), ("description", "d"), ("requiredApprovals", "2")],
-             admins(.redirect("/sites/alpha"))),
+        page(
+            .post,
+            "/admin/sites/{alpha}",
+            [("slug", "alpha"), ("name", "Alpha Renamed"), ("description", "d"), ("requiredApprovals", "2")],
+            admins(.redirect("/sites/alpha"))
+        ),
         // Without single sign-on set up there is nothing to turn off (OIDCSignInTests covers it with a provider).
         page(.post, "/admin/sites/{alpha}/sign-in", [("passwordsOff", "on")], admins(.notFound)),
         page(.get, "/admin/audit", [], admins(.ok)),
@@ -257,8 +362,14 @@ enum RouteTable {
 
         // Media
         upload("/tours/{tour}/waypoints/{wp}/assets", api: false, png, authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
-        upload("/tours/{tour}/waypoints/{wp}/assets", api: false, fields: [("replaces", "{asset}")], png, note: "replace",
-               authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
+        upload(
+            "/tours/{tour}/waypoints/{wp}/assets",
+            api: false,
+            fields: [("replaces", "{asset}")],
+            png,
+            note: "replace",
+            authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))
+        ),
         page(.get, "/assets/{asset}/content", [], viewers(.ok)),
         page(.head, "/assets/{asset}/content", [], viewers(.ok)),
         page(.post, "/assets/{asset}/delete", [], authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
@@ -269,7 +380,12 @@ enum RouteTable {
         page(.post, "/assets/{asset}/original", [("useOriginal", "1")], authors(.redirect("/tours/{tour}/waypoints/{wp}#assets"))),
         upload("/assets/{video}/captions", api: false, captions, authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
         upload("/assets/{video}/transcript", api: false, transcript, note: "file", authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
-        page(.post, "/assets/{video}/transcript", [("text", "Wind over Fish Lake.")], authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))),
+        page(
+            .post,
+            "/assets/{video}/transcript",
+            [("text", "Wind over Fish Lake.")],
+            authors(.redirect("/tours/{tour}/waypoints/{wp}#asset-{video}"))
+        ),
 
         // Map tiles
         upload("/tours/{tour}/tiles", api: false, mbtiles, authors(.redirect("/tours/{tour}#tiles"))),
@@ -318,8 +434,12 @@ enum RouteTable {
         api(.post, "/tours", #"{"site":"alpha","name":"API Tour","description":"by script"}"#, authors(.created, api: true)),
         api(.get, "/tours?site=alpha", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{tour}", nil, viewers(.ok, api: true)),
-        api(.patch, "/tours/{tour}", #"{"name":"Patched","frame":{"north":44.45,"south":44.35,"east":-121.95,"west":-122.3},"minZoom":10,"maxZoom":15}"#,
-            authors(.ok, api: true)),
+        api(
+            .patch,
+            "/tours/{tour}",
+            #"{"name":"Patched","frame":{"north":44.45,"south":44.35,"east":-121.95,"west":-122.3},"minZoom":10,"maxZoom":15}"#,
+            authors(.ok, api: true)
+        ),
         api(.delete, "/tours/{tour}", nil, authors(.noContent, api: true)),
         api(.post, "/tours/{tour}/waypoints", #"{"name":"Midway","latitude":44.39,"longitude":-122.1,"order":1}"#, authors(.created, api: true)),
         api(.patch, "/tours/{tour}/waypoints/{wp}", #"{"name":"Fish Lake East","order":2}"#, authors(.ok, api: true)),
@@ -328,8 +448,14 @@ enum RouteTable {
 
         // Media
         upload("/tours/{tour}/waypoints/{wp}/assets", api: true, png, authors(.created, api: true)),
-        upload("/tours/{tour}/waypoints/{wp}/assets", api: true, fields: [("replaces", "{asset}")], png, note: "replace",
-               authors(.created, api: true)),
+        upload(
+            "/tours/{tour}/waypoints/{wp}/assets",
+            api: true,
+            fields: [("replaces", "{asset}")],
+            png,
+            note: "replace",
+            authors(.created, api: true)
+        ),
         api(.get, "/assets/{asset}", nil, viewers(.ok, api: true)),
         api(.patch, "/assets/{asset}", #"{"title":"The lake"}"#, authors(.ok, api: true)),
         upload("/assets/{video}/captions", api: true, captions, authors(.created, api: true)),
@@ -338,10 +464,21 @@ enum RouteTable {
 
         // tus: discovery needs no sign-in; creating is for those who may change the tour; an upload is its creator's alone.
         // Only the last PATCH makes a change worth recording (the asset); the upload rows are bookkeeping.
-        RouteCase(method: .options, path: "/api/v1/manage/uploads", body: .none, api: true,
-                  expected: Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .noContent) }), writesAudit: false),
-        tus(.post, "/uploads", headers: [("Upload-Length", "\(RouteFixtures.png.count)")],
-            metadata: [("tour", "{tour}"), ("waypoint", "{wp}"), ("filename", "view.png")], authors(.created, api: true)),
+        RouteCase(
+            method: .options,
+            path: "/api/v1/manage/uploads",
+            body: .none,
+            api: true,
+            expected: Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .noContent) }),
+            writesAudit: false
+        ),
+        tus(
+            .post,
+            "/uploads",
+            headers: [("Upload-Length", "\(RouteFixtures.png.count)")],
+            metadata: [("tour", "{tour}"), ("waypoint", "{wp}"), ("filename", "view.png")],
+            authors(.created, api: true)
+        ),
         tus(.head, "/uploads/{upload}", uploader(.ok)),
         tus(.patch, "/uploads/{upload}", headers: [("Upload-Offset", "0")], data: RouteFixtures.tusPNG, writesAudit: true, uploader(.noContent)),
         tus(.delete, "/uploads/{upload}", uploader(.noContent)),

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+
 @testable import TrailServer
 
 /// The S3 client against two real, independent S3 servers.
@@ -16,7 +17,10 @@ import Testing
         return (url, SHA256.hash(data: data).hexString)
     }
 
-    @Test("objects from memory and from disk go in and come back with their bytes, type, cache policy and SHA-256", arguments: ObjectStore.Kind.allCases)
+    @Test(
+        "objects from memory and from disk go in and come back with their bytes, type, cache policy and SHA-256",
+        arguments: ObjectStore.Kind.allCases
+    )
     func putHeadGet(kind: ObjectStore.Kind) async throws {
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
@@ -34,8 +38,14 @@ import Testing
         #expect(try await client.getObject("tests/a/catalog.json") == small)
 
         let (file, sha) = try Self.randomFile(3 * 1024 * 1024 + 17, in: store.folder.appendingPathComponent("in"))
-        try await client.putObject("tests/a/files/\(sha)", file: file, size: 3 * 1024 * 1024 + 17, sha256: sha,
-                                   contentType: "application/octet-stream", cacheControl: "public, max-age=31536000, immutable")
+        try await client.putObject(
+            "tests/a/files/\(sha)",
+            file: file,
+            size: 3 * 1024 * 1024 + 17,
+            sha256: sha,
+            contentType: "application/octet-stream",
+            cacheControl: "public, max-age=31536000, immutable"
+        )
         let back = try await client.getObject("tests/a/files/\(sha)")
         #expect(SHA256.hash(data: back).hexString == sha)
         #expect(try await client.headObject("tests/a/files/\(sha)")?.cacheControl == "public, max-age=31536000, immutable")
@@ -80,8 +90,14 @@ import Testing
         let (file, _) = try Self.randomFile(1000, in: store.folder.appendingPathComponent("in"))
         let wrong = String(repeating: "ab", count: 32)
         await #expect(throws: S3Error.self) {
-            try await client.putObject("files/\(wrong)", file: file, size: 1000, sha256: wrong, contentType: "application/octet-stream",
-                                       cacheControl: "immutable")
+            try await client.putObject(
+                "files/\(wrong)",
+                file: file,
+                size: 1000,
+                sha256: wrong,
+                contentType: "application/octet-stream",
+                cacheControl: "immutable"
+            )
         }
         #expect(try await client.headObject("files/\(wrong)") == nil)
     }
@@ -92,22 +108,36 @@ import Testing
         defer { store.stop() }
         let wrongKeys = store.client(credentials: S3Credentials(accessKeyId: "nobody", secretAccessKey: "nothing"))
         defer { Task { await wrongKeys.shutdown() } }
-        do { try await wrongKeys.headBucket(); Issue.record("wrong keys were accepted") } catch let error as S3Error {
+        do {
+            try await wrongKeys.headBucket()
+            Issue.record("wrong keys were accepted")
+        } catch let error as S3Error {
             #expect(error.kind == .accessDenied, "\(error)")
             #expect(error.description.contains("AWS_ACCESS_KEY_ID"))
         }
         let missing = store.client(bucket: "no-such-bucket")
         defer { Task { await missing.shutdown() } }
-        do { try await missing.headBucket(); Issue.record("a missing bucket was found") } catch let error as S3Error {
+        do {
+            try await missing.headBucket()
+            Issue.record("a missing bucket was found")
+        } catch let error as S3Error {
             #expect(error.kind == .noSuchBucket, "\(error)")
             #expect(error.description.contains("does not exist"))
         }
         // Port 9 (discard): nothing listens there. Not the stopped store's own port, which another suite's server
         // may take the moment it is free (a CI run saw that).
-        let gone = S3Client(location: StorageLocation(bucket: "trail", prefix: ""), endpoint: URL(string: "http://127.0.0.1:9")!,
-                            region: "us-east-1", credentials: store.credentials, connectTimeout: .seconds(2))
+        let gone = S3Client(
+            location: StorageLocation(bucket: "trail", prefix: ""),
+            endpoint: URL(string: "http://127.0.0.1:9")!,
+            region: "us-east-1",
+            credentials: store.credentials,
+            connectTimeout: .seconds(2)
+        )
         defer { Task { await gone.shutdown() } }
-        do { try await gone.headBucket(); Issue.record("an endpoint with nothing listening answered") } catch let error as S3Error {
+        do {
+            try await gone.headBucket()
+            Issue.record("an endpoint with nothing listening answered")
+        } catch let error as S3Error {
             #expect(error.kind == .unreachable, "\(error)")
             #expect(error.description.contains("http://127.0.0.1:9"))
         }

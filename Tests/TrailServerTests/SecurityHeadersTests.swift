@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Headers on every kind of answer (pages, redirects, errors, API, static files); cookie flags; pages that need no inline script
@@ -9,10 +10,17 @@ import Testing
 @Suite struct SecurityHeadersTests {
     static func expectSecurityHeaders(_ response: TestResponse, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let csp = response.headers[.contentSecurityPolicy] ?? ""
-        let directives = Dictionary(csp.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.map {
-            (String($0.prefix { $0 != " " }), String($0.drop { $0 != " " }).trimmingCharacters(in: .whitespaces))
-        }, uniquingKeysWith: { first, _ in first })
-        #expect(directives["script-src"] == "'self'", "\(what): script-src is \(directives["script-src"] ?? "missing")", sourceLocation: sourceLocation)
+        let directives = Dictionary(
+            csp.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.map {
+                (String($0.prefix { $0 != " " }), String($0.drop { $0 != " " }).trimmingCharacters(in: .whitespaces))
+            },
+            uniquingKeysWith: { first, _ in first }
+        )
+        #expect(
+            directives["script-src"] == "'self'",
+            "\(what): script-src is \(directives["script-src"] ?? "missing")",
+            sourceLocation: sourceLocation
+        )
         #expect(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "\(what): \(csp)", sourceLocation: sourceLocation)
         #expect(directives["frame-ancestors"] == "'none'", "\(what)", sourceLocation: sourceLocation)
         #expect(directives["object-src"] == "'none'", "\(what)", sourceLocation: sourceLocation)
@@ -58,8 +66,10 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         let routes = buildRouter(app.dependencies).routes.map { (method: $0.method, path: $0.path.description) }
         #expect(routes.count >= 150, "the router lists only \(routes.count) routes")
-        let values = ["id": "\(seed.tourId)", "tid": "\(seed.tourId)", "wid": "\(seed.waypointId)", "slug": "alpha", "site": "alpha",
-                      "z": "12", "x": "654", "y": "1477"]
+        let values = [
+            "id": "\(seed.tourId)", "tid": "\(seed.tourId)", "wid": "\(seed.waypointId)", "slug": "alpha", "site": "alpha",
+            "z": "12", "x": "654", "y": "1477",
+        ]
         @Sendable func concrete(_ path: String) -> String {
             path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
                 guard segment.hasPrefix("{") || segment.hasPrefix(":") else { return String(segment) }
@@ -70,7 +80,8 @@ import Testing
         let token = try app.token(for: "admin@test.org")
         try await app.test(.live) { client in
             let admin = try await client.signIn("admin@test.org")
-            var asked = 0, pages = 0
+            var asked = 0
+            var pages = 0
             for route in routes {
                 let uri = concrete(route.path)
                 // Without credentials, so a public read's second answer can come from the store.
@@ -81,7 +92,8 @@ import Testing
                 }
                 guard route.method == .get else { continue }
                 for round in 1...2 {
-                    let response = uri.hasPrefix("/api/")
+                    let response =
+                        uri.hasPrefix("/api/")
                         ? try await client.api(.get, uri, token: token)
                         : try await client.get(uri, session: admin)
                     Self.expectSecurityHeaders(response, "GET \(uri), admin, round \(round) (\(response.status.code))")
@@ -122,9 +134,12 @@ import Testing
         #expect(SecurityHeadersMiddleware.origin(of: "not a url") == nil)
         let (app, _) = try await TestApp.seeded {
             // A bucket nobody answers at: only the header is looked at here.
-            $0.storage = StorageSettings(location: StorageLocation(bucket: "park-tours", prefix: "prod"), endpoint: URL(string: "http://127.0.0.1:9"),
-                                         credentials: S3Credentials(accessKeyId: "key", secretAccessKey: "secret"),
-                                         publicDownloadURL: "https://cdn.example.org/prod/")
+            $0.storage = StorageSettings(
+                location: StorageLocation(bucket: "park-tours", prefix: "prod"),
+                endpoint: URL(string: "http://127.0.0.1:9"),
+                credentials: S3Credentials(accessKeyId: "key", secretAccessKey: "secret"),
+                publicDownloadURL: "https://cdn.example.org/prod/"
+            )
         }
         try await app.test { client in
             let page = try await client.get("/visit", session: nil)
@@ -151,9 +166,11 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let admin = try await client.signIn("admin@test.org")
-            let paths = ["/login", "/sites", "/sites/alpha", "/sites/alpha/members", "/sites/alpha/tours/new", "/tours/\(seed.tourId)",
-                         "/tours/\(seed.tourId)/edit", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)", "/account/password", "/account/tokens",
-                         "/admin/users", "/admin/sites", "/admin/sites/\(seed.alphaId)", "/admin/audit", "/no/such/page"]
+            let paths = [
+                "/login", "/sites", "/sites/alpha", "/sites/alpha/members", "/sites/alpha/tours/new", "/tours/\(seed.tourId)",
+                "/tours/\(seed.tourId)/edit", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)", "/account/password", "/account/tokens",
+                "/admin/users", "/admin/sites", "/admin/sites/\(seed.alphaId)", "/admin/audit", "/no/such/page",
+            ]
             for path in paths {
                 let html = try await client.get(path, session: path == "/login" ? nil : admin).text
                 #expect(html.contains("<html"), "\(path) is a page")

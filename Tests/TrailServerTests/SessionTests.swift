@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Sessions live in SQLite: they survive a restart, end at sign-out, when the user is disabled and after idle time;
@@ -35,8 +36,11 @@ import Testing
             #expect(page.status == .ok)
             #expect(page.text.contains("Alpha District"))
             // The CSRF token is part of the stored session, so a form from before the restart still posts.
-            let posted = try await client.post("/tours/1/waypoints", form: ["name": "After Restart", "latitude": "44.4", "longitude": "-122.1"],
-                                               session: browser)
+            let posted = try await client.post(
+                "/tours/1/waypoints",
+                form: ["name": "After Restart", "latitude": "44.4", "longitude": "-122.1"],
+                session: browser
+            )
             #expect(posted.status == .seeOther)
         }
         #expect(try database.waypoints(tourId: 1).map(\.name).contains("After Restart"))
@@ -155,7 +159,8 @@ import Testing
             #expect(try await client.get("/sites", session: browser).status == .seeOther)
 
             // Two browsers: two sessions, both valid.
-            let a = try await client.signIn("manager@test.org"), b = try await client.signIn("manager@test.org")
+            let a = try await client.signIn("manager@test.org")
+            let b = try await client.signIn("manager@test.org")
             #expect(a.cookies["tc_session"] != b.cookies["tc_session"])
             #expect(a.csrf != b.csrf)
             #expect(try await client.get("/sites", session: a).status == .ok)
@@ -229,10 +234,16 @@ import Testing
         try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             for index in 1...20 {
-                let response = try await client.post("/login", form: ["email": "guess\(index)@test.org", "password": "wrong password"], session: browser)
+                let response = try await client.post(
+                    "/login",
+                    form: ["email": "guess\(index)@test.org", "password": "wrong password"],
+                    session: browser
+                )
                 #expect(response.status == .unauthorized, "attempt \(index)")
             }
-            let addresses: [String] = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure") }
+            let addresses: [String] = try await app.database.writer.read {
+                try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure")
+            }
             #expect(addresses.count == 1 && addresses.first?.isEmpty == false, "the failures carry the caller's address: \(addresses)")
             let refused = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser)
             #expect(refused.status == .tooManyRequests)
@@ -247,10 +258,18 @@ import Testing
             for _ in 1...2 { _ = try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser) }
             _ = try await client.signIn("author@test.org")
             for _ in 1...2 {
-                #expect(try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser).status == .unauthorized)
+                #expect(
+                    try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser).status
+                        == .unauthorized
+                )
             }
-            #expect(try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser).status == .unauthorized)
-            #expect(try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser).status == .tooManyRequests)
+            #expect(
+                try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser).status == .unauthorized
+            )
+            #expect(
+                try await client.post("/login", form: ["email": "author@test.org", "password": "nope nope"], session: browser).status
+                    == .tooManyRequests
+            )
         }
     }
 
@@ -259,8 +278,11 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             var admin = try await client.signIn("admin@test.org")
-            let created = try await client.post("/admin/users", form: ["email": "new.ranger@test.org", "displayName": "New Ranger", "password": ""],
-                                                session: admin)
+            let created = try await client.post(
+                "/admin/users",
+                form: ["email": "new.ranger@test.org", "displayName": "New Ranger", "password": ""],
+                session: admin
+            )
             let notice = try await client.follow(created, session: &admin).text
             let range = try #require(notice.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression))
             let oneTime = String(notice[range].suffix(16))
@@ -268,8 +290,11 @@ import Testing
             try app.database.setMembership(siteId: seed.alphaId, email: "new.ranger@test.org", role: .author, actor: .system)
 
             var browser = try await client.anonymousBrowser()
-            let signedIn = try await client.post("/login", form: ["email": "new.ranger@test.org", "password": oneTime, "next": "/sites/alpha"],
-                                                 session: browser)
+            let signedIn = try await client.post(
+                "/login",
+                form: ["email": "new.ranger@test.org", "password": oneTime, "next": "/sites/alpha"],
+                session: browser
+            )
             #expect(signedIn.location == "/account/password")
             browser.absorb(signedIn)
             for path in ["/sites", "/sites/alpha", "/tours/\(seed.tourId)", "/account/tokens"] {
@@ -288,8 +313,14 @@ import Testing
             for field in ["currentPassword", "newPassword", "confirmPassword"] {
                 #expect(form.text.contains("name=\"\(field)\""), "\(field) field")
             }
-            let changed = try await client.post("/account/password", form: ["currentPassword": oneTime, "newPassword": "my own trail password",
-                                                                             "confirmPassword": "my own trail password"], session: browser)
+            let changed = try await client.post(
+                "/account/password",
+                form: [
+                    "currentPassword": oneTime, "newPassword": "my own trail password",
+                    "confirmPassword": "my own trail password",
+                ],
+                session: browser
+            )
             #expect(changed.location == "/")
             let home = try await client.follow(changed, session: &browser)
             #expect(home.status == .seeOther, "/ leads to /sites")
@@ -298,7 +329,10 @@ import Testing
 
             // The one-time password is used up; the new one works.
             let anonymous = try await client.anonymousBrowser()
-            #expect(try await client.post("/login", form: ["email": "new.ranger@test.org", "password": oneTime], session: anonymous).status == .unauthorized)
+            #expect(
+                try await client.post("/login", form: ["email": "new.ranger@test.org", "password": oneTime], session: anonymous).status
+                    == .unauthorized
+            )
             _ = try await client.signIn("new.ranger@test.org", password: "my own trail password")
         }
     }
@@ -322,8 +356,11 @@ import Testing
         #expect(try Bootstrap.firstStart(database: app.database, config: app.config, print: { printed.append($0) }) == nil)
         #expect(try app.database.userCount() == 1)
         try await app.test { client in
-            let wrong = try await client.post("/login", form: ["email": Bootstrap.firstAdminEmail, "password": "not the password"],
-                                              session: try await client.anonymousBrowser())
+            let wrong = try await client.post(
+                "/login",
+                form: ["email": Bootstrap.firstAdminEmail, "password": "not the password"],
+                session: try await client.anonymousBrowser()
+            )
             #expect(wrong.status == .unauthorized)
             #expect(FileManager.default.fileExists(atPath: file.path), "a failed sign-in leaves it")
             let browser = try await client.anonymousBrowser()
@@ -337,15 +374,23 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             var browser = try await client.signIn("reviewer@test.org")
-            let changed = try await client.post("/account/password", form: ["currentPassword": TestApp.password, "newPassword": "a new long secret",
-                                                                             "confirmPassword": "a new long secret"], session: browser)
+            let changed = try await client.post(
+                "/account/password",
+                form: [
+                    "currentPassword": TestApp.password, "newPassword": "a new long secret",
+                    "confirmPassword": "a new long secret",
+                ],
+                session: browser
+            )
             #expect(changed.location == "/")
             let next = try await client.follow(changed, session: &browser)
             #expect(next.status == .seeOther)
             #expect(try await client.get("/sites", session: browser).text.contains("Your password has been changed."))
             let anonymous = try await client.anonymousBrowser()
-            #expect(try await client.post("/login", form: ["email": "reviewer@test.org", "password": TestApp.password], session: anonymous)
-                .status == .unauthorized)
+            #expect(
+                try await client.post("/login", form: ["email": "reviewer@test.org", "password": TestApp.password], session: anonymous)
+                    .status == .unauthorized
+            )
             _ = try await client.signIn("reviewer@test.org", password: "a new long secret")
             #expect(try app.database.actions().contains("user.password"))
         }

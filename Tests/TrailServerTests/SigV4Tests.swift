@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// The request signer against the worked examples of the S3 documentation ("Signature Calculations for the
@@ -10,7 +11,8 @@ import Testing
 @Suite struct SigV4Tests {
     static let signer = SigV4Signer(
         credentials: S3Credentials(accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-        region: "us-east-1")
+        region: "us-east-1"
+    )
     /// 20130524T000000Z
     static let may24 = Date(timeIntervalSince1970: 1_369_353_600)
     static let host = "examplebucket.s3.amazonaws.com"
@@ -22,10 +24,16 @@ import Testing
 
     @Test("GET Object with a Range header")
     func getObject() {
-        let headers = Self.signer.sign(S3RequestTarget(method: "GET", host: Self.host, path: "/test.txt"), headers: [("Range", "bytes=0-9")],
-                                       payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24)
-        #expect(Self.authorization(headers) == Self.credential
-                + ",SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+        let headers = Self.signer.sign(
+            S3RequestTarget(method: "GET", host: Self.host, path: "/test.txt"),
+            headers: [("Range", "bytes=0-9")],
+            payloadHash: SigV4Signer.emptyPayloadHash,
+            date: Self.may24
+        )
+        #expect(
+            Self.authorization(headers) == Self.credential
+                + ",SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+        )
         #expect(headers.contains { $0 == ("x-amz-date", "20130524T000000Z") })
         #expect(headers.contains { $0 == ("x-amz-content-sha256", SigV4Signer.emptyPayloadHash) })
     }
@@ -37,10 +45,16 @@ import Testing
         #expect(hash == "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
         let target = S3RequestTarget(method: "PUT", host: Self.host, path: "/test$file.text")
         #expect(target.encodedPath == "/test%24file.text")
-        let headers = Self.signer.sign(target, headers: [("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-storage-class", "REDUCED_REDUNDANCY")],
-                                       payloadHash: hash, date: Self.may24)
-        #expect(Self.authorization(headers) == Self.credential
-                + ",SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd")
+        let headers = Self.signer.sign(
+            target,
+            headers: [("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-storage-class", "REDUCED_REDUNDANCY")],
+            payloadHash: hash,
+            date: Self.may24
+        )
+        #expect(
+            Self.authorization(headers) == Self.credential
+                + ",SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd"
+        )
     }
 
     @Test("GET Bucket Lifecycle: a query item without a value")
@@ -48,8 +62,10 @@ import Testing
         let target = S3RequestTarget(method: "GET", host: Self.host, path: "/", query: [("lifecycle", "")])
         #expect(target.canonicalQuery == "lifecycle=")
         let headers = Self.signer.sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24)
-        #expect(Self.authorization(headers) == Self.credential
-                + ",SignedHeaders=host;x-amz-content-sha256;x-amz-date,Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543")
+        #expect(
+            Self.authorization(headers) == Self.credential
+                + ",SignedHeaders=host;x-amz-content-sha256;x-amz-date,Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543"
+        )
     }
 
     @Test("GET Bucket (List Objects): query items sorted by name")
@@ -57,8 +73,10 @@ import Testing
         let target = S3RequestTarget(method: "GET", host: Self.host, path: "/", query: [("prefix", "J"), ("max-keys", "2")])
         #expect(target.canonicalQuery == "max-keys=2&prefix=J")
         let headers = Self.signer.sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24)
-        #expect(Self.authorization(headers) == Self.credential
-                + ",SignedHeaders=host;x-amz-content-sha256;x-amz-date,Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
+        #expect(
+            Self.authorization(headers) == Self.credential
+                + ",SignedHeaders=host;x-amz-content-sha256;x-amz-date,Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"
+        )
     }
 
     @Test("a session token is sent and signed; a different key, date or region gives a different signature")
@@ -66,13 +84,21 @@ import Testing
         let target = S3RequestTarget(method: "GET", host: Self.host, path: "/test.txt")
         var credentials = Self.signer.credentials
         credentials.sessionToken = "token/with+odd=chars"
-        let withToken = SigV4Signer(credentials: credentials, region: "us-east-1").sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24)
+        let withToken = SigV4Signer(credentials: credentials, region: "us-east-1").sign(
+            target,
+            payloadHash: SigV4Signer.emptyPayloadHash,
+            date: Self.may24
+        )
         #expect(withToken.contains { $0 == ("x-amz-security-token", "token/with+odd=chars") })
         #expect(Self.authorization(withToken)?.contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token,") == true)
         let base = Self.authorization(Self.signer.sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24))
-        let otherRegion = Self.authorization(SigV4Signer(credentials: Self.signer.credentials, region: "eu-west-1")
-            .sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24))
-        let otherDate = Self.authorization(Self.signer.sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24.addingTimeInterval(1)))
+        let otherRegion = Self.authorization(
+            SigV4Signer(credentials: Self.signer.credentials, region: "eu-west-1")
+                .sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24)
+        )
+        let otherDate = Self.authorization(
+            Self.signer.sign(target, payloadHash: SigV4Signer.emptyPayloadHash, date: Self.may24.addingTimeInterval(1))
+        )
         #expect(Set([base, otherRegion, otherDate, Self.authorization(withToken)]).count == 4)
     }
 
@@ -87,15 +113,21 @@ import Testing
 @Suite struct SecretRedactionTests {
     @Test("S3 credentials never print their secret or session token: interpolation, description, debugDescription, dump, nested")
     func credentialsRedactThemselves() {
-        let credentials = S3Credentials(accessKeyId: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-                                        sessionToken: "FQoGZXIvYXdzEXAMPLESESSION")
+        let credentials = S3Credentials(
+            accessKeyId: "AKIAIOSFODNN7EXAMPLE",
+            secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            sessionToken: "FQoGZXIvYXdzEXAMPLESESSION"
+        )
         var settings = AppConfig()
         settings.storage = StorageSettings(location: StorageLocation(bucket: "tours", prefix: ""), credentials: credentials)
-        var dumped = "", dumpedSettings = ""
+        var dumped = ""
+        var dumpedSettings = ""
         dump(credentials, to: &dumped)
         dump(settings, to: &dumpedSettings)
-        let printed = ["\(credentials)", String(describing: credentials), String(reflecting: credentials), credentials.description,
-                       credentials.debugDescription, dumped, "\([credentials])", "\(settings.storage!)", String(reflecting: settings), dumpedSettings]
+        let printed = [
+            "\(credentials)", String(describing: credentials), String(reflecting: credentials), credentials.description,
+            credentials.debugDescription, dumped, "\([credentials])", "\(settings.storage!)", String(reflecting: settings), dumpedSettings,
+        ]
         for text in printed {
             #expect(!text.contains("wJalrXUtnFEMI") && !text.contains("EXAMPLESESSION"), "\(text)")
         }
@@ -127,8 +159,10 @@ import Testing
         try "secret-from-file\n".write(to: folder.appendingPathComponent("aws-secret-access-key"), atomically: true, encoding: .utf8)
         let loaded = try #require(S3Credentials.fromEnvironment(["CREDENTIALS_DIRECTORY": folder.path]))
         #expect(loaded == S3Credentials(accessKeyId: "AKIDFROMFILE", secretAccessKey: "secret-from-file"))
-        let fromEnvironment = S3Credentials.fromEnvironment(["CREDENTIALS_DIRECTORY": folder.path, "AWS_ACCESS_KEY_ID": "AKIDENV",
-                                                             "AWS_SECRET_ACCESS_KEY": "secret-env"])
+        let fromEnvironment = S3Credentials.fromEnvironment([
+            "CREDENTIALS_DIRECTORY": folder.path, "AWS_ACCESS_KEY_ID": "AKIDENV",
+            "AWS_SECRET_ACCESS_KEY": "secret-env",
+        ])
         #expect(fromEnvironment?.accessKeyId == "AKIDENV")
         #expect(S3Credentials.fromEnvironment([:]) == nil)
     }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// The page a sign-in returns to (`next`) can only be a path of this site, however it is written.
@@ -38,15 +39,21 @@ import Testing
                 #expect(page.text.contains("name=\"next\" value=\"/\""), "\(next): the form carries / only")
                 // The form field itself is attacker-controlled too: post the hostile value directly.
                 let decoded = next.removingPercentEncoding ?? next
-                let response = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password, "next": decoded],
-                                                      session: browser)
+                let response = try await client.post(
+                    "/login",
+                    form: ["email": "author@test.org", "password": TestApp.password, "next": decoded],
+                    session: browser
+                )
                 #expect(response.status == .seeOther, "\(next): \(response.status)")
                 #expect(response.location == "/", "\(next): Location \(response.location.debugDescription)")
             }
             var browser = BrowserSession()
             browser.absorb(try await client.execute(uri: "/login?next=/sites/alpha", method: .get))
-            let local = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password, "next": "/sites/alpha"],
-                                              session: browser)
+            let local = try await client.post(
+                "/login",
+                form: ["email": "author@test.org", "password": TestApp.password, "next": "/sites/alpha"],
+                session: browser
+            )
             #expect(local.location == "/sites/alpha")
         }
     }

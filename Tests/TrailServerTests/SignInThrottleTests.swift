@@ -3,6 +3,7 @@ import GRDB
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// The sign-in throttle holds under concurrent guessing, sees the real client behind a trusted proxy, and the answer's
@@ -16,16 +17,21 @@ import Testing
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        try await client.post("/login", form: ["email": "author@test.org", "password": "guess \(index)"], session: browser).status.code
+                        try await client.post("/login", form: ["email": "author@test.org", "password": "guess \(index)"], session: browser).status
+                            .code
                     }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
-            let checked = statuses.filter { $0 == 401 }.count, refused = statuses.filter { $0 == 429 }.count
+            let checked = statuses.filter { $0 == 401 }.count
+            let refused = statuses.filter { $0 == 429 }.count
             #expect(checked == 5, "passwords checked: \(checked)")
             #expect(refused == 45, "throttled: \(refused)")
             // The right password is refused too while the limit holds.
-            #expect(try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser).status == .tooManyRequests)
+            #expect(
+                try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser).status
+                    == .tooManyRequests
+            )
         }
     }
 
@@ -36,8 +42,12 @@ import Testing
             let browser = try await client.anonymousBrowser()
             func attempt(_ email: String, from address: String, password: String = "wrong password") async throws -> HTTPResponse.Status {
                 // The client's own claim comes first; the proxy appends the address it saw.
-                try await client.post("/login", form: ["email": email, "password": password], session: browser,
-                                      headers: [.xForwardedFor: "10.9.9.9, \(address)"]).status
+                try await client.post(
+                    "/login",
+                    form: ["email": email, "password": password],
+                    session: browser,
+                    headers: [.xForwardedFor: "10.9.9.9, \(address)"]
+                ).status
             }
             // 20 failures over many emails from one visitor stop that visitor's address (the limit per address is 4 × 5)...
             for index in 1...20 { #expect(try await attempt("guess\(index)@test.org", from: "203.0.113.7") == .unauthorized) }
@@ -54,10 +64,16 @@ import Testing
         let (plain, _) = try await TestApp.seeded()
         try await plain.application.testLive { client in
             let browser = try await client.anonymousBrowser()
-            let response = try await client.post("/login", form: ["email": "nobody@test.org", "password": "wrong password"], session: browser,
-                                                 headers: [.xForwardedFor: "203.0.113.7"])
+            let response = try await client.post(
+                "/login",
+                form: ["email": "nobody@test.org", "password": "wrong password"],
+                session: browser,
+                headers: [.xForwardedFor: "203.0.113.7"]
+            )
             #expect(response.status == .unauthorized)
-            let addresses: [String] = try await plain.database.writer.read { try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure") }
+            let addresses: [String] = try await plain.database.writer.read {
+                try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure")
+            }
             #expect(addresses.count == 1 && addresses.first != "203.0.113.7" && addresses.first?.isEmpty == false, "\(addresses)")
         }
     }
@@ -68,8 +84,12 @@ import Testing
         try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             func attempt(from address: String, password: String) async throws -> TestResponse {
-                try await client.post("/login", form: ["email": "author@test.org", "password": password], session: browser,
-                                      headers: [.xForwardedFor: address])
+                try await client.post(
+                    "/login",
+                    form: ["email": "author@test.org", "password": password],
+                    session: browser,
+                    headers: [.xForwardedFor: address]
+                )
             }
             for _ in 1...5 { #expect(try await attempt(from: "203.0.113.7", password: "wrong password").status == .unauthorized) }
             let locked = try await attempt(from: "203.0.113.7", password: TestApp.password)
@@ -94,13 +114,22 @@ import Testing
         try await app.application.testLive { client in
             let browser = try await client.anonymousBrowser()
             for index in 1...12 {
-                let response = try await client.post("/login", form: ["email": "author@test.org", "password": "wrong password"], session: browser,
-                                                     headers: [.xForwardedFor: "203.0.113.\(index)"])
+                let response = try await client.post(
+                    "/login",
+                    form: ["email": "author@test.org", "password": "wrong password"],
+                    session: browser,
+                    headers: [.xForwardedFor: "203.0.113.\(index)"]
+                )
                 #expect(response.status == .unauthorized, "attempt \(index)")
             }
-            let clock = ContinuousClock(), start = clock.now
-            let owner = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: browser,
-                                              headers: [.xForwardedFor: "198.51.100.9"])
+            let clock = ContinuousClock()
+            let start = clock.now
+            let owner = try await client.post(
+                "/login",
+                form: ["email": "author@test.org", "password": TestApp.password],
+                session: browser,
+                headers: [.xForwardedFor: "198.51.100.9"]
+            )
             #expect(owner.status == .seeOther, "the right password from a fresh address works after 12 failures elsewhere")
             #expect(clock.now - start >= .milliseconds(500), "but waits the bounded delay first")
         }
@@ -126,8 +155,13 @@ import Testing
             let reset = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin)
             #expect(reset.status == .ok)
             #expect(reset.headers[.cacheControl] == "no-store")
-            let range = try #require(reset.text.range(of: #"New one-time password for author@test.org: <code id="reset-password-value">[A-Za-z0-9]{16}</code>"#,
-                                                      options: .regularExpression), "\(reset.text)")
+            let range = try #require(
+                reset.text.range(
+                    of: #"New one-time password for author@test.org: <code id="reset-password-value">[A-Za-z0-9]{16}</code>"#,
+                    options: .regularExpression
+                ),
+                "\(reset.text)"
+            )
             let password = String(reset.text[range].dropLast("</code>".count).suffix(16))
             #expect(try app.database.userForAPIToken(token) == nil, "the token is revoked")
             let ended = try await client.get("/sites", session: authorSession)
@@ -136,7 +170,11 @@ import Testing
             let browser = try await client.anonymousBrowser()
             let signedIn = try await client.post("/login", form: ["email": "author@test.org", "password": password], session: browser)
             #expect(signedIn.location == "/account/password", "the one-time password works once, and must be changed")
-            let old = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password], session: try await client.anonymousBrowser())
+            let old = try await client.post(
+                "/login",
+                form: ["email": "author@test.org", "password": TestApp.password],
+                session: try await client.anonymousBrowser()
+            )
             #expect(old.status == .unauthorized, "the old password no longer works")
             // The users page shows it no more.
             #expect(!(try await client.get("/admin/users", session: admin).text.contains(password)))
@@ -146,7 +184,9 @@ import Testing
     @Test("trusted proxy ranges: IPv4, IPv6, mapped addresses; a bad range is a clear error")
     func trustedProxyParsing() throws {
         let proxies = try TrustedProxies(parsing: "10.0.0.0/8, 192.168.1.1, fd00::/8")
-        #expect(proxies.contains("10.200.3.4") && proxies.contains("192.168.1.1") && proxies.contains("fd12::1") && proxies.contains("::ffff:10.1.1.1"))
+        #expect(
+            proxies.contains("10.200.3.4") && proxies.contains("192.168.1.1") && proxies.contains("fd12::1") && proxies.contains("::ffff:10.1.1.1")
+        )
         #expect(!proxies.contains("11.0.0.1") && !proxies.contains("192.168.1.2") && !proxies.contains("fe80::1") && !proxies.contains("nonsense"))
         // Read from the right: trusted hops are skipped, the first other one is the client.
         #expect(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: ["6.6.6.6, 198.51.100.9, 10.0.0.2"]) == "198.51.100.9")
@@ -166,11 +206,17 @@ import Testing
             config.bcryptCost = 10
             config.loginFailureLimit = 1_000
         }
-        try await app.database.changePassword(userId: try #require(app.database.user(email: "author@test.org")?.id), newPassword: TestApp.password,
-                                            bcryptCost: 10, actor: .system)
+        try await app.database.changePassword(
+            userId: try #require(app.database.user(email: "author@test.org")?.id),
+            newPassword: TestApp.password,
+            bcryptCost: 10,
+            actor: .system
+        )
         // The dummy hash has the configured cost: the part of the answer's time that could differ.
-        #expect(app.dependencies.unknownUserPasswordHash.hasPrefix("$2b$10$") || app.dependencies.unknownUserPasswordHash.hasPrefix("$2a$10$"),
-                "\(app.dependencies.unknownUserPasswordHash.prefix(7))")
+        #expect(
+            app.dependencies.unknownUserPasswordHash.hasPrefix("$2b$10$") || app.dependencies.unknownUserPasswordHash.hasPrefix("$2a$10$"),
+            "\(app.dependencies.unknownUserPasswordHash.prefix(7))"
+        )
         try await app.test { client in
             let browser = try await client.anonymousBrowser()
             let clock = ContinuousClock()
@@ -207,8 +253,14 @@ import Testing
             let elsewhere = try await client.signIn("author@test.org")
             let other = try await client.signIn("manager@test.org")
             here.absorb(try await client.get("/account/password", session: here))
-            let changed = try await client.post("/account/password", form: ["currentPassword": TestApp.password, "newPassword": "a brand new password",
-                                                                            "confirmPassword": "a brand new password"], session: here)
+            let changed = try await client.post(
+                "/account/password",
+                form: [
+                    "currentPassword": TestApp.password, "newPassword": "a brand new password",
+                    "confirmPassword": "a brand new password",
+                ],
+                session: here
+            )
             #expect(changed.status == .seeOther, "\(changed.status) \(changed.text)")
             #expect(try await client.get("/sites", session: here).status == .ok, "the session the change was made in stays")
             let ended = try await client.get("/sites", session: elsewhere)
@@ -221,7 +273,8 @@ import Testing
     func strictTransportSecurityFollowsThePublicURL() async throws {
         let (secure, _) = try await TestApp.seeded { $0.publicURL = "https://tours.example.gov" }
         try await secure.test { client in
-            let page = try await client.execute(uri: "/login", method: .get), api = try await client.execute(uri: "/api/v1/sites", method: .get)
+            let page = try await client.execute(uri: "/login", method: .get)
+            let api = try await client.execute(uri: "/api/v1/sites", method: .get)
             #expect(page.headers[.strictTransportSecurity] == "max-age=31536000")
             #expect(api.headers[.strictTransportSecurity] == "max-age=31536000")
         }
@@ -241,8 +294,13 @@ import Testing
             // Signed in 6 days ago, seen a minute ago: still fine. 8 days ago: over.
             for (days, alive) in [(6.0, true), (8.0, false)] {
                 try await app.database.writer.write { db in
-                    try db.execute(sql: "UPDATE session SET createdAt = ?, lastSeenAt = ?", arguments: [Date().timeIntervalSince1970 - days * 86_400,
-                                                                                                         Date().timeIntervalSince1970 - 60])
+                    try db.execute(
+                        sql: "UPDATE session SET createdAt = ?, lastSeenAt = ?",
+                        arguments: [
+                            Date().timeIntervalSince1970 - days * 86_400,
+                            Date().timeIntervalSince1970 - 60,
+                        ]
+                    )
                 }
                 let page = try await client.get("/sites", session: browser)
                 #expect(alive ? page.status == .ok : page.location?.hasPrefix("/login") == true, "\(days) days: \(page.status)")
@@ -255,7 +313,9 @@ import Testing
         let folder = TestScratch.folder("trail-private")
         defer { try? FileManager.default.removeItem(at: folder) }
         try DataFolder.prepare(folder)
-        func mode(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1 }
+        func mode(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+        }
         #expect(try mode(folder.path) == 0o700)
         #expect(try mode(folder.appendingPathComponent("keys").path) == 0o700)
         let path = folder.appendingPathComponent("trail.sqlite").path

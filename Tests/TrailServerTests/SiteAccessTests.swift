@@ -1,4 +1,5 @@
 import Testing
+
 @testable import TrailServer
 
 /// One access check. The whole rule table of roles × permissions, and the one error each refusal throws.
@@ -21,7 +22,10 @@ import Testing
                 } else if allowed.isEmpty {
                     #expect(throws: NotFound.self) { try access.require(permission, to: "do it") }
                 } else {
-                    do { try access.require(permission, to: "do it"); Issue.record("allowed") } catch let refusal as Forbidden {
+                    do {
+                        try access.require(permission, to: "do it")
+                        Issue.record("allowed")
+                    } catch let refusal as Forbidden {
                         #expect(refusal.message == "Only \(permission.holders) of Sweet Home can do it.")
                     }
                 }

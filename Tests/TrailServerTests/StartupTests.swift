@@ -1,6 +1,7 @@
 import Foundation
 import PackageFormat
 import Testing
+
 @testable import TrailServer
 
 /// What the server needs to run is there, or it does not start: no stand-in that would quietly do the wrong thing.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import TrailServer
 
 /// Every state column of the database allows exactly its Swift enum's cases, so a case added in Swift
@@ -27,7 +28,9 @@ import Testing
         guard let match = sql.range(of: "\(column)\\s+(NOT\\s+)?IN\\s*\\(", options: .regularExpression) else { return nil }
         let rest = sql[match.upperBound...]
         guard let close = rest.firstIndex(of: ")") else { return nil }
-        return rest[..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: "'")) }
+        return rest[..<close].split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespacesAndNewlines).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        }
     }
 
     @Test("each state column's CHECK (or trigger) lists exactly its enum's cases")
@@ -35,8 +38,11 @@ import Testing
         let database = try AppDatabase.inMemory(migrationsFolder: MigrationTests.migrationsFolder)
         try database.writer.read { db in
             for (table, column, cases) in Self.stateColumns {
-                let sources = try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('table', 'trigger')",
-                                                  arguments: [table])
+                let sources = try String.fetchAll(
+                    db,
+                    sql: "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('table', 'trigger')",
+                    arguments: [table]
+                )
                 let lists = sources.compactMap { sql -> [String]? in
                     // The table's own column definition, or a trigger guarding NEW.<column>.
                     if sql.hasPrefix("CREATE TRIGGER") {
@@ -59,16 +65,20 @@ import Testing
             try db.execute(sql: "INSERT INTO site (slug, name, description, requiredApprovals, createdAt) VALUES ('s', 'S', '', 1, 0)")
             let siteId = db.lastInsertedRowID
             for state in TourState.allCases {
-                try db.execute(sql: "INSERT INTO tour (siteId, name, mapName, state, createdAt, updatedAt) VALUES (?, 'T', 'M', ?, 0, 0)",
-                               arguments: [siteId, state])
+                try db.execute(
+                    sql: "INSERT INTO tour (siteId, name, mapName, state, createdAt, updatedAt) VALUES (?, 'T', 'M', ?, 0, 0)",
+                    arguments: [siteId, state]
+                )
             }
             let tourId = db.lastInsertedRowID
             for state in TourState.allCases {
                 try db.execute(sql: "UPDATE tour SET state = ? WHERE id = ?", arguments: [state, tourId])
             }
             do {
-                try db.execute(sql: "INSERT INTO tour (siteId, name, mapName, state, createdAt, updatedAt) VALUES (?, 'T', 'M', 'archived', 0, 0)",
-                               arguments: [siteId])
+                try db.execute(
+                    sql: "INSERT INTO tour (siteId, name, mapName, state, createdAt, updatedAt) VALUES (?, 'T', 'M', 'archived', 0, 0)",
+                    arguments: [siteId]
+                )
                 Issue.record("an unknown state was inserted")
             } catch let error as DatabaseError {
                 #expect(error.message?.contains("tour.state must be one of") == true, "\(error)")

@@ -1,8 +1,5 @@
 import Crypto
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -11,16 +8,24 @@ import PackageFormat
 import TestSupport
 import Testing
 import TrailClient
+
 @testable import TrailServer
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The distribution tree mirrored to a real S3 server (SeaweedFS, and moto as a second implementation).
 @Suite(.serialized) struct StorageSyncTests {
     static let prefix = "parks/north"
 
     static func settings(_ store: ObjectStore, credentials: S3Credentials? = nil, bucket: String? = nil) -> StorageSettings {
-        var settings = StorageSettings(location: StorageLocation(bucket: bucket ?? store.info.bucket, prefix: prefix), endpoint: store.endpoint,
-                                       credentials: credentials ?? store.credentials,
-                                       publicDownloadURL: "\(store.info.endpoint)/\(store.info.bucket)/\(prefix)")
+        var settings = StorageSettings(
+            location: StorageLocation(bucket: bucket ?? store.info.bucket, prefix: prefix),
+            endpoint: store.endpoint,
+            credentials: credentials ?? store.credentials,
+            publicDownloadURL: "\(store.info.endpoint)/\(store.info.bucket)/\(prefix)"
+        )
         settings.connectTimeout = .seconds(2)
         settings.readTimeout = .seconds(10)
         settings.firstRetryDelay = .milliseconds(200)
@@ -35,7 +40,8 @@ import TrailClient
     }
 
     static func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
-        let clock = ContinuousClock(), deadline = clock.now + timeout
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         while try await !condition() {
             guard clock.now < deadline else { throw WaitTimeout(description: "timed out waiting for \(what)") }
             try await Task.sleep(for: .milliseconds(100))
@@ -44,8 +50,10 @@ import TrailClient
 
     struct WaitTimeout: Error, CustomStringConvertible { let description: String }
 
-    @Test("a release puts every object of the tree in the bucket with its bytes and headers; the catalog goes last and verifies; the API redirects there",
-          arguments: ObjectStore.Kind.allCases)
+    @Test(
+        "a release puts every object of the tree in the bucket with its bytes and headers; the catalog goes last and verifies; the API redirects there",
+        arguments: ObjectStore.Kind.allCases
+    )
     func releaseMirrorsTheTree(kind: ObjectStore.Kind) async throws {
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
@@ -96,10 +104,14 @@ import TrailClient
             let catalog = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
             let entry = try #require((catalog["packages"] as? [[String: Any]])?.first)
             #expect(entry["url"] as? String == "\(settings.publicDownloadURL!)/\(zipPath)")
-            #expect(entry["manifestURL"] as? String == "\(settings.publicDownloadURL!)/packages/\(released.packageId)/\(released.version)/manifest.json")
+            #expect(
+                entry["manifestURL"] as? String == "\(settings.publicDownloadURL!)/packages/\(released.packageId)/\(released.version)/manifest.json"
+            )
 
             // The API answers 302 to the same immutable object, which anyone can read.
-            for uri in ["/api/v1/packages/\(released.packageId)/download", "/api/v1/packages/\(released.packageId)/versions/\(released.version)/download"] {
+            for uri in [
+                "/api/v1/packages/\(released.packageId)/download", "/api/v1/packages/\(released.packageId)/versions/\(released.version)/download",
+            ] {
                 let redirect = try await api.execute(uri: uri, method: .get)
                 #expect(redirect.status == .found, "\(uri)")
                 #expect(redirect.headers[.location] == "\(settings.publicDownloadURL!)/\(zipPath)")
@@ -139,14 +151,24 @@ import TrailClient
         let cases: [(String, StorageSettings, String)] = [
             ("wrong keys", Self.settings(store, credentials: S3Credentials(accessKeyId: "nobody", secretAccessKey: "nothing")), "access denied"),
             ("missing bucket", Self.settings(store, bucket: "no-such-bucket"), "does not exist"),
-            ("no answer", { var s = Self.settings(store); s.endpoint = URL(string: "http://127.0.0.1:9")!; return s }(), "does not answer"),
+            (
+                "no answer",
+                {
+                    var s = Self.settings(store)
+                    s.endpoint = URL(string: "http://127.0.0.1:9")!
+                    return s
+                }(), "does not answer"
+            ),
         ]
         for (name, settings, words) in cases {
             let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
             defer { env.remove() }
             let sync = try #require(env.app.dependencies.makeDistributionSync())
             defer { Task { await sync.shutdown() } }
-            do { try await sync.checkBucket(); Issue.record("\(name): the check passed") } catch {
+            do {
+                try await sync.checkBucket()
+                Issue.record("\(name): the check passed")
+            } catch {
                 #expect("\(error)".contains(words), "\(name): \(error)")
             }
             try await env.app.test { api in
@@ -182,10 +204,12 @@ import TrailClient
 
         func look(_ client: S3Client) async {
             guard let body = try? await client.getObject("\(StorageSyncTests.prefix)/catalog.json"),
-                  let catalog = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return }
+                let catalog = try? JSONSerialization.jsonObject(with: body) as? [String: Any]
+            else { return }
             let version = catalog["catalogVersion"] as? Int ?? -1
             for entry in catalog["packages"] as? [[String: Any]] ?? [] {
-                let id = entry["id"] as? String ?? "", number = entry["version"] as? Int ?? 0
+                let id = entry["id"] as? String ?? ""
+                let number = entry["version"] as? Int ?? 0
                 for path in ["packages/\(id)/\(number).zip", "packages/\(id)/\(number)/manifest.json"] {
                     // Only a HEAD the bucket answered "not found" counts; one that failed (a slow machine timing out
                     // the watcher's own request) says nothing about the bucket.
@@ -208,13 +232,20 @@ import TrailClient
         }
     }
 
-    @Test("the path to the bucket cut during a release: the release completes locally, the job waits with the error, the bucket's catalog never names a missing object, and all is sent once the path is back", arguments: ObjectStore.Kind.allCases)
+    @Test(
+        "the path to the bucket cut during a release: the release completes locally, the job waits with the error, the bucket's catalog never names a missing object, and all is sent once the path is back",
+        arguments: ObjectStore.Kind.allCases
+    )
     func outageDuringRelease(kind: ObjectStore.Kind) async throws {
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
         let proxy = try await TCPProxy.start(to: store.endpoint.port!)
         defer { proxy.stop() }
-        let settings = { var settings = Self.settings(store); settings.endpoint = proxy.url; return settings }()
+        let settings = {
+            var settings = Self.settings(store)
+            settings.endpoint = proxy.url
+            return settings
+        }()
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { [settings] in $0.storage = settings })
         defer { env.remove() }
         let sync = try #require(env.app.dependencies.makeDistributionSync())
@@ -227,7 +258,9 @@ import TrailClient
 
         try await env.app.test { api in
             let first = try await env.releaseThroughAPI(api)
-            try await Self.waitFor("the first release in the bucket") { try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 1 }
+            try await Self.waitFor("the first release in the bucket") {
+                try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 1
+            }
 
             proxy.cut()
             let second = try await env.releaseThroughAPI(api, seed: 31)
@@ -254,7 +287,9 @@ import TrailClient
             #expect(authorsPage.status == .ok && !authorsPage.text.contains(#"id="storage-warning""#))
 
             proxy.restore()
-            try await Self.waitFor("the second release in the bucket") { try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 2 }
+            try await Self.waitFor("the second release in the bucket") {
+                try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 2
+            }
             #expect(sync.state.lastFailure == nil)
             let admin2 = try await api.signIn("admin@test.org")
             let inSync = try await api.get("/packages/\(second.packageId)", session: admin2)
@@ -269,9 +304,15 @@ import TrailClient
         #expect(watcher.seenVersions.drop { $0 == 0 } == [1, 2])
     }
 
-    @Test("kill -9 of the server during a multipart upload of a large package: after a restart the upload continues from the parts in the bucket and ends with the right SHA-256",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: GracefulStopTests.binary.path), "needs .build/debug/trail-companion (swift build --build-tests)"),
-          .timeLimit(.minutes(10)), arguments: ObjectStore.Kind.allCases)
+    @Test(
+        "kill -9 of the server during a multipart upload of a large package: after a restart the upload continues from the parts in the bucket and ends with the right SHA-256",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: GracefulStopTests.binary.path),
+            "needs .build/debug/trail-companion (swift build --build-tests)"
+        ),
+        .timeLimit(.minutes(10)),
+        arguments: ObjectStore.Kind.allCases
+    )
     func multipartResumesAfterKill(kind: ObjectStore.Kind) async throws {
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
@@ -290,8 +331,12 @@ import TrailClient
         let zipPath = "packages/\(released.packageId)/\(released.version).zip"
         let location = "s3://\(store.info.bucket)/\(Self.prefix)"
 
-        let server = TrailServerProcess(binary: GracefulStopTests.binary, data: env.dataFolder, signatures: env.signatures,
-                                        log: env.folder.appendingPathComponent("server.log"))
+        let server = TrailServerProcess(
+            binary: GracefulStopTests.binary,
+            data: env.dataFolder,
+            signatures: env.signatures,
+            log: env.folder.appendingPathComponent("server.log")
+        )
         defer { server.killNow() }
         server.serveArguments = ["--storage", location, "--s3-endpoint", proxy.url.absoluteString, "--s3-part-size", "5M"]
         server.environment = ["AWS_ACCESS_KEY_ID": store.info.accessKey, "AWS_SECRET_ACCESS_KEY": store.info.secretKey]
@@ -302,7 +347,9 @@ import TrailClient
         let direct = store.client()
         defer { Task { await direct.shutdown() } }
         func uploadId() throws -> String? {
-            try env.database.writer.read { try String.fetchOne($0, sql: "SELECT uploadId FROM distributionUpload WHERE path = ?", arguments: [zipPath]) }
+            try env.database.writer.read {
+                try String.fetchOne($0, sql: "SELECT uploadId FROM distributionUpload WHERE path = ?", arguments: [zipPath])
+            }
         }
         // Only whole parts count: a store may list a part whose request the kill cut short, and the restart rightly
         // sends that one again (kept parts must match the file's size and MD5).
@@ -336,7 +383,10 @@ import TrailClient
         #expect(SHA256.hash(data: try await direct.getObject("\(Self.prefix)/\(zipPath)", limit: 64 << 20)).hexString == released.sha256)
     }
 
-    @Test("TrailClient and aria2c download a package from the bucket's public URL and verify it; TrailClient follows the API's 302 to the same bytes", arguments: ObjectStore.Kind.allCases)
+    @Test(
+        "TrailClient and aria2c download a package from the bucket's public URL and verify it; TrailClient follows the API's 302 to the same bytes",
+        arguments: ObjectStore.Kind.allCases
+    )
     func clientsDownloadFromTheBucket(kind: ObjectStore.Kind) async throws {
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
@@ -366,9 +416,14 @@ import TrailClient
             #expect(try await trail.downloadPackage(id: released.packageId, to: viaAPI).sha256 == released.sha256)
 
             // aria2c (Debian's aria2), which knows nothing of this project, checks the SHA-256 itself.
-            let aria = try await ChildProcess.run("/usr/bin/aria2c", [
-                "--quiet=true", "--allow-overwrite=true", "--dir", folder.path, "--out", "aria.zip",
-                "--checksum=sha-256=\(entry.sha256)", entry.url], timeout: .seconds(120))
+            let aria = try await ChildProcess.run(
+                "/usr/bin/aria2c",
+                [
+                    "--quiet=true", "--allow-overwrite=true", "--dir", folder.path, "--out", "aria.zip",
+                    "--checksum=sha-256=\(entry.sha256)", entry.url,
+                ],
+                timeout: .seconds(120)
+            )
             #expect(aria.status == 0, "aria2c: \(aria.stdout) \(aria.stderr)")
             let ariaZip = folder.appendingPathComponent("aria.zip")
             #expect(PackageVerifier.verify(zipAt: ariaZip, publicKeyBase64: env.publicKey).isValid)
@@ -380,8 +435,13 @@ import TrailClient
         try await CLI.run(arguments, data: data, environment: environment)
     }
 
-    @Test("storage check lists what the bucket lacks; storage sync sends it, then the catalog; --all sends everything again; bad settings are named",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: GracefulStopTests.binary.path), "needs .build/debug/trail-companion (swift build --build-tests)"))
+    @Test(
+        "storage check lists what the bucket lacks; storage sync sends it, then the catalog; --all sends everything again; bad settings are named",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: GracefulStopTests.binary.path),
+            "needs .build/debug/trail-companion (swift build --build-tests)"
+        )
+    )
     func storageCommands() async throws {
         let store = try await ObjectStore.start(.seaweedfs)
         defer { store.stop() }

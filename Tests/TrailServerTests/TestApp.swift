@@ -6,6 +6,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// The project folder (Templates/, Public/, migrations/), found from this file's path.
@@ -22,8 +23,11 @@ struct TestApp {
 
     /// - Parameter scanner: the malware scanner behind the app's scan service; nil means the configured one
     ///   (`makeScanner(config)`: libclamav on `config.clamavDatabaseFolders`, or clamd with `config.clamdAddress`).
-    static func make(database: AppDatabase? = nil, scanner: (any MalwareScanner)? = nil,
-                     configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
+    static func make(
+        database: AppDatabase? = nil,
+        scanner: (any MalwareScanner)? = nil,
+        configure: (inout AppConfig) -> Void = { _ in }
+    ) async throws -> TestApp {
         var config = AppConfig()
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-test")
@@ -65,8 +69,14 @@ struct TestApp {
     func seed() throws -> Seed {
         let system = AuditActor.system
         func user(_ email: String, admin: Bool = false) throws -> Int64 {
-            try database.createUser(email: email, displayName: email.components(separatedBy: "@")[0], password: Self.password,
-                                    isAdmin: admin, bcryptCost: 4, actor: system).id!
+            try database.createUser(
+                email: email,
+                displayName: email.components(separatedBy: "@")[0],
+                password: Self.password,
+                isAdmin: admin,
+                bcryptCost: 4,
+                actor: system
+            ).id!
         }
         let alpha = try database.createSite(SiteInput(slug: "alpha", name: "Alpha District", description: "", requiredApprovals: 1), actor: system)
         let bravo = try database.createSite(SiteInput(slug: "bravo", name: "Bravo District", description: "", requiredApprovals: 1), actor: system)
@@ -78,10 +88,17 @@ struct TestApp {
         _ = try user("outsider@test.org")
         try database.setMembership(siteId: bravo.id!, email: "outsider@test.org", role: .manager, actor: system)
         let tour = try database.createTour(siteId: alpha.id!, TourInput(name: "Ridge Walk", description: "A walk."), actor: system)
-        _ = try database.setFrame(tourId: tour.id!, FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
-                                  maxAreaKm2: 2500, actor: system)
-        let waypoint = try database.createWaypoint(tourId: tour.id!, WaypointInput(name: "Fish Lake", description: "", latitude: 44.40, longitude: -122.0),
-                                                   actor: system)
+        _ = try database.setFrame(
+            tourId: tour.id!,
+            FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
+            maxAreaKm2: 2500,
+            actor: system
+        )
+        let waypoint = try database.createWaypoint(
+            tourId: tour.id!,
+            WaypointInput(name: "Fish Lake", description: "", latitude: 44.40, longitude: -122.0),
+            actor: system
+        )
         return Seed(alphaId: alpha.id!, bravoId: bravo.id!, tourId: tour.id!, waypointId: waypoint.id!)
     }
 
@@ -134,8 +151,14 @@ extension TestClientProtocol {
     }
 
     /// A form POST; the session's CSRF token is added unless `csrf` says otherwise.
-    func post(_ uri: String, form: [String: String], session: BrowserSession?, csrf: String? = nil, extra: [(String, String)] = [],
-              headers more: HTTPFields = [:]) async throws -> TestResponse {
+    func post(
+        _ uri: String,
+        form: [String: String],
+        session: BrowserSession?,
+        csrf: String? = nil,
+        extra: [(String, String)] = [],
+        headers more: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var fields = form.map { ($0.key, $0.value) } + extra
         if let token = csrf ?? session.map({ $0.csrf.isEmpty ? $0.cookies["tc_csrf"] ?? "" : $0.csrf }), !token.isEmpty {
             fields.append(("_csrf", token))

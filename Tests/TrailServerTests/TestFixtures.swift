@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// Who makes a request in the authorization tables: nobody, one of alpha's members, the admin, or bravo's manager.
@@ -57,13 +58,17 @@ struct RichSeed: Sendable {
     /// and `{asset}`, `{asset2}`, `{video}`, `{upload}`, `{import}`, `{pubTour}`, `{pkg}`, `{pending}`, `{readyTour}`, `{hiddenPkg}`, `{ready}`, `{tile}`.
     func fill(_ text: String) -> String {
         var text = text
-        for (key, value) in [("tour", tourId), ("wp2", secondWaypointId), ("wp", waypointId), ("author", authorId), ("spare", spareId),
-                             ("alpha", alphaId), ("adminToken", adminTokenId), ("bravoTour", bravoTourId), ("asset2", secondAssetId), ("video", videoAssetId),
-                             ("asset", assetId), ("pubTour", publishedTourId), ("readyTour", readyTourId)] {
+        for (key, value) in [
+            ("tour", tourId), ("wp2", secondWaypointId), ("wp", waypointId), ("author", authorId), ("spare", spareId),
+            ("alpha", alphaId), ("adminToken", adminTokenId), ("bravoTour", bravoTourId), ("asset2", secondAssetId), ("video", videoAssetId),
+            ("asset", assetId), ("pubTour", publishedTourId), ("readyTour", readyTourId),
+        ] {
             text = text.replacingOccurrences(of: "{\(key)}", with: "\(value)")
         }
-        for (key, value) in [("upload", uploadId), ("import", importId), ("pkg", packageId), ("pending", pendingRequestId),
-                             ("hiddenPkg", hiddenPackageId), ("ready", readyRequestId), ("tile", tile)] {
+        for (key, value) in [
+            ("upload", uploadId), ("import", importId), ("pkg", packageId), ("pending", pendingRequestId),
+            ("hiddenPkg", hiddenPackageId), ("ready", readyRequestId), ("tile", tile),
+        ] {
             text = text.replacingOccurrences(of: "{\(key)}", with: value)
         }
         return text
@@ -86,7 +91,8 @@ extension TestApp {
     }
 
     /// An app on a copy of `template` (and of `dataFolder`'s files, if given) in a new data folder.
-    private static func copying(_ template: DatabaseQueue, dataFolder: URL?, configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp {
+    private static func copying(_ template: DatabaseQueue, dataFolder: URL?, configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp
+    {
         let copy = try DatabaseQueue(configuration: AppDatabase.configuration())
         try template.backup(to: copy)
         var config = AppConfig()
@@ -107,16 +113,38 @@ extension TestApp {
     func richSeed() throws -> RichSeed {
         let seed = try seed()
         let system = AuditActor.system
-        let second = try database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Summit", description: "The top.",
-                                                                                    latitude: 44.41, longitude: -122.15), actor: system)
-        let spare = try database.createUser(email: "spare@test.org", displayName: "Spare", password: TestApp.password, isAdmin: false,
-                                            bcryptCost: 4, actor: system)
+        let second = try database.createWaypoint(
+            tourId: seed.tourId,
+            WaypointInput(
+                name: "Summit",
+                description: "The top.",
+                latitude: 44.41,
+                longitude: -122.15
+            ),
+            actor: system
+        )
+        let spare = try database.createUser(
+            email: "spare@test.org",
+            displayName: "Spare",
+            password: TestApp.password,
+            isAdmin: false,
+            bcryptCost: 4,
+            actor: system
+        )
         let admin = try #require(try database.user(email: "admin@test.org"))
         let (_, token) = try database.createAPIToken(userId: admin.id!, name: "admin script", actor: system)
         let bravoTour = try database.createTour(siteId: seed.bravoId, TourInput(name: "Bravo Loop", description: ""), actor: system)
-        return RichSeed(alphaId: seed.alphaId, bravoId: seed.bravoId, tourId: seed.tourId, waypointId: seed.waypointId,
-                        secondWaypointId: second.id!, authorId: try #require(try database.user(email: "author@test.org")).id!,
-                        spareId: spare.id!, adminTokenId: token.id!, bravoTourId: bravoTour.id!)
+        return RichSeed(
+            alphaId: seed.alphaId,
+            bravoId: seed.bravoId,
+            tourId: seed.tourId,
+            waypointId: seed.waypointId,
+            secondWaypointId: second.id!,
+            authorId: try #require(try database.user(email: "author@test.org")).id!,
+            spareId: spare.id!,
+            adminTokenId: token.id!,
+            bravoTourId: bravoTour.id!
+        )
     }
 
     /// A fresh bearer token for a seeded user.
@@ -161,7 +189,8 @@ extension AppDatabase {
     /// Expects the database to be as `before`, naming the rows that differ when it is not.
     func expectUnchanged(since before: [String], _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws {
         let after = try snapshot()
-        let removed = before.filter { !after.contains($0) }, added = after.filter { !before.contains($0) }
+        let removed = before.filter { !after.contains($0) }
+        let added = after.filter { !before.contains($0) }
         #expect(removed.isEmpty && added.isEmpty, "\(what) changed the database: removed \(removed), added \(added)", sourceLocation: sourceLocation)
     }
 
@@ -188,8 +217,15 @@ extension AppDatabase {
 
 extension TestClientProtocol {
     /// Any method, with the session's cookies; `csrfHeader` adds `X-CSRF-Token`; a `form` gets the session's `_csrf` field added.
-    func send(_ method: HTTPRequest.Method, _ uri: String, session: BrowserSession?, json: String? = nil, form: [(String, String)]? = nil,
-              csrfHeader: String? = nil, accept: String? = nil) async throws -> TestResponse {
+    func send(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        session: BrowserSession?,
+        json: String? = nil,
+        form: [(String, String)]? = nil,
+        csrfHeader: String? = nil,
+        accept: String? = nil
+    ) async throws -> TestResponse {
         var headers: HTTPFields = [:]
         var body = json.map { ByteBuffer(string: $0) }
         if let session, !session.cookies.isEmpty { headers[.cookie] = session.cookieHeader }
@@ -207,8 +243,10 @@ extension TestClientProtocol {
     /// What the panel's `postForm` (Public/js/panel.js) sends: form fields, the token in `X-CSRF-Token`, and `Accept: application/json`.
     func script(_ uri: String, _ fields: [(String, String)], session: BrowserSession) async throws -> TestResponse {
         let body = fields.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
-        let headers: HTTPFields = [.cookie: session.cookieHeader, .contentType: "application/x-www-form-urlencoded;charset=UTF-8",
-                                   HTTPField.Name("X-CSRF-Token")!: session.csrf, .accept: "application/json"]
+        let headers: HTTPFields = [
+            .cookie: session.cookieHeader, .contentType: "application/x-www-form-urlencoded;charset=UTF-8",
+            HTTPField.Name("X-CSRF-Token")!: session.csrf, .accept: "application/json",
+        ]
         return try await execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
     }
 
@@ -268,23 +306,26 @@ enum HTML {
         let rest = html[tagEnd...]
         let nextControl = rest.range(of: "name=\"")?.lowerBound ?? rest.endIndex
         guard let open = rest.range(of: "class=\"invalid-feedback"), open.lowerBound < nextControl,
-              let textStart = rest[open.upperBound...].range(of: ">")?.upperBound,
-              let textEnd = rest[textStart...].range(of: "</div>")?.lowerBound else { return nil }
+            let textStart = rest[open.upperBound...].range(of: ">")?.upperBound,
+            let textEnd = rest[textStart...].range(of: "</div>")?.lowerBound
+        else { return nil }
         return String(rest[textStart..<textEnd])
     }
 
     /// The text of the element with this id.
     static func element(_ html: String, id: String) -> String? {
         guard let start = html.range(of: "id=\"\(id)\""),
-              let textStart = html[start.upperBound...].range(of: ">")?.upperBound,
-              let textEnd = html[textStart...].range(of: "</")?.lowerBound else { return nil }
+            let textStart = html[start.upperBound...].range(of: ">")?.upperBound,
+            let textEnd = html[textStart...].range(of: "</")?.lowerBound
+        else { return nil }
         return String(html[textStart..<textEnd])
     }
 
     /// The `value` attribute of the input named `field`.
     static func value(_ html: String, field: String) -> String? {
         guard let nameRange = html.range(of: "name=\"\(field)\""),
-              let tagEnd = html[nameRange.upperBound...].range(of: ">") else { return nil }
+            let tagEnd = html[nameRange.upperBound...].range(of: ">")
+        else { return nil }
         let tagStart = html[..<nameRange.lowerBound].range(of: "<", options: .backwards)!.lowerBound
         let tag = html[tagStart..<tagEnd.lowerBound]
         guard let valueStart = tag.range(of: "value=\"")?.upperBound, let valueEnd = tag[valueStart...].range(of: "\"") else { return nil }

@@ -1,13 +1,17 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import TrailServer
 
 /// The tile settings in force: the command line's until an admin saves others, read once at start, never a quiet
 /// fallback when the saved ones cannot be read.
 @Suite struct TileSettingsStoreTests {
-    static let commandLine = TileSettings(urlTemplate: "https://tiles.example.org/{z}/{x}/{y}.png", attribution: "© Example",
-                                          tileCap: TileSettings.defaultTileCap)
+    static let commandLine = TileSettings(
+        urlTemplate: "https://tiles.example.org/{z}/{x}/{y}.png",
+        attribution: "© Example",
+        tileCap: TileSettings.defaultTileCap
+    )
 
     @Test("the command line's settings until a save; a save is in force at once and survives a restart")
     func commandLineThenSaved() throws {

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 import Hummingbird
-import Testing
-@testable import TrailServer
 import PackageFormat
+import Testing
+
+@testable import TrailServer
 
 /// Package builds that fetch their tiles from a tile server started by the test (a Hummingbird app on a free port
 /// serving generated PNG tiles), read back with Python's zipfile and sqlite3.
@@ -74,15 +75,19 @@ import PackageFormat
             #expect(found.count == expectedCount)
 
             // The shared cache: a second build of the same frame asks the server for nothing.
-            _ = try env.database.withdraw(requestId: request.id, user: AuthenticatedUser(try #require(try env.database.user(email: "author@test.org"))),
-                                          actor: try env.actor("author@test.org"))
+            _ = try env.database.withdraw(
+                requestId: request.id,
+                user: AuthenticatedUser(try #require(try env.database.user(email: "author@test.org"))),
+                actor: try env.actor("author@test.org")
+            )
             let before = state.requests
             let second = try await env.submitAndBuild()
             #expect(second.state == .pending, "\(second.failureReason ?? "")")
             #expect(state.requests == before, "tiles came from the cache")
             let cached = try #require(second.manifestJSON.flatMap { try? Manifest.decode(Data($0.utf8)) }?.tiles)
             #expect(cached.sha256 == tilesEntry["sha256"] as? String, "the same tiles give the same MBTiles bytes")
-            let cacheFiles = FileManager.default.enumerator(atPath: env.config.tileCacheFolder.path)?.allObjects.compactMap { $0 as? String }
+            let cacheFiles =
+                FileManager.default.enumerator(atPath: env.config.tileCacheFolder.path)?.allObjects.compactMap { $0 as? String }
                 .filter { $0.hasSuffix(".png") } ?? []
             #expect(cacheFiles.count == expectedCount, "cache: tile-cache/<template>/<z>/<x>/<y>.png")
         }
@@ -162,13 +167,19 @@ import PackageFormat
             let line = try #require(checklist.first { $0.contains("tile cap") }, "\(checklist)")
             #expect(line.contains("\(count)") && line.contains("\(count - 1)"), "\(line)")
             #expect(throws: NotReadyToPublish.self) {
-                try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"),
-                                              tiles: env.app.dependencies.tileSettings.current)
+                try env.database.startPublish(
+                    tourId: env.seed.tourId,
+                    actor: try env.actor("author@test.org"),
+                    tiles: env.app.dependencies.tileSettings.current
+                )
             }
             // And the build itself refuses a snapshot over its cap (e.g. one frozen before the cap was lowered).
             var snapshot = try await env.database.writer.read { db in
-                try AppDatabase.snapshot(db, tour: try #require(try Tour.fetchOne(db, id: env.seed.tourId)),
-                                         site: try #require(try Site.fetchOne(db, id: env.seed.alphaId)))
+                try AppDatabase.snapshot(
+                    db,
+                    tour: try #require(try Tour.fetchOne(db, id: env.seed.tourId)),
+                    site: try #require(try Site.fetchOne(db, id: env.seed.alphaId))
+                )
             }
             snapshot.tiles = TileSourceSnapshot(kind: .server, minZoom: 10, maxZoom: 13, attribution: "", urlTemplate: template, tileCap: count - 1)
             let packager = TilePackager(paths: env.paths, cacheRoot: env.config.tileCacheFolder, options: TilesEnv.fastFetch(), userAgent: "test")

@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 import Hummingbird
 import HummingbirdTesting
-import Testing
-@testable import TrailServer
 import PackageFormat
+import Testing
+
+@testable import TrailServer
 
 /// Uploaded MBTiles files are SQLite databases, and an SQLite file can carry code: views, triggers, virtual tables,
 /// generated columns. Each crafted file is refused at upload with a message naming the problem, leaves nothing behind,
@@ -40,32 +41,43 @@ import PackageFormat
             let png = "x'89504E470D0A1A0A'"
             switch kind {
             case .viewBomb:
-                try db.execute(sql: """
-                    DROP TABLE tiles;
-                    CREATE VIEW tiles AS SELECT 10 AS zoom_level, 163 AS tile_column, 654 AS tile_row,
-                      CAST(\(png) || zeroblob(\(bombBytes)) AS BLOB) AS tile_data;
-                    """)
+                try db.execute(
+                    sql: """
+                        DROP TABLE tiles;
+                        CREATE VIEW tiles AS SELECT 10 AS zoom_level, 163 AS tile_column, 654 AS tile_row,
+                          CAST(\(png) || zeroblob(\(bombBytes)) AS BLOB) AS tile_data;
+                        """
+                )
             case .trigger:
                 try db.execute(sql: "CREATE TRIGGER grow AFTER INSERT ON metadata BEGIN INSERT INTO metadata VALUES ('x', 'y'); END")
             case .recursiveView:
-                try db.execute(sql: """
-                    CREATE VIEW forever AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE VIEW forever AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n
+                        """
+                )
             case .hugeTile:
-                try db.execute(sql: "UPDATE tiles SET tile_data = CAST(\(png) || zeroblob(50000000) AS BLOB) WHERE rowid = (SELECT MIN(rowid) FROM tiles)")
+                try db.execute(
+                    sql: "UPDATE tiles SET tile_data = CAST(\(png) || zeroblob(50000000) AS BLOB) WHERE rowid = (SELECT MIN(rowid) FROM tiles)"
+                )
             case .textTile:
                 // `||` makes text.
                 try db.execute(sql: "UPDATE tiles SET tile_data = \(png) || zeroblob(50000000) WHERE rowid = (SELECT MIN(rowid) FROM tiles)")
             case .htmlTile:
-                try db.execute(sql: "UPDATE tiles SET tile_data = CAST('<html><script>alert(1)</script></html>' AS BLOB) WHERE rowid = (SELECT MAX(rowid) FROM tiles)")
+                try db.execute(
+                    sql:
+                        "UPDATE tiles SET tile_data = CAST('<html><script>alert(1)</script></html>' AS BLOB) WHERE rowid = (SELECT MAX(rowid) FROM tiles)"
+                )
             case .generatedColumn:
-                try db.execute(sql: """
-                    ALTER TABLE tiles RENAME TO stored;
-                    CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER,
-                      tile_data BLOB GENERATED ALWAYS AS (CAST(\(png) || zeroblob(zoom_level) AS BLOB)) VIRTUAL);
-                    INSERT INTO tiles (zoom_level, tile_column, tile_row) SELECT zoom_level, tile_column, tile_row FROM stored;
-                    DROP TABLE stored;
-                    """)
+                try db.execute(
+                    sql: """
+                        ALTER TABLE tiles RENAME TO stored;
+                        CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER,
+                          tile_data BLOB GENERATED ALWAYS AS (CAST(\(png) || zeroblob(zoom_level) AS BLOB)) VIRTUAL);
+                        INSERT INTO tiles (zoom_level, tile_column, tile_row) SELECT zoom_level, tile_column, tile_row FROM stored;
+                        DROP TABLE stored;
+                        """
+                )
             case .virtualTable:
                 try db.execute(sql: "CREATE VIRTUAL TABLE notes USING fts4(body)")
             }
@@ -84,7 +96,9 @@ import PackageFormat
         }
     }
 
-    @Test("a view bomb, a trigger, a recursive view, a 50 MB tile, an HTML tile, a generated column, a virtual table: each refused at upload, nothing kept")
+    @Test(
+        "a view bomb, a trigger, a recursive view, a 50 MB tile, an HTML tile, a generated column, a virtual table: each refused at upload, nothing kept"
+    )
     func hostileFilesAreRefused() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
@@ -93,8 +107,12 @@ import PackageFormat
             for kind in Hostile.allCases {
                 let url = env.folder.appendingPathComponent("\(kind).mbtiles")
                 try Self.write(kind, to: url)
-                let response = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: try Data(contentsOf: url),
-                                                            fileName: "\(kind).mbtiles", token: token)
+                let response = try await client.tilesUpload(
+                    "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
+                    data: try Data(contentsOf: url),
+                    fileName: "\(kind).mbtiles",
+                    token: token
+                )
                 try? FileManager.default.removeItem(at: url)
                 #expect(response.status == .unprocessableContent, "\(kind): \(response.status) \(response.text)")
                 #expect(response.tilesErrorMessage.contains(Self.expected(kind)), "\(kind): \(response.tilesErrorMessage)")
@@ -127,8 +145,16 @@ import PackageFormat
         let tiles = TileMath.tiles(TilesEnv.frame, zooms: 10...11).sorted()
         let writer = try MBTilesWriter(url: url)
         try writer.add(tiles.map { ($0, TileImages.png($0)) })
-        try writer.finish(metadata: MBTilesWriter.metadata(name: "Built", description: "", format: "png", frame: TilesEnv.frame,
-                                                           zooms: 10...11, attribution: "© Us"))
+        try writer.finish(
+            metadata: MBTilesWriter.metadata(
+                name: "Built",
+                description: "",
+                format: "png",
+                frame: TilesEnv.frame,
+                zooms: 10...11,
+                attribution: "© Us"
+            )
+        )
         let reader = try MBTilesReader(url: url)
         defer { reader.close() }
         #expect(reader.tileSource != "tiles", "the join, not the file's view")
@@ -145,7 +171,10 @@ import PackageFormat
         // A file with map + images whose `tiles` view lies: we never read the view.
         let queue = try DatabaseQueue(path: url.path)
         try await queue.write { db in
-            try db.execute(sql: "DROP VIEW tiles; CREATE VIEW tiles AS SELECT 10 AS zoom_level, 0 AS tile_column, 0 AS tile_row, zeroblob(\(Self.bombBytes)) AS tile_data")
+            try db.execute(
+                sql:
+                    "DROP VIEW tiles; CREATE VIEW tiles AS SELECT 10 AS zoom_level, 0 AS tile_column, 0 AS tile_row, zeroblob(\(Self.bombBytes)) AS tile_data"
+            )
         }
         try queue.close()
         let again = try MBTilesReader(url: url)
@@ -153,8 +182,12 @@ import PackageFormat
         #expect(try again.info().tileCount == tiles.count)
         let token = try env.token("author@test.org")
         try await env.app.test { client in
-            let response = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: try Data(contentsOf: url),
-                                                        fileName: "built.mbtiles", token: token)
+            let response = try await client.tilesUpload(
+                "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
+                data: try Data(contentsOf: url),
+                fileName: "built.mbtiles",
+                token: token
+            )
             #expect(response.status == .created, "\(response.text)")
         }
     }
@@ -180,8 +213,16 @@ import PackageFormat
                 try reader.tiles(in: TilesEnv.frame, zoom: zoom) { batch.append(($0, $1)) }
                 try writer.add(batch)
             }
-            try writer.finish(metadata: MBTilesWriter.metadata(name: "Tour", description: "Offline map of Tour", format: info.format,
-                                                               frame: TilesEnv.frame, zooms: info.minZoom...info.maxZoom, attribution: info.attribution))
+            try writer.finish(
+                metadata: MBTilesWriter.metadata(
+                    name: "Tour",
+                    description: "Offline map of Tour",
+                    format: info.format,
+                    frame: TilesEnv.frame,
+                    zooms: info.minZoom...info.maxZoom,
+                    attribution: info.attribution
+                )
+            )
             return try Data(contentsOf: output)
         }
         let first = try cut("first.mbtiles")

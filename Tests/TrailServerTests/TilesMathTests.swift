@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import TrailServer
 
 /// Web Mercator tile math, cross-checked against Python's `mercantile` (Scripts/tile_math.py).
@@ -73,7 +74,9 @@ import Testing
         #expect(frames[0][0] as? Int == 417)
 
         let bounds = try #require(json["bounds"] as? [[Double]])
-        for (index, tile) in [TileID(z: 12, x: 655, y: 1465), TileID(z: 0, x: 0, y: 0), TileID(z: 16, x: 10_486, y: 23_450), TileID(z: 1, x: 1, y: 0)].enumerated() {
+        for (index, tile) in [
+            TileID(z: 12, x: 655, y: 1465), TileID(z: 0, x: 0, y: 0), TileID(z: 16, x: 10_486, y: 23_450), TileID(z: 1, x: 1, y: 0),
+        ].enumerated() {
             let mine = TileMath.bounds(tile)
             for (a, b) in zip([mine.west, mine.south, mine.east, mine.north], bounds[index]) {
                 #expect(abs(a - b) < 1e-9, "bounds of \(tile): \(mine) vs mercantile \(bounds[index])")
@@ -99,14 +102,19 @@ import Testing
 
     @Test("URL templates: placeholders expanded; the public OpenStreetMap servers refused")
     func templates() {
-        #expect(TileURLTemplate.expand("https://{s}.tiles.example.org/{z}/{x}/{y}.png", TileID(z: 3, x: 2, y: 1)) == "https://a.tiles.example.org/3/2/1.png")
+        #expect(
+            TileURLTemplate.expand("https://{s}.tiles.example.org/{z}/{x}/{y}.png", TileID(z: 3, x: 2, y: 1))
+                == "https://a.tiles.example.org/3/2/1.png"
+        )
         #expect(TileURLTemplate.expand("https://tms.example.org/{z}/{x}/{-y}.jpg", TileID(z: 3, x: 2, y: 1)) == "https://tms.example.org/3/2/6.jpg")
         #expect(TileURLTemplate.problem("https://tiles.example.org/{z}/{x}/{y}.png") == nil)
         #expect(TileURLTemplate.problem("https://{s}.tile.example.org/{z}/{x}/{y}.png") == nil)
         #expect(TileURLTemplate.problem("http://127.0.0.1:8081/{z}/{x}/{y}.png") == nil)
-        for refused in ["https://tile.openstreetmap.org/{z}/{x}/{y}.png", "https://{s}.tile.openstreetmap.org/{z}/{x}/{y}.png",
-                        "https://a.tile.openstreetmap.org/{z}/{x}/{y}.png", "http://{s}.tile.osm.org/{z}/{x}/{y}.png",
-                        "https://TILE.OpenStreetMap.ORG./{z}/{x}/{y}.png", "https://tile.osm.org/{z}/{x}/{y}.png"] {
+        for refused in [
+            "https://tile.openstreetmap.org/{z}/{x}/{y}.png", "https://{s}.tile.openstreetmap.org/{z}/{x}/{y}.png",
+            "https://a.tile.openstreetmap.org/{z}/{x}/{y}.png", "http://{s}.tile.osm.org/{z}/{x}/{y}.png",
+            "https://TILE.OpenStreetMap.ORG./{z}/{x}/{y}.png", "https://tile.osm.org/{z}/{x}/{y}.png",
+        ] {
             let problem = TileURLTemplate.problem(refused)
             #expect(problem?.contains("OpenStreetMap") == true, "\(refused) must be refused: \(problem ?? "accepted")")
         }

@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 import Hummingbird
 import HummingbirdTesting
-import Testing
-@testable import TrailServer
 import PackageFormat
+import Testing
+
+@testable import TrailServer
 
 /// The panel's side of tiles: the admin's tile server settings, the frame editor's estimate, and the package's own map
 /// on the review page and the phone preview.
@@ -16,27 +17,61 @@ import PackageFormat
         try await env.app.test { client in
             let author = try await client.signIn("author@test.org")
             #expect(try await client.get("/admin/tiles", session: author).status == .forbidden)
-            #expect(try await client.post("/admin/tiles", form: ["urlTemplate": "https://tiles.example.org/{z}/{x}/{y}.png", "attribution": "x",
-                                                                  "tileCap": "100"], session: author).status == .forbidden)
+            #expect(
+                try await client.post(
+                    "/admin/tiles",
+                    form: [
+                        "urlTemplate": "https://tiles.example.org/{z}/{x}/{y}.png", "attribution": "x",
+                        "tileCap": "100",
+                    ],
+                    session: author
+                ).status == .forbidden
+            )
             let admin = try await client.signIn("admin@test.org")
             let page = try await client.get("/admin/tiles", session: admin)
             #expect(page.status == .ok && page.text.contains("tile-settings-form") && page.text.contains("20000"))
-            for template in ["https://tile.openstreetmap.org/{z}/{x}/{y}.png", "https://{s}.tile.osm.org/{z}/{x}/{y}.png",
-                             "https://b.tile.openstreetmap.org/{z}/{x}/{y}.png"] {
-                let refused = try await client.post("/admin/tiles", form: ["urlTemplate": template, "attribution": "© OpenStreetMap contributors",
-                                                                           "tileCap": "20000"], session: admin)
+            for template in [
+                "https://tile.openstreetmap.org/{z}/{x}/{y}.png", "https://{s}.tile.osm.org/{z}/{x}/{y}.png",
+                "https://b.tile.openstreetmap.org/{z}/{x}/{y}.png",
+            ] {
+                let refused = try await client.post(
+                    "/admin/tiles",
+                    form: [
+                        "urlTemplate": template, "attribution": "© OpenStreetMap contributors",
+                        "tileCap": "20000",
+                    ],
+                    session: admin
+                )
                 #expect(refused.status == .unprocessableContent, "\(template)")
                 #expect(refused.text.contains("forbid bulk downloads"), "\(template)")
             }
             #expect(try env.database.savedTileSettings() == nil, "nothing was saved")
-            let badCap = try await client.post("/admin/tiles", form: ["urlTemplate": "https://tiles.example.org/{z}/{x}/{y}.png",
-                                                                      "attribution": "© Example", "tileCap": "0"], session: admin)
+            let badCap = try await client.post(
+                "/admin/tiles",
+                form: [
+                    "urlTemplate": "https://tiles.example.org/{z}/{x}/{y}.png",
+                    "attribution": "© Example", "tileCap": "0",
+                ],
+                session: admin
+            )
             #expect(badCap.status == .unprocessableContent)
-            let saved = try await client.post("/admin/tiles", form: ["urlTemplate": "https://{s}.maps.example.org/{z}/{x}/{y}.png",
-                                                                     "attribution": "© Example Mapping", "tileCap": "30"], session: admin)
+            let saved = try await client.post(
+                "/admin/tiles",
+                form: [
+                    "urlTemplate": "https://{s}.maps.example.org/{z}/{x}/{y}.png",
+                    "attribution": "© Example Mapping", "tileCap": "30",
+                ],
+                session: admin
+            )
             #expect(saved.status == .seeOther)
-            #expect(try env.database.savedTileSettings() == TileSettings(urlTemplate: "https://{s}.maps.example.org/{z}/{x}/{y}.png",
-                                                                          attribution: "© Example Mapping", tileCap: 30))
+            #expect(
+                try env.database.savedTileSettings()
+                    == TileSettings(
+                        urlTemplate: "https://{s}.maps.example.org/{z}/{x}/{y}.png",
+                        attribution: "© Example Mapping",
+                        tileCap: 30
+                    )
+            )
             let tour = try await client.get("/tours/\(env.seed.tourId)", session: author)
             #expect(tour.headers[.contentSecurityPolicy]?.contains("img-src 'self' data: blob: https://*.maps.example.org;") == true)
             #expect(tour.text.contains("maps.example.org"), "the map loads the saved tile server")
@@ -44,10 +79,15 @@ import PackageFormat
             #expect(tour.text.contains("417 tiles at zoom 11–15"))
             #expect(tour.text.contains("id=\"tile-estimate-warning\">"), "the warning is shown (not hidden)")
             #expect(tour.text.contains("The frame exceeds the tile cap"))
-            let audits = try await env.database.writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = 'tiles.settings'") }
+            let audits = try await env.database.writer.read {
+                try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = 'tiles.settings'")
+            }
             #expect(audits == 1)
             // Cleared: no tile server, no outside origin.
-            #expect(try await client.post("/admin/tiles", form: ["urlTemplate": "", "attribution": "", "tileCap": "20000"], session: admin).status == .seeOther)
+            #expect(
+                try await client.post("/admin/tiles", form: ["urlTemplate": "", "attribution": "", "tileCap": "20000"], session: admin).status
+                    == .seeOther
+            )
             let plain = try await client.get("/tours/\(env.seed.tourId)", session: author)
             #expect(plain.headers[.contentSecurityPolicy]?.contains("example.org") == false)
             #expect(plain.text.contains("No tile server is set up"))
@@ -76,8 +116,11 @@ import PackageFormat
         let fixture = env.folder.appendingPathComponent("topo.mbtiles")
         try MBTilesFixture.write(.raster, to: fixture)
         try await env.app.test { client in
-            let upload = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: try Data(contentsOf: fixture),
-                                                      token: try env.token("author@test.org"))
+            let upload = try await client.tilesUpload(
+                "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
+                data: try Data(contentsOf: fixture),
+                token: try env.token("author@test.org")
+            )
             #expect(upload.status == .created)
         }
         #expect(await env.scans.drain() == 1)
@@ -109,8 +152,12 @@ import PackageFormat
         }
         // Released: the version's own zip serves the same map.
         for email in ["reviewer@test.org"] {
-            _ = try env.database.approve(requestId: request.id, reviewer: AuthenticatedUser(try #require(try env.database.user(email: email))),
-                                         comment: "", actor: try env.actor(email))
+            _ = try env.database.approve(
+                requestId: request.id,
+                reviewer: AuthenticatedUser(try #require(try env.database.user(email: email))),
+                comment: "",
+                actor: try env.actor(email)
+            )
         }
         try await env.app.test { client in
             let author = try await client.signIn("author@test.org")
@@ -131,9 +178,11 @@ import PackageFormat
         try Data("stray".utf8).write(to: env.paths.tilePreviews.appendingPathComponent("\(String(repeating: "0", count: 64)).mbtiles"))
         let strayName = "\(String(repeating: "0", count: 64)).mbtiles"
         // While one stored manifest cannot be read, it might name any preview: nothing is removed, and the report says why.
-        let manifest = try #require(try await env.database.writer.read {
-            try String.fetchOne($0, sql: "SELECT manifestJSON FROM packageVersion WHERE packageId = ?", arguments: [request.packageId])
-        })
+        let manifest = try #require(
+            try await env.database.writer.read {
+                try String.fetchOne($0, sql: "SELECT manifestJSON FROM packageVersion WHERE packageId = ?", arguments: [request.packageId])
+            }
+        )
         try await env.database.writer.write {
             try $0.execute(sql: "UPDATE packageVersion SET manifestJSON = '{\"tiles\": 7}' WHERE packageId = ?", arguments: [request.packageId])
         }

@@ -10,6 +10,7 @@ import NIOCore
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 #if canImport(Glibc)
@@ -52,10 +53,17 @@ struct TilesEnv {
         try EICAR.writeTestSignatures(to: signatures)
         let dataFolder = folder.appendingPathComponent("data")
         try DataFolder.prepare(dataFolder)
-        let database = try AppDatabase.openFile(at: dataFolder.appendingPathComponent("trail.sqlite").path,
-                                                migrationsFolder: projectRoot.appendingPathComponent("migrations"))
-        let scanner = ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
-            databaseDirectories: [signatures.path], maxFileSize: AppConfig().maxUploadSize, maxConcurrentScans: 1))
+        let database = try AppDatabase.openFile(
+            at: dataFolder.appendingPathComponent("trail.sqlite").path,
+            migrationsFolder: projectRoot.appendingPathComponent("migrations")
+        )
+        let scanner = ClamAVEngineScanner(
+            configuration: ClamAVEngineConfiguration(
+                databaseDirectories: [signatures.path],
+                maxFileSize: AppConfig().maxUploadSize,
+                maxConcurrentScans: 1
+            )
+        )
         let app = try await TestApp.make(database: database, scanner: scanner) { config in
             config.dataFolder = dataFolder
             config.clamavDatabaseFolders = [signatures.path]
@@ -79,28 +87,54 @@ struct TilesEnv {
 
     /// Frames the seeded tour with a zoom range (the seed's 11–15 needs 417 tiles; 10–13 needs 39).
     func setZooms(_ zooms: ClosedRange<Int>, frame: Frame = TilesEnv.frame) throws {
-        _ = try database.setFrame(tourId: seed.tourId, FrameInput(north: frame.north, south: frame.south, east: frame.east, west: frame.west,
-                                                                  minZoom: zooms.lowerBound, maxZoom: zooms.upperBound),
-                                  maxAreaKm2: 2500, actor: .system)
+        _ = try database.setFrame(
+            tourId: seed.tourId,
+            FrameInput(
+                north: frame.north,
+                south: frame.south,
+                east: frame.east,
+                west: frame.west,
+                minZoom: zooms.lowerBound,
+                maxZoom: zooms.upperBound
+            ),
+            maxAreaKm2: 2500,
+            actor: .system
+        )
     }
 
     /// Saves tile settings as an admin would in the panel.
     func useTileServer(_ template: String?, cap: Int = TileSettings.defaultTileCap, attribution: String = "© Test Tiles") throws {
-        _ = try app.dependencies.tileSettings.save(urlTemplate: template ?? "", attribution: template == nil ? "" : attribution, tileCap: cap,
-                                                   actor: try actor("admin@test.org"))
+        _ = try app.dependencies.tileSettings.save(
+            urlTemplate: template ?? "",
+            attribution: template == nil ? "" : attribution,
+            tileCap: cap,
+            actor: try actor("admin@test.org")
+        )
     }
 
     /// A build service like the app's, with other fetch options (e.g. no retries).
     func buildService(fetch: TileFetchOptions) -> PackageBuildService {
-        PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: app.dependencies.signingKey,
-                            tiles: TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: fetch,
-                                                userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)))
+        PackageBuildService(
+            database: database,
+            paths: paths,
+            scanner: scans.scanner,
+            signingKey: app.dependencies.signingKey,
+            tiles: TilePackager(
+                paths: paths,
+                cacheRoot: config.tileCacheFolder,
+                options: fetch,
+                userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)
+            )
+        )
     }
 
     /// Submits the tour (as its author, with the tile settings in force) and runs the build; returns the request.
     func submitAndBuild(using service: PackageBuildService? = nil) async throws -> PublishRequest {
-        let request = try database.startPublish(tourId: seed.tourId, actor: try actor("author@test.org"),
-                                                tiles: app.dependencies.tileSettings.current)
+        let request = try database.startPublish(
+            tourId: seed.tourId,
+            actor: try actor("author@test.org"),
+            tiles: app.dependencies.tileSettings.current
+        )
         #expect(await (service ?? builds).drain() == 1)
         return try #require(try database.publishRequest(id: request.id))
     }
@@ -114,7 +148,9 @@ struct TilesEnv {
             guard let walker = FileManager.default.enumerator(atPath: folder.path) else { continue }
             while let relative = walker.nextObject() as? String {
                 var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: folder.appendingPathComponent(relative).path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                if FileManager.default.fileExists(atPath: folder.appendingPathComponent(relative).path, isDirectory: &isDirectory),
+                    !isDirectory.boolValue
+                {
                     found.append("\(folder.lastPathComponent)/\(relative)")
                 }
             }
@@ -130,14 +166,18 @@ enum TileImages {
     /// tiles with (x + y) divisible by 4 are the same "blank" tile (as sea or forest tiles repeat on real maps).
     static func png(_ tile: TileID) -> Data {
         if (tile.x + tile.y) % 4 == 0 { return png(red: 230, green: 240, blue: 225, marker: 0) }
-        return png(red: UInt8(truncatingIfNeeded: tile.z * 13 + tile.x), green: UInt8(truncatingIfNeeded: tile.y), blue: UInt8(truncatingIfNeeded: tile.x >> 8),
-                   marker: UInt8(truncatingIfNeeded: tile.y >> 8) | 0x80)
+        return png(
+            red: UInt8(truncatingIfNeeded: tile.z * 13 + tile.x),
+            green: UInt8(truncatingIfNeeded: tile.y),
+            blue: UInt8(truncatingIfNeeded: tile.x >> 8),
+            marker: UInt8(truncatingIfNeeded: tile.y >> 8) | 0x80
+        )
     }
 
     static func png(red: UInt8, green: UInt8, blue: UInt8, marker: UInt8, size: Int = 8) -> Data {
         var raw: [UInt8] = []
         for row in 0..<size {
-            raw.append(0) // filter: none
+            raw.append(0)  // filter: none
             for column in 0..<size {
                 let isMarker = row == 0 && column == 0
                 raw += isMarker ? [marker, marker, marker] : [red, green, blue]
@@ -160,7 +200,9 @@ enum TileImages {
         return bigEndian(UInt32(body.count)) + typed + bigEndian(crc32(typed))
     }
 
-    static func bigEndian(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)] }
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+    }
 
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
@@ -172,8 +214,12 @@ enum TileImages {
     }
 
     static func adler32(_ bytes: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1, b: UInt32 = 0
-        for byte in bytes { a = (a + UInt32(byte)) % 65521; b = (b + a) % 65521 }
+        var a: UInt32 = 1
+        var b: UInt32 = 0
+        for byte in bytes {
+            a = (a + UInt32(byte)) % 65521
+            b = (b + a) % 65521
+        }
         return (b << 16) | a
     }
 
@@ -218,7 +264,12 @@ final class TileServerState: Sendable {
     var userAgents: Set<String> { counters.withLockedValue { $0.userAgents } }
     func release() { released.withLockedValue { $0 = true } }
 
-    enum Decision { case serve, fail(HTTPResponse.Status), hang, redirect(String) }
+    enum Decision {
+        case serve
+        case fail(HTTPResponse.Status)
+        case hang
+        case redirect(String)
+    }
 
     func decide(_ key: String, userAgent: String?, hop: Bool = false) -> Decision {
         counters.withLockedValue { state in
@@ -266,7 +317,8 @@ enum TestTileServer {
         let router = Router()
         router.get("/{z}/{x}/{file}") { request, context -> Response in
             guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
-                  let file = context.parameters.get("file"), file.hasSuffix(".png"), let y = Int(file.dropLast(4)) else {
+                let file = context.parameters.get("file"), file.hasSuffix(".png"), let y = Int(file.dropLast(4))
+            else {
                 return Response(status: .notFound)
             }
             let tile = TileID(z: z, x: x, y: y)
@@ -316,18 +368,23 @@ enum MBTilesFixture {
                 try db.execute(sql: "CREATE TABLE photos (id INTEGER PRIMARY KEY, data BLOB)")
                 return
             }
-            try db.execute(sql: """
-                CREATE TABLE metadata (name TEXT, value TEXT);
-                CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
-                CREATE UNIQUE INDEX tile_index ON tiles (zoom_level, tile_column, tile_row);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE metadata (name TEXT, value TEXT);
+                    CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+                    CREATE UNIQUE INDEX tile_index ON tiles (zoom_level, tile_column, tile_row);
+                    """
+            )
             // A margin around the frame: the package must keep only the tiles that touch the frame.
-            let covered = kind == .boundsOutside
+            let covered =
+                kind == .boundsOutside
                 ? Frame(north: 10.2, south: 10, east: 20.2, west: 20)
                 : Frame(north: frame.north + 0.3, south: frame.south - 0.3, east: frame.east + 0.4, west: frame.west - 0.4)
-            var metadata: [(String, String)] = [("name", "Agency topo"), ("type", "baselayer"), ("minzoom", "\(zooms.lowerBound)"),
-                                                ("maxzoom", "\(zooms.upperBound)"), ("attribution", "© Test Agency"),
-                                                ("bounds", "\(covered.west),\(covered.south),\(covered.east),\(covered.north)")]
+            var metadata: [(String, String)] = [
+                ("name", "Agency topo"), ("type", "baselayer"), ("minzoom", "\(zooms.lowerBound)"),
+                ("maxzoom", "\(zooms.upperBound)"), ("attribution", "© Test Agency"),
+                ("bounds", "\(covered.west),\(covered.south),\(covered.east),\(covered.north)"),
+            ]
             switch kind {
             case .vector: metadata.append(("format", "pbf"))
             case .noMetadataFormat: break
@@ -375,8 +432,14 @@ struct PythonMBTiles {
 
 enum TilesPython {
     /// `python3 Scripts/<name> arguments…` with `input` on standard input.
-    static func run(_ name: String, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
-        try await ChildProcess.run("python3", [PublishingProcess.scripts.appendingPathComponent(name).path] + arguments, input: input, timeout: timeout)
+    static func run(_ name: String, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output
+    {
+        try await ChildProcess.run(
+            "python3",
+            [PublishingProcess.scripts.appendingPathComponent(name).path] + arguments,
+            input: input,
+            timeout: timeout
+        )
     }
 }
 
@@ -384,10 +447,18 @@ enum TilesPython {
 
 extension TestClientProtocol {
     /// A multipart body with one `file` part, to the API (bearer token) or the panel (session, `?_csrf=`).
-    func tilesUpload(_ uri: String, data: Data, fileName: String = "map.mbtiles", token: String? = nil, session: BrowserSession? = nil) async throws -> TestResponse {
+    func tilesUpload(
+        _ uri: String,
+        data: Data,
+        fileName: String = "map.mbtiles",
+        token: String? = nil,
+        session: BrowserSession? = nil
+    ) async throws -> TestResponse {
         let boundary = "tiles-\(UUID().uuidString)"
         var body = ByteBuffer()
-        body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+        body.writeString(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        )
         body.writeBytes(data)
         body.writeString("\r\n--\(boundary)--\r\n")
         var headers: HTTPFields = [.contentType: "multipart/form-data; boundary=\(boundary)"]

@@ -2,9 +2,10 @@ import Foundation
 import GRDB
 import Hummingbird
 import HummingbirdTesting
-import Testing
-@testable import TrailServer
 import PackageFormat
+import Testing
+
+@testable import TrailServer
 
 /// A tour's own MBTiles file: streamed and scanned like any upload, checked (SQLite, MBTiles schema, raster, bounds),
 /// and cut to the frame into the package.
@@ -57,8 +58,12 @@ import PackageFormat
         try env.useTileServer("http://127.0.0.1:9/{z}/{x}/{y}.png")
         let token = try env.token("author@test.org")
         try await env.app.test { client in
-            let response = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: try fixture(.raster, env),
-                                                        fileName: "agency topo.mbtiles", token: token)
+            let response = try await client.tilesUpload(
+                "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
+                data: try fixture(.raster, env),
+                fileName: "agency topo.mbtiles",
+                token: token
+            )
             #expect(response.status == .created, "\(response.text)")
             let body = response.tilesJSON
             #expect(body["scanStatus"] as? String == "pending")
@@ -66,7 +71,11 @@ import PackageFormat
             #expect(body["minZoom"] as? Int == 10 && body["maxZoom"] as? Int == 12)
             #expect(body["originalName"] as? String == "agency topo.mbtiles")
             // Not clean yet: the checklist says so.
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains { $0.contains("agency topo.mbtiles") && $0.contains("pending") })
+            #expect(
+                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains {
+                    $0.contains("agency topo.mbtiles") && $0.contains("pending")
+                }
+            )
             #expect(await env.scans.drain() == 1)
             let tileset = try #require(try env.database.tileset(tourId: env.seed.tourId))
             #expect(tileset.scanStatus == .clean, "\(tileset.scanDetail)")
@@ -104,16 +113,29 @@ import PackageFormat
         let env = try await TilesEnv.make()
         defer { env.remove() }
         try await env.app.test { client in
-            let response = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: try fixture(.infected, env),
-                                                        token: try env.token("author@test.org"))
+            let response = try await client.tilesUpload(
+                "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
+                data: try fixture(.infected, env),
+                token: try env.token("author@test.org")
+            )
             #expect(response.status == .created, "\(response.text)")
         }
         #expect(await env.scans.drain() == 1)
         let tileset = try #require(try env.database.tileset(tourId: env.seed.tourId))
         #expect(tileset.scanStatus == .infected)
         #expect(tileset.storedPath.hasPrefix("tilesets/quarantine/"))
-        #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains { $0.contains("infected, not clean") })
-        #expect(throws: NotReadyToPublish.self) { try env.database.startPublish(tourId: env.seed.tourId, actor: try env.actor("author@test.org"), tiles: env.app.dependencies.tileSettings.current) }
+        #expect(
+            try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains {
+                $0.contains("infected, not clean")
+            }
+        )
+        #expect(throws: NotReadyToPublish.self) {
+            try env.database.startPublish(
+                tourId: env.seed.tourId,
+                actor: try env.actor("author@test.org"),
+                tiles: env.app.dependencies.tileSettings.current
+            )
+        }
     }
 
     @Test("upload, replace and delete need an editor of the tour; others cannot even see it; without tiles GET and DELETE answer 204")
@@ -156,12 +178,26 @@ import PackageFormat
         let data = try fixture(.raster, env)
         let site = try #require(try env.database.site(id: env.seed.alphaId))
         @Sendable func setQuota(_ bytes: Int64) throws {
-            _ = try env.database.updateSite(id: site.id!, SiteInput(slug: site.slug, name: site.name, description: site.description,
-                                                                   requiredApprovals: site.requiredApprovals, storageQuotaBytes: bytes), actor: .system)
+            _ = try env.database.updateSite(
+                id: site.id!,
+                SiteInput(
+                    slug: site.slug,
+                    name: site.name,
+                    description: site.description,
+                    requiredApprovals: site.requiredApprovals,
+                    storageQuotaBytes: bytes
+                ),
+                actor: .system
+            )
         }
         try await env.app.test { client in
             try setQuota(Int64(data.count) - 1)
-            let refused = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "big.mbtiles", token: token)
+            let refused = try await client.tilesUpload(
+                "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
+                data: data,
+                fileName: "big.mbtiles",
+                token: token
+            )
             #expect(refused.status == .contentTooLarge, "\(refused.text)")
             #expect(refused.text.contains("storage quota"))
             #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// GeoJSON and GPX in and out, the route, and duration estimates.
@@ -13,16 +14,28 @@ import Testing
 
     static func multipart(_ data: Data, fileName: String) -> ByteBuffer {
         var buffer = ByteBuffer()
-        buffer.writeString("--exchange-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: application/octet-stream\r\n\r\n")
+        buffer.writeString(
+            "--exchange-boundary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        )
         buffer.writeBytes(data)
         buffer.writeString("\r\n--exchange-boundary--\r\n")
         return buffer
     }
 
-    static func importFile(_ client: some TestClientProtocol, tourId: Int64, token: String, data: Data, name: String, dryRun: Bool) async throws -> TestResponse {
-        try await client.execute(uri: "/api/v1/manage/tours/\(tourId)/import\(dryRun ? "?dryRun=true" : "")", method: .post,
-                                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=exchange-boundary"],
-                                 body: multipart(data, fileName: name))
+    static func importFile(
+        _ client: some TestClientProtocol,
+        tourId: Int64,
+        token: String,
+        data: Data,
+        name: String,
+        dryRun: Bool
+    ) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/api/v1/manage/tours/\(tourId)/import\(dryRun ? "?dryRun=true" : "")",
+            method: .post,
+            headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=exchange-boundary"],
+            body: multipart(data, fileName: name)
+        )
     }
 
     static func python(_ script: String, _ arguments: [String]) async throws -> [String: Any] {
@@ -37,9 +50,21 @@ import Testing
         try DataFolder.prepare(app.config.dataFolder)
         let seed = try app.seed()
         let token = try app.token(for: "author@test.org")
-        _ = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Ridge <b>Top</b>", description: "Line one\nand “quotes”",
-                                                                               latitude: 44.41234567891, longitude: -122.1), actor: .system)
-        try app.database.setRoute(tourId: seed.tourId, route: RoutePath(positions: [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]), actor: .system)
+        _ = try app.database.createWaypoint(
+            tourId: seed.tourId,
+            WaypointInput(
+                name: "Ridge <b>Top</b>",
+                description: "Line one\nand “quotes”",
+                latitude: 44.41234567891,
+                longitude: -122.1
+            ),
+            actor: .system
+        )
+        try app.database.setRoute(
+            tourId: seed.tourId,
+            route: RoutePath(positions: [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]),
+            actor: .system
+        )
         let alpha = try #require(try app.database.site(slug: "alpha"))
         let copy = try app.database.createTour(siteId: alpha.id!, TourInput(name: "Copy", description: ""), actor: .system)
         try await app.test { client in
@@ -54,7 +79,14 @@ import Testing
             #expect(kinds["Point"] == 2 && kinds["Polygon"] == 1 && kinds["LineString"] == 1)
 
             // Into a tour without a frame: the import sets one around the points and keeps everything.
-            let applied = try await Self.importFile(client, tourId: copy.id!, token: token, data: Data(buffer: export.body), name: "x.geojson", dryRun: false)
+            let applied = try await Self.importFile(
+                client,
+                tourId: copy.id!,
+                token: token,
+                data: Data(buffer: export.body),
+                name: "x.geojson",
+                dryRun: false
+            )
             #expect(applied.status == .ok, "\(applied.text)")
         }
         let original = try app.database.waypoints(tourId: seed.tourId)
@@ -67,7 +99,8 @@ import Testing
         let copied = try #require(try app.database.tour(id: copy.id!))
         let source = try #require(try app.database.tour(id: seed.tourId))
         // The route point for point; the new frame encloses every imported point and the whole route.
-        let route = try #require(copied.route?.points), sourceRoute = try #require(source.route?.points)
+        let route = try #require(copied.route?.points)
+        let sourceRoute = try #require(source.route?.points)
         #expect(route.count == sourceRoute.count)
         for (a, b) in zip(route, sourceRoute) {
             #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
@@ -104,7 +137,8 @@ import Testing
         if mode != "waypoints" {
             let tour = try #require(try app.database.tour(id: seed.tourId))
             let route = try #require(tour.route)
-            let length = try #require(reference["length"] as? Double), ascent = try #require(reference["ascent"] as? Double)
+            let length = try #require(reference["length"] as? Double)
+            let ascent = try #require(reference["ascent"] as? Double)
             #expect(abs(route.lengthMeters - length) / length < 0.005, "length \(route.lengthMeters) vs \(length)")
             #expect(abs((route.ascentMeters ?? -1) - ascent) < 0.5)
             let estimate = try app.database.durationEstimate(tour: tour)
@@ -117,13 +151,16 @@ import Testing
         try DataFolder.prepare(app.config.dataFolder)
         let seed = try app.seed()
         let token = try app.token(for: "author@test.org")
-        let xxe = #"<?xml version="1.0"?><!DOCTYPE gpx [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&xxe;</name></wpt></gpx>"#
+        let xxe =
+            #"<?xml version="1.0"?><!DOCTYPE gpx [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&xxe;</name></wpt></gpx>"#
         var laughs = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">"#
         for level in 1...9 { laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : "\(level - 1)");", count: 10) + "\">" }
         laughs += #"]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&lol9;</name></wpt></gpx>"#
-        let outOfRange = #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122,44.4]},"properties":{"name":"ok"}},{"type":"Feature","geometry":{"type":"Point","coordinates":[44.4,-122]},"properties":{"name":"swapped"}}]}"#
+        let outOfRange =
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122,44.4]},"properties":{"name":"ok"}},{"type":"Feature","geometry":{"type":"Point","coordinates":[44.4,-122]},"properties":{"name":"swapped"}}]}"#
         var many = #"{"type":"FeatureCollection","features":["#
-        many += (0..<100_000).map { #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.1,44.4]},"properties":{"name":"p\#($0)"}}"# }.joined(separator: ",")
+        many += (0..<100_000).map { #"{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.1,44.4]},"properties":{"name":"p\#($0)"}}"# }
+            .joined(separator: ",")
         many += "]}"
         struct Case: Sendable {
             let name: String
@@ -141,9 +178,18 @@ import Testing
             Case(name: "huge.gpx", data: Data(count: 100 * 1024 * 1024), status: .contentTooLarge, message: "20 MB"),
             // A processing instruction without data crashed the server inside Foundation's XMLParser (scripts/fuzz.sh
             // importer found it; the second is its input); any instruction but the leading declaration is refused.
-            Case(name: "stylesheet.gpx", data: Data("<?xml version=\"1.0\"?><?xml-stylesheet?><gpx version=\"1.1\"/>".utf8),
-                 status: .unprocessableContent, message: "processing instructions"),
-            Case(name: "fuzz.gpx", data: Data("<?xrTF-8?>8\n?TF->\n<FepF->\n<Fep".utf8), status: .unprocessableContent, message: "processing instructions"),
+            Case(
+                name: "stylesheet.gpx",
+                data: Data("<?xml version=\"1.0\"?><?xml-stylesheet?><gpx version=\"1.1\"/>".utf8),
+                status: .unprocessableContent,
+                message: "processing instructions"
+            ),
+            Case(
+                name: "fuzz.gpx",
+                data: Data("<?xrTF-8?>8\n?TF->\n<FepF->\n<Fep".utf8),
+                status: .unprocessableContent,
+                message: "processing instructions"
+            ),
         ]
         try await app.test { client in
             for item in cases {
@@ -165,8 +211,10 @@ import Testing
     }
 
     @Test func routeLengthMatchesHaversineReference() async throws {
-        let positions: [[Double]] = [[-122.2449, 44.3927], [-122.2, 44.395], [-122.1558, 44.4023], [-122.1419, 44.3963],
-                                     [-122.0882, 44.399], [-122.0623, 44.4036], [-121.9948, 44.4012]]
+        let positions: [[Double]] = [
+            [-122.2449, 44.3927], [-122.2, 44.395], [-122.1558, 44.4023], [-122.1419, 44.3963],
+            [-122.0882, 44.399], [-122.0623, 44.4036], [-121.9948, 44.4012],
+        ]
         let json = String(decoding: try JSONSerialization.data(withJSONObject: positions), as: UTF8.self)
         let reference = try #require(try await Self.python("haversine.py", [json])["length"] as? Double)
         let route = try RoutePath(positions: positions)
@@ -214,17 +262,58 @@ import Testing
 @Suite struct ManifestRouteTests {
     @Test func manifestCarriesRouteDurationAndDistances() throws {
         let waypoints = [
-            TourSnapshot.WaypointEntry(name: "A", order: 1, latitude: 44.39, longitude: -122.24, description: "", assets: [
-                .init(assetId: 1, kind: "audio", mimeType: "audio/wav", size: 10, sha256: String(repeating: "a", count: 64), originalName: "a.wav",
-                      storedPath: "assets/x", durationSeconds: 300)]),
+            TourSnapshot.WaypointEntry(
+                name: "A",
+                order: 1,
+                latitude: 44.39,
+                longitude: -122.24,
+                description: "",
+                assets: [
+                    .init(
+                        assetId: 1,
+                        kind: "audio",
+                        mimeType: "audio/wav",
+                        size: 10,
+                        sha256: String(repeating: "a", count: 64),
+                        originalName: "a.wav",
+                        storedPath: "assets/x",
+                        durationSeconds: 300
+                    )
+                ]
+            ),
             TourSnapshot.WaypointEntry(name: "B", order: 2, latitude: 44.40, longitude: -122.14, description: "", assets: []),
         ]
-        let snapshot = TourSnapshot(tourId: 1, name: "T", description: "", mapName: "t", siteName: "S", siteSlug: "s",
-                                    frame: Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28), minZoom: 11, maxZoom: 15,
-                                    waypoints: waypoints, route: try RoutePath(json: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]"), paceKmh: 5)
-        let request = PublishRequest(id: "r", tourId: 1, siteId: 1, packageId: "p", version: 1, authorId: nil, state: .building,
-                                     snapshot: snapshot, requiredApprovals: 1, filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0,
-                                     createdAt: Date(timeIntervalSince1970: 1_800_000_000), updatedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let snapshot = TourSnapshot(
+            tourId: 1,
+            name: "T",
+            description: "",
+            mapName: "t",
+            siteName: "S",
+            siteSlug: "s",
+            frame: Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28),
+            minZoom: 11,
+            maxZoom: 15,
+            waypoints: waypoints,
+            route: try RoutePath(json: "[[-122.24,44.39],[-122.19,44.395],[-122.14,44.40]]"),
+            paceKmh: 5
+        )
+        let request = PublishRequest(
+            id: "r",
+            tourId: 1,
+            siteId: 1,
+            packageId: "p",
+            version: 1,
+            authorId: nil,
+            state: .building,
+            snapshot: snapshot,
+            requiredApprovals: 1,
+            filesDone: 0,
+            filesTotal: 0,
+            bytesDone: 0,
+            bytesTotal: 0,
+            createdAt: Date(timeIntervalSince1970: 1_800_000_000),
+            updatedAt: Date(timeIntervalSince1970: 1_800_000_000)
+        )
         let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot)
         let route = try #require(manifest.route)
         #expect(route.count == 3 && route[0].longitude == -122.24)
@@ -245,7 +334,11 @@ import Testing
         let app = try await TestApp.make()
         let seed = try app.seed()
         let token = try app.token(for: "author@test.org")
-        _ = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Far", description: "", latitude: 44.41, longitude: -122.1), actor: .system)
+        _ = try app.database.createWaypoint(
+            tourId: seed.tourId,
+            WaypointInput(name: "Far", description: "", latitude: 44.41, longitude: -122.1),
+            actor: .system
+        )
         let atDefault = try app.database.durationEstimate(tour: try #require(try app.database.tour(id: seed.tourId)))
         try await app.test { client in
             let patched = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"paceKmh": 2}"#)
@@ -258,8 +351,14 @@ import Testing
             let browser = try await client.signIn("author@test.org")
             let edit = try await client.get("/tours/\(seed.tourId)/edit", session: browser)
             #expect(edit.text.contains(#"id="paceKmh""#) && edit.text.contains(#"value="2""#), "the form shows the pace")
-            let bad = try await client.post("/tours/\(seed.tourId)/edit", form: ["name": "Ridge Walk", "description": "A walk.", "mapName": "ridge-walk",
-                                                                                  "paceKmh": "fast"], session: browser)
+            let bad = try await client.post(
+                "/tours/\(seed.tourId)/edit",
+                form: [
+                    "name": "Ridge Walk", "description": "A walk.", "mapName": "ridge-walk",
+                    "paceKmh": "fast",
+                ],
+                session: browser
+            )
             #expect(bad.status == .unprocessableContent)
             #expect(bad.text.contains("Enter a walking pace between 0.5 and 20 km/h."))
         }
@@ -275,14 +374,22 @@ import Testing
         try DataFolder.prepare(app.config.dataFolder)
         let seed = try app.seed()
         let token = try app.token(for: "author@test.org")
-        let gpx = #"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE gpx [<!ENTITY x SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&x;</name></wpt></gpx>"#
+        let gpx =
+            #"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE gpx [<!ENTITY x SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&x;</name></wpt></gpx>"#
         let utf16 = Data([0xFF, 0xFE]) + gpx.data(using: .utf16LittleEndian)!
         try await app.test { client in
             let wide = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: utf16, name: "wide.gpx", dryRun: true)
             #expect(wide.status == .unprocessableContent)
             #expect(wide.text.contains("UTF-8"), "\(wide.text)")
             let big = Data(("{\"type\":\"FeatureCollection\",\"features\":[]}" + String(repeating: " ", count: 5000)).utf8)
-            let tooBig = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: big, name: "big.geojson", dryRun: true)
+            let tooBig = try await TourExchangeTests.importFile(
+                client,
+                tourId: seed.tourId,
+                token: token,
+                data: big,
+                name: "big.geojson",
+                dryRun: true
+            )
             #expect(tooBig.status == .contentTooLarge)
             #expect(tooBig.text.contains("4096 bytes"), "\(tooBig.text)")
         }
@@ -294,18 +401,22 @@ import Testing
         let body = #"<gpx version="1.1"><wpt lat="44.4" lon="-122"><name>Lake</name></wpt></gpx>"#
         // `+ADw-` is `<` in UTF-7: the DTD below is invisible to a search for the bytes "<!DOCTYPE".
         let utf7 = #"<?xml version="1.0" encoding="UTF-7"?>+ADw-!DOCTYPE gpx +AFs-+ADw-!ENTITY x SYSTEM "file:///etc/passwd"+AD4-+AF0-+AD4-"# + body
-        for (declaration, refused) in [(utf7, "“UTF-7”"), (#"<?xml version="1.0" encoding="ISO-8859-1"?>"# + body, "“ISO-8859-1”"),
-                                       (#"<?xml version='1.0' encoding='utf-16'?>"# + body, "“utf-16”"),
-                                       // A declaration closed with ">" only: libxml2 still switched to UTF-7 and crashed
-                                       // (scripts/fuzz.sh importer).
-                                       (#"<?xml version="1.0" encoding="UTF-7">"# + body, "“UTF-7”")] {
+        for (declaration, refused) in [
+            (utf7, "“UTF-7”"), (#"<?xml version="1.0" encoding="ISO-8859-1"?>"# + body, "“ISO-8859-1”"),
+            (#"<?xml version='1.0' encoding='utf-16'?>"# + body, "“utf-16”"),
+            // A declaration closed with ">" only: libxml2 still switched to UTF-7 and crashed
+            // (scripts/fuzz.sh importer).
+            (#"<?xml version="1.0" encoding="UTF-7">"# + body, "“UTF-7”"),
+        ] {
             #expect(throws: ImportRefused.self, "\(refused)") { try TourImport.parse(Data(declaration.utf8)) }
             do { _ = try TourImport.parse(Data(declaration.utf8)) } catch let error as ImportRefused {
                 #expect(error.message.contains(refused) && error.message.contains("only UTF-8"), "\(error.message)")
             }
         }
-        for accepted in [#"<?xml version="1.0" encoding="UTF-8"?>"#, #"<?xml version='1.0' encoding='utf-8'?>"#, #"<?xml version="1.0"?>"#, "",
-                         "\u{FEFF}<?xml version=\"1.0\"?>\n"] {
+        for accepted in [
+            #"<?xml version="1.0" encoding="UTF-8"?>"#, #"<?xml version='1.0' encoding='utf-8'?>"#, #"<?xml version="1.0"?>"#, "",
+            "\u{FEFF}<?xml version=\"1.0\"?>\n",
+        ] {
             let parsed = try TourImport.parse(Data((accepted + body).utf8))
             #expect(parsed.points.count == 1, "\(accepted)")
         }
@@ -334,7 +445,10 @@ import Testing
             let listing = try await PythonZipListing.read(env.stagedZip(rid))
             let packaged = try #require(listing.entries.first { $0.name == "waypoints.geojson" }, "the zip has no waypoints.geojson")
             let exported = Data(buffer: export.body)
-            #expect(packaged.sha256 == PublishFixtures.sha256(exported), "the export differs from the package's document:\n\(String(decoding: exported, as: UTF8.self))")
+            #expect(
+                packaged.sha256 == PublishFixtures.sha256(exported),
+                "the export differs from the package's document:\n\(String(decoding: exported, as: UTF8.self))"
+            )
             #expect(String(decoding: exported, as: UTF8.self).contains("\"assets\":[{"), "the export lists the files the package will hold")
 
             let reviewer = try await client.signIn("reviewer@test.org")

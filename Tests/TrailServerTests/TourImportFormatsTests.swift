@@ -7,6 +7,7 @@ import NIOCore
 import TestSupport
 import Testing
 import ZIPFoundation
+
 @testable import TrailServer
 
 /// KML, KMZ and CSV imports: files written by GDAL and in Google Earth's style, pictures from a KMZ, the round trip
@@ -24,8 +25,12 @@ import ZIPFoundation
         let waypoints = try database.waypoints(tourId: tourId)
         let tour = try #require(try database.tour(id: tourId))
         let assets = try waypoints.reduce(0) { $0 + (try database.assets(waypointId: $1.id!)).count }
-        return Saved(waypoints: waypoints.map { "\($0.name) \($0.latitude) \($0.longitude) \($0.description)" }, route: tour.route?.points.count ?? 0,
-                     frame: tour.frame, assets: assets)
+        return Saved(
+            waypoints: waypoints.map { "\($0.name) \($0.latitude) \($0.longitude) \($0.description)" },
+            route: tour.route?.points.count ?? 0,
+            frame: tour.frame,
+            assets: assets
+        )
     }
 
     static func scratch(_ name: String) throws -> URL {
@@ -53,16 +58,18 @@ import ZIPFoundation
     // MARK: GDAL
 
     static let sourceGeoJSON = #"""
-    {"type":"FeatureCollection","features":[
-    {"type":"Feature","geometry":{"type":"Point","coordinates":[-122.1234567,44.4012345]},"properties":{"name":"Lava, \"Flow\" Overlook","description":"Line one\nline two"}},
-    {"type":"Feature","geometry":{"type":"Point","coordinates":[-122.05,44.39]},"properties":{"name":"Fish Lake North","description":"Plain; with a semicolon"}},
-    {"type":"Feature","geometry":{"type":"Point","coordinates":[-121.99,44.42]},"properties":{"name":"Café Spring","description":""}}
-    ]}
-    """#
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[-122.1234567,44.4012345]},"properties":{"name":"Lava, \"Flow\" Overlook","description":"Line one\nline two"}},
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[-122.05,44.39]},"properties":{"name":"Fish Lake North","description":"Plain; with a semicolon"}},
+        {"type":"Feature","geometry":{"type":"Point","coordinates":[-121.99,44.42]},"properties":{"name":"Café Spring","description":""}}
+        ]}
+        """#
     static let sourceLine = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
 
-    @Test("files GDAL's ogr2ogr writes (KML; CSV with GEOMETRY=AS_XY) import the source's points, names, texts and line",
-          arguments: ["KML", "CSV"])
+    @Test(
+        "files GDAL's ogr2ogr writes (KML; CSV with GEOMETRY=AS_XY) import the source's points, names, texts and line",
+        arguments: ["KML", "CSV"]
+    )
     func ogr2ogrFilesImport(driver: String) async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
@@ -84,7 +91,9 @@ import ZIPFoundation
 
         let parsed = try TourImport.parse(data)
         #expect(parsed.format == driver)
-        let expected = try #require(source["features"] as? [[String: Any]]).filter { ($0["geometry"] as? [String: Any])?["type"] as? String == "Point" }
+        let expected = try #require(source["features"] as? [[String: Any]]).filter {
+            ($0["geometry"] as? [String: Any])?["type"] as? String == "Point"
+        }
         #expect(parsed.points.count == expected.count)
         for (point, feature) in zip(parsed.points, expected) {
             let properties = try #require(feature["properties"] as? [String: Any])
@@ -101,11 +110,25 @@ import ZIPFoundation
         }
 
         try await app.test { client in
-            let preview = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: data, name: "out.\(driver.lowercased())", dryRun: true)
+            let preview = try await TourExchangeTests.importFile(
+                client,
+                tourId: seed.tourId,
+                token: token,
+                data: data,
+                name: "out.\(driver.lowercased())",
+                dryRun: true
+            )
             let plan = try Self.plan(preview)
             #expect(plan["format"] as? String == driver)
             #expect(plan["added"] as? Int == 3)
-            let applied = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: data, name: "out.\(driver.lowercased())", dryRun: false)
+            let applied = try await TourExchangeTests.importFile(
+                client,
+                tourId: seed.tourId,
+                token: token,
+                data: data,
+                name: "out.\(driver.lowercased())",
+                dryRun: false
+            )
             #expect(applied.status == .ok, "\(applied.text)")
         }
         let names = try app.database.waypoints(tourId: seed.tourId).map(\.name)
@@ -116,61 +139,63 @@ import ZIPFoundation
     // MARK: Google Earth
 
     static let googleEarthKML = """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2" xmlns:kml="http://www.opengis.net/kml/2.2" xmlns:atom="http://www.w3.org/2005/Atom">
-    <Document>
-    \t<name>Ridge Walk.kmz</name>
-    \t<Style id="s_ylw-pushpin">
-    \t\t<IconStyle><scale>1.1</scale><Icon><href>http://maps.google.com/mapfiles/kml/pushpin/ylw-pushpin.png</href></Icon></IconStyle>
-    \t</Style>
-    \t<StyleMap id="m_ylw-pushpin">
-    \t\t<Pair><key>normal</key><styleUrl>#s_ylw-pushpin</styleUrl></Pair>
-    \t</StyleMap>
-    \t<Folder>
-    \t\t<name>Stops</name>
-    \t\t<open>1</open>
-    \t\t<Placemark>
-    \t\t\t<name>Lava Overlook</name>
-    \t\t\t<description><![CDATA[<div><b>Look west</b> &amp; listen.<br>Two things:<ul><li>Basalt</li><li>Cinder &lt;cones&gt;</li></ul><script>alert(1)</script><p>Caf&eacute; &#8211; &#x2713; done</p></div>]]></description>
-    \t\t\t<LookAt><longitude>-122.1</longitude><latitude>44.41</latitude><altitude>0</altitude><range>800</range></LookAt>
-    \t\t\t<styleUrl>#m_ylw-pushpin</styleUrl>
-    \t\t\t<Point>
-    \t\t\t\t<gx:drawOrder>1</gx:drawOrder>
-    \t\t\t\t<coordinates>
-    \t\t\t\t\t-122.1000001,44.4100002,1250.5
-    \t\t\t\t</coordinates>
-    \t\t\t</Point>
-    \t\t</Placemark>
-    \t\t<Placemark>
-    \t\t\t<name>Spring &amp; Bench</name>
-    \t\t\t<description>Plain text, kept as it is.</description>
-    \t\t\t<Point><coordinates>-122.05,44.39,0</coordinates></Point>
-    \t\t</Placemark>
-    \t\t<Placemark>
-    \t\t\t<name>Lake</name>
-    \t\t\t<Polygon><outerBoundaryIs><LinearRing><coordinates>-122.1,44.4,0 -122.09,44.4,0 -122.09,44.41,0 -122.1,44.4,0</coordinates></LinearRing></outerBoundaryIs></Polygon>
-    \t\t</Placemark>
-    \t</Folder>
-    \t<Folder>
-    \t\t<name>Path</name>
-    \t\t<Placemark>
-    \t\t\t<name>Ridge path</name>
-    \t\t\t<LineString>
-    \t\t\t\t<tessellate>1</tessellate>
-    \t\t\t\t<coordinates>
-    \t\t\t\t\t-122.2,44.37,1200 -122.15,44.39,1230
-    \t\t\t\t\t-122.1,44.41,1250.04 \t
-    \t\t\t\t</coordinates>
-    \t\t\t</LineString>
-    \t\t</Placemark>
-    \t</Folder>
-    \t<GroundOverlay><name>Old map</name><Icon><href>http://example.invalid/map.jpg</href></Icon></GroundOverlay>
-    \t<NetworkLink><name>Live layer</name><Link><href>http://example.invalid/live.kml</href></Link></NetworkLink>
-    </Document>
-    </kml>
-    """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2" xmlns:kml="http://www.opengis.net/kml/2.2" xmlns:atom="http://www.w3.org/2005/Atom">
+        <Document>
+        \t<name>Ridge Walk.kmz</name>
+        \t<Style id="s_ylw-pushpin">
+        \t\t<IconStyle><scale>1.1</scale><Icon><href>http://maps.google.com/mapfiles/kml/pushpin/ylw-pushpin.png</href></Icon></IconStyle>
+        \t</Style>
+        \t<StyleMap id="m_ylw-pushpin">
+        \t\t<Pair><key>normal</key><styleUrl>#s_ylw-pushpin</styleUrl></Pair>
+        \t</StyleMap>
+        \t<Folder>
+        \t\t<name>Stops</name>
+        \t\t<open>1</open>
+        \t\t<Placemark>
+        \t\t\t<name>Lava Overlook</name>
+        \t\t\t<description><![CDATA[<div><b>Look west</b> &amp; listen.<br>Two things:<ul><li>Basalt</li><li>Cinder &lt;cones&gt;</li></ul><script>alert(1)</script><p>Caf&eacute; &#8211; &#x2713; done</p></div>]]></description>
+        \t\t\t<LookAt><longitude>-122.1</longitude><latitude>44.41</latitude><altitude>0</altitude><range>800</range></LookAt>
+        \t\t\t<styleUrl>#m_ylw-pushpin</styleUrl>
+        \t\t\t<Point>
+        \t\t\t\t<gx:drawOrder>1</gx:drawOrder>
+        \t\t\t\t<coordinates>
+        \t\t\t\t\t-122.1000001,44.4100002,1250.5
+        \t\t\t\t</coordinates>
+        \t\t\t</Point>
+        \t\t</Placemark>
+        \t\t<Placemark>
+        \t\t\t<name>Spring &amp; Bench</name>
+        \t\t\t<description>Plain text, kept as it is.</description>
+        \t\t\t<Point><coordinates>-122.05,44.39,0</coordinates></Point>
+        \t\t</Placemark>
+        \t\t<Placemark>
+        \t\t\t<name>Lake</name>
+        \t\t\t<Polygon><outerBoundaryIs><LinearRing><coordinates>-122.1,44.4,0 -122.09,44.4,0 -122.09,44.41,0 -122.1,44.4,0</coordinates></LinearRing></outerBoundaryIs></Polygon>
+        \t\t</Placemark>
+        \t</Folder>
+        \t<Folder>
+        \t\t<name>Path</name>
+        \t\t<Placemark>
+        \t\t\t<name>Ridge path</name>
+        \t\t\t<LineString>
+        \t\t\t\t<tessellate>1</tessellate>
+        \t\t\t\t<coordinates>
+        \t\t\t\t\t-122.2,44.37,1200 -122.15,44.39,1230
+        \t\t\t\t\t-122.1,44.41,1250.04 \t
+        \t\t\t\t</coordinates>
+        \t\t\t</LineString>
+        \t\t</Placemark>
+        \t</Folder>
+        \t<GroundOverlay><name>Old map</name><Icon><href>http://example.invalid/map.jpg</href></Icon></GroundOverlay>
+        \t<NetworkLink><name>Live layer</name><Link><href>http://example.invalid/live.kml</href></Link></NetworkLink>
+        </Document>
+        </kml>
+        """
 
-    @Test("a KML in Google Earth's style: folders flattened, CDATA HTML as plain text, altitude kept on the route and reported dropped on waypoints, the rest listed as not imported")
+    @Test(
+        "a KML in Google Earth's style: folders flattened, CDATA HTML as plain text, altitude kept on the route and reported dropped on waypoints, the rest listed as not imported"
+    )
     func googleEarthKML() async throws {
         let parsed = try TourImport.parse(Data(Self.googleEarthKML.utf8))
         #expect(parsed.format == "KML")
@@ -194,7 +219,12 @@ import ZIPFoundation
         try FileManager.default.createDirectory(at: app.dependencies.paths.uploads, withIntermediateDirectories: true)
         try await app.test { client in
             let author = try await client.signIn("author@test.org")
-            let posted = try await client.tilesUpload("/tours/\(seed.tourId)/import", data: Data(Self.googleEarthKML.utf8), fileName: "ridge.kml", session: author)
+            let posted = try await client.tilesUpload(
+                "/tours/\(seed.tourId)/import",
+                data: Data(Self.googleEarthKML.utf8),
+                fileName: "ridge.kml",
+                session: author
+            )
             let location = try #require(posted.location, "\(posted.status) \(posted.text.prefix(300))")
             let page = try await client.get(location, session: author)
             #expect(page.status == .ok)
@@ -213,11 +243,11 @@ import ZIPFoundation
     @Test("a gx:Track becomes the route, elevations included")
     func gxTrack() throws {
         let kml = """
-        <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2"><Document><Placemark><name>Walk</name>
-        <gx:Track><when>2025-06-01T10:00:00Z</when><when>2025-06-01T10:05:00Z</when><when>2025-06-01T10:10:00Z</when>
-        <gx:coord>-122.2 44.37 1200</gx:coord><gx:coord>-122.15 44.39 1215.5</gx:coord>
-        <gx:coord>-122.1 44.41 1230</gx:coord></gx:Track></Placemark></Document></kml>
-        """
+            <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2"><Document><Placemark><name>Walk</name>
+            <gx:Track><when>2025-06-01T10:00:00Z</when><when>2025-06-01T10:05:00Z</when><when>2025-06-01T10:10:00Z</when>
+            <gx:coord>-122.2 44.37 1200</gx:coord><gx:coord>-122.15 44.39 1215.5</gx:coord>
+            <gx:coord>-122.1 44.41 1230</gx:coord></gx:Track></Placemark></Document></kml>
+            """
         let parsed = try TourImport.parse(Data(kml.utf8))
         #expect(parsed.route?.positions == [[-122.2, 44.37, 1200], [-122.15, 44.39, 1215.5], [-122.1, 44.41, 1230]])
         #expect(parsed.points.isEmpty)
@@ -225,7 +255,8 @@ import ZIPFoundation
 
     @Test("CSV: semicolons with decimal commas, a BOM, quoted line breaks, an order column and rows without coordinates")
     func csvVariants() throws {
-        let csv = "\u{FEFF} Name ;LAT;Lon;Order;Notes\r\n\"Top; of \"\"the\"\" hill\";44,41;-122,1;2;x\r\nStart;44.40;-122.0;1;\"two\nlines\"\r\nNowhere;;;3;\r\n"
+        let csv =
+            "\u{FEFF} Name ;LAT;Lon;Order;Notes\r\n\"Top; of \"\"the\"\" hill\";44,41;-122,1;2;x\r\nStart;44.40;-122.0;1;\"two\nlines\"\r\nNowhere;;;3;\r\n"
         let parsed = try TourImport.parse(Data(csv.utf8))
         #expect(parsed.format == "CSV")
         #expect(parsed.points.map(\.name) == ["Start", "Top; of \"the\" hill"])
@@ -258,7 +289,14 @@ import ZIPFoundation
         let picture = MediaFixtures.png(size: 4096, seed: 11)
         let kmz = try Self.kmz([("doc.kml", Data(Self.kmzKML(image: "files/lake.png").utf8)), ("files/lake.png", picture)])
         try await env.app.test { client in
-            let preview = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: kmz, name: "pictures.kmz", dryRun: true)
+            let preview = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: kmz,
+                name: "pictures.kmz",
+                dryRun: true
+            )
             let plan = try Self.plan(preview)
             #expect(plan["format"] as? String == "KMZ")
             let images = try #require(plan["images"] as? [[String: Any]])
@@ -267,7 +305,14 @@ import ZIPFoundation
             #expect(leftOut.contains { ($0["reason"] as? String)?.contains("not fetched") == true })
             #expect(try Self.saved(env.database, tourId: env.seed.tourId).assets == 0, "a dry run attaches nothing")
 
-            let applied = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: kmz, name: "pictures.kmz", dryRun: false)
+            let applied = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: kmz,
+                name: "pictures.kmz",
+                dryRun: false
+            )
             #expect(applied.status == .ok, "\(applied.text)")
             #expect((applied.json as? [String: Any])?["imagesAttached"] as? Int == 1)
         }
@@ -288,12 +333,21 @@ import ZIPFoundation
         defer { env.remove() }
         await env.scans.scanner.reloadIfChanged()
         let token = try env.token("author@test.org")
-        let kmz = try Self.kmz([("doc.kml", Data(Self.kmzKML(image: "files/lake.png").utf8)),
-                                ("files/lake.png", MediaFixtures.pngEndingWithEICAR(size: 4096))])
+        let kmz = try Self.kmz([
+            ("doc.kml", Data(Self.kmzKML(image: "files/lake.png").utf8)),
+            ("files/lake.png", MediaFixtures.pngEndingWithEICAR(size: 4096)),
+        ])
         let before = try Self.saved(env.database, tourId: env.seed.tourId)
         try await env.app.test { client in
             for dryRun in [true, false] {
-                let response = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: kmz, name: "bad.kmz", dryRun: dryRun)
+                let response = try await TourExchangeTests.importFile(
+                    client,
+                    tourId: env.seed.tourId,
+                    token: token,
+                    data: kmz,
+                    name: "bad.kmz",
+                    dryRun: dryRun
+                )
                 #expect(response.status == .unprocessableContent)
                 #expect(response.text.contains("malware") && response.text.contains("quarantined"), "\(response.text)")
             }
@@ -346,7 +400,8 @@ import ZIPFoundation
         let token = try app.token(for: "author@test.org")
         var laughs = #"<?xml version="1.0"?><!DOCTYPE kml [<!ENTITY lol "lol">"#
         for level in 1...9 { laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : "\(level - 1)");", count: 10) + "\">" }
-        laughs += #"]><kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><name>&lol9;</name><Point><coordinates>-122,44.4</coordinates></Point></Placemark></kml>"#
+        laughs +=
+            #"]><kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><name>&lol9;</name><Point><coordinates>-122,44.4</coordinates></Point></Placemark></kml>"#
         let xxe = #"<?xml version="1.0"?><!DOCTYPE kml [<!ENTITY x SYSTEM "file:///etc/passwd">]><kml><Placemark><name>&x;</name></Placemark></kml>"#
         let doc = Data(Self.kmzKML(image: "files/lake.png").utf8)
         let slip = try Self.kmz([("doc.kml", doc), ("../evil.png", MediaFixtures.png(size: 512))])
@@ -368,7 +423,14 @@ import ZIPFoundation
         try await app.test { client in
             for (name, data, message) in cases {
                 for dryRun in [true, false] {
-                    let response = try await TourExchangeTests.importFile(client, tourId: seed.tourId, token: token, data: data, name: name, dryRun: dryRun)
+                    let response = try await TourExchangeTests.importFile(
+                        client,
+                        tourId: seed.tourId,
+                        token: token,
+                        data: data,
+                        name: name,
+                        dryRun: dryRun
+                    )
                     #expect(response.status == .unprocessableContent, "\(name): \(response.status) \(response.text.prefix(300))")
                     #expect(response.text.contains(message), "\(name): \(response.text.prefix(300))")
                 }

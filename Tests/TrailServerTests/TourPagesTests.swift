@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// A ranger's path through the tour pages: list, create, edit, frame, delete; and the lock while a tour is in review.
@@ -20,8 +21,11 @@ import Testing
             #expect(form.text.contains(#"action="/sites/alpha/tours""#))
 
             // Create.
-            let created = try await client.post("/sites/alpha/tours", form: ["name": "Iron Mountain Loop", "description": "Wildflowers.", "mapName": ""],
-                                                 session: browser)
+            let created = try await client.post(
+                "/sites/alpha/tours",
+                form: ["name": "Iron Mountain Loop", "description": "Wildflowers.", "mapName": ""],
+                session: browser
+            )
             #expect(created.status == .seeOther)
             let location = try #require(created.location)
             let id = try #require(Int64(location.replacingOccurrences(of: "/tours/", with: "")))
@@ -42,8 +46,11 @@ import Testing
             let edit = try await client.get("/tours/\(id)/edit", session: browser)
             #expect(HTML.value(edit.text, field: "name") == "Iron Mountain Loop")
             #expect(HTML.value(edit.text, field: "mapName") == "iron-mountain-loop")
-            let saved = try await client.post("/tours/\(id)/edit", form: ["name": "Iron Mountain", "description": "Lookout.", "mapName": "iron-mtn"],
-                                              session: browser)
+            let saved = try await client.post(
+                "/tours/\(id)/edit",
+                form: ["name": "Iron Mountain", "description": "Lookout.", "mapName": "iron-mtn"],
+                session: browser
+            )
             #expect(saved.location == "/tours/\(id)")
             page = try await client.follow(saved, session: &browser)
             #expect(page.text.contains("Tour saved."))
@@ -51,21 +58,35 @@ import Testing
             #expect(tour.name == "Iron Mountain" && tour.description == "Lookout." && tour.mapName == "iron-mtn")
 
             // Frame.
-            let framed = try await client.post("/tours/\(id)/frame", form: ["north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
-                                                                             "minZoom": "11", "maxZoom": "15"], session: browser)
+            let framed = try await client.post(
+                "/tours/\(id)/frame",
+                form: [
+                    "north": "44.43", "south": "44.36", "east": "-121.97", "west": "-122.28",
+                    "minZoom": "11", "maxZoom": "15",
+                ],
+                session: browser
+            )
             #expect(framed.location == "/tours/\(id)")
             page = try await client.follow(framed, session: &browser)
             #expect(page.text.contains("Frame saved."))
             #expect(HTML.element(page.text, id: "frame-summary") == "N 44.43000, S 44.36000, E -121.97000, W -122.28000")
             #expect(HTML.value(page.text, field: "north") == "44.430000")
             #expect(HTML.value(page.text, field: "minZoom") == "11")
-            #expect(page.text.contains("&quot;frame&quot;:{&quot;east&quot;:-121.97,&quot;north&quot;:44.43,&quot;south&quot;:44.36,&quot;west&quot;:-122.28}"))
+            #expect(
+                page.text.contains(
+                    "&quot;frame&quot;:{&quot;east&quot;:-121.97,&quot;north&quot;:44.43,&quot;south&quot;:44.36,&quot;west&quot;:-122.28}"
+                )
+            )
             tour = try #require(try app.database.tour(id: id))
             #expect(tour.frame == Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28))
             #expect(tour.minZoom == 11 && tour.maxZoom == 15)
 
             // Delete, waypoints and all.
-            _ = try app.database.createWaypoint(tourId: id, WaypointInput(name: "A", description: "", latitude: 44.4, longitude: -122), actor: .system)
+            _ = try app.database.createWaypoint(
+                tourId: id,
+                WaypointInput(name: "A", description: "", latitude: 44.4, longitude: -122),
+                actor: .system
+            )
             let deleted = try await client.post("/tours/\(id)/delete", form: [:], session: browser)
             #expect(deleted.location == "/sites/alpha")
             page = try await client.follow(deleted, session: &browser)
@@ -139,10 +160,12 @@ import Testing
             let token = try app.token(for: "author@test.org")
             let mid = try app.database.snapshot()
             let api = "/api/v1/manage/tours/\(seed.tourId)"
-            for (method, path, json) in [(HTTPRequest.Method.patch, api, #"{"name":"X"}"#), (.delete, api, nil),
-                                         (.post, "\(api)/waypoints", #"{"name":"N","latitude":44.4,"longitude":-122.1}"#),
-                                         (.patch, "\(api)/waypoints/\(seed.waypointId)", #"{"name":"X"}"#),
-                                         (.delete, "\(api)/waypoints/\(seed.waypointId)", nil)] {
+            for (method, path, json) in [
+                (HTTPRequest.Method.patch, api, #"{"name":"X"}"#), (.delete, api, nil),
+                (.post, "\(api)/waypoints", #"{"name":"N","latitude":44.4,"longitude":-122.1}"#),
+                (.patch, "\(api)/waypoints/\(seed.waypointId)", #"{"name":"X"}"#),
+                (.delete, "\(api)/waypoints/\(seed.waypointId)", nil),
+            ] {
                 let response = try await client.api(method, path, token: token, json: json)
                 #expect(response.status == .conflict, "\(method) \(path): \(response.status)")
                 #expect(response.errorCode == "conflict")
@@ -151,4 +174,3 @@ import Testing
         }
     }
 }
-

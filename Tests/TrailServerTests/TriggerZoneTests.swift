@@ -3,6 +3,7 @@ import GRDB
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Trigger zones. A radius per waypoint (default 30, 5–500 whole metres) through the panel and the API,
@@ -21,8 +22,12 @@ import Testing
             let token = try env.token("author@test.org")
             let base = "/api/v1/manage/tours/\(env.seed.tourId)/waypoints"
             #expect(try Self.radius(env, env.seed.waypointId) == 30, "existing waypoints get the default")
-            let created = try await client.api(.post, base, token: token,
-                                               json: #"{"name":"Cone Peak","latitude":44.41,"longitude":-122.03,"triggerRadiusMeters":45}"#)
+            let created = try await client.api(
+                .post,
+                base,
+                token: token,
+                json: #"{"name":"Cone Peak","latitude":44.41,"longitude":-122.03,"triggerRadiusMeters":45}"#
+            )
             #expect(created.status == .created && created.jsonObject["triggerRadiusMeters"] as? Int == 45, "\(created.text)")
             let plain = try await client.api(.post, base, token: token, json: #"{"name":"Iron Mountain","latitude":44.42,"longitude":-122.1}"#)
             #expect(plain.jsonObject["triggerRadiusMeters"] as? Int == 30)
@@ -35,8 +40,12 @@ import Testing
                 #expect(patch.status == .unprocessableContent, "\(bad): \(patch.status) \(patch.text)")
                 let fields = (patch.jsonObject["error"] as? [String: Any])?["fields"] as? [String: String]
                 #expect(fields?["triggerRadiusMeters"]?.contains("5 to 500") == true, "\(bad): \(patch.text)")
-                let create = try await client.api(.post, base, token: token,
-                                                  json: #"{"name":"Bad \#(bad.count)","latitude":44.4,"longitude":-122.05,"triggerRadiusMeters":\#(bad)}"#)
+                let create = try await client.api(
+                    .post,
+                    base,
+                    token: token,
+                    json: #"{"name":"Bad \#(bad.count)","latitude":44.4,"longitude":-122.05,"triggerRadiusMeters":\#(bad)}"#
+                )
                 #expect(create.status == .unprocessableContent, "\(bad): \(create.text)")
             }
             #expect(try Self.radius(env, env.seed.waypointId) == 120, "nothing refused was saved")
@@ -58,7 +67,10 @@ import Testing
             for bad in ["0", "abc", "600", "1e300"] {
                 let refused = try await client.post(uri, form: fields.merging(["triggerRadiusMeters": bad]) { $1 }, session: session)
                 #expect(refused.status == .unprocessableContent, "\(bad): \(refused.status)")
-                #expect(refused.text.contains("is-invalid\" id=\"wp-radius\"") && refused.text.contains("whole number of metres from 5 to 500"), "\(bad)")
+                #expect(
+                    refused.text.contains("is-invalid\" id=\"wp-radius\"") && refused.text.contains("whole number of metres from 5 to 500"),
+                    "\(bad)"
+                )
                 #expect(refused.text.contains(#"value="Edited""#) || refused.text.contains(">Edited</textarea>"), "the other input is kept")
             }
             #expect(try Self.radius(env, env.seed.waypointId) == 30)
@@ -77,8 +89,12 @@ import Testing
             let token = try env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)
             // 44.4003 is about 33 m north of Fish Lake (44.40): two 30 m zones overlap.
-            let near = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints", token: token,
-                                            json: #"{"name":"Boat Ramp","latitude":44.4003,"longitude":-122.0}"#)
+            let near = try await client.api(
+                .post,
+                "/api/v1/manage/tours/\(env.seed.tourId)/waypoints",
+                token: token,
+                json: #"{"name":"Boat Ramp","latitude":44.4003,"longitude":-122.0}"#
+            )
             let nearId = try #require(near.jsonObject["id"] as? Int)
             let session = try await client.signIn("author@test.org")
             var page = try await client.get("/tours/\(env.seed.tourId)", session: session)
@@ -86,12 +102,25 @@ import Testing
             #expect(page.text.contains("The trigger zones of “Fish Lake” (30 m) and “Boat Ramp” (30 m) overlap"))
             #expect(page.text.components(separatedBy: "zone overlaps</span>").count == 3, "both rows are marked")
             #expect(page.text.contains("&quot;overlaps&quot;:true"), "the map draws them in the warning colour")
-            #expect(!(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)).contains { $0.contains("trigger") }, "a warning, not a refusal")
+            #expect(
+                !(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)).contains {
+                    $0.contains("trigger")
+                },
+                "a warning, not a refusal"
+            )
 
-            _ = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(nearId)", token: token,
-                                     json: #"{"triggerRadiusMeters":5}"#)
-            _ = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", token: token,
-                                     json: #"{"triggerRadiusMeters":20}"#)
+            _ = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(nearId)",
+                token: token,
+                json: #"{"triggerRadiusMeters":5}"#
+            )
+            _ = try await client.api(
+                .patch,
+                "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)",
+                token: token,
+                json: #"{"triggerRadiusMeters":20}"#
+            )
             page = try await client.get("/tours/\(env.seed.tourId)", session: session)
             #expect(!page.text.contains(#"id="publish-warnings""#), "20 m + 5 m < 33 m: no overlap")
         }
@@ -108,7 +137,10 @@ import Testing
             _ = try await client.api(.patch, "\(base)/\(env.seed.waypointId)", token: token, json: #"{"triggerRadiusMeters":85}"#)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
             let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
-            let result = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stdout) \(check.stderr)")
+            let result = try #require(
+                try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any],
+                "\(check.stdout) \(check.stderr)"
+            )
             #expect(result["valid"] as? Bool == true, "\(result["problems"] ?? "")")
             let waypoints = try #require((result["manifest"] as? [String: Any])?["waypoints"] as? [[String: Any]])
             #expect(waypoints.map { $0["triggerRadiusMeters"] as? Int } == [85])
@@ -119,11 +151,24 @@ import Testing
             _ = try await client.api(.post, "/api/v1/manage/publish-requests/\(request.id)/withdraw", token: token)
             _ = try await client.api(.patch, "\(base)/\(env.seed.waypointId)", token: token, json: #"{"triggerRadiusMeters":200}"#)
             let bad = Data(export.text.replacingOccurrences(of: #""triggerRadiusMeters":85"#, with: #""triggerRadiusMeters":0"#).utf8)
-            let refused = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: bad, name: "bad.geojson", dryRun: false)
+            let refused = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: bad,
+                name: "bad.geojson",
+                dryRun: false
+            )
             #expect(refused.status == .unprocessableContent && refused.text.contains("triggerRadiusMeters"), "\(refused.text)")
             #expect(try Self.radius(env, env.seed.waypointId) == 200)
-            let imported = try await TourExchangeTests.importFile(client, tourId: env.seed.tourId, token: token, data: Data(export.text.utf8),
-                                                                  name: "round.geojson", dryRun: false)
+            let imported = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: Data(export.text.utf8),
+                name: "round.geojson",
+                dryRun: false
+            )
             #expect(imported.status == .ok, "\(imported.text)")
             #expect(try Self.radius(env, env.seed.waypointId) == 85)
         }

@@ -7,6 +7,7 @@ import HummingbirdTesting
 import MalwareScan
 import NIOCore
 import Testing
+
 @testable import TrailServer
 
 /// tus 1.0 at `/api/v1/manage/uploads`: a real client (Python's tuspy) against a live server, and the protocol's errors.
@@ -26,11 +27,14 @@ struct TusTests {
 
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
-            let run = try await MediaPython.run("tus_resume.py", [
-                "--endpoint", "http://localhost:\(port)\(Self.endpoint)", "--token", token, "--file", file.path,
-                "--tour", "\(env.seed.tourId)", "--waypoint", "\(env.seed.waypointId)",
-                "--chunk-size", "\(1024 * 1024)", "--chunks-before-cut", "2", "--cut-bytes", "1500001",
-            ])
+            let run = try await MediaPython.run(
+                "tus_resume.py",
+                [
+                    "--endpoint", "http://localhost:\(port)\(Self.endpoint)", "--token", token, "--file", file.path,
+                    "--tour", "\(env.seed.tourId)", "--waypoint", "\(env.seed.waypointId)",
+                    "--chunk-size", "\(1024 * 1024)", "--chunks-before-cut", "2", "--cut-bytes", "1500001",
+                ]
+            )
             #expect(run.status == 0, "tus_resume.py failed:\n\(run.stdout)\n\(run.stderr)")
             let result = run.json
             #expect(result["error"] == nil, "\(result)")
@@ -97,9 +101,14 @@ struct TusTests {
             let noVersion = try await client.execute(uri: location, method: .head, headers: [.authorization: "Bearer \(token)"])
             #expect(noVersion.status == .preconditionFailed)
             #expect(noVersion.headers[.tusVersion] == "1.0.0")
-            let noVersionPatch = try await client.execute(uri: location, method: .patch, headers: [
-                .authorization: "Bearer \(token)", .contentType: "application/offset+octet-stream", .uploadOffset: "0",
-            ], body: ByteBuffer(bytes: content.prefix(100)))
+            let noVersionPatch = try await client.execute(
+                uri: location,
+                method: .patch,
+                headers: [
+                    .authorization: "Bearer \(token)", .contentType: "application/offset+octet-stream", .uploadOffset: "0",
+                ],
+                body: ByteBuffer(bytes: content.prefix(100))
+            )
             #expect(noVersionPatch.status == .preconditionFailed)
 
             // PATCH with another Content-Type: 415, nothing written.
@@ -126,16 +135,28 @@ struct TusTests {
             // Checksum mismatch: 460, the offset and the file stay as they were.
             let second = content[65_536..<131_072]
             let wrongDigest = Data(SHA256.hash(data: Data("something else".utf8))).base64EncodedString()
-            let mismatch = try await client.tus(.patch, location, token: token, offset: 65_536, body: second,
-                                                extra: [.uploadChecksum: "sha256 \(wrongDigest)"])
+            let mismatch = try await client.tus(
+                .patch,
+                location,
+                token: token,
+                offset: 65_536,
+                body: second,
+                extra: [.uploadChecksum: "sha256 \(wrongDigest)"]
+            )
             #expect(mismatch.status.code == 460, "\(mismatch.status)")
             head = try await client.tus(.head, location, token: token)
             #expect(head.headers[.uploadOffset] == "65536")
             #expect(try fileSize(env, id) == 65_536)
             // The right checksum is accepted (sha256 and sha1).
             let rightDigest = Data(SHA256.hash(data: second)).base64EncodedString()
-            patched = try await client.tus(.patch, location, token: token, offset: 65_536, body: second,
-                                           extra: [.uploadChecksum: "sha256 \(rightDigest)"])
+            patched = try await client.tus(
+                .patch,
+                location,
+                token: token,
+                offset: 65_536,
+                body: second,
+                extra: [.uploadChecksum: "sha256 \(rightDigest)"]
+            )
             #expect(patched.status == .noContent)
             #expect(patched.headers[.uploadOffset] == "131072")
             let third = content[131_072...]
@@ -267,7 +288,10 @@ struct TusTests {
 
             // Missing or bad creation headers.
             #expect(try await client.tusCreate(env, token: token, length: nil).status == .badRequest)
-            #expect(try await client.tusCreate(env, token: token, length: 100, metadata: "filename \(Data("x".utf8).base64EncodedString())").status == .unprocessableContent)
+            #expect(
+                try await client.tusCreate(env, token: token, length: 100, metadata: "filename \(Data("x".utf8).base64EncodedString())").status
+                    == .unprocessableContent
+            )
             #expect(env.files(in: "uploads") == [id])
         }
     }
@@ -301,15 +325,24 @@ enum TestClientTus {
 extension TestClientProtocol {
     /// tus creation: `POST /api/v1/manage/uploads` with Upload-Length and metadata for the seeded waypoint.
     func tusCreate(_ env: MediaEnv, token: String, length: Int?, metadata: String? = nil) async throws -> TestResponse {
-        var headers: HTTPFields = [.authorization: "Bearer \(token)", .tusResumable: "1.0.0",
-                                   .uploadMetadata: metadata ?? TestClientTus.metadata(tour: env.seed.tourId, waypoint: env.seed.waypointId, fileName: "clip.png")]
+        var headers: HTTPFields = [
+            .authorization: "Bearer \(token)", .tusResumable: "1.0.0",
+            .uploadMetadata: metadata ?? TestClientTus.metadata(tour: env.seed.tourId, waypoint: env.seed.waypointId, fileName: "clip.png"),
+        ]
         if let length { headers[.uploadLength] = "\(length)" }
         return try await execute(uri: TusTests.endpoint, method: .post, headers: headers)
     }
 
     /// A tus request with `Tus-Resumable: 1.0.0`; PATCH gets `Upload-Offset` and `application/offset+octet-stream` unless told otherwise.
-    func tus(_ method: HTTPRequest.Method, _ uri: String, token: String, offset: Int? = nil,
-             contentType: String? = "application/offset+octet-stream", body: Data? = nil, extra: HTTPFields = [:]) async throws -> TestResponse {
+    func tus(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        token: String,
+        offset: Int? = nil,
+        contentType: String? = "application/offset+octet-stream",
+        body: Data? = nil,
+        extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
         var headers: HTTPFields = [.authorization: "Bearer \(token)", .tusResumable: "1.0.0"]
         if method == .patch {
             if let offset { headers[.uploadOffset] = "\(offset)" }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import NIOConcurrencyHelpers
 import Testing
+
 @testable import TrailServer
 
 /// Two-step sign-in through the real pages. Codes come from `oathtool` (OATH Toolkit, an independent RFC 6238
@@ -52,7 +53,8 @@ import Testing
     static func recoveryCodes(on page: TestResponse) -> [String] {
         let text = page.text
         guard let list = text.range(of: #"<ul class="list-unstyled font-monospace fs-5" id="recovery-codes">"#),
-              let end = text.range(of: "</ul>", range: list.upperBound..<text.endIndex) else { return [] }
+            let end = text.range(of: "</ul>", range: list.upperBound..<text.endIndex)
+        else { return [] }
         return text[list.upperBound..<end.lowerBound].components(separatedBy: "<li>").dropFirst()
             .map { $0.replacingOccurrences(of: "</li>", with: "").trimmingCharacters(in: .whitespacesAndNewlines) }
     }
@@ -108,11 +110,15 @@ import Testing
             process.standardOutput = output
             try process.run()
             process.waitUntilExit()
-            let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(
+                in: .whitespacesAndNewlines
+            )
             #expect(TwoStepCodes.code(secret: secret, step: step) == expected)
         }
-        #expect(TwoStepCodes.authenticatorURL(secret: "12345678901234567890", email: "a@b.org")
-            .hasPrefix("otpauth://totp/Trail%20Companion:a@b.org?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"))
+        #expect(
+            TwoStepCodes.authenticatorURL(secret: "12345678901234567890", email: "a@b.org")
+                .hasPrefix("otpauth://totp/Trail%20Companion:a@b.org?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
+        )
     }
 
     @Test func codesOfTheWindowWorkOnceAndOthersAreRefused() async throws {
@@ -127,7 +133,11 @@ import Testing
             let page = try await client.get("/login/code", session: browser)
             #expect(page.status == .ok && page.text.contains(#"autocomplete="one-time-code""#))
 
-            let wrong = try await client.post("/login/code", form: ["code": "000000" == (try Self.oathtool(secret)) ? "111111" : "000000"], session: browser)
+            let wrong = try await client.post(
+                "/login/code",
+                form: ["code": "000000" == (try Self.oathtool(secret)) ? "111111" : "000000"],
+                session: browser
+            )
             #expect(wrong.status == .unauthorized)
             #expect(wrong.text.contains(#"id="code-error""#))
             let twoStepsAgo = try await client.post("/login/code", form: ["code": try Self.oathtool(secret, stepsAgo: 2)], session: browser)
@@ -145,7 +155,9 @@ import Testing
             let again = try await Self.signIn(client, "author@test.org", code: try Self.oathtool(secret))
             #expect(again.status == .unauthorized, "each code works once")
         }
-        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'twoStep.failed'") }
+        let details = try await app.database.writer.read {
+            try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'twoStep.failed'")
+        }
         #expect(details.contains { $0.contains("wrong code") } && details.contains { $0.contains("code already used") }, "\(details)")
     }
 
@@ -171,8 +183,11 @@ import Testing
         let app = try await makeApp(.admins)
         try await app.test { client in
             // The author is not covered by `admins`.
-            let author = try await client.post("/login", form: ["email": "author@test.org", "password": TestApp.password],
-                                               session: try await client.anonymousBrowser())
+            let author = try await client.post(
+                "/login",
+                form: ["email": "author@test.org", "password": TestApp.password],
+                session: try await client.anonymousBrowser()
+            )
             #expect(Self.signedIn(author))
 
             let (browser, first) = try await Self.password(client, "admin@test.org")
@@ -215,7 +230,9 @@ import Testing
         try await app.test { client in
             let (secret, _) = try await enrolOnAccountPage(client, "author@test.org")
             #expect(Self.signedIn(try await Self.signIn(client, "author@test.org", code: try Self.oathtool(secret))))
-            let authorSessions: Int? = try app.database.scalar("SELECT COUNT(*) FROM session WHERE userId = (SELECT id FROM user WHERE email = 'author@test.org')")
+            let authorSessions: Int? = try app.database.scalar(
+                "SELECT COUNT(*) FROM session WHERE userId = (SELECT id FROM user WHERE email = 'author@test.org')"
+            )
             #expect(authorSessions == 1)
 
             let admin = try await client.signIn("admin@test.org")
@@ -246,8 +263,14 @@ import Testing
         let adminId = try #require(try app.database.user(email: "admin@test.org")?.id)
         _ = try app.database.beginTwoStepEnrolment(userId: adminId, actor: .system)
         let secret = try #require(try app.database.pendingTwoStepSecret(userId: adminId))
-        #expect(try app.database.confirmTwoStepEnrolment(userId: adminId, code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: Self.now)),
-                                                          at: Self.now, actor: .system) != nil)
+        #expect(
+            try app.database.confirmTwoStepEnrolment(
+                userId: adminId,
+                code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: Self.now)),
+                at: Self.now,
+                actor: .system
+            ) != nil
+        )
         try app.database.resetTwoStep(userId: adminId, actor: .system)
         try await app.test { client in
             let (browser, first) = try await Self.password(client, "admin@test.org")
@@ -316,9 +339,11 @@ import Testing
             #expect(codes.count == 10)
             _ = try await Self.signIn(client, "admin@test.org", code: codes[0])
             _ = try await Self.signIn(client, "admin@test.org", code: "000000")
-            let raw = try #require(try await app.database.writer.read {
-                try String.fetchOne($0, sql: "SELECT totpSecret FROM user WHERE email = 'admin@test.org'")
-            })
+            let raw = try #require(
+                try await app.database.writer.read {
+                    try String.fetchOne($0, sql: "SELECT totpSecret FROM user WHERE email = 'admin@test.org'")
+                }
+            )
             secretsBox.withLockedValue { $0 = [secret, raw, code] + codes + codes.map { $0.replacingOccurrences(of: "-", with: "") } }
         }
         let secrets = secretsBox.withLockedValue { $0 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Testing
+
 @testable import TrailServer
 
 /// `PanelURL` and `APIURL` are the one place the server builds its URLs: each one it can build names a route the router
@@ -19,7 +20,8 @@ import Testing
         (.get, PanelURL.assetContent(9)), (.get, PanelURL.request("r1")), (.get, PanelURL.requestPreview("r1")),
         (.get, PanelURL.requestTiles("r1").replacingOccurrences(of: "{z}/{x}/{y}", with: "1/2/3")),
         (.get, PanelURL.requestCompanion("r1", asset: 0, role: "captions")), (.get, PanelURL.requestCompanion("r1", asset: 0, role: "transcript")),
-        (.get, PanelURL.package("p1")), (.get, PanelURL.packageVersionTiles("p1", version: 2).replacingOccurrences(of: "{z}/{x}/{y}", with: "1/2/3")), (.get, PanelURL.packageVersionPreview("p1", version: 2)),
+        (.get, PanelURL.package("p1")), (.get, PanelURL.packageVersionTiles("p1", version: 2).replacingOccurrences(of: "{z}/{x}/{y}", with: "1/2/3")),
+        (.get, PanelURL.packageVersionPreview("p1", version: 2)),
         (.get, APIURL.packageDownload("p1")), (.get, APIURL.manifest("", packageId: "p1", version: 2)), (.get, APIURL.file("", sha256: "ab")),
         (.get, APIURL.manageAsset(9)), (.patch, APIURL.manageUpload("u1")), (.get, APIURL.managePublishRequest("r1")),
         (.get, APIURL.manageTourTiles(7)),
@@ -33,7 +35,8 @@ import Testing
             let segments = path.split(separator: "/")
             let served = routes.contains { route in
                 route.0 == method && route.1.count == segments.count
-                    && zip(route.1, segments).allSatisfy { pattern, segment in pattern.hasPrefix("{") || pattern.hasPrefix(":") || pattern == segment }
+                    && zip(route.1, segments).allSatisfy { pattern, segment in pattern.hasPrefix("{") || pattern.hasPrefix(":") || pattern == segment
+                    }
             }
             #expect(served, "\(method) \(url) names no route")
         }
@@ -45,6 +48,8 @@ import Testing
         #expect(PanelURL.tourEdit(7, language: "fr") == "/tours/7/edit?lang=fr")
         #expect(PanelURL.waypoint(tourId: 7, 3, language: "fr", at: .assets) == "/tours/7/waypoints/3?lang=fr#assets")
         #expect(PanelURL.waypoint(tourId: 7, 3, at: .asset(9)) == "/tours/7/waypoints/3#asset-9")
-        #expect(APIURL.manifest("https://parks.example", packageId: "p1", version: 2) == "https://parks.example/api/v1/packages/p1/versions/2/manifest")
+        #expect(
+            APIURL.manifest("https://parks.example", packageId: "p1", version: 2) == "https://parks.example/api/v1/packages/p1/versions/2/manifest"
+        )
     }
 }

@@ -4,13 +4,16 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Open uploads count against the quota, a user cannot open uploads without end, a multipart request
 /// stops at the quota as its bytes arrive, and abandoned work is swept while the server runs.
 @Suite struct UploadLimitsTests {
     static func setQuota(_ env: MediaEnv, bytes: Int64) throws {
-        try env.database.writer.write { try $0.execute(sql: "UPDATE site SET storageQuotaBytes = ? WHERE id = ?", arguments: [bytes, env.seed.alphaId]) }
+        try env.database.writer.write {
+            try $0.execute(sql: "UPDATE site SET storageQuotaBytes = ? WHERE id = ?", arguments: [bytes, env.seed.alphaId])
+        }
     }
 
     @Test("tus: Upload-Length is reserved against the quota at creation; cancelling one frees its room")
@@ -35,7 +38,8 @@ import Testing
     func openUploadsAreCapped() async throws {
         let env = try await MediaEnv.make(configure: { $0.maxOpenUploadsPerUser = 3 })
         defer { env.remove() }
-        let token = try env.token("author@test.org"), other = try env.token("manager@test.org")
+        let token = try env.token("author@test.org")
+        let other = try env.token("manager@test.org")
         try await env.app.test { client in
             for _ in 0..<3 { #expect(try await client.tusCreate(env, token: token, length: 1000).status == .created) }
             let fourth = try await client.tusCreate(env, token: token, length: 1000)
@@ -53,20 +57,27 @@ import Testing
         try Self.setQuota(env, bytes: 1_000_000)
         let token = try env.token("author@test.org")
         try await env.app.test { client in
-            let parts = [MediaMultipart.file(MediaFixtures.png(size: 700_000, seed: 1), fileName: "a.png"),
-                         MediaMultipart.file(MediaFixtures.png(size: 700_000, seed: 2), fileName: "b.png")]
+            let parts = [
+                MediaMultipart.file(MediaFixtures.png(size: 700_000, seed: 1), fileName: "a.png"),
+                MediaMultipart.file(MediaFixtures.png(size: 700_000, seed: 2), fileName: "b.png"),
+            ]
             let response = try await client.execute(
-                uri: env.panelAssetsURI.replacingOccurrences(of: "/tours/", with: "/api/v1/manage/tours/"), method: .post,
+                uri: env.panelAssetsURI.replacingOccurrences(of: "/tours/", with: "/api/v1/manage/tours/"),
+                method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=quota"],
-                body: MediaMultipart.encode(parts, boundary: "quota"))
+                body: MediaMultipart.encode(parts, boundary: "quota")
+            )
             #expect(response.status == .contentTooLarge)
             #expect(String(buffer: response.body).contains("storage quota"), "\(String(buffer: response.body))")
             #expect(env.files(in: "uploads").isEmpty)
             #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM asset") as Int? == 0)
             // Within the room: accepted.
             let one = try await client.execute(
-                uri: env.assetsURI, method: .post, headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=quota"],
-                body: MediaMultipart.encode([parts[0]], boundary: "quota"))
+                uri: env.assetsURI,
+                method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=quota"],
+                body: MediaMultipart.encode([parts[0]], boundary: "quota")
+            )
             #expect(one.status == .created, "\(String(buffer: one.body))")
         }
     }

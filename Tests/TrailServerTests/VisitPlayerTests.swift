@@ -5,6 +5,7 @@ import HummingbirdTesting
 import PackageFormat
 import TestSupport
 import Testing
+
 @testable import TrailServer
 
 /// The visitor web player's routes: the public list and player pages (published packages only), the player's
@@ -56,7 +57,8 @@ import Testing
                 guard let sizes = icon["sizes"] as? String, sizes != "any" else { continue }
                 let png = Array(served.body.readableBytesView)
                 #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(src) is a PNG")
-                let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
+                let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }
+                let height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
                 #expect("\(width)x\(height)" == sizes, "\(src)")
             }
             #expect(page.text.contains("rel=\"apple-touch-icon\" href=\"/visit/assets/"))
@@ -100,8 +102,10 @@ import Testing
             #expect(hashes[outside] == nil)
             #expect(try await client.get("/api/v1/packages/\(seed.packageId)/versions/2/tiles/\(outside)", session: nil).status == .notFound)
             #expect(try await client.get("/api/v1/packages/\(seed.packageId)/versions/9/tiles/\(seed.tile)", session: nil).status == .notFound)
-            #expect(try await client.get("/api/v1/packages/\(seed.hiddenPackageId)/versions/1/tiles/\(seed.tile)", session: nil).status == .notFound,
-                    "an unpublished package's tiles are not served")
+            #expect(
+                try await client.get("/api/v1/packages/\(seed.hiddenPackageId)/versions/1/tiles/\(seed.tile)", session: nil).status == .notFound,
+                "an unpublished package's tiles are not served"
+            )
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import Testing
+
 @testable import TrailServer
 
 /// Waypoints through the pages (forms, and the requests the map script makes) and through the API:
@@ -9,8 +10,11 @@ import Testing
     /// Names in tour order, after checking that the order is exactly 1…n.
     static func names(_ app: TestApp, _ tourId: Int64, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
         let waypoints = try app.database.waypoints(tourId: tourId)
-        #expect(waypoints.map(\.position) == Array(stride(from: 1, through: waypoints.count, by: 1)), "order is not 1…n",
-                sourceLocation: sourceLocation)
+        #expect(
+            waypoints.map(\.position) == Array(stride(from: 1, through: waypoints.count, by: 1)),
+            "order is not 1…n",
+            sourceLocation: sourceLocation
+        )
         return waypoints.map(\.name)
     }
 
@@ -18,9 +22,11 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             var browser = try await client.signIn("author@test.org")
-            let added = try await client.post("/tours/\(seed.tourId)/waypoints",
-                                              form: ["name": "Midway", "latitude": "44.39", "longitude": "-122.10", "description": "Halfway up."],
-                                              session: browser)
+            let added = try await client.post(
+                "/tours/\(seed.tourId)/waypoints",
+                form: ["name": "Midway", "latitude": "44.39", "longitude": "-122.10", "description": "Halfway up."],
+                session: browser
+            )
             #expect(added.status == .seeOther)
             #expect(added.location == "/tours/\(seed.tourId)#waypoints")
             let page = try await client.follow(added, session: &browser)
@@ -32,9 +38,11 @@ import Testing
             #expect(midway.latitude == 44.39 && midway.longitude == -122.10 && midway.description == "Halfway up.")
 
             // A click on the map: the script posts the same form and asks for JSON.
-            let clicked = try await client.script("/tours/\(seed.tourId)/waypoints",
-                                                  [("name", "Viewpoint"), ("latitude", "44.415"), ("longitude", "-122.2"), ("description", "")],
-                                                  session: browser)
+            let clicked = try await client.script(
+                "/tours/\(seed.tourId)/waypoints",
+                [("name", "Viewpoint"), ("latitude", "44.415"), ("longitude", "-122.2"), ("description", "")],
+                session: browser
+            )
             #expect(clicked.status == .created)
             #expect(clicked.jsonObject["name"] as? String == "Viewpoint")
             #expect(clicked.jsonObject["order"] as? Int == 4)
@@ -55,14 +63,19 @@ import Testing
             #expect(HTML.value(form.text, field: "longitude") == "-122.150000")
             #expect(form.text.contains("The top.</textarea>"))
 
-            let saved = try await client.post(path, form: ["name": "Iron Summit", "latitude": "44.42", "longitude": "-122.16", "description": "Lookout."],
-                                              session: browser)
+            let saved = try await client.post(
+                path,
+                form: ["name": "Iron Summit", "latitude": "44.42", "longitude": "-122.16", "description": "Lookout."],
+                session: browser
+            )
             #expect(saved.location == path)
             let page = try await client.follow(saved, session: &browser)
             #expect(page.text.contains("Waypoint saved."))
             #expect(HTML.value(page.text, field: "name") == "Iron Summit")
             let waypoint = try #require(try app.database.waypoints(tourId: seed.tourId).last)
-            #expect(waypoint.name == "Iron Summit" && waypoint.latitude == 44.42 && waypoint.longitude == -122.16 && waypoint.description == "Lookout.")
+            #expect(
+                waypoint.name == "Iron Summit" && waypoint.latitude == 44.42 && waypoint.longitude == -122.16 && waypoint.description == "Lookout."
+            )
             #expect(waypoint.position == 2)
         }
     }
@@ -102,13 +115,19 @@ import Testing
 
     @Test func reorderByDragAndDrop() async throws {
         let (app, seed) = try await TestApp.seeded()
-        let third = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Creek", description: "", latitude: 44.38, longitude: -122.2),
-                                                    actor: .system)
+        let third = try app.database.createWaypoint(
+            tourId: seed.tourId,
+            WaypointInput(name: "Creek", description: "", latitude: 44.38, longitude: -122.2),
+            actor: .system
+        )
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
             let url = "/tours/\(seed.tourId)/waypoints/order"
-            let dropped = try await client.script(url, [("ids", "\(third.id!)"), ("ids", "\(seed.waypointId)"), ("ids", "\(seed.secondWaypointId)")],
-                                                  session: browser)
+            let dropped = try await client.script(
+                url,
+                [("ids", "\(third.id!)"), ("ids", "\(seed.waypointId)"), ("ids", "\(seed.secondWaypointId)")],
+                session: browser
+            )
             #expect(dropped.status == .ok)
             let list = try #require(dropped.json as? [[String: Any]])
             #expect(list.map { $0["name"] as? String } == ["Creek", "Fish Lake", "Summit"])
@@ -116,8 +135,12 @@ import Testing
             #expect(try Self.names(app, seed.tourId) == ["Creek", "Fish Lake", "Summit"])
 
             // The same form without JavaScript.
-            let form = try await client.post(url, form: [:], session: browser,
-                                             extra: [("ids", "\(seed.secondWaypointId)"), ("ids", "\(third.id!)"), ("ids", "\(seed.waypointId)")])
+            let form = try await client.post(
+                url,
+                form: [:],
+                session: browser,
+                extra: [("ids", "\(seed.secondWaypointId)"), ("ids", "\(third.id!)"), ("ids", "\(seed.waypointId)")]
+            )
             #expect(form.status == .seeOther)
             #expect(try Self.names(app, seed.tourId) == ["Summit", "Creek", "Fish Lake"])
         }
@@ -125,8 +148,11 @@ import Testing
 
     @Test func reorderWithUpAndDownButtons() async throws {
         let (app, seed) = try await TestApp.seeded()
-        let third = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: "Creek", description: "", latitude: 44.38, longitude: -122.2),
-                                                    actor: .system)
+        let third = try app.database.createWaypoint(
+            tourId: seed.tourId,
+            WaypointInput(name: "Creek", description: "", latitude: 44.38, longitude: -122.2),
+            actor: .system
+        )
         try await app.test { client in
             var browser = try await client.signIn("author@test.org")
             let base = "/tours/\(seed.tourId)/waypoints"
@@ -156,8 +182,11 @@ import Testing
     @Test func deleteKeepsTheOrderContiguous() async throws {
         let (app, seed) = try await TestApp.seeded()
         for (name, lat) in [("Creek", 44.38), ("Meadow", 44.37)] {
-            _ = try app.database.createWaypoint(tourId: seed.tourId, WaypointInput(name: name, description: "", latitude: lat, longitude: -122.2),
-                                                actor: .system)
+            _ = try app.database.createWaypoint(
+                tourId: seed.tourId,
+                WaypointInput(name: name, description: "", latitude: lat, longitude: -122.2),
+                actor: .system
+            )
         }
         try await app.test { client in
             var browser = try await client.signIn("author@test.org")
@@ -171,8 +200,12 @@ import Testing
             #expect(api.status == .noContent)
             #expect(try Self.names(app, seed.tourId) == ["Creek", "Meadow"])
             // A name is free again once its waypoint is gone.
-            let again = try await client.api(.post, "/api/v1/manage/tours/\(seed.tourId)/waypoints", token: token,
-                                             json: #"{"name":"fish lake","latitude":44.4,"longitude":-122}"#)
+            let again = try await client.api(
+                .post,
+                "/api/v1/manage/tours/\(seed.tourId)/waypoints",
+                token: token,
+                json: #"{"name":"fish lake","latitude":44.4,"longitude":-122}"#
+            )
             #expect(again.status == .created)
             #expect(again.jsonObject["order"] as? Int == 3)
         }

@@ -8,8 +8,11 @@ enum JSONResponse {
 
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try encoder.encode(value)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 }
 
@@ -37,7 +40,8 @@ extension Request {
         case .keyNotFound(let key, _): "missing key “\(key.stringValue)”."
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             "wrong type at “\(context.codingPath.map(\.stringValue).joined(separator: "."))”."
-        case .dataCorrupted(let context): context.codingPath.isEmpty ? "malformed JSON." : "bad value at “\(context.codingPath.map(\.stringValue).joined(separator: "."))”."
+        case .dataCorrupted(let context):
+            context.codingPath.isEmpty ? "malformed JSON." : "bad value at “\(context.codingPath.map(\.stringValue).joined(separator: "."))”."
         @unknown default: "malformed JSON."
         }
     }

@@ -10,8 +10,12 @@ struct APIMethods: Sendable {
 
     init(document: String?) {
         guard let data = document?.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let paths = object["paths"] as? [String: Any] else { routes = []; return }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let paths = object["paths"] as? [String: Any]
+        else {
+            routes = []
+            return
+        }
         let known = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
         routes = paths.compactMap { path, item in
             guard let item = item as? [String: Any] else { return nil }
@@ -48,8 +52,11 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         let names = allowed.map(\.rawValue).sorted()
-        var response = APIErrorBody.response(status: .methodNotAllowed, code: "method_not_allowed",
-                                             message: "\(request.method.rawValue) is not a method of this address; it answers \(names.joined(separator: ", ")).")
+        var response = APIErrorBody.response(
+            status: .methodNotAllowed,
+            code: "method_not_allowed",
+            message: "\(request.method.rawValue) is not a method of this address; it answers \(names.joined(separator: ", "))."
+        )
         response.headers[.allow] = names.joined(separator: ", ")
         return response
     }

@@ -76,10 +76,22 @@ struct MobileAPI: Sendable {
                 throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")
             }
             return Components.Schemas.PackageDetail(
-                id: published.package.id, name: version.name, description: version.description, size: version.size, version: version.version,
-                sha256: version.sha256, updatedAt: version.createdAt, park: published.siteName, site: published.siteSlug,
-                bounds: manifest.bounds, waypointCount: manifest.waypoints.count, signature: Base64EncodedData(signature), manifest: manifest,
-                downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version), languages: manifest.languages)
+                id: published.package.id,
+                name: version.name,
+                description: version.description,
+                size: version.size,
+                version: version.version,
+                sha256: version.sha256,
+                updatedAt: version.createdAt,
+                park: published.siteName,
+                site: published.siteSlug,
+                bounds: manifest.bounds,
+                waypointCount: manifest.waypoints.count,
+                signature: Base64EncodedData(signature),
+                manifest: manifest,
+                downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version),
+                languages: manifest.languages
+            )
         }
     }
 
@@ -94,7 +106,7 @@ struct MobileAPI: Sendable {
     func downloadPackageVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let published = try await database.perform { _ in try publishedPackage(context) }
         guard let number = context.parameters.get("version", as: Int.self),
-              let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+            let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
         else { throw NotFound() }
         return try await download(version, request: request, context: context, cacheControl: "public, max-age=31536000, immutable")
     }
@@ -115,7 +127,9 @@ struct MobileAPI: Sendable {
         if valid, verifiedDownloads.isFirst(address: context.remoteAddress, packageId: target.packageId, version: target.version) {
             try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) })
         }
-        return try JSONResponse.make(Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size)))
+        return try JSONResponse.make(
+            Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size))
+        )
     }
 
     /// The server's Ed25519 public key.
@@ -133,14 +147,22 @@ struct MobileAPI: Sendable {
 
     /// This API's OpenAPI document (`openapi.json` as loaded at start, encoded once).
     func getOpenAPIDocument(_ document: ByteBuffer?) throws -> Response {
-        guard let document else { throw HTTPError(.internalServerError, message: "The API description openapi.json is missing from the root folder.") }
+        guard let document else {
+            throw HTTPError(.internalServerError, message: "The API description openapi.json is missing from the root folder.")
+        }
         return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"], body: .init(byteBuffer: document))
     }
 
     func item(_ published: PublishedPackage) -> Components.Schemas.PackageSummary {
         Components.Schemas.PackageSummary(
-            id: published.package.id, name: published.version.name, description: published.version.description, size: published.version.size,
-            version: published.version.version, sha256: published.version.sha256, updatedAt: published.version.createdAt)
+            id: published.package.id,
+            name: published.version.name,
+            description: published.version.description,
+            size: published.version.size,
+            version: published.version.version,
+            sha256: published.version.sha256,
+            updatedAt: published.version.createdAt
+        )
     }
 
     /// Unknown → 404; known but unpublished → 410 (the app can tell the visitor it was withdrawn).
@@ -161,9 +183,18 @@ struct MobileAPI: Sendable {
         }
         let fileName = "\(version.mapName)-v\(version.version).zip"
         return try await FileResponder.respond(
-            fileAt: paths.absolute(version.storedPath), contentType: "application/zip", etag: "\"\(version.sha256)\"", request: request,
-            headers: [.contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl],
-            chunkSize: 128 * 1024, eventLoop: context.eventLoop, counted: CountedDownload(metrics: metrics, route: .package), accel: accel)
+            fileAt: paths.absolute(version.storedPath),
+            contentType: "application/zip",
+            etag: "\"\(version.sha256)\"",
+            request: request,
+            headers: [
+                .contentDisposition: "attachment; filename=\"\(fileName)\"", .packageVersion: "\(version.version)", .cacheControl: cacheControl,
+            ],
+            chunkSize: 128 * 1024,
+            eventLoop: context.eventLoop,
+            counted: CountedDownload(metrics: metrics, route: .package),
+            accel: accel
+        )
     }
 
     /// `302` to the same immutable object in the bucket (behind the CDN). The latest-version route's redirect moves with
@@ -209,8 +240,14 @@ public final class CatalogSigner: Sendable {
     let changes: ReadAPICache?
     private let cache = NIOLockedValueBox<(signed: Signed, generation: Int, changes: Int)?>(nil)
 
-    public init(database: AppDatabase, signingKey: SigningKey, lifetime: TimeInterval, publicURL: String, distribution: DistributionState? = nil,
-                changes: ReadAPICache? = nil) {
+    public init(
+        database: AppDatabase,
+        signingKey: SigningKey,
+        lifetime: TimeInterval,
+        publicURL: String,
+        distribution: DistributionState? = nil,
+        changes: ReadAPICache? = nil
+    ) {
         self.database = database
         self.signingKey = signingKey
         self.lifetime = lifetime
@@ -223,31 +260,46 @@ public final class CatalogSigner: Sendable {
         let generation = distribution?.generation ?? 0
         let changed = changes?.generation ?? -1
         if changes != nil, let cached = cache.withLockedValue({ $0 }), cached.changes == changed, cached.generation == generation,
-           cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4 {
+            cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4
+        {
             return cached.signed
         }
         let version = try database.catalogVersion()
         // Re-sign when the catalog changed, an object reached the bucket (a URL may move there), or less than a quarter
         // of its lifetime is left.
         if let cached = cache.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
-           cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4 {
+            cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4
+        {
             return cached.signed
         }
         let expiresAt = now.addingTimeInterval(lifetime)
         let body = Components.Schemas.Catalog(
-            catalogVersion: version, generatedAt: now, expiresAt: expiresAt,
+            catalogVersion: version,
+            generatedAt: now,
+            expiresAt: expiresAt,
             packages: try database.publishedPackages().map {
                 Components.Schemas.CatalogEntry(
-                    id: $0.package.id, site: $0.siteSlug, name: $0.version.name, version: $0.version.version, size: $0.version.size,
+                    id: $0.package.id,
+                    site: $0.siteSlug,
+                    name: $0.version.name,
+                    version: $0.version.version,
+                    size: $0.version.size,
                     sha256: $0.version.sha256,
                     url: distribution?.publicURL(for: DistributionPath.zip($0.package.id, $0.version.version))
                         ?? APIURL.download(publicURL, packageId: $0.package.id, version: $0.version.version),
                     manifestURL: distribution?.publicURL(for: DistributionPath.manifest($0.package.id, $0.version.version))
-                        ?? APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version))
-            })
+                        ?? APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version)
+                )
+            }
+        )
         let data = try JSONResponse.encoder.encode(body)
-        let signed = Signed(catalogVersion: version, body: data, signature: try signingKey.sign(data).base64EncodedString(),
-                            etag: HTTPCaching.etag(of: data), expiresAt: expiresAt)
+        let signed = Signed(
+            catalogVersion: version,
+            body: data,
+            signature: try signingKey.sign(data).base64EncodedString(),
+            etag: HTTPCaching.etag(of: data),
+            expiresAt: expiresAt
+        )
         cache.withLockedValue { $0 = (signed, generation, changed) }
         return signed
     }

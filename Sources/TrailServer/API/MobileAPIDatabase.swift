@@ -35,26 +35,33 @@ extension AppDatabase {
         sql += " ORDER BY site.slug, package.id"
         return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap { row in
             let package = try PackageRecord(row: row)
-            guard let version = try PackageVersion.fetchOne(db, key: ["packageId": package.id, "version": package.currentVersion!]) else { return nil }
+            guard let version = try PackageVersion.fetchOne(db, key: ["packageId": package.id, "version": package.currentVersion!]) else {
+                return nil
+            }
             return PublishedPackage(package: package, version: version, siteSlug: row["siteSlug"], siteName: row["siteName"])
         }
     }
 
     public func siteSummaries() throws -> [(site: Site, packageCount: Int)] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT site.*, (SELECT COUNT(*) FROM package WHERE package.siteId = site.id AND package.isVisible = 1
-                                AND package.currentVersion IS NOT NULL) AS packageCount
-                FROM site ORDER BY site.slug
-                """).map { (try Site(row: $0), $0["packageCount"]) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT site.*, (SELECT COUNT(*) FROM package WHERE package.siteId = site.id AND package.isVisible = 1
+                                    AND package.currentVersion IS NOT NULL) AS packageCount
+                    FROM site ORDER BY site.slug
+                    """
+            ).map { (try Site(row: $0), $0["packageCount"]) }
         }
     }
 
     /// Counts a download the app proved complete (hash and version match).
     public func recordVerifiedDownload(packageId: String, version: Int) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE packageVersion SET verifiedCount = verifiedCount + 1 WHERE packageId = ? AND version = ?",
-                           arguments: [packageId, version])
+            try db.execute(
+                sql: "UPDATE packageVersion SET verifiedCount = verifiedCount + 1 WHERE packageId = ? AND version = ?",
+                arguments: [packageId, version]
+            )
         }
     }
 }

@@ -22,12 +22,20 @@ struct AccountsController: Sendable {
     }
 
     /// The sign-in page, with the single sign-on button when there is a provider.
-    func loginPage(_ request: Request, _ context: AppRequestContext, next: String, email: String = "", error: String? = nil,
-                   status: HTTPResponse.Status = .ok) -> Response {
+    func loginPage(
+        _ request: Request,
+        _ context: AppRequestContext,
+        next: String,
+        email: String = "",
+        error: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
         var page = LoginPage(email: email, next: next, error: error)
         if let settings = config.oidc {
             page.oidcLabel = settings.label
-            page.oidcStart = "/auth/oidc/start?next=" + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/")
+            page.oidcStart =
+                "/auth/oidc/start?next="
+                + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/")
         }
         return pages.render("login", title: "Sign in", page: page, request: request, context: context, status: status)
     }
@@ -123,15 +131,23 @@ struct AccountsController: Sendable {
     /// bcrypt runs. Waits the growing delay of an email guessed at from many addresses (slower and slower, never refused).
     func beginAttempt(email: String, context: AppRequestContext) async throws -> AttemptDecision {
         switch try await database.perform({ [config] in
-            try $0.beginLoginAttempt(email: email, ipAddress: context.remoteAddress, window: config.loginThrottleWindow,
-                                     limit: config.loginFailureLimit, maxDelay: config.loginMaxDelay) }) {
+            try $0.beginLoginAttempt(
+                email: email,
+                ipAddress: context.remoteAddress,
+                window: config.loginThrottleWindow,
+                limit: config.loginFailureLimit,
+                maxDelay: config.loginMaxDelay
+            )
+        }) {
         case let .allowed(id, delay):
             if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
             return .allowed(id)
         case let .lockedForEmail(retryAfter):
-            return .locked("Too many failed sign-ins for this email from your address. Try again in \(Self.minutes(retryAfter)), or sign in from "
-                           + "another network. If you forgot your password or lost your phone, an administrator can reset it.",
-                           retryAfter: retryAfter)
+            return .locked(
+                "Too many failed sign-ins for this email from your address. Try again in \(Self.minutes(retryAfter)), or sign in from "
+                    + "another network. If you forgot your password or lost your phone, an administrator can reset it.",
+                retryAfter: retryAfter
+            )
         case let .lockedForAddress(retryAfter):
             return .locked("Too many failed sign-ins from your address. Try again in \(Self.minutes(retryAfter)).", retryAfter: retryAfter)
         }
@@ -141,11 +157,26 @@ struct AccountsController: Sendable {
     func startPendingSignIn(user: User, stage: PendingStage, next: String, context: AppRequestContext) async throws -> Response {
         // A fresh id at every step: a token planted before sign-in is worthless, and so is one seen between the steps.
         if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
-        if stage == .enrol { _ = try await database.perform { try $0.beginTwoStepEnrolment(userId: user.id!, actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress)) } }
-        let token = try await database.perform { try $0.startPendingSignIn(userId: user.id!, stage: stage, next: next, ipAddress: context.remoteAddress) }
+        if stage == .enrol {
+            _ = try await database.perform {
+                try $0.beginTwoStepEnrolment(userId: user.id!, actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress))
+            }
+        }
+        let token = try await database.perform {
+            try $0.startPendingSignIn(userId: user.id!, stage: stage, next: next, ipAddress: context.remoteAddress)
+        }
         var response = Response.redirect(to: stage == .code ? "/login/code" : "/login/enrol")
-        response.setCookie(Cookie(name: CookieName.pending, value: token, maxAge: Int(config.pendingSignInLifetime), path: "/", secure: config.usesTLS,
-                                  httpOnly: true, sameSite: .lax))
+        response.setCookie(
+            Cookie(
+                name: CookieName.pending,
+                value: token,
+                maxAge: Int(config.pendingSignInLifetime),
+                path: "/",
+                secure: config.usesTLS,
+                httpOnly: true,
+                sameSite: .lax
+            )
+        )
         return response
     }
 
@@ -158,7 +189,8 @@ struct AccountsController: Sendable {
         let wasReset = try await database.perform { try $0.takeTwoStepResetNotice(userId: user.id!) }
         let location = user.mustChangePassword ? "/account/password" : next
         let resetNotice = wasReset ? "An administrator reset your two-step sign-in. You can set it up again under Two-step sign-in." : nil
-        var response = [notice, resetNotice].compactMap({ $0 }).isEmpty
+        var response =
+            [notice, resetNotice].compactMap({ $0 }).isEmpty
             ? Response.redirect(to: location)
             : pages.redirect(to: location, notice: [notice, resetNotice].compactMap({ $0 }).joined(separator: " "))
         response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
@@ -173,18 +205,26 @@ struct AccountsController: Sendable {
         // Signed in through the agency's provider: sign out there too, when it offers an end-session endpoint (OpenID
         // Connect RP-Initiated Logout), and come back to the sign-in page.
         if request.cookies[OIDCController.ssoCookie] != nil, let oidc, let end = try? await oidc.discover().end_session_endpoint,
-           var components = URLComponents(string: end) {
+            var components = URLComponents(string: end)
+        {
             let existing = components.queryItems ?? []
-            components.queryItems = existing + [URLQueryItem(name: "client_id", value: oidc.settings.clientId),
-                                                                     URLQueryItem(name: "post_logout_redirect_uri", value: config.effectivePublicURL + "/login")]
+            components.queryItems =
+                existing + [
+                    URLQueryItem(name: "client_id", value: oidc.settings.clientId),
+                    URLQueryItem(name: "post_logout_redirect_uri", value: config.effectivePublicURL + "/login"),
+                ]
             if let location = components.url?.absoluteString { response = Response(status: .seeOther, headers: [.location: location]) }
         }
-        response.setCookie(Cookie(name: OIDCController.ssoCookie, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        response.setCookie(
+            Cookie(name: OIDCController.ssoCookie, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
+        )
         response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         // A half-finished sign-in on this browser ends too (it is worthless alone, but nothing should outlive sign-out).
         if let pending = request.cookies[CookieName.pending]?.value, !pending.isEmpty {
             try await database.perform { try $0.endPendingSignIn(tokenHash: SecretToken.hash(pending)) }
-            response.setCookie(Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+            response.setCookie(
+                Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
+            )
         }
         return response
     }
@@ -193,8 +233,13 @@ struct AccountsController: Sendable {
 
     /// The password form (marked as forced when the account must change its password first).
     func showPasswordForm(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render("password", title: "Change password", page: PasswordPage(forced: context.user?.mustChangePassword == true),
-                     request: request, context: context)
+        pages.render(
+            "password",
+            title: "Change password",
+            page: PasswordPage(forced: context.user?.mustChangePassword == true),
+            request: request,
+            context: context
+        )
     }
 
     /// Changes the signed-in user's password; the other sessions end, this one stays.
@@ -204,17 +249,29 @@ struct AccountsController: Sendable {
         let user = try context.requireUser()
         guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
         var errors: [String: String] = [:]
-        let current = form.string("currentPassword"), new = form.string("newPassword")
+        let current = form.string("currentPassword")
+        let new = form.string("newPassword")
         if !(try await Self.verify(current, hash: record.passwordHash)) { errors["currentPassword"] = "This is not your current password." }
         if new != form.string("confirmPassword") { errors["confirmPassword"] = "The two new passwords differ." }
         if new == current { errors["newPassword"] = "Choose a password different from the current one." }
         if let problem = AppDatabase.passwordProblem(new) { errors["newPassword"] = problem }
         if !errors.isEmpty {
-            return pages.render("password", title: "Change password", page: PasswordPage(forced: user.mustChangePassword, errors: errors),
-                                request: request, context: context, status: .unprocessableContent)
+            return pages.render(
+                "password",
+                title: "Change password",
+                page: PasswordPage(forced: user.mustChangePassword, errors: errors),
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
-        try await database.changePassword(userId: user.id, newPassword: new, bcryptCost: config.bcryptCost, actor: context.actor,
-                                    keepingSession: context.sessionToken)
+        try await database.changePassword(
+            userId: user.id,
+            newPassword: new,
+            bcryptCost: config.bcryptCost,
+            actor: context.actor,
+            keepingSession: context.sessionToken
+        )
         return pages.redirect(to: "/", notice: "Your password has been changed.")
     }
 
@@ -222,7 +279,13 @@ struct AccountsController: Sendable {
 
     /// The signed-in user's API tokens.
     func listTokens(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render("tokens", title: "API tokens", page: try await database.perform { _ in try tokensPage(context.requireUser()) }, request: request, context: context)
+        pages.render(
+            "tokens",
+            title: "API tokens",
+            page: try await database.perform { _ in try tokensPage(context.requireUser()) },
+            request: request,
+            context: context
+        )
     }
 
     /// Creates an API token and shows it once (201), or the list again with the form's errors (422).
@@ -250,10 +313,17 @@ struct AccountsController: Sendable {
     }
 
     func tokensPage(_ user: AuthenticatedUser) throws -> TokensPage {
-        TokensPage(tokens: try database.apiTokens(userId: user.id).map {
-            TokenRow(id: $0.id!, name: $0.name, created: DisplayFormat.date($0.createdAt),
-                     lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never", revoked: $0.revokedAt != nil)
-        })
+        TokensPage(
+            tokens: try database.apiTokens(userId: user.id).map {
+                TokenRow(
+                    id: $0.id!,
+                    name: $0.name,
+                    created: DisplayFormat.date($0.createdAt),
+                    lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never",
+                    revoked: $0.revokedAt != nil
+                )
+            }
+        )
     }
 
     /// "1 minute", "14 minutes": a wait rounded up to whole minutes.
@@ -287,5 +357,3 @@ struct AccountsController: Sendable {
         return !path.unicodeScalars.contains { $0 == "\\" || $0.properties.isWhitespace || $0.properties.generalCategory == .control }
     }
 }
-
-

@@ -10,25 +10,53 @@ extension AppDatabase {
     /// For handlers: bcrypt (slow on purpose) runs on the thread pool, the write through GRDB's async queue, so an
     /// event loop or a cooperative thread never waits for either.
     @discardableResult
-    public func createUser(email: String, displayName: String, password: String, isAdmin: Bool,
-                           mustChangePassword: Bool = false, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
+    public func createUser(
+        email: String,
+        displayName: String,
+        password: String,
+        isAdmin: Bool,
+        mustChangePassword: Bool = false,
+        bcryptCost: UInt8,
+        actor: AuditActor
+    ) async throws -> User {
         let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
         let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: bcryptCost) }
         return try await writer.write { db in
-            try Self.insertUser(db, email: email, displayName: displayName, hash: hash, isAdmin: isAdmin, mustChangePassword: mustChangePassword,
-                                actor: actor)
+            try Self.insertUser(
+                db,
+                email: email,
+                displayName: displayName,
+                hash: hash,
+                isAdmin: isAdmin,
+                mustChangePassword: mustChangePassword,
+                actor: actor
+            )
         }
     }
 
     /// The same, blocking the calling thread for the bcrypt cost: for the CLI, the first start and test fixtures.
     @discardableResult
-    public func createUser(email: String, displayName: String, password: String, isAdmin: Bool,
-                           mustChangePassword: Bool = false, bcryptCost: UInt8, actor: AuditActor) throws -> User {
+    public func createUser(
+        email: String,
+        displayName: String,
+        password: String,
+        isAdmin: Bool,
+        mustChangePassword: Bool = false,
+        bcryptCost: UInt8,
+        actor: AuditActor
+    ) throws -> User {
         let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
         let hash = Bcrypt.hash(password, cost: bcryptCost)
         return try writer.write { db in
-            try Self.insertUser(db, email: email, displayName: displayName, hash: hash, isAdmin: isAdmin, mustChangePassword: mustChangePassword,
-                                actor: actor)
+            try Self.insertUser(
+                db,
+                email: email,
+                displayName: displayName,
+                hash: hash,
+                isAdmin: isAdmin,
+                mustChangePassword: mustChangePassword,
+                actor: actor
+            )
         }
     }
 
@@ -42,14 +70,37 @@ extension AppDatabase {
         return (email, displayName)
     }
 
-    static func insertUser(_ db: Database, email: String, displayName: String, hash: String, isAdmin: Bool, mustChangePassword: Bool,
-                           actor: AuditActor) throws -> User {
-        if try User.filter(User.Columns.email == email).fetchCount(db) > 0 { throw ValidationErrors(["email": "A user with this email already exists."]) }
-        var user = User(id: nil, email: email, displayName: displayName, passwordHash: hash, isAdmin: isAdmin,
-                        isDisabled: false, mustChangePassword: mustChangePassword, createdAt: Date())
+    static func insertUser(
+        _ db: Database,
+        email: String,
+        displayName: String,
+        hash: String,
+        isAdmin: Bool,
+        mustChangePassword: Bool,
+        actor: AuditActor
+    ) throws -> User {
+        if try User.filter(User.Columns.email == email).fetchCount(db) > 0 {
+            throw ValidationErrors(["email": "A user with this email already exists."])
+        }
+        var user = User(
+            id: nil,
+            email: email,
+            displayName: displayName,
+            passwordHash: hash,
+            isAdmin: isAdmin,
+            isDisabled: false,
+            mustChangePassword: mustChangePassword,
+            createdAt: Date()
+        )
         try user.insert(db)
-        try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(user.id!)", action: "user.create",
-                              detail: "\(email)\(isAdmin ? " (admin)" : "")")
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            objectType: "user",
+            objectId: "\(user.id!)",
+            action: "user.create",
+            detail: "\(email)\(isAdmin ? " (admin)" : "")"
+        )
         return user
     }
 
@@ -73,11 +124,19 @@ extension AppDatabase {
             try user.update(db)
             if disabled {
                 try SessionRecord.filter(SessionRecord.Columns.userId == id).deleteAll(db)
-                try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL",
-                               arguments: [Date().dbTime, id])
+                try db.execute(
+                    sql: "UPDATE apiToken SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL",
+                    arguments: [Date().dbTime, id]
+                )
             }
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(id)",
-                                  action: disabled ? "user.disable" : "user.enable", detail: user.email)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "user",
+                objectId: "\(id)",
+                action: disabled ? "user.disable" : "user.enable",
+                detail: user.email
+            )
         }
     }
 
@@ -89,8 +148,10 @@ extension AppDatabase {
         let hash = try await BlockingWork.short { Bcrypt.hash(newPassword, cost: bcryptCost) }
         try await writer.write { db in
             try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
-            try db.execute(sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
-                           arguments: [userId, keepingSession.map(SecretToken.hash)])
+            try db.execute(
+                sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
+                arguments: [userId, keepingSession.map(SecretToken.hash)]
+            )
             try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.password", detail: "")
         }
     }
@@ -106,8 +167,14 @@ extension AppDatabase {
             user.passwordHash = hash
             user.mustChangePassword = false
             try user.update(db)
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.oneTimePasswordVoided",
-                                  detail: "signed on through the agency's provider")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "user",
+                objectId: "\(userId)",
+                action: "user.oneTimePasswordVoided",
+                detail: "signed on through the agency's provider"
+            )
             return user
         }
     }
@@ -164,13 +231,24 @@ extension AppDatabase {
     /// the other). Refused over the limit; else the attempt's id, which `endLoginAttempt` removes once the password
     /// proved right, and a delay that grows with the email's failures from every address (bounded by `maxDelay`): guesses
     /// spread over many addresses slow down, but are never refused, so the account's owner can always sign in.
-    public func beginLoginAttempt(email: String, ipAddress: String?, window: TimeInterval, limit: Int,
-                                  maxDelay: TimeInterval = 0) throws -> LoginAttempt {
-        let now = Date().dbTime, since = now - window
+    public func beginLoginAttempt(
+        email: String,
+        ipAddress: String?,
+        window: TimeInterval,
+        limit: Int,
+        maxDelay: TimeInterval = 0
+    ) throws -> LoginAttempt {
+        let now = Date().dbTime
+        let since = now - window
         return try writer.write { db -> LoginAttempt in
             func count(_ sql: String, _ arguments: StatementArguments) throws -> (count: Int, oldest: Double) {
-                guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), COALESCE(MIN(failedAt), ?) FROM loginFailure WHERE \(sql) AND failedAt > ?",
-                                                 arguments: StatementArguments([now]) + arguments + [since]) else { return (0, now) }
+                guard
+                    let row = try Row.fetchOne(
+                        db,
+                        sql: "SELECT COUNT(*), COALESCE(MIN(failedAt), ?) FROM loginFailure WHERE \(sql) AND failedAt > ?",
+                        arguments: StatementArguments([now]) + arguments + [since]
+                    )
+                else { return (0, now) }
                 return (row[0] as Int, row[1] as Double)
             }
             func retryAfter(_ oldest: Double) -> TimeInterval { max(1, oldest + window - now) }
@@ -202,8 +280,14 @@ extension AppDatabase {
     /// Records a failed sign-in in the audit log (`beginLoginAttempt` already counted it).
     public func recordLoginFailure(email: String, ipAddress: String?) throws {
         try writer.write { db in
-            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: ipAddress), objectType: "session", objectId: "-",
-                                  action: "session.failed", detail: email)
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: ipAddress),
+                objectType: "session",
+                objectId: "-",
+                action: "session.failed",
+                detail: email
+            )
         }
     }
 
@@ -212,16 +296,31 @@ extension AppDatabase {
     /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
     /// `detail` says how the user signed in (password, code, recovery code), for the audit log.
     public func startSession(userId: Int64, ipAddress: String?, detail: String = "") throws -> (token: String, csrf: String) {
-        let token = SecretToken.make(), csrf = SecretToken.make()
+        let token = SecretToken.make()
+        let csrf = SecretToken.make()
         let now = Date()
         try writer.write { db in
-            try SessionRecord(tokenHash: SecretToken.hash(token), userId: userId, csrfToken: csrf, createdAt: now,
-                              lastSeenAt: now, ipAddress: ipAddress).insert(db)
+            try SessionRecord(
+                tokenHash: SecretToken.hash(token),
+                userId: userId,
+                csrfToken: csrf,
+                createdAt: now,
+                lastSeenAt: now,
+                ipAddress: ipAddress
+            ).insert(db)
             // Only this address's failures: a guesser elsewhere keeps the count it earned.
-            try db.execute(sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?) AND ipAddress IS ?",
-                           arguments: [userId, ipAddress])
-            try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
-                                  action: "session.start", detail: detail)
+            try db.execute(
+                sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?) AND ipAddress IS ?",
+                arguments: [userId, ipAddress]
+            )
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: userId, ipAddress: ipAddress),
+                objectType: "session",
+                objectId: "\(userId)",
+                action: "session.start",
+                detail: detail
+            )
         }
         return (token, csrf)
     }
@@ -240,7 +339,9 @@ extension AppDatabase {
         }
         guard let (found, user) = found else { return nil }
         var session = found
-        guard now.timeIntervalSince(session.lastSeenAt) <= idleTimeout, now.timeIntervalSince(session.createdAt) <= lifetime, let user, !user.isDisabled else {
+        guard now.timeIntervalSince(session.lastSeenAt) <= idleTimeout, now.timeIntervalSince(session.createdAt) <= lifetime, let user,
+            !user.isDisabled
+        else {
             _ = try writer.write { try SessionRecord.deleteOne($0, key: hash) }
             return nil
         }
@@ -278,8 +379,12 @@ extension AppDatabase {
         // A read first, as for sessions: `lastUsedAt` is written once a minute at most.
         let hash = SecretToken.hash(token)
         let found = try writer.read { db -> (record: APITokenRecord, user: User)? in
-            guard let record = try APITokenRecord.filter(APITokenRecord.Columns.tokenHash == hash && APITokenRecord.Columns.revokedAt == nil).fetchOne(db),
-                  let user = try User.fetchOne(db, id: record.userId), !user.isDisabled else { return nil }
+            guard
+                let record = try APITokenRecord.filter(APITokenRecord.Columns.tokenHash == hash && APITokenRecord.Columns.revokedAt == nil).fetchOne(
+                    db
+                ),
+                let user = try User.fetchOne(db, id: record.userId), !user.isDisabled
+            else { return nil }
             return (record, user)
         }
         guard let (record, user) = found else { return nil }
@@ -296,8 +401,10 @@ extension AppDatabase {
 
     public func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",
-                           arguments: [Date().dbTime, id, userId])
+            try db.execute(
+                sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",
+                arguments: [Date().dbTime, id, userId]
+            )
             guard db.changesCount == 1 else { throw NotFound() }
             try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(id)", action: "token.revoke", detail: "")
         }

@@ -102,7 +102,13 @@ struct AdminController: Sendable {
 
     /// The user list, with the form to add one.
     func listUsers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render("admin-users", title: "Users", page: try await database.perform { _ in try usersPage(context) }, request: request, context: context)
+        pages.render(
+            "admin-users",
+            title: "Users",
+            page: try await database.perform { _ in try usersPage(context) },
+            request: request,
+            context: context
+        )
     }
 
     /// Adds a user with a one-time password (typed, or made up and shown once); they must change it at first sign-in.
@@ -111,11 +117,19 @@ struct AdminController: Sendable {
         let form = try await request.form(context: context)
         let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
         do {
-            let user = try await database.createUser(email: form.string("email"), displayName: form.string("displayName"), password: password,
-                                               isAdmin: form["isAdmin"] == "on", mustChangePassword: true,
-                                               bcryptCost: config.bcryptCost, actor: context.actor)
-            return pages.redirect(to: "/admin/users",
-                                  notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in).")
+            let user = try await database.createUser(
+                email: form.string("email"),
+                displayName: form.string("displayName"),
+                password: password,
+                isAdmin: form["isAdmin"] == "on",
+                mustChangePassword: true,
+                bcryptCost: config.bcryptCost,
+                actor: context.actor
+            )
+            return pages.redirect(
+                to: "/admin/users",
+                notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in)."
+            )
         } catch let errors as ValidationErrors {
             var page = try await database.perform { _ in try usersPage(context) }
             page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
@@ -158,7 +172,10 @@ struct AdminController: Sendable {
     func resetTwoStep(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         let user = try await database.perform { try $0.resetTwoStep(userId: id, actor: context.actor) }
-        return pages.redirect(to: "/admin/users", notice: "Two-step sign-in of \(user.email) reset; their sessions have ended. They are told at their next sign-in.")
+        return pages.redirect(
+            to: "/admin/users",
+            notice: "Two-step sign-in of \(user.email) reset; their sessions have ended. They are told at their next sign-in."
+        )
     }
 
     /// The site list, with the form to add one.
@@ -186,12 +203,17 @@ struct AdminController: Sendable {
     func editSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         guard let site = try await database.perform({ try $0.site(id: id) }) else { throw NotFound() }
-        let page = SiteEditPage(id: id, form: ["slug": site.slug, "name": site.name, "description": site.description,
-                                               "requiredApprovals": "\(site.requiredApprovals)",
-                                               "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
-                                               "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
-                                               "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : "",
-                                               "completeLanguages": site.requireCompleteLanguages ? "checked" : ""])
+        let page = SiteEditPage(
+            id: id,
+            form: [
+                "slug": site.slug, "name": site.name, "description": site.description,
+                "requiredApprovals": "\(site.requiredApprovals)",
+                "storageQuota": site.storageQuotaBytes.map { DisplayFormat.megabytesField($0) } ?? "",
+                "mediaRequired": site.mediaAccessibility == .required ? "checked" : "",
+                "mediaRecommended": site.mediaAccessibility == .recommended ? "checked" : "",
+                "completeLanguages": site.requireCompleteLanguages ? "checked" : "",
+            ]
+        )
         var shown = page
         shown.singleSignOn = config.oidc.map { SignInChoice(providerLabel: $0.label, passwordsOff: !site.passwordSignIn) }
         return pages.render("admin-site-edit", title: "Edit \(site.name)", page: shown, request: request, context: context)
@@ -205,9 +227,12 @@ struct AdminController: Sendable {
         let form = try await request.form(context: context)
         let off = form.string("passwordsOff") == "on"
         try await database.perform { try $0.setPasswordSignIn(siteId: id, allowed: !off, actor: context.actor) }
-        return pages.redirect(to: "/admin/sites/\(id)", notice: off
-            ? "Members of this site now sign in through the agency's provider only."
-            : "Members of this site may sign in with a password again.")
+        return pages.redirect(
+            to: "/admin/sites/\(id)",
+            notice: off
+                ? "Members of this site now sign in through the agency's provider only."
+                : "Members of this site may sign in with a password again."
+        )
     }
 
     /// Saves a site's settings.
@@ -219,38 +244,66 @@ struct AdminController: Sendable {
             let site = try await database.perform { try $0.updateSite(id: id, Self.siteInput(form), actor: context.actor) }
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
         } catch let errors as ValidationErrors {
-            return pages.render("admin-site-edit", title: "Edit site", page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
-                                request: request, context: context, status: .unprocessableContent)
+            return pages.render(
+                "admin-site-edit",
+                title: "Edit site",
+                page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
     }
 
     /// The audit log, filtered by user, site or object.
     func showAuditLog(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
-        let filter = AuditFilter(userId: query["user"].flatMap { Int64(String($0)) }, siteId: query["site"].flatMap { Int64(String($0)) },
-                                 objectType: query["objectType"].map(String.init), objectId: query["objectId"].map(String.init))
-        let users = try await database.perform { try $0.allUsers() }, sites = try await database.perform { try $0.allSites() }
+        let filter = AuditFilter(
+            userId: query["user"].flatMap { Int64(String($0)) },
+            siteId: query["site"].flatMap { Int64(String($0)) },
+            objectType: query["objectType"].map(String.init),
+            objectId: query["objectId"].map(String.init)
+        )
+        let users = try await database.perform { try $0.allUsers() }
+        let sites = try await database.perform { try $0.allSites() }
         let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
         let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
         let rows = try await database.perform { try $0.auditEvents(filter) }.map {
-            AuditRow(time: DisplayFormat.date($0.occurredAt), user: $0.userId.flatMap { userNames[$0] } ?? "system",
-                     site: $0.siteId.flatMap { siteNames[$0] } ?? "", object: "\($0.objectType) \($0.objectId)",
-                     action: $0.action, detail: $0.detail, ipAddress: $0.ipAddress ?? "")
+            AuditRow(
+                time: DisplayFormat.date($0.occurredAt),
+                user: $0.userId.flatMap { userNames[$0] } ?? "system",
+                site: $0.siteId.flatMap { siteNames[$0] } ?? "",
+                object: "\($0.objectType) \($0.objectId)",
+                action: $0.action,
+                detail: $0.detail,
+                ipAddress: $0.ipAddress ?? ""
+            )
         }
         let page = AuditPage(
             events: rows,
             users: users.map { Option(value: "\($0.id!)", label: $0.email, selected: $0.id == filter.userId) },
             sites: sites.map { Option(value: "\($0.id!)", label: $0.name, selected: $0.id == filter.siteId) },
-            objectType: filter.objectType ?? "", objectId: filter.objectId ?? "")
+            objectType: filter.objectType ?? "",
+            objectId: filter.objectId ?? ""
+        )
         return pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
     }
 
     func usersPage(_ context: AppRequestContext) throws -> UsersPage {
         let enrolled = try database.twoStepEnrolledUserIds()
-        return UsersPage(users: try database.allUsers().map {
-            UserRow(id: $0.id!, email: $0.email, displayName: $0.displayName, isAdmin: $0.isAdmin, isDisabled: $0.isDisabled,
-                    isSelf: $0.id == context.user?.id, twoStep: enrolled.contains($0.id!))
-        })
+        return UsersPage(
+            users: try database.allUsers().map {
+                UserRow(
+                    id: $0.id!,
+                    email: $0.email,
+                    displayName: $0.displayName,
+                    isAdmin: $0.isAdmin,
+                    isDisabled: $0.isDisabled,
+                    isSelf: $0.id == context.user?.id,
+                    twoStep: enrolled.contains($0.id!)
+                )
+            }
+        )
     }
 
     func sitesPage() throws -> SitesPage {
@@ -260,21 +313,28 @@ struct AdminController: Sendable {
     /// The quota field is in MB (decimals allowed); empty means no limit, anything unreadable is refused as 0.
     static func siteInput(_ form: FormFields) -> SiteInput {
         let quotaText = form.string("storageQuota").trimmed
-        let quota: Int64? = quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
-        return SiteInput(slug: form.string("slug").trimmed, name: form.string("name"), description: form.string("description"),
-                         requiredApprovals: form.int("requiredApprovals") ?? 0, storageQuotaBytes: quota,
-                         mediaAccessibility: MediaAccessibility(rawValue: form.string("mediaAccessibility")) ?? .required,
-                         requireCompleteLanguages: form.string("requireCompleteLanguages") == "on")
+        let quota: Int64? =
+            quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
+        return SiteInput(
+            slug: form.string("slug").trimmed,
+            name: form.string("name"),
+            description: form.string("description"),
+            requiredApprovals: form.int("requiredApprovals") ?? 0,
+            storageQuotaBytes: quota,
+            mediaAccessibility: MediaAccessibility(rawValue: form.string("mediaAccessibility")) ?? .required,
+            requireCompleteLanguages: form.string("requireCompleteLanguages") == "on"
+        )
     }
 
     static func siteForm(_ form: FormFields) -> [String: String] {
-        ["slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
-         "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota"),
-         "mediaRequired": form.string("mediaAccessibility") == "recommended" ? "" : "checked",
-         "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : "",
-         "completeLanguages": form.string("requireCompleteLanguages") == "on" ? "checked" : ""]
+        [
+            "slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
+            "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota"),
+            "mediaRequired": form.string("mediaAccessibility") == "recommended" ? "" : "checked",
+            "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : "",
+            "completeLanguages": form.string("requireCompleteLanguages") == "on" ? "checked" : "",
+        ]
     }
-
 
 }
 

@@ -76,7 +76,8 @@ enum SecretToken {
 
     /// Compares without an early exit so timing does not reveal how much of a guess was right.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var difference: UInt8 = 0
         for i in 0..<x.count { difference |= x[i] ^ y[i] }

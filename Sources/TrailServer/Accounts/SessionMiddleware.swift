@@ -28,7 +28,10 @@ struct AuthenticationMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         if let token = request.cookies[CookieName.session]?.value,
-           let (session, user) = try await database.perform({ try $0.activeSession(token: token, idleTimeout: config.sessionIdleTimeout, lifetime: config.sessionLifetime) }) {
+            let (session, user) = try await database.perform({
+                try $0.activeSession(token: token, idleTimeout: config.sessionIdleTimeout, lifetime: config.sessionLifetime)
+            })
+        {
             context.user = AuthenticatedUser(user)
             context.sessionToken = token
             context.csrfToken = session.csrfToken
@@ -43,8 +46,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         var response = try await next(request, context)
         if context.issueCSRFCookie {
-            response.setCookie(Cookie(name: CookieName.csrf, value: context.csrfToken, path: "/", secure: config.usesTLS,
-                                      httpOnly: true, sameSite: .lax))
+            response.setCookie(
+                Cookie(
+                    name: CookieName.csrf,
+                    value: context.csrfToken,
+                    path: "/",
+                    secure: config.usesTLS,
+                    httpOnly: true,
+                    sameSite: .lax
+                )
+            )
         }
         return response
     }

@@ -102,8 +102,9 @@ public struct AppConfig: Sendable {
     /// `scheme://host[:port]` of a tile URL template, with a `{s}.` subdomain as `*.`.
     public static func tileOrigin(of template: String?) -> String? {
         guard let template,
-              let components = URLComponents(string: template.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
-              let scheme = components.scheme, let host = components.host else { return nil }
+            let components = URLComponents(string: template.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
+            let scheme = components.scheme, let host = components.host
+        else { return nil }
         let port = components.port.map { ":\($0)" } ?? ""
         return "\(scheme)://\(host.replacingOccurrences(of: "s.", with: "*.", options: .anchored))\(port)"
     }

@@ -43,8 +43,14 @@ public struct AppDependencies: Sendable {
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
     /// store setting that cannot be used, is an error here: a server that signed with a throwaway key would publish
     /// packages no app could verify after the next restart.
-    public init(config: AppConfig, database: AppDatabase, views: ViewRenderer, scans: ScanService? = nil, signingKey: SigningKey? = nil,
-                metrics: AppMetrics = AppMetrics()) throws {
+    public init(
+        config: AppConfig,
+        database: AppDatabase,
+        views: ViewRenderer,
+        scans: ScanService? = nil,
+        signingKey: SigningKey? = nil,
+        metrics: AppMetrics = AppMetrics()
+    ) throws {
         self.config = config
         self.metrics = metrics
         self.unknownUserPasswordHash = Bcrypt.hash(SecretToken.make(), cost: config.bcryptCost)
@@ -63,14 +69,24 @@ public struct AppDependencies: Sendable {
         self.signingKey = key
         self.tileSettings = try TileSettingsStore(database: database, commandLine: TileSettings(config: config))
         self.packageTiles = PackageTilesStore(paths: paths)
-        let tiles = TilePackager(paths: paths, cacheRoot: config.tileCacheFolder, options: config.tileFetch,
-                                 userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
+        let tiles = TilePackager(
+            paths: paths,
+            cacheRoot: config.tileCacheFolder,
+            options: config.tileFetch,
+            userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)
+        )
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles, media: media)
         let distribution = try config.storage.map { try DistributionState(settings: $0, database: database) }
         self.distribution = distribution
         readCache.observe(database.writer)
-        self.catalog = CatalogSigner(database: database, signingKey: key, lifetime: config.catalogLifetime, publicURL: config.effectivePublicURL,
-                                     distribution: distribution, changes: readCache)
+        self.catalog = CatalogSigner(
+            database: database,
+            signingKey: key,
+            lifetime: config.catalogLifetime,
+            publicURL: config.effectivePublicURL,
+            distribution: distribution,
+            changes: readCache
+        )
     }
 
     /// The sync service of the object-storage mirror, with `--storage`.
@@ -89,13 +105,20 @@ public func makeScanner(_ config: AppConfig) -> any MalwareScanner {
     if let address = config.clamdAddress {
         return ClamdScanner(endpoint: ClamdEndpoint(parsing: address), signatureDirectories: config.clamavDatabaseFolders)
     }
-    return ClamAVEngineScanner(configuration: ClamAVEngineConfiguration(
-        databaseDirectories: config.clamavDatabaseFolders, maxFileSize: config.maxUploadSize))
+    return ClamAVEngineScanner(
+        configuration: ClamAVEngineConfiguration(
+            databaseDirectories: config.clamavDatabaseFolders,
+            maxFileSize: config.maxUploadSize
+        )
+    )
 }
 
 /// Wires I/O: the data folder, the database file, the templates; then the router and the server.
-public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "trail-companion"),
-                             metrics: AppMetrics = AppMetrics()) async throws -> some ApplicationProtocol {
+public func buildApplication(
+    config: AppConfig,
+    logger: Logger = Logger(label: "trail-companion"),
+    metrics: AppMetrics = AppMetrics()
+) async throws -> some ApplicationProtocol {
     try DataFolder.prepare(config.dataFolder, sharedWithProxy: config.accelRedirect != nil)
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
@@ -108,8 +131,10 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
     try Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
     try dependencies.files.prune()
-    var services: [any Service] = [dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger),
-                                   OtherProcessCommits(database: database, cache: dependencies.readCache)]
+    var services: [any Service] = [
+        dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger),
+        OtherProcessCommits(database: database, cache: dependencies.readCache),
+    ]
     if let media = dependencies.media { services.append(media) }
     if let sync = dependencies.makeDistributionSync(logger: logger) {
         // A bucket that cannot be used is said clearly at start, but does not stop the server: authoring and local
@@ -130,12 +155,14 @@ public func buildApplication(config: AppConfig, logger: Logger = Logger(label: "
         configuration: .init(address: .hostname(config.hostname, port: config.port), serverName: "trail-companion"),
         services: services,
         onServerRunning: { _ in Console.line("Trail Companion is running at \(config.effectivePublicURL)\(Console.sinceStart())") },
-        logger: logger)
+        logger: logger
+    )
 }
 
 /// Pure: routes and middleware only, so tests can inject what they need.
 public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
-    let config = dependencies.config, database = dependencies.database
+    let config = dependencies.config
+    let database = dependencies.database
     let router = Router(context: AppRequestContext.self)
     let tileSettings = dependencies.tileSettings
     router.add(middleware: TakeTurnsMiddleware())
@@ -148,64 +175,140 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     router.add(middleware: securityHeaders)
     router.add(middleware: ErrorMiddleware(views: dependencies.views))
     router.add(middleware: MethodNotAllowedMiddleware(api: APIMethods(document: dependencies.openAPIDocument)))
-    router.add(middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])])))
+    router.add(
+        middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])]))
+    )
     for library in ["leaflet", "bootstrap5", "sortable"] {
-        router.add(middleware: FileMiddleware("\(config.javascriptFolder)/\(library)", urlBasePath: "/vendor/\(library)",
-                                              cacheControl: .init([(MediaType(type: .any), [.maxAge(86_400)])])))
+        router.add(
+            middleware: FileMiddleware(
+                "\(config.javascriptFolder)/\(library)",
+                urlBasePath: "/vendor/\(library)",
+                cacheControl: .init([(MediaType(type: .any), [.maxAge(86_400)])])
+            )
+        )
     }
     router.add(middleware: AuthenticationMiddleware(database: database, config: config))
     router.add(middleware: CSRFMiddleware())
     router.add(middleware: DiskSpaceMiddleware(dataFolder: config.dataFolder, floor: config.minFreeSpace))
 
     router.get("/healthz") { _, _ in "ok" }
-    let readiness = ReadinessCheck(database: database, scanner: dependencies.scans.scanner, dataFolder: config.dataFolder,
-                                   floor: config.minFreeSpace, writeCheckInterval: config.readinessWriteCheckInterval)
+    let readiness = ReadinessCheck(
+        database: database,
+        scanner: dependencies.scans.scanner,
+        dataFolder: config.dataFolder,
+        floor: config.minFreeSpace,
+        writeCheckInterval: config.readinessWriteCheckInterval
+    )
     router.get("/readyz") { request, context in try await readiness.respond(request, context) }
 
-    let pages = PageResponder(views: dependencies.views, database: database, secureCookies: config.usesTLS, scans: dependencies.scans,
-                              distribution: dependencies.distribution)
+    let pages = PageResponder(
+        views: dependencies.views,
+        database: database,
+        secureCookies: config.usesTLS,
+        scans: dependencies.scans,
+        distribution: dependencies.distribution
+    )
     let authorization = Authorization(database: database)
     let intake = AssetIntake(database: database, paths: dependencies.paths, scans: dependencies.scans)
-    let tus = TusController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, config: config,
-                            hashes: dependencies.tusHashes)
-    let media = MediaController(database: database, authorization: authorization, paths: dependencies.paths, intake: intake, pages: pages,
-                                config: config, tileSettings: tileSettings)
-    let publishingService = PublishingService(database: database, authorization: authorization, builds: dependencies.builds,
-                                              paths: dependencies.paths, tileSettings: tileSettings)
+    let tus = TusController(
+        database: database,
+        authorization: authorization,
+        paths: dependencies.paths,
+        intake: intake,
+        config: config,
+        hashes: dependencies.tusHashes
+    )
+    let media = MediaController(
+        database: database,
+        authorization: authorization,
+        paths: dependencies.paths,
+        intake: intake,
+        pages: pages,
+        config: config,
+        tileSettings: tileSettings
+    )
+    let publishingService = PublishingService(
+        database: database,
+        authorization: authorization,
+        builds: dependencies.builds,
+        paths: dependencies.paths,
+        tileSettings: tileSettings
+    )
     let publishing = PublishingController(publishing: publishingService, pages: pages)
-    let tiles = TilesController(database: database, authorization: authorization, paths: dependencies.paths, pages: pages, config: config,
-                                settings: tileSettings, packageTiles: dependencies.packageTiles, scans: dependencies.scans)
-    let exchange = TourExchangeController(database: database, authorization: authorization, pages: pages, paths: dependencies.paths, config: config,
-                                          intake: intake, tileSettings: tileSettings)
+    let tiles = TilesController(
+        database: database,
+        authorization: authorization,
+        paths: dependencies.paths,
+        pages: pages,
+        config: config,
+        settings: tileSettings,
+        packageTiles: dependencies.packageTiles,
+        scans: dependencies.scans
+    )
+    let exchange = TourExchangeController(
+        database: database,
+        authorization: authorization,
+        pages: pages,
+        paths: dependencies.paths,
+        config: config,
+        intake: intake,
+        tileSettings: tileSettings
+    )
     tus.addDiscovery(to: router)
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
     let oidc = config.oidc.map { OIDCProvider(settings: $0) }
-    let accounts = AccountsController(database: database, pages: pages, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash,
-                                      oidc: oidc)
+    let accounts = AccountsController(
+        database: database,
+        pages: pages,
+        config: config,
+        unknownUserPasswordHash: dependencies.unknownUserPasswordHash,
+        oidc: oidc
+    )
     accounts.addRoutes(public: router, signedIn: signedIn)
     OIDCController(database: database, pages: pages, config: config, accounts: accounts, provider: oidc).addRoutes(to: router)
     TwoStepController(database: database, pages: pages, config: config, accounts: accounts).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
-    ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings,
-                    paths: dependencies.paths).addRoutes(to: signedIn)
+    ToursController(
+        database: database,
+        pages: pages,
+        authorization: authorization,
+        config: config,
+        tileSettings: tileSettings,
+        paths: dependencies.paths
+    ).addRoutes(to: signedIn)
     tiles.addPanelRoutes(to: signedIn)
     media.addPanelRoutes(to: signedIn)
     publishing.addPanelRoutes(to: signedIn)
     exchange.addPanelRoutes(to: signedIn)
 
-    MobileAPI(database: database, paths: dependencies.paths, signingKey: dependencies.signingKey, catalog: dependencies.catalog,
-              publicURL: config.effectivePublicURL, openAPIDocument: dependencies.openAPIDocument, files: dependencies.files,
-              metrics: dependencies.metrics, distribution: dependencies.distribution, readCache: dependencies.readCache,
-              verifiedDownloads: dependencies.verifiedDownloads,
-              accel: config.accelRedirect.map { AccelRedirect(prefix: $0, dataFolder: config.dataFolder) })
-        .addRoutes(to: router.group("api/v1"))
-    let visit = VisitController(database: database, paths: dependencies.paths, pages: pages, packageTiles: dependencies.packageTiles,
-                                assets: PlayerAssets(publicFolder: config.publicFolder), authorization: authorization,
-                                publicURL: config.effectivePublicURL)
+    MobileAPI(
+        database: database,
+        paths: dependencies.paths,
+        signingKey: dependencies.signingKey,
+        catalog: dependencies.catalog,
+        publicURL: config.effectivePublicURL,
+        openAPIDocument: dependencies.openAPIDocument,
+        files: dependencies.files,
+        metrics: dependencies.metrics,
+        distribution: dependencies.distribution,
+        readCache: dependencies.readCache,
+        verifiedDownloads: dependencies.verifiedDownloads,
+        accel: config.accelRedirect.map { AccelRedirect(prefix: $0, dataFolder: config.dataFolder) }
+    )
+    .addRoutes(to: router.group("api/v1"))
+    let visit = VisitController(
+        database: database,
+        paths: dependencies.paths,
+        pages: pages,
+        packageTiles: dependencies.packageTiles,
+        assets: PlayerAssets(publicFolder: config.publicFolder),
+        authorization: authorization,
+        publicURL: config.effectivePublicURL
+    )
     visit.addRoutes(to: router)
     visit.addAPIRoutes(to: router.group("api/v1"))
     visit.addQRRoutes(to: signedIn.group("manage"))

@@ -17,19 +17,28 @@ public enum Bootstrap {
         let password = OneTimePassword.make()
         let file = passwordFile(in: config.dataFolder)
         try writePrivately("email:    \(firstAdminEmail)\npassword: \(password)\n", to: file)
-        try database.createUser(email: firstAdminEmail, displayName: "Administrator", password: password, isAdmin: true,
-                                mustChangePassword: true, bcryptCost: config.bcryptCost, actor: .system)
-        print("""
+        try database.createUser(
+            email: firstAdminEmail,
+            displayName: "Administrator",
+            password: password,
+            isAdmin: true,
+            mustChangePassword: true,
+            bcryptCost: config.bcryptCost,
+            actor: .system
+        )
+        print(
+            """
 
-        ============================================================
-          First start: an administrator account was created.
-            email:    \(firstAdminEmail)
-          Its one-time password is in \(file.path)
-          (readable only by this user; removed at the first sign-in).
-          It works once: you will choose a new one at sign-in.
-        ============================================================
+            ============================================================
+              First start: an administrator account was created.
+                email:    \(firstAdminEmail)
+              Its one-time password is in \(file.path)
+              (readable only by this user; removed at the first sign-in).
+              It works once: you will choose a new one at sign-in.
+            ============================================================
 
-        """)
+            """
+        )
         return password
     }
 
@@ -72,20 +81,38 @@ public enum DemoContent {
         if let existing = try database.site(slug: siteSlug) {
             site = existing
         } else {
-            site = try database.createSite(SiteInput(slug: siteSlug, name: "Sweet Home Ranger District",
-                                                     description: "Willamette National Forest, Oregon: the western slopes of the Cascades along the South Santiam River.",
-                                                     requiredApprovals: config.defaultRequiredApprovals), actor: .system)
+            site = try database.createSite(
+                SiteInput(
+                    slug: siteSlug,
+                    name: "Sweet Home Ranger District",
+                    description: "Willamette National Forest, Oregon: the western slopes of the Cascades along the South Santiam River.",
+                    requiredApprovals: config.defaultRequiredApprovals
+                ),
+                actor: .system
+            )
         }
         if try !database.tours(siteId: site.id!).contains(where: { $0.name == tourName }) {
-            let tour = try database.createTour(siteId: site.id!, TourInput(
-                name: tourName,
-                description: "Follow the 1860s wagon road over the Cascades from House Rock to Fish Lake.",
-                mapName: "santiam-wagon-road"), actor: .system)
-            _ = try database.setFrame(tourId: tour.id!, FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
-                                      maxAreaKm2: config.maxFrameAreaKm2, actor: .system)
+            let tour = try database.createTour(
+                siteId: site.id!,
+                TourInput(
+                    name: tourName,
+                    description: "Follow the 1860s wagon road over the Cascades from House Rock to Fish Lake.",
+                    mapName: "santiam-wagon-road"
+                ),
+                actor: .system
+            )
+            _ = try database.setFrame(
+                tourId: tour.id!,
+                FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
+                maxAreaKm2: config.maxFrameAreaKm2,
+                actor: .system
+            )
             for (name, latitude, longitude, description) in waypoints {
-                _ = try database.createWaypoint(tourId: tour.id!, WaypointInput(name: name, description: description, latitude: latitude, longitude: longitude),
-                                                actor: .system)
+                _ = try database.createWaypoint(
+                    tourId: tour.id!,
+                    WaypointInput(name: name, description: description, latitude: latitude, longitude: longitude),
+                    actor: .system
+                )
             }
         }
         // The first admin manages the demo site, so the whole workflow can be tried at once.

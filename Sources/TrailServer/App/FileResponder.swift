@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import _NIOFileSystem
 import NIOCore
+import _NIOFileSystem
 
 /// Single byte range of a file, inclusive bounds.
 struct ByteRange: Equatable, Sendable {
@@ -29,9 +29,11 @@ enum RangeRequest: Equatable {
         guard specs.count == 1 else { return .whole }
         let spec = specs[0].trimmingCharacters(in: .whitespaces)
         guard let dash = spec.firstIndex(of: "-") else { return .whole }
-        let firstText = spec[..<dash], lastText = spec[spec.index(after: dash)...]
+        let firstText = spec[..<dash]
+        let lastText = spec[spec.index(after: dash)...]
         guard firstText.allSatisfy(\.isASCIIDigitCharacter), lastText.allSatisfy(\.isASCIIDigitCharacter),
-              !(firstText.isEmpty && lastText.isEmpty) else { return .whole }
+            !(firstText.isEmpty && lastText.isEmpty)
+        else { return .whole }
         if firstText.isEmpty {
             // Suffix range: the last N bytes. N larger than the size means the whole file, as a 206.
             guard let suffix = Int64(lastText) ?? (lastText.isEmpty ? nil : Int64.max), suffix > 0, size > 0 else { return .unsatisfiable }
@@ -73,10 +75,11 @@ struct AccelRedirect: Sendable {
         guard path.hasPrefix(root) else { return nil }
         let relative = path.dropFirst(root.count)
         guard !relative.isEmpty, !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
-              relative.utf8.allSatisfy({ byte in
-                  (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                      || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x2F
-              }) else { return nil }
+            relative.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x2F
+            })
+        else { return nil }
         return prefix + relative
     }
 }
@@ -97,9 +100,17 @@ struct FileResponder: Sendable {
     ///     nginx reads from the same `Range` header, names the file in `X-Accel-Redirect` and nginx sends the bytes. The
     ///     cases where nginx would decide otherwise than this function (an `If-Range` for another version, an invalid
     ///     or multiple range) are streamed here. The byte counter is told the length at once.
-    static func respond(fileAt url: URL, contentType: String, etag: String?, request: Request,
-                        headers extra: HTTPFields = [:], chunkSize: Int = 256 * 1024, eventLoop: (any EventLoop)? = nil,
-                        counted: CountedDownload? = nil, accel: AccelRedirect? = nil) async throws -> Response {
+    static func respond(
+        fileAt url: URL,
+        contentType: String,
+        etag: String?,
+        request: Request,
+        headers extra: HTTPFields = [:],
+        chunkSize: Int = 256 * 1024,
+        eventLoop: (any EventLoop)? = nil,
+        counted: CountedDownload? = nil,
+        accel: AccelRedirect? = nil
+    ) async throws -> Response {
         let path = FilePath(url.path)
         guard let info = try await FileSystem.shared.info(forFileAt: path, infoAboutSymbolicLink: false), info.type == .regular else {
             throw NotFound()
@@ -144,15 +155,36 @@ struct FileResponder: Sendable {
         case .whole:
             headers[.contentLength] = "\(size)"
             if let answer = accelerated(length: size) { return answer }
-            return Response(status: .ok, headers: headers, body: isHead ? .init() : body(path: path, range: 0..<size, chunkSize: chunkSize, eventLoop: eventLoop,
-                                                                                         sent: counted?.add))
+            return Response(
+                status: .ok,
+                headers: headers,
+                body: isHead
+                    ? .init()
+                    : body(
+                        path: path,
+                        range: 0..<size,
+                        chunkSize: chunkSize,
+                        eventLoop: eventLoop,
+                        sent: counted?.add
+                    )
+            )
         case .partial(let r):
             headers[.contentLength] = "\(r.length)"
             headers[.contentRange] = "bytes \(r.first)-\(r.last)/\(size)"
             if let answer = accelerated(length: r.length) { return answer }
-            return Response(status: .partialContent, headers: headers,
-                            body: isHead ? .init() : body(path: path, range: r.first..<(r.last + 1), chunkSize: chunkSize, eventLoop: eventLoop,
-                                                          sent: counted?.add))
+            return Response(
+                status: .partialContent,
+                headers: headers,
+                body: isHead
+                    ? .init()
+                    : body(
+                        path: path,
+                        range: r.first..<(r.last + 1),
+                        chunkSize: chunkSize,
+                        eventLoop: eventLoop,
+                        sent: counted?.add
+                    )
+            )
         }
     }
 
@@ -164,8 +196,13 @@ struct FileResponder: Sendable {
     /// the loop has run those writes, so a busy loop lets a fast disk queue hundreds of megabytes per connection.
     /// Waiting for a no-op task on the connection's loop after each write (the loop runs tasks in order) means the
     /// previous write has reached the channel, and the next `write` suspends while the channel is not writable.
-    static func body(path: FilePath, range: Range<Int64>, chunkSize: Int, eventLoop: (any EventLoop)?,
-                     sent: (@Sendable (Int) -> Void)? = nil) -> ResponseBody {
+    static func body(
+        path: FilePath,
+        range: Range<Int64>,
+        chunkSize: Int,
+        eventLoop: (any EventLoop)?,
+        sent: (@Sendable (Int) -> Void)? = nil
+    ) -> ResponseBody {
         ResponseBody(contentLength: Int(range.count)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
                 guard !range.isEmpty else { return }

@@ -9,10 +9,17 @@ extension HTTPServerBuilder {
     /// The one addition goes in through the channel's public extension point (`additionalChannelHandlers`, after the
     /// codec): ``WriteProgressTimeout``, which Hummingbird does not have.
     static func trail(_ config: AppConfig) -> HTTPServerBuilder {
-        let limits = WriteProgressTimeout.Limits(answer: .init(config.writeTimeout), file: .init(config.fileWriteTimeout),
-                                                 stopping: .init(config.stoppingWriteTimeout))
-        return .http1(configuration: .init(additionalChannelHandlers: [WriteProgressTimeout(limits: limits)],
-                                           idleTimeout: .init(config.idleConnectionTimeout)))
+        let limits = WriteProgressTimeout.Limits(
+            answer: .init(config.writeTimeout),
+            file: .init(config.fileWriteTimeout),
+            stopping: .init(config.stoppingWriteTimeout)
+        )
+        return .http1(
+            configuration: .init(
+                additionalChannelHandlers: [WriteProgressTimeout(limits: limits)],
+                idleTimeout: .init(config.idleConnectionTimeout)
+            )
+        )
     }
 }
 

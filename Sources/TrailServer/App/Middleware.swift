@@ -94,7 +94,10 @@ struct ErrorMiddleware: RouterMiddleware {
                 return response
             }
             if status == .unauthorized {
-                return .redirect(to: "/login?next=\(request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_"))) ?? "/")")
+                return .redirect(
+                    to:
+                        "/login?next=\(request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_"))) ?? "/")"
+                )
             }
             return views.errorPage(status: status, message: message, context: context)
         }
@@ -144,8 +147,11 @@ enum APIErrorBody {
     static func response(status: HTTPResponse.Status, code: String, message: String, fields: [String: String]? = nil) -> Response {
         let body = Components.Schemas.APIError(error: .init(code: code, message: message, fields: fields.map { .init(additionalProperties: $0) }))
         let data = (try? JSONResponse.encoder.encode(body)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 }
 

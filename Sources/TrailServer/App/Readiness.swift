@@ -19,10 +19,15 @@ public enum FreeSpace {
     /// "1073741824", "512M", "2G", "1.5GiB": bytes, with an optional binary unit.
     public static func parse(_ text: String) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
-        let kibi: Double = 1024, mebi = kibi * 1024, gibi = mebi * 1024, tebi = gibi * 1024
-        let units: [(String, Double)] = [("TIB", tebi), ("GIB", gibi), ("MIB", mebi), ("KIB", kibi),
-                                         ("TB", tebi), ("GB", gibi), ("MB", mebi), ("KB", kibi),
-                                         ("T", tebi), ("G", gibi), ("M", mebi), ("K", kibi), ("B", 1)]
+        let kibi: Double = 1024
+        let mebi = kibi * 1024
+        let gibi = mebi * 1024
+        let tebi = gibi * 1024
+        let units: [(String, Double)] = [
+            ("TIB", tebi), ("GIB", gibi), ("MIB", mebi), ("KIB", kibi),
+            ("TB", tebi), ("GB", gibi), ("MB", mebi), ("KB", kibi),
+            ("T", tebi), ("G", gibi), ("M", mebi), ("K", kibi), ("B", 1),
+        ]
         for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
             guard let number = Double(trimmed.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)), number >= 0 else { return nil }
             return Int64(number * factor)
@@ -51,9 +56,12 @@ struct DiskSpaceMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if floor > 0, Self.isUpload(request), let free = FreeSpace.available(at: dataFolder), free < floor {
-            throw HTTPError(.insufficientStorage507, message: "The server's disk is almost full (\(FreeSpace.describe(free)) free, "
-                            + "\(FreeSpace.describe(floor)) kept free), so uploads are paused. Nothing was stored; please try again "
-                            + "once an administrator has freed space.")
+            throw HTTPError(
+                .insufficientStorage507,
+                message: "The server's disk is almost full (\(FreeSpace.describe(free)) free, "
+                    + "\(FreeSpace.describe(floor)) kept free), so uploads are paused. Nothing was stored; please try again "
+                    + "once an administrator has freed space."
+            )
         }
         return try await next(request, context)
     }
@@ -107,7 +115,9 @@ struct ReadinessCheck: Sendable {
         }
         let free = FreeSpace.available(at: dataFolder)
         if let free, free < floor {
-            reasons.append("the data folder's disk has \(FreeSpace.describe(free)) free, below the floor of \(FreeSpace.describe(floor)) (--min-free-space): uploads are refused")
+            reasons.append(
+                "the data folder's disk has \(FreeSpace.describe(free)) free, below the floor of \(FreeSpace.describe(floor)) (--min-free-space): uploads are refused"
+            )
         } else if free == nil {
             reasons.append("the free space of \(dataFolder.path) cannot be read")
         }
@@ -117,7 +127,8 @@ struct ReadinessCheck: Sendable {
     func respond(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let answer = await check()
         let status: HTTPResponse.Status = answer.reasons.isEmpty ? .ok : .serviceUnavailable
-        var response = try Self.showsDetails(request, context)
+        var response =
+            try Self.showsDetails(request, context)
             ? JSONResponse.make(answer, status: status) : JSONResponse.make(Summary(status: answer.status), status: status)
         response.headers[.cacheControl] = "no-store"
         return response
@@ -127,7 +138,9 @@ struct ReadinessCheck: Sendable {
     /// machine carries `X-Forwarded-For`, and is a stranger's).
     static func showsDetails(_ request: Request, _ context: AppRequestContext) -> Bool {
         if context.user?.isAdmin == true { return true }
-        guard let address = context.remoteAddress, request.headers[.xForwardedFor] == nil, request.headers[HTTPField.Name("Forwarded")!] == nil else { return false }
+        guard let address = context.remoteAddress, request.headers[.xForwardedFor] == nil, request.headers[HTTPField.Name("Forwarded")!] == nil else {
+            return false
+        }
         return isLoopback(address)
     }
 

@@ -37,11 +37,26 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     /// Called inside the transaction that makes the change, so the event and the change land together or not at all.
-    static func record(_ db: Database, actor: AuditActor, siteId: Int64? = nil, objectType: String, objectId: String,
-                       action: String, detail: String) throws {
-        var event = AuditEvent(id: nil, occurredAt: Date(), userId: actor.userId, siteId: siteId,
-                               objectType: objectType, objectId: objectId, action: action,
-                               detail: String(detail.prefix(500)), ipAddress: actor.ipAddress)
+    static func record(
+        _ db: Database,
+        actor: AuditActor,
+        siteId: Int64? = nil,
+        objectType: String,
+        objectId: String,
+        action: String,
+        detail: String
+    ) throws {
+        var event = AuditEvent(
+            id: nil,
+            occurredAt: Date(),
+            userId: actor.userId,
+            siteId: siteId,
+            objectType: objectType,
+            objectId: objectId,
+            action: action,
+            detail: String(detail.prefix(500)),
+            ipAddress: actor.ipAddress
+        )
         try event.insert(db)
     }
 }

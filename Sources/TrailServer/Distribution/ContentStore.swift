@@ -63,7 +63,13 @@ public final class ContentStore: Sendable {
             let zip = paths.absolute(published.version.storedPath)
             for file in manifest.listedFiles where Self.isHash(file.sha256) {
                 guard let size = file.size else { continue }
-                entries[file.sha256] = Entry(packageId: published.package.id, version: published.version.version, path: file.path, size: size, zip: zip)
+                entries[file.sha256] = Entry(
+                    packageId: published.package.id,
+                    version: published.version.version,
+                    path: file.path,
+                    size: size,
+                    zip: zip
+                )
             }
         }
         let index = Index(catalogVersion: version, entries: entries)
@@ -95,8 +101,14 @@ public final class ContentStore: Sendable {
     }
 
     static func extract(_ entry: Entry, sha256: String, to target: URL) throws {
-        try ZipEntryExport.write(zip: entry.zip, path: entry.path, size: entry.size, sha256: sha256, to: target,
-                                 mismatch: "\(entry.path) of \(entry.packageId) version \(entry.version) does not match its manifest.")
+        try ZipEntryExport.write(
+            zip: entry.zip,
+            path: entry.path,
+            size: entry.size,
+            sha256: sha256,
+            to: target,
+            mismatch: "\(entry.path) of \(entry.packageId) version \(entry.version) does not match its manifest."
+        )
     }
 
     /// Removes `files/<sha256>` copies that no served version lists any more (after an unpublish or a rollback) and
@@ -109,7 +121,10 @@ public final class ContentStore: Sendable {
             let url = paths.files.appendingPathComponent(name)
             // A temporary file may belong to an extraction under way: only one an hour old is left over from a crash.
             if name.hasPrefix("."), let modified = try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate,
-               modified.timeIntervalSinceNow > -3600 { continue }
+                modified.timeIntervalSinceNow > -3600
+            {
+                continue
+            }
             if unlink(url.path) == 0 { removed += 1 }
         }
         return removed

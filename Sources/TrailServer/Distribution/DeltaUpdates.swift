@@ -15,13 +15,21 @@ extension UpdatePlan {
     static func make(from old: Manifest, to new: Manifest, fullSize: Int64, publicURL: String) -> UpdatePlan {
         let held = Set(old.listedFiles.map(\.sha256))
         let fetch = new.listedFiles.filter { !held.contains($0.sha256) }
-        var counted = Set<String>(), downloadSize: Int64 = 0
+        var counted = Set<String>()
+        var downloadSize: Int64 = 0
         for file in fetch where counted.insert(file.sha256).inserted { downloadSize += file.size ?? 0 }
         let kept = Set(new.listedFiles.map(\.path))
         return UpdatePlan(
-            from: old.version, to: new.version, manifestURL: APIURL.manifest(publicURL, packageId: new.packageId, version: new.version),
-            files: fetch.map { Components.Schemas.UpdateFile(path: $0.path, sha256: $0.sha256, size: $0.size ?? 0, url: APIURL.file(publicURL, sha256: $0.sha256)) },
-            removed: old.listedFiles.map(\.path).filter { !kept.contains($0) }, downloadSize: downloadSize, fullSize: fullSize)
+            from: old.version,
+            to: new.version,
+            manifestURL: APIURL.manifest(publicURL, packageId: new.packageId, version: new.version),
+            files: fetch.map {
+                Components.Schemas.UpdateFile(path: $0.path, sha256: $0.sha256, size: $0.size ?? 0, url: APIURL.file(publicURL, sha256: $0.sha256))
+            },
+            removed: old.listedFiles.map(\.path).filter { !kept.contains($0) },
+            downloadSize: downloadSize,
+            fullSize: fullSize
+        )
     }
 }
 
@@ -44,28 +52,39 @@ extension MobileAPI {
         guard ContentStore.isHash(sha256) else {
             throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
         }
-        if let url = distribution?.publicURL(for: DistributionPath.file(sha256)), try await database.perform({ _ in try files.index() }).entries[sha256] != nil {
+        if let url = distribution?.publicURL(for: DistributionPath.file(sha256)),
+            try await database.perform({ _ in try files.index() }).entries[sha256] != nil
+        {
             return Self.redirect(to: url, cacheControl: Self.immutable)
         }
         guard let file = try await files.file(sha256: sha256) else { throw NotFound() }
         // Served as bytes, whatever they are: the app knows each file's type from the manifest, and a browser
         // shown an uploaded file from this origin must never render it.
         return try await FileResponder.respond(
-            fileAt: file, contentType: "application/octet-stream", etag: "\"\(sha256)\"", request: request,
-            headers: [.cacheControl: Self.immutable], chunkSize: 128 * 1024, eventLoop: context.eventLoop,
-            counted: CountedDownload(metrics: metrics, route: .file), accel: accel)
+            fileAt: file,
+            contentType: "application/octet-stream",
+            etag: "\"\(sha256)\"",
+            request: request,
+            headers: [.cacheControl: Self.immutable],
+            chunkSize: 128 * 1024,
+            eventLoop: context.eventLoop,
+            counted: CountedDownload(metrics: metrics, route: .file),
+            accel: accel
+        )
     }
 
     /// The exact signed bytes of one version's `manifest.json`, its signature in `Manifest-Signature`.
     func getPackageVersionManifest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let published = try await database.perform { _ in try publishedPackage(context) }
         guard let number = context.parameters.get("version", as: Int.self),
-              let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+            let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
         else { throw NotFound() }
         // The exact bytes that were signed: never re-encoded.
         let body = ByteBuffer(string: version.manifestJSON)
-        let headers: HTTPFields = [.contentType: "application/json", .manifestSignature: version.signature, .cacheControl: Self.immutable,
-                                   .packageVersion: "\(version.version)"]
+        let headers: HTTPFields = [
+            .contentType: "application/json", .manifestSignature: version.signature, .cacheControl: Self.immutable,
+            .packageVersion: "\(version.version)",
+        ]
         let response = HTTPCaching.answer(body, etag: HTTPCaching.etag(of: body), headers: headers, request: request)
         if response.status == .ok { metrics.manifestBytesSent.increment(by: Int64(body.readableBytes)) }
         return response

@@ -28,13 +28,17 @@ struct HelpController: Sendable {
     @Sendable func showScreenshot(_ request: Request, context: AppRequestContext) async throws -> Response {
         let name = try context.parameters.require("name")
         guard name.hasSuffix(".png"), name.count <= 80,
-              name.dropLast(4).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            name.dropLast(4).allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else {
             throw HTTPError(.notFound)
         }
         let file = screenshots.appendingPathComponent(name)
         guard let data = try? await Self.read(file) else { throw HTTPError(.notFound) }
-        return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "public, max-age=3600"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok,
+            headers: [.contentType: "image/png", .cacheControl: "public, max-age=3600"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 
     private static func read(_ file: URL) async throws -> Data {

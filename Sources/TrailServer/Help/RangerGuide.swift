@@ -21,20 +21,24 @@ public struct RangerGuide: Sendable {
         var seen: [String: Int] = [:]
         var anchors: Set<String> = []
         // Ink writes bare <hN> tags; the id is added here with GitHub's rule (repeats get -1, -2 …).
-        parser.addModifier(Modifier(target: .headings) { html, markdown in
-            let title = markdown.drop { $0 == "#" }
-            let base = RangerGuide.slug(String(title))
-            let count = seen[base, default: 0]
-            seen[base] = count + 1
-            let id = count == 0 ? base : "\(base)-\(count)"
-            anchors.insert(id)
-            guard html.hasPrefix("<h"), let close = html.firstIndex(of: ">") else { return html }
-            return String(html[..<close]) + " id=\"\(id)\"" + String(html[close...])
-        })
+        parser.addModifier(
+            Modifier(target: .headings) { html, markdown in
+                let title = markdown.drop { $0 == "#" }
+                let base = RangerGuide.slug(String(title))
+                let count = seen[base, default: 0]
+                seen[base] = count + 1
+                let id = count == 0 ? base : "\(base)-\(count)"
+                anchors.insert(id)
+                guard html.hasPrefix("<h"), let close = html.firstIndex(of: ">") else { return html }
+                return String(html[..<close]) + " id=\"\(id)\"" + String(html[close...])
+            }
+        )
         // The guide's pictures live beside it in docs/screenshots; the help page serves them under /help/.
-        parser.addModifier(Modifier(target: .images) { html, _ in
-            html.replacingOccurrences(of: "src=\"screenshots/", with: "src=\"/help/screenshots/")
-        })
+        parser.addModifier(
+            Modifier(target: .images) { html, _ in
+                html.replacingOccurrences(of: "src=\"screenshots/", with: "src=\"/help/screenshots/")
+            }
+        )
         self.html = parser.html(from: markdown)
         self.anchors = anchors
     }
@@ -43,8 +47,11 @@ public struct RangerGuide: Sendable {
     static func slug(_ heading: String) -> String {
         var slug = ""
         for character in heading.trimmingCharacters(in: .whitespaces).lowercased() {
-            if character == " " { slug.append("-") }
-            else if character == "-" || character == "_" || character.isLetter || character.isNumber { slug.append(character) }
+            if character == " " {
+                slug.append("-")
+            } else if character == "-" || character == "_" || character.isLetter || character.isNumber {
+                slug.append(character)
+            }
         }
         return slug
     }

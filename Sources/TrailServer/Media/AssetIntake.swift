@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
-import _NIOFileSystem
 import NIOPosix
 import PackageFormat
+import _NIOFileSystem
 
 /// Turns a fully received upload file into a pending asset: type from the bytes, quota, database row, scan job.
 /// On any refusal the file is removed, so nothing half-made stays behind.
@@ -23,9 +23,13 @@ struct AssetIntake: Sendable {
     /// the upload stops as the bytes arrive, not after gigabytes were written.
     func uploadBudget(tourId: Int64, excludingUpload uploadId: String? = nil) async throws -> MultipartUpload.Budget? {
         try await database.perform { database in
-            guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else { return nil }
-            return MultipartUpload.Budget(bytes: max(0, quota - (try database.committedBytes(siteId: site.id!, excludingUpload: uploadId))),
-                                          message: ByteFormat.quotaMessage(site: site, quota: quota))
+            guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else {
+                return nil
+            }
+            return MultipartUpload.Budget(
+                bytes: max(0, quota - (try database.committedBytes(siteId: site.id!, excludingUpload: uploadId))),
+                message: ByteFormat.quotaMessage(site: site, quota: quota)
+            )
         }
     }
 
@@ -41,18 +45,32 @@ struct AssetIntake: Sendable {
         do {
             let detected = try await Self.detect(url: url, header: file.header, size: file.size)
             guard let detected else {
-                throw HTTPError(.unsupportedMediaType,
-                                message: "“\(Self.displayName(file.originalName))” is not a supported file. Accepted: \(FileTypeDetector.acceptedDescription).")
+                throw HTTPError(
+                    .unsupportedMediaType,
+                    message: "“\(Self.displayName(file.originalName))” is not a supported file. Accepted: \(FileTypeDetector.acceptedDescription)."
+                )
             }
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
             try await requireRoom(for: file, tourId: tourId)
-            let duration = detected.kind == .audio || detected.kind == .video
+            let duration =
+                detected.kind == .audio || detected.kind == .video
                 ? try await BlockingWork.short { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
-            let (asset, released) = try await database.perform { try $0.addAsset(
-                NewAsset(tourId: tourId, waypointId: waypointId, replacesAssetId: replacing, detected: detected,
-                         originalName: Self.displayName(file.originalName), size: file.size, sha256: file.sha256,
-                         uploadId: file.uploadId, durationSeconds: duration),
-                actor: actor) }
+            let (asset, released) = try await database.perform {
+                try $0.addAsset(
+                    NewAsset(
+                        tourId: tourId,
+                        waypointId: waypointId,
+                        replacesAssetId: replacing,
+                        detected: detected,
+                        originalName: Self.displayName(file.originalName),
+                        size: file.size,
+                        sha256: file.sha256,
+                        uploadId: file.uploadId,
+                        durationSeconds: duration
+                    ),
+                    actor: actor
+                )
+            }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return asset
@@ -77,16 +95,28 @@ struct AssetIntake: Sendable {
             } catch let problem as CompanionTextProblem {
                 throw ValidationErrors(["file": problem.message])
             }
-            guard let (owner, tourId) = try await database.perform({ database -> (Asset, Int64)? in
-                guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { return nil }
-                return (owner, tourId)
-            }) else { throw NotFound() }
+            guard
+                let (owner, tourId) = try await database.perform({ database -> (Asset, Int64)? in
+                    guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { return nil }
+                    return (owner, tourId)
+                })
+            else { throw NotFound() }
             try await requireRoom(for: file, tourId: tourId)
             let name = Self.companionName(file.originalName, owner: owner, role: role, format: format)
-            let (companion, released) = try await database.perform { try $0.addCompanion(
-                NewCompanion(ownerId: ownerId, role: role, format: format, originalName: name, size: file.size, sha256: file.sha256,
-                             uploadId: file.uploadId),
-                actor: actor) }
+            let (companion, released) = try await database.perform {
+                try $0.addCompanion(
+                    NewCompanion(
+                        ownerId: ownerId,
+                        role: role,
+                        format: format,
+                        originalName: name,
+                        size: file.size,
+                        sha256: file.sha256,
+                        uploadId: file.uploadId
+                    ),
+                    actor: actor
+                )
+            }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return companion
@@ -110,8 +140,13 @@ struct AssetIntake: Sendable {
             try FileManager.default.createDirectory(at: self.paths.uploads, withIntermediateDirectories: true)
             try data.write(to: url)
         }
-        let file = Received(uploadId: uploadId, size: Int64(data.count), sha256: PackageHashing.sha256Hex(data),
-                            header: Array(data.prefix(64)), originalName: "transcript.txt")
+        let file = Received(
+            uploadId: uploadId,
+            size: Int64(data.count),
+            sha256: PackageHashing.sha256Hex(data),
+            header: Array(data.prefix(64)),
+            originalName: "transcript.txt"
+        )
         do {
             return try await registerCompanion(file, ownerId: ownerId, role: .transcript, actor: actor)
         } catch let errors as ValidationErrors {
@@ -157,5 +192,3 @@ struct StoredFiles: Sendable {
         }
     }
 }
-
-

@@ -51,10 +51,14 @@ enum CompanionText {
     static func check(_ data: Data, role: CompanionRole) throws(CompanionTextProblem) -> Format {
         guard !data.isEmpty else { throw CompanionTextProblem(message: "The file is empty.") }
         guard let text = String(validating: data, as: UTF8.self) else {
-            throw CompanionTextProblem(message: "The file is not UTF-8 text. Save it as UTF-8 (most editors offer “UTF-8” under “Save as”) and upload it again.")
+            throw CompanionTextProblem(
+                message: "The file is not UTF-8 text. Save it as UTF-8 (most editors offer “UTF-8” under “Save as”) and upload it again."
+            )
         }
         if looksLikeHTML(text) {
-            throw CompanionTextProblem(message: "This is an HTML page, not \(role == .captions ? "WebVTT captions" : "a transcript"), whatever its name says.")
+            throw CompanionTextProblem(
+                message: "This is an HTML page, not \(role == .captions ? "WebVTT captions" : "a transcript"), whatever its name says."
+            )
         }
         if role == .captions || startsWithWebVTTSignature(text) {
             try WebVTT.validate(text)
@@ -98,7 +102,8 @@ enum WebVTT {
         let lines = body.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
             .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let first = lines.first, first.hasPrefix("WEBVTT"),
-              first.count == 6 || first.dropFirst(6).first == " " || first.dropFirst(6).first == "\t" else {
+            first.count == 6 || first.dropFirst(6).first == " " || first.dropFirst(6).first == "\t"
+        else {
             throw CompanionTextProblem(message: "Line 1 must be “WEBVTT”: this is not a WebVTT caption file.")
         }
         if lines.contains(where: { $0.contains("\u{0}") }) {
@@ -126,7 +131,9 @@ enum WebVTT {
             let head = block[0]
             if head == "NOTE" || head.hasPrefix("NOTE ") || head.hasPrefix("NOTE\t") {
                 if block.contains(where: { $0.contains("-->") }) {
-                    throw CompanionTextProblem(message: "Line \(blockStart + 1): a NOTE may not contain “-->”; leave a blank line before the next cue.")
+                    throw CompanionTextProblem(
+                        message: "Line \(blockStart + 1): a NOTE may not contain “-->”; leave a blank line before the next cue."
+                    )
                 }
                 continue
             }
@@ -135,17 +142,25 @@ enum WebVTT {
             var timingOffset = 0
             if !head.contains("-->") {
                 guard block.count > 1, block[1].contains("-->") else {
-                    throw CompanionTextProblem(message: "Line \(blockStart + 1): “\(Self.excerpt(head))” is neither a cue timing (00:00:01.000 --> 00:00:04.000) nor a cue's name followed by one.")
+                    throw CompanionTextProblem(
+                        message:
+                            "Line \(blockStart + 1): “\(Self.excerpt(head))” is neither a cue timing (00:00:01.000 --> 00:00:04.000) nor a cue's name followed by one."
+                    )
                 }
                 timingOffset = 1
             }
             let lineNumber = blockStart + timingOffset + 1
             let (start, end) = try timing(block[timingOffset], line: lineNumber)
             guard end > start else {
-                throw CompanionTextProblem(message: "Line \(lineNumber): the cue ends (\(Self.format(end))) before it starts (\(Self.format(start))).")
+                throw CompanionTextProblem(
+                    message: "Line \(lineNumber): the cue ends (\(Self.format(end))) before it starts (\(Self.format(start)))."
+                )
             }
             if let previous = cues.last, start < previous.start {
-                throw CompanionTextProblem(message: "Line \(lineNumber): this cue starts at \(Self.format(start)), before the one on line \(previous.line) (\(Self.format(previous.start))): cue times must not go backwards.")
+                throw CompanionTextProblem(
+                    message:
+                        "Line \(lineNumber): this cue starts at \(Self.format(start)), before the one on line \(previous.line) (\(Self.format(previous.start))): cue times must not go backwards."
+                )
             }
             if block.dropFirst(timingOffset + 1).contains(where: { $0.contains("-->") }) {
                 throw CompanionTextProblem(message: "Line \(lineNumber): a cue's text contains “-->”; separate cues with a blank line.")
@@ -163,7 +178,9 @@ enum WebVTT {
         let startText = parts[0].trimmingCharacters(in: .whitespaces)
         let endText = parts[1].trimmingCharacters(in: .whitespaces).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) ?? ""
         guard let start = timestamp(startText), let end = timestamp(endText) else {
-            throw CompanionTextProblem(message: "Line \(number): “\(Self.excerpt(line))” is not a cue timing; write it like 00:00:01.000 --> 00:00:04.000.")
+            throw CompanionTextProblem(
+                message: "Line \(number): “\(Self.excerpt(line))” is not a cue timing; write it like 00:00:01.000 --> 00:00:04.000."
+            )
         }
         return (start, end)
     }
@@ -174,12 +191,15 @@ enum WebVTT {
         let main = text.split(separator: ".", omittingEmptySubsequences: false)
         guard main.count == 2, main[1].count == 3, main[1].allSatisfy({ $0.isASCII && $0.isNumber }), let millis = Int(main[1]) else { return nil }
         let fields = main[0].split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 2 || fields.count == 3, fields.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } && !$0.isEmpty }) else { return nil }
+        guard fields.count == 2 || fields.count == 3, fields.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } && !$0.isEmpty }) else {
+            return nil
+        }
         let numbers = fields.compactMap { Int($0) }
         guard numbers.count == fields.count else { return nil }
         let (hours, minutes, seconds) = fields.count == 3 ? (numbers[0], numbers[1], numbers[2]) : (0, numbers[0], numbers[1])
         guard fields[fields.count - 1].count == 2, fields[fields.count - 2].count == 2, minutes < 60, seconds < 60,
-              fields.count == 2 || (2...6).contains(fields[0].count) else { return nil }
+            fields.count == 2 || (2...6).contains(fields[0].count)
+        else { return nil }
         return Double(hours * 3600 + minutes * 60 + seconds) + Double(millis) / 1000
     }
 

@@ -2,8 +2,8 @@ import CFileWriteback
 import Crypto
 import Foundation
 import Hummingbird
-import _NIOFileSystem
 import NIOCore
+import _NIOFileSystem
 
 /// The upload is larger than allowed; the partial file has already been removed.
 struct UploadTooLarge: Error {
@@ -32,7 +32,10 @@ final class HashingFileWriter: @unchecked Sendable {
 
     static func create(at url: URL, limit: Int64) async throws -> HashingFileWriter {
         let path = FilePath(url.path)
-        let handle = try await FileSystem.shared.openFile(forWritingAt: path, options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite]))
+        let handle = try await FileSystem.shared.openFile(
+            forWritingAt: path,
+            options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
+        )
         return HashingFileWriter(path: path, limit: limit, handle: handle)
     }
 
@@ -84,7 +87,8 @@ struct EarlyWriteback {
     /// capacity) are left for the next call.
     mutating func advance(to received: Int64, handle: some FileHandleProtocol) async {
         guard received - started >= Self.stride + Self.writeBuffer else { return }
-        let from = started, upTo = received - Self.writeBuffer
+        let from = started
+        let upTo = received - Self.writeBuffer
         started = upTo
         _ = try? await handle.withUnsafeDescriptor { descriptor in
             trail_start_writeback(descriptor.rawValue, from, upTo - from)

@@ -152,16 +152,22 @@ struct MediaController: Sendable {
         let form = try await request.form(context: context)
         let keep = form.string("useOriginal") == "1"
         _ = try await database.perform { try $0.setUseOriginal(assetId: asset.id!, keep, actor: context.actor) }
-        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
-                              notice: keep ? "“\(asset.originalName)” ships as uploaded." : "“\(asset.originalName)” ships as its phone-sized copy.")
+        return pages.redirect(
+            to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
+            notice: keep ? "“\(asset.originalName)” ships as uploaded." : "“\(asset.originalName)” ships as its phone-sized copy."
+        )
     }
 
     /// Uploads one or more files to a waypoint (multipart); with several, a refused one is named in the notice and the
     /// others are kept. JSON (201) for the page's script.
     func uploadAssets(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, waypoint) = try await editableWaypoint(context)
-        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
-                                                          budget: try await intake.uploadBudget(tourId: tour.id!))
+        let received = try await MultipartUpload.receive(
+            request,
+            paths: paths,
+            maxFileSize: config.maxUploadSize,
+            budget: try await intake.uploadBudget(tourId: tour.id!)
+        )
         let replacing = received.fields["replaces"].flatMap { Int64($0) }
         guard !received.files.isEmpty else {
             throw ValidationErrors(["file": "Choose at least one file to upload."])
@@ -170,8 +176,15 @@ struct MediaController: Sendable {
         var problems: [String] = []
         for (index, file) in received.files.enumerated() {
             do {
-                added.append(try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
-                                                       replacing: index == 0 ? replacing : nil, actor: context.actor))
+                added.append(
+                    try await intake.register(
+                        file,
+                        tourId: tour.id!,
+                        waypointId: waypoint.id!,
+                        replacing: index == 0 ? replacing : nil,
+                        actor: context.actor
+                    )
+                )
             } catch let error as HTTPError {
                 if received.files.count == 1 { throw error }
                 problems.append(error.body ?? "\(file.originalName) was refused.")
@@ -203,9 +216,13 @@ struct MediaController: Sendable {
         let (asset, tourId) = try await editableAsset(context)
         let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!))
         do {
-            let (title, altText, language) = (form.string("title"), asset.kind == .image ? form.string("altText") : nil,
-                                              form["language"].map { .some($0) } ?? String??.none)
-            try await database.perform { try $0.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor) }
+            let (title, altText, language) = (
+                form.string("title"), asset.kind == .image ? form.string("altText") : nil,
+                form["language"].map { .some($0) } ?? String??.none
+            )
+            try await database.perform {
+                try $0.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor)
+            }
         } catch let errors as ValidationErrors {
             // The waypoint page again, the message under the field and the text as typed.
             return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
@@ -223,12 +240,17 @@ struct MediaController: Sendable {
         let (asset, tourId) = try await editableAsset(context)
         do {
             let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-            return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
-                                  notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now.")
+            return pages.redirect(
+                to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
+                notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now."
+            )
         } catch let errors as ValidationErrors {
             return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
-                if role == .captions { row.captionsError = errors["file"] ?? errors.message }
-                else { row.transcriptError = errors["text"] ?? errors["file"] ?? errors.message }
+                if role == .captions {
+                    row.captionsError = errors["file"] ?? errors.message
+                } else {
+                    row.transcriptError = errors["text"] ?? errors["file"] ?? errors.message
+                }
             }
         }
     }
@@ -244,7 +266,10 @@ struct MediaController: Sendable {
     func shiftAsset(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         try await database.perform { try $0.shiftAsset(id: asset.id!, by: step, actor: context.actor) }
-        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)), notice: "Moved “\(asset.originalName)” \(direction).")
+        return pages.redirect(
+            to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
+            notice: "Moved “\(asset.originalName)” \(direction)."
+        )
     }
 
     /// Queues a file for the malware scanner again (admins only).
@@ -255,7 +280,10 @@ struct MediaController: Sendable {
         try await database.perform { try $0.queueRescan(assetId: asset.id!, actor: context.actor) }
         intake.scans.wake()
         let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
-        return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "Rescan queued for “\(asset.originalName)”.")
+        return pages.redirect(
+            to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
+            notice: "Rescan queued for “\(asset.originalName)”."
+        )
     }
 
     /// Each handler is named after its operationId in openapi.json.
@@ -271,14 +299,23 @@ struct MediaController: Sendable {
     /// Uploads exactly one file to a waypoint (multipart `file`); 201 with the asset and its address.
     func uploadAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, waypoint) = try await editableWaypoint(context)
-        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize,
-                                                          budget: try await intake.uploadBudget(tourId: tour.id!))
+        let received = try await MultipartUpload.receive(
+            request,
+            paths: paths,
+            maxFileSize: config.maxUploadSize,
+            budget: try await intake.uploadBudget(tourId: tour.id!)
+        )
         guard received.files.count == 1, let file = received.files.first else {
             for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
             throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
         }
-        let asset = try await intake.register(file, tourId: tour.id!, waypointId: waypoint.id!,
-                                              replacing: received.fields["replaces"].flatMap { Int64($0) }, actor: context.actor)
+        let asset = try await intake.register(
+            file,
+            tourId: tour.id!,
+            waypointId: waypoint.id!,
+            replacing: received.fields["replaces"].flatMap { Int64($0) },
+            actor: context.actor
+        )
         var response = try await JSONResponse.make(body(asset, context), status: .created)
         response.headers[.location] = APIURL.manageAsset(asset.id!)
         return response
@@ -303,8 +340,16 @@ struct MediaController: Sendable {
         let (asset, _) = try await editableAsset(context)
         let patch = try await request.decodeJSON(AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
-        let described = try await database.perform { try $0.describeAsset(id: asset.id!, title: patch.title, altText: patch.altText, language: patch.language,
-                                                   useOriginal: patch.useOriginal, actor: context.actor) }
+        let described = try await database.perform {
+            try $0.describeAsset(
+                id: asset.id!,
+                title: patch.title,
+                altText: patch.altText,
+                language: patch.language,
+                useOriginal: patch.useOriginal,
+                actor: context.actor
+            )
+        }
         return try await JSONResponse.make(body(described, context))
     }
 
@@ -327,12 +372,19 @@ struct MediaController: Sendable {
             return try await intake.registerTranscript(text: form.string("text"), ownerId: owner.id!, actor: context.actor)
         }
         guard contentType.hasPrefix("multipart/form-data") else {
-            throw HTTPError(.unsupportedMediaType, message: role == .captions
-                ? "Send the captions as multipart/form-data with one field named “file” (a WebVTT file)."
-                : "Send the transcript as multipart/form-data with one field named “file”, or as JSON {\"text\": …}.")
+            throw HTTPError(
+                .unsupportedMediaType,
+                message: role == .captions
+                    ? "Send the captions as multipart/form-data with one field named “file” (a WebVTT file)."
+                    : "Send the transcript as multipart/form-data with one field named “file”, or as JSON {\"text\": …}."
+            )
         }
-        let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: CompanionText.maxSize,
-                                                          budget: try await intake.uploadBudget(tourId: tourId))
+        let received = try await MultipartUpload.receive(
+            request,
+            paths: paths,
+            maxFileSize: CompanionText.maxSize,
+            budget: try await intake.uploadBudget(tourId: tourId)
+        )
         guard received.files.count <= 1 else {
             for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
             throw HTTPError(.badRequest, message: "Send one \(role.label) file at a time.")
@@ -345,15 +397,26 @@ struct MediaController: Sendable {
 
     /// The waypoint page again after a refused form on one of its files (422), that file's row changed by `edit`
     /// (the text as typed, the message under its field).
-    func waypointPageAgain(for asset: Asset, tourId: Int64, request: Request, context: AppRequestContext,
-                           edit: (inout AssetRow) -> Void) async throws -> Response {
+    func waypointPageAgain(
+        for asset: Asset,
+        tourId: Int64,
+        request: Request,
+        context: AppRequestContext,
+        edit: (inout AssetRow) -> Void
+    ) async throws -> Response {
         let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
         guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
-        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings,
-                                             paths: paths)
-            .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+        var page = try await ToursController(
+            database: database,
+            pages: pages,
+            authorization: authorization,
+            config: config,
+            tileSettings: tileSettings,
+            paths: paths
+        )
+        .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }
             var row = row
@@ -375,7 +438,9 @@ struct MediaController: Sendable {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decodeIfPresent(String.self, forKey: .title)
             altText = try container.decodeIfPresent(String.self, forKey: .altText)
-            language = container.contains(.language) ? .some(try container.decodeNil(forKey: .language) ? nil : try container.decode(String.self, forKey: .language)) : .none
+            language =
+                container.contains(.language)
+                ? .some(try container.decodeNil(forKey: .language) ? nil : try container.decode(String.self, forKey: .language)) : .none
             useOriginal = try container.decodeIfPresent(Bool.self, forKey: .useOriginal)
         }
 
@@ -385,7 +450,9 @@ struct MediaController: Sendable {
     // MARK: Authorization on the object
 
     func editableWaypoint(_ context: AppRequestContext) async throws -> (Tour, Waypoint) {
-        guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else { throw NotFound() }
+        guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else {
+            throw NotFound()
+        }
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
@@ -394,10 +461,11 @@ struct MediaController: Sendable {
 
     func viewableAsset(_ context: AppRequestContext) async throws -> Asset {
         guard let id = context.parameters.get("aid", as: Int64.self),
-              let (asset, tourId) = try await database.perform({ database -> (Asset, Int64)? in
-                  guard let asset = try database.asset(id: id), let tourId = try database.tourId(ofAsset: id) else { return nil }
-                  return (asset, tourId)
-              }) else { throw NotFound() }
+            let (asset, tourId) = try await database.perform({ database -> (Asset, Int64)? in
+                guard let asset = try database.asset(id: id), let tourId = try database.tourId(ofAsset: id) else { return nil }
+                return (asset, tourId)
+            })
+        else { throw NotFound() }
         _ = try await authorization.tour(id: tourId, user: context.requireUser())
         return asset
     }
@@ -421,20 +489,31 @@ struct MediaController: Sendable {
     /// With the connection's event loop, a slow player holds about two chunks in memory, not the whole file.
     func preview(_ asset: Asset, request: Request, eventLoop: (any EventLoop)? = nil) async throws -> Response {
         // Captions are served as WebVTT so a <track> plays them; every other text as plain text.
-        let contentType = asset.mimeType == CompanionText.Format.webVTT.mimeType ? "text/vtt; charset=utf-8"
+        let contentType =
+            asset.mimeType == CompanionText.Format.webVTT.mimeType
+            ? "text/vtt; charset=utf-8"
             : asset.kind == .text ? "text/plain; charset=utf-8" : asset.mimeType
-        let fileName = asset.originalName.replacingOccurrences(of: "\"", with: "")
+        let fileName =
+            asset.originalName.replacingOccurrences(of: "\"", with: "")
             .addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._"))) ?? "file"
         return try await FileResponder.respond(
-            fileAt: paths.absolute(asset.storedPath), contentType: contentType, etag: "\"\(asset.sha256)\"", request: request,
-            headers: [.contentDisposition: "inline; filename*=UTF-8''\(fileName)", .cacheControl: "private, no-cache",
-                      .contentSecurityPolicy: "default-src 'none'; sandbox"], eventLoop: eventLoop)
+            fileAt: paths.absolute(asset.storedPath),
+            contentType: contentType,
+            etag: "\"\(asset.sha256)\"",
+            request: request,
+            headers: [
+                .contentDisposition: "inline; filename*=UTF-8''\(fileName)", .cacheControl: "private, no-cache",
+                .contentSecurityPolicy: "default-src 'none'; sandbox",
+            ],
+            eventLoop: eventLoop
+        )
     }
 
     /// The start of a clean text file, shown escaped on the waypoint page (at most 2,000 bytes, cut at a character).
     static func textExcerpt(_ asset: Asset, paths: DataPaths) -> String? {
         guard asset.kind == .text, asset.scanStatus == .clean,
-              let handle = FileHandle(forReadingAtPath: paths.absolute(asset.storedPath).path) else { return nil }
+            let handle = FileHandle(forReadingAtPath: paths.absolute(asset.storedPath).path)
+        else { return nil }
         defer { try? handle.close() }
         guard let bytes = try? handle.read(upToCount: 2_000) else { return nil }
         var text = String(decoding: bytes, as: UTF8.self)
@@ -442,19 +521,40 @@ struct MediaController: Sendable {
         return asset.size > 2_000 ? text + " …" : text
     }
 
-    static func assetRows(_ assets: [Asset], companions: [Int64: AssetCompanions], copies: [Int64: OptimizedCopy] = [:], user: AuthenticatedUser?,
-                          canEdit: Bool, paths: DataPaths) -> [AssetRow] {
+    static func assetRows(
+        _ assets: [Asset],
+        companions: [Int64: AssetCompanions],
+        copies: [Int64: OptimizedCopy] = [:],
+        user: AuthenticatedUser?,
+        canEdit: Bool,
+        paths: DataPaths
+    ) -> [AssetRow] {
         assets.enumerated().map { index, asset in
             let mayReadDetail = user?.isAdmin == true || user?.id == asset.uploadedBy
             let own = companions[asset.id!] ?? AssetCompanions()
-            var row = AssetRow(id: asset.id!, kind: asset.kind.rawValue, originalName: asset.originalName, size: ByteFormat.string(asset.size),
-                            status: asset.scanStatus.rawValue, statusBadge: asset.scanStatus.badge, isPending: asset.scanStatus == .pending,
-                            detail: mayReadDetail && !asset.scanDetail.isEmpty ? asset.scanDetail : nil,
-                            isClean: asset.scanStatus == .clean, isVideo: asset.kind == .video, isAudio: asset.kind == .audio,
-                            isImage: asset.kind == .image, isText: asset.kind == .text, textExcerpt: textExcerpt(asset, paths: paths),
-                            mimeType: asset.mimeType, title: asset.title, altText: asset.altText,
-                            missingAltText: asset.kind == .image && asset.altText.isEmpty,
-                            isFirst: index == 0, isLast: index == assets.count - 1, canEdit: canEdit)
+            var row = AssetRow(
+                id: asset.id!,
+                kind: asset.kind.rawValue,
+                originalName: asset.originalName,
+                size: ByteFormat.string(asset.size),
+                status: asset.scanStatus.rawValue,
+                statusBadge: asset.scanStatus.badge,
+                isPending: asset.scanStatus == .pending,
+                detail: mayReadDetail && !asset.scanDetail.isEmpty ? asset.scanDetail : nil,
+                isClean: asset.scanStatus == .clean,
+                isVideo: asset.kind == .video,
+                isAudio: asset.kind == .audio,
+                isImage: asset.kind == .image,
+                isText: asset.kind == .text,
+                textExcerpt: textExcerpt(asset, paths: paths),
+                mimeType: asset.mimeType,
+                title: asset.title,
+                altText: asset.altText,
+                missingAltText: asset.kind == .image && asset.altText.isEmpty,
+                isFirst: index == 0,
+                isLast: index == assets.count - 1,
+                canEdit: canEdit
+            )
             row.captions = own.captions.map { CompanionRow($0, user: user) }
             row.transcript = own.transcript.map { CompanionRow($0, user: user) }
             row.transcriptExcerpt = own.transcript.flatMap { textExcerpt($0, paths: paths) }

@@ -41,9 +41,12 @@ extension AppDatabase {
 
     /// The captions and transcripts of every file of a tour, by the file they belong to.
     public func companions(tourId: Int64) throws -> [Int64: AssetCompanions] {
-        AssetCompanions.grouped(try writer.read { db in
-            try Asset.filter(sql: "companionOf IS NOT NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId]).fetchAll(db)
-        })
+        AssetCompanions.grouped(
+            try writer.read { db in
+                try Asset.filter(sql: "companionOf IS NOT NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
+                    .fetchAll(db)
+            }
+        )
     }
 
     /// One file's captions and transcript.
@@ -64,8 +67,11 @@ extension AppDatabase {
     /// The tour an asset belongs to, for authorization on the object.
     public func tourId(ofAsset assetId: Int64) throws -> Int64? {
         try writer.read { db in
-            try Int64.fetchOne(db, sql: "SELECT waypoint.tourId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE asset.id = ?",
-                               arguments: [assetId])
+            try Int64.fetchOne(
+                db,
+                sql: "SELECT waypoint.tourId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE asset.id = ?",
+                arguments: [assetId]
+            )
         }
     }
 
@@ -76,12 +82,16 @@ extension AppDatabase {
 
     static func storedBytes(_ db: Database, siteId: Int64) throws -> Int64 {
         // Media files and uploaded map tiles (MBTiles) both count.
-        try Int64.fetchOne(db, sql: """
-            SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
-                    JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?)
-                 + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId
-                    WHERE tour.siteId = ?)
-            """, arguments: [siteId, siteId]) ?? 0
+        try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT (SELECT COALESCE(SUM(asset.size), 0) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId
+                        JOIN tour ON tour.id = waypoint.tourId WHERE tour.siteId = ?)
+                     + (SELECT COALESCE(SUM(tourTileset.size), 0) FROM tourTileset JOIN tour ON tour.id = tourTileset.tourId
+                        WHERE tour.siteId = ?)
+                """,
+            arguments: [siteId, siteId]
+        ) ?? 0
     }
 
     /// What counts against a site's quota: stored files (``storedBytes(siteId:)``) plus the full `Upload-Length` of every
@@ -93,10 +103,15 @@ extension AppDatabase {
 
     /// The one query behind ``committedBytes(siteId:excludingUpload:)``, also run inside `createUpload`'s transaction.
     static func committedBytes(_ db: Database, siteId: Int64, excludingUpload: String?) throws -> Int64 {
-        let reserved = try Int64.fetchOne(db, sql: """
-            SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId
-            WHERE tour.siteId = ? AND upload.id IS NOT ?
-            """, arguments: [siteId, excludingUpload]) ?? 0
+        let reserved =
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT COALESCE(SUM(upload.length), 0) FROM upload JOIN tour ON tour.id = upload.tourId
+                    WHERE tour.siteId = ? AND upload.id IS NOT ?
+                    """,
+                arguments: [siteId, excludingUpload]
+            ) ?? 0
         return try storedBytes(db, siteId: siteId) + reserved
     }
 
@@ -118,19 +133,37 @@ extension AppDatabase {
         try writer.write { db in
             let tour = try Self.editableTour(db, id: new.tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: new.waypointId), waypoint.tourId == new.tourId else { throw NotFound() }
-            var position = (try Int.fetchOne(db, sql: "SELECT MAX(position) FROM asset WHERE waypointId = ? AND companionOf IS NULL",
-                                              arguments: [new.waypointId]) ?? 0) + 1
+            var position =
+                (try Int.fetchOne(
+                    db,
+                    sql: "SELECT MAX(position) FROM asset WHERE waypointId = ? AND companionOf IS NULL",
+                    arguments: [new.waypointId]
+                ) ?? 0) + 1
             var released: [String] = []
             var replacedAsset: Asset?
             if let replaced = new.replacesAssetId {
-                guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId, old.companionOf == nil else { throw NotFound() }
+                guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId, old.companionOf == nil else {
+                    throw NotFound()
+                }
                 position = old.position
                 replacedAsset = old
             }
-            var asset = Asset(id: nil, waypointId: new.waypointId, position: position, kind: new.detected.kind,
-                              originalName: String(new.originalName.prefix(255)), mimeType: new.detected.mimeType, size: new.size,
-                              sha256: new.sha256, scanStatus: .pending, scanDetail: "", storedPath: new.storedPath,
-                              uploadedBy: actor.userId, createdAt: Date(), durationSeconds: new.durationSeconds)
+            var asset = Asset(
+                id: nil,
+                waypointId: new.waypointId,
+                position: position,
+                kind: new.detected.kind,
+                originalName: String(new.originalName.prefix(255)),
+                mimeType: new.detected.mimeType,
+                size: new.size,
+                sha256: new.sha256,
+                scanStatus: .pending,
+                scanDetail: "",
+                storedPath: new.storedPath,
+                uploadedBy: actor.userId,
+                createdAt: Date(),
+                durationSeconds: new.durationSeconds
+            )
             try asset.insert(db)
             try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
             if let old = replacedAsset {
@@ -154,9 +187,15 @@ extension AppDatabase {
                 released.append(old.storedPath)
             }
             try Self.touch(db, tourId: new.tourId)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(asset.id!)",
-                                  action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
-                                  detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "asset",
+                objectId: "\(asset.id!)",
+                action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
+                detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)"
+            )
             try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
             return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
         }
@@ -174,8 +213,15 @@ extension AppDatabase {
                 let rest = try Asset.filter(Asset.Columns.waypointId == asset.waypointId && Asset.listed).order(Asset.Columns.position).fetchAll(db)
                 try Self.renumberAssets(db, rest.map { $0.id! })
             }
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.delete",
-                                  detail: asset.companionRole.map { "\($0.label) \(asset.originalName)" } ?? asset.originalName)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "asset",
+                objectId: "\(id)",
+                action: "asset.delete",
+                detail: asset.companionRole.map { "\($0.label) \(asset.originalName)" } ?? asset.originalName
+            )
             return try (([asset] + companions).map(\.storedPath) + copies).filter { try !Self.isReferenced(db, storedPath: $0) }
         }
     }
@@ -185,12 +231,19 @@ extension AppDatabase {
     @discardableResult
     /// `language` (when given: a tag of the tour's, or nil for every language) is saved in the same transaction.
     /// `useOriginal` (when given) is the "keep original" choice of a video, audio file or image.
-    public func describeAsset(id: Int64, title: String?, altText: String?, language: String?? = .none, useOriginal: Bool? = nil,
-                              actor: AuditActor) throws -> Asset {
+    public func describeAsset(
+        id: Int64,
+        title: String?,
+        altText: String?,
+        language: String?? = .none,
+        useOriginal: Bool? = nil,
+        actor: AuditActor
+    ) throws -> Asset {
         try writer.write { db in
             guard var asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
-            let title = title?.trimmingCharacters(in: .whitespacesAndNewlines), altText = altText?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
+            let altText = altText?.trimmingCharacters(in: .whitespacesAndNewlines)
             var errors = ValidationErrors()
             // Counted in Unicode scalars, as SQLite's length() in the CHECK counts them (a flag emoji is one Swift
             // Character but two scalars): text past the CHECK gets this message, never a constraint error.
@@ -198,13 +251,17 @@ extension AppDatabase {
                 errors["title"] = "Keep the title to 200 characters (this one has \(title.unicodeScalars.count))."
             }
             if let altText, !altText.isEmpty, asset.kind != .image {
-                errors["altText"] = "Alt text is for images; a \(asset.kind.rawValue) file gets \(asset.kind == .video ? "captions" : asset.kind == .audio ? "a transcript" : "no alt text")."
+                errors["altText"] =
+                    "Alt text is for images; a \(asset.kind.rawValue) file gets \(asset.kind == .video ? "captions" : asset.kind == .audio ? "a transcript" : "no alt text")."
             } else if let altText, altText.unicodeScalars.count > 1000 {
-                errors["altText"] = "Keep the alt text to 1,000 characters (this one has \(altText.unicodeScalars.count)): say what the image shows, briefly."
+                errors["altText"] =
+                    "Keep the alt text to 1,000 characters (this one has \(altText.unicodeScalars.count)): say what the image shows, briefly."
             }
             var tag: String?
             if case .some(let language) = language {
-                do { tag = try Self.assetLanguage(language, tour: tour) } catch let refused as ValidationErrors { errors.fields.merge(refused.fields) { $1 } }
+                do { tag = try Self.assetLanguage(language, tour: tour) } catch let refused as ValidationErrors {
+                    errors.fields.merge(refused.fields) { $1 }
+                }
             }
             if useOriginal != nil, asset.companionOf != nil || !OptimizedCopy.applies(to: asset.kind) {
                 errors["useOriginal"] = "Only video, audio and image files have an optimized copy to choose against."
@@ -212,15 +269,29 @@ extension AppDatabase {
             try errors.throwIfAny()
             if let useOriginal, useOriginal != asset.useOriginal {
                 asset.useOriginal = useOriginal
-                try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)",
-                                      action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized", detail: asset.originalName)
+                try AuditEvent.record(
+                    db,
+                    actor: actor,
+                    siteId: tour.siteId,
+                    objectType: "asset",
+                    objectId: "\(id)",
+                    action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized",
+                    detail: asset.originalName
+                )
             }
             if let title { asset.title = title }
             if let altText { asset.altText = altText }
             if case .some = language { asset.language = tag }
             try asset.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.describe",
-                                  detail: "title \(asset.title.count) chars, alt text \(asset.altText.count) chars")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "asset",
+                objectId: "\(id)",
+                action: "asset.describe",
+                detail: "title \(asset.title.count) chars, alt text \(asset.altText.count) chars"
+            )
             return asset
         }
     }
@@ -230,10 +301,15 @@ extension AppDatabase {
     /// itself. Returns the new row and the stored paths that may have become unreferenced.
     func addCompanion(_ new: NewCompanion, actor: AuditActor) throws -> (Asset, [String]) {
         try writer.write { db in
-            guard let owner = try Asset.fetchOne(db, id: new.ownerId), let waypoint = try Waypoint.fetchOne(db, id: owner.waypointId) else { throw NotFound() }
+            guard let owner = try Asset.fetchOne(db, id: new.ownerId), let waypoint = try Waypoint.fetchOne(db, id: owner.waypointId) else {
+                throw NotFound()
+            }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             guard owner.companionOf == nil else {
-                throw ValidationErrors(["file": "“\(owner.originalName)” is itself a \(owner.companionRole?.label ?? "companion") file; attach to the video or audio file."])
+                throw ValidationErrors([
+                    "file":
+                        "“\(owner.originalName)” is itself a \(owner.companionRole?.label ?? "companion") file; attach to the video or audio file."
+                ])
             }
             guard new.role.accepts(owner.kind) else { throw ValidationErrors(["file": CompanionRole.refusal(new.role, for: owner.kind)]) }
             var released: [String] = []
@@ -241,16 +317,35 @@ extension AppDatabase {
                 try previous.delete(db)
                 released.append(previous.storedPath)
             }
-            var companion = Asset(id: nil, waypointId: owner.waypointId, position: 0, kind: .text, originalName: String(new.originalName.prefix(255)),
-                                  mimeType: new.format.mimeType, size: new.size, sha256: new.sha256, scanStatus: .pending, scanDetail: "",
-                                  storedPath: new.storedPath, uploadedBy: actor.userId, createdAt: Date(),
-                                  companionOf: owner.id!, companionRole: new.role)
+            var companion = Asset(
+                id: nil,
+                waypointId: owner.waypointId,
+                position: 0,
+                kind: .text,
+                originalName: String(new.originalName.prefix(255)),
+                mimeType: new.format.mimeType,
+                size: new.size,
+                sha256: new.sha256,
+                scanStatus: .pending,
+                scanDetail: "",
+                storedPath: new.storedPath,
+                uploadedBy: actor.userId,
+                createdAt: Date(),
+                companionOf: owner.id!,
+                companionRole: new.role
+            )
             try companion.insert(db)
             try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [companion.id!, Date().dbTime])
             try Self.touch(db, tourId: tour.id!)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(owner.id!)",
-                                  action: "asset.\(new.role.rawValue)",
-                                  detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "asset",
+                objectId: "\(owner.id!)",
+                action: "asset.\(new.role.rawValue)",
+                detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)"
+            )
             try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
             return (companion, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
         }
@@ -260,8 +355,11 @@ extension AppDatabase {
         try writer.write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
-            var ids = try Int64.fetchAll(db, sql: "SELECT id FROM asset WHERE waypointId = ? AND companionOf IS NULL ORDER BY position",
-                                         arguments: [asset.waypointId])
+            var ids = try Int64.fetchAll(
+                db,
+                sql: "SELECT id FROM asset WHERE waypointId = ? AND companionOf IS NULL ORDER BY position",
+                arguments: [asset.waypointId]
+            )
             guard let index = ids.firstIndex(of: id), ids.indices.contains(index + step) else { return }
             ids.swapAt(index, index + step)
             try Self.renumberAssets(db, ids)
@@ -285,9 +383,13 @@ extension AppDatabase {
 
     public func queuedScanJobs(limit: Int) throws -> [Asset] {
         try writer.read { db in
-            try Asset.fetchAll(db, sql: """
-                SELECT asset.* FROM scanJob JOIN asset ON asset.id = scanJob.assetId ORDER BY scanJob.queuedAt LIMIT ?
-                """, arguments: [limit])
+            try Asset.fetchAll(
+                db,
+                sql: """
+                    SELECT asset.* FROM scanJob JOIN asset ON asset.id = scanJob.assetId ORDER BY scanJob.queuedAt LIMIT ?
+                    """,
+                arguments: [limit]
+            )
         }
     }
 
@@ -309,14 +411,27 @@ extension AppDatabase {
             try asset.update(db)
             try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [assetId])
             // A rescan of the same bytes keeps the copy it has.
-            if let optimize, status == .clean, try OptimizedCopy.fetchOne(db, key: assetId).map({ $0.sourceSha256 != asset.sha256 || $0.settings != optimize }) ?? true {
+            if let optimize, status == .clean,
+                try OptimizedCopy.fetchOne(db, key: assetId).map({ $0.sourceSha256 != asset.sha256 || $0.settings != optimize }) ?? true
+            {
                 try Self.queueOptimization(db, asset: asset, settings: optimize)
             }
-            let siteId = try Int64.fetchOne(db, sql: """
-                SELECT tour.siteId FROM waypoint JOIN tour ON tour.id = waypoint.tourId WHERE waypoint.id = ?
-                """, arguments: [asset.waypointId])
-            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "scanner"), siteId: siteId, objectType: "asset",
-                                  objectId: "\(assetId)", action: "asset.scan.\(status.rawValue)", detail: detail.isEmpty ? asset.originalName : detail)
+            let siteId = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT tour.siteId FROM waypoint JOIN tour ON tour.id = waypoint.tourId WHERE waypoint.id = ?
+                    """,
+                arguments: [asset.waypointId]
+            )
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: "scanner"),
+                siteId: siteId,
+                objectType: "asset",
+                objectId: "\(assetId)",
+                action: "asset.scan.\(status.rawValue)",
+                detail: detail.isEmpty ? asset.originalName : detail
+            )
             guard previous != storedPath else { return nil }
             return try Self.isReferenced(db, storedPath: previous) ? nil : previous
         }
@@ -389,8 +504,10 @@ extension AppDatabase {
 
     /// Every data-folder path a row names: assets' originals, uploads in progress, optimized copies.
     static func referencedMediaPaths(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
-            + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL")))
+        Set(
+            try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
+                + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL"))
+        )
     }
 }
 
@@ -398,9 +515,18 @@ extension AppDatabase {
     /// An asset whose stored file is gone can never ship: marked as a scan error with the reason, its scan job dropped,
     /// audited.
     static func markAssetMissing(_ db: Database, _ asset: Asset) throws {
-        try db.execute(sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?", arguments: [ScanStatus.error, asset.id!])
+        try db.execute(
+            sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?",
+            arguments: [ScanStatus.error, asset.id!]
+        )
         try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
-        try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "asset", objectId: "\(asset.id!)",
-                              action: "asset.missing", detail: asset.storedPath)
+        try AuditEvent.record(
+            db,
+            actor: AuditActor(userId: nil, ipAddress: "recovery"),
+            objectType: "asset",
+            objectId: "\(asset.id!)",
+            action: "asset.missing",
+            detail: asset.storedPath
+        )
     }
 }

@@ -34,7 +34,10 @@ enum MediaDuration {
             while offset + 8 <= end, let header = read(offset, 8) {
                 var length = be(header[0..<4])
                 var headerLength: UInt64 = 8
-                if length == 1, let large = read(offset + 8, 8) { length = be(large[0..<8]); headerLength = 16 }
+                if length == 1, let large = read(offset + 8, 8) {
+                    length = be(large[0..<8])
+                    headerLength = 16
+                }
                 if length == 0 { length = end - offset }
                 guard length >= headerLength else { return nil }
                 if String(decoding: header[4..<8], as: UTF8.self) == name { return (offset + headerLength, offset + length) }
@@ -43,7 +46,8 @@ enum MediaDuration {
             return nil
         }
         guard let moov = atoms(from: 0, to: size, find: "moov"), let mvhd = atoms(from: moov.0, to: moov.1, find: "mvhd"),
-              let body = read(mvhd.0, 32) else { return nil }
+            let body = read(mvhd.0, 32)
+        else { return nil }
         if body[0] == 1 {
             let timescale = be(body[20..<24])
             guard timescale > 0, let duration = read(mvhd.0 + 24, 8) else { return nil }
@@ -57,7 +61,8 @@ enum MediaDuration {
         var offset: UInt64 = 12
         var byteRate: UInt64?
         while offset + 8 <= size, let header = read(offset, 8) {
-            let id = String(decoding: header[0..<4], as: UTF8.self), length = le(header[4..<8])
+            let id = String(decoding: header[0..<4], as: UTF8.self)
+            let length = le(header[4..<8])
             if id == "fmt ", let format = read(offset + 8, 12) { byteRate = le(format[8..<12]) }
             if id == "data", let byteRate, byteRate > 0 { return Double(length) / Double(byteRate) }
             offset += 8 + length + (length & 1)
@@ -83,7 +88,8 @@ enum MediaDuration {
         let bitrates1: [UInt64] = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
         let bitrates2: [UInt64] = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
         let rates1: [UInt64] = [44100, 48000, 32000]
-        let bitrateIndex = Int(frame[2] >> 4), rateIndex = Int((frame[2] >> 2) & 0x03)
+        let bitrateIndex = Int(frame[2] >> 4)
+        let rateIndex = Int((frame[2] >> 2) & 0x03)
         guard bitrateIndex > 0, bitrateIndex < 15, rateIndex < 3 else { return nil }
         let bitrate = (mpeg1 ? bitrates1 : bitrates2)[bitrateIndex] * 1000
         let sampleRate = mpeg1 ? rates1[rateIndex] : rates1[rateIndex] / 2
@@ -91,7 +97,7 @@ enum MediaDuration {
         if let probe = read(offset, 64) {
             for start in 4..<(probe.count - 12) {
                 let tag = String(decoding: probe[start..<start + 4], as: UTF8.self)
-                if (tag == "Xing" || tag == "Info"), probe[start + 7] & 0x01 == 1 {
+                if tag == "Xing" || tag == "Info", probe[start + 7] & 0x01 == 1 {
                     let frames = be(probe[start + 8..<start + 12])
                     return Double(frames * samplesPerFrame) / Double(sampleRate)
                 }

@@ -32,7 +32,9 @@ public enum MediaRecovery {
             let size = ((try? fileManager.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.int64Value ?? 0
             if size < upload.offset {
                 try database.setUploadOffset(id: upload.id, offset: size)
-                logger.warning("recovery: upload \(upload.id) had \(size) of its \(upload.offset) acknowledged bytes on disk; it resumes from \(size)")
+                logger.warning(
+                    "recovery: upload \(upload.id) had \(size) of its \(upload.offset) acknowledged bytes on disk; it resumes from \(size)"
+                )
                 report.rewoundUploads += 1
             }
         }

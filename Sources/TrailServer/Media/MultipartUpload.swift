@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import MultipartKit
 import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -54,11 +55,18 @@ struct MultipartUpload {
             headers.append((name, value))
         }
         func body(_ buffer: ByteBuffer) {
-            if !inPart { events.append(.begin(headers)); headers = []; inPart = true }
+            if !inPart {
+                events.append(.begin(headers))
+                headers = []
+                inPart = true
+            }
             events.append(.body(buffer))
         }
         func complete() {
-            if !inPart { events.append(.begin(headers)); headers = [] }
+            if !inPart {
+                events.append(.begin(headers))
+                headers = []
+            }
             events.append(.end)
             inPart = false
         }
@@ -104,7 +112,9 @@ struct MultipartUpload {
                     switch event {
                     case .begin(let headers):
                         parts += 1
-                        guard parts <= maxParts else { throw HTTPError(.badRequest, message: "Too many parts in the multipart body (at most \(maxParts)).") }
+                        guard parts <= maxParts else {
+                            throw HTTPError(.badRequest, message: "Too many parts in the multipart body (at most \(maxParts)).")
+                        }
                         let (name, fileName) = try disposition(headers)
                         // A `file` part is the file. RFC 7578 makes `filename` optional, and API clients may leave it out;
                         // but a browser's file input with nothing chosen sends `filename=""` and no bytes: no file.
@@ -131,7 +141,9 @@ struct MultipartUpload {
                         guard let part = current else { continue }
                         if let writer = part.writer, let id = part.uploadId {
                             let (size, sha) = try await writer.finish()
-                            result.files.append(.init(uploadId: id, size: size, sha256: sha, header: writer.header, originalName: part.fileName ?? ""))
+                            result.files.append(
+                                .init(uploadId: id, size: size, sha256: sha, header: writer.header, originalName: part.fileName ?? "")
+                            )
                         } else if part.fileName == nil {
                             result.fields[part.name] = part.field
                         }
@@ -271,7 +283,8 @@ final class MultipartFeeder {
             bodyEnd = found
             atDelimiter = true
         } else if let last = Self.lastCR(in: chunk, from: max(position, count - delimiter.count + 1)),
-                  Self.isPrefixOfDelimiter(chunk, from: last, delimiter: delimiter) {
+            Self.isPrefixOfDelimiter(chunk, from: last, delimiter: delimiter)
+        {
             bodyEnd = last
         }
         if bodyEnd > position, let slice = chunk.getSlice(at: chunk.readerIndex + position, length: bodyEnd - position) {

@@ -83,12 +83,17 @@ public final class ScanService: Service, Sendable {
         let source = paths.absolute(asset.storedPath)
         do {
             guard FileManager.default.fileExists(atPath: source.path) else {
-                _ = try await database.perform { try $0.recordScan(assetId: asset.id!, status: .error, detail: "the stored file is missing", storedPath: asset.storedPath) }
+                _ = try await database.perform {
+                    try $0.recordScan(assetId: asset.id!, status: .error, detail: "the stored file is missing", storedPath: asset.storedPath)
+                }
                 return
             }
             let verdict = await scanner.scan(fileAt: source.path)
             let status = ScanStatus(rawValue: verdict.statusName) ?? .error
-            let target = status == .clean ? "assets/\(asset.sha256)" : (asset.storedPath.hasPrefix("quarantine/") ? asset.storedPath : "quarantine/\(UUID().uuidString.lowercased())")
+            let target =
+                status == .clean
+                ? "assets/\(asset.sha256)"
+                : (asset.storedPath.hasPrefix("quarantine/") ? asset.storedPath : "quarantine/\(UUID().uuidString.lowercased())")
             if target != asset.storedPath {
                 try Self.place(source, at: paths.absolute(target))
             }

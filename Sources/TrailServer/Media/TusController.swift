@@ -34,8 +34,10 @@ struct TusController: Sendable {
     }
 
     static func discoveryHeaders(maxSize: Int64) -> HTTPFields {
-        [.tusResumable: version, .tusVersion: version, .tusExtension: extensions, .tusMaxSize: "\(maxSize)",
-         .tusChecksumAlgorithm: "sha1,sha256"]
+        [
+            .tusResumable: version, .tusVersion: version, .tusExtension: extensions, .tusMaxSize: "\(maxSize)",
+            .tusChecksumAlgorithm: "sha1,sha256",
+        ]
     }
 
     // MARK: Creation
@@ -47,10 +49,15 @@ struct TusController: Sendable {
             throw TusError(.badRequest, "Send Upload-Length with the file size in bytes (deferred lengths are not supported).")
         }
         guard length <= config.maxUploadSize else {
-            throw TusError(.contentTooLarge, "The file (\(ByteFormat.string(length))) is larger than the limit of \(ByteFormat.string(config.maxUploadSize)).")
+            throw TusError(
+                .contentTooLarge,
+                "The file (\(ByteFormat.string(length))) is larger than the limit of \(ByteFormat.string(config.maxUploadSize))."
+            )
         }
         let metadata = Self.parseMetadata(request.headers[.uploadMetadata] ?? "")
-        guard let tourText = metadata["tour"], let tourId = Int64(tourText), let waypointText = metadata["waypoint"], let waypointId = Int64(waypointText) else {
+        guard let tourText = metadata["tour"], let tourId = Int64(tourText), let waypointText = metadata["waypoint"],
+            let waypointId = Int64(waypointText)
+        else {
             // Well-formed tus metadata that names no place for the file: 422, as for a form without its required field.
             throw TusError(.unprocessableContent, "Upload-Metadata must name the tour and the waypoint (keys “tour” and “waypoint”).")
         }
@@ -60,18 +67,34 @@ struct TusController: Sendable {
         if let replaces, try await database.perform({ try $0.asset(id: replaces) })?.waypointId != waypointId { throw NotFound() }
         let id = UUID().uuidString.lowercased()
         let now = Date()
-        let record = UploadRecord(id: id, userId: user.id, tourId: tourId, waypointId: waypointId, replacesAssetId: replaces,
-                                  fileName: AssetIntake.displayName(metadata["filename"] ?? "unnamed"), length: length, offset: 0,
-                                  createdAt: now, expiresAt: now.addingTimeInterval(config.uploadExpiry))
-        try await FileSystem.shared.withFileHandle(forWritingAt: FilePath(paths.upload(id).path),
-                                                   options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])) { _ in }
+        let record = UploadRecord(
+            id: id,
+            userId: user.id,
+            tourId: tourId,
+            waypointId: waypointId,
+            replacesAssetId: replaces,
+            fileName: AssetIntake.displayName(metadata["filename"] ?? "unnamed"),
+            length: length,
+            offset: 0,
+            createdAt: now,
+            expiresAt: now.addingTimeInterval(config.uploadExpiry)
+        )
+        try await FileSystem.shared.withFileHandle(
+            forWritingAt: FilePath(paths.upload(id).path),
+            options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
+        ) { _ in }
         do {
-            try await database.perform { try $0.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser) }
+            try await database.perform {
+                try $0.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
+            }
         } catch let refusal as AppDatabase.UploadRefusal {
             try? FileManager.default.removeItem(at: paths.upload(id))
             switch refusal {
             case .overQuota(let quota):
-                throw TusError(.contentTooLarge, "\(site.name) has used its storage quota (\(ByteFormat.string(quota))), counting the uploads still in progress.")
+                throw TusError(
+                    .contentTooLarge,
+                    "\(site.name) has used its storage quota (\(ByteFormat.string(quota))), counting the uploads still in progress."
+                )
             case .tooManyOpen(let limit):
                 throw TusError(.tooManyRequests, "You have \(limit) unfinished uploads. Finish or cancel one of them before starting another.")
             }
@@ -79,8 +102,10 @@ struct TusController: Sendable {
             try? FileManager.default.removeItem(at: paths.upload(id))
             throw error
         }
-        var headers: HTTPFields = [.tusResumable: Self.version, .location: APIURL.manageUpload(id),
-                                   .uploadExpires: DisplayFormat.httpDate(record.expiresAt)]
+        var headers: HTTPFields = [
+            .tusResumable: Self.version, .location: APIURL.manageUpload(id),
+            .uploadExpires: DisplayFormat.httpDate(record.expiresAt),
+        ]
         headers[.cacheControl] = "no-store"
         return Response(status: .created, headers: headers)
     }
@@ -90,10 +115,13 @@ struct TusController: Sendable {
     func head(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try Self.requireVersion(request)
         let upload = try await database.perform { _ in try ownUpload(context) }
-        return Response(status: .ok, headers: [
-            .tusResumable: Self.version, .uploadOffset: "\(upload.offset)", .uploadLength: "\(upload.length)",
-            .cacheControl: "no-store", .uploadExpires: DisplayFormat.httpDate(upload.expiresAt),
-        ])
+        return Response(
+            status: .ok,
+            headers: [
+                .tusResumable: Self.version, .uploadOffset: "\(upload.offset)", .uploadLength: "\(upload.length)",
+                .cacheControl: "no-store", .uploadExpires: DisplayFormat.httpDate(upload.expiresAt),
+            ]
+        )
     }
 
     func patch(_ request: Request, _ context: AppRequestContext) async throws -> Response {
@@ -174,7 +202,9 @@ struct TusController: Sendable {
         hashes.store(wholeFile, for: upload.id, at: newOffset)
         if let failure { throw failure }
 
-        var headers: HTTPFields = [.tusResumable: Self.version, .uploadOffset: "\(newOffset)", .uploadExpires: DisplayFormat.httpDate(upload.expiresAt)]
+        var headers: HTTPFields = [
+            .tusResumable: Self.version, .uploadOffset: "\(newOffset)", .uploadExpires: DisplayFormat.httpDate(upload.expiresAt),
+        ]
         if newOffset == upload.length {
             // Again at the last byte: membership may have changed while the bytes were arriving.
             try await requireEditor(of: upload, context)
@@ -194,8 +224,13 @@ struct TusController: Sendable {
         if let hash { sha256 = hash.finalize().hexString } else { sha256 = try await FileHashing.sha256(of: url) }
         let header = try await FileHashing.header(of: url)
         do {
-            return try await intake.register(.init(uploadId: upload.id, size: upload.length, sha256: sha256, header: header, originalName: upload.fileName),
-                                             tourId: upload.tourId, waypointId: upload.waypointId, replacing: upload.replacesAssetId, actor: actor)
+            return try await intake.register(
+                .init(uploadId: upload.id, size: upload.length, sha256: sha256, header: header, originalName: upload.fileName),
+                tourId: upload.tourId,
+                waypointId: upload.waypointId,
+                replacing: upload.replacesAssetId,
+                actor: actor
+            )
         } catch let error as HTTPError {
             throw TusError(error.status, error.body ?? error.status.reasonPhrase)
         }
@@ -310,8 +345,12 @@ enum ChunkHasher {
     case sha256(SHA256)
     mutating func update(_ bytes: UnsafeRawBufferPointer) {
         switch self {
-        case .sha1(var h): h.update(bufferPointer: bytes); self = .sha1(h)
-        case .sha256(var h): h.update(bufferPointer: bytes); self = .sha256(h)
+        case .sha1(var h):
+            h.update(bufferPointer: bytes)
+            self = .sha1(h)
+        case .sha256(var h):
+            h.update(bufferPointer: bytes)
+            self = .sha256(h)
         }
     }
 }

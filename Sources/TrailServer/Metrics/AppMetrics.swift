@@ -10,8 +10,10 @@ import Prometheus
 /// each scrape, so it is right after a restart and needs no bookkeeping in every write.
 public final class AppMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    static let durationBuckets: [Duration] = [.milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500),
-                                              .seconds(2), .seconds(10), .seconds(60)]
+    static let durationBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500),
+        .seconds(2), .seconds(10), .seconds(60),
+    ]
 
     /// Body bytes handed to connections by the download routes: what updates cost the server, and what a CDN in
     /// front of it would take off.
@@ -33,8 +35,10 @@ public final class AppMetrics: Sendable {
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         func sent(_ route: String) -> Counter {
-            registry.makeCounter(descriptor: Self.named("trail_download_bytes_total", "Response body bytes sent by the mobile download routes"),
-                                 labels: [("route", route)])
+            registry.makeCounter(
+                descriptor: Self.named("trail_download_bytes_total", "Response body bytes sent by the mobile download routes"),
+                labels: [("route", route)]
+            )
         }
         packageBytesSent = sent("package")
         fileBytesSent = sent("file")
@@ -55,13 +59,18 @@ public final class AppMetrics: Sendable {
     }
 
     func requestCounter(method: String, status: Int) -> Counter {
-        registry.makeCounter(descriptor: Self.named("trail_http_requests_total", "HTTP requests answered, by method and status"),
-                             labels: [("method", method), ("status", String(status))])
+        registry.makeCounter(
+            descriptor: Self.named("trail_http_requests_total", "HTTP requests answered, by method and status"),
+            labels: [("method", method), ("status", String(status))]
+        )
     }
 
     func requestDuration(method: String) -> DurationHistogram {
-        registry.makeDurationHistogram(descriptor: Self.named("trail_http_request_duration_seconds", "Time to the response head, by method"),
-                                       labels: [("method", method)], buckets: Self.durationBuckets)
+        registry.makeDurationHistogram(
+            descriptor: Self.named("trail_http_request_duration_seconds", "Time to the response head, by method"),
+            labels: [("method", method)],
+            buckets: Self.durationBuckets
+        )
     }
 
     /// Sets the gauges that describe the stored state, then renders everything.
@@ -80,7 +89,9 @@ public final class AppMetrics: Sendable {
         registry.makeGauge(descriptor: Self.named("trail_build_jobs_queued", "Package builds waiting or running")).set(Double(state.buildJobs))
         registry.makeGauge(descriptor: Self.named("trail_packages_published", "Packages the mobile API lists")).set(Double(state.publishedPackages))
         registry.makeGauge(descriptor: Self.named("trail_package_versions", "Released package versions kept")).set(Double(state.packageVersions))
-        registry.makeGauge(descriptor: Self.named("trail_verified_downloads", "Downloads the apps reported as verified")).set(Double(state.verifiedDownloads))
+        registry.makeGauge(descriptor: Self.named("trail_verified_downloads", "Downloads the apps reported as verified")).set(
+            Double(state.verifiedDownloads)
+        )
         registry.makeGauge(descriptor: Self.named("trail_catalog_version", "The signed catalog's version")).set(Double(state.catalogVersion))
         return registry.emitToString()
     }
@@ -127,8 +138,11 @@ struct MetricsController {
         router.get("/metrics") { _, context in
             guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
             let text = try await database.perform { try metrics.scrape($0) }
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                            body: .init(byteBuffer: ByteBuffer(string: text)))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: text))
+            )
         }
     }
 }

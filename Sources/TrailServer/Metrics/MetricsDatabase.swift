@@ -14,7 +14,8 @@ extension AppDatabase {
             }
             state.scanJobs = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM scanJob") ?? 0
             state.buildJobs = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM buildJob") ?? 0
-            state.publishedPackages = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM package WHERE currentVersion IS NOT NULL AND isVisible = 1") ?? 0
+            state.publishedPackages =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM package WHERE currentVersion IS NOT NULL AND isVisible = 1") ?? 0
             state.packageVersions = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion") ?? 0
             state.verifiedDownloads = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(verifiedCount), 0) FROM packageVersion") ?? 0
             state.catalogVersion = try Int.fetchOne(db, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0

@@ -115,7 +115,8 @@ public struct DataBackup: Sendable {
         for file in named {
             let source = dataFolder.appendingPathComponent(file.path)
             guard let attributes = try? fileManager.attributesOfItem(atPath: source.path),
-                  let size = (attributes[.size] as? NSNumber)?.int64Value else {
+                let size = (attributes[.size] as? NSNumber)?.int64Value
+            else {
                 throw BackupError.changedDuringBackup(file.path)
             }
             let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
@@ -130,7 +131,9 @@ public struct DataBackup: Sendable {
             let copied = try Self.copyHashing(source, into: store)
             if let expected = file.sha256, copied.sha256 != expected {
                 try? fileManager.removeItem(at: store.appendingPathComponent(copied.sha256))
-                throw BackupError.mismatch(["data/\(file.path) does not match its SHA-256 in the database (\(expected)); it is damaged, the backup stopped"])
+                throw BackupError.mismatch([
+                    "data/\(file.path) does not match its SHA-256 in the database (\(expected)); it is damaged, the backup stopped"
+                ])
             }
             report.copiedFiles += 1
             report.copiedBytes += copied.size
@@ -330,7 +333,8 @@ public struct DataBackup: Sendable {
 
     static func readIndex(_ folder: URL) throws -> BackupIndex {
         guard let data = try? readRegularFile(folder.appendingPathComponent(indexName)),
-              let index = try? decoder.decode(BackupIndex.self, from: data) else { throw BackupError.notABackup(folder.path) }
+            let index = try? decoder.decode(BackupIndex.self, from: data)
+        else { throw BackupError.notABackup(folder.path) }
         return index
     }
 

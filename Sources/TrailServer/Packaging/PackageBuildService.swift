@@ -23,8 +23,15 @@ public final class PackageBuildService: Service, Sendable {
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
 
-    public init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, signingKey: SigningKey,
-                logger: Logger = Logger(label: "trail.build"), tiles: TilePackager? = nil, media: MediaOptimizer? = nil) {
+    public init(
+        database: AppDatabase,
+        paths: DataPaths,
+        scanner: any MalwareScanner,
+        signingKey: SigningKey,
+        logger: Logger = Logger(label: "trail.build"),
+        tiles: TilePackager? = nil,
+        media: MediaOptimizer? = nil
+    ) {
         self.tiles = tiles
         self.media = media
         self.database = database
@@ -81,18 +88,27 @@ public final class PackageBuildService: Service, Sendable {
             let geoJSON = try TourGeoJSON.make(manifest: manifest)
             let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
             // Each tile's SHA-256, listed in the signed manifest, for readers that cannot open the MBTiles (the web player).
-            let tilesIndex: Data? = if let builtTiles {
-                try await BlockingWork.files { try TileIndex.make(mbtiles: builtTiles.file, format: builtTiles.entry.format) }
-            } else {
-                nil
-            }
+            let tilesIndex: Data? =
+                if let builtTiles {
+                    try await BlockingWork.files { try TileIndex.make(mbtiles: builtTiles.file, format: builtTiles.entry.format) }
+                } else {
+                    nil
+                }
             let progress = BuildProgressRecorder(database: database, requestId: request.id)
             let built = try await BlockingWork.files {
-                try PackageBuilder.build(manifest: manifest, geoJSON: geoJSON, media: sources, tilesFile: builtTiles?.file, tilesIndex: tilesIndex, signingKey: self.signingKey,
-                                         to: self.stagedZip(request.id), progress: { files, bytes in progress.record(files: files, bytes: bytes) },
-                                         // The zip is verified whole right after (every entry's SHA-256 against the signed manifest):
-                                         // hashing each input on the way in as well would only spend a second core on the same bytes.
-                                         inputCheck: .sizeOnly)
+                try PackageBuilder.build(
+                    manifest: manifest,
+                    geoJSON: geoJSON,
+                    media: sources,
+                    tilesFile: builtTiles?.file,
+                    tilesIndex: tilesIndex,
+                    signingKey: self.signingKey,
+                    to: self.stagedZip(request.id),
+                    progress: { files, bytes in progress.record(files: files, bytes: bytes) },
+                    // The zip is verified whole right after (every entry's SHA-256 against the signed manifest):
+                    // hashing each input on the way in as well would only spend a second core on the same bytes.
+                    inputCheck: .sizeOnly
+                )
             }
             try Task.checkCancellation()
             let verification = await Self.verify(stagedZip(request.id), publicKey: signingKey.publicKeyBase64)
@@ -100,12 +116,17 @@ public final class PackageBuildService: Service, Sendable {
                 throw BuildFailure("the written package did not verify: " + verification.problems.map(\.description).joined(separator: "; "))
             }
             try Task.checkCancellation()
-            let completed = try database.completeBuild(requestId: request.id, sha256: built.sha256, size: built.size,
-                                                       signature: built.signature.base64EncodedString(),
-                                                       manifestJSON: String(decoding: built.manifestBytes, as: UTF8.self), scanReport: report)
+            let completed = try database.completeBuild(
+                requestId: request.id,
+                sha256: built.sha256,
+                size: built.size,
+                signature: built.signature.base64EncodedString(),
+                manifestJSON: String(decoding: built.manifestBytes, as: UTF8.self),
+                scanReport: report
+            )
             if !completed { try? FileManager.default.removeItem(at: staging) }  // withdrawn while building
             logger.info("built request \(request.id): \(built.size) bytes")
-        } catch where Task.isCancelled {
+        } catch  where Task.isCancelled {
             // The server is stopping: left `building`, with its job, for the next start to build again.
             logger.notice("build of request \(request.id) interrupted by the shutdown; it is built again at the next start")
         } catch {
@@ -130,7 +151,9 @@ public final class PackageBuildService: Service, Sendable {
                 let entry = snapshot.waypoints[w].assets[a]
                 let copy = copies[entry.assetId]
                 if copy?.state == .failed {
-                    throw BuildFailure("“\(entry.originalName)” could not be optimized: \(copy?.message ?? ""). Replace it, or choose “Keep original”, and publish again.")
+                    throw BuildFailure(
+                        "“\(entry.originalName)” could not be optimized: \(copy?.message ?? ""). Replace it, or choose “Keep original”, and publish again."
+                    )
                 }
                 snapshot.waypoints[w].assets[a].resolve(copy)
             }
@@ -246,17 +269,30 @@ enum ManifestMaker {
         let route = snapshot.route
         let createdAt = Manifest.timestamp(time)  // whole seconds
         var manifest = Manifest(
-            packageId: packageId, version: version, createdAt: createdAt, packageName: snapshot.name, park: snapshot.siteName,
-            mapName: snapshot.mapName, bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
+            packageId: packageId,
+            version: version,
+            createdAt: createdAt,
+            packageName: snapshot.name,
+            park: snapshot.siteName,
+            mapName: snapshot.mapName,
+            bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: snapshot.description,
             waypoints: snapshot.waypoints.enumerated().map { index, waypoint in
                 Manifest.Waypoint(
-                    name: waypoint.name, order: waypoint.order,
+                    name: waypoint.name,
+                    order: waypoint.order,
                     coordinates: Manifest.Coordinates(latitude: waypoint.latitude, longitude: waypoint.longitude),
                     description: waypoint.description,
                     assets: assetPaths(waypoint).map { asset, path in
-                        var entry = Manifest.Asset(type: Manifest.AssetType(asset.kind), path: path, mimeType: asset.mimeType, size: asset.size,
-                                                   sha256: asset.sha256, title: asset.title, altText: asset.altText)
+                        var entry = Manifest.Asset(
+                            type: Manifest.AssetType(asset.kind),
+                            path: path,
+                            mimeType: asset.mimeType,
+                            size: asset.size,
+                            sha256: asset.sha256,
+                            title: asset.title,
+                            altText: asset.altText
+                        )
                         entry.language = asset.language
                         entry.width = asset.width
                         entry.height = asset.height
@@ -265,18 +301,24 @@ enum ManifestMaker {
                         for (role, companion) in asset.companions {
                             // The text's language: its media file's, or the tour's default when the tour has several.
                             let language = asset.language ?? ((snapshot.languages?.count ?? 0) > 1 ? snapshot.languages?.first : nil)
-                            let file = Manifest.CompanionFile(path: companionPath(role, of: path, mimeType: companion.mimeType),
-                                                              size: companion.size, sha256: companion.sha256, language: language)
+                            let file = Manifest.CompanionFile(
+                                path: companionPath(role, of: path, mimeType: companion.mimeType),
+                                size: companion.size,
+                                sha256: companion.sha256,
+                                language: language
+                            )
                             if role == .captions { entry.captions = file } else { entry.transcript = file }
                         }
                         return entry
                     },
                     distanceFromPreviousMeters: (estimate.distancesFromPrevious[index] * 10).rounded() / 10,
                     triggerRadiusMeters: waypoint.triggerRadiusMeters,
-                    localized: waypoint.localized.map { $0.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) } })
+                    localized: waypoint.localized.map { $0.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) } }
+                )
             },
             route: route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
-            estimatedDurationMinutes: estimate.totalMinutes)
+            estimatedDurationMinutes: estimate.totalMinutes
+        )
         manifest.languages = snapshot.languages
         manifest.localized = snapshot.localized.map { $0.mapValues { Manifest.TourText(packageName: $0.name, description: $0.description) } }
         return manifest
@@ -286,13 +328,17 @@ enum ManifestMaker {
     static func estimate(_ snapshot: TourSnapshot) -> DurationEstimate {
         DurationEstimate.estimate(
             waypoints: snapshot.waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
-            route: snapshot.route, paceKmh: snapshot.paceKmh ?? 4,
+            route: snapshot.route,
+            paceKmh: snapshot.paceKmh ?? 4,
             dwellSeconds: snapshot.waypoints.map { waypoint in
                 // A visitor hears one language: the files for every language and those for the default one.
-                let seconds = waypoint.assets.filter { ($0.kind == "audio" || $0.kind == "video") && ($0.language == nil || $0.language == snapshot.languages?.first) }
-                    .compactMap(\.durationSeconds)
+                let seconds = waypoint.assets.filter {
+                    ($0.kind == "audio" || $0.kind == "video") && ($0.language == nil || $0.language == snapshot.languages?.first)
+                }
+                .compactMap(\.durationSeconds)
                 return seconds.isEmpty ? nil : seconds.reduce(0, +)
-            })
+            }
+        )
     }
 
     /// `waypoints/01-fish-lake/01-intro.mp4`: the position keeps names unique within the folder.
@@ -318,7 +364,11 @@ enum ManifestMaker {
                 [staged[asset.sha256].map { PackageEntrySource(path: path, fileURL: $0, mimeType: asset.mimeType) }]
                     + asset.companions.map { role, companion in
                         staged[companion.sha256].map {
-                            PackageEntrySource(path: companionPath(role, of: path, mimeType: companion.mimeType), fileURL: $0, mimeType: companion.mimeType)
+                            PackageEntrySource(
+                                path: companionPath(role, of: path, mimeType: companion.mimeType),
+                                fileURL: $0,
+                                mimeType: companion.mimeType
+                            )
                         }
                     }
             }.compactMap { $0 }

@@ -135,7 +135,9 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
                 height = copy.height ?? height
                 durationSeconds = durationSeconds ?? copy.durationSeconds
             }
-            guard copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256, let mime = copy.mimeType else { return }
+            guard copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256, let mime = copy.mimeType else {
+                return
+            }
             if mime != mimeType {
                 // The package names the file by its new type: `trail.mov` ships as `trail.mp4`.
                 let stem = originalName.lastIndex(of: ".").map { String(originalName[..<$0]) } ?? originalName

@@ -38,10 +38,15 @@ struct PublishingController: Sendable {
         let tourId = try context.parameters.require("id", as: Int64.self)
         do {
             let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: PanelURL.request(publish.id), notice: "Submitted. The package is being built; reviewers will be asked once it is ready.")
+            return pages.redirect(
+                to: PanelURL.request(publish.id),
+                notice: "Submitted. The package is being built; reviewers will be asked once it is ready."
+            )
         } catch let notReady as NotReadyToPublish {
-            return pages.redirect(to: PanelURL.tour(tourId, at: .publish),
-                                  notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " "))
+            return pages.redirect(
+                to: PanelURL.tour(tourId, at: .publish),
+                notice: "Not ready to publish yet: " + notReady.problems.joined(separator: " ")
+            )
         }
     }
 
@@ -49,10 +54,17 @@ struct PublishingController: Sendable {
     func listReviews(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
         let rows = try await database.perform { try $0.reviewQueue(for: user) }.map { row in
-            QueueRowModel(id: row.request.id, tourName: row.tourName, siteName: row.siteName, author: row.authorName,
-                          age: DisplayFormat.age(row.request.createdAt), size: ByteFormat.string(row.request.zipSize ?? 0),
-                          approvals: row.approvals, required: row.request.requiredApprovals,
-                          waitingForMe: !row.reviewedByMe && row.request.authorId != user.id)
+            QueueRowModel(
+                id: row.request.id,
+                tourName: row.tourName,
+                siteName: row.siteName,
+                author: row.authorName,
+                age: DisplayFormat.age(row.request.createdAt),
+                size: ByteFormat.string(row.request.zipSize ?? 0),
+                approvals: row.approvals,
+                required: row.request.requiredApprovals,
+                waitingForMe: !row.reviewedByMe && row.request.authorId != user.id
+            )
         }
         return pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
     }
@@ -60,25 +72,45 @@ struct PublishingController: Sendable {
     /// A publish request: its package, reviews and what the user may do; `?lang=` picks a further language.
     func showRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (publish, site, access) = try await viewableRequest(context)
-        return pages.render("request", title: "Publish request",
-                            page: try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser(),
-                                                  language: request.uri.queryParameters["lang"].map(String.init)) },
-                            request: request, context: context)
+        return pages.render(
+            "request",
+            title: "Publish request",
+            page: try await database.perform { _ in
+                try requestPage(
+                    publish,
+                    site: site,
+                    access: access,
+                    user: context.requireUser(),
+                    language: request.uri.queryParameters["lang"].map(String.init)
+                )
+            },
+            request: request,
+            context: context
+        )
     }
 
     /// One file of a request's built package (Range for players).
     func showStagedAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (publish, _, _) = try await viewableRequest(context)
-        return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), request: request,
-                                     eventLoop: context.eventLoop)
+        return try await stagedAsset(
+            publish,
+            index: context.parameters.require("index", as: Int.self),
+            request: request,
+            eventLoop: context.eventLoop
+        )
     }
 
     /// The captions or transcript of one file of a request's built package.
     func showStagedCompanion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (publish, _, _) = try await viewableRequest(context)
         guard let role = CompanionRole(rawValue: try context.parameters.require("role")) else { throw NotFound() }
-        return try await stagedAsset(publish, index: context.parameters.require("index", as: Int.self), companion: role, request: request,
-                                     eventLoop: context.eventLoop)
+        return try await stagedAsset(
+            publish,
+            index: context.parameters.require("index", as: Int.self),
+            companion: role,
+            request: request,
+            eventLoop: context.eventLoop
+        )
     }
 
     /// Approves a request, with an optional comment; the notice says when it has all the approvals it needs.
@@ -86,10 +118,18 @@ struct PublishingController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let id = try context.parameters.require("rid")
-        let outcome = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+        let outcome = try await publishing.approve(
+            requestId: id,
+            reviewer: context.requireUser(),
+            comment: form.string("comment"),
+            actor: context.actor
+        )
         let notice: String
-        if case .approved(_, true) = outcome { notice = "Approved. The request has all the approvals it needs and can be released." }
-        else { notice = "Approved." }
+        if case .approved(_, true) = outcome {
+            notice = "Approved. The request has all the approvals it needs and can be released."
+        } else {
+            notice = "Approved."
+        }
         return pages.redirect(to: PanelURL.request(id), notice: notice)
     }
 
@@ -113,20 +153,32 @@ struct PublishingController: Sendable {
     func withdrawRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("rid")
         let publish = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-        return pages.redirect(to: publish.tourId.map { PanelURL.tour($0) } ?? PanelURL.sites, notice: "Request withdrawn; the tour is editable again.")
+        return pages.redirect(
+            to: publish.tourId.map { PanelURL.tour($0) } ?? PanelURL.sites,
+            notice: "Request withdrawn; the tour is editable again."
+        )
     }
 
     /// Releases an approved request as the package's new version.
     func releaseRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("rid")
         let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
-        return pages.redirect(to: PanelURL.package(version.packageId), notice: "Version \(version.version) released: the mobile apps can download it now.")
+        return pages.redirect(
+            to: PanelURL.package(version.packageId),
+            notice: "Version \(version.version) released: the mobile apps can download it now."
+        )
     }
 
     /// A package: its versions and whether the apps list it.
     func showPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (package, site, access) = try await viewablePackage(context)
-        return pages.render("package", title: "Package", page: try await database.perform { _ in try packagePage(package, site: site, access: access) }, request: request, context: context)
+        return pages.render(
+            "package",
+            title: "Package",
+            page: try await database.perform { _ in try packagePage(package, site: site, access: access) },
+            request: request,
+            context: context
+        )
     }
 
     /// Stops the apps listing the package (its versions stay).
@@ -307,23 +359,49 @@ struct PublishingController: Sendable {
     func requestBody(_ publish: PublishRequest) throws -> RequestBody {
         let reviews = try database.reviews(requestId: publish.id)
         return RequestBody(
-            id: publish.id, tour: publish.tourId, packageId: publish.packageId, version: publish.version, state: publish.state.rawValue,
-            approvals: reviews.filter { $0.review.decision == .approve }.count, requiredApprovals: publish.requiredApprovals,
-            progress: .init(filesDone: publish.filesDone, filesTotal: publish.filesTotal, bytesDone: publish.bytesDone, bytesTotal: publish.bytesTotal),
-            failureReason: publish.failureReason, denialComment: publish.denialComment, sha256: publish.zipSha256, size: publish.zipSize,
-            reviews: reviews.map { .init(reviewer: $0.reviewerName, decision: $0.review.decision.rawValue, comment: $0.review.comment,
-                                         at: DisplayFormat.timestamp($0.review.createdAt)) })
+            id: publish.id,
+            tour: publish.tourId,
+            packageId: publish.packageId,
+            version: publish.version,
+            state: publish.state.rawValue,
+            approvals: reviews.filter { $0.review.decision == .approve }.count,
+            requiredApprovals: publish.requiredApprovals,
+            progress: .init(
+                filesDone: publish.filesDone,
+                filesTotal: publish.filesTotal,
+                bytesDone: publish.bytesDone,
+                bytesTotal: publish.bytesTotal
+            ),
+            failureReason: publish.failureReason,
+            denialComment: publish.denialComment,
+            sha256: publish.zipSha256,
+            size: publish.zipSize,
+            reviews: reviews.map {
+                .init(
+                    reviewer: $0.reviewerName,
+                    decision: $0.review.decision.rawValue,
+                    comment: $0.review.comment,
+                    at: DisplayFormat.timestamp($0.review.createdAt)
+                )
+            }
+        )
     }
 
     /// A file of the built package, streamed from the staged copy that went into the zip (Range for players).
     /// With `companion`, that file's captions or transcript (WebVTT as `text/vtt`, for the review page's `<track>`).
-    func stagedAsset(_ publish: PublishRequest, index: Int, companion: CompanionRole? = nil, request: Request,
-                     eventLoop: (any EventLoop)? = nil) async throws -> Response {
+    func stagedAsset(
+        _ publish: PublishRequest,
+        index: Int,
+        companion: CompanionRole? = nil,
+        request: Request,
+        eventLoop: (any EventLoop)? = nil
+    ) async throws -> Response {
         guard let manifest = try publish.decodedManifest() else { throw NotFound() }
         let assets = manifest.waypoints.flatMap(\.assets)
         guard assets.indices.contains(index) else { throw NotFound() }
         let asset = assets[index]
-        let sha256: String, contentType: String
+        let sha256: String
+        let contentType: String
         if let companion {
             guard let file = companion == .captions ? asset.captions : asset.transcript else { throw NotFound() }
             sha256 = file.sha256
@@ -333,10 +411,14 @@ struct PublishingController: Sendable {
             contentType = asset.type == .text ? "text/plain; charset=utf-8" : asset.mimeType
         }
         let file = paths.staging.appendingPathComponent(publish.id).appendingPathComponent("files").appendingPathComponent(sha256)
-        return try await FileResponder.respond(fileAt: file, contentType: contentType, etag: "\"\(sha256)\"", request: request,
-                                               headers: [.cacheControl: "private, no-cache", .contentSecurityPolicy: "default-src 'none'; sandbox"],
-                                               eventLoop: eventLoop)
+        return try await FileResponder.respond(
+            fileAt: file,
+            contentType: contentType,
+            etag: "\"\(sha256)\"",
+            request: request,
+            headers: [.cacheControl: "private, no-cache", .contentSecurityPolicy: "default-src 'none'; sandbox"],
+            eventLoop: eventLoop
+        )
     }
-
 
 }

@@ -55,7 +55,8 @@ extension AppDatabase {
     /// recommends accessible media).
     static func publishReadiness(_ db: Database, tourId: Int64, tiles: TileSettings) throws -> (problems: [String], warnings: [String]) {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
-        var problems: [String] = [], warnings: [String] = []
+        var problems: [String] = []
+        var warnings: [String] = []
         let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
         // Every item at once: a missing frame does not hide the files that are not clean yet.
         if tour.frame == nil { problems.append("Set the map frame.") }
@@ -66,9 +67,13 @@ extension AppDatabase {
             }
         }
         // Media files and their captions and transcripts: every one must be clean.
-        let files = try Asset.fetchAll(db, sql: """
-            SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
-            """, arguments: [tourId])
+        let files = try Asset.fetchAll(
+            db,
+            sql: """
+                SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? ORDER BY waypoint.position, asset.position
+                """,
+            arguments: [tourId]
+        )
         for asset in files where asset.scanStatus != .clean {
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append("File “\(asset.originalName)” at “\(waypoint)” is \(asset.scanStatus.rawValue), not clean.")
@@ -79,11 +84,16 @@ extension AppDatabase {
         for asset in files where !asset.useOriginal {
             guard let copy = copies[asset.id!], copy.state == .failed, copy.sourceSha256 == asset.sha256 else { continue }
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
-            problems.append("File “\(asset.originalName)” at “\(waypoint)” could not be optimized for phones: \(copy.message) "
-                            + "Replace it, or choose “Keep original” on the waypoint's page.")
+            problems.append(
+                "File “\(asset.originalName)” at “\(waypoint)” could not be optimized for phones: \(copy.message) "
+                    + "Replace it, or choose “Keep original” on the waypoint's page."
+            )
         }
-        let gaps = Self.accessibilityGaps(assets: files.filter { $0.companionOf == nil }, companions: AssetCompanions.grouped(files),
-                                          waypoints: waypoints)
+        let gaps = Self.accessibilityGaps(
+            assets: files.filter { $0.companionOf == nil },
+            companions: AssetCompanions.grouped(files),
+            waypoints: waypoints
+        )
         let site = try Site.fetchOne(db, id: tour.siteId)
         if site?.mediaAccessibility == .recommended { warnings += gaps } else { problems += gaps }
         let languageGaps = Self.languageGaps(tour: tour, waypoints: waypoints)
@@ -109,21 +119,50 @@ extension AppDatabase {
             var package = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db)
             let now = Date()
             if package == nil {
-                package = PackageRecord(id: UUID().uuidString.lowercased(), tourId: tourId, siteId: site.id!, currentVersion: nil,
-                                        isVisible: false, createdAt: now, updatedAt: now)
+                package = PackageRecord(
+                    id: UUID().uuidString.lowercased(),
+                    tourId: tourId,
+                    siteId: site.id!,
+                    currentVersion: nil,
+                    isVisible: false,
+                    createdAt: now,
+                    updatedAt: now
+                )
                 try package!.insert(db)
             }
             let lastVersion = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM packageVersion WHERE packageId = ?", arguments: [package!.id]) ?? 0
             let request = PublishRequest(
-                id: UUID().uuidString.lowercased(), tourId: tourId, siteId: site.id!, packageId: package!.id, version: lastVersion + 1,
-                authorId: actor.userId, state: .building, snapshot: snapshot,
-                requiredApprovals: site.requiredApprovals, filesDone: 0, filesTotal: snapshot.fileCount, bytesDone: 0,
-                bytesTotal: snapshot.totalBytes, createdAt: now, updatedAt: now)
+                id: UUID().uuidString.lowercased(),
+                tourId: tourId,
+                siteId: site.id!,
+                packageId: package!.id,
+                version: lastVersion + 1,
+                authorId: actor.userId,
+                state: .building,
+                snapshot: snapshot,
+                requiredApprovals: site.requiredApprovals,
+                filesDone: 0,
+                filesTotal: snapshot.fileCount,
+                bytesDone: 0,
+                bytesTotal: snapshot.totalBytes,
+                createdAt: now,
+                updatedAt: now
+            )
             try request.insert(db)
             try db.execute(sql: "INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [request.id, now])
-            try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [TourState.inReview, now, tourId])
-            try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "publishRequest", objectId: request.id, action: "publish.start",
-                                  detail: "\(tour.name) as version \(request.version)")
+            try db.execute(
+                sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?",
+                arguments: [TourState.inReview, now, tourId]
+            )
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: site.id,
+                objectType: "publishRequest",
+                objectId: request.id,
+                action: "publish.start",
+                detail: "\(tour.name) as version \(request.version)"
+            )
             return request
         }
     }
@@ -135,33 +174,66 @@ extension AppDatabase {
         // a copy still being made is waited for by the build.
         func entry(_ asset: Asset, companions: AssetCompanions) -> TourSnapshot.AssetEntry {
             var entry = TourSnapshot.AssetEntry(
-                assetId: asset.id!, kind: asset.kind.rawValue, mimeType: asset.mimeType, size: asset.size, sha256: asset.sha256,
-                originalName: asset.originalName, storedPath: asset.storedPath, durationSeconds: asset.durationSeconds,
-                title: asset.title.isEmpty ? nil : asset.title, altText: asset.altText.isEmpty ? nil : asset.altText,
-                captions: frozen(companions.captions), transcript: frozen(companions.transcript), language: asset.language)
+                assetId: asset.id!,
+                kind: asset.kind.rawValue,
+                mimeType: asset.mimeType,
+                size: asset.size,
+                sha256: asset.sha256,
+                originalName: asset.originalName,
+                storedPath: asset.storedPath,
+                durationSeconds: asset.durationSeconds,
+                title: asset.title.isEmpty ? nil : asset.title,
+                altText: asset.altText.isEmpty ? nil : asset.altText,
+                captions: frozen(companions.captions),
+                transcript: frozen(companions.transcript),
+                language: asset.language
+            )
             guard !asset.useOriginal, let copy = copies[asset.id!], copy.sourceSha256 == asset.sha256 else { return entry }
             if copy.state == .pending { entry.awaitingCopy = true } else { entry.resolve(copy) }
             return entry
         }
         func frozen(_ file: Asset?) -> TourSnapshot.CompanionEntry? {
-            file.map { .init(assetId: $0.id!, mimeType: $0.mimeType, size: $0.size, sha256: $0.sha256, originalName: $0.originalName,
-                             storedPath: $0.storedPath) }
+            file.map {
+                .init(
+                    assetId: $0.id!,
+                    mimeType: $0.mimeType,
+                    size: $0.size,
+                    sha256: $0.sha256,
+                    originalName: $0.originalName,
+                    storedPath: $0.storedPath
+                )
+            }
         }
         return TourSnapshot(
-            tourId: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteName: site.name, siteSlug: site.slug,
-            frame: tour.frame!, minZoom: tour.minZoom, maxZoom: tour.maxZoom,
+            tourId: tour.id!,
+            name: tour.name,
+            description: tour.description,
+            mapName: tour.mapName,
+            siteName: site.name,
+            siteSlug: site.slug,
+            frame: tour.frame!,
+            minZoom: tour.minZoom,
+            maxZoom: tour.maxZoom,
             waypoints: try waypoints.map { waypoint in
                 let files = try Asset.filter(Asset.Columns.waypointId == waypoint.id!).order(Asset.Columns.position).fetchAll(db)
                 let assets = files.filter { $0.companionOf == nil }
                 let companions = AssetCompanions.grouped(files)
                 return TourSnapshot.WaypointEntry(
-                    name: waypoint.name, order: waypoint.position, latitude: waypoint.latitude, longitude: waypoint.longitude,
+                    name: waypoint.name,
+                    order: waypoint.position,
+                    latitude: waypoint.latitude,
+                    longitude: waypoint.longitude,
                     description: waypoint.description,
                     assets: assets.map { entry($0, companions: companions[$0.id!] ?? AssetCompanions()) },
                     triggerRadiusMeters: waypoint.triggerRadiusMeters,
-                    localized: waypoint.localized.isEmpty ? nil : waypoint.localized)
+                    localized: waypoint.localized.isEmpty ? nil : waypoint.localized
+                )
             },
-            route: tour.route, paceKmh: tour.paceKmh, languages: tour.languages, localized: tour.localized.isEmpty ? nil : tour.localized)
+            route: tour.route,
+            paceKmh: tour.paceKmh,
+            languages: tour.languages,
+            localized: tour.localized.isEmpty ? nil : tour.localized
+        )
     }
 
     // MARK: Build outcome (called by the build service)
@@ -170,9 +242,12 @@ extension AppDatabase {
 
     public func queuedBuilds() throws -> [PublishRequest] {
         try writer.read { db in
-            try PublishRequest.fetchAll(db, sql: """
-                SELECT publishRequest.* FROM buildJob JOIN publishRequest ON publishRequest.id = buildJob.requestId ORDER BY buildJob.queuedAt
-                """)
+            try PublishRequest.fetchAll(
+                db,
+                sql: """
+                    SELECT publishRequest.* FROM buildJob JOIN publishRequest ON publishRequest.id = buildJob.requestId ORDER BY buildJob.queuedAt
+                    """
+            )
         }
     }
 
@@ -180,8 +255,10 @@ extension AppDatabase {
     func recordShippedSnapshot(requestId: String, _ snapshot: TourSnapshot) throws {
         let encoded = String(decoding: try PublishRequest.databaseJSONEncoder(for: "snapshot").encode(snapshot), as: UTF8.self)
         try writer.write { db in
-            try db.execute(sql: "UPDATE publishRequest SET snapshot = ?, bytesTotal = ?, filesTotal = ?, updatedAt = ? WHERE id = ? AND state = ?",
-                           arguments: [encoded, snapshot.totalBytes, snapshot.fileCount, Date().dbTime, requestId, PublishState.building])
+            try db.execute(
+                sql: "UPDATE publishRequest SET snapshot = ?, bytesTotal = ?, filesTotal = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                arguments: [encoded, snapshot.totalBytes, snapshot.fileCount, Date().dbTime, requestId, PublishState.building]
+            )
         }
     }
 
@@ -196,33 +273,56 @@ extension AppDatabase {
     func recordBuildProgress(requestId: String, filesDone: Int, bytesDone: Int64) throws {
         try writer.write { db in
             // Never past the totals: the package's own files (manifest, GeoJSON, tiles) are not in them.
-            try db.execute(sql: "UPDATE publishRequest SET filesDone = MIN(?, filesTotal), bytesDone = MIN(?, bytesTotal), updatedAt = ? WHERE id = ? AND state = ?",
-                           arguments: [filesDone, bytesDone, Date().dbTime, requestId, PublishState.building])
+            try db.execute(
+                sql:
+                    "UPDATE publishRequest SET filesDone = MIN(?, filesTotal), bytesDone = MIN(?, bytesTotal), updatedAt = ? WHERE id = ? AND state = ?",
+                arguments: [filesDone, bytesDone, Date().dbTime, requestId, PublishState.building]
+            )
         }
     }
 
     /// building → pending. False when the request left `building` meanwhile (withdrawn).
-    func completeBuild(requestId: String, sha256: String, size: Int64, signature: String, manifestJSON: String, scanReport: [ScanReportEntry]) throws -> Bool {
+    func completeBuild(
+        requestId: String,
+        sha256: String,
+        size: Int64,
+        signature: String,
+        manifestJSON: String,
+        scanReport: [ScanReportEntry]
+    ) throws -> Bool {
         // Encoded as GRDB encodes the record's JSON column, so `PublishRequest` reads it back.
         let scanReport = String(decoding: try PublishRequest.databaseJSONEncoder(for: "scanReport").encode(scanReport), as: UTF8.self)
         return try writer.write { db in
-            try db.execute(sql: """
-                UPDATE publishRequest SET
-                  state = CASE
-                    -- A rebuild after a crash (recovery re-queues an open request whose zip vanished) yields the same bytes:
-                    -- the approvals given to those bytes still hold, so an approved request is ready again, not pending.
-                    WHEN zipSha256 = :sha AND (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = :approve) >= requiredApprovals
-                    THEN :ready ELSE :pending END,
-                  zipSha256 = :sha, zipSize = :size, signature = :signature, manifestJSON = :manifest, scanReport = :report,
-                  filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = :now WHERE id = :id AND state = :building
-                """, arguments: ["approve": ReviewDecision.approve, "ready": PublishState.ready, "pending": PublishState.pending,
-                                 "building": PublishState.building, "sha": sha256, "size": size, "signature": signature, "manifest": manifestJSON, "report": scanReport,
-                                 "now": Date().dbTime, "id": requestId])
+            try db.execute(
+                sql: """
+                    UPDATE publishRequest SET
+                      state = CASE
+                        -- A rebuild after a crash (recovery re-queues an open request whose zip vanished) yields the same bytes:
+                        -- the approvals given to those bytes still hold, so an approved request is ready again, not pending.
+                        WHEN zipSha256 = :sha AND (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = :approve) >= requiredApprovals
+                        THEN :ready ELSE :pending END,
+                      zipSha256 = :sha, zipSize = :size, signature = :signature, manifestJSON = :manifest, scanReport = :report,
+                      filesDone = filesTotal, bytesDone = bytesTotal, updatedAt = :now WHERE id = :id AND state = :building
+                    """,
+                arguments: [
+                    "approve": ReviewDecision.approve, "ready": PublishState.ready, "pending": PublishState.pending,
+                    "building": PublishState.building, "sha": sha256, "size": size, "signature": signature, "manifest": manifestJSON,
+                    "report": scanReport,
+                    "now": Date().dbTime, "id": requestId,
+                ]
+            )
             let changed = db.changesCount == 1
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
             if changed, let request = try PublishRequest.fetchOne(db, key: requestId) {
-                try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "builder"), siteId: request.siteId, objectType: "publishRequest",
-                                      objectId: requestId, action: "publish.built", detail: "\(size) bytes, SHA-256 \(sha256)")
+                try AuditEvent.record(
+                    db,
+                    actor: AuditActor(userId: nil, ipAddress: "builder"),
+                    siteId: request.siteId,
+                    objectType: "publishRequest",
+                    objectId: requestId,
+                    action: "publish.built",
+                    detail: "\(size) bytes, SHA-256 \(sha256)"
+                )
             }
             return changed
         }
@@ -231,22 +331,33 @@ extension AppDatabase {
     /// building → failed, with the reason; the tour is editable again.
     func failBuild(requestId: String, reason: String) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE publishRequest SET state = ?, failureReason = ?, updatedAt = ? WHERE id = ? AND state = ?",
-                           arguments: [PublishState.failed, String(reason.prefix(1000)), Date().dbTime, requestId, PublishState.building])
+            try db.execute(
+                sql: "UPDATE publishRequest SET state = ?, failureReason = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                arguments: [PublishState.failed, String(reason.prefix(1000)), Date().dbTime, requestId, PublishState.building]
+            )
             let changed = db.changesCount == 1
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
             guard changed, let request = try PublishRequest.fetchOne(db, key: requestId) else { return }
             try Self.unlockTour(db, request: request, comment: nil)
-            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "builder"), siteId: request.siteId, objectType: "publishRequest",
-                                  objectId: requestId, action: "publish.failed", detail: reason)
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: "builder"),
+                siteId: request.siteId,
+                objectType: "publishRequest",
+                objectId: requestId,
+                action: "publish.failed",
+                detail: reason
+            )
         }
     }
 
     static func unlockTour(_ db: Database, request: PublishRequest, comment: String?) throws {
         guard let tourId = request.tourId else { return }
         let hasRelease = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM packageVersion WHERE packageId = ?", arguments: [request.packageId]) ?? 0
-        try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = ?, updatedAt = ? WHERE id = ?",
-                       arguments: [hasRelease > 0 ? TourState.published : TourState.draft, comment, Date().dbTime, tourId])
+        try db.execute(
+            sql: "UPDATE tour SET state = ?, reviewComment = ?, updatedAt = ? WHERE id = ?",
+            arguments: [hasRelease > 0 ? TourState.published : TourState.draft, comment, Date().dbTime, tourId]
+        )
     }
 
     // MARK: Review
@@ -268,18 +379,31 @@ extension AppDatabase {
             if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
                 throw Conflict("You have already reviewed this request; each reviewer counts once.")
             }
-            try Review(requestId: requestId, reviewerId: reviewer.id, decision: .approve, comment: String(comment.trimmed.prefix(5000)),
-                       createdAt: Date()).insert(db)
+            try Review(
+                requestId: requestId,
+                reviewerId: reviewer.id,
+                decision: .approve,
+                comment: String(comment.trimmed.prefix(5000)),
+                createdAt: Date()
+            ).insert(db)
             let approvals = try Review.filter(Column("requestId") == requestId && Column("decision") == ReviewDecision.approve).fetchCount(db)
             var becameReady = false
             if approvals >= request.requiredApprovals {
-                try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
-                               arguments: [PublishState.ready, Date().dbTime, requestId, PublishState.pending])
+                try db.execute(
+                    sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                    arguments: [PublishState.ready, Date().dbTime, requestId, PublishState.pending]
+                )
                 becameReady = db.changesCount == 1
             }
-            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
-                                  action: becameReady ? "publish.approve.ready" : "publish.approve",
-                                  detail: "\(approvals) of \(request.requiredApprovals)")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: request.siteId,
+                objectType: "publishRequest",
+                objectId: requestId,
+                action: becameReady ? "publish.approve.ready" : "publish.approve",
+                detail: "\(approvals) of \(request.requiredApprovals)"
+            )
             return .approved(approvals: approvals, becameReady: becameReady)
         }
     }
@@ -295,16 +419,30 @@ extension AppDatabase {
             if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
                 throw Conflict("You have already reviewed this request.")
             }
-            try Review(requestId: requestId, reviewerId: reviewer.id, decision: .deny, comment: String(comment.prefix(5000)),
-                       createdAt: Date()).insert(db)
-            try db.execute(literal: """
-                UPDATE publishRequest SET state = \(PublishState.denied), denialComment = \(String(comment.prefix(5000))), updatedAt = \(Date().dbTime)
-                WHERE id = \(requestId) AND state IN \(PublishState.reviewable)
-                """)
+            try Review(
+                requestId: requestId,
+                reviewerId: reviewer.id,
+                decision: .deny,
+                comment: String(comment.prefix(5000)),
+                createdAt: Date()
+            ).insert(db)
+            try db.execute(
+                literal: """
+                    UPDATE publishRequest SET state = \(PublishState.denied), denialComment = \(String(comment.prefix(5000))), updatedAt = \(Date().dbTime)
+                    WHERE id = \(requestId) AND state IN \(PublishState.reviewable)
+                    """
+            )
             guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
             try Self.unlockTour(db, request: request, comment: comment)
-            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
-                                  action: "publish.deny", detail: comment)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: request.siteId,
+                objectType: "publishRequest",
+                objectId: requestId,
+                action: "publish.deny",
+                detail: comment
+            )
         }
     }
 
@@ -321,14 +459,25 @@ extension AppDatabase {
     public func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) throws -> PublishRequest {
         try writer.write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
-            try db.execute(literal: """
-                UPDATE publishRequest SET state = \(PublishState.withdrawn), updatedAt = \(Date().dbTime) WHERE id = \(requestId) AND state IN \(PublishState.open)
-                """)
-            guard db.changesCount == 1 else { throw Conflict("Only an open request can be withdrawn (this one is \(request.state.label.lowercased())).") }
+            try db.execute(
+                literal: """
+                    UPDATE publishRequest SET state = \(PublishState.withdrawn), updatedAt = \(Date().dbTime) WHERE id = \(requestId) AND state IN \(PublishState.open)
+                    """
+            )
+            guard db.changesCount == 1 else {
+                throw Conflict("Only an open request can be withdrawn (this one is \(request.state.label.lowercased())).")
+            }
             try db.execute(sql: "DELETE FROM buildJob WHERE requestId = ?", arguments: [requestId])
             try Self.unlockTour(db, request: request, comment: nil)
-            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "publishRequest", objectId: requestId,
-                                  action: "publish.withdraw", detail: "")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: request.siteId,
+                objectType: "publishRequest",
+                objectId: requestId,
+                action: "publish.withdraw",
+                detail: ""
+            )
             return request
         }
     }
@@ -349,31 +498,60 @@ extension AppDatabase {
         try writer.write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
             guard request.state == .ready else {
-                throw Conflict(request.state == .pending
-                               ? "This request still needs approvals before it can be released."
-                               : "Only an approved request can be released (this one is \(request.state.label.lowercased())).")
+                throw Conflict(
+                    request.state == .pending
+                        ? "This request still needs approvals before it can be released."
+                        : "Only an approved request can be released (this one is \(request.state.label.lowercased()))."
+                )
             }
-            guard let sha = request.zipSha256, let size = request.zipSize, let signature = request.signature, let manifest = request.manifestJSON else {
+            guard let sha = request.zipSha256, let size = request.zipSize, let signature = request.signature, let manifest = request.manifestJSON
+            else {
                 throw Conflict("This request has no built package.")
             }
             let snapshot = request.snapshot
-            try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
-                           arguments: [PublishState.published, Date().dbTime, requestId, PublishState.ready])
+            try db.execute(
+                sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ? AND state = ?",
+                arguments: [PublishState.published, Date().dbTime, requestId, PublishState.ready]
+            )
             guard db.changesCount == 1 else { throw Conflict("This request changed meanwhile; reload the page.") }
             let now = Date()
-            let version = PackageVersion(packageId: request.packageId, version: request.version, requestId: requestId, name: snapshot.name,
-                                         description: snapshot.description, mapName: snapshot.mapName, sha256: sha, size: size,
-                                         signature: signature, manifestJSON: manifest, releasedBy: user.id, createdAt: now, verifiedCount: 0)
+            let version = PackageVersion(
+                packageId: request.packageId,
+                version: request.version,
+                requestId: requestId,
+                name: snapshot.name,
+                description: snapshot.description,
+                mapName: snapshot.mapName,
+                sha256: sha,
+                size: size,
+                signature: signature,
+                manifestJSON: manifest,
+                releasedBy: user.id,
+                createdAt: now,
+                verifiedCount: 0
+            )
             try version.insert(db)
-            try db.execute(sql: "UPDATE package SET currentVersion = ?, isVisible = 1, updatedAt = ? WHERE id = ?",
-                           arguments: [request.version, now.dbTime, request.packageId])
+            try db.execute(
+                sql: "UPDATE package SET currentVersion = ?, isVisible = 1, updatedAt = ? WHERE id = ?",
+                arguments: [request.version, now.dbTime, request.packageId]
+            )
             if let tourId = request.tourId {
-                try db.execute(sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?", arguments: [TourState.published, now.dbTime, tourId])
+                try db.execute(
+                    sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?",
+                    arguments: [TourState.published, now.dbTime, tourId]
+                )
             }
             try Self.bumpCatalog(db, reason: .release)
             try place(request)
-            try AuditEvent.record(db, actor: actor, siteId: request.siteId, objectType: "package", objectId: request.packageId,
-                                  action: "publish.push", detail: "version \(request.version), \(size) bytes")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: request.siteId,
+                objectType: "package",
+                objectId: request.packageId,
+                action: "publish.push",
+                detail: "version \(request.version), \(size) bytes"
+            )
             return version
         }
     }
@@ -383,8 +561,10 @@ extension AppDatabase {
     static func bumpCatalog(_ db: Database, reason: DistributionJob.Reason) throws {
         try db.execute(sql: "UPDATE catalogState SET version = version + 1 WHERE id = 1")
         let version = try Int.fetchOne(db, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0
-        try db.execute(sql: "INSERT INTO distributionJob (catalogVersion, reason, createdAt) VALUES (?, ?, ?)",
-                       arguments: [version, reason.rawValue, Date().dbTime])
+        try db.execute(
+            sql: "INSERT INTO distributionJob (catalogVersion, reason, createdAt) VALUES (?, ?, ?)",
+            arguments: [version, reason.rawValue, Date().dbTime]
+        )
     }
 
     public func catalogVersion() throws -> Int {
@@ -416,12 +596,21 @@ extension AppDatabase {
         try writer.write { db in
             guard let package = try PackageRecord.fetchOne(db, key: id) else { throw NotFound() }
             guard package.currentVersion != nil else { throw Conflict("This package has no released version yet.") }
-            try db.execute(sql: "UPDATE package SET isVisible = ?, updatedAt = ? WHERE id = ? AND isVisible = ?",
-                           arguments: [visible, Date().dbTime, id, !visible])
+            try db.execute(
+                sql: "UPDATE package SET isVisible = ?, updatedAt = ? WHERE id = ? AND isVisible = ?",
+                arguments: [visible, Date().dbTime, id, !visible]
+            )
             guard db.changesCount == 1 else { throw Conflict(visible ? "The package is already published." : "The package is already unpublished.") }
             try Self.bumpCatalog(db, reason: visible ? .publish : .unpublish)
-            try AuditEvent.record(db, actor: actor, siteId: package.siteId, objectType: "package", objectId: id,
-                                  action: visible ? "package.publish" : "package.unpublish", detail: "")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: package.siteId,
+                objectType: "package",
+                objectId: id,
+                action: visible ? "package.publish" : "package.unpublish",
+                detail: ""
+            )
         }
     }
 
@@ -435,8 +624,15 @@ extension AppDatabase {
             guard package.currentVersion != version else { throw Conflict("Version \(version) is already the one served.") }
             try db.execute(sql: "UPDATE package SET currentVersion = ?, updatedAt = ? WHERE id = ?", arguments: [version, Date().dbTime, packageId])
             try Self.bumpCatalog(db, reason: .rollback)
-            try AuditEvent.record(db, actor: actor, siteId: package.siteId, objectType: "package", objectId: packageId,
-                                  action: "package.rollback", detail: "now serving version \(version) (was \(package.currentVersion ?? 0))")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: package.siteId,
+                objectType: "package",
+                objectId: packageId,
+                action: "package.rollback",
+                detail: "now serving version \(version) (was \(package.currentVersion ?? 0))"
+            )
         }
     }
 
@@ -454,20 +650,31 @@ extension AppDatabase {
     /// Pending requests of the sites where the user reviews, oldest first.
     public func reviewQueue(for user: AuthenticatedUser) throws -> [QueueRow] {
         try writer.read { db in
-            let rows = try Row.fetchAll(db, SQLRequest(literal: """
-                SELECT publishRequest.*, site.name AS siteName, COALESCE(user.displayName, 'unknown') AS authorName,
-                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = \(ReviewDecision.approve)) AS approvals,
-                  (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND reviewerId = \(user.id)) AS mine
-                FROM publishRequest
-                JOIN site ON site.id = publishRequest.siteId
-                LEFT JOIN user ON user.id = publishRequest.authorId
-                WHERE \(Self.inReviewQueue(of: user))
-                ORDER BY publishRequest.createdAt
-                """))
+            let rows = try Row.fetchAll(
+                db,
+                SQLRequest(
+                    literal: """
+                        SELECT publishRequest.*, site.name AS siteName, COALESCE(user.displayName, 'unknown') AS authorName,
+                          (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND decision = \(ReviewDecision.approve)) AS approvals,
+                          (SELECT COUNT(*) FROM review WHERE review.requestId = publishRequest.id AND reviewerId = \(user.id)) AS mine
+                        FROM publishRequest
+                        JOIN site ON site.id = publishRequest.siteId
+                        LEFT JOIN user ON user.id = publishRequest.authorId
+                        WHERE \(Self.inReviewQueue(of: user))
+                        ORDER BY publishRequest.createdAt
+                        """
+                )
+            )
             return try rows.map { row in
                 let request = try PublishRequest(row: row)
-                return QueueRow(request: request, tourName: request.snapshot.name, authorName: row["authorName"],
-                                approvals: row["approvals"], siteName: row["siteName"], reviewedByMe: (row["mine"] as Int) > 0)
+                return QueueRow(
+                    request: request,
+                    tourName: request.snapshot.name,
+                    authorName: row["authorName"],
+                    approvals: row["approvals"],
+                    siteName: row["siteName"],
+                    reviewedByMe: (row["mine"] as Int) > 0
+                )
             }
         }
     }
@@ -476,12 +683,17 @@ extension AppDatabase {
     /// badge, counted by SQLite on every page instead of loading the queue.
     func reviewQueueCount(for user: AuthenticatedUser) throws -> Int {
         try writer.read { db in
-            try Int.fetchOne(db, SQLRequest(literal: """
-                SELECT COUNT(*) FROM publishRequest
-                WHERE \(Self.inReviewQueue(of: user))
-                  AND publishRequest.authorId IS NOT \(user.id)
-                  AND NOT EXISTS (SELECT 1 FROM review WHERE review.requestId = publishRequest.id AND review.reviewerId = \(user.id))
-                """)) ?? 0
+            try Int.fetchOne(
+                db,
+                SQLRequest(
+                    literal: """
+                        SELECT COUNT(*) FROM publishRequest
+                        WHERE \(Self.inReviewQueue(of: user))
+                          AND publishRequest.authorId IS NOT \(user.id)
+                          AND NOT EXISTS (SELECT 1 FROM review WHERE review.requestId = publishRequest.id AND review.reviewerId = \(user.id))
+                        """
+                )
+            ) ?? 0
         }
     }
 
@@ -495,20 +707,28 @@ extension AppDatabase {
 
     public func reviews(requestId: String) throws -> [(review: Review, reviewerName: String)] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT review.*, COALESCE(user.displayName, 'unknown') AS reviewerName FROM review LEFT JOIN user ON user.id = review.reviewerId
-                WHERE requestId = ? ORDER BY review.createdAt
-                """, arguments: [requestId]).map { (try Review(row: $0), $0["reviewerName"]) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT review.*, COALESCE(user.displayName, 'unknown') AS reviewerName FROM review LEFT JOIN user ON user.id = review.reviewerId
+                    WHERE requestId = ? ORDER BY review.createdAt
+                    """,
+                arguments: [requestId]
+            ).map { (try Review(row: $0), $0["reviewerName"]) }
         }
     }
 
     public func requests(tourId: Int64) throws -> [PublishRequest] {
-        try writer.read { try PublishRequest.filter(PublishRequest.Columns.tourId == tourId).order(PublishRequest.Columns.createdAt.desc).fetchAll($0) }
+        try writer.read {
+            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId).order(PublishRequest.Columns.createdAt.desc).fetchAll($0)
+        }
     }
 
     public func openRequest(tourId: Int64) throws -> PublishRequest? {
         try writer.read {
-            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && PublishState.open.contains(PublishRequest.Columns.state)).fetchOne($0)
+            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && PublishState.open.contains(PublishRequest.Columns.state)).fetchOne(
+                $0
+            )
         }
     }
 }
@@ -530,7 +750,10 @@ extension AppDatabase {
 
     /// A request whose built zip is gone goes back to building, its job queued again.
     static func rebuildLostPackage(_ db: Database, requestId: String) throws {
-        try db.execute(sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ?", arguments: [PublishState.building, Date().dbTime, requestId])
+        try db.execute(
+            sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ?",
+            arguments: [PublishState.building, Date().dbTime, requestId]
+        )
         try db.execute(sql: "INSERT OR IGNORE INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [requestId, Date().dbTime])
     }
 

@@ -136,7 +136,13 @@ struct PackagePage: Sendable {
 }
 
 extension PublishingController {
-    func requestPage(_ publish: PublishRequest, site: Site, access: SiteAccess, user: AuthenticatedUser, language: String? = nil) throws -> RequestPage {
+    func requestPage(
+        _ publish: PublishRequest,
+        site: Site,
+        access: SiteAccess,
+        user: AuthenticatedUser,
+        language: String? = nil
+    ) throws -> RequestPage {
         let snapshot = publish.snapshot
         let reviews = try database.reviews(requestId: publish.id)
         let approvals = reviews.filter { $0.review.decision == .approve }.count
@@ -152,22 +158,36 @@ extension PublishingController {
         let waypoints: [RequestPage.WaypointItem] = (manifest?.waypoints ?? []).map { waypoint in
             let text = chosen.flatMap { waypoint.localized?[$0] }
             return RequestPage.WaypointItem(
-                order: waypoint.order, name: text?.name.nonEmpty ?? waypoint.name, description: text?.description.nonEmpty ?? waypoint.description,
-                coordinates: "\(DisplayFormat.coordinate(waypoint.coordinates.latitude)), \(DisplayFormat.coordinate(waypoint.coordinates.longitude))",
+                order: waypoint.order,
+                name: text?.name.nonEmpty ?? waypoint.name,
+                description: text?.description.nonEmpty ?? waypoint.description,
+                coordinates:
+                    "\(DisplayFormat.coordinate(waypoint.coordinates.latitude)), \(DisplayFormat.coordinate(waypoint.coordinates.longitude))",
                 assets: waypoint.assets.map { asset in
                     defer { index += 1 }
-                    var item = RequestPage.AssetItem(index: index, path: asset.path, type: asset.type.rawValue, mimeType: asset.mimeType,
-                                                     size: ByteFormat.string(asset.size), isVideo: asset.type == .video, isAudio: asset.type == .audio,
-                                                     isImage: asset.type == .image, isText: asset.type == .text,
-                                                     access: Self.accessSummary(asset), accessMissing: Self.lacksAccessibleText(asset),
-                                                     title: asset.title, altText: asset.altText)
+                    var item = RequestPage.AssetItem(
+                        index: index,
+                        path: asset.path,
+                        type: asset.type.rawValue,
+                        mimeType: asset.mimeType,
+                        size: ByteFormat.string(asset.size),
+                        isVideo: asset.type == .video,
+                        isAudio: asset.type == .audio,
+                        isImage: asset.type == .image,
+                        isText: asset.type == .text,
+                        access: Self.accessSummary(asset),
+                        accessMissing: Self.lacksAccessibleText(asset),
+                        title: asset.title,
+                        altText: asset.altText
+                    )
                     item.captionsURL = asset.captions.map { _ in PanelURL.requestCompanion(publish.id, asset: index, role: "captions") }
                     item.transcriptURL = asset.transcript.map { _ in PanelURL.requestCompanion(publish.id, asset: index, role: "transcript") }
                     item.captionsPath = asset.captions?.path
                     item.transcriptPath = asset.transcript?.path
                     item.languageLabel = asset.language.map(LanguageTag.label)
                     return item
-                })
+                }
+            )
         }
         let scanReport = (publish.scanReport ?? [])
             .map { RequestPage.ScanRow(file: $0.file, verdict: $0.verdict) }
@@ -178,20 +198,47 @@ extension PublishingController {
         let diff = manifest.map { ManifestDiff.describe(old: previous, new: $0) } ?? []
         let percent = publish.bytesTotal > 0 ? Int(publish.bytesDone * 100 / publish.bytesTotal) : (publish.state == .building ? 0 : 100)
         var page = RequestPage(
-            id: publish.id, stateLabel: publish.state.label, stateBadge: publish.state.badge, isBuilding: publish.state == .building,
-            isBuilt: manifest != nil, isFailed: publish.state == .failed, progressPercent: min(100, percent),
-            progressText: "\(publish.filesDone) of \(publish.filesTotal) files, \(ByteFormat.string(publish.bytesDone)) of \(ByteFormat.string(publish.bytesTotal))",
-            failureReason: publish.failureReason, denialComment: publish.denialComment, tourId: publish.tourId, tourName: snapshot.name,
-            siteName: site.name, author: author, version: publish.version, packageId: publish.packageId, approvals: approvals,
+            id: publish.id,
+            stateLabel: publish.state.label,
+            stateBadge: publish.state.badge,
+            isBuilding: publish.state == .building,
+            isBuilt: manifest != nil,
+            isFailed: publish.state == .failed,
+            progressPercent: min(100, percent),
+            progressText:
+                "\(publish.filesDone) of \(publish.filesTotal) files, \(ByteFormat.string(publish.bytesDone)) of \(ByteFormat.string(publish.bytesTotal))",
+            failureReason: publish.failureReason,
+            denialComment: publish.denialComment,
+            tourId: publish.tourId,
+            tourName: snapshot.name,
+            siteName: site.name,
+            author: author,
+            version: publish.version,
+            packageId: publish.packageId,
+            approvals: approvals,
             required: publish.requiredApprovals,
-            reviews: reviews.map { RequestPage.ReviewRow(reviewer: $0.reviewerName, isApproval: $0.review.decision == .approve, comment: $0.review.comment,
-                                                         time: DisplayFormat.date($0.review.createdAt)) },
-            canApprove: isReviewer && publish.state == .pending, canDeny: isReviewer && (publish.state == .pending || publish.state == .ready),
-            canWithdraw: isAuthorOrManager && publish.state.isOpen, canPush: isAuthorOrManager && publish.state == .ready,
-            sha256: publish.zipSha256 ?? "", size: publish.zipSize.map(ByteFormat.string) ?? "",
+            reviews: reviews.map {
+                RequestPage.ReviewRow(
+                    reviewer: $0.reviewerName,
+                    isApproval: $0.review.decision == .approve,
+                    comment: $0.review.comment,
+                    time: DisplayFormat.date($0.review.createdAt)
+                )
+            },
+            canApprove: isReviewer && publish.state == .pending,
+            canDeny: isReviewer && (publish.state == .pending || publish.state == .ready),
+            canWithdraw: isAuthorOrManager && publish.state.isOpen,
+            canPush: isAuthorOrManager && publish.state == .ready,
+            sha256: publish.zipSha256 ?? "",
+            size: publish.zipSize.map(ByteFormat.string) ?? "",
             manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "",
-            mapJSON: manifest.map { Self.mapJSON($0, tileURL: PanelURL.requestTiles(publish.id)) } ?? "{}", waypoints: waypoints,
-            scanReport: scanReport, diff: diff, hasDiff: !diff.isEmpty, isFirstVersion: previous == nil)
+            mapJSON: manifest.map { Self.mapJSON($0, tileURL: PanelURL.requestTiles(publish.id)) } ?? "{}",
+            waypoints: waypoints,
+            scanReport: scanReport,
+            diff: diff,
+            hasDiff: !diff.isEmpty,
+            isFirstVersion: previous == nil
+        )
         if let manifest, let size = publish.zipSize {
             page.updateCosts = try UpdateCost.lines(to: manifest, fullSize: size, from: database.packageVersions(packageId: publish.packageId))
             page.hasUpdateCosts = !page.updateCosts.isEmpty
@@ -209,8 +256,14 @@ extension PublishingController {
     static func accessSummary(_ asset: Manifest.Asset) -> String? {
         switch asset.type {
         case .image: asset.altText.map { "Alt text: \($0)" } ?? "No alt text"
-        case .video: [asset.captions == nil ? "No captions" : "Captions", asset.transcript == nil ? nil : "transcript"].compactMap { $0 }.joined(separator: " and ")
-        case .audio: [asset.transcript == nil ? "No transcript" : "Transcript", asset.captions == nil ? nil : "captions"].compactMap { $0 }.joined(separator: " and ")
+        case .video:
+            [asset.captions == nil ? "No captions" : "Captions", asset.transcript == nil ? nil : "transcript"].compactMap { $0 }.joined(
+                separator: " and "
+            )
+        case .audio:
+            [asset.transcript == nil ? "No transcript" : "Transcript", asset.captions == nil ? nil : "captions"].compactMap { $0 }.joined(
+                separator: " and "
+            )
         default: nil
         }
     }
@@ -227,19 +280,33 @@ extension PublishingController {
     func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) throws -> PackagePage {
         let versions = try database.packageVersions(packageId: package.id)
         let served = versions.first { $0.version == package.currentVersion }
-        let costs = try served.map { served in
-            try UpdateCost.costs(to: served.decodedManifest(), fullSize: served.size, from: versions)
-        } ?? [:]
+        let costs =
+            try served.map { served in
+                try UpdateCost.costs(to: served.decodedManifest(), fullSize: served.size, from: versions)
+            } ?? [:]
         var page = PackagePage(
-            id: package.id, name: versions.first?.name ?? "Package", siteName: site.name, siteSlug: site.slug, tourId: package.tourId,
-            isVisible: package.isVisible, currentVersion: package.currentVersion ?? 0, canManage: access.canManage,
+            id: package.id,
+            name: versions.first?.name ?? "Package",
+            siteName: site.name,
+            siteSlug: site.slug,
+            tourId: package.tourId,
+            isVisible: package.isVisible,
+            currentVersion: package.currentVersion ?? 0,
+            canManage: access.canManage,
             versions: versions.map {
-                PackagePage.VersionRow(version: $0.version, size: ByteFormat.string($0.size), sha256: $0.sha256, released: DisplayFormat.date($0.createdAt),
-                                       verified: $0.verifiedCount, isCurrent: $0.version == package.currentVersion,
-                                       canServe: access.canManage && $0.version != package.currentVersion,
-                                       previewURL: PanelURL.packageVersionPreview(package.id, version: $0.version))
+                PackagePage.VersionRow(
+                    version: $0.version,
+                    size: ByteFormat.string($0.size),
+                    sha256: $0.sha256,
+                    released: DisplayFormat.date($0.createdAt),
+                    verified: $0.verifiedCount,
+                    isCurrent: $0.version == package.currentVersion,
+                    canServe: access.canManage && $0.version != package.currentVersion,
+                    previewURL: PanelURL.packageVersionPreview(package.id, version: $0.version)
+                )
             },
-            downloadURL: APIURL.packageDownload(package.id))
+            downloadURL: APIURL.packageDownload(package.id)
+        )
         for index in page.versions.indices { page.versions[index].updateCost = costs[page.versions[index].version] }
         if let state = pages.distribution {
             let status = try DistributionStatus.of(packageId: package.id, database: database, paths: paths, state: state)
@@ -251,7 +318,8 @@ extension PublishingController {
 
     static func pretty(_ json: String) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { return json }
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return json }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -261,11 +329,23 @@ extension PublishingController {
         var data = TourMapData(
             frame: Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west),
             waypoints: manifest.waypoints.enumerated().map { index, waypoint in
-                .init(id: Int64(index + 1), order: waypoint.order, name: waypoint.name, latitude: waypoint.coordinates.latitude,
-                      longitude: waypoint.coordinates.longitude, url: "#waypoint-\(waypoint.order)",
-                      triggerRadiusMeters: waypoint.triggerRadiusMeters ?? TriggerZone.defaultRadius, overlaps: false)
+                .init(
+                    id: Int64(index + 1),
+                    order: waypoint.order,
+                    name: waypoint.name,
+                    latitude: waypoint.coordinates.latitude,
+                    longitude: waypoint.coordinates.longitude,
+                    url: "#waypoint-\(waypoint.order)",
+                    triggerRadiusMeters: waypoint.triggerRadiusMeters ?? TriggerZone.defaultRadius,
+                    overlaps: false
+                )
             },
-            editable: false, tileURL: manifest.tiles == nil ? nil : tileURL, moveURLTemplate: "", orderURL: "", newWaypointURL: "")
+            editable: false,
+            tileURL: manifest.tiles == nil ? nil : tileURL,
+            moveURLTemplate: "",
+            orderURL: "",
+            newWaypointURL: ""
+        )
         // The route as the package carries it, so the reviewer sees the trail line the visitor will follow.
         data.route = (manifest.route ?? []).map { [$0.longitude, $0.latitude] }
         if let tiles = manifest.tiles, tileURL != nil {
@@ -305,7 +385,9 @@ enum ManifestDiff {
             let addedPaths = Set(added.map(\.path))
             for asset in added {
                 if let replaced = removedPaths[asset.path] {
-                    lines.append("File changed at “\(waypoint.name)”: \(asset.path) (\(ByteFormat.string(replaced.size)) → \(ByteFormat.string(asset.size))).")
+                    lines.append(
+                        "File changed at “\(waypoint.name)”: \(asset.path) (\(ByteFormat.string(replaced.size)) → \(ByteFormat.string(asset.size)))."
+                    )
                 } else {
                     lines.append("File added at “\(waypoint.name)”: \(asset.path) (\(asset.type.rawValue)).")
                 }
@@ -314,7 +396,9 @@ enum ManifestDiff {
                 lines.append("File removed at “\(waypoint.name)”: \(asset.path).")
             }
             for asset in waypoint.assets {
-                if let old = oldAssets[asset.sha256], old.path != asset.path { lines.append("File renamed at “\(waypoint.name)”: \(old.path) → \(asset.path).") }
+                if let old = oldAssets[asset.sha256], old.path != asset.path {
+                    lines.append("File renamed at “\(waypoint.name)”: \(old.path) → \(asset.path).")
+                }
             }
         }
         if old.bounds != new.bounds { lines.append("The map frame changed.") }
@@ -332,7 +416,8 @@ enum UpdateCost {
         for version in versions where version.version != manifest.version {
             let old = try version.decodedManifest()
             let plan = UpdatePlan.make(from: old, to: manifest, fullSize: fullSize, publicURL: "")
-            lines[version.version] = "v\(version.version) → v\(manifest.version): \(ByteFormat.string(plan.downloadSize)) of \(ByteFormat.string(fullSize))"
+            lines[version.version] =
+                "v\(version.version) → v\(manifest.version): \(ByteFormat.string(plan.downloadSize)) of \(ByteFormat.string(fullSize))"
         }
         return lines
     }

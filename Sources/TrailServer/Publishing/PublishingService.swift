@@ -1,6 +1,6 @@
 import Foundation
-import PackageFormat
 import NIOPosix
+import PackageFormat
 
 /// Everything that moves a review request or a package from one state to the next, with the files that go with each
 /// step: the state change (a named database write that records its audit event), the file moves inside that
@@ -63,7 +63,9 @@ struct PublishingService: Sendable {
                 let folder = self.paths.packages.appendingPathComponent(request.packageId)
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 let target = folder.appendingPathComponent("\(request.version).zip")
-                guard FileManager.default.fileExists(atPath: source.path) else { throw Conflict("The built package is missing; submit the tour again.") }
+                guard FileManager.default.fileExists(atPath: source.path) else {
+                    throw Conflict("The built package is missing; submit the tour again.")
+                }
                 guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
                 try DurableFile.fsyncFolder(folder)
             }

@@ -64,7 +64,11 @@ actor OIDCProvider {
         if let verifierStorage { return verifierStorage }
         let metadata = try await discover()
         let jwks = metadata.jwks_uri
-        let verifier = OIDCTokenVerifier(issuer: settings.issuer, clientId: settings.clientId, keys: OIDCKeySet(refreshInterval: settings.keyRefreshInterval) { try await Self.get(jwks) })
+        let verifier = OIDCTokenVerifier(
+            issuer: settings.issuer,
+            clientId: settings.clientId,
+            keys: OIDCKeySet(refreshInterval: settings.keyRefreshInterval) { try await Self.get(jwks) }
+        )
         verifierStorage = verifier
         return verifier
     }
@@ -85,8 +89,10 @@ actor OIDCProvider {
         }
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         request.headers.add(name: "Accept", value: "application/json")
-        let body = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", codeVerifier),
-                    ("client_id", settings.clientId)].map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
+        let body = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", codeVerifier),
+            ("client_id", settings.clientId),
+        ].map { "\($0.0)=\(formEncode($0.1))" }.joined(separator: "&")
         request.body = .bytes(ByteBuffer(string: body))
         let response: HTTPClientResponse
         do {
@@ -96,7 +102,10 @@ actor OIDCProvider {
         }
         let data = Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
         guard response.status == .ok else { throw OIDCTokenError("The provider refused the authorization code (\(response.status.code)).") }
-        struct TokenResponse: Decodable { let id_token: String?; let access_token: String? }
+        struct TokenResponse: Decodable {
+            let id_token: String?
+            let access_token: String?
+        }
         guard let answer = try? JSONDecoder().decode(TokenResponse.self, from: data), let token = answer.id_token else {
             throw OIDCTokenError("The provider's token answer holds no ID token.")
         }
@@ -120,9 +129,17 @@ actor OIDCProvider {
             throw OIDCUnavailable(detail: "userinfo endpoint: \(error)")
         }
         let data = Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
-        guard response.status == .ok else { throw OIDCTokenError("The provider's UserInfo endpoint refused the access token (\(response.status.code)).") }
-        struct UserInfo: Decodable { let sub: String; let email: String?; let email_verified: Bool? }
-        guard let info = try? JSONDecoder().decode(UserInfo.self, from: data) else { throw OIDCTokenError("The provider's UserInfo answer is not readable.") }
+        guard response.status == .ok else {
+            throw OIDCTokenError("The provider's UserInfo endpoint refused the access token (\(response.status.code)).")
+        }
+        struct UserInfo: Decodable {
+            let sub: String
+            let email: String?
+            let email_verified: Bool?
+        }
+        guard let info = try? JSONDecoder().decode(UserInfo.self, from: data) else {
+            throw OIDCTokenError("The provider's UserInfo answer is not readable.")
+        }
         guard info.sub == claims.sub else { throw OIDCTokenError("The provider's UserInfo answer is about another person than the ID token.") }
         var completed = claims
         completed.email = info.email
@@ -161,22 +178,34 @@ struct OIDCController: Sendable {
             try await audit(context, "provider not answering: \(error.detail)")
             return accounts.loginPage(request, context, next: next, error: error.message, status: .serviceUnavailable)
         }
-        let state = SecretToken.make(), nonce = SecretToken.make(), verifier = SecretToken.make()
+        let state = SecretToken.make()
+        let nonce = SecretToken.make()
+        let verifier = SecretToken.make()
         let challenge = SecretToken.base64URL(Array(SHA256.hash(data: Data(verifier.utf8))))
         var components = URLComponents(string: metadata.authorization_endpoint)
         let existing = components?.queryItems ?? []
-        components?.queryItems = existing + [
-            URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: provider.settings.clientId),
-            URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: "openid email profile"),
-            URLQueryItem(name: "state", value: state), URLQueryItem(name: "nonce", value: nonce),
-            URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
-        ] + (provider.settings.acrValues.map { [URLQueryItem(name: "acr_values", value: $0)] } ?? [])
-          + (provider.settings.prompt.map { [URLQueryItem(name: "prompt", value: $0)] } ?? [])
+        components?.queryItems =
+            existing + [
+                URLQueryItem(name: "response_type", value: "code"), URLQueryItem(name: "client_id", value: provider.settings.clientId),
+                URLQueryItem(name: "redirect_uri", value: redirectURI), URLQueryItem(name: "scope", value: "openid email profile"),
+                URLQueryItem(name: "state", value: state), URLQueryItem(name: "nonce", value: nonce),
+                URLQueryItem(name: "code_challenge", value: challenge), URLQueryItem(name: "code_challenge_method", value: "S256"),
+            ] + (provider.settings.acrValues.map { [URLQueryItem(name: "acr_values", value: $0)] } ?? [])
+            + (provider.settings.prompt.map { [URLQueryItem(name: "prompt", value: $0)] } ?? [])
         guard let location = components?.url?.absoluteString else { throw OIDCUnavailable(detail: "bad authorization endpoint") }
         var response = Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
         let value = [state, nonce, verifier, SecretToken.base64URL(Array(next.utf8))].joined(separator: ".")
-        response.setCookie(Cookie(name: Self.cookie, value: value, maxAge: 600, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true,
-                                  sameSite: .lax))
+        response.setCookie(
+            Cookie(
+                name: Self.cookie,
+                value: value,
+                maxAge: 600,
+                path: "/auth/oidc",
+                secure: config.usesTLS,
+                httpOnly: true,
+                sameSite: .lax
+            )
+        )
         return response
     }
 
@@ -187,12 +216,18 @@ struct OIDCController: Sendable {
         func refuse(_ reason: String, _ shown: String, status: HTTPResponse.Status) async throws -> Response {
             try await audit(context, reason)
             var response = accounts.loginPage(request, context, next: "/", error: shown, status: status)
-            response.setCookie(Cookie(name: Self.cookie, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+            response.setCookie(
+                Cookie(name: Self.cookie, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
+            )
             return response
         }
         // The state proves this browser started this sign-in here (no login CSRF); the cookie is used once.
         guard parts.count == 4, let state = query["state"].map(String.init), SecretToken.constantTimeEquals(state, parts[0]) else {
-            return try await refuse("state missing or wrong", "This sign-in was not started here, or it took too long. Try again.", status: .badRequest)
+            return try await refuse(
+                "state missing or wrong",
+                "This sign-in was not started here, or it took too long. Try again.",
+                status: .badRequest
+            )
         }
         let (nonce, codeVerifier) = (parts[1], parts[2])
         let next = AccountsController.safeNext(OIDCTokenVerifier.base64URLDecode(Substring(parts[3])).map { String(decoding: $0, as: UTF8.self) })
@@ -206,25 +241,41 @@ struct OIDCController: Sendable {
         let email: String
         do {
             let tokens = try await provider.exchange(code: code, codeVerifier: codeVerifier, redirectURI: redirectURI)
-            claims = try await provider.emailFromUserInfo(try await provider.verifier().verify(tokens.idToken, nonce: nonce),
-                                                          accessToken: tokens.accessToken)
+            claims = try await provider.emailFromUserInfo(
+                try await provider.verifier().verify(tokens.idToken, nonce: nonce),
+                accessToken: tokens.accessToken
+            )
             email = try OIDCTokenVerifier.verifiedEmail(of: claims)
         } catch let error as OIDCUnavailable {
             return try await refuse("provider not answering: \(error.detail)", error.message, status: .serviceUnavailable)
         } catch let error as OIDCTokenError {
-            return try await refuse(error.message, "Your agency's sign-in could not be checked, so you are not signed in. If this goes on, tell your IT staff.",
-                                    status: .unauthorized)
+            return try await refuse(
+                error.message,
+                "Your agency's sign-in could not be checked, so you are not signed in. If this goes on, tell your IT staff.",
+                status: .unauthorized
+            )
         }
         var user = try await database.perform { try $0.user(email: email) }
         if user == nil, provider.settings.createUsers {
-            let name = (claims.name?.trimmingCharacters(in: .whitespaces)).flatMap { $0.isEmpty ? nil : String($0.prefix(100)) }
+            let name =
+                (claims.name?.trimmingCharacters(in: .whitespaces)).flatMap { $0.isEmpty ? nil : String($0.prefix(100)) }
                 ?? String(email.split(separator: "@")[0])
             // A password nobody knows: this account signs in through the provider (an admin may set one later).
-            user = try await database.createUser(email: email, displayName: name, password: OneTimePassword.make() + OneTimePassword.make(), isAdmin: false,
-                                                 bcryptCost: config.bcryptCost, actor: AuditActor(userId: nil, ipAddress: context.remoteAddress))
+            user = try await database.createUser(
+                email: email,
+                displayName: name,
+                password: OneTimePassword.make() + OneTimePassword.make(),
+                isAdmin: false,
+                bcryptCost: config.bcryptCost,
+                actor: AuditActor(userId: nil, ipAddress: context.remoteAddress)
+            )
         }
         guard let user else {
-            return try await refuse("no account for \(email)", "There is no account for \(email) here. Ask a site manager to add you.", status: .forbidden)
+            return try await refuse(
+                "no account for \(email)",
+                "There is no account for \(email) here. Ask a site manager to add you.",
+                status: .forbidden
+            )
         }
         guard !user.isDisabled else {
             return try await refuse("account disabled: \(email)", "This account is disabled. Ask an administrator.", status: .forbidden)
@@ -232,11 +283,16 @@ struct OIDCController: Sendable {
         var signedOn = user
         if user.mustChangePassword {
             Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder)
-            signedOn = try await database.voidOneTimePassword(userId: user.id!, bcryptCost: config.bcryptCost,
-                                                              actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress))
+            signedOn = try await database.voidOneTimePassword(
+                userId: user.id!,
+                bcryptCost: config.bcryptCost,
+                actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress)
+            )
         }
         var response = try await accounts.finishSignIn(user: signedOn, next: next, detail: "single sign-on (\(claims.iss))", context: context)
-        response.setCookie(Cookie(name: Self.cookie, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        response.setCookie(
+            Cookie(name: Self.cookie, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
+        )
         response.setCookie(Cookie(name: Self.ssoCookie, value: "1", path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         return response
     }
@@ -250,8 +306,14 @@ extension AppDatabase {
     /// A refused single sign-on, in the audit log (the reason, never a token).
     func recordSingleSignOnFailure(reason: String, ipAddress: String?) throws {
         try writer.write { db in
-            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: ipAddress), objectType: "session", objectId: "-",
-                                  action: "session.ssoFailed", detail: reason)
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: ipAddress),
+                objectType: "session",
+                objectId: "-",
+                action: "session.ssoFailed",
+                detail: reason
+            )
         }
     }
 }

@@ -116,7 +116,8 @@ public struct OIDCTokenVerifier: Sendable {
     public func verify(_ token: String, nonce: String, now: Date = Date()) async throws -> IDTokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URLDecode(parts[0]),
-              let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any] else {
+            let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any]
+        else {
             throw OIDCTokenError("The ID token is not a signed JWT.")
         }
         guard let alg = header["alg"] as? String, let keyType = Self.accepted[alg] else {

@@ -55,7 +55,8 @@ struct TwoStepController: Sendable {
     func pending(_ request: Request, stage: PendingStage) async throws -> (PendingSignIn, User)? {
         guard let token = request.cookies[CookieName.pending]?.value, !token.isEmpty else { return nil }
         guard let found = try await database.perform({ [config] in try $0.pendingSignIn(token: token, lifetime: config.pendingSignInLifetime) }),
-              found.0.stage == stage else { return nil }
+            found.0.stage == stage
+        else { return nil }
         return found
     }
 
@@ -72,7 +73,16 @@ struct TwoStepController: Sendable {
         let form = try await request.form(context: context)
         guard let (pending, user) = try await pending(request, stage: .code) else { return signInAgain }
         func fail(_ message: String, status: HTTPResponse.Status) -> Response {
-            noStore(pages.render("two-step-code", title: "Two-step sign-in", page: CodePage(error: message), request: request, context: context, status: status))
+            noStore(
+                pages.render(
+                    "two-step-code",
+                    title: "Two-step sign-in",
+                    page: CodePage(error: message),
+                    request: request,
+                    context: context,
+                    status: status
+                )
+            )
         }
         let attempt: Int64
         switch try await accounts.beginAttempt(email: user.email, context: context) {
@@ -84,11 +94,15 @@ struct TwoStepController: Sendable {
         }
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
         let input = form.string("code")
-        let check = try await database.perform { [config] in try $0.checkSecondStep(userId: user.id!, input: input, at: config.twoStepClock(), actor: actor) }
+        let check = try await database.perform { [config] in
+            try $0.checkSecondStep(userId: user.id!, input: input, at: config.twoStepClock(), actor: actor)
+        }
         switch check {
         case .wrong:
-            return fail("This code is not right. Enter the 6-digit code your authenticator app shows now, or one of your recovery codes.",
-                        status: .unauthorized)
+            return fail(
+                "This code is not right. Enter the 6-digit code your authenticator app shows now, or one of your recovery codes.",
+                status: .unauthorized
+            )
         case .reused:
             return fail("This code was already used. Wait for the next code in your authenticator app.", status: .unauthorized)
         case .acceptedCode, .acceptedRecoveryCode:
@@ -99,7 +113,8 @@ struct TwoStepController: Sendable {
             var detail = "password and code"
             if case let .acceptedRecoveryCode(left) = check {
                 detail = "password and recovery code"
-                notice = "You signed in with a recovery code; it will not work again. \(left == 1 ? "1 recovery code is" : "\(left) recovery codes are") left."
+                notice =
+                    "You signed in with a recovery code; it will not work again. \(left == 1 ? "1 recovery code is" : "\(left) recovery codes are") left."
                     + (left <= 3 ? " Ask an administrator to reset your two-step sign-in to get new ones." : "")
             }
             return try await accounts.finishSignIn(user: user, next: pending.next, detail: detail, context: context, notice: notice)
@@ -124,19 +139,38 @@ struct TwoStepController: Sendable {
         case let .locked(message, retryAfter):
             guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
             page.error = message
-            var response = noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context,
-                                                status: .tooManyRequests))
+            var response = noStore(
+                pages.render(
+                    "two-step-enrol",
+                    title: "Set up two-step sign-in",
+                    page: page,
+                    request: request,
+                    context: context,
+                    status: .tooManyRequests
+                )
+            )
             response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
             return response
         }
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
         let code = form.string("code")
-        guard let codes = try await database.perform({ [config] in try $0.confirmTwoStepEnrolment(userId: user.id!, code: code, at: config.twoStepClock(), actor: actor) })
+        guard
+            let codes = try await database.perform({ [config] in
+                try $0.confirmTwoStepEnrolment(userId: user.id!, code: code, at: config.twoStepClock(), actor: actor)
+            })
         else {
             guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
             page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
-            return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context,
-                                        status: .unprocessableContent))
+            return noStore(
+                pages.render(
+                    "two-step-enrol",
+                    title: "Set up two-step sign-in",
+                    page: page,
+                    request: request,
+                    context: context,
+                    status: .unprocessableContent
+                )
+            )
         }
         try await database.perform { try $0.endLoginAttempt(attempt) }
         let pendingToken = pending.tokenHash
@@ -158,9 +192,13 @@ struct TwoStepController: Sendable {
             return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
         }
         let required = try await database.perform { [config] in try $0.twoStepRequired(for: record, requirement: config.twoStepRequirement) }
-        return pages.render("two-step", title: "Two-step sign-in",
-                            page: StatusPage(enrolled: status.enrolled, recoveryCodesLeft: status.recoveryCodesLeft, required: required),
-                            request: request, context: context)
+        return pages.render(
+            "two-step",
+            title: "Two-step sign-in",
+            page: StatusPage(enrolled: status.enrolled, recoveryCodesLeft: status.recoveryCodesLeft, required: required),
+            request: request,
+            context: context
+        )
     }
 
     func startAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
@@ -175,15 +213,25 @@ struct TwoStepController: Sendable {
         let user = try context.requireUser()
         guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
         let code = form.string("code")
-        guard let codes = try await database.perform({ [config] in
-            try $0.confirmTwoStepEnrolment(userId: user.id, code: code, at: config.twoStepClock(), actor: context.actor) })
+        guard
+            let codes = try await database.perform({ [config] in
+                try $0.confirmTwoStepEnrolment(userId: user.id, code: code, at: config.twoStepClock(), actor: context.actor)
+            })
         else {
             guard var page = try await enrolPage(user: record, action: "/account/two-step", forced: false) else {
                 return pages.redirect(to: "/account/two-step", notice: "Start the set-up again.")
             }
             page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
-            return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context,
-                                        status: .unprocessableContent))
+            return noStore(
+                pages.render(
+                    "two-step-enrol",
+                    title: "Set up two-step sign-in",
+                    page: page,
+                    request: request,
+                    context: context,
+                    status: .unprocessableContent
+                )
+            )
         }
         return recoveryCodes(codes, next: "/account/two-step", request: request, context: context)
     }
@@ -196,13 +244,26 @@ struct TwoStepController: Sendable {
         guard let secret = try await database.perform({ try $0.pendingTwoStepSecret(userId: userId) }) else { return nil }
         let status = try await database.perform { try $0.twoStepStatus(userId: userId) }
         let url = TwoStepCodes.authenticatorURL(secret: secret, email: user.email)
-        return EnrolPage(action: action, email: user.email, qrCode: try QRCode(url).svg(title: "QR code to scan with your authenticator app"),
-                         secret: TwoStepCodes.grouped(TwoStepCodes.base32(secret)), forced: forced, resetNotice: status.resetNotice)
+        return EnrolPage(
+            action: action,
+            email: user.email,
+            qrCode: try QRCode(url).svg(title: "QR code to scan with your authenticator app"),
+            secret: TwoStepCodes.grouped(TwoStepCodes.base32(secret)),
+            forced: forced,
+            resetNotice: status.resetNotice
+        )
     }
 
     func recoveryCodes(_ codes: [String], next: String, request: Request, context: AppRequestContext) -> Response {
-        noStore(pages.render("two-step-codes", title: "Your recovery codes", page: RecoveryCodesPage(codes: codes, next: next), request: request,
-                             context: context))
+        noStore(
+            pages.render(
+                "two-step-codes",
+                title: "Your recovery codes",
+                page: RecoveryCodesPage(codes: codes, next: next),
+                request: request,
+                context: context
+            )
+        )
     }
 
     /// Secrets and codes must not linger in a cache or the back button.

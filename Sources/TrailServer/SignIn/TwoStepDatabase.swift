@@ -38,12 +38,21 @@ public enum SecondStepCheck: Sendable, Equatable {
 extension AppDatabase {
     public func twoStepStatus(userId: Int64) throws -> TwoStepStatus {
         try writer.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT totpSecret, totpEnrolledAt, twoStepResetNotice FROM user WHERE id = ?", arguments: [userId])
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT totpSecret, totpEnrolledAt, twoStepResetNotice FROM user WHERE id = ?",
+                    arguments: [userId]
+                )
             else { throw NotFound() }
             let left = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recoveryCode WHERE userId = ? AND usedAt IS NULL", arguments: [userId]) ?? 0
             let enrolled = (row["totpEnrolledAt"] as Double?) != nil
-            return TwoStepStatus(enrolled: enrolled, enrolling: !enrolled && (row["totpSecret"] as String?) != nil,
-                                 recoveryCodesLeft: left, resetNotice: row["twoStepResetNotice"] as Bool)
+            return TwoStepStatus(
+                enrolled: enrolled,
+                enrolling: !enrolled && (row["totpSecret"] as String?) != nil,
+                recoveryCodesLeft: left,
+                resetNotice: row["twoStepResetNotice"] as Bool
+            )
         }
     }
 
@@ -76,7 +85,14 @@ extension AppDatabase {
             if let secret = row["totpSecret"] as String? { return secret }
             let secret = TwoStepCodes.makeSecret()
             try db.execute(sql: "UPDATE user SET totpSecret = ?, totpLastStep = 0 WHERE id = ?", arguments: [secret, userId])
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.enrolStart", detail: row["email"] as String)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "user",
+                objectId: "\(userId)",
+                action: "twoStep.enrolStart",
+                detail: row["email"] as String
+            )
             return secret
         }
     }
@@ -97,17 +113,34 @@ extension AppDatabase {
             else { throw NotFound() }
             guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
             guard let secret = row["totpSecret"] as String? else { throw Conflict("Start the set-up again: no code was shown for this account.") }
-            guard let code = TwoStepCodes.normalizedCode(code), let step = TwoStepCodes.matchingSteps(secret: secret, code: code, at: date).first else {
-                try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.enrolFailed", detail: row["email"] as String)
+            guard let code = TwoStepCodes.normalizedCode(code), let step = TwoStepCodes.matchingSteps(secret: secret, code: code, at: date).first
+            else {
+                try AuditEvent.record(
+                    db,
+                    actor: actor,
+                    objectType: "user",
+                    objectId: "\(userId)",
+                    action: "twoStep.enrolFailed",
+                    detail: row["email"] as String
+                )
                 return nil
             }
-            try db.execute(sql: "UPDATE user SET totpEnrolledAt = ?, totpLastStep = ?, twoStepResetNotice = 0 WHERE id = ?",
-                           arguments: [date.dbTime, step, userId])
+            try db.execute(
+                sql: "UPDATE user SET totpEnrolledAt = ?, totpLastStep = ?, twoStepResetNotice = 0 WHERE id = ?",
+                arguments: [date.dbTime, step, userId]
+            )
             try db.execute(sql: "DELETE FROM recoveryCode WHERE userId = ?", arguments: [userId])
             for code in recoveryCodes {
                 try db.execute(sql: "INSERT INTO recoveryCode (userId, codeHash) VALUES (?, ?)", arguments: [userId, RecoveryCodes.hash(code)])
             }
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.enrol", detail: row["email"] as String)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "user",
+                objectId: "\(userId)",
+                action: "twoStep.enrol",
+                detail: row["email"] as String
+            )
             return recoveryCodes
         }
     }
@@ -117,11 +150,23 @@ extension AppDatabase {
     /// same code at once cannot both pass. Failures and recovery-code use are audited.
     public func checkSecondStep(userId: Int64, input: String, at date: Date, actor: AuditActor) throws -> SecondStepCheck {
         try writer.write { db -> SecondStepCheck in
-            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt, totpLastStep FROM user WHERE id = ?", arguments: [userId])
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT email, totpSecret, totpEnrolledAt, totpLastStep FROM user WHERE id = ?",
+                    arguments: [userId]
+                )
             else { throw NotFound() }
             let email: String = row["email"]
             func failure(_ why: String) throws {
-                try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(userId)", action: "twoStep.failed", detail: "\(email): \(why)")
+                try AuditEvent.record(
+                    db,
+                    actor: actor,
+                    objectType: "session",
+                    objectId: "\(userId)",
+                    action: "twoStep.failed",
+                    detail: "\(email): \(why)"
+                )
             }
             guard (row["totpEnrolledAt"] as Double?) != nil, let secret = row["totpSecret"] as String? else {
                 try failure("not enrolled")
@@ -138,12 +183,21 @@ extension AppDatabase {
                 return steps.isEmpty ? .wrong : .reused
             }
             if let hash = RecoveryCodes.hash(input) {
-                try db.execute(sql: "UPDATE recoveryCode SET usedAt = ? WHERE userId = ? AND codeHash = ? AND usedAt IS NULL",
-                               arguments: [date.dbTime, userId, hash])
+                try db.execute(
+                    sql: "UPDATE recoveryCode SET usedAt = ? WHERE userId = ? AND codeHash = ? AND usedAt IS NULL",
+                    arguments: [date.dbTime, userId, hash]
+                )
                 if db.changesCount == 1 {
-                    let left = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recoveryCode WHERE userId = ? AND usedAt IS NULL", arguments: [userId]) ?? 0
-                    try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "twoStep.recoveryCode",
-                                          detail: "\(email): \(left) left")
+                    let left =
+                        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recoveryCode WHERE userId = ? AND usedAt IS NULL", arguments: [userId]) ?? 0
+                    try AuditEvent.record(
+                        db,
+                        actor: actor,
+                        objectType: "user",
+                        objectId: "\(userId)",
+                        action: "twoStep.recoveryCode",
+                        detail: "\(email): \(left) left"
+                    )
                     return .acceptedRecoveryCode(left: left)
                 }
                 try failure("wrong or used recovery code")
@@ -161,8 +215,10 @@ extension AppDatabase {
     public func resetTwoStep(userId: Int64, actor: AuditActor) throws -> User {
         try writer.write { db in
             guard let user = try User.fetchOne(db, id: userId) else { throw NotFound() }
-            try db.execute(sql: "UPDATE user SET totpSecret = NULL, totpEnrolledAt = NULL, totpLastStep = 0, twoStepResetNotice = 1 WHERE id = ?",
-                           arguments: [userId])
+            try db.execute(
+                sql: "UPDATE user SET totpSecret = NULL, totpEnrolledAt = NULL, totpLastStep = 0, twoStepResetNotice = 1 WHERE id = ?",
+                arguments: [userId]
+            )
             try db.execute(sql: "DELETE FROM recoveryCode WHERE userId = ?", arguments: [userId])
             try SessionRecord.filter(SessionRecord.Columns.userId == userId).deleteAll(db)
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE userId = ?", arguments: [userId])
@@ -190,8 +246,14 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE createdAt < ?", arguments: [now.dbTime - 86_400])
             try PendingSignIn(tokenHash: SecretToken.hash(token), userId: userId, stage: stage, next: next, createdAt: now, ipAddress: ipAddress)
                 .insert(db)
-            try AuditEvent.record(db, actor: AuditActor(userId: userId, ipAddress: ipAddress), objectType: "session", objectId: "\(userId)",
-                                  action: "session.password", detail: stage == .code ? "second step asked" : "enrolment required")
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: userId, ipAddress: ipAddress),
+                objectType: "session",
+                objectId: "\(userId)",
+                action: "session.password",
+                detail: stage == .code ? "second step asked" : "enrolment required"
+            )
         }
         return token
     }

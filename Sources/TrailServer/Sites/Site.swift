@@ -134,8 +134,15 @@ public struct SiteInput: Sendable {
     public var storageQuotaBytes: Int64?
     public var mediaAccessibility: MediaAccessibility
     public var requireCompleteLanguages: Bool
-    public init(slug: String, name: String, description: String, requiredApprovals: Int, storageQuotaBytes: Int64? = nil,
-                mediaAccessibility: MediaAccessibility = .required, requireCompleteLanguages: Bool = false) {
+    public init(
+        slug: String,
+        name: String,
+        description: String,
+        requiredApprovals: Int,
+        storageQuotaBytes: Int64? = nil,
+        mediaAccessibility: MediaAccessibility = .required,
+        requireCompleteLanguages: Bool = false
+    ) {
         self.requireCompleteLanguages = requireCompleteLanguages
         self.slug = slug
         self.name = name

@@ -79,8 +79,13 @@ struct SitesController: Sendable {
         let user = try context.requireUser()
         let cards = try await database.perform { database in
             try database.visibleSites(for: user).map { site, role in
-                SiteCard(slug: site.slug, name: site.name, description: site.description,
-                         role: role?.rawValue ?? (user.isAdmin ? "admin" : ""), tourCount: try database.tours(siteId: site.id!).count)
+                SiteCard(
+                    slug: site.slug,
+                    name: site.name,
+                    description: site.description,
+                    role: role?.rawValue ?? (user.isAdmin ? "admin" : ""),
+                    tourCount: try database.tours(siteId: site.id!).count
+                )
             }
         }
         return pages.render("home", title: "Your sites", page: HomePage(sites: cards, isEmpty: cards.isEmpty), request: request, context: context)
@@ -91,11 +96,28 @@ struct SitesController: Sendable {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
         let counts = try await database.perform { try $0.waypointCounts(siteId: site.id!) }
         let tours = try await database.perform { try $0.tours(siteId: site.id!) }.map {
-            TourRow(id: $0.id!, name: $0.name, mapName: $0.mapName, stateLabel: $0.state.label, stateBadge: $0.state.badge,
-                    waypointCount: counts[$0.id!] ?? 0, updated: DisplayFormat.date($0.updatedAt), hasFrame: $0.frame != nil)
+            TourRow(
+                id: $0.id!,
+                name: $0.name,
+                mapName: $0.mapName,
+                stateLabel: $0.state.label,
+                stateBadge: $0.state.badge,
+                waypointCount: counts[$0.id!] ?? 0,
+                updated: DisplayFormat.date($0.updatedAt),
+                hasFrame: $0.frame != nil
+            )
         }
-        let page = SitePage(slug: site.slug, name: site.name, description: site.description, requiredApprovals: site.requiredApprovals,
-                            tours: tours, canAuthor: access.canAuthor, canManage: access.canManage, isAdmin: access.isAdmin, siteId: site.id!)
+        let page = SitePage(
+            slug: site.slug,
+            name: site.name,
+            description: site.description,
+            requiredApprovals: site.requiredApprovals,
+            tours: tours,
+            canAuthor: access.canAuthor,
+            canManage: access.canManage,
+            isAdmin: access.isAdmin,
+            siteId: site.id!
+        )
         return pages.render("site", title: site.name, page: page, request: request, context: context)
     }
 
@@ -103,7 +125,13 @@ struct SitesController: Sendable {
     func listMembers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
         try access.require(.manage, to: "manage its members")
-        return pages.render("members", title: "Members of \(site.name)", page: try await database.perform { _ in try membersPage(site) }, request: request, context: context)
+        return pages.render(
+            "members",
+            title: "Members of \(site.name)",
+            page: try await database.perform { _ in try membersPage(site) },
+            request: request,
+            context: context
+        )
     }
 
     /// Adds a member by email, or changes their role (managers only).
@@ -122,7 +150,14 @@ struct SitesController: Sendable {
             var page = try await database.perform { _ in try membersPage(site) }
             page.email = form.string("email")
             page.errors = errors.fields
-            return pages.render("members", title: "Members of \(site.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            return pages.render(
+                "members",
+                title: "Members of \(site.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
     }
 
@@ -130,15 +165,20 @@ struct SitesController: Sendable {
     func removeMember(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
         try access.require(.manage, to: "manage its members")
-        try await database.perform { try $0.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor) }
+        try await database.perform {
+            try $0.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
+        }
         return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
     }
 
     func membersPage(_ site: Site) throws -> MembersPage {
-        MembersPage(slug: site.slug, name: site.name,
-                    members: try database.members(siteId: site.id!).map {
-                        MemberRow(userId: $0.userId, email: $0.email, displayName: $0.displayName, roleLabel: $0.role.rawValue, isDisabled: $0.isDisabled)
-                    },
-                    roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) })
+        MembersPage(
+            slug: site.slug,
+            name: site.name,
+            members: try database.members(siteId: site.id!).map {
+                MemberRow(userId: $0.userId, email: $0.email, displayName: $0.displayName, roleLabel: $0.role.rawValue, isDisabled: $0.isDisabled)
+            },
+            roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) }
+        )
     }
 }

@@ -9,13 +9,27 @@ extension AppDatabase {
             if try Site.filter(Site.Columns.slug == input.slug).fetchCount(db) > 0 {
                 throw ValidationErrors(["slug": "A site with this slug already exists."])
             }
-            var site = Site(id: nil, slug: input.slug, name: input.name.trimmed, description: input.description.trimmed,
-                            requiredApprovals: input.requiredApprovals, createdAt: Date())
+            var site = Site(
+                id: nil,
+                slug: input.slug,
+                name: input.name.trimmed,
+                description: input.description.trimmed,
+                requiredApprovals: input.requiredApprovals,
+                createdAt: Date()
+            )
             site.storageQuotaBytes = input.storageQuotaBytes
             site.mediaAccessibility = input.mediaAccessibility
             site.requireCompleteLanguages = input.requireCompleteLanguages
             try site.insert(db)
-            try AuditEvent.record(db, actor: actor, siteId: site.id, objectType: "site", objectId: "\(site.id!)", action: "site.create", detail: site.slug)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: site.id,
+                objectType: "site",
+                objectId: "\(site.id!)",
+                action: "site.create",
+                detail: site.slug
+            )
             return site
         }
     }
@@ -26,8 +40,15 @@ extension AppDatabase {
             guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
             site.passwordSignIn = allowed
             try site.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "site", objectId: "\(siteId)", action: "site.passwordSignIn",
-                                  detail: allowed ? "members may sign in with a password" : "members sign in through the agency's provider only")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "site",
+                objectId: "\(siteId)",
+                action: "site.passwordSignIn",
+                detail: allowed ? "members may sign in with a password" : "members sign in through the agency's provider only"
+            )
         }
     }
 
@@ -35,10 +56,14 @@ extension AppDatabase {
     public func sitesWithoutPasswordSignIn(for user: User) throws -> [Site] {
         guard !user.isAdmin, let id = user.id else { return [] }
         return try writer.read { db in
-            try Site.fetchAll(db, sql: """
-                SELECT site.* FROM site JOIN membership ON membership.siteId = site.id
-                WHERE membership.userId = ? AND site.passwordSignIn = 0 ORDER BY site.name
-                """, arguments: [id])
+            try Site.fetchAll(
+                db,
+                sql: """
+                    SELECT site.* FROM site JOIN membership ON membership.siteId = site.id
+                    WHERE membership.userId = ? AND site.passwordSignIn = 0 ORDER BY site.name
+                    """,
+                arguments: [id]
+            )
         }
     }
 
@@ -57,8 +82,16 @@ extension AppDatabase {
             site.mediaAccessibility = input.mediaAccessibility
             site.requireCompleteLanguages = input.requireCompleteLanguages
             try site.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: id, objectType: "site", objectId: "\(id)", action: "site.update",
-                                  detail: "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue), complete languages \(site.requireCompleteLanguages ? "required" : "recommended")")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: id,
+                objectType: "site",
+                objectId: "\(id)",
+                action: "site.update",
+                detail:
+                    "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue), complete languages \(site.requireCompleteLanguages ? "required" : "recommended")"
+            )
             return site
         }
     }
@@ -68,8 +101,12 @@ extension AppDatabase {
         if !Slug.isValid(input.slug) { errors["slug"] = "Use 2 to 60 lowercase letters, digits and single hyphens, like sweet-home." }
         if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
         if input.description.count > 5_000 { errors["description"] = "Keep the description under 5,000 characters." }
-        if input.requiredApprovals < 1 || input.requiredApprovals > 20 { errors["requiredApprovals"] = "Required approvals must be between 1 and 20." }
-        if let quota = input.storageQuotaBytes, quota < 1 { errors["storageQuota"] = "Enter a quota of at least 1 MB, or leave it empty for no limit." }
+        if input.requiredApprovals < 1 || input.requiredApprovals > 20 {
+            errors["requiredApprovals"] = "Required approvals must be between 1 and 20."
+        }
+        if let quota = input.storageQuotaBytes, quota < 1 {
+            errors["storageQuota"] = "Enter a quota of at least 1 MB, or leave it empty for no limit."
+        }
         return errors
     }
 
@@ -84,10 +121,14 @@ extension AppDatabase {
                 let roles = try Membership.filter(Membership.Columns.userId == user.id).fetchAll(db)
                 return try Site.order(Site.Columns.name).fetchAll(db).map { site in (site, roles.first { $0.siteId == site.id }?.role) }
             }
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT site.*, membership.role AS memberRole FROM site JOIN membership ON membership.siteId = site.id
-                WHERE membership.userId = ? ORDER BY site.name
-                """, arguments: [user.id])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT site.*, membership.role AS memberRole FROM site JOIN membership ON membership.siteId = site.id
+                    WHERE membership.userId = ? ORDER BY site.name
+                    """,
+                arguments: [user.id]
+            )
             return try rows.map { (try Site(row: $0), SiteRole(rawValue: $0["memberRole"])) }
         }
     }
@@ -120,12 +161,21 @@ extension AppDatabase {
 
     public func members(siteId: Int64) throws -> [MemberRow] {
         try writer.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT user.id, user.email, user.displayName, user.isDisabled, membership.role FROM membership
-                JOIN user ON user.id = membership.userId WHERE membership.siteId = ? ORDER BY user.displayName
-                """, arguments: [siteId]).map {
-                MemberRow(userId: $0["id"], email: $0["email"], displayName: $0["displayName"],
-                          role: SiteRole(rawValue: $0["role"]) ?? .author, isDisabled: $0["isDisabled"])
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT user.id, user.email, user.displayName, user.isDisabled, membership.role FROM membership
+                    JOIN user ON user.id = membership.userId WHERE membership.siteId = ? ORDER BY user.displayName
+                    """,
+                arguments: [siteId]
+            ).map {
+                MemberRow(
+                    userId: $0["id"],
+                    email: $0["email"],
+                    displayName: $0["displayName"],
+                    role: SiteRole(rawValue: $0["role"]) ?? .author,
+                    isDisabled: $0["isDisabled"]
+                )
             }
         }
     }
@@ -138,16 +188,30 @@ extension AppDatabase {
             }
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
             try Membership(userId: user.id!, siteId: siteId, role: role).upsert(db)
-            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "membership", objectId: "\(siteId):\(user.id!)",
-                                  action: "member.set", detail: "\(user.email) as \(role.rawValue)")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "membership",
+                objectId: "\(siteId):\(user.id!)",
+                action: "member.set",
+                detail: "\(user.email) as \(role.rawValue)"
+            )
         }
     }
 
     public func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) throws {
         try writer.write { db in
             guard try Membership.deleteOne(db, key: ["userId": userId, "siteId": siteId]) else { throw NotFound() }
-            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "membership", objectId: "\(siteId):\(userId)",
-                                  action: "member.remove", detail: "")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "membership",
+                objectId: "\(siteId):\(userId)",
+                action: "member.remove",
+                detail: ""
+            )
         }
     }
 }

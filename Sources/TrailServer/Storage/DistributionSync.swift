@@ -38,8 +38,15 @@ public final class DistributionSync: Service, Sendable {
     private let wakeup = WakeSignal()
     private let running = NIOLockedValueBox(false)
 
-    public init(database: AppDatabase, paths: DataPaths, state: DistributionState, catalog: CatalogSigner, signingKey: SigningKey,
-                files: ContentStore, logger: Logger = Logger(label: "trail.storage")) {
+    public init(
+        database: AppDatabase,
+        paths: DataPaths,
+        state: DistributionState,
+        catalog: CatalogSigner,
+        signingKey: SigningKey,
+        files: ContentStore,
+        logger: Logger = Logger(label: "trail.storage")
+    ) {
         self.database = database
         self.paths = paths
         self.state = state
@@ -86,10 +93,22 @@ public final class DistributionSync: Service, Sendable {
         let paths = DataPaths(root: config.dataFolder)
         let signingKey = try SigningKey.loadOrCreate(at: paths.signingKey)
         let state = try DistributionState(settings: settings, database: database)
-        let catalog = CatalogSigner(database: database, signingKey: signingKey, lifetime: config.catalogLifetime,
-                                    publicURL: config.effectivePublicURL, distribution: state)
-        return DistributionSync(database: database, paths: paths, state: state, catalog: catalog, signingKey: signingKey,
-                                files: ContentStore(database: database, paths: paths, logger: logger), logger: logger)
+        let catalog = CatalogSigner(
+            database: database,
+            signingKey: signingKey,
+            lifetime: config.catalogLifetime,
+            publicURL: config.effectivePublicURL,
+            distribution: state
+        )
+        return DistributionSync(
+            database: database,
+            paths: paths,
+            state: state,
+            catalog: catalog,
+            signingKey: signingKey,
+            files: ContentStore(database: database, paths: paths, logger: logger),
+            logger: logger
+        )
     }
 
     public func shutdown() async { await client.shutdown() }
@@ -112,7 +131,9 @@ public final class DistributionSync: Service, Sendable {
                 continue
             }
             if info.size != item.size || info.sha256 != item.sha256 {
-                problems.append("different: \(item.path) is \(info.size) bytes with SHA-256 \(info.sha256 ?? "unknown"), the database has \(item.size) with \(item.sha256)")
+                problems.append(
+                    "different: \(item.path) is \(info.size) bytes with SHA-256 \(info.sha256 ?? "unknown"), the database has \(item.size) with \(item.sha256)"
+                )
             } else {
                 present.insert(item.path)
             }
@@ -124,12 +145,16 @@ public final class DistributionSync: Service, Sendable {
         let body = try await client.getObject(location.key(DistributionPath.catalog))
         let signatureText = String(decoding: try await client.getObject(location.key(DistributionPath.catalogSignature)), as: UTF8.self)
         guard let signature = Data(base64Encoded: signatureText.trimmingCharacters(in: .whitespacesAndNewlines)),
-              SignatureCheck.verify(signature: signature, of: body, publicKeyBase64: signingKey.publicKeyBase64) else {
+            SignatureCheck.verify(signature: signature, of: body, publicKeyBase64: signingKey.publicKeyBase64)
+        else {
             problems.append("catalog.json does not verify with catalog.json.sig and this server's signing key")
             return problems
         }
         struct Listed: Decodable {
-            struct Item: Decodable { let id: String; let version: Int }
+            struct Item: Decodable {
+                let id: String
+                let version: Int
+            }
             let catalogVersion: Int
             let packages: [Item]
         }
@@ -187,10 +212,19 @@ public final class DistributionSync: Service, Sendable {
             let fresh = try catalog.current()
             let body = fresh.body
             if !state.isConfirmed(DistributionPath.catalog, sha256: body.sha256Hex) {
-                try await client.putObject(location.key(DistributionPath.catalog), data: body, contentType: "application/json",
-                                           cacheControl: "no-cache", metadata: ["signature": fresh.signature])
-                try await client.putObject(location.key(DistributionPath.catalogSignature), data: Data(fresh.signature.utf8),
-                                           contentType: "text/plain", cacheControl: "no-cache")
+                try await client.putObject(
+                    location.key(DistributionPath.catalog),
+                    data: body,
+                    contentType: "application/json",
+                    cacheControl: "no-cache",
+                    metadata: ["signature": fresh.signature]
+                )
+                try await client.putObject(
+                    location.key(DistributionPath.catalogSignature),
+                    data: Data(fresh.signature.utf8),
+                    contentType: "text/plain",
+                    cacheControl: "no-cache"
+                )
                 try record(DistributionPath.catalog, size: Int64(body.count), sha256: body.sha256Hex)
                 report.catalogUploaded = true
                 logger.info("storage: catalog version \(fresh.catalogVersion) published to \(location)")
@@ -225,8 +259,13 @@ public final class DistributionSync: Service, Sendable {
             throw S3Error(kind: .mismatch, operation: "confirm \(key)", status: 404, code: nil, message: "the object is not there after its upload")
         }
         guard info.size == item.size, info.sha256 == item.sha256 else {
-            throw S3Error(kind: .mismatch, operation: "confirm \(key)", status: nil, code: nil,
-                          message: "the bucket reports \(info.size) bytes with SHA-256 \(info.sha256 ?? "none"), expected \(item.size) with \(item.sha256)")
+            throw S3Error(
+                kind: .mismatch,
+                operation: "confirm \(key)",
+                status: nil,
+                code: nil,
+                message: "the bucket reports \(info.size) bytes with SHA-256 \(info.sha256 ?? "none"), expected \(item.size) with \(item.sha256)"
+            )
         }
         try record(item.path, size: item.size, sha256: item.sha256)
     }
@@ -234,28 +273,48 @@ public final class DistributionSync: Service, Sendable {
     func uploadFile(_ item: DistributionItem, from url: URL) async throws {
         let key = location.key(item.path)
         guard item.size > settings.multipartThreshold else {
-            try await client.putObject(key, file: url, size: item.size, sha256: item.sha256, contentType: item.contentType, cacheControl: item.cacheControl)
+            try await client.putObject(
+                key,
+                file: url,
+                size: item.size,
+                sha256: item.sha256,
+                contentType: item.contentType,
+                cacheControl: item.cacheControl
+            )
             return
         }
         let where_ = location.description
         let partSize = max(settings.partSize, (item.size + 9_999) / 10_000)
         var done: [Int: S3Client.Part] = [:]
         let uploadId: String
-        if let row = try await database.perform({ try $0.distributionUpload(location: where_, path: item.path) }), row.sha256 == item.sha256, row.partSize == partSize,
-           let listed = try await client.listParts(key, uploadId: row.uploadId) {
+        if let row = try await database.perform({ try $0.distributionUpload(location: where_, path: item.path) }), row.sha256 == item.sha256,
+            row.partSize == partSize,
+            let listed = try await client.listParts(key, uploadId: row.uploadId)
+        {
             uploadId = row.uploadId
             // Parts the bucket holds from before a restart: kept when their size and MD5 are those of the file's part.
             for part in listed {
                 let range = Self.partRange(part.number, partSize: partSize, size: item.size)
                 guard !range.isEmpty, part.size == Int64(range.count),
-                      try await Self.md5(of: url, range: range) == part.etag.lowercased() else { continue }
+                    try await Self.md5(of: url, range: range) == part.etag.lowercased()
+                else { continue }
                 done[part.number] = part
             }
             logger.info("storage: continuing the upload of \(item.path) with \(done.count) parts already in the bucket")
         } else {
-            uploadId = try await client.createMultipartUpload(key, contentType: item.contentType, cacheControl: item.cacheControl, sha256: item.sha256)
-            try await database.perform { try $0.startDistributionUpload(location: where_, path: item.path,
-                                                 row: .init(uploadId: uploadId, size: item.size, sha256: item.sha256, partSize: partSize)) }
+            uploadId = try await client.createMultipartUpload(
+                key,
+                contentType: item.contentType,
+                cacheControl: item.cacheControl,
+                sha256: item.sha256
+            )
+            try await database.perform {
+                try $0.startDistributionUpload(
+                    location: where_,
+                    path: item.path,
+                    row: .init(uploadId: uploadId, size: item.size, sha256: item.sha256, partSize: partSize)
+                )
+            }
         }
         let count = Int((item.size + partSize - 1) / partSize)
         let missing = (1...count).filter { done[$0] == nil }
@@ -265,8 +324,13 @@ public final class DistributionSync: Service, Sendable {
             func addNext() {
                 guard let number = next.next() else { return }
                 group.addTask {
-                    try await client.uploadPart(key, uploadId: uploadId, number: number, file: url,
-                                                range: Self.partRange(number, partSize: partSize, size: item.size))
+                    try await client.uploadPart(
+                        key,
+                        uploadId: uploadId,
+                        number: number,
+                        file: url,
+                        range: Self.partRange(number, partSize: partSize, size: item.size)
+                    )
                 }
             }
             for _ in 0..<max(1, settings.partConcurrency) { addNext() }

@@ -136,10 +136,13 @@ enum DistributionStatus {
         let items = try database.distributionItems(paths: paths, signingKey: nil)
         var own = Set<String>()
         if let package = try database.package(id: packageId), package.isVisible, let current = package.currentVersion,
-           let version = try database.packageVersion(packageId: packageId, version: current) {
+            let version = try database.packageVersion(packageId: packageId, version: current)
+        {
             own = Set(try version.decodedManifest().listedFiles.map { DistributionPath.file($0.sha256) })
         }
-        let waiting = items.filter { ($0.path.hasPrefix("packages/\(packageId)/") || own.contains($0.path)) && !state.isConfirmed($0.path, sha256: $0.sha256) }
+        let waiting = items.filter {
+            ($0.path.hasPrefix("packages/\(packageId)/") || own.contains($0.path)) && !state.isConfirmed($0.path, sha256: $0.sha256)
+        }
         let jobs = try database.waitingDistributionJobs()
         if waiting.isEmpty && jobs.isEmpty { return ("In sync with \(state.location).", true) }
         var text = waiting.isEmpty ? "The catalog is waiting to be sent" : "\(waiting.count) object\(waiting.count == 1 ? "" : "s") waiting"
@@ -157,7 +160,11 @@ extension S3Client {
     /// (HEAD) and takes a write under the prefix (`.trail/write-check`, naming who wrote it and when).
     func checkWritable(by writer: String) async throws {
         try await headBucket()
-        try await putObject(location.key(DistributionPath.writeCheck), data: Data("written by trail-companion \(writer) at \(Date())\n".utf8),
-                            contentType: "text/plain", cacheControl: "no-store")
+        try await putObject(
+            location.key(DistributionPath.writeCheck),
+            data: Data("written by trail-companion \(writer) at \(Date())\n".utf8),
+            contentType: "text/plain",
+            cacheControl: "no-store"
+        )
     }
 }

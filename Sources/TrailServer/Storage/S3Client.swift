@@ -1,14 +1,15 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import _NIOFileSystem
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 /// `s3://BUCKET/PREFIX`: where in which bucket the distribution tree goes.
 public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
@@ -69,15 +70,16 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
     public let message: String
 
     public var description: String {
-        let what = switch kind {
-        case .unreachable: "the storage endpoint does not answer"
-        case .accessDenied: "access denied (check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's permissions)"
-        case .noSuchBucket: "the bucket does not exist"
-        case .noSuchKey: "no such object"
-        case .noSuchUpload: "the multipart upload is gone"
-        case .mismatch: "the stored object does not match what was sent"
-        case .other: "the storage refused the request"
-        }
+        let what =
+            switch kind {
+            case .unreachable: "the storage endpoint does not answer"
+            case .accessDenied: "access denied (check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's permissions)"
+            case .noSuchBucket: "the bucket does not exist"
+            case .noSuchKey: "no such object"
+            case .noSuchUpload: "the multipart upload is gone"
+            case .mismatch: "the stored object does not match what was sent"
+            case .other: "the storage refused the request"
+            }
         let detail = [status.map { "HTTP \($0)" }, code, message.isEmpty ? nil : message].compactMap { $0 }.joined(separator: ", ")
         return "\(operation): \(what)\(detail.isEmpty ? "" : " (\(detail))")"
     }
@@ -107,8 +109,14 @@ public final class S3Client: Sendable {
     static let chunkSize = 256 * 1024
 
     /// `endpoint` nil: AWS (`https://s3.<region>.amazonaws.com`).
-    public init(location: StorageLocation, endpoint: URL?, region: String, credentials: S3Credentials,
-                connectTimeout: TimeAmount = .seconds(10), readTimeout: TimeAmount = .seconds(120)) {
+    public init(
+        location: StorageLocation,
+        endpoint: URL?,
+        region: String,
+        credentials: S3Credentials,
+        connectTimeout: TimeAmount = .seconds(10),
+        readTimeout: TimeAmount = .seconds(120)
+    ) {
         self.location = location
         self.signer = SigV4Signer(credentials: credentials, region: region)
         if let endpoint {
@@ -119,8 +127,10 @@ public final class S3Client: Sendable {
             // A bucket name with dots does not match the wildcard certificate as a sub-domain.
             self.pathStyle = location.bucket.contains(".")
         }
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
-                                                     timeout: .init(connect: connectTimeout, read: readTimeout))
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: connectTimeout, read: readTimeout)
+        )
         configuration.httpVersion = .http1Only
         self.http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
@@ -150,7 +160,8 @@ public final class S3Client: Sendable {
                 etag: Self.unquote(response.headers.first(name: "etag") ?? ""),
                 sha256: response.headers.first(name: "x-amz-meta-sha256"),
                 contentType: response.headers.first(name: "content-type"),
-                cacheControl: response.headers.first(name: "cache-control"))
+                cacheControl: response.headers.first(name: "cache-control")
+            )
         } catch let error as S3Error where error.kind == .noSuchKey || (error.status == 404 && error.kind != .noSuchBucket) {
             return nil
         }
@@ -168,12 +179,25 @@ public final class S3Client: Sendable {
 
     /// Uploads bytes held in memory (catalog, manifests, signatures: small). Returns the ETag.
     @discardableResult
-    public func putObject(_ key: String, data: Data, contentType: String, cacheControl: String, metadata: [String: String] = [:]) async throws -> String {
+    public func putObject(
+        _ key: String,
+        data: Data,
+        contentType: String,
+        cacheControl: String,
+        metadata: [String: String] = [:]
+    ) async throws -> String {
         let sha256 = SHA256.hash(data: data).hexString
-        let headers = Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: metadata)
+        let headers =
+            Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: metadata)
             + [("content-length", "\(data.count)")]
-        let response = try await send("PUT \(key)", method: .PUT, key: key, headers: headers, payloadHash: sha256,
-                                      body: .bytes(ByteBuffer(bytes: data)))
+        let response = try await send(
+            "PUT \(key)",
+            method: .PUT,
+            key: key,
+            headers: headers,
+            payloadHash: sha256,
+            body: .bytes(ByteBuffer(bytes: data))
+        )
         let etag = Self.unquote(response.headers.first(name: "etag") ?? "")
         try Self.checkETag(etag, md5: Insecure.MD5.hash(data: data).hexString, operation: "PUT \(key)")
         return etag
@@ -185,14 +209,28 @@ public final class S3Client: Sendable {
     /// that do not check the signed hash (SeaweedFS and moto do not). Returns the ETag.
     @discardableResult
     public func putObject(_ key: String, file: URL, size: Int64, sha256: String, contentType: String, cacheControl: String) async throws -> String {
-        let headers = Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: [:])
+        let headers =
+            Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: [:])
             + [("content-length", "\(size)")]
-        let (response, sent) = try await sendFile("PUT \(key)", method: .PUT, key: key, query: [], headers: headers, payloadHash: sha256,
-                                                  file: file, range: 0..<size)
+        let (response, sent) = try await sendFile(
+            "PUT \(key)",
+            method: .PUT,
+            key: key,
+            query: [],
+            headers: headers,
+            payloadHash: sha256,
+            file: file,
+            range: 0..<size
+        )
         guard sent.sha256 == sha256, sent.count == size else {
             try? await deleteObject(key)
-            throw S3Error(kind: .mismatch, operation: "PUT \(key)", status: nil, code: nil,
-                          message: "\(file.path) has \(sent.count) bytes with SHA-256 \(sent.sha256), not the \(size) bytes with \(sha256) expected")
+            throw S3Error(
+                kind: .mismatch,
+                operation: "PUT \(key)",
+                status: nil,
+                code: nil,
+                message: "\(file.path) has \(sent.count) bytes with SHA-256 \(sent.sha256), not the \(size) bytes with \(sha256) expected"
+            )
         }
         let etag = Self.unquote(response.headers.first(name: "etag") ?? "")
         try Self.checkETag(etag, md5: sent.md5, operation: "PUT \(key)")
@@ -209,10 +247,22 @@ public final class S3Client: Sendable {
 
     public func createMultipartUpload(_ key: String, contentType: String, cacheControl: String, sha256: String) async throws -> String {
         let headers = Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: [:])
-        let response = try await send("start the multipart upload of \(key)", method: .POST, key: key, query: [("uploads", "")],
-                                      headers: headers, responseLimit: 64 * 1024)
+        let response = try await send(
+            "start the multipart upload of \(key)",
+            method: .POST,
+            key: key,
+            query: [("uploads", "")],
+            headers: headers,
+            responseLimit: 64 * 1024
+        )
         guard let id = XMLValues.first("UploadId", in: response.body) else {
-            throw S3Error(kind: .other, operation: "start the multipart upload of \(key)", status: 200, code: nil, message: "no UploadId in the answer")
+            throw S3Error(
+                kind: .other,
+                operation: "start the multipart upload of \(key)",
+                status: 200,
+                code: nil,
+                message: "no UploadId in the answer"
+            )
         }
         return id
     }
@@ -221,10 +271,17 @@ public final class S3Client: Sendable {
     /// read it twice), the store's ETag (the MD5 of what it received) is checked against the MD5 of what was sent.
     public func uploadPart(_ key: String, uploadId: String, number: Int, file: URL, range: Range<Int64>) async throws -> Part {
         let operation = "upload part \(number) of \(key)"
-        let (response, sent) = try await sendFile(operation, method: .PUT, key: key,
-                                                 query: [("partNumber", "\(number)"), ("uploadId", uploadId)],
-                                                  headers: [("content-length", "\(range.count)")], payloadHash: SigV4Signer.unsignedPayload,
-                                                  file: file, range: range, hashSHA256: false)
+        let (response, sent) = try await sendFile(
+            operation,
+            method: .PUT,
+            key: key,
+            query: [("partNumber", "\(number)"), ("uploadId", uploadId)],
+            headers: [("content-length", "\(range.count)")],
+            payloadHash: SigV4Signer.unsignedPayload,
+            file: file,
+            range: range,
+            hashSHA256: false
+        )
         let etag = Self.unquote(response.headers.first(name: "etag") ?? "")
         try Self.checkETag(etag, md5: sent.md5, operation: operation)
         return Part(number: number, etag: etag, size: Int64(range.count))
@@ -245,11 +302,13 @@ public final class S3Client: Sendable {
             }
             for element in XMLValues.elements("Part", in: response.body) {
                 guard let number = element["PartNumber"].flatMap(Int.init), let etag = element["ETag"],
-                      let size = element["Size"].flatMap(Int64.init) else { continue }
+                    let size = element["Size"].flatMap(Int64.init)
+                else { continue }
                 parts.append(Part(number: number, etag: Self.unquote(etag), size: size))
             }
             guard XMLValues.first("IsTruncated", in: response.body) == "true",
-                  let next = XMLValues.first("NextPartNumberMarker", in: response.body) else { break }
+                let next = XMLValues.first("NextPartNumberMarker", in: response.body)
+            else { break }
             marker = next
         }
         return parts.sorted { $0.number < $1.number }
@@ -259,12 +318,20 @@ public final class S3Client: Sendable {
     @discardableResult
     public func completeMultipartUpload(_ key: String, uploadId: String, parts: [Part]) async throws -> String {
         let operation = "complete the multipart upload of \(key)"
-        let xml = "<CompleteMultipartUpload>" + parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\"\($0.etag)\"</ETag></Part>" }.joined()
+        let xml =
+            "<CompleteMultipartUpload>" + parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\"\($0.etag)\"</ETag></Part>" }.joined()
             + "</CompleteMultipartUpload>"
         let data = Data(xml.utf8)
-        let response = try await send(operation, method: .POST, key: key, query: [("uploadId", uploadId)],
-                                      headers: [("content-length", "\(data.count)"), ("content-type", "application/xml")],
-                                      payloadHash: SHA256.hash(data: data).hexString, body: .bytes(ByteBuffer(bytes: data)), responseLimit: 64 * 1024)
+        let response = try await send(
+            operation,
+            method: .POST,
+            key: key,
+            query: [("uploadId", uploadId)],
+            headers: [("content-length", "\(data.count)"), ("content-type", "application/xml")],
+            payloadHash: SHA256.hash(data: data).hexString,
+            body: .bytes(ByteBuffer(bytes: data)),
+            responseLimit: 64 * 1024
+        )
         // S3 may answer 200 with an error document when the join fails late.
         if let code = XMLValues.first("Code", in: response.body) {
             throw S3Error(kind: .other, operation: operation, status: 200, code: code, message: XMLValues.first("Message", in: response.body) ?? "")
@@ -298,7 +365,12 @@ public final class S3Client: Sendable {
         let body: ByteBuffer
     }
 
-    static func objectHeaders(contentType: String, cacheControl: String, sha256: String, metadata: [String: String]) -> [(name: String, value: String)] {
+    static func objectHeaders(
+        contentType: String,
+        cacheControl: String,
+        sha256: String,
+        metadata: [String: String]
+    ) -> [(name: String, value: String)] {
         [("content-type", contentType), ("cache-control", cacheControl), ("x-amz-meta-sha256", sha256)]
             + metadata.sorted { $0.key < $1.key }.map { ("x-amz-meta-\($0.key)", $0.value) }
     }
@@ -308,14 +380,28 @@ public final class S3Client: Sendable {
         let basePath = endpoint.path.hasSuffix("/") ? String(endpoint.path.dropLast()) : endpoint.path
         let objectPath = key.map { "/\($0)" } ?? "/"
         if pathStyle {
-            return S3RequestTarget(method: method, host: "\(endpoint.host ?? "")\(port)",
-                                   path: "\(basePath)/\(location.bucket)\(key.map { "/\($0)" } ?? "")", query: query)
+            return S3RequestTarget(
+                method: method,
+                host: "\(endpoint.host ?? "")\(port)",
+                path: "\(basePath)/\(location.bucket)\(key.map { "/\($0)" } ?? "")",
+                query: query
+            )
         }
-        return S3RequestTarget(method: method, host: "\(location.bucket).\(endpoint.host ?? "")\(port)", path: "\(basePath)\(objectPath)", query: query)
+        return S3RequestTarget(
+            method: method,
+            host: "\(location.bucket).\(endpoint.host ?? "")\(port)",
+            path: "\(basePath)\(objectPath)",
+            query: query
+        )
     }
 
-    func request(_ method: HTTPMethod, key: String?, query: [(name: String, value: String)], headers: [(name: String, value: String)],
-                 payloadHash: String) -> HTTPClientRequest {
+    func request(
+        _ method: HTTPMethod,
+        key: String?,
+        query: [(name: String, value: String)],
+        headers: [(name: String, value: String)],
+        payloadHash: String
+    ) -> HTTPClientRequest {
         let target = target(method: method.rawValue, key: key, query: query)
         var request = HTTPClientRequest(url: "\(endpoint.scheme ?? "https")://\(target.host)\(target.pathAndQuery)")
         request.method = method
@@ -325,9 +411,16 @@ public final class S3Client: Sendable {
         return request
     }
 
-    func send(_ operation: String, method: HTTPMethod, key: String?, query: [(name: String, value: String)] = [],
-              headers: [(name: String, value: String)] = [], payloadHash: String = SigV4Signer.emptyPayloadHash,
-              body: HTTPClientRequest.Body? = nil, responseLimit: Int = 64 * 1024) async throws -> HTTPClientResponseParts {
+    func send(
+        _ operation: String,
+        method: HTTPMethod,
+        key: String?,
+        query: [(name: String, value: String)] = [],
+        headers: [(name: String, value: String)] = [],
+        payloadHash: String = SigV4Signer.emptyPayloadHash,
+        body: HTTPClientRequest.Body? = nil,
+        responseLimit: Int = 64 * 1024
+    ) async throws -> HTTPClientResponseParts {
         var request = request(method, key: key, query: query, headers: headers, payloadHash: payloadHash)
         request.body = body
         return try await execute(request, operation: operation, isBucket: key == nil, responseLimit: responseLimit)
@@ -342,9 +435,17 @@ public final class S3Client: Sendable {
 
     /// Sends `range` of `file` as the body and returns the answer with the MD5 (and, when `hashSHA256`, the SHA-256)
     /// and the count of the bytes sent.
-    func sendFile(_ operation: String, method: HTTPMethod, key: String, query: [(name: String, value: String)],
-                  headers: [(name: String, value: String)], payloadHash: String, file: URL, range: Range<Int64>,
-                  hashSHA256: Bool = true) async throws -> (HTTPClientResponseParts, (md5: String, sha256: String, count: Int64)) {
+    func sendFile(
+        _ operation: String,
+        method: HTTPMethod,
+        key: String,
+        query: [(name: String, value: String)],
+        headers: [(name: String, value: String)],
+        payloadHash: String,
+        file: URL,
+        range: Range<Int64>,
+        hashSHA256: Bool = true
+    ) async throws -> (HTTPClientResponseParts, (md5: String, sha256: String, count: Int64)) {
         var request = request(method, key: key, query: query, headers: headers, payloadHash: payloadHash)
         let digests = NIOLockedValueBox(SentDigests(sha256: hashSHA256 ? SHA256() : nil))
         let response: HTTPClientResponseParts
@@ -375,29 +476,40 @@ public final class S3Client: Sendable {
         do {
             response = try await http.execute(request, timeout: .hours(1))
         } catch {
-            throw S3Error(kind: .unreachable, operation: operation, status: nil, code: nil,
-                          message: "\(endpoint.absoluteString): \(Self.describe(error))")
+            throw S3Error(
+                kind: .unreachable,
+                operation: operation,
+                status: nil,
+                code: nil,
+                message: "\(endpoint.absoluteString): \(Self.describe(error))"
+            )
         }
         let body: ByteBuffer
         do {
             body = try await response.body.collect(upTo: responseLimit)
         } catch {
-            throw S3Error(kind: .unreachable, operation: operation, status: Int(response.status.code), code: nil,
-                          message: "the answer was cut or too long: \(Self.describe(error))")
+            throw S3Error(
+                kind: .unreachable,
+                operation: operation,
+                status: Int(response.status.code),
+                code: nil,
+                message: "the answer was cut or too long: \(Self.describe(error))"
+            )
         }
         let status = Int(response.status.code)
         guard (200..<300).contains(status) else {
             let code = XMLValues.first("Code", in: body)
             let message = XMLValues.first("Message", in: body) ?? ""
-            let kind: S3Error.Kind = switch (status, code) {
-            case (_, "NoSuchBucket"): .noSuchBucket
-            case (_, "NoSuchKey"): .noSuchKey
-            case (_, "NoSuchUpload"): .noSuchUpload
-            case (_, "XAmzContentSHA256Mismatch"), (_, "BadDigest"), (_, "IncompleteBody"): .mismatch
-            case (401, _), (403, _): .accessDenied
-            case (404, nil) where isBucket: .noSuchBucket
-            default: .other
-            }
+            let kind: S3Error.Kind =
+                switch (status, code) {
+                case (_, "NoSuchBucket"): .noSuchBucket
+                case (_, "NoSuchKey"): .noSuchKey
+                case (_, "NoSuchUpload"): .noSuchUpload
+                case (_, "XAmzContentSHA256Mismatch"), (_, "BadDigest"), (_, "IncompleteBody"): .mismatch
+                case (401, _), (403, _): .accessDenied
+                case (404, nil) where isBucket: .noSuchBucket
+                default: .other
+                }
             throw S3Error(kind: kind, operation: operation, status: status, code: code, message: message)
         }
         return HTTPClientResponseParts(status: status, headers: response.headers, body: body)
@@ -427,8 +539,13 @@ public final class S3Client: Sendable {
         let base = etag.split(separator: "-").first.map(String.init) ?? etag
         guard base.count == 32, base.allSatisfy(\.isHexDigit) else { return }
         guard etag.lowercased() == md5 else {
-            throw S3Error(kind: .mismatch, operation: operation, status: nil, code: "ETag",
-                          message: "the store computed MD5 \(etag), the bytes sent have \(md5)")
+            throw S3Error(
+                kind: .mismatch,
+                operation: operation,
+                status: nil,
+                code: "ETag",
+                message: "the store computed MD5 \(etag), the bytes sent have \(md5)"
+            )
         }
     }
 }
@@ -486,7 +603,13 @@ enum XMLValues {
             return found
         }
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser,
+            didStartElement name: String,
+            namespaceURI: String?,
+            qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             text = ""
             if name == record { current = [:] }
         }

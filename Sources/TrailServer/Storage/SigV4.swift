@@ -21,14 +21,19 @@ public struct S3Credentials: Sendable, Equatable {
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
         var values = environment
         if values["AWS_ACCESS_KEY_ID"].map({ $0.isEmpty }) ?? true, let folder = environment["CREDENTIALS_DIRECTORY"], !folder.isEmpty {
-            for (name, variable) in [("aws-access-key-id", "AWS_ACCESS_KEY_ID"), ("aws-secret-access-key", "AWS_SECRET_ACCESS_KEY"),
-                                     ("aws-session-token", "AWS_SESSION_TOKEN")] {
+            for (name, variable) in [
+                ("aws-access-key-id", "AWS_ACCESS_KEY_ID"), ("aws-secret-access-key", "AWS_SECRET_ACCESS_KEY"),
+                ("aws-session-token", "AWS_SESSION_TOKEN"),
+            ] {
                 let url = URL(fileURLWithPath: folder).appendingPathComponent(name)
-                if let text = try? String(contentsOf: url, encoding: .utf8) { values[variable] = text.trimmingCharacters(in: .whitespacesAndNewlines) }
+                if let text = try? String(contentsOf: url, encoding: .utf8) {
+                    values[variable] = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                }
             }
         }
         guard let id = values["AWS_ACCESS_KEY_ID"], !id.isEmpty,
-              let secret = values["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else { return nil }
+            let secret = values["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty
+        else { return nil }
         let token = values["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         return S3Credentials(accessKeyId: id, secretAccessKey: secret, sessionToken: token)
     }
@@ -45,8 +50,11 @@ extension S3Credentials: CustomStringConvertible, CustomDebugStringConvertible, 
     public var debugDescription: String { description }
 
     public var customMirror: Mirror {
-        Mirror(self, children: ["accessKeyId": accessKeyId, "secretAccessKey": "<redacted>", "sessionToken": sessionToken.map { _ in "<redacted>" } as Any],
-               displayStyle: .struct)
+        Mirror(
+            self,
+            children: ["accessKeyId": accessKeyId, "secretAccessKey": "<redacted>", "sessionToken": sessionToken.map { _ in "<redacted>" } as Any],
+            displayStyle: .struct
+        )
     }
 }
 
@@ -111,8 +119,12 @@ public struct SigV4Signer: Sendable {
     /// The headers to add to a request with `headers` (any case; `host` is added from the target): `x-amz-date`,
     /// `x-amz-content-sha256`, `x-amz-security-token` when there is a session token, and `authorization`.
     /// Every header given is signed, so pass only those the request will carry unchanged.
-    public func sign(_ target: S3RequestTarget, headers: [(name: String, value: String)] = [], payloadHash: String,
-                     date: Date = Date()) -> [(name: String, value: String)] {
+    public func sign(
+        _ target: S3RequestTarget,
+        headers: [(name: String, value: String)] = [],
+        payloadHash: String,
+        date: Date = Date()
+    ) -> [(name: String, value: String)] {
         let stamp = Self.timestamp(date)
         var added: [(name: String, value: String)] = [("x-amz-date", stamp), ("x-amz-content-sha256", payloadHash)]
         if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
@@ -121,7 +133,12 @@ public struct SigV4Signer: Sendable {
         let canonicalRequest = [target.method, target.encodedPath, target.canonicalQuery, canonicalHeaders, signedHeaders, payloadHash]
             .joined(separator: "\n")
         let signature = self.signature(canonicalRequest: canonicalRequest, timestamp: stamp)
-        added.append(("authorization", "\(Self.algorithm) Credential=\(credentials.accessKeyId)/\(scope(stamp)),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
+        added.append(
+            (
+                "authorization",
+                "\(Self.algorithm) Credential=\(credentials.accessKeyId)/\(scope(stamp)),SignedHeaders=\(signedHeaders),Signature=\(signature)"
+            )
+        )
         return added
     }
 
@@ -168,7 +185,7 @@ public struct SigV4Signer: Sendable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 out.unicodeScalars.append(UnicodeScalar(byte))
             case UInt8(ascii: "/") where keepSlash:
                 out.append("/")

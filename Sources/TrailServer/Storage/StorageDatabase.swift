@@ -13,29 +13,67 @@ extension AppDatabase {
         var items: [DistributionItem] = []
         if let signingKey {
             let key = try JSONResponse.encoder.encode(Components.Schemas.SigningKey(signingKey))
-            items.append(DistributionItem(path: DistributionPath.signingKey, size: Int64(key.count), sha256: key.sha256Hex,
-                                          contentType: "application/json", cacheControl: DistributionItem.immutable, source: .bytes(key)))
+            items.append(
+                DistributionItem(
+                    path: DistributionPath.signingKey,
+                    size: Int64(key.count),
+                    sha256: key.sha256Hex,
+                    contentType: "application/json",
+                    cacheControl: DistributionItem.immutable,
+                    source: .bytes(key)
+                )
+            )
         }
         var seenFiles = Set<String>()
         for published in try publishedPackages() {
             for version in try packageVersions(packageId: published.package.id) {
-                let manifest = Data(version.manifestJSON.utf8), signature = Data(version.signature.utf8)
-                items.append(DistributionItem(path: DistributionPath.zip(version.packageId, version.version), size: version.size,
-                                              sha256: version.sha256, contentType: "application/zip", cacheControl: DistributionItem.immutable,
-                                              source: .file(paths.absolute(version.storedPath))))
-                items.append(DistributionItem(path: DistributionPath.manifest(version.packageId, version.version), size: Int64(manifest.count),
-                                              sha256: manifest.sha256Hex, contentType: "application/json",
-                                              cacheControl: DistributionItem.immutable, source: .bytes(manifest)))
-                items.append(DistributionItem(path: DistributionPath.manifestSignature(version.packageId, version.version),
-                                              size: Int64(signature.count), sha256: signature.sha256Hex, contentType: "text/plain",
-                                              cacheControl: DistributionItem.immutable, source: .bytes(signature)))
+                let manifest = Data(version.manifestJSON.utf8)
+                let signature = Data(version.signature.utf8)
+                items.append(
+                    DistributionItem(
+                        path: DistributionPath.zip(version.packageId, version.version),
+                        size: version.size,
+                        sha256: version.sha256,
+                        contentType: "application/zip",
+                        cacheControl: DistributionItem.immutable,
+                        source: .file(paths.absolute(version.storedPath))
+                    )
+                )
+                items.append(
+                    DistributionItem(
+                        path: DistributionPath.manifest(version.packageId, version.version),
+                        size: Int64(manifest.count),
+                        sha256: manifest.sha256Hex,
+                        contentType: "application/json",
+                        cacheControl: DistributionItem.immutable,
+                        source: .bytes(manifest)
+                    )
+                )
+                items.append(
+                    DistributionItem(
+                        path: DistributionPath.manifestSignature(version.packageId, version.version),
+                        size: Int64(signature.count),
+                        sha256: signature.sha256Hex,
+                        contentType: "text/plain",
+                        cacheControl: DistributionItem.immutable,
+                        source: .bytes(signature)
+                    )
+                )
             }
             // A damaged manifest fails the sync with an error naming it, rather than a bucket silently without its files.
             let manifest = try published.version.decodedManifest()
             for file in manifest.listedFiles where ContentStore.isHash(file.sha256) && seenFiles.insert(file.sha256).inserted {
                 guard let size = file.size else { continue }
-                items.append(DistributionItem(path: DistributionPath.file(file.sha256), size: size, sha256: file.sha256,
-                                              contentType: "application/octet-stream", cacheControl: DistributionItem.immutable, source: .servedFile))
+                items.append(
+                    DistributionItem(
+                        path: DistributionPath.file(file.sha256),
+                        size: size,
+                        sha256: file.sha256,
+                        contentType: "application/octet-stream",
+                        cacheControl: DistributionItem.immutable,
+                        source: .servedFile
+                    )
+                )
             }
         }
         return items
@@ -44,17 +82,23 @@ extension AppDatabase {
     /// path → SHA-256 of what is confirmed at `location`.
     func confirmedDistributionObjects(location: String) throws -> [String: String] {
         try writer.read { db in
-            Dictionary(try Row.fetchAll(db, sql: "SELECT path, sha256 FROM distributionObject WHERE location = ?", arguments: [location])
-                .map { ($0["path"] as String, $0["sha256"] as String) }, uniquingKeysWith: { _, last in last })
+            Dictionary(
+                try Row.fetchAll(db, sql: "SELECT path, sha256 FROM distributionObject WHERE location = ?", arguments: [location])
+                    .map { ($0["path"] as String, $0["sha256"] as String) },
+                uniquingKeysWith: { _, last in last }
+            )
         }
     }
 
     func confirmDistributionObject(location: String, path: String, size: Int64, sha256: String) throws {
         try writer.write { db in
-            try db.execute(sql: """
-                INSERT INTO distributionObject (location, path, size, sha256, confirmedAt) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (location, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, confirmedAt = excluded.confirmedAt
-                """, arguments: [location, path, size, sha256, Date().dbTime])
+            try db.execute(
+                sql: """
+                    INSERT INTO distributionObject (location, path, size, sha256, confirmedAt) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (location, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256, confirmedAt = excluded.confirmedAt
+                    """,
+                arguments: [location, path, size, sha256, Date().dbTime]
+            )
         }
     }
 
@@ -70,19 +114,25 @@ extension AppDatabase {
     /// Jobs up to `catalogVersion` are done: the bucket's catalog is of that version.
     func finishDistributionJobs(upTo catalogVersion: Int) throws {
         try writer.write { db in
-            try db.execute(sql: """
-                UPDATE distributionJob SET state = ?, doneAt = ?, lastError = NULL, failingSince = NULL
-                WHERE state = ? AND catalogVersion <= ?
-                """, arguments: [DistributionJob.State.done, Date().dbTime, DistributionJob.State.waiting, catalogVersion])
+            try db.execute(
+                sql: """
+                    UPDATE distributionJob SET state = ?, doneAt = ?, lastError = NULL, failingSince = NULL
+                    WHERE state = ? AND catalogVersion <= ?
+                    """,
+                arguments: [DistributionJob.State.done, Date().dbTime, DistributionJob.State.waiting, catalogVersion]
+            )
         }
     }
 
     func recordDistributionFailure(_ message: String, at time: Date = Date()) throws {
         try writer.write { db in
-            try db.execute(sql: """
-                UPDATE distributionJob SET attempts = attempts + 1, lastError = ?, failingSince = COALESCE(failingSince, ?)
-                WHERE state = ?
-                """, arguments: [message, time.dbTime, DistributionJob.State.waiting])
+            try db.execute(
+                sql: """
+                    UPDATE distributionJob SET attempts = attempts + 1, lastError = ?, failingSince = COALESCE(failingSince, ?)
+                    WHERE state = ?
+                    """,
+                arguments: [message, time.dbTime, DistributionJob.State.waiting]
+            )
         }
     }
 
@@ -103,9 +153,12 @@ extension AppDatabase {
 
     func startDistributionUpload(location: String, path: String, row: DistributionUploadRow) throws {
         try writer.write { db in
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO distributionUpload (location, path, uploadId, size, sha256, partSize, startedAt) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [location, path, row.uploadId, row.size, row.sha256, row.partSize, Date().dbTime])
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO distributionUpload (location, path, uploadId, size, sha256, partSize, startedAt) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [location, path, row.uploadId, row.size, row.sha256, row.partSize, Date().dbTime]
+            )
         }
     }
 

@@ -23,8 +23,13 @@ public struct StorageSettings: Sendable {
     /// How often the sync looks even when nothing woke it: a catalog re-signed before it expires goes up this way.
     public var checkInterval: Duration = .seconds(60)
 
-    public init(location: StorageLocation, endpoint: URL? = nil, region: String = "us-east-1", credentials: S3Credentials,
-                publicDownloadURL: String? = nil) {
+    public init(
+        location: StorageLocation,
+        endpoint: URL? = nil,
+        region: String = "us-east-1",
+        credentials: S3Credentials,
+        publicDownloadURL: String? = nil
+    ) {
         self.location = location
         self.endpoint = endpoint
         self.region = region
@@ -33,7 +38,13 @@ public struct StorageSettings: Sendable {
     }
 
     public func makeClient() -> S3Client {
-        S3Client(location: location, endpoint: endpoint, region: region, credentials: credentials,
-                 connectTimeout: .nanoseconds(connectTimeout.nanoseconds), readTimeout: .nanoseconds(readTimeout.nanoseconds))
+        S3Client(
+            location: location,
+            endpoint: endpoint,
+            region: region,
+            credentials: credentials,
+            connectTimeout: .nanoseconds(connectTimeout.nanoseconds),
+            readTimeout: .nanoseconds(readTimeout.nanoseconds)
+        )
     }
 }

@@ -1,9 +1,9 @@
 import CSQLiteHardening
 import Crypto
 import Foundation
-import PackageFormat
 import GRDB
 import NIOConcurrencyHelpers
+import PackageFormat
 
 /// Why an MBTiles file cannot be used, in words for the person who uploaded it.
 public enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -42,7 +42,8 @@ public enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .formatMismatch(declared, found):
             return "The MBTiles file says its tiles are “\(declared)” but they are \(found)."
         case .untrustedSchema(let what):
-            return "The MBTiles file cannot be used: \(what). An MBTiles file may hold only its tables (metadata and tiles); export it again from your map tool."
+            return
+                "The MBTiles file cannot be used: \(what). An MBTiles file may hold only its tables (metadata and tiles); export it again from your map tool."
         case let .tileTooLarge(tile, bytes, limit):
             return "The MBTiles file's tile \(tile) is \(ByteFormat.string(bytes)); a map tile may be at most \(ByteFormat.string(limit))."
         case let .tileNotImage(tile, declared):
@@ -118,10 +119,11 @@ public final class MBTilesReader: @unchecked Sendable {
     /// Opens the file and checks that it is SQLite with an MBTiles schema made only of tables.
     public init(url: URL) throws {
         self.url = url
-        let header = (try? FileHandle(forReadingFrom: url)).flatMap { handle -> Data? in
-            defer { try? handle.close() }
-            return try? handle.read(upToCount: 16)
-        } ?? Data()
+        let header =
+            (try? FileHandle(forReadingFrom: url)).flatMap { handle -> Data? in
+                defer { try? handle.close() }
+                return try? handle.read(upToCount: 16)
+            } ?? Data()
         guard header == Data("SQLite format 3\0".utf8) else { throw MBTilesError.notSQLite }
         var configuration = Configuration()
         configuration.readonly = true
@@ -153,7 +155,8 @@ public final class MBTilesReader: @unchecked Sendable {
     /// Checks `sqlite_master` and the columns, and returns the SQL to read tiles from.
     static func checkSchema(_ db: Database) throws -> String {
         let objects = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master")
-        var tables = Set<String>(), views = Set<String>()
+        var tables = Set<String>()
+        var views = Set<String>()
         for object in objects {
             let type: String = object["type"] ?? ""
             let name = (object["name"] as String? ?? "").lowercased()
@@ -221,7 +224,9 @@ public final class MBTilesReader: @unchecked Sendable {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             throw MBTilesError.unreadable("reading it took longer than \(Int(seconds)) seconds")
         } catch let error as DatabaseError where error.resultCode == .SQLITE_TOOBIG {
-            throw MBTilesError.unreadable("it holds a value larger than \(ByteFormat.string(Int64(maxTileBytes))), the most a map tile or a metadata entry may be")
+            throw MBTilesError.unreadable(
+                "it holds a value larger than \(ByteFormat.string(Int64(maxTileBytes))), the most a map tile or a metadata entry may be"
+            )
         } catch {
             throw MBTilesError.unreadable(Self.describe(error))
         }
@@ -255,28 +260,42 @@ public final class MBTilesReader: @unchecked Sendable {
         guard let format = TileImageFormat.normalised(declared) else { throw MBTilesError.unsupportedFormat(declared) }
         let source = tileSource
         let (minZoom, maxZoom, count) = try guarded { db -> (Int, Int, Int) in
-            guard let extent = try Row.fetchOne(db, sql: """
-                SELECT MIN(zoom_level) AS minZoom, MAX(zoom_level) AS maxZoom, COUNT(*) AS count FROM \(source)
-                """), let minZoom = extent["minZoom"] as Int?, let maxZoom = extent["maxZoom"] as Int?, let count = extent["count"] as Int?, count > 0
+            guard
+                let extent = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT MIN(zoom_level) AS minZoom, MAX(zoom_level) AS maxZoom, COUNT(*) AS count FROM \(source)
+                        """
+                ), let minZoom = extent["minZoom"] as Int?, let maxZoom = extent["maxZoom"] as Int?, let count = extent["count"] as Int?, count > 0
             else { throw MBTilesError.noTiles }
             guard (0...30).contains(minZoom), (0...30).contains(maxZoom) else { throw MBTilesError.unreadable("its zoom levels are out of range") }
             // `typeof()`, and `length()` of a blob, read only the record's header: these checks need no tile in memory.
             // (`length()` of text counts characters, so text is refused first: a tile is never text anyway.)
-            if let text = try Row.fetchOne(db, sql: """
-                SELECT zoom_level, tile_column, tile_row FROM \(source) WHERE typeof(tile_data) NOT IN ('blob', 'null') LIMIT 1
-                """) {
+            if let text = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT zoom_level, tile_column, tile_row FROM \(source) WHERE typeof(tile_data) NOT IN ('blob', 'null') LIMIT 1
+                    """
+            ) {
                 throw MBTilesError.tileNotImage(tile: Self.address(text), declared: declared)
             }
-            if let big = try Row.fetchOne(db, sql: """
-                SELECT zoom_level, tile_column, tile_row, length(tile_data) AS size FROM \(source)
-                WHERE typeof(tile_data) = 'blob' AND length(tile_data) > ? LIMIT 1
-                """, arguments: [Self.maxTileBytes]) {
+            if let big = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT zoom_level, tile_column, tile_row, length(tile_data) AS size FROM \(source)
+                    WHERE typeof(tile_data) = 'blob' AND length(tile_data) > ? LIMIT 1
+                    """,
+                arguments: [Self.maxTileBytes]
+            ) {
                 throw MBTilesError.tileTooLarge(tile: Self.address(big), bytes: big["size"], limit: Int64(Self.maxTileBytes))
             }
             return (minZoom, maxZoom, count)
         }
         try guarded(seconds: 600) { db in
-            let cursor = try Row.fetchCursor(db, sql: "SELECT zoom_level, tile_column, tile_row, tile_data FROM \(source) WHERE tile_data IS NOT NULL")
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: "SELECT zoom_level, tile_column, tile_row, tile_data FROM \(source) WHERE tile_data IS NOT NULL"
+            )
             while let row = try cursor.next() {
                 let data: Data = row["tile_data"]
                 guard let found = TileImageFormat.detect(data) else {
@@ -293,14 +312,23 @@ public final class MBTilesReader: @unchecked Sendable {
             // The tiles themselves are the truth; metadata may only narrow them.
             let low = max(minZoom, metaMin.map { min($0, maxZoom) } ?? minZoom)
             let high = min(maxZoom, metaMax.map { max($0, low) } ?? maxZoom)
-            return MBTilesInfo(name: metadata["name"] ?? "", format: format, minZoom: low, maxZoom: max(low, high), bounds: bounds,
-                               attribution: metadata["attribution"] ?? "", tileCount: count)
+            return MBTilesInfo(
+                name: metadata["name"] ?? "",
+                format: format,
+                minZoom: low,
+                maxZoom: max(low, high),
+                bounds: bounds,
+                attribution: metadata["attribution"] ?? "",
+                tileCount: count
+            )
         }
     }
 
     /// `z/x/y` (XYZ) of a row with `zoom_level`, `tile_column` and `tile_row` (TMS), for messages.
     static func address(_ row: Row) -> String {
-        let z: Int = row["zoom_level"] ?? 0, column: Int = row["tile_column"] ?? 0, tmsRow: Int = row["tile_row"] ?? 0
+        let z: Int = row["zoom_level"] ?? 0
+        let column: Int = row["tile_column"] ?? 0
+        let tmsRow: Int = row["tile_row"] ?? 0
         guard (0...30).contains(z) else { return "\(z)/\(column)/\(tmsRow)" }
         return "\(z)/\(column)/\((1 << z) - 1 - tmsRow)"
     }
@@ -308,18 +336,25 @@ public final class MBTilesReader: @unchecked Sendable {
     /// `"west,south,east,north"`; nil when absent or not four numbers in range.
     static func parseBounds(_ text: String?) -> Frame? {
         guard let parts = text?.split(separator: ",").map({ Double($0.trimmingCharacters(in: .whitespaces)) }), parts.count == 4,
-              let west = parts[0], let south = parts[1], let east = parts[2], let north = parts[3],
-              (-180...180).contains(west), (-180...180).contains(east), (-90...90).contains(south), (-90...90).contains(north),
-              south < north, west < east else { return nil }
+            let west = parts[0], let south = parts[1], let east = parts[2], let north = parts[3],
+            (-180...180).contains(west), (-180...180).contains(east), (-90...90).contains(south), (-90...90).contains(north),
+            south < north, west < east
+        else { return nil }
         return Frame(north: north, south: south, east: east, west: west)
     }
 
     /// The area the tiles of one zoom cover.
     static func tileExtent(_ db: Database, source: String, zoom: Int) throws -> Frame {
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT MIN(tile_column) AS minX, MAX(tile_column) AS maxX, MIN(tile_row) AS minRow, MAX(tile_row) AS maxRow FROM \(source) WHERE zoom_level = ?
-            """, arguments: [zoom]), let minX = row["minX"] as Int?, let maxX = row["maxX"] as Int?, let minRow = row["minRow"] as Int?,
-            let maxRow = row["maxRow"] as Int? else { throw MBTilesError.noTiles }
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT MIN(tile_column) AS minX, MAX(tile_column) AS maxX, MIN(tile_row) AS minRow, MAX(tile_row) AS maxRow FROM \(source) WHERE zoom_level = ?
+                    """,
+                arguments: [zoom]
+            ), let minX = row["minX"] as Int?, let maxX = row["maxX"] as Int?, let minRow = row["minRow"] as Int?,
+            let maxRow = row["maxRow"] as Int?
+        else { throw MBTilesError.noTiles }
         let upperLeft = TileMath.bounds(TileID.fromTMS(z: zoom, column: minX, row: maxRow))
         let lowerRight = TileMath.bounds(TileID.fromTMS(z: zoom, column: maxX, row: minRow))
         return Frame(north: upperLeft.north, south: lowerRight.south, east: lowerRight.east, west: upperLeft.west)
@@ -328,8 +363,11 @@ public final class MBTilesReader: @unchecked Sendable {
     /// One tile by its XYZ address (the file stores TMS rows).
     public func tile(_ id: TileID) throws -> Data? {
         try guarded(seconds: 5) { db in
-            try Data.fetchOne(db, sql: "SELECT tile_data FROM \(tileSource) WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
-                              arguments: [id.z, id.x, id.tmsRow])
+            try Data.fetchOne(
+                db,
+                sql: "SELECT tile_data FROM \(tileSource) WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?",
+                arguments: [id.z, id.x, id.tmsRow]
+            )
         }
     }
 
@@ -340,11 +378,15 @@ public final class MBTilesReader: @unchecked Sendable {
         let rows = ((1 << zoom) - 1 - ys.upperBound)...((1 << zoom) - 1 - ys.lowerBound)
         try guarded(seconds: 600) { db in
             // XYZ y grows as the TMS row falls: column ascending, then TMS row descending is (x, y) ascending.
-            let cursor = try Row.fetchCursor(db, sql: """
-                SELECT tile_column, tile_row, tile_data FROM \(tileSource)
-                WHERE zoom_level = ? AND tile_column BETWEEN ? AND ? AND tile_row BETWEEN ? AND ? AND tile_data IS NOT NULL
-                ORDER BY tile_column ASC, tile_row DESC
-                """, arguments: [zoom, xs.lowerBound, xs.upperBound, rows.lowerBound, rows.upperBound])
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT tile_column, tile_row, tile_data FROM \(tileSource)
+                    WHERE zoom_level = ? AND tile_column BETWEEN ? AND ? AND tile_row BETWEEN ? AND ? AND tile_data IS NOT NULL
+                    ORDER BY tile_column ASC, tile_row DESC
+                    """,
+                arguments: [zoom, xs.lowerBound, xs.upperBound, rows.lowerBound, rows.upperBound]
+            )
             var previous: TileID?
             while let row = try cursor.next() {
                 let id = TileID.fromTMS(z: zoom, column: row["tile_column"], row: row["tile_row"])
@@ -382,17 +424,19 @@ public final class MBTilesWriter {
             try db.execute(sql: "PRAGMA journal_mode = OFF")
             try db.execute(sql: "PRAGMA synchronous = OFF")
             try db.execute(sql: "PRAGMA page_size = 4096")
-            try db.execute(sql: """
-                CREATE TABLE metadata (name TEXT NOT NULL, value TEXT);
-                CREATE UNIQUE INDEX metadata_name ON metadata (name);
-                CREATE TABLE map (zoom_level INTEGER NOT NULL, tile_column INTEGER NOT NULL, tile_row INTEGER NOT NULL, tile_id TEXT NOT NULL);
-                CREATE UNIQUE INDEX map_index ON map (zoom_level, tile_column, tile_row);
-                CREATE TABLE images (tile_id TEXT NOT NULL, tile_data BLOB NOT NULL);
-                CREATE UNIQUE INDEX images_id ON images (tile_id);
-                CREATE VIEW tiles AS
-                  SELECT map.zoom_level AS zoom_level, map.tile_column AS tile_column, map.tile_row AS tile_row, images.tile_data AS tile_data
-                  FROM map JOIN images ON images.tile_id = map.tile_id;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE metadata (name TEXT NOT NULL, value TEXT);
+                    CREATE UNIQUE INDEX metadata_name ON metadata (name);
+                    CREATE TABLE map (zoom_level INTEGER NOT NULL, tile_column INTEGER NOT NULL, tile_row INTEGER NOT NULL, tile_id TEXT NOT NULL);
+                    CREATE UNIQUE INDEX map_index ON map (zoom_level, tile_column, tile_row);
+                    CREATE TABLE images (tile_id TEXT NOT NULL, tile_data BLOB NOT NULL);
+                    CREATE UNIQUE INDEX images_id ON images (tile_id);
+                    CREATE VIEW tiles AS
+                      SELECT map.zoom_level AS zoom_level, map.tile_column AS tile_column, map.tile_row AS tile_row, images.tile_data AS tile_data
+                      FROM map JOIN images ON images.tile_id = map.tile_id;
+                    """
+            )
         }
         self.queue = queue
     }
@@ -416,8 +460,10 @@ public final class MBTilesWriter {
                     try db.execute(sql: "INSERT INTO images (tile_id, tile_data) VALUES (?, ?)", arguments: [id, data])
                     uniqueImageCount += 1
                 }
-                try db.execute(sql: "INSERT INTO map (zoom_level, tile_column, tile_row, tile_id) VALUES (?, ?, ?, ?)",
-                               arguments: [tile.z, tile.x, tile.tmsRow, id])
+                try db.execute(
+                    sql: "INSERT INTO map (zoom_level, tile_column, tile_row, tile_id) VALUES (?, ?, ?, ?)",
+                    arguments: [tile.z, tile.x, tile.tmsRow, id]
+                )
                 tileCount += 1
             }
             return .commit
@@ -442,8 +488,14 @@ public final class MBTilesWriter {
     }
 
     /// MBTiles 1.3 metadata for a package's tiles.
-    public static func metadata(name: String, description: String, format: String, frame: Frame, zooms: ClosedRange<Int>,
-                                attribution: String) -> [(String, String)] {
+    public static func metadata(
+        name: String,
+        description: String,
+        format: String,
+        frame: Frame,
+        zooms: ClosedRange<Int>,
+        attribution: String
+    ) -> [(String, String)] {
         func number(_ value: Double) -> String {
             var text = String(format: "%.6f", value)
             while text.hasSuffix("0") { text.removeLast() }
@@ -470,10 +522,13 @@ extension MBTilesReader {
     /// the caller keeps the first).
     func everyTile(_ body: (TileID, Data) throws -> Void) throws {
         try guarded(seconds: 600) { db in
-            let cursor = try Row.fetchCursor(db, sql: """
-                SELECT zoom_level, tile_column, tile_row, tile_data FROM \(tileSource)
-                WHERE tile_data IS NOT NULL ORDER BY zoom_level ASC, tile_column ASC, tile_row DESC
-                """)
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT zoom_level, tile_column, tile_row, tile_data FROM \(tileSource)
+                    WHERE tile_data IS NOT NULL ORDER BY zoom_level ASC, tile_column ASC, tile_row DESC
+                    """
+            )
             while let row = try cursor.next() {
                 let z: Int = row["zoom_level"]
                 guard (0...30).contains(z) else { continue }

@@ -42,8 +42,14 @@ public final class PackageTilesStore: Sendable {
             guard let entry = try PackageArchiveReader(url: zip).entry(named: tiles.path) else { throw NotFound() }
             size = Int64(entry.uncompressedSize)
         }
-        try ZipEntryExport.write(zip: zip, path: tiles.path, size: size, sha256: tiles.sha256, to: file,
-                                 mismatch: "The package's map tiles do not match its manifest.")
+        try ZipEntryExport.write(
+            zip: zip,
+            path: tiles.path,
+            size: size,
+            sha256: tiles.sha256,
+            to: file,
+            mismatch: "The package's map tiles do not match its manifest."
+        )
     }
 
     /// Forgets open readers and removes preview files whose SHA-256 no open request or released version names.

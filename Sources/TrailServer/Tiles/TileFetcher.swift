@@ -39,10 +39,15 @@ public final class TileFetcher: Sendable {
     static let extensions = ["png", "jpg", "webp"]
 
     /// `resolve` looks host names up (the system's resolver; tests give their own to play a changing DNS answer).
-    public init(template: String, cacheRoot: URL, options: TileFetchOptions, userAgent: String,
-                resolve: @escaping TileHostGuard.Resolver = TileHostGuard.addresses(of:),
-                isAllowedAddress: @escaping @Sendable (String) -> Bool = TileHostGuard.isPublic,
-                logger: Logger = Logger(label: "trail.tiles")) {
+    public init(
+        template: String,
+        cacheRoot: URL,
+        options: TileFetchOptions,
+        userAgent: String,
+        resolve: @escaping TileHostGuard.Resolver = TileHostGuard.addresses(of:),
+        isAllowedAddress: @escaping @Sendable (String) -> Bool = TileHostGuard.isPublic,
+        logger: Logger = Logger(label: "trail.tiles")
+    ) {
         self.template = template
         self.options = options
         self.userAgent = userAgent
@@ -211,14 +216,16 @@ public final class TileFetcher: Sendable {
         }
         throw TileBuildFailure(
             "The tile server \(Self.host(url)) did not deliver tile \(tile) after \(options.attempts) tries (last: \(lastProblem)); "
-            + "it may be down or overloaded. No package was made; submit the tour again later.")
+                + "it may be down or overloaded. No package was made; submit the tour again later."
+        )
     }
 
     func fetchOnce(_ tile: TileID, url: String, clients: PinnedClients) async throws -> Outcome {
         var address = url
         for _ in 0...Self.maxRedirects {
             guard let components = URLComponents(string: address), let scheme = components.scheme?.lowercased(),
-                  scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty else {
+                scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+            else {
                 throw AttemptError.fatal("the URL \(Self.redact(address)) is not an http or https URL")
             }
             let client: HTTPClient
@@ -230,7 +237,8 @@ public final class TileFetcher: Sendable {
             var request = HTTPClientRequest(url: address)
             request.headers.add(name: "User-Agent", value: userAgent)
             request.headers.add(name: "Accept", value: "image/png,image/jpeg,image/webp,image/*;q=0.8")
-            let response: HTTPClientResponse, body: ByteBuffer
+            let response: HTTPClientResponse
+            let body: ByteBuffer
             do {
                 response = try await client.execute(request, timeout: options.requestTimeoutAmount)
                 body = try await response.body.collect(upTo: Self.maxTileBytes)
@@ -251,7 +259,8 @@ public final class TileFetcher: Sendable {
                 return .absent
             case 301, 302, 303, 307, 308:
                 guard let location = response.headers.first(name: "Location"),
-                      let next = URL(string: location, relativeTo: URL(string: address))?.absoluteString else {
+                    let next = URL(string: location, relativeTo: URL(string: address))?.absoluteString
+                else {
                     throw AttemptError.fatal("HTTP \(response.status.code) without a usable Location")
                 }
                 address = next
@@ -310,12 +319,18 @@ final class PinnedClients: Sendable {
     }
 
     func client(for host: String) async throws -> HTTPClient {
-        let options = options, resolve = resolve, isAllowed = isAllowed
+        let options = options
+        let resolve = resolve
+        let isAllowed = isAllowed
         let task = clients.withLockedValue { clients in
             if let existing = clients[host] { return existing }
             let created = Task {
-                let address = try await TileHostGuard.pin(host: host, allowPrivate: options.allowPrivateAddresses, resolve: resolve,
-                                                          isAllowed: isAllowed)
+                let address = try await TileHostGuard.pin(
+                    host: host,
+                    allowPrivate: options.allowPrivateAddresses,
+                    resolve: resolve,
+                    isAllowed: isAllowed
+                )
                 return Self.makeClient(host: host, address: address, options: options)
             }
             clients[host] = created

@@ -24,8 +24,12 @@ public enum TileHostGuard {
     /// The address to connect to for `host`: resolved once with `resolve` (on the thread pool: getaddrinfo blocks), each
     /// address checked with `isAllowed` (``isPublic(_:)``; tests name their own) unless `allowPrivate`. Throws ``Refusal``
     /// or ``Unresolvable``.
-    public static func pin(host: String, allowPrivate: Bool, resolve: @escaping Resolver = addresses(of:),
-                           isAllowed: @Sendable (String) -> Bool = isPublic) async throws -> String {
+    public static func pin(
+        host: String,
+        allowPrivate: Bool,
+        resolve: @escaping Resolver = addresses(of:),
+        isAllowed: @Sendable (String) -> Bool = isPublic
+    ) async throws -> String {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let found = try await BlockingWork.short { resolve(name) }
         guard !found.isEmpty else { throw Unresolvable(host: host) }

@@ -53,11 +53,14 @@ public enum TileMath {
 
     /// The columns and rows of the tiles a frame touches at one zoom (mercantile.tiles for one bounding box).
     public static func range(_ frame: Frame, zoom: Int) -> (x: ClosedRange<Int>, y: ClosedRange<Int>)? {
-        let west = max(-180.0, frame.west), south = max(-maxLatitude, frame.south)
-        let east = min(180.0, frame.east), north = min(maxLatitude, frame.north)
+        let west = max(-180.0, frame.west)
+        let south = max(-maxLatitude, frame.south)
+        let east = min(180.0, frame.east)
+        let north = min(maxLatitude, frame.north)
         guard let upperLeft = tile(latitude: north, longitude: west, zoom: zoom),
-              let lowerRight = tile(latitude: south + lonLatEpsilon, longitude: east - lonLatEpsilon, zoom: zoom),
-              upperLeft.x <= lowerRight.x, upperLeft.y <= lowerRight.y else { return nil }
+            let lowerRight = tile(latitude: south + lonLatEpsilon, longitude: east - lonLatEpsilon, zoom: zoom),
+            upperLeft.x <= lowerRight.x, upperLeft.y <= lowerRight.y
+        else { return nil }
         return (upperLeft.x...lowerRight.x, upperLeft.y...lowerRight.y)
     }
 

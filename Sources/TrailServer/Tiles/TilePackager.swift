@@ -34,8 +34,12 @@ public struct TilePackager: Sendable {
     static let batchSize = 256
 
     /// Nil when the snapshot has no tile source.
-    public func build(_ snapshot: TourSnapshot, scanner: any MalwareScanner, staging: URL,
-                      progress: (@Sendable (Int) -> Void)? = nil) async throws -> Built? {
+    public func build(
+        _ snapshot: TourSnapshot,
+        scanner: any MalwareScanner,
+        staging: URL,
+        progress: (@Sendable (Int) -> Void)? = nil
+    ) async throws -> Built? {
         guard let source = snapshot.tiles else { return nil }
         let folder = staging.appendingPathComponent("tiles")
         try? FileManager.default.removeItem(at: folder)
@@ -54,7 +58,8 @@ public struct TilePackager: Sendable {
 
     // MARK: Uploaded MBTiles
 
-    func fromUpload(_ source: TileSourceSnapshot, snapshot: TourSnapshot, scanner: any MalwareScanner, folder: URL, output: URL) async throws -> Built {
+    func fromUpload(_ source: TileSourceSnapshot, snapshot: TourSnapshot, scanner: any MalwareScanner, folder: URL, output: URL) async throws -> Built
+    {
         let name = source.originalName ?? "map tiles"
         guard let sha256 = source.sha256 else { throw TileBuildFailure("The map tiles file “\(name)” has no checksum; upload it again.") }
         var stored = source.storedPath.map(paths.absolute) ?? paths.tilesets.appendingPathComponent("\(sha256).mbtiles")
@@ -87,7 +92,9 @@ public struct TilePackager: Sendable {
             }
             defer { reader.close() }
             guard info.bounds.overlaps(frame) else {
-                throw TileBuildFailure(MBTilesError.boundsOutsideFrame(bounds: DisplayFormat.frame(info.bounds), frame: DisplayFormat.frame(frame)).description)
+                throw TileBuildFailure(
+                    MBTilesError.boundsOutsideFrame(bounds: DisplayFormat.frame(info.bounds), frame: DisplayFormat.frame(frame)).description
+                )
             }
             let writer = try MBTilesWriter(url: output)
             for zoom in info.minZoom...info.maxZoom {
@@ -105,9 +112,16 @@ public struct TilePackager: Sendable {
                 throw TileBuildFailure("The map tiles file “\(name)” has no tiles inside the frame.")
             }
             let zooms = info.minZoom...info.maxZoom
-            try writer.finish(metadata: MBTilesWriter.metadata(
-                name: snapshot.name, description: "Offline map of \(snapshot.name)", format: info.format, frame: frame, zooms: zooms,
-                attribution: info.attribution.isEmpty ? source.attribution : info.attribution))
+            try writer.finish(
+                metadata: MBTilesWriter.metadata(
+                    name: snapshot.name,
+                    description: "Offline map of \(snapshot.name)",
+                    format: info.format,
+                    frame: frame,
+                    zooms: zooms,
+                    attribution: info.attribution.isEmpty ? source.attribution : info.attribution
+                )
+            )
             return try Self.entry(output, format: info.format, zooms: zooms, count: writer.tileCount)
         }
         // What the package will carry is what the scanner must see: the tiles as written out, not only the raw upload.
@@ -125,13 +139,15 @@ public struct TilePackager: Sendable {
         guard let template = source.urlTemplate, TileURLTemplate.problem(template) == nil else {
             throw TileBuildFailure("The tile server URL template is not usable; an admin must fix it in the map tile settings.")
         }
-        let frame = snapshot.frame, zooms = source.zooms
+        let frame = snapshot.frame
+        let zooms = source.zooms
         let cap = source.tileCap ?? TileSettings.defaultTileCap
         let count = TileMath.count(frame, zooms: zooms)
         guard count <= cap else {
             throw TileBuildFailure(
                 "The frame needs \(DisplayFormat.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of "
-                + "\(DisplayFormat.grouped(cap)); no tile was fetched. Make the frame smaller or lower the largest zoom.")
+                    + "\(DisplayFormat.grouped(cap)); no tile was fetched. Make the frame smaller or lower the largest zoom."
+            )
         }
         let tiles = TileMath.tiles(frame, zooms: zooms)
         let fetcher = TileFetcher(template: template, cacheRoot: cacheRoot, options: options, userAgent: userAgent, logger: logger)
@@ -142,7 +158,9 @@ public struct TilePackager: Sendable {
             throw TileBuildFailure("The tile server \(TileFetcher.host(template)) has no tiles for this frame (every tile was missing).")
         }
         guard formats.count == 1 else {
-            throw TileBuildFailure("The tile server sent tiles in several formats (\(formats.sorted().joined(separator: ", "))); an MBTiles file holds one.")
+            throw TileBuildFailure(
+                "The tile server sent tiles in several formats (\(formats.sorted().joined(separator: ", "))); an MBTiles file holds one."
+            )
         }
         let entry: Manifest.Tiles = try await BlockingWork.files {
             let writer = try MBTilesWriter(url: output)
@@ -156,12 +174,21 @@ public struct TilePackager: Sendable {
                 }
             }
             try writer.add(batch)
-            try writer.finish(metadata: MBTilesWriter.metadata(
-                name: snapshot.name, description: "Offline map of \(snapshot.name)", format: format, frame: frame, zooms: zooms,
-                attribution: source.attribution))
+            try writer.finish(
+                metadata: MBTilesWriter.metadata(
+                    name: snapshot.name,
+                    description: "Offline map of \(snapshot.name)",
+                    format: format,
+                    frame: frame,
+                    zooms: zooms,
+                    attribution: source.attribution
+                )
+            )
             return try Self.entry(output, format: format, zooms: zooms, count: writer.tileCount)
         }
-        logger.info("tiles from \(TileFetcher.host(template)): \(entry.tileCount) tiles (\(summary.fromCache) cached, \(summary.fetched) fetched, \(summary.retries) retries)")
+        logger.info(
+            "tiles from \(TileFetcher.host(template)): \(entry.tileCount) tiles (\(summary.fromCache) cached, \(summary.fetched) fetched, \(summary.retries) retries)"
+        )
         return Built(entry: entry, file: output, scan: nil, fetched: summary)
     }
 

@@ -72,11 +72,12 @@ public enum TileURLTemplate {
         }
         let sample = expand(template, TileID(z: 1, x: 0, y: 0))
         guard let components = URLComponents(string: sample), let scheme = components.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", let host = components.host?.lowercased(), !host.isEmpty,
-              components.user == nil, components.password == nil
+            scheme == "https" || scheme == "http", let host = components.host?.lowercased(), !host.isEmpty,
+            components.user == nil, components.password == nil
         else { return "Enter an http:// or https:// URL with a host name, e.g. https://tiles.example.org/{z}/{x}/{y}.png." }
         if isForbidden(host: host) {
-            return "The public OpenStreetMap tile servers forbid bulk downloads for offline use. Use a tile server whose terms allow it (your agency's own, or a commercial provider)."
+            return
+                "The public OpenStreetMap tile servers forbid bulk downloads for offline use. Use a tile server whose terms allow it (your agency's own, or a commercial provider)."
         }
         return nil
     }
@@ -91,7 +92,8 @@ public enum TileURLTemplate {
     /// The URL of one tile: `{z}`, `{x}`, `{y}`, `{-y}` (TMS row) and `{s}` (subdomains a, b, c, chosen by the tile).
     public static func expand(_ template: String, _ tile: TileID) -> String {
         let subdomains = ["a", "b", "c"]
-        return template
+        return
+            template
             .replacingOccurrences(of: "{z}", with: "\(tile.z)")
             .replacingOccurrences(of: "{x}", with: "\(tile.x)")
             .replacingOccurrences(of: "{-y}", with: "\(tile.tmsRow)")
@@ -119,7 +121,9 @@ extension AppDatabase {
     }
 
     static func savedTileSettings(_ db: Database) throws -> TileSettings? {
-        try TileSettingsRecord.fetchOne(db, key: 1).map { TileSettings(urlTemplate: $0.urlTemplate, attribution: $0.attribution, tileCap: $0.tileCap) }
+        try TileSettingsRecord.fetchOne(db, key: 1).map {
+            TileSettings(urlTemplate: $0.urlTemplate, attribution: $0.attribution, tileCap: $0.tileCap)
+        }
     }
 
     /// Validates and saves the panel's tile settings (an empty template means no tile server).
@@ -142,10 +146,21 @@ extension AppDatabase {
         guard errors.isEmpty, let cap = tileCap else { throw errors }
         let settings = TileSettings(urlTemplate: template, attribution: attribution, tileCap: cap)
         try writer.write { db in
-            try TileSettingsRecord(urlTemplate: settings.urlTemplate, attribution: settings.attribution, tileCap: cap,
-                                   updatedBy: actor.userId, updatedAt: Date()).save(db)
-            try AuditEvent.record(db, actor: actor, objectType: "tileSettings", objectId: "1", action: "tiles.settings",
-                                  detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)")
+            try TileSettingsRecord(
+                urlTemplate: settings.urlTemplate,
+                attribution: settings.attribution,
+                tileCap: cap,
+                updatedBy: actor.userId,
+                updatedAt: Date()
+            ).save(db)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "tileSettings",
+                objectId: "1",
+                action: "tiles.settings",
+                detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)"
+            )
         }
         return settings
     }

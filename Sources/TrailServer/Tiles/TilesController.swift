@@ -37,8 +37,11 @@ struct TilesController: Sendable {
     func uploadTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
-        return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles),
-                              notice: "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(DisplayFormat.grouped(tileset.tileCount)) tiles); scanning for malware now.")
+        return pages.redirect(
+            to: PanelURL.tour(tour.id!, at: .tiles),
+            notice:
+                "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(DisplayFormat.grouped(tileset.tileCount)) tiles); scanning for malware now."
+        )
     }
 
     /// Deletes the tour's MBTiles file; its packages use the tile server again.
@@ -58,10 +61,16 @@ struct TilesController: Sendable {
     /// A publish request's package as a phone shows it; `?lang=` picks a further language.
     func previewRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (zip, manifest, publish) = try await requestPackage(context)
-        let page = try await previewPage(zip: zip, manifest: manifest, tileURL: PanelURL.requestTiles(publish.id),
-                                         subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
-                                         backURL: PanelURL.request(publish.id), backLabel: "Back to the request",
-                                         base: PanelURL.requestPreview(publish.id), language: request.uri.queryParameters["lang"].map(String.init))
+        let page = try await previewPage(
+            zip: zip,
+            manifest: manifest,
+            tileURL: PanelURL.requestTiles(publish.id),
+            subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
+            backURL: PanelURL.request(publish.id),
+            backLabel: "Back to the request",
+            base: PanelURL.requestPreview(publish.id),
+            language: request.uri.queryParameters["lang"].map(String.init)
+        )
         return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
     }
 
@@ -74,11 +83,16 @@ struct TilesController: Sendable {
     /// A released version as a phone shows it; `?lang=` picks a further language.
     func previewVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (zip, manifest, version) = try await versionPackage(context)
-        let page = try await previewPage(zip: zip, manifest: manifest,
-                                         tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
-                                         subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
-                                         backURL: PanelURL.package(version.packageId), backLabel: "Back to the package",
-                                         base: PanelURL.packageVersionPreview(version.packageId, version: version.version), language: request.uri.queryParameters["lang"].map(String.init))
+        let page = try await previewPage(
+            zip: zip,
+            manifest: manifest,
+            tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
+            subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
+            backURL: PanelURL.package(version.packageId),
+            backLabel: "Back to the package",
+            base: PanelURL.packageVersionPreview(version.packageId, version: version.version),
+            language: request.uri.queryParameters["lang"].map(String.init)
+        )
         return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
     }
 
@@ -96,9 +110,12 @@ struct TilesController: Sendable {
             let saved = try await database.perform { _ in
                 try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
             }
-            return pages.redirect(to: "/admin/tiles", notice: saved.urlTemplate == nil
-                                  ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
-                                  : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!)).")
+            return pages.redirect(
+                to: "/admin/tiles",
+                notice: saved.urlTemplate == nil
+                    ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
+                    : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!))."
+            )
         } catch let errors as ValidationErrors {
             var page = try await database.perform { _ in settingsPage() }
             page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
@@ -195,7 +212,9 @@ struct TilesController: Sendable {
         // The file replaces the tour's current one, so that one's size is room too.
         var budget: MultipartUpload.Budget?
         if let site = try await database.perform({ try $0.site(id: tour.siteId) }), let quota = site.storageQuotaBytes {
-            let room = quota - (try await database.perform { try $0.committedBytes(siteId: site.id!) }) + (try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0)
+            let room =
+                quota - (try await database.perform { try $0.committedBytes(siteId: site.id!) })
+                + (try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0)
             budget = .init(bytes: max(0, room), message: ByteFormat.quotaMessage(site: site, quota: quota))
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
@@ -240,10 +259,26 @@ struct TilesController: Sendable {
                 throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
             }
             let tileset = TourTileset(
-                tourId: tour.id!, originalName: name, size: file.size, sha256: file.sha256, format: info.format, minZoom: info.minZoom,
-                maxZoom: info.maxZoom, boundsWest: info.bounds.west, boundsSouth: info.bounds.south, boundsEast: info.bounds.east,
-                boundsNorth: info.bounds.north, attribution: String(info.attribution.prefix(500)), tileCount: info.tileCount, scanStatus: .pending,
-                scanDetail: "", storedPath: relative, uploadedBy: context.user?.id, createdAt: Date(), scannedAt: nil)
+                tourId: tour.id!,
+                originalName: name,
+                size: file.size,
+                sha256: file.sha256,
+                format: info.format,
+                minZoom: info.minZoom,
+                maxZoom: info.maxZoom,
+                boundsWest: info.bounds.west,
+                boundsSouth: info.bounds.south,
+                boundsEast: info.bounds.east,
+                boundsNorth: info.bounds.north,
+                attribution: String(info.attribution.prefix(500)),
+                tileCount: info.tileCount,
+                scanStatus: .pending,
+                scanDetail: "",
+                storedPath: relative,
+                uploadedBy: context.user?.id,
+                createdAt: Date(),
+                scannedAt: nil
+            )
             let released = try await database.perform { try $0.replaceTileset(tileset, actor: context.actor) }
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
@@ -261,7 +296,8 @@ struct TilesController: Sendable {
         guard let publish = try await database.perform({ try $0.publishRequest(id: context.parameters.require("rid")) }) else { throw NotFound() }
         _ = try await authorization.site(id: publish.siteId, user: context.requireUser())
         guard let manifest = try publish.decodedManifest() else { throw NotFound() }
-        let zip = publish.state == .published
+        let zip =
+            publish.state == .published
             ? paths.packages.appendingPathComponent(publish.packageId).appendingPathComponent("\(publish.version).zip")
             : paths.staging.appendingPathComponent(publish.id).appendingPathComponent("package.zip")
         return (zip, manifest, publish)
@@ -271,27 +307,41 @@ struct TilesController: Sendable {
         guard let package = try await database.perform({ try $0.package(id: context.parameters.require("pid")) }) else { throw NotFound() }
         _ = try await authorization.site(id: package.siteId, user: context.requireUser())
         guard let number = context.parameters.get("version", as: Int.self),
-              let version = try await database.perform({ try $0.packageVersion(packageId: package.id, version: number) }) else { throw NotFound() }
+            let version = try await database.perform({ try $0.packageVersion(packageId: package.id, version: number) })
+        else { throw NotFound() }
         return (paths.absolute(version.storedPath), try version.decodedManifest(), version)
     }
 
     func tileResponse(zip: URL, manifest: Manifest, context: AppRequestContext) async throws -> Response {
         guard let tiles = manifest.tiles, let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
-              let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "") else { throw NotFound() }
+            let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "")
+        else { throw NotFound() }
         let tile = TileID(z: z, x: x, y: y)
         guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { return Response(status: .notFound) }
         let reader = try await packageTiles.reader(zip: zip, tiles: tiles)
         guard let data = try await BlockingWork.short({ try reader.tile(tile) }) else { return Response(status: .notFound) }
-        return Response(status: .ok,
-                        headers: [.contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: "private, max-age=86400",
-                                  .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\""],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: "private, max-age=86400",
+                .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 
     /// The package as a phone shows it, in its default language or, with `language`, in one of its further ones (the
     /// default's texts where a translation is missing, as an app would fall back).
-    func previewPage(zip: URL, manifest: Manifest, tileURL: String, subtitle: String, backURL: String, backLabel: String,
-                     base: String = "", language: String? = nil) async throws -> PackagePreviewPage {
+    func previewPage(
+        zip: URL,
+        manifest: Manifest,
+        tileURL: String,
+        subtitle: String,
+        backURL: String,
+        backLabel: String,
+        base: String = "",
+        language: String? = nil
+    ) async throws -> PackagePreviewPage {
         let languages = manifest.languages ?? []
         let chosen = LanguageTag.further(language, of: languages)
         func name(_ waypoint: Manifest.Waypoint) -> String { chosen.flatMap { waypoint.localized?[$0]?.name.nonEmpty } ?? waypoint.name }
@@ -305,20 +355,38 @@ struct TilesController: Sendable {
         let frame = Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west)
         let map = PreviewMapData(
             frame: frame,
-            waypoints: manifest.waypoints.map { .init(order: $0.order, name: name($0), latitude: $0.coordinates.latitude, longitude: $0.coordinates.longitude) },
+            waypoints: manifest.waypoints.map {
+                .init(order: $0.order, name: name($0), latitude: $0.coordinates.latitude, longitude: $0.coordinates.longitude)
+            },
             route: (manifest.route ?? []).map { [$0.longitude, $0.latitude] },
-            tileURL: manifest.tiles == nil ? nil : tileURL, minZoom: manifest.tiles?.minZoom, maxZoom: manifest.tiles?.maxZoom,
-            startZoom: manifest.tiles.map { TileMath.centerZoom(frame, zooms: $0.minZoom...$0.maxZoom) }, attribution: attribution)
+            tileURL: manifest.tiles == nil ? nil : tileURL,
+            minZoom: manifest.tiles?.minZoom,
+            maxZoom: manifest.tiles?.maxZoom,
+            startZoom: manifest.tiles.map { TileMath.centerZoom(frame, zooms: $0.minZoom...$0.maxZoom) },
+            attribution: attribution
+        )
         let json = (try? String(decoding: JSONResponse.encoder.encode(map), as: UTF8.self)) ?? "{}"
         var page = PackagePreviewPage(
-            name: chosen.flatMap { manifest.localized?[$0]?.packageName.nonEmpty } ?? manifest.packageName, park: manifest.park, subtitle: subtitle, backURL: backURL, backLabel: backLabel,
+            name: chosen.flatMap { manifest.localized?[$0]?.packageName.nonEmpty } ?? manifest.packageName,
+            park: manifest.park,
+            subtitle: subtitle,
+            backURL: backURL,
+            backLabel: backLabel,
             hasTiles: manifest.tiles != nil,
-            tilesSummary: manifest.tiles.map { "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(DisplayFormat.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))" } ?? "",
-            attribution: attribution, mapJSON: json,
+            tilesSummary: manifest.tiles.map {
+                "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(DisplayFormat.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
+            } ?? "",
+            attribution: attribution,
+            mapJSON: json,
             waypoints: manifest.waypoints.map { waypoint in
-                .init(order: waypoint.order, name: name(waypoint), description: description(waypoint),
-                      assetCount: waypoint.assets.filter { $0.language == nil || $0.language == (chosen ?? languages.first) }.count)
-            })
+                .init(
+                    order: waypoint.order,
+                    name: name(waypoint),
+                    description: description(waypoint),
+                    assetCount: waypoint.assets.filter { $0.language == nil || $0.language == (chosen ?? languages.first) }.count
+                )
+            }
+        )
         page.hasLanguageTabs = languages.count > 1
         page.languageTabs = LanguageTab.tabs(languages: languages, base: base, active: chosen)
         page.lang = chosen ?? languages.first ?? "en"
@@ -329,8 +397,11 @@ struct TilesController: Sendable {
         let current = settings.current
         return AdminTilesPage(
             form: ["urlTemplate": current.urlTemplate ?? "", "attribution": current.attribution, "tileCap": "\(current.tileCap)"],
-            isSaved: settings.isSaved, commandLineTemplate: config.tileURLTemplate.flatMap { $0.isEmpty ? nil : $0 }, forbidden: TileURLTemplate.forbiddenDomains.joined(separator: ", "),
-            userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL))
+            isSaved: settings.isSaved,
+            commandLineTemplate: config.tileURLTemplate.flatMap { $0.isEmpty ? nil : $0 },
+            forbidden: TileURLTemplate.forbiddenDomains.joined(separator: ", "),
+            userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)
+        )
     }
 }
 
@@ -421,23 +492,42 @@ struct TourTilesModel: Sendable {
         let template = settings.usableTemplate
         let zooms = tileset?.zooms ?? (tour.minZoom...max(tour.minZoom, tour.maxZoom))
         let bytesPerTile = tileset.map { max(1, Int($0.size) / max(1, $0.tileCount)) } ?? 20 * 1024
-        var estimate: String?, overCap = false
+        var estimate: String?
+        var overCap = false
         if let frame = tour.frame {
             let count = TileMath.count(frame, zooms: zooms)
             overCap = tileset == nil && template != nil && count > settings.tileCap
-            estimate = "\(DisplayFormat.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
+            estimate =
+                "\(DisplayFormat.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
         }
         return TourTilesModel(
-            tourId: tour.id!, canEdit: canEdit,
+            tourId: tour.id!,
+            canEdit: canEdit,
             upload: tileset.map {
-                Upload(name: $0.originalName, size: ByteFormat.string($0.size), status: $0.scanStatus.rawValue, statusBadge: $0.scanStatus.badge,
-                       isPending: $0.scanStatus == .pending, detail: $0.scanDetail, zoom: "\($0.minZoom)–\($0.maxZoom)",
-                       tileCount: DisplayFormat.grouped($0.tileCount), format: $0.format.uppercased())
+                Upload(
+                    name: $0.originalName,
+                    size: ByteFormat.string($0.size),
+                    status: $0.scanStatus.rawValue,
+                    statusBadge: $0.scanStatus.badge,
+                    isPending: $0.scanStatus == .pending,
+                    detail: $0.scanDetail,
+                    zoom: "\($0.minZoom)–\($0.maxZoom)",
+                    tileCount: DisplayFormat.grouped($0.tileCount),
+                    format: $0.format.uppercased()
+                )
             },
-            hasServer: tileset == nil && template != nil, serverHost: template.map(TileFetcher.host) ?? "",
-            attribution: tileset?.attribution ?? settings.attribution, hasNoSource: tileset == nil && template == nil,
-            estimate: estimate, overCap: overCap, cap: settings.tileCap, capText: DisplayFormat.grouped(settings.tileCap),
-            bytesPerTile: bytesPerTile, uploadMinZoom: tileset.map { "\($0.minZoom)" }, uploadMaxZoom: tileset.map { "\($0.maxZoom)" },
-            maxUploadSize: ByteFormat.string(maxUploadSize))
+            hasServer: tileset == nil && template != nil,
+            serverHost: template.map(TileFetcher.host) ?? "",
+            attribution: tileset?.attribution ?? settings.attribution,
+            hasNoSource: tileset == nil && template == nil,
+            estimate: estimate,
+            overCap: overCap,
+            cap: settings.tileCap,
+            capText: DisplayFormat.grouped(settings.tileCap),
+            bytesPerTile: bytesPerTile,
+            uploadMinZoom: tileset.map { "\($0.minZoom)" },
+            uploadMaxZoom: tileset.map { "\($0.maxZoom)" },
+            maxUploadSize: ByteFormat.string(maxUploadSize)
+        )
     }
 }

@@ -18,8 +18,16 @@ extension AppDatabase {
             }
             try tileset.insert(db)
             try db.execute(sql: "UPDATE tour SET updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, tour.id!])
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: "tiles.upload",
-                                  detail: "\(tileset.originalName) (\(tileset.size) bytes, \(tileset.format), zoom \(tileset.minZoom)-\(tileset.maxZoom), \(tileset.tileCount) tiles)")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tour.id!)",
+                action: "tiles.upload",
+                detail:
+                    "\(tileset.originalName) (\(tileset.size) bytes, \(tileset.format), zoom \(tileset.minZoom)-\(tileset.maxZoom), \(tileset.tileCount) tiles)"
+            )
             try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: nil)
             return try released.filter { try !Self.isTilesetReferenced(db, storedPath: $0) }
         }
@@ -32,8 +40,15 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: tourId)
             guard let old = try TourTileset.fetchOne(db, key: tourId) else { return [] }
             try old.delete(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tiles.delete",
-                                  detail: old.originalName)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "tiles.delete",
+                detail: old.originalName
+            )
             return try Self.isTilesetReferenced(db, storedPath: old.storedPath) ? [] : [old.storedPath]
         }
     }
@@ -48,8 +63,15 @@ extension AppDatabase {
 
     /// Records a verdict and the file's new place. Says whether it was recorded (the row may have been replaced while
     /// the file was scanned: only the same upload gets the verdict) and the old path if nothing references it any more.
-    func recordTilesetScan(tourId: Int64, sha256: String, status: ScanStatus, detail: String, storedPath: String) throws
-        -> (recorded: Bool, released: String?) {
+    func recordTilesetScan(
+        tourId: Int64,
+        sha256: String,
+        status: ScanStatus,
+        detail: String,
+        storedPath: String
+    ) throws
+        -> (recorded: Bool, released: String?)
+    {
         try writer.write { db in
             guard var tileset = try TourTileset.fetchOne(db, key: tourId), tileset.sha256 == sha256, tileset.scanStatus == .pending else {
                 return (false, nil)
@@ -61,8 +83,15 @@ extension AppDatabase {
             tileset.scannedAt = Date()
             try tileset.update(db)
             let siteId = try Int64.fetchOne(db, sql: "SELECT siteId FROM tour WHERE id = ?", arguments: [tourId])
-            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "scanner"), siteId: siteId, objectType: "tour",
-                                  objectId: "\(tourId)", action: "tiles.scan.\(status.rawValue)", detail: detail.isEmpty ? tileset.originalName : detail)
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: "scanner"),
+                siteId: siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "tiles.scan.\(status.rawValue)",
+                detail: detail.isEmpty ? tileset.originalName : detail
+            )
             guard previous != storedPath else { return (true, nil) }
             return (true, try Self.isTilesetReferenced(db, storedPath: previous) ? nil : previous)
         }
@@ -87,19 +116,35 @@ extension AppDatabase {
         let zooms = tour.minZoom...max(tour.minZoom, tour.maxZoom)
         let count = TileMath.count(frame, zooms: zooms)
         guard count > settings.tileCap else { return [] }
-        return ["The frame exceeds the tile cap: it needs \(DisplayFormat.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of \(DisplayFormat.grouped(settings.tileCap)). Make the frame smaller or lower the largest zoom."]
+        return [
+            "The frame exceeds the tile cap: it needs \(DisplayFormat.grouped(count)) map tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), more than the cap of \(DisplayFormat.grouped(settings.tileCap)). Make the frame smaller or lower the largest zoom."
+        ]
     }
 
     /// The tile source frozen into a snapshot: the tour's clean uploaded file, else the tile server, else none.
     static func tileSource(_ db: Database, tour: Tour, settings: TileSettings) throws -> TileSourceSnapshot? {
         if let tileset = try TourTileset.fetchOne(db, key: tour.id!), tileset.scanStatus == .clean {
-            return TileSourceSnapshot(kind: .upload, minZoom: tileset.minZoom, maxZoom: tileset.maxZoom, attribution: tileset.attribution,
-                                      originalName: tileset.originalName, sha256: tileset.sha256, size: tileset.size,
-                                      storedPath: tileset.storedPath, format: tileset.format)
+            return TileSourceSnapshot(
+                kind: .upload,
+                minZoom: tileset.minZoom,
+                maxZoom: tileset.maxZoom,
+                attribution: tileset.attribution,
+                originalName: tileset.originalName,
+                sha256: tileset.sha256,
+                size: tileset.size,
+                storedPath: tileset.storedPath,
+                format: tileset.format
+            )
         }
         guard let template = settings.usableTemplate else { return nil }
-        return TileSourceSnapshot(kind: .server, minZoom: tour.minZoom, maxZoom: max(tour.minZoom, tour.maxZoom), attribution: settings.attribution,
-                                  urlTemplate: template, tileCap: settings.tileCap)
+        return TileSourceSnapshot(
+            kind: .server,
+            minZoom: tour.minZoom,
+            maxZoom: max(tour.minZoom, tour.maxZoom),
+            attribution: settings.attribution,
+            urlTemplate: template,
+            tileCap: settings.tileCap
+        )
     }
 }
 
@@ -107,17 +152,30 @@ extension AppDatabase {
 extension AppDatabase {
     /// A tileset whose stored file is gone: marked as a scan error, audited.
     static func markTilesetMissing(_ db: Database, _ tileset: TourTileset) throws {
-        try db.execute(sql: "UPDATE tourTileset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE tourId = ?",
-                       arguments: [ScanStatus.error, tileset.tourId])
-        try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "recovery"), objectType: "tour", objectId: "\(tileset.tourId)",
-                              action: "tiles.missing", detail: tileset.storedPath)
+        try db.execute(
+            sql: "UPDATE tourTileset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE tourId = ?",
+            arguments: [ScanStatus.error, tileset.tourId]
+        )
+        try AuditEvent.record(
+            db,
+            actor: AuditActor(userId: nil, ipAddress: "recovery"),
+            objectType: "tour",
+            objectId: "\(tileset.tourId)",
+            action: "tiles.missing",
+            detail: tileset.storedPath
+        )
     }
 
     /// The manifests of requests under review and of released versions: the tile previews they name are kept.
     static func manifestsInUse(_ db: Database) throws -> [String] {
-        try String.fetchAll(db, SQLRequest(literal: """
-            SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN \(PublishState.reviewable)
-            UNION ALL SELECT manifestJSON FROM packageVersion
-            """))
+        try String.fetchAll(
+            db,
+            SQLRequest(
+                literal: """
+                    SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN \(PublishState.reviewable)
+                    UNION ALL SELECT manifestJSON FROM packageVersion
+                    """
+            )
+        )
     }
 }

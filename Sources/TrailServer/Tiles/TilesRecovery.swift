@@ -14,8 +14,12 @@ public enum TilesRecovery {
     }
 
     @discardableResult
-    public static func run(database: AppDatabase, paths: DataPaths, tileCache: URL? = nil,
-                           logger: Logger = Logger(label: "trail.recovery")) throws -> Report {
+    public static func run(
+        database: AppDatabase,
+        paths: DataPaths,
+        tileCache: URL? = nil,
+        logger: Logger = Logger(label: "trail.recovery")
+    ) throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
         let tilesets = try database.writer.read { try TourTileset.fetchAll($0) }
@@ -25,7 +29,8 @@ public enum TilesRecovery {
                 let relative = "\(folder)/\(name)"
                 var isDirectory: ObjCBool = false
                 guard fileManager.fileExists(atPath: paths.absolute(relative).path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                      !referenced.contains(relative) else { continue }
+                    !referenced.contains(relative)
+                else { continue }
                 try? fileManager.removeItem(at: paths.absolute(relative))
                 report.orphanFiles += 1
             }
@@ -38,7 +43,8 @@ public enum TilesRecovery {
         let manifests = try database.writer.read { db in try AppDatabase.manifestsInUse(db) }
         // A manifest that cannot be read might name any preview: then none is removed, and the log says why (a silent
         // skip would delete the preview of the very version whose manifest is damaged).
-        var keep = Set<String>(), unreadable = 0
+        var keep = Set<String>()
+        var unreadable = 0
         for manifest in manifests {
             do {
                 if let sha256 = try JSONDecoder().decode(TilesOnly.self, from: Data(manifest.utf8)).tiles?.sha256 { keep.insert(sha256) }

@@ -19,8 +19,15 @@ extension ScanService {
         let source = paths.absolute(tileset.storedPath)
         do {
             guard FileManager.default.fileExists(atPath: source.path) else {
-                _ = try await database.perform { try $0.recordTilesetScan(tourId: tileset.tourId, sha256: tileset.sha256, status: .error,
-                                                   detail: "the stored file is missing", storedPath: tileset.storedPath) }
+                _ = try await database.perform {
+                    try $0.recordTilesetScan(
+                        tourId: tileset.tourId,
+                        sha256: tileset.sha256,
+                        status: .error,
+                        detail: "the stored file is missing",
+                        storedPath: tileset.storedPath
+                    )
+                }
                 return
             }
             let verdict = await MBTilesScanning.scan(source, with: scanner)
@@ -28,8 +35,15 @@ extension ScanService {
             let target = status == .clean ? "tilesets/\(tileset.sha256).mbtiles" : "tilesets/quarantine/\(UUID().uuidString.lowercased())"
             try FileManager.default.createDirectory(at: paths.absolute(target).deletingLastPathComponent(), withIntermediateDirectories: true)
             try Self.place(source, at: paths.absolute(target))
-            let outcome = try await database.perform { try $0.recordTilesetScan(tourId: tileset.tourId, sha256: tileset.sha256, status: status,
-                                                         detail: verdict.detail, storedPath: target) }
+            let outcome = try await database.perform {
+                try $0.recordTilesetScan(
+                    tourId: tileset.tourId,
+                    sha256: tileset.sha256,
+                    status: status,
+                    detail: verdict.detail,
+                    storedPath: target
+                )
+            }
             if let released = outcome.released { try? FileManager.default.removeItem(at: paths.absolute(released)) }
             // Replaced or deleted while it was scanned: the copy just made belongs to no one.
             if !outcome.recorded, try !database.isTilesetPathReferenced(target) {
@@ -38,8 +52,13 @@ extension ScanService {
             logger.info("scanned the map tiles of tour \(tileset.tourId): \(verdict)")
         } catch {
             logger.error("scan of the map tiles of tour \(tileset.tourId) failed: \(error)")
-            _ = try? database.recordTilesetScan(tourId: tileset.tourId, sha256: tileset.sha256, status: .error,
-                                                detail: "scan failed: \(error)", storedPath: tileset.storedPath)
+            _ = try? database.recordTilesetScan(
+                tourId: tileset.tourId,
+                sha256: tileset.sha256,
+                status: .error,
+                detail: "scan failed: \(error)",
+                storedPath: tileset.storedPath
+            )
         }
     }
 }

@@ -64,4 +64,3 @@ extension Frame {
         west < other.east && other.west < east && south < other.north && other.south < north
     }
 }
-

@@ -78,7 +78,8 @@ enum LanguageTag {
 
     /// Why a tag is refused: malformed (not letters, digits and hyphens) or simply not on the list.
     static func refusal(_ raw: String) -> String {
-        let wellFormed = !raw.isEmpty && raw.count <= 35 && raw.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" }
+        let wellFormed =
+            !raw.isEmpty && raw.count <= 35 && raw.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" }
             && !raw.hasPrefix("-") && !raw.hasSuffix("-") && !raw.contains("--")
         return wellFormed
             ? "“\(raw)” is not a language this server offers; choose one from the list (for example en, es, fr-CA)."

@@ -16,14 +16,18 @@ extension AppDatabase {
         var tour = try editableTour(db, id: tourId)
         guard choice.tags != tour.languages else { return tour }
         var waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-        let oldDefault = tour.defaultLanguage, newDefault = choice.tags[0]
+        let oldDefault = tour.defaultLanguage
+        let newDefault = choice.tags[0]
         if newDefault != oldDefault {
             // The new default's texts become the tour's own: each must have a name in it.
             var missing: [String] = []
             if (tour.localized[newDefault]?.name ?? "").isEmpty { missing.append("the tour") }
             missing += waypoints.filter { ($0.localized[newDefault]?.name ?? "").isEmpty }.map { "“\($0.name)”" }
             if !missing.isEmpty {
-                throw ValidationErrors(["languages": "Write \(LanguageTag.english(newDefault)) names for \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? " and \(missing.count - 5) more" : "") before making it the default language."])
+                throw ValidationErrors([
+                    "languages":
+                        "Write \(LanguageTag.english(newDefault)) names for \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? " and \(missing.count - 5) more" : "") before making it the default language."
+                ])
             }
         }
         // What the removed languages still hold.
@@ -32,18 +36,30 @@ extension AppDatabase {
             var uses: [String] = []
             for tag in removed {
                 var holders: [String] = []
-                let texts = tag == oldDefault ? [] : ([tour.localized[tag]].compactMap { $0 }.filter { !$0.isEmpty }.map { _ in "the tour" }
-                    + waypoints.filter { !($0.localized[tag]?.isEmpty ?? true) }.map { "“\($0.name)”" })
+                let texts =
+                    tag == oldDefault
+                    ? []
+                    : ([tour.localized[tag]].compactMap { $0 }.filter { !$0.isEmpty }.map { _ in "the tour" }
+                        + waypoints.filter { !($0.localized[tag]?.isEmpty ?? true) }.map { "“\($0.name)”" })
                 if tag == oldDefault { holders.append("the tour's own texts") }
-                if !texts.isEmpty { holders.append("texts of \(texts.prefix(3).joined(separator: ", "))\(texts.count > 3 ? " and \(texts.count - 3) more" : "")") }
-                let files = try Int.fetchOne(db, sql: """
-                    SELECT COUNT(*) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? AND asset.language = ?
-                    """, arguments: [tourId, tag]) ?? 0
+                if !texts.isEmpty {
+                    holders.append("texts of \(texts.prefix(3).joined(separator: ", "))\(texts.count > 3 ? " and \(texts.count - 3) more" : "")")
+                }
+                let files =
+                    try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT COUNT(*) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? AND asset.language = ?
+                            """,
+                        arguments: [tourId, tag]
+                    ) ?? 0
                 if files > 0 { holders.append("\(files) file(s)") }
                 if !holders.isEmpty { uses.append("\(LanguageTag.english(tag)) still has \(holders.joined(separator: " and "))") }
             }
             if !uses.isEmpty {
-                throw ValidationErrors(["languages": uses.joined(separator: "; ") + ". Confirm the removal to delete those texts (the files then play in every language)."])
+                throw ValidationErrors([
+                    "languages": uses.joined(separator: "; ") + ". Confirm the removal to delete those texts (the files then play in every language)."
+                ])
             }
         }
         if newDefault != oldDefault {
@@ -67,7 +83,10 @@ extension AppDatabase {
             // Names are unique per tour (case-insensitively): two stops may not share a name in the new default.
             var seen = Set<String>()
             for waypoint in waypoints where !seen.insert(waypoint.name.lowercased()).inserted {
-                throw ValidationErrors(["languages": "Two waypoints would both be called “\(waypoint.name)” in \(LanguageTag.english(newDefault)); give them different names in it first."])
+                throw ValidationErrors([
+                    "languages":
+                        "Two waypoints would both be called “\(waypoint.name)” in \(LanguageTag.english(newDefault)); give them different names in it first."
+                ])
             }
             // Out of the unique index's way first, so names that trade places between languages do not collide midway.
             try db.execute(sql: "UPDATE waypoint SET name = char(1) || id WHERE tourId = ?", arguments: [tourId])
@@ -78,17 +97,27 @@ extension AppDatabase {
             try waypoints[index].update(db)
         }
         if !removed.isEmpty {
-            try db.execute(sql: """
-                UPDATE asset SET language = NULL WHERE language IN (SELECT value FROM json_each(?))
-                AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)
-                """, arguments: [String(decoding: try JSONEncoder().encode(removed), as: UTF8.self), tourId])
+            try db.execute(
+                sql: """
+                    UPDATE asset SET language = NULL WHERE language IN (SELECT value FROM json_each(?))
+                    AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)
+                    """,
+                arguments: [String(decoding: try JSONEncoder().encode(removed), as: UTF8.self), tourId]
+            )
         }
         let before = tour.languages
         tour.languages = choice.tags
         tour.updatedAt = Date()
         try tour.update(db)
-        try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.languages",
-                              detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))")
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            siteId: tour.siteId,
+            objectType: "tour",
+            objectId: "\(tourId)",
+            action: "tour.languages",
+            detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))"
+        )
         return tour
     }
 
@@ -106,8 +135,15 @@ extension AppDatabase {
         tour.localized[tag] = text.isEmpty ? nil : text
         tour.updatedAt = Date()
         try tour.update(db)
-        try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.text",
-                              detail: "\(tag): \(text.name)")
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            siteId: tour.siteId,
+            objectType: "tour",
+            objectId: "\(tourId)",
+            action: "tour.text",
+            detail: "\(tag): \(text.name)"
+        )
         return tour
     }
 
@@ -117,8 +153,14 @@ extension AppDatabase {
         try writer.write { db in try Self.setWaypointText(db, tourId: tourId, waypointId: waypointId, language: language, text, actor: actor) }
     }
 
-    static func setWaypointText(_ db: Database, tourId: Int64, waypointId: Int64, language: String, _ text: LocalizedText,
-                                actor: AuditActor) throws -> Waypoint {
+    static func setWaypointText(
+        _ db: Database,
+        tourId: Int64,
+        waypointId: Int64,
+        language: String,
+        _ text: LocalizedText,
+        actor: AuditActor
+    ) throws -> Waypoint {
         let tour = try editableTour(db, id: tourId)
         guard var waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
         let tag = try Self.furtherLanguage(language, of: tour)
@@ -127,8 +169,15 @@ extension AppDatabase {
         waypoint.updatedAt = Date()
         try waypoint.update(db)
         try touch(db, tourId: tourId)
-        try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypointId)", action: "waypoint.text",
-                              detail: "\(tag): \(text.name)")
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            siteId: tour.siteId,
+            objectType: "waypoint",
+            objectId: "\(waypointId)",
+            action: "waypoint.text",
+            detail: "\(tag): \(text.name)"
+        )
         return waypoint
     }
 
@@ -138,7 +187,9 @@ extension AppDatabase {
         guard let language, !language.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
         guard let canonical = LanguageTag.canonical(language) else { throw ValidationErrors(["language": LanguageTag.refusal(language)]) }
         guard tour.languages.contains(canonical) else {
-            throw ValidationErrors(["language": "“\(tour.name)” is not published in \(LanguageTag.english(canonical)); add the language to the tour first."])
+            throw ValidationErrors([
+                "language": "“\(tour.name)” is not published in \(LanguageTag.english(canonical)); add the language to the tour first."
+            ])
         }
         return canonical
     }
@@ -150,7 +201,8 @@ extension AppDatabase {
             throw ValidationErrors(["language": "\(LanguageTag.english(tag)) is the tour's default language: edit its texts on the tour's own form."])
         }
         guard tour.languages.contains(tag) else {
-            throw ValidationErrors(["language": "“\(tour.name)” is not published in \(LanguageTag.english(tag)); add the language to the tour first."])
+            throw ValidationErrors(["language": "“\(tour.name)” is not published in \(LanguageTag.english(tag)); add the language to the tour first."]
+            )
         }
         return tag
     }
@@ -170,7 +222,8 @@ extension AppDatabase {
         tour.furtherLanguages.flatMap { tag -> [String] in
             let language = LanguageTag.english(tag)
             func missing(_ own: (name: String, description: String), _ text: LocalizedText?) -> String? {
-                let name = (text?.name ?? "").isEmpty, description = !own.description.isEmpty && (text?.description ?? "").isEmpty
+                let name = (text?.name ?? "").isEmpty
+                let description = !own.description.isEmpty && (text?.description ?? "").isEmpty
                 switch (name, description) {
                 case (true, true): return "its name and description"
                 case (true, false): return "its name"

@@ -39,7 +39,11 @@ public struct RoutePath: Sendable, Equatable {
             guard position[0].isFinite, position[1].isFinite, (-180...180).contains(position[0]), (-90...90).contains(position[1]) else {
                 throw ValidationErrors(["route": "Route point \(index + 1) has coordinates out of range."])
             }
-            return RoutePoint(longitude: position[0], latitude: position[1], elevation: position.count == 3 && position[2].isFinite ? position[2] : nil)
+            return RoutePoint(
+                longitude: position[0],
+                latitude: position[1],
+                elevation: position.count == 3 && position[2].isFinite ? position[2] : nil
+            )
         }
         guard points.count != 1 else { throw ValidationErrors(["route": "A route needs at least two points."]) }
     }
@@ -83,8 +87,10 @@ public enum Geo {
     /// Great-circle distance by the haversine formula.
     public static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
         // Haversine: latitudes and their differences in radians.
-        let latitude1 = a.latitude * .pi / 180, latitude2 = b.latitude * .pi / 180
-        let dLatitude = latitude2 - latitude1, dLongitude = (b.longitude - a.longitude) * .pi / 180
+        let latitude1 = a.latitude * .pi / 180
+        let latitude2 = b.latitude * .pi / 180
+        let dLatitude = latitude2 - latitude1
+        let dLongitude = (b.longitude - a.longitude) * .pi / 180
         let h = sin(dLatitude / 2) * sin(dLatitude / 2) + cos(latitude1) * cos(latitude2) * sin(dLongitude / 2) * sin(dLongitude / 2)
         return 2 * earthRadius * asin(min(1, sqrt(h)))
     }
@@ -121,8 +127,14 @@ public struct DurationEstimate: Sendable, Equatable {
         }
         let ascent = route?.ascentMeters
         let dwell = dwellSeconds.reduce(0) { $0 + (($1 ?? 0) > 0 ? $1! : defaultDwellSeconds) } / 60
-        return DurationEstimate(walkingMeters: walking, ascentMeters: ascent, walkingMinutes: walking / 1000 / paceKmh * 60,
-                                climbMinutes: (ascent ?? 0) / 10, dwellMinutes: dwell, distancesFromPrevious: distances)
+        return DurationEstimate(
+            walkingMeters: walking,
+            ascentMeters: ascent,
+            walkingMinutes: walking / 1000 / paceKmh * 60,
+            climbMinutes: (ascent ?? 0) / 10,
+            dwellMinutes: dwell,
+            distancesFromPrevious: distances
+        )
     }
 }
 

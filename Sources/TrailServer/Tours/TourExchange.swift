@@ -1,10 +1,11 @@
 import Foundation
+import GRDB
 import HTTPTypes
+import PackageFormat
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import GRDB
-import PackageFormat
 
 /// GeoJSON out (RFC 7946, the same document as a package's `waypoints.geojson`); GeoJSON, GPX 1.1, KML 2.2, KMZ and CSV in.
 enum TourExport {
@@ -24,16 +25,28 @@ enum TourExport {
     static func geoJSON(tour: Tour, waypoints: [Waypoint], siteName: String) throws -> Data {
         let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.route)
         let manifest = Manifest(
-            packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: Manifest.timestamp(tour.updatedAt),
-            packageName: tour.name, park: siteName, mapName: tour.mapName,
+            packageId: "tour-\(tour.id ?? 0)",
+            version: 0,
+            createdAt: Manifest.timestamp(tour.updatedAt),
+            packageName: tour.name,
+            park: siteName,
+            mapName: tour.mapName,
             bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: tour.description,
             waypoints: waypoints.map {
-                Manifest.Waypoint(name: $0.name, order: $0.position, coordinates: .init(latitude: $0.latitude, longitude: $0.longitude),
-                                  description: $0.description, assets: [], triggerRadiusMeters: $0.triggerRadiusMeters,
-                                  localized: $0.localized.isEmpty ? nil : $0.localized.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) })
+                Manifest.Waypoint(
+                    name: $0.name,
+                    order: $0.position,
+                    coordinates: .init(latitude: $0.latitude, longitude: $0.longitude),
+                    description: $0.description,
+                    assets: [],
+                    triggerRadiusMeters: $0.triggerRadiusMeters,
+                    localized: $0.localized.isEmpty
+                        ? nil : $0.localized.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) }
+                )
             },
-            route: tour.route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) })
+            route: tour.route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) }
+        )
         return try TourGeoJSON.make(manifest: manifest)
     }
 
@@ -41,7 +54,12 @@ enum TourExport {
         let points = waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (route?.points ?? [])
         guard let first = points.first else { return Frame(north: 0, south: 0, east: 0, west: 0) }
         return points.reduce(Frame(north: first.latitude, south: first.latitude, east: first.longitude, west: first.longitude)) {
-            Frame(north: max($0.north, $1.latitude), south: min($0.south, $1.latitude), east: max($0.east, $1.longitude), west: min($0.west, $1.longitude))
+            Frame(
+                north: max($0.north, $1.latitude),
+                south: min($0.south, $1.latitude),
+                east: max($0.east, $1.longitude),
+                west: min($0.west, $1.longitude)
+            )
         }
     }
 }
@@ -120,7 +138,7 @@ struct ImportPlan: Encodable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case format, waypoints, routePoints, routeLengthMeters, frame, setsFrame, outsideFrame, fittedFrame, leftOut, folders, columns, images, notes,
-             added, changed, skipped
+            added, changed, skipped
     }
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -150,8 +168,6 @@ struct ImportRefused: AppError {
     var status: HTTPResponse.Status { .unprocessableContent }
     var fieldMessages: [String: String]? { ["file": message] }
 }
-
-
 
 enum TourImport {
     static let maxWaypoints = 2_000
@@ -191,12 +207,20 @@ enum TourImport {
         if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) || start.contains(0) {
             throw ImportRefused(message: "Import files must be UTF-8 text (this one looks like UTF-16 or binary).")
         }
-        let text = String(decoding: start, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}")))
+        let text = String(decoding: start, as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}"))
+        )
         if text.isEmpty { throw ImportRefused(message: "The file is empty.") }
-        if text.hasPrefix("{") { var tour = try parseGeoJSON(data); tour.format = "GeoJSON"; return tour }
+        if text.hasPrefix("{") {
+            var tour = try parseGeoJSON(data)
+            tour.format = "GeoJSON"
+            return tour
+        }
         if text.hasPrefix("<") {
             if KMLImport.isHTMLPage(data) {
-                throw ImportRefused(message: "This is a web page (HTML), not KML or GPX: save the map itself (in Google Earth: Save Place As… KML or KMZ).")
+                throw ImportRefused(
+                    message: "This is a web page (HTML), not KML or GPX: save the map itself (in Google Earth: Save Place As… KML or KMZ)."
+                )
             }
             if KMLImport.isKML(data) { return try KMLImport.parse(data) }
             var tour = try parseGPX(data)
@@ -233,7 +257,9 @@ enum TourImport {
         var result = ImportedTour()
         for (index, item) in features.enumerated() {
             let at = "Feature \(index + 1)"
-            guard let feature = item as? [String: Any], feature["type"] as? String == "Feature" else { throw ImportRefused(message: "\(at) is not a Feature.") }
+            guard let feature = item as? [String: Any], feature["type"] as? String == "Feature" else {
+                throw ImportRefused(message: "\(at) is not a Feature.")
+            }
             guard let geometry = feature["geometry"] as? [String: Any], let geometryType = geometry["type"] as? String else {
                 throw ImportRefused(message: "\(at) has no geometry.")
             }
@@ -256,12 +282,15 @@ enum TourImport {
                     let input: TriggerZone.Input = (value as? NSNumber).map { .number($0.doubleValue) } ?? .text("\(value)")
                     switch TriggerZone.radius(input) {
                     case .success(let metres): radius = metres
-                    case .failure: throw ImportRefused(message: "\(at) (“\(name)”): triggerRadiusMeters must be a whole number of metres from 5 to 500.")
+                    case .failure:
+                        throw ImportRefused(message: "\(at) (“\(name)”): triggerRadiusMeters must be a whole number of metres from 5 to 500.")
                     }
                 }
                 var localized: [String: LocalizedText] = [:]
                 for (key, value) in properties {
-                    guard let colon = key.firstIndex(of: ":"), ["name", "description"].contains(key[..<colon]), let text = value as? String else { continue }
+                    guard let colon = key.firstIndex(of: ":"), ["name", "description"].contains(key[..<colon]), let text = value as? String else {
+                        continue
+                    }
                     let raw = String(key[key.index(after: colon)...])
                     guard let tag = LanguageTag.canonical(raw) else {
                         throw ImportRefused(message: "\(at) (“\(name)”): \(key): \(LanguageTag.refusal(raw))")
@@ -275,8 +304,16 @@ enum TourImport {
                     }
                     localized[tag] = entry
                 }
-                result.points.append(.init(name: name, description: String(((properties["description"] as? String) ?? "").prefix(20_000)),
-                                           latitude: latitude, longitude: longitude, triggerRadiusMeters: radius, localized: localized))
+                result.points.append(
+                    .init(
+                        name: name,
+                        description: String(((properties["description"] as? String) ?? "").prefix(20_000)),
+                        latitude: latitude,
+                        longitude: longitude,
+                        triggerRadiusMeters: radius,
+                        localized: localized
+                    )
+                )
             case "LineString":
                 guard let positions = geometry["coordinates"] as? [[Double]] else {
                     throw ImportRefused(message: "\(at): a LineString needs a list of positions.")
@@ -287,7 +324,9 @@ enum TourImport {
             case "Polygon":
                 continue  // the frame of an exported tour; the importing tour keeps its own
             default:
-                throw ImportRefused(message: "\(at): \(geometryType) geometries are not supported (use Points for waypoints and a LineString for the route).")
+                throw ImportRefused(
+                    message: "\(at): \(geometryType) geometries are not supported (use Points for waypoints and a LineString for the route)."
+                )
             }
         }
         return result
@@ -324,7 +363,10 @@ enum TourImport {
         // Linux's XMLParser recovers from some errors (a mismatched end tag) and still returns true, so any reported
         // error counts.
         if !parser.parse() || reader.failure != nil || parser.parserError != nil {
-            throw ImportRefused(message: reader.failure ?? "Line \(parser.lineNumber): the GPX is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error")).")
+            throw ImportRefused(
+                message: reader.failure
+                    ?? "Line \(parser.lineNumber): the GPX is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error"))."
+            )
         }
         guard reader.sawGPX else { throw ImportRefused(message: "This XML file is not GPX (no <gpx> element).") }
         var result = ImportedTour(points: reader.waypoints)
@@ -344,7 +386,8 @@ enum TourImport {
         let leading = data.prefix { [0xEF, 0xBB, 0xBF, 0x20, 0x09, 0x0A, 0x0D].contains($0) }.count
         let afterLeading = data.index(data.startIndex, offsetBy: leading)
         while let found = data.range(of: marker, in: start..<data.endIndex) {
-            let declaration = found.lowerBound == afterLeading && data[found.lowerBound...].starts(with: Data("<?xml".utf8))
+            let declaration =
+                found.lowerBound == afterLeading && data[found.lowerBound...].starts(with: Data("<?xml".utf8))
                 && data.count > found.lowerBound - data.startIndex + 5
                 && [0x20, 0x09, 0x0A, 0x0D].contains(data[data.index(found.lowerBound, offsetBy: 5)])
             if !declaration { return true }
@@ -358,7 +401,9 @@ enum TourImport {
     /// encoding it names (and crashes on UTF-7, found by scripts/fuzz.sh importer), so the check must see it too.
     /// (UTF-16 and UTF-32 by byte order mark are refused earlier, in `parse`.)
     static func declaredEncoding(_ data: Data) -> String? {
-        let head = String(decoding: data.prefix(300), as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\u{FEFF}").union(.whitespacesAndNewlines))
+        let head = String(decoding: data.prefix(300), as: UTF8.self).trimmingCharacters(
+            in: CharacterSet(charactersIn: "\u{FEFF}").union(.whitespacesAndNewlines)
+        )
         guard head.hasPrefix("<?xml") else { return nil }
         let end = head.range(of: ">")?.lowerBound ?? head.endIndex
         let declaration = head[..<end]
@@ -379,15 +424,21 @@ enum TourImport {
         /// Open elements: the Linux XMLParser does not always reject a mismatched end tag, so we check it ourselves.
         private var open: [String] = []
 
-        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser,
+            didStartElement element: String,
+            namespaceURI: String?,
+            qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             open.append(element)
             text = ""
             switch element {
             case "gpx": sawGPX = true
             case "wpt", "trkpt", "rtept":
                 guard let lat = attributes["lat"].flatMap(Double.init), let lon = attributes["lon"].flatMap(Double.init),
-                      (-90...90).contains(lat), (-180...180).contains(lon) else {
+                    (-90...90).contains(lat), (-180...180).contains(lon)
+                else {
                     fail(parser, "Line \(parser.lineNumber): <\(element)> needs lat and lon attributes within range.")
                     return
                 }
@@ -414,8 +465,13 @@ enum TourImport {
             fail(parser, "The GPX file declares entities, which are not allowed.")
         }
 
-        func parser(_ parser: XMLParser, foundUnparsedEntityDeclarationWithName name: String, publicID: String?, systemID: String?,
-                    notationName: String?) {
+        func parser(
+            _ parser: XMLParser,
+            foundUnparsedEntityDeclarationWithName name: String,
+            publicID: String?,
+            systemID: String?,
+            notationName: String?
+        ) {
             fail(parser, "The GPX file declares entities, which are not allowed.")
         }
 
@@ -443,8 +499,13 @@ enum TourImport {
             case "desc", "cmt": if currentDescription.isEmpty { currentDescription = text.trimmed }
             case "ele": currentElevation = Double(text.trimmed)
             case "wpt":
-                guard !currentName.isEmpty else { fail(parser, "Line \(parser.lineNumber): a <wpt> needs a <name>."); return }
-                waypoints.append(.init(name: String(currentName.prefix(120)), description: currentDescription, latitude: point.lat, longitude: point.lon))
+                guard !currentName.isEmpty else {
+                    fail(parser, "Line \(parser.lineNumber): a <wpt> needs a <name>.")
+                    return
+                }
+                waypoints.append(
+                    .init(name: String(currentName.prefix(120)), description: currentDescription, latitude: point.lat, longitude: point.lon)
+                )
                 current = nil
             case "trkpt", "rtept":
                 track.append(currentElevation.map { [point.lon, point.lat, $0] } ?? [point.lon, point.lat])
@@ -455,7 +516,10 @@ enum TourImport {
 
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
             let code = (parseError as NSError).code
-            fail(parser, "Line \(parser.lineNumber): the GPX is not well-formed XML (\(code == 76 ? "an end tag does not match its start tag" : "XML error \(code)")).")
+            fail(
+                parser,
+                "Line \(parser.lineNumber): the GPX is not well-formed XML (\(code == 76 ? "an end tag does not match its start tag" : "XML error \(code)"))."
+            )
         }
 
         func fail(_ parser: XMLParser, _ message: String) {
@@ -481,7 +545,9 @@ enum TourImport {
         var frame = tour.frame
         // Fitting only grows a frame: the tour's own waypoints, inside the old one, stay inside.
         let fitted = fittedFrame(imported).map { box in
-            tour.frame.map { Frame(north: max($0.north, box.north), south: min($0.south, box.south), east: max($0.east, box.east), west: min($0.west, box.west)) } ?? box
+            tour.frame.map {
+                Frame(north: max($0.north, box.north), south: min($0.south, box.south), east: max($0.east, box.east), west: min($0.west, box.west))
+            } ?? box
         }.flatMap { $0.areaKm2 <= maxAreaKm2 ? $0 : nil }
         if let fitted, frame == nil || fitFrame {
             frame = fitted
@@ -498,14 +564,20 @@ enum TourImport {
             func item(_ action: String, _ reason: String? = nil) -> ImportPlan.Item {
                 .init(action: action, name: point.name, latitude: point.latitude, longitude: point.longitude, reason: reason)
             }
-            if seen.contains(key) { plan.waypoints.append(item("skip", "the file names this waypoint twice")); continue }
+            if seen.contains(key) {
+                plan.waypoints.append(item("skip", "the file names this waypoint twice"))
+                continue
+            }
             seen.insert(key)
             guard let frame, frame.contains(latitude: point.latitude, longitude: point.longitude) else {
-                plan.waypoints.append(item("skip", frame == nil ? "the tour has no frame and the points span too large an area" : "outside the tour's frame"))
+                plan.waypoints.append(
+                    item("skip", frame == nil ? "the tour has no frame and the points span too large an area" : "outside the tour's frame")
+                )
                 continue
             }
             if let match = existing.first(where: { $0.name.lowercased() == key }) {
-                let same = abs(match.latitude - point.latitude) < 1e-7 && abs(match.longitude - point.longitude) < 1e-7
+                let same =
+                    abs(match.latitude - point.latitude) < 1e-7 && abs(match.longitude - point.longitude) < 1e-7
                     && (point.description.isEmpty || match.description == point.description)
                     && (point.triggerRadiusMeters == nil || point.triggerRadiusMeters == match.triggerRadiusMeters)
                     && point.localized.allSatisfy { match.localized[$0.key] == $0.value || !languages.contains($0.key) }
@@ -530,9 +602,14 @@ enum TourImport {
         let points = imported.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (imported.route?.points ?? [])
         guard !points.isEmpty else { return nil }
         let box = TourExport.bounds(of: [], route: RoutePath(points: points))
-        let padLat = max(0.002, (box.north - box.south) * 0.1), padLon = max(0.002, (box.east - box.west) * 0.1)
-        return Frame(north: min(90, box.north + padLat), south: max(-90, box.south - padLat),
-                     east: min(180, box.east + padLon), west: max(-180, box.west - padLon))
+        let padLat = max(0.002, (box.north - box.south) * 0.1)
+        let padLon = max(0.002, (box.east - box.west) * 0.1)
+        return Frame(
+            north: min(90, box.north + padLat),
+            south: max(-90, box.south - padLat),
+            east: min(180, box.east + padLon),
+            west: max(-180, box.west - padLon)
+        )
     }
 }
 
@@ -556,8 +633,17 @@ extension AppDatabase {
                 guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
                 switch item.action {
                 case "add":
-                    var waypoint = Waypoint(id: nil, tourId: tourId, name: point.name, position: existing.count + 1, latitude: point.latitude,
-                                            longitude: point.longitude, description: point.description, createdAt: now, updatedAt: now)
+                    var waypoint = Waypoint(
+                        id: nil,
+                        tourId: tourId,
+                        name: point.name,
+                        position: existing.count + 1,
+                        latitude: point.latitude,
+                        longitude: point.longitude,
+                        description: point.description,
+                        createdAt: now,
+                        updatedAt: now
+                    )
                     if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
                     // Texts in the tour's further languages; those in languages it does not have are left out.
                     waypoint.localized = point.localized.filter { tour.furtherLanguages.contains($0.key) }
@@ -572,16 +658,27 @@ extension AppDatabase {
                     // Field by field, as for the default language: an empty description in the file keeps the saved one.
                     for (tag, text) in point.localized where tour.furtherLanguages.contains(tag) {
                         let saved = waypoint.localized[tag] ?? LocalizedText()
-                        waypoint.localized[tag] = LocalizedText(name: text.name.nonEmpty ?? saved.name, description: text.description.nonEmpty ?? saved.description)
+                        waypoint.localized[tag] = LocalizedText(
+                            name: text.name.nonEmpty ?? saved.name,
+                            description: text.description.nonEmpty ?? saved.description
+                        )
                     }
                     waypoint.updatedAt = now
                     try waypoint.update(db)
                 default: continue
                 }
             }
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.import",
-                                  detail: "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
-                                    + (plan.setsFrame ? ", frame set" : ""))
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "tour.import",
+                detail:
+                    "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
+                    + (plan.setsFrame ? ", frame set" : "")
+            )
         }
     }
 
@@ -592,8 +689,15 @@ extension AppDatabase {
             tour.route = route
             tour.updatedAt = Date()
             try tour.update(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "tour.route",
-                                  detail: route.map { "\($0.points.count) points, \(Int($0.lengthMeters)) m" } ?? "removed")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "tour.route",
+                detail: route.map { "\($0.points.count) points, \(Int($0.lengthMeters)) m" } ?? "removed"
+            )
         }
     }
 
@@ -606,8 +710,12 @@ extension AppDatabase {
                 .compactMap(\.durationSeconds)
             return seconds.isEmpty ? nil : seconds.reduce(0, +)
         }
-        return DurationEstimate.estimate(waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
-                                         route: tour.route, paceKmh: tour.paceKmh, dwellSeconds: dwell)
+        return DurationEstimate.estimate(
+            waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
+            route: tour.route,
+            paceKmh: tour.paceKmh,
+            dwellSeconds: dwell
+        )
     }
 }
 

@@ -55,16 +55,33 @@ struct TourExchangeController: Sendable {
     /// Receives an import file and sends the browser to its preview; a refused file shows the tour page again
     /// with the reason.
     func uploadImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (tour, site, access) = try await authorization.editableTour(
+            id: context.parameters.require("id", as: Int64.self),
+            user: context.requireUser()
+        )
         let importId: String
         do {
             (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
         } catch let refusal as any AppError where refusal.status == .unprocessableContent {
-            return try await refusedImport(refusal.fieldMessages?["file"] ?? refusal.message, status: .unprocessableContent,
-                                     tour: tour, site: site, access: access, request: request, context: context)
+            return try await refusedImport(
+                refusal.fieldMessages?["file"] ?? refusal.message,
+                status: .unprocessableContent,
+                tour: tour,
+                site: site,
+                access: access,
+                request: request,
+                context: context
+            )
         } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
-            return try await refusedImport(refusal.body ?? "The file is too large.", status: .contentTooLarge,
-                                     tour: tour, site: site, access: access, request: request, context: context)
+            return try await refusedImport(
+                refusal.body ?? "The file is too large.",
+                status: .contentTooLarge,
+                tour: tour,
+                site: site,
+                access: access,
+                request: request,
+                context: context
+            )
         }
         // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
         // token, as streaming multipart forms do) never lands in the history, and a reload does not upload again.
@@ -79,19 +96,40 @@ struct TourExchangeController: Sendable {
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
         }
         let imported = try parse(fileAt: file)
-        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) }, maxAreaKm2: config.maxFrameAreaKm2)
+        let plan = TourImport.plan(
+            imported,
+            tour: tour,
+            existing: try await database.perform { try $0.waypoints(tourId: tour.id!) },
+            maxAreaKm2: config.maxFrameAreaKm2
+        )
         let columnOrder = ["latitude", "longitude", "name", "description", "order"]
-        let page = PreviewPage(tourId: tour.id!, tourName: tour.name, importId: importId, items: plan.waypoints, added: plan.added,
-                               changed: plan.changed, skipped: plan.skipped, routePoints: plan.routePoints,
-                               routeLength: plan.routeLengthMeters.map(DisplayFormat.kilometers) ?? "",
-                               setsFrame: plan.setsFrame, hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame,
-                               format: plan.format, folders: plan.folders,
-                               columns: columnOrder.compactMap { key in plan.columns[key].map { "\(key): “\($0)”" } },
-                               notes: plan.notes, leftOut: plan.leftOut, images: plan.images, outsideFrame: plan.outsideFrame,
-                               canFitFrame: plan.fittedFrame != nil,
-                               fittedFrame: plan.fittedFrame.map { String(format: "N %.5f, S %.5f, E %.5f, W %.5f", $0.north, $0.south, $0.east, $0.west) } ?? "",
-                               hasColumns: !plan.columns.isEmpty, hasFolders: !plan.folders.isEmpty, hasNotes: !plan.notes.isEmpty,
-                               hasImages: !plan.images.isEmpty, hasLeftOut: !plan.leftOut.isEmpty)
+        let page = PreviewPage(
+            tourId: tour.id!,
+            tourName: tour.name,
+            importId: importId,
+            items: plan.waypoints,
+            added: plan.added,
+            changed: plan.changed,
+            skipped: plan.skipped,
+            routePoints: plan.routePoints,
+            routeLength: plan.routeLengthMeters.map(DisplayFormat.kilometers) ?? "",
+            setsFrame: plan.setsFrame,
+            hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame,
+            format: plan.format,
+            folders: plan.folders,
+            columns: columnOrder.compactMap { key in plan.columns[key].map { "\(key): “\($0)”" } },
+            notes: plan.notes,
+            leftOut: plan.leftOut,
+            images: plan.images,
+            outsideFrame: plan.outsideFrame,
+            canFitFrame: plan.fittedFrame != nil,
+            fittedFrame: plan.fittedFrame.map { String(format: "N %.5f, S %.5f, E %.5f, W %.5f", $0.north, $0.south, $0.east, $0.west) } ?? "",
+            hasColumns: !plan.columns.isEmpty,
+            hasFolders: !plan.folders.isEmpty,
+            hasNotes: !plan.notes.isEmpty,
+            hasImages: !plan.images.isEmpty,
+            hasLeftOut: !plan.leftOut.isEmpty
+        )
         return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
     }
 
@@ -106,11 +144,19 @@ struct TourExchangeController: Sendable {
         var request = request
         let fitFrame = (try? await request.form(context: context))?.string("fitFrame") == "1"
         let imported = try parse(fileAt: file)
-        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tour.id!) },
-                                   maxAreaKm2: config.maxFrameAreaKm2, fitFrame: fitFrame)
+        let plan = TourImport.plan(
+            imported,
+            tour: tour,
+            existing: try await database.perform { try $0.waypoints(tourId: tour.id!) },
+            maxAreaKm2: config.maxFrameAreaKm2,
+            fitFrame: fitFrame
+        )
         let attached = try await apply(imported, plan: plan, tourId: tour.id!, actor: context.actor)
-        return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped"
-                              + (attached > 0 ? ", \(attached) picture(s) attached (scanned before they are used)." : "."))
+        return pages.redirect(
+            to: PanelURL.tour(tour.id!),
+            notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped"
+                + (attached > 0 ? ", \(attached) picture(s) attached (scanned before they are used)." : ".")
+        )
     }
 
     /// Saves the route drawn on the map (JSON for the map), or removes it when empty.
@@ -142,8 +188,13 @@ struct TourExchangeController: Sendable {
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
         let (importId, imported) = try await receive(request, owner: nil)
         try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
-        let plan = TourImport.plan(imported, tour: tour, existing: try await database.perform { try $0.waypoints(tourId: tourId) },
-                                   maxAreaKm2: config.maxFrameAreaKm2, fitFrame: fitFrame)
+        let plan = TourImport.plan(
+            imported,
+            tour: tour,
+            existing: try await database.perform { try $0.waypoints(tourId: tourId) },
+            maxAreaKm2: config.maxFrameAreaKm2,
+            fitFrame: fitFrame
+        )
         var attached = 0
         if !dryRun { attached = try await apply(imported, plan: plan, tourId: tourId, actor: context.actor) }
         return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan, imagesAttached: attached))
@@ -162,16 +213,21 @@ struct TourExchangeController: Sendable {
         var attached = 0
         for item in plan.images {
             guard let waypoint = waypoints.first(where: { $0.name.lowercased() == item.waypoint.lowercased() }),
-                  let image = imported.points.first(where: { $0.name == item.waypoint })?.images.first(where: { $0.path == item.file }) else { continue }
+                let image = imported.points.first(where: { $0.name == item.waypoint })?.images.first(where: { $0.path == item.file })
+            else { continue }
             let sha256 = PackageHashing.sha256Hex(image.data)
             // Importing the same KMZ again does not attach its pictures twice.
             if try await database.perform({ try $0.assets(waypointId: waypoint.id!) }).contains(where: { $0.sha256 == sha256 }) { continue }
             let uploadId = UUID().uuidString.lowercased()
             try FileManager.default.createDirectory(at: paths.uploads, withIntermediateDirectories: true)
             try image.data.write(to: paths.upload(uploadId))
-            let received = AssetIntake.Received(uploadId: uploadId, size: Int64(image.data.count), sha256: sha256,
-                                                header: Array(image.data.prefix(FileTypeDetector.headerLength)),
-                                                originalName: String(item.file.split(separator: "/").last ?? "image"))
+            let received = AssetIntake.Received(
+                uploadId: uploadId,
+                size: Int64(image.data.count),
+                sha256: sha256,
+                header: Array(image.data.prefix(FileTypeDetector.headerLength)),
+                originalName: String(item.file.split(separator: "/").last ?? "image")
+            )
             _ = try await intake.register(received, tourId: tourId, waypointId: waypoint.id!, replacing: nil, actor: actor)
             attached += 1
         }
@@ -198,7 +254,10 @@ struct TourExchangeController: Sendable {
             if (try? FileManager.default.moveItem(at: file, to: paths.quarantine.appendingPathComponent(UUID().uuidString.lowercased()))) == nil {
                 try? FileManager.default.removeItem(at: file)
             }
-            throw ImportRefused(message: "The picture “\(image.path.prefix(120))” in the KMZ carries malware (\(signature.prefix(80))). It was quarantined and nothing was imported.")
+            throw ImportRefused(
+                message:
+                    "The picture “\(image.path.prefix(120))” in the KMZ carries malware (\(signature.prefix(80))). It was quarantined and nothing was imported."
+            )
         }
     }
 
@@ -215,9 +274,14 @@ struct TourExchangeController: Sendable {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, site, _) = try await authorization.tour(id: tourId, user: context.requireUser())
         let data = try await database.perform { try $0.exportGeoJSON(tour: tour, site: site) }
-        return Response(status: .ok, headers: [.contentType: "application/geo+json", .cacheControl: "no-store",
-                                               .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\""],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/geo+json", .cacheControl: "no-store",
+                .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 
     /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it.
@@ -264,11 +328,24 @@ struct TourExchangeController: Sendable {
     }
 
     /// The tour page again, with the reason under the import field (like every other form of the page).
-    func refusedImport(_ message: String, status: HTTPResponse.Status, tour: Tour, site: Site, access: SiteAccess,
-                       request: Request, context: AppRequestContext) async throws -> Response {
-        var page = try await ToursController(database: database, pages: pages, authorization: authorization, config: config, tileSettings: tileSettings,
-                                             paths: paths)
-            .tourPage(tour, site, access)
+    func refusedImport(
+        _ message: String,
+        status: HTTPResponse.Status,
+        tour: Tour,
+        site: Site,
+        access: SiteAccess,
+        request: Request,
+        context: AppRequestContext
+    ) async throws -> Response {
+        var page = try await ToursController(
+            database: database,
+            pages: pages,
+            authorization: authorization,
+            config: config,
+            tileSettings: tileSettings,
+            paths: paths
+        )
+        .tourPage(tour, site, access)
         page.importError = message
         return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }

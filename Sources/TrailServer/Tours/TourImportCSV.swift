@@ -27,9 +27,14 @@ enum CSVImport {
         func column(_ names: [String]) -> Int? { names.lazy.compactMap { keys.firstIndex(of: $0) }.first }
         guard let latitude = column(latitudeNames), let longitude = column(longitudeNames) else {
             let found = header.prefix(12).map { "“\($0.prefix(40))”" }.joined(separator: ", ")
-            throw ImportRefused(message: "The CSV has no coordinate columns: name them latitude (or lat, y) and longitude (or lon, lng, x) in the header row. Found: \(found.isEmpty ? "no columns" : found).")
+            throw ImportRefused(
+                message:
+                    "The CSV has no coordinate columns: name them latitude (or lat, y) and longitude (or lon, lng, x) in the header row. Found: \(found.isEmpty ? "no columns" : found)."
+            )
         }
-        let name = column(["name"]), description = column(["description"]), order = column(["order"])
+        let name = column(["name"])
+        let description = column(["description"])
+        let order = column(["order"])
         var result = ImportedTour(format: "CSV")
         result.columns = ["latitude": header[latitude], "longitude": header[longitude]]
         if let name { result.columns["name"] = header[name] }
@@ -50,9 +55,12 @@ enum CSVImport {
         for (index, row) in csv.rows.enumerated() {
             // Rows count from the first below the header, as a spreadsheet shows them (row 2 is the first point).
             let at = "Row \(index + 2)"
-            func field(_ column: Int?) -> String { column.flatMap { $0 < row.count ? row[$0] : nil }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "" }
+            func field(_ column: Int?) -> String {
+                column.flatMap { $0 < row.count ? row[$0] : nil }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            }
             if row.allSatisfy({ $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) { continue }
-            let rawLatitude = field(latitude), rawLongitude = field(longitude)
+            let rawLatitude = field(latitude)
+            let rawLongitude = field(longitude)
             let pointName = String((field(name).nonEmpty ?? "Point \(index + 1)").prefix(120))
             if rawLatitude.isEmpty || rawLongitude.isEmpty {
                 result.leftOut.append(.init(kind: "row", name: pointName, reason: "no coordinates (\(at))"))
@@ -73,20 +81,27 @@ enum CSVImport {
                 }
                 position = value
             }
-            rows.append((position, ImportedTour.Point(name: pointName, description: String(field(description).prefix(20_000)), latitude: lat, longitude: lon)))
+            rows.append(
+                (position, ImportedTour.Point(name: pointName, description: String(field(description).prefix(20_000)), latitude: lat, longitude: lon))
+            )
             guard rows.count <= TourImport.maxWaypoints else {
-                throw ImportRefused(message: "The CSV has more than \(TourImport.maxWaypoints) points; a tour can take at most \(TourImport.maxWaypoints) waypoints.")
+                throw ImportRefused(
+                    message: "The CSV has more than \(TourImport.maxWaypoints) points; a tour can take at most \(TourImport.maxWaypoints) waypoints."
+                )
             }
         }
         // With an order column, points are taken in that order (rows without one keep their place after those with one).
-        let sorted = order == nil ? rows : rows.enumerated().sorted { a, b in
-            switch (a.element.order, b.element.order) {
-            case let (x?, y?): return x != y ? x < y : a.offset < b.offset
-            case (_?, nil): return true
-            case (nil, _?): return false
-            case (nil, nil): return a.offset < b.offset
-            }
-        }.map(\.element)
+        let sorted =
+            order == nil
+            ? rows
+            : rows.enumerated().sorted { a, b in
+                switch (a.element.order, b.element.order) {
+                case let (x?, y?): return x != y ? x < y : a.offset < b.offset
+                case (_?, nil): return true
+                case (nil, _?): return false
+                case (nil, nil): return a.offset < b.offset
+                }
+            }.map(\.element)
         result.points = sorted.map(\.point)
         return result
     }
@@ -98,7 +113,9 @@ enum CSVImport {
         for character in headerLine {
             if character == "\"" { quoted.toggle() } else if !quoted, [",", ";", "\t"].contains(character) { counts[character, default: 0] += 1 }
         }
-        let comma = counts[",", default: 0], semicolon = counts[";", default: 0], tab = counts["\t", default: 0]
+        let comma = counts[",", default: 0]
+        let semicolon = counts[";", default: 0]
+        let tab = counts["\t", default: 0]
         if semicolon > comma, semicolon >= tab { return .semicolon }
         if tab > comma, tab > semicolon { return .tab }
         return .comma

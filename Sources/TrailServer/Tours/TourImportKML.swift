@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -46,15 +47,22 @@ enum KMLImport {
         parser.shouldResolveExternalEntities = false
         parser.delegate = reader
         if !parser.parse() || reader.failure != nil || parser.parserError != nil {
-            throw ImportRefused(message: reader.failure ?? "Line \(parser.lineNumber): the KML is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error")).")
+            throw ImportRefused(
+                message: reader.failure
+                    ?? "Line \(parser.lineNumber): the KML is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error"))."
+            )
         }
         guard reader.sawKML else { throw ImportRefused(message: "This XML file is not KML (no <kml> element).") }
         var result = ImportedTour(format: archive == nil ? "KML" : "KMZ")
         result.folders = reader.folders
         result.leftOut = reader.leftOut
         for placemark in reader.placemarks {
-            var point = ImportedTour.Point(name: placemark.name, description: placemark.description,
-                                           latitude: placemark.latitude, longitude: placemark.longitude)
+            var point = ImportedTour.Point(
+                name: placemark.name,
+                description: placemark.description,
+                latitude: placemark.latitude,
+                longitude: placemark.longitude
+            )
             if let archive {
                 let (images, missing) = try archive.images(for: placemark)
                 point.images = images
@@ -136,8 +144,13 @@ enum KMLImport {
             element.split(separator: ":").last.map(String.init) ?? element
         }
 
-        func parser(_ parser: XMLParser, didStartElement qualified: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser,
+            didStartElement qualified: String,
+            namespaceURI: String?,
+            qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             let element = Self.local(qualified)
             open.append(element)
             text = ""
@@ -146,8 +159,14 @@ enum KMLImport {
             case "Placemark":
                 inPlacemark = true
                 placemarkCount += 1
-                name = ""; descriptionHTML = ""; styleUrl = ""; iconHref = nil
-                point = nil; line = nil; trackCoords = []; geometryLeftOut = nil
+                name = ""
+                descriptionHTML = ""
+                styleUrl = ""
+                iconHref = nil
+                point = nil
+                line = nil
+                trackCoords = []
+                geometryLeftOut = nil
             case "Style", "StyleMap":
                 styles += 1
                 if !inPlacemark {
@@ -168,7 +187,10 @@ enum KMLImport {
 
         private func append(_ parser: XMLParser, _ string: String) {
             // Coordinates of a long line are big; everything else is capped where it is used.
-            if text.utf8.count + string.utf8.count > 8 << 20 { fail(parser, "Line \(parser.lineNumber): an element holds more than 8 MB of text."); return }
+            if text.utf8.count + string.utf8.count > 8 << 20 {
+                fail(parser, "Line \(parser.lineNumber): an element holds more than 8 MB of text.")
+                return
+            }
             text += string
         }
 
@@ -207,7 +229,10 @@ enum KMLImport {
             case "coordinates":
                 guard inPlacemark else { break }
                 let tuples = KMLImport.coordinates(value)
-                guard let tuples else { fail(parser, "Line \(parser.lineNumber): coordinates must be “longitude,latitude[,altitude]” tuples within range."); return }
+                guard let tuples else {
+                    fail(parser, "Line \(parser.lineNumber): coordinates must be “longitude,latitude[,altitude]” tuples within range.")
+                    return
+                }
                 if parent == "Point" {
                     if point == nil, let first = tuples.first { point = (first[0], first[1], first.count > 2 ? first[2] : nil) }
                 } else if parent == "LineString" {
@@ -216,7 +241,8 @@ enum KMLImport {
             case "coord":
                 guard inPlacemark, parent == "Track" else { break }
                 let parts = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).map { Double($0) }
-                guard parts.count >= 2, parts.count <= 3, let lon = parts[0], let lat = parts[1], (-180...180).contains(lon), (-90...90).contains(lat) else {
+                guard parts.count >= 2, parts.count <= 3, let lon = parts[0], let lat = parts[1], (-180...180).contains(lon), (-90...90).contains(lat)
+                else {
                     fail(parser, "Line \(parser.lineNumber): gx:coord must be “longitude latitude altitude” within range.")
                     return
                 }
@@ -231,15 +257,25 @@ enum KMLImport {
                 let label = name.isEmpty ? "Placemark \(placemarkCount)" : name
                 if let point {
                     guard placemarks.count < TourImport.maxWaypoints else {
-                        fail(parser, "The file has more than \(TourImport.maxWaypoints) points; a tour can take at most \(TourImport.maxWaypoints) waypoints.")
+                        fail(
+                            parser,
+                            "The file has more than \(TourImport.maxWaypoints) points; a tour can take at most \(TourImport.maxWaypoints) waypoints."
+                        )
                         return
                     }
                     let images = KMLImport.imageSources(descriptionHTML)
                     var icon = iconHref
                     if icon == nil, styleUrl.hasPrefix("#") { icon = styleIcons[String(styleUrl.dropFirst())] }
-                    placemarks.append(Placemark(name: String(label.prefix(120)), description: KMLImport.plainText(descriptionHTML),
-                                                latitude: point.lat, longitude: point.lon, altitude: point.alt,
-                                                imageReferences: images + (icon.map { [$0] } ?? [])))
+                    placemarks.append(
+                        Placemark(
+                            name: String(label.prefix(120)),
+                            description: KMLImport.plainText(descriptionHTML),
+                            latitude: point.lat,
+                            longitude: point.lon,
+                            altitude: point.alt,
+                            imageReferences: images + (icon.map { [$0] } ?? [])
+                        )
+                    )
                 } else if let line {
                     lines.append(Line(name: label, positions: line))
                 } else if !trackCoords.isEmpty {
@@ -250,7 +286,9 @@ enum KMLImport {
                     leftOut.append(.init(kind: "Placemark", name: label, reason: "no coordinates"))
                 }
             case "GroundOverlay", "ScreenOverlay", "PhotoOverlay", "NetworkLink":
-                leftOut.append(.init(kind: element, name: overlayName.isEmpty ? element : overlayName, reason: Self.leftOutKinds[element] ?? "not imported"))
+                leftOut.append(
+                    .init(kind: element, name: overlayName.isEmpty ? element : overlayName, reason: Self.leftOutKinds[element] ?? "not imported")
+                )
             default: break
             }
         }
@@ -264,8 +302,13 @@ enum KMLImport {
             fail(parser, "The KML file declares entities, which are not allowed.")
         }
 
-        func parser(_ parser: XMLParser, foundUnparsedEntityDeclarationWithName name: String, publicID: String?, systemID: String?,
-                    notationName: String?) {
+        func parser(
+            _ parser: XMLParser,
+            foundUnparsedEntityDeclarationWithName name: String,
+            publicID: String?,
+            systemID: String?,
+            notationName: String?
+        ) {
             fail(parser, "The KML file declares entities, which are not allowed.")
         }
 
@@ -279,7 +322,10 @@ enum KMLImport {
 
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
             let code = (parseError as NSError).code
-            fail(parser, "Line \(parser.lineNumber): the KML is not well-formed XML (\(code == 76 ? "an end tag does not match its start tag" : "XML error \(code)")).")
+            fail(
+                parser,
+                "Line \(parser.lineNumber): the KML is not well-formed XML (\(code == 76 ? "an end tag does not match its start tag" : "XML error \(code)"))."
+            )
         }
 
         func fail(_ parser: XMLParser, _ message: String) {
@@ -296,7 +342,8 @@ enum KMLImport {
         for tuple in normalized.split(whereSeparator: { $0.isWhitespace }) {
             let parts = tuple.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
             guard parts.count == 2 || parts.count == 3, let lon = parts[0], let lat = parts[1], lon.isFinite, lat.isFinite,
-                  (-180...180).contains(lon), (-90...90).contains(lat) else { return nil }
+                (-180...180).contains(lon), (-90...90).contains(lat)
+            else { return nil }
             if parts.count == 3, parts[2] == nil { return nil }
             result.append(parts.count == 3 ? [lon, lat, parts[2]!] : [lon, lat])
             if result.count > RoutePath.maxPoints { return result }
@@ -336,17 +383,21 @@ enum KMLImport {
         replace(#"</t[dh]\s*>"#, " ")
         replace(#"<[^>]*>"#, "")
         text = decodeEntities(text)
-        let lines = text.components(separatedBy: "\n").map { $0.replacingOccurrences(of: #"[ \t\u00A0]+"#, with: " ", options: .regularExpression).trimmed }
+        let lines = text.components(separatedBy: "\n").map {
+            $0.replacingOccurrences(of: #"[ \t\u00A0]+"#, with: " ", options: .regularExpression).trimmed
+        }
         return String(lines.filter { !$0.isEmpty }.joined(separator: "\n").prefix(20_000))
     }
 
     static func decodeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
-        let named: [String: String] = ["amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}", "mdash": "—",
-                                       "ndash": "–", "hellip": "…", "copy": "©", "deg": "°", "rsquo": "’", "lsquo": "‘", "rdquo": "”", "ldquo": "“",
-                                       "eacute": "é", "egrave": "è", "ecirc": "ê", "aacute": "á", "agrave": "à", "acirc": "â", "iacute": "í",
-                                       "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "ccedil": "ç", "auml": "ä", "ouml": "ö", "uuml": "ü",
-                                       "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "szlig": "ß", "bull": "•", "middot": "·", "times": "×"]
+        let named: [String: String] = [
+            "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{00A0}", "mdash": "—",
+            "ndash": "–", "hellip": "…", "copy": "©", "deg": "°", "rsquo": "’", "lsquo": "‘", "rdquo": "”", "ldquo": "“",
+            "eacute": "é", "egrave": "è", "ecirc": "ê", "aacute": "á", "agrave": "à", "acirc": "â", "iacute": "í",
+            "oacute": "ó", "uacute": "ú", "ntilde": "ñ", "ccedil": "ç", "auml": "ä", "ouml": "ö", "uuml": "ü",
+            "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "szlig": "ß", "bull": "•", "middot": "·", "times": "×",
+        ]
         var result = ""
         var rest = Substring(text)
         while let amp = rest.firstIndex(of: "&") {

@@ -41,17 +41,28 @@ struct KMZArchive {
         var byPath: [String: ZipEntryInfo] = [:]
         var declared: UInt64 = 0
         for entry in reader.entries {
-            guard PackageLayout.isSafeEntryPath(entry.path) || (entry.isDirectory && PackageLayout.isSafeEntryPath(String(entry.path.dropLast()))) else {
-                throw ImportRefused(message: "The KMZ holds an entry with an unsafe path (“\(entry.path.prefix(80))”): absolute paths and “..” are not allowed.")
+            guard PackageLayout.isSafeEntryPath(entry.path) || (entry.isDirectory && PackageLayout.isSafeEntryPath(String(entry.path.dropLast())))
+            else {
+                throw ImportRefused(
+                    message: "The KMZ holds an entry with an unsafe path (“\(entry.path.prefix(80))”): absolute paths and “..” are not allowed."
+                )
             }
-            if entry.isSymbolicLink { throw ImportRefused(message: "The KMZ holds a symbolic link (“\(entry.path.prefix(80))”), which is not allowed.") }
+            if entry.isSymbolicLink {
+                throw ImportRefused(message: "The KMZ holds a symbolic link (“\(entry.path.prefix(80))”), which is not allowed.")
+            }
             if entry.isEncrypted { throw ImportRefused(message: "The KMZ holds an encrypted entry (“\(entry.path.prefix(80))”).") }
             if entry.isDirectory { continue }
             guard entry.uncompressedSize <= max(maxDocumentBytes, maxImageBytes) else {
-                throw ImportRefused(message: "“\(entry.path.prefix(80))” in the KMZ expands to \(entry.uncompressedSize) bytes; an entry may have at most \(max(maxDocumentBytes, maxImageBytes)).")
+                throw ImportRefused(
+                    message:
+                        "“\(entry.path.prefix(80))” in the KMZ expands to \(entry.uncompressedSize) bytes; an entry may have at most \(max(maxDocumentBytes, maxImageBytes))."
+                )
             }
             if entry.uncompressedSize > 1 << 20, entry.uncompressedSize / max(entry.compressedSize, 1) > maxCompressionRatio {
-                throw ImportRefused(message: "“\(entry.path.prefix(80))” in the KMZ is compressed more than \(maxCompressionRatio) to 1, as zip bombs are; it is refused.")
+                throw ImportRefused(
+                    message:
+                        "“\(entry.path.prefix(80))” in the KMZ is compressed more than \(maxCompressionRatio) to 1, as zip bombs are; it is refused."
+                )
             }
             declared += entry.uncompressedSize
             byPath[entry.path] = entry
@@ -80,7 +91,9 @@ struct KMZArchive {
     func bytes(of entry: ZipEntryInfo, limit: UInt64) throws -> Data {
         let cap = min(limit, entry.uncompressedSize, Self.maxTotalBytes - min(budget.used, Self.maxTotalBytes))
         guard entry.uncompressedSize <= cap else {
-            throw ImportRefused(message: "“\(entry.path.prefix(80))” in the KMZ is larger than the import allows (\(DisplayFormat.megabytes(Int(cap))) left for it).")
+            throw ImportRefused(
+                message: "“\(entry.path.prefix(80))” in the KMZ is larger than the import allows (\(DisplayFormat.megabytes(Int(cap))) left for it)."
+            )
         }
         var data = Data()
         do {
@@ -101,7 +114,8 @@ struct KMZArchive {
 
     /// The pictures a placemark refers to that the archive holds; the others, with why they are left out.
     func images(for placemark: KMLImport.Placemark) throws -> ([ImportedTour.Image], [ImportedTour.LeftOut]) {
-        var images: [ImportedTour.Image] = [], leftOut: [ImportedTour.LeftOut] = []
+        var images: [ImportedTour.Image] = []
+        var leftOut: [ImportedTour.LeftOut] = []
         var seen = Set<String>()
         for reference in placemark.imageReferences {
             let shown = String(reference.prefix(120))
@@ -114,12 +128,21 @@ struct KMZArchive {
             var relative = reference.removingPercentEncoding ?? reference
             while relative.hasPrefix("./") { relative.removeFirst(2) }
             let path = base.isEmpty ? relative : "\(base)/\(relative)"
-            guard PackageLayout.isSafeEntryPath(path), !relative.hasPrefix("/") else { leave("unsafe path"); continue }
+            guard PackageLayout.isSafeEntryPath(path), !relative.hasPrefix("/") else {
+                leave("unsafe path")
+                continue
+            }
             guard seen.insert(path).inserted else { continue }
-            guard let entry = byPath[path] else { leave("not in the KMZ"); continue }
+            guard let entry = byPath[path] else {
+                leave("not in the KMZ")
+                continue
+            }
             let data = try bytes(of: entry, limit: Self.maxImageBytes)
             let detected = FileTypeDetector.detect(header: Array(data.prefix(FileTypeDetector.headerLength)), fileSize: Int64(data.count)) { false }
-            guard detected?.kind == .image else { leave("not a JPEG, PNG, WebP or GIF picture"); continue }
+            guard detected?.kind == .image else {
+                leave("not a JPEG, PNG, WebP or GIF picture")
+                continue
+            }
             images.append(.init(path: path, data: data))
         }
         return (images, leftOut)

@@ -27,8 +27,13 @@ struct LanguageTab: Sendable {
 
     static func tabs(languages: [String], base: String, active: String?) -> [LanguageTab] {
         languages.enumerated().map { index, tag in
-            LanguageTab(tag: tag, label: LanguageTag.label(tag) + (index == 0 ? " · default" : ""),
-                        url: index == 0 ? base : "\(base)?lang=\(tag)", isActive: (active ?? languages.first) == tag, isDefault: index == 0)
+            LanguageTab(
+                tag: tag,
+                label: LanguageTag.label(tag) + (index == 0 ? " · default" : ""),
+                url: index == 0 ? base : "\(base)?lang=\(tag)",
+                isActive: (active ?? languages.first) == tag,
+                isDefault: index == 0
+            )
         }
     }
 }
@@ -62,9 +67,12 @@ struct LanguagesForm: Sendable {
 
     static func make(_ tour: Tour, chosen: [String]? = nil) -> LanguagesForm {
         let tags = chosen ?? tour.languages
-        return LanguagesForm(action: PanelURL.tourLanguages(tour.id!), options: LanguageTag.known.map {
-            Option(tag: $0.tag, label: LanguageTag.label($0.tag), isDefault: tags.first == $0.tag, isFurther: tags.dropFirst().contains($0.tag))
-        })
+        return LanguagesForm(
+            action: PanelURL.tourLanguages(tour.id!),
+            options: LanguageTag.known.map {
+                Option(tag: $0.tag, label: LanguageTag.label($0.tag), isDefault: tags.first == $0.tag, isFurther: tags.dropFirst().contains($0.tag))
+            }
+        )
     }
 }
 
@@ -189,14 +197,23 @@ enum TourPageBuilder {
         var data = TourMapData(
             frame: tour.frame,
             waypoints: waypoints.map {
-                .init(id: $0.id!, order: $0.position, name: $0.name, latitude: $0.latitude, longitude: $0.longitude,
-                      url: PanelURL.waypoint(tourId: tour.id!, $0.id!), triggerRadiusMeters: $0.triggerRadiusMeters,
-                      overlaps: overlapping.contains($0.id!))
+                .init(
+                    id: $0.id!,
+                    order: $0.position,
+                    name: $0.name,
+                    latitude: $0.latitude,
+                    longitude: $0.longitude,
+                    url: PanelURL.waypoint(tourId: tour.id!, $0.id!),
+                    triggerRadiusMeters: $0.triggerRadiusMeters,
+                    overlaps: overlapping.contains($0.id!)
+                )
             },
-            editable: editable, tileURL: tileURL,
+            editable: editable,
+            tileURL: tileURL,
             moveURLTemplate: PanelURL.waypointMoveTemplate(tourId: tour.id!),
             orderURL: PanelURL.waypointOrder(tourId: tour.id!),
-            newWaypointURL: PanelURL.waypoints(tourId: tour.id!))
+            newWaypointURL: PanelURL.waypoints(tourId: tour.id!)
+        )
         data.route = tour.route?.points.map { [$0.longitude, $0.latitude] } ?? []
         data.routeURL = PanelURL.tourRoute(tour.id!)
         let encoder = JSONEncoder()
@@ -205,17 +222,26 @@ enum TourPageBuilder {
     }
 
     static func frameForm(_ tour: Tour) -> [String: String] {
-        ["north": DisplayFormat.coordinate(tour.frameNorth), "south": DisplayFormat.coordinate(tour.frameSouth),
-         "east": DisplayFormat.coordinate(tour.frameEast), "west": DisplayFormat.coordinate(tour.frameWest),
-         "minZoom": "\(tour.minZoom)", "maxZoom": "\(tour.maxZoom)"]
+        [
+            "north": DisplayFormat.coordinate(tour.frameNorth), "south": DisplayFormat.coordinate(tour.frameSouth),
+            "east": DisplayFormat.coordinate(tour.frameEast), "west": DisplayFormat.coordinate(tour.frameWest),
+            "minZoom": "\(tour.minZoom)", "maxZoom": "\(tour.maxZoom)",
+        ]
     }
 
     static func rows(_ waypoints: [Waypoint], overlapping: Set<Int64> = []) -> [WaypointRow] {
         waypoints.enumerated().map { index, waypoint in
-            WaypointRow(id: waypoint.id!, order: waypoint.position, name: waypoint.name,
-                        latitude: DisplayFormat.coordinate(waypoint.latitude), longitude: DisplayFormat.coordinate(waypoint.longitude),
-                        triggerRadiusMeters: waypoint.triggerRadiusMeters, overlaps: overlapping.contains(waypoint.id!),
-                        isFirst: index == 0, isLast: index == waypoints.count - 1)
+            WaypointRow(
+                id: waypoint.id!,
+                order: waypoint.position,
+                name: waypoint.name,
+                latitude: DisplayFormat.coordinate(waypoint.latitude),
+                longitude: DisplayFormat.coordinate(waypoint.longitude),
+                triggerRadiusMeters: waypoint.triggerRadiusMeters,
+                overlaps: overlapping.contains(waypoint.id!),
+                isFirst: index == 0,
+                isLast: index == waypoints.count - 1
+            )
         }
     }
 

@@ -42,8 +42,14 @@ public struct WaypointInput: Sendable {
     public var order: Int?
     /// nil: keep the waypoint's radius (a new one gets the default).
     public var triggerRadius: TriggerZone.Input?
-    public init(name: String, description: String, latitude: Double?, longitude: Double?, order: Int? = nil,
-                triggerRadius: TriggerZone.Input? = nil) {
+    public init(
+        name: String,
+        description: String,
+        latitude: Double?,
+        longitude: Double?,
+        order: Int? = nil,
+        triggerRadius: TriggerZone.Input? = nil
+    ) {
         self.name = name
         self.description = description
         self.latitude = latitude
@@ -65,7 +71,8 @@ public enum TriggerZone {
         case text(String)
     }
 
-    static let rule = "Enter the trigger radius as a whole number of metres from \(radiusRange.lowerBound) to \(radiusRange.upperBound), e.g. \(defaultRadius)."
+    static let rule =
+        "Enter the trigger radius as a whole number of metres from \(radiusRange.lowerBound) to \(radiusRange.upperBound), e.g. \(defaultRadius)."
 
     /// The radius in whole metres, or the message for the field.
     static func radius(_ input: Input) -> Result<Int, ValidationErrors> {
@@ -80,7 +87,8 @@ public enum TriggerZone {
         }
         // The range on the Double first: Int(1e300) would trap (a crash any author could send).
         guard value.isFinite, value == value.rounded(),
-              (Double(radiusRange.lowerBound)...Double(radiusRange.upperBound)).contains(value) else {
+            (Double(radiusRange.lowerBound)...Double(radiusRange.upperBound)).contains(value)
+        else {
             return .failure(ValidationErrors(["triggerRadiusMeters": rule]))
         }
         return .success(Int(value))
@@ -92,8 +100,10 @@ public enum TriggerZone {
         var pairs: [(Waypoint, Waypoint)] = []
         for (index, first) in waypoints.enumerated() {
             for second in waypoints[(index + 1)...] {
-                let distance = Geo.distance(RoutePoint(longitude: first.longitude, latitude: first.latitude),
-                                            RoutePoint(longitude: second.longitude, latitude: second.latitude))
+                let distance = Geo.distance(
+                    RoutePoint(longitude: first.longitude, latitude: first.latitude),
+                    RoutePoint(longitude: second.longitude, latitude: second.latitude)
+                )
                 if distance < Double(first.triggerRadiusMeters + second.triggerRadiusMeters) { pairs.append((first, second)) }
             }
         }
@@ -120,11 +130,17 @@ enum TourValidation {
     static func validate(_ input: FrameInput, maxAreaKm2: Double) -> (Frame?, ValidationErrors) {
         var errors = ValidationErrors()
         func latitude(_ value: Double?, _ field: String) {
-            guard let value else { errors[field] = "Enter a latitude in degrees, e.g. 44.43."; return }
+            guard let value else {
+                errors[field] = "Enter a latitude in degrees, e.g. 44.43."
+                return
+            }
             if !value.isFinite || value < -90 || value > 90 { errors[field] = "Latitude must be between -90 and 90." }
         }
         func longitude(_ value: Double?, _ field: String) {
-            guard let value else { errors[field] = "Enter a longitude in degrees, e.g. -122.20."; return }
+            guard let value else {
+                errors[field] = "Enter a longitude in degrees, e.g. -122.20."
+                return
+            }
             if !value.isFinite || value < -180 || value > 180 { errors[field] = "Longitude must be between -180 and 180." }
         }
         latitude(input.north, "north")
@@ -132,14 +148,18 @@ enum TourValidation {
         longitude(input.east, "east")
         longitude(input.west, "west")
         for (field, value) in [("minZoom", input.minZoom), ("maxZoom", input.maxZoom)] {
-            guard let value else { errors[field] = "Enter a zoom level from 0 to 20."; continue }
+            guard let value else {
+                errors[field] = "Enter a zoom level from 0 to 20."
+                continue
+            }
             if value < 0 || value > 20 { errors[field] = "Zoom must be between 0 and 20." }
         }
         if errors["minZoom"] == nil, errors["maxZoom"] == nil, let min = input.minZoom, let max = input.maxZoom, min > max {
             errors["maxZoom"] = "The largest zoom must be at least the smallest zoom (\(min))."
         }
         guard errors["north"] == nil, errors["south"] == nil, errors["east"] == nil, errors["west"] == nil,
-              let n = input.north, let s = input.south, let e = input.east, let w = input.west else { return (nil, errors) }
+            let n = input.north, let s = input.south, let e = input.east, let w = input.west
+        else { return (nil, errors) }
         if n <= s { errors["north"] = "North must be greater than south." }
         if e <= w {
             errors["east"] = "East must be greater than west (frames crossing the 180° meridian are not supported)."

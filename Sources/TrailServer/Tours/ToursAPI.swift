@@ -133,8 +133,13 @@ struct ToursAPI: Sendable {
         let body = try await request.decodeJSON(CreateTour.self, context: context)
         let (site, access) = try await authorization.site(slug: body.site, user: context.requireUser())
         try access.require(.author, to: "create tours")
-        let tour = try await database.perform { try $0.createTour(siteId: site.id!, TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
-                                           actor: context.actor) }
+        let tour = try await database.perform {
+            try $0.createTour(
+                siteId: site.id!,
+                TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
+                actor: context.actor
+            )
+        }
         return try await JSONResponse.make(tourBody(tour, site), status: .created)
     }
 
@@ -142,9 +147,11 @@ struct ToursAPI: Sendable {
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
         let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
-        return try JSONResponse.make(try await database.perform { database in
-            try database.tours(siteId: site.id!).map { try Self.tourBody($0, site, in: database) }
-        })
+        return try JSONResponse.make(
+            try await database.perform { database in
+                try database.tours(siteId: site.id!).map { try Self.tourBody($0, site, in: database) }
+            }
+        )
     }
 
     /// One tour with its waypoints and their files.
@@ -165,23 +172,38 @@ struct ToursAPI: Sendable {
             let tourId = tour.id!
             tour = try await database.perform { try $0.setTourLanguages(tourId: tourId, choice, actor: context.actor) }
         }
-        var details: TourInput?, frameInput: FrameInput?
+        var details: TourInput?
+        var frameInput: FrameInput?
         if body.name != nil || body.description != nil || body.mapName != nil || body.paceKmh != nil {
-            details = TourInput(name: body.name ?? tour.name, description: body.description ?? tour.description, mapName: body.mapName ?? tour.mapName,
-                                paceKmh: body.paceKmh)
+            details = TourInput(
+                name: body.name ?? tour.name,
+                description: body.description ?? tour.description,
+                mapName: body.mapName ?? tour.mapName,
+                paceKmh: body.paceKmh
+            )
         }
         if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
             let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
-            frameInput = FrameInput(north: frame?.north, south: frame?.south, east: frame?.east, west: frame?.west,
-                                    minZoom: body.minZoom ?? tour.minZoom, maxZoom: body.maxZoom ?? tour.maxZoom)
+            frameInput = FrameInput(
+                north: frame?.north,
+                south: frame?.south,
+                east: frame?.east,
+                west: frame?.west,
+                minZoom: body.minZoom ?? tour.minZoom,
+                maxZoom: body.maxZoom ?? tour.maxZoom
+            )
         }
         // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
         let (tourId, edits, maxArea) = (tour.id!, (details: details, frame: frameInput), config.maxFrameAreaKm2)
         let updated = try await database.perform { database in
             var updated = try database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
             for (language, text) in body.localized ?? [:] {
-                updated = try database.setTourText(tourId: tourId, language: language,
-                                                   text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]), actor: context.actor)
+                updated = try database.setTourText(
+                    tourId: tourId,
+                    language: language,
+                    text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]),
+                    actor: context.actor
+                )
             }
             return updated
         }
@@ -199,11 +221,20 @@ struct ToursAPI: Sendable {
     func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
         let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
-        let waypoint = try await database.perform { try $0.createWaypoint(
-            tourId: tour.id!,
-            WaypointInput(name: body.name, description: body.description ?? "", latitude: body.latitude, longitude: body.longitude, order: body.order,
-                          triggerRadius: body.triggerRadiusMeters?.input),
-            actor: context.actor) }
+        let waypoint = try await database.perform {
+            try $0.createWaypoint(
+                tourId: tour.id!,
+                WaypointInput(
+                    name: body.name,
+                    description: body.description ?? "",
+                    latitude: body.latitude,
+                    longitude: body.longitude,
+                    order: body.order,
+                    triggerRadius: body.triggerRadiusMeters?.input
+                ),
+                actor: context.actor
+            )
+        }
         return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
     }
 
@@ -212,12 +243,21 @@ struct ToursAPI: Sendable {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
         let current = try await waypoint(tour, context)
         let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
-        let waypoint = try await database.perform { try $0.updateWaypoint(
-            tourId: tour.id!, waypointId: current.id!,
-            WaypointInput(name: body.name ?? current.name, description: body.description ?? current.description,
-                          latitude: body.latitude ?? current.latitude, longitude: body.longitude ?? current.longitude, order: body.order,
-                          triggerRadius: body.triggerRadiusMeters?.input),
-            actor: context.actor) }
+        let waypoint = try await database.perform {
+            try $0.updateWaypoint(
+                tourId: tour.id!,
+                waypointId: current.id!,
+                WaypointInput(
+                    name: body.name ?? current.name,
+                    description: body.description ?? current.description,
+                    latitude: body.latitude ?? current.latitude,
+                    longitude: body.longitude ?? current.longitude,
+                    order: body.order,
+                    triggerRadius: body.triggerRadiusMeters?.input
+                ),
+                actor: context.actor
+            )
+        }
         return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)))
     }
 
@@ -234,11 +274,22 @@ struct ToursAPI: Sendable {
         try await database.perform { database in try Self.localize(waypoint, tour: tour, texts, actor: context.actor, in: database) }
     }
 
-    static func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, actor: AuditActor, in database: AppDatabase) throws -> Waypoint {
+    static func localize(
+        _ waypoint: Waypoint,
+        tour: Tour,
+        _ texts: [String: TextPatch]?,
+        actor: AuditActor,
+        in database: AppDatabase
+    ) throws -> Waypoint {
         var waypoint = waypoint
         for (language, text) in texts ?? [:] {
-            waypoint = try database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language,
-                                                    text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]), actor: actor)
+            waypoint = try database.setWaypointText(
+                tourId: tour.id!,
+                waypointId: waypoint.id!,
+                language: language,
+                text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]),
+                actor: actor
+            )
         }
         return waypoint
     }
@@ -251,7 +302,8 @@ struct ToursAPI: Sendable {
 
     func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
         guard let id = context.parameters.get("wid", as: Int64.self),
-              let waypoint = try await database.perform({ try $0.waypoint(tourId: tour.id!, id: id) }) else { throw NotFound() }
+            let waypoint = try await database.perform({ try $0.waypoint(tourId: tour.id!, id: id) })
+        else { throw NotFound() }
         return waypoint
     }
 
@@ -266,14 +318,34 @@ struct ToursAPI: Sendable {
         let companions = try viewer.map { _ in try database.companions(tourId: tour.id!) } ?? [:]
         let copies = try viewer.map { _ in try database.optimizedCopies(tourId: tour.id!) } ?? [:]
         let waypoints = try database.waypoints(tourId: tour.id!).map { waypoint in
-            WaypointBody(waypoint, assets: assets.map {
-                ($0[waypoint.id!] ?? []).map { MediaController.AssetBody($0, viewer: viewer, companions: companions[$0.id!] ?? AssetCompanions(),
-                                                                         copy: copies[$0.id!]) }
-            })
+            WaypointBody(
+                waypoint,
+                assets: assets.map {
+                    ($0[waypoint.id!] ?? []).map {
+                        MediaController.AssetBody(
+                            $0,
+                            viewer: viewer,
+                            companions: companions[$0.id!] ?? AssetCompanions(),
+                            copy: copies[$0.id!]
+                        )
+                    }
+                }
+            )
         }
-        return TourBody(id: tour.id!, site: site.slug, name: tour.name, description: tour.description, mapName: tour.mapName,
-                        state: tour.state.rawValue, frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
-                        minZoom: tour.minZoom, maxZoom: tour.maxZoom, paceKmh: tour.paceKmh, languages: tour.languages, localized: tour.localized,
-                        waypoints: waypoints)
+        return TourBody(
+            id: tour.id!,
+            site: site.slug,
+            name: tour.name,
+            description: tour.description,
+            mapName: tour.mapName,
+            state: tour.state.rawValue,
+            frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
+            minZoom: tour.minZoom,
+            maxZoom: tour.maxZoom,
+            paceKmh: tour.paceKmh,
+            languages: tour.languages,
+            localized: tour.localized,
+            waypoints: waypoints
+        )
     }
 }

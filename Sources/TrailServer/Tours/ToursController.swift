@@ -32,7 +32,9 @@ struct ToursController: Sendable {
         router.post("/tours/{id}/waypoints/{wid}/move") { request, context in try await moveWaypoint(request, context) }
         router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in try await deleteWaypoint(request, context) }
         for (direction, step) in [("up", -1), ("down", 1)] {
-            router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in try await shiftWaypoint(request, context, direction: direction, step: step) }
+            router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
+                try await shiftWaypoint(request, context, direction: direction, step: step)
+            }
         }
     }
 
@@ -84,13 +86,23 @@ struct ToursController: Sendable {
         do {
             guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
             let saved = try await database.perform { try $0.setTourLanguages(tourId: tour.id!, choice, actor: context.actor) }
-            return pages.redirect(to: PanelURL.tourEdit(tour.id!), notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", ")).")
+            return pages.redirect(
+                to: PanelURL.tourEdit(tour.id!),
+                notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", "))."
+            )
         } catch let errors as ValidationErrors {
             var page = tourEditPage(tour, site, language: nil)
             page.languages = LanguagesForm.make(tour, chosen: choice?.tags ?? chosen)
             page.languages?.error = errors["languages"]
             page.languages?.needsConfirmation = errors["languages"]?.contains("Confirm the removal") == true
-            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            return pages.render(
+                "tour-form",
+                title: "Edit \(tour.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
     }
 
@@ -110,7 +122,14 @@ struct ToursController: Sendable {
             page.translation?.name = text.name
             page.translation?.description = text.description
             page.translation?.errors = errors.fields
-            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            return pages.render(
+                "tour-form",
+                title: "Edit \(tour.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
     }
 
@@ -123,19 +142,42 @@ struct ToursController: Sendable {
             _ = try await database.perform { try $0.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor) }
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
         } catch let errors as ValidationErrors {
-            let page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
-                                    cancelURL: PanelURL.tour(tour.id!), form: Self.tourForm(form), errors: errors.fields)
-            return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context, status: .unprocessableContent)
+            let page = TourFormPage(
+                siteSlug: site.slug,
+                siteName: site.name,
+                action: PanelURL.tourEdit(tour.id!),
+                isNew: false,
+                cancelURL: PanelURL.tour(tour.id!),
+                form: Self.tourForm(form),
+                errors: errors.fields
+            )
+            return pages.render(
+                "tour-form",
+                title: "Edit \(tour.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
     }
 
     /// Saves the tour's map frame and zoom levels, or the tour page again with the frame form's errors (422).
     func saveFrame(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (tour, site, access) = try await authorization.editableTour(
+            id: context.parameters.require("id", as: Int64.self),
+            user: context.requireUser()
+        )
         var request = request
         let form = try await request.form(context: context)
-        let input = FrameInput(north: form.double("north"), south: form.double("south"), east: form.double("east"), west: form.double("west"),
-                               minZoom: form.int("minZoom"), maxZoom: form.int("maxZoom"))
+        let input = FrameInput(
+            north: form.double("north"),
+            south: form.double("south"),
+            east: form.double("east"),
+            west: form.double("west"),
+            minZoom: form.int("minZoom"),
+            maxZoom: form.int("maxZoom")
+        )
         do {
             _ = try await database.perform { try $0.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor) }
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
@@ -157,7 +199,10 @@ struct ToursController: Sendable {
 
     /// Adds a waypoint (JSON for the map, 201), or the tour page again with the form's errors (422).
     func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (tour, site, access) = try await authorization.editableTour(
+            id: context.parameters.require("id", as: Int64.self),
+            user: context.requireUser()
+        )
         var request = request
         let form = try await request.form(context: context)
         do {
@@ -187,24 +232,40 @@ struct ToursController: Sendable {
     func showWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let waypoint = try await waypoint(tour, context)
-        return pages.render("waypoint", title: waypoint.name,
-                            page: try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context,
-                                                   language: request.uri.queryParameters["lang"].map(String.init)),
-                            request: request, context: context)
+        return pages.render(
+            "waypoint",
+            title: waypoint.name,
+            page: try await waypointPage(
+                tour,
+                waypoint,
+                canEdit: access.canAuthor,
+                context: context,
+                language: request.uri.queryParameters["lang"].map(String.init)
+            ),
+            request: request,
+            context: context
+        )
     }
 
     /// Saves the waypoint's name and description in one further language.
     func saveWaypointText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (tour, _, access) = try await authorization.editableTour(
+            id: context.parameters.require("id", as: Int64.self),
+            user: context.requireUser()
+        )
         let waypoint = try await waypoint(tour, context)
         let language = try context.parameters.require("lang")
         var request = request
         let form = try await request.form(context: context)
         let text = LocalizedText(name: form.string("name"), description: form.string("description"))
         do {
-            try await database.perform { try $0.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor) }
-            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
-                                  notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved.")
+            try await database.perform {
+                try $0.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
+            }
+            return pages.redirect(
+                to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
+                notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved."
+            )
         } catch let errors as ValidationErrors where errors["language"] == nil {
             var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
             page.translation?.name = text.name
@@ -216,12 +277,17 @@ struct ToursController: Sendable {
 
     /// Saves the waypoint's name, description, place and trigger radius.
     func saveWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, access) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+        let (tour, _, access) = try await authorization.editableTour(
+            id: context.parameters.require("id", as: Int64.self),
+            user: context.requireUser()
+        )
         let waypoint = try await waypoint(tour, context)
         var request = request
         let form = try await request.form(context: context)
         do {
-            _ = try await database.perform { try $0.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor) }
+            _ = try await database.perform {
+                try $0.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
+            }
             return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
         } catch let errors as ValidationErrors {
             var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
@@ -237,8 +303,15 @@ struct ToursController: Sendable {
         let waypoint = try await waypoint(tour, context)
         var request = request
         let form = try await request.form(context: context)
-        let moved = try await database.perform { try $0.moveWaypoint(tourId: tour.id!, waypointId: waypoint.id!, latitude: form.double("latitude"),
-                                              longitude: form.double("longitude"), actor: context.actor) }
+        let moved = try await database.perform {
+            try $0.moveWaypoint(
+                tourId: tour.id!,
+                waypointId: waypoint.id!,
+                latitude: form.double("latitude"),
+                longitude: form.double("longitude"),
+                actor: context.actor
+            )
+        }
         if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
     }
@@ -268,42 +341,84 @@ struct ToursController: Sendable {
     }
 
     func newTourPage(_ site: Site, form: [String: String]) -> TourFormPage {
-        TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.siteTours(site.slug), isNew: true,
-                     cancelURL: PanelURL.site(site.slug), form: form)
+        TourFormPage(
+            siteSlug: site.slug,
+            siteName: site.name,
+            action: PanelURL.siteTours(site.slug),
+            isNew: true,
+            cancelURL: PanelURL.site(site.slug),
+            form: form
+        )
     }
 
-    func tourPage(_ tour: Tour, _ site: Site, _ access: SiteAccess, frameForm: [String: String]? = nil, frameErrors: [String: String] = [:],
-                  waypointForm: [String: String] = [:], waypointErrors: [String: String] = [:]) async throws -> TourPage {
+    func tourPage(
+        _ tour: Tour,
+        _ site: Site,
+        _ access: SiteAccess,
+        frameForm: [String: String]? = nil,
+        frameErrors: [String: String] = [:],
+        waypointForm: [String: String] = [:],
+        waypointErrors: [String: String] = [:]
+    ) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = tileSettings.current
         let (waypoints, readiness, openRequest, package, duration, tileset, mediaSize) = try await database.perform { database in
-            (try database.waypoints(tourId: tour.id!), try database.publishReadiness(tourId: tour.id!, tiles: tiles),
-             try database.openRequest(tourId: tour.id!), try database.package(tourId: tour.id!), try database.durationEstimate(tour: tour),
-             try database.tileset(tourId: tour.id!), try database.mediaDownloadSize(tourId: tour.id!))
+            (
+                try database.waypoints(tourId: tour.id!), try database.publishReadiness(tourId: tour.id!, tiles: tiles),
+                try database.openRequest(tourId: tour.id!), try database.package(tourId: tour.id!), try database.durationEstimate(tour: tour),
+                try database.tileset(tourId: tour.id!), try database.mediaDownloadSize(tourId: tour.id!)
+            )
         }
         let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         let warnings = overlaps.warnings + accessibilityWarnings
         var page = TourPage(
-            id: tour.id!, name: tour.name, description: tour.description, mapName: tour.mapName, siteSlug: site.slug, siteName: site.name,
-            stateLabel: tour.state.label, stateBadge: tour.state.badge, isLocked: tour.isLocked, reviewComment: tour.reviewComment,
-            canEdit: canEdit, hasFrame: tour.frame != nil,
+            id: tour.id!,
+            name: tour.name,
+            description: tour.description,
+            mapName: tour.mapName,
+            siteSlug: site.slug,
+            siteName: site.name,
+            stateLabel: tour.state.label,
+            stateBadge: tour.state.badge,
+            isLocked: tour.isLocked,
+            reviewComment: tour.reviewComment,
+            canEdit: canEdit,
+            hasFrame: tour.frame != nil,
             frameSummary: tour.frame.map(DisplayFormat.frame) ?? "not set",
             areaKm2: tour.frame.map { DisplayFormat.area($0.areaKm2) } ?? "",
             maxAreaKm2: DisplayFormat.area(config.maxFrameAreaKm2),
-            frameForm: frameForm ?? TourPageBuilder.frameForm(tour), frameErrors: frameErrors,
-            waypoints: TourPageBuilder.rows(waypoints, overlapping: overlaps.waypointIds), hasWaypoints: !waypoints.isEmpty,
-            waypointForm: waypointForm, waypointErrors: waypointErrors,
-            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: waypoints, editable: canEdit, tileURL: tiles.usableTemplate,
-                                             overlapping: overlaps.waypointIds),
-            checklist: checklist, warnings: warnings, hasWarnings: !warnings.isEmpty,
+            frameForm: frameForm ?? TourPageBuilder.frameForm(tour),
+            frameErrors: frameErrors,
+            waypoints: TourPageBuilder.rows(waypoints, overlapping: overlaps.waypointIds),
+            hasWaypoints: !waypoints.isEmpty,
+            waypointForm: waypointForm,
+            waypointErrors: waypointErrors,
+            mapJSON: TourPageBuilder.mapJSON(
+                tour: tour,
+                waypoints: waypoints,
+                editable: canEdit,
+                tileURL: tiles.usableTemplate,
+                overlapping: overlaps.waypointIds
+            ),
+            checklist: checklist,
+            warnings: warnings,
+            hasWarnings: !warnings.isEmpty,
             routeSummary: tour.route.map { "\($0.points.count) points, \(DisplayFormat.kilometers($0.lengthMeters))" },
             durationSummary: DisplayFormat.duration(duration),
-            isReady: checklist.isEmpty, canSubmit: canEdit && checklist.isEmpty,
-            openRequestId: openRequest?.id, openRequestLabel: openRequest?.state.label ?? "",
-            packageId: package?.currentVersion != nil ? package?.id : nil)
-        page.tiles = TourTilesModel.make(tour: tour, tileset: tileset, settings: tiles, canEdit: canEdit,
-                                         maxUploadSize: config.maxUploadSize)
+            isReady: checklist.isEmpty,
+            canSubmit: canEdit && checklist.isEmpty,
+            openRequestId: openRequest?.id,
+            openRequestLabel: openRequest?.state.label ?? "",
+            packageId: package?.currentVersion != nil ? package?.id : nil
+        )
+        page.tiles = TourTilesModel.make(
+            tour: tour,
+            tileset: tileset,
+            settings: tiles,
+            canEdit: canEdit,
+            maxUploadSize: config.maxUploadSize
+        )
         page.mediaSizeSummary = mediaSize.originalBytes > 0 ? mediaSize.summary : nil
         if let package, package.currentVersion != nil {
             page.playerURL = VisitController.playerURL(publicURL: config.effectivePublicURL, packageId: package.id)
@@ -314,53 +429,99 @@ struct ToursController: Sendable {
 
     /// The tour's edit form; with `language` one of its further languages, that language's tab open.
     func tourEditPage(_ tour: Tour, _ site: Site, language: String?) -> TourFormPage {
-        var page = TourFormPage(siteSlug: site.slug, siteName: site.name, action: PanelURL.tourEdit(tour.id!), isNew: false,
-                                cancelURL: PanelURL.tour(tour.id!),
-                                form: ["name": tour.name, "description": tour.description, "mapName": tour.mapName,
-                                       "paceKmh": String(format: "%g", tour.paceKmh)])
+        var page = TourFormPage(
+            siteSlug: site.slug,
+            siteName: site.name,
+            action: PanelURL.tourEdit(tour.id!),
+            isNew: false,
+            cancelURL: PanelURL.tour(tour.id!),
+            form: [
+                "name": tour.name, "description": tour.description, "mapName": tour.mapName,
+                "paceKmh": String(format: "%g", tour.paceKmh),
+            ]
+        )
         page.languages = LanguagesForm.make(tour)
         let tag = LanguageTag.further(language, of: tour.languages)
         page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: PanelURL.tourEdit(tour.id!), active: tag)
         page.hasLanguageTabs = tour.languages.count > 1
         page.translation = tag.map {
-            TranslationForm(tag: $0, language: LanguageTag.label($0), action: PanelURL.tourText(tour.id!, language: $0),
-                            name: tour.localized[$0]?.name ?? "", description: tour.localized[$0]?.description ?? "",
-                            defaultName: tour.name, defaultDescription: tour.description, defaultLanguage: LanguageTag.english(tour.defaultLanguage))
+            TranslationForm(
+                tag: $0,
+                language: LanguageTag.label($0),
+                action: PanelURL.tourText(tour.id!, language: $0),
+                name: tour.localized[$0]?.name ?? "",
+                description: tour.localized[$0]?.description ?? "",
+                defaultName: tour.name,
+                defaultDescription: tour.description,
+                defaultLanguage: LanguageTag.english(tour.defaultLanguage)
+            )
         }
         return page
     }
 
-    func waypointPage(_ tour: Tour, _ waypoint: Waypoint, canEdit: Bool, context: AppRequestContext, language: String? = nil) async throws -> WaypointPage {
+    func waypointPage(
+        _ tour: Tour,
+        _ waypoint: Waypoint,
+        canEdit: Bool,
+        context: AppRequestContext,
+        language: String? = nil
+    ) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
         let (assets, companions, copies) = try await database.perform { database in
-            (try database.assets(waypointId: waypoint.id!), try database.companions(waypointId: waypoint.id!), try database.optimizedCopies(tourId: tour.id!))
+            (
+                try database.assets(waypointId: waypoint.id!), try database.companions(waypointId: waypoint.id!),
+                try database.optimizedCopies(tourId: tour.id!)
+            )
         }
         let tag = LanguageTag.further(language, of: tour.languages)
         let base = PanelURL.waypoint(tourId: tour.id!, waypoint.id!)
-        var page = WaypointPage(tourId: tour.id!, tourName: tour.name, id: waypoint.id!, order: waypoint.position,
-                            canEdit: editable, isLocked: tour.isLocked,
-                            form: ["name": waypoint.name, "description": waypoint.description,
-                                   "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
-                                   "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)"],
-                            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: tileSettings.current.usableTemplate),
-                            assets: MediaController.assetRows(assets, companions: companions, copies: copies, user: context.user,
-                                                              canEdit: editable, paths: paths),
-                            hasAssets: !assets.isEmpty,
-                            isAdmin: context.user?.isAdmin == true, maxUploadSize: ByteFormat.string(config.maxUploadSize),
-                            maxUploadBytes: config.maxUploadSize, acceptedTypes: FileTypeDetector.acceptedDescription)
+        var page = WaypointPage(
+            tourId: tour.id!,
+            tourName: tour.name,
+            id: waypoint.id!,
+            order: waypoint.position,
+            canEdit: editable,
+            isLocked: tour.isLocked,
+            form: [
+                "name": waypoint.name, "description": waypoint.description,
+                "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
+                "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)",
+            ],
+            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: tileSettings.current.usableTemplate),
+            assets: MediaController.assetRows(
+                assets,
+                companions: companions,
+                copies: copies,
+                user: context.user,
+                canEdit: editable,
+                paths: paths
+            ),
+            hasAssets: !assets.isEmpty,
+            isAdmin: context.user?.isAdmin == true,
+            maxUploadSize: ByteFormat.string(config.maxUploadSize),
+            maxUploadBytes: config.maxUploadSize,
+            acceptedTypes: FileTypeDetector.acceptedDescription
+        )
         page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: base, active: tag)
         page.hasLanguageTabs = tour.languages.count > 1
         page.translation = tag.map {
-            TranslationForm(tag: $0, language: LanguageTag.label($0), action: "\(base)/text/\($0)",
-                            name: waypoint.localized[$0]?.name ?? "", description: waypoint.localized[$0]?.description ?? "",
-                            defaultName: waypoint.name, defaultDescription: waypoint.description,
-                            defaultLanguage: LanguageTag.english(tour.defaultLanguage))
+            TranslationForm(
+                tag: $0,
+                language: LanguageTag.label($0),
+                action: "\(base)/text/\($0)",
+                name: waypoint.localized[$0]?.name ?? "",
+                description: waypoint.localized[$0]?.description ?? "",
+                defaultName: waypoint.name,
+                defaultDescription: waypoint.description,
+                defaultLanguage: LanguageTag.english(tour.defaultLanguage)
+            )
         }
         page.hasLanguageOptions = tour.languages.count > 1
         page.languageOptions = tour.languages.map { LanguageOption(tag: $0, label: LanguageTag.label($0)) }
         page.assets = page.assets.map { row in
             var row = row
-            row.languageChoices = [LanguageChoiceRow(tag: "", label: "Every language", isSelected: row.language == nil)]
+            row.languageChoices =
+                [LanguageChoiceRow(tag: "", label: "Every language", isSelected: row.language == nil)]
                 + tour.languages.map { LanguageChoiceRow(tag: $0, label: LanguageTag.label($0), isSelected: row.language == $0) }
             return row
         }
@@ -370,24 +531,36 @@ struct ToursController: Sendable {
     static func tourInput(_ form: FormFields) -> TourInput {
         // An empty pace keeps the tour's; text that is not a number is refused (NaN fails the range check).
         let pace = form.string("paceKmh").trimmed
-        return TourInput(name: form.string("name"), description: form.string("description"), mapName: form.string("mapName"),
-                         paceKmh: pace.isEmpty ? nil : Double(pace.replacingOccurrences(of: ",", with: ".")) ?? .nan)
+        return TourInput(
+            name: form.string("name"),
+            description: form.string("description"),
+            mapName: form.string("mapName"),
+            paceKmh: pace.isEmpty ? nil : Double(pace.replacingOccurrences(of: ",", with: ".")) ?? .nan
+        )
     }
 
     static func tourForm(_ form: FormFields) -> [String: String] {
-        ["name": form.string("name"), "description": form.string("description"), "mapName": form.string("mapName"),
-         "paceKmh": form.string("paceKmh")]
+        [
+            "name": form.string("name"), "description": form.string("description"), "mapName": form.string("mapName"),
+            "paceKmh": form.string("paceKmh"),
+        ]
     }
 
     static func waypointInput(_ form: FormFields) -> WaypointInput {
         let radius = form.string("triggerRadiusMeters")
-        return WaypointInput(name: form.string("name"), description: form.string("description"),
-                             latitude: form.double("latitude"), longitude: form.double("longitude"),
-                             triggerRadius: radius.isEmpty ? nil : .text(radius))
+        return WaypointInput(
+            name: form.string("name"),
+            description: form.string("description"),
+            latitude: form.double("latitude"),
+            longitude: form.double("longitude"),
+            triggerRadius: radius.isEmpty ? nil : .text(radius)
+        )
     }
 
     static func waypointForm(_ form: FormFields) -> [String: String] {
-        ["name": form.string("name"), "description": form.string("description"),
-         "latitude": form.string("latitude"), "longitude": form.string("longitude"), "triggerRadiusMeters": form.string("triggerRadiusMeters")]
+        [
+            "name": form.string("name"), "description": form.string("description"),
+            "latitude": form.string("latitude"), "longitude": form.string("longitude"), "triggerRadiusMeters": form.string("triggerRadiusMeters"),
+        ]
     }
 }

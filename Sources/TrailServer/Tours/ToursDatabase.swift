@@ -21,10 +21,14 @@ extension AppDatabase {
 
     public func waypointCounts(siteId: Int64) throws -> [Int64: Int] {
         try writer.read { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT tour.id, COUNT(waypoint.id) AS n FROM tour LEFT JOIN waypoint ON waypoint.tourId = tour.id
-                WHERE tour.siteId = ? GROUP BY tour.id
-                """, arguments: [siteId])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT tour.id, COUNT(waypoint.id) AS n FROM tour LEFT JOIN waypoint ON waypoint.tourId = tour.id
+                    WHERE tour.siteId = ? GROUP BY tour.id
+                    """,
+                arguments: [siteId]
+            )
             return Dictionary(uniqueKeysWithValues: rows.map { ($0["id"] as Int64, $0["n"] as Int) })
         }
     }
@@ -36,12 +40,30 @@ extension AppDatabase {
         let now = Date()
         return try writer.write { db in
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
-            var tour = Tour(id: nil, siteId: siteId, name: input.name.trimmed, description: input.description.trimmed,
-                            mapName: input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed,
-                            minZoom: 12, maxZoom: 16, state: .draft, createdBy: actor.userId, createdAt: now, updatedAt: now)
+            var tour = Tour(
+                id: nil,
+                siteId: siteId,
+                name: input.name.trimmed,
+                description: input.description.trimmed,
+                mapName: input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed,
+                minZoom: 12,
+                maxZoom: 16,
+                state: .draft,
+                createdBy: actor.userId,
+                createdAt: now,
+                updatedAt: now
+            )
             if let pace = input.paceKmh { tour.paceKmh = pace }
             try tour.insert(db)
-            try AuditEvent.record(db, actor: actor, siteId: siteId, objectType: "tour", objectId: "\(tour.id!)", action: "tour.create", detail: tour.name)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "tour",
+                objectId: "\(tour.id!)",
+                action: "tour.create",
+                detail: tour.name
+            )
             return tour
         }
     }
@@ -74,14 +96,25 @@ extension AppDatabase {
                 if let pace = input.paceKmh { tour.paceKmh = pace }
                 tour.updatedAt = Date()
                 try tour.update(db)
-                try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.update", detail: tour.name)
+                try AuditEvent.record(
+                    db,
+                    actor: actor,
+                    siteId: tour.siteId,
+                    objectType: "tour",
+                    objectId: "\(id)",
+                    action: "tour.update",
+                    detail: tour.name
+                )
             }
             if let (frame, minZoom, maxZoom) = checked {
                 let outside = try Waypoint.filter(Waypoint.Columns.tourId == id).order(Waypoint.Columns.position).fetchAll(db)
                     .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
                 if !outside.isEmpty {
                     let names = outside.map { "“\($0.name)”" }.joined(separator: ", ")
-                    throw ValidationErrors(["frame": "This frame would leave \(outside.count == 1 ? "a waypoint" : "\(outside.count) waypoints") outside: \(names). Move \(outside.count == 1 ? "it" : "them") first, or make the frame larger."])
+                    throw ValidationErrors([
+                        "frame":
+                            "This frame would leave \(outside.count == 1 ? "a waypoint" : "\(outside.count) waypoints") outside: \(names). Move \(outside.count == 1 ? "it" : "them") first, or make the frame larger."
+                    ])
                 }
                 tour.frameNorth = frame.north
                 tour.frameSouth = frame.south
@@ -91,8 +124,15 @@ extension AppDatabase {
                 tour.maxZoom = maxZoom
                 tour.updatedAt = Date()
                 try tour.update(db)
-                try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.frame",
-                                      detail: DisplayFormat.frame(frame) + ", zoom \(minZoom)–\(maxZoom)")
+                try AuditEvent.record(
+                    db,
+                    actor: actor,
+                    siteId: tour.siteId,
+                    objectType: "tour",
+                    objectId: "\(id)",
+                    action: "tour.frame",
+                    detail: DisplayFormat.frame(frame) + ", zoom \(minZoom)–\(maxZoom)"
+                )
             }
             return tour
         }
@@ -102,7 +142,15 @@ extension AppDatabase {
         try writer.write { db in
             let tour = try Self.editableTour(db, id: id)
             try tour.delete(db)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(id)", action: "tour.delete", detail: tour.name)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(id)",
+                action: "tour.delete",
+                detail: tour.name
+            )
         }
     }
 
@@ -121,15 +169,25 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: tourId)
             var errors = TourValidation.validate(input, frame: tour.frame)
             var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-            if Self.nameTaken(input.name, in: existing, except: nil) { errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”." }
+            if Self.nameTaken(input.name, in: existing, except: nil) {
+                errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”."
+            }
             if let order = input.order, order < 1 || order > existing.count + 1 {
                 errors["order"] = "Order must be between 1 and \(existing.count + 1)."
             }
             try errors.throwIfAny()
             let now = Date()
-            var waypoint = Waypoint(id: nil, tourId: tourId, name: input.name.trimmed, position: existing.count + 1,
-                                    latitude: input.latitude!, longitude: input.longitude!, description: input.description.trimmed,
-                                    createdAt: now, updatedAt: now)
+            var waypoint = Waypoint(
+                id: nil,
+                tourId: tourId,
+                name: input.name.trimmed,
+                position: existing.count + 1,
+                latitude: input.latitude!,
+                longitude: input.longitude!,
+                description: input.description.trimmed,
+                createdAt: now,
+                updatedAt: now
+            )
             if let radius = input.triggerRadius, case .success(let metres) = TriggerZone.radius(radius) { waypoint.triggerRadiusMeters = metres }
             try waypoint.insert(db)
             if let order = input.order, order != waypoint.position {
@@ -138,8 +196,15 @@ extension AppDatabase {
                 waypoint.position = order
             }
             try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypoint.id!)",
-                                  action: "waypoint.create", detail: "\(waypoint.name) in tour \(tourId)")
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "waypoint",
+                objectId: "\(waypoint.id!)",
+                action: "waypoint.create",
+                detail: "\(waypoint.name) in tour \(tourId)"
+            )
             return waypoint
         }
     }
@@ -150,7 +215,9 @@ extension AppDatabase {
             var all = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
             guard var waypoint = all.first(where: { $0.id == waypointId }) else { throw NotFound() }
             var errors = TourValidation.validate(input, frame: tour.frame)
-            if Self.nameTaken(input.name, in: all, except: waypointId) { errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”." }
+            if Self.nameTaken(input.name, in: all, except: waypointId) {
+                errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”."
+            }
             if let order = input.order, order < 1 || order > all.count { errors["order"] = "Order must be between 1 and \(all.count)." }
             try errors.throwIfAny()
             waypoint.name = input.name.trimmed
@@ -167,8 +234,15 @@ extension AppDatabase {
                 waypoint.position = order
             }
             try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypointId)",
-                                  action: "waypoint.update", detail: waypoint.name)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "waypoint",
+                objectId: "\(waypointId)",
+                action: "waypoint.update",
+                detail: waypoint.name
+            )
             return waypoint
         }
     }
@@ -176,9 +250,12 @@ extension AppDatabase {
     /// Moves a waypoint (a marker dragged on the map) without touching its other fields.
     public func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) throws -> Waypoint {
         guard let current = try writer.read({ try Waypoint.fetchOne($0, id: waypointId) }), current.tourId == tourId else { throw NotFound() }
-        return try updateWaypoint(tourId: tourId, waypointId: waypointId,
-                                  WaypointInput(name: current.name, description: current.description, latitude: latitude, longitude: longitude),
-                                  actor: actor)
+        return try updateWaypoint(
+            tourId: tourId,
+            waypointId: waypointId,
+            WaypointInput(name: current.name, description: current.description, latitude: latitude, longitude: longitude),
+            actor: actor
+        )
     }
 
     public func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) throws {
@@ -189,8 +266,15 @@ extension AppDatabase {
             let rest = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
             try Self.renumber(db, rest.map { $0.id! })
             try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "waypoint", objectId: "\(waypointId)",
-                                  action: "waypoint.delete", detail: waypoint.name)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "waypoint",
+                objectId: "\(waypointId)",
+                action: "waypoint.delete",
+                detail: waypoint.name
+            )
         }
     }
 
@@ -204,8 +288,15 @@ extension AppDatabase {
             }
             try Self.renumber(db, ids)
             try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tourId)", action: "waypoint.reorder",
-                                  detail: ids.map(String.init).joined(separator: ","))
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "waypoint.reorder",
+                detail: ids.map(String.init).joined(separator: ",")
+            )
         }
     }
 
@@ -226,8 +317,10 @@ extension AppDatabase {
         for (index, id) in ids.enumerated() {
             try db.execute(sql: "UPDATE waypoint SET position = ? WHERE id = ?", arguments: [-(index + 1), id])
         }
-        try db.execute(sql: "UPDATE waypoint SET position = -position WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
-                       arguments: StatementArguments(ids))
+        try db.execute(
+            sql: "UPDATE waypoint SET position = -position WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))",
+            arguments: StatementArguments(ids)
+        )
     }
 
     static func nameTaken(_ name: String, in waypoints: [Waypoint], except id: Int64?) -> Bool {

@@ -56,26 +56,50 @@ public struct ViewRenderer: Sendable {
         guide = RangerGuide.load(from: file)
     }
 
-    func render<Content: Sendable>(_ template: String, title: String, page: Content, context: AppRequestContext,
-                                   status: HTTPResponse.Status = .ok, notice: String? = nil, reviewCount: Int = 0,
-                                   scannerWarning: Bool = false, storageWarning: String? = nil) -> Response {
-        var layout = LayoutModel(title: title, user: context.user, isAdmin: context.user?.isAdmin == true,
-                                 csrfToken: context.csrfToken, notice: notice, reviewCount: reviewCount, scannerWarning: scannerWarning)
+    func render<Content: Sendable>(
+        _ template: String,
+        title: String,
+        page: Content,
+        context: AppRequestContext,
+        status: HTTPResponse.Status = .ok,
+        notice: String? = nil,
+        reviewCount: Int = 0,
+        scannerWarning: Bool = false,
+        storageWarning: String? = nil
+    ) -> Response {
+        var layout = LayoutModel(
+            title: title,
+            user: context.user,
+            isAdmin: context.user?.isAdmin == true,
+            csrfToken: context.csrfToken,
+            notice: notice,
+            reviewCount: reviewCount,
+            scannerWarning: scannerWarning
+        )
         layout.storageWarning = storageWarning
         layout.helpLink = guide?.link(forTemplate: template)
         guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
-            return Response(status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: "Missing template \(template)")))
+            return Response(
+                status: .internalServerError,
+                headers: [.contentType: "text/plain; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: "Missing template \(template)"))
+            )
         }
-        return Response(status: status,
-                        headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(string: html)))
+        return Response(
+            status: status,
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: html))
+        )
     }
 
     func errorPage(status: HTTPResponse.Status, message: String, context: AppRequestContext) -> Response {
-        render("error", title: status.reasonPhrase,
-               page: ErrorPageModel(status: status.code, reason: status.reasonPhrase, message: message),
-               context: context, status: status)
+        render(
+            "error",
+            title: status.reasonPhrase,
+            page: ErrorPageModel(status: status.code, reason: status.reasonPhrase, message: message),
+            context: context,
+            status: status
+        )
     }
 }
 
@@ -107,14 +131,29 @@ struct PageResponder: Sendable {
     /// The object-storage mirror, with `--storage`: its failures are an admin banner.
     var distribution: DistributionState? = nil
 
-    func render<Content: Sendable>(_ template: String, title: String, page: Content, request: Request, context: AppRequestContext,
-                                   status: HTTPResponse.Status = .ok) -> Response {
+    func render<Content: Sendable>(
+        _ template: String,
+        title: String,
+        page: Content,
+        request: Request,
+        context: AppRequestContext,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
         let notice = Flash.read(request)
         let reviewCount = context.user.map { (try? database.reviewQueueCount(for: $0)) ?? 0 } ?? 0
         let scannerWarning = context.user?.isAdmin == true && scans?.scannerReady == false
         let storageWarning = context.user?.isAdmin == true ? distribution?.lastFailure.map(DistributionStatus.failureText) : nil
-        var response = views.render(template, title: title, page: page, context: context, status: status, notice: notice,
-                                    reviewCount: reviewCount, scannerWarning: scannerWarning, storageWarning: storageWarning)
+        var response = views.render(
+            template,
+            title: title,
+            page: page,
+            context: context,
+            status: status,
+            notice: notice,
+            reviewCount: reviewCount,
+            scannerWarning: scannerWarning,
+            storageWarning: storageWarning
+        )
         if notice != nil {
             response.setCookie(Cookie(name: CookieName.flash, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
         }
@@ -125,4 +164,3 @@ struct PageResponder: Sendable {
         Flash.redirect(to: location, notice: notice, secure: secureCookies)
     }
 }
-

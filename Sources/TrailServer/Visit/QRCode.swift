@@ -38,7 +38,10 @@ struct QRCode: Sendable {
         for y in 0..<width {
             var x = 0
             while x < width {
-                guard isDark(x, y) else { x += 1; continue }
+                guard isDark(x, y) else {
+                    x += 1
+                    continue
+                }
                 var run = 1
                 while x + run < width && isDark(x + run, y) { run += 1 }
                 path += "M\(x + Self.margin) \(y + Self.margin)h\(run)v1h-\(run)z"
@@ -93,13 +96,13 @@ struct QRCodeError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-private extension Data {
-    mutating func append(bigEndian value: UInt32) {
+extension Data {
+    fileprivate mutating func append(bigEndian value: UInt32) {
         Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
     }
 
     /// A PNG chunk: length, type, data, and the CRC-32 of type and data.
-    mutating func appendChunk(_ type: String, _ data: Data) {
+    fileprivate mutating func appendChunk(_ type: String, _ data: Data) {
         append(bigEndian: UInt32(data.count))
         let body = Data(type.utf8) + data
         append(body)

@@ -55,8 +55,13 @@ struct VisitController: Sendable {
                 sites.append(VisitListPage.Site(slug: tour.published.siteSlug, name: tour.published.siteName, tours: [card]))
             }
         }
-        var response = pages.render("visit-list", title: "Tours", page: VisitListPage(sites: sites, isEmpty: sites.isEmpty, assets: assets.base),
-                                    request: request, context: context)
+        var response = pages.render(
+            "visit-list",
+            title: "Tours",
+            page: VisitListPage(sites: sites, isEmpty: sites.isEmpty, assets: assets.base),
+            request: request,
+            context: context
+        )
         response.headers[.cacheControl] = "no-cache"
         return response
     }
@@ -69,13 +74,24 @@ struct VisitController: Sendable {
         case .unknown:
             throw NotFound()
         case .withdrawn:
-            var response = pages.render("visit-withdrawn", title: "Tour withdrawn", page: VisitWithdrawnPage(assets: assets.base),
-                                        request: request, context: context, status: .gone)
+            var response = pages.render(
+                "visit-withdrawn",
+                title: "Tour withdrawn",
+                page: VisitWithdrawnPage(assets: assets.base),
+                request: request,
+                context: context,
+                status: .gone
+            )
             response.headers[.cacheControl] = "no-cache"
             return response
         case let .published(tour):
-            let page = VisitPlayerPage(packageId: id, name: tour.manifest.packageName, park: tour.published.siteName,
-                                       description: tour.manifest.description, assets: assets.base)
+            let page = VisitPlayerPage(
+                packageId: id,
+                name: tour.manifest.packageName,
+                park: tour.published.siteName,
+                description: tour.manifest.description,
+                assets: assets.base
+            )
             var response = pages.render("visit", title: tour.manifest.packageName, page: page, request: request, context: context)
             // Revalidated: the page names the player's current files; the tour itself comes from the signed catalog.
             response.headers[.cacheControl] = "no-cache"
@@ -88,21 +104,33 @@ struct VisitController: Sendable {
         let id = try context.parameters.require("packageId")
         guard case let .published(tour) = try await database.perform({ try $0.visitorPackage(id: id) }) else { throw NotFound() }
         let manifest = WebAppManifest(
-            name: tour.manifest.packageName, short_name: String(tour.manifest.packageName.prefix(24)), start_url: "/visit/\(id)",
-            scope: "/visit/", display: "standalone", background_color: "#ffffff", theme_color: "#1f4d2b",
+            name: tour.manifest.packageName,
+            short_name: String(tour.manifest.packageName.prefix(24)),
+            start_url: "/visit/\(id)",
+            scope: "/visit/",
+            display: "standalone",
+            background_color: "#ffffff",
+            theme_color: "#1f4d2b",
             icons: PlayerAssets.sources.compactMap { source in
                 source.iconSizes.map { .init(src: assets.base + source.name, sizes: $0, type: source.contentType, purpose: "any") }
-            })
+            }
+        )
         let body = try JSONResponse.encoder.encode(manifest)
-        return Response(status: .ok, headers: [.contentType: "application/manifest+json", .cacheControl: "no-cache"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/manifest+json", .cacheControl: "no-cache"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body))
+        )
     }
 
     /// The service worker. Its URL is fixed (a worker is found again by it) and browsers revalidate it themselves;
     /// the files it caches have versioned URLs.
     func serviceWorker(_ request: Request, _ context: AppRequestContext) -> Response {
-        Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],
-                 body: .init(byteBuffer: ByteBuffer(bytes: assets.serviceWorker)))
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-cache"],
+            body: .init(byteBuffer: ByteBuffer(bytes: assets.serviceWorker))
+        )
     }
 
     /// One of the player's files at its versioned, immutable URL; an old version's URL is gone (404).
@@ -110,8 +138,11 @@ struct VisitController: Sendable {
         guard context.parameters.get("version") == assets.version, let name = context.parameters.get("name"), let file = assets.files[name] else {
             throw NotFound()
         }
-        return Response(status: .ok, headers: [.contentType: file.contentType, .cacheControl: Self.immutable, .eTag: "\"\(assets.version)\""],
-                        body: .init(byteBuffer: ByteBuffer(bytes: file.body)))
+        return Response(
+            status: .ok,
+            headers: [.contentType: file.contentType, .cacheControl: Self.immutable, .eTag: "\"\(assets.version)\""],
+            body: .init(byteBuffer: ByteBuffer(bytes: file.body))
+        )
     }
 
     // MARK: QR codes
@@ -120,18 +151,28 @@ struct VisitController: Sendable {
     func getTourQRCodeSVG(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (url, name) = try await playerAddress(context)
         let svg = try QRCode(url).svg(title: "QR code: \(name), \(url)")
-        return Response(status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "private, no-cache",
-                                               .contentDisposition: "inline; filename=\"tour-qr.svg\""],
-                        body: .init(byteBuffer: ByteBuffer(string: svg)))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "image/svg+xml", .cacheControl: "private, no-cache",
+                .contentDisposition: "inline; filename=\"tour-qr.svg\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: svg))
+        )
     }
 
     /// The QR code of the tour's player address as PNG.
     func getTourQRCodePNG(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (url, _) = try await playerAddress(context)
         let png = try QRCode(url).png()
-        return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "private, no-cache",
-                                               .contentDisposition: "inline; filename=\"tour-qr.png\""],
-                        body: .init(byteBuffer: ByteBuffer(bytes: png)))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "image/png", .cacheControl: "private, no-cache",
+                .contentDisposition: "inline; filename=\"tour-qr.png\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: png))
+        )
     }
 
     /// The public player address of a tour the user may see, once a version of it has been released. Before that the
@@ -157,21 +198,27 @@ struct VisitController: Sendable {
     func getPackageVersionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id")
         guard let number = context.parameters.get("version", as: Int.self),
-              let version = try await database.perform({ try $0.servedVersion(packageId: id, version: number) }) else { throw NotFound() }
+            let version = try await database.perform({ try $0.servedVersion(packageId: id, version: number) })
+        else { throw NotFound() }
         let manifest = try version.decodedManifest()
         guard let tiles = manifest.tiles else { throw HTTPError(.notFound, message: "This version has no map tiles.") }
         guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
-              let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "") else { throw NotFound() }
+            let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "")
+        else { throw NotFound() }
         let tile = TileID(z: z, x: x, y: y)
         guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { throw HTTPError(.notFound, message: "No such tile in this map.") }
         let reader = try await packageTiles.reader(zip: paths.absolute(version.storedPath), tiles: tiles)
         guard let data = try await BlockingWork.short({ try reader.tile(tile) }) else {
             throw HTTPError(.notFound, message: "No such tile in this map.")
         }
-        return Response(status: .ok,
-                        headers: [.contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: Self.immutable,
-                                  .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\"", .contentLength: "\(data.count)"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: Self.immutable,
+                .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\"", .contentLength: "\(data.count)",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
     }
 }
 

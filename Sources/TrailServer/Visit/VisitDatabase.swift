@@ -22,7 +22,8 @@ extension AppDatabase {
             guard let package = try PackageRecord.fetchOne(db, key: id), let current = package.currentVersion else { return .unknown }
             guard package.isVisible else { return .withdrawn }
             guard let version = try PackageVersion.fetchOne(db, key: ["packageId": id, "version": current]),
-                  let site = try Site.fetchOne(db, key: package.siteId) else { return .unknown }
+                let site = try Site.fetchOne(db, key: package.siteId)
+            else { return .unknown }
             let published = PublishedPackage(package: package, version: version, siteSlug: site.slug, siteName: site.name)
             return .published(VisitorTour(published: published, manifest: try version.decodedManifest()))
         }

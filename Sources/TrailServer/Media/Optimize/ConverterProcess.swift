@@ -29,14 +29,22 @@ enum ConverterProcess {
     /// Runs `name arguments…`; `onLine` gets each stdout line as it comes (ffmpeg's progress). `memoryLimit` goes
     /// through util-linux's `prlimit --as`, so a decoder that a hostile file sends after gigabytes fails instead of
     /// pushing the server into swap. Cancelling the calling task kills the child.
-    static func run(_ name: String, _ arguments: [String], environment: [String: String] = [:], memoryLimit: Int64?,
-                    timeLimit: Duration, keepStdout: Bool = true, onLine: (@Sendable (Substring) -> Void)? = nil) async throws -> Outcome {
+    static func run(
+        _ name: String,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        memoryLimit: Int64?,
+        timeLimit: Duration,
+        keepStdout: Bool = true,
+        onLine: (@Sendable (Substring) -> Void)? = nil
+    ) async throws -> Outcome {
         guard let executable = locate(name) else { throw NotFound(name: name) }
-        let launch = if let memoryLimit, let prlimit = locate("prlimit") {
-            (prlimit, ["--as=\(memoryLimit)", "--", executable] + arguments)
-        } else {
-            (executable, arguments)
-        }
+        let launch =
+            if let memoryLimit, let prlimit = locate("prlimit") {
+                (prlimit, ["--as=\(memoryLimit)", "--", executable] + arguments)
+            } else {
+                (executable, arguments)
+            }
         let pid = NIOLockedValueBox<Int32>(0)
         return try await withTaskCancellationHandler {
             try await BlockingWork.converters.runIfActive {
@@ -48,8 +56,15 @@ enum ConverterProcess {
         }
     }
 
-    private static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String], timeLimit: Duration,
-                                    keepStdout: Bool, onLine: (@Sendable (Substring) -> Void)?, pid: NIOLockedValueBox<Int32>) throws -> Outcome {
+    private static func runBlocking(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String],
+        timeLimit: Duration,
+        keepStdout: Bool,
+        onLine: (@Sendable (Substring) -> Void)?,
+        pid: NIOLockedValueBox<Int32>
+    ) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -58,7 +73,8 @@ enum ConverterProcess {
         childEnvironment.merge(environment) { $1 }
         process.environment = childEnvironment
         process.standardInput = FileHandle.nullDevice
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
@@ -87,7 +103,8 @@ enum ConverterProcess {
             }
             errorDone.signal()
         }
-        var collected = Data(), pending = Data()
+        var collected = Data()
+        var pending = Data()
         while true {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
@@ -103,7 +120,11 @@ enum ConverterProcess {
         errorDone.wait()
         deadline.cancel()
         pid.withLockedValue { $0 = 0 }
-        return Outcome(status: process.terminationStatus, stdout: collected,
-                       stderr: String(decoding: errorText.withLockedValue { $0 }, as: UTF8.self), timedOut: timedOut.withLockedValue { $0 })
+        return Outcome(
+            status: process.terminationStatus,
+            stdout: collected,
+            stderr: String(decoding: errorText.withLockedValue { $0 }, as: UTF8.self),
+            timedOut: timedOut.withLockedValue { $0 }
+        )
     }
 }

@@ -55,7 +55,9 @@ public struct MediaOptimizationSettings: Sendable, Equatable {
         if probe.pixels * max(1, probe.pages) > maxPixels, let width = probe.width, let height = probe.height {
             throw MediaRefusal.tooManyPixels(width: width, height: height, limit: maxPixels)
         }
-        if let seconds = probe.durationSeconds, seconds > maxDurationSeconds { throw MediaRefusal.tooLong(seconds: seconds, limit: maxDurationSeconds) }
+        if let seconds = probe.durationSeconds, seconds > maxDurationSeconds {
+            throw MediaRefusal.tooLong(seconds: seconds, limit: maxDurationSeconds)
+        }
         switch kind {
         case .video where probe.videoStreams == 0: throw MediaRefusal.noStream(.video)
         case .audio where probe.audioStreams == 0: throw MediaRefusal.noStream(.audio)
@@ -111,8 +113,10 @@ struct ConversionPlan: Sendable, Equatable {
     /// not decode fails instead of yielding a broken copy), no metadata or chapters carried over, and bit-exact output
     /// (no encoder version or time stamps written), so the same original always gives the same bytes.
     static func ffmpegCommon(input: String, settings: MediaOptimizationSettings) -> [String] {
-        ["-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-xerror", "-threads", "\(settings.threads)", "-i", input,
-         "-map_metadata", "-1", "-map_chapters", "-1", "-sn", "-dn", "-fflags", "+bitexact"]
+        [
+            "-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-xerror", "-threads", "\(settings.threads)", "-i", input,
+            "-map_metadata", "-1", "-map_chapters", "-1", "-sn", "-dn", "-fflags", "+bitexact",
+        ]
     }
 
     static func ffmpegTail(output: String) -> [String] {
@@ -127,20 +131,32 @@ struct ConversionPlan: Sendable, Equatable {
 
     static func video(probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
         // ffmpeg turns rotated phone video upright itself, so the target is fitted to the displayed size.
-        let target = fit(probe.displaySize ?? (MediaTargets.videoLongSide, MediaTargets.videoLongSide * 9 / 16),
-                         longSide: MediaTargets.videoLongSide, even: true)
+        let target = fit(
+            probe.displaySize ?? (MediaTargets.videoLongSide, MediaTargets.videoLongSide * 9 / 16),
+            longSide: MediaTargets.videoLongSide,
+            even: true
+        )
         var arguments = ffmpegCommon(input: input, settings: settings)
-        arguments += ["-map", "0:v:0", "-map", "0:a:0?",
-                      "-vf", "scale=\(target.width):\(target.height),format=yuv420p",
-                      // One encoder thread: x264's threaded rate control is not repeatable, and a repeatable copy keeps
-                      // its SHA-256, so a delta update does not send an unchanged video again.
-                      "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-x264-params", "threads=1",
-                      "-b:v", "\(MediaTargets.videoBitrate / 1000)k", "-maxrate", "\(MediaTargets.videoMaxRate / 1000)k",
-                      "-bufsize", "\(2 * MediaTargets.videoMaxRate / 1000)k", "-flags:v", "+bitexact"]
+        arguments += [
+            "-map", "0:v:0", "-map", "0:a:0?",
+            "-vf", "scale=\(target.width):\(target.height),format=yuv420p",
+            // One encoder thread: x264's threaded rate control is not repeatable, and a repeatable copy keeps
+            // its SHA-256, so a delta update does not send an unchanged video again.
+            "-c:v", "libx264", "-preset", "veryfast", "-profile:v", "high", "-x264-params", "threads=1",
+            "-b:v", "\(MediaTargets.videoBitrate / 1000)k", "-maxrate", "\(MediaTargets.videoMaxRate / 1000)k",
+            "-bufsize", "\(2 * MediaTargets.videoMaxRate / 1000)k", "-flags:v", "+bitexact",
+        ]
         arguments += audioArguments(probe)
         arguments += ffmpegTail(output: output)
-        return ConversionPlan(executable: settings.ffmpeg, arguments: arguments, mimeType: "video/mp4", fileExtension: "mp4",
-                              width: target.width, height: target.height, reportsProgress: true)
+        return ConversionPlan(
+            executable: settings.ffmpeg,
+            arguments: arguments,
+            mimeType: "video/mp4",
+            fileExtension: "mp4",
+            width: target.width,
+            height: target.height,
+            reportsProgress: true
+        )
     }
 
     static func audio(probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
@@ -148,20 +164,36 @@ struct ConversionPlan: Sendable, Equatable {
         arguments += ["-map", "0:a:0", "-vn"]
         arguments += audioArguments(probe)
         arguments += ffmpegTail(output: output)
-        return ConversionPlan(executable: settings.ffmpeg, arguments: arguments, mimeType: "audio/mp4", fileExtension: "m4a",
-                              width: nil, height: nil, reportsProgress: true)
+        return ConversionPlan(
+            executable: settings.ffmpeg,
+            arguments: arguments,
+            mimeType: "audio/mp4",
+            fileExtension: "m4a",
+            width: nil,
+            height: nil,
+            reportsProgress: true
+        )
     }
 
     static func image(probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
-        let target = fit(probe.displaySize ?? (MediaTargets.imageLongSide, MediaTargets.imageLongSide), longSide: MediaTargets.imageLongSide, even: false)
+        let target = fit(
+            probe.displaySize ?? (MediaTargets.imageLongSide, MediaTargets.imageLongSide),
+            longSide: MediaTargets.imageLongSide,
+            even: false
+        )
         // `thumbnail` turns the picture upright by its EXIF orientation and shrinks it while decoding; `strip` writes
         // no metadata at all (EXIF with its GPS position and camera serial, XMP, IPTC, ICC).
         let png = probe.hasAlpha
         let outputSpec = png ? "\(output)[compression=9,strip]" : "\(output)[Q=\(MediaTargets.jpegQuality),strip,optimize_coding]"
-        return ConversionPlan(executable: settings.vips,
-                              arguments: ["thumbnail", input, outputSpec, "\(MediaTargets.imageLongSide)", "--size", "down"],
-                              environment: ["VIPS_CONCURRENCY": "\(settings.threads)"],
-                              mimeType: png ? "image/png" : "image/jpeg", fileExtension: png ? "png" : "jpg",
-                              width: target.width, height: target.height, reportsProgress: false)
+        return ConversionPlan(
+            executable: settings.vips,
+            arguments: ["thumbnail", input, outputSpec, "\(MediaTargets.imageLongSide)", "--size", "down"],
+            environment: ["VIPS_CONCURRENCY": "\(settings.threads)"],
+            mimeType: png ? "image/png" : "image/jpeg",
+            fileExtension: png ? "png" : "jpg",
+            width: target.width,
+            height: target.height,
+            reportsProgress: false
+        )
     }
 }

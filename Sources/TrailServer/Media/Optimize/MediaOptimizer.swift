@@ -19,8 +19,13 @@ public final class MediaOptimizer: Service, Sendable {
     /// Told when a copy is finished (the package builds waiting for it).
     let finished: @Sendable () -> Void
 
-    public init(database: AppDatabase, paths: DataPaths, settings: MediaOptimizationSettings, logger: Logger = Logger(label: "trail.media"),
-                finished: @escaping @Sendable () -> Void = {}) {
+    public init(
+        database: AppDatabase,
+        paths: DataPaths,
+        settings: MediaOptimizationSettings,
+        logger: Logger = Logger(label: "trail.media"),
+        finished: @escaping @Sendable () -> Void = {}
+    ) {
         self.database = database
         self.paths = paths
         self.settings = settings
@@ -102,7 +107,10 @@ public final class MediaOptimizer: Service, Sendable {
             result = OptimizeResult(state: .failed, message: refusal.description)
         } catch {
             logger.error("optimizing asset \(asset.id!) failed: \(error)")
-            result = OptimizeResult(state: .failed, message: "Optimizing failed on the server (\(type(of: error))); an admin finds the details in the log.")
+            result = OptimizeResult(
+                state: .failed,
+                message: "Optimizing failed on the server (\(type(of: error))); an admin finds the details in the log."
+            )
         }
         guard !Task.isCancelled else { return }
         do {
@@ -127,8 +135,12 @@ public final class MediaOptimizer: Service, Sendable {
         let probe = try await self.probe(source.path, kind: asset.kind)
         try settings.check(probe, kind: asset.kind)
         if asset.kind == .image, probe.pages > 1 {
-            return OptimizeResult(state: .skipped, width: probe.width, height: probe.height,
-                                  message: "Animated images are kept as they are.")
+            return OptimizeResult(
+                state: .skipped,
+                width: probe.width,
+                height: probe.height,
+                message: "Animated images are kept as they are."
+            )
         }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let output = work.appendingPathComponent("copy." + ConversionPlan.fileExtension(kind: asset.kind, probe: probe))
@@ -139,8 +151,15 @@ public final class MediaOptimizer: Service, Sendable {
         logger.info("asset \(assetId): converting with \(plan.executable) \(plan.arguments.joined(separator: " "))")
         let progress = ProgressThrottle { [database] fraction in try? database.recordOptimizeProgress(assetId: assetId, progress: fraction) }
         let onLine = plan.reportsProgress ? Self.progressReader(duration: duration, progress: progress) : nil
-        let outcome = try await ConverterProcess.run(plan.executable, plan.arguments, environment: plan.environment, memoryLimit: settings.memoryLimit,
-                                                     timeLimit: settings.timeLimit(durationSeconds: duration), keepStdout: false, onLine: onLine)
+        let outcome = try await ConverterProcess.run(
+            plan.executable,
+            plan.arguments,
+            environment: plan.environment,
+            memoryLimit: settings.memoryLimit,
+            timeLimit: settings.timeLimit(durationSeconds: duration),
+            keepStdout: false,
+            onLine: onLine
+        )
         try Task.checkCancellation()
         if outcome.timedOut { throw MediaRefusal.timedOut(seconds: Int(settings.timeLimit(durationSeconds: duration).components.seconds)) }
         guard outcome.succeeded, FileManager.default.fileExists(atPath: output.path) else {
@@ -158,13 +177,28 @@ public final class MediaOptimizer: Service, Sendable {
         // Kept as it is: a file already within the targets whose copy is not smaller (a copy of a photo with a GPS
         // position always ships: the position must not).
         if size >= asset.size, Self.withinTargets(asset: asset, probe: probe) {
-            return OptimizeResult(state: .skipped, width: probe.displaySize?.width, height: probe.displaySize?.height, durationSeconds: duration,
-                                  encoder: encoder, message: "Already phone-sized: the copy would not be smaller.")
+            return OptimizeResult(
+                state: .skipped,
+                width: probe.displaySize?.width,
+                height: probe.displaySize?.height,
+                durationSeconds: duration,
+                encoder: encoder,
+                message: "Already phone-sized: the copy would not be smaller."
+            )
         }
         let stored = "assets/\(sha256)"
         try ScanService.place(output, at: paths.absolute(stored))
-        return OptimizeResult(state: .ready, storedPath: stored, size: size, sha256: sha256, mimeType: plan.mimeType,
-                              width: shown?.width, height: shown?.height, durationSeconds: measured, encoder: encoder)
+        return OptimizeResult(
+            state: .ready,
+            storedPath: stored,
+            size: size,
+            sha256: sha256,
+            mimeType: plan.mimeType,
+            width: shown?.width,
+            height: shown?.height,
+            durationSeconds: measured,
+            encoder: encoder
+        )
     }
 
     /// Reads the `out_time_us=…` lines of ffmpeg's `-progress`: how far into the file the conversion is.
@@ -181,8 +215,10 @@ public final class MediaOptimizer: Service, Sendable {
         let longSide = probe.displaySize.map { max($0.width, $0.height) } ?? Int.max
         switch asset.kind {
         case .video:
-            return asset.mimeType == "video/mp4" && probe.videoCodec == "h264" && probe.pixelFormat == "yuv420p" && [nil, "aac"].contains(probe.audioCodec)
-                && longSide <= MediaTargets.videoLongSide && (probe.bitRate ?? Int.max) <= MediaTargets.videoBitrate + MediaTargets.audioBitrateStereo * 2
+            return asset.mimeType == "video/mp4" && probe.videoCodec == "h264" && probe.pixelFormat == "yuv420p"
+                && [nil, "aac"].contains(probe.audioCodec)
+                && longSide <= MediaTargets.videoLongSide
+                && (probe.bitRate ?? Int.max) <= MediaTargets.videoBitrate + MediaTargets.audioBitrateStereo * 2
         case .audio:
             return asset.mimeType == "audio/mp4" && probe.audioCodec == "aac" && (probe.bitRate ?? Int.max) <= MediaTargets.audioBitrateStereo + 8_000
         case .image:
@@ -200,8 +236,11 @@ public final class MediaOptimizer: Service, Sendable {
             return try MediaProbe.parseVipsHeader(String(decoding: outcome.stdout, as: UTF8.self))
         }
         let outcome = try await ConverterProcess.run(
-            settings.ffprobe, ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
-            memoryLimit: settings.memoryLimit, timeLimit: limit)
+            settings.ffprobe,
+            ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
+            memoryLimit: settings.memoryLimit,
+            timeLimit: limit
+        )
         guard outcome.succeeded else { throw MediaRefusal.unreadable }
         return try MediaProbe.parseFFprobe(outcome.stdout)
     }
@@ -209,7 +248,9 @@ public final class MediaOptimizer: Service, Sendable {
     /// The converter's version line (`ffmpeg version 5.1.6-0+deb12u1`, `vips-8.14.1`), recorded with each copy.
     func version(of tool: String) async -> String {
         let arguments = tool.hasSuffix("vips") ? ["--version"] : ["-version"]
-        guard let outcome = try? await ConverterProcess.run(tool, arguments, memoryLimit: nil, timeLimit: .seconds(20)), outcome.succeeded else { return tool }
+        guard let outcome = try? await ConverterProcess.run(tool, arguments, memoryLimit: nil, timeLimit: .seconds(20)), outcome.succeeded else {
+            return tool
+        }
         let line = String(decoding: outcome.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? tool
         return line.components(separatedBy: " Copyright").first ?? line
     }
@@ -269,15 +310,24 @@ extension MediaOptimizer {
     /// Queues and makes the missing copies of one site's files (or every site's), here and now; with `dryRun`, lists
     /// them with estimates and changes nothing.
     public func optimizeExisting(siteId: Int64?, dryRun: Bool) async throws -> ExistingMediaReport {
-        let assets = try await database.perform { [settingsID] in try $0.queueMissingOptimizations(siteId: siteId, settings: settingsID, dryRun: dryRun) }
+        let assets = try await database.perform { [settingsID] in
+            try $0.queueMissingOptimizations(siteId: siteId, settings: settingsID, dryRun: dryRun)
+        }
         var report = ExistingMediaReport(dryRun: dryRun)
         if dryRun {
             report.lines = assets.map { asset in
                 // Audio and video: the target bit rates times the play time; images: only a conversion tells.
                 let rate = asset.kind == .video ? MediaTargets.videoBitrate + MediaTargets.audioBitrateStereo : MediaTargets.audioBitrateStereo
                 let estimate = asset.kind == .image ? nil : asset.durationSeconds.map { min(asset.size, Int64($0 * Double(rate) / 8)) }
-                return .init(assetId: asset.id!, name: asset.originalName, kind: asset.kind, originalSize: asset.size, shippedSize: estimate,
-                             state: nil, message: estimate == nil ? "size known once converted" : "estimate")
+                return .init(
+                    assetId: asset.id!,
+                    name: asset.originalName,
+                    kind: asset.kind,
+                    originalSize: asset.size,
+                    shippedSize: estimate,
+                    state: nil,
+                    message: estimate == nil ? "size known once converted" : "estimate"
+                )
             }
             return report
         }
@@ -286,8 +336,15 @@ extension MediaOptimizer {
         let copies = try await database.perform { try $0.optimizedCopies(assetIds: assets.map { $0.id! }) }
         report.lines = assets.map { asset in
             let copy = copies[asset.id!]
-            return .init(assetId: asset.id!, name: asset.originalName, kind: asset.kind, originalSize: asset.size,
-                         shippedSize: copy?.state == .ready ? copy?.size : asset.size, state: copy?.state, message: copy?.message ?? "")
+            return .init(
+                assetId: asset.id!,
+                name: asset.originalName,
+                kind: asset.kind,
+                originalSize: asset.size,
+                shippedSize: copy?.state == .ready ? copy?.size : asset.size,
+                state: copy?.state,
+                message: copy?.message ?? ""
+            )
         }
         return report
     }

@@ -55,7 +55,8 @@ struct MediaProbe: Sendable, Equatable {
                 probe.width = stream["width"] as? Int
                 probe.height = stream["height"] as? Int
                 let sideData = stream["side_data_list"] as? [[String: Any]] ?? []
-                let rotation = sideData.compactMap { number($0["rotation"]) }.first
+                let rotation =
+                    sideData.compactMap { number($0["rotation"]) }.first
                     ?? number((stream["tags"] as? [String: Any])?["rotate"]) ?? 0
                 probe.rotation = ((Int(rotation) % 360) + 360) % 360
             case "audio":
@@ -92,7 +93,9 @@ struct MediaProbe: Sendable, Equatable {
         probe.pages = fields["n-pages"].flatMap { Int($0) } ?? 1
         probe.hasMetadata = fields.keys.contains { $0.hasPrefix("exif-") || $0 == "xmp-data" || $0 == "iptc-data" || $0 == "icc-profile-data" }
         // Orientation 5…8 turn the picture a quarter: the copy is upright, so its sides swap.
-        if let orientation = (fields["orientation"] ?? fields["exif-ifd0-Orientation"]).flatMap({ Int($0.prefix(while: \.isNumber)) }), (5...8).contains(orientation) {
+        if let orientation = (fields["orientation"] ?? fields["exif-ifd0-Orientation"]).flatMap({ Int($0.prefix(while: \.isNumber)) }),
+            (5...8).contains(orientation)
+        {
             probe.rotation = 90
         }
         return probe

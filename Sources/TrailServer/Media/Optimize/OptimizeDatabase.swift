@@ -9,7 +9,8 @@ public struct MediaDownloadSize: Sendable, Equatable {
 
     /// "Media: 1.4 GiB as uploaded, 212.0 MiB for phones, about 29 min on a slow link (1 Mbit/s)."
     var summary: String {
-        var text = "Media: \(ByteFormat.string(originalBytes)) as uploaded, \(ByteFormat.string(shippedBytes)) to download: "
+        var text =
+            "Media: \(ByteFormat.string(originalBytes)) as uploaded, \(ByteFormat.string(shippedBytes)) to download: "
             + "\(DisplayFormat.slowLinkTime(shippedBytes)) on a slow phone link (1 Mbit/s)."
         if pendingCopies > 0 { text += " \(pendingCopies) file(s) still being optimized; the size drops as they finish." }
         return text
@@ -50,10 +51,14 @@ extension AppDatabase {
     }
 
     static func optimizedCopies(_ db: Database, tourId: Int64) throws -> [Int64: OptimizedCopy] {
-        try OptimizedCopy.fetchAll(db, sql: """
-            SELECT optimizedCopy.* FROM optimizedCopy JOIN asset ON asset.id = optimizedCopy.assetId
-            JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?
-            """, arguments: [tourId]).reduce(into: [:]) { $0[$1.assetId] = $1 }
+        try OptimizedCopy.fetchAll(
+            db,
+            sql: """
+                SELECT optimizedCopy.* FROM optimizedCopy JOIN asset ON asset.id = optimizedCopy.assetId
+                JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?
+                """,
+            arguments: [tourId]
+        ).reduce(into: [:]) { $0[$1.assetId] = $1 }
     }
 
     public func optimizedCopies(assetIds: [Int64]) throws -> [Int64: OptimizedCopy] {
@@ -76,8 +81,10 @@ extension AppDatabase {
 
     func recordOptimizeProgress(assetId: Int64, progress: Double) throws {
         try writer.write { db in
-            try db.execute(sql: "UPDATE optimizedCopy SET progress = ?, updatedAt = ? WHERE assetId = ? AND state = ?",
-                           arguments: [min(1, max(0, progress)), Date().dbTime, assetId, OptimizeState.pending])
+            try db.execute(
+                sql: "UPDATE optimizedCopy SET progress = ?, updatedAt = ? WHERE assetId = ? AND state = ?",
+                arguments: [min(1, max(0, progress)), Date().dbTime, assetId, OptimizeState.pending]
+            )
         }
     }
 
@@ -85,10 +92,16 @@ extension AppDatabase {
     /// settings): `accepted` is false, and the caller removes the copy it made unless something else uses it.
     /// `released` is the copy this one replaced (made with older settings) when nothing uses it any more.
     @discardableResult
-    func finishOptimization(assetId: Int64, sourceSha256: String, settings: String, _ result: OptimizeResult) throws -> (accepted: Bool, released: String?) {
+    func finishOptimization(
+        assetId: Int64,
+        sourceSha256: String,
+        settings: String,
+        _ result: OptimizeResult
+    ) throws -> (accepted: Bool, released: String?) {
         try writer.write { db in
             guard var copy = try OptimizedCopy.fetchOne(db, key: assetId), copy.state == .pending, copy.sourceSha256 == sourceSha256,
-                  copy.settings == settings else { return (false, nil) }
+                copy.settings == settings
+            else { return (false, nil) }
             let previous = copy.storedPath
             copy.state = result.state
             copy.progress = result.state == .pending ? copy.progress : 1
@@ -103,15 +116,27 @@ extension AppDatabase {
             copy.message = String(result.message.prefix(500))
             copy.updatedAt = Date()
             try copy.update(db)
-            let siteId = try Int64.fetchOne(db, sql: """
-                SELECT tour.siteId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId JOIN tour ON tour.id = waypoint.tourId WHERE asset.id = ?
-                """, arguments: [assetId])
-            let detail = switch result.state {
-            case .ready: "\(result.size ?? 0) bytes, SHA-256 \(result.sha256 ?? "")"
-            default: result.message
-            }
-            try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "optimizer"), siteId: siteId, objectType: "asset",
-                                  objectId: "\(assetId)", action: "asset.optimize.\(result.state.rawValue)", detail: detail)
+            let siteId = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT tour.siteId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId JOIN tour ON tour.id = waypoint.tourId WHERE asset.id = ?
+                    """,
+                arguments: [assetId]
+            )
+            let detail =
+                switch result.state {
+                case .ready: "\(result.size ?? 0) bytes, SHA-256 \(result.sha256 ?? "")"
+                default: result.message
+                }
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: "optimizer"),
+                siteId: siteId,
+                objectType: "asset",
+                objectId: "\(assetId)",
+                action: "asset.optimize.\(result.state.rawValue)",
+                detail: detail
+            )
             guard let previous, previous != result.storedPath, try !Self.isReferenced(db, storedPath: previous) else { return (true, nil) }
             return (true, previous)
         }
@@ -121,7 +146,9 @@ extension AppDatabase {
     @discardableResult
     public func setUseOriginal(assetId: Int64, _ useOriginal: Bool, actor: AuditActor) throws -> Asset {
         try writer.write { db in
-            guard var asset = try Asset.fetchOne(db, id: assetId), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
+            guard var asset = try Asset.fetchOne(db, id: assetId), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else {
+                throw NotFound()
+            }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             guard asset.companionOf == nil, OptimizedCopy.applies(to: asset.kind) else {
                 throw ValidationErrors(["useOriginal": "Only video, audio and image files have an optimized copy to choose against."])
@@ -130,8 +157,15 @@ extension AppDatabase {
             asset.useOriginal = useOriginal
             try asset.update(db)
             try Self.touch(db, tourId: tour.id!)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(assetId)",
-                                  action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized", detail: asset.originalName)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "asset",
+                objectId: "\(assetId)",
+                action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized",
+                detail: asset.originalName
+            )
             return asset
         }
     }
@@ -140,22 +174,33 @@ extension AppDatabase {
     /// current original: files uploaded before copies existed, and copies of older settings. Returns the assets queued.
     func queueMissingOptimizations(siteId: Int64?, settings: String, dryRun: Bool) throws -> [Asset] {
         try writer.write { db in
-            let assets = try Asset.fetchAll(db, sql: """
-                SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId JOIN tour ON tour.id = waypoint.tourId
-                LEFT JOIN optimizedCopy ON optimizedCopy.assetId = asset.id
-                WHERE asset.companionOf IS NULL AND asset.kind IN ('video', 'audio', 'image') AND asset.scanStatus = 'clean'
-                  AND (? IS NULL OR tour.siteId = ?)
-                  AND (optimizedCopy.assetId IS NULL OR optimizedCopy.settings <> ? OR optimizedCopy.sourceSha256 <> asset.sha256
-                       OR optimizedCopy.state = 'pending')
-                ORDER BY asset.id
-                """, arguments: [siteId, siteId, settings])
+            let assets = try Asset.fetchAll(
+                db,
+                sql: """
+                    SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId JOIN tour ON tour.id = waypoint.tourId
+                    LEFT JOIN optimizedCopy ON optimizedCopy.assetId = asset.id
+                    WHERE asset.companionOf IS NULL AND asset.kind IN ('video', 'audio', 'image') AND asset.scanStatus = 'clean'
+                      AND (? IS NULL OR tour.siteId = ?)
+                      AND (optimizedCopy.assetId IS NULL OR optimizedCopy.settings <> ? OR optimizedCopy.sourceSha256 <> asset.sha256
+                           OR optimizedCopy.state = 'pending')
+                    ORDER BY asset.id
+                    """,
+                arguments: [siteId, siteId, settings]
+            )
             guard !dryRun else { return assets }
             for asset in assets where try OptimizedCopy.fetchOne(db, key: asset.id!)?.state != .pending {
                 try Self.queueOptimization(db, asset: asset, settings: settings)
             }
             if !assets.isEmpty {
-                try AuditEvent.record(db, actor: AuditActor(userId: nil, ipAddress: "cli"), siteId: siteId, objectType: "media", objectId: "optimize",
-                                      action: "media.optimize.queue", detail: "\(assets.count) file(s)")
+                try AuditEvent.record(
+                    db,
+                    actor: AuditActor(userId: nil, ipAddress: "cli"),
+                    siteId: siteId,
+                    objectType: "media",
+                    objectId: "optimize",
+                    action: "media.optimize.queue",
+                    detail: "\(assets.count) file(s)"
+                )
             }
             return assets
         }
@@ -165,10 +210,13 @@ extension AppDatabase {
     /// nothing, so published files keep their SHA-256). Returns how many were queued.
     func requeueOutdatedOptimizations(settings: String) throws -> Int {
         try writer.write { db in
-            try db.execute(sql: """
-                UPDATE optimizedCopy SET state = 'pending', progress = 0, settings = ?, message = '', queuedAt = ?, updatedAt = ?
-                WHERE settings <> ?
-                """, arguments: [settings, Date().dbTime, Date().dbTime, settings])
+            try db.execute(
+                sql: """
+                    UPDATE optimizedCopy SET state = 'pending', progress = 0, settings = ?, message = '', queuedAt = ?, updatedAt = ?
+                    WHERE settings <> ?
+                    """,
+                arguments: [settings, Date().dbTime, Date().dbTime, settings]
+            )
             return db.changesCount
         }
     }
@@ -177,8 +225,11 @@ extension AppDatabase {
     /// original; captions and transcripts in both), and how many copies are still being made.
     public func mediaDownloadSize(tourId: Int64) throws -> MediaDownloadSize {
         try writer.read { db in
-            let files = try Asset.fetchAll(db, sql: "SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?",
-                                           arguments: [tourId])
+            let files = try Asset.fetchAll(
+                db,
+                sql: "SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?",
+                arguments: [tourId]
+            )
             let copies = try Self.optimizedCopies(db, tourId: tourId)
             var size = MediaDownloadSize()
             for file in files {

@@ -76,19 +76,45 @@ public struct ShippedFile: Sendable, Equatable {
     public var isOptimized: Bool
 
     public init(asset: Asset, copy: OptimizedCopy?) {
-        if let copy, !asset.useOriginal, copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256, let mime = copy.mimeType {
-            self.init(storedPath: path, size: size, sha256: sha, mimeType: mime, width: copy.width, height: copy.height,
-                      durationSeconds: copy.durationSeconds ?? asset.durationSeconds, isOptimized: true)
+        if let copy, !asset.useOriginal, copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256,
+            let mime = copy.mimeType
+        {
+            self.init(
+                storedPath: path,
+                size: size,
+                sha256: sha,
+                mimeType: mime,
+                width: copy.width,
+                height: copy.height,
+                durationSeconds: copy.durationSeconds ?? asset.durationSeconds,
+                isOptimized: true
+            )
         } else {
             // A skipped copy measured the original: its dimensions and play time still describe what ships.
             let measured = copy.flatMap { $0.state == .skipped || $0.state == .ready ? $0 : nil }
-            self.init(storedPath: asset.storedPath, size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType,
-                      width: measured?.state == .skipped ? measured?.width : nil, height: measured?.state == .skipped ? measured?.height : nil,
-                      durationSeconds: asset.durationSeconds ?? (measured?.state == .skipped ? measured?.durationSeconds : nil), isOptimized: false)
+            self.init(
+                storedPath: asset.storedPath,
+                size: asset.size,
+                sha256: asset.sha256,
+                mimeType: asset.mimeType,
+                width: measured?.state == .skipped ? measured?.width : nil,
+                height: measured?.state == .skipped ? measured?.height : nil,
+                durationSeconds: asset.durationSeconds ?? (measured?.state == .skipped ? measured?.durationSeconds : nil),
+                isOptimized: false
+            )
         }
     }
 
-    public init(storedPath: String, size: Int64, sha256: String, mimeType: String, width: Int?, height: Int?, durationSeconds: Double?, isOptimized: Bool) {
+    public init(
+        storedPath: String,
+        size: Int64,
+        sha256: String,
+        mimeType: String,
+        width: Int?,
+        height: Int?,
+        durationSeconds: Double?,
+        isOptimized: Bool
+    ) {
         self.storedPath = storedPath
         self.size = size
         self.sha256 = sha256
