@@ -6,6 +6,8 @@ scripts/install-deps.sh --test
 # The Python test tools (pytest, selenium, schemathesis, moto, SeaweedFS, awscli, …) live in .venv.
 export PATH="$PWD/.venv/bin:$PATH"
 export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
+# The house style first: seconds, and a difference is a failure (scripts/format.sh rewrites the files).
+scripts/format.sh --check
 swift build --build-tests
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
 # First every suite in parallel but the two that write 4 GiB and more; then those two alone. Beside the parallel
