@@ -67,6 +67,63 @@ import Testing
         }
     }
 
+    @Test("a `replaces` that is not one asset number is refused on that field, and nothing is stored")
+    func replacesMustNameOneAsset() async throws {
+        let env = try await PublishEnv.make(requiredApprovals: 1)
+        defer { env.remove() }
+        let token = try env.token("author@test.org")
+        try await env.app.test { client in
+            let first = try await client.publishUpload(
+                env,
+                token: token,
+                data: PublishFixtures.png(size: 20_000, seed: 1),
+                fileName: "old.png",
+                contentType: "image/png"
+            )
+            let before = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
+            let uploadsBefore = try FileManager.default.contentsOfDirectory(atPath: env.paths.uploads.path)
+            let boundary = "replace-boundary"
+            // Not a number, an empty value, a negative one, and the field twice (which of the two was meant?).
+            for fields in [["abc"], [""], ["-3"], ["\(first)", "\(first)"]] {
+                var body = ByteBuffer()
+                for value in fields {
+                    body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(value)\r\n")
+                }
+                var file = PublishFixtures.multipart(
+                    PublishFixtures.png(size: 21_000, seed: 2),
+                    fileName: "new.png",
+                    contentType: "image/png",
+                    boundary: boundary
+                )
+                body.writeBuffer(&file)
+                let refused = try await client.execute(
+                    uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+                    method: .post,
+                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                    body: body
+                )
+                #expect(refused.status == .unprocessableContent, "replaces \(fields): \(refused.status) \(refused.text)")
+                #expect(refused.text.contains("replaces"), "the answer names the field: \(refused.text)")
+            }
+            // tus: the same rule for the metadata's `replaces`.
+            let metadata = ["tour": "\(env.seed.tourId)", "waypoint": "\(env.seed.waypointId)", "replaces": "abc"]
+                .map { "\($0.key) \(Data($0.value.utf8).base64EncodedString())" }.joined(separator: ",")
+            let tus = try await client.execute(
+                uri: "/api/v1/manage/uploads",
+                method: .post,
+                headers: [
+                    .authorization: "Bearer \(token)", HTTPField.Name("Tus-Resumable")!: "1.0.0",
+                    HTTPField.Name("Upload-Length")!: "100", HTTPField.Name("Upload-Metadata")!: metadata,
+                ]
+            )
+            #expect(tus.status == .unprocessableContent, "\(tus.status) \(tus.text)")
+            // Nothing was stored: the same assets, no upload left behind.
+            #expect(try env.database.assets(waypointId: env.seed.waypointId).map(\.id) == before)
+            let left = try FileManager.default.contentsOfDirectory(atPath: env.paths.uploads.path)
+            #expect(Set(left).subtracting(uploadsBefore).isEmpty, "left in uploads/: \(left)")
+        }
+    }
+
     @Test("a queued scan survives a restart: the next process scans it")
     func scanJobsSurviveARestart() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)

@@ -180,6 +180,14 @@ struct AssetIntake: Sendable {
         let name = String(cleaned.prefix(255))
         return name.isEmpty || name == "." || name == ".." ? "unnamed" : name
     }
+
+    /// The asset number a form field or tus metadata gives in `replaces` (a positive integer), or nil when it is not one.
+    static func replacedAssetId(_ text: String) -> Int64? {
+        guard let id = Int64(text), id > 0 else { return nil }
+        return id
+    }
+
+    static let replacesProblem = "“replaces” must be the number of one asset of this waypoint."
 }
 
 /// Moving and removing stored files; every move is a rename within the data folder (atomic on one file system).

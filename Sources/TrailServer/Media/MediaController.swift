@@ -168,7 +168,7 @@ struct MediaController: Sendable {
             maxFileSize: config.maxUploadSize,
             budget: try await intake.uploadBudget(tourId: tour.id!)
         )
-        let replacing = received.fields["replaces"].flatMap { Int64($0) }
+        let replacing = try received.replacedAssetId(paths: paths)
         guard !received.files.isEmpty else {
             throw ValidationErrors(["file": "Choose at least one file to upload."])
         }
@@ -309,11 +309,12 @@ struct MediaController: Sendable {
             for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
             throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
         }
+        let replacing = try received.replacedAssetId(paths: paths)
         let asset = try await intake.register(
             file,
             tourId: tour.id!,
             waypointId: waypoint.id!,
-            replacing: received.fields["replaces"].flatMap { Int64($0) },
+            replacing: replacing,
             actor: context.actor
         )
         var response = try await JSONResponse.make(body(asset, context), status: .created)

@@ -16,6 +16,20 @@ struct MultipartUpload {
     struct Result: Sendable {
         var files: [AssetIntake.Received] = []
         var fields: [String: String] = [:]
+        /// Fields sent more than once (``fields`` keeps the last value).
+        var repeatedFields: Set<String> = []
+
+        /// The asset the form names in `replaces`: nil without the field; refused (422 on `replaces`) when it is not
+        /// one asset number, instead of quietly adding the file beside the asset meant. The received files are removed
+        /// before the refusal.
+        func replacedAssetId(paths: DataPaths) throws -> Int64? {
+            guard let text = fields["replaces"] else { return nil }
+            guard !repeatedFields.contains("replaces"), let id = AssetIntake.replacedAssetId(text) else {
+                for file in files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+                throw ValidationErrors(["replaces": AssetIntake.replacesProblem])
+            }
+            return id
+        }
     }
 
     static let maxParts = 32
@@ -145,6 +159,7 @@ struct MultipartUpload {
                                 .init(uploadId: id, size: size, sha256: sha, header: writer.header, originalName: part.fileName ?? "")
                             )
                         } else if part.fileName == nil {
+                            if result.fields[part.name] != nil { result.repeatedFields.insert(part.name) }
                             result.fields[part.name] = part.field
                         }
                         current = nil

@@ -63,7 +63,10 @@ struct TusController: Sendable {
         }
         let (tour, site, _) = try await authorization.editableTour(id: tourId, user: user)
         guard try await database.perform({ try $0.waypoints(tourId: tour.id!) }).contains(where: { $0.id == waypointId }) else { throw NotFound() }
-        let replaces = metadata["replaces"].flatMap { Int64($0) }
+        let replaces = try metadata["replaces"].map { text in
+            guard let id = AssetIntake.replacedAssetId(text) else { throw TusError(.unprocessableContent, AssetIntake.replacesProblem) }
+            return id
+        }
         if let replaces, try await database.perform({ try $0.asset(id: replaces) })?.waypointId != waypointId { throw NotFound() }
         let id = UUID().uuidString.lowercased()
         let now = Date()
