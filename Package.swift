@@ -122,7 +122,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What a mobile app (or a script) uses: Foundation, PackageFormat, the generated TrailAPI types and ZIPFoundation.
+        // What a mobile app (or a script) uses: Foundation, PackageFormat and ZIPFoundation. It decodes with the generated
+        // TrailAPI types but imports them `internal`: its public API is its own (Models.swift), checked against the last
+        // release by scripts/check-api.sh.
         .target(
             name: "TrailClient",
             dependencies: [

@@ -1,53 +1,333 @@
 import Foundation
 import PackageFormat
-@_exported import TrailAPI
+internal import TrailAPI
 
-// The answers of the mobile API. Each is a type generated from `openapi.json` (module TrailAPI, the same types the
-// server encodes); the names here are the ones TrailClient has always used. Timestamps are `Date`s (ISO 8601 UTC on
-// the wire), base64 fields are `Base64EncodedData` (their `.data` is the raw bytes).
+// The answers of the mobile API, as TrailClient's own types. The wire types generated from `openapi.json` (module
+// TrailAPI, the same types the server encodes) stay inside this module: each type here decodes and encodes through
+// its wire type and copies the fields, so a generator upgrade or a change of generated names cannot change an app's
+// code without a TrailClient release, and `swift package diagnose-api-breaking-changes` sees every change of this API.
+// Timestamps are `Date`s (ISO 8601 UTC on the wire); base64 fields are raw bytes (`Data`). The manifest and the
+// bounds are PackageFormat's own types, the same as in a package's signed `manifest.json`.
 
 /// `GET /api/v1/sites`: one publishing organisation (a park, a district), with its count of published packages.
-public typealias SiteSummary = Components.Schemas.Site
+public struct SiteSummary: Sendable, Hashable, Codable {
+    public var slug: String
+    public var name: String
+    public var description: String
+    public var packageCount: Int
+
+    public init(slug: String, name: String, description: String, packageCount: Int) {
+        self.slug = slug
+        self.name = name
+        self.description = description
+        self.packageCount = packageCount
+    }
+
+    init(_ wire: Components.Schemas.Site) {
+        self.init(slug: wire.slug, name: wire.name, description: wire.description, packageCount: wire.packageCount)
+    }
+
+    var wire: Components.Schemas.Site { .init(slug: slug, name: name, description: description, packageCount: packageCount) }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.Site(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try wire.encode(to: encoder) }
+}
 
 /// `GET /api/v1/sites/{slug}/packages`: one published package, latest version. `sha256` is the lowercase hex SHA-256
 /// of the zip (its download `ETag`, unquoted); `updatedAt` is when this version was released.
-public typealias PackageSummary = Components.Schemas.PackageSummary
+public struct PackageSummary: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    public var description: String
+    public var size: Int64
+    public var version: Int
+    public var sha256: String
+    public var updatedAt: Date
+
+    public init(id: String, name: String, description: String, size: Int64, version: Int, sha256: String, updatedAt: Date) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.size = size
+        self.version = version
+        self.sha256 = sha256
+        self.updatedAt = updatedAt
+    }
+
+    init(_ wire: Components.Schemas.PackageSummary) {
+        self.init(
+            id: wire.id,
+            name: wire.name,
+            description: wire.description,
+            size: wire.size,
+            version: wire.version,
+            sha256: wire.sha256,
+            updatedAt: wire.updatedAt
+        )
+    }
+
+    var wire: Components.Schemas.PackageSummary {
+        .init(id: id, name: name, description: description, size: size, version: version, sha256: sha256, updatedAt: updatedAt)
+    }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.PackageSummary(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try wire.encode(to: encoder) }
+}
 
 /// `GET /api/v1/packages/{id}`: the list fields plus the park, the bounds, the waypoint count, the languages (default
-/// first; absent for packages made before languages), the manifest and its Ed25519 signature, and the versioned
+/// first; nil for packages made before languages), the manifest and its Ed25519 signature, and the versioned
 /// download URL.
-public typealias PackageDetail = Components.Schemas.PackageDetail
+public struct PackageDetail: Sendable, Hashable, Codable {
+    public var id: String
+    public var name: String
+    public var description: String
+    public var size: Int64
+    public var version: Int
+    public var sha256: String
+    public var updatedAt: Date
+    public var park: String
+    public var site: String
+    public var bounds: Manifest.Bounds
+    public var waypointCount: Int
+    /// The bytes of `manifest.sig`: the Ed25519 signature of the manifest's exact bytes.
+    public var signature: Data
+    public var manifest: Manifest
+    /// The immutable download URL of this version.
+    public var downloadURL: String
+    public var languages: [String]?
+
+    public init(
+        id: String,
+        name: String,
+        description: String,
+        size: Int64,
+        version: Int,
+        sha256: String,
+        updatedAt: Date,
+        park: String,
+        site: String,
+        bounds: Manifest.Bounds,
+        waypointCount: Int,
+        signature: Data,
+        manifest: Manifest,
+        downloadURL: String,
+        languages: [String]? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.size = size
+        self.version = version
+        self.sha256 = sha256
+        self.updatedAt = updatedAt
+        self.park = park
+        self.site = site
+        self.bounds = bounds
+        self.waypointCount = waypointCount
+        self.signature = signature
+        self.manifest = manifest
+        self.downloadURL = downloadURL
+        self.languages = languages
+    }
+
+    init(_ wire: Components.Schemas.PackageDetail) {
+        self.init(
+            id: wire.id,
+            name: wire.name,
+            description: wire.description,
+            size: wire.size,
+            version: wire.version,
+            sha256: wire.sha256,
+            updatedAt: wire.updatedAt,
+            park: wire.park,
+            site: wire.site,
+            bounds: wire.bounds,
+            waypointCount: wire.waypointCount,
+            signature: Data(wire.signature.data),
+            manifest: wire.manifest,
+            downloadURL: wire.downloadURL,
+            languages: wire.languages
+        )
+    }
+
+    var wire: Components.Schemas.PackageDetail {
+        .init(
+            id: id,
+            name: name,
+            description: description,
+            size: size,
+            version: version,
+            sha256: sha256,
+            updatedAt: updatedAt,
+            park: park,
+            site: site,
+            bounds: bounds,
+            waypointCount: waypointCount,
+            signature: Base64EncodedData(signature),
+            manifest: manifest,
+            downloadURL: downloadURL,
+            languages: languages
+        )
+    }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.PackageDetail(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try wire.encode(to: encoder) }
+
+    /// The manifest's Ed25519 signature as base64 text (the bytes of `manifest.sig`).
+    public var signatureBase64: String { signature.base64EncodedString() }
+}
 
 /// `GET /api/v1/packages/{id}/hash`, and the `expected` part of a verify answer.
-public typealias PackageHash = Components.Schemas.PackageHash
+public struct PackageHash: Sendable, Hashable, Codable {
+    public var sha256: String
+    public var version: Int
+    public var size: Int64
 
-/// `POST /api/v1/packages/{id}/verify` answer.
-public typealias VerifyAnswer = Components.Schemas.VerifyResult
+    public init(sha256: String, version: Int, size: Int64) {
+        self.sha256 = sha256
+        self.version = version
+        self.size = size
+    }
 
-/// `GET /api/v1/signing-key`: the raw 32-byte Ed25519 public key.
-public typealias SigningKeyInfo = Components.Schemas.SigningKey
+    init(_ wire: Components.Schemas.PackageHash) { self.init(sha256: wire.sha256, version: wire.version, size: wire.size) }
+
+    var wire: Components.Schemas.PackageHash { .init(sha256: sha256, version: version, size: size) }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.PackageHash(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try wire.encode(to: encoder) }
+}
+
+/// `POST /api/v1/packages/{id}/verify` answer: whether the reported download is the released one, and what the
+/// server expects.
+public struct VerifyAnswer: Sendable, Hashable, Codable {
+    public var valid: Bool
+    public var expected: PackageHash
+
+    public init(valid: Bool, expected: PackageHash) {
+        self.valid = valid
+        self.expected = expected
+    }
+
+    init(_ wire: Components.Schemas.VerifyResult) { self.init(valid: wire.valid, expected: PackageHash(wire.expected)) }
+
+    var wire: Components.Schemas.VerifyResult { .init(valid: valid, expected: expected.wire) }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.VerifyResult(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try wire.encode(to: encoder) }
+}
+
+/// `GET /api/v1/signing-key`: the server's Ed25519 public key.
+public struct SigningKeyInfo: Sendable, Hashable, Codable {
+    /// `ed25519`, the only algorithm the API knows.
+    public var algorithm: String
+    /// The raw 32-byte public key.
+    public var publicKey: Data
+
+    public init(algorithm: String = "ed25519", publicKey: Data) {
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+    }
+
+    init(_ wire: Components.Schemas.SigningKey) { self.init(algorithm: wire.algorithm.rawValue, publicKey: Data(wire.publicKey.data)) }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.SigningKey(from: decoder)) }
+
+    public func encode(to encoder: any Encoder) throws {
+        guard let algorithm = Components.Schemas.SigningKey.AlgorithmPayload(rawValue: algorithm) else {
+            throw EncodingError.invalidValue(
+                algorithm,
+                .init(codingPath: encoder.codingPath, debugDescription: "the API knows only Ed25519 keys")
+            )
+        }
+        try Components.Schemas.SigningKey(algorithm: algorithm, publicKey: Base64EncodedData(publicKey)).encode(to: encoder)
+    }
+
+    /// The key as base64 text, the form ``TrailClient/verify(zip:publicKey:expectedSHA256:)`` and the catalog
+    /// checks take (and an app pins).
+    public var publicKeyBase64: String { publicKey.base64EncodedString() }
+}
 
 /// `GET /api/v1/catalog`: the signed index of everything published. `catalogVersion` grows by one at every release,
 /// unpublish and rollback.
-public typealias Catalog = Components.Schemas.Catalog
+public struct Catalog: Sendable, Hashable, Codable {
+    public var catalogVersion: Int
+    public var generatedAt: Date
+    public var expiresAt: Date
+    public var packages: [Entry]
 
-extension Catalog {
     /// One package of the catalog: its latest version, the versioned (immutable) download URL, and the version's
     /// signed manifest (where a delta update starts).
-    public typealias Entry = Components.Schemas.CatalogEntry
-}
+    public struct Entry: Sendable, Hashable {
+        public var id: String
+        public var site: String
+        public var name: String
+        public var version: Int
+        public var size: Int64
+        public var sha256: String
+        public var url: String
+        public var manifestURL: String?
 
-extension SigningKeyInfo {
-    /// The key as base64 text, the form ``TrailClient/verify(zip:publicKey:expectedSHA256:)`` and the catalog
-    /// checks take (and an app pins).
-    public var publicKeyBase64: String { Data(publicKey.data).base64EncodedString() }
-}
+        public init(
+            id: String,
+            site: String,
+            name: String,
+            version: Int,
+            size: Int64,
+            sha256: String,
+            url: String,
+            manifestURL: String? = nil
+        ) {
+            self.id = id
+            self.site = site
+            self.name = name
+            self.version = version
+            self.size = size
+            self.sha256 = sha256
+            self.url = url
+            self.manifestURL = manifestURL
+        }
 
-extension PackageDetail {
-    /// The manifest's Ed25519 signature as base64 text (the bytes of `manifest.sig`).
-    public var signatureBase64: String { Data(signature.data).base64EncodedString() }
-}
+        init(_ wire: Components.Schemas.CatalogEntry) {
+            self.init(
+                id: wire.id,
+                site: wire.site,
+                name: wire.name,
+                version: wire.version,
+                size: wire.size,
+                sha256: wire.sha256,
+                url: wire.url,
+                manifestURL: wire.manifestURL
+            )
+        }
 
+        var wire: Components.Schemas.CatalogEntry {
+            .init(id: id, site: site, name: name, version: version, size: size, sha256: sha256, url: url, manifestURL: manifestURL)
+        }
+    }
+
+    public init(catalogVersion: Int, generatedAt: Date, expiresAt: Date, packages: [Entry]) {
+        self.catalogVersion = catalogVersion
+        self.generatedAt = generatedAt
+        self.expiresAt = expiresAt
+        self.packages = packages
+    }
+
+    init(_ wire: Components.Schemas.Catalog) {
+        self.init(
+            catalogVersion: wire.catalogVersion,
+            generatedAt: wire.generatedAt,
+            expiresAt: wire.expiresAt,
+            packages: wire.packages.map(Entry.init)
+        )
+    }
+
+    var wire: Components.Schemas.Catalog {
+        .init(catalogVersion: catalogVersion, generatedAt: generatedAt, expiresAt: expiresAt, packages: packages.map(\.wire))
+    }
+
+    public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.Catalog(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try wire.encode(to: encoder) }
+}
 /// A catalog whose signature verified, with the exact bytes that were signed.
 public struct VerifiedCatalog: Sendable, Equatable {
     public var catalog: Catalog

@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+internal import TrailAPI
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
