@@ -23,6 +23,8 @@ if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
 else
   scripts/swift-test-watchdog.sh --filter "$calm"
 fi
+# The library products' public API against the last release (builds that release's modules once: minutes).
+scripts/check-api.sh
 if compgen -G "Tests/e2e/test_*.py" >/dev/null; then
   swift build --product trail-companion
   # faulthandler_timeout (pytest.ini) prints every thread's stack of a test that runs too long; this ends a stuck run.
