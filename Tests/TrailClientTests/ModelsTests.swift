@@ -67,7 +67,16 @@ struct ModelsTests {
             #"{"catalogVersion":7,"generatedAt":"2026-11-22T10:00:00Z","expiresAt":"2026-11-29T10:00:00Z","packages":[\#(entry)]}"#
         ) {
             #expect($0.catalogVersion == 7)
-            #expect($0.packages == [Catalog.Entry(id: "p1", site: "alpha", name: "Ridge Walk", version: 2, size: 1234, sha256: Self.sha, url: "http://x/a.zip")])
+            let expected = Catalog.Entry(
+                id: "p1",
+                site: "alpha",
+                name: "Ridge Walk",
+                version: 2,
+                size: 1234,
+                sha256: Self.sha,
+                url: "http://x/a.zip"
+            )
+            #expect($0.packages == [expected])
         }
         // A field the contract requires is missing: refused, as the generated type refuses it.
         #expect(throws: DecodingError.self) {
