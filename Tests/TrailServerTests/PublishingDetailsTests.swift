@@ -32,21 +32,7 @@ import Testing
             #expect(await env.scanAll() == 2)
 
             // Replace the first through the API: a multipart body with the file and `replaces`.
-            let boundary = "replace-boundary"
-            var body = ByteBuffer(string: "--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(first)\r\n")
-            var file = PublishFixtures.multipart(
-                PublishFixtures.png(size: 31_000, seed: 2),
-                fileName: "new.png",
-                contentType: "image/png",
-                boundary: boundary
-            )
-            body.writeBuffer(&file)
-            let replaced = try await client.execute(
-                uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
-                method: .post,
-                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                body: body
-            )
+            let replaced = try await client.replaceUpload(env, token: token, replaces: ["\(first)"], size: 31_000)
             #expect(replaced.status == .created, "\(replaced.text)")
             let third = Int64(try #require(publishInt(replaced.jsonObject["id"])))
             #expect(await env.scanAll() == 1)
@@ -82,26 +68,9 @@ import Testing
             )
             let before = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
             let uploadsBefore = try FileManager.default.contentsOfDirectory(atPath: env.paths.uploads.path)
-            let boundary = "replace-boundary"
             // Not a number, an empty value, a negative one, and the field twice (which of the two was meant?).
             for fields in [["abc"], [""], ["-3"], ["\(first)", "\(first)"]] {
-                var body = ByteBuffer()
-                for value in fields {
-                    body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(value)\r\n")
-                }
-                var file = PublishFixtures.multipart(
-                    PublishFixtures.png(size: 21_000, seed: 2),
-                    fileName: "new.png",
-                    contentType: "image/png",
-                    boundary: boundary
-                )
-                body.writeBuffer(&file)
-                let refused = try await client.execute(
-                    uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
-                    method: .post,
-                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                    body: body
-                )
+                let refused = try await client.replaceUpload(env, token: token, replaces: fields, size: 21_000)
                 #expect(refused.status == .unprocessableContent, "replaces \(fields): \(refused.status) \(refused.text)")
                 #expect(refused.text.contains("replaces"), "the answer names the field: \(refused.text)")
             }
@@ -197,5 +166,29 @@ import Testing
             // Two valid reports from one address on one day are one verified download.
             #expect(page.text.contains(#"<td class="verified-count">1</td>"#), "one verified download shown")
         }
+    }
+}
+
+extension TestClientProtocol {
+    /// `POST` of a new PNG to the seed waypoint through the API, with a `replaces` field for each of `replaces`.
+    fileprivate func replaceUpload(_ env: PublishEnv, token: String, replaces: [String], size: Int) async throws -> TestResponse {
+        let boundary = "replace-boundary"
+        var body = ByteBuffer()
+        for value in replaces {
+            body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(value)\r\n")
+        }
+        var file = PublishFixtures.multipart(
+            PublishFixtures.png(size: size, seed: 2),
+            fileName: "new.png",
+            contentType: "image/png",
+            boundary: boundary
+        )
+        body.writeBuffer(&file)
+        return try await execute(
+            uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
+            method: .post,
+            headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+            body: body
+        )
     }
 }

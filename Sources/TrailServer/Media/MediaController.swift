@@ -306,7 +306,7 @@ struct MediaController: Sendable {
             budget: try await intake.uploadBudget(tourId: tour.id!)
         )
         guard received.files.count == 1, let file = received.files.first else {
-            for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+            received.discardFiles(paths: paths)
             throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file”.")
         }
         let replacing = try received.replacedAssetId(paths: paths)
@@ -387,7 +387,7 @@ struct MediaController: Sendable {
             budget: try await intake.uploadBudget(tourId: tourId)
         )
         guard received.files.count <= 1 else {
-            for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+            received.discardFiles(paths: paths)
             throw HTTPError(.badRequest, message: "Send one \(role.label) file at a time.")
         }
         guard let file = received.files.first else {

@@ -19,13 +19,18 @@ struct MultipartUpload {
         /// Fields sent more than once (``fields`` keeps the last value).
         var repeatedFields: Set<String> = []
 
+        /// Removes every received file from `uploads/`: a refused form leaves nothing behind.
+        func discardFiles(paths: DataPaths) {
+            for file in files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+        }
+
         /// The asset the form names in `replaces`: nil without the field; refused (422 on `replaces`) when it is not
         /// one asset number, instead of quietly adding the file beside the asset meant. The received files are removed
         /// before the refusal.
         func replacedAssetId(paths: DataPaths) throws -> Int64? {
             guard let text = fields["replaces"] else { return nil }
             guard !repeatedFields.contains("replaces"), let id = AssetIntake.replacedAssetId(text) else {
-                for file in files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+                discardFiles(paths: paths)
                 throw ValidationErrors(["replaces": AssetIntake.replacesProblem])
             }
             return id

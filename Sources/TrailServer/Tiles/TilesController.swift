@@ -219,7 +219,7 @@ struct TilesController: Sendable {
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
         guard received.files.count == 1, let file = received.files.first else {
-            for file in received.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
+            received.discardFiles(paths: paths)
             throw HTTPError(.badRequest, message: "Send exactly one multipart field named “file” holding the .mbtiles file.")
         }
         let name = AssetIntake.displayName(file.originalName)
