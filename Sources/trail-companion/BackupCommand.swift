@@ -36,7 +36,7 @@ struct BackupCommand: AsyncParsableCommand {
             let folder = URL(fileURLWithPath: to)
             let started = Date()
             do {
-                let report = try DataBackup(dataFolder: config.dataFolder).run(database: database, to: folder)
+                let report = try await DataBackup(dataFolder: config.dataFolder).run(database: database, to: folder)
                 print(
                     "Backed up \(config.dataFolder.path) to \(folder.path): \(report.fileCount) files, \(report.totalBytes) bytes; "
                         + "copied \(report.copiedFiles) files (\(report.copiedBytes) bytes), removed \(report.prunedFiles) no longer named, in "

@@ -29,7 +29,7 @@ struct MediaCommand: AsyncParsableCommand {
             let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
             var siteId: Int64?
             if let site {
-                guard let found = try database.site(slug: site) else { throw ValidationError("no site with the slug “\(site)”") }
+                guard let found = try await database.site(slug: site) else { throw ValidationError("no site with the slug “\(site)”") }
                 siteId = found.id
             }
             let optimizer = MediaOptimizer(database: database, paths: DataPaths(root: config.dataFolder), settings: config.mediaOptimization)

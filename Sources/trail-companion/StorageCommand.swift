@@ -85,14 +85,14 @@ struct StorageCommand: AsyncParsableCommand {
     )
 
     /// What both subcommands need: the server's configuration (the catalog they write must be the one it serves).
-    static func makeSync(_ options: ServerOptions) throws -> DistributionSync {
+    static func makeSync(_ options: ServerOptions) async throws -> DistributionSync {
         let config = try options.makeConfig()
         guard config.storage != nil else { throw ValidationError("say which bucket with --storage s3://BUCKET/PREFIX (or TRAIL_STORAGE)") }
         guard FileManager.default.fileExists(atPath: config.databasePath) else {
             throw ValidationError("\(config.databasePath) does not exist: is --data the server's data folder?")
         }
         let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
-        guard let sync = try DistributionSync.make(config: config, database: database) else { throw ExitCode.failure }
+        guard let sync = try await DistributionSync.make(config: config, database: database) else { throw ExitCode.failure }
         return sync
     }
 
@@ -105,9 +105,9 @@ struct StorageCommand: AsyncParsableCommand {
         @Flag(help: "Forget what is recorded as confirmed in this bucket and upload every object again.") var all = false
 
         func run() async throws {
-            let sync = try StorageCommand.makeSync(options)
+            let sync = try await StorageCommand.makeSync(options)
             defer { Task { await sync.shutdown() } }
-            if all { try sync.forgetConfirmed() }
+            if all { try await sync.forgetConfirmed() }
             do {
                 let report = try await sync.syncOnce()
                 print(
@@ -130,7 +130,7 @@ struct StorageCommand: AsyncParsableCommand {
         @OptionGroup var options: ServerOptions
 
         func run() async throws {
-            let sync = try StorageCommand.makeSync(options)
+            let sync = try await StorageCommand.makeSync(options)
             defer { Task { await sync.shutdown() } }
             let problems: [String]
             do {

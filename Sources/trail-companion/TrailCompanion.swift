@@ -268,7 +268,7 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let (database, config) = try location.openDatabase()
-        print("Database \(config.databasePath) is at migration \(try database.appliedMigrations().last ?? "none").")
+        print("Database \(config.databasePath) is at migration \(try await database.appliedMigrations().last ?? "none").")
     }
 }
 
@@ -311,8 +311,8 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (database, _) = try location.openDatabase()
-            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            try database.setUserDisabled(id: user.id!, disabled: true, actor: .system)
+            guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            try await database.setUserDisabled(id: user.id!, disabled: true, actor: .system)
             print("Disabled \(user.email).")
         }
     }
@@ -330,7 +330,7 @@ extension UserCommand {
 
         func run() async throws {
             let (database, config) = try location.openDatabase()
-            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
             let (_, password) = try await database.resetPassword(userId: user.id!, bcryptCost: config.bcryptCost, actor: .system)
             print("Reset the password of \(user.email); their sessions and API tokens have ended.")
             print("One-time password: \(password)")
@@ -350,8 +350,8 @@ extension UserCommand {
 
         func run() async throws {
             let (database, _) = try location.openDatabase()
-            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            try database.resetTwoStep(userId: user.id!, actor: .system)
+            guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            try await database.resetTwoStep(userId: user.id!, actor: .system)
             print("Reset the two-step sign-in of \(user.email); their sessions have ended.")
         }
     }
@@ -371,7 +371,7 @@ struct SiteCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (database, _) = try location.openDatabase()
-            let site = try database.createSite(
+            let site = try await database.createSite(
                 SiteInput(
                     slug: slug,
                     name: name,
@@ -399,8 +399,8 @@ struct MemberCommand: AsyncParsableCommand {
         func run() async throws {
             let (database, _) = try location.openDatabase()
             guard let siteRole = SiteRole(rawValue: role) else { throw ValidationError("--role must be author, reviewer or manager") }
-            guard let record = try database.site(slug: site) else { throw ValidationError("No site with slug \(site).") }
-            try database.setMembership(siteId: record.id!, email: email, role: siteRole, actor: .system)
+            guard let record = try await database.site(slug: site) else { throw ValidationError("No site with slug \(site).") }
+            try await database.setMembership(siteId: record.id!, email: email, role: siteRole, actor: .system)
             print("\(email) is now \(siteRole.rawValue) of \(record.slug).")
         }
     }
@@ -417,8 +417,8 @@ struct TokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (database, _) = try location.openDatabase()
-            guard let user = try database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            let (token, _) = try database.createAPIToken(userId: user.id!, name: name, actor: .system)
+            guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
+            let (token, _) = try await database.createAPIToken(userId: user.id!, name: name, actor: .system)
             print(token)
         }
     }

@@ -31,7 +31,7 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("admin@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let fields = ["slug", "name", "description", "requiredApprovals"]
             let create = try await client.post("/admin/sites", form: rule.form, session: browser)
             Expect.pageErrors(create, rule.errors, fields: fields, "create")
@@ -43,7 +43,7 @@ import Testing
                 fields: fields,
                 "edit"
             )
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
@@ -57,7 +57,7 @@ import Testing
                 session: browser
             )
             #expect(edit.status == .seeOther)
-            #expect(try app.database.site(id: seed.alphaId)?.requiredApprovals == 20)
+            #expect(try await app.database.site(id: seed.alphaId)?.requiredApprovals == 20)
             let create = try await client.post("/admin/sites", form: Self.site(slug: "c3", name: "C3", approvals: "1"), session: browser)
             #expect(create.location == "/sites/c3")
         }
@@ -119,12 +119,12 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("admin@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let response = try await client.post("/admin/users", form: rule.form, session: browser)
             Expect.pageErrors(response, rule.errors, fields: ["email", "displayName", "password"], rule.name)
             #expect(HTML.value(response.text, field: "email") == Payload.html(rule.form["email"]!), "what was typed is kept")
             #expect(HTML.value(response.text, field: "password") == nil, "a password is never sent back")
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
@@ -187,10 +187,10 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let response = try await client.post("/account/password", form: rule.form, session: browser)
             Expect.pageErrors(response, rule.errors, fields: ["currentPassword", "newPassword", "confirmPassword"], rule.name)
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
@@ -198,7 +198,7 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("manager@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let unknown = try await client.post("/sites/alpha/members", form: ["email": "nobody@test.org", "role": "author"], session: browser)
             Expect.pageErrors(
                 unknown,
@@ -210,7 +210,7 @@ import Testing
             let role = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "owner"], session: browser)
             #expect(role.status == .unprocessableContent)
             #expect(role.text.contains("Choose author, reviewer or manager."))
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
@@ -218,13 +218,13 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             for name in ["", "   ", String(repeating: "t", count: 101)] {
                 let response = try await client.post("/account/tokens", form: ["name": name], session: browser)
                 Expect.pageErrors(response, ["name": "Enter a name of 1 to 100 characters."], fields: ["name"], "token name \(name.count)")
                 #expect(!response.text.contains("Copy this token now."))
             }
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 }

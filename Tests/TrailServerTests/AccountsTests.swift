@@ -7,7 +7,7 @@ import Testing
 @Suite struct AccountsTests {
     @Test func signInWithRightPasswordStartsSessionAndWrongOneShowsError() async throws {
         let app = try await TestApp.make()
-        try app.seed()
+        try await app.seed()
         try await app.test { client in
             var browser = BrowserSession()
             browser.absorb(try await client.execute(uri: "/login", method: .get))
@@ -27,7 +27,7 @@ import Testing
 
     @Test func anonymousPagesRedirectToSignInAndAPIAnswers401() async throws {
         let app = try await TestApp.make()
-        try app.seed()
+        try await app.seed()
         try await app.test { client in
             let page = try await client.get("/sites/alpha", session: nil)
             #expect(page.status == .seeOther)

@@ -20,7 +20,7 @@ import Testing
             #expect(page.text.contains("Created ranger@park.org. One-time password: "))
             #expect(page.text.contains("<td>Pat Ranger</td>"))
             #expect(page.text.contains("<td>ranger@park.org</td>"))
-            let user = try #require(try app.database.user(email: "ranger@park.org"))
+            let user = try #require(try await app.database.user(email: "ranger@park.org"))
             #expect(user.displayName == "Pat Ranger" && !user.isAdmin && !user.isDisabled && user.mustChangePassword)
             #expect(!user.passwordHash.isEmpty && !page.text.contains(user.passwordHash))
 
@@ -33,7 +33,7 @@ import Testing
                 session: admin
             )
             #expect(chosen.status == .seeOther)
-            let boss = try #require(try app.database.user(email: "boss@park.org"))
+            let boss = try #require(try await app.database.user(email: "boss@park.org"))
             #expect(boss.isAdmin && boss.mustChangePassword)
             let browser = try await client.anonymousBrowser()
             let signIn = try await client.post("/login", form: ["email": "boss@park.org", "password": "chosen by the admin"], session: browser)
@@ -45,15 +45,15 @@ import Testing
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let admin = try await client.signIn("admin@test.org")
-            let adminId = try #require(try app.database.user(email: "admin@test.org")?.id)
+            let adminId = try #require(try await app.database.user(email: "admin@test.org")?.id)
             let page = try await client.get("/admin/users", session: admin)
             #expect(!page.text.contains("/admin/users/\(adminId)/disable"), "no button for oneself")
             #expect(page.text.contains("/admin/users/2/disable"))
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let response = try await client.post("/admin/users/\(adminId)/disable", form: [:], session: admin)
             #expect(response.status == .conflict)
             #expect(response.text.contains("You cannot disable your own account."))
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
             #expect(try await client.post("/admin/users/999/disable", form: [:], session: admin).status == .notFound)
         }
     }
@@ -79,7 +79,7 @@ import Testing
             #expect(page.text.contains("Site “Sweet Home Ranger District” created."))
             #expect(page.text.contains("Willamette National Forest"))
             #expect(page.text.contains("Publishing needs 2 approval(s)."))
-            let site = try #require(try app.database.site(slug: "sweet-home"))
+            let site = try #require(try await app.database.site(slug: "sweet-home"))
             #expect(site.name == "Sweet Home Ranger District" && site.requiredApprovals == 2)
 
             let edit = try await client.get("/admin/sites/\(site.id!)", session: admin)
@@ -97,11 +97,11 @@ import Testing
             #expect(saved.location == "/sites/sweet-home-rd")
             page = try await client.follow(saved, session: &admin)
             #expect(page.text.contains("Site saved."))
-            let updated = try #require(try app.database.site(id: site.id!))
+            let updated = try #require(try await app.database.site(id: site.id!))
             #expect(updated.slug == "sweet-home-rd" && updated.name == "Sweet Home RD" && updated.description == "" && updated.requiredApprovals == 3)
             #expect(try await client.get("/sites/sweet-home", session: admin).status == .notFound)
             #expect(try await client.get("/admin/sites/999", session: admin).status == .notFound)
-            #expect(try app.database.site(id: seed.alphaId)?.slug == "alpha")
+            #expect(try await app.database.site(id: seed.alphaId)?.slug == "alpha")
         }
     }
 
@@ -118,12 +118,8 @@ import Testing
             var after = try await client.follow(added, session: &manager)
             #expect(after.text.contains("spare@test.org is now reviewer."))
             #expect(after.text.contains("<td>spare@test.org</td>"))
-            #expect(
-                try app.database.access(
-                    user: AuthenticatedUser(try #require(try app.database.user(email: "spare@test.org"))),
-                    site: try #require(try app.database.site(id: seed.alphaId))
-                ).role == .reviewer
-            )
+            let spareUser = AuthenticatedUser(try #require(try await app.database.user(email: "spare@test.org")))
+            #expect(try await app.database.siteAccess(id: seed.alphaId, user: spareUser)?.access.role == .reviewer)
             // The new member sees the site now.
             let spare = try await client.signIn("spare@test.org")
             #expect(try await client.get("/sites/alpha", session: spare).status == .ok)
@@ -132,7 +128,7 @@ import Testing
             // Changing the role: the same form.
             _ = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "author"], session: manager)
             #expect(try await client.get("/tours/\(seed.tourId)/edit", session: spare).status == .ok)
-            let count: Int? = try app.database.scalar("SELECT COUNT(*) FROM membership WHERE userId = ?", [seed.spareId])
+            let count: Int? = try await app.database.scalar("SELECT COUNT(*) FROM membership WHERE userId = ?", [seed.spareId])
             #expect(count == 1)
 
             let removed = try await client.post("/sites/alpha/members/\(seed.spareId)/remove", form: [:], session: manager)
@@ -144,9 +140,9 @@ import Testing
             #expect(try await client.post("/sites/alpha/members/\(seed.spareId)/remove", form: [:], session: manager).status == .notFound)
 
             // Removing someone from alpha cannot touch their other memberships.
-            let outsiderId = try #require(try app.database.user(email: "outsider@test.org")?.id)
+            let outsiderId = try #require(try await app.database.user(email: "outsider@test.org")?.id)
             #expect(try await client.post("/sites/alpha/members/\(outsiderId)/remove", form: [:], session: manager).status == .notFound)
-            let outsiderMemberships: Int? = try app.database.scalar("SELECT COUNT(*) FROM membership WHERE userId = ?", [outsiderId])
+            let outsiderMemberships: Int? = try await app.database.scalar("SELECT COUNT(*) FROM membership WHERE userId = ?", [outsiderId])
             #expect(outsiderMemberships == 1)
         }
     }

@@ -11,8 +11,8 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let manager = try await client.signIn("manager@test.org")
-            let managerId = try #require(try app.database.user(email: "manager@test.org")?.id)
-            let start = try app.database.lastAuditId()
+            let managerId = try #require(try await app.database.user(email: "manager@test.org")?.id)
+            let start = try await app.database.lastAuditId()
 
             let created = try await client.post("/sites/alpha/tours", form: ["name": "Audit Trail", "description": ""], session: manager)
             let tourId = try #require(created.location.flatMap { Int64($0.replacingOccurrences(of: "/tours/", with: "")) })
@@ -34,14 +34,14 @@ import Testing
                 form: ["name": "Two", "latitude": "44.41", "longitude": "-122.1"],
                 session: manager
             )
-            let ids = try app.database.waypoints(tourId: tourId).map(\.id!)
+            let ids = try await app.database.waypoints(tourId: tourId).map(\.id!)
             _ = try await client.post("/tours/\(tourId)/waypoints/order", form: [:], session: manager, extra: ids.reversed().map { ("ids", "\($0)") })
             _ = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "reviewer"], session: manager)
             let admin = try await client.signIn("admin@test.org")
-            let adminId = try #require(try app.database.user(email: "admin@test.org")?.id)
+            let adminId = try #require(try await app.database.user(email: "admin@test.org")?.id)
             _ = try await client.post("/admin/users/\(seed.spareId)/disable", form: [:], session: admin)
 
-            let events = try await app.database.writer.read { db in
+            let events = try await app.database.read { db in
                 try AuditEvent.filter(Column("id") > start && Column("action") != "session.start").order(Column("id")).fetchAll(db)
             }
             #expect(
@@ -80,18 +80,18 @@ import Testing
     @Test func apiChangesAreRecordedAsTheTokenOwner() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let start = try app.database.lastAuditId()
-            let token = try app.token(for: "author@test.org")
+            let start = try await app.database.lastAuditId()
+            let token = try await app.token(for: "author@test.org")
             _ = try await client.api(
                 .patch,
                 "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)",
                 token: token,
                 json: #"{"name":"Lake"}"#
             )
-            let events = try app.database.auditEvents(AuditFilter(objectType: "waypoint", objectId: "\(seed.waypointId)"))
+            let events = try await app.database.auditEvents(AuditFilter(objectType: "waypoint", objectId: "\(seed.waypointId)"))
             let update = try #require(events.first)
             #expect(update.id! > start && update.action == "waypoint.update" && update.userId == seed.authorId && update.detail == "Lake")
-            let tokenEvent = try #require(try app.database.auditEvents(AuditFilter(objectType: "apiToken")).first)
+            let tokenEvent = try await #require(try app.database.auditEvents(AuditFilter(objectType: "apiToken")).first)
             #expect(tokenEvent.userId == nil && tokenEvent.ipAddress == "cli")
         }
     }
@@ -100,7 +100,7 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let manager = try await client.signIn("manager@test.org")
-            let managerId = try #require(try app.database.user(email: "manager@test.org")?.id)
+            let managerId = try #require(try await app.database.user(email: "manager@test.org")?.id)
             _ = try await client.post(
                 "/tours/\(seed.tourId)/edit",
                 form: ["name": "Ridge Walk II", "description": "", "mapName": ""],
@@ -120,7 +120,7 @@ import Testing
                 return Self.rows(page.text)
             }
             let all = try await rows("")
-            #expect(all.count == (try app.database.auditCount()), "newest first, all of them (fewer than 200)")
+            #expect(all.count == (try await app.database.auditCount()), "newest first, all of them (fewer than 200)")
             #expect(all.first?[4] == "session.start", "newest first")
 
             let byUser = try await rows("?user=\(managerId)")

@@ -58,10 +58,10 @@ import Testing
             #expect(try await client.get("/tours/\(seed.bravoTourId)", session: browser).status == .ok)
             #expect(try await client.get("/tours/\(seed.bravoTourId)/edit", session: browser).status == .ok)
             #expect(try await client.get("/sites/bravo/members", session: browser).status == .ok)
-            let token = try app.token(for: "outsider@test.org")
+            let token = try await app.token(for: "outsider@test.org")
             let api = try await client.api(.patch, "/api/v1/manage/tours/\(seed.bravoTourId)", token: token, json: #"{"name":"Bravo Loop 2"}"#)
             #expect(api.status == .ok)
-            #expect(try app.database.tour(id: seed.bravoTourId)?.name == "Bravo Loop 2")
+            #expect(try await app.database.tour(id: seed.bravoTourId)?.name == "Bravo Loop 2")
         }
     }
 
@@ -70,7 +70,7 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("outsider@test.org")
-            let token = try app.token(for: "outsider@test.org")
+            let token = try await app.token(for: "outsider@test.org")
             for path in [
                 "/tours/\(seed.tourId)", "/tours/999999", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)",
                 "/tours/\(seed.bravoTourId)/waypoints/\(seed.waypointId)", "/sites/alpha", "/sites/nowhere",
@@ -96,18 +96,18 @@ import Testing
     /// A waypoint id of another tour is not found under this tour, even for someone who may edit both.
     @Test func waypointMustBelongToTheTourInThePath() async throws {
         let (app, seed) = try await TestApp.seeded()
-        let other = try app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
+        let other = try await app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
         try await app.test { client in
             let browser = try await client.signIn("admin@test.org")
-            let token = try app.token(for: "admin@test.org")
-            let before = try app.database.snapshot()
+            let token = try await app.token(for: "admin@test.org")
+            let before = try await app.database.snapshot()
             let page = try await client.post("/tours/\(other.id!)/waypoints/\(seed.waypointId)/delete", form: [:], session: browser)
             #expect(page.status == .notFound)
             let api = try await client.api(.delete, "/api/v1/manage/tours/\(other.id!)/waypoints/\(seed.waypointId)", token: token)
             #expect(api.status == .notFound)
             let view = try await client.get("/tours/\(other.id!)/waypoints/\(seed.waypointId)", session: browser)
             #expect(view.status == .notFound)
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
@@ -136,15 +136,15 @@ import Testing
             var token: String?
             if route.api {
                 browser = BrowserSession()
-                token = try role.email.map { try app.token(for: $0) }
+                if let email = role.email { token = try await app.token(for: email) }
             } else if let email = role.email {
                 browser = try await client.signIn(email)
             } else {
                 browser = try await client.anonymousBrowser()
             }
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let filesBefore = Self.dataFolderListing(app.config.dataFolder)
-            let auditBefore = try app.database.auditCount()
+            let auditBefore = try await app.database.auditCount()
 
             let response: TestResponse
             switch route.body {
@@ -206,7 +206,7 @@ import Testing
                 #expect(response.errorCode != nil, "\(what): error body \(response.text)")
             }
             if expected.isRefusal {
-                try app.database.expectUnchanged(since: before, "\(what): a refused request changed the database")
+                try await app.database.expectUnchanged(since: before, "\(what): a refused request changed the database")
                 // Nor the data folder: a refused upload, tiles or import leaves no file behind, and changes none.
                 let filesAfter = Self.dataFolderListing(app.config.dataFolder)
                 #expect(
@@ -214,7 +214,7 @@ import Testing
                     "\(what): a refused request changed the data folder: \(Set(filesAfter.keys).symmetricDifference(filesBefore.keys))"
                 )
             } else if route.isChange, route.path != "/logout" || role != .anonymous {
-                #expect(try app.database.auditCount() > auditBefore, "\(what): the change wrote no audit event")
+                #expect(try await app.database.auditCount() > auditBefore, "\(what): the change wrote no audit event")
             }
         }
     }

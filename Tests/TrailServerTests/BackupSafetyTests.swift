@@ -10,7 +10,7 @@ import Testing
 @Suite(.enabled(if: CLI.isBuilt, "build it first: swift build --build-tests"))
 struct BackupSafetyTests {
     /// A real backup of a small data folder: a migrated database (WAL mode), a signing key, one asset.
-    static func realBackup() throws -> (data: URL, backup: URL) {
+    static func realBackup() async throws -> (data: URL, backup: URL) {
         let data = TestScratch.folder("trail-backup-data")
         let backup = TestScratch.folder("trail-backup")
         try DataFolder.prepare(data)
@@ -19,8 +19,8 @@ struct BackupSafetyTests {
             migrationsFolder: projectRoot.appendingPathComponent("migrations")
         )
         try Data(repeating: 7, count: 32).write(to: data.appendingPathComponent("keys/signing.ed25519"))
-        _ = try database.createSite(SiteInput(slug: "sweet-home", name: "Sweet Home", description: "", requiredApprovals: 1), actor: .system)
-        _ = try DataBackup(dataFolder: data).run(database: database, to: backup)
+        _ = try await database.createSite(SiteInput(slug: "sweet-home", name: "Sweet Home", description: "", requiredApprovals: 1), actor: .system)
+        _ = try await DataBackup(dataFolder: data).run(database: database, to: backup)
         return (data, backup)
     }
 
@@ -45,7 +45,7 @@ struct BackupSafetyTests {
     static func hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 
     @Test("a backup.json whose hash is a path (absolute, traversing, not hex) is refused before anything is written")
-    func hashesThatArePathsAreRefused() throws {
+    func hashesThatArePathsAreRefused() async throws {
         let outside = TestScratch.folder("trail-outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         let secret = Data("outside the backup".utf8)
@@ -61,11 +61,11 @@ struct BackupSafetyTests {
             #expect(!FileManager.default.fileExists(atPath: target.path), "nothing left behind for \(hash)")
         }
         // verify names such a hash instead of reading what it points at
-        let (_, backup) = try Self.realBackup()
+        let (_, backup) = try await Self.realBackup()
         var index = try DataBackup.readIndex(backup)
         index.files.append(.init(path: "assets/x", sha256: outside.appendingPathComponent("secret").path, size: size, modified: 0))
         try DataBackup.encoder.encode(index).write(to: backup.appendingPathComponent("backup.json"))
-        let problems = try DataBackup.verify(backup)
+        let problems = try await DataBackup.verify(backup)
         #expect(problems == ["assets/x: \(outside.appendingPathComponent("secret").path) is not a SHA-256 (64 lower-case hex digits)"])
     }
 
@@ -135,7 +135,7 @@ struct BackupSafetyTests {
 
     @Test("backup verify writes nothing into the backup it checks, and takes --root and --data like every command")
     func verifyWritesNothing() async throws {
-        let (data, backup) = try Self.realBackup()
+        let (data, backup) = try await Self.realBackup()
         let before = try Self.snapshot(backup)
         #expect(before["trail.sqlite"] != nil && before["keys/signing.ed25519"] != nil)
         let run = try await CLI.run(["backup", "verify", backup.path], data: data)
@@ -157,13 +157,13 @@ struct BackupSafetyTests {
 
     @Test("restore takes --root and --data, or TRAIL_ROOT and TRAIL_DATA, and restores a backup that verify calls good")
     func restoreTakesTheLocationOptions() async throws {
-        let (_, backup) = try Self.realBackup()
+        let (_, backup) = try await Self.realBackup()
         let target = TestScratch.folder("trail-restored")
         let run = try await CLI.run(["restore", "--from", backup.path], data: target)
         #expect(run.status == 0, "\(run.output) \(run.errors)")
         #expect(run.output.contains("into \(target.path)"), "\(run.output)")
         let restored = try CLI.open(target)
-        #expect(try restored.site(slug: "sweet-home") != nil)
+        await #expect(try restored.site(slug: "sweet-home") != nil)
         #expect(try Data(contentsOf: target.appendingPathComponent("keys/signing.ed25519")) == Data(repeating: 7, count: 32))
 
         let viaEnvironment = TestScratch.folder("trail-restored")

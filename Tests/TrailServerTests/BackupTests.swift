@@ -24,8 +24,8 @@ import TrailClient
         let id: Int64?, action: String, objectId: String, occurredAt: Double
     }
 
-    static func audit(_ database: some DatabaseReader) throws -> [AuditLine] {
-        try database.read { db in
+    static func audit(_ database: AppDatabase) async throws -> [AuditLine] {
+        try await database.read { db in
             try Row.fetchAll(db, sql: "SELECT id, action, objectId, occurredAt FROM auditEvent ORDER BY id").map {
                 AuditLine(id: $0["id"], action: $0["action"], objectId: $0["objectId"], occurredAt: $0["occurredAt"])
             }
@@ -51,7 +51,7 @@ import TrailClient
         let load = Load()
         try await env.app.application.testLive { client in
             let first = try await env.releaseThroughAPI(client, videoSize: 12_000_000)
-            let auditBefore = try Self.audit(env.database.writer)
+            let auditBefore = try await Self.audit(env.database)
             // Rangers keep working: upload, build, approve, release, again and again, until the backup is done.
             let worker = Task {
                 var seed: UInt64 = 40
@@ -81,10 +81,8 @@ import TrailClient
 
             // Again into the same folder: only what the releases after the snapshot added is copied; then nothing.
             let held = Set(index.files.map(\.sha256))
-            // On a Dispatch thread: the backup copies for seconds, and the releases beside it need the cooperative pool.
-            let sourceFolder = env.dataFolder
-            let sourceDatabase = env.database
-            let again = try await offPool { try DataBackup(dataFolder: sourceFolder).run(database: sourceDatabase, to: backup) }
+            // The backup copies its files on the blocking pool, so the releases beside it keep the cooperative threads.
+            let again = try await DataBackup(dataFolder: env.dataFolder).run(database: env.database, to: backup)
             let added = try DataBackup.readIndex(backup).files.filter { !held.contains($0.sha256) }
             #expect(again.copiedFiles == Set(added.map(\.sha256)).count && again.copiedFiles < again.fileCount, "\(again)")
             let third = try await Self.cli(["backup", "--to", backup.path, "--root", projectRoot.path, "--data", env.dataFolder.path])
@@ -99,7 +97,7 @@ import TrailClient
                 at: restored.appendingPathComponent("trail.sqlite").path,
                 migrationsFolder: projectRoot.appendingPathComponent("migrations")
             )
-            let restoredAudit = try Self.audit(database.writer)
+            let restoredAudit = try await Self.audit(database)
             #expect(Array(restoredAudit.prefix(auditBefore.count)) == auditBefore, "the audit log up to the backup is intact")
             let app = try await TestApp.make(database: database) { config in config.dataFolder = restored }
             #expect(app.dependencies.signingKey.publicKeyBase64 == env.publicKey, "the same signing key")
@@ -116,7 +114,7 @@ import TrailClient
                 )
                 #expect(verifiedCatalog.catalog.packages.contains { $0.id == first.packageId })
                 // Every version the restored database lists downloads with its listed SHA-256.
-                let versions = try database.writer.read { try Row.fetchAll($0, sql: "SELECT packageId, version, sha256 FROM packageVersion") }
+                let versions = try await database.rows("SELECT packageId, version, sha256 FROM packageVersion")
                 for row in versions {
                     let body = try await restoredClient.execute(
                         uri: "/api/v1/packages/\(row["packageId"] as String)/versions/\(row["version"] as Int)/download",
@@ -137,7 +135,7 @@ import TrailClient
         let box = Box()
         try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
         let released = try #require(box.released)
-        let report = try DataBackup(dataFolder: env.dataFolder).run(database: env.database, to: backup)
+        let report = try await DataBackup(dataFolder: env.dataFolder).run(database: env.database, to: backup)
         #expect(report.copiedFiles == report.fileCount && report.fileCount >= 3)
         #expect(try DataBackup.verify(backup).isEmpty)
 

@@ -15,7 +15,7 @@ import Testing
     func waitingWritesDoNotStopTheServer() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         // Another connection holds SQLite's write lock (as a long backup step or a migration would) until told, at most
         // 40 s. The probes below must be answered while it holds: judged by order, not by a time, so a busy machine cannot
         // fail the test, and a blocked server cannot pass it. (Held past the 10 s busy time-out, which only a very busy
@@ -98,7 +98,7 @@ import Testing
                 #expect(status == 200 || (status >= 500 && holder.releasedAt - startedAt > 10), "\(output.stdout) \(output.stderr)")
                 if status == 200 { saved += 1 }
             }
-            let name = try #require(try env.database.tour(id: env.seed.tourId)?.name)
+            let name = try #require(try await env.database.tour(id: env.seed.tourId)?.name)
             #expect(saved > 0 ? name.hasPrefix("Fish Lake Loop ") : !name.hasPrefix("Fish Lake Loop "), "\(name)")
         }
     }

@@ -16,8 +16,8 @@ struct CLITests {
         let last = try #require(try MigrationTests.migrationNames.last)
         #expect(run.output.contains("Database \(data.appendingPathComponent("trail.sqlite").path) is at migration \(last)."))
         let database = try CLI.open(data)
-        #expect(try database.appliedMigrations() == MigrationTests.migrationNames)
-        #expect(try database.userCount() == 0, "migrate creates no account")
+        #expect(try await database.appliedMigrations() == MigrationTests.migrationNames)
+        #expect(try await database.userCount() == 0, "migrate creates no account")
         let again = try await CLI.run(["migrate"], data: data)
         #expect(again.status == 0 && again.output == run.output)
         for folder in DataFolder.subfolders {
@@ -33,9 +33,9 @@ struct CLITests {
         let range = try #require(run.output.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression), "\(run.output)")
         let password = String(run.output[range].suffix(16))
         let database = try CLI.open(data)
-        let user = try #require(try database.user(email: "ranger@park.org"))
+        let user = try #require(try await database.user(email: "ranger@park.org"))
         #expect(user.displayName == "Pat Ranger" && user.mustChangePassword && !user.isAdmin)
-        #expect(try database.auditEvents(AuditFilter(objectType: "user")).first?.action == "user.create")
+        await #expect(try database.auditEvents(AuditFilter(objectType: "user")).first?.action == "user.create")
 
         let app = try await TestApp.make(database: database)
         try await app.test { client in
@@ -51,7 +51,7 @@ struct CLITests {
         #expect(admin.status == 0)
         #expect(admin.output.contains("Created chief@park.org (admin)."))
         #expect(!admin.output.contains("One-time password"))
-        let chief = try #require(try database.user(email: "chief@park.org"))
+        let chief = try #require(try await database.user(email: "chief@park.org"))
         #expect(chief.isAdmin && !chief.mustChangePassword)
 
         let duplicate = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Again"], data: data)
@@ -59,7 +59,7 @@ struct CLITests {
         let short = try await CLI.run(["user", "create", "--email", "x@park.org", "--name", "X", "--password", "short"], data: data)
         #expect(short.status != 0)
         #expect((short.output + short.errors).contains("Use at least 10 characters"), "\(short.errors)")
-        #expect(try database.user(email: "x@park.org") == nil)
+        #expect(try await database.user(email: "x@park.org") == nil)
     }
 
     @Test func userDisableEndsSessionsAndTokens() async throws {
@@ -67,15 +67,15 @@ struct CLITests {
         _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
         let token = try await CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
         let database = try CLI.open(data)
-        let user = try #require(try database.user(email: "ranger@park.org"))
-        _ = try database.startSession(userId: user.id!, ipAddress: nil)
+        let user = try #require(try await database.user(email: "ranger@park.org"))
+        _ = try await database.startSession(userId: user.id!, ipAddress: nil)
 
         let run = try await CLI.run(["user", "disable", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Disabled ranger@park.org."))
-        #expect(try database.user(email: "ranger@park.org")?.isDisabled == true)
-        #expect(try database.userForAPIToken(token) == nil)
-        let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
+        #expect(try await database.user(email: "ranger@park.org")?.isDisabled == true)
+        #expect(try await database.userForAPIToken(token) == nil)
+        let sessions: Int? = try await database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
 
         let unknown = try await CLI.run(["user", "disable", "--email", "nobody@park.org"], data: data)
@@ -88,20 +88,20 @@ struct CLITests {
         _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
         let token = try await CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
         let database = try CLI.open(data)
-        let user = try #require(try database.user(email: "ranger@park.org"))
-        _ = try database.startSession(userId: user.id!, ipAddress: nil)
-        #expect(try database.userForAPIToken(token) != nil)
+        let user = try #require(try await database.user(email: "ranger@park.org"))
+        _ = try await database.startSession(userId: user.id!, ipAddress: nil)
+        #expect(try await database.userForAPIToken(token) != nil)
 
         let run = try await CLI.run(["user", "reset-password", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Reset the password of ranger@park.org; their sessions and API tokens have ended."))
         let range = try #require(run.output.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression), "\(run.output)")
         let password = String(run.output[range].suffix(16))
-        #expect(try database.userForAPIToken(token) == nil)
-        let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
+        #expect(try await database.userForAPIToken(token) == nil)
+        let sessions: Int? = try await database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
-        #expect(try database.user(email: "ranger@park.org")?.mustChangePassword == true)
-        #expect(
+        #expect(try await database.user(email: "ranger@park.org")?.mustChangePassword == true)
+        await #expect(
             try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetPassword" && $0.detail == "ranger@park.org" }
         )
 
@@ -125,27 +125,27 @@ struct CLITests {
         let data = try CLI.dataFolder()
         _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
         let database = try CLI.open(data)
-        let user = try #require(try database.user(email: "ranger@park.org"))
-        let secret = try database.beginTwoStepEnrolment(userId: user.id!, actor: .system)
+        let user = try #require(try await database.user(email: "ranger@park.org"))
+        let secret = try await database.beginTwoStepEnrolment(userId: user.id!, actor: .system)
         let now = Date()
         #expect(
-            try database.confirmTwoStepEnrolment(
+            try await database.confirmTwoStepEnrolment(
                 userId: user.id!,
                 code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: now)),
                 at: now,
                 actor: .system
             )?.count == 10
         )
-        _ = try database.startSession(userId: user.id!, ipAddress: nil)
+        _ = try await database.startSession(userId: user.id!, ipAddress: nil)
 
         let run = try await CLI.run(["user", "reset-two-step", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Reset the two-step sign-in of ranger@park.org; their sessions have ended."))
-        let status = try database.twoStepStatus(userId: user.id!)
+        let status = try await database.twoStepStatus(userId: user.id!)
         #expect(!status.enrolled && !status.enrolling && status.recoveryCodesLeft == 0 && status.resetNotice)
-        let sessions: Int? = try database.scalar("SELECT COUNT(*) FROM session")
+        let sessions: Int? = try await database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
-        #expect(
+        await #expect(
             try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetTwoStep" && $0.detail == "ranger@park.org" }
         )
         let unknown = try await CLI.run(["user", "reset-two-step", "--email", "nobody@park.org"], data: data)
@@ -166,14 +166,14 @@ struct CLITests {
         #expect(member.status == 0, "\(member.errors)")
         #expect(member.output.contains("ranger@park.org is now reviewer of sweet-home."))
         let database = try CLI.open(data)
-        let record = try #require(try database.site(slug: "sweet-home"))
+        let record = try #require(try await database.site(slug: "sweet-home"))
         #expect(record.name == "Sweet Home Ranger District" && record.requiredApprovals == 2)
-        #expect(try database.members(siteId: record.id!).map { "\($0.email) \($0.role.rawValue)" } == ["ranger@park.org reviewer"])
+        #expect(try await database.members(siteId: record.id!).map { "\($0.email) \($0.role.rawValue)" } == ["ranger@park.org reviewer"])
         // Again with another role: changed, not doubled.
         #expect(
             try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "manager"], data: data).status == 0
         )
-        #expect(try database.members(siteId: record.id!).map(\.role) == [.manager])
+        #expect(try await database.members(siteId: record.id!).map(\.role) == [.manager])
 
         let badSlug = try await CLI.run(["site", "create", "--slug", "Sweet Home", "--name", "X"], data: data)
         #expect(badSlug.status != 0)
@@ -182,7 +182,7 @@ struct CLITests {
         #expect(badRole.errors.contains("--role must be author, reviewer or manager"))
         let badSite = try await CLI.run(["member", "add", "--site", "nowhere", "--email", "ranger@park.org", "--role", "author"], data: data)
         #expect(badSite.errors.contains("No site with slug nowhere."))
-        #expect(try database.allSites().count == 1)
+        #expect(try await database.allSites().count == 1)
     }
 
     @Test func tokenCreatePrintsATokenThatWorksAgainstTheAPI() async throws {
@@ -196,7 +196,7 @@ struct CLITests {
         #expect(token.hasPrefix("tc_") && !token.contains(" ") && !token.contains("\n"), "only the token is printed: \(run.output)")
 
         let database = try CLI.open(data)
-        let stored = try database.apiTokens(userId: try #require(try database.user(email: "ranger@park.org")?.id))
+        let stored = try await database.apiTokens(userId: try #require(try await database.user(email: "ranger@park.org")?.id))
         #expect(stored.map(\.name) == ["import"])
         #expect(stored.first?.tokenHash == SecretToken.hash(token) && stored.first?.tokenHash != token)
 

@@ -21,7 +21,7 @@ import Testing
             let browser = try await client.signIn("admin@test.org")
             let other = try await client.signIn("manager@test.org")
             #expect(!browser.csrf.isEmpty && browser.csrf != other.csrf)
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let path = seed.fill(route.path)
             for forgery in Forgery.allCases {
                 let token: String? =
@@ -51,7 +51,7 @@ import Testing
                 #expect(response.status == .forbidden, "\(forgery) \(path): \(response.status)")
                 #expect(response.text.contains("This form has expired or did not come from this site."), "\(forgery) \(path)")
                 #expect(!response.setCookies.contains { $0.hasPrefix("tc_session=;") }, "\(forgery) \(path): the session was touched")
-                try app.database.expectUnchanged(since: before, "\(forgery) \(path): a forged request changed the database")
+                try await app.database.expectUnchanged(since: before, "\(forgery) \(path): a forged request changed the database")
             }
         }
     }
@@ -81,7 +81,7 @@ import Testing
                 body: ByteBuffer(string: "ids=\(seed.waypointId)&ids=\(seed.secondWaypointId)")
             )
             #expect(viaHeader.status == .ok)
-            #expect(try app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.waypointId, seed.secondWaypointId])
+            #expect(try await app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.waypointId, seed.secondWaypointId])
 
             headers[HTTPField.Name("X-CSRF-Token")!] = nil
             let viaQuery = try await client.execute(
@@ -91,7 +91,7 @@ import Testing
                 body: ByteBuffer()
             )
             #expect(viaQuery.status == .seeOther)
-            #expect(try app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.secondWaypointId, seed.waypointId])
+            #expect(try await app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.secondWaypointId, seed.waypointId])
         }
     }
 
@@ -100,13 +100,13 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let forged = try await client.send(.patch, "/api/v1/manage/tours/\(seed.tourId)", session: browser, json: #"{"name":"Forged"}"#)
             #expect(forged.status == .forbidden)
             #expect(forged.errorCode == "forbidden")
             let forgedDelete = try await client.send(.delete, "/api/v1/manage/tours/\(seed.tourId)", session: browser, csrfHeader: "nope")
             #expect(forgedDelete.status == .forbidden)
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
 
             let real = try await client.send(
                 .patch,
@@ -116,7 +116,7 @@ import Testing
                 csrfHeader: browser.csrf
             )
             #expect(real.status == .ok)
-            #expect(try app.database.tour(id: seed.tourId)?.name == "Real")
+            #expect(try await app.database.tour(id: seed.tourId)?.name == "Real")
 
             let bearer = try await client.api(
                 .patch,
@@ -125,7 +125,7 @@ import Testing
                 json: #"{"name":"By Token"}"#
             )
             #expect(bearer.status == .ok)
-            #expect(try app.database.tour(id: seed.tourId)?.name == "By Token")
+            #expect(try await app.database.tour(id: seed.tourId)?.name == "By Token")
         }
     }
 
@@ -167,7 +167,7 @@ import Testing
             #expect(browser.csrf == token, "the page's form carries the cookie's token")
 
             let form = [("email", "author@test.org"), ("password", TestApp.password)]
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let cases: [(String, String?, String?)] = [
                 ("no field", browser.cookieHeader, nil),
                 ("wrong field", browser.cookieHeader, String(token.reversed())),
@@ -179,7 +179,7 @@ import Testing
                 #expect(response.status == .forbidden, "\(what): \(response.status)")
                 #expect(!response.setCookies.contains { $0.hasPrefix("tc_session=") }, "\(what): a session cookie was set")
             }
-            try app.database.expectUnchanged(since: before, "no session and no failure were recorded")
+            try await app.database.expectUnchanged(since: before, "no session and no failure were recorded")
 
             let good = try await Self.post(client, "/login", form, cookies: browser.cookieHeader, token: token)
             #expect(good.status == .seeOther)
@@ -195,7 +195,7 @@ import Testing
             let forged = try await Self.post(client, "/logout", [], cookies: browser.cookieHeader, token: nil)
             #expect(forged.status == .forbidden)
             #expect(try await client.get("/sites", session: browser).status == .ok)
-            let sessions: Int? = try app.database.scalar("SELECT COUNT(*) FROM session")
+            let sessions: Int? = try await app.database.scalar("SELECT COUNT(*) FROM session")
             #expect(sessions == 1)
         }
     }

@@ -81,12 +81,12 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: env.paths.root.appendingPathComponent(folder).path)) ?? []).sorted()
     }
 
-    static func companionRows(_ env: PublishEnv) throws -> Int {
-        try count(env, "SELECT COUNT(*) FROM asset WHERE companionOf IS NOT NULL")
+    static func companionRows(_ env: PublishEnv) async throws -> Int {
+        try await count(env, "SELECT COUNT(*) FROM asset WHERE companionOf IS NOT NULL")
     }
 
-    static func count(_ env: PublishEnv, _ sql: String) throws -> Int {
-        try env.database.writer.read { try Int.fetchOne($0, sql: sql) ?? 0 }
+    static func count(_ env: PublishEnv, _ sql: String) async throws -> Int {
+        try await env.database.read { try Int.fetchOne($0, sql: sql) ?? 0 }
     }
 
     @Test("WebVTT: a BOM, CRLF, hours, cue names, NOTE and STYLE blocks pass; each broken rule is refused naming its line")
@@ -138,10 +138,10 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (video, _, image) = try await Self.media(env, client, token: token)
-            let assetsBefore = try Self.count(env, "SELECT COUNT(*) FROM asset")
-            let auditBefore = try Self.count(env, "SELECT COUNT(*) FROM auditEvent")
+            let assetsBefore = try await Self.count(env, "SELECT COUNT(*) FROM asset")
+            let auditBefore = try await Self.count(env, "SELECT COUNT(*) FROM auditEvent")
             let cases: [(Int64, Data, String, String)] = [
                 (video, Data("1\n00:00:00.000 --> 00:00:01.000\nHi\n".utf8), "intro.vtt", "Line 1 must be “WEBVTT”"),
                 (
@@ -171,8 +171,8 @@ import Testing
             #expect(emptyTranscript.status == .unprocessableContent && emptyTranscript.errorFields["text"] != nil, "\(emptyTranscript.text)")
             let wrongType = try await client.api(.post, "/api/v1/manage/assets/\(video)/captions", token: token, json: #"{"text":"Hi"}"#)
             #expect(wrongType.status == .unsupportedMediaType, "captions come as a file")
-            #expect(try Self.count(env, "SELECT COUNT(*) FROM asset") == assetsBefore, "no row added")
-            #expect(try Self.count(env, "SELECT COUNT(*) FROM auditEvent") == auditBefore, "nothing recorded")
+            await #expect(try Self.count(env, "SELECT COUNT(*) FROM asset") == assetsBefore, "no row added")
+            await #expect(try Self.count(env, "SELECT COUNT(*) FROM auditEvent") == auditBefore, "nothing recorded")
             #expect(Self.files(env, in: "uploads").isEmpty, "no upload file left behind: \(Self.files(env, in: "uploads"))")
             let reviewer = try await Self.multipart(
                 client,
@@ -190,7 +190,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
             let added = try await Self.multipart(
                 client,
@@ -239,8 +239,8 @@ import Testing
 
             let replacement = "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nWelcome.\n"
             try await Self.attachCaptions(client, token: token, to: video, text: replacement)
-            #expect(try Self.companionRows(env) == 2, "one captions file per video")
-            #expect(try env.database.companions(of: video).captions?.sha256 == PublishFixtures.sha256(Data(replacement.utf8)))
+            await #expect(try Self.companionRows(env) == 2, "one captions file per video")
+            #expect(try await env.database.companions(of: video).captions?.sha256 == PublishFixtures.sha256(Data(replacement.utf8)))
             #expect(await env.scanAll() == 1)
             #expect(!Self.files(env, in: "assets").contains(PublishFixtures.sha256(Data(Self.captions.utf8))), "the replaced file is gone")
         }
@@ -251,7 +251,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
             let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: token)
             #expect(refused.status == .unprocessableContent)
@@ -262,22 +262,22 @@ import Testing
             )
             #expect(problems.contains("Audio “loon call.mp3” at “Fish Lake” has no transcript: add one on the waypoint's page."), "\(refused.text)")
 
-            try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
-            let readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
+            try await env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
+            let readiness = try await env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty && readiness.warnings.count == 2, "\(readiness)")
-            try env.sql("UPDATE site SET mediaAccessibility = 'required' WHERE id = ?", [env.seed.alphaId])
+            try await env.sql("UPDATE site SET mediaAccessibility = 'required' WHERE id = ?", [env.seed.alphaId])
 
             // Captions added but not yet scanned: the file is named as not clean.
             try await Self.attachCaptions(client, token: token, to: video)
             _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
             #expect(
-                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current) == [
+                try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current) == [
                     "File “captions.vtt” at “Fish Lake” is pending, not clean.",
                     "File “loon call.transcript.txt” at “Fish Lake” is pending, not clean.",
                 ]
             )
             #expect(await env.scanAll() == 2)
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
+            #expect(try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
         }
     }
 
@@ -288,7 +288,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             _ = try await Self.accessibleMedia(env, client, token: token)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
             #expect(request.state == .ready, "\(request.failureReason ?? "")")
@@ -341,7 +341,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
             let session = try await client.signIn("author@test.org")
             let page = try await client.get("/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", session: session)
@@ -366,7 +366,7 @@ import Testing
                 html.text.contains(#"<div class="invalid-feedback d-block" id="captions-error-\#(video)">This is an HTML page, not WebVTT captions"#),
                 "the message sits under the field"
             )
-            #expect(try Self.companionRows(env) == 0 && Self.files(env, in: "uploads").isEmpty)
+            await #expect(try Self.companionRows(env) == 0 && Self.files(env, in: "uploads").isEmpty)
 
             let typed = try await client.post("/assets/\(audio)/transcript", form: ["text": "A loon calls across the lake."], session: session)
             #expect(typed.status == .seeOther && typed.location == "/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)#asset-\(audio)")
@@ -375,7 +375,7 @@ import Testing
             try await Self.attachCaptions(client, token: token, to: video)
             #expect(await env.scanAll() == 2)
             let after = try await client.get("/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)", session: session)
-            let captionsId = try #require(try env.database.companions(of: video).captions?.id)
+            let captionsId = try #require(try await env.database.companions(of: video).captions?.id)
             #expect(after.text.contains(#"<track kind="captions" label="Captions" src="/assets/\#(captionsId)/content" default>"#))
             #expect(after.text.contains("A loon calls across the lake.") && !after.text.contains("No transcript yet"))
         }
@@ -388,7 +388,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (video, audio) = try await Self.accessibleMedia(env, client, token: token)
             let captionsFile = PublishFixtures.sha256(Data(Self.captions.utf8))
             #expect(Self.files(env, in: "assets").contains(captionsFile))
@@ -415,13 +415,13 @@ import Testing
 
             // A new take of the audio (same kind): the transcript stays with it.
             let takeTwo = try await replace(audio, with: Self.mp3(seed: 34), name: "take2.mp3")
-            #expect(try env.database.asset(id: audio) == nil)
-            #expect(try env.database.companions(of: takeTwo).transcript != nil, "the transcript moved to the new take")
+            #expect(try await env.database.asset(id: audio) == nil)
+            #expect(try await env.database.companions(of: takeTwo).transcript != nil, "the transcript moved to the new take")
 
             // The video deleted: its captions row and their file go too.
             let deleted = try await client.post("/assets/\(video)/delete", form: [:], session: try await client.signIn("author@test.org"))
             #expect(deleted.status == .seeOther)
-            #expect(try Self.count(env, "SELECT COUNT(*) FROM asset WHERE companionRole = 'captions'") == 0)
+            await #expect(try Self.count(env, "SELECT COUNT(*) FROM asset WHERE companionRole = 'captions'") == 0)
             #expect(!Self.files(env, in: "assets").contains(captionsFile), "the captions' file went with the video")
 
             // A video replaced by an image: an image cannot use captions, so they go.
@@ -436,8 +436,8 @@ import Testing
             try await Self.attachCaptions(client, token: token, to: secondVideo)
             #expect(await env.scanAll() == 3)
             let picture = try await replace(secondVideo, with: PublishFixtures.png(size: 10_000, seed: 36), name: "still.png")
-            #expect(try env.database.companions(of: picture).captions == nil)
-            #expect(try Self.count(env, "SELECT COUNT(*) FROM asset WHERE companionRole = 'captions'") == 0)
+            #expect(try await env.database.companions(of: picture).captions == nil)
+            await #expect(try Self.count(env, "SELECT COUNT(*) FROM asset WHERE companionRole = 'captions'") == 0)
             #expect(!Self.files(env, in: "assets").contains(captionsFile))
         }
     }

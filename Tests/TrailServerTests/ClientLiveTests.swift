@@ -158,10 +158,10 @@ struct ClientLiveTests {
             let answer = try await live.trail.reportVerified(packageId: released.packageId, sha256: result.sha256, version: 1)
             #expect(answer.valid)
             #expect(answer.expected == PackageHash(sha256: released.sha256, version: 1, size: released.size))
-            #expect(try live.env.verifiedCount(released.packageId, version: 1) == 1)
+            await #expect(try live.env.verifiedCount(released.packageId, version: 1) == 1)
             let wrong = try await live.trail.reportVerified(packageId: released.packageId, sha256: String(repeating: "1", count: 64), version: 1)
             #expect(!wrong.valid)
-            #expect(try live.env.verifiedCount(released.packageId, version: 1) == 1)
+            await #expect(try live.env.verifiedCount(released.packageId, version: 1) == 1)
             // A finished file downloaded again: nothing to fetch, hash checked.
             let again = try await live.trail.download(
                 packageId: released.packageId,
@@ -337,7 +337,7 @@ struct ClientLiveTests {
                 _ = try await live.trail.catalog(pinnedPublicKey: SigningKey.generate().publicKeyBase64, lastSeenVersion: nil)
             }
             // A change on the server: a newer version, accepted over the last seen one.
-            let manager = try live.env.token("manager@test.org")
+            let manager = try await live.env.token("manager@test.org")
             #expect(try await live.client.managePackage(live.released.packageId, "unpublish", token: manager).status == .ok)
             let next = try await live.trail.catalog(pinnedPublicKey: key, lastSeenVersion: version)
             #expect(next.catalog.catalogVersion == version + 1)

@@ -112,7 +112,7 @@ import FoundationNetworking
             #expect(again.fromVersion == 2 && again.toVersion == 2 && again.downloadedBytes == 0)
 
             // A rollback on the server: the same flow, down to version 1.
-            let manager = try setup.env.token("manager@test.org")
+            let manager = try await setup.env.token("manager@test.org")
             #expect(try await client.managePackage(setup.first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
             let down = try await setup.trail.update(
                 packageId: setup.first.packageId,
@@ -334,7 +334,7 @@ import FoundationNetworking
             try Self.expectFolder(folder, is: second.zip)
 
             // A rollback on the server is a newer catalog: followed.
-            let manager = try setup.env.token("manager@test.org")
+            let manager = try await setup.env.token("manager@test.org")
             #expect(try await client.managePackage(setup.first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
             let down = try await package(["update", setup.first.packageId, folder.path])
             #expect(down.stdout.contains("updated v2 -> v1"), "\(down.stdout) \(down.stderr)")

@@ -129,7 +129,7 @@ import Testing
             }
 
             // A rollback: the plan leads back down, and removes the files only the newer version had.
-            let manager = try env.token("manager@test.org")
+            let manager = try await env.token("manager@test.org")
             #expect(try await client.managePackage(first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
             let down = try await client.execute(uri: "/api/v1/packages/\(first.packageId)/updates?from=2", method: .get).jsonObject
             #expect(down["to"] as? Int == 1)
@@ -183,7 +183,7 @@ import Testing
             #expect(try await client.execute(uri: "/api/v1/files/\(String(repeating: "0", count: 64))", method: .get).status == .notFound)
 
             // After a rollback only version 1's files are served; after an unpublish none.
-            let manager = try env.token("manager@test.org")
+            let manager = try await env.token("manager@test.org")
             #expect(try await client.managePackage(first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
             let oldHashes = Set(old.listedFiles.map(\.sha256))
             for file in new.listedFiles {
@@ -198,7 +198,7 @@ import Testing
                 )
             }
             // The copies in files/ that nothing serves are removed.
-            try env.app.dependencies.files.prune()
+            try await env.app.dependencies.files.prune()
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: env.paths.files.path)) ?? []).isEmpty)
         }
     }
@@ -219,7 +219,7 @@ import Testing
             #expect(page.status == .ok)
             #expect(page.text.contains("<td class=\"update-cost small\">\(line)</td>"), "package page: \(line)")
             // The next release's page, before it is released: what an app on v1 and on v2 downloads.
-            let author2 = try env.token("author@test.org")
+            let author2 = try await env.token("author@test.org")
             try await client.addCleanMediaForRelease(env, token: author2, seed: 47)
             let requestId = try await client.publishSubmit(env, token: author2)
             #expect(await env.buildAll() == 1)

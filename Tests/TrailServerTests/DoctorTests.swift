@@ -142,7 +142,7 @@ import Testing
         try FileManager.default.removeItem(at: DataPaths(root: site.data).signingKey)
         #expect(Doctor(config: config).signingKey().status == .warning)
         let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
-        try await database.writer.write { db in
+        try await database.write { db in
             try db.execute(sql: "INSERT INTO site (slug, name, description, requiredApprovals, createdAt) VALUES ('s', 'S', '', 1, 0)")
             try db.execute(sql: "INSERT INTO package (id, siteId, currentVersion, isVisible, createdAt, updatedAt) VALUES ('p', 1, 1, 1, 0, 0)")
             try db.execute(

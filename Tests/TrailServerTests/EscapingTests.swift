@@ -19,16 +19,16 @@ import Testing
             )
             #expect(site.location == "/sites/xss")
             Payload.expectEscaped(try await client.follow(site, session: &admin).text, "site page after create (notice)")
-            let siteId = try #require(try app.database.site(slug: "xss")?.id)
+            let siteId = try #require(try await app.database.site(slug: "xss")?.id)
             let user = try await client.post(
                 "/admin/users",
                 form: ["email": "xss@test.org", "displayName": payload, "password": TestApp.password],
                 session: admin
             )
             #expect(user.status == .seeOther)
-            try app.database.setMembership(siteId: siteId, email: "xss@test.org", role: .manager, actor: .system)
-            try app.database.setMembership(siteId: siteId, email: "reviewer@test.org", role: .reviewer, actor: .system)
-            try app.database.execute("UPDATE user SET mustChangePassword = 0 WHERE email = 'xss@test.org'")
+            try await app.database.setMembership(siteId: siteId, email: "xss@test.org", role: .manager, actor: .system)
+            try await app.database.setMembership(siteId: siteId, email: "reviewer@test.org", role: .reviewer, actor: .system)
+            try await app.database.execute("UPDATE user SET mustChangePassword = 0 WHERE email = 'xss@test.org'")
 
             // That user builds a tour whose every text is the payload.
             var ranger = try await client.signIn("xss@test.org")
@@ -55,7 +55,7 @@ import Testing
             )
             #expect(waypoint.status == .seeOther)
             Payload.expectEscaped(try await client.follow(waypoint, session: &ranger).text, "tour page (waypoint notice)")
-            let waypointId = try #require(try app.database.waypoints(tourId: tourId).first?.id)
+            let waypointId = try #require(try await app.database.waypoints(tourId: tourId).first?.id)
             let token = try await client.post("/account/tokens", form: ["name": payload], session: ranger)
             #expect(token.status == .created)
             Payload.expectEscaped(token.text, "tokens page after create")
@@ -76,7 +76,10 @@ import Testing
                 Payload.expectEscaped(page.text, path)
             }
             // The audit log shows every text in its detail column (tour, waypoint, token names).
-            let audit = try await client.get("/admin/audit?user=\(try #require(try app.database.user(email: "xss@test.org")?.id))", session: admin)
+            let audit = try await client.get(
+                "/admin/audit?user=\(try #require(try await app.database.user(email: "xss@test.org")?.id))",
+                session: admin
+            )
             for action in ["tour.create", "waypoint.create", "token.create"] {
                 #expect(audit.text.contains("<code>\(action)</code></td><td>\(Payload.escaped)"), "audit detail of \(action)")
             }
@@ -124,8 +127,8 @@ import Testing
             Payload.expectEscaped(forbidden.text, "403 page naming the site")
 
             // The tour was saved as typed: escaping happens on output, not by mangling input.
-            #expect(try app.database.tour(id: tourId)?.name == payload)
-            #expect(try app.database.waypoints(tourId: tourId).first?.description == payload)
+            #expect(try await app.database.tour(id: tourId)?.name == payload)
+            #expect(try await app.database.waypoints(tourId: tourId).first?.description == payload)
         }
     }
 

@@ -29,7 +29,7 @@ struct HelpTests {
 
     @Test func theHelpPageShowsTheGuideAndEachPageLinksToItsSection() async throws {
         let app = try await TestApp.make()
-        let seed = try app.seed()
+        let seed = try await app.seed()
         try await app.test { client in
             let help = try await client.execute(uri: "/help", method: .get)
             #expect(help.status == .ok)

@@ -22,8 +22,8 @@ import Testing
             migrationsFolder: projectRoot.appendingPathComponent("migrations")
         )
         let seeding = try await TestApp.make(database: database) { $0.dataFolder = data }
-        let seed = try seeding.seed()
-        let token = try seeding.token(for: "author@test.org")
+        let seed = try await seeding.seed()
+        let token = try await seeding.token(for: "author@test.org")
         var config = seeding.config
         config.idleConnectionTimeout = .seconds(2)
         config.clamavDatabaseFolders = [folder.appendingPathComponent("no-signatures").path]

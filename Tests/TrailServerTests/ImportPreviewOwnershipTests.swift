@@ -22,13 +22,13 @@ import Testing
             #expect(posted.status == .seeOther, "\(posted.status) \(posted.text)")
             let location = try #require(posted.location)
             #expect(location.hasPrefix("/tours/\(seed.tourId)/import/import-"))
-            let before = try app.database.waypoints(tourId: seed.tourId).count
+            let before = try await app.database.waypoints(tourId: seed.tourId).count
 
             // The manager may edit the tour, but this preview is the author's.
             let manager = try await client.signIn("manager@test.org")
             #expect(try await client.get(location, session: manager).status == .notFound)
             #expect(try await client.post(location + "/apply", form: [:], session: manager).status == .notFound)
-            #expect(try app.database.waypoints(tourId: seed.tourId).count == before, "nothing applied")
+            #expect(try await app.database.waypoints(tourId: seed.tourId).count == before, "nothing applied")
             // The same id under another tour is not the preview either.
             let admin = try await client.signIn("admin@test.org")
             let importId = String(location.split(separator: "/").last!)
@@ -39,7 +39,7 @@ import Testing
             #expect(page.status == .ok && page.text.contains("Lookout"))
             let applied = try await client.post(location + "/apply", form: [:], session: author)
             #expect(applied.status == .seeOther && applied.location == "/tours/\(seed.tourId)")
-            #expect(try app.database.waypoints(tourId: seed.tourId).count == before + 1)
+            #expect(try await app.database.waypoints(tourId: seed.tourId).count == before + 1)
         }
     }
 }

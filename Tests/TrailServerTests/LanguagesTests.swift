@@ -10,10 +10,10 @@ import Testing
 /// language, files for one language or all, the checklist's gaps, the package, the review page, GeoJSON.
 @Suite struct LanguagesTests {
     /// The tour's GeoJSON export, as `GET /manage/tours/{id}/export.geojson` answers it.
-    static func export(_ env: PublishEnv) throws -> Data {
-        let tour = try #require(try env.database.tour(id: env.seed.tourId))
-        let site = try #require(try env.database.site(id: tour.siteId))
-        return try env.database.exportGeoJSON(tour: tour, site: site)
+    static func export(_ env: PublishEnv) async throws -> Data {
+        let tour = try #require(try await env.database.tour(id: env.seed.tourId))
+        let site = try #require(try await env.database.site(id: tour.siteId))
+        return try await env.database.exportGeoJSON(tour: tour, site: site)
     }
 
     @Test("tags: any case and _ are read as the list spells them; a malformed tag and one not on the list get their own message")
@@ -35,7 +35,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             for (body, message) in [
                 (#"{"languages":["en","xx"]}"#, "“xx” is not a language this server offers"),
@@ -47,7 +47,7 @@ import Testing
             }
             let notYet = try await client.api(.patch, tour, token: token, json: #"{"localized":{"es":{"name":"Lago"}}}"#)
             #expect(notYet.status == .unprocessableContent && notYet.errorFields["language"]?.contains("is not published in Spanish") == true)
-            #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en"], "nothing saved")
+            #expect(try await env.database.tour(id: env.seed.tourId)?.languages == ["en"], "nothing saved")
 
             let saved = try await client.api(
                 .patch,
@@ -82,7 +82,10 @@ import Testing
                 json: #"{"localized":{"es":{"name":"\#(String(repeating: "n", count: 121))"}}}"#
             )
             #expect(tooLong.status == .unprocessableContent && tooLong.errorFields["name"] != nil)
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]?.name == "Lago Fish", "the refused text was not saved")
+            #expect(
+                try await env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]?.name == "Lago Fish",
+                "the refused text was not saved"
+            )
             let read = try await client.api(.get, tour, token: token)
             #expect(
                 (read.jsonObject["waypoints"] as? [[String: Any]])?.first?["localized"] as? [String: [String: String]] == [
@@ -97,7 +100,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es","fr"],"localized":{"es":{"name":"Ruta del lago"}}}"#)
             // The default becomes Spanish only when the tour and every waypoint have a Spanish name.
@@ -114,16 +117,21 @@ import Testing
             )
             let swapped = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en","fr"]}"#)
             #expect(swapped.status == .ok, "\(swapped.text)")
-            let stored = try #require(try env.database.tour(id: env.seed.tourId))
+            let stored = try #require(try await env.database.tour(id: env.seed.tourId))
             #expect(stored.name == "Ruta del lago" && stored.localized["en"]?.name == "Ridge Walk", "\(stored.name) \(stored.localized)")
             #expect(
-                try env.database.waypoints(tourId: env.seed.tourId).first.map { ($0.name, $0.localized["en"]?.name) }! == ("Lago Fish", "Fish Lake")
+                try await env.database.waypoints(tourId: env.seed.tourId).first.map { ($0.name, $0.localized["en"]?.name) }! == (
+                    "Lago Fish", "Fish Lake"
+                )
             )
 
             // A PATCH that swaps the default and changes another field keeps the swapped texts (it starts from them).
             let both = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es","fr"],"paceKmh":5}"#)
             #expect(both.status == .ok && both.jsonObject["name"] as? String == "Ridge Walk", "\(both.text)")
-            #expect(try env.database.tour(id: env.seed.tourId)?.localized["es"]?.name == "Ruta del lago", "the Spanish name survived the swap back")
+            #expect(
+                try await env.database.tour(id: env.seed.tourId)?.localized["es"]?.name == "Ruta del lago",
+                "the Spanish name survived the swap back"
+            )
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en","fr"]}"#)
 
             // French has no texts: removed at once. English has: refused, then confirmed.
@@ -132,11 +140,11 @@ import Testing
             let refused = try await client.api(.patch, tour, token: token, json: #"{"languages":["es"]}"#)
             #expect(refused.status == .unprocessableContent)
             #expect(refused.errorFields["languages"]?.contains("English still has texts of the tour, “Lago Fish”") == true, "\(refused.text)")
-            #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["es", "en"], "nothing changed")
+            #expect(try await env.database.tour(id: env.seed.tourId)?.languages == ["es", "en"], "nothing changed")
             let confirmed = try await client.api(.patch, tour, token: token, json: #"{"languages":["es"],"confirmLanguageRemoval":true}"#)
             #expect(confirmed.status == .ok)
-            #expect(try env.database.tour(id: env.seed.tourId)?.localized.isEmpty == true)
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).allSatisfy { $0.localized.isEmpty })
+            #expect(try await env.database.tour(id: env.seed.tourId)?.localized.isEmpty == true)
+            #expect(try await env.database.waypoints(tourId: env.seed.tourId).allSatisfy { $0.localized.isEmpty })
         }
     }
 
@@ -145,7 +153,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             let added = try await client.api(
                 .post,
@@ -154,7 +162,7 @@ import Testing
                 json: #"{"name":"Summit","latitude":44.4,"longitude":-122.05}"#
             )
             let (first, second) = (env.seed.waypointId, Int64(try #require(publishInt(added.jsonObject["id"]), "\(added.text)")))
-            let names = try env.database.waypoints(tourId: env.seed.tourId).map(\.name)
+            let names = try await env.database.waypoints(tourId: env.seed.tourId).map(\.name)
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"],"localized":{"es":{"name":"Ruta"}}}"#)
             for id in [first, second] {
                 _ = try await client.api(.patch, "\(tour)/waypoints/\(id)", token: token, json: #"{"localized":{"es":{"name":"Mirador"}}}"#)
@@ -165,13 +173,13 @@ import Testing
                     && clash.errorFields["languages"]?.contains("Two waypoints would both be called “Mirador” in Spanish") == true,
                 "\(clash.text)"
             )
-            #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en", "es"])
+            #expect(try await env.database.tour(id: env.seed.tourId)?.languages == ["en", "es"])
             // Each stop's Spanish name is the other's English one: the swap goes through the unique index cleanly.
             _ = try await client.api(.patch, "\(tour)/waypoints/\(first)", token: token, json: #"{"localized":{"es":{"name":"\#(names[1])"}}}"#)
             _ = try await client.api(.patch, "\(tour)/waypoints/\(second)", token: token, json: #"{"localized":{"es":{"name":"\#(names[0])"}}}"#)
             let swapped = try await client.api(.patch, tour, token: token, json: #"{"languages":["es","en"]}"#)
             #expect(swapped.status == .ok, "\(swapped.text)")
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).map(\.name) == [names[1], names[0]])
+            #expect(try await env.database.waypoints(tourId: env.seed.tourId).map(\.name) == [names[1], names[0]])
         }
     }
 
@@ -180,12 +188,12 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
             let image = "/api/v1/manage/assets/\(ids[0])"
             let outside = try await client.api(.patch, image, token: token, json: #"{"title":"Shore","language":"es"}"#)
             #expect(outside.status == .unprocessableContent && outside.errorFields["language"]?.contains("not published in Spanish") == true)
-            #expect(try env.database.asset(id: ids[0])?.title == "", "refused in part, the title was not saved either")
+            #expect(try await env.database.asset(id: ids[0])?.title == "", "refused in part, the title was not saved either")
             _ = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)", token: token, json: #"{"languages":["en","es"]}"#)
             let set = try await client.api(.patch, image, token: token, json: #"{"language":"ES"}"#)
             #expect(set.status == .ok && set.jsonObject["language"] as? String == "es", "\(set.text)")
@@ -202,7 +210,7 @@ import Testing
                 token: token,
                 json: #"{"languages":["en"],"confirmLanguageRemoval":true}"#
             )
-            #expect(try env.database.asset(id: ids[0])?.language == nil)
+            #expect(try await env.database.asset(id: ids[0])?.language == nil)
         }
     }
 
@@ -211,15 +219,15 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"],"description":"A walk around the lake."}"#)
-            var readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
+            var readiness = try await env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty)
             #expect(readiness.warnings.contains("Spanish: the tour lacks its name and description."), "\(readiness.warnings)")
             #expect(readiness.warnings.contains { $0.hasPrefix("Spanish: waypoint “Fish Lake” lacks its name") }, "\(readiness.warnings)")
-            try env.sql("UPDATE site SET requireCompleteLanguages = 1 WHERE id = ?", [env.seed.alphaId])
+            try await env.sql("UPDATE site SET requireCompleteLanguages = 1 WHERE id = ?", [env.seed.alphaId])
             let refused = try await client.api(.post, "\(tour)/publish", token: token)
             #expect(
                 refused.status == .unprocessableContent && refused.errorFields.values.contains("Spanish: the tour lacks its name and description.")
@@ -238,7 +246,7 @@ import Testing
                 json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#
             )
             _ = try await client.api(.patch, "/api/v1/manage/assets/\(ids[1])", token: token, json: #"{"language":"en"}"#)
-            readiness = try env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
+            readiness = try await env.database.publishReadiness(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(readiness.problems.isEmpty && readiness.warnings.isEmpty, "\(readiness)")
 
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
@@ -251,7 +259,7 @@ import Testing
             let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
             #expect(check.stdout.contains(#""valid": true"#), "a v1 reader still verifies: \(check.stdout) \(check.stderr)")
             // waypoints.geojson carries the texts as name:es / description:es.
-            let geoJSON = try #require(try JSONSerialization.jsonObject(with: Self.export(env)) as? [String: Any])
+            let geoJSON = try await #require(try JSONSerialization.jsonObject(with: Self.export(env)) as? [String: Any])
             let properties = ((geoJSON["features"] as? [[String: Any]])?.first?["properties"] as? [String: Any]) ?? [:]
             #expect(properties["name:es"] as? String == "Lago Fish" && properties["description:es"] as? String == "Agua fría.")
 
@@ -272,7 +280,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
             _ = try await client.api(.patch, tour, token: token, json: #"{"languages":["en","es"]}"#)
             _ = try await client.api(
@@ -281,7 +289,7 @@ import Testing
                 token: token,
                 json: #"{"localized":{"es":{"name":"Lago Fish","description":"Agua fría."}}}"#
             )
-            let exported = try Self.export(env)
+            let exported = try await Self.export(env)
             // Wipe the Spanish text, then import the export: it comes back.
             _ = try await client.api(
                 .patch,
@@ -289,7 +297,7 @@ import Testing
                 token: token,
                 json: #"{"localized":{"es":{"name":"","description":""}}}"#
             )
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.localized.isEmpty == true)
+            #expect(try await env.database.waypoints(tourId: env.seed.tourId).first?.localized.isEmpty == true)
             let imported = try await TourExchangeTests.importFile(
                 client,
                 tourId: env.seed.tourId,
@@ -300,7 +308,7 @@ import Testing
             )
             #expect(imported.status == .ok, "\(imported.text)")
             #expect(
-                try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]
+                try await env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]
                     == LocalizedText(name: "Lago Fish", description: "Agua fría.")
             )
             let text = String(decoding: exported, as: UTF8.self).replacingOccurrences(of: "\"name:es\"", with: "\"name:qq\"")
@@ -340,7 +348,7 @@ import Testing
             let text = try await client.post("\(waypointURL)/text/es", form: ["name": "Lago Fish", "description": "Agua fría."], session: session)
             #expect(text.status == .seeOther && text.location == "\(waypointURL)?lang=es")
             #expect(
-                try env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]
+                try await env.database.waypoints(tourId: env.seed.tourId).first?.localized["es"]
                     == LocalizedText(name: "Lago Fish", description: "Agua fría.")
             )
             let wrong = try await client.post("\(waypointURL)/text/fr", form: ["name": "Lac"], session: session)
@@ -356,7 +364,8 @@ import Testing
             )
             #expect(tourText.status == .seeOther && tourText.location == "/tours/\(env.seed.tourId)/edit?lang=es")
             #expect(
-                try env.database.tour(id: env.seed.tourId)?.localized["es"] == LocalizedText(name: "Paseo de la cresta", description: "Un paseo.")
+                try await env.database.tour(id: env.seed.tourId)?.localized["es"]
+                    == LocalizedText(name: "Paseo de la cresta", description: "Un paseo.")
             )
             let defaultText = try await client.post("/tours/\(env.seed.tourId)/text/en", form: ["name": "x"], session: session)
             #expect(defaultText.status == .unprocessableContent && defaultText.text.contains("the tour&#39;s own form"), "\(defaultText.text)")
@@ -373,7 +382,7 @@ import Testing
                 session: session
             )
             #expect(confirmed.status == .seeOther)
-            #expect(try env.database.tour(id: env.seed.tourId)?.languages == ["en"])
+            #expect(try await env.database.tour(id: env.seed.tourId)?.languages == ["en"])
         }
     }
 }

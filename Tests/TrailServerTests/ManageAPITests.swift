@@ -11,7 +11,7 @@ import Testing
     @Test func tourLifecycle() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             let created = try await client.api(
                 .post,
                 "/api/v1/manage/tours",
@@ -74,8 +74,8 @@ import Testing
             #expect(deleted.status == .noContent)
             #expect(deleted.body.readableBytes == 0)
             #expect(try await client.api(.get, "/api/v1/manage/tours/\(id)", token: token).status == .notFound)
-            #expect(try app.database.tour(id: Int64(id)) == nil)
-            #expect(try app.database.tour(id: seed.tourId) != nil)
+            #expect(try await app.database.tour(id: Int64(id)) == nil)
+            #expect(try await app.database.tour(id: seed.tourId) != nil)
         }
     }
 
@@ -85,7 +85,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
             let tour = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)", token: token)
             #expect(tour.status == .ok)
@@ -95,7 +95,7 @@ import Testing
             #expect(assets.compactMap { ($0["id"] as? Int).map(Int64.init) } == ids)
             #expect(assets.compactMap { $0["order"] as? Int } == Array(1...ids.count))
             for (listed, id) in zip(assets, ids) {
-                let stored = try #require(try env.database.asset(id: id))
+                let stored = try #require(try await env.database.asset(id: id))
                 #expect(listed["sha256"] as? String == stored.sha256 && (listed["size"] as? Int).map(Int64.init) == stored.size)
                 #expect(listed["kind"] as? String == stored.kind.rawValue && listed["originalName"] as? String == stored.originalName)
                 #expect(listed["scanStatus"] as? String == "clean" && listed["waypoint"] as? Int == Int(env.seed.waypointId))
@@ -115,8 +115,8 @@ import Testing
     @Test func rejectedPatchChangesNothing() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let token = try app.token(for: "author@test.org")
-            let before = try app.database.snapshot()
+            let token = try await app.token(for: "author@test.org")
+            let before = try await app.database.snapshot()
             let badFrame = try await client.api(
                 .patch,
                 "/api/v1/manage/tours/\(seed.tourId)",
@@ -134,21 +134,21 @@ import Testing
             #expect(outside.errorFields["frame"]?.contains("“Summit”") == true)
             let badName = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"name":"","maxZoom":14}"#)
             Expect.apiErrors(badName, ["name": "Enter a name of 1 to 120 characters."], "bad name")
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
             // Both parts valid: both saved, with one audit event each.
-            let last = try app.database.lastAuditId()
+            let last = try await app.database.lastAuditId()
             let good = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"name":"Renamed","maxZoom":14}"#)
             #expect(good.status == .ok)
-            let tour = try #require(try app.database.tour(id: seed.tourId))
+            let tour = try #require(try await app.database.tour(id: seed.tourId))
             #expect(tour.name == "Renamed" && tour.maxZoom == 14)
-            #expect(try app.database.actions(since: last) == ["tour.update", "tour.frame"])
+            #expect(try await app.database.actions(since: last) == ["tour.update", "tour.frame"])
         }
     }
 
     @Test func errorsAreJSONWithTheRightStatus() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             let tour = "/api/v1/manage/tours/\(seed.tourId)"
             let cases: [(String, TestResponse, HTTPResponse.Status, String)] = [
                 ("malformed JSON", try await client.api(.patch, tour, token: token, json: "{name:"), .badRequest, "bad_request"),
@@ -192,7 +192,7 @@ import Testing
             )
             #expect(huge.status == .contentTooLarge)
             #expect(huge.errorCode == "payload_too_large")
-            #expect(try app.database.tour(id: seed.tourId)?.name == "Ridge Walk")
+            #expect(try await app.database.tour(id: seed.tourId)?.name == "Ridge Walk")
         }
     }
 
@@ -217,7 +217,7 @@ import Testing
             #expect(created.status == .created)
             let token = try #require(HTML.value(created.text, field: "new-token") ?? Self.newToken(created.text))
             #expect(token.hasPrefix("tc_"))
-            let stored: String? = try app.database.scalar("SELECT tokenHash FROM apiToken WHERE name = 'import script'")
+            let stored: String? = try await app.database.scalar("SELECT tokenHash FROM apiToken WHERE name = 'import script'")
             #expect(stored == SecretToken.hash(token), "only the hash is stored")
             #expect(stored != token)
 
@@ -228,11 +228,11 @@ import Testing
             let use = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token)
             #expect(use.status == .ok)
             #expect(
-                try app.database.apiTokens(userId: try #require(try app.database.user(email: "author@test.org")).id!)
+                try await app.database.apiTokens(userId: try #require(try await app.database.user(email: "author@test.org")).id!)
                     .first { $0.name == "import script" }?.lastUsedAt != nil
             )
 
-            let id = try #require(try app.database.apiTokens(userId: 2).first { $0.name == "import script" }?.id)
+            let id = try #require(try await app.database.apiTokens(userId: 2).first { $0.name == "import script" }?.id)
             let revoked = try await client.post("/account/tokens/\(id)/revoke", form: [:], session: browser)
             #expect(revoked.location == "/account/tokens")
             let page = try await client.follow(revoked, session: &browser)

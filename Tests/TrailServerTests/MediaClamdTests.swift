@@ -25,7 +25,7 @@ struct MediaClamdTests {
         do {
             try await clamd.waitUntilReady()
             #expect(env.scans.scanner is ClamdScanner)
-            let author = try env.token("author@test.org")
+            let author = try await env.token("author@test.org")
             try await env.app.test { client in
                 let infected = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.eicar, fileName: "eicar.txt")
                 let clean = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 300_000), fileName: "lake.png")
@@ -39,16 +39,16 @@ struct MediaClamdTests {
                 for response in [infected, clean, big] { #expect(response.status == .created, "\(response.text)") }
                 #expect(await env.scanAll() == 3)
 
-                let infectedAsset = try env.asset(try #require(infected.mediaAssetId))
+                let infectedAsset = try await env.asset(try #require(infected.mediaAssetId))
                 #expect(infectedAsset.scanStatus == .infected)
                 #expect(infectedAsset.scanDetail == EICAR.reportedSignatureName)
                 #expect(infectedAsset.storedPath.hasPrefix("quarantine/"))
 
-                let cleanAsset = try env.asset(try #require(clean.mediaAssetId))
+                let cleanAsset = try await env.asset(try #require(clean.mediaAssetId))
                 #expect(cleanAsset.scanStatus == .clean, "\(cleanAsset.scanDetail)")
                 #expect(cleanAsset.storedPath == "assets/\(cleanAsset.sha256)")
 
-                let bigAsset = try env.asset(try #require(big.mediaAssetId))
+                let bigAsset = try await env.asset(try #require(big.mediaAssetId))
                 #expect(bigAsset.scanStatus != .clean)
                 #expect(bigAsset.scanStatus == .unscannable, "\(bigAsset.scanStatus): \(bigAsset.scanDetail)")
                 #expect(bigAsset.storedPath.hasPrefix("quarantine/"))
@@ -66,7 +66,7 @@ struct MediaClamdTests {
                 let id = try #require(later.mediaAssetId)
                 #expect(await env.scanAll() == 0)
                 #expect(env.scans.scannerReady == false)
-                #expect(try env.asset(id).scanStatus == .pending)
+                await #expect(try env.asset(id).scanStatus == .pending)
             }
         } catch {
             Issue.record("clamd log:\n\(clamd.log)")

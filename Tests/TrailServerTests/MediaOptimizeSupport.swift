@@ -190,14 +190,14 @@ extension PublishEnv {
         try await PublishEnv.make(requiredApprovals: requiredApprovals, configure: { $0.mediaOptimization.enabled = true })
     }
 
-    func asset(_ id: Int64) throws -> Asset { try #require(try database.asset(id: id), "no asset \(id)") }
+    func asset(_ id: Int64) async throws -> Asset { try #require(try await database.asset(id: id), "no asset \(id)") }
 
     @discardableResult
     func drainMedia() async -> Int { await app.dependencies.media?.drain() ?? 0 }
 
-    func copyCount() throws -> Int { try database.writer.read { try OptimizedCopy.fetchCount($0) } }
+    func copyCount() async throws -> Int { try await database.read { try OptimizedCopy.fetchCount($0) } }
 
-    func copy(_ assetId: Int64) throws -> OptimizedCopy {
-        try #require(try database.optimizedCopy(assetId: assetId), "asset \(assetId) has no optimized copy row")
+    func copy(_ assetId: Int64) async throws -> OptimizedCopy {
+        try #require(try await database.optimizedCopy(assetId: assetId), "asset \(assetId) has no optimized copy row")
     }
 }

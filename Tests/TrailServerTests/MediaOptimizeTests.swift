@@ -21,7 +21,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let files = [
             (try await maker.cameraVideo(), "video/mp4"), (try await maker.recorderAudio(), "audio/mpeg"),
             (try await maker.phonePhoto(), "image/jpeg"), (try await maker.transparentPNG(), "image/png"),
@@ -40,13 +40,13 @@ struct MediaOptimizeTests {
                 )
             }
             await env.scanAll()
-            for id in ids { #expect(try env.copy(id).state == .pending, "queued with the clean verdict") }
+            for id in ids { await #expect(try env.copy(id).state == .pending, "queued with the clean verdict") }
             let media = try env.media
             #expect(await media.drain() == 4)
             let (video, audio, photo, png) = (ids[0], ids[1], ids[2], ids[3])
 
             // Video: H.264 yuv420p + AAC, 1280 × 720, under 2 Mbit/s, `moov` before `mdat`, same play time.
-            let videoCopy = try env.copy(video)
+            let videoCopy = try await env.copy(video)
             #expect(videoCopy.state == .ready, "\(videoCopy.message)")
             let videoFile = env.paths.absolute(try #require(videoCopy.storedPath))
             let videoProbe = try await MediaReaders.probe(videoFile)
@@ -66,7 +66,7 @@ struct MediaOptimizeTests {
             #expect(videoCopy.encoder.hasPrefix("ffmpeg version"), "the converter's version is recorded: \(videoCopy.encoder)")
 
             // Audio: AAC in MP4 at most 96 kbit/s, same play time.
-            let audioCopy = try env.copy(audio)
+            let audioCopy = try await env.copy(audio)
             #expect(audioCopy.state == .ready && audioCopy.mimeType == "audio/mp4")
             let audioProbe = try await MediaReaders.probe(env.paths.absolute(try #require(audioCopy.storedPath)))
             #expect(MediaReaders.streams(audioProbe, "audio").first?["codec_name"] as? String == "aac")
@@ -75,7 +75,7 @@ struct MediaOptimizeTests {
             #expect(abs(MediaReaders.duration(audioProbe) - MediaReaders.duration(audioOriginal)) <= 0.1)
 
             // Photo: upright (the 4000 × 3000 picture shot on its side becomes 1536 × 2048), every metadata block gone.
-            let photoCopy = try env.copy(photo)
+            let photoCopy = try await env.copy(photo)
             #expect(photoCopy.state == .ready && photoCopy.mimeType == "image/jpeg")
             let tags = try await MediaReaders.exif(env.paths.absolute(try #require(photoCopy.storedPath)))
             #expect(tags["File:ImageWidth"] as? Int == 1536 && tags["File:ImageHeight"] as? Int == 2048, "\(tags)")
@@ -88,25 +88,25 @@ struct MediaOptimizeTests {
             #expect(originalTags["GPS:GPSLatitude"] != nil, "the original keeps what the ranger uploaded")
 
             // Transparent PNG: stays a PNG (with its alpha), at most 2048 px.
-            let pngCopy = try env.copy(png)
+            let pngCopy = try await env.copy(png)
             #expect(pngCopy.state == .ready && pngCopy.mimeType == "image/png" && pngCopy.width == 2048 && pngCopy.height == 2048)
 
             // Content-addressed, with size and SHA-256 recorded; the originals are where they were.
             for id in ids {
-                let copy = try env.copy(id)
-                let asset = try env.asset(id)
+                let copy = try await env.copy(id)
+                let asset = try await env.asset(id)
                 #expect(copy.storedPath == "assets/\(copy.sha256 ?? "")")
                 #expect(try MediaFixtures.sha256(fileAt: env.paths.absolute(copy.storedPath!)) == copy.sha256)
                 #expect(copy.size! < asset.size, "the copy of \(asset.originalName) is smaller")
                 #expect(FileManager.default.fileExists(atPath: env.paths.absolute(asset.storedPath).path))
             }
-            #expect(try env.auditCount("asset.optimize.ready") == 4)
+            await #expect(try env.auditCount("asset.optimize.ready") == 4)
 
             // The API describes both files and the choice.
             let body = try await client.mediaAsset(video, token: author)
             let original = try #require(body["original"] as? [String: Any])
             let optimized = try #require(body["optimized"] as? [String: Any])
-            let videoAsset = try env.asset(video)
+            let videoAsset = try await env.asset(video)
             #expect(original["sha256"] as? String == videoAsset.sha256)
             #expect(optimized["state"] as? String == "ready" && optimized["sha256"] as? String == videoCopy.sha256)
             #expect(optimized["width"] as? Int == 1280 && (optimized["durationSeconds"] as? Double ?? 0) > 2.9)
@@ -122,7 +122,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let id = try await client.publishUpload(
                 env,
@@ -133,10 +133,10 @@ struct MediaOptimizeTests {
             )
             await env.scanAll()
             await env.drainMedia()
-            let copy = try env.copy(id)
+            let copy = try await env.copy(id)
             #expect(copy.state == .skipped, "\(copy.state) \(copy.message)")
             #expect(copy.storedPath == nil && copy.width == 640 && copy.height == 480)
-            let asset = try env.asset(id)
+            let asset = try await env.asset(id)
             #expect(
                 ShippedFile(asset: asset, copy: copy)
                     == ShippedFile(
@@ -161,20 +161,20 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let video = try Data(contentsOf: try await maker.cameraVideo(size: "1280x960", seconds: 2))
         try await env.app.test { client in
             let first = try await client.publishUpload(env, token: author, data: video, fileName: "a.mp4", contentType: "video/mp4")
             await env.scanAll()
             await env.drainMedia()
-            let made = try env.copy(first)
+            let made = try await env.copy(first)
             // The same bytes again, as another file: converted again from scratch.
-            try env.sql("DELETE FROM optimizedCopy WHERE assetId = ?", [first])
+            try await env.sql("DELETE FROM optimizedCopy WHERE assetId = ?", [first])
             let second = try await client.publishUpload(env, token: author, data: video, fileName: "b.mp4", contentType: "video/mp4")
             await env.scanAll()
             await env.drainMedia()
-            #expect(try env.copy(second).state == .ready)
-            #expect(try env.copy(second).sha256 == made.sha256)
+            await #expect(try env.copy(second).state == .ready)
+            await #expect(try env.copy(second).sha256 == made.sha256)
         }
     }
 
@@ -186,7 +186,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let cases: [(URL, String, String)] = [
             (try await maker.truncatedVideo(), "video/mp4", "could not be read"),
             (try await maker.pixelBomb(), "image/png", "30000 × 30000 pixels"),
@@ -211,8 +211,8 @@ struct MediaOptimizeTests {
             let media = try env.media
             #expect(await media.drain() == cases.count)
             for (id, (file, _, expected)) in zip(ids, cases) {
-                let copy = try env.copy(id)
-                let asset = try env.asset(id)
+                let copy = try await env.copy(id)
+                let asset = try await env.asset(id)
                 #expect(copy.state == .failed, "\(file.lastPathComponent): \(copy.state)")
                 #expect(copy.message.contains(expected), "\(file.lastPathComponent): \(copy.message)")
                 #expect(!copy.message.contains(env.dataFolder.path), "no server path in the message")
@@ -226,7 +226,7 @@ struct MediaOptimizeTests {
             #expect(leftOver.isEmpty, "nothing half-written is left: \(leftOver)")
 
             // The checklist names each file; publishing is refused.
-            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
+            let checklist = try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             for (file, _, _) in cases {
                 #expect(checklist.contains { $0.contains(file.lastPathComponent) && $0.contains("could not be optimized") }, "\(checklist)")
             }
@@ -239,11 +239,11 @@ struct MediaOptimizeTests {
                 #expect(kept.status == .ok && kept.jsonObject["useOriginal"] as? Bool == true, "\(kept.text)")
             }
             #expect(
-                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).allSatisfy {
+                try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).allSatisfy {
                     !$0.contains("could not be optimized")
                 }
             )
-            #expect(try env.auditCount("asset.keepOriginal") == cases.count)
+            await #expect(try env.auditCount("asset.keepOriginal") == cases.count)
         }
     }
 
@@ -255,7 +255,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let video = try await maker.cameraVideo("long.mp4", size: "960x540", seconds: 15, bitrate: "3M")
         try await env.app.test { client in
             let id = try await client.publishUpload(
@@ -270,10 +270,10 @@ struct MediaOptimizeTests {
             let media = try env.media
             let work = Task { await media.drain() }
             // Wait for the conversion to report progress, then stop it as a shutdown or a crash would.
-            while try env.copy(id).progress == 0 { try await Task.sleep(for: .milliseconds(50)) }
+            while try await env.copy(id).progress == 0 { try await Task.sleep(for: .milliseconds(50)) }
             work.cancel()
             _ = await work.value
-            let cut = try env.copy(id)
+            let cut = try await env.copy(id)
             #expect(cut.state == .pending && cut.progress > 0 && cut.progress < 1, "\(cut.state) \(cut.progress)")
             #expect(
                 try FileManager.default.contentsOfDirectory(atPath: env.paths.assets.path).sorted() == assetsBefore,
@@ -284,10 +284,10 @@ struct MediaOptimizeTests {
             try FileManager.default.createDirectory(at: media.workFolder.appendingPathComponent("left-over"), withIntermediateDirectories: true)
             try Data(count: 1000).write(to: media.workFolder.appendingPathComponent("left-over/copy.mp4"))
             let restarted = MediaOptimizer(database: env.database, paths: env.paths, settings: env.config.mediaOptimization)
-            try restarted.recover()
+            try await restarted.recover()
             #expect(!FileManager.default.fileExists(atPath: media.workFolder.appendingPathComponent("left-over").path))
             #expect(await restarted.drain() == 1)
-            let copy = try env.copy(id)
+            let copy = try await env.copy(id)
             #expect(copy.state == .ready)
             let probe = try await MediaReaders.probe(env.paths.absolute(copy.storedPath!))
             #expect(abs(MediaReaders.duration(probe) - 15) <= 0.1)
@@ -302,7 +302,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let video = try await client.publishUpload(
                 env,
@@ -329,12 +329,12 @@ struct MediaOptimizeTests {
             // Submitted while the copies are still pending: the build waits for them (here it makes them itself, as no
             // optimizer service runs in this test).
             let requestId = try await client.publishSubmit(env, token: author)
-            #expect(try env.request(requestId).snapshot.waypoints.flatMap(\.assets).allSatisfy { $0.awaitingCopy == true })
+            await #expect(try env.request(requestId).snapshot.waypoints.flatMap(\.assets).allSatisfy { $0.awaitingCopy == true })
             // Meanwhile the ranger cannot change the choice: the tour is locked for review.
             let locked = try await client.api(.patch, "/api/v1/manage/assets/\(kept)", token: author, json: #"{"useOriginal": true}"#)
             #expect(locked.status == .conflict, "\(locked.text)")
             #expect(await env.buildAll() == 1)
-            var request = try env.request(requestId)
+            var request = try await env.request(requestId)
             #expect(request.state == .pending, "\(request.failureReason ?? "")")
             let zip = env.stagedZip(requestId)
             let verification = PackageVerifier.verify(zipAt: zip, publicKeyBase64: env.publicKey)
@@ -343,8 +343,8 @@ struct MediaOptimizeTests {
             let assets = manifest.waypoints.flatMap(\.assets)
             let shippedVideo = try #require(assets.first { $0.type == .video })
             #expect(shippedVideo.path.hasSuffix("-trail.mp4"), "named by its new type: \(shippedVideo.path)")
-            let videoCopy = try env.copy(video)
-            let photoCopy = try env.copy(photo)
+            let videoCopy = try await env.copy(video)
+            let photoCopy = try await env.copy(photo)
             #expect(shippedVideo.sha256 == videoCopy.sha256 && shippedVideo.mimeType == "video/mp4")
             #expect(shippedVideo.width == 1280 && shippedVideo.height == 720 && abs((shippedVideo.durationSeconds ?? 0) - 3) <= 0.1)
             #expect(assets.first { $0.path.hasSuffix("photo.jpg") }?.sha256 == photoCopy.sha256)
@@ -363,10 +363,10 @@ struct MediaOptimizeTests {
             let keep = try await client.api(.patch, "/api/v1/manage/assets/\(kept)", token: author, json: #"{"useOriginal": true}"#)
             #expect(keep.status == .ok, "\(keep.text)")
             let second = try await client.publishSubmit(env, token: author)
-            request = try env.request(second)
+            request = try await env.request(second)
             let entry = try #require(request.snapshot.waypoints.flatMap(\.assets).first { $0.assetId == kept })
-            let keptAsset = try env.asset(kept)
-            let photoAsset = try env.asset(photo)
+            let keptAsset = try await env.asset(kept)
+            let photoAsset = try await env.asset(photo)
             #expect(entry.sha256 == keptAsset.sha256 && entry.originalSize == nil && entry.awaitingCopy == nil)
             let optimizedEntry = try #require(request.snapshot.waypoints.flatMap(\.assets).first { $0.assetId == photo })
             #expect(optimizedEntry.sha256 == photoCopy.sha256 && optimizedEntry.originalSize == photoAsset.size)
@@ -381,7 +381,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let id = try await client.publishUpload(
                 env,
@@ -397,13 +397,13 @@ struct MediaOptimizeTests {
             #expect(pending.text.contains(#"data-optimizing="true""#) && pending.text.contains("<progress"), "a pending copy shows its progress bar")
             await env.drainMedia()
             let page = try await client.get(waypointURI, session: session)
-            let copy = try env.copy(id)
+            let copy = try await env.copy(id)
             #expect(page.text.contains("Optimized") && page.text.contains("→ copy \(ByteFormat.string(copy.size!))"))
             #expect(page.text.contains("1536 × 2048 px") && page.text.contains("Keep original"))
             session.absorb(page)
             let chosen = try await client.post("/assets/\(id)/original", form: ["useOriginal": "1"], session: session)
             #expect(chosen.status == .seeOther || chosen.status == .found, "\(chosen.status)")
-            #expect(try env.asset(id).useOriginal)
+            await #expect(try env.asset(id).useOriginal)
             let tour = try await client.get("/tours/\(env.seed.tourId)", session: session)
             #expect(tour.text.contains(#"id="download-size""#) && tour.text.contains("on a slow phone link"))
         }
@@ -418,7 +418,7 @@ struct MediaOptimizeTests {
             env.remove()
             maker.remove()
         }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             _ = try await client.publishUpload(
                 env,
@@ -436,13 +436,13 @@ struct MediaOptimizeTests {
             )
         }
         await env.scanAll()
-        #expect(try env.copyCount() == 0)
+        await #expect(try env.copyCount() == 0)
         var settings = env.config.mediaOptimization
         settings.enabled = true
         let optimizer = MediaOptimizer(database: env.database, paths: env.paths, settings: settings)
         let dry = try await optimizer.optimizeExisting(siteId: env.seed.alphaId, dryRun: true)
         #expect(dry.lines.count == 2 && dry.savedBytes > 0, "the video's estimate: \(dry.lines.map(\.shippedSize))")
-        #expect(try env.copyCount() == 0, "a dry run changes nothing")
+        await #expect(try env.copyCount() == 0, "a dry run changes nothing")
         let other = try await optimizer.optimizeExisting(siteId: env.seed.bravoId, dryRun: true)
         #expect(other.lines.isEmpty, "another site's files are left alone")
         let run = try await optimizer.optimizeExisting(siteId: env.seed.alphaId, dryRun: false)
@@ -451,11 +451,11 @@ struct MediaOptimizeTests {
         let again = try await optimizer.optimizeExisting(siteId: nil, dryRun: true)
         #expect(again.lines.isEmpty, "made once, not again")
         // New settings make them again at the next start; the same settings do not.
-        try optimizer.recover()
-        #expect(try env.database.pendingOptimizationCount() == 0)
-        try env.sql("UPDATE optimizedCopy SET settings = 'v0 older settings'")
-        try optimizer.recover()
-        #expect(try env.database.pendingOptimizationCount() == 2)
+        try await optimizer.recover()
+        #expect(try await env.database.pendingOptimizationCount() == 0)
+        try await env.sql("UPDATE optimizedCopy SET settings = 'v0 older settings'")
+        try await optimizer.recover()
+        #expect(try await env.database.pendingOptimizationCount() == 2)
     }
 
     @Test("the converter runs bounded: a time limit kills it, a memory limit stops it, and no argument holds the ranger's text")

@@ -15,7 +15,7 @@ struct MediaRecoveryTests {
     func recovery() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let ids = try await env.app.application.test(.router) { client in
             let clean = try #require(
                 try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: 4000, seed: 1), fileName: "kept.png").mediaAssetId
@@ -43,11 +43,11 @@ struct MediaRecoveryTests {
             let expired = try #require(try await client.tusCreate(env, token: token, length: 5000).location).split(separator: "/").last.map(
                 String.init
             )!
-            try env.database.mediaExecute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 1, expired])
+            try await env.database.execute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 1, expired])
             return RecoveryIds(clean: clean, lost: lost, lostPending: lostPending, pending: pending, live: live, expired: expired)
         }
-        let lostAsset = try env.asset(ids.lost)
-        let lostPendingAsset = try env.asset(ids.lostPending)
+        let lostAsset = try await env.asset(ids.lost)
+        let lostPendingAsset = try await env.asset(ids.lostPending)
         #expect(lostAsset.storedPath.hasPrefix("assets/") && lostPendingAsset.storedPath.hasPrefix("uploads/"))
         try FileManager.default.removeItem(at: env.paths.absolute(lostAsset.storedPath))
         try FileManager.default.removeItem(at: env.paths.absolute(lostPendingAsset.storedPath))
@@ -57,43 +57,43 @@ struct MediaRecoveryTests {
             "assets/\(MediaFixtures.sha256(Data("orphan".utf8)))",
         ]
         for orphan in orphans { try Data("orphan".utf8).write(to: env.paths.absolute(orphan)) }
-        let auditBefore: Int64 = try env.database.mediaScalar("SELECT MAX(id) FROM auditEvent") ?? 0
+        let auditBefore: Int64 = try await env.database.scalar("SELECT MAX(id) FROM auditEvent") ?? 0
 
-        let report = try MediaRecovery.run(database: env.database, paths: env.paths)
+        let report = try await MediaRecovery.run(database: env.database, paths: env.paths)
         #expect(report.expiredUploads == 1)
         #expect(report.orphanFiles == orphans.count)
         #expect(report.missingFiles == 2)
 
         for orphan in orphans { #expect(!FileManager.default.fileExists(atPath: env.paths.absolute(orphan).path), "\(orphan) stayed") }
         #expect(!env.files(in: "uploads").contains(ids.expired))
-        #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload WHERE id = ?", [ids.expired]) as Int? == 0)
+        #expect(try await env.database.scalar("SELECT COUNT(*) FROM upload WHERE id = ?", [ids.expired]) as Int? == 0)
         // The live upload keeps its row, its file and its bytes.
         #expect(env.files(in: "uploads").contains(ids.live))
-        #expect(try env.database.mediaScalar("SELECT offset FROM upload WHERE id = ?", [ids.live]) as Int? == 1000)
+        #expect(try await env.database.scalar("SELECT offset FROM upload WHERE id = ?", [ids.live]) as Int? == 1000)
         #expect(try FileManager.default.attributesOfItem(atPath: env.paths.upload(ids.live).path)[.size] as? Int == 1000)
 
         for id in [ids.lost, ids.lostPending] {
-            let asset = try env.asset(id)
+            let asset = try await env.asset(id)
             #expect(asset.scanStatus == .error)
             #expect(asset.scanDetail.contains("missing"))
         }
         #expect(
-            try env.database.mediaScalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
+            try await env.database.scalar("SELECT COUNT(*) FROM scanJob WHERE assetId = ?", [ids.lostPending]) as Int? == 0,
             "a job for a missing file stayed queued"
         )
-        let actions: [String] = try await env.database.writer.read {
+        let actions: [String] = try await env.database.read {
             try String.fetchAll($0, sql: "SELECT action FROM auditEvent WHERE id > ? AND action = 'asset.missing'", arguments: [auditBefore])
         }
         #expect(actions.count == 2)
-        let kept = try env.asset(ids.clean)
-        let pending = try env.asset(ids.pending)
+        let kept = try await env.asset(ids.clean)
+        let pending = try await env.asset(ids.pending)
         #expect(kept.scanStatus == .clean && FileManager.default.fileExists(atPath: env.paths.absolute(kept.storedPath).path))
         #expect(pending.scanStatus == .pending && FileManager.default.fileExists(atPath: env.paths.absolute(pending.storedPath).path))
 
         // A second run finds nothing to do; the pending asset is scanned as usual afterwards.
-        #expect(try MediaRecovery.run(database: env.database, paths: env.paths) == MediaRecovery.Report())
+        await #expect(try MediaRecovery.run(database: env.database, paths: env.paths) == MediaRecovery.Report())
         #expect(await env.scanAll() == 1)
-        #expect(try env.asset(ids.pending).scanStatus == .clean)
+        await #expect(try env.asset(ids.pending).scanStatus == .clean)
         try await env.app.test { client in
             let preview = try await client.execute(uri: "/assets/\(ids.lost)/content", method: .get, headers: [.authorization: "Bearer \(token)"])
             #expect(preview.status == .forbidden)
@@ -106,7 +106,7 @@ struct MediaRecoveryTests {
     func tusUploadRewoundToTheBytesOnDisk() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let contents = (7...9).map { MediaFixtures.png(size: 6000, seed: $0) }
         let (short, gone, whole) = try await env.app.application.test(.router) { client in
             var ids: [String] = []
@@ -124,11 +124,11 @@ struct MediaRecoveryTests {
         try handle.close()
         try FileManager.default.removeItem(at: env.paths.upload(gone))
 
-        let report = try MediaRecovery.run(database: env.database, paths: env.paths)
+        let report = try await MediaRecovery.run(database: env.database, paths: env.paths)
         #expect(report.rewoundUploads == 2)
         #expect(report.expiredUploads == 0 && report.orphanFiles == 0)
-        #expect(try env.database.mediaScalar("SELECT offset FROM upload WHERE id = ?", [whole]) as Int? == 4000)
-        #expect(try MediaRecovery.run(database: env.database, paths: env.paths) == MediaRecovery.Report())
+        #expect(try await env.database.scalar("SELECT offset FROM upload WHERE id = ?", [whole]) as Int? == 4000)
+        await #expect(try MediaRecovery.run(database: env.database, paths: env.paths) == MediaRecovery.Report())
 
         try await env.app.test { client in
             for (id, onDisk, content) in [(short, 1500, contents[0]), (gone, 0, contents[1]), (whole, 4000, contents[2])] {
@@ -142,7 +142,7 @@ struct MediaRecoveryTests {
                 let patched = try await client.tus(.patch, location, token: token, offset: onDisk, body: content.suffix(from: onDisk))
                 #expect(patched.status == .noContent)
                 let assetId = try #require(patched.headers[.assetId].flatMap { Int64($0) })
-                #expect(try env.asset(assetId).sha256 == MediaFixtures.sha256(content))
+                await #expect(try env.asset(assetId).sha256 == MediaFixtures.sha256(content))
             }
         }
     }

@@ -16,7 +16,7 @@ struct MediaScanTests {
     func eicarIsQuarantined() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(
                 env,
@@ -29,10 +29,10 @@ struct MediaScanTests {
             let id = try #require(response.mediaAssetId)
             #expect(response.mediaJSON["scanStatus"] as? String == "pending")
             #expect(env.files(in: "uploads").count == 1)
-            let auditBefore: Int64 = try await env.database.writer.read { try Int64.fetchOne($0, sql: "SELECT MAX(id) FROM auditEvent") ?? 0 }
+            let auditBefore: Int64 = try await env.database.read { try Int64.fetchOne($0, sql: "SELECT MAX(id) FROM auditEvent") ?? 0 }
 
             #expect(await env.scanAll() == 1)
-            let asset = try env.asset(id)
+            let asset = try await env.asset(id)
             #expect(asset.scanStatus == .infected)
             #expect(asset.scanDetail == EICAR.reportedSignatureName)
             #expect(asset.storedPath.hasPrefix("quarantine/"))
@@ -40,11 +40,9 @@ struct MediaScanTests {
             #expect(try env.contents(asset.storedPath) == MediaFixtures.eicar)
             #expect(env.files(in: "assets").isEmpty, "an infected file reached assets/")
             #expect(env.files(in: "uploads").isEmpty)
-            #expect(try env.database.scanJobCount() == 0)
+            #expect(try await env.database.scanJobCount() == 0)
 
-            let events = try env.database.writer.read {
-                try Row.fetchAll($0, sql: "SELECT action, objectId, detail, siteId FROM auditEvent WHERE id > ?", arguments: [auditBefore])
-            }
+            let events = try await env.database.rows("SELECT action, objectId, detail, siteId FROM auditEvent WHERE id > ?", [auditBefore])
             let event = events.first { ($0["action"] as String?) == "asset.scan.infected" }
             #expect(event != nil, "no audit event for the detection: \(events)")
             #expect((event?["objectId"] as String?) == "\(id)")
@@ -84,7 +82,7 @@ struct MediaScanTests {
     func scannerErrorQuarantines() async throws {
         let env = try await MediaEnv.make(scanner: { _ in FailingScanner() })
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let upload = try await client.mediaAPIUpload(
                 env,
@@ -95,7 +93,7 @@ struct MediaScanTests {
             )
             let id = try #require(upload.mediaAssetId)
             #expect(await env.scanAll() == 1)
-            let asset = try env.asset(id)
+            let asset = try await env.asset(id)
             #expect(asset.scanStatus == .error && asset.scanDetail.contains("CL_EMEM"))
             #expect(asset.storedPath.hasPrefix("quarantine/"))
             #expect(env.files(in: "quarantine").count == 1)
@@ -106,7 +104,7 @@ struct MediaScanTests {
             let session = try await client.signIn("author@test.org")
             let preview = try await client.get("/assets/\(id)/content", session: session)
             #expect(preview.status == .forbidden, "a file that was not scanned clean is never served: \(preview.status)")
-            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
+            let checklist = try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             #expect(checklist.contains { $0.contains("lake.png") }, "the checklist names the file: \(checklist)")
         }
     }
@@ -115,7 +113,7 @@ struct MediaScanTests {
     func cleanAndDeduplicated() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let image = MediaFixtures.png(size: 50_000)
         let sha = MediaFixtures.sha256(image)
         try await env.app.test { client in
@@ -125,7 +123,7 @@ struct MediaScanTests {
             #expect(first.mediaJSON["sha256"] as? String == sha)
             #expect(first.mediaJSON["size"] as? Int == image.count)
             #expect(await env.scanAll() == 1)
-            var asset = try env.asset(firstId)
+            var asset = try await env.asset(firstId)
             #expect(asset.scanStatus == .clean)
             #expect(asset.scanDetail == "")
             #expect(asset.storedPath == "assets/\(sha)")
@@ -142,7 +140,7 @@ struct MediaScanTests {
             #expect(env.files(in: "uploads").count == 2)
             #expect(await env.scanAll() == 2)
             for id in [firstId, secondId, thirdId] {
-                asset = try env.asset(id)
+                asset = try await env.asset(id)
                 #expect(asset.scanStatus == .clean)
                 #expect(asset.storedPath == "assets/\(sha)")
             }
@@ -157,7 +155,7 @@ struct MediaScanTests {
             for (index, id) in [firstId, secondId, thirdId].enumerated() {
                 let deleted = try await client.post("/assets/\(id)/delete", form: [:], session: session)
                 #expect(deleted.status == .seeOther, "\(deleted.status) \(deleted.text)")
-                #expect(try env.database.asset(id: id) == nil)
+                #expect(try await env.database.asset(id: id) == nil)
                 #expect(env.files(in: "assets") == (index < 2 ? [sha] : []))
             }
         }
@@ -167,7 +165,7 @@ struct MediaScanTests {
     func overTheEngineLimit() async throws {
         let env = try await MediaEnv.make(engineMaxFileSize: 1024 * 1024)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let big = try await client.mediaAPIUpload(
                 env,
@@ -180,13 +178,13 @@ struct MediaScanTests {
             #expect(small.status == .created)
             #expect(await env.scanAll() == 2)
 
-            let bigAsset = try env.asset(try #require(big.mediaAssetId))
+            let bigAsset = try await env.asset(try #require(big.mediaAssetId))
             #expect(bigAsset.scanStatus != .clean)
             #expect(bigAsset.scanStatus == .unscannable, "\(bigAsset.scanStatus): \(bigAsset.scanDetail)")
             #expect(bigAsset.scanDetail.contains("limit"), "\(bigAsset.scanDetail)")
             #expect(bigAsset.storedPath.hasPrefix("quarantine/"))
             // Under the limit the same engine says clean: the limit, not a broken engine, made the difference.
-            let smallAsset = try env.asset(try #require(small.mediaAssetId))
+            let smallAsset = try await env.asset(try #require(small.mediaAssetId))
             #expect(smallAsset.scanStatus == .clean)
             #expect(env.files(in: "assets") == [smallAsset.sha256])
         }
@@ -196,17 +194,17 @@ struct MediaScanTests {
     func noSignatures() async throws {
         let env = try await MediaEnv.make(signatures: .none)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")
             #expect(response.status == .created)
             let id = try #require(response.mediaAssetId)
             #expect(await env.scanAll() == 0)
             #expect(env.scans.scannerReady == false)
-            let asset = try env.asset(id)
+            let asset = try await env.asset(id)
             #expect(asset.scanStatus == .pending)
             #expect(asset.storedPath.hasPrefix("uploads/"))
-            #expect(try env.database.scanJobCount() == 1, "the job must wait for signatures")
+            #expect(try await env.database.scanJobCount() == 1, "the job must wait for signatures")
             #expect(env.files(in: "assets").isEmpty && env.files(in: "quarantine").isEmpty)
 
             let admin = try await client.signIn("admin@test.org")
@@ -222,7 +220,7 @@ struct MediaScanTests {
             // Signatures arrive: the waiting job runs and the banner goes.
             try EICAR.writeTestSignatures(to: env.signatures)
             #expect(await env.scanAll() == 1)
-            #expect(try env.asset(id).scanStatus == .clean)
+            await #expect(try env.asset(id).scanStatus == .clean)
             #expect(env.scans.scannerReady)
             let after = try await client.get(env.waypointPage, session: admin)
             #expect(!after.text.contains("id=\"scanner-warning\""))
@@ -233,24 +231,24 @@ struct MediaScanTests {
     func rescan() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")
             let id = try #require(response.mediaAssetId)
             #expect(await env.scanAll() == 1)
-            #expect(try env.asset(id).scanStatus == .clean)
+            await #expect(try env.asset(id).scanStatus == .clean)
 
             let authorSession = try await client.signIn("author@test.org")
             let refused = try await client.post("/assets/\(id)/rescan", form: [:], session: authorSession)
             #expect(refused.status == .forbidden)
-            #expect(try env.database.scanJobCount() == 0)
+            #expect(try await env.database.scanJobCount() == 0)
 
             let admin = try await client.signIn("admin@test.org")
             let queued = try await client.post("/assets/\(id)/rescan", form: [:], session: admin)
             #expect(queued.status == .seeOther)
-            #expect(try env.database.scanJobCount() == 1)
+            #expect(try await env.database.scanJobCount() == 1)
             #expect(await env.scanAll() == 1)
-            let asset = try env.asset(id)
+            let asset = try await env.asset(id)
             #expect(asset.scanStatus == .clean)
             #expect(asset.storedPath == "assets/\(asset.sha256)")
             #expect(env.files(in: "assets") == [asset.sha256])

@@ -65,7 +65,7 @@ struct MediaEnv {
             configure(&config)
         }
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
+        let seed = try await app.seed()
         return MediaEnv(app: app, seed: seed, folder: folder, signatures: signatureFolder)
     }
 
@@ -78,12 +78,12 @@ struct MediaEnv {
         return await scans.drain()
     }
 
-    func token(_ email: String) throws -> String {
-        let user = try #require(try database.user(email: email))
-        return try database.createAPIToken(userId: user.id!, name: "media test", actor: .system).token
+    func token(_ email: String) async throws -> String {
+        let user = try #require(try await database.user(email: email))
+        return try await database.createAPIToken(userId: user.id!, name: "media test", actor: .system).token
     }
 
-    func asset(_ id: Int64) throws -> Asset { try #require(try database.asset(id: id)) }
+    func asset(_ id: Int64) async throws -> Asset { try #require(try await database.asset(id: id)) }
 
     var assetsURI: String { "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/assets" }
     var panelAssetsURI: String { "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/assets" }
@@ -350,14 +350,4 @@ enum MediaPython {
 
 extension ChildProcess.Output {
     var json: [String: Any] { lastLineJSON }
-}
-
-extension AppDatabase {
-    func mediaExecute(_ sql: String, _ arguments: StatementArguments = []) throws {
-        try writer.write { try $0.execute(sql: sql, arguments: arguments) }
-    }
-
-    func mediaScalar<T: DatabaseValueConvertible>(_ sql: String, _ arguments: StatementArguments = []) throws -> T? {
-        try writer.read { try T.fetchOne($0, sql: sql, arguments: arguments) }
-    }
 }

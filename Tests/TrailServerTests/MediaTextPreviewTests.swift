@@ -11,7 +11,7 @@ import Testing
     func textPreviewIsEscaped() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         // Not starting with "<": a file that does is refused as markup (HTML, SVG, XML) before it is ever stored.
         let hostile = "Notes: <script>alert('x')</script> & <img src=x onerror=alert(1)> “quoted”\n" + String(repeating: "é", count: 1_500)
         try await env.app.test { client in

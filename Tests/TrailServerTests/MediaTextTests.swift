@@ -33,7 +33,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
             let saved = try await client.api(
                 .patch,
@@ -55,9 +55,9 @@ import Testing
                 #expect(refused.status == .unprocessableContent, "\(refused.text)")
                 #expect(refused.errorFields[field] != nil, "\(refused.text)")
             }
-            let stored = try #require(try env.database.asset(id: image))
+            let stored = try #require(try await env.database.asset(id: image))
             #expect(stored.altText == "Snow on a rocky ridge above a lake." && stored.title == "The ridge", "nothing refused was saved")
-            #expect(try env.database.asset(id: video)?.altText == "")
+            #expect(try await env.database.asset(id: video)?.altText == "")
             let reviewer = try await client.api(
                 .patch,
                 "/api/v1/manage/assets/\(image)",
@@ -73,9 +73,9 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (image, _) = try await Self.undescribed(env, client, token: token)
-            #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
+            #expect(try await env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
             let refused = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: token)
             #expect(refused.status == .unprocessableContent)
             #expect(
@@ -83,8 +83,8 @@ import Testing
                 "\(refused.text)"
             )
 
-            try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
+            try await env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
+            #expect(try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
             let session = try await client.signIn("author@test.org")
             var page = try await client.get("/tours/\(env.seed.tourId)", session: session)
             #expect(page.text.contains(#"id="publish-warnings""#) && page.text.contains("Image “ridge.png” at “Fish Lake” has no alt text"))
@@ -100,14 +100,14 @@ import Testing
                 "the message sits under the field"
             )
             #expect(refusedForm.text.contains(#"value="The ridge""#), "what was typed is kept")
-            #expect(try env.database.asset(id: image)?.altText == "", "nothing saved")
+            #expect(try await env.database.asset(id: image)?.altText == "", "nothing saved")
             let saved = try await client.post(
                 "/assets/\(image)/describe",
                 form: ["title": "The ridge", "altText": "A rocky ridge."],
                 session: session
             )
             #expect(saved.status == .seeOther)
-            #expect(try env.database.asset(id: image)?.altText == "A rocky ridge.")
+            #expect(try await env.database.asset(id: image)?.altText == "A rocky ridge.")
             page = try await client.get("/tours/\(env.seed.tourId)", session: session)
             #expect(!page.text.contains("has no alt text"))
         }
@@ -118,7 +118,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
             _ = try await client.api(
                 .patch,
@@ -159,7 +159,7 @@ import Testing
                 session: admin
             )
             #expect(saved.status == .seeOther, "\(saved.status) \(saved.text)")
-            #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .recommended)
+            #expect(try await env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .recommended)
             page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)
             #expect(page.text.contains(#"id="s-media-recommended" value="recommended" checked"#))
             _ = try await client.post(
@@ -167,7 +167,7 @@ import Testing
                 form: fields.merging(["mediaAccessibility": "sometimes"]) { $1 },
                 session: admin
             )
-            #expect(try env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
+            #expect(try await env.database.site(id: env.seed.alphaId)?.mediaAccessibility == .required)
         }
     }
 }

@@ -25,7 +25,7 @@ struct MediaUploadTests {
         let limit = 64 * 1024
         let env = try await MediaEnv.make(configure: { $0.maxUploadSize = Int64(limit) })
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let tooBig = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: limit + 1), fileName: "big.png")
             #expect(tooBig.status == .contentTooLarge)
@@ -45,7 +45,7 @@ struct MediaUploadTests {
             )
             #expect(form.status == .contentTooLarge)
             #expect(env.files(in: "uploads").isEmpty, "files of a refused form stayed: \(env.files(in: "uploads"))")
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).isEmpty)
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).isEmpty)
 
             // Exactly at the limit is fine.
             let atLimit = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: limit), fileName: "exact.png")
@@ -153,7 +153,7 @@ struct MediaUploadTests {
     func malformed() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
             for (name, contentType, body) in Self.malformedCases() {
@@ -176,7 +176,7 @@ struct MediaUploadTests {
                 let health = try await client.execute(uri: "/healthz", method: .get)
                 #expect(health.status == .ok, "after \(name)")
             }
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).isEmpty)
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).isEmpty)
             // And a good upload still works.
             let good = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text(), fileName: "ok.txt")
             #expect(good.status == .created)
@@ -191,19 +191,19 @@ struct MediaUploadTests {
     func filePartWithoutAFileName() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let nameless = MediaMultipart.Part(headers: ["Content-Disposition: form-data; name=\"file\""], body: MediaFixtures.text("no name"))
             let stored = try await client.mediaAPIUpload(uri: env.assetsURI, token: token, parts: [nameless])
             #expect(stored.status == .created, "\(stored.status) \(stored.text)")
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).map(\.originalName) == ["unnamed"])
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).map(\.originalName) == ["unnamed"])
             // The panel's form, sent by a browser with nothing chosen.
             let session = try await client.signIn("author@test.org")
             let nothingChosen = MediaMultipart.file(Data(), fileName: "")
             let refused = try await client.mediaPanelUpload(env, session: session, parts: [nothingChosen])
             #expect(refused.status == .unprocessableContent, "\(refused.status) \(refused.text)")
             #expect(refused.text.contains("Choose at least one file"), "\(refused.text)")
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).count == 1)
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).count == 1)
             #expect(env.files(in: "uploads").count == 1, "only the stored file, waiting for its scan")
         }
     }
@@ -232,7 +232,7 @@ struct MediaUploadTests {
             }
             let response = try await client.mediaPanelUpload(env, session: session, parts: parts)
             #expect(response.status == .seeOther, "\(response.status) \(response.text)")
-            let assets = try env.database.assets(waypointId: env.seed.waypointId)
+            let assets = try await env.database.assets(waypointId: env.seed.waypointId)
             #expect(assets.map(\.originalName) == cases.map(\.shown))
             let stored = try #require(assets.last?.originalName)
             #expect(stored.count == 255 && longName.hasPrefix(stored), "the long name was not cut at a character boundary")
@@ -285,7 +285,7 @@ struct MediaUploadTests {
     func typeSpoofing() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let refused: [(String, Data, String, String)] = [
                 ("HTML named .jpg", MediaFixtures.html, "photo.jpg", "image/jpeg"),
@@ -313,7 +313,7 @@ struct MediaUploadTests {
                 }
                 #expect(env.files(in: "uploads").isEmpty, "\(name) left a file")
             }
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).isEmpty)
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).isEmpty)
 
             // The panel form says the same on its page.
             let session = try await client.signIn("author@test.org")
@@ -365,14 +365,14 @@ struct MediaUploadTests {
     func permissions() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let uploaded = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 3000), fileName: "a.png")
             let id = try #require(uploaded.mediaAssetId)
             #expect(await env.scanAll() == 1)
 
             // Reviewer: may look, may not upload or change.
-            let reviewer = try env.token("reviewer@test.org")
+            let reviewer = try await env.token("reviewer@test.org")
             let apiUpload = try await client.mediaAPIUpload(env, token: reviewer, data: MediaFixtures.png(size: 3000, seed: 3), fileName: "b.png")
             #expect(apiUpload.status == .forbidden)
             let reviewerSession = try await client.signIn("reviewer@test.org")
@@ -389,7 +389,7 @@ struct MediaUploadTests {
             #expect(try await client.get("/assets/\(id)/content", session: reviewerSession).status == .ok)
 
             // Outsider (manager of another site): the asset does not exist for them.
-            let outsider = try env.token("outsider@test.org")
+            let outsider = try await env.token("outsider@test.org")
             let api = try await client.execute(uri: "/api/v1/manage/assets/\(id)", method: .get, headers: [.authorization: "Bearer \(outsider)"])
             #expect(api.status == .notFound)
             let outsiderSession = try await client.signIn("outsider@test.org")
@@ -411,7 +411,7 @@ struct MediaUploadTests {
                 ).status == .notFound
             )
             #expect(env.files(in: "uploads").isEmpty)
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).count == 1)
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).count == 1)
 
             // Nobody signed in.
             #expect(try await client.execute(uri: "/api/v1/manage/assets/\(id)", method: .get).status == .unauthorized)

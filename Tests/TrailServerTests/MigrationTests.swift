@@ -37,24 +37,24 @@ import Testing
         let path = folder.appendingPathComponent("trail.sqlite").path
 
         let first = try AppDatabase.openFile(at: path, migrationsFolder: Self.migrationsFolder)
-        #expect(try first.appliedMigrations() == Self.migrationNames)
+        await #expect(try first.appliedMigrations() == Self.migrationNames)
         #expect(try Self.migrationNames.first == "0001_foundation")
-        let tables = try await first.writer.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+        let tables = try await first.read { try String.fetchAll($0, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
         for table in ["user", "session", "apiToken", "loginFailure", "site", "membership", "tour", "waypoint", "auditEvent", "grdb_migrations"] {
             #expect(tables.contains(table), "table \(table)")
         }
         let migrator = try AppDatabase.migrator(folder: Self.migrationsFolder)
-        #expect(try await first.writer.read { try migrator.hasCompletedMigrations($0) })
-        _ = try first.createSite(SiteInput(slug: "kept", name: "Kept", description: "", requiredApprovals: 1), actor: .system)
+        #expect(try await first.read { try migrator.hasCompletedMigrations($0) })
+        _ = try await first.createSite(SiteInput(slug: "kept", name: "Kept", description: "", requiredApprovals: 1), actor: .system)
         let schemaAfterFirst = try Self.schema(path)
 
         // The second run (a restart, or `trail-companion migrate`) finds nothing to do.
         let second = try AppDatabase.openFile(at: path, migrationsFolder: Self.migrationsFolder)
         #expect(try Self.schema(path) == schemaAfterFirst)
-        #expect(try second.appliedMigrations() == Self.migrationNames)
-        #expect(try second.site(slug: "kept") != nil, "data is untouched")
+        await #expect(try second.appliedMigrations() == Self.migrationNames)
+        await #expect(try second.site(slug: "kept") != nil, "data is untouched")
         // And running the migrator itself once more, too.
-        try AppDatabase.migrator(folder: Self.migrationsFolder).migrate(second.writer)
+        try DatabaseAccess.opening { try AppDatabase.migrator(folder: Self.migrationsFolder).migrate(second.writer) }
         #expect(try Self.schema(path) == schemaAfterFirst)
     }
 
@@ -62,7 +62,7 @@ import Testing
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = try AppDatabase.openFile(at: folder.appendingPathComponent("trail.sqlite").path, migrationsFolder: Self.migrationsFolder)
-        let (journal, foreignKeys, synchronous) = try await database.writer.read { db in
+        let (journal, foreignKeys, synchronous) = try await database.read { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
                 try Int.fetchOne(db, sql: "PRAGMA synchronous")
@@ -99,7 +99,7 @@ import Testing
         }
         let path = folder.appendingPathComponent("trail.sqlite").path
         let database = try AppDatabase.openFile(at: path, migrationsFolder: migrations)
-        #expect(try database.appliedMigrations() == (try Self.migrationNames) + ["0100_note", "0101_fill"])
+        #expect(try await database.appliedMigrations() == (try Self.migrationNames) + ["0100_note", "0101_fill"])
 
         try "INSERT INTO note (text) VALUES ('later');".write(
             to: migrations.appendingPathComponent("0102_more.sql"),
@@ -107,8 +107,8 @@ import Testing
             encoding: .utf8
         )
         let reopened = try AppDatabase.openFile(at: path, migrationsFolder: migrations)
-        #expect(try reopened.appliedMigrations().suffix(3) == ["0100_note", "0101_fill", "0102_more"])
-        let notes = try await reopened.writer.read { try String.fetchAll($0, sql: "SELECT text FROM note ORDER BY id") }
+        await #expect(try reopened.appliedMigrations().suffix(3) == ["0100_note", "0101_fill", "0102_more"])
+        let notes = try await reopened.read { try String.fetchAll($0, sql: "SELECT text FROM note ORDER BY id") }
         #expect(notes == ["after", "later"], "0101 ran once, 0102 once")
     }
 

@@ -122,7 +122,7 @@ struct MobileAPITests {
 
     @Test func downloadHeaders() async throws {
         try await withRelease { env, client, released, zip in
-            let mapName = try env.tour().mapName
+            let mapName = try await env.tour().mapName
             let latest = try await client.execute(uri: "/api/v1/packages/\(released.packageId)/download", method: .get)
             #expect(latest.status == .ok)
             #expect(latest.data == zip)
@@ -225,7 +225,7 @@ struct MobileAPITests {
 
     @Test func unpublishRollbackAndCatalogVersions() async throws {
         try await withRelease { env, client, released, _ in
-            let manager = try env.token("manager@test.org")
+            let manager = try await env.token("manager@test.org")
             let afterFirst = try await client.catalogVersion()
             #expect(afterFirst >= 1)
             // Release: +1.
@@ -332,23 +332,23 @@ struct MobileAPITests {
             let expected = try #require(good.jsonObject["expected"] as? [String: Any])
             #expect(expected["sha256"] as? String == released.sha256)
             #expect(expected["version"] as? Int == 1)
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
+            await #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
             // The same caller again, and again: still one, so a loop cannot inflate the count.
             for _ in 0..<3 { #expect(try await verify(released.sha256.uppercased(), 1).jsonObject["valid"] as? Bool == true) }
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
+            await #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
             // Wrong hash, wrong version: not valid, not counted.
             let bad = try await verify(String(repeating: "0", count: 64), 1)
             #expect(bad.jsonObject["valid"] as? Bool == false)
             let wrongVersion = try await verify(released.sha256, 7)
             #expect(wrongVersion.jsonObject["valid"] as? Bool == false)
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
+            await #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
             // After version 2, a download of version 1 still verifies against version 1; counts are per version.
             let second = try await env.releaseThroughAPI(client, seed: 41)
             #expect(try await verify(released.sha256, 1).jsonObject["valid"] as? Bool == true)
             #expect(try await verify(second.sha256, 2).jsonObject["valid"] as? Bool == true)
             #expect(try await verify(released.sha256, 2).jsonObject["valid"] as? Bool == false)
-            #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
-            #expect(try env.verifiedCount(released.packageId, version: 2) == 1)
+            await #expect(try env.verifiedCount(released.packageId, version: 1) == 1)
+            await #expect(try env.verifiedCount(released.packageId, version: 2) == 1)
             // Malformed bodies are 400, not 500.
             let malformed = try await client.api(.post, "/api/v1/packages/\(released.packageId)/verify", token: nil, json: #"{"sha256":1}"#)
             #expect(malformed.status == .badRequest, "\(malformed.status) \(malformed.text)")

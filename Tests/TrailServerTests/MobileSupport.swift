@@ -25,8 +25,8 @@ extension PublishEnv {
     /// The whole flow through the management API, as rangers do it: upload clean files (and a video of `videoSize`
     /// bytes), scan them, submit, build, approve as reviewer, push as the author. Returns the released version.
     func releaseThroughAPI(_ client: some TestClientProtocol, seed number: UInt64 = 11, videoSize: Int? = nil) async throws -> ReleasedPackage {
-        let author = try token("author@test.org")
-        let reviewer = try token("reviewer@test.org")
+        let author = try await token("author@test.org")
+        let reviewer = try await token("reviewer@test.org")
         try await client.addCleanMediaForRelease(self, token: author, seed: number)
         if let videoSize {
             let id = try await client.publishUpload(
@@ -37,27 +37,27 @@ extension PublishEnv {
                 contentType: "video/mp4"
             )
             #expect(await scanAll() == 2, "the video and its captions")
-            #expect(try database.asset(id: id)?.scanStatus == .clean)
+            #expect(try await database.asset(id: id)?.scanStatus == .clean)
         }
         let requestId = try await client.publishSubmit(self, token: author)
         #expect(await buildAll() == 1)
-        let built = try request(requestId)
+        let built = try await request(requestId)
         #expect(built.state == .pending, "build failed: \(built.failureReason ?? "")")
         let approve = try await client.publishAction(requestId, "approve", token: reviewer, json: #"{"comment":"Looks right."}"#)
         #expect(approve.status == .ok, "approve: \(approve.status) \(approve.text)")
-        #expect(try request(requestId).state == .ready)
+        await #expect(try request(requestId).state == .ready)
         let push = try await client.publishAction(requestId, "push", token: author)
         #expect(push.status == .ok, "push: \(push.status) \(push.text)")
         let packageId = try #require(push.jsonObject["packageId"] as? String, "no packageId in \(push.text)")
         let version = try #require((push.jsonObject["version"] as? String).flatMap { Int($0) } ?? push.jsonObject["version"] as? Int)
-        let record = try #require(try database.packageVersion(packageId: packageId, version: version))
+        let record = try #require(try await database.packageVersion(packageId: packageId, version: version))
         let zip = packageZip(packageId, version: version)
         #expect(exists(zip))
         return ReleasedPackage(packageId: packageId, version: version, sha256: record.sha256, size: record.size, zip: zip)
     }
 
-    func verifiedCount(_ packageId: String, version: Int) throws -> Int {
-        try database.writer.read {
+    func verifiedCount(_ packageId: String, version: Int) async throws -> Int {
+        try await database.read {
             try Int.fetchOne(
                 $0,
                 sql: "SELECT verifiedCount FROM packageVersion WHERE packageId = ? AND version = ?",
@@ -79,7 +79,7 @@ extension TestClientProtocol {
             ids.append(try await publishUpload(env, token: token, data: data, fileName: name, contentType: type))
         }
         #expect(await env.scanAll() == files.count)
-        for id in ids { #expect(try env.database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
+        for id in ids { #expect(try await env.database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
     }
 
     /// `POST /api/v1/manage/packages/{id}/<action>` (unpublish, publish, rollback).

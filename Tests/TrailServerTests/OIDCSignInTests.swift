@@ -148,7 +148,7 @@ import Testing
             #expect(Self.signedIn(response), "\(response.status) \(response.text.prefix(300))")
             #expect(response.location == "/sites/alpha")
         }
-        let details = try await app.database.writer.read {
+        let details = try await app.database.read {
             try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.start'")
         }
         #expect(details.contains { $0.hasPrefix("single sign-on") })
@@ -175,7 +175,7 @@ import Testing
             let replayWithCookie = try await client.get(callback, session: browser)
             #expect(replayWithCookie.status == .unauthorized && !Self.signedIn(replayWithCookie))
         }
-        #expect(try app.database.actions().filter { $0 == "session.ssoFailed" }.count == 4)
+        #expect(try await app.database.actions().filter { $0 == "session.ssoFailed" }.count == 4)
     }
 
     @Test(arguments: [
@@ -198,7 +198,7 @@ import Testing
             #expect(response.status == .unauthorized && !Self.signedIn(response), "\(response.status)")
             #expect(response.text.contains("could not be checked"))
         }
-        let details = try await app.database.writer.read {
+        let details = try await app.database.read {
             try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'")
         }
         #expect(details.contains { $0.contains(reason) }, "\(details)")
@@ -238,13 +238,13 @@ import Testing
             try await provider.control(#"{"email": "stranger@agency.gov"}"#)
             let (unknown, _, _) = try await Self.signIn(client, provider)
             #expect(unknown.status == .forbidden && unknown.text.contains("Ask a site manager"))
-            let id = try #require(try app.database.user(email: "reviewer@test.org")?.id)
-            try app.database.setUserDisabled(id: id, disabled: true, actor: .system)
+            let id = try #require(try await app.database.user(email: "reviewer@test.org")?.id)
+            try await app.database.setUserDisabled(id: id, disabled: true, actor: .system)
             try await provider.control(#"{"email": "reviewer@test.org"}"#)
             let (disabled, _, _) = try await Self.signIn(client, provider)
             #expect(disabled.status == .forbidden && disabled.text.contains("disabled"))
         }
-        #expect(try app.database.user(email: "stranger@agency.gov") == nil)
+        #expect(try await app.database.user(email: "stranger@agency.gov") == nil)
 
         let creating = try await Self.app(provider) { $0.oidc?.createUsers = true }
         try await provider.control(#"{"email": "new.ranger@agency.gov"}"#)
@@ -252,7 +252,7 @@ import Testing
             let (created, _, _) = try await Self.signIn(client, provider)
             #expect(Self.signedIn(created))
         }
-        let user = try #require(try creating.database.user(email: "new.ranger@agency.gov"))
+        let user = try #require(try await creating.database.user(email: "new.ranger@agency.gov"))
         #expect(!user.isAdmin && user.displayName == "Pat Ranger")
     }
 
@@ -280,16 +280,16 @@ import Testing
             let attempt = try await client.post("/login", form: ["email": "new.hire@agency.gov", "password": "one-time-pass-1"], session: browser)
             #expect(!Self.signedIn(attempt), "\(attempt.status)")
         }
-        let user = try #require(try app.database.user(id: created.id!))
+        let user = try #require(try await app.database.user(id: created.id!))
         #expect(!user.mustChangePassword)
-        #expect(try app.database.actions().contains("user.oneTimePasswordVoided"))
+        #expect(try await app.database.actions().contains("user.oneTimePasswordVoided"))
     }
 
     @Test func anAdminTurnsPasswordSignInOffForASite() async throws {
         let provider = try await Provider.start()
         defer { provider.stop() }
         let app = try await Self.app(provider)
-        let alpha = try #require(try app.database.site(slug: "alpha")?.id)
+        let alpha = try #require(try await app.database.site(slug: "alpha")?.id)
         try await app.test { client in
             let admin = try await client.signIn("admin@test.org")
             let page = try await client.get("/admin/sites/\(alpha)", session: admin)
@@ -312,7 +312,7 @@ import Testing
             _ = try await client.post("/admin/sites/\(alpha)/sign-in", form: [:], session: admin)
             _ = try await client.signIn("author@test.org")
         }
-        let details = try await app.database.writer.read {
+        let details = try await app.database.read {
             try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'site.passwordSignIn' ORDER BY id")
         }
         #expect(details == ["members sign in through the agency's provider only", "members may sign in with a password"])
@@ -342,7 +342,7 @@ import Testing
             let (mixed, _, _) = try await Self.signIn(client, provider)
             #expect(mixed.status == .unauthorized && !Self.signedIn(mixed))
         }
-        let details = try await app.database.writer.read {
+        let details = try await app.database.read {
             try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed'")
         }
         #expect(details.contains { $0.contains("another person") }, "\(details)")

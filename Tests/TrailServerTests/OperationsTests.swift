@@ -13,8 +13,8 @@ import Testing
     @Test("/metrics: Prometheus text for admins (session or token), with request counts and the stored state; others are sent to sign in or refused")
     func metricsForAdminsOnly() async throws {
         let (app, seed) = try await TestApp.seeded()
-        let adminToken = try app.token(for: "admin@test.org")
-        let authorToken = try app.token(for: "author@test.org")
+        let adminToken = try await app.token(for: "admin@test.org")
+        let authorToken = try await app.token(for: "author@test.org")
         try await app.test { client in
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
             _ = try await client.api(.get, "/api/v1/manage/tours/999999", token: authorToken)
@@ -38,7 +38,7 @@ import Testing
             #expect(text.contains(#"trail_publish_requests{state="pending"} 0"#))
 
             // The gauges follow the database.
-            try app.database.execute(
+            try await app.database.execute(
                 "INSERT INTO asset (waypointId, position, kind, originalName, mimeType, size, sha256, scanStatus, storedPath, createdAt) VALUES (?, 99, 'text', 'a.txt', 'text/plain', 3, 'abc', 'infected', 'quarantine/x', 0)",
                 [seed.waypointId]
             )
@@ -55,11 +55,11 @@ import Testing
         let app = try await TestApp.make { $0.catalogLifetime = 4 * 86_400 }
         let signer = app.dependencies.catalog
         let start = Date(timeIntervalSince1970: 1_900_000_000)
-        let first = try signer.current(now: start)
+        let first = try await signer.current(now: start)
         #expect(first.expiresAt == start.addingTimeInterval(4 * 86_400))
-        let halfway = try signer.current(now: start.addingTimeInterval(2 * 86_400))
+        let halfway = try await signer.current(now: start.addingTimeInterval(2 * 86_400))
         #expect(halfway.body == first.body && halfway.signature == first.signature, "still fresh: the same signed bytes")
-        let late = try signer.current(now: start.addingTimeInterval(3.5 * 86_400))
+        let late = try await signer.current(now: start.addingTimeInterval(3.5 * 86_400))
         #expect(late.body != first.body, "under a quarter left: signed again")
         #expect(late.expiresAt == start.addingTimeInterval(7.5 * 86_400))
         let key = app.dependencies.signingKey
@@ -83,18 +83,18 @@ import Testing
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains("Enter a quota of at least 1 MB"))
             #expect(refused.text.contains(#"id="s-quota""#) && refused.text.contains("is-invalid"))
-            #expect(try app.database.site(id: seed.alphaId)?.storageQuotaBytes == nil, "nothing saved")
+            #expect(try await app.database.site(id: seed.alphaId)?.storageQuotaBytes == nil, "nothing saved")
 
             var good = form
             good["storageQuota"] = "1.5"
             #expect(try await client.post("/admin/sites/\(seed.alphaId)", form: good, session: browser).status == .seeOther)
-            #expect(try app.database.site(id: seed.alphaId)?.storageQuotaBytes == 1_572_864)
+            #expect(try await app.database.site(id: seed.alphaId)?.storageQuotaBytes == 1_572_864)
             let edit = try await client.get("/admin/sites/\(seed.alphaId)", session: browser)
             #expect(edit.text.contains(#"value="1.50""#), "the form shows the quota in MB")
 
             good["storageQuota"] = ""
             #expect(try await client.post("/admin/sites/\(seed.alphaId)", form: good, session: browser).status == .seeOther)
-            #expect(try app.database.site(id: seed.alphaId)?.storageQuotaBytes == nil)
+            #expect(try await app.database.site(id: seed.alphaId)?.storageQuotaBytes == nil)
         }
     }
 
@@ -102,8 +102,8 @@ import Testing
     func uploadsOverTheQuotaAreRefused() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let site = try #require(try env.database.site(id: env.seed.alphaId))
-        _ = try env.database.updateSite(
+        let site = try #require(try await env.database.site(id: env.seed.alphaId))
+        _ = try await env.database.updateSite(
             id: site.id!,
             SiteInput(
                 slug: site.slug,
@@ -114,7 +114,7 @@ import Testing
             ),
             actor: .system
         )
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             // 40 kB fits.
             _ = try await client.publishUpload(
@@ -125,8 +125,8 @@ import Testing
                 contentType: "image/png"
             )
             #expect(await env.scanAll() == 1)
-            let before = try env.database.snapshot()
-            let assetsBefore: Int? = try env.database.scalar("SELECT COUNT(*) FROM asset")
+            let before = try await env.database.snapshot()
+            let assetsBefore: Int? = try await env.database.scalar("SELECT COUNT(*) FROM asset")
             let boundary = "quota-boundary"
             let over = try await client.execute(
                 uri: "/api/v1/manage/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)/assets",
@@ -148,8 +148,8 @@ import Testing
                 "filename \(Data("c.png".utf8).base64EncodedString()),tour \(Data("\(env.seed.tourId)".utf8).base64EncodedString()),waypoint \(Data("\(env.seed.waypointId)".utf8).base64EncodedString())"
             let tus = try await client.execute(uri: "/api/v1/manage/uploads", method: .post, headers: headers)
             #expect(tus.status == .contentTooLarge, "\(tus.status) \(tus.text)")
-            try env.database.expectUnchanged(since: before)
-            #expect(try env.database.scalar("SELECT COUNT(*) FROM asset") == assetsBefore)
+            try await env.database.expectUnchanged(since: before)
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM asset") == assetsBefore)
             #expect(try FileManager.default.contentsOfDirectory(atPath: env.paths.uploads.path).isEmpty, "no upload left behind")
         }
     }

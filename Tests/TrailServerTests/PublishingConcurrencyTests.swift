@@ -3,36 +3,33 @@ import GRDB
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
 @testable import TrailServer
 
-/// Releases a group of threads at once, so that racing calls really overlap.
-final class PublishingStartGate: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var arrived = 0
+/// Releases a group of tasks at once, so that racing calls really overlap: each awaits its turn without holding a
+/// thread, and the last to arrive lets every one go.
+final class PublishingStartGate: Sendable {
+    private let state: NIOLockedValueBox<[CheckedContinuation<Void, Never>]>
     private let parties: Int
 
-    init(parties: Int) { self.parties = parties }
-
-    func arriveAndWait() {
-        condition.lock()
-        arrived += 1
-        if arrived >= parties {
-            condition.broadcast()
-        } else {
-            while arrived < parties { condition.wait() }
-        }
-        condition.unlock()
+    init(parties: Int) {
+        self.parties = parties
+        self.state = NIOLockedValueBox([])
     }
-}
 
-/// Runs blocking work on a thread of its own (the cooperative pool has as many threads as cores, two here),
-/// so that twenty database calls are in flight at the same time.
-func publishingOnOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: work()) }.start()
+    func arrive() async {
+        await withCheckedContinuation { continuation in
+            let released: [CheckedContinuation<Void, Never>] = state.withLockedValue { waiting in
+                waiting.append(continuation)
+                guard waiting.count >= parties else { return [] }
+                defer { waiting = [] }
+                return waiting
+            }
+            for waiter in released { waiter.resume() }
+        }
     }
 }
 
@@ -48,30 +45,37 @@ enum ReviewAttempt: Sendable, Equatable {
 /// released together, and through the router.
 @Suite("Publishing: concurrent reviews")
 struct PublishingConcurrencyTests {
-    static func reviewers(_ env: PublishEnv, count: Int) throws -> [AuthenticatedUser] {
-        try (1...count).map { index in
+    static func reviewers(_ env: PublishEnv, count: Int) async throws -> [AuthenticatedUser] {
+        var users: [AuthenticatedUser] = []
+        for index in 1...count {
             let email = "racer\(index)@test.org"
-            try env.addMember(email, role: .reviewer)
-            return try env.user(email)
+            try await env.addMember(email, role: .reviewer)
+            users.append(try await env.user(email))
         }
+        return users
     }
 
     /// Submits the seed tour straight through the database and builds it.
     static func pendingRequest(_ env: PublishEnv) async throws -> String {
-        let request = try env.database.startPublish(
+        let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
         #expect(await env.buildAll() == 1)
-        let built = try env.request(request.id)
+        let built = try await env.request(request.id)
         #expect(built.state == .pending, "\(built.failureReason ?? "")")
         return request.id
     }
 
-    static func approve(_ database: AppDatabase, _ rid: String, _ reviewer: AuthenticatedUser) -> ReviewAttempt {
+    static func approve(_ database: AppDatabase, _ rid: String, _ reviewer: AuthenticatedUser) async -> ReviewAttempt {
         do {
-            switch try database.approve(requestId: rid, reviewer: reviewer, comment: "", actor: AuditActor(userId: reviewer.id, ipAddress: "race")) {
+            switch try await database.approve(
+                requestId: rid,
+                reviewer: reviewer,
+                comment: "",
+                actor: AuditActor(userId: reviewer.id, ipAddress: "race")
+            ) {
             case .approved(_, let becameReady): return .approved(becameReady: becameReady)
             case .denied: return .denied
             }
@@ -82,9 +86,9 @@ struct PublishingConcurrencyTests {
         }
     }
 
-    static func deny(_ database: AppDatabase, _ rid: String, _ reviewer: AuthenticatedUser, comment: String) -> ReviewAttempt {
+    static func deny(_ database: AppDatabase, _ rid: String, _ reviewer: AuthenticatedUser, comment: String) async -> ReviewAttempt {
         do {
-            try database.deny(requestId: rid, reviewer: reviewer, comment: comment, actor: AuditActor(userId: reviewer.id, ipAddress: "race"))
+            try await database.deny(requestId: rid, reviewer: reviewer, comment: comment, actor: AuditActor(userId: reviewer.id, ipAddress: "race"))
             return .denied
         } catch is Conflict {
             return .conflict
@@ -97,7 +101,7 @@ struct PublishingConcurrencyTests {
     func twentyApprovalsThroughTheDatabase() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let reviewers = try Self.reviewers(env, count: 20)
+        let reviewers = try await Self.reviewers(env, count: 20)
         let rid = try await Self.pendingRequest(env)
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
         let gate = PublishingStartGate(parties: reviewers.count)
@@ -105,10 +109,8 @@ struct PublishingConcurrencyTests {
         let results = await withTaskGroup(of: ReviewAttempt.self) { group in
             for (index, reviewer) in reviewers.enumerated() {
                 group.addTask {
-                    await publishingOnOwnThread {
-                        gate.arriveAndWait()
-                        return Self.approve(index.isMultiple(of: 2) ? first : second, rid, reviewer)
-                    }
+                    await gate.arrive()
+                    return await Self.approve(index.isMultiple(of: 2) ? first : second, rid, reviewer)
                 }
             }
             return await group.reduce(into: [ReviewAttempt]()) { $0.append($1) }
@@ -121,21 +123,23 @@ struct PublishingConcurrencyTests {
         #expect(results.filter { $0 == .approved(becameReady: true) }.count == 1, "\(results)")
         #expect(results.filter { $0 == .approved(becameReady: false) }.count == 1, "\(results)")
         #expect(results.filter { $0 == .conflict }.count == 18, "\(results)")
-        #expect(try env.auditCount("publish.approve.ready") == 1)
-        #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
-        let reviews = try env.reviews(rid)
+        await #expect(try env.auditCount("publish.approve.ready") == 1)
+        await #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
+        let reviews = try await env.reviews(rid)
         #expect(reviews.count == 2)
         #expect(Set(reviews.map(\.reviewerId)).count == reviews.count, "a reviewer was recorded twice")
         #expect(reviews.allSatisfy { $0.decision == .approve })
-        #expect(try env.request(rid).state == .ready)
+        await #expect(try env.request(rid).state == .ready)
     }
 
     @Test("20 concurrent approvals through the router (management API), 2 required: two 200s, eighteen 409s, one ready")
     func twentyApprovalsThroughTheAPI() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let reviewers = try Self.reviewers(env, count: 20)
-        let tokens = try reviewers.map { try env.token($0.email) }
+        let reviewers = try await Self.reviewers(env, count: 20)
+        var issued: [String] = []
+        for reviewer in reviewers { issued.append(try await env.token(reviewer.email)) }
+        let tokens = issued
         let rid = try await Self.pendingRequest(env)
         try await env.app.test { client in
             let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String?).self) { group in
@@ -156,8 +160,8 @@ struct PublishingConcurrencyTests {
             #expect(state["state"] as? String == "ready")
             #expect(state["approvals"] as? Int == 2)
         }
-        #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
-        let reviews = try env.reviews(rid)
+        await #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
+        let reviews = try await env.reviews(rid)
         #expect(reviews.count == 2 && Set(reviews.map(\.reviewerId)).count == 2)
     }
 
@@ -165,7 +169,7 @@ struct PublishingConcurrencyTests {
     func eachReviewerOnceUnderRace() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 20)
         defer { env.remove() }
-        let reviewers = try Self.reviewers(env, count: 20)
+        let reviewers = try await Self.reviewers(env, count: 20)
         let rid = try await Self.pendingRequest(env)
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
         let attempts = reviewers + reviewers
@@ -174,10 +178,8 @@ struct PublishingConcurrencyTests {
         let results = await withTaskGroup(of: ReviewAttempt.self) { group in
             for (index, reviewer) in attempts.enumerated() {
                 group.addTask {
-                    await publishingOnOwnThread {
-                        gate.arriveAndWait()
-                        return Self.approve(index.isMultiple(of: 2) ? first : second, rid, reviewer)
-                    }
+                    await gate.arrive()
+                    return await Self.approve(index.isMultiple(of: 2) ? first : second, rid, reviewer)
                 }
             }
             return await group.reduce(into: [ReviewAttempt]()) { $0.append($1) }
@@ -190,44 +192,44 @@ struct PublishingConcurrencyTests {
         #expect(results.filter { if case .approved = $0 { true } else { false } }.count == 20)
         #expect(results.filter { $0 == .approved(becameReady: true) }.count == 1)
         #expect(results.filter { $0 == .conflict }.count == 20)
-        let reviews = try env.reviews(rid)
+        let reviews = try await env.reviews(rid)
         #expect(reviews.count == 20)
         #expect(Set(reviews.map(\.reviewerId)) == Set(reviewers.map(\.id)), "each reviewer exactly once")
-        #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
-        #expect(try env.auditCount("publish.approve", objectId: rid) == 19)
-        #expect(try env.request(rid).state == .ready)
+        await #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
+        await #expect(try env.auditCount("publish.approve", objectId: rid) == 19)
+        await #expect(try env.request(rid).state == .ready)
     }
 
     @Test("A denial racing the last approval, 12 rounds: each ends ready with no denial, or denied with the tour unlocked")
     func denialRacingLastApproval() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let approvers = [try env.user("reviewer@test.org"), try env.user("reviewer2@test.org")]
-        try env.addMember("denier@test.org", role: .reviewer)
-        let denier = try env.user("denier@test.org")
+        let approvers = await [try env.user("reviewer@test.org"), try env.user("reviewer2@test.org")]
+        try await env.addMember("denier@test.org", role: .reviewer)
+        let denier = try await env.user("denier@test.org")
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
         let first = env.database
         var outcomes: [PublishState: Int] = [:]
         for round in 1...12 {
             let rid = try await Self.pendingRequest(env)
-            #expect(Self.approve(first, rid, approvers[0]) == .approved(becameReady: false))
+            await #expect(Self.approve(first, rid, approvers[0]) == .approved(becameReady: false))
             let gate = PublishingStartGate(parties: 2)
             let comment = "Round \(round): the map is wrong."
             let approver = approvers[1]
-            async let racingApproval = publishingOnOwnThread {
-                gate.arriveAndWait()
-                return Self.approve(round.isMultiple(of: 2) ? first : second, rid, approver)
-            }
-            async let racingDenial = publishingOnOwnThread {
-                gate.arriveAndWait()
-                return Self.deny(round.isMultiple(of: 2) ? second : first, rid, denier, comment: comment)
-            }
+            async let racingApproval: ReviewAttempt = {
+                await gate.arrive()
+                return await Self.approve(round.isMultiple(of: 2) ? first : second, rid, approver)
+            }()
+            async let racingDenial: ReviewAttempt = {
+                await gate.arrive()
+                return await Self.deny(round.isMultiple(of: 2) ? second : first, rid, denier, comment: comment)
+            }()
             let (approval, denial) = await (racingApproval, racingDenial)
             #expect(![approval, denial].contains { if case .failed = $0 { true } else { false } }, "round \(round): \(approval), \(denial)")
 
-            let request = try env.request(rid)
-            let reviews = try env.reviews(rid)
-            let tour = try env.tour()
+            let request = try await env.request(rid)
+            let reviews = try await env.reviews(rid)
+            let tour = try await env.tour()
             outcomes[request.state, default: 0] += 1
             switch request.state {
             case .ready:
@@ -235,25 +237,25 @@ struct PublishingConcurrencyTests {
                 #expect(!reviews.contains { $0.decision == .deny }, "round \(round): ready with a denial recorded")
                 #expect(request.denialComment == nil)
                 #expect(tour.state == .inReview)
-                #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
-                _ = try env.database.withdraw(requestId: rid, user: try env.user("author@test.org"), actor: .system)
+                await #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
+                _ = try await env.database.withdraw(requestId: rid, user: try env.user("author@test.org"), actor: .system)
             case .denied:
                 #expect(denial == .denied, "round \(round)")
                 #expect(reviews.filter { $0.decision == .deny }.count == 1)
                 #expect(request.denialComment == comment)
                 #expect(tour.state == .draft && tour.reviewComment == comment, "round \(round): denied but the tour is \(tour.state)")
-                #expect(try env.auditCount("publish.deny", objectId: rid) == 1)
+                await #expect(try env.auditCount("publish.deny", objectId: rid) == 1)
                 // The approval either came first (and counted, then the denial ended the request) or was refused.
                 let approvals = reviews.filter { $0.decision == .approve }.count
                 #expect(
                     approval == (approvals == 2 ? .approved(becameReady: true) : .conflict),
                     "round \(round): \(approval) with \(approvals) approvals"
                 )
-                #expect(try env.auditCount("publish.approve.ready", objectId: rid) == (approvals == 2 ? 1 : 0))
+                await #expect(try env.auditCount("publish.approve.ready", objectId: rid) == (approvals == 2 ? 1 : 0))
             default:
                 Issue.record("round \(round): the request ended \(request.state)")
             }
-            #expect(try env.database.openRequest(tourId: env.seed.tourId) == nil)
+            #expect(try await env.database.openRequest(tourId: env.seed.tourId) == nil)
         }
         print("denial racing the last approval: \(outcomes)")
         #expect(outcomes.values.reduce(0, +) == 12)

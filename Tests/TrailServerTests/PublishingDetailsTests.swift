@@ -13,7 +13,7 @@ import Testing
     func replaceAndReorderAssets() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.publishUpload(
                 env,
@@ -36,20 +36,20 @@ import Testing
             #expect(replaced.status == .created, "\(replaced.text)")
             let third = Int64(try #require(publishInt(replaced.jsonObject["id"])))
             #expect(await env.scanAll() == 1)
-            var order = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
+            var order = try await env.database.assets(waypointId: env.seed.waypointId).map(\.id)
             #expect(order == [third, second], "the new file took the old one's place: \(order)")
-            #expect(try env.database.asset(id: first) == nil, "the replaced file is gone")
+            #expect(try await env.database.asset(id: first) == nil, "the replaced file is gone")
 
             // ↓ on the first through the panel.
             let browser = try await client.signIn("author@test.org")
             let moved = try await client.post("/assets/\(third)/down", form: [:], session: browser)
             #expect(moved.status == .seeOther)
-            order = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
+            order = try await env.database.assets(waypointId: env.seed.waypointId).map(\.id)
             #expect(order == [second, third], "\(order)")
             // A reviewer may look but not reorder.
             let reviewer = try await client.signIn("reviewer@test.org")
             #expect(try await client.post("/assets/\(third)/up", form: [:], session: reviewer).status == .forbidden)
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).map(\.id) == [second, third])
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).map(\.id) == [second, third])
         }
     }
 
@@ -57,7 +57,7 @@ import Testing
     func replacesMustNameOneAsset() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.publishUpload(
                 env,
@@ -66,7 +66,7 @@ import Testing
                 fileName: "old.png",
                 contentType: "image/png"
             )
-            let before = try env.database.assets(waypointId: env.seed.waypointId).map(\.id)
+            let before = try await env.database.assets(waypointId: env.seed.waypointId).map(\.id)
             let uploadsBefore = try FileManager.default.contentsOfDirectory(atPath: env.paths.uploads.path)
             // Not a number, an empty value, a negative one, and the field twice (which of the two was meant?).
             for fields in [["abc"], [""], ["-3"], ["\(first)", "\(first)"]] {
@@ -87,7 +87,7 @@ import Testing
             )
             #expect(tus.status == .unprocessableContent, "\(tus.status) \(tus.text)")
             // Nothing was stored: the same assets, no upload left behind.
-            #expect(try env.database.assets(waypointId: env.seed.waypointId).map(\.id) == before)
+            #expect(try await env.database.assets(waypointId: env.seed.waypointId).map(\.id) == before)
             let left = try FileManager.default.contentsOfDirectory(atPath: env.paths.uploads.path)
             #expect(Set(left).subtracting(uploadsBefore).isEmpty, "left in uploads/: \(left)")
         }
@@ -97,7 +97,7 @@ import Testing
     func scanJobsSurviveARestart() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             _ = try await client.publishUpload(
                 env,
@@ -107,22 +107,22 @@ import Testing
                 contentType: "image/png"
             )
         }
-        let assetId = try #require(try env.database.assets(waypointId: env.seed.waypointId).first?.id)
-        #expect(try env.database.asset(id: assetId)?.scanStatus == .pending, "not scanned before the 'crash'")
-        #expect(try env.database.scalar("SELECT COUNT(*) FROM scanJob") == 1)
+        let assetId = try #require(try await env.database.assets(waypointId: env.seed.waypointId).first?.id)
+        #expect(try await env.database.asset(id: assetId)?.scanStatus == .pending, "not scanned before the 'crash'")
+        #expect(try await env.database.scalar("SELECT COUNT(*) FROM scanJob") == 1)
         let restarted = try await env.reopen()
         #expect(await restarted.scanAll() == 1)
-        let asset = try #require(try restarted.database.asset(id: assetId))
+        let asset = try #require(try await restarted.database.asset(id: assetId))
         #expect(asset.scanStatus == .clean)
         #expect(asset.storedPath == "assets/\(asset.sha256)")
-        #expect(try restarted.database.scalar("SELECT COUNT(*) FROM scanJob") == 0)
+        #expect(try await restarted.database.scalar("SELECT COUNT(*) FROM scanJob") == 0)
     }
 
     @Test("the review page's files answer Range requests from the built package's copy; a manager releases an author's request")
     func reviewFilesRangeAndManagerPush() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
@@ -140,16 +140,16 @@ import Testing
             #expect(try await client.get("/requests/\(request.id)/assets/99", session: reviewer).status == .notFound)
 
             // The author is not the one who releases here: a manager of the site does.
-            let manager = try env.token("manager@test.org")
+            let manager = try await env.token("manager@test.org")
             let pushed = try await client.publishAction(request.id, "push", token: manager)
             #expect(pushed.status == .ok, "\(pushed.text)")
-            let package = try env.package(request.packageId)
+            let package = try await env.package(request.packageId)
             #expect(package.currentVersion == 1)
             #expect(env.exists(env.packageZip(request.packageId, version: 1)))
-            #expect(try env.auditCount("publish.push", objectId: request.packageId) == 1)
+            await #expect(try env.auditCount("publish.push", objectId: request.packageId) == 1)
 
             // Apps report verified downloads; the package page counts them per version (a wrong hash is not counted).
-            let zipSHA = try #require(env.package(request.packageId).currentVersion.flatMap { _ in request.zipSha256 })
+            let zipSHA = try await #require(env.package(request.packageId).currentVersion.flatMap { _ in request.zipSha256 })
             for sha in [zipSHA, zipSHA, String(repeating: "0", count: 64)] {
                 let verify = try await client.execute(
                     uri: "/api/v1/packages/\(request.packageId)/verify",

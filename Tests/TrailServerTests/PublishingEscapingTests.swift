@@ -11,9 +11,13 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let payload = Payload.raw
-        let token = try env.token("author@test.org")
-        _ = try env.database.updateTour(id: env.seed.tourId, TourInput(name: payload, description: payload, mapName: "ridge-walk"), actor: .system)
-        _ = try env.database.updateWaypoint(
+        let token = try await env.token("author@test.org")
+        _ = try await env.database.updateTour(
+            id: env.seed.tourId,
+            TourInput(name: payload, description: payload, mapName: "ridge-walk"),
+            actor: .system
+        )
+        _ = try await env.database.updateWaypoint(
             tourId: env.seed.tourId,
             waypointId: env.seed.waypointId,
             WaypointInput(name: payload, description: payload, latitude: 44.40, longitude: -122.0),
@@ -55,7 +59,7 @@ import Testing
             #expect(await env.buildAll() == 1)
             #expect(try await client.post("/requests/\(second)/approve", form: ["comment": payload], session: reviewer).status == .seeOther)
             #expect(try await client.publishAction(second, "push", token: token).status == .ok)
-            let packageId = try env.request(second).packageId
+            let packageId = try await env.request(second).packageId
             for path in ["/requests/\(second)", "/packages/\(packageId)", "/packages/\(packageId)/versions/1/preview"] {
                 let page = try await client.get(path, session: author)
                 #expect(page.status == .ok, "\(path)")

@@ -17,14 +17,14 @@ struct PublishingFlowTests {
     func throughTheAPI() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
-        let reviewer = try env.token("reviewer@test.org")
-        let reviewer2 = try env.token("reviewer2@test.org")
-        let manager = try env.token("manager@test.org")
+        let author = try await env.token("author@test.org")
+        let reviewer = try await env.token("reviewer@test.org")
+        let reviewer2 = try await env.token("reviewer2@test.org")
+        let manager = try await env.token("manager@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
-            let catalogAtStart = try env.database.catalogVersion()
+            let catalogAtStart = try await env.database.catalogVersion()
 
             // Submit: 202, the request is building and the tour is locked.
             let rid = try await client.publishSubmit(env, token: author)
@@ -32,7 +32,7 @@ struct PublishingFlowTests {
             #expect(state["state"] as? String == "building")
             #expect(state["requiredApprovals"] as? Int == 2)
             #expect(state["approvals"] as? Int == 0)
-            #expect(try env.tour().state == .inReview)
+            await #expect(try env.tour().state == .inReview)
             let locked = try await client.api(.patch, tourURI, token: author, json: #"{"description":"changed while in review"}"#)
             #expect(locked.status == .conflict, "\(locked.text)")
 
@@ -64,7 +64,7 @@ struct PublishingFlowTests {
             #expect(response.status == .ok, "\(response.text)")
             #expect(response.jsonObject["state"] as? String == "ready")
             #expect(response.jsonObject["approvals"] as? Int == 2)
-            #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
+            await #expect(try env.auditCount("publish.approve.ready", objectId: rid) == 1)
 
             // The author pushes: version 1.
             response = try await client.publishAction(rid, "push", token: author)
@@ -76,13 +76,13 @@ struct PublishingFlowTests {
             #expect(env.exists(zip1), "data/packages/\(packageId)/1.zip is missing")
             #expect(try PublishFixtures.sha256(fileAt: zip1) == sha)
             #expect(!env.exists(env.stagingFolder(rid)), "the staging folder outlived the release")
-            let catalogAfterV1 = try env.database.catalogVersion()
+            let catalogAfterV1 = try await env.database.catalogVersion()
             #expect(catalogAfterV1 > catalogAtStart)
-            #expect(try env.tour().state == .published)
-            #expect(try env.request(rid).state == .published)
-            var package = try env.package(packageId)
+            await #expect(try env.tour().state == .published)
+            await #expect(try env.request(rid).state == .published)
+            var package = try await env.package(packageId)
             #expect(package.isVisible && package.currentVersion == 1)
-            #expect(try env.database.packageVersion(packageId: packageId, version: 1)?.sha256 == sha)
+            #expect(try await env.database.packageVersion(packageId: packageId, version: 1)?.sha256 == sha)
             let report = PackageVerifier.verify(zipAt: zip1, publicKeyBase64: env.publicKey)
             #expect(report.isValid, "\(report.problems)")
             #expect(report.manifest?.version == 1 && report.manifest?.packageId == packageId)
@@ -90,7 +90,7 @@ struct PublishingFlowTests {
             var mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/hash", token: nil)
             #expect(mobile.status == .ok && mobile.jsonObject["sha256"] as? String == sha, "\(mobile.status) \(mobile.text)")
             for action in ["publish.start", "publish.built", "publish.approve", "publish.approve.ready", "publish.push"] {
-                #expect(try env.auditCount(action) >= 1, "no audit event \(action)")
+                await #expect(try env.auditCount(action) >= 1, "no audit event \(action)")
             }
 
             // Version 2: edit the released tour, add a waypoint, submit, build, two approvals, push.
@@ -106,7 +106,7 @@ struct PublishingFlowTests {
             let rid2 = try await client.publishSubmit(env, token: author)
             #expect(rid2 != rid)
             #expect(await env.buildAll() == 1)
-            #expect(try env.request(rid2).version == 2)
+            await #expect(try env.request(rid2).version == 2)
             #expect(try await client.publishAction(rid2, "approve", token: reviewer2).status == .ok)
             #expect(try await client.publishAction(rid2, "approve", token: reviewer).status == .ok)
             response = try await client.publishAction(rid2, "push", token: author)
@@ -120,9 +120,9 @@ struct PublishingFlowTests {
             #expect(report2.manifest?.version == 2)
             #expect(report2.manifest?.waypoints.map(\.name) == ["Fish Lake", "Lost Prairie"])
             #expect(report2.manifest?.description == "Now with the prairie.")
-            package = try env.package(packageId)
+            package = try await env.package(packageId)
             #expect(package.currentVersion == 2 && package.isVisible)
-            let catalogAfterV2 = try env.database.catalogVersion()
+            let catalogAfterV2 = try await env.database.catalogVersion()
             #expect(catalogAfterV2 > catalogAfterV1)
 
             // Unpublish: only a manager; the package is hidden.
@@ -130,10 +130,10 @@ struct PublishingFlowTests {
             #expect(response.status == .forbidden, "an author unpublished: \(response.status)")
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: manager)
             #expect(response.status == .ok, "\(response.text)")
-            #expect(try env.package(packageId).isVisible == false)
+            await #expect(try env.package(packageId).isVisible == false)
             mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/hash", token: nil)
             #expect(mobile.status == .notFound || mobile.status == .gone, "an unpublished package is still served: \(mobile.status)")
-            let catalogAfterUnpublish = try env.database.catalogVersion()
+            let catalogAfterUnpublish = try await env.database.catalogVersion()
             #expect(catalogAfterUnpublish > catalogAfterV2)
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/unpublish", token: manager)
             #expect(response.status == .conflict, "unpublishing twice: \(response.status)")
@@ -141,25 +141,25 @@ struct PublishingFlowTests {
             // Publish again.
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/publish", token: manager)
             #expect(response.status == .ok, "\(response.text)")
-            #expect(try env.package(packageId).isVisible)
+            await #expect(try env.package(packageId).isVisible)
             mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/hash", token: nil)
             #expect(mobile.status == .ok && publishInt(mobile.jsonObject["version"]) == 2)
 
             // Roll back to version 1.
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":1}"#)
             #expect(response.status == .ok, "\(response.text)")
-            package = try env.package(packageId)
+            package = try await env.package(packageId)
             #expect(package.currentVersion == 1 && package.isVisible)
-            #expect(try env.database.catalogVersion() > catalogAfterUnpublish)
+            #expect(try await env.database.catalogVersion() > catalogAfterUnpublish)
             mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/download", token: nil)
             #expect(mobile.status == .ok)
             #expect(PublishFixtures.sha256(Data(buffer: mobile.body)) == sha, "after the rollback the download is not version 1")
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":7}"#)
             #expect(response.status == .unprocessableContent, "rollback to a version that does not exist: \(response.status)")
-            #expect(try env.package(packageId).currentVersion == 1)
-            #expect(try env.database.packageVersions(packageId: packageId).map(\.version) == [2, 1])
+            await #expect(try env.package(packageId).currentVersion == 1)
+            #expect(try await env.database.packageVersions(packageId: packageId).map(\.version) == [2, 1])
             for action in ["package.unpublish", "package.publish", "package.rollback"] {
-                #expect(try env.auditCount(action, objectId: packageId) == 1, "audit events \(action)")
+                await #expect(try env.auditCount(action, objectId: packageId) == 1, "audit events \(action)")
             }
         }
     }
@@ -188,7 +188,7 @@ struct PublishingFlowTests {
             }
             #expect(await env.scanAll() == 2)
             // The image's alt text through the waypoint page's form (the site requires it before submitting).
-            let image = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .image })
+            let image = try #require(try await env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .image })
             let described = try await client.post(
                 "/assets/\(image.id!)/describe",
                 form: ["title": "View", "altText": "The view from stop one."],
@@ -202,7 +202,7 @@ struct PublishingFlowTests {
             #expect(page.text.contains("action=\"/tours/\(tourId)/publish\""), "no submit form on a ready tour")
             let forged = try await client.post("/tours/\(tourId)/publish", form: [:], session: author, csrf: "not-the-token")
             #expect(forged.status == .forbidden)
-            #expect(try env.database.openRequest(tourId: tourId) == nil)
+            #expect(try await env.database.openRequest(tourId: tourId) == nil)
 
             var response = try await client.post("/tours/\(tourId)/publish", form: [:], session: author)
             #expect(response.status == .seeOther, "\(response.status) \(response.text)")
@@ -216,7 +216,7 @@ struct PublishingFlowTests {
             #expect(page.text.contains("id=\"build-progress\""))
 
             #expect(await env.buildAll() == 1)
-            #expect(try env.request(rid).state == .pending)
+            await #expect(try env.request(rid).state == .pending)
 
             // Both reviewers: the queue lists the request, the request page has the approve form.
             for (index, email) in ["reviewer@test.org", "reviewer2@test.org"].enumerated() {
@@ -232,7 +232,7 @@ struct PublishingFlowTests {
                 page = try await client.get(location, session: session)
                 #expect(page.text.contains("\(index + 1) of 2"), "approval count after \(email)")
             }
-            #expect(try env.request(rid).state == .ready)
+            await #expect(try env.request(rid).state == .ready)
 
             // The author releases.
             page = try await client.get(location, session: author)
@@ -244,9 +244,9 @@ struct PublishingFlowTests {
             #expect(packagePath.hasPrefix("/packages/"))
             let packageId = String(packagePath.dropFirst("/packages/".count))
             #expect(env.exists(env.packageZip(packageId, version: 1)))
-            #expect(try env.tour().state == .published)
-            #expect(try env.package(packageId).currentVersion == 1)
-            let catalogAfterV1 = try env.database.catalogVersion()
+            await #expect(try env.tour().state == .published)
+            await #expect(try env.package(packageId).currentVersion == 1)
+            let catalogAfterV1 = try await env.database.catalogVersion()
             #expect(catalogAfterV1 > 0)
             page = try await client.get(packagePath, session: author)
             #expect(page.status == .ok)
@@ -271,10 +271,10 @@ struct PublishingFlowTests {
             }
             response = try await client.post("\(location2)/push", form: [:], session: author)
             #expect(response.status == .seeOther && response.location == packagePath, "\(response.status) \(String(describing: response.location))")
-            #expect(try env.request(rid2).state == .published)
+            await #expect(try env.request(rid2).state == .published)
             #expect(env.exists(env.packageZip(packageId, version: 2)))
-            #expect(try env.package(packageId).currentVersion == 2)
-            #expect(try env.database.catalogVersion() > catalogAfterV1)
+            await #expect(try env.package(packageId).currentVersion == 2)
+            #expect(try await env.database.catalogVersion() > catalogAfterV1)
 
             // The manager: unpublish, publish again, serve version 1.
             var manager = try await client.signIn("manager@test.org")
@@ -283,18 +283,18 @@ struct PublishingFlowTests {
             #expect(page.text.contains("\(packagePath)/unpublish"))
             response = try await client.post("\(packagePath)/unpublish", form: [:], session: manager)
             #expect(response.status == .seeOther)
-            #expect(try env.package(packageId).isVisible == false)
+            await #expect(try env.package(packageId).isVisible == false)
             response = try await client.post("\(packagePath)/publish", form: [:], session: manager)
             #expect(response.status == .seeOther)
-            #expect(try env.package(packageId).isVisible)
+            await #expect(try env.package(packageId).isVisible)
             response = try await client.post("\(packagePath)/versions/1/serve", form: [:], session: manager)
             #expect(response.status == .seeOther)
-            #expect(try env.package(packageId).currentVersion == 1)
+            await #expect(try env.package(packageId).currentVersion == 1)
 
             // An author cannot do the manager's part.
             response = try await client.post("\(packagePath)/unpublish", form: [:], session: author)
             #expect(response.status == .forbidden)
-            #expect(try env.package(packageId).isVisible)
+            await #expect(try env.package(packageId).isVisible)
         }
     }
 }

@@ -65,7 +65,7 @@ struct PublishingLargePackageTests {
         let total = hashes.reduce(Int64(0)) { $0 + $1.size }
         #expect(total > Int64(UInt32.max), "the inputs must exceed 4 GiB")
         for (index, file) in hashes.enumerated() {
-            try env.sql(
+            try await env.sql(
                 """
                 INSERT INTO asset (waypointId, position, kind, originalName, mimeType, size, sha256, scanStatus, scanDetail, storedPath, createdAt)
                 VALUES (?, ?, 'video', ?, 'video/mp4', ?, ?, 'clean', '', ?, ?)
@@ -75,17 +75,17 @@ struct PublishingLargePackageTests {
         }
 
         // The parts are bare test videos without captions: this test is about ZIP64, so the site only recommends them.
-        try env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
+        try await env.sql("UPDATE site SET mediaAccessibility = 'recommended' WHERE id = ?", [env.seed.alphaId])
 
         // Through the server's build service: stage, re-scan (libclamav reads all 4.5 GiB), write, verify.
-        let request = try env.database.startPublish(
+        let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
         #expect(await env.buildAll() == 1)
         lap("build (stage, re-scan, write, verify)")
-        let built = try env.request(request.id)
+        let built = try await env.request(request.id)
         try #require(built.state == .pending, "the build failed: \(built.failureReason ?? "")")
         let zip = env.stagedZip(request.id)
         let size = try #require(built.zipSize)

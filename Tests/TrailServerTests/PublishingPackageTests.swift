@@ -30,7 +30,7 @@ struct PublishingPackageTests {
     func independentReaderWithHostileNames() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
             // Waypoint names an attacker (or a careless import) might choose.
@@ -46,7 +46,7 @@ struct PublishingPackageTests {
             }
             // The 200-character name is longer than the panel accepts (120): put it in as an import or an old row might.
             let longId = try #require(waypointIds[String(Self.longUnicodeName.prefix(120))])
-            try env.sql("UPDATE waypoint SET name = ? WHERE id = ?", [Self.longUnicodeName, longId])
+            try await env.sql("UPDATE waypoint SET name = ? WHERE id = ?", [Self.longUnicodeName, longId])
 
             // Files with hostile original names, of the three kinds (stored and deflated).
             let uploads: [(Int64, Data, String, String)] = [
@@ -64,15 +64,15 @@ struct PublishingPackageTests {
                 )
             }
             await env.scanAll()
-            for id in assetIds { #expect(try env.database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
+            for id in assetIds { #expect(try await env.database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
             // The upload keeps only the last component of a name; give some the raw hostile names as an older row might hold.
             for (id, name) in [(assetIds[0], "../../etc/passwd"), (assetIds[1], "/CON"), (assetIds[2], "..\\..\\boot.ini"), (assetIds[5], "..")] {
-                try env.sql("UPDATE asset SET originalName = ? WHERE id = ?", [name, id])
+                try await env.sql("UPDATE asset SET originalName = ? WHERE id = ?", [name, id])
             }
 
             let rid = try await client.publishSubmit(env, token: author)
             #expect(await env.buildAll() == 1)
-            let request = try env.request(rid)
+            let request = try await env.request(rid)
             #expect(request.state == .pending, "build failed: \(request.failureReason ?? "")")
             let zip = env.stagedZip(rid)
             let listing = try await expectPackageMatchesManifest(zip)
@@ -127,12 +127,12 @@ struct PublishingPackageTests {
     func signatureVerifiesAndDetectsOneByte() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let rid = try await client.publishSubmit(env, token: author)
             #expect(await env.buildAll() == 1)
-            let request = try env.request(rid)
+            let request = try await env.request(rid)
             let zipURL = env.stagedZip(rid)
 
             // The key the server signs with is the one created in data/keys, readable by the owner only.
@@ -190,22 +190,22 @@ struct PublishingPackageTests {
     func sameSnapshotSameBytes() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let rid = try await client.publishSubmit(env, token: author)
             #expect(await env.buildAll() == 1)
-            let first = try env.request(rid)
+            let first = try await env.request(rid)
             #expect(first.state == .pending)
             let firstBytes = try Data(contentsOf: env.stagedZip(rid))
             #expect(PublishFixtures.sha256(firstBytes) == first.zipSha256)
 
             try await Task.sleep(for: .milliseconds(1_100))
             // Re-queue the same request (what recovery does), and build it again through the same code path.
-            try env.sql("UPDATE publishRequest SET state = 'building' WHERE id = ?", [rid])
-            try env.sql("INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", [rid, Date().timeIntervalSince1970])
+            try await env.sql("UPDATE publishRequest SET state = 'building' WHERE id = ?", [rid])
+            try await env.sql("INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", [rid, Date().timeIntervalSince1970])
             #expect(await env.buildAll() == 1)
-            let second = try env.request(rid)
+            let second = try await env.request(rid)
             #expect(second.state == .pending)
             #expect(second.zipSha256 == first.zipSha256, "a rebuild of the same snapshot changed the SHA-256")
             #expect(second.zipSize == first.zipSize)
@@ -218,20 +218,20 @@ struct PublishingPackageTests {
     func buildFailsOnMissingFile() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let ids = try await env.addCleanMedia(client, token: author)
-            let asset = try #require(try env.database.asset(id: ids[1]))
+            let asset = try #require(try await env.database.asset(id: ids[1]))
             let rid = try await client.publishSubmit(env, token: author)
             try FileManager.default.removeItem(at: env.paths.absolute(asset.storedPath))
             #expect(await env.buildAll() == 1)
-            let request = try env.request(rid)
+            let request = try await env.request(rid)
             #expect(request.state == .failed)
             #expect(request.failureReason?.contains("“intro.mp4” is missing") == true, "\(request.failureReason ?? "")")
             #expect(!env.exists(env.stagingFolder(rid)), "the staging folder of a failed build was kept")
-            #expect(try env.tour().state == .draft)
-            #expect(try env.auditCount("publish.failed", objectId: rid) == 1)
-            #expect(try env.database.queuedBuilds().isEmpty)
+            await #expect(try env.tour().state == .draft)
+            await #expect(try env.auditCount("publish.failed", objectId: rid) == 1)
+            #expect(try await env.database.queuedBuilds().isEmpty)
             let state = try await client.publishState(rid, token: author)
             #expect(state["state"] as? String == "failed")
             #expect((state["failureReason"] as? String)?.contains("missing") == true)
@@ -250,7 +250,7 @@ struct PublishingPackageTests {
     func buildFailsWhenRescanFindsMalware() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let marker = "TRAIL-LATE-SIGNATURE-\(UUID().uuidString)"
@@ -262,7 +262,7 @@ struct PublishingPackageTests {
                 contentType: "text/plain"
             )
             #expect(await env.scanAll() == 1)
-            #expect(try env.database.asset(id: lateId)?.scanStatus == .clean)
+            #expect(try await env.database.asset(id: lateId)?.scanStatus == .clean)
 
             // Today's signatures know the file: a body signature for its marker (the scanner reloads before the re-scan).
             let hex = marker.utf8.map { String(format: "%02x", $0) }.joined()
@@ -270,17 +270,17 @@ struct PublishingPackageTests {
 
             let rid = try await client.publishSubmit(env, token: author)
             #expect(await env.buildAll() == 1)
-            let request = try env.request(rid)
+            let request = try await env.request(rid)
             #expect(request.state == .failed)
             let reason = request.failureReason ?? ""
             #expect(reason.contains("the re-scan found a problem in “ranger.txt”"), "\(reason)")
             #expect(reason.contains("Trail.Test.Late"), "\(reason)")
             #expect(!env.exists(env.stagingFolder(rid)))
-            #expect(try env.tour().state == .draft)
+            await #expect(try env.tour().state == .draft)
             // The asset goes back through the scan queue and ends infected, in quarantine.
-            #expect(try env.database.scanJobCount() == 1)
+            #expect(try await env.database.scanJobCount() == 1)
             #expect(await env.scanAll() == 1)
-            let asset = try #require(try env.database.asset(id: lateId))
+            let asset = try #require(try await env.database.asset(id: lateId))
             #expect(asset.scanStatus == .infected)
             #expect(asset.storedPath.hasPrefix("quarantine/"))
             let response = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
@@ -293,7 +293,7 @@ struct PublishingPackageTests {
     func buildFailsWithoutSignatures() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let rid = try await client.publishSubmit(env, token: author)
@@ -302,7 +302,7 @@ struct PublishingPackageTests {
             try FileManager.default.createDirectory(at: env.signatures, withIntermediateDirectories: true)
             let restarted = try await env.reopen()
             #expect(await restarted.buildAll() == 1)
-            let request = try restarted.request(rid)
+            let request = try await restarted.request(rid)
             #expect(request.state == .failed)
             #expect(request.failureReason?.contains("no signature database") == true, "\(request.failureReason ?? "")")
         }

@@ -20,8 +20,9 @@ import Glibc
 @Suite("Publishing: crash safety and recovery")
 struct PublishingRecoveryTests {
     /// Every packageVersion row names a zip that is there.
-    static func expectEveryVersionHasItsZip(_ database: AppDatabase, paths: DataPaths, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let rows = try database.writer.read { try PackageVersion.fetchAll($0) }
+    static func expectEveryVersionHasItsZip(_ database: AppDatabase, paths: DataPaths, sourceLocation: SourceLocation = #_sourceLocation) async throws
+    {
+        let rows = try await database.read { try PackageVersion.fetchAll($0) }
         for row in rows {
             #expect(
                 FileManager.default.fileExists(atPath: paths.absolute(row.storedPath).path),
@@ -36,14 +37,14 @@ struct PublishingRecoveryTests {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in try await env.addCleanMedia(client, token: try env.token("author@test.org")) }
-        let request = try env.database.startPublish(
+        let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
         // The crash: the builder had started (one attempt), copied a file, and was writing the zip.
-        try env.sql("UPDATE buildJob SET attempts = 1 WHERE requestId = ?", [request.id])
-        try env.sql("UPDATE publishRequest SET filesDone = 1, bytesDone = 40000 WHERE id = ?", [request.id])
+        try await env.sql("UPDATE buildJob SET attempts = 1 WHERE requestId = ?", [request.id])
+        try await env.sql("UPDATE publishRequest SET filesDone = 1, bytesDone = 40000 WHERE id = ?", [request.id])
         let files = env.stagingFolder(request.id).appendingPathComponent("files")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
         try Data("half a file".utf8).write(to: files.appendingPathComponent(String(repeating: "0", count: 64)))
@@ -51,12 +52,12 @@ struct PublishingRecoveryTests {
 
         // The restart: a fresh app on the same files, recovery, then the build service.
         let restarted = try await env.reopen()
-        let report = try PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
+        let report = try await PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
         #expect(report.staleStagingFolders == 0, "the staging folder of an open request was removed: \(report)")
-        #expect(try restarted.request(request.id).state == .building)
-        #expect(try restarted.database.queuedBuilds().map(\.id) == [request.id])
+        await #expect(try restarted.request(request.id).state == .building)
+        #expect(try await restarted.database.queuedBuilds().map(\.id) == [request.id])
         #expect(await restarted.buildAll() == 1)
-        let rebuilt = try restarted.request(request.id)
+        let rebuilt = try await restarted.request(request.id)
         #expect(rebuilt.state == .pending, "\(rebuilt.state) \(rebuilt.failureReason ?? "")")
         #expect(rebuilt.filesDone == rebuilt.filesTotal && rebuilt.filesTotal == 4, "three files and the video's captions")
         #expect(!restarted.exists(restarted.stagingFolder(request.id).appendingPathComponent("package.zip.partial")))
@@ -70,19 +71,19 @@ struct PublishingRecoveryTests {
     func tooManyInterruptionsFail() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let request = try env.database.startPublish(
+        let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
-        try env.sql("UPDATE buildJob SET attempts = 3 WHERE requestId = ?", [request.id])
+        try await env.sql("UPDATE buildJob SET attempts = 3 WHERE requestId = ?", [request.id])
         let restarted = try await env.reopen()
-        try PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
+        try await PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
         #expect(await restarted.buildAll() == 1)
-        let failed = try restarted.request(request.id)
+        let failed = try await restarted.request(request.id)
         #expect(failed.state == .failed)
         #expect(failed.failureReason?.contains("interrupted 3 times") == true, "\(failed.failureReason ?? "")")
-        #expect(try restarted.tour().state == .draft)
+        await #expect(try restarted.tour().state == .draft)
         #expect(!restarted.exists(restarted.stagingFolder(request.id)))
     }
 
@@ -90,7 +91,7 @@ struct PublishingRecoveryTests {
     func recoveryRemovesOrphans() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in try await env.addCleanMedia(client, token: author) }
         // Version 1, released through the API.
         let released = try await env.readyRequest(approvers: ["reviewer@test.org"])
@@ -101,20 +102,20 @@ struct PublishingRecoveryTests {
         let packageId = released.packageId
         // A denied request whose staging folder was left behind (denied straight in the database, so nothing removed it),
         // a stray folder, a zip for a version that has no row, and a folder of a package that does not exist.
-        let denied = try env.database.startPublish(
+        let denied = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
         #expect(await env.buildAll() == 1)
-        try env.database.deny(requestId: denied.id, reviewer: try env.user("reviewer@test.org"), comment: "No.", actor: .system)
+        try await env.database.deny(requestId: denied.id, reviewer: try env.user("reviewer@test.org"), comment: "No.", actor: .system)
         #expect(env.exists(env.stagedZip(denied.id)))
         try FileManager.default.createDirectory(at: env.paths.staging.appendingPathComponent("not-a-request"), withIntermediateDirectories: true)
         try Data("orphan".utf8).write(to: env.packageZip(packageId, version: 2))
         try FileManager.default.createDirectory(at: env.paths.packages.appendingPathComponent("ghost"), withIntermediateDirectories: true)
         try Data("ghost".utf8).write(to: env.paths.packages.appendingPathComponent("ghost/1.zip"))
         // And an open request, whose staging folder must stay.
-        let open = try env.database.startPublish(
+        let open = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
@@ -122,7 +123,7 @@ struct PublishingRecoveryTests {
         #expect(await env.buildAll() == 1)
 
         let restarted = try await env.reopen()
-        let report = try PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
+        let report = try await PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
         #expect(report.staleStagingFolders == 2, "\(report)")
         #expect(report.orphanZips == 2, "\(report)")
         #expect(report.lostBuilds == 0, "\(report)")
@@ -132,16 +133,16 @@ struct PublishingRecoveryTests {
         #expect(!restarted.exists(restarted.paths.packages.appendingPathComponent("ghost/1.zip")))
         #expect(restarted.exists(restarted.packageZip(packageId, version: 1)), "recovery removed a released zip")
         #expect(restarted.exists(restarted.stagedZip(open.id)), "recovery removed an open request's package")
-        try Self.expectEveryVersionHasItsZip(restarted.database, paths: restarted.paths)
+        try await Self.expectEveryVersionHasItsZip(restarted.database, paths: restarted.paths)
         // A second run finds nothing more.
-        #expect(try PublishingRecovery.run(database: restarted.database, paths: restarted.paths) == PublishingRecovery.Report())
+        await #expect(try PublishingRecovery.run(database: restarted.database, paths: restarted.paths) == PublishingRecovery.Report())
     }
 
     @Test("A crash between the release's file move and its commit: the stray zip goes, the request is rebuilt (same bytes) and is ready again")
     func crashDuringPush() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in try await env.addCleanMedia(client, token: author) }
         let ready = try await env.readyRequest()
         #expect(ready.state == .ready)
@@ -151,12 +152,12 @@ struct PublishingRecoveryTests {
         #expect(rename(env.stagedZip(ready.id).path, target.path) == 0)
 
         let restarted = try await env.reopen()
-        let report = try PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
+        let report = try await PublishingRecovery.run(database: restarted.database, paths: restarted.paths)
         #expect(report.orphanZips == 1 && report.lostBuilds == 1, "\(report)")
         #expect(!restarted.exists(target))
-        #expect(try restarted.request(ready.id).state == .building)
+        await #expect(try restarted.request(ready.id).state == .building)
         #expect(await restarted.buildAll() == 1)
-        let rebuilt = try restarted.request(ready.id)
+        let rebuilt = try await restarted.request(ready.id)
         #expect(rebuilt.zipSha256 == ready.zipSha256, "the rebuild changed the bytes the reviewers approved")
         #expect(rebuilt.state == .ready, "the approved request came back \(rebuilt.state) after the rebuild")
         try await restarted.app.test { client in
@@ -165,7 +166,7 @@ struct PublishingRecoveryTests {
         }
         #expect(restarted.exists(target))
         #expect(try PackageHashing.sha256(ofFileAt: target).0 == ready.zipSha256)
-        try Self.expectEveryVersionHasItsZip(restarted.database, paths: restarted.paths)
+        try await Self.expectEveryVersionHasItsZip(restarted.database, paths: restarted.paths)
     }
 
     // MARK: kill -9 of the real server

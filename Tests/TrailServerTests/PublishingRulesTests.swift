@@ -14,11 +14,11 @@ import Testing
 struct PublishingRulesTests {
     /// A built, pending request of the seed tour with clean media, submitted by `submitter`.
     static func pendingRequest(_ env: PublishEnv, _ client: some TestClientProtocol, submitter: String = "author@test.org") async throws -> String {
-        let token = try env.token(submitter)
+        let token = try await env.token(submitter)
         try await env.addCleanMedia(client, token: token)
         let rid = try await client.publishSubmit(env, token: token)
         #expect(await env.buildAll() == 1)
-        let built = try env.request(rid)
+        let built = try await env.request(rid)
         #expect(built.state == .pending, "build failed: \(built.failureReason ?? "")")
         return rid
     }
@@ -33,8 +33,8 @@ struct PublishingRulesTests {
             let response = try await client.publishAction(rid, "approve", token: try env.token("manager@test.org"))
             #expect(response.status == .forbidden, "\(response.status) \(response.text)")
             #expect(response.errorMessage?.contains("someone else") == true, "\(response.text)")
-            #expect(try env.reviews(rid).isEmpty)
-            #expect(try env.request(rid).state == .pending)
+            await #expect(try env.reviews(rid).isEmpty)
+            await #expect(try env.request(rid).state == .pending)
             // The page does not offer it either, and a forged form post is refused the same way.
             var manager = try await client.signIn("manager@test.org")
             let page = try await client.get("/requests/\(rid)", session: manager)
@@ -42,12 +42,12 @@ struct PublishingRulesTests {
             #expect(!page.text.contains("id=\"approve-form\""), "the submitter is offered the approve form")
             let post = try await client.post("/requests/\(rid)/approve", form: [:], session: manager)
             #expect(post.status == .forbidden)
-            #expect(try env.reviews(rid).isEmpty)
+            await #expect(try env.reviews(rid).isEmpty)
 
             // An author of the site who is not a reviewer cannot approve anyone's request.
             let author = try await client.publishAction(rid, "approve", token: try env.token("author@test.org"))
             #expect(author.status == .forbidden)
-            #expect(try env.reviews(rid).isEmpty)
+            await #expect(try env.reviews(rid).isEmpty)
         }
     }
 
@@ -57,7 +57,7 @@ struct PublishingRulesTests {
         defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
-            let reviewer = try env.token("reviewer@test.org")
+            let reviewer = try await env.token("reviewer@test.org")
             #expect(try await client.publishAction(rid, "approve", token: reviewer).status == .ok)
             let again = try await client.publishAction(rid, "approve", token: reviewer)
             #expect(again.status == .conflict, "\(again.status) \(again.text)")
@@ -66,8 +66,8 @@ struct PublishingRulesTests {
             #expect(state["state"] as? String == "pending")
             let deny = try await client.publishAction(rid, "deny", token: reviewer, json: #"{"comment":"changed my mind"}"#)
             #expect(deny.status == .conflict)
-            #expect(try env.reviews(rid).count == 1)
-            #expect(try env.request(rid).state == .pending)
+            await #expect(try env.reviews(rid).count == 1)
+            await #expect(try env.request(rid).state == .pending)
         }
     }
 
@@ -91,8 +91,8 @@ struct PublishingRulesTests {
             #expect(denyAgain.status == .conflict)
             let push = try await client.publishAction(rid, "push", token: try env.token("manager@test.org"))
             #expect(push.status == .conflict)
-            #expect(try env.request(rid).state == .denied)
-            #expect(try env.reviews(rid).map(\.decision) == [.deny])
+            await #expect(try env.request(rid).state == .denied)
+            await #expect(try env.reviews(rid).map(\.decision) == [.deny])
         }
     }
 
@@ -100,7 +100,7 @@ struct PublishingRulesTests {
     func pushBeforeReady() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let rid = try await client.publishSubmit(env, token: author)
@@ -112,14 +112,14 @@ struct PublishingRulesTests {
             #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer@test.org")).status == .ok)
             push = try await client.publishAction(rid, "push", token: try env.token("manager@test.org"))
             #expect(push.status == .conflict, "push with 1 of 2 approvals: \(push.status)")
-            #expect(try env.request(rid).state == .pending)
-            #expect(try env.database.package(tourId: env.seed.tourId)?.currentVersion == nil)
-            #expect(!FileManager.default.fileExists(atPath: env.paths.packages.appendingPathComponent(try env.request(rid).packageId).path))
+            await #expect(try env.request(rid).state == .pending)
+            #expect(try await env.database.package(tourId: env.seed.tourId)?.currentVersion == nil)
+            await #expect(!FileManager.default.fileExists(atPath: env.paths.packages.appendingPathComponent(try env.request(rid).packageId).path))
             // And a reviewer who is not the author or a manager cannot push a ready request.
             #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer2@test.org")).status == .ok)
             push = try await client.publishAction(rid, "push", token: try env.token("reviewer@test.org"))
             #expect(push.status == .forbidden, "a reviewer pushed: \(push.status)")
-            #expect(try env.request(rid).state == .ready)
+            await #expect(try env.request(rid).state == .ready)
         }
     }
 
@@ -127,11 +127,11 @@ struct PublishingRulesTests {
     func otherSiteReviewer() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        try env.addMember("bravo-reviewer@test.org", role: .reviewer, siteId: env.seed.bravoId)
+        try await env.addMember("bravo-reviewer@test.org", role: .reviewer, siteId: env.seed.bravoId)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             for email in ["outsider@test.org", "bravo-reviewer@test.org"] {
-                let token = try env.token(email)
+                let token = try await env.token(email)
                 let read = try await client.api(.get, "/api/v1/manage/publish-requests/\(rid)", token: token)
                 #expect(read.status == .notFound, "\(email) read: \(read.status)")
                 for action in ["approve", "push", "withdraw"] {
@@ -149,8 +149,8 @@ struct PublishingRulesTests {
                 let post = try await client.post("/requests/\(rid)/approve", form: [:], session: session)
                 #expect(post.status == .notFound || post.status == .forbidden)
             }
-            #expect(try env.reviews(rid).isEmpty)
-            #expect(try env.request(rid).state == .pending)
+            await #expect(try env.reviews(rid).isEmpty)
+            await #expect(try env.request(rid).state == .pending)
         }
     }
 
@@ -160,7 +160,7 @@ struct PublishingRulesTests {
         defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
-            let token = try env.token("reviewer@test.org")
+            let token = try await env.token("reviewer@test.org")
             for body in [nil, #"{}"#, #"{"comment":"   "}"#] {
                 let response = try await client.publishAction(rid, "deny", token: token, json: body)
                 #expect(response.status == .unprocessableContent, "body \(body ?? "none"): \(response.status)")
@@ -172,9 +172,9 @@ struct PublishingRulesTests {
             let page = try await client.post("/requests/\(rid)/deny", form: ["comment": ""], session: session)
             #expect(page.status == .unprocessableContent)
             #expect(page.text.contains("a denial needs a comment"), "the page does not say why")
-            #expect(try env.request(rid).state == .pending)
-            #expect(try env.reviews(rid).isEmpty)
-            #expect(try env.tour().state == .inReview)
+            await #expect(try env.request(rid).state == .pending)
+            await #expect(try env.reviews(rid).isEmpty)
+            await #expect(try env.tour().state == .inReview)
         }
     }
 
@@ -194,12 +194,12 @@ struct PublishingRulesTests {
             )
             #expect(deny.status == .ok, "\(deny.text)")
             #expect(deny.jsonObject["denialComment"] as? String == comment)
-            #expect(try env.tour().state == .draft)
-            #expect(try env.tour().reviewComment == comment)
+            await #expect(try env.tour().state == .draft)
+            await #expect(try env.tour().reviewComment == comment)
             #expect(!env.exists(env.stagingFolder(rid)), "the staging folder of a denied request was kept")
-            #expect(try env.auditCount("publish.deny", objectId: rid) == 1)
+            await #expect(try env.auditCount("publish.deny", objectId: rid) == 1)
 
-            let author = try env.token("author@test.org")
+            let author = try await env.token("author@test.org")
             let edit = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)", token: author, json: #"{"description":"Fixed."}"#)
             #expect(edit.status == .ok, "the tour is still locked after the denial: \(edit.status)")
             let session = try await client.signIn("author@test.org")
@@ -210,7 +210,7 @@ struct PublishingRulesTests {
 
             // The next submission clears the comment.
             _ = try await client.publishSubmit(env, token: author)
-            #expect(try env.tour().reviewComment == nil)
+            await #expect(try env.tour().reviewComment == nil)
         }
     }
 
@@ -220,13 +220,13 @@ struct PublishingRulesTests {
         defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
-            let author = try env.token("author@test.org")
+            let author = try await env.token("author@test.org")
             let stranger = try await client.publishAction(rid, "withdraw", token: try env.token("reviewer@test.org"))
             #expect(stranger.status == .forbidden, "a reviewer withdrew someone else's request: \(stranger.status)")
             let response = try await client.publishAction(rid, "withdraw", token: author)
             #expect(response.status == .ok, "\(response.text)")
             #expect(response.jsonObject["state"] as? String == "withdrawn")
-            #expect(try env.tour().state == .draft)
+            await #expect(try env.tour().state == .draft)
             #expect(!env.exists(env.stagingFolder(rid)))
             let edit = try await client.api(.patch, "/api/v1/manage/tours/\(env.seed.tourId)", token: author, json: #"{"description":"Again."}"#)
             #expect(edit.status == .ok)
@@ -240,8 +240,8 @@ struct PublishingRulesTests {
             let page = try await client.post("/requests/\(rid2)/withdraw", form: [:], session: session)
             #expect(page.status == .seeOther && page.location == "/tours/\(env.seed.tourId)")
             #expect(await env.buildAll() == 0)
-            #expect(try env.request(rid2).state == .withdrawn)
-            #expect(try env.tour().state == .draft)
+            await #expect(try env.request(rid2).state == .withdrawn)
+            await #expect(try env.tour().state == .draft)
         }
     }
 
@@ -249,18 +249,18 @@ struct PublishingRulesTests {
     func readOnlyWhileOpen() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
             let rid = try await client.publishSubmit(env, token: author)
-            let before = try env.tour()
+            let before = try await env.tour()
             for state in ["building", "pending", "ready"] {
                 if state == "pending" { #expect(await env.buildAll() == 1) }
                 if state == "ready" {
                     #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer@test.org")).status == .ok)
                 }
-                #expect(try env.request(rid).state.rawValue == state)
+                await #expect(try env.request(rid).state.rawValue == state)
                 let edits: [(HTTPRequest.Method, String, String?)] = [
                     (.patch, tourURI, #"{"name":"Renamed"}"#),
                     (.patch, tourURI, #"{"frame":{"north":44.5,"south":44.3,"east":-121.9,"west":-122.3}}"#),
@@ -297,9 +297,9 @@ struct PublishingRulesTests {
                 )
                 #expect(post.status == .conflict, "\(state): the edit form answered \(post.status)")
             }
-            let after = try env.tour()
+            let after = try await env.tour()
             #expect(after.name == before.name && after.frame == before.frame)
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).map(\.name) == ["Fish Lake"])
+            #expect(try await env.database.waypoints(tourId: env.seed.tourId).map(\.name) == ["Fish Lake"])
         }
     }
 
@@ -307,7 +307,7 @@ struct PublishingRulesTests {
     func notReadyChecklist() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             // A new tour: no frame, no waypoints.
             let created = try await client.api(
@@ -331,12 +331,12 @@ struct PublishingRulesTests {
                 fileName: "unscanned.png",
                 contentType: "image/png"
             )
-            let outside = try env.database.createWaypoint(
+            let outside = try await env.database.createWaypoint(
                 tourId: env.seed.tourId,
                 WaypointInput(name: "Far Ridge", description: "", latitude: 44.41, longitude: -122.1),
                 actor: .system
             )
-            try env.sql("UPDATE waypoint SET latitude = 45.5 WHERE id = ?", [outside.id!])
+            try await env.sql("UPDATE waypoint SET latitude = 45.5 WHERE id = ?", [outside.id!])
             response = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
             #expect(response.status == .unprocessableContent)
             var items = Set(response.errorFields.values)
@@ -345,13 +345,16 @@ struct PublishingRulesTests {
             #expect(items.count == 2, "\(items)")
 
             // Without a frame as well: every item at once.
-            try env.sql("UPDATE tour SET frameNorth = NULL, frameSouth = NULL, frameEast = NULL, frameWest = NULL WHERE id = ?", [env.seed.tourId])
+            try await env.sql(
+                "UPDATE tour SET frameNorth = NULL, frameSouth = NULL, frameEast = NULL, frameWest = NULL WHERE id = ?",
+                [env.seed.tourId]
+            )
             response = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
             #expect(response.status == .unprocessableContent)
             items = Set(response.errorFields.values)
             #expect(items == ["Set the map frame.", "File “unscanned.png” at “Fish Lake” is pending, not clean."], "\(items)")
-            #expect(try env.database.requests(tourId: env.seed.tourId).isEmpty, "a request was made for a tour that is not ready")
-            #expect(try env.tour().state == .draft)
+            #expect(try await env.database.requests(tourId: env.seed.tourId).isEmpty, "a request was made for a tour that is not ready")
+            await #expect(try env.tour().state == .draft)
 
             // The tour page shows the list and no submit button; the panel's submit redirects back with the list.
             var session = try await client.signIn("author@test.org")
@@ -371,9 +374,9 @@ struct PublishingRulesTests {
             #expect(post.status == .seeOther && post.location == "/tours/\(env.seed.tourId)#publish")
 
             // An infected file is listed too.
-            try env.sql("UPDATE asset SET scanStatus = 'infected' WHERE id = ?", [pendingId])
+            try await env.sql("UPDATE asset SET scanStatus = 'infected' WHERE id = ?", [pendingId])
             #expect(
-                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains(
+                try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains(
                     "File “unscanned.png” at “Fish Lake” is infected, not clean."
                 )
             )

@@ -20,10 +20,10 @@ import Testing
             paths: env.paths,
             tileSettings: env.app.dependencies.tileSettings
         )
-        let author = try env.user("author@test.org")
-        let authorActor = try env.actor("author@test.org")
-        let reviewer = try env.user("reviewer@test.org")
-        let reviewerActor = try env.actor("reviewer@test.org")
+        let author = try await env.user("author@test.org")
+        let authorActor = try await env.actor("author@test.org")
+        let reviewer = try await env.user("reviewer@test.org")
+        let reviewerActor = try await env.actor("reviewer@test.org")
 
         // Release: the staged zip becomes the version's file, and the staging folder goes.
         let ready = try await env.readyRequest(approvers: ["reviewer@test.org"])
@@ -37,14 +37,14 @@ import Testing
         #expect(await env.buildAll() == 1)
         #expect(env.exists(env.stagedZip(denied.id)))
         try await service.deny(requestId: denied.id, reviewer: reviewer, comment: "The map is missing.", actor: reviewerActor)
-        #expect(try env.request(denied.id).state == .denied)
+        await #expect(try env.request(denied.id).state == .denied)
         #expect(!env.exists(env.stagingFolder(denied.id)))
 
         // Withdraw: the same.
         let withdrawn = try await service.submit(tourId: env.seed.tourId, user: author, actor: authorActor)
         #expect(await env.buildAll() == 1)
         _ = try await service.withdraw(requestId: withdrawn.id, user: author, actor: authorActor)
-        #expect(try env.request(withdrawn.id).state == .withdrawn)
+        await #expect(try env.request(withdrawn.id).state == .withdrawn)
         #expect(!env.exists(env.stagingFolder(withdrawn.id)))
 
         // Rules: a reviewer cannot submit a tour or unpublish a package; the package stays listed.
@@ -52,7 +52,7 @@ import Testing
         await #expect(throws: Forbidden.self) {
             try await service.setVisible(packageId: version.packageId, visible: false, user: reviewer, actor: reviewerActor)
         }
-        #expect(try env.package(version.packageId).isVisible)
+        await #expect(try env.package(version.packageId).isVisible)
     }
 
     @Test("the navigation badge's COUNT(*) agrees with the review queue for authors, reviewers, managers and admins")
@@ -63,30 +63,36 @@ import Testing
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
         let emails = ["author@test.org", "reviewer@test.org", "reviewer2@test.org", "manager@test.org", "admin@test.org"]
-        func counts() throws -> [String: Int] {
-            try Dictionary(uniqueKeysWithValues: emails.map { email in (email, try env.database.reviewQueueCount(for: env.user(email))) })
+        func counts() async throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for email in emails { counts[email] = try await env.database.reviewQueueCount(for: env.user(email)) }
+            return counts
         }
-        func expectedFromQueue() throws -> [String: Int] {
-            try Dictionary(
-                uniqueKeysWithValues: emails.map { email in
-                    let user = try env.user(email)
-                    return (email, try env.database.reviewQueue(for: user).filter { !$0.reviewedByMe && $0.request.authorId != user.id }.count)
-                }
-            )
+        func expectedFromQueue() async throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for email in emails {
+                let user = try await env.user(email)
+                counts[email] = try await env.database.reviewQueue(for: user).filter { !$0.reviewedByMe && $0.request.authorId != user.id }.count
+            }
+            return counts
         }
-        _ = try env.addMember("reviewer2@test.org", role: .reviewer)
-        #expect(try counts() == Dictionary(uniqueKeysWithValues: emails.map { ($0, 0) }))
-        let request = try env.database.startPublish(
+        _ = try await env.addMember("reviewer2@test.org", role: .reviewer)
+        await #expect(try counts() == Dictionary(uniqueKeysWithValues: emails.map { ($0, 0) }))
+        let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
         #expect(await env.buildAll() == 1)
-        #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 1, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
-        #expect(try counts() == expectedFromQueue())
-        _ = try env.database.approve(requestId: request.id, reviewer: try env.user("reviewer@test.org"), comment: "", actor: .system)
-        #expect(try counts() == ["author@test.org": 0, "reviewer@test.org": 0, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1])
-        #expect(try counts() == expectedFromQueue())
+        await #expect(
+            try counts() == ["author@test.org": 0, "reviewer@test.org": 1, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1]
+        )
+        await #expect(try counts() == expectedFromQueue())
+        _ = try await env.database.approve(requestId: request.id, reviewer: try env.user("reviewer@test.org"), comment: "", actor: .system)
+        await #expect(
+            try counts() == ["author@test.org": 0, "reviewer@test.org": 0, "reviewer2@test.org": 1, "manager@test.org": 1, "admin@test.org": 1]
+        )
+        await #expect(try counts() == expectedFromQueue())
     }
 
     @Test("a stored file whose bytes changed after submission (same size) fails the build, named; no package (the builder checks sizes only)")
@@ -96,8 +102,8 @@ import Testing
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
-        let video = try #require(try env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .video })
-        let request = try env.database.startPublish(
+        let video = try #require(try await env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .video })
+        let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
@@ -109,7 +115,7 @@ import Testing
         bytes[bytes.count / 2] ^= 0xFF
         try bytes.write(to: stored)
         #expect(await env.buildAll() == 1)
-        let failed = try env.request(request.id)
+        let failed = try await env.request(request.id)
         #expect(failed.state == .failed, "\(failed.state)")
         #expect(failed.failureReason?.contains("intro.mp4") == true, "\(failed.failureReason ?? "")")
         #expect(!env.exists(env.stagedZip(request.id)))

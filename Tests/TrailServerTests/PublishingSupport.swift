@@ -45,8 +45,8 @@ struct PublishEnv {
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)
         let env = try await open(folder: folder, seed: nil, scanner: scanner, configure: configure)
-        try env.setRequiredApprovals(requiredApprovals)
-        try env.addMember("reviewer2@test.org", role: .reviewer)
+        try await env.setRequiredApprovals(requiredApprovals)
+        try await env.addMember("reviewer2@test.org", role: .reviewer)
         return env
     }
 
@@ -82,7 +82,9 @@ struct PublishEnv {
             config.clamavDatabaseFolders = [signatures.path]
             configure(&config)
         }
-        return PublishEnv(app: app, seed: try seed ?? app.seed(), folder: folder, signatures: signatures)
+        var chosenSeed = seed
+        if chosenSeed == nil { chosenSeed = try await app.seed() }
+        return PublishEnv(app: app, seed: chosenSeed!, folder: folder, signatures: signatures)
     }
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
@@ -90,10 +92,10 @@ struct PublishEnv {
     // MARK: People
 
     @discardableResult
-    func addMember(_ email: String, role: SiteRole, siteId: Int64? = nil) throws -> Int64 {
-        let user =
-            try database.user(email: email)
-            ?? database.createUser(
+    func addMember(_ email: String, role: SiteRole, siteId: Int64? = nil) async throws -> Int64 {
+        var user = try await database.user(email: email)
+        if user == nil {
+            user = try await database.createUser(
                 email: email,
                 displayName: email.components(separatedBy: "@")[0],
                 password: TestApp.password,
@@ -101,28 +103,29 @@ struct PublishEnv {
                 bcryptCost: 4,
                 actor: .system
             )
-        try database.setMembership(siteId: siteId ?? seed.alphaId, email: email, role: role, actor: .system)
-        return user.id!
+        }
+        try await database.setMembership(siteId: siteId ?? seed.alphaId, email: email, role: role, actor: .system)
+        return user!.id!
     }
 
-    func token(_ email: String) throws -> String {
-        let user = try #require(try database.user(email: email), "no user \(email)")
-        return try database.createAPIToken(userId: user.id!, name: "publishing test", actor: .system).token
+    func token(_ email: String) async throws -> String {
+        let user = try #require(try await database.user(email: email), "no user \(email)")
+        return try await database.createAPIToken(userId: user.id!, name: "publishing test", actor: .system).token
     }
 
-    func user(_ email: String) throws -> AuthenticatedUser {
-        AuthenticatedUser(try #require(try database.user(email: email), "no user \(email)"))
+    func user(_ email: String) async throws -> AuthenticatedUser {
+        AuthenticatedUser(try #require(try await database.user(email: email), "no user \(email)"))
     }
 
-    func actor(_ email: String) throws -> AuditActor { AuditActor(userId: try user(email).id, ipAddress: "127.0.0.1") }
+    func actor(_ email: String) async throws -> AuditActor { AuditActor(userId: try await user(email).id, ipAddress: "127.0.0.1") }
 
     /// One statement in its own write transaction (synchronous, so tests call it from async code without a hop).
-    func sql(_ statement: String, _ arguments: StatementArguments = StatementArguments()) throws {
-        try database.writer.write { db in try db.execute(sql: statement, arguments: arguments) }
+    func sql(_ statement: String, _ arguments: StatementArguments = StatementArguments()) async throws {
+        try await database.write { db in try db.execute(sql: statement, arguments: arguments) }
     }
 
-    func setRequiredApprovals(_ count: Int, siteId: Int64? = nil) throws {
-        try database.writer.write { db in
+    func setRequiredApprovals(_ count: Int, siteId: Int64? = nil) async throws {
+        try await database.write { db in
             try db.execute(sql: "UPDATE site SET requiredApprovals = ? WHERE id = ?", arguments: [count, siteId ?? seed.alphaId])
         }
     }
@@ -142,17 +145,17 @@ struct PublishEnv {
 
     // MARK: Reading state
 
-    func request(_ id: String) throws -> PublishRequest { try #require(try database.publishRequest(id: id), "no request \(id)") }
+    func request(_ id: String) async throws -> PublishRequest { try #require(try await database.publishRequest(id: id), "no request \(id)") }
 
-    func tour(_ id: Int64? = nil) throws -> Tour {
+    func tour(_ id: Int64? = nil) async throws -> Tour {
         let id = id ?? seed.tourId
-        return try #require(try database.writer.read { try Tour.fetchOne($0, id: id) })
+        return try #require(try await database.read { try Tour.fetchOne($0, id: id) })
     }
 
-    func package(_ id: String) throws -> PackageRecord { try #require(try database.package(id: id), "no package \(id)") }
+    func package(_ id: String) async throws -> PackageRecord { try #require(try await database.package(id: id), "no package \(id)") }
 
-    func auditCount(_ action: String, objectId: String? = nil) throws -> Int {
-        try database.writer.read { db in
+    func auditCount(_ action: String, objectId: String? = nil) async throws -> Int {
+        try await database.read { db in
             if let objectId {
                 return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = ? AND objectId = ?", arguments: [action, objectId])
                     ?? 0
@@ -161,8 +164,8 @@ struct PublishEnv {
         }
     }
 
-    func reviews(_ requestId: String) throws -> [Review] {
-        try database.writer.read { try Review.filter(Column("requestId") == requestId).fetchAll($0) }
+    func reviews(_ requestId: String) async throws -> [Review] {
+        try await database.read { try Review.filter(Column("requestId") == requestId).fetchAll($0) }
     }
 
     func stagingFolder(_ requestId: String) -> URL { paths.staging.appendingPathComponent(requestId) }
@@ -188,7 +191,7 @@ struct PublishEnv {
             ids.append(try await client.publishUpload(self, token: token, data: data, fileName: name, contentType: type, waypointId: waypointId))
         }
         #expect(await scanAll() == files.count + 1, "the three files and the video's captions")
-        for id in ids { #expect(try database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
+        for id in ids { #expect(try await database.asset(id: id)?.scanStatus == .clean, "asset \(id) is not clean") }
         return ids
     }
 
@@ -198,14 +201,18 @@ struct PublishEnv {
         author: String = "author@test.org",
         approvers: [String] = ["reviewer@test.org", "reviewer2@test.org"]
     ) async throws -> PublishRequest {
-        let request = try database.startPublish(tourId: tourId ?? seed.tourId, actor: try actor(author), tiles: app.dependencies.tileSettings.current)
+        let request = try await database.startPublish(
+            tourId: tourId ?? seed.tourId,
+            actor: try actor(author),
+            tiles: app.dependencies.tileSettings.current
+        )
         #expect(await buildAll() == 1)
-        let built = try self.request(request.id)
+        let built = try await self.request(request.id)
         #expect(built.state == .pending, "build failed: \(built.failureReason ?? "")")
         for email in approvers {
-            _ = try database.approve(requestId: request.id, reviewer: try user(email), comment: "", actor: try actor(email))
+            _ = try await database.approve(requestId: request.id, reviewer: try user(email), comment: "", actor: try actor(email))
         }
-        return try self.request(request.id)
+        return try await self.request(request.id)
     }
 }
 

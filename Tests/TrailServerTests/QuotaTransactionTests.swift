@@ -35,9 +35,9 @@ import Testing
         )
     }
 
-    static func setQuota(_ database: AppDatabase, siteId: Int64, bytes: Int64) throws {
-        let site = try #require(try database.site(id: siteId))
-        _ = try database.updateSite(
+    static func setQuota(_ database: AppDatabase, siteId: Int64, bytes: Int64) async throws {
+        let site = try #require(try await database.site(id: siteId))
+        _ = try await database.updateSite(
             id: siteId,
             SiteInput(
                 slug: site.slug,
@@ -56,24 +56,24 @@ import Testing
     func theStoringTransactionDecides() async throws {
         let (app, seed) = try await TestApp.seeded()
         let database = app.database
-        try Self.setQuota(database, siteId: seed.alphaId, bytes: 100_000)
-        let other = try database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
-        _ = try database.replaceTileset(Self.tileset(tourId: seed.tourId, size: 60_000, name: "first"), actor: .system)
-        let before = try database.snapshot()
+        try await Self.setQuota(database, siteId: seed.alphaId, bytes: 100_000)
+        let other = try await database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
+        _ = try await database.replaceTileset(Self.tileset(tourId: seed.tourId, size: 60_000, name: "first"), actor: .system)
+        let before = try await database.snapshot()
         do {
             // Passed no earlier check: this is the race's second writer, whose check ran before the first file was stored.
-            _ = try database.replaceTileset(Self.tileset(tourId: other.id!, size: 60_000, name: "second"), actor: .system)
+            _ = try await database.replaceTileset(Self.tileset(tourId: other.id!, size: 60_000, name: "second"), actor: .system)
             Issue.record("a second tileset was stored past the quota")
         } catch let refusal as OverQuota {
             #expect(refusal.status == .contentTooLarge)
             #expect(refusal.message.contains("has used its storage quota"), "\(refusal.message)")
         }
-        try database.expectUnchanged(since: before)
-        #expect(try database.tileset(tourId: other.id!) == nil)
+        try await database.expectUnchanged(since: before)
+        #expect(try await database.tileset(tourId: other.id!) == nil)
         // The same tour's tileset replaced by a larger one: 60 000 given back, 90 000 taken, within 100 000.
-        _ = try database.replaceTileset(Self.tileset(tourId: seed.tourId, size: 90_000, name: "larger"), actor: .system)
-        #expect(try database.tileset(tourId: seed.tourId)?.size == 90_000)
-        #expect(try database.storedBytes(siteId: seed.alphaId) == 90_000)
+        _ = try await database.replaceTileset(Self.tileset(tourId: seed.tourId, size: 90_000, name: "larger"), actor: .system)
+        #expect(try await database.tileset(tourId: seed.tourId)?.size == 90_000)
+        #expect(try await database.storedBytes(siteId: seed.alphaId) == 90_000)
     }
 
     @Test(
@@ -86,10 +86,10 @@ import Testing
         try MBTilesFixture.write(.raster, to: fixture)
         let data = try Data(contentsOf: fixture)
         let quota = Int64(data.count) * 3 / 2
-        try Self.setQuota(env.database, siteId: env.seed.alphaId, bytes: quota)
-        let other = try env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
+        try await Self.setQuota(env.database, siteId: env.seed.alphaId, bytes: quota)
+        let other = try await env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
         let frame = TilesEnv.frame
-        _ = try env.database.setFrame(
+        _ = try await env.database.setFrame(
             tourId: other.id!,
             FrameInput(
                 north: frame.north,
@@ -102,7 +102,7 @@ import Testing
             maxAreaKm2: 2500,
             actor: .system
         )
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             async let first = client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, token: token)
             async let second = client.tilesUpload("/api/v1/manage/tours/\(other.id!)/tiles", data: data, token: token)
@@ -112,7 +112,7 @@ import Testing
             let refused = try #require(answers.first { $0.status == .contentTooLarge })
             #expect(refused.text.contains("has used its storage quota"), "\(refused.text)")
         }
-        #expect(try env.database.storedBytes(siteId: env.seed.alphaId) <= quota)
-        #expect(try env.database.scalar("SELECT COUNT(*) FROM tourTileset") as Int? == 1)
+        #expect(try await env.database.storedBytes(siteId: env.seed.alphaId) <= quota)
+        #expect(try await env.database.scalar("SELECT COUNT(*) FROM tourTileset") as Int? == 1)
     }
 }

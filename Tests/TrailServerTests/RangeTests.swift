@@ -18,13 +18,13 @@ struct RangeTests {
     func withCleanAsset(_ body: @Sendable (any TestClientProtocol, Int64, Data, String, String) async throws -> Void) async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: Self.size, seed: 11)
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: token, data: content, fileName: "range.png", contentType: "image/png")
             let id = try #require(response.mediaAssetId)
             #expect(await env.scanAll() == 1)
-            #expect(try env.asset(id).scanStatus == .clean)
+            await #expect(try env.asset(id).scanStatus == .clean)
             try await body(client, id, content, "\"\(MediaFixtures.sha256(content))\"", token)
         }
     }
@@ -165,7 +165,7 @@ struct RangeTests {
     func notClean() async throws {
         let env = try await MediaEnv.make(signatures: .none)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: Self.size), fileName: "p.png")
             let id = try #require(response.mediaAssetId)
@@ -183,7 +183,7 @@ struct RangeTests {
             let infected = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.eicar, fileName: "e.txt")
             let infectedId = try #require(infected.mediaAssetId)
             #expect(await env.scanAll() == 2)
-            #expect(try env.asset(infectedId).scanStatus == .infected)
+            await #expect(try env.asset(infectedId).scanStatus == .infected)
             let preview = try await client.execute(
                 uri: "/assets/\(infectedId)/content",
                 method: .get,

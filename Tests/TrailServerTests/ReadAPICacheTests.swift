@@ -62,7 +62,7 @@ import Testing
             #expect(Self.version(try await Self.get(client, detail)) == 2)
 
             // A rollback: version 1 again at once, byte for byte what it was (so its first ETag matches again).
-            let manager = try env.token("manager@test.org")
+            let manager = try await env.token("manager@test.org")
             #expect(try await client.managePackage(first.packageId, "rollback", token: manager, json: #"{"version":1}"#).status == .ok)
             #expect(try await Self.get(client, detail).body == detailV1.body)
             #expect(try await Self.get(client, list, ifNoneMatch: listETag).status == .notModified)
@@ -79,8 +79,8 @@ import Testing
             // A site renamed by an admin shows in /sites at once.
             let sitesBefore = try await Self.get(client, "/api/v1/sites")
             #expect(sitesBefore.text.contains("Alpha District"))
-            let site = try #require(try env.database.site(id: env.seed.alphaId))
-            _ = try env.database.updateSite(
+            let site = try #require(try await env.database.site(id: env.seed.alphaId))
+            _ = try await env.database.updateSite(
                 id: site.id!,
                 SiteInput(
                     slug: site.slug,

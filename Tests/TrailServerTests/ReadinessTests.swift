@@ -23,7 +23,7 @@ import Testing
     func signaturesDecideReadiness() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let admin = try env.token("admin@test.org")
+        let admin = try await env.token("admin@test.org")
         try await env.app.test { client in
             await env.scans.scanner.reloadIfChanged()
             let (status, json) = try await Self.readyz(client, token: admin)
@@ -53,8 +53,8 @@ import Testing
     func freeSpaceFloor() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
-        let admin = try env.token("admin@test.org")
+        let token = try await env.token("author@test.org")
+        let admin = try await env.token("admin@test.org")
         // An upload begun while there was room: its chunks are refused once the disk is below the floor.
         final class Box: @unchecked Sendable { var location = "" }
         let box = Box()
@@ -77,7 +77,7 @@ import Testing
             #expect(reasons.count == 1 && reasons[0].contains("below the floor") && reasons[0].contains("--min-free-space"), "\(reasons)")
 
             let uploadsBefore = env.files(in: "uploads")
-            let assetsBefore = try env.database.mediaScalar("SELECT COUNT(*) FROM asset") as Int?
+            let assetsBefore = try await env.database.scalar("SELECT COUNT(*) FROM asset") as Int?
             let multipart = try await client.execute(
                 uri: env.assetsURI,
                 method: .post,
@@ -93,7 +93,7 @@ import Testing
             #expect(chunk.status == .insufficientStorage507)
             #expect(try await client.tus(.head, begun, token: token).headers[.uploadOffset] == "0", "the begun upload is kept, at its offset")
             #expect(env.files(in: "uploads") == uploadsBefore)
-            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM asset") as Int? == assetsBefore)
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM asset") as Int? == assetsBefore)
 
             // Editing text goes on: a waypoint's description is saved.
             let saved = try await client.execute(
@@ -120,7 +120,7 @@ import Testing
             // Longer than the test takes on a loaded machine, so every call below falls inside one reuse window.
             config.readinessWriteCheckInterval = .seconds(3600)
         }
-        try app.seed()
+        try await app.seed()
         // Another connection sees every commit of the app's writer as a change of data_version.
         let observer = try DatabaseQueue(path: path)
         @Sendable func dataVersion() throws -> Int { try observer.read { try Int.fetchOne($0, sql: "PRAGMA data_version") ?? 0 } }
@@ -134,13 +134,13 @@ import Testing
             for _ in 0..<20 { _ = try await client.execute(uri: "/readyz", method: .get) }
             #expect(try dataVersion() == before, "no write for repeated anonymous calls")
             // A signed-in admin sees the reasons and numbers.
-            let admin = try #require(try app.database.user(email: "admin@test.org"))
-            let (token, _) = try app.database.createAPIToken(userId: admin.id!, name: "monitor", actor: .system)
+            let admin = try #require(try await app.database.user(email: "admin@test.org"))
+            let (token, _) = try await app.database.createAPIToken(userId: admin.id!, name: "monitor", actor: .system)
             let (_, details) = try await Self.readyz(client, token: token)
             #expect(details["reasons"] != nil && details["freeBytes"] != nil && details["signatures"] != nil, "\(details)")
             // An author does not.
-            let author = try #require(try app.database.user(email: "author@test.org"))
-            let (authorToken, _) = try app.database.createAPIToken(userId: author.id!, name: "x", actor: .system)
+            let author = try #require(try await app.database.user(email: "author@test.org"))
+            let (authorToken, _) = try await app.database.createAPIToken(userId: author.id!, name: "x", actor: .system)
             #expect(try await Self.readyz(client, token: authorToken).1.keys.sorted() == ["status"])
         }
         try await app.application.testLive { client in

@@ -72,28 +72,32 @@ enum RouteTemplate {
             config.clamavDatabaseFolders = [signatures.path]
         }
         await scanner.reloadIfChanged()
-        let box = SeedBox(try app.richSeed())
+        let box = await SeedBox(try app.richSeed())
         let database = app.database
-        let author = try #require(try database.user(email: "author@test.org"))
-        let reviewer = AuthenticatedUser(try #require(try database.user(email: "reviewer@test.org")))
+        let author = try #require(try await database.user(email: "author@test.org"))
+        let reviewer = AuthenticatedUser(try #require(try await database.user(email: "reviewer@test.org")))
         let authorActor = AuditActor(userId: author.id, ipAddress: "127.0.0.1")
         let reviewerActor = AuditActor(userId: reviewer.id, ipAddress: "127.0.0.1")
         let frame = FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 12)
-        func tour(_ name: String) throws -> (Int64, Int64) {
-            let tour = try database.createTour(siteId: box.seed.alphaId, TourInput(name: name, description: "For the route table."), actor: .system)
-            _ = try database.setFrame(tourId: tour.id!, frame, maxAreaKm2: 2500, actor: .system)
-            let waypoint = try database.createWaypoint(
+        func tour(_ name: String) async throws -> (Int64, Int64) {
+            let tour = try await database.createTour(
+                siteId: box.seed.alphaId,
+                TourInput(name: name, description: "For the route table."),
+                actor: .system
+            )
+            _ = try await database.setFrame(tourId: tour.id!, frame, maxAreaKm2: 2500, actor: .system)
+            let waypoint = try await database.createWaypoint(
                 tourId: tour.id!,
                 WaypointInput(name: "Rim", description: "", latitude: 44.39, longitude: -122.1),
                 actor: .system
             )
             return (tour.id!, waypoint.id!)
         }
-        let (lakeLoop, lakeStop) = try tour("Lake Loop")
-        let (craterRim, craterStop) = try tour("Crater Rim")
+        let (lakeLoop, lakeStop) = try await tour("Lake Loop")
+        let (craterRim, craterStop) = try await tour("Crater Rim")
         box.seed.publishedTourId = lakeLoop
         box.seed.readyTourId = craterRim
-        let token = try app.token(for: "author@test.org")
+        let token = try await app.token(for: "author@test.org")
 
         try await app.test { client in
             func upload(_ uri: String, _ data: Data, _ name: String) async throws -> TestResponse {
@@ -138,11 +142,11 @@ enum RouteTemplate {
 
             /// Submitted by alpha's author, built, and (unless `approve` is false) approved by alpha's reviewer.
             func request(_ tourId: Int64, approve: Bool = true) async throws -> PublishRequest {
-                let request = try database.startPublish(tourId: tourId, actor: authorActor, tiles: app.dependencies.tileSettings.current)
+                let request = try await database.startPublish(tourId: tourId, actor: authorActor, tiles: app.dependencies.tileSettings.current)
                 _ = await app.dependencies.builds.drain()
-                let built = try #require(try database.publishRequest(id: request.id))
+                let built = try #require(try await database.publishRequest(id: request.id))
                 try #require(built.state == .pending, "template build failed: \(built.failureReason ?? "")")
-                if approve { _ = try database.approve(requestId: request.id, reviewer: reviewer, comment: "", actor: reviewerActor) }
+                if approve { _ = try await database.approve(requestId: request.id, reviewer: reviewer, comment: "", actor: reviewerActor) }
                 return built
             }
             func release(_ tourId: Int64) async throws -> PublishRequest {
@@ -155,7 +159,7 @@ enum RouteTemplate {
             _ = try await release(lakeLoop)
             box.seed.pendingRequestId = try await request(lakeLoop, approve: false).id
             box.seed.hiddenPackageId = try await release(craterRim).packageId
-            try database.setPackageVisible(id: box.seed.hiddenPackageId, visible: false, actor: .system)
+            try await database.setPackageVisible(id: box.seed.hiddenPackageId, visible: false, actor: .system)
             box.seed.readyRequestId = try await request(craterRim).id
 
             let create = try await client.execute(
@@ -173,7 +177,7 @@ enum RouteTemplate {
         }
         box.seed.importId = "import-\(UUID().uuidString.lowercased())"
         // A preview belongs to the person who made it: each role in the table opens its own (same id, same file).
-        let userIds: [Int64] = try app.database.writer.read { try Int64.fetchAll($0, sql: "SELECT id FROM user") }
+        let userIds: [Int64] = try await app.database.read { try Int64.fetchAll($0, sql: "SELECT id FROM user") }
         for userId in userIds {
             let name = TourExchangeController.previewName(box.seed.importId, userId: userId, tourId: box.seed.tourId)
             try RouteFixtures.geoJSON.write(to: app.dependencies.paths.uploads.appendingPathComponent(name))

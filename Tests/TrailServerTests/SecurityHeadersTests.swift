@@ -34,7 +34,7 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             let answers: [(String, TestResponse, Int)] = [
                 ("sign-in page", try await client.get("/login", session: nil), 200),
                 ("tour page", try await client.get("/tours/\(seed.tourId)", session: browser), 200),
@@ -77,7 +77,7 @@ import Testing
                 return values[name] ?? "1"
             }.joined(separator: "/")
         }
-        let token = try app.token(for: "admin@test.org")
+        let token = try await app.token(for: "admin@test.org")
         try await app.test(.live) { client in
             let admin = try await client.signIn("admin@test.org")
             var asked = 0

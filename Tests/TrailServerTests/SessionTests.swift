@@ -25,7 +25,7 @@ import Testing
         do {
             let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
             let first = try await TestApp.make(database: database, configure: configure)
-            try first.seed()
+            try await first.seed()
             browser = try await first.application.test(.router) { client in try await client.signIn("author@test.org") }
         }
         // A new process: a new pool on the same file, new templates, new router.
@@ -43,23 +43,23 @@ import Testing
             )
             #expect(posted.status == .seeOther)
         }
-        #expect(try database.waypoints(tourId: 1).map(\.name).contains("After Restart"))
+        #expect(try await database.waypoints(tourId: 1).map(\.name).contains("After Restart"))
     }
 
     @Test func signOutEndsTheSessionOnTheServer() async throws {
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before: Int? = try app.database.scalar("SELECT COUNT(*) FROM session")
+            let before: Int? = try await app.database.scalar("SELECT COUNT(*) FROM session")
             #expect(before == 1)
             let out = try await client.post("/logout", form: [:], session: browser)
             #expect(out.status == .seeOther)
             #expect(out.location == "/login")
             let cleared = try #require(out.setCookies.first { $0.hasPrefix("tc_session=") })
             #expect(cleared.hasPrefix("tc_session=;") && cleared.contains("Max-Age=0"))
-            let after: Int? = try app.database.scalar("SELECT COUNT(*) FROM session")
+            let after: Int? = try await app.database.scalar("SELECT COUNT(*) FROM session")
             #expect(after == 0)
-            #expect(try app.database.actions().last == "session.end")
+            #expect(try await app.database.actions().last == "session.end")
 
             // The old cookie, replayed, is worth nothing.
             let replay = try await client.get("/sites", session: browser)
@@ -73,7 +73,7 @@ import Testing
         try await app.test { client in
             let author = try await client.signIn("author@test.org")
             let otherBrowser = try await client.signIn("author@test.org")
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             #expect(try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token).status == .ok)
 
             var admin = try await client.signIn("admin@test.org")
@@ -89,9 +89,9 @@ import Testing
                 #expect(page.location?.hasPrefix("/login") == true)
             }
             #expect(try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token).status == .unauthorized)
-            let sessions: Int? = try app.database.scalar("SELECT COUNT(*) FROM session WHERE userId = ?", [seed.authorId])
+            let sessions: Int? = try await app.database.scalar("SELECT COUNT(*) FROM session WHERE userId = ?", [seed.authorId])
             #expect(sessions == 0)
-            let live: Int? = try app.database.scalar("SELECT COUNT(*) FROM apiToken WHERE userId = ? AND revokedAt IS NULL", [seed.authorId])
+            let live: Int? = try await app.database.scalar("SELECT COUNT(*) FROM apiToken WHERE userId = ? AND revokedAt IS NULL", [seed.authorId])
             #expect(live == 0)
 
             // A disabled user cannot sign in, and is told nothing more than for a wrong password.
@@ -112,9 +112,9 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("manager@test.org")
-            let token = try app.token(for: "manager@test.org")
-            let manager = try #require(try app.database.user(email: "manager@test.org"))
-            try app.database.setUserDisabled(id: manager.id!, disabled: true, actor: .system)
+            let token = try await app.token(for: "manager@test.org")
+            let manager = try #require(try await app.database.user(email: "manager@test.org"))
+            try await app.database.setUserDisabled(id: manager.id!, disabled: true, actor: .system)
             #expect(try await client.get("/sites/alpha", session: browser).location == "/login?next=/sites/alpha")
             let api = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token)
             #expect(api.status == .unauthorized)
@@ -127,8 +127,8 @@ import Testing
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let token = try app.token(for: "author@test.org")
-            try app.database.execute("UPDATE user SET isDisabled = 1 WHERE id = ?", [seed.authorId])
+            let token = try await app.token(for: "author@test.org")
+            try await app.database.execute("UPDATE user SET isDisabled = 1 WHERE id = ?", [seed.authorId])
             #expect(try await client.get("/sites", session: browser).status == .seeOther)
             #expect(try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token).status == .unauthorized)
         }
@@ -145,7 +145,7 @@ import Testing
             let first = try #require(browser.cookies["tc_session"])
             #expect(first != "planted-by-an-attacker-0000000000000000000")
             #expect(first.count >= 43)
-            let stored: String? = try app.database.scalar("SELECT tokenHash FROM session")
+            let stored: String? = try await app.database.scalar("SELECT tokenHash FROM session")
             #expect(stored == SecretToken.hash(first), "the table holds the hash, not the cookie")
 
             // Signing in again in the same browser replaces the session; the old id stops working.
@@ -174,16 +174,22 @@ import Testing
             let browser = try await client.signIn("author@test.org")
             let hash = SecretToken.hash(try #require(browser.cookies["tc_session"]))
             // Just inside the default 8 hours: still valid, and the visit counts as activity.
-            try app.database.execute("UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", [Date().timeIntervalSince1970 - 8 * 3600 + 30, hash])
+            try await app.database.execute(
+                "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?",
+                [Date().timeIntervalSince1970 - 8 * 3600 + 30, hash]
+            )
             #expect(try await client.get("/sites", session: browser).status == .ok)
-            let touched: Double? = try app.database.scalar("SELECT lastSeenAt FROM session WHERE tokenHash = ?", [hash])
+            let touched: Double? = try await app.database.scalar("SELECT lastSeenAt FROM session WHERE tokenHash = ?", [hash])
             #expect(try #require(touched) > Date().timeIntervalSince1970 - 60)
             // Past it: sent to sign in, and the row is gone.
-            try app.database.execute("UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", [Date().timeIntervalSince1970 - 8 * 3600 - 1, hash])
+            try await app.database.execute(
+                "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?",
+                [Date().timeIntervalSince1970 - 8 * 3600 - 1, hash]
+            )
             let expired = try await client.get("/sites", session: browser)
             #expect(expired.status == .seeOther)
             #expect(expired.location == "/login?next=/sites")
-            let left: Int? = try app.database.scalar("SELECT COUNT(*) FROM session WHERE tokenHash = ?", [hash])
+            let left: Int? = try await app.database.scalar("SELECT COUNT(*) FROM session WHERE tokenHash = ?", [hash])
             #expect(left == 0)
         }
     }
@@ -192,7 +198,7 @@ import Testing
         let (app, _) = try await TestApp.seeded { $0.sessionIdleTimeout = 120 }
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            try app.database.execute("UPDATE session SET lastSeenAt = lastSeenAt - 121")
+            try await app.database.execute("UPDATE session SET lastSeenAt = lastSeenAt - 121")
             #expect(try await client.get("/sites", session: browser).status == .seeOther)
         }
     }
@@ -215,15 +221,15 @@ import Testing
                 #expect(!sixth.text.contains("reset your password"))
                 #expect(!sixth.setCookies.contains { $0.hasPrefix("tc_session=") })
             }
-            let failures: Int? = try app.database.scalar("SELECT COUNT(*) FROM loginFailure WHERE email = 'author@test.org'")
+            let failures: Int? = try await app.database.scalar("SELECT COUNT(*) FROM loginFailure WHERE email = 'author@test.org'")
             #expect(failures == 5, "refused attempts are not counted again")
-            #expect(try app.database.actions().filter { $0 == "session.failed" }.count == 5)
+            #expect(try await app.database.actions().filter { $0 == "session.failed" }.count == 5)
             // Another account is not affected.
             #expect(try await attempt("manager@test.org", TestApp.password).status == .seeOther)
             // Once the window has passed, the right password works and clears the count.
-            try app.database.execute("UPDATE loginFailure SET failedAt = failedAt - 15 * 60 - 1")
+            try await app.database.execute("UPDATE loginFailure SET failedAt = failedAt - 15 * 60 - 1")
             #expect(try await attempt("author@test.org", TestApp.password).status == .seeOther)
-            let cleared: Int? = try app.database.scalar("SELECT COUNT(*) FROM loginFailure WHERE email = 'author@test.org'")
+            let cleared: Int? = try await app.database.scalar("SELECT COUNT(*) FROM loginFailure WHERE email = 'author@test.org'")
             #expect(cleared == 0)
         }
     }
@@ -241,7 +247,7 @@ import Testing
                 )
                 #expect(response.status == .unauthorized, "attempt \(index)")
             }
-            let addresses: [String] = try await app.database.writer.read {
+            let addresses: [String] = try await app.database.read {
                 try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure")
             }
             #expect(addresses.count == 1 && addresses.first?.isEmpty == false, "the failures carry the caller's address: \(addresses)")
@@ -286,8 +292,8 @@ import Testing
             let notice = try await client.follow(created, session: &admin).text
             let range = try #require(notice.range(of: #"One-time password: [A-Za-z0-9]{16}"#, options: .regularExpression))
             let oneTime = String(notice[range].suffix(16))
-            #expect(try app.database.user(email: "new.ranger@test.org")?.mustChangePassword == true)
-            try app.database.setMembership(siteId: seed.alphaId, email: "new.ranger@test.org", role: .author, actor: .system)
+            #expect(try await app.database.user(email: "new.ranger@test.org")?.mustChangePassword == true)
+            try await app.database.setMembership(siteId: seed.alphaId, email: "new.ranger@test.org", role: .author, actor: .system)
 
             var browser = try await client.anonymousBrowser()
             let signedIn = try await client.post(
@@ -306,7 +312,7 @@ import Testing
             let posted = try await client.post("/tours/\(seed.tourId)/delete", form: [:], session: browser)
             #expect(posted.status == .seeOther)
             #expect(posted.location == "/account/password")
-            #expect(try app.database.tour(id: seed.tourId) != nil)
+            #expect(try await app.database.tour(id: seed.tourId) != nil)
 
             #expect(form.status == .ok)
             #expect(form.text.contains("You signed in with a one-time password. Choose your own password to continue."))
@@ -325,7 +331,7 @@ import Testing
             let home = try await client.follow(changed, session: &browser)
             #expect(home.status == .seeOther, "/ leads to /sites")
             #expect(try await client.get("/sites/alpha", session: browser).status == .ok)
-            #expect(try app.database.user(email: "new.ranger@test.org")?.mustChangePassword == false)
+            #expect(try await app.database.user(email: "new.ranger@test.org")?.mustChangePassword == false)
 
             // The one-time password is used up; the new one works.
             let anonymous = try await client.anonymousBrowser()
@@ -343,7 +349,7 @@ import Testing
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
         var printed: [String] = []
-        let password = try #require(try Bootstrap.firstStart(database: app.database, config: app.config, print: { printed.append($0) }))
+        let password = try await #require(try Bootstrap.firstStart(database: app.database, config: app.config, print: { printed.append($0) }))
         let file = Bootstrap.passwordFile(in: app.config.dataFolder)
         #expect(printed.joined().contains("email:    admin@trail.local"))
         #expect(!printed.joined().contains(password), "the password is not in the log")
@@ -351,10 +357,10 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8) == "email:    admin@trail.local\npassword: \(password)\n")
         #expect((try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect(password.count == 16)
-        let admin = try #require(try app.database.user(email: Bootstrap.firstAdminEmail))
+        let admin = try #require(try await app.database.user(email: Bootstrap.firstAdminEmail))
         #expect(admin.isAdmin && admin.mustChangePassword)
-        #expect(try Bootstrap.firstStart(database: app.database, config: app.config, print: { printed.append($0) }) == nil)
-        #expect(try app.database.userCount() == 1)
+        await #expect(try Bootstrap.firstStart(database: app.database, config: app.config, print: { printed.append($0) }) == nil)
+        #expect(try await app.database.userCount() == 1)
         try await app.test { client in
             let wrong = try await client.post(
                 "/login",
@@ -392,7 +398,7 @@ import Testing
                     .status == .unauthorized
             )
             _ = try await client.signIn("reviewer@test.org", password: "a new long secret")
-            #expect(try app.database.actions().contains("user.password"))
+            #expect(try await app.database.actions().contains("user.password"))
         }
     }
 }

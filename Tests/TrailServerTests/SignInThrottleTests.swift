@@ -54,7 +54,7 @@ import Testing
             #expect(try await attempt("author@test.org", from: "203.0.113.7", password: TestApp.password) == .tooManyRequests)
             // ...but not another visitor behind the same proxy.
             #expect(try await attempt("author@test.org", from: "198.51.100.9", password: TestApp.password) == .seeOther)
-            let addresses: [String] = try await app.database.writer.read {
+            let addresses: [String] = try await app.database.read {
                 try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM auditEvent WHERE action = 'session.failed'")
             }
             #expect(addresses == ["203.0.113.7"], "the audit log names the client, not the proxy or the forged hop: \(addresses)")
@@ -71,7 +71,7 @@ import Testing
                 headers: [.xForwardedFor: "203.0.113.7"]
             )
             #expect(response.status == .unauthorized)
-            let addresses: [String] = try await plain.database.writer.read {
+            let addresses: [String] = try await plain.database.read {
                 try String.fetchAll($0, sql: "SELECT DISTINCT ipAddress FROM loginFailure")
             }
             #expect(addresses.count == 1 && addresses.first != "203.0.113.7" && addresses.first?.isEmpty == false, "\(addresses)")
@@ -143,15 +143,15 @@ import Testing
     func adminResetsAPassword() async throws {
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
-            let author = try #require(try app.database.user(email: "author@test.org"))
+            let author = try #require(try await app.database.user(email: "author@test.org"))
             let authorSession = try await client.signIn("author@test.org")
-            let (token, _) = try app.database.createAPIToken(userId: author.id!, name: "script", actor: .system)
-            #expect(try app.database.userForAPIToken(token) != nil)
+            let (token, _) = try await app.database.createAPIToken(userId: author.id!, name: "script", actor: .system)
+            #expect(try await app.database.userForAPIToken(token) != nil)
             var admin = try await client.signIn("admin@test.org")
             admin.absorb(try await client.get("/admin/users", session: admin))
             let without = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin, csrf: "")
             #expect(without.status == .forbidden, "no CSRF token, no reset")
-            #expect(try app.database.userForAPIToken(token) != nil)
+            #expect(try await app.database.userForAPIToken(token) != nil)
             let reset = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin)
             #expect(reset.status == .ok)
             #expect(reset.headers[.cacheControl] == "no-store")
@@ -163,10 +163,10 @@ import Testing
                 "\(reset.text)"
             )
             let password = String(reset.text[range].dropLast("</code>".count).suffix(16))
-            #expect(try app.database.userForAPIToken(token) == nil, "the token is revoked")
+            #expect(try await app.database.userForAPIToken(token) == nil, "the token is revoked")
             let ended = try await client.get("/sites", session: authorSession)
             #expect(ended.location?.hasPrefix("/login") == true, "the session ended")
-            #expect(try app.database.actions().contains("user.resetPassword"))
+            #expect(try await app.database.actions().contains("user.resetPassword"))
             let browser = try await client.anonymousBrowser()
             let signedIn = try await client.post("/login", form: ["email": "author@test.org", "password": password], session: browser)
             #expect(signedIn.location == "/account/password", "the one-time password works once, and must be changed")
@@ -207,7 +207,7 @@ import Testing
             config.loginFailureLimit = 1_000
         }
         try await app.database.changePassword(
-            userId: try #require(app.database.user(email: "author@test.org")?.id),
+            userId: try #require(await app.database.user(email: "author@test.org")?.id),
             newPassword: TestApp.password,
             bcryptCost: 10,
             actor: .system
@@ -293,7 +293,7 @@ import Testing
             #expect(try await client.get("/sites", session: browser).status == .ok)
             // Signed in 6 days ago, seen a minute ago: still fine. 8 days ago: over.
             for (days, alive) in [(6.0, true), (8.0, false)] {
-                try await app.database.writer.write { db in
+                try await app.database.write { db in
                     try db.execute(
                         sql: "UPDATE session SET createdAt = ?, lastSeenAt = ?",
                         arguments: [

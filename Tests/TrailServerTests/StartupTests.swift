@@ -15,20 +15,20 @@ struct StartupTests {
         try Data("not a key".utf8).write(to: keyFile)
         let database = try AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
-        #expect(throws: SigningKeyError.invalidKeyFile(path: keyFile.path, size: 9)) {
-            _ = try AppDependencies(config: config, database: database, views: views)
+        await #expect(throws: SigningKeyError.invalidKeyFile(path: keyFile.path, size: 9)) {
+            _ = try await AppDependencies(config: config, database: database, views: views)
         }
         #expect(try Data(contentsOf: keyFile) == Data("not a key".utf8), "the damaged key is left for the operator to look at")
 
         // A folder where the key file should be: not a key either.
         try FileManager.default.removeItem(at: keyFile)
         try FileManager.default.createDirectory(at: keyFile, withIntermediateDirectories: false)
-        #expect(throws: (any Error).self) { _ = try AppDependencies(config: config, database: database, views: views) }
+        await #expect(throws: (any Error).self) { _ = try await AppDependencies(config: config, database: database, views: views) }
 
         // With no key at all, one is made and kept: the next start signs with the same key.
         try FileManager.default.removeItem(at: keyFile)
-        let first = try AppDependencies(config: config, database: database, views: views)
-        let second = try AppDependencies(config: config, database: database, views: views)
+        let first = try await AppDependencies(config: config, database: database, views: views)
+        let second = try await AppDependencies(config: config, database: database, views: views)
         #expect(first.signingKey.publicKeyBase64 == second.signingKey.publicKeyBase64)
     }
 }

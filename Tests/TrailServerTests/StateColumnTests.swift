@@ -34,9 +34,9 @@ import Testing
     }
 
     @Test("each state column's CHECK (or trigger) lists exactly its enum's cases")
-    func listsMatchEnums() throws {
+    func listsMatchEnums() async throws {
         let database = try AppDatabase.inMemory(migrationsFolder: MigrationTests.migrationsFolder)
-        try database.writer.read { db in
+        try await database.read { db in
             for (table, column, cases) in Self.stateColumns {
                 let sources = try String.fetchAll(
                     db,
@@ -59,9 +59,9 @@ import Testing
     }
 
     @Test("a tour state outside TourState is refused on insert and on update; the allowed ones pass")
-    func tourStateIsChecked() throws {
+    func tourStateIsChecked() async throws {
         let database = try AppDatabase.inMemory(migrationsFolder: MigrationTests.migrationsFolder)
-        try database.writer.write { db in
+        try await database.write { db in
             try db.execute(sql: "INSERT INTO site (slug, name, description, requiredApprovals, createdAt) VALUES ('s', 'S', '', 1, 0)")
             let siteId = db.lastInsertedRowID
             for state in TourState.allCases {

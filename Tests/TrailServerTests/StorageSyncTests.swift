@@ -69,17 +69,17 @@ import FoundationNetworking
         try await env.app.test { api in
             let released = try await env.releaseThroughAPI(api)
             // Before the sync: the job waits, the API still streams the zip itself.
-            #expect(try env.database.waitingDistributionJobs().map(\.reason) == [.release])
+            #expect(try await env.database.waitingDistributionJobs().map(\.reason) == [.release])
             #expect(try await api.execute(uri: "/api/v1/packages/\(released.packageId)/download", method: .get).status == .ok)
 
             let report = try await sync.syncOnce()
             #expect(report.catalogUploaded)
-            #expect(try env.database.waitingDistributionJobs().isEmpty)
+            #expect(try await env.database.waitingDistributionJobs().isEmpty)
             let zipPath = "packages/\(released.packageId)/\(released.version).zip"
             #expect(report.uploaded.last != "catalog.json" && report.uploaded.contains(zipPath))
 
             // Every object of the tree, with the bytes the server holds, the type and the cache policy.
-            let items = try env.database.distributionItems(paths: env.paths, signingKey: env.app.dependencies.signingKey)
+            let items = try await env.database.distributionItems(paths: env.paths, signingKey: env.app.dependencies.signingKey)
             #expect(items.count >= 5)
             for item in items {
                 let key = "\(Self.prefix)/\(item.path)"
@@ -132,7 +132,7 @@ import FoundationNetworking
             #expect(try await sync.compare() == [])
 
             // Unpublish: only the catalog changes, at once; the version's objects stay for a rollback.
-            let manager = try env.token("manager@test.org")
+            let manager = try await env.token("manager@test.org")
             #expect(try await api.managePackage(released.packageId, "unpublish", token: manager).status == .ok)
             let afterUnpublish = try await sync.syncOnce()
             #expect(afterUnpublish.uploaded.isEmpty && afterUnpublish.catalogUploaded)
@@ -174,7 +174,7 @@ import FoundationNetworking
             try await env.app.test { api in
                 let released = try await env.releaseThroughAPI(api)
                 await #expect(throws: S3Error.self) { try await sync.syncOnce() }
-                let job = try #require(try env.database.waitingDistributionJobs().first, "\(name)")
+                let job = try #require(try await env.database.waitingDistributionJobs().first, "\(name)")
                 #expect(job.attempts == 1 && job.failingSince != nil, "\(name)")
                 #expect(job.lastError?.contains(words) == true, "\(name): \(job.lastError ?? "")")
                 #expect(sync.state.lastFailure?.message.contains(words) == true, "\(name)")
@@ -259,7 +259,7 @@ import FoundationNetworking
         try await env.app.test { api in
             let first = try await env.releaseThroughAPI(api)
             try await Self.waitFor("the first release in the bucket") {
-                try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 1
+                try await env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 1
             }
 
             proxy.cut()
@@ -269,8 +269,8 @@ import FoundationNetworking
             let local = try await api.execute(uri: "/api/v1/packages/\(second.packageId)/versions/\(second.version)/download", method: .get)
             #expect(local.status == .ok)
             #expect(SHA256.hash(data: Data(buffer: local.body)).hexString == second.sha256)
-            try await Self.waitFor("two failed attempts") { try env.database.waitingDistributionJobs().first.map { $0.attempts >= 2 } ?? false }
-            let waiting = try #require(try env.database.waitingDistributionJobs().first)
+            try await Self.waitFor("two failed attempts") { try await env.database.waitingDistributionJobs().first.map { $0.attempts >= 2 } ?? false }
+            let waiting = try #require(try await env.database.waitingDistributionJobs().first)
             #expect(waiting.failingSince != nil)
             #expect(waiting.lastError?.contains("does not answer") == true, "\(waiting.lastError ?? "")")
             #expect(sync.state.lastFailure != nil)
@@ -288,7 +288,7 @@ import FoundationNetworking
 
             proxy.restore()
             try await Self.waitFor("the second release in the bucket") {
-                try env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 2
+                try await env.database.waitingDistributionJobs().isEmpty && watcher.seenVersions.last == 2
             }
             #expect(sync.state.lastFailure == nil)
             let admin2 = try await api.signIn("admin@test.org")
@@ -346,8 +346,8 @@ import FoundationNetworking
         // Wait for parts in the bucket (read directly, past the slow proxy), then the crash.
         let direct = store.client()
         defer { Task { await direct.shutdown() } }
-        func uploadId() throws -> String? {
-            try env.database.writer.read {
+        func uploadId() async throws -> String? {
+            try await env.database.read {
                 try String.fetchOne($0, sql: "SELECT uploadId FROM distributionUpload WHERE path = ?", arguments: [zipPath])
             }
         }
@@ -356,18 +356,20 @@ import FoundationNetworking
         let partSize: Int64 = 5 * 1024 * 1024
         var partsBeforeKill = 0
         try await Self.waitFor("a whole part of \(zipPath) in the bucket", timeout: .seconds(120)) {
-            guard let id = try uploadId(), let parts = try await direct.listParts("\(Self.prefix)/\(zipPath)", uploadId: id) else { return false }
+            guard let id = try await uploadId(), let parts = try await direct.listParts("\(Self.prefix)/\(zipPath)", uploadId: id) else {
+                return false
+            }
             partsBeforeKill = parts.filter { $0.size == DistributionSync.partRange($0.number, partSize: partSize, size: released.size).count }.count
             return partsBeforeKill >= 1
         }
         server.killNow()
         await server.waitForExit()
-        #expect(try uploadId() != nil, "the upload under way is recorded")
+        await #expect(try uploadId() != nil, "the upload under way is recorded")
         #expect(try await direct.headObject("\(Self.prefix)/\(zipPath)") == nil, "not finished before the kill")
 
         try await server.start()
         try await Self.waitFor("the sync to finish after the restart", timeout: .seconds(180)) {
-            try env.database.waitingDistributionJobs().isEmpty
+            try await env.database.waitingDistributionJobs().isEmpty
         }
         await server.stop()
         let log = server.logText
@@ -377,7 +379,7 @@ import FoundationNetworking
         // (size and MD5). Once, under a loaded machine, moto listed four whole-sized parts before the kill and the
         // restart kept three: a part that does not match is sent again, and the SHA-256 of the result below decides.
         #expect(kept >= 1, "kept \(kept) parts (\(partsBeforeKill) whole ones listed before the kill)")
-        #expect(try uploadId() == nil)
+        await #expect(try uploadId() == nil)
         let info = try #require(try await direct.headObject("\(Self.prefix)/\(zipPath)"))
         #expect(info.size == released.size && info.sha256 == released.sha256)
         #expect(SHA256.hash(data: try await direct.getObject("\(Self.prefix)/\(zipPath)", limit: 64 << 20)).hexString == released.sha256)
@@ -467,7 +469,7 @@ import FoundationNetworking
         let synced = try await storage(["sync"] + flags)
         #expect(synced.status == 0, "\(synced.output) \(synced.errors)")
         #expect(synced.output.contains("then catalog version 1. In sync."), "\(synced.output)")
-        #expect(try env.database.waitingDistributionJobs().isEmpty)
+        #expect(try await env.database.waitingDistributionJobs().isEmpty)
         let after = try await storage(["check"] + flags)
         #expect(after.status == 0, "\(after.output) \(after.errors)")
         #expect(after.output.contains("is in sync"))

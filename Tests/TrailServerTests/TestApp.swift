@@ -40,7 +40,7 @@ struct TestApp {
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
         let scans = scanner.map { ScanService(database: database, paths: DataPaths(root: config.dataFolder), scanner: $0) }
-        return TestApp(dependencies: try AppDependencies(config: config, database: database, views: views, scans: scans))
+        return await TestApp(dependencies: try AppDependencies(config: config, database: database, views: views, scans: scans))
     }
 
     /// The router on the server `serve` runs (``HTTPServerBuilder/trail(_:)``), for `.live` tests.
@@ -66,10 +66,10 @@ struct TestApp {
 
     /// Fixture: admin, and per site an author, a reviewer and a manager; returns the ids.
     @discardableResult
-    func seed() throws -> Seed {
+    func seed() async throws -> Seed {
         let system = AuditActor.system
-        func user(_ email: String, admin: Bool = false) throws -> Int64 {
-            try database.createUser(
+        func user(_ email: String, admin: Bool = false) async throws -> Int64 {
+            try await database.createUser(
                 email: email,
                 displayName: email.components(separatedBy: "@")[0],
                 password: Self.password,
@@ -78,23 +78,29 @@ struct TestApp {
                 actor: system
             ).id!
         }
-        let alpha = try database.createSite(SiteInput(slug: "alpha", name: "Alpha District", description: "", requiredApprovals: 1), actor: system)
-        let bravo = try database.createSite(SiteInput(slug: "bravo", name: "Bravo District", description: "", requiredApprovals: 1), actor: system)
-        _ = try user("admin@test.org", admin: true)
+        let alpha = try await database.createSite(
+            SiteInput(slug: "alpha", name: "Alpha District", description: "", requiredApprovals: 1),
+            actor: system
+        )
+        let bravo = try await database.createSite(
+            SiteInput(slug: "bravo", name: "Bravo District", description: "", requiredApprovals: 1),
+            actor: system
+        )
+        _ = try await user("admin@test.org", admin: true)
         for (email, role) in [("author@test.org", SiteRole.author), ("reviewer@test.org", .reviewer), ("manager@test.org", .manager)] {
-            _ = try user(email)
-            try database.setMembership(siteId: alpha.id!, email: email, role: role, actor: system)
+            _ = try await user(email)
+            try await database.setMembership(siteId: alpha.id!, email: email, role: role, actor: system)
         }
-        _ = try user("outsider@test.org")
-        try database.setMembership(siteId: bravo.id!, email: "outsider@test.org", role: .manager, actor: system)
-        let tour = try database.createTour(siteId: alpha.id!, TourInput(name: "Ridge Walk", description: "A walk."), actor: system)
-        _ = try database.setFrame(
+        _ = try await user("outsider@test.org")
+        try await database.setMembership(siteId: bravo.id!, email: "outsider@test.org", role: .manager, actor: system)
+        let tour = try await database.createTour(siteId: alpha.id!, TourInput(name: "Ridge Walk", description: "A walk."), actor: system)
+        _ = try await database.setFrame(
             tourId: tour.id!,
             FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
             maxAreaKm2: 2500,
             actor: system
         )
-        let waypoint = try database.createWaypoint(
+        let waypoint = try await database.createWaypoint(
             tourId: tour.id!,
             WaypointInput(name: "Fish Lake", description: "", latitude: 44.40, longitude: -122.0),
             actor: system

@@ -93,8 +93,11 @@ extension TestApp {
     /// An app on a copy of `template` (and of `dataFolder`'s files, if given) in a new data folder.
     private static func copying(_ template: DatabaseQueue, dataFolder: URL?, configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestApp
     {
-        let copy = try DatabaseQueue(configuration: AppDatabase.configuration())
-        try template.backup(to: copy)
+        let copy = try DatabaseAccess.opening {
+            let copy = try DatabaseQueue(configuration: AppDatabase.configuration(onBlockingAccess: DatabaseAccess.debugHandler))
+            try template.backup(to: copy)
+            return copy
+        }
         var config = AppConfig()
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-test")
@@ -107,13 +110,13 @@ extension TestApp {
         if let dataFolder { try FileManager.default.copyItem(at: dataFolder, to: config.dataFolder) }
         let database = try AppDatabase(copy, migrationsFolder: config.migrationsFolder)
         let views = try await SeededTemplate.views.value
-        return TestApp(dependencies: try AppDependencies(config: config, database: database, views: views))
+        return await TestApp(dependencies: try AppDependencies(config: config, database: database, views: views))
     }
 
-    func richSeed() throws -> RichSeed {
-        let seed = try seed()
+    func richSeed() async throws -> RichSeed {
+        let seed = try await seed()
         let system = AuditActor.system
-        let second = try database.createWaypoint(
+        let second = try await database.createWaypoint(
             tourId: seed.tourId,
             WaypointInput(
                 name: "Summit",
@@ -123,7 +126,7 @@ extension TestApp {
             ),
             actor: system
         )
-        let spare = try database.createUser(
+        let spare = try await database.createUser(
             email: "spare@test.org",
             displayName: "Spare",
             password: TestApp.password,
@@ -131,16 +134,16 @@ extension TestApp {
             bcryptCost: 4,
             actor: system
         )
-        let admin = try #require(try database.user(email: "admin@test.org"))
-        let (_, token) = try database.createAPIToken(userId: admin.id!, name: "admin script", actor: system)
-        let bravoTour = try database.createTour(siteId: seed.bravoId, TourInput(name: "Bravo Loop", description: ""), actor: system)
+        let admin = try #require(try await database.user(email: "admin@test.org"))
+        let (_, token) = try await database.createAPIToken(userId: admin.id!, name: "admin script", actor: system)
+        let bravoTour = try await database.createTour(siteId: seed.bravoId, TourInput(name: "Bravo Loop", description: ""), actor: system)
         return RichSeed(
             alphaId: seed.alphaId,
             bravoId: seed.bravoId,
             tourId: seed.tourId,
             waypointId: seed.waypointId,
             secondWaypointId: second.id!,
-            authorId: try #require(try database.user(email: "author@test.org")).id!,
+            authorId: try #require(try await database.user(email: "author@test.org")).id!,
             spareId: spare.id!,
             adminTokenId: token.id!,
             bravoTourId: bravoTour.id!
@@ -148,9 +151,9 @@ extension TestApp {
     }
 
     /// A fresh bearer token for a seeded user.
-    func token(for email: String, name: String = "test") throws -> String {
-        let user = try #require(try database.user(email: email))
-        return try database.createAPIToken(userId: user.id!, name: name, actor: .system).token
+    func token(for email: String, name: String = "test") async throws -> String {
+        let user = try #require(try await database.user(email: email))
+        return try await database.createAPIToken(userId: user.id!, name: name, actor: .system).token
     }
 }
 
@@ -158,7 +161,7 @@ enum SeededTemplate {
     static let views = Task { try await ViewRenderer(templatesFolder: projectRoot.appendingPathComponent("Templates")) }
     static let database = Task { () throws -> (DatabaseQueue, RichSeed) in
         let app = try await TestApp.make()
-        let seed = try app.richSeed()
+        let seed = try await app.richSeed()
         let queue = try #require(app.database.writer as? DatabaseQueue)
         return (queue, seed)
     }
@@ -167,8 +170,8 @@ enum SeededTemplate {
 extension AppDatabase {
     /// Every row the app may write, as text, to prove that a refused request changed nothing.
     /// `lastSeenAt` and `lastUsedAt` are left out: they are bookkeeping of reads, not changes.
-    func snapshot() throws -> [String] {
-        try writer.read { db in
+    func snapshot() async throws -> [String] {
+        try await read { db in
             var lines: [String] = []
             let tables: [(String, String)] = [
                 ("user", "*"), ("site", "*"), ("membership", "*"), ("tour", "*"), ("waypoint", "*"),
@@ -187,31 +190,38 @@ extension AppDatabase {
     }
 
     /// Expects the database to be as `before`, naming the rows that differ when it is not.
-    func expectUnchanged(since before: [String], _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let after = try snapshot()
+    func expectUnchanged(since before: [String], _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let after = try await snapshot()
         let removed = before.filter { !after.contains($0) }
         let added = after.filter { !before.contains($0) }
         #expect(removed.isEmpty && added.isEmpty, "\(what) changed the database: removed \(removed), added \(added)", sourceLocation: sourceLocation)
     }
 
-    func auditCount() throws -> Int {
-        try writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM auditEvent") ?? 0 }
+    func auditCount() async throws -> Int {
+        try await read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM auditEvent") ?? 0 }
     }
 
-    func actions(since id: Int64 = 0) throws -> [String] {
-        try writer.read { try String.fetchAll($0, sql: "SELECT action FROM auditEvent WHERE id > ? ORDER BY id", arguments: [id]) }
+    func actions(since id: Int64 = 0) async throws -> [String] {
+        try await read { try String.fetchAll($0, sql: "SELECT action FROM auditEvent WHERE id > ? ORDER BY id", arguments: [id]) }
     }
 
-    func lastAuditId() throws -> Int64 {
-        try writer.read { try Int64.fetchOne($0, sql: "SELECT COALESCE(MAX(id), 0) FROM auditEvent") ?? 0 }
+    func lastAuditId() async throws -> Int64 {
+        try await read { try Int64.fetchOne($0, sql: "SELECT COALESCE(MAX(id), 0) FROM auditEvent") ?? 0 }
     }
 
-    func execute(_ sql: String, _ arguments: StatementArguments = []) throws {
-        try writer.write { try $0.execute(sql: sql, arguments: arguments) }
+    /// Rows of a query, for assertions. `Row.fetchAll` copies each row whole, so they are plain values once fetched
+    /// (GRDB does not mark `Row` Sendable, hence the box).
+    func rows(_ sql: String, _ arguments: StatementArguments = []) async throws -> [Row] {
+        struct Fetched: @unchecked Sendable { let rows: [Row] }
+        return try await read { Fetched(rows: try Row.fetchAll($0, sql: sql, arguments: arguments)) }.rows
     }
 
-    func scalar<T: DatabaseValueConvertible>(_ sql: String, _ arguments: StatementArguments = []) throws -> T? {
-        try writer.read { try T.fetchOne($0, sql: sql, arguments: arguments) }
+    func execute(_ sql: String, _ arguments: StatementArguments = []) async throws {
+        try await write { try $0.execute(sql: sql, arguments: arguments) }
+    }
+
+    func scalar<T: DatabaseValueConvertible & Sendable>(_ sql: String, _ arguments: StatementArguments = []) async throws -> T? {
+        try await read { try T.fetchOne($0, sql: sql, arguments: arguments) }
     }
 }
 

@@ -243,10 +243,10 @@ import Testing
     func buildRefusesPrivateServer() async throws {
         let env = try await TilesEnv.make { config in config.tileFetch.allowPrivateAddresses = false }
         defer { env.remove() }
-        try env.setZooms(10...11)
+        try await env.setZooms(10...11)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in
-            try env.useTileServer(template)
+            try await env.useTileServer(template)
             let request = try await env.submitAndBuild()
             #expect(request.state == .failed)
             let reason = request.failureReason ?? ""

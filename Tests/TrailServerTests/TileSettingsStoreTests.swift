@@ -14,20 +14,20 @@ import Testing
     )
 
     @Test("the command line's settings until a save; a save is in force at once and survives a restart")
-    func commandLineThenSaved() throws {
+    func commandLineThenSaved() async throws {
         let database = try AppDatabase.inMemory(migrationsFolder: projectRoot.appendingPathComponent("migrations"))
-        let store = try TileSettingsStore(database: database, commandLine: Self.commandLine)
+        let store = try await TileSettingsStore(database: database, commandLine: Self.commandLine)
         #expect(store.current == Self.commandLine && !store.isSaved)
-        let saved = try store.save(urlTemplate: "https://maps.example.net/{z}/{x}/{y}.png", attribution: "© Net", tileCap: 2000, actor: .system)
+        let saved = try await store.save(urlTemplate: "https://maps.example.net/{z}/{x}/{y}.png", attribution: "© Net", tileCap: 2000, actor: .system)
         #expect(store.current == saved && store.isSaved)
-        let restarted = try TileSettingsStore(database: database, commandLine: Self.commandLine)
+        let restarted = try await TileSettingsStore(database: database, commandLine: Self.commandLine)
         #expect(restarted.current == saved && restarted.isSaved)
     }
 
     @Test("saved settings that cannot be read stop the start with an error instead of falling back to the command line's")
-    func unreadableSettingsAreAStartUpError() throws {
+    func unreadableSettingsAreAStartUpError() async throws {
         let database = try AppDatabase.inMemory(migrationsFolder: projectRoot.appendingPathComponent("migrations"))
-        try database.writer.write { try $0.execute(sql: "DROP TABLE tileSettings") }
-        #expect(throws: (any Error).self) { try TileSettingsStore(database: database, commandLine: Self.commandLine) }
+        try await database.write { try $0.execute(sql: "DROP TABLE tileSettings") }
+        await #expect(throws: (any Error).self) { try await TileSettingsStore(database: database, commandLine: Self.commandLine) }
     }
 }

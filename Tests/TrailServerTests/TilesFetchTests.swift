@@ -15,10 +15,10 @@ import Testing
     func normalBuild() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        try env.setZooms(Self.zooms)
+        try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in
-            try env.useTileServer(template, attribution: "© Test Tiles, CC BY 4.0")
+            try await env.useTileServer(template, attribution: "© Test Tiles, CC BY 4.0")
             let request = try await env.submitAndBuild()
             try #require(request.state == .pending, "build failed: \(request.failureReason ?? "")")
             let expectedCount = TileMath.count(TilesEnv.frame, zooms: Self.zooms)
@@ -75,9 +75,9 @@ import Testing
             #expect(found.count == expectedCount)
 
             // The shared cache: a second build of the same frame asks the server for nothing.
-            _ = try env.database.withdraw(
+            _ = try await env.database.withdraw(
                 requestId: request.id,
-                user: AuthenticatedUser(try #require(try env.database.user(email: "author@test.org"))),
+                user: AuthenticatedUser(try #require(try await env.database.user(email: "author@test.org"))),
                 actor: try env.actor("author@test.org")
             )
             let before = state.requests
@@ -97,10 +97,10 @@ import Testing
     func flakyServer() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        try env.setZooms(Self.zooms)
+        try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .flaky(percent: 30))
         try await TestTileServer.with(state) { template in
-            try env.useTileServer(template)
+            try await env.useTileServer(template)
             let request = try await env.submitAndBuild()
             #expect(request.state == .pending, "build failed: \(request.failureReason ?? "")")
             let count = TileMath.count(TilesEnv.frame, zooms: Self.zooms)
@@ -120,7 +120,7 @@ import Testing
     func serverStopsAnswering() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        try env.setZooms(Self.zooms)
+        try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .stopsAnswering(after: 10))
         let fetch = {
             var options = TilesEnv.fastFetch()
@@ -129,7 +129,7 @@ import Testing
             return options
         }()
         try await TestTileServer.with(state) { template in
-            try env.useTileServer(template)
+            try await env.useTileServer(template)
             let started = ContinuousClock.now
             let request = try await env.submitAndBuild(using: env.buildService(fetch: fetch))
             #expect(ContinuousClock.now - started < .seconds(60))
@@ -141,8 +141,8 @@ import Testing
             // No half package: no staging folder, no zip, no MBTiles, nothing released; the tour is editable again.
             #expect(env.packageFiles().isEmpty, "left behind: \(env.packageFiles())")
             #expect(!FileManager.default.fileExists(atPath: env.stagingFolder(request.id).path))
-            #expect(try env.database.tour(id: env.seed.tourId)?.state == .draft)
-            #expect(try env.database.packageVersions(packageId: request.packageId).isEmpty)
+            #expect(try await env.database.tour(id: env.seed.tourId)?.state == .draft)
+            #expect(try await env.database.packageVersions(packageId: request.packageId).isEmpty)
             // What was fetched before the server stopped is in the cache, complete (no temporary files).
             let cached = FileManager.default.enumerator(atPath: env.config.tileCacheFolder.path)?.allObjects.compactMap { $0 as? String } ?? []
             #expect(!cached.contains { $0.hasSuffix(".tmp") })
@@ -157,24 +157,24 @@ import Testing
     func capExceeded() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        try env.setZooms(Self.zooms)
+        try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in
             let count = TileMath.count(TilesEnv.frame, zooms: Self.zooms)
-            try env.useTileServer(template, cap: count - 1)
+            try await env.useTileServer(template, cap: count - 1)
             // The checklist refuses the submission, with the numbers.
-            let checklist = try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
+            let checklist = try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
             let line = try #require(checklist.first { $0.contains("tile cap") }, "\(checklist)")
             #expect(line.contains("\(count)") && line.contains("\(count - 1)"), "\(line)")
-            #expect(throws: NotReadyToPublish.self) {
-                try env.database.startPublish(
+            await #expect(throws: NotReadyToPublish.self) {
+                try await env.database.startPublish(
                     tourId: env.seed.tourId,
                     actor: try env.actor("author@test.org"),
                     tiles: env.app.dependencies.tileSettings.current
                 )
             }
             // And the build itself refuses a snapshot over its cap (e.g. one frozen before the cap was lowered).
-            var snapshot = try await env.database.writer.read { db in
+            var snapshot = try await env.database.read { db in
                 try AppDatabase.snapshot(
                     db,
                     tour: try #require(try Tour.fetchOne(db, id: env.seed.tourId)),

@@ -102,7 +102,7 @@ import Testing
     func hostileFilesAreRefused() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             for kind in Hostile.allCases {
                 let url = env.folder.appendingPathComponent("\(kind).mbtiles")
@@ -118,7 +118,7 @@ import Testing
                 #expect(response.tilesErrorMessage.contains(Self.expected(kind)), "\(kind): \(response.tilesErrorMessage)")
                 #expect(response.tilesErrorMessage.contains("\(kind).mbtiles"), "the message names the file: \(response.tilesErrorMessage)")
             }
-            #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)
+            #expect(try await env.database.tileset(tourId: env.seed.tourId) == nil)
             for folder in ["uploads", "tilesets/pending"] {
                 let left = (try? FileManager.default.contentsOfDirectory(atPath: env.paths.absolute(folder).path)) ?? []
                 #expect(left.isEmpty, "\(folder): \(left)")
@@ -180,7 +180,7 @@ import Testing
         let again = try MBTilesReader(url: url)
         defer { again.close() }
         #expect(try again.info().tileCount == tiles.count)
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.tilesUpload(
                 "/api/v1/manage/tours/\(env.seed.tourId)/tiles",

@@ -45,7 +45,7 @@ import Testing
                 #expect(refused.status == .unprocessableContent, "\(template)")
                 #expect(refused.text.contains("forbid bulk downloads"), "\(template)")
             }
-            #expect(try env.database.savedTileSettings() == nil, "nothing was saved")
+            await #expect(try env.database.savedTileSettings() == nil, "nothing was saved")
             let badCap = try await client.post(
                 "/admin/tiles",
                 form: [
@@ -64,7 +64,7 @@ import Testing
                 session: admin
             )
             #expect(saved.status == .seeOther)
-            #expect(
+            await #expect(
                 try env.database.savedTileSettings()
                     == TileSettings(
                         urlTemplate: "https://{s}.maps.example.org/{z}/{x}/{y}.png",
@@ -79,7 +79,7 @@ import Testing
             #expect(tour.text.contains("417 tiles at zoom 11–15"))
             #expect(tour.text.contains("id=\"tile-estimate-warning\">"), "the warning is shown (not hidden)")
             #expect(tour.text.contains("The frame exceeds the tile cap"))
-            let audits = try await env.database.writer.read {
+            let audits = try await env.database.read {
                 try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM auditEvent WHERE action = 'tiles.settings'")
             }
             #expect(audits == 1)
@@ -98,14 +98,14 @@ import Testing
     func estimate() async throws {
         let env = try await TilesEnv.make { $0.tileURLTemplate = "https://tiles.example.org/{z}/{x}/{y}.png" }
         defer { env.remove() }
-        try env.setZooms(10...13)
+        try await env.setZooms(10...13)
         try await env.app.test { client in
             let page = try await client.get("/tours/\(env.seed.tourId)", session: try await client.signIn("author@test.org"))
             #expect(page.text.contains("39 tiles at zoom 10–13, about 780.0 KiB"), "the estimate of the saved frame")
             #expect(page.text.contains("data-cap=\"20000\""))
             #expect(page.text.contains("id=\"tile-estimate-warning\" hidden"))
             #expect(page.text.contains("tiles.example.org"))
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
+            #expect(try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
         }
     }
 
@@ -152,9 +152,9 @@ import Testing
         }
         // Released: the version's own zip serves the same map.
         for email in ["reviewer@test.org"] {
-            _ = try env.database.approve(
+            _ = try await env.database.approve(
                 requestId: request.id,
-                reviewer: AuthenticatedUser(try #require(try env.database.user(email: email))),
+                reviewer: AuthenticatedUser(try #require(try await env.database.user(email: email))),
                 comment: "",
                 actor: try env.actor(email)
             )
@@ -179,20 +179,20 @@ import Testing
         let strayName = "\(String(repeating: "0", count: 64)).mbtiles"
         // While one stored manifest cannot be read, it might name any preview: nothing is removed, and the report says why.
         let manifest = try #require(
-            try await env.database.writer.read {
+            try await env.database.read {
                 try String.fetchOne($0, sql: "SELECT manifestJSON FROM packageVersion WHERE packageId = ?", arguments: [request.packageId])
             }
         )
-        try await env.database.writer.write {
+        try await env.database.write {
             try $0.execute(sql: "UPDATE packageVersion SET manifestJSON = '{\"tiles\": 7}' WHERE packageId = ?", arguments: [request.packageId])
         }
-        let cautious = try TilesRecovery.run(database: env.database, paths: env.paths)
+        let cautious = try await TilesRecovery.run(database: env.database, paths: env.paths)
         #expect(cautious.unreadableManifests == 1 && cautious.stalePreviews == 0)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: env.paths.tilePreviews.path)) ?? []).sorted().count == 2)
-        try await env.database.writer.write {
+        try await env.database.write {
             try $0.execute(sql: "UPDATE packageVersion SET manifestJSON = ? WHERE packageId = ?", arguments: [manifest, request.packageId])
         }
-        let report = try TilesRecovery.run(database: env.database, paths: env.paths)
+        let report = try await TilesRecovery.run(database: env.database, paths: env.paths)
         #expect(report.stalePreviews == 1 && report.unreadableManifests == 0)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: env.paths.tilePreviews.path)) ?? []
         #expect(left.count == 1 && !left.contains(strayName), "the released version's preview stays, the stray one goes")

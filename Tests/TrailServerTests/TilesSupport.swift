@@ -71,23 +71,23 @@ struct TilesEnv {
             configure(&config)
         }
         await scanner.reloadIfChanged()
-        return TilesEnv(app: app, seed: try app.seed(), folder: folder)
+        return await TilesEnv(app: app, seed: try app.seed(), folder: folder)
     }
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
 
-    func token(_ email: String) throws -> String {
-        let user = try #require(try database.user(email: email))
-        return try database.createAPIToken(userId: user.id!, name: "tiles test", actor: .system).token
+    func token(_ email: String) async throws -> String {
+        let user = try #require(try await database.user(email: email))
+        return try await database.createAPIToken(userId: user.id!, name: "tiles test", actor: .system).token
     }
 
-    func actor(_ email: String) throws -> AuditActor {
-        AuditActor(userId: try #require(try database.user(email: email)).id, ipAddress: "127.0.0.1")
+    func actor(_ email: String) async throws -> AuditActor {
+        AuditActor(userId: try #require(try await database.user(email: email)).id, ipAddress: "127.0.0.1")
     }
 
     /// Frames the seeded tour with a zoom range (the seed's 11–15 needs 417 tiles; 10–13 needs 39).
-    func setZooms(_ zooms: ClosedRange<Int>, frame: Frame = TilesEnv.frame) throws {
-        _ = try database.setFrame(
+    func setZooms(_ zooms: ClosedRange<Int>, frame: Frame = TilesEnv.frame) async throws {
+        _ = try await database.setFrame(
             tourId: seed.tourId,
             FrameInput(
                 north: frame.north,
@@ -103,8 +103,8 @@ struct TilesEnv {
     }
 
     /// Saves tile settings as an admin would in the panel.
-    func useTileServer(_ template: String?, cap: Int = TileSettings.defaultTileCap, attribution: String = "© Test Tiles") throws {
-        _ = try app.dependencies.tileSettings.save(
+    func useTileServer(_ template: String?, cap: Int = TileSettings.defaultTileCap, attribution: String = "© Test Tiles") async throws {
+        _ = try await app.dependencies.tileSettings.save(
             urlTemplate: template ?? "",
             attribution: template == nil ? "" : attribution,
             tileCap: cap,
@@ -130,13 +130,13 @@ struct TilesEnv {
 
     /// Submits the tour (as its author, with the tile settings in force) and runs the build; returns the request.
     func submitAndBuild(using service: PackageBuildService? = nil) async throws -> PublishRequest {
-        let request = try database.startPublish(
+        let request = try await database.startPublish(
             tourId: seed.tourId,
             actor: try actor("author@test.org"),
             tiles: app.dependencies.tileSettings.current
         )
         #expect(await (service ?? builds).drain() == 1)
-        return try #require(try database.publishRequest(id: request.id))
+        return try #require(try await database.publishRequest(id: request.id))
     }
 
     func stagingFolder(_ id: String) -> URL { paths.staging.appendingPathComponent(id) }

@@ -20,7 +20,7 @@ import Testing
     func refusedFiles() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let uri = "/api/v1/manage/tours/\(env.seed.tourId)/tiles"
         let cases: [(MBTilesFixture.Kind, Int, String)] = [
             (.notSQLite, 415, "not an SQLite database"),
@@ -37,7 +37,7 @@ import Testing
                 #expect(response.tilesErrorMessage.contains("\(kind).mbtiles"), "the message names the file: \(response.tilesErrorMessage)")
             }
             // Nothing was kept: no row, no file in uploads/ or tilesets/.
-            #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)
+            #expect(try await env.database.tileset(tourId: env.seed.tourId) == nil)
             for folder in ["uploads", "tilesets/pending"] {
                 let left = (try? FileManager.default.contentsOfDirectory(atPath: env.paths.absolute(folder).path)) ?? []
                 #expect(left.isEmpty, "\(folder): \(left)")
@@ -55,8 +55,8 @@ import Testing
         let env = try await TilesEnv.make()
         defer { env.remove() }
         // A tile server is configured too: the uploaded file takes precedence over it.
-        try env.useTileServer("http://127.0.0.1:9/{z}/{x}/{y}.png")
-        let token = try env.token("author@test.org")
+        try await env.useTileServer("http://127.0.0.1:9/{z}/{x}/{y}.png")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.tilesUpload(
                 "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
@@ -72,15 +72,15 @@ import Testing
             #expect(body["originalName"] as? String == "agency topo.mbtiles")
             // Not clean yet: the checklist says so.
             #expect(
-                try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains {
+                try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains {
                     $0.contains("agency topo.mbtiles") && $0.contains("pending")
                 }
             )
             #expect(await env.scans.drain() == 1)
-            let tileset = try #require(try env.database.tileset(tourId: env.seed.tourId))
+            let tileset = try #require(try await env.database.tileset(tourId: env.seed.tourId))
             #expect(tileset.scanStatus == .clean, "\(tileset.scanDetail)")
             #expect(tileset.storedPath == "tilesets/\(tileset.sha256).mbtiles")
-            #expect(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
+            #expect(try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).isEmpty)
             let fetched = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/tiles", token: token)
             #expect(fetched.tilesJSON["scanStatus"] as? String == "clean")
         }
@@ -121,16 +121,16 @@ import Testing
             #expect(response.status == .created, "\(response.text)")
         }
         #expect(await env.scans.drain() == 1)
-        let tileset = try #require(try env.database.tileset(tourId: env.seed.tourId))
+        let tileset = try #require(try await env.database.tileset(tourId: env.seed.tourId))
         #expect(tileset.scanStatus == .infected)
         #expect(tileset.storedPath.hasPrefix("tilesets/quarantine/"))
         #expect(
-            try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains {
+            try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current).contains {
                 $0.contains("infected, not clean")
             }
         )
-        #expect(throws: NotReadyToPublish.self) {
-            try env.database.startPublish(
+        await #expect(throws: NotReadyToPublish.self) {
+            try await env.database.startPublish(
                 tourId: env.seed.tourId,
                 actor: try env.actor("author@test.org"),
                 tiles: env.app.dependencies.tileSettings.current
@@ -160,13 +160,13 @@ import Testing
             #expect(try await client.tilesUpload("/tours/\(env.seed.tourId)/tiles", data: data, session: forged).status == .forbidden)
             #expect(try await client.api(.delete, uri, token: try env.token("reviewer@test.org")).status == .forbidden)
             #expect(try await client.api(.delete, uri, token: try env.token("author@test.org")).status == .noContent)
-            #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)
+            #expect(try await env.database.tileset(tourId: env.seed.tourId) == nil)
             // No tiles: the tour is still there (204, not 404), and deleting again changes nothing and records nothing.
             #expect(try await client.api(.get, uri, token: try env.token("author@test.org")).status == .noContent)
-            let author = try env.token("author@test.org")
-            let before = try env.database.snapshot()
+            let author = try await env.token("author@test.org")
+            let before = try await env.database.snapshot()
             #expect(try await client.api(.delete, uri, token: author).status == .noContent)
-            try env.database.expectUnchanged(since: before)
+            try await env.database.expectUnchanged(since: before)
         }
     }
 
@@ -174,11 +174,11 @@ import Testing
     func tilesCountInTheQuota() async throws {
         let env = try await TilesEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let data = try fixture(.raster, env)
-        let site = try #require(try env.database.site(id: env.seed.alphaId))
-        @Sendable func setQuota(_ bytes: Int64) throws {
-            _ = try env.database.updateSite(
+        let site = try #require(try await env.database.site(id: env.seed.alphaId))
+        @Sendable func setQuota(_ bytes: Int64) async throws {
+            _ = try await env.database.updateSite(
                 id: site.id!,
                 SiteInput(
                     slug: site.slug,
@@ -191,7 +191,7 @@ import Testing
             )
         }
         try await env.app.test { client in
-            try setQuota(Int64(data.count) - 1)
+            try await setQuota(Int64(data.count) - 1)
             let refused = try await client.tilesUpload(
                 "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
                 data: data,
@@ -200,15 +200,15 @@ import Testing
             )
             #expect(refused.status == .contentTooLarge, "\(refused.text)")
             #expect(refused.text.contains("storage quota"))
-            #expect(try env.database.tileset(tourId: env.seed.tourId) == nil)
+            #expect(try await env.database.tileset(tourId: env.seed.tourId) == nil)
             let pending = env.app.dependencies.paths.tilesets.appendingPathComponent("pending")
             #expect(((try? FileManager.default.contentsOfDirectory(atPath: pending.path)) ?? []).isEmpty, "the refused file is removed")
 
             // Room for one file: the first fits, and replacing it fits too (its own size is given back).
-            try setQuota(Int64(data.count) + 10)
+            try await setQuota(Int64(data.count) + 10)
             let first = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "a.mbtiles", token: token)
             #expect(first.status == .created, "\(first.text)")
-            #expect(try env.database.storedBytes(siteId: site.id!) == Int64(data.count), "the file counts in the site's storage")
+            #expect(try await env.database.storedBytes(siteId: site.id!) == Int64(data.count), "the file counts in the site's storage")
             let again = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "b.mbtiles", token: token)
             #expect(again.status == .created, "\(again.text)")
         }

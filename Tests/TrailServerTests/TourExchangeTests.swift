@@ -48,9 +48,9 @@ import Testing
     @Test func exportFollowsRFC7946AndRoundTripsThroughImport() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
-        _ = try app.database.createWaypoint(
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
+        _ = try await app.database.createWaypoint(
             tourId: seed.tourId,
             WaypointInput(
                 name: "Ridge <b>Top</b>",
@@ -60,13 +60,13 @@ import Testing
             ),
             actor: .system
         )
-        try app.database.setRoute(
+        try await app.database.setRoute(
             tourId: seed.tourId,
             route: RoutePath(positions: [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]),
             actor: .system
         )
-        let alpha = try #require(try app.database.site(slug: "alpha"))
-        let copy = try app.database.createTour(siteId: alpha.id!, TourInput(name: "Copy", description: ""), actor: .system)
+        let alpha = try #require(try await app.database.site(slug: "alpha"))
+        let copy = try await app.database.createTour(siteId: alpha.id!, TourInput(name: "Copy", description: ""), actor: .system)
         try await app.test { client in
             let export = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)/export.geojson", token: token)
             #expect(export.status == .ok)
@@ -89,15 +89,15 @@ import Testing
             )
             #expect(applied.status == .ok, "\(applied.text)")
         }
-        let original = try app.database.waypoints(tourId: seed.tourId)
-        let imported = try app.database.waypoints(tourId: copy.id!)
+        let original = try await app.database.waypoints(tourId: seed.tourId)
+        let imported = try await app.database.waypoints(tourId: copy.id!)
         #expect(imported.map(\.name) == original.map(\.name))
         #expect(imported.map(\.description) == original.map(\.description))
         for (a, b) in zip(imported, original) {
             #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
         }
-        let copied = try #require(try app.database.tour(id: copy.id!))
-        let source = try #require(try app.database.tour(id: seed.tourId))
+        let copied = try #require(try await app.database.tour(id: copy.id!))
+        let source = try #require(try await app.database.tour(id: seed.tourId))
         // The route point for point; the new frame encloses every imported point and the whole route.
         let route = try #require(copied.route?.points)
         let sourceRoute = try #require(source.route?.points)
@@ -116,12 +116,12 @@ import Testing
     func gpxFixturesFromGpxpyImportWithPreview(mode: String) async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID()).gpx")
         let reference = try await Self.python("make_gpx.py", [file.path, mode])
         let data = try Data(contentsOf: file)
-        let before = try app.database.waypoints(tourId: seed.tourId).count
+        let before = try await app.database.waypoints(tourId: seed.tourId).count
         try await app.test { client in
             let preview = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: "trail.gpx", dryRun: true)
             #expect(preview.status == .ok, "\(preview.text)")
@@ -129,19 +129,19 @@ import Testing
             let expectedAdds = mode == "track" ? 0 : 3
             #expect(plan["added"] as? Int == expectedAdds)
             #expect(plan["routePoints"] as? Int == (mode == "waypoints" ? 0 : 50))
-            #expect(try app.database.waypoints(tourId: seed.tourId).count == before, "a dry run saves nothing")
+            #expect(try await app.database.waypoints(tourId: seed.tourId).count == before, "a dry run saves nothing")
             let applied = try await Self.importFile(client, tourId: seed.tourId, token: token, data: data, name: "trail.gpx", dryRun: false)
             #expect(applied.status == .ok)
         }
-        #expect(try app.database.waypoints(tourId: seed.tourId).count == before + (mode == "track" ? 0 : 3))
+        #expect(try await app.database.waypoints(tourId: seed.tourId).count == before + (mode == "track" ? 0 : 3))
         if mode != "waypoints" {
-            let tour = try #require(try app.database.tour(id: seed.tourId))
+            let tour = try #require(try await app.database.tour(id: seed.tourId))
             let route = try #require(tour.route)
             let length = try #require(reference["length"] as? Double)
             let ascent = try #require(reference["ascent"] as? Double)
             #expect(abs(route.lengthMeters - length) / length < 0.005, "length \(route.lengthMeters) vs \(length)")
             #expect(abs((route.ascentMeters ?? -1) - ascent) < 0.5)
-            let estimate = try app.database.durationEstimate(tour: tour)
+            let estimate = try await app.database.durationEstimate(tour: tour)
             #expect(abs(estimate.climbMinutes - ascent / 10) < 0.1, "Naismith: a minute per 10 m of ascent")
         }
     }
@@ -149,8 +149,8 @@ import Testing
     @Test func hostileFilesAreRefusedQuicklyAndTheServerStaysHealthy() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
         let xxe =
             #"<?xml version="1.0"?><!DOCTYPE gpx [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&xxe;</name></wpt></gpx>"#
         var laughs = #"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">"#
@@ -205,7 +205,7 @@ import Testing
                 #expect(health.status == .ok)
             }
         }
-        #expect(try app.database.waypoints(tourId: seed.tourId).count == 1, "nothing was imported")
+        #expect(try await app.database.waypoints(tourId: seed.tourId).count == 1, "nothing was imported")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: app.dependencies.paths.uploads.path)
         #expect(leftovers.isEmpty, "no import file stays behind: \(leftovers)")
     }
@@ -230,7 +230,7 @@ import Testing
     @Test func routeIsSavedFromThePanelAndRefusedWhenInvalid() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
+        let seed = try await app.seed()
         try await app.test { client in
             let session = try await client.signIn("author@test.org")
             let saved = try await client.post("/tours/\(seed.tourId)/route", form: ["route": "[[-122.2,44.37],[-122.1,44.41]]"], session: session)
@@ -241,7 +241,7 @@ import Testing
             #expect(page.text.contains("2 points"))
             #expect(page.text.contains("id=\"duration-estimate\""))
         }
-        #expect(try app.database.tour(id: seed.tourId)?.route?.points.count == 2)
+        #expect(try await app.database.tour(id: seed.tourId)?.route?.points.count == 2)
     }
 
     @Test func wavDurationIsReadFromItsHeader() throws {
@@ -332,14 +332,14 @@ import Testing
     @Test("the walking pace: set through the API and the tour form, refused out of range, and used by the estimate")
     func paceIsConfigurable() async throws {
         let app = try await TestApp.make()
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
-        _ = try app.database.createWaypoint(
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
+        _ = try await app.database.createWaypoint(
             tourId: seed.tourId,
             WaypointInput(name: "Far", description: "", latitude: 44.41, longitude: -122.1),
             actor: .system
         )
-        let atDefault = try app.database.durationEstimate(tour: try #require(try app.database.tour(id: seed.tourId)))
+        let atDefault = try await app.database.durationEstimate(tour: try #require(try await app.database.tour(id: seed.tourId)))
         try await app.test { client in
             let patched = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: #"{"paceKmh": 2}"#)
             #expect(patched.status == .ok, "\(patched.text)")
@@ -362,9 +362,9 @@ import Testing
             #expect(bad.status == .unprocessableContent)
             #expect(bad.text.contains("Enter a walking pace between 0.5 and 20 km/h."))
         }
-        let tour = try #require(try app.database.tour(id: seed.tourId))
+        let tour = try #require(try await app.database.tour(id: seed.tourId))
         #expect(tour.paceKmh == 2, "the refused edits changed nothing")
-        let slower = try app.database.durationEstimate(tour: tour)
+        let slower = try await app.database.durationEstimate(tour: tour)
         #expect(abs(slower.walkingMinutes - atDefault.walkingMinutes * 2) < 0.01, "half the pace, twice the walking time")
     }
 
@@ -372,8 +372,8 @@ import Testing
     func importLimits() async throws {
         let app = try await TestApp.make { $0.importMaxSize = 4096 }
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
         let gpx =
             #"<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE gpx [<!ENTITY x SYSTEM "file:///etc/passwd">]><gpx version="1.1"><wpt lat="44.4" lon="-122"><name>&x;</name></wpt></gpx>"#
         let utf16 = Data([0xFF, 0xFE]) + gpx.data(using: .utf16LittleEndian)!
@@ -431,16 +431,16 @@ import Testing
     func exportIsThePackageDocument() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let route = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
-        try env.database.setRoute(tourId: env.seed.tourId, route: RoutePath(positions: route), actor: .system)
+        try await env.database.setRoute(tourId: env.seed.tourId, route: RoutePath(positions: route), actor: .system)
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)
             let export = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/export.geojson", token: token)
             #expect(export.status == .ok)
             let rid = try await client.publishSubmit(env, token: token)
             #expect(await env.buildAll() == 1)
-            #expect(try env.request(rid).state == .pending)
+            await #expect(try env.request(rid).state == .pending)
             // Read back by Python's zipfile: the entry's SHA-256 is the export's.
             let listing = try await PythonZipListing.read(env.stagedZip(rid))
             let packaged = try #require(listing.entries.first { $0.name == "waypoints.geojson" }, "the zip has no waypoints.geojson")

@@ -21,10 +21,11 @@ import ZIPFoundation
         let assets: Int
     }
 
-    static func saved(_ database: AppDatabase, tourId: Int64) throws -> Saved {
-        let waypoints = try database.waypoints(tourId: tourId)
-        let tour = try #require(try database.tour(id: tourId))
-        let assets = try waypoints.reduce(0) { $0 + (try database.assets(waypointId: $1.id!)).count }
+    static func saved(_ database: AppDatabase, tourId: Int64) async throws -> Saved {
+        let waypoints = try await database.waypoints(tourId: tourId)
+        let tour = try #require(try await database.tour(id: tourId))
+        var assets = 0
+        for waypoint in waypoints { assets += try await database.assets(waypointId: waypoint.id!).count }
         return Saved(
             waypoints: waypoints.map { "\($0.name) \($0.latitude) \($0.longitude) \($0.description)" },
             route: tour.route?.points.count ?? 0,
@@ -73,8 +74,8 @@ import ZIPFoundation
     func ogr2ogrFilesImport(driver: String) async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
         var source = try #require(try JSONSerialization.jsonObject(with: Data(Self.sourceGeoJSON.utf8)) as? [String: Any])
         if driver == "KML" {
             var features = try #require(source["features"] as? [[String: Any]])
@@ -131,9 +132,9 @@ import ZIPFoundation
             )
             #expect(applied.status == .ok, "\(applied.text)")
         }
-        let names = try app.database.waypoints(tourId: seed.tourId).map(\.name)
+        let names = try await app.database.waypoints(tourId: seed.tourId).map(\.name)
         #expect(names == ["Fish Lake", "Lava, \"Flow\" Overlook", "Fish Lake North", "Café Spring"])
-        #expect(try app.database.tour(id: seed.tourId)?.route?.points.count == (driver == "KML" ? 3 : nil))
+        #expect(try await app.database.tour(id: seed.tourId)?.route?.points.count == (driver == "KML" ? 3 : nil))
     }
 
     // MARK: Google Earth
@@ -235,9 +236,9 @@ import ZIPFoundation
             let applied = try await client.post(location + "/apply", form: [:], session: author)
             #expect(applied.status == .seeOther)
         }
-        let lava = try #require(try app.database.waypoints(tourId: seed.tourId).first { $0.name == "Lava Overlook" })
+        let lava = try #require(try await app.database.waypoints(tourId: seed.tourId).first { $0.name == "Lava Overlook" })
         #expect(lava.description.hasPrefix("Look west & listen.\nTwo things:"))
-        #expect(try app.database.tour(id: seed.tourId)?.route?.positions.last == [-122.1, 44.41, 1250], "elevation kept, to 0.1 m")
+        #expect(try await app.database.tour(id: seed.tourId)?.route?.positions.last == [-122.1, 44.41, 1250], "elevation kept, to 0.1 m")
     }
 
     @Test("a gx:Track becomes the route, elevations included")
@@ -285,7 +286,7 @@ import ZIPFoundation
         let env = try await MediaEnv.make()
         defer { env.remove() }
         await env.scans.scanner.reloadIfChanged()
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let picture = MediaFixtures.png(size: 4096, seed: 11)
         let kmz = try Self.kmz([("doc.kml", Data(Self.kmzKML(image: "files/lake.png").utf8)), ("files/lake.png", picture)])
         try await env.app.test { client in
@@ -303,7 +304,7 @@ import ZIPFoundation
             #expect(images.count == 1 && images.first?["file"] as? String == "files/lake.png" && images.first?["waypoint"] as? String == "Lake View")
             let leftOut = try #require(plan["leftOut"] as? [[String: Any]])
             #expect(leftOut.contains { ($0["reason"] as? String)?.contains("not fetched") == true })
-            #expect(try Self.saved(env.database, tourId: env.seed.tourId).assets == 0, "a dry run attaches nothing")
+            await #expect(try Self.saved(env.database, tourId: env.seed.tourId).assets == 0, "a dry run attaches nothing")
 
             let applied = try await TourExchangeTests.importFile(
                 client,
@@ -316,13 +317,13 @@ import ZIPFoundation
             #expect(applied.status == .ok, "\(applied.text)")
             #expect((applied.json as? [String: Any])?["imagesAttached"] as? Int == 1)
         }
-        let lake = try #require(try env.database.waypoints(tourId: env.seed.tourId).first { $0.name == "Lake View" })
-        let assets = try env.database.assets(waypointId: lake.id!)
+        let lake = try #require(try await env.database.waypoints(tourId: env.seed.tourId).first { $0.name == "Lake View" })
+        let assets = try await env.database.assets(waypointId: lake.id!)
         #expect(assets.count == 1)
         #expect(assets.first?.kind == .image && assets.first?.originalName == "lake.png")
         #expect(assets.first?.scanStatus == .pending, "queued for the scanner like any upload")
         #expect(await env.scanAll() >= 1)
-        let scanned = try env.asset(try #require(assets.first?.id))
+        let scanned = try await env.asset(try #require(assets.first?.id))
         #expect(scanned.scanStatus == .clean)
         #expect(try env.contents("assets/\(scanned.sha256)") == picture)
     }
@@ -332,12 +333,12 @@ import ZIPFoundation
         let env = try await MediaEnv.make()
         defer { env.remove() }
         await env.scans.scanner.reloadIfChanged()
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let kmz = try Self.kmz([
             ("doc.kml", Data(Self.kmzKML(image: "files/lake.png").utf8)),
             ("files/lake.png", MediaFixtures.pngEndingWithEICAR(size: 4096)),
         ])
-        let before = try Self.saved(env.database, tourId: env.seed.tourId)
+        let before = try await Self.saved(env.database, tourId: env.seed.tourId)
         try await env.app.test { client in
             for dryRun in [true, false] {
                 let response = try await TourExchangeTests.importFile(
@@ -352,7 +353,7 @@ import ZIPFoundation
                 #expect(response.text.contains("malware") && response.text.contains("quarantined"), "\(response.text)")
             }
         }
-        #expect(try Self.saved(env.database, tourId: env.seed.tourId) == before)
+        await #expect(try Self.saved(env.database, tourId: env.seed.tourId) == before)
         #expect(env.files(in: "quarantine").count == 2, "each upload's picture went to quarantine")
         #expect(env.files(in: "uploads").isEmpty)
     }
@@ -363,10 +364,10 @@ import ZIPFoundation
     func kmlRoundTripsThroughGeoJSONExport() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
-        let alpha = try #require(try app.database.site(slug: "alpha"))
-        let tour = try app.database.createTour(siteId: alpha.id!, TourInput(name: "From KML", description: ""), actor: .system)
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
+        let alpha = try #require(try await app.database.site(slug: "alpha"))
+        let tour = try await app.database.createTour(siteId: alpha.id!, TourInput(name: "From KML", description: ""), actor: .system)
         let data = Data(Self.googleEarthKML.utf8)
         let parsed = try TourImport.parse(data)
         try await app.test { client in
@@ -396,8 +397,8 @@ import ZIPFoundation
     func badFilesChangeNothing() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
-        let token = try app.token(for: "author@test.org")
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
         var laughs = #"<?xml version="1.0"?><!DOCTYPE kml [<!ENTITY lol "lol">"#
         for level in 1...9 { laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level == 1 ? "" : "\(level - 1)");", count: 10) + "\">" }
         laughs +=
@@ -419,7 +420,7 @@ import ZIPFoundation
             ("blank.csv", Data(" \n\n".utf8), "The file is empty."),
             ("map.kml", Data(html.utf8), "not KML"),
         ]
-        let before = try Self.saved(app.database, tourId: seed.tourId)
+        let before = try await Self.saved(app.database, tourId: seed.tourId)
         try await app.test { client in
             for (name, data, message) in cases {
                 for dryRun in [true, false] {
@@ -441,7 +442,7 @@ import ZIPFoundation
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains("not KML"))
         }
-        #expect(try Self.saved(app.database, tourId: seed.tourId) == before)
+        await #expect(try Self.saved(app.database, tourId: seed.tourId) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: app.dependencies.paths.uploads.path).isEmpty, "no import file stays behind")
     }
 
@@ -449,7 +450,7 @@ import ZIPFoundation
     func fitFrameToPoints() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
-        let seed = try app.seed()
+        let seed = try await app.seed()
         let csv = Data("name,latitude,longitude\nInside,44.40,-122.1\nOutside,44.50,-122.1\n".utf8)
         try await app.test { client in
             let author = try await client.signIn("author@test.org")
@@ -462,9 +463,9 @@ import ZIPFoundation
             let applied = try await client.post(location + "/apply", form: ["fitFrame": "1"], session: author)
             #expect(applied.status == .seeOther)
         }
-        let frame = try #require(try app.database.tour(id: seed.tourId)?.frame)
+        let frame = try #require(try await app.database.tour(id: seed.tourId)?.frame)
         #expect(frame.contains(latitude: 44.50, longitude: -122.1) && frame.north > 44.50, "a margin above the northern point")
         #expect(frame.contains(latitude: 44.40, longitude: -122.0) && frame.south == 44.36, "the frame grows; the tour's own waypoints stay inside")
-        #expect(try app.database.waypoints(tourId: seed.tourId).map(\.name) == ["Fish Lake", "Inside", "Outside"])
+        #expect(try await app.database.waypoints(tourId: seed.tourId).map(\.name) == ["Fish Lake", "Inside", "Outside"])
     }
 }

@@ -34,7 +34,7 @@ import Testing
             #expect(page.text.contains("<h1 class=\"h3 mb-0 me-2\">Iron Mountain Loop</h1>"))
             #expect(HTML.element(page.text, id: "frame-summary") == "not set")
             #expect(page.text.contains("No waypoints yet."))
-            var tour = try #require(try app.database.tour(id: id))
+            var tour = try #require(try await app.database.tour(id: id))
             #expect(tour.name == "Iron Mountain Loop" && tour.description == "Wildflowers." && tour.mapName == "iron-mountain-loop")
             #expect(tour.state == .draft && tour.frame == nil && tour.siteId == seed.alphaId)
 
@@ -54,7 +54,7 @@ import Testing
             #expect(saved.location == "/tours/\(id)")
             page = try await client.follow(saved, session: &browser)
             #expect(page.text.contains("Tour saved."))
-            tour = try #require(try app.database.tour(id: id))
+            tour = try #require(try await app.database.tour(id: id))
             #expect(tour.name == "Iron Mountain" && tour.description == "Lookout." && tour.mapName == "iron-mtn")
 
             // Frame.
@@ -77,12 +77,12 @@ import Testing
                     "&quot;frame&quot;:{&quot;east&quot;:-121.97,&quot;north&quot;:44.43,&quot;south&quot;:44.36,&quot;west&quot;:-122.28}"
                 )
             )
-            tour = try #require(try app.database.tour(id: id))
+            tour = try #require(try await app.database.tour(id: id))
             #expect(tour.frame == Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28))
             #expect(tour.minZoom == 11 && tour.maxZoom == 15)
 
             // Delete, waypoints and all.
-            _ = try app.database.createWaypoint(
+            _ = try await app.database.createWaypoint(
                 tourId: id,
                 WaypointInput(name: "A", description: "", latitude: 44.4, longitude: -122),
                 actor: .system
@@ -92,8 +92,8 @@ import Testing
             page = try await client.follow(deleted, session: &browser)
             #expect(page.text.contains("Tour “Iron Mountain” deleted."))
             #expect(!page.text.contains("/tours/\(id)\""))
-            #expect(try app.database.tour(id: id) == nil)
-            let orphans: Int? = try app.database.scalar("SELECT COUNT(*) FROM waypoint WHERE tourId = ?", [id])
+            #expect(try await app.database.tour(id: id) == nil)
+            let orphans: Int? = try await app.database.scalar("SELECT COUNT(*) FROM waypoint WHERE tourId = ?", [id])
             #expect(orphans == 0)
             #expect(try await client.get("/tours/\(id)", session: browser).status == .notFound)
         }
@@ -131,14 +131,14 @@ import Testing
     /// While a publish request is open the working copy cannot change, through pages or API (409 with a message).
     @Test func lockedTourRefusesEveryChange() async throws {
         let (app, seed) = try await TestApp.seeded()
-        try app.database.execute("UPDATE tour SET state = 'inReview' WHERE id = ?", [seed.tourId])
+        try await app.database.execute("UPDATE tour SET state = 'inReview' WHERE id = ?", [seed.tourId])
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
             let page = try await client.get("/tours/\(seed.tourId)", session: browser)
             #expect(page.text.contains("id=\"locked-banner\""))
             #expect(page.text.contains(#"<span class="badge text-bg-warning" id="tour-state">In review</span>"#))
             #expect(!page.text.contains("Edit details"))
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let base = "/tours/\(seed.tourId)"
             let posts: [(String, [(String, String)])] = [
                 ("\(base)/edit", [("name", "X"), ("description", ""), ("mapName", "")]),
@@ -156,9 +156,9 @@ import Testing
                 #expect(response.status == .conflict, "\(path): \(response.status)")
                 #expect(response.text.contains("is locked while its publish request is open"), "\(path)")
             }
-            try app.database.expectUnchanged(since: before, "pages")
-            let token = try app.token(for: "author@test.org")
-            let mid = try app.database.snapshot()
+            try await app.database.expectUnchanged(since: before, "pages")
+            let token = try await app.token(for: "author@test.org")
+            let mid = try await app.database.snapshot()
             let api = "/api/v1/manage/tours/\(seed.tourId)"
             for (method, path, json) in [
                 (HTTPRequest.Method.patch, api, #"{"name":"X"}"#), (.delete, api, nil),
@@ -170,7 +170,7 @@ import Testing
                 #expect(response.status == .conflict, "\(method) \(path): \(response.status)")
                 #expect(response.errorCode == "conflict")
             }
-            try app.database.expectUnchanged(since: mid, "API")
+            try await app.database.expectUnchanged(since: mid, "API")
         }
     }
 }

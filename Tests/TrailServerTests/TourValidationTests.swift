@@ -147,14 +147,14 @@ enum Expect {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let response = try await client.post("/tours/\(seed.tourId)/frame", form: rule.form, session: browser)
             Expect.pageErrors(response, rule.errors, fields: Self.frameFields, rule.name)
             // What was typed stays in the form, so it can be corrected.
             for (field, value) in rule.form {
                 #expect(HTML.value(response.text, field: field) == Payload.html(value), "\(rule.name): \(field) not kept")
             }
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
@@ -162,18 +162,18 @@ enum Expect {
     func frameRuleInAPI(_ rule: RuleCase) async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let token = try app.token(for: "author@test.org")
-            let before = try app.database.snapshot()
+            let token = try await app.token(for: "author@test.org")
+            let before = try await app.database.snapshot()
             let response = try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: rule.json)
             Expect.apiErrors(response, rule.errors, rule.name)
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 
     @Test func frameNumbersMustBeNumbersInTheAPI() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             let response = try await client.api(
                 .patch,
                 "/api/v1/manage/tours/\(seed.tourId)",
@@ -197,7 +197,7 @@ enum Expect {
                 session: browser
             )
             #expect(response.status == .seeOther)
-            let tour = try #require(try app.database.tour(id: seed.tourId))
+            let tour = try #require(try await app.database.tour(id: seed.tourId))
             #expect(tour.frame == Frame(north: 44.41, south: 44.35, east: -121.95, west: -122.30))
             #expect(tour.minZoom == 0 && tour.maxZoom == 20)
         }
@@ -219,7 +219,7 @@ enum Expect {
                 fields: Self.frameFields,
                 "page"
             )
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             Expect.apiErrors(
                 try await client.api(
                     .patch,
@@ -280,7 +280,7 @@ enum Expect {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let fields = ["name", "description", "mapName"]
             Expect.pageErrors(try await client.post("/sites/alpha/tours", form: rule.form, session: browser), rule.errors, fields: fields, "create")
             Expect.pageErrors(
@@ -289,9 +289,9 @@ enum Expect {
                 fields: fields,
                 "edit"
             )
-            try app.database.expectUnchanged(since: before)
-            let token = try app.token(for: "author@test.org")
-            let mid = try app.database.snapshot()
+            try await app.database.expectUnchanged(since: before)
+            let token = try await app.token(for: "author@test.org")
+            let mid = try await app.database.snapshot()
             Expect.apiErrors(try await client.api(.patch, "/api/v1/manage/tours/\(seed.tourId)", token: token, json: rule.json), rule.errors, "patch")
             var create = rule.json!.dropFirst().dropLast()
             if !create.contains("\"name\"") { create += #","name":"Ok""# }
@@ -300,7 +300,7 @@ enum Expect {
                 rule.errors,
                 "post"
             )
-            try app.database.expectUnchanged(since: mid)
+            try await app.database.expectUnchanged(since: mid)
         }
     }
 
@@ -315,7 +315,7 @@ enum Expect {
             )
             #expect(response.status == .seeOther)
             let id = try #require(response.location.flatMap { Int64($0.replacingOccurrences(of: "/tours/", with: "")) })
-            #expect(try app.database.tour(id: id)?.mapName == "santiam-wagon-road")
+            #expect(try await app.database.tour(id: id)?.mapName == "santiam-wagon-road")
         }
     }
 
@@ -379,20 +379,20 @@ enum Expect {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let page = try await client.post("/tours/\(seed.tourId)/waypoints", form: rule.form, session: browser)
             Expect.pageErrors(page, rule.errors, fields: Self.waypointFields, rule.name)
             #expect(HTML.value(page.text, field: "name") == Payload.html(rule.form["name"]!))
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
             if let json = rule.json {
-                let token = try app.token(for: "author@test.org")
-                let mid = try app.database.snapshot()
+                let token = try await app.token(for: "author@test.org")
+                let mid = try await app.database.snapshot()
                 Expect.apiErrors(
                     try await client.api(.post, "/api/v1/manage/tours/\(seed.tourId)/waypoints", token: token, json: json),
                     rule.errors,
                     rule.name
                 )
-                try app.database.expectUnchanged(since: mid)
+                try await app.database.expectUnchanged(since: mid)
             }
         }
     }
@@ -401,8 +401,8 @@ enum Expect {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let token = try app.token(for: "author@test.org")
-            let before = try app.database.snapshot()
+            let token = try await app.token(for: "author@test.org")
+            let before = try await app.database.snapshot()
             let path = "/tours/\(seed.tourId)/waypoints/\(seed.secondWaypointId)"
 
             let taken = try await client.post(path, form: Self.waypoint("FISH LAKE", lat: "44.41", lng: "-122.15"), session: browser)
@@ -441,18 +441,18 @@ enum Expect {
                 ["order": "Order must be between 1 and 2."],
                 "api order"
             )
-            try app.database.expectUnchanged(since: before, "edit and move")
+            try await app.database.expectUnchanged(since: before, "edit and move")
 
             // Renaming a waypoint to its own name in another case is not a clash.
             json = try await client.post(path, form: Self.waypoint("SUMMIT", lat: "44.41", lng: "-122.15"), session: browser)
             #expect(json.status == .seeOther)
-            #expect(try app.database.waypoints(tourId: seed.tourId).last?.name == "SUMMIT")
+            #expect(try await app.database.waypoints(tourId: seed.tourId).last?.name == "SUMMIT")
         }
     }
 
     @Test func waypointNeedsAFrameFirst() async throws {
         let (app, seed) = try await TestApp.seeded()
-        let tour = try app.database.createTour(siteId: seed.alphaId, TourInput(name: "Unframed", description: ""), actor: .system)
+        let tour = try await app.database.createTour(siteId: seed.alphaId, TourInput(name: "Unframed", description: ""), actor: .system)
         let message = "Set the tour's map frame before placing waypoints."
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
@@ -472,14 +472,14 @@ enum Expect {
                 ["latitude": message],
                 "api"
             )
-            #expect(try app.database.waypoints(tourId: tour.id!).isEmpty)
+            #expect(try await app.database.waypoints(tourId: tour.id!).isEmpty)
         }
     }
 
     @Test func orderOnCreateMustBeInRange() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
-            let token = try app.token(for: "author@test.org")
+            let token = try await app.token(for: "author@test.org")
             for order in [0, 4, -1] {
                 Expect.apiErrors(
                     try await client.api(
@@ -492,20 +492,20 @@ enum Expect {
                     "order \(order)"
                 )
             }
-            #expect(try app.database.waypoints(tourId: seed.tourId).count == 2)
+            #expect(try await app.database.waypoints(tourId: seed.tourId).count == 2)
         }
     }
 
     @Test func reorderMustNameEveryWaypointOnce() async throws {
         let (app, seed) = try await TestApp.seeded()
-        let other = try app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
-        _ = try app.database.setFrame(
+        let other = try await app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
+        _ = try await app.database.setFrame(
             tourId: other.id!,
             FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
             maxAreaKm2: 2500,
             actor: .system
         )
-        let foreign = try app.database.createWaypoint(
+        let foreign = try await app.database.createWaypoint(
             tourId: other.id!,
             WaypointInput(name: "Elsewhere", description: "", latitude: 44.4, longitude: -122),
             actor: .system
@@ -513,7 +513,7 @@ enum Expect {
         let message = "The new order must list every waypoint of this tour exactly once."
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
-            let before = try app.database.snapshot()
+            let before = try await app.database.snapshot()
             let (a, b) = (seed.waypointId, seed.secondWaypointId)
             for ids in [[a], [a, a], [a, b, b], [a, foreign.id!], [b, a, foreign.id!], []] {
                 let pairs = ids.map { ("ids", "\($0)") }
@@ -529,7 +529,7 @@ enum Expect {
                 accept: "application/json"
             )
             Expect.apiErrors(json, ["order": message], "json")
-            try app.database.expectUnchanged(since: before)
+            try await app.database.expectUnchanged(since: before)
         }
     }
 }

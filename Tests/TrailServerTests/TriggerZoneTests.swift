@@ -10,8 +10,8 @@ import Testing
 /// refused with a message next to the field when wrong (and nothing saved), overlaps warned about, carried in the
 /// manifest (a v1 reader still verifies the package) and in the GeoJSON export, read back by the import.
 @Suite struct TriggerZoneTests {
-    static func radius(_ env: PublishEnv, _ waypointId: Int64) throws -> Int? {
-        try env.database.writer.read { try Int.fetchOne($0, sql: "SELECT triggerRadiusMeters FROM waypoint WHERE id = ?", arguments: [waypointId]) }
+    static func radius(_ env: PublishEnv, _ waypointId: Int64) async throws -> Int? {
+        try await env.database.read { try Int.fetchOne($0, sql: "SELECT triggerRadiusMeters FROM waypoint WHERE id = ?", arguments: [waypointId]) }
     }
 
     @Test("API: default 30, set on create and by PATCH; 0, negative, 501, 30.5 and text are 422 on the field and change nothing")
@@ -19,9 +19,9 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             let base = "/api/v1/manage/tours/\(env.seed.tourId)/waypoints"
-            #expect(try Self.radius(env, env.seed.waypointId) == 30, "existing waypoints get the default")
+            await #expect(try Self.radius(env, env.seed.waypointId) == 30, "existing waypoints get the default")
             let created = try await client.api(
                 .post,
                 base,
@@ -34,7 +34,7 @@ import Testing
             let patched = try await client.api(.patch, "\(base)/\(env.seed.waypointId)", token: token, json: #"{"triggerRadiusMeters":120}"#)
             #expect(patched.status == .ok && patched.jsonObject["triggerRadiusMeters"] as? Int == 120)
 
-            let count = try env.database.waypoints(tourId: env.seed.tourId).count
+            let count = try await env.database.waypoints(tourId: env.seed.tourId).count
             for bad in ["0", "-5", "501", "30.5", #""thirty""#, #""""#, "1e300", "-1e300", "1e20", #""1e300""#] {
                 let patch = try await client.api(.patch, "\(base)/\(env.seed.waypointId)", token: token, json: #"{"triggerRadiusMeters":\#(bad)}"#)
                 #expect(patch.status == .unprocessableContent, "\(bad): \(patch.status) \(patch.text)")
@@ -48,8 +48,8 @@ import Testing
                 )
                 #expect(create.status == .unprocessableContent, "\(bad): \(create.text)")
             }
-            #expect(try Self.radius(env, env.seed.waypointId) == 120, "nothing refused was saved")
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).count == count)
+            await #expect(try Self.radius(env, env.seed.waypointId) == 120, "nothing refused was saved")
+            #expect(try await env.database.waypoints(tourId: env.seed.tourId).count == count)
         }
     }
 
@@ -73,11 +73,11 @@ import Testing
                 )
                 #expect(refused.text.contains(#"value="Edited""#) || refused.text.contains(">Edited</textarea>"), "the other input is kept")
             }
-            #expect(try Self.radius(env, env.seed.waypointId) == 30)
-            #expect(try env.database.waypoints(tourId: env.seed.tourId).first?.description == "", "nothing was saved")
+            await #expect(try Self.radius(env, env.seed.waypointId) == 30)
+            #expect(try await env.database.waypoints(tourId: env.seed.tourId).first?.description == "", "nothing was saved")
             let saved = try await client.post(uri, form: fields.merging(["triggerRadiusMeters": "75"]) { $1 }, session: session)
             #expect(saved.status == .seeOther, "\(saved.status) \(saved.text)")
-            #expect(try Self.radius(env, env.seed.waypointId) == 75)
+            await #expect(try Self.radius(env, env.seed.waypointId) == 75)
         }
     }
 
@@ -86,7 +86,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)
             // 44.4003 is about 33 m north of Fish Lake (44.40): two 30 m zones overlap.
             let near = try await client.api(
@@ -103,7 +103,7 @@ import Testing
             #expect(page.text.components(separatedBy: "zone overlaps</span>").count == 3, "both rows are marked")
             #expect(page.text.contains("&quot;overlaps&quot;:true"), "the map draws them in the warning colour")
             #expect(
-                !(try env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)).contains {
+                !(try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)).contains {
                     $0.contains("trigger")
                 },
                 "a warning, not a refusal"
@@ -131,7 +131,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         try await env.app.test { client in
-            let token = try env.token("author@test.org")
+            let token = try await env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)
             let base = "/api/v1/manage/tours/\(env.seed.tourId)/waypoints"
             _ = try await client.api(.patch, "\(base)/\(env.seed.waypointId)", token: token, json: #"{"triggerRadiusMeters":85}"#)
@@ -160,7 +160,7 @@ import Testing
                 dryRun: false
             )
             #expect(refused.status == .unprocessableContent && refused.text.contains("triggerRadiusMeters"), "\(refused.text)")
-            #expect(try Self.radius(env, env.seed.waypointId) == 200)
+            await #expect(try Self.radius(env, env.seed.waypointId) == 200)
             let imported = try await TourExchangeTests.importFile(
                 client,
                 tourId: env.seed.tourId,
@@ -170,7 +170,7 @@ import Testing
                 dryRun: false
             )
             #expect(imported.status == .ok, "\(imported.text)")
-            #expect(try Self.radius(env, env.seed.waypointId) == 85)
+            await #expect(try Self.radius(env, env.seed.waypointId) == 85)
         }
     }
 }

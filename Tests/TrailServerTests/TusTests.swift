@@ -19,7 +19,7 @@ struct TusTests {
     func tuspyResumesAfterACut() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: 5 * 1024 * 1024 + 12_345, seed: 99)
         let file = env.folder.appendingPathComponent("trail video.png")
         try content.write(to: file)
@@ -54,7 +54,7 @@ struct TusTests {
             let assetId = try #require((headers["asset-id"] as? String).flatMap { Int64($0) }, "\(headers)")
             #expect(headers["asset-location"] as? String == "/api/v1/manage/assets/\(assetId)")
 
-            let pending = try env.asset(assetId)
+            let pending = try await env.asset(assetId)
             #expect(pending.sha256 == sha, "the running hash differs from the file's")
             #expect(pending.size == Int64(content.count))
             #expect(pending.originalName == "trail video.png")
@@ -62,12 +62,12 @@ struct TusTests {
             #expect(try MediaFixtures.sha256(fileAt: env.paths.absolute(pending.storedPath)) == sha, "the bytes on disk differ from the file")
 
             #expect(await env.scanAll() == 1)
-            let asset = try env.asset(assetId)
+            let asset = try await env.asset(assetId)
             #expect(asset.scanStatus == .clean)
             #expect(asset.storedPath == "assets/\(sha)")
             #expect(try MediaFixtures.sha256(fileAt: env.paths.absolute(asset.storedPath)) == sha)
             #expect(env.files(in: "uploads").isEmpty)
-            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload") as Int? == 0)
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM upload") as Int? == 0)
             let json = try await client.mediaAsset(assetId, token: token)
             #expect(json["scanStatus"] as? String == "clean")
             #expect(json["sha256"] as? String == sha)
@@ -78,7 +78,7 @@ struct TusTests {
     func protocolErrors() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: 200_000)
         try await env.app.test { client in
             let created = try await client.tusCreate(env, token: token, length: content.count)
@@ -165,7 +165,7 @@ struct TusTests {
             #expect(patched.status == .noContent)
             #expect(patched.headers[.uploadOffset] == "\(content.count)")
             let assetId = try #require(patched.headers[.assetId].flatMap { Int64($0) })
-            let asset = try env.asset(assetId)
+            let asset = try await env.asset(assetId)
             #expect(asset.sha256 == MediaFixtures.sha256(content))
             #expect(try env.contents(asset.storedPath) == content)
             #expect(try await client.tus(.head, location, token: token).status == .notFound)
@@ -176,12 +176,12 @@ struct TusTests {
     func expiryTerminationAndOwnership() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         try await env.app.test { client in
             // Expired (expiresAt in the past).
             let expired = try #require(try await client.tusCreate(env, token: author, length: 5000).location)
             let expiredId = String(expired.dropFirst(Self.endpoint.count + 1))
-            try env.database.mediaExecute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 60, expiredId])
+            try await env.database.execute("UPDATE upload SET expiresAt = ? WHERE id = ?", [Date().timeIntervalSince1970 - 60, expiredId])
             for method in [HTTPRequest.Method.head, .patch] {
                 let response = try await client.tus(method, expired, token: author, offset: 0, body: MediaFixtures.png(size: 5000).prefix(100))
                 #expect([.notFound, .gone].contains(response.status), "\(method) on an expired upload: \(response.status)")
@@ -197,7 +197,7 @@ struct TusTests {
             let terminated = try await client.tus(.delete, doomed, token: author)
             #expect(terminated.status == .noContent)
             #expect(!env.files(in: "uploads").contains(doomedId), "termination left the file")
-            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload WHERE id = ?", [doomedId]) as Int? == 0)
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM upload WHERE id = ?", [doomedId]) as Int? == 0)
             #expect(try await client.tus(.head, doomed, token: author).status == .notFound)
             #expect(try await client.tus(.delete, doomed, token: author).status == .notFound)
             // An expired upload can still be terminated.
@@ -208,7 +208,7 @@ struct TusTests {
             let mine = try #require(try await client.tusCreate(env, token: author, length: 5000).location)
             let mineId = String(mine.dropFirst(Self.endpoint.count + 1))
             for email in ["manager@test.org", "admin@test.org", "outsider@test.org"] {
-                let other = try env.token(email)
+                let other = try await env.token(email)
                 for method in [HTTPRequest.Method.head, .patch, .delete] {
                     let response = try await client.tus(method, mine, token: other, offset: 0, body: Data(repeating: 0x41, count: 10))
                     #expect(response.status == .notFound, "\(email) \(method): \(response.status)")
@@ -230,28 +230,28 @@ struct TusTests {
     func continuingNeedsTheRightToEditStill() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let author = try env.token("author@test.org")
+        let author = try await env.token("author@test.org")
         let body = MediaFixtures.png(size: 5000)
         try await env.app.test { client in
             let upload = try #require(try await client.tusCreate(env, token: author, length: 5000).location)
             #expect(try await client.tus(.patch, upload, token: author, offset: 0, body: body.prefix(2000)).status == .noContent)
-            let assetsBefore: Int? = try env.database.mediaScalar("SELECT COUNT(*) FROM asset", [])
+            let assetsBefore: Int? = try await env.database.scalar("SELECT COUNT(*) FROM asset", [])
 
             // Demoted to reviewer: the next PATCH (the last one) is refused, nothing is written or added.
-            try env.database.setMembership(siteId: env.seed.alphaId, email: "author@test.org", role: .reviewer, actor: .system)
+            try await env.database.setMembership(siteId: env.seed.alphaId, email: "author@test.org", role: .reviewer, actor: .system)
             let demoted = try await client.tus(.patch, upload, token: author, offset: 2000, body: body.suffix(3000))
             #expect(demoted.status == .forbidden, "\(demoted.status) \(demoted.text)")
             #expect(try await client.tus(.head, upload, token: author).headers[.uploadOffset] == "2000")
 
             // Removed from the site: the tour is not theirs to see any more.
-            let userId = try #require(try env.database.user(email: "author@test.org")?.id)
-            try env.database.removeMembership(siteId: env.seed.alphaId, userId: userId, actor: .system)
+            let userId = try #require(try await env.database.user(email: "author@test.org")?.id)
+            try await env.database.removeMembership(siteId: env.seed.alphaId, userId: userId, actor: .system)
             let removed = try await client.tus(.patch, upload, token: author, offset: 2000, body: body.suffix(3000))
             #expect(removed.status == .notFound, "\(removed.status)")
-            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM asset", []) as Int? == assetsBefore, "no asset was added")
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM asset", []) as Int? == assetsBefore, "no asset was added")
 
             // Made an author again: the same upload finishes.
-            try env.database.setMembership(siteId: env.seed.alphaId, email: "author@test.org", role: .author, actor: .system)
+            try await env.database.setMembership(siteId: env.seed.alphaId, email: "author@test.org", role: .author, actor: .system)
             let finished = try await client.tus(.patch, upload, token: author, offset: 2000, body: body.suffix(3000))
             #expect(finished.status == .noContent && finished.headers[.assetId] != nil, "\(finished.status)")
         }
@@ -261,7 +261,7 @@ struct TusTests {
     func limits() async throws {
         let env = try await MediaEnv.make(configure: { $0.maxUploadSize = 64 * 1024 })
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let options = try await client.execute(uri: Self.endpoint, method: HTTPRequest.Method.options)
             #expect(options.status == .noContent)
@@ -274,7 +274,7 @@ struct TusTests {
             #expect(tooBig.status == .contentTooLarge)
             #expect(tooBig.mediaErrorMessage?.contains("64.0 KiB") == true, "\(tooBig.text)")
             #expect(env.files(in: "uploads").isEmpty, "a refused creation left a file")
-            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload") as Int? == 0)
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM upload") as Int? == 0)
 
             let atLimit = try await client.tusCreate(env, token: token, length: 64 * 1024)
             #expect(atLimit.status == .created)
@@ -303,7 +303,7 @@ struct TusTests {
         try await env.app.test { client in
             #expect(try await client.tusCreate(env, token: try env.token("reviewer@test.org"), length: 100).status == .forbidden)
             #expect(try await client.tusCreate(env, token: try env.token("outsider@test.org"), length: 100).status == .notFound)
-            let other = try env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
+            let other = try await env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
             let metadata = TestClientTus.metadata(tour: other.id!, waypoint: env.seed.waypointId, fileName: "x.png")
             #expect(try await client.tusCreate(env, token: try env.token("author@test.org"), length: 100, metadata: metadata).status == .notFound)
             #expect(env.files(in: "uploads").isEmpty)

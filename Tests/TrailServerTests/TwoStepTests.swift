@@ -155,7 +155,7 @@ import Testing
             let again = try await Self.signIn(client, "author@test.org", code: try Self.oathtool(secret))
             #expect(again.status == .unauthorized, "each code works once")
         }
-        let details = try await app.database.writer.read {
+        let details = try await app.database.read {
             try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'twoStep.failed'")
         }
         #expect(details.contains { $0.contains("wrong code") } && details.contains { $0.contains("code already used") }, "\(details)")
@@ -173,9 +173,11 @@ import Testing
             #expect(second.status == .unauthorized, "a recovery code works once")
             #expect(Self.signedIn(try await Self.signIn(client, "author@test.org", code: codes[4])))
         }
-        #expect(try app.database.actions().filter { $0 == "twoStep.recoveryCode" }.count == 2)
-        #expect(try app.database.twoStepStatus(userId: try #require(app.database.user(email: "author@test.org")?.id)).recoveryCodesLeft == 8)
-        let stored: [String] = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT codeHash FROM recoveryCode") }
+        #expect(try await app.database.actions().filter { $0 == "twoStep.recoveryCode" }.count == 2)
+        #expect(
+            try await app.database.twoStepStatus(userId: try #require(await app.database.user(email: "author@test.org")?.id)).recoveryCodesLeft == 8
+        )
+        let stored: [String] = try await app.database.read { try String.fetchAll($0, sql: "SELECT codeHash FROM recoveryCode") }
         #expect(stored.allSatisfy { $0.count == 64 }, "recovery codes are stored as SHA-256 only")
     }
 
@@ -209,7 +211,7 @@ import Testing
             signedIn.absorb(done)
             #expect(try await client.get("/admin/users", session: signedIn).status == .ok)
         }
-        let actions = try app.database.actions()
+        let actions = try await app.database.actions()
         for action in ["session.password", "twoStep.enrolStart", "twoStep.enrolFailed", "twoStep.enrol", "session.start"] {
             #expect(actions.contains(action), "no \(action) in the audit log")
         }
@@ -217,12 +219,12 @@ import Testing
 
     @Test func managersRequirementCoversSiteManagers() async throws {
         let app = try await makeApp(.managers)
-        let manager = try #require(try app.database.user(email: "manager@test.org"))
-        let author = try #require(try app.database.user(email: "author@test.org"))
-        #expect(try app.database.twoStepRequired(for: manager, requirement: .managers))
-        #expect(try !app.database.twoStepRequired(for: author, requirement: .managers))
-        #expect(try app.database.twoStepRequired(for: author, requirement: .all))
-        #expect(try !app.database.twoStepRequired(for: manager, requirement: .admins))
+        let manager = try #require(try await app.database.user(email: "manager@test.org"))
+        let author = try #require(try await app.database.user(email: "author@test.org"))
+        #expect(try await app.database.twoStepRequired(for: manager, requirement: .managers))
+        #expect(try await !app.database.twoStepRequired(for: author, requirement: .managers))
+        #expect(try await app.database.twoStepRequired(for: author, requirement: .all))
+        #expect(try await !app.database.twoStepRequired(for: manager, requirement: .admins))
     }
 
     @Test func adminResetClearsTheSecondStepAndTheUserIsTold() async throws {
@@ -230,7 +232,7 @@ import Testing
         try await app.test { client in
             let (secret, _) = try await enrolOnAccountPage(client, "author@test.org")
             #expect(Self.signedIn(try await Self.signIn(client, "author@test.org", code: try Self.oathtool(secret))))
-            let authorSessions: Int? = try app.database.scalar(
+            let authorSessions: Int? = try await app.database.scalar(
                 "SELECT COUNT(*) FROM session WHERE userId = (SELECT id FROM user WHERE email = 'author@test.org')"
             )
             #expect(authorSessions == 1)
@@ -238,10 +240,10 @@ import Testing
             let admin = try await client.signIn("admin@test.org")
             let users = try await client.get("/admin/users", session: admin)
             #expect(users.text.contains("Reset two-step"))
-            let authorId = try #require(try app.database.user(email: "author@test.org")?.id)
+            let authorId = try #require(try await app.database.user(email: "author@test.org")?.id)
             let reset = try await client.post("/admin/users/\(authorId)/reset-two-step", form: [:], session: admin)
             #expect(reset.location == "/admin/users")
-            let left: Int? = try app.database.scalar("SELECT COUNT(*) FROM session WHERE userId = ?", [authorId])
+            let left: Int? = try await app.database.scalar("SELECT COUNT(*) FROM session WHERE userId = ?", [authorId])
             #expect(left == 0, "the user's sessions end")
 
             // A password alone signs in again, and the panel says why, once.
@@ -253,25 +255,25 @@ import Testing
             session.absorb(home)
             let landing = home.status == .seeOther ? try await client.get(home.location ?? "/sites", session: session) : home
             #expect(landing.text.contains("An administrator reset your two-step sign-in"), "\(landing.text.prefix(300))")
-            #expect(try !app.database.twoStepStatus(userId: authorId).resetNotice)
+            #expect(try await !app.database.twoStepStatus(userId: authorId).resetNotice)
         }
-        #expect(try app.database.actions().contains("user.resetTwoStep"))
+        #expect(try await app.database.actions().contains("user.resetTwoStep"))
     }
 
     @Test func adminResetAtSignInWithTheRequirementAsksToEnrolAgain() async throws {
         let app = try await makeApp(.admins)
-        let adminId = try #require(try app.database.user(email: "admin@test.org")?.id)
-        _ = try app.database.beginTwoStepEnrolment(userId: adminId, actor: .system)
-        let secret = try #require(try app.database.pendingTwoStepSecret(userId: adminId))
+        let adminId = try #require(try await app.database.user(email: "admin@test.org")?.id)
+        _ = try await app.database.beginTwoStepEnrolment(userId: adminId, actor: .system)
+        let secret = try #require(try await app.database.pendingTwoStepSecret(userId: adminId))
         #expect(
-            try app.database.confirmTwoStepEnrolment(
+            try await app.database.confirmTwoStepEnrolment(
                 userId: adminId,
                 code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: Self.now)),
                 at: Self.now,
                 actor: .system
             ) != nil
         )
-        try app.database.resetTwoStep(userId: adminId, actor: .system)
+        try await app.database.resetTwoStep(userId: adminId, actor: .system)
         try await app.test { client in
             let (browser, first) = try await Self.password(client, "admin@test.org")
             #expect(first.location == "/login/enrol")
@@ -296,7 +298,7 @@ import Testing
             #expect(locked.headers[.retryAfter] != nil)
             #expect(!locked.setCookies.contains { $0.hasPrefix("tc_session=") })
         }
-        #expect(try app.database.actions().filter { $0 == "twoStep.failed" }.count == 5)
+        #expect(try await app.database.actions().filter { $0 == "twoStep.failed" }.count == 5)
     }
 
     @Test func withoutAPasswordStepTheCodePagesSendBackToSignIn() async throws {
@@ -316,7 +318,7 @@ import Testing
             #expect(out.setCookies.contains { $0.hasPrefix("tc_pending=;") })
             #expect(try await client.get("/login/enrol", session: leaving).location == "/login")
             // An expired one is refused.
-            try app.database.execute("UPDATE pendingSignIn SET createdAt = createdAt - 3600")
+            try await app.database.execute("UPDATE pendingSignIn SET createdAt = createdAt - 3600")
             #expect(try await client.get("/login/enrol", session: enrolling).location == "/login")
         }
     }
@@ -340,7 +342,7 @@ import Testing
             _ = try await Self.signIn(client, "admin@test.org", code: codes[0])
             _ = try await Self.signIn(client, "admin@test.org", code: "000000")
             let raw = try #require(
-                try await app.database.writer.read {
+                try await app.database.read {
                     try String.fetchOne($0, sql: "SELECT totpSecret FROM user WHERE email = 'admin@test.org'")
                 }
             )
@@ -349,7 +351,7 @@ import Testing
         let secrets = secretsBox.withLockedValue { $0 }
         let logged = lines.withLockedValue { $0 }
         #expect(!logged.isEmpty, "nothing was logged: the test would prove nothing")
-        let details = try await app.database.writer.read { try String.fetchAll($0, sql: "SELECT detail || ' ' || objectId FROM auditEvent") }
+        let details = try await app.database.read { try String.fetchAll($0, sql: "SELECT detail || ' ' || objectId FROM auditEvent") }
         for secret in secrets {
             #expect(!logged.contains { $0.contains(secret) }, "a secret reached the log")
             #expect(!details.contains { $0.contains(secret) }, "a secret reached the audit log")

@@ -21,27 +21,23 @@ import Testing
         let released = try await Self.release(env)
 
         let row = try #require(
-            try env.database.writer.read {
-                try Row.fetchOne(
-                    $0,
-                    sql:
-                        "SELECT id, json_valid(snapshot) AS snapshotIsJSON, json_valid(scanReport) AS reportIsJSON FROM publishRequest WHERE packageId = ?",
-                    arguments: [released.packageId]
-                )
-            }
+            try await env.database.rows(
+                "SELECT id, json_valid(snapshot) AS snapshotIsJSON, json_valid(scanReport) AS reportIsJSON FROM publishRequest WHERE packageId = ?",
+                [released.packageId]
+            ).first
         )
         #expect(row["snapshotIsJSON"] as Int == 1 && row["reportIsJSON"] as Int == 1, "stored as JSON text SQLite can read")
         let id: String = row["id"]
-        let request = try #require(try env.database.publishRequest(id: id))
+        let request = try #require(try await env.database.publishRequest(id: id))
         #expect(request.snapshot.tourId == env.seed.tourId && !request.snapshot.waypoints.isEmpty)
         let report = try #require(request.scanReport)
         #expect(report.count == request.snapshot.fileCount && report.allSatisfy { $0.sha256.count == 64 && !$0.verdict.isEmpty })
 
-        try await env.database.writer.write {
+        try await env.database.write {
             try $0.execute(sql: "UPDATE publishRequest SET snapshot = '{\"tourId\": ' WHERE id = ?", arguments: [id])
         }
         var refused: (any Error)?
-        do { _ = try env.database.publishRequest(id: id) } catch { refused = error }
+        do { _ = try await env.database.publishRequest(id: id) } catch { refused = error }
         #expect(refused is DecodingError, "a damaged snapshot is an error, not a default: \(String(describing: refused))")
     }
 
@@ -51,23 +47,21 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         defer { env.remove() }
         let route = try RoutePath(positions: [[-122.2412345678, 44.39], [-122.19, 44.395, 1203.44], [-122.14, 44.4]])
-        try env.database.setRoute(tourId: env.seed.tourId, route: route, actor: AuditActor(userId: nil, ipAddress: "test"))
+        try await env.database.setRoute(tourId: env.seed.tourId, route: route, actor: AuditActor(userId: nil, ipAddress: "test"))
         let stored = try #require(
-            try env.database.writer.read {
-                try Row.fetchOne($0, sql: "SELECT route, json_type(route) AS type FROM tour WHERE id = ?", arguments: [env.seed.tourId])
-            }
+            try await env.database.rows("SELECT route, json_type(route) AS type FROM tour WHERE id = ?", [env.seed.tourId]).first
         )
         #expect(stored["type"] as String? == "array", "stored as JSON SQLite can read: \(String(describing: stored["route"] as String?))")
-        let read = try #require(try env.database.tour(id: env.seed.tourId)?.route)
+        let read = try #require(try await env.database.tour(id: env.seed.tourId)?.route)
         #expect(read.points.count == 3 && read.points[0].longitude == -122.2412346, "7 decimals kept, as before")
         #expect(read.points[1].elevation == 1203.4 && read.points[2].elevation == nil)
 
         for damaged in ["[[-122.2, 44.3", "[[500, 44.3], [1, 2]]", "[[1, 2]]", "{\"type\": \"LineString\"}"] {
-            try await env.database.writer.write {
+            try await env.database.write {
                 try $0.execute(sql: "UPDATE tour SET route = ? WHERE id = ?", arguments: [damaged, env.seed.tourId])
             }
             var refused: (any Error)?
-            do { _ = try env.database.tour(id: env.seed.tourId) } catch { refused = error }
+            do { _ = try await env.database.tour(id: env.seed.tourId) } catch { refused = error }
             // Not JSON at all is Foundation's parse error (as GRDB reports it); a wrong shape or a bad point is a DecodingError.
             #expect(
                 damaged.hasSuffix("44.3") ? refused != nil : refused is DecodingError,
@@ -97,10 +91,10 @@ import Testing
         defer { env.remove() }
         let before = Date().addingTimeInterval(-1)
         let released = try await Self.release(env)
-        let version = try #require(try env.database.packageVersion(packageId: released.packageId, version: 1))
+        let version = try #require(try await env.database.packageVersion(packageId: released.packageId, version: 1))
         #expect(version.createdAt >= before && version.createdAt <= Date(), "read back as the moment it was written")
 
-        let kinds = try await env.database.writer.read { db -> [String: Set<String>] in
+        let kinds = try await env.database.read { db -> [String: Set<String>] in
             var kinds: [String: Set<String>] = [:]
             for table in try String.fetchAll(
                 db,
@@ -127,14 +121,14 @@ import Testing
         defer { env.remove() }
         let released = try await Self.release(env)
         let requestId = try #require(
-            try await env.database.writer.read {
+            try await env.database.read {
                 try String.fetchOne($0, sql: "SELECT id FROM publishRequest WHERE packageId = ?", arguments: [released.packageId])
             }
         )
         try await env.app.test { client in
             let author = try await client.signIn("author@test.org")
             #expect(try await client.get("/requests/\(requestId)", session: author).status == .ok)
-            try await env.database.writer.write {
+            try await env.database.write {
                 try $0.execute(
                     sql: "UPDATE packageVersion SET manifestJSON = '{\"formatVersion\": 1' WHERE packageId = ?",
                     arguments: [released.packageId]
@@ -150,7 +144,7 @@ import Testing
             )
         }
         var refused: (any Error)?
-        do { _ = try env.database.distributionItems(paths: env.paths, signingKey: nil) } catch { refused = error }
+        do { _ = try await env.database.distributionItems(paths: env.paths, signingKey: nil) } catch { refused = error }
         #expect(refused != nil, "the storage sync stops with the error instead of leaving the version's files out of the bucket")
     }
 }

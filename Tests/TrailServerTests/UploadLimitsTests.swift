@@ -10,8 +10,8 @@ import Testing
 /// Open uploads count against the quota, a user cannot open uploads without end, a multipart request
 /// stops at the quota as its bytes arrive, and abandoned work is swept while the server runs.
 @Suite struct UploadLimitsTests {
-    static func setQuota(_ env: MediaEnv, bytes: Int64) throws {
-        try env.database.writer.write {
+    static func setQuota(_ env: MediaEnv, bytes: Int64) async throws {
+        try await env.database.write {
             try $0.execute(sql: "UPDATE site SET storageQuotaBytes = ? WHERE id = ?", arguments: [bytes, env.seed.alphaId])
         }
     }
@@ -20,8 +20,8 @@ import Testing
     func tusReservesQuota() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        try Self.setQuota(env, bytes: 1_000_000)
-        let token = try env.token("author@test.org")
+        try await Self.setQuota(env, bytes: 1_000_000)
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.tusCreate(env, token: token, length: 600_000)
             #expect(first.status == .created)
@@ -38,8 +38,8 @@ import Testing
     func openUploadsAreCapped() async throws {
         let env = try await MediaEnv.make(configure: { $0.maxOpenUploadsPerUser = 3 })
         defer { env.remove() }
-        let token = try env.token("author@test.org")
-        let other = try env.token("manager@test.org")
+        let token = try await env.token("author@test.org")
+        let other = try await env.token("manager@test.org")
         try await env.app.test { client in
             for _ in 0..<3 { #expect(try await client.tusCreate(env, token: token, length: 1000).status == .created) }
             let fourth = try await client.tusCreate(env, token: token, length: 1000)
@@ -54,8 +54,8 @@ import Testing
     func multipartStopsAtTheQuota() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        try Self.setQuota(env, bytes: 1_000_000)
-        let token = try env.token("author@test.org")
+        try await Self.setQuota(env, bytes: 1_000_000)
+        let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let parts = [
                 MediaMultipart.file(MediaFixtures.png(size: 700_000, seed: 1), fileName: "a.png"),
@@ -70,7 +70,7 @@ import Testing
             #expect(response.status == .contentTooLarge)
             #expect(String(buffer: response.body).contains("storage quota"), "\(String(buffer: response.body))")
             #expect(env.files(in: "uploads").isEmpty)
-            #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM asset") as Int? == 0)
+            #expect(try await env.database.scalar("SELECT COUNT(*) FROM asset") as Int? == 0)
             // Within the room: accepted.
             let one = try await client.execute(
                 uri: env.assetsURI,
@@ -86,14 +86,14 @@ import Testing
     func sweepRemovesLeftovers() async throws {
         let env = try await MediaEnv.make()
         defer { env.remove() }
-        let token = try env.token("author@test.org")
+        let token = try await env.token("author@test.org")
         final class Box: @unchecked Sendable { var expired = "", current = "" }
         let box = Box()
         try await env.app.test { client in
             box.expired = String(try #require(try await client.tusCreate(env, token: token, length: 1000).location).split(separator: "/").last!)
             box.current = String(try #require(try await client.tusCreate(env, token: token, length: 1000).location).split(separator: "/").last!)
         }
-        try await env.database.writer.write { try $0.execute(sql: "UPDATE upload SET expiresAt = 0 WHERE id = ?", arguments: [box.expired]) }
+        try await env.database.write { try $0.execute(sql: "UPDATE upload SET expiresAt = 0 WHERE id = ?", arguments: [box.expired]) }
         let fileManager = FileManager.default
         let old = Date().addingTimeInterval(-2 * 3600)
         let stalePreview = env.paths.uploads.appendingPathComponent("import-\(UUID().uuidString.lowercased()).u1.t1")
@@ -105,11 +105,11 @@ import Testing
         for folder in [closed, recent] { try fileManager.createDirectory(at: folder, withIntermediateDirectories: true) }
         try fileManager.setAttributes([.modificationDate: old], ofItemAtPath: closed.path)
 
-        let report = try MaintenanceService(database: env.database, paths: env.paths).sweep()
+        let report = try await MaintenanceService(database: env.database, paths: env.paths).sweep()
         #expect(report == .init(expiredUploads: 1, stalePreviews: 1, staleStagingFolders: 1))
         #expect(!fileManager.fileExists(atPath: env.paths.upload(box.expired).path))
         #expect(fileManager.fileExists(atPath: env.paths.upload(box.current).path))
-        #expect(try env.database.mediaScalar("SELECT COUNT(*) FROM upload") as Int? == 1)
+        #expect(try await env.database.scalar("SELECT COUNT(*) FROM upload") as Int? == 1)
         #expect(!fileManager.fileExists(atPath: stalePreview.path) && fileManager.fileExists(atPath: freshPreview.path))
         #expect(!fileManager.fileExists(atPath: closed.path) && fileManager.fileExists(atPath: recent.path), "a new folder may be a build starting")
     }

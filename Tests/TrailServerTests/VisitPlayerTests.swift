@@ -23,7 +23,7 @@ import Testing
             #expect(html.contains("Lake Loop"))
             #expect(!html.contains(seed.hiddenPackageId), "an unpublished package is not listed")
             #expect(!html.contains("Crater Rim"))
-            let size = try #require(try app.database.packageVersion(packageId: seed.packageId, version: 2)).size
+            let size = try #require(try await app.database.packageVersion(packageId: seed.packageId, version: 2)).size
             #expect(html.contains(ByteFormat.string(size)), "the download size of the served version is shown")
             #expect(html.contains("data-fact=\"languages\""))
         }
@@ -78,7 +78,7 @@ import Testing
     @Test("a tile of a released version: 200, immutable, listed in the signed tile index; a missing tile is 404")
     func tileRoute() async throws {
         let (app, seed) = try await TestApp.routeSeeded()
-        let version = try #require(try app.database.packageVersion(packageId: seed.packageId, version: 2))
+        let version = try #require(try await app.database.packageVersion(packageId: seed.packageId, version: 2))
         let manifest = try version.decodedManifest()
         let tiles = try #require(manifest.tiles)
         let indexRef = try #require(tiles.index, "packages with tiles list tiles/index.json in the manifest")

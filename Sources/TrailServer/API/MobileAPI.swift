@@ -51,7 +51,7 @@ struct MobileAPI: Sendable {
     /// Sites (parks, districts) and how many packages each publishes.
     func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try await readCache.response("sites", request: request) {
-            try await database.perform { try $0.siteSummaries() }.map {
+            try await database.siteSummaries().map {
                 Components.Schemas.Site(slug: $0.site.slug, name: $0.site.name, description: $0.site.description, packageCount: $0.packageCount)
             }
         }
@@ -61,7 +61,7 @@ struct MobileAPI: Sendable {
     func listSitePackages(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let slug = try context.parameters.require("slug")
         return try await readCache.response("site-packages:\(slug)", request: request) {
-            guard let packages = try await database.perform({ try $0.publishedPackages(ofSite: slug) }) else { throw NotFound() }
+            guard let packages = try await database.publishedPackages(ofSite: slug) else { throw NotFound() }
             return packages.map(item)
         }
     }
@@ -69,7 +69,7 @@ struct MobileAPI: Sendable {
     /// Full metadata of a published package (latest version), with its manifest and signature.
     func getPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try await readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
-            let published = try await database.perform { _ in try publishedPackage(context) }
+            let published = try await publishedPackage(context)
             let manifest = try published.version.decodedManifest()
             let version = published.version
             guard let signature = Data(base64Encoded: version.signature) else {
@@ -97,35 +97,35 @@ struct MobileAPI: Sendable {
 
     /// The latest version's zip (GET and HEAD).
     func downloadPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let published = try await database.perform { _ in try publishedPackage(context) }
+        let published = try await publishedPackage(context)
         // The latest version moves: clients revalidate (ETag), and If-Range stops a resume from splicing two versions.
         return try await download(published.version, request: request, context: context, cacheControl: "no-cache")
     }
 
     /// One released version's zip (GET and HEAD): immutable, cacheable for a year.
     func downloadPackageVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let published = try await database.perform { _ in try publishedPackage(context) }
+        let published = try await publishedPackage(context)
         guard let number = context.parameters.get("version", as: Int.self),
-            let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+            let version = try await database.packageVersion(packageId: published.package.id, version: number)
         else { throw NotFound() }
         return try await download(version, request: request, context: context, cacheControl: "public, max-age=31536000, immutable")
     }
 
     /// The latest version's SHA-256, number and size.
     func getPackageHash(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let version = try await database.perform { _ in try publishedPackage(context) }.version
+        let version = try await publishedPackage(context).version
         return try JSONResponse.make(Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size))
     }
 
     /// An app reports a checked download; valid reports are counted per version, once a day per client address.
     func verifyPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let published = try await database.perform { _ in try publishedPackage(context) }
+        let published = try await publishedPackage(context)
         let body = try await request.decodeJSON(Components.Schemas.VerifyRequest.self, context: context)
         // A download of any released version can be verified against that version.
-        let target = try await database.perform { try $0.packageVersion(packageId: published.package.id, version: body.version) } ?? published.version
+        let target = try await database.packageVersion(packageId: published.package.id, version: body.version) ?? published.version
         let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
         if valid, verifiedDownloads.isFirst(address: context.remoteAddress, packageId: target.packageId, version: target.version) {
-            try await database.perform({ try $0.recordVerifiedDownload(packageId: target.packageId, version: target.version) })
+            try await database.recordVerifiedDownload(packageId: target.packageId, version: target.version)
         }
         return try JSONResponse.make(
             Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size))
@@ -141,7 +141,7 @@ struct MobileAPI: Sendable {
 
     /// The signed catalog: the body's exact bytes, their signature in `Catalog-Signature`, a 304 while unchanged.
     func getCatalog(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let signed = try await database.perform { _ in try catalog.current() }
+        let signed = try await catalog.current()
         return HTTPCaching.json(ByteBuffer(bytes: signed.body), etag: signed.etag, headers: [.catalogSignature: signed.signature], request: request)
     }
 
@@ -166,12 +166,13 @@ struct MobileAPI: Sendable {
     }
 
     /// Unknown → 404; known but unpublished → 410 (the app can tell the visitor it was withdrawn).
-    func publishedPackage(_ context: AppRequestContext) throws -> PublishedPackage {
-        guard let id = context.parameters.get("id"), let package = try database.package(id: id), let current = package.currentVersion else {
+    func publishedPackage(_ context: AppRequestContext) async throws -> PublishedPackage {
+        guard let id = context.parameters.get("id"), let package = try await database.package(id: id), let current = package.currentVersion else {
             throw NotFound()
         }
         guard package.isVisible else { throw HTTPError(.gone, message: "This package has been unpublished.") }
-        guard let version = try database.packageVersion(packageId: id, version: current), let site = try database.site(id: package.siteId) else {
+        guard let version = try await database.packageVersion(packageId: id, version: current), let site = try await database.site(id: package.siteId)
+        else {
             throw NotFound()
         }
         return PublishedPackage(package: package, version: version, siteSlug: site.slug, siteName: site.name)
@@ -256,7 +257,7 @@ public final class CatalogSigner: Sendable {
         self.changes = changes
     }
 
-    func current(now: Date = Date()) throws -> Signed {
+    func current(now: Date = Date()) async throws -> Signed {
         let generation = distribution?.generation ?? 0
         let changed = changes?.generation ?? -1
         if changes != nil, let cached = cache.withLockedValue({ $0 }), cached.changes == changed, cached.generation == generation,
@@ -264,7 +265,7 @@ public final class CatalogSigner: Sendable {
         {
             return cached.signed
         }
-        let version = try database.catalogVersion()
+        let version = try await database.catalogVersion()
         // Re-sign when the catalog changed, an object reached the bucket (a URL may move there), or less than a quarter
         // of its lifetime is left.
         if let cached = cache.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
@@ -277,7 +278,7 @@ public final class CatalogSigner: Sendable {
             catalogVersion: version,
             generatedAt: now,
             expiresAt: expiresAt,
-            packages: try database.publishedPackages().map {
+            packages: try await database.publishedPackages().map {
                 Components.Schemas.CatalogEntry(
                     id: $0.package.id,
                     site: $0.siteSlug,

@@ -10,19 +10,19 @@ public struct PublishedPackage: Sendable {
 }
 
 extension AppDatabase {
-    public func publishedPackages(siteSlug: String? = nil) throws -> [PublishedPackage] {
-        try writer.read { db in try Self.publishedPackages(db, siteSlug: siteSlug) }
+    public func publishedPackages(siteSlug: String? = nil) async throws -> [PublishedPackage] {
+        try await read { db in try Self.visiblePackages(db, siteSlug: siteSlug) }
     }
 
     /// A site's published packages, or nil when there is no such site: one read transaction.
-    public func publishedPackages(ofSite slug: String) throws -> [PublishedPackage]? {
-        try writer.read { db in
+    public func publishedPackages(ofSite slug: String) async throws -> [PublishedPackage]? {
+        try await read { db in
             guard try Row.fetchOne(db, sql: "SELECT 1 FROM site WHERE slug = ?", arguments: [slug]) != nil else { return nil }
-            return try Self.publishedPackages(db, siteSlug: slug)
+            return try Self.visiblePackages(db, siteSlug: slug)
         }
     }
 
-    static func publishedPackages(_ db: Database, siteSlug: String?) throws -> [PublishedPackage] {
+    static func visiblePackages(_ db: Database, siteSlug: String?) throws -> [PublishedPackage] {
         var sql = """
             SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
             WHERE package.isVisible = 1 AND package.currentVersion IS NOT NULL
@@ -42,8 +42,8 @@ extension AppDatabase {
         }
     }
 
-    public func siteSummaries() throws -> [(site: Site, packageCount: Int)] {
-        try writer.read { db in
+    public func siteSummaries() async throws -> [(site: Site, packageCount: Int)] {
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -56,8 +56,8 @@ extension AppDatabase {
     }
 
     /// Counts a download the app proved complete (hash and version match).
-    public func recordVerifiedDownload(packageId: String, version: Int) throws {
-        try writer.write { db in
+    public func recordVerifiedDownload(packageId: String, version: Int) async throws {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE packageVersion SET verifiedCount = verifiedCount + 1 WHERE packageId = ? AND version = ?",
                 arguments: [packageId, version]

@@ -38,9 +38,12 @@ public final class ReadAPICache: Sendable {
     public init() {}
 
     /// Starts following commits of `writer`; kept until the cache goes.
-    public func observe(_ writer: any DatabaseWriter) {
-        let cancellable = DatabaseRegionObservation(tracking: Self.tables.map { Table($0) })
-            .start(in: writer, onError: { [weak self] _ in self?.invalidate() }, onChange: { [weak self] _ in self?.invalidate() })
+    public func observe(_ database: AppDatabase) throws {
+        let cancellable = try database.observeChanges(
+            to: Self.tables,
+            onError: { [weak self] _ in self?.invalidate() },
+            onChange: { [weak self] in self?.invalidate() }
+        )
         observation.withLockedValue { $0 = cancellable }
         isObserving.withLockedValue { $0 = true }
     }

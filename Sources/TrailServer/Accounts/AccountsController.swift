@@ -29,7 +29,7 @@ struct AccountsController: Sendable {
         email: String = "",
         error: String? = nil,
         status: HTTPResponse.Status = .ok
-    ) -> Response {
+    ) async -> Response {
         var page = LoginPage(email: email, next: next, error: error)
         if let settings = config.oidc {
             page.oidcLabel = settings.label
@@ -37,7 +37,7 @@ struct AccountsController: Sendable {
                 "/auth/oidc/start?next="
                 + (next.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/")
         }
-        return pages.render("login", title: "Sign in", page: page, request: request, context: context, status: status)
+        return await pages.render("login", title: "Sign in", page: page, request: request, context: context, status: status)
     }
 
     struct PasswordPage: Sendable {
@@ -77,7 +77,7 @@ struct AccountsController: Sendable {
     /// The sign-in form; someone already signed in goes to the home page.
     func showLogin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         if context.user != nil { return Response.redirect(to: "/") }
-        return loginPage(request, context, next: Self.safeNext(request.uri.queryParameters["next"].map(String.init)))
+        return await loginPage(request, context, next: Self.safeNext(request.uri.queryParameters["next"].map(String.init)))
     }
 
     /// Checks the email and password (throttled), then starts a session and sets its cookie.
@@ -86,34 +86,37 @@ struct AccountsController: Sendable {
         let form = try await request.form(context: context)
         let email = form.string("email").trimmed
         let next = Self.safeNext(form["next"])
-        func fail(_ message: String, status: HTTPResponse.Status) -> Response {
-            loginPage(request, context, next: next, email: email, error: message, status: status)
+        func fail(_ message: String, status: HTTPResponse.Status) async -> Response {
+            await loginPage(request, context, next: next, email: email, error: message, status: status)
         }
         let attempt: Int64
         switch try await beginAttempt(email: email, context: context) {
         case let .allowed(id): attempt = id
         case let .locked(message, retryAfter):
-            var response = fail(message, status: .tooManyRequests)
+            var response = await fail(message, status: .tooManyRequests)
             response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
             return response
         }
-        let user = try await database.perform { try $0.user(email: email) }
+        let user = try await database.user(email: email)
         // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
         let valid = try await Self.verify(form.string("password"), hash: user?.passwordHash ?? unknownUserPasswordHash)
         guard let user, valid, !user.isDisabled else {
-            try await database.perform { try $0.recordLoginFailure(email: email, ipAddress: context.remoteAddress) }
-            return fail("The email or password is not right.", status: .unauthorized)
+            try await database.recordLoginFailure(email: email, ipAddress: context.remoteAddress)
+            return await fail("The email or password is not right.", status: .unauthorized)
         }
-        try await database.perform { try $0.endLoginAttempt(attempt) }
+        try await database.endLoginAttempt(attempt)
         // A site that signs in through the agency's provider only: said after the password checked out, so only the
         // account's owner learns which site it is.
-        if config.oidc != nil, let site = try await database.perform({ try $0.sitesWithoutPasswordSignIn(for: user) }).first {
-            return fail("\(site.name) signs in with your agency account only: use \u{201C}\(config.oidc!.label)\u{201D} below.", status: .forbidden)
+        if config.oidc != nil, let site = try await database.sitesWithoutPasswordSignIn(for: user).first {
+            return await fail(
+                "\(site.name) signs in with your agency account only: use \u{201C}\(config.oidc!.label)\u{201D} below.",
+                status: .forbidden
+            )
         }
         // An enrolled account gives its code next, and one that must enrol does so now: either way only a half-signed-in
         // browser (its own cookie, no page of the panel) until that is done.
-        let status = try await database.perform { try $0.twoStepStatus(userId: user.id!) }
-        let required = try await database.perform { [config] in try $0.twoStepRequired(for: user, requirement: config.twoStepRequirement) }
+        let status = try await database.twoStepStatus(userId: user.id!)
+        let required = try await database.twoStepRequired(for: user, requirement: config.twoStepRequirement)
         if status.enrolled || required {
             return try await startPendingSignIn(user: user, stage: status.enrolled ? .code : .enrol, next: next, context: context)
         }
@@ -130,15 +133,13 @@ struct AccountsController: Sendable {
     /// is checked, in one transaction with the check of the limit: fifty guesses sent at once cannot all pass it while
     /// bcrypt runs. Waits the growing delay of an email guessed at from many addresses (slower and slower, never refused).
     func beginAttempt(email: String, context: AppRequestContext) async throws -> AttemptDecision {
-        switch try await database.perform({ [config] in
-            try $0.beginLoginAttempt(
-                email: email,
-                ipAddress: context.remoteAddress,
-                window: config.loginThrottleWindow,
-                limit: config.loginFailureLimit,
-                maxDelay: config.loginMaxDelay
-            )
-        }) {
+        switch try await database.beginLoginAttempt(
+            email: email,
+            ipAddress: context.remoteAddress,
+            window: config.loginThrottleWindow,
+            limit: config.loginFailureLimit,
+            maxDelay: config.loginMaxDelay
+        ) {
         case let .allowed(id, delay):
             if delay > 0 { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
             return .allowed(id)
@@ -156,15 +157,11 @@ struct AccountsController: Sendable {
     /// The password was right and a second step is due: a half-signed-in browser with its own new cookie.
     func startPendingSignIn(user: User, stage: PendingStage, next: String, context: AppRequestContext) async throws -> Response {
         // A fresh id at every step: a token planted before sign-in is worthless, and so is one seen between the steps.
-        if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
+        if let old = context.sessionToken { try await database.endSession(token: old, actor: context.actor) }
         if stage == .enrol {
-            _ = try await database.perform {
-                try $0.beginTwoStepEnrolment(userId: user.id!, actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress))
-            }
+            _ = try await database.beginTwoStepEnrolment(userId: user.id!, actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress))
         }
-        let token = try await database.perform {
-            try $0.startPendingSignIn(userId: user.id!, stage: stage, next: next, ipAddress: context.remoteAddress)
-        }
+        let token = try await database.startPendingSignIn(userId: user.id!, stage: stage, next: next, ipAddress: context.remoteAddress)
         var response = Response.redirect(to: stage == .code ? "/login/code" : "/login/enrol")
         response.setCookie(
             Cookie(
@@ -183,10 +180,10 @@ struct AccountsController: Sendable {
     /// Every step done: a fresh session (a new id), its cookie, and the half-signed-in cookie cleared. An account with a
     /// one-time password goes to the password page first; one whose second step an administrator reset is told so.
     func finishSignIn(user: User, next: String, detail: String, context: AppRequestContext, notice: String? = nil) async throws -> Response {
-        if let old = context.sessionToken { try await database.perform({ try $0.endSession(token: old, actor: context.actor) }) }
-        let (token, _) = try await database.perform { try $0.startSession(userId: user.id!, ipAddress: context.remoteAddress, detail: detail) }
+        if let old = context.sessionToken { try await database.endSession(token: old, actor: context.actor) }
+        let (token, _) = try await database.startSession(userId: user.id!, ipAddress: context.remoteAddress, detail: detail)
         if user.mustChangePassword { Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder) }
-        let wasReset = try await database.perform { try $0.takeTwoStepResetNotice(userId: user.id!) }
+        let wasReset = try await database.takeTwoStepResetNotice(userId: user.id!)
         let location = user.mustChangePassword ? "/account/password" : next
         let resetNotice = wasReset ? "An administrator reset your two-step sign-in. You can set it up again under Two-step sign-in." : nil
         var response =
@@ -200,7 +197,7 @@ struct AccountsController: Sendable {
 
     /// Ends the session and clears its cookie.
     func logout(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        if let token = context.sessionToken { try await database.perform({ try $0.endSession(token: token, actor: context.actor) }) }
+        if let token = context.sessionToken { try await database.endSession(token: token, actor: context.actor) }
         var response = pages.redirect(to: "/login", notice: "You are signed out.")
         // Signed in through the agency's provider: sign out there too, when it offers an end-session endpoint (OpenID
         // Connect RP-Initiated Logout), and come back to the sign-in page.
@@ -221,7 +218,7 @@ struct AccountsController: Sendable {
         response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
         // A half-finished sign-in on this browser ends too (it is worthless alone, but nothing should outlive sign-out).
         if let pending = request.cookies[CookieName.pending]?.value, !pending.isEmpty {
-            try await database.perform { try $0.endPendingSignIn(tokenHash: SecretToken.hash(pending)) }
+            try await database.endPendingSignIn(tokenHash: SecretToken.hash(pending))
             response.setCookie(
                 Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
             )
@@ -233,7 +230,7 @@ struct AccountsController: Sendable {
 
     /// The password form (marked as forced when the account must change its password first).
     func showPasswordForm(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render(
+        await pages.render(
             "password",
             title: "Change password",
             page: PasswordPage(forced: context.user?.mustChangePassword == true),
@@ -247,7 +244,7 @@ struct AccountsController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let user = try context.requireUser()
-        guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
+        guard let record = try await database.user(id: user.id) else { throw NotFound() }
         var errors: [String: String] = [:]
         let current = form.string("currentPassword")
         let new = form.string("newPassword")
@@ -256,7 +253,7 @@ struct AccountsController: Sendable {
         if new == current { errors["newPassword"] = "Choose a password different from the current one." }
         if let problem = AppDatabase.passwordProblem(new) { errors["newPassword"] = problem }
         if !errors.isEmpty {
-            return pages.render(
+            return await pages.render(
                 "password",
                 title: "Change password",
                 page: PasswordPage(forced: user.mustChangePassword, errors: errors),
@@ -279,10 +276,10 @@ struct AccountsController: Sendable {
 
     /// The signed-in user's API tokens.
     func listTokens(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render(
+        await pages.render(
             "tokens",
             title: "API tokens",
-            page: try await database.perform { _ in try tokensPage(context.requireUser()) },
+            page: try await tokensPage(context.requireUser()),
             request: request,
             context: context
         )
@@ -294,27 +291,27 @@ struct AccountsController: Sendable {
         let form = try await request.form(context: context)
         let user = try context.requireUser()
         do {
-            let (token, _) = try await database.perform { try $0.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor) }
-            var page = try await database.perform { _ in try tokensPage(user) }
+            let (token, _) = try await database.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor)
+            var page = try await tokensPage(user)
             page.newToken = token
-            return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
+            return await pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
         } catch let errors as ValidationErrors {
-            var page = try await database.perform { _ in try tokensPage(user) }
+            var page = try await tokensPage(user)
             page.errors = errors.fields
-            return pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
     /// Revokes one of the signed-in user's tokens.
     func revokeToken(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        try await database.perform { try $0.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor) }
+        try await database.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor)
         return pages.redirect(to: "/account/tokens", notice: "Token revoked.")
     }
 
-    func tokensPage(_ user: AuthenticatedUser) throws -> TokensPage {
+    func tokensPage(_ user: AuthenticatedUser) async throws -> TokensPage {
         TokensPage(
-            tokens: try database.apiTokens(userId: user.id).map {
+            tokens: try await database.apiTokens(userId: user.id).map {
                 TokenRow(
                     id: $0.id!,
                     name: $0.name,

@@ -7,8 +7,8 @@ import NIOPosix
 extension AppDatabase {
     // MARK: Users
 
-    /// For handlers: bcrypt (slow on purpose) runs on the thread pool, the write through GRDB's async queue, so an
-    /// event loop or a cooperative thread never waits for either.
+    /// Bcrypt (slow on purpose) runs on the blocking pool and the write on GRDB's queue, so an event loop or a
+    /// cooperative thread never waits for either.
     @discardableResult
     public func createUser(
         email: String,
@@ -21,33 +21,7 @@ extension AppDatabase {
     ) async throws -> User {
         let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
         let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: bcryptCost) }
-        return try await writer.write { db in
-            try Self.insertUser(
-                db,
-                email: email,
-                displayName: displayName,
-                hash: hash,
-                isAdmin: isAdmin,
-                mustChangePassword: mustChangePassword,
-                actor: actor
-            )
-        }
-    }
-
-    /// The same, blocking the calling thread for the bcrypt cost: for the CLI, the first start and test fixtures.
-    @discardableResult
-    public func createUser(
-        email: String,
-        displayName: String,
-        password: String,
-        isAdmin: Bool,
-        mustChangePassword: Bool = false,
-        bcryptCost: UInt8,
-        actor: AuditActor
-    ) throws -> User {
-        let (email, displayName) = try Self.validatedNewUser(email: email, displayName: displayName, password: password)
-        let hash = Bcrypt.hash(password, cost: bcryptCost)
-        return try writer.write { db in
+        return try await write { db in
             try Self.insertUser(
                 db,
                 email: email,
@@ -104,21 +78,21 @@ extension AppDatabase {
         return user
     }
 
-    public func userCount() throws -> Int { try writer.read { try User.fetchCount($0) } }
+    public func userCount() async throws -> Int { try await read { try User.fetchCount($0) } }
 
-    public func user(id: Int64) throws -> User? { try writer.read { try User.fetchOne($0, id: id) } }
+    public func user(id: Int64) async throws -> User? { try await read { try User.fetchOne($0, id: id) } }
 
-    public func user(email: String) throws -> User? {
-        try writer.read { try User.filter(User.Columns.email == email.trimmingCharacters(in: .whitespaces)).fetchOne($0) }
+    public func user(email: String) async throws -> User? {
+        try await read { try User.filter(User.Columns.email == email.trimmingCharacters(in: .whitespaces)).fetchOne($0) }
     }
 
-    public func allUsers() throws -> [User] {
-        try writer.read { try User.order(User.Columns.email).fetchAll($0) }
+    public func allUsers() async throws -> [User] {
+        try await read { try User.order(User.Columns.email).fetchAll($0) }
     }
 
     /// Disabling ends every session and revokes every token of the user at once.
-    public func setUserDisabled(id: Int64, disabled: Bool, actor: AuditActor) throws {
-        try writer.write { db in
+    public func setUserDisabled(id: Int64, disabled: Bool, actor: AuditActor) async throws {
+        try await write { db in
             guard var user = try User.fetchOne(db, id: id) else { throw NotFound() }
             user.isDisabled = disabled
             try user.update(db)
@@ -146,7 +120,7 @@ extension AppDatabase {
     public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
         if let problem = Self.passwordProblem(newPassword) { throw ValidationErrors(["newPassword": problem]) }
         let hash = try await BlockingWork.short { Bcrypt.hash(newPassword, cost: bcryptCost) }
-        try await writer.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE user SET passwordHash = ?, mustChangePassword = 0 WHERE id = ?", arguments: [hash, userId])
             try db.execute(
                 sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
@@ -161,7 +135,7 @@ extension AppDatabase {
     /// password they do not need. "Reset password" gives them one again. bcrypt runs on the thread pool.
     public func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
         let hash = try await BlockingWork.short { Bcrypt.hash(SecretToken.make(), cost: bcryptCost) }
-        return try await writer.write { db in
+        return try await write { db in
             guard var user = try User.fetchOne(db, id: userId) else { throw NotFound() }
             guard user.mustChangePassword else { return user }
             user.passwordHash = hash
@@ -185,7 +159,7 @@ extension AppDatabase {
     public func resetPassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> (user: User, password: String) {
         let password = OneTimePassword.make()
         let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: bcryptCost) }
-        return (try await writer.write { try Self.storeResetPassword($0, userId: userId, hash: hash, actor: actor) }, password)
+        return (try await write { try Self.storeResetPassword($0, userId: userId, hash: hash, actor: actor) }, password)
     }
 
     static func storeResetPassword(_ db: Database, userId: Int64, hash: String, actor: AuditActor) throws -> User {
@@ -237,10 +211,10 @@ extension AppDatabase {
         window: TimeInterval,
         limit: Int,
         maxDelay: TimeInterval = 0
-    ) throws -> LoginAttempt {
+    ) async throws -> LoginAttempt {
         let now = Date().dbTime
         let since = now - window
-        return try writer.write { db -> LoginAttempt in
+        return try await write { db -> LoginAttempt in
             func count(_ sql: String, _ arguments: StatementArguments) throws -> (count: Int, oldest: Double) {
                 guard
                     let row = try Row.fetchOne(
@@ -273,13 +247,13 @@ extension AppDatabase {
     }
 
     /// The password was right: the attempt is not a failure.
-    public func endLoginAttempt(_ id: Int64) throws {
-        try writer.write { db in try db.execute(sql: "DELETE FROM loginFailure WHERE rowid = ?", arguments: [id]) }
+    public func endLoginAttempt(_ id: Int64) async throws {
+        try await write { db in try db.execute(sql: "DELETE FROM loginFailure WHERE rowid = ?", arguments: [id]) }
     }
 
     /// Records a failed sign-in in the audit log (`beginLoginAttempt` already counted it).
-    public func recordLoginFailure(email: String, ipAddress: String?) throws {
-        try writer.write { db in
+    public func recordLoginFailure(email: String, ipAddress: String?) async throws {
+        try await write { db in
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: nil, ipAddress: ipAddress),
@@ -295,11 +269,11 @@ extension AppDatabase {
 
     /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
     /// `detail` says how the user signed in (password, code, recovery code), for the audit log.
-    public func startSession(userId: Int64, ipAddress: String?, detail: String = "") throws -> (token: String, csrf: String) {
+    public func startSession(userId: Int64, ipAddress: String?, detail: String = "") async throws -> (token: String, csrf: String) {
         let token = SecretToken.make()
         let csrf = SecretToken.make()
         let now = Date()
-        try writer.write { db in
+        try await write { db in
             try SessionRecord(
                 tokenHash: SecretToken.hash(token),
                 userId: userId,
@@ -330,10 +304,10 @@ extension AppDatabase {
     ///
     /// A read first: every page view asks, and a write transaction would queue it behind every other write of the server
     /// (GRDB's one writer, then SQLite's lock). It writes only to end a session or, once a minute, to note `lastSeenAt`.
-    public func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) throws -> (SessionRecord, User)? {
+    public func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) async throws -> (SessionRecord, User)? {
         let hash = SecretToken.hash(token)
         let now = Date()
-        let found = try writer.read { db -> (session: SessionRecord, user: User?)? in
+        let found = try await read { db -> (session: SessionRecord, user: User?)? in
             guard let session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
             return (session, try User.fetchOne(db, id: session.userId))
         }
@@ -342,18 +316,18 @@ extension AppDatabase {
         guard now.timeIntervalSince(session.lastSeenAt) <= idleTimeout, now.timeIntervalSince(session.createdAt) <= lifetime, let user,
             !user.isDisabled
         else {
-            _ = try writer.write { try SessionRecord.deleteOne($0, key: hash) }
+            _ = try await write { try SessionRecord.deleteOne($0, key: hash) }
             return nil
         }
         if now.timeIntervalSince(session.lastSeenAt) > 60 {
             session.lastSeenAt = now
-            try writer.write { try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now.dbTime, hash]) }
+            try await write { try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now.dbTime, hash]) }
         }
         return (session, user)
     }
 
-    public func endSession(token: String, actor: AuditActor) throws {
-        try writer.write { db in
+    public func endSession(token: String, actor: AuditActor) async throws {
+        try await write { db in
             _ = try SessionRecord.deleteOne(db, key: SecretToken.hash(token))
             try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: "session.end", detail: "")
         }
@@ -362,11 +336,11 @@ extension AppDatabase {
     // MARK: API tokens
 
     /// Creates a bearer token; the clear text is returned once and never stored.
-    public func createAPIToken(userId: Int64, name: String, actor: AuditActor) throws -> (token: String, record: APITokenRecord) {
+    public func createAPIToken(userId: Int64, name: String, actor: AuditActor) async throws -> (token: String, record: APITokenRecord) {
         let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty, name.count <= 100 else { throw ValidationErrors(["name": "Enter a name of 1 to 100 characters."]) }
         let token = "tc_" + SecretToken.make()
-        return try writer.write { db in
+        return try await write { db in
             guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw NotFound() }
             var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date())
             try record.insert(db)
@@ -375,10 +349,10 @@ extension AppDatabase {
         }
     }
 
-    public func userForAPIToken(_ token: String) throws -> User? {
+    public func userForAPIToken(_ token: String) async throws -> User? {
         // A read first, as for sessions: `lastUsedAt` is written once a minute at most.
         let hash = SecretToken.hash(token)
-        let found = try writer.read { db -> (record: APITokenRecord, user: User)? in
+        let found = try await read { db -> (record: APITokenRecord, user: User)? in
             guard
                 let record = try APITokenRecord.filter(APITokenRecord.Columns.tokenHash == hash && APITokenRecord.Columns.revokedAt == nil).fetchOne(
                     db
@@ -390,17 +364,17 @@ extension AppDatabase {
         guard let (record, user) = found else { return nil }
         let now = Date()
         if now.timeIntervalSince(record.lastUsedAt ?? .distantPast) > 60 {
-            try writer.write { try $0.execute(sql: "UPDATE apiToken SET lastUsedAt = ? WHERE id = ?", arguments: [now.dbTime, record.id]) }
+            try await write { try $0.execute(sql: "UPDATE apiToken SET lastUsedAt = ? WHERE id = ?", arguments: [now.dbTime, record.id]) }
         }
         return user
     }
 
-    public func apiTokens(userId: Int64) throws -> [APITokenRecord] {
-        try writer.read { try APITokenRecord.filter(APITokenRecord.Columns.userId == userId).order(Column("id").desc).fetchAll($0) }
+    public func apiTokens(userId: Int64) async throws -> [APITokenRecord] {
+        try await read { try APITokenRecord.filter(APITokenRecord.Columns.userId == userId).order(Column("id").desc).fetchAll($0) }
     }
 
-    public func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) throws {
-        try writer.write { db in
+    public func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) async throws {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",
                 arguments: [Date().dbTime, id, userId]

@@ -102,10 +102,10 @@ struct AdminController: Sendable {
 
     /// The user list, with the form to add one.
     func listUsers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render(
+        await pages.render(
             "admin-users",
             title: "Users",
-            page: try await database.perform { _ in try usersPage(context) },
+            page: try await usersPage(context),
             request: request,
             context: context
         )
@@ -131,10 +131,10 @@ struct AdminController: Sendable {
                 notice: "Created \(user.email). One-time password: \(password) (they must change it at first sign-in)."
             )
         } catch let errors as ValidationErrors {
-            var page = try await database.perform { _ in try usersPage(context) }
+            var page = try await usersPage(context)
             page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
             page.errors = errors.fields
-            return pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
@@ -142,14 +142,14 @@ struct AdminController: Sendable {
     func disableUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         guard id != context.user?.id else { throw Conflict("You cannot disable your own account.") }
-        try await database.perform { try $0.setUserDisabled(id: id, disabled: true, actor: context.actor) }
+        try await database.setUserDisabled(id: id, disabled: true, actor: context.actor)
         return pages.redirect(to: "/admin/users", notice: "User disabled; their sessions and tokens have ended.")
     }
 
     /// Enables a disabled account again.
     func enableUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        try await database.perform { try $0.setUserDisabled(id: id, disabled: false, actor: context.actor) }
+        try await database.setUserDisabled(id: id, disabled: false, actor: context.actor)
         return pages.redirect(to: "/admin/users", notice: "User enabled.")
     }
 
@@ -159,9 +159,9 @@ struct AdminController: Sendable {
         let id = try context.parameters.require("id", as: Int64.self)
         guard id != context.user?.id else { throw Conflict("Change your own password on the Change password page.") }
         let (user, password) = try await database.resetPassword(userId: id, bcryptCost: config.bcryptCost, actor: context.actor)
-        var page = try await database.perform { _ in try usersPage(context) }
+        var page = try await usersPage(context)
         page.reset = ResetNotice(email: user.email, password: password)
-        var response = pages.render("admin-users", title: "Users", page: page, request: request, context: context)
+        var response = await pages.render("admin-users", title: "Users", page: page, request: request, context: context)
         // The one-time password must not linger in a cache or the back button.
         response.headers[.cacheControl] = "no-store"
         return response
@@ -171,7 +171,7 @@ struct AdminController: Sendable {
     /// them at their next sign-in, where they enrol again if `--require-two-step` covers them. Audited.
     func resetTwoStep(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        let user = try await database.perform { try $0.resetTwoStep(userId: id, actor: context.actor) }
+        let user = try await database.resetTwoStep(userId: id, actor: context.actor)
         return pages.redirect(
             to: "/admin/users",
             notice: "Two-step sign-in of \(user.email) reset; their sessions have ended. They are told at their next sign-in."
@@ -180,7 +180,7 @@ struct AdminController: Sendable {
 
     /// The site list, with the form to add one.
     func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render("admin-sites", title: "Sites", page: try await database.perform { _ in try sitesPage() }, request: request, context: context)
+        await pages.render("admin-sites", title: "Sites", page: try await sitesPage(), request: request, context: context)
     }
 
     /// Creates a site and opens it.
@@ -189,20 +189,20 @@ struct AdminController: Sendable {
         let form = try await request.form(context: context)
         let input = Self.siteInput(form)
         do {
-            let site = try await database.perform { try $0.createSite(input, actor: context.actor) }
+            let site = try await database.createSite(input, actor: context.actor)
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Site “\(site.name)” created.")
         } catch let errors as ValidationErrors {
-            var page = try await database.perform { _ in try sitesPage() }
+            var page = try await sitesPage()
             page.form = Self.siteForm(form)
             page.errors = errors.fields
-            return pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
     /// The form of a site's settings (quota in MB).
     func editSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        guard let site = try await database.perform({ try $0.site(id: id) }) else { throw NotFound() }
+        guard let site = try await database.site(id: id) else { throw NotFound() }
         let page = SiteEditPage(
             id: id,
             form: [
@@ -216,7 +216,7 @@ struct AdminController: Sendable {
         )
         var shown = page
         shown.singleSignOn = config.oidc.map { SignInChoice(providerLabel: $0.label, passwordsOff: !site.passwordSignIn) }
-        return pages.render("admin-site-edit", title: "Edit \(site.name)", page: shown, request: request, context: context)
+        return await pages.render("admin-site-edit", title: "Edit \(site.name)", page: shown, request: request, context: context)
     }
 
     /// Turns the members' password sign-in off (single sign-on only) or on again; only with a provider set up.
@@ -226,7 +226,7 @@ struct AdminController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let off = form.string("passwordsOff") == "on"
-        try await database.perform { try $0.setPasswordSignIn(siteId: id, allowed: !off, actor: context.actor) }
+        try await database.setPasswordSignIn(siteId: id, allowed: !off, actor: context.actor)
         return pages.redirect(
             to: "/admin/sites/\(id)",
             notice: off
@@ -241,10 +241,10 @@ struct AdminController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            let site = try await database.perform { try $0.updateSite(id: id, Self.siteInput(form), actor: context.actor) }
+            let site = try await database.updateSite(id: id, Self.siteInput(form), actor: context.actor)
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
         } catch let errors as ValidationErrors {
-            return pages.render(
+            return await pages.render(
                 "admin-site-edit",
                 title: "Edit site",
                 page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
@@ -264,11 +264,11 @@ struct AdminController: Sendable {
             objectType: query["objectType"].map(String.init),
             objectId: query["objectId"].map(String.init)
         )
-        let users = try await database.perform { try $0.allUsers() }
-        let sites = try await database.perform { try $0.allSites() }
+        let users = try await database.allUsers()
+        let sites = try await database.allSites()
         let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
         let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
-        let rows = try await database.perform { try $0.auditEvents(filter) }.map {
+        let rows = try await database.auditEvents(filter).map {
             AuditRow(
                 time: DisplayFormat.date($0.occurredAt),
                 user: $0.userId.flatMap { userNames[$0] } ?? "system",
@@ -286,13 +286,13 @@ struct AdminController: Sendable {
             objectType: filter.objectType ?? "",
             objectId: filter.objectId ?? ""
         )
-        return pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
+        return await pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
     }
 
-    func usersPage(_ context: AppRequestContext) throws -> UsersPage {
-        let enrolled = try database.twoStepEnrolledUserIds()
+    func usersPage(_ context: AppRequestContext) async throws -> UsersPage {
+        let enrolled = try await database.twoStepEnrolledUserIds()
         return UsersPage(
-            users: try database.allUsers().map {
+            users: try await database.allUsers().map {
                 UserRow(
                     id: $0.id!,
                     email: $0.email,
@@ -306,8 +306,10 @@ struct AdminController: Sendable {
         )
     }
 
-    func sitesPage() throws -> SitesPage {
-        SitesPage(sites: try database.allSites().map { SiteRow(id: $0.id!, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) })
+    func sitesPage() async throws -> SitesPage {
+        SitesPage(
+            sites: try await database.allSites().map { SiteRow(id: $0.id!, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) }
+        )
     }
 
     /// The quota field is in MB (decimals allowed); empty means no limit, anything unreadable is refused as 0.

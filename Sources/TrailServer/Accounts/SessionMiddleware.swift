@@ -20,7 +20,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         var context = context
         if let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") {
             let token = String(authorization.dropFirst(7)).trimmed
-            guard let user = try await database.perform({ try $0.userForAPIToken(token) }) else {
+            guard let user = try await database.userForAPIToken(token) else {
                 throw HTTPError(.unauthorized, message: "The bearer token is unknown, revoked, or its user is disabled.")
             }
             context.user = AuthenticatedUser(user)
@@ -28,9 +28,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         if let token = request.cookies[CookieName.session]?.value,
-            let (session, user) = try await database.perform({
-                try $0.activeSession(token: token, idleTimeout: config.sessionIdleTimeout, lifetime: config.sessionLifetime)
-            })
+            let (session, user) = try await database.activeSession(
+                token: token,
+                idleTimeout: config.sessionIdleTimeout,
+                lifetime: config.sessionLifetime
+            )
         {
             context.user = AuthenticatedUser(user)
             context.sessionToken = token

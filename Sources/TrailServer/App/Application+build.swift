@@ -50,7 +50,7 @@ public struct AppDependencies: Sendable {
         scans: ScanService? = nil,
         signingKey: SigningKey? = nil,
         metrics: AppMetrics = AppMetrics()
-    ) throws {
+    ) async throws {
         self.config = config
         self.metrics = metrics
         self.unknownUserPasswordHash = Bcrypt.hash(SecretToken.make(), cost: config.bcryptCost)
@@ -67,7 +67,7 @@ public struct AppDependencies: Sendable {
         self.media = media
         let key = try signingKey ?? SigningKey.loadOrCreate(at: paths.signingKey)
         self.signingKey = key
-        self.tileSettings = try TileSettingsStore(database: database, commandLine: TileSettings(config: config))
+        self.tileSettings = try await TileSettingsStore(database: database, commandLine: TileSettings(config: config))
         self.packageTiles = PackageTilesStore(paths: paths)
         let tiles = TilePackager(
             paths: paths,
@@ -76,9 +76,10 @@ public struct AppDependencies: Sendable {
             userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)
         )
         self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles, media: media)
-        let distribution = try config.storage.map { try DistributionState(settings: $0, database: database) }
+        var distribution: DistributionState?
+        if let storage = config.storage { distribution = try await DistributionState(settings: storage, database: database) }
         self.distribution = distribution
-        readCache.observe(database.writer)
+        try readCache.observe(database)
         self.catalog = CatalogSigner(
             database: database,
             signingKey: key,
@@ -122,15 +123,15 @@ public func buildApplication(
     try DataFolder.prepare(config.dataFolder, sharedWithProxy: config.accelRedirect != nil)
     let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
-    let dependencies = try AppDependencies(config: config, database: database, views: views, metrics: metrics)
+    let dependencies = try await AppDependencies(config: config, database: database, views: views, metrics: metrics)
     let paths = dependencies.paths
-    try MediaRecovery.run(database: database, paths: paths, logger: logger)
-    try dependencies.media?.recover()
-    try PublishingRecovery.run(database: database, paths: paths, logger: logger)
-    try TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
-    try Bootstrap.firstStart(database: database, config: config, print: Console.line)
-    if config.demo { try DemoContent.install(database: database, config: config, print: Console.line) }
-    try dependencies.files.prune()
+    try await MediaRecovery.run(database: database, paths: paths, logger: logger)
+    try await dependencies.media?.recover()
+    try await PublishingRecovery.run(database: database, paths: paths, logger: logger)
+    try await TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
+    try await Bootstrap.firstStart(database: database, config: config, print: Console.line)
+    if config.demo { try await DemoContent.install(database: database, config: config, print: Console.line) }
+    try await dependencies.files.prune()
     var services: [any Service] = [
         dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger),
         OtherProcessCommits(database: database, cache: dependencies.readCache),

@@ -9,7 +9,7 @@ import NIOPosix
 /// | quick calls of milliseconds: bcrypt, file-type and caption checks, a media file's duration, one tile read from an MBTiles file, a tile host's DNS lookup, a signing-key read | ``short(_:)``, NIO's shared pool | one per core |
 /// | whole large files for seconds to minutes: staging, building and verifying a package, checking an uploaded MBTiles file and cutting it into a package, extracting a package's files for delta updates | ``files(_:)`` | 2 |
 /// | waiting for a converter (ffmpeg, ffprobe, vips) in its bounded child process | ``converters`` (`ConverterProcess`) | 6 |
-/// | SQLite, through ``AppDatabase/perform(_:)`` | ``sqlite`` | 16 |
+/// | SQLite (the app's database) | GRDB's own: every ``AppDatabase`` method is `async` and awaits `writer.read`/`write`, which run on the database's serial writer queue and reader pool | 1 writer, 5 readers |
 /// | malware scans (libclamav in process, or clamd's socket) | the scanner's own pools in `MalwareScan` (`BlockingThreadPool`, made in `makeScanner`) | 2 scans, and 1 for loading signatures or talking to clamd |
 ///
 /// File reads and writes of requests (uploads, downloads) use NIO's file system, which has its own small pool.
@@ -31,11 +31,6 @@ enum BlockingWork {
     /// Threads that wait for converters: as many as conversions and probes may run at once, plus room for the probes
     /// of the `doctor` and the CLI. Waiting is all they do; the work happens in the child processes.
     static let converters = started(NIOThreadPool(numberOfThreads: 6))
-
-    /// The threads ``AppDatabase/perform(_:)`` runs on. Sixteen: SQLite serves one writer and the pool's five readers
-    /// at a time, so a handful of requests waiting for the write lock still leave threads for the reads of other pages
-    /// (a fixed pool, unlike Dispatch's, which on Linux adds threads for blocked ones only after its monitor notices).
-    static let sqlite = started(NIOThreadPool(numberOfThreads: 16))
 
     private static func started(_ pool: NIOThreadPool) -> NIOThreadPool {
         pool.start()

@@ -12,12 +12,12 @@ public enum Bootstrap {
     public static func passwordFile(in dataFolder: URL) -> URL { dataFolder.appendingPathComponent(passwordFileName) }
 
     @discardableResult
-    public static func firstStart(database: AppDatabase, config: AppConfig, print: (String) -> Void) throws -> String? {
-        guard try database.userCount() == 0 else { return nil }
+    public static func firstStart(database: AppDatabase, config: AppConfig, print: (String) -> Void) async throws -> String? {
+        guard try await database.userCount() == 0 else { return nil }
         let password = OneTimePassword.make()
         let file = passwordFile(in: config.dataFolder)
         try writePrivately("email:    \(firstAdminEmail)\npassword: \(password)\n", to: file)
-        try database.createUser(
+        try await database.createUser(
             email: firstAdminEmail,
             displayName: "Administrator",
             password: password,
@@ -76,12 +76,12 @@ public enum DemoContent {
         ("Fish Lake", 44.4012, -121.9948, "The Fish Lake Remount Depot: a way station, then a Forest Service guard station."),
     ]
 
-    public static func install(database: AppDatabase, config: AppConfig, print: (String) -> Void) throws {
+    public static func install(database: AppDatabase, config: AppConfig, print: (String) -> Void) async throws {
         let site: Site
-        if let existing = try database.site(slug: siteSlug) {
+        if let existing = try await database.site(slug: siteSlug) {
             site = existing
         } else {
-            site = try database.createSite(
+            site = try await database.createSite(
                 SiteInput(
                     slug: siteSlug,
                     name: "Sweet Home Ranger District",
@@ -91,8 +91,8 @@ public enum DemoContent {
                 actor: .system
             )
         }
-        if try !database.tours(siteId: site.id!).contains(where: { $0.name == tourName }) {
-            let tour = try database.createTour(
+        if try await !database.tours(siteId: site.id!).contains(where: { $0.name == tourName }) {
+            let tour = try await database.createTour(
                 siteId: site.id!,
                 TourInput(
                     name: tourName,
@@ -101,14 +101,14 @@ public enum DemoContent {
                 ),
                 actor: .system
             )
-            _ = try database.setFrame(
+            _ = try await database.setFrame(
                 tourId: tour.id!,
                 FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
                 maxAreaKm2: config.maxFrameAreaKm2,
                 actor: .system
             )
             for (name, latitude, longitude, description) in waypoints {
-                _ = try database.createWaypoint(
+                _ = try await database.createWaypoint(
                     tourId: tour.id!,
                     WaypointInput(name: name, description: description, latitude: latitude, longitude: longitude),
                     actor: .system
@@ -116,8 +116,8 @@ public enum DemoContent {
             }
         }
         // The first admin manages the demo site, so the whole workflow can be tried at once.
-        if let admin = try database.user(email: Bootstrap.firstAdminEmail) {
-            try database.setMembership(siteId: site.id!, email: admin.email, role: .manager, actor: .system)
+        if let admin = try await database.user(email: Bootstrap.firstAdminEmail) {
+            try await database.setMembership(siteId: site.id!, email: admin.email, role: .manager, actor: .system)
         }
         print("Demo content: site “\(site.name)” at \(config.effectivePublicURL)/sites/\(siteSlug)")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 import NIOPosix
 
 /// The one door to SQLite. Writes are named after what they mean (`createTour`, `reorderWaypoints`, ...)
@@ -9,12 +10,16 @@ public struct AppDatabase: Sendable {
 
     public init(_ writer: any DatabaseWriter, migrationsFolder: URL) throws {
         self.writer = writer
-        try Self.migrator(folder: migrationsFolder).migrate(writer)
+        try DatabaseAccess.opening { try Self.migrator(folder: migrationsFolder).migrate(writer) }
     }
 
     /// Opens (or creates) the WAL database at `path`, with `synchronous=FULL` so a committed state transition survives power loss.
-    public static func openFile(at path: String, migrationsFolder: URL) throws -> AppDatabase {
-        let pool = try DatabasePool(path: path, configuration: configuration())
+    public static func openFile(
+        at path: String,
+        migrationsFolder: URL,
+        onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
+    ) throws -> AppDatabase {
+        let pool = try DatabaseAccess.opening { try DatabasePool(path: path, configuration: configuration(onBlockingAccess: onBlockingAccess)) }
         // Owner only: password hashes, session hashes and the audit log. SQLite gives -wal and -shm the file's mode.
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
             guard chmod(path + suffix, 0o600) == 0 else { throw POSIXFailure(operation: "chmod \(path + suffix)", code: errno) }
@@ -23,19 +28,60 @@ public struct AppDatabase: Sendable {
     }
 
     /// An in-memory database for tests: real SQLite, same migrations.
-    public static func inMemory(migrationsFolder: URL) throws -> AppDatabase {
-        let queue = try DatabaseQueue(configuration: configuration())
+    public static func inMemory(
+        migrationsFolder: URL,
+        onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
+    ) throws -> AppDatabase {
+        let queue = try DatabaseAccess.opening { try DatabaseQueue(configuration: configuration(onBlockingAccess: onBlockingAccess)) }
         return try AppDatabase(queue, migrationsFolder: migrationsFolder)
     }
 
-    static func configuration() -> Configuration {
+    static func configuration(onBlockingAccess: DatabaseAccess.Handler?) -> Configuration {
         var config = Configuration()
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            if let onBlockingAccess {
+                db.trace(options: .statement) { event in
+                    if let problem = DatabaseAccess.blockingProblem() { onBlockingAccess(problem, "\(event)") }
+                }
+            }
         }
         return config
+    }
+
+    /// The one way this app runs SQL: awaited, on GRDB's own queues (one writer, the pool's readers), so the task that
+    /// asks waits without holding a thread. Every intention method runs exactly one of these.
+    func read<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.read(body) }
+    }
+
+    /// A write transaction, awaited (see ``read(_:)``).
+    func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.write(body) }
+    }
+
+    /// Calls `onChange` after each commit that changed one of `tables` (GRDB's `DatabaseRegionObservation`); cancel
+    /// the answer to stop. Starting reads the schema once, synchronously: at start-up, like opening.
+    func observeChanges(
+        to tables: [String],
+        onError: @escaping @Sendable (any Error) -> Void = { _ in },
+        onChange: @escaping @Sendable () -> Void
+    ) throws -> AnyDatabaseCancellable {
+        try DatabaseAccess.opening {
+            DatabaseRegionObservation(tracking: tables.map { Table($0) }).start(in: writer, onError: onError, onChange: { _ in onChange() })
+        }
+    }
+
+    /// Copies the whole database into `copy` (SQLite's online backup), awaited.
+    func backup(to copy: DatabaseQueue) async throws {
+        try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.backup(to: copy) }
+    }
+
+    /// Statements outside a transaction (pragmas), awaited (see ``read(_:)``).
+    func writeWithoutTransaction<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
+        try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.writeWithoutTransaction(body) }
     }
 
     /// Every `*.sql` file in `migrations/`, applied in name order. The file name (without `.sql`) is the migration's identifier.
@@ -56,22 +102,9 @@ public struct AppDatabase: Sendable {
         return migrator
     }
 
-    /// Runs named reads and writes for a request handler or a middleware, off Swift's cooperative threads.
-    ///
-    /// Why: the named methods are synchronous (the CLI, recovery at start and the tests call them as they are). A
-    /// handler that calls one directly holds one of the cooperative threads, of which there is one per core, while
-    /// SQLite works or waits up to the busy time-out for the write lock: on two cores, two requests waiting behind a
-    /// long write stopped every other request, `/healthz` included. GRDB's async `read`/`write` cannot wrap them (a named
-    /// method opens its own database access, which GRDB refuses inside another), so the call runs on threads of its
-    /// own (``BlockingWork/sqlite``) and the request's task waits without a thread.
-    @discardableResult
-    func perform<T: Sendable>(_ work: @escaping @Sendable (AppDatabase) throws -> T) async throws -> T {
-        try await BlockingWork.sqlite.runIfActive { try work(self) }
-    }
-
     /// Names of the migrations already applied, in order.
-    public func appliedMigrations() throws -> [String] {
-        try writer.read { db in
+    public func appliedMigrations() async throws -> [String] {
+        try await read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
     }
@@ -105,15 +138,50 @@ extension AppDatabase {
     /// The writer connection's `data_version`: it changes when another connection (the CLI, another process) commits,
     /// never for this connection's own commits.
     func dataVersion() async throws -> Int {
-        try await writer.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        try await writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
     }
 
     /// A write that changes nothing the app reads (`user_version` rewritten with its own value), committed: proof that
     /// the database file can be written and synced.
     func checkWritable() async throws {
-        try await writer.write { db in
+        try await write { db in
             let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             try db.execute(sql: "PRAGMA user_version = \(version)")
         }
+    }
+}
+
+/// Catches SQLite run where it must not be: on an event loop, or synchronously on a Swift task (a request's, a
+/// service's), where it would hold one of the few cooperative threads (one per core) while SQLite works or waits up to
+/// the busy time-out for the write lock. On two cores, two such requests stopped every other one, `/healthz` included.
+///
+/// Each statement of the app's database is checked (a statement trace installed by ``AppDatabase``): an access made
+/// through ``AppDatabase/read(_:)`` or ``AppDatabase/write(_:)`` marks its task, anything else that runs on a task or
+/// an event loop is reported to the handler. Debug builds (the tests) stop at the first one; release builds install
+/// no trace at all.
+public enum DatabaseAccess {
+    /// Receives what is wrong and the statement.
+    public typealias Handler = @Sendable (_ problem: String, _ statement: String) -> Void
+
+    @TaskLocal static var isAwaited = false
+
+    /// Opening the database and migrating it are the synchronous accesses: once, before it serves anyone.
+    static func opening<T>(_ body: () throws -> T) throws -> T {
+        try $isAwaited.withValue(true) { try body() }
+    }
+
+    #if DEBUG
+    public static let debugHandler: Handler? = { problem, statement in
+        fatalError("SQLite \(problem): \(statement). Await an AppDatabase method instead.")
+    }
+    #else
+    public static let debugHandler: Handler? = nil
+    #endif
+
+    /// Why the statement about to run on this thread should not run here, or nil.
+    static func blockingProblem() -> String? {
+        if MultiThreadedEventLoopGroup.currentEventLoop != nil { return "ran on an event loop" }
+        if !isAwaited, withUnsafeCurrentTask(body: { $0 != nil }) { return "ran synchronously on a Swift task" }
+        return nil
     }
 }

@@ -50,11 +50,11 @@ public final class ContentStore: Sendable {
     }
 
     /// The served files by hash, for the current catalog version.
-    func index() throws -> Index {
-        let version = try database.catalogVersion()
+    func index() async throws -> Index {
+        let version = try await database.catalogVersion()
         if let index = cached.withLockedValue({ $0 }), index.catalogVersion == version { return index }
         var entries: [String: Entry] = [:]
-        for published in try database.publishedPackages() {
+        for published in try await database.publishedPackages() {
             // One damaged manifest must not stop the files of every other package: it is logged and left out.
             guard let manifest = try? published.version.decodedManifest() else {
                 logger.error("the manifest of \(published.package.id) version \(published.version.version) cannot be read; its files are not served")
@@ -78,14 +78,14 @@ public final class ContentStore: Sendable {
             return cached
         }
         // A release, unpublish or rollback: copies that no served version lists any more go.
-        if previous != nil { Task.detached { [self] in _ = try? prune() } }
+        if previous != nil { Task.detached { [self] in _ = try? await prune() } }
         return index
     }
 
     /// The file with this hash, if a served version lists it; taken out of its zip first when no copy is on disk.
     /// Nil when no served version lists the hash.
     func file(sha256: String) async throws -> URL? {
-        guard Self.isHash(sha256), let entry = try index().entries[sha256] else { return nil }
+        guard Self.isHash(sha256), let entry = try await index().entries[sha256] else { return nil }
         let asset = paths.assets.appendingPathComponent(sha256)
         if Self.size(of: asset) == entry.size { return asset }
         let stored = storedFile(sha256)
@@ -114,8 +114,8 @@ public final class ContentStore: Sendable {
     /// Removes `files/<sha256>` copies that no served version lists any more (after an unpublish or a rollback) and
     /// temporary files left by a crash. Returns how many files were removed.
     @discardableResult
-    func prune() throws -> Int {
-        let served = try index().entries
+    func prune() async throws -> Int {
+        let served = try await index().entries
         var removed = 0
         for name in (try? FileManager.default.contentsOfDirectory(atPath: paths.files.path)) ?? [] where served[name] == nil {
             let url = paths.files.appendingPathComponent(name)

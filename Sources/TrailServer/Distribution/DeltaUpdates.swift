@@ -53,7 +53,7 @@ extension MobileAPI {
             throw HTTPError(.badRequest, message: "A file is named by its SHA-256: 64 lower-case hex digits.")
         }
         if let url = distribution?.publicURL(for: DistributionPath.file(sha256)),
-            try await database.perform({ _ in try files.index() }).entries[sha256] != nil
+            try await files.index().entries[sha256] != nil
         {
             return Self.redirect(to: url, cacheControl: Self.immutable)
         }
@@ -75,9 +75,9 @@ extension MobileAPI {
 
     /// The exact signed bytes of one version's `manifest.json`, its signature in `Manifest-Signature`.
     func getPackageVersionManifest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let published = try await database.perform { _ in try publishedPackage(context) }
+        let published = try await publishedPackage(context)
         guard let number = context.parameters.get("version", as: Int.self),
-            let version = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: number) })
+            let version = try await database.packageVersion(packageId: published.package.id, version: number)
         else { throw NotFound() }
         // The exact bytes that were signed: never re-encoded.
         let body = ByteBuffer(string: version.manifestJSON)
@@ -92,14 +92,14 @@ extension MobileAPI {
 
     /// What an app on version `from` fetches to reach the current version.
     func getUpdatePlan(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let published = try await database.perform { _ in try publishedPackage(context) }
+        let published = try await publishedPackage(context)
         guard let text = request.uri.queryParameters["from"] else {
             throw HTTPError(.badRequest, message: "Say which version the app holds: ?from=<version number>.")
         }
         guard let from = Int(text), from >= 1 else {
             throw HTTPError(.badRequest, message: "from must be a version number (1, 2, 3, …).")
         }
-        guard let installed = try await database.perform({ try $0.packageVersion(packageId: published.package.id, version: from) }) else {
+        guard let installed = try await database.packageVersion(packageId: published.package.id, version: from) else {
             throw HTTPError(.notFound, message: "Version \(from) of this package was never released; download the package whole.")
         }
         let old = try installed.decodedManifest()

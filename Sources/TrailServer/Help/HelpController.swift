@@ -21,7 +21,7 @@ struct HelpController: Sendable {
         guard let guide = pages.views.guide else {
             throw HTTPError(.notFound, message: "The rangers' guide (docs/rangers.md) is not installed on this server.")
         }
-        return pages.render("help", title: "Help", page: HelpPage(html: guide.html), request: request, context: context)
+        return await pages.render("help", title: "Help", page: HelpPage(html: guide.html), request: request, context: context)
     }
 
     /// One screenshot of the guide. Names are the guide's own (letters, digits, hyphens, `.png`), never a path.

@@ -22,15 +22,11 @@ struct AssetIntake: Sendable {
     /// How many file bytes a multipart request to this tour may carry before the site's quota is reached (nil: no quota):
     /// the upload stops as the bytes arrive, not after gigabytes were written.
     func uploadBudget(tourId: Int64, excludingUpload uploadId: String? = nil) async throws -> MultipartUpload.Budget? {
-        try await database.perform { database in
-            guard let tour = try database.tour(id: tourId), let site = try database.site(id: tour.siteId), let quota = site.storageQuotaBytes else {
-                return nil
-            }
-            return MultipartUpload.Budget(
-                bytes: max(0, quota - (try database.committedBytes(siteId: site.id!, excludingUpload: uploadId))),
-                message: ByteFormat.quotaMessage(site: site, quota: quota)
-            )
-        }
+        guard let room = try await database.uploadRoom(tourId: tourId, excludingUpload: uploadId) else { return nil }
+        return MultipartUpload.Budget(
+            bytes: max(0, room.quota - room.committed),
+            message: ByteFormat.quotaMessage(site: room.site, quota: room.quota)
+        )
     }
 
     /// The quota check of a received file (its own upload not counted twice): 413 when it does not fit.
@@ -55,22 +51,20 @@ struct AssetIntake: Sendable {
             let duration =
                 detected.kind == .audio || detected.kind == .video
                 ? try await BlockingWork.short { MediaDuration.seconds(of: url, mimeType: detected.mimeType) } : nil
-            let (asset, released) = try await database.perform {
-                try $0.addAsset(
-                    NewAsset(
-                        tourId: tourId,
-                        waypointId: waypointId,
-                        replacesAssetId: replacing,
-                        detected: detected,
-                        originalName: Self.displayName(file.originalName),
-                        size: file.size,
-                        sha256: file.sha256,
-                        uploadId: file.uploadId,
-                        durationSeconds: duration
-                    ),
-                    actor: actor
-                )
-            }
+            let (asset, released) = try await database.addAsset(
+                NewAsset(
+                    tourId: tourId,
+                    waypointId: waypointId,
+                    replacesAssetId: replacing,
+                    detected: detected,
+                    originalName: Self.displayName(file.originalName),
+                    size: file.size,
+                    sha256: file.sha256,
+                    uploadId: file.uploadId,
+                    durationSeconds: duration
+                ),
+                actor: actor
+            )
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return asset
@@ -96,27 +90,22 @@ struct AssetIntake: Sendable {
                 throw ValidationErrors(["file": problem.message])
             }
             guard
-                let (owner, tourId) = try await database.perform({ database -> (Asset, Int64)? in
-                    guard let owner = try database.asset(id: ownerId), let tourId = try database.tourId(ofAsset: ownerId) else { return nil }
-                    return (owner, tourId)
-                })
+                let (owner, tourId) = try await database.assetWithTour(id: ownerId)
             else { throw NotFound() }
             try await requireRoom(for: file, tourId: tourId)
             let name = Self.companionName(file.originalName, owner: owner, role: role, format: format)
-            let (companion, released) = try await database.perform {
-                try $0.addCompanion(
-                    NewCompanion(
-                        ownerId: ownerId,
-                        role: role,
-                        format: format,
-                        originalName: name,
-                        size: file.size,
-                        sha256: file.sha256,
-                        uploadId: file.uploadId
-                    ),
-                    actor: actor
-                )
-            }
+            let (companion, released) = try await database.addCompanion(
+                NewCompanion(
+                    ownerId: ownerId,
+                    role: role,
+                    format: format,
+                    originalName: name,
+                    size: file.size,
+                    sha256: file.sha256,
+                    uploadId: file.uploadId
+                ),
+                actor: actor
+            )
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return companion

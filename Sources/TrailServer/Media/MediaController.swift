@@ -151,7 +151,7 @@ struct MediaController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let keep = form.string("useOriginal") == "1"
-        _ = try await database.perform { try $0.setUseOriginal(assetId: asset.id!, keep, actor: context.actor) }
+        _ = try await database.setUseOriginal(assetId: asset.id!, keep, actor: context.actor)
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
             notice: keep ? "“\(asset.originalName)” ships as uploaded." : "“\(asset.originalName)” ships as its phone-sized copy."
@@ -220,9 +220,7 @@ struct MediaController: Sendable {
                 form.string("title"), asset.kind == .image ? form.string("altText") : nil,
                 form["language"].map { .some($0) } ?? String??.none
             )
-            try await database.perform {
-                try $0.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor)
-            }
+            try await database.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor)
         } catch let errors as ValidationErrors {
             // The waypoint page again, the message under the field and the text as typed.
             return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
@@ -258,14 +256,14 @@ struct MediaController: Sendable {
     /// Deletes a file (and its captions and transcript); stored files nothing else uses are removed.
     func deleteAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
-        await StoredFiles(paths: paths).removeUnreferenced(try await database.perform { try $0.deleteAsset(id: asset.id!, actor: context.actor) })
+        await StoredFiles(paths: paths).removeUnreferenced(try await database.deleteAsset(id: asset.id!, actor: context.actor))
         return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
     }
 
     /// Moves a file one place up (`step` -1) or down (+1) in the waypoint's order.
     func shiftAsset(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
-        try await database.perform { try $0.shiftAsset(id: asset.id!, by: step, actor: context.actor) }
+        try await database.shiftAsset(id: asset.id!, by: step, actor: context.actor)
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
             notice: "Moved “\(asset.originalName)” \(direction)."
@@ -277,9 +275,9 @@ struct MediaController: Sendable {
         // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
         let asset = try await viewableAsset(context)
         guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
-        try await database.perform { try $0.queueRescan(assetId: asset.id!, actor: context.actor) }
+        try await database.queueRescan(assetId: asset.id!, actor: context.actor)
         intake.scans.wake()
-        let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
+        let tourId = try await database.tourId(ofAsset: asset.id!) ?? 0
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
             notice: "Rescan queued for “\(asset.originalName)”."
@@ -341,16 +339,14 @@ struct MediaController: Sendable {
         let (asset, _) = try await editableAsset(context)
         let patch = try await request.decodeJSON(AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
-        let described = try await database.perform {
-            try $0.describeAsset(
-                id: asset.id!,
-                title: patch.title,
-                altText: patch.altText,
-                language: patch.language,
-                useOriginal: patch.useOriginal,
-                actor: context.actor
-            )
-        }
+        let described = try await database.describeAsset(
+            id: asset.id!,
+            title: patch.title,
+            altText: patch.altText,
+            language: patch.language,
+            useOriginal: patch.useOriginal,
+            actor: context.actor
+        )
         return try await JSONResponse.make(body(described, context))
     }
 
@@ -408,7 +404,7 @@ struct MediaController: Sendable {
         let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
-        guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
+        guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
         var page = try await ToursController(
             database: database,
             pages: pages,
@@ -424,7 +420,7 @@ struct MediaController: Sendable {
             edit(&row)
             return row
         }
-        return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+        return await pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
     }
 
     /// `PATCH /manage/assets/{aid}`: what is left out stays as it is.
@@ -455,17 +451,14 @@ struct MediaController: Sendable {
             throw NotFound()
         }
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
-        guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tourId, id: waypointId) }) else { throw NotFound() }
+        guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return (tour, waypoint)
     }
 
     func viewableAsset(_ context: AppRequestContext) async throws -> Asset {
         guard let id = context.parameters.get("aid", as: Int64.self),
-            let (asset, tourId) = try await database.perform({ database -> (Asset, Int64)? in
-                guard let asset = try database.asset(id: id), let tourId = try database.tourId(ofAsset: id) else { return nil }
-                return (asset, tourId)
-            })
+            let (asset, tourId) = try await database.assetWithTour(id: id)
         else { throw NotFound() }
         _ = try await authorization.tour(id: tourId, user: context.requireUser())
         return asset
@@ -473,7 +466,7 @@ struct MediaController: Sendable {
 
     func editableAsset(_ context: AppRequestContext) async throws -> (Asset, Int64) {
         let asset = try await viewableAsset(context)
-        let tourId = try await database.perform { try $0.tourId(ofAsset: asset.id!) } ?? 0
+        let tourId = try await database.tourId(ofAsset: asset.id!) ?? 0
         _ = try await authorization.editableTour(id: tourId, user: context.requireUser())
         return (asset, tourId)
     }
@@ -482,7 +475,8 @@ struct MediaController: Sendable {
 
     func body(_ asset: Asset, _ context: AppRequestContext) async throws -> AssetBody {
         guard asset.companionOf == nil else { return AssetBody(asset, viewer: context.user, companions: AssetCompanions()) }
-        let (companions, copy) = try await database.perform { (try $0.companions(of: asset.id!), try $0.optimizedCopy(assetId: asset.id!)) }
+        let companions = try await database.companions(of: asset.id!)
+        let copy = try await database.optimizedCopy(assetId: asset.id!)
         return AssetBody(asset, viewer: context.user, companions: companions, copy: copy)
     }
 

@@ -30,19 +30,19 @@ struct NewCompanion: Sendable {
 }
 
 extension AppDatabase {
-    public func assets(waypointId: Int64) throws -> [Asset] {
-        try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId && Asset.listed).order(Asset.Columns.position).fetchAll($0) }
+    public func assets(waypointId: Int64) async throws -> [Asset] {
+        try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && Asset.listed).order(Asset.Columns.position).fetchAll($0) }
     }
 
     /// The captions and transcripts of a waypoint's files, by the file they belong to.
-    public func companions(waypointId: Int64) throws -> [Int64: AssetCompanions] {
-        AssetCompanions.grouped(try writer.read { try Asset.filter(Asset.Columns.waypointId == waypointId && !Asset.listed).fetchAll($0) })
+    public func companions(waypointId: Int64) async throws -> [Int64: AssetCompanions] {
+        AssetCompanions.grouped(try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && !Asset.listed).fetchAll($0) })
     }
 
     /// The captions and transcripts of every file of a tour, by the file they belong to.
-    public func companions(tourId: Int64) throws -> [Int64: AssetCompanions] {
+    public func companions(tourId: Int64) async throws -> [Int64: AssetCompanions] {
         AssetCompanions.grouped(
-            try writer.read { db in
+            try await read { db in
                 try Asset.filter(sql: "companionOf IS NOT NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
                     .fetchAll(db)
             }
@@ -50,23 +50,23 @@ extension AppDatabase {
     }
 
     /// One file's captions and transcript.
-    public func companions(of assetId: Int64) throws -> AssetCompanions {
-        AssetCompanions.grouped(try writer.read { try Asset.filter(Asset.Columns.companionOf == assetId).fetchAll($0) })[assetId] ?? AssetCompanions()
+    public func companions(of assetId: Int64) async throws -> AssetCompanions {
+        AssetCompanions.grouped(try await read { try Asset.filter(Asset.Columns.companionOf == assetId).fetchAll($0) })[assetId] ?? AssetCompanions()
     }
 
     /// Every file of a tour's waypoints, by waypoint, each list in order (one query for the whole tour).
-    public func assets(tourId: Int64) throws -> [Int64: [Asset]] {
-        try writer.read { db in
+    public func assets(tourId: Int64) async throws -> [Int64: [Asset]] {
+        try await read { db in
             try Asset.filter(sql: "companionOf IS NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
                 .order(Asset.Columns.waypointId, Asset.Columns.position).fetchAll(db)
         }.reduce(into: [:]) { $0[$1.waypointId, default: []].append($1) }
     }
 
-    public func asset(id: Int64) throws -> Asset? { try writer.read { try Asset.fetchOne($0, id: id) } }
+    public func asset(id: Int64) async throws -> Asset? { try await read { try Asset.fetchOne($0, id: id) } }
 
     /// The tour an asset belongs to, for authorization on the object.
-    public func tourId(ofAsset assetId: Int64) throws -> Int64? {
-        try writer.read { db in
+    public func tourId(ofAsset assetId: Int64) async throws -> Int64? {
+        try await read { db in
             try Int64.fetchOne(
                 db,
                 sql: "SELECT waypoint.tourId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE asset.id = ?",
@@ -75,12 +75,37 @@ extension AppDatabase {
         }
     }
 
-    /// Bytes stored for a site (every asset not yet deleted), for the quota.
-    public func storedBytes(siteId: Int64) throws -> Int64 {
-        try writer.read { try Self.storedBytes($0, siteId: siteId) }
+    /// An asset with the tour it belongs to, in one read (`nil` when either is gone).
+    public func assetWithTour(id: Int64) async throws -> (asset: Asset, tourId: Int64)? {
+        try await read { db in
+            guard let asset = try Asset.fetchOne(db, id: id),
+                let tourId = try Int64.fetchOne(
+                    db,
+                    sql: "SELECT waypoint.tourId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE asset.id = ?",
+                    arguments: [id]
+                )
+            else { return nil }
+            return (asset, tourId)
+        }
     }
 
-    static func storedBytes(_ db: Database, siteId: Int64) throws -> Int64 {
+    /// What a multipart upload to this tour may still carry before its site's quota is reached (nil: no quota, or no
+    /// such tour): the site, its quota and the bytes committed or reserved, from one read.
+    public func uploadRoom(tourId: Int64, excludingUpload: String?) async throws -> (site: Site, quota: Int64, committed: Int64)? {
+        try await read { db in
+            guard let tour = try Tour.fetchOne(db, id: tourId), let site = try Site.fetchOne(db, id: tour.siteId),
+                let quota = site.storageQuotaBytes
+            else { return nil }
+            return (site, quota, try Self.usedOrReservedBytes(db, siteId: site.id!, excludingUpload: excludingUpload))
+        }
+    }
+
+    /// Bytes stored for a site (every asset not yet deleted), for the quota.
+    public func storedBytes(siteId: Int64) async throws -> Int64 {
+        try await read { try Self.bytesOfStoredFiles($0, siteId: siteId) }
+    }
+
+    static func bytesOfStoredFiles(_ db: Database, siteId: Int64) throws -> Int64 {
         // Media files and uploaded map tiles (MBTiles) both count.
         try Int64.fetchOne(
             db,
@@ -97,12 +122,12 @@ extension AppDatabase {
     /// What counts against a site's quota: stored files (``storedBytes(siteId:)``) plus the full `Upload-Length` of every
     /// unfinished tus upload to its tours, so open uploads cannot together overrun it. `excludingUpload` leaves out the
     /// upload that is becoming an asset (its bytes are counted as the asset's).
-    public func committedBytes(siteId: Int64, excludingUpload: String? = nil) throws -> Int64 {
-        try writer.read { try Self.committedBytes($0, siteId: siteId, excludingUpload: excludingUpload) }
+    public func committedBytes(siteId: Int64, excludingUpload: String? = nil) async throws -> Int64 {
+        try await read { try Self.usedOrReservedBytes($0, siteId: siteId, excludingUpload: excludingUpload) }
     }
 
     /// The one query behind ``committedBytes(siteId:excludingUpload:)``, also run inside `createUpload`'s transaction.
-    static func committedBytes(_ db: Database, siteId: Int64, excludingUpload: String?) throws -> Int64 {
+    static func usedOrReservedBytes(_ db: Database, siteId: Int64, excludingUpload: String?) throws -> Int64 {
         let reserved =
             try Int64.fetchOne(
                 db,
@@ -112,7 +137,7 @@ extension AppDatabase {
                     """,
                 arguments: [siteId, excludingUpload]
             ) ?? 0
-        return try storedBytes(db, siteId: siteId) + reserved
+        return try bytesOfStoredFiles(db, siteId: siteId) + reserved
     }
 
     /// The site's quota, checked in the write transaction that commits a file, after its row went in and the rows of
@@ -122,15 +147,15 @@ extension AppDatabase {
     /// whose reservation would count its bytes twice.
     static func requireRoom(_ db: Database, siteId: Int64, excludingUpload: String?) throws {
         guard let site = try Site.fetchOne(db, id: siteId), let quota = site.storageQuotaBytes else { return }
-        if try committedBytes(db, siteId: siteId, excludingUpload: excludingUpload) > quota {
+        if try usedOrReservedBytes(db, siteId: siteId, excludingUpload: excludingUpload) > quota {
             throw OverQuota(site: site, quota: quota)
         }
     }
 
     /// Adds a pending asset and its scan job in one transaction. A replaced asset is removed and the new one takes its place.
     /// Returns the asset and the stored paths that may have become unreferenced.
-    func addAsset(_ new: NewAsset, actor: AuditActor) throws -> (Asset, [String]) {
-        try writer.write { db in
+    func addAsset(_ new: NewAsset, actor: AuditActor) async throws -> (Asset, [String]) {
+        try await write { db in
             let tour = try Self.editableTour(db, id: new.tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: new.waypointId), waypoint.tourId == new.tourId else { throw NotFound() }
             var position =
@@ -201,8 +226,8 @@ extension AppDatabase {
         }
     }
 
-    public func deleteAsset(id: Int64, actor: AuditActor) throws -> [String] {
-        try writer.write { db in
+    public func deleteAsset(id: Int64, actor: AuditActor) async throws -> [String] {
+        try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             // Its captions and transcript go with it (ON DELETE CASCADE); their files too, unless shared.
@@ -238,8 +263,8 @@ extension AppDatabase {
         language: String?? = .none,
         useOriginal: Bool? = nil,
         actor: AuditActor
-    ) throws -> Asset {
-        try writer.write { db in
+    ) async throws -> Asset {
+        try await write { db in
             guard var asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             let title = title?.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -299,8 +324,8 @@ extension AppDatabase {
     /// Attaches a checked caption or transcript file to a media file, replacing the one it had in that role, with its
     /// scan job, in one transaction. Refused (422 on `file`) for a kind that does not take the role, or for a companion
     /// itself. Returns the new row and the stored paths that may have become unreferenced.
-    func addCompanion(_ new: NewCompanion, actor: AuditActor) throws -> (Asset, [String]) {
-        try writer.write { db in
+    func addCompanion(_ new: NewCompanion, actor: AuditActor) async throws -> (Asset, [String]) {
+        try await write { db in
             guard let owner = try Asset.fetchOne(db, id: new.ownerId), let waypoint = try Waypoint.fetchOne(db, id: owner.waypointId) else {
                 throw NotFound()
             }
@@ -351,8 +376,8 @@ extension AppDatabase {
         }
     }
 
-    public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) throws {
-        try writer.write { db in
+    public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) async throws {
+        try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
             var ids = try Int64.fetchAll(
@@ -381,8 +406,8 @@ extension AppDatabase {
 
     // MARK: Scanning
 
-    public func queuedScanJobs(limit: Int) throws -> [Asset] {
-        try writer.read { db in
+    public func queuedScanJobs(limit: Int) async throws -> [Asset] {
+        try await read { db in
             try Asset.fetchAll(
                 db,
                 sql: """
@@ -393,15 +418,15 @@ extension AppDatabase {
         }
     }
 
-    public func scanJobCount() throws -> Int {
-        try writer.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM scanJob") ?? 0 }
+    public func scanJobCount() async throws -> Int {
+        try await read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM scanJob") ?? 0 }
     }
 
     /// Records a verdict and the file's new place; the job ends. Returns the previous path if nothing references it any more.
     /// `optimize`: the settings of media optimization when it is on; a clean video, audio file or image then gets its
     /// copy queued in the same transaction, so a crash cannot leave a clean file that never gets one.
-    func recordScan(assetId: Int64, status: ScanStatus, detail: String, storedPath: String, optimize: String? = nil) throws -> String? {
-        try writer.write { db in
+    func recordScan(assetId: Int64, status: ScanStatus, detail: String, storedPath: String, optimize: String? = nil) async throws -> String? {
+        try await write { db in
             guard var asset = try Asset.fetchOne(db, id: assetId) else { return nil }
             let previous = asset.storedPath
             asset.scanStatus = status
@@ -437,8 +462,8 @@ extension AppDatabase {
         }
     }
 
-    public func queueRescan(assetId: Int64, actor: AuditActor) throws {
-        try writer.write { db in
+    public func queueRescan(assetId: Int64, actor: AuditActor) async throws {
+        try await write { db in
             guard try Asset.exists(db, id: assetId) else { throw NotFound() }
             try db.execute(sql: "INSERT OR IGNORE INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [assetId, Date().dbTime])
             try AuditEvent.record(db, actor: actor, objectType: "asset", objectId: "\(assetId)", action: "asset.rescan", detail: "")
@@ -455,13 +480,13 @@ extension AppDatabase {
 
     /// Opens a tus upload: the quota check (with every open upload's reservation) and the per-user cap on unfinished
     /// uploads happen in the same write transaction as the insert, so concurrent creations cannot both slip through.
-    func createUpload(_ upload: UploadRecord, siteId: Int64, quota: Int64?, maxOpenPerUser: Int) throws {
-        try writer.write { db in
+    func createUpload(_ upload: UploadRecord, siteId: Int64, quota: Int64?, maxOpenPerUser: Int) async throws {
+        try await write { db in
             _ = try Self.editableTour(db, id: upload.tourId)
             let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload WHERE userId = ?", arguments: [upload.userId]) ?? 0
             if open >= maxOpenPerUser { throw UploadRefusal.tooManyOpen(limit: maxOpenPerUser) }
             if let quota {
-                let used = try Self.committedBytes(db, siteId: siteId, excludingUpload: nil)
+                let used = try Self.usedOrReservedBytes(db, siteId: siteId, excludingUpload: nil)
                 if used + upload.length > quota { throw UploadRefusal.overQuota(quota: quota) }
             }
             try upload.insert(db)
@@ -469,34 +494,27 @@ extension AppDatabase {
     }
 
     /// Unfinished uploads past their expiry: their rows, returned so the caller removes their files.
-    func removeExpiredUploads(now: Date = Date()) throws -> [String] {
-        try writer.write { db in
+    func removeExpiredUploads(now: Date = Date()) async throws -> [String] {
+        try await write { db in
             let ids = try String.fetchAll(db, sql: "SELECT id FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
             try db.execute(sql: "DELETE FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
             return ids
         }
     }
 
-    func upload(id: String) throws -> UploadRecord? { try writer.read { try UploadRecord.fetchOne($0, key: id) } }
+    func upload(id: String) async throws -> UploadRecord? { try await read { try UploadRecord.fetchOne($0, key: id) } }
 
-    func setUploadOffset(id: String, offset: Int64) throws {
-        try writer.write { try $0.execute(sql: "UPDATE upload SET offset = ? WHERE id = ?", arguments: [offset, id]) }
+    func setUploadOffset(id: String, offset: Int64) async throws {
+        try await write { try $0.execute(sql: "UPDATE upload SET offset = ? WHERE id = ?", arguments: [offset, id]) }
     }
 
-    func deleteUpload(id: String) throws {
-        try writer.write { _ = try UploadRecord.deleteOne($0, key: id) }
+    func deleteUpload(id: String) async throws {
+        try await write { _ = try UploadRecord.deleteOne($0, key: id) }
     }
 }
 
 // Recovery after a crash (`MediaRecovery`).
 extension AppDatabase {
-    /// Removes the tus uploads past their expiry; answers their ids (their files go next).
-    static func removeExpiredUploads(_ db: Database, now: Date) throws -> [String] {
-        let ids = try String.fetchAll(db, sql: "SELECT id FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
-        try db.execute(sql: "DELETE FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
-        return ids
-    }
-
     /// Every upload in progress and the offset acknowledged for it.
     static func uploadOffsets(_ db: Database) throws -> [(id: String, offset: Int64)] {
         try Row.fetchAll(db, sql: "SELECT id, offset FROM upload").map { (id: $0["id"] as String, offset: $0["offset"] as Int64) }

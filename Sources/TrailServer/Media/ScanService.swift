@@ -67,7 +67,7 @@ public final class ScanService: Service, Sendable {
         var done = 0
         while true {
             let jobs: [Asset]
-            do { jobs = try await database.perform { try $0.queuedScanJobs(limit: 2) } } catch {
+            do { jobs = try await database.queuedScanJobs(limit: 2) } catch {
                 logger.error("cannot read scan queue: \(error)")
                 return done
             }
@@ -83,9 +83,12 @@ public final class ScanService: Service, Sendable {
         let source = paths.absolute(asset.storedPath)
         do {
             guard FileManager.default.fileExists(atPath: source.path) else {
-                _ = try await database.perform {
-                    try $0.recordScan(assetId: asset.id!, status: .error, detail: "the stored file is missing", storedPath: asset.storedPath)
-                }
+                _ = try await database.recordScan(
+                    assetId: asset.id!,
+                    status: .error,
+                    detail: "the stored file is missing",
+                    storedPath: asset.storedPath
+                )
                 return
             }
             let verdict = await scanner.scan(fileAt: source.path)
@@ -98,16 +101,20 @@ public final class ScanService: Service, Sendable {
                 try Self.place(source, at: paths.absolute(target))
             }
             let optimizer = self.optimizer.withLockedValue { $0 }
-            if let released = try await database.perform({ [settings = optimizer?.settingsID] in
-                try $0.recordScan(assetId: asset.id!, status: status, detail: verdict.detail, storedPath: target, optimize: settings)
-            }) {
+            if let released = try await database.recordScan(
+                assetId: asset.id!,
+                status: status,
+                detail: verdict.detail,
+                storedPath: target,
+                optimize: optimizer?.settingsID
+            ) {
                 try? FileManager.default.removeItem(at: paths.absolute(released))
             }
             if status == .clean { optimizer?.wake() }
             logger.info("scanned asset \(asset.id!): \(verdict)")
         } catch {
             logger.error("scan of asset \(asset.id!) failed: \(error)")
-            _ = try? database.recordScan(assetId: asset.id!, status: .error, detail: "scan failed: \(error)", storedPath: asset.storedPath)
+            _ = try? await database.recordScan(assetId: asset.id!, status: .error, detail: "scan failed: \(error)", storedPath: asset.storedPath)
         }
     }
 

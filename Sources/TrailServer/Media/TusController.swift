@@ -62,12 +62,12 @@ struct TusController: Sendable {
             throw TusError(.unprocessableContent, "Upload-Metadata must name the tour and the waypoint (keys “tour” and “waypoint”).")
         }
         let (tour, site, _) = try await authorization.editableTour(id: tourId, user: user)
-        guard try await database.perform({ try $0.waypoints(tourId: tour.id!) }).contains(where: { $0.id == waypointId }) else { throw NotFound() }
+        guard try await database.waypoints(tourId: tour.id!).contains(where: { $0.id == waypointId }) else { throw NotFound() }
         let replaces = try metadata["replaces"].map { text in
             guard let id = AssetIntake.replacedAssetId(text) else { throw TusError(.unprocessableContent, AssetIntake.replacesProblem) }
             return id
         }
-        if let replaces, try await database.perform({ try $0.asset(id: replaces) })?.waypointId != waypointId { throw NotFound() }
+        if let replaces, try await database.asset(id: replaces)?.waypointId != waypointId { throw NotFound() }
         let id = UUID().uuidString.lowercased()
         let now = Date()
         let record = UploadRecord(
@@ -87,9 +87,7 @@ struct TusController: Sendable {
             options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
         ) { _ in }
         do {
-            try await database.perform {
-                try $0.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
-            }
+            try await database.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
         } catch let refusal as AppDatabase.UploadRefusal {
             try? FileManager.default.removeItem(at: paths.upload(id))
             switch refusal {
@@ -117,7 +115,7 @@ struct TusController: Sendable {
 
     func head(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try Self.requireVersion(request)
-        let upload = try await database.perform { _ in try ownUpload(context) }
+        let upload = try await ownUpload(context)
         return Response(
             status: .ok,
             headers: [
@@ -132,7 +130,7 @@ struct TusController: Sendable {
         guard request.headers[.contentType]?.lowercased() == "application/offset+octet-stream" else {
             throw TusError(.unsupportedMediaType, "PATCH bodies must be application/offset+octet-stream.")
         }
-        let upload = try await database.perform { _ in try ownUpload(context) }
+        let upload = try await ownUpload(context)
         try await requireEditor(of: upload, context)
         guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText) else {
             throw TusError(.badRequest, "Send Upload-Offset.")
@@ -201,7 +199,7 @@ struct TusController: Sendable {
         }
         try? await handle.close()
         let newOffset = offset + written
-        try await database.perform { try $0.setUploadOffset(id: upload.id, offset: newOffset) }
+        try await database.setUploadOffset(id: upload.id, offset: newOffset)
         hashes.store(wholeFile, for: upload.id, at: newOffset)
         if let failure { throw failure }
 
@@ -222,20 +220,26 @@ struct TusController: Sendable {
     func finish(_ upload: UploadRecord, hash: SHA256?, actor: AuditActor) async throws -> Asset {
         let url = paths.upload(upload.id)
         hashes.forget(upload.id)
-        defer { try? database.deleteUpload(id: upload.id) }
-        let sha256: String
-        if let hash { sha256 = hash.finalize().hexString } else { sha256 = try await FileHashing.sha256(of: url) }
-        let header = try await FileHashing.header(of: url)
+        // The upload's row goes whatever happens: the file became an asset, or was refused and removed.
         do {
-            return try await intake.register(
+            let sha256: String
+            if let hash { sha256 = hash.finalize().hexString } else { sha256 = try await FileHashing.sha256(of: url) }
+            let header = try await FileHashing.header(of: url)
+            let asset = try await intake.register(
                 .init(uploadId: upload.id, size: upload.length, sha256: sha256, header: header, originalName: upload.fileName),
                 tourId: upload.tourId,
                 waypointId: upload.waypointId,
                 replacing: upload.replacesAssetId,
                 actor: actor
             )
+            try? await database.deleteUpload(id: upload.id)
+            return asset
         } catch let error as HTTPError {
+            try? await database.deleteUpload(id: upload.id)
             throw TusError(error.status, error.body ?? error.status.reasonPhrase)
+        } catch {
+            try? await database.deleteUpload(id: upload.id)
+            throw error
         }
     }
 
@@ -243,10 +247,10 @@ struct TusController: Sendable {
 
     func terminate(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try Self.requireVersion(request)
-        let upload = try await database.perform { _ in try ownUpload(context, allowExpired: true) }
+        let upload = try await ownUpload(context, allowExpired: true)
         guard hashes.claim(upload.id) else { throw TusError(.conflict, "Another request is writing to this upload.") }
         defer { hashes.release(upload.id) }
-        try await database.perform { try $0.deleteUpload(id: upload.id) }
+        try await database.deleteUpload(id: upload.id)
         hashes.forget(upload.id)
         try? FileManager.default.removeItem(at: paths.upload(upload.id))
         return Response(status: .noContent, headers: [.tusResumable: Self.version])
@@ -255,9 +259,9 @@ struct TusController: Sendable {
     // MARK: Helpers
 
     /// Only the user who created an upload can see or continue it; others get 404.
-    func ownUpload(_ context: AppRequestContext, allowExpired: Bool = false) throws -> UploadRecord {
+    func ownUpload(_ context: AppRequestContext, allowExpired: Bool = false) async throws -> UploadRecord {
         let user = try context.requireUser()
-        guard let id = context.parameters.get("id"), let upload = try database.upload(id: id), upload.userId == user.id else {
+        guard let id = context.parameters.get("id"), let upload = try await database.upload(id: id), upload.userId == user.id else {
             throw TusError(.notFound, "No such upload (it may have finished, been cancelled, or expired and been removed).")
         }
         if !allowExpired && upload.expiresAt < Date() {

@@ -74,8 +74,8 @@ public final class AppMetrics: Sendable {
     }
 
     /// Sets the gauges that describe the stored state, then renders everything.
-    func scrape(_ database: AppDatabase) throws -> String {
-        let state = try database.metricsState()
+    func scrape(_ database: AppDatabase) async throws -> String {
+        let state = try await database.metricsState()
         // Every case of the enums, so a state with no rows reads 0 rather than vanishing from the scrape.
         for status in ScanStatus.allCases.map(\.rawValue) {
             registry.makeGauge(descriptor: Self.named("trail_assets", "Uploaded files by scan status"), labels: [("scan_status", status)])
@@ -137,7 +137,7 @@ struct MetricsController {
     func addRoutes(to router: RouterGroup<AppRequestContext>) {
         router.get("/metrics") { _, context in
             guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
-            let text = try await database.perform { try metrics.scrape($0) }
+            let text = try await metrics.scrape(database)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

@@ -3,8 +3,8 @@ import GRDB
 
 extension AppDatabase {
     /// One read transaction, so the gauges of one scrape agree with each other.
-    func metricsState() throws -> MetricsState {
-        try writer.read { db in
+    func metricsState() async throws -> MetricsState {
+        try await read { db in
             var state = MetricsState()
             for row in try Row.fetchAll(db, sql: "SELECT scanStatus, COUNT(*) AS n FROM asset GROUP BY scanStatus") {
                 state.assetsByStatus[row["scanStatus"]] = row["n"]

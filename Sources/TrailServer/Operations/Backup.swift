@@ -76,12 +76,12 @@ public struct DataBackup: Sendable {
 
     // MARK: Backup
 
-    public func run(database: AppDatabase, to folder: URL) throws -> BackupReport {
+    public func run(database: AppDatabase, to folder: URL) async throws -> BackupReport {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try runOnce(database: database, to: folder)
+                return try await runOnce(database: database, to: folder)
             } catch let BackupError.changedDuringBackup(path) where attempt < 3 {
                 _ = path
                 continue
@@ -89,7 +89,7 @@ public struct DataBackup: Sendable {
         }
     }
 
-    func runOnce(database: AppDatabase, to folder: URL) throws -> BackupReport {
+    func runOnce(database: AppDatabase, to folder: URL) async throws -> BackupReport {
         let fileManager = FileManager.default
         let store = folder.appendingPathComponent("files")
         try fileManager.createDirectory(at: store, withIntermediateDirectories: true)
@@ -101,9 +101,16 @@ public struct DataBackup: Sendable {
         try? fileManager.removeItem(at: partial)
         do {
             let copy = try DatabaseQueue(path: partial.path)
-            try database.writer.backup(to: copy)
+            try await database.backup(to: copy)
             try copy.close()
         }
+        // The rest reads and copies files for seconds to minutes: on the blocking pool, not a cooperative thread.
+        return try await BlockingWork.files { try self.copyFiles(named: partial, previous: previous, to: folder, store: store) }
+    }
+
+    /// Steps 2 to 4 of a backup, once the database copy (`partial`) is made.
+    private func copyFiles(named partial: URL, previous: [String: BackupIndex.Entry], to folder: URL, store: URL) throws -> BackupReport {
+        let fileManager = FileManager.default
         let snapshot = try DatabaseQueue(path: partial.path, configuration: Self.readOnly)
         let named = try Self.namedFiles(snapshot, dataFolder: dataFolder)
         let schema = try snapshot.read { try AppDatabase.latestMigration($0) } ?? ""

@@ -32,7 +32,7 @@ public struct MaintenanceService: Service {
         // The hour's sleep is cancelled by a graceful shutdown: a stop must not wait for the next sweep.
         await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
-                let report = (try? sweep()) ?? Report()
+                let report = await (try? sweep()) ?? Report()
                 if report != Report() { logger.notice("maintenance: \(report)") }
                 try? await Task.sleep(for: interval)
             }
@@ -40,10 +40,10 @@ public struct MaintenanceService: Service {
     }
 
     @discardableResult
-    public func sweep(now: Date = Date()) throws -> Report {
+    public func sweep(now: Date = Date()) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
-        let expired = try database.removeExpiredUploads(now: now)
+        let expired = try await database.removeExpiredUploads(now: now)
         for id in expired { try? fileManager.removeItem(at: paths.upload(id)) }
         report.expiredUploads = expired.count
 
@@ -58,7 +58,7 @@ public struct MaintenanceService: Service {
                 report.stalePreviews += 1
             }
         }
-        let open = try database.writer.read { db in try AppDatabase.openPublishRequestIds(db) }
+        let open = try await database.read { db in try AppDatabase.openPublishRequestIds(db) }
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where !open.contains(name) {
             let folder = paths.staging.appendingPathComponent(name)
             if age(folder) > Self.leftoverAge {

@@ -61,7 +61,7 @@ public final class PackageBuildService: Service, Sendable {
     @discardableResult
     public func drain() async -> Int {
         var handled = 0
-        while !Task.isCancelled, let request = (try? database.queuedBuilds())?.first {
+        while !Task.isCancelled, let request = (try? await database.queuedBuilds())?.first {
             await build(request)
             handled += 1
         }
@@ -74,7 +74,7 @@ public final class PackageBuildService: Service, Sendable {
     func build(_ request: PublishRequest) async {
         let staging = stagingFolder(request.id)
         do {
-            let attempts = try await database.perform { try $0.beginBuildAttempt(requestId: request.id) }
+            let attempts = try await database.beginBuildAttempt(requestId: request.id)
             guard attempts <= Self.maxAttempts else {
                 throw BuildFailure("the build was interrupted \(attempts - 1) times; giving up")
             }
@@ -116,7 +116,7 @@ public final class PackageBuildService: Service, Sendable {
                 throw BuildFailure("the written package did not verify: " + verification.problems.map(\.description).joined(separator: "; "))
             }
             try Task.checkCancellation()
-            let completed = try database.completeBuild(
+            let completed = try await database.completeBuild(
                 requestId: request.id,
                 sha256: built.sha256,
                 size: built.size,
@@ -133,7 +133,7 @@ public final class PackageBuildService: Service, Sendable {
             let reason = (error as? BuildFailure)?.message ?? (error as? TileBuildFailure)?.message ?? String(describing: error)
             logger.error("build of request \(request.id) failed: \(reason)")
             try? FileManager.default.removeItem(at: staging)
-            try? database.failBuild(requestId: request.id, reason: reason)
+            try? await database.failBuild(requestId: request.id, reason: reason)
         }
     }
 
@@ -145,7 +145,7 @@ public final class PackageBuildService: Service, Sendable {
         let waiting = snapshot.waypoints.flatMap(\.assets).filter { $0.awaitingCopy == true }.map(\.assetId)
         guard !waiting.isEmpty else { return snapshot }
         try await media?.waitForCopies(of: waiting)
-        let copies = try await database.perform { try $0.optimizedCopies(assetIds: waiting) }
+        let copies = try await database.optimizedCopies(assetIds: waiting)
         for w in snapshot.waypoints.indices {
             for a in snapshot.waypoints[w].assets.indices where snapshot.waypoints[w].assets[a].awaitingCopy == true {
                 let entry = snapshot.waypoints[w].assets[a]
@@ -158,7 +158,7 @@ public final class PackageBuildService: Service, Sendable {
                 snapshot.waypoints[w].assets[a].resolve(copy)
             }
         }
-        try await database.perform { [snapshot] in try $0.recordShippedSnapshot(requestId: request.id, snapshot) }
+        try await database.recordShippedSnapshot(requestId: request.id, snapshot)
         return snapshot
     }
 
@@ -209,7 +209,7 @@ public final class PackageBuildService: Service, Sendable {
             let verdict = await scanner.scan(fileAt: url.path)
             report.append(ScanReportEntry(file: asset.originalName, sha256: asset.sha256, verdict: verdict.description))
             guard verdict.isClean else {
-                try? database.queueRescan(assetId: asset.assetId, actor: AuditActor(userId: nil, ipAddress: "builder"))
+                try? await database.queueRescan(assetId: asset.assetId, actor: AuditActor(userId: nil, ipAddress: "builder"))
                 throw BuildFailure("the re-scan found a problem in “\(asset.originalName)”: \(verdict)")
             }
         }
@@ -237,6 +237,7 @@ final class BuildProgressRecorder: Sendable {
     /// count the media only (the tiles entry comes last and is clamped away by the database).
     static let leadingEntries = 3
 
+    /// Called by the zip builder on its own thread: the write is awaited in a task of its own (the figure is advisory).
     func record(files: Int, bytes: Int64) {
         let files = max(0, files - Self.leadingEntries)
         let now = Date().timeIntervalSince1970
@@ -245,7 +246,9 @@ final class BuildProgressRecorder: Sendable {
             previous = now
             return true
         }
-        if due { try? database.recordBuildProgress(requestId: requestId, filesDone: files, bytesDone: bytes) }
+        guard due else { return }
+        let (database, requestId) = (self.database, self.requestId)
+        Task { try? await database.recordBuildProgress(requestId: requestId, filesDone: files, bytesDone: bytes) }
     }
 }
 

@@ -53,7 +53,7 @@ struct PublishingController: Sendable {
     /// The review queue: the open requests the user may review, those waiting for them marked.
     func listReviews(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let rows = try await database.perform { try $0.reviewQueue(for: user) }.map { row in
+        let rows = try await database.reviewQueue(for: user).map { row in
             QueueRowModel(
                 id: row.request.id,
                 tourName: row.tourName,
@@ -66,24 +66,22 @@ struct PublishingController: Sendable {
                 waitingForMe: !row.reviewedByMe && row.request.authorId != user.id
             )
         }
-        return pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
+        return await pages.render("reviews", title: "Reviews", page: QueuePage(rows: rows, isEmpty: rows.isEmpty), request: request, context: context)
     }
 
     /// A publish request: its package, reviews and what the user may do; `?lang=` picks a further language.
     func showRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (publish, site, access) = try await viewableRequest(context)
-        return pages.render(
+        return await pages.render(
             "request",
             title: "Publish request",
-            page: try await database.perform { _ in
-                try requestPage(
-                    publish,
-                    site: site,
-                    access: access,
-                    user: context.requireUser(),
-                    language: request.uri.queryParameters["lang"].map(String.init)
-                )
-            },
+            page: try await requestPage(
+                publish,
+                site: site,
+                access: access,
+                user: context.requireUser(),
+                language: request.uri.queryParameters["lang"].map(String.init)
+            ),
             request: request,
             context: context
         )
@@ -142,9 +140,16 @@ struct PublishingController: Sendable {
             try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
         } catch let errors as ValidationErrors {
             let (publish, site, access) = try await viewableRequest(context)
-            var page = try await database.perform { _ in try requestPage(publish, site: site, access: access, user: context.requireUser()) }
+            var page = try await requestPage(publish, site: site, access: access, user: context.requireUser())
             page.denyError = errors["comment"]
-            return pages.render("request", title: "Publish request", page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render(
+                "request",
+                title: "Publish request",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
         return pages.redirect(to: PanelURL.request(id), notice: "Denied. The tour is editable again and shows your comment.")
     }
@@ -172,10 +177,10 @@ struct PublishingController: Sendable {
     /// A package: its versions and whether the apps list it.
     func showPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (package, site, access) = try await viewablePackage(context)
-        return pages.render(
+        return await pages.render(
             "package",
             title: "Package",
-            page: try await database.perform { _ in try packagePage(package, site: site, access: access) },
+            page: try await packagePage(package, site: site, access: access),
             request: request,
             context: context
         )
@@ -283,7 +288,7 @@ struct PublishingController: Sendable {
     /// A publish request: state, build progress, reviews.
     func getPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (publish, _, _) = try await viewableRequest(context)
-        return try JSONResponse.make(try await database.perform { _ in try requestBody(publish) })
+        return try JSONResponse.make(try await requestBody(publish))
     }
 
     /// Approves a request (optional JSON `{comment}`); answers the request as it is now.
@@ -291,7 +296,7 @@ struct PublishingController: Sendable {
         let body = try await optionalJSON(CommentBody.self, request, context)
         let id = try context.parameters.require("rid")
         _ = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-        return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
+        return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
     }
 
     /// Denies a request (JSON `{comment}`, which is required); answers the request as it is now.
@@ -299,14 +304,14 @@ struct PublishingController: Sendable {
         let body = try await optionalJSON(CommentBody.self, request, context)
         let id = try context.parameters.require("rid")
         try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
-        return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
+        return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
     }
 
     /// Withdraws a request; answers the request as it is now.
     func withdrawPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("rid")
         _ = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
-        return try JSONResponse.make(try await database.perform { _ in try requestBody(database.publishRequest(id: id)!) })
+        return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
     }
 
     /// Releases an approved request; answers the new version.
@@ -347,7 +352,7 @@ struct PublishingController: Sendable {
     // MARK: Shared logic
 
     func viewableRequest(_ context: AppRequestContext) async throws -> (PublishRequest, Site, SiteAccess) {
-        guard let publish = try await database.perform({ try $0.publishRequest(id: context.parameters.require("rid")) }) else { throw NotFound() }
+        guard let publish = try await database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
         let (site, access) = try await authorization.site(id: publish.siteId, user: context.requireUser())
         return (publish, site, access)
     }
@@ -356,8 +361,8 @@ struct PublishingController: Sendable {
         try await publishing.viewablePackage(id: context.parameters.require("pid"), user: context.requireUser())
     }
 
-    func requestBody(_ publish: PublishRequest) throws -> RequestBody {
-        let reviews = try database.reviews(requestId: publish.id)
+    func requestBody(_ publish: PublishRequest) async throws -> RequestBody {
+        let reviews = try await database.reviews(requestId: publish.id)
         return RequestBody(
             id: publish.id,
             tour: publish.tourId,

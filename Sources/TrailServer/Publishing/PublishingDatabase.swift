@@ -19,13 +19,13 @@ extension AppDatabase {
 
     /// The checklist shown before submission; empty means ready.
     /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), for the tile cap.
-    public func publishChecklist(tourId: Int64, tiles: TileSettings) throws -> [String] {
-        try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles).problems }
+    public func publishChecklist(tourId: Int64, tiles: TileSettings) async throws -> [String] {
+        try await read { db in try Self.readiness(db, tourId: tourId, tiles: tiles).problems }
     }
 
     /// The checklist and the warnings beside it (what the site only recommends), from one read: the tour page.
-    public func publishReadiness(tourId: Int64, tiles: TileSettings) throws -> (problems: [String], warnings: [String]) {
-        try writer.read { db in try Self.publishReadiness(db, tourId: tourId, tiles: tiles) }
+    public func publishReadiness(tourId: Int64, tiles: TileSettings) async throws -> (problems: [String], warnings: [String]) {
+        try await read { db in try Self.readiness(db, tourId: tourId, tiles: tiles) }
     }
 
     /// What accessible media lacks, one line per file: images without alt text (WCAG 1.1.1), videos without captions
@@ -47,13 +47,9 @@ extension AppDatabase {
         }
     }
 
-    static func publishChecklist(_ db: Database, tourId: Int64, tiles: TileSettings) throws -> [String] {
-        try publishReadiness(db, tourId: tourId, tiles: tiles).problems
-    }
-
     /// Problems refuse a submission; warnings are shown beside them (accessibility gaps where the site only
     /// recommends accessible media).
-    static func publishReadiness(_ db: Database, tourId: Int64, tiles: TileSettings) throws -> (problems: [String], warnings: [String]) {
+    static func readiness(_ db: Database, tourId: Int64, tiles: TileSettings) throws -> (problems: [String], warnings: [String]) {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
         var problems: [String] = []
         var warnings: [String] = []
@@ -80,7 +76,7 @@ extension AppDatabase {
         }
         // A file whose phone-sized copy could not be made (it does not decode, or it is over a limit) would reach
         // visitors as it is, or not play at all: the ranger replaces it or decides to ship the original.
-        let copies = try Self.optimizedCopies(db, tourId: tourId)
+        let copies = try Self.copiesByAsset(db, tourId: tourId)
         for asset in files where !asset.useOriginal {
             guard let copy = copies[asset.id!], copy.state == .failed, copy.sourceSha256 == asset.sha256 else { continue }
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
@@ -108,10 +104,10 @@ extension AppDatabase {
 
     /// Freezes the tour, locks it, and queues the build. Returns the new request.
     /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), frozen into the snapshot.
-    public func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) throws -> PublishRequest {
-        try writer.write { db in
+    public func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) async throws -> PublishRequest {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
-            let problems = try Self.publishChecklist(db, tourId: tourId, tiles: tiles)
+            let problems = try Self.readiness(db, tourId: tourId, tiles: tiles).problems
             guard problems.isEmpty else { throw NotReadyToPublish(problems: problems) }
             guard let site = try Site.fetchOne(db, id: tour.siteId) else { throw NotFound() }
             var snapshot = try Self.snapshot(db, tour: tour, site: site)
@@ -169,7 +165,7 @@ extension AppDatabase {
 
     static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
         let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
-        let copies = try Self.optimizedCopies(db, tourId: tour.id!)
+        let copies = try Self.copiesByAsset(db, tourId: tour.id!)
         // The file that ships: the optimized copy when ready (unless the ranger keeps the original), else the original;
         // a copy still being made is waited for by the build.
         func entry(_ asset: Asset, companions: AssetCompanions) -> TourSnapshot.AssetEntry {
@@ -238,10 +234,10 @@ extension AppDatabase {
 
     // MARK: Build outcome (called by the build service)
 
-    public func publishRequest(id: String) throws -> PublishRequest? { try writer.read { try PublishRequest.fetchOne($0, key: id) } }
+    public func publishRequest(id: String) async throws -> PublishRequest? { try await read { try PublishRequest.fetchOne($0, key: id) } }
 
-    public func queuedBuilds() throws -> [PublishRequest] {
-        try writer.read { db in
+    public func queuedBuilds() async throws -> [PublishRequest] {
+        try await read { db in
             try PublishRequest.fetchAll(
                 db,
                 sql: """
@@ -252,9 +248,9 @@ extension AppDatabase {
     }
 
     /// Stores the snapshot whose awaited optimized copies were resolved by the build, with its new byte total.
-    func recordShippedSnapshot(requestId: String, _ snapshot: TourSnapshot) throws {
+    func recordShippedSnapshot(requestId: String, _ snapshot: TourSnapshot) async throws {
         let encoded = String(decoding: try PublishRequest.databaseJSONEncoder(for: "snapshot").encode(snapshot), as: UTF8.self)
-        try writer.write { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE publishRequest SET snapshot = ?, bytesTotal = ?, filesTotal = ?, updatedAt = ? WHERE id = ? AND state = ?",
                 arguments: [encoded, snapshot.totalBytes, snapshot.fileCount, Date().dbTime, requestId, PublishState.building]
@@ -263,15 +259,15 @@ extension AppDatabase {
     }
 
     /// Counts an attempt; returns the number of attempts so far.
-    func beginBuildAttempt(requestId: String) throws -> Int {
-        try writer.write { db in
+    func beginBuildAttempt(requestId: String) async throws -> Int {
+        try await write { db in
             try db.execute(sql: "UPDATE buildJob SET attempts = attempts + 1 WHERE requestId = ?", arguments: [requestId])
             return try Int.fetchOne(db, sql: "SELECT attempts FROM buildJob WHERE requestId = ?", arguments: [requestId]) ?? 0
         }
     }
 
-    func recordBuildProgress(requestId: String, filesDone: Int, bytesDone: Int64) throws {
-        try writer.write { db in
+    func recordBuildProgress(requestId: String, filesDone: Int, bytesDone: Int64) async throws {
+        try await write { db in
             // Never past the totals: the package's own files (manifest, GeoJSON, tiles) are not in them.
             try db.execute(
                 sql:
@@ -289,10 +285,10 @@ extension AppDatabase {
         signature: String,
         manifestJSON: String,
         scanReport: [ScanReportEntry]
-    ) throws -> Bool {
+    ) async throws -> Bool {
         // Encoded as GRDB encodes the record's JSON column, so `PublishRequest` reads it back.
         let scanReport = String(decoding: try PublishRequest.databaseJSONEncoder(for: "scanReport").encode(scanReport), as: UTF8.self)
-        return try writer.write { db in
+        return try await write { db in
             try db.execute(
                 sql: """
                     UPDATE publishRequest SET
@@ -329,8 +325,8 @@ extension AppDatabase {
     }
 
     /// building → failed, with the reason; the tour is editable again.
-    func failBuild(requestId: String, reason: String) throws {
-        try writer.write { db in
+    func failBuild(requestId: String, reason: String) async throws {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE publishRequest SET state = ?, failureReason = ?, updatedAt = ? WHERE id = ? AND state = ?",
                 arguments: [PublishState.failed, String(reason.prefix(1000)), Date().dbTime, requestId, PublishState.building]
@@ -370,8 +366,8 @@ extension AppDatabase {
 
     /// One transaction: the state check, the once-per-reviewer rule and the move to `ready` see the same data,
     /// so concurrent approvals end in exactly one transition.
-    public func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) throws -> ReviewOutcome {
-        try writer.write { db in
+    public func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> ReviewOutcome {
+        try await write { db in
             let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
             guard request.state == .pending else {
                 throw Conflict("This request is \(request.state.label.lowercased()); it can no longer be approved.")
@@ -408,10 +404,10 @@ extension AppDatabase {
         }
     }
 
-    public func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) throws {
+    public func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
         let comment = comment.trimmed
         guard !comment.isEmpty else { throw ValidationErrors(["comment": "Say what must change: a denial needs a comment."]) }
-        try writer.write { db in
+        try await write { db in
             let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
             guard PublishState.reviewable.contains(request.state) else {
                 throw Conflict("This request is \(request.state.label.lowercased()); it can no longer be denied.")
@@ -456,8 +452,8 @@ extension AppDatabase {
 
     // MARK: Withdraw and push
 
-    public func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) throws -> PublishRequest {
-        try writer.write { db in
+    public func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
+        try await write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
             try db.execute(
                 literal: """
@@ -494,8 +490,13 @@ extension AppDatabase {
 
     /// ready → published: the staged zip becomes version n at `packages/<id>/<n>.zip` (moved by `place` inside the transaction,
     /// before the commit, so no row ever points at a missing file).
-    public func push(requestId: String, user: AuthenticatedUser, actor: AuditActor, place: (PublishRequest) throws -> Void) throws -> PackageVersion {
-        try writer.write { db in
+    public func push(
+        requestId: String,
+        user: AuthenticatedUser,
+        actor: AuditActor,
+        place: @Sendable (PublishRequest) throws -> Void
+    ) async throws -> PackageVersion {
+        try await write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
             guard request.state == .ready else {
                 throw Conflict(
@@ -567,33 +568,33 @@ extension AppDatabase {
         )
     }
 
-    public func catalogVersion() throws -> Int {
-        try writer.read { try Int.fetchOne($0, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0 }
+    public func catalogVersion() async throws -> Int {
+        try await read { try Int.fetchOne($0, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0 }
     }
 
     // MARK: Packages
 
-    public func package(id: String) throws -> PackageRecord? { try writer.read { try PackageRecord.fetchOne($0, key: id) } }
+    public func package(id: String) async throws -> PackageRecord? { try await read { try PackageRecord.fetchOne($0, key: id) } }
 
-    public func packageVersions(packageId: String) throws -> [PackageVersion] {
-        try writer.read { try PackageVersion.filter(Column("packageId") == packageId).order(Column("version").desc).fetchAll($0) }
+    public func packageVersions(packageId: String) async throws -> [PackageVersion] {
+        try await read { try PackageVersion.filter(Column("packageId") == packageId).order(Column("version").desc).fetchAll($0) }
     }
 
-    public func packageVersion(packageId: String, version: Int) throws -> PackageVersion? {
-        try writer.read { try PackageVersion.fetchOne($0, key: ["packageId": packageId, "version": version]) }
+    public func packageVersion(packageId: String, version: Int) async throws -> PackageVersion? {
+        try await read { try PackageVersion.fetchOne($0, key: ["packageId": packageId, "version": version]) }
     }
 
-    public func packages(siteId: Int64) throws -> [PackageRecord] {
-        try writer.read { try PackageRecord.filter(Column("siteId") == siteId).fetchAll($0) }
+    public func packages(siteId: Int64) async throws -> [PackageRecord] {
+        try await read { try PackageRecord.filter(Column("siteId") == siteId).fetchAll($0) }
     }
 
-    public func package(tourId: Int64) throws -> PackageRecord? {
-        try writer.read { try PackageRecord.filter(Column("tourId") == tourId).fetchOne($0) }
+    public func package(tourId: Int64) async throws -> PackageRecord? {
+        try await read { try PackageRecord.filter(Column("tourId") == tourId).fetchOne($0) }
     }
 
     /// Hide from (false) or show again in (true) the mobile API.
-    public func setPackageVisible(id: String, visible: Bool, actor: AuditActor) throws {
-        try writer.write { db in
+    public func setPackageVisible(id: String, visible: Bool, actor: AuditActor) async throws {
+        try await write { db in
             guard let package = try PackageRecord.fetchOne(db, key: id) else { throw NotFound() }
             guard package.currentVersion != nil else { throw Conflict("This package has no released version yet.") }
             try db.execute(
@@ -615,8 +616,8 @@ extension AppDatabase {
     }
 
     /// Serve an earlier version again (rollback), or a later one after a rollback.
-    public func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) throws {
-        try writer.write { db in
+    public func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) async throws {
+        try await write { db in
             guard let package = try PackageRecord.fetchOne(db, key: packageId) else { throw NotFound() }
             guard try PackageVersion.exists(db, key: ["packageId": packageId, "version": version]) else {
                 throw ValidationErrors(["version": "Version \(version) does not exist."])
@@ -648,8 +649,8 @@ extension AppDatabase {
     }
 
     /// Pending requests of the sites where the user reviews, oldest first.
-    public func reviewQueue(for user: AuthenticatedUser) throws -> [QueueRow] {
-        try writer.read { db in
+    public func reviewQueue(for user: AuthenticatedUser) async throws -> [QueueRow] {
+        try await read { db in
             let rows = try Row.fetchAll(
                 db,
                 SQLRequest(
@@ -681,8 +682,8 @@ extension AppDatabase {
 
     /// Publish requests waiting for this user's decision (not their own, not yet reviewed by them): the navigation
     /// badge, counted by SQLite on every page instead of loading the queue.
-    func reviewQueueCount(for user: AuthenticatedUser) throws -> Int {
-        try writer.read { db in
+    func reviewQueueCount(for user: AuthenticatedUser) async throws -> Int {
+        try await read { db in
             try Int.fetchOne(
                 db,
                 SQLRequest(
@@ -705,8 +706,8 @@ extension AppDatabase {
         """
     }
 
-    public func reviews(requestId: String) throws -> [(review: Review, reviewerName: String)] {
-        try writer.read { db in
+    public func reviews(requestId: String) async throws -> [(review: Review, reviewerName: String)] {
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -718,14 +719,14 @@ extension AppDatabase {
         }
     }
 
-    public func requests(tourId: Int64) throws -> [PublishRequest] {
-        try writer.read {
+    public func requests(tourId: Int64) async throws -> [PublishRequest] {
+        try await read {
             try PublishRequest.filter(PublishRequest.Columns.tourId == tourId).order(PublishRequest.Columns.createdAt.desc).fetchAll($0)
         }
     }
 
-    public func openRequest(tourId: Int64) throws -> PublishRequest? {
-        try writer.read {
+    public func openRequest(tourId: Int64) async throws -> PublishRequest? {
+        try await read {
             try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && PublishState.open.contains(PublishRequest.Columns.state)).fetchOne(
                 $0
             )

@@ -142,15 +142,16 @@ extension PublishingController {
         access: SiteAccess,
         user: AuthenticatedUser,
         language: String? = nil
-    ) throws -> RequestPage {
+    ) async throws -> RequestPage {
         let snapshot = publish.snapshot
-        let reviews = try database.reviews(requestId: publish.id)
+        let reviews = try await database.reviews(requestId: publish.id)
         let approvals = reviews.filter { $0.review.decision == .approve }.count
         let reviewedByMe = reviews.contains { $0.review.reviewerId == user.id }
         let isReviewer = access.canReview && publish.authorId != user.id && !reviewedByMe
         let isAuthorOrManager = publish.authorId == user.id || access.canManage
         let manifest = try publish.decodedManifest()
-        let author = try publish.authorId.flatMap { try database.user(id: $0)?.displayName } ?? "unknown"
+        var author = "unknown"
+        if let authorId = publish.authorId, let name = try await database.user(id: authorId)?.displayName { author = name }
         var index = 0
         // A further language of the package, when asked for: the waypoints' texts in it (the default's where missing).
         let languages = manifest?.languages ?? []
@@ -191,8 +192,9 @@ extension PublishingController {
         }
         let scanReport = (publish.scanReport ?? [])
             .map { RequestPage.ScanRow(file: $0.file, verdict: $0.verdict) }
-        let published = try database.package(id: publish.packageId).flatMap { package in
-            try package.currentVersion.flatMap { try database.packageVersion(packageId: package.id, version: $0) }
+        var published: PackageVersion?
+        if let package = try await database.package(id: publish.packageId), let current = package.currentVersion {
+            published = try await database.packageVersion(packageId: package.id, version: current)
         }
         let previous = try published?.decodedManifest()
         let diff = manifest.map { ManifestDiff.describe(old: previous, new: $0) } ?? []
@@ -240,7 +242,7 @@ extension PublishingController {
             isFirstVersion: previous == nil
         )
         if let manifest, let size = publish.zipSize {
-            page.updateCosts = try UpdateCost.lines(to: manifest, fullSize: size, from: database.packageVersions(packageId: publish.packageId))
+            page.updateCosts = try await UpdateCost.lines(to: manifest, fullSize: size, from: database.packageVersions(packageId: publish.packageId))
             page.hasUpdateCosts = !page.updateCosts.isEmpty
         }
         page.hasLanguageTabs = languages.count > 1
@@ -277,8 +279,8 @@ extension PublishingController {
         }
     }
 
-    func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) throws -> PackagePage {
-        let versions = try database.packageVersions(packageId: package.id)
+    func packagePage(_ package: PackageRecord, site: Site, access: SiteAccess) async throws -> PackagePage {
+        let versions = try await database.packageVersions(packageId: package.id)
         let served = versions.first { $0.version == package.currentVersion }
         let costs =
             try served.map { served in
@@ -309,7 +311,7 @@ extension PublishingController {
         )
         for index in page.versions.indices { page.versions[index].updateCost = costs[page.versions[index].version] }
         if let state = pages.distribution {
-            let status = try DistributionStatus.of(packageId: package.id, database: database, paths: paths, state: state)
+            let status = try await DistributionStatus.of(packageId: package.id, database: database, paths: paths, state: state)
             page.distribution = status.text
             page.distributionInSync = status.inSync
         }

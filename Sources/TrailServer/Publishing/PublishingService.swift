@@ -21,25 +21,25 @@ struct PublishingService: Sendable {
     /// Throws ``NotReadyToPublish`` with the checklist's problems.
     func submit(tourId: Int64, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
         _ = try await authorization.editableTour(id: tourId, user: user)
-        let publish = try await database.perform { try $0.startPublish(tourId: tourId, actor: actor, tiles: tileSettings.current) }
+        let publish = try await database.startPublish(tourId: tourId, actor: actor, tiles: tileSettings.current)
         builds.wake()
         return publish
     }
 
     /// One reviewer's approval; the request becomes ready with its last required one.
     func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> AppDatabase.ReviewOutcome {
-        try await database.perform { try $0.approve(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor) }
+        try await database.approve(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
     }
 
     /// A denial (with its comment) closes the request; the staged package goes.
     func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
-        try await database.perform { try $0.deny(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor) }
+        try await database.deny(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
         removeStaging(requestId)
     }
 
     /// The author (or a manager) takes an open request back; the staged package goes.
     func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
-        let publish = try await database.perform { try $0.withdraw(requestId: requestId, user: user, actor: actor) }
+        let publish = try await database.withdraw(requestId: requestId, user: user, actor: actor)
         removeStaging(requestId)
         return publish
     }
@@ -49,26 +49,26 @@ struct PublishingService: Sendable {
     ///
     /// Both steps run off the request's task: flushing a zip of hundreds of megabytes can take many seconds on a busy
     /// disk, and done on Swift's cooperative threads (two on a two-core server) it would stall every other request.
-    /// The zip is flushed first, outside the transaction (it no longer changes once built), so the write lock is held
-    /// only for the rename and the folder's flush.
+    /// The zip is flushed first, on the blocking pool and outside the transaction (it no longer changes once built), so
+    /// the write lock is held only for the rename and the folder's flush.
     func release(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PackageVersion {
         let staged = builds.stagedZip(requestId)
         // (The shared pool, not the long-job threads: a release must not wait for builds running there.)
         try await BlockingWork.short {
             if FileManager.default.fileExists(atPath: staged.path) { try DurableFile.fsync(staged) }
         }
-        let version = try await BlockingWork.short {
-            try self.database.push(requestId: requestId, user: user, actor: actor) { request in
-                let source = self.builds.stagedZip(request.id)
-                let folder = self.paths.packages.appendingPathComponent(request.packageId)
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                let target = folder.appendingPathComponent("\(request.version).zip")
-                guard FileManager.default.fileExists(atPath: source.path) else {
-                    throw Conflict("The built package is missing; submit the tour again.")
-                }
-                guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
-                try DurableFile.fsyncFolder(folder)
+        // The move runs inside the write transaction, on GRDB's writer thread (not a cooperative one).
+        let (builds, paths) = (self.builds, self.paths)
+        let version = try await database.push(requestId: requestId, user: user, actor: actor) { request in
+            let source = builds.stagedZip(request.id)
+            let folder = paths.packages.appendingPathComponent(request.packageId)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let target = folder.appendingPathComponent("\(request.version).zip")
+            guard FileManager.default.fileExists(atPath: source.path) else {
+                throw Conflict("The built package is missing; submit the tour again.")
             }
+            guard rename(source.path, target.path) == 0 else { throw POSIXFailure(operation: "rename package", code: errno) }
+            try DurableFile.fsyncFolder(folder)
         }
         removeStaging(requestId)
         return version
@@ -77,18 +77,18 @@ struct PublishingService: Sendable {
     /// Unpublish (`visible: false`: the apps stop listing it) or publish again.
     func setVisible(packageId: String, visible: Bool, user: AuthenticatedUser, actor: AuditActor) async throws {
         _ = try await managedPackage(id: packageId, user: user)
-        try await database.perform { try $0.setPackageVisible(id: packageId, visible: visible, actor: actor) }
+        try await database.setPackageVisible(id: packageId, visible: visible, actor: actor)
     }
 
     /// Serve an earlier (or later) released version again.
     func rollback(packageId: String, to version: Int, user: AuthenticatedUser, actor: AuditActor) async throws {
         _ = try await managedPackage(id: packageId, user: user)
-        try await database.perform { try $0.setCurrentVersion(packageId: packageId, version: version, actor: actor) }
+        try await database.setCurrentVersion(packageId: packageId, version: version, actor: actor)
     }
 
     /// The package, when the user may see it (else `NotFound`), with the site and the user's access.
     func viewablePackage(id: String, user: AuthenticatedUser) async throws -> (PackageRecord, Site, SiteAccess) {
-        guard let package = try await database.perform({ try $0.package(id: id) }) else { throw NotFound() }
+        guard let package = try await database.package(id: id) else { throw NotFound() }
         let (site, access) = try await authorization.site(id: package.siteId, user: user)
         return (package, site, access)
     }

@@ -176,7 +176,7 @@ struct OIDCController: Sendable {
             metadata = try await provider.discover()
         } catch let error as OIDCUnavailable {
             try await audit(context, "provider not answering: \(error.detail)")
-            return accounts.loginPage(request, context, next: next, error: error.message, status: .serviceUnavailable)
+            return await accounts.loginPage(request, context, next: next, error: error.message, status: .serviceUnavailable)
         }
         let state = SecretToken.make()
         let nonce = SecretToken.make()
@@ -215,7 +215,7 @@ struct OIDCController: Sendable {
         let parts = (request.cookies[Self.cookie]?.value ?? "").split(separator: ".").map(String.init)
         func refuse(_ reason: String, _ shown: String, status: HTTPResponse.Status) async throws -> Response {
             try await audit(context, reason)
-            var response = accounts.loginPage(request, context, next: "/", error: shown, status: status)
+            var response = await accounts.loginPage(request, context, next: "/", error: shown, status: status)
             response.setCookie(
                 Cookie(name: Self.cookie, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
             )
@@ -255,7 +255,7 @@ struct OIDCController: Sendable {
                 status: .unauthorized
             )
         }
-        var user = try await database.perform { try $0.user(email: email) }
+        var user = try await database.user(email: email)
         if user == nil, provider.settings.createUsers {
             let name =
                 (claims.name?.trimmingCharacters(in: .whitespaces)).flatMap { $0.isEmpty ? nil : String($0.prefix(100)) }
@@ -298,22 +298,6 @@ struct OIDCController: Sendable {
     }
 
     func audit(_ context: AppRequestContext, _ reason: String) async throws {
-        try await database.perform { try $0.recordSingleSignOnFailure(reason: reason, ipAddress: context.remoteAddress) }
-    }
-}
-
-extension AppDatabase {
-    /// A refused single sign-on, in the audit log (the reason, never a token).
-    func recordSingleSignOnFailure(reason: String, ipAddress: String?) throws {
-        try writer.write { db in
-            try AuditEvent.record(
-                db,
-                actor: AuditActor(userId: nil, ipAddress: ipAddress),
-                objectType: "session",
-                objectId: "-",
-                action: "session.ssoFailed",
-                detail: reason
-            )
-        }
+        try await database.recordSingleSignOnFailure(reason: reason, ipAddress: context.remoteAddress)
     }
 }

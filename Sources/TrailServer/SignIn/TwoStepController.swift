@@ -54,7 +54,7 @@ struct TwoStepController: Sendable {
     /// The half-signed-in browser at this stage; nil sends it back to the sign-in page (expired, or never signed in).
     func pending(_ request: Request, stage: PendingStage) async throws -> (PendingSignIn, User)? {
         guard let token = request.cookies[CookieName.pending]?.value, !token.isEmpty else { return nil }
-        guard let found = try await database.perform({ [config] in try $0.pendingSignIn(token: token, lifetime: config.pendingSignInLifetime) }),
+        guard let found = try await database.pendingSignIn(token: token, lifetime: config.pendingSignInLifetime),
             found.0.stage == stage
         else { return nil }
         return found
@@ -64,7 +64,7 @@ struct TwoStepController: Sendable {
 
     func showCode(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard try await pending(request, stage: .code) != nil else { return signInAgain }
-        return noStore(pages.render("two-step-code", title: "Two-step sign-in", page: CodePage(), request: request, context: context))
+        return noStore(await pages.render("two-step-code", title: "Two-step sign-in", page: CodePage(), request: request, context: context))
     }
 
     /// A code (or recovery code) after a right password, throttled like passwords; right: a fresh full session.
@@ -72,9 +72,9 @@ struct TwoStepController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         guard let (pending, user) = try await pending(request, stage: .code) else { return signInAgain }
-        func fail(_ message: String, status: HTTPResponse.Status) -> Response {
+        func fail(_ message: String, status: HTTPResponse.Status) async -> Response {
             noStore(
-                pages.render(
+                await pages.render(
                     "two-step-code",
                     title: "Two-step sign-in",
                     page: CodePage(error: message),
@@ -88,27 +88,25 @@ struct TwoStepController: Sendable {
         switch try await accounts.beginAttempt(email: user.email, context: context) {
         case let .allowed(id): attempt = id
         case let .locked(message, retryAfter):
-            var response = fail(message, status: .tooManyRequests)
+            var response = await fail(message, status: .tooManyRequests)
             response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))"
             return response
         }
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
         let input = form.string("code")
-        let check = try await database.perform { [config] in
-            try $0.checkSecondStep(userId: user.id!, input: input, at: config.twoStepClock(), actor: actor)
-        }
+        let check = try await database.checkSecondStep(userId: user.id!, input: input, at: config.twoStepClock(), actor: actor)
         switch check {
         case .wrong:
-            return fail(
+            return await fail(
                 "This code is not right. Enter the 6-digit code your authenticator app shows now, or one of your recovery codes.",
                 status: .unauthorized
             )
         case .reused:
-            return fail("This code was already used. Wait for the next code in your authenticator app.", status: .unauthorized)
+            return await fail("This code was already used. Wait for the next code in your authenticator app.", status: .unauthorized)
         case .acceptedCode, .acceptedRecoveryCode:
-            try await database.perform { try $0.endLoginAttempt(attempt) }
+            try await database.endLoginAttempt(attempt)
             let pendingToken = pending.tokenHash
-            try await database.perform { try $0.endPendingSignIn(tokenHash: pendingToken) }
+            try await database.endPendingSignIn(tokenHash: pendingToken)
             var notice: String?
             var detail = "password and code"
             if case let .acceptedRecoveryCode(left) = check {
@@ -125,7 +123,7 @@ struct TwoStepController: Sendable {
     func showSignInEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let (_, user) = try await pending(request, stage: .enrol) else { return signInAgain }
         guard let page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
-        return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
+        return noStore(await pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
     }
 
     /// The first right code confirms enrolment; the session starts and the recovery codes are shown, once.
@@ -140,7 +138,7 @@ struct TwoStepController: Sendable {
             guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
             page.error = message
             var response = noStore(
-                pages.render(
+                await pages.render(
                     "two-step-enrol",
                     title: "Set up two-step sign-in",
                     page: page,
@@ -155,14 +153,12 @@ struct TwoStepController: Sendable {
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
         let code = form.string("code")
         guard
-            let codes = try await database.perform({ [config] in
-                try $0.confirmTwoStepEnrolment(userId: user.id!, code: code, at: config.twoStepClock(), actor: actor)
-            })
+            let codes = try await database.confirmTwoStepEnrolment(userId: user.id!, code: code, at: config.twoStepClock(), actor: actor)
         else {
             guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
             page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
             return noStore(
-                pages.render(
+                await pages.render(
                     "two-step-enrol",
                     title: "Set up two-step sign-in",
                     page: page,
@@ -172,12 +168,12 @@ struct TwoStepController: Sendable {
                 )
             )
         }
-        try await database.perform { try $0.endLoginAttempt(attempt) }
+        try await database.endLoginAttempt(attempt)
         let pendingToken = pending.tokenHash
-        try await database.perform { try $0.endPendingSignIn(tokenHash: pendingToken) }
+        try await database.endPendingSignIn(tokenHash: pendingToken)
         let signedIn = try await accounts.finishSignIn(user: user, next: pending.next, detail: "password and code (enrolment)", context: context)
         // The recovery codes go on this answer, not behind a redirect: they are shown once and stored nowhere in clear.
-        var response = recoveryCodes(codes, next: signedIn.headers[.location] ?? "/", request: request, context: context)
+        var response = await recoveryCodes(codes, next: signedIn.headers[.location] ?? "/", request: request, context: context)
         for field in signedIn.headers where field.name == .setCookie { response.headers.append(field) }
         return response
     }
@@ -186,13 +182,13 @@ struct TwoStepController: Sendable {
 
     func showAccount(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
-        let status = try await database.perform { try $0.twoStepStatus(userId: user.id) }
+        guard let record = try await database.user(id: user.id) else { throw NotFound() }
+        let status = try await database.twoStepStatus(userId: user.id)
         if status.enrolling, let page = try await enrolPage(user: record, action: "/account/two-step", forced: false) {
-            return noStore(pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
+            return noStore(await pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
         }
-        let required = try await database.perform { [config] in try $0.twoStepRequired(for: record, requirement: config.twoStepRequirement) }
-        return pages.render(
+        let required = try await database.twoStepRequired(for: record, requirement: config.twoStepRequirement)
+        return await pages.render(
             "two-step",
             title: "Two-step sign-in",
             page: StatusPage(enrolled: status.enrolled, recoveryCodesLeft: status.recoveryCodesLeft, required: required),
@@ -203,7 +199,7 @@ struct TwoStepController: Sendable {
 
     func startAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        _ = try await database.perform { try $0.beginTwoStepEnrolment(userId: user.id, actor: context.actor) }
+        _ = try await database.beginTwoStepEnrolment(userId: user.id, actor: context.actor)
         return Response.redirect(to: "/account/two-step")
     }
 
@@ -211,19 +207,17 @@ struct TwoStepController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let user = try context.requireUser()
-        guard let record = try await database.perform({ try $0.user(id: user.id) }) else { throw NotFound() }
+        guard let record = try await database.user(id: user.id) else { throw NotFound() }
         let code = form.string("code")
         guard
-            let codes = try await database.perform({ [config] in
-                try $0.confirmTwoStepEnrolment(userId: user.id, code: code, at: config.twoStepClock(), actor: context.actor)
-            })
+            let codes = try await database.confirmTwoStepEnrolment(userId: user.id, code: code, at: config.twoStepClock(), actor: context.actor)
         else {
             guard var page = try await enrolPage(user: record, action: "/account/two-step", forced: false) else {
                 return pages.redirect(to: "/account/two-step", notice: "Start the set-up again.")
             }
             page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
             return noStore(
-                pages.render(
+                await pages.render(
                     "two-step-enrol",
                     title: "Set up two-step sign-in",
                     page: page,
@@ -233,7 +227,7 @@ struct TwoStepController: Sendable {
                 )
             )
         }
-        return recoveryCodes(codes, next: "/account/two-step", request: request, context: context)
+        return await recoveryCodes(codes, next: "/account/two-step", request: request, context: context)
     }
 
     // MARK: Pages
@@ -241,8 +235,8 @@ struct TwoStepController: Sendable {
     /// The enrolment page of the secret being set up; nil when no enrolment is in progress.
     func enrolPage(user: User, action: String, forced: Bool) async throws -> EnrolPage? {
         let userId = user.id!
-        guard let secret = try await database.perform({ try $0.pendingTwoStepSecret(userId: userId) }) else { return nil }
-        let status = try await database.perform { try $0.twoStepStatus(userId: userId) }
+        guard let secret = try await database.pendingTwoStepSecret(userId: userId) else { return nil }
+        let status = try await database.twoStepStatus(userId: userId)
         let url = TwoStepCodes.authenticatorURL(secret: secret, email: user.email)
         return EnrolPage(
             action: action,
@@ -254,9 +248,9 @@ struct TwoStepController: Sendable {
         )
     }
 
-    func recoveryCodes(_ codes: [String], next: String, request: Request, context: AppRequestContext) -> Response {
+    func recoveryCodes(_ codes: [String], next: String, request: Request, context: AppRequestContext) async -> Response {
         noStore(
-            pages.render(
+            await pages.render(
                 "two-step-codes",
                 title: "Your recovery codes",
                 page: RecoveryCodesPage(codes: codes, next: next),

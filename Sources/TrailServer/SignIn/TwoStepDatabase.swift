@@ -36,8 +36,8 @@ public enum SecondStepCheck: Sendable, Equatable {
 /// Intention-named writes and reads for two-step sign-in; each write in one transaction with its audit event. Secrets
 /// and codes never go into an audit detail or a log line.
 extension AppDatabase {
-    public func twoStepStatus(userId: Int64) throws -> TwoStepStatus {
-        try writer.read { db in
+    public func twoStepStatus(userId: Int64) async throws -> TwoStepStatus {
+        try await read { db in
             guard
                 let row = try Row.fetchOne(
                     db,
@@ -57,19 +57,19 @@ extension AppDatabase {
     }
 
     /// The users who have two-step sign-in set up, for the admin's user list.
-    public func twoStepEnrolledUserIds() throws -> Set<Int64> {
-        try writer.read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM user WHERE totpEnrolledAt IS NOT NULL")) }
+    public func twoStepEnrolledUserIds() async throws -> Set<Int64> {
+        try await read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM user WHERE totpEnrolledAt IS NOT NULL")) }
     }
 
     /// Whether `--require-two-step` asks this user to be enrolled: admins, site managers (and admins), or everyone.
-    public func twoStepRequired(for user: User, requirement: TwoStepRequirement) throws -> Bool {
+    public func twoStepRequired(for user: User, requirement: TwoStepRequirement) async throws -> Bool {
         switch requirement {
         case .none: return false
         case .all: return true
         case .admins: return user.isAdmin
         case .managers:
             if user.isAdmin { return true }
-            return try writer.read { db in
+            return try await read { db in
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM membership WHERE userId = ? AND role = 'manager'", arguments: [user.id]) ?? 0 > 0
             }
         }
@@ -77,8 +77,8 @@ extension AppDatabase {
 
     /// The secret to show for enrolment: the one already shown if enrolment was started and not finished (the app may
     /// hold it already), else a new one. Refused once enrolled: only an administrator's reset starts over.
-    public func beginTwoStepEnrolment(userId: Int64, actor: AuditActor) throws -> String {
-        try writer.write { db in
+    public func beginTwoStepEnrolment(userId: Int64, actor: AuditActor) async throws -> String {
+        try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
             else { throw NotFound() }
             guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
@@ -98,17 +98,17 @@ extension AppDatabase {
     }
 
     /// The secret of an enrolment in progress (to draw its QR code again), nil when none is.
-    public func pendingTwoStepSecret(userId: Int64) throws -> String? {
-        try writer.read { db in
+    public func pendingTwoStepSecret(userId: Int64) async throws -> String? {
+        try await read { db in
             try String.fetchOne(db, sql: "SELECT totpSecret FROM user WHERE id = ? AND totpEnrolledAt IS NULL", arguments: [userId])
         }
     }
 
     /// The first right code confirms enrolment: the step is marked used, ten recovery codes are made (returned once,
     /// stored hashed). Nil when the code is not right for the secret shown.
-    public func confirmTwoStepEnrolment(userId: Int64, code: String, at date: Date, actor: AuditActor) throws -> [String]? {
+    public func confirmTwoStepEnrolment(userId: Int64, code: String, at date: Date, actor: AuditActor) async throws -> [String]? {
         let recoveryCodes = (0..<RecoveryCodes.count).map { _ in RecoveryCodes.make() }
-        return try writer.write { db -> [String]? in
+        return try await write { db -> [String]? in
             guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
             else { throw NotFound() }
             guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
@@ -148,8 +148,8 @@ extension AppDatabase {
     /// Checks a second-step input: a six-digit code within ±1 step of `date` and newer than the last one accepted, or
     /// an unused recovery code (spent by this call). Checked and marked in one transaction, so two browsers sending the
     /// same code at once cannot both pass. Failures and recovery-code use are audited.
-    public func checkSecondStep(userId: Int64, input: String, at date: Date, actor: AuditActor) throws -> SecondStepCheck {
-        try writer.write { db -> SecondStepCheck in
+    public func checkSecondStep(userId: Int64, input: String, at date: Date, actor: AuditActor) async throws -> SecondStepCheck {
+        try await write { db -> SecondStepCheck in
             guard
                 let row = try Row.fetchOne(
                     db,
@@ -212,8 +212,8 @@ extension AppDatabase {
     /// sessions and half-finished sign-ins end, and the panel tells them at their next sign-in. With a requirement in
     /// force, they enrol again then.
     @discardableResult
-    public func resetTwoStep(userId: Int64, actor: AuditActor) throws -> User {
-        try writer.write { db in
+    public func resetTwoStep(userId: Int64, actor: AuditActor) async throws -> User {
+        try await write { db in
             guard let user = try User.fetchOne(db, id: userId) else { throw NotFound() }
             try db.execute(
                 sql: "UPDATE user SET totpSecret = NULL, totpEnrolledAt = NULL, totpLastStep = 0, twoStepResetNotice = 1 WHERE id = ?",
@@ -228,8 +228,8 @@ extension AppDatabase {
     }
 
     /// Reads and clears the reset notice: the panel says it once.
-    public func takeTwoStepResetNotice(userId: Int64) throws -> Bool {
-        try writer.write { db in
+    public func takeTwoStepResetNotice(userId: Int64) async throws -> Bool {
+        try await write { db in
             try db.execute(sql: "UPDATE user SET twoStepResetNotice = 0 WHERE id = ? AND twoStepResetNotice = 1", arguments: [userId])
             return db.changesCount == 1
         }
@@ -238,10 +238,10 @@ extension AppDatabase {
     // MARK: Half-signed-in browsers
 
     /// After a right password: a new token for the half-signed-in browser (never the session's), audited.
-    public func startPendingSignIn(userId: Int64, stage: PendingStage, next: String, ipAddress: String?) throws -> String {
+    public func startPendingSignIn(userId: Int64, stage: PendingStage, next: String, ipAddress: String?) async throws -> String {
         let token = SecretToken.make()
         let now = Date()
-        try writer.write { db in
+        try await write { db in
             // Abandoned half-sign-ins (a closed tab) go here, a day on: no job needed for a table this small.
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE createdAt < ?", arguments: [now.dbTime - 86_400])
             try PendingSignIn(tokenHash: SecretToken.hash(token), userId: userId, stage: stage, next: next, createdAt: now, ipAddress: ipAddress)
@@ -260,21 +260,21 @@ extension AppDatabase {
 
     /// The half-signed-in browser of this token and its user, if younger than `lifetime` and the user is not disabled;
     /// an expired one is deleted.
-    public func pendingSignIn(token: String, lifetime: TimeInterval) throws -> (PendingSignIn, User)? {
+    public func pendingSignIn(token: String, lifetime: TimeInterval) async throws -> (PendingSignIn, User)? {
         let hash = SecretToken.hash(token)
-        let found = try writer.read { db -> (PendingSignIn, User?)? in
+        let found = try await read { db -> (PendingSignIn, User?)? in
             guard let pending = try PendingSignIn.fetchOne(db, key: hash) else { return nil }
             return (pending, try User.fetchOne(db, id: pending.userId))
         }
         guard let (pending, user) = found else { return nil }
         guard Date().timeIntervalSince(pending.createdAt) <= lifetime, let user, !user.isDisabled else {
-            try endPendingSignIn(tokenHash: hash)
+            try await endPendingSignIn(tokenHash: hash)
             return nil
         }
         return (pending, user)
     }
 
-    public func endPendingSignIn(tokenHash: String) throws {
-        _ = try writer.write { try PendingSignIn.deleteOne($0, key: tokenHash) }
+    public func endPendingSignIn(tokenHash: String) async throws {
+        _ = try await write { try PendingSignIn.deleteOne($0, key: tokenHash) }
     }
 }

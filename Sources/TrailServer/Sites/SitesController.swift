@@ -77,25 +77,30 @@ struct SitesController: Sendable {
     /// The home page: the sites the user belongs to (every site for an admin), with their roles and tour counts.
     func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        let cards = try await database.perform { database in
-            try database.visibleSites(for: user).map { site, role in
-                SiteCard(
-                    slug: site.slug,
-                    name: site.name,
-                    description: site.description,
-                    role: role?.rawValue ?? (user.isAdmin ? "admin" : ""),
-                    tourCount: try database.tours(siteId: site.id!).count
-                )
-            }
+        let tourCounts = try await database.tourCounts()
+        let cards = try await database.visibleSites(for: user).map { site, role in
+            SiteCard(
+                slug: site.slug,
+                name: site.name,
+                description: site.description,
+                role: role?.rawValue ?? (user.isAdmin ? "admin" : ""),
+                tourCount: tourCounts[site.id!] ?? 0
+            )
         }
-        return pages.render("home", title: "Your sites", page: HomePage(sites: cards, isEmpty: cards.isEmpty), request: request, context: context)
+        return await pages.render(
+            "home",
+            title: "Your sites",
+            page: HomePage(sites: cards, isEmpty: cards.isEmpty),
+            request: request,
+            context: context
+        )
     }
 
     /// A site's page: its tours, and what the user may do there.
     func showSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-        let counts = try await database.perform { try $0.waypointCounts(siteId: site.id!) }
-        let tours = try await database.perform { try $0.tours(siteId: site.id!) }.map {
+        let counts = try await database.waypointCounts(siteId: site.id!)
+        let tours = try await database.tours(siteId: site.id!).map {
             TourRow(
                 id: $0.id!,
                 name: $0.name,
@@ -118,17 +123,17 @@ struct SitesController: Sendable {
             isAdmin: access.isAdmin,
             siteId: site.id!
         )
-        return pages.render("site", title: site.name, page: page, request: request, context: context)
+        return await pages.render("site", title: site.name, page: page, request: request, context: context)
     }
 
     /// A site's members and the form to add one (managers only).
     func listMembers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
         try access.require(.manage, to: "manage its members")
-        return pages.render(
+        return await pages.render(
             "members",
             title: "Members of \(site.name)",
-            page: try await database.perform { _ in try membersPage(site) },
+            page: try await membersPage(site),
             request: request,
             context: context
         )
@@ -144,13 +149,13 @@ struct SitesController: Sendable {
             throw ValidationErrors(["role": "Choose author, reviewer or manager."])
         }
         do {
-            try await database.perform { try $0.setMembership(siteId: site.id!, email: form.string("email"), role: role, actor: context.actor) }
+            try await database.setMembership(siteId: site.id!, email: form.string("email"), role: role, actor: context.actor)
             return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
         } catch let errors as ValidationErrors {
-            var page = try await database.perform { _ in try membersPage(site) }
+            var page = try await membersPage(site)
             page.email = form.string("email")
             page.errors = errors.fields
-            return pages.render(
+            return await pages.render(
                 "members",
                 title: "Members of \(site.name)",
                 page: page,
@@ -165,17 +170,15 @@ struct SitesController: Sendable {
     func removeMember(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
         try access.require(.manage, to: "manage its members")
-        try await database.perform {
-            try $0.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
-        }
+        try await database.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
         return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
     }
 
-    func membersPage(_ site: Site) throws -> MembersPage {
+    func membersPage(_ site: Site) async throws -> MembersPage {
         MembersPage(
             slug: site.slug,
             name: site.name,
-            members: try database.members(siteId: site.id!).map {
+            members: try await database.members(siteId: site.id!).map {
                 MemberRow(userId: $0.userId, email: $0.email, displayName: $0.displayName, roleLabel: $0.role.rawValue, isDisabled: $0.isDisabled)
             },
             roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) }

@@ -3,9 +3,9 @@ import GRDB
 
 // Sites and memberships: the named reads and writes.
 extension AppDatabase {
-    public func createSite(_ input: SiteInput, actor: AuditActor) throws -> Site {
+    public func createSite(_ input: SiteInput, actor: AuditActor) async throws -> Site {
         try Self.validate(input).throwIfAny()
-        return try writer.write { db in
+        return try await write { db in
             if try Site.filter(Site.Columns.slug == input.slug).fetchCount(db) > 0 {
                 throw ValidationErrors(["slug": "A site with this slug already exists."])
             }
@@ -35,8 +35,8 @@ extension AppDatabase {
     }
 
     /// Turns password sign-in for the site's members on or off (single sign-on only when off).
-    public func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) throws {
-        try writer.write { db in
+    public func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) async throws {
+        try await write { db in
             guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
             site.passwordSignIn = allowed
             try site.update(db)
@@ -53,9 +53,9 @@ extension AppDatabase {
     }
 
     /// The sites among the user's that allow no password sign-in (none for an administrator).
-    public func sitesWithoutPasswordSignIn(for user: User) throws -> [Site] {
+    public func sitesWithoutPasswordSignIn(for user: User) async throws -> [Site] {
         guard !user.isAdmin, let id = user.id else { return [] }
-        return try writer.read { db in
+        return try await read { db in
             try Site.fetchAll(
                 db,
                 sql: """
@@ -67,9 +67,9 @@ extension AppDatabase {
         }
     }
 
-    public func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) throws -> Site {
+    public func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) async throws -> Site {
         try Self.validate(input).throwIfAny()
-        return try writer.write { db in
+        return try await write { db in
             guard var site = try Site.fetchOne(db, id: id) else { throw NotFound() }
             if try Site.filter(Site.Columns.slug == input.slug && Column("id") != id).fetchCount(db) > 0 {
                 throw ValidationErrors(["slug": "A site with this slug already exists."])
@@ -110,13 +110,13 @@ extension AppDatabase {
         return errors
     }
 
-    public func site(slug: String) throws -> Site? { try writer.read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
-    public func site(id: Int64) throws -> Site? { try writer.read { try Site.fetchOne($0, id: id) } }
-    public func allSites() throws -> [Site] { try writer.read { try Site.order(Site.Columns.name).fetchAll($0) } }
+    public func site(slug: String) async throws -> Site? { try await read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
+    public func site(id: Int64) async throws -> Site? { try await read { try Site.fetchOne($0, id: id) } }
+    public func allSites() async throws -> [Site] { try await read { try Site.order(Site.Columns.name).fetchAll($0) } }
 
     /// Sites the user can see: all of them for an admin, else those with a membership.
-    public func visibleSites(for user: AuthenticatedUser) throws -> [(site: Site, role: SiteRole?)] {
-        try writer.read { db in
+    public func visibleSites(for user: AuthenticatedUser) async throws -> [(site: Site, role: SiteRole?)] {
+        try await read { db in
             if user.isAdmin {
                 let roles = try Membership.filter(Membership.Columns.userId == user.id).fetchAll(db)
                 return try Site.order(Site.Columns.name).fetchAll(db).map { site in (site, roles.first { $0.siteId == site.id }?.role) }
@@ -133,10 +133,29 @@ extension AppDatabase {
         }
     }
 
-    /// A user's access to a site already loaded (every request that touches a site: one query, for the role).
-    public func access(user: AuthenticatedUser, site: Site) throws -> SiteAccess {
-        let role = try writer.read { db in try Self.role(db, userId: user.id, siteId: site.id!) }
-        return SiteAccess(role: role, isAdmin: user.isAdmin, siteName: site.name)
+    /// A site and the user's access to it, in one read: what every request that touches a site asks first.
+    /// `nil` when there is no such site.
+    public func siteAccess(slug: String, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
+        try await read { db in
+            guard let site = try Site.filter(Site.Columns.slug == slug).fetchOne(db) else { return nil }
+            return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id!), isAdmin: user.isAdmin, siteName: site.name))
+        }
+    }
+
+    /// The same by the site's id.
+    public func siteAccess(id: Int64, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
+        try await read { db in
+            guard let site = try Site.fetchOne(db, id: id) else { return nil }
+            return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: id), isAdmin: user.isAdmin, siteName: site.name))
+        }
+    }
+
+    /// A tour with its site and the user's access to that site, in one read. `nil` when there is no such tour.
+    public func tourAccess(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess)? {
+        try await read { db in
+            guard let tour = try Tour.fetchOne(db, id: id), let site = try Site.fetchOne(db, id: tour.siteId) else { return nil }
+            return (tour, site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id!), isAdmin: user.isAdmin, siteName: site.name))
+        }
     }
 
     /// The same inside a transaction, for the re-checks of database writes (the site's name for the message too).
@@ -159,8 +178,8 @@ extension AppDatabase {
         public let isDisabled: Bool
     }
 
-    public func members(siteId: Int64) throws -> [MemberRow] {
-        try writer.read { db in
+    public func members(siteId: Int64) async throws -> [MemberRow] {
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -181,8 +200,8 @@ extension AppDatabase {
     }
 
     /// Adds the user to the site, or changes their role when they are already a member.
-    public func setMembership(siteId: Int64, email: String, role: SiteRole, actor: AuditActor) throws {
-        try writer.write { db in
+    public func setMembership(siteId: Int64, email: String, role: SiteRole, actor: AuditActor) async throws {
+        try await write { db in
             guard let user = try User.filter(User.Columns.email == email.trimmed).fetchOne(db) else {
                 throw ValidationErrors(["email": "No user has this email address. An admin can create the account first."])
             }
@@ -200,8 +219,8 @@ extension AppDatabase {
         }
     }
 
-    public func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) throws {
-        try writer.write { db in
+    public func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) async throws {
+        try await write { db in
             guard try Membership.deleteOne(db, key: ["userId": userId, "siteId": siteId]) else { throw NotFound() }
             try AuditEvent.record(
                 db,

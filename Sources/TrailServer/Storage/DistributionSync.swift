@@ -65,8 +65,7 @@ public final class DistributionSync: Service, Sendable {
 
     public func run() async throws {
         // Every release, unpublish and rollback moves the catalog version: that wakes the sync at once.
-        let observation = DatabaseRegionObservation(tracking: Table("catalogState"))
-        let cancellable = observation.start(in: database.writer, onError: { _ in }, onChange: { [wakeup] _ in wakeup.signal() })
+        let cancellable = try database.observeChanges(to: ["catalogState"]) { [wakeup] in wakeup.signal() }
         defer { cancellable.cancel() }
         await cancelWhenGracefulShutdown { [self] in
             var delay = settings.firstRetryDelay
@@ -88,11 +87,15 @@ public final class DistributionSync: Service, Sendable {
     }
 
     /// For the `storage` commands: the same parts `serve` wires, from the same configuration. Nil without `--storage`.
-    public static func make(config: AppConfig, database: AppDatabase, logger: Logger = Logger(label: "trail.storage")) throws -> DistributionSync? {
+    public static func make(
+        config: AppConfig,
+        database: AppDatabase,
+        logger: Logger = Logger(label: "trail.storage")
+    ) async throws -> DistributionSync? {
         guard let settings = config.storage else { return nil }
         let paths = DataPaths(root: config.dataFolder)
         let signingKey = try SigningKey.loadOrCreate(at: paths.signingKey)
-        let state = try DistributionState(settings: settings, database: database)
+        let state = try await DistributionState(settings: settings, database: database)
         let catalog = CatalogSigner(
             database: database,
             signingKey: signingKey,
@@ -114,8 +117,8 @@ public final class DistributionSync: Service, Sendable {
     public func shutdown() async { await client.shutdown() }
 
     /// `storage sync --all`: nothing counts as confirmed in this bucket any more, so the next pass uploads everything.
-    public func forgetConfirmed() throws {
-        try database.forgetDistributionObjects(location: location.description)
+    public func forgetConfirmed() async throws {
+        try await database.forgetDistributionObjects(location: location.description)
         state.forgetAll()
     }
 
@@ -125,7 +128,7 @@ public final class DistributionSync: Service, Sendable {
         var problems: [String] = []
         var present = Set<String>()
         let (paths, signingKey) = (self.paths, self.signingKey)
-        for item in try await database.perform({ try $0.distributionItems(paths: paths, signingKey: signingKey) }) {
+        for item in try await database.distributionItems(paths: paths, signingKey: signingKey) {
             guard let info = try await client.headObject(location.key(item.path)) else {
                 problems.append("missing: \(item.path)")
                 continue
@@ -159,7 +162,7 @@ public final class DistributionSync: Service, Sendable {
             let packages: [Item]
         }
         let listed = try JSONDecoder().decode(Listed.self, from: body)
-        let current = try await database.perform { try $0.catalogVersion() }
+        let current = try await database.catalogVersion()
         if listed.catalogVersion != current {
             problems.append("catalog.json is catalog version \(listed.catalogVersion), the database is at \(current)")
         }
@@ -186,7 +189,7 @@ public final class DistributionSync: Service, Sendable {
             let message = (error as? S3Error)?.description ?? "\(error)"
             logger.error("storage sync: \(message)")
             state.recordFailure(message)
-            try? database.recordDistributionFailure(message)
+            try? await database.recordDistributionFailure(message)
             throw error
         }
     }
@@ -198,18 +201,18 @@ public final class DistributionSync: Service, Sendable {
         try await client.headBucket()
         // A catalog that moved on during the uploads may name more: go round until everything it names is confirmed.
         for _ in 0..<5 {
-            let items = try await database.perform { [paths, signingKey] in try $0.distributionItems(paths: paths, signingKey: signingKey) }
+            let items = try await database.distributionItems(paths: paths, signingKey: signingKey)
             for item in items where !state.isConfirmed(item.path, sha256: item.sha256) {
                 try Task.checkCancellation()
                 try await upload(item)
                 report.uploaded.append(item.path)
             }
-            let named = try await database.perform { try $0.publishedPackages() }.flatMap {
+            let named = try await database.publishedPackages().flatMap {
                 [DistributionPath.zip($0.package.id, $0.version.version), DistributionPath.manifest($0.package.id, $0.version.version)]
             }
             guard named.allSatisfy({ state.isConfirmed($0) }) else { continue }
             // The signer built this body before or after the last confirmations; either way it must use bucket URLs.
-            let fresh = try catalog.current()
+            let fresh = try await catalog.current()
             let body = fresh.body
             if !state.isConfirmed(DistributionPath.catalog, sha256: body.sha256Hex) {
                 try await client.putObject(
@@ -225,19 +228,19 @@ public final class DistributionSync: Service, Sendable {
                     contentType: "text/plain",
                     cacheControl: "no-cache"
                 )
-                try record(DistributionPath.catalog, size: Int64(body.count), sha256: body.sha256Hex)
+                try await record(DistributionPath.catalog, size: Int64(body.count), sha256: body.sha256Hex)
                 report.catalogUploaded = true
                 logger.info("storage: catalog version \(fresh.catalogVersion) published to \(location)")
             }
             report.catalogVersion = fresh.catalogVersion
-            try await database.perform { try $0.finishDistributionJobs(upTo: fresh.catalogVersion) }
+            try await database.finishDistributionJobs(upTo: fresh.catalogVersion)
             return report
         }
         throw S3Error(kind: .other, operation: "sync", status: nil, code: nil, message: "the catalog kept changing during the sync; trying again")
     }
 
-    func record(_ path: String, size: Int64, sha256: String) throws {
-        try database.confirmDistributionObject(location: location.description, path: path, size: size, sha256: sha256)
+    func record(_ path: String, size: Int64, sha256: String) async throws {
+        try await database.confirmDistributionObject(location: location.description, path: path, size: size, sha256: sha256)
         state.confirm(path, sha256: sha256)
     }
 
@@ -267,7 +270,7 @@ public final class DistributionSync: Service, Sendable {
                 message: "the bucket reports \(info.size) bytes with SHA-256 \(info.sha256 ?? "none"), expected \(item.size) with \(item.sha256)"
             )
         }
-        try record(item.path, size: item.size, sha256: item.sha256)
+        try await record(item.path, size: item.size, sha256: item.sha256)
     }
 
     func uploadFile(_ item: DistributionItem, from url: URL) async throws {
@@ -287,7 +290,7 @@ public final class DistributionSync: Service, Sendable {
         let partSize = max(settings.partSize, (item.size + 9_999) / 10_000)
         var done: [Int: S3Client.Part] = [:]
         let uploadId: String
-        if let row = try await database.perform({ try $0.distributionUpload(location: where_, path: item.path) }), row.sha256 == item.sha256,
+        if let row = try await database.distributionUpload(location: where_, path: item.path), row.sha256 == item.sha256,
             row.partSize == partSize,
             let listed = try await client.listParts(key, uploadId: row.uploadId)
         {
@@ -308,13 +311,11 @@ public final class DistributionSync: Service, Sendable {
                 cacheControl: item.cacheControl,
                 sha256: item.sha256
             )
-            try await database.perform {
-                try $0.startDistributionUpload(
-                    location: where_,
-                    path: item.path,
-                    row: .init(uploadId: uploadId, size: item.size, sha256: item.sha256, partSize: partSize)
-                )
-            }
+            try await database.startDistributionUpload(
+                location: where_,
+                path: item.path,
+                row: .init(uploadId: uploadId, size: item.size, sha256: item.sha256, partSize: partSize)
+            )
         }
         let count = Int((item.size + partSize - 1) / partSize)
         let missing = (1...count).filter { done[$0] == nil }
@@ -341,7 +342,7 @@ public final class DistributionSync: Service, Sendable {
         }
         let parts = (1...count).compactMap { done[$0] }
         try await client.completeMultipartUpload(key, uploadId: uploadId, parts: parts)
-        try await database.perform { try $0.endDistributionUpload(location: where_, path: item.path) }
+        try await database.endDistributionUpload(location: where_, path: item.path)
     }
 
     static func partRange(_ number: Int, partSize: Int64, size: Int64) -> Range<Int64> {

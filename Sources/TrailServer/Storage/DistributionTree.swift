@@ -79,10 +79,10 @@ public final class DistributionState: Sendable {
     private let confirmed: NIOLockedValueBox<(paths: [String: String], generation: Int)>
     private let failure = NIOLockedValueBox<Failure?>(nil)
 
-    public init(settings: StorageSettings, database: AppDatabase) throws {
+    public init(settings: StorageSettings, database: AppDatabase) async throws {
         self.settings = settings
         self.location = settings.location.description
-        self.confirmed = NIOLockedValueBox((try database.confirmedDistributionObjects(location: settings.location.description), 0))
+        self.confirmed = NIOLockedValueBox((try await database.confirmedDistributionObjects(location: settings.location.description), 0))
     }
 
     /// Moves on whenever an object is confirmed: the catalog is rebuilt when it changes (its URLs may move to the bucket).
@@ -132,18 +132,19 @@ enum DistributionStatus {
     }
 
     /// One package: "In sync with s3://…" or "3 objects waiting, retrying since 10:42: <error>".
-    static func of(packageId: String, database: AppDatabase, paths: DataPaths, state: DistributionState) throws -> (text: String, inSync: Bool) {
-        let items = try database.distributionItems(paths: paths, signingKey: nil)
+    static func of(packageId: String, database: AppDatabase, paths: DataPaths, state: DistributionState) async throws -> (text: String, inSync: Bool)
+    {
+        let items = try await database.distributionItems(paths: paths, signingKey: nil)
         var own = Set<String>()
-        if let package = try database.package(id: packageId), package.isVisible, let current = package.currentVersion,
-            let version = try database.packageVersion(packageId: packageId, version: current)
+        if let package = try await database.package(id: packageId), package.isVisible, let current = package.currentVersion,
+            let version = try await database.packageVersion(packageId: packageId, version: current)
         {
             own = Set(try version.decodedManifest().listedFiles.map { DistributionPath.file($0.sha256) })
         }
         let waiting = items.filter {
             ($0.path.hasPrefix("packages/\(packageId)/") || own.contains($0.path)) && !state.isConfirmed($0.path, sha256: $0.sha256)
         }
-        let jobs = try database.waitingDistributionJobs()
+        let jobs = try await database.waitingDistributionJobs()
         if waiting.isEmpty && jobs.isEmpty { return ("In sync with \(state.location).", true) }
         var text = waiting.isEmpty ? "The catalog is waiting to be sent" : "\(waiting.count) object\(waiting.count == 1 ? "" : "s") waiting"
         if let failure = state.lastFailure {

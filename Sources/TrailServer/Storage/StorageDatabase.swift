@@ -9,7 +9,7 @@ extension AppDatabase {
     /// package (zip, manifest, signature: a rollback then needs no upload) and the files of the versions served, plus
     /// the signing key. The catalog is not among them: it goes last, once all of these are confirmed.
     /// (Without a key, the signing-key object is left out: the panel's per-package status does not need it.)
-    func distributionItems(paths: DataPaths, signingKey: SigningKey?) throws -> [DistributionItem] {
+    func distributionItems(paths: DataPaths, signingKey: SigningKey?) async throws -> [DistributionItem] {
         var items: [DistributionItem] = []
         if let signingKey {
             let key = try JSONResponse.encoder.encode(Components.Schemas.SigningKey(signingKey))
@@ -25,8 +25,8 @@ extension AppDatabase {
             )
         }
         var seenFiles = Set<String>()
-        for published in try publishedPackages() {
-            for version in try packageVersions(packageId: published.package.id) {
+        for published in try await publishedPackages() {
+            for version in try await packageVersions(packageId: published.package.id) {
                 let manifest = Data(version.manifestJSON.utf8)
                 let signature = Data(version.signature.utf8)
                 items.append(
@@ -80,8 +80,8 @@ extension AppDatabase {
     }
 
     /// path → SHA-256 of what is confirmed at `location`.
-    func confirmedDistributionObjects(location: String) throws -> [String: String] {
-        try writer.read { db in
+    func confirmedDistributionObjects(location: String) async throws -> [String: String] {
+        try await read { db in
             Dictionary(
                 try Row.fetchAll(db, sql: "SELECT path, sha256 FROM distributionObject WHERE location = ?", arguments: [location])
                     .map { ($0["path"] as String, $0["sha256"] as String) },
@@ -90,8 +90,8 @@ extension AppDatabase {
         }
     }
 
-    func confirmDistributionObject(location: String, path: String, size: Int64, sha256: String) throws {
-        try writer.write { db in
+    func confirmDistributionObject(location: String, path: String, size: Int64, sha256: String) async throws {
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO distributionObject (location, path, size, sha256, confirmedAt) VALUES (?, ?, ?, ?, ?)
@@ -103,17 +103,17 @@ extension AppDatabase {
     }
 
     /// `storage sync --all`: everything is uploaded again.
-    func forgetDistributionObjects(location: String) throws {
-        try writer.write { db in try db.execute(sql: "DELETE FROM distributionObject WHERE location = ?", arguments: [location]) }
+    func forgetDistributionObjects(location: String) async throws {
+        try await write { db in try db.execute(sql: "DELETE FROM distributionObject WHERE location = ?", arguments: [location]) }
     }
 
-    public func waitingDistributionJobs() throws -> [DistributionJob] {
-        try writer.read { db in try DistributionJob.filter(Column("state") == DistributionJob.State.waiting).order(Column("id")).fetchAll(db) }
+    public func waitingDistributionJobs() async throws -> [DistributionJob] {
+        try await read { db in try DistributionJob.filter(Column("state") == DistributionJob.State.waiting).order(Column("id")).fetchAll(db) }
     }
 
     /// Jobs up to `catalogVersion` are done: the bucket's catalog is of that version.
-    func finishDistributionJobs(upTo catalogVersion: Int) throws {
-        try writer.write { db in
+    func finishDistributionJobs(upTo catalogVersion: Int) async throws {
+        try await write { db in
             try db.execute(
                 sql: """
                     UPDATE distributionJob SET state = ?, doneAt = ?, lastError = NULL, failingSince = NULL
@@ -124,8 +124,8 @@ extension AppDatabase {
         }
     }
 
-    func recordDistributionFailure(_ message: String, at time: Date = Date()) throws {
-        try writer.write { db in
+    func recordDistributionFailure(_ message: String, at time: Date = Date()) async throws {
+        try await write { db in
             try db.execute(
                 sql: """
                     UPDATE distributionJob SET attempts = attempts + 1, lastError = ?, failingSince = COALESCE(failingSince, ?)
@@ -143,16 +143,16 @@ extension AppDatabase {
         let partSize: Int64
     }
 
-    func distributionUpload(location: String, path: String) throws -> DistributionUploadRow? {
-        try writer.read { db in
+    func distributionUpload(location: String, path: String) async throws -> DistributionUploadRow? {
+        try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM distributionUpload WHERE location = ? AND path = ?", arguments: [location, path]).map {
                 DistributionUploadRow(uploadId: $0["uploadId"], size: $0["size"], sha256: $0["sha256"], partSize: $0["partSize"])
             }
         }
     }
 
-    func startDistributionUpload(location: String, path: String, row: DistributionUploadRow) throws {
-        try writer.write { db in
+    func startDistributionUpload(location: String, path: String, row: DistributionUploadRow) async throws {
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO distributionUpload (location, path, uploadId, size, sha256, partSize, startedAt) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -162,8 +162,8 @@ extension AppDatabase {
         }
     }
 
-    func endDistributionUpload(location: String, path: String) throws {
-        try writer.write { db in
+    func endDistributionUpload(location: String, path: String) async throws {
+        try await write { db in
             try db.execute(sql: "DELETE FROM distributionUpload WHERE location = ? AND path = ?", arguments: [location, path])
         }
     }

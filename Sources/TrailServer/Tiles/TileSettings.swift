@@ -114,58 +114,6 @@ struct TileSettingsRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, P
     static let databaseTableName = "tileSettings"
 }
 
-extension AppDatabase {
-    /// The settings an admin saved, if any.
-    func savedTileSettings() throws -> TileSettings? {
-        try writer.read { db in try Self.savedTileSettings(db) }
-    }
-
-    static func savedTileSettings(_ db: Database) throws -> TileSettings? {
-        try TileSettingsRecord.fetchOne(db, key: 1).map {
-            TileSettings(urlTemplate: $0.urlTemplate, attribution: $0.attribution, tileCap: $0.tileCap)
-        }
-    }
-
-    /// Validates and saves the panel's tile settings (an empty template means no tile server).
-    func saveTileSettings(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) throws -> TileSettings {
-        var errors = ValidationErrors()
-        let template = urlTemplate.trimmingCharacters(in: .whitespacesAndNewlines)
-        if !template.isEmpty, let problem = TileURLTemplate.problem(template) { errors["urlTemplate"] = problem }
-        let attribution = attribution.trimmingCharacters(in: .whitespacesAndNewlines)
-        if attribution.count > 500 || attribution.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            errors["attribution"] = "Keep the attribution to one line under 500 characters."
-        }
-        if !template.isEmpty && attribution.isEmpty {
-            errors["attribution"] = "Say whose map it is (e.g. “© Example Mapping, CC BY 4.0”): most tile licences require a credit."
-        }
-        if let cap = tileCap, cap < 1 || cap > TileSettings.maxTileCap {
-            errors["tileCap"] = "Enter a number of tiles from 1 to \(TileSettings.maxTileCap)."
-        } else if tileCap == nil {
-            errors["tileCap"] = "Enter a number of tiles from 1 to \(TileSettings.maxTileCap)."
-        }
-        guard errors.isEmpty, let cap = tileCap else { throw errors }
-        let settings = TileSettings(urlTemplate: template, attribution: attribution, tileCap: cap)
-        try writer.write { db in
-            try TileSettingsRecord(
-                urlTemplate: settings.urlTemplate,
-                attribution: settings.attribution,
-                tileCap: cap,
-                updatedBy: actor.userId,
-                updatedAt: Date()
-            ).save(db)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                objectType: "tileSettings",
-                objectId: "1",
-                action: "tiles.settings",
-                detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)"
-            )
-        }
-        return settings
-    }
-}
-
 /// The tile settings in force: the ones an admin saved in the panel, else the command line's. Every page reads them
 /// for its Content-Security-Policy, so they are held in memory: read once at start, replaced by a save.
 public final class TileSettingsStore: Sendable {
@@ -174,9 +122,9 @@ public final class TileSettingsStore: Sendable {
 
     /// Reads the saved settings. A database that cannot be read is a start-up error, not a quiet switch to the command
     /// line's tile server.
-    public init(database: AppDatabase, commandLine: TileSettings) throws {
+    public init(database: AppDatabase, commandLine: TileSettings) async throws {
         self.database = database
-        let saved = try database.savedTileSettings()
+        let saved = try await database.savedTileSettings()
         self.state = NIOLockedValueBox((saved ?? commandLine, saved != nil))
     }
 
@@ -187,8 +135,8 @@ public final class TileSettingsStore: Sendable {
     /// Whether the settings come from the panel (else from the command line).
     public var isSaved: Bool { state.withLockedValue { $0.saved } }
 
-    func save(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) throws -> TileSettings {
-        let settings = try database.saveTileSettings(urlTemplate: urlTemplate, attribution: attribution, tileCap: tileCap, actor: actor)
+    func save(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) async throws -> TileSettings {
+        let settings = try await database.saveTileSettings(urlTemplate: urlTemplate, attribution: attribution, tileCap: tileCap, actor: actor)
         state.withLockedValue { $0 = (settings, true) }
         return settings
     }

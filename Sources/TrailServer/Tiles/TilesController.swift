@@ -47,7 +47,7 @@ struct TilesController: Sendable {
     /// Deletes the tour's MBTiles file; its packages use the tile server again.
     func deleteTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let tour = try await editableTour(context)
-        let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
+        let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
     }
@@ -71,7 +71,7 @@ struct TilesController: Sendable {
             base: PanelURL.requestPreview(publish.id),
             language: request.uri.queryParameters["lang"].map(String.init)
         )
-        return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+        return await pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
     }
 
     /// One tile of a released version's package.
@@ -93,12 +93,12 @@ struct TilesController: Sendable {
             base: PanelURL.packageVersionPreview(version.packageId, version: version.version),
             language: request.uri.queryParameters["lang"].map(String.init)
         )
-        return pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
+        return await pages.render("package-preview", title: "Phone preview", page: page, request: request, context: context)
     }
 
     /// The tile server settings (admins).
     func showTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        pages.render("admin-tiles", title: "Map tiles", page: try await database.perform { _ in settingsPage() }, request: request, context: context)
+        await pages.render("admin-tiles", title: "Map tiles", page: try await settingsPage(), request: request, context: context)
     }
 
     /// Saves the tile server settings, or the form again with its errors (422).
@@ -107,9 +107,7 @@ struct TilesController: Sendable {
         let form = try await request.form(context: context)
         do {
             let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
-            let saved = try await database.perform { _ in
-                try settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
-            }
+            let saved = try await settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
             return pages.redirect(
                 to: "/admin/tiles",
                 notice: saved.urlTemplate == nil
@@ -117,10 +115,17 @@ struct TilesController: Sendable {
                     : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!))."
             )
         } catch let errors as ValidationErrors {
-            var page = try await database.perform { _ in settingsPage() }
+            var page = try await settingsPage()
             page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
             page.errors = errors.fields
-            return pages.render("admin-tiles", title: "Map tiles", page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render(
+                "admin-tiles",
+                title: "Map tiles",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
         }
     }
 
@@ -147,14 +152,14 @@ struct TilesController: Sendable {
     func getTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
-        guard let tileset = try await database.perform({ try $0.tileset(tourId: tour.id!) }) else { return Response(status: .noContent) }
+        guard let tileset = try await database.tileset(tourId: tour.id!) else { return Response(status: .noContent) }
         return try JSONResponse.make(TilesetBody(tileset))
     }
 
     /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
     func deleteTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let tour = try await editableTour(context)
-        let released = try await database.perform { try $0.deleteTileset(tourId: tour.id!, actor: context.actor) }
+        let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
         return Response(status: .noContent)
     }
@@ -211,10 +216,10 @@ struct TilesController: Sendable {
     func receive(_ request: Request, tour: Tour, context: AppRequestContext) async throws -> TourTileset {
         // The file replaces the tour's current one, so that one's size is room too.
         var budget: MultipartUpload.Budget?
-        if let site = try await database.perform({ try $0.site(id: tour.siteId) }), let quota = site.storageQuotaBytes {
+        if let site = try await database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
             let room =
-                quota - (try await database.perform { try $0.committedBytes(siteId: site.id!) })
-                + (try await database.perform { try $0.tileset(tourId: tour.id!) }?.size ?? 0)
+                quota - (try await database.committedBytes(siteId: site.id!))
+                + (try await database.tileset(tourId: tour.id!)?.size ?? 0)
             budget = .init(bytes: max(0, room), message: ByteFormat.quotaMessage(site: site, quota: quota))
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
@@ -279,7 +284,7 @@ struct TilesController: Sendable {
                 createdAt: Date(),
                 scannedAt: nil
             )
-            let released = try await database.perform { try $0.replaceTileset(tileset, actor: context.actor) }
+            let released = try await database.replaceTileset(tileset, actor: context.actor)
             await StoredFiles(paths: paths).removeUnreferenced(released)
             scans.wake()
             return tileset
@@ -293,7 +298,7 @@ struct TilesController: Sendable {
 
     /// A request's built package: its staged zip while open, the released version's zip once pushed.
     func requestPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PublishRequest) {
-        guard let publish = try await database.perform({ try $0.publishRequest(id: context.parameters.require("rid")) }) else { throw NotFound() }
+        guard let publish = try await database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
         _ = try await authorization.site(id: publish.siteId, user: context.requireUser())
         guard let manifest = try publish.decodedManifest() else { throw NotFound() }
         let zip =
@@ -304,10 +309,10 @@ struct TilesController: Sendable {
     }
 
     func versionPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PackageVersion) {
-        guard let package = try await database.perform({ try $0.package(id: context.parameters.require("pid")) }) else { throw NotFound() }
+        guard let package = try await database.package(id: context.parameters.require("pid")) else { throw NotFound() }
         _ = try await authorization.site(id: package.siteId, user: context.requireUser())
         guard let number = context.parameters.get("version", as: Int.self),
-            let version = try await database.perform({ try $0.packageVersion(packageId: package.id, version: number) })
+            let version = try await database.packageVersion(packageId: package.id, version: number)
         else { throw NotFound() }
         return (paths.absolute(version.storedPath), try version.decodedManifest(), version)
     }
@@ -393,7 +398,7 @@ struct TilesController: Sendable {
         return page
     }
 
-    func settingsPage() -> AdminTilesPage {
+    func settingsPage() async throws -> AdminTilesPage {
         let current = settings.current
         return AdminTilesPage(
             form: ["urlTemplate": current.urlTemplate ?? "", "attribution": current.attribution, "tileCap": "\(current.tileCap)"],

@@ -3,13 +3,13 @@ import GRDB
 
 // Uploaded tilesets: the named reads and writes.
 extension AppDatabase {
-    public func tileset(tourId: Int64) throws -> TourTileset? {
-        try writer.read { try TourTileset.fetchOne($0, key: tourId) }
+    public func tileset(tourId: Int64) async throws -> TourTileset? {
+        try await read { try TourTileset.fetchOne($0, key: tourId) }
     }
 
     /// Puts a new (pending) tileset in place of the tour's old one. Returns the stored paths nothing references any more.
-    func replaceTileset(_ tileset: TourTileset, actor: AuditActor) throws -> [String] {
-        try writer.write { db in
+    func replaceTileset(_ tileset: TourTileset, actor: AuditActor) async throws -> [String] {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tileset.tourId)
             var released: [String] = []
             if let old = try TourTileset.fetchOne(db, key: tileset.tourId) {
@@ -35,8 +35,8 @@ extension AppDatabase {
 
     /// Removes the tour's tileset (the tile server is used again). Returns the stored path if nothing references it any more.
     /// A tour without one is left as it is, with no audit event: there was nothing to remove.
-    func deleteTileset(tourId: Int64, actor: AuditActor) throws -> [String] {
-        try writer.write { db in
+    func deleteTileset(tourId: Int64, actor: AuditActor) async throws -> [String] {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             guard let old = try TourTileset.fetchOne(db, key: tourId) else { return [] }
             try old.delete(db)
@@ -57,8 +57,8 @@ extension AppDatabase {
         try TourTileset.filter(Column("storedPath") == storedPath).fetchCount(db) > 0
     }
 
-    func pendingTilesets() throws -> [TourTileset] {
-        try writer.read { try TourTileset.filter(Column("scanStatus") == ScanStatus.pending.rawValue).order(Column("createdAt")).fetchAll($0) }
+    func pendingTilesets() async throws -> [TourTileset] {
+        try await read { try TourTileset.filter(Column("scanStatus") == ScanStatus.pending.rawValue).order(Column("createdAt")).fetchAll($0) }
     }
 
     /// Records a verdict and the file's new place. Says whether it was recorded (the row may have been replaced while
@@ -69,10 +69,10 @@ extension AppDatabase {
         status: ScanStatus,
         detail: String,
         storedPath: String
-    ) throws
+    ) async throws
         -> (recorded: Bool, released: String?)
     {
-        try writer.write { db in
+        try await write { db in
             guard var tileset = try TourTileset.fetchOne(db, key: tourId), tileset.sha256 == sha256, tileset.scanStatus == .pending else {
                 return (false, nil)
             }
@@ -177,5 +177,11 @@ extension AppDatabase {
                     """
             )
         )
+    }
+}
+
+extension AppDatabase {
+    func isTilesetPathReferenced(_ storedPath: String) async throws -> Bool {
+        try await read { try Self.isTilesetReferenced($0, storedPath: storedPath) }
     }
 }

@@ -7,7 +7,7 @@ extension ScanService {
     /// anything else to `tilesets/quarantine/`. Returns how many were scanned.
     func drainTilesets() async -> Int {
         let pending: [TourTileset]
-        do { pending = try await database.perform { try $0.pendingTilesets() } } catch {
+        do { pending = try await database.pendingTilesets() } catch {
             logger.error("cannot read the tileset scan queue: \(error)")
             return 0
         }
@@ -19,15 +19,13 @@ extension ScanService {
         let source = paths.absolute(tileset.storedPath)
         do {
             guard FileManager.default.fileExists(atPath: source.path) else {
-                _ = try await database.perform {
-                    try $0.recordTilesetScan(
-                        tourId: tileset.tourId,
-                        sha256: tileset.sha256,
-                        status: .error,
-                        detail: "the stored file is missing",
-                        storedPath: tileset.storedPath
-                    )
-                }
+                _ = try await database.recordTilesetScan(
+                    tourId: tileset.tourId,
+                    sha256: tileset.sha256,
+                    status: .error,
+                    detail: "the stored file is missing",
+                    storedPath: tileset.storedPath
+                )
                 return
             }
             let verdict = await MBTilesScanning.scan(source, with: scanner)
@@ -35,24 +33,22 @@ extension ScanService {
             let target = status == .clean ? "tilesets/\(tileset.sha256).mbtiles" : "tilesets/quarantine/\(UUID().uuidString.lowercased())"
             try FileManager.default.createDirectory(at: paths.absolute(target).deletingLastPathComponent(), withIntermediateDirectories: true)
             try Self.place(source, at: paths.absolute(target))
-            let outcome = try await database.perform {
-                try $0.recordTilesetScan(
-                    tourId: tileset.tourId,
-                    sha256: tileset.sha256,
-                    status: status,
-                    detail: verdict.detail,
-                    storedPath: target
-                )
-            }
+            let outcome = try await database.recordTilesetScan(
+                tourId: tileset.tourId,
+                sha256: tileset.sha256,
+                status: status,
+                detail: verdict.detail,
+                storedPath: target
+            )
             if let released = outcome.released { try? FileManager.default.removeItem(at: paths.absolute(released)) }
             // Replaced or deleted while it was scanned: the copy just made belongs to no one.
-            if !outcome.recorded, try !database.isTilesetPathReferenced(target) {
+            if !outcome.recorded, try await !database.isTilesetPathReferenced(target) {
                 try? FileManager.default.removeItem(at: paths.absolute(target))
             }
             logger.info("scanned the map tiles of tour \(tileset.tourId): \(verdict)")
         } catch {
             logger.error("scan of the map tiles of tour \(tileset.tourId) failed: \(error)")
-            _ = try? database.recordTilesetScan(
+            _ = try? await database.recordTilesetScan(
                 tourId: tileset.tourId,
                 sha256: tileset.sha256,
                 status: .error,
@@ -60,12 +56,6 @@ extension ScanService {
                 storedPath: tileset.storedPath
             )
         }
-    }
-}
-
-extension AppDatabase {
-    func isTilesetPathReferenced(_ storedPath: String) throws -> Bool {
-        try writer.read { try Self.isTilesetReferenced($0, storedPath: storedPath) }
     }
 }
 

@@ -8,177 +8,166 @@ extension AppDatabase {
     /// - making a language the default while the tour or a waypoint has no name in it (its texts become the tour's
     ///   own, and the old default's move to the further languages).
     @discardableResult
-    func setTourLanguages(tourId: Int64, _ choice: LanguageChoice, actor: AuditActor) throws -> Tour {
-        try writer.write { db in try Self.setTourLanguages(db, tourId: tourId, choice, actor: actor) }
-    }
-
-    static func setTourLanguages(_ db: Database, tourId: Int64, _ choice: LanguageChoice, actor: AuditActor) throws -> Tour {
-        var tour = try editableTour(db, id: tourId)
-        guard choice.tags != tour.languages else { return tour }
-        var waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
-        let oldDefault = tour.defaultLanguage
-        let newDefault = choice.tags[0]
-        if newDefault != oldDefault {
-            // The new default's texts become the tour's own: each must have a name in it.
-            var missing: [String] = []
-            if (tour.localized[newDefault]?.name ?? "").isEmpty { missing.append("the tour") }
-            missing += waypoints.filter { ($0.localized[newDefault]?.name ?? "").isEmpty }.map { "“\($0.name)”" }
-            if !missing.isEmpty {
-                throw ValidationErrors([
-                    "languages":
-                        "Write \(LanguageTag.english(newDefault)) names for \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? " and \(missing.count - 5) more" : "") before making it the default language."
-                ])
-            }
-        }
-        // What the removed languages still hold.
-        let removed = tour.languages.filter { !choice.tags.contains($0) }
-        if !removed.isEmpty, !choice.confirmRemoval {
-            var uses: [String] = []
-            for tag in removed {
-                var holders: [String] = []
-                let texts =
-                    tag == oldDefault
-                    ? []
-                    : ([tour.localized[tag]].compactMap { $0 }.filter { !$0.isEmpty }.map { _ in "the tour" }
-                        + waypoints.filter { !($0.localized[tag]?.isEmpty ?? true) }.map { "“\($0.name)”" })
-                if tag == oldDefault { holders.append("the tour's own texts") }
-                if !texts.isEmpty {
-                    holders.append("texts of \(texts.prefix(3).joined(separator: ", "))\(texts.count > 3 ? " and \(texts.count - 3) more" : "")")
+    func setTourLanguages(tourId: Int64, _ choice: LanguageChoice, actor: AuditActor) async throws -> Tour {
+        try await write { db in
+            var tour = try Self.editableTour(db, id: tourId)
+            guard choice.tags != tour.languages else { return tour }
+            var waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            let oldDefault = tour.defaultLanguage
+            let newDefault = choice.tags[0]
+            if newDefault != oldDefault {
+                // The new default's texts become the tour's own: each must have a name in it.
+                var missing: [String] = []
+                if (tour.localized[newDefault]?.name ?? "").isEmpty { missing.append("the tour") }
+                missing += waypoints.filter { ($0.localized[newDefault]?.name ?? "").isEmpty }.map { "“\($0.name)”" }
+                if !missing.isEmpty {
+                    throw ValidationErrors([
+                        "languages":
+                            "Write \(LanguageTag.english(newDefault)) names for \(missing.prefix(5).joined(separator: ", "))\(missing.count > 5 ? " and \(missing.count - 5) more" : "") before making it the default language."
+                    ])
                 }
-                let files =
-                    try Int.fetchOne(
-                        db,
-                        sql: """
-                            SELECT COUNT(*) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? AND asset.language = ?
-                            """,
-                        arguments: [tourId, tag]
-                    ) ?? 0
-                if files > 0 { holders.append("\(files) file(s)") }
-                if !holders.isEmpty { uses.append("\(LanguageTag.english(tag)) still has \(holders.joined(separator: " and "))") }
             }
-            if !uses.isEmpty {
-                throw ValidationErrors([
-                    "languages": uses.joined(separator: "; ") + ". Confirm the removal to delete those texts (the files then play in every language)."
-                ])
+            // What the removed languages still hold.
+            let removed = tour.languages.filter { !choice.tags.contains($0) }
+            if !removed.isEmpty, !choice.confirmRemoval {
+                var uses: [String] = []
+                for tag in removed {
+                    var holders: [String] = []
+                    let texts =
+                        tag == oldDefault
+                        ? []
+                        : ([tour.localized[tag]].compactMap { $0 }.filter { !$0.isEmpty }.map { _ in "the tour" }
+                            + waypoints.filter { !($0.localized[tag]?.isEmpty ?? true) }.map { "“\($0.name)”" })
+                    if tag == oldDefault { holders.append("the tour's own texts") }
+                    if !texts.isEmpty {
+                        holders.append("texts of \(texts.prefix(3).joined(separator: ", "))\(texts.count > 3 ? " and \(texts.count - 3) more" : "")")
+                    }
+                    let files =
+                        try Int.fetchOne(
+                            db,
+                            sql: """
+                                SELECT COUNT(*) FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ? AND asset.language = ?
+                                """,
+                            arguments: [tourId, tag]
+                        ) ?? 0
+                    if files > 0 { holders.append("\(files) file(s)") }
+                    if !holders.isEmpty { uses.append("\(LanguageTag.english(tag)) still has \(holders.joined(separator: " and "))") }
+                }
+                if !uses.isEmpty {
+                    throw ValidationErrors([
+                        "languages": uses.joined(separator: "; ")
+                            + ". Confirm the removal to delete those texts (the files then play in every language)."
+                    ])
+                }
             }
-        }
-        if newDefault != oldDefault {
-            // Swap: the new default's texts become the tour's own; the old default's become a further language's.
-            let old = LocalizedText(name: tour.name, description: tour.description)
-            let promoted = tour.localized[newDefault] ?? LocalizedText()
-            tour.name = promoted.name
-            tour.description = promoted.description
-            tour.localized[newDefault] = nil
-            tour.localized[oldDefault] = old
+            if newDefault != oldDefault {
+                // Swap: the new default's texts become the tour's own; the old default's become a further language's.
+                let old = LocalizedText(name: tour.name, description: tour.description)
+                let promoted = tour.localized[newDefault] ?? LocalizedText()
+                tour.name = promoted.name
+                tour.description = promoted.description
+                tour.localized[newDefault] = nil
+                tour.localized[oldDefault] = old
+                for index in waypoints.indices {
+                    let own = LocalizedText(name: waypoints[index].name, description: waypoints[index].description)
+                    let next = waypoints[index].localized[newDefault] ?? LocalizedText()
+                    waypoints[index].name = next.name
+                    waypoints[index].description = next.description
+                    waypoints[index].localized[newDefault] = nil
+                    waypoints[index].localized[oldDefault] = own
+                }
+            }
+            if newDefault != oldDefault {
+                // Names are unique per tour (case-insensitively): two stops may not share a name in the new default.
+                var seen = Set<String>()
+                for waypoint in waypoints where !seen.insert(waypoint.name.lowercased()).inserted {
+                    throw ValidationErrors([
+                        "languages":
+                            "Two waypoints would both be called “\(waypoint.name)” in \(LanguageTag.english(newDefault)); give them different names in it first."
+                    ])
+                }
+                // Out of the unique index's way first, so names that trade places between languages do not collide midway.
+                try db.execute(sql: "UPDATE waypoint SET name = char(1) || id WHERE tourId = ?", arguments: [tourId])
+            }
+            for tag in tour.localized.keys where !choice.tags.contains(tag) { tour.localized[tag] = nil }
             for index in waypoints.indices {
-                let own = LocalizedText(name: waypoints[index].name, description: waypoints[index].description)
-                let next = waypoints[index].localized[newDefault] ?? LocalizedText()
-                waypoints[index].name = next.name
-                waypoints[index].description = next.description
-                waypoints[index].localized[newDefault] = nil
-                waypoints[index].localized[oldDefault] = own
+                for tag in waypoints[index].localized.keys where !choice.tags.contains(tag) { waypoints[index].localized[tag] = nil }
+                try waypoints[index].update(db)
             }
-        }
-        if newDefault != oldDefault {
-            // Names are unique per tour (case-insensitively): two stops may not share a name in the new default.
-            var seen = Set<String>()
-            for waypoint in waypoints where !seen.insert(waypoint.name.lowercased()).inserted {
-                throw ValidationErrors([
-                    "languages":
-                        "Two waypoints would both be called “\(waypoint.name)” in \(LanguageTag.english(newDefault)); give them different names in it first."
-                ])
+            if !removed.isEmpty {
+                try db.execute(
+                    sql: """
+                        UPDATE asset SET language = NULL WHERE language IN (SELECT value FROM json_each(?))
+                        AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)
+                        """,
+                    arguments: [String(decoding: try JSONEncoder().encode(removed), as: UTF8.self), tourId]
+                )
             }
-            // Out of the unique index's way first, so names that trade places between languages do not collide midway.
-            try db.execute(sql: "UPDATE waypoint SET name = char(1) || id WHERE tourId = ?", arguments: [tourId])
-        }
-        for tag in tour.localized.keys where !choice.tags.contains(tag) { tour.localized[tag] = nil }
-        for index in waypoints.indices {
-            for tag in waypoints[index].localized.keys where !choice.tags.contains(tag) { waypoints[index].localized[tag] = nil }
-            try waypoints[index].update(db)
-        }
-        if !removed.isEmpty {
-            try db.execute(
-                sql: """
-                    UPDATE asset SET language = NULL WHERE language IN (SELECT value FROM json_each(?))
-                    AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)
-                    """,
-                arguments: [String(decoding: try JSONEncoder().encode(removed), as: UTF8.self), tourId]
+            let before = tour.languages
+            tour.languages = choice.tags
+            tour.updatedAt = Date()
+            try tour.update(db)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "tour.languages",
+                detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))"
             )
+            return tour
         }
-        let before = tour.languages
-        tour.languages = choice.tags
-        tour.updatedAt = Date()
-        try tour.update(db)
-        try AuditEvent.record(
-            db,
-            actor: actor,
-            siteId: tour.siteId,
-            objectType: "tour",
-            objectId: "\(tourId)",
-            action: "tour.languages",
-            detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))"
-        )
-        return tour
     }
 
     /// The tour's name and description in one of its further languages (the default's are edited as the tour's own).
     /// Empty text is allowed (a translation not written yet, which the checklist names).
     @discardableResult
-    public func setTourText(tourId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) throws -> Tour {
-        try writer.write { db in try Self.setTourText(db, tourId: tourId, language: language, text, actor: actor) }
-    }
-
-    static func setTourText(_ db: Database, tourId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) throws -> Tour {
-        var tour = try editableTour(db, id: tourId)
-        let tag = try Self.furtherLanguage(language, of: tour)
-        let text = try Self.checked(text)
-        tour.localized[tag] = text.isEmpty ? nil : text
-        tour.updatedAt = Date()
-        try tour.update(db)
-        try AuditEvent.record(
-            db,
-            actor: actor,
-            siteId: tour.siteId,
-            objectType: "tour",
-            objectId: "\(tourId)",
-            action: "tour.text",
-            detail: "\(tag): \(text.name)"
-        )
-        return tour
+    public func setTourText(tourId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) async throws -> Tour {
+        try await write { db in
+            var tour = try Self.editableTour(db, id: tourId)
+            let tag = try Self.furtherLanguage(language, of: tour)
+            let text = try Self.checked(text)
+            tour.localized[tag] = text.isEmpty ? nil : text
+            tour.updatedAt = Date()
+            try tour.update(db)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "tour",
+                objectId: "\(tourId)",
+                action: "tour.text",
+                detail: "\(tag): \(text.name)"
+            )
+            return tour
+        }
     }
 
     /// A waypoint's name and description in one of the tour's further languages.
     @discardableResult
-    public func setWaypointText(tourId: Int64, waypointId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) throws -> Waypoint {
-        try writer.write { db in try Self.setWaypointText(db, tourId: tourId, waypointId: waypointId, language: language, text, actor: actor) }
-    }
-
-    static func setWaypointText(
-        _ db: Database,
-        tourId: Int64,
-        waypointId: Int64,
-        language: String,
-        _ text: LocalizedText,
-        actor: AuditActor
-    ) throws -> Waypoint {
-        let tour = try editableTour(db, id: tourId)
-        guard var waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
-        let tag = try Self.furtherLanguage(language, of: tour)
-        let text = try Self.checked(text)
-        waypoint.localized[tag] = text.isEmpty ? nil : text
-        waypoint.updatedAt = Date()
-        try waypoint.update(db)
-        try touch(db, tourId: tourId)
-        try AuditEvent.record(
-            db,
-            actor: actor,
-            siteId: tour.siteId,
-            objectType: "waypoint",
-            objectId: "\(waypointId)",
-            action: "waypoint.text",
-            detail: "\(tag): \(text.name)"
-        )
-        return waypoint
+    public func setWaypointText(tourId: Int64, waypointId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) async throws -> Waypoint
+    {
+        try await write { db in
+            let tour = try Self.editableTour(db, id: tourId)
+            guard var waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
+            let tag = try Self.furtherLanguage(language, of: tour)
+            let text = try Self.checked(text)
+            waypoint.localized[tag] = text.isEmpty ? nil : text
+            waypoint.updatedAt = Date()
+            try waypoint.update(db)
+            try Self.touch(db, tourId: tourId)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: tour.siteId,
+                objectType: "waypoint",
+                objectId: "\(waypointId)",
+                action: "waypoint.text",
+                detail: "\(tag): \(text.name)"
+            )
+            return waypoint
+        }
     }
 
     /// A file's language as sent: one of the tour's (as the list spells it), or nil (empty) for every language;

@@ -99,7 +99,7 @@ struct TourExchangeController: Sendable {
         let plan = TourImport.plan(
             imported,
             tour: tour,
-            existing: try await database.perform { try $0.waypoints(tourId: tour.id!) },
+            existing: try await database.waypoints(tourId: tour.id!),
             maxAreaKm2: config.maxFrameAreaKm2
         )
         let columnOrder = ["latitude", "longitude", "name", "description", "order"]
@@ -130,7 +130,7 @@ struct TourExchangeController: Sendable {
             hasImages: !plan.images.isEmpty,
             hasLeftOut: !plan.leftOut.isEmpty
         )
-        return pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
+        return await pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
     }
 
     /// Applies the previewed import and removes its file.
@@ -147,7 +147,7 @@ struct TourExchangeController: Sendable {
         let plan = TourImport.plan(
             imported,
             tour: tour,
-            existing: try await database.perform { try $0.waypoints(tourId: tour.id!) },
+            existing: try await database.waypoints(tourId: tour.id!),
             maxAreaKm2: config.maxFrameAreaKm2,
             fitFrame: fitFrame
         )
@@ -166,7 +166,7 @@ struct TourExchangeController: Sendable {
         let form = try await request.form(context: context)
         let text = form.string("route").trimmed
         let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
-        try await database.perform { try $0.setRoute(tourId: tour.id!, route: route, actor: context.actor) }
+        try await database.setRoute(tourId: tour.id!, route: route, actor: context.actor)
         if request.wantsJSON {
             return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
         }
@@ -191,7 +191,7 @@ struct TourExchangeController: Sendable {
         let plan = TourImport.plan(
             imported,
             tour: tour,
-            existing: try await database.perform { try $0.waypoints(tourId: tourId) },
+            existing: try await database.waypoints(tourId: tourId),
             maxAreaKm2: config.maxFrameAreaKm2,
             fitFrame: fitFrame
         )
@@ -207,9 +207,9 @@ struct TourExchangeController: Sendable {
         if imageBytes > 0, let budget = try await intake.uploadBudget(tourId: tourId), imageBytes > budget.bytes {
             throw OverQuota(message: budget.message)
         }
-        try await database.perform { try $0.applyImport(tourId: tourId, imported: imported, plan: plan, actor: actor) }
+        try await database.applyImport(tourId: tourId, imported: imported, plan: plan, actor: actor)
         guard !plan.images.isEmpty else { return 0 }
-        let waypoints = try await database.perform { try $0.waypoints(tourId: tourId) }
+        let waypoints = try await database.waypoints(tourId: tourId)
         var attached = 0
         for item in plan.images {
             guard let waypoint = waypoints.first(where: { $0.name.lowercased() == item.waypoint.lowercased() }),
@@ -217,7 +217,7 @@ struct TourExchangeController: Sendable {
             else { continue }
             let sha256 = PackageHashing.sha256Hex(image.data)
             // Importing the same KMZ again does not attach its pictures twice.
-            if try await database.perform({ try $0.assets(waypointId: waypoint.id!) }).contains(where: { $0.sha256 == sha256 }) { continue }
+            if try await database.assets(waypointId: waypoint.id!).contains(where: { $0.sha256 == sha256 }) { continue }
             let uploadId = UUID().uuidString.lowercased()
             try FileManager.default.createDirectory(at: paths.uploads, withIntermediateDirectories: true)
             try image.data.write(to: paths.upload(uploadId))
@@ -273,7 +273,7 @@ struct TourExchangeController: Sendable {
     func exportTourGeoJSON(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, site, _) = try await authorization.tour(id: tourId, user: context.requireUser())
-        let data = try await database.perform { try $0.exportGeoJSON(tour: tour, site: site) }
+        let data = try await database.exportGeoJSON(tour: tour, site: site)
         return Response(
             status: .ok,
             headers: [
@@ -347,7 +347,7 @@ struct TourExchangeController: Sendable {
         )
         .tourPage(tour, site, access)
         page.importError = message
-        return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
+        return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }
 
     func parse(fileAt url: URL) throws -> ImportedTour { try TourImport.parse(fileAt: url, maxBytes: config.importMaxSize) }

@@ -133,13 +133,11 @@ struct ToursAPI: Sendable {
         let body = try await request.decodeJSON(CreateTour.self, context: context)
         let (site, access) = try await authorization.site(slug: body.site, user: context.requireUser())
         try access.require(.author, to: "create tours")
-        let tour = try await database.perform {
-            try $0.createTour(
-                siteId: site.id!,
-                TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
-                actor: context.actor
-            )
-        }
+        let tour = try await database.createTour(
+            siteId: site.id!,
+            TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
+            actor: context.actor
+        )
         return try await JSONResponse.make(tourBody(tour, site), status: .created)
     }
 
@@ -147,11 +145,9 @@ struct ToursAPI: Sendable {
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
         let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
-        return try JSONResponse.make(
-            try await database.perform { database in
-                try database.tours(siteId: site.id!).map { try Self.tourBody($0, site, in: database) }
-            }
-        )
+        var bodies: [TourBody] = []
+        for tour in try await database.tours(siteId: site.id!) { bodies.append(try await tourBody(tour, site)) }
+        return try JSONResponse.make(bodies)
     }
 
     /// One tour with its waypoints and their files.
@@ -170,7 +166,7 @@ struct ToursAPI: Sendable {
             let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
             guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
             let tourId = tour.id!
-            tour = try await database.perform { try $0.setTourLanguages(tourId: tourId, choice, actor: context.actor) }
+            tour = try await database.setTourLanguages(tourId: tourId, choice, actor: context.actor)
         }
         var details: TourInput?
         var frameInput: FrameInput?
@@ -195,17 +191,14 @@ struct ToursAPI: Sendable {
         }
         // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
         let (tourId, edits, maxArea) = (tour.id!, (details: details, frame: frameInput), config.maxFrameAreaKm2)
-        let updated = try await database.perform { database in
-            var updated = try database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
-            for (language, text) in body.localized ?? [:] {
-                updated = try database.setTourText(
-                    tourId: tourId,
-                    language: language,
-                    text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]),
-                    actor: context.actor
-                )
-            }
-            return updated
+        var updated = try await database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
+        for (language, text) in body.localized ?? [:] {
+            updated = try await database.setTourText(
+                tourId: tourId,
+                language: language,
+                text.applied(to: updated.localized[LanguageTag.canonical(language) ?? language]),
+                actor: context.actor
+            )
         }
         return try await JSONResponse.make(try tourBody(updated, site))
     }
@@ -213,7 +206,7 @@ struct ToursAPI: Sendable {
     /// Deletes the tour (204).
     func deleteTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
-        try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
+        try await database.deleteTour(id: tour.id!, actor: context.actor)
         return Response(status: .noContent)
     }
 
@@ -221,20 +214,18 @@ struct ToursAPI: Sendable {
     func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
         let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
-        let waypoint = try await database.perform {
-            try $0.createWaypoint(
-                tourId: tour.id!,
-                WaypointInput(
-                    name: body.name,
-                    description: body.description ?? "",
-                    latitude: body.latitude,
-                    longitude: body.longitude,
-                    order: body.order,
-                    triggerRadius: body.triggerRadiusMeters?.input
-                ),
-                actor: context.actor
-            )
-        }
+        let waypoint = try await database.createWaypoint(
+            tourId: tour.id!,
+            WaypointInput(
+                name: body.name,
+                description: body.description ?? "",
+                latitude: body.latitude,
+                longitude: body.longitude,
+                order: body.order,
+                triggerRadius: body.triggerRadiusMeters?.input
+            ),
+            actor: context.actor
+        )
         return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
     }
 
@@ -243,21 +234,19 @@ struct ToursAPI: Sendable {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
         let current = try await waypoint(tour, context)
         let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
-        let waypoint = try await database.perform {
-            try $0.updateWaypoint(
-                tourId: tour.id!,
-                waypointId: current.id!,
-                WaypointInput(
-                    name: body.name ?? current.name,
-                    description: body.description ?? current.description,
-                    latitude: body.latitude ?? current.latitude,
-                    longitude: body.longitude ?? current.longitude,
-                    order: body.order,
-                    triggerRadius: body.triggerRadiusMeters?.input
-                ),
-                actor: context.actor
-            )
-        }
+        let waypoint = try await database.updateWaypoint(
+            tourId: tour.id!,
+            waypointId: current.id!,
+            WaypointInput(
+                name: body.name ?? current.name,
+                description: body.description ?? current.description,
+                latitude: body.latitude ?? current.latitude,
+                longitude: body.longitude ?? current.longitude,
+                order: body.order,
+                triggerRadius: body.triggerRadiusMeters?.input
+            ),
+            actor: context.actor
+        )
         return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)))
     }
 
@@ -265,30 +254,20 @@ struct ToursAPI: Sendable {
     func deleteWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
         let current = try await waypoint(tour, context)
-        try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor) }
+        try await database.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor)
         return Response(status: .noContent)
     }
 
     /// Saves a waypoint's texts in further languages (sent with its POST or PATCH); returns it as saved.
     func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: AppRequestContext) async throws -> Waypoint {
-        try await database.perform { database in try Self.localize(waypoint, tour: tour, texts, actor: context.actor, in: database) }
-    }
-
-    static func localize(
-        _ waypoint: Waypoint,
-        tour: Tour,
-        _ texts: [String: TextPatch]?,
-        actor: AuditActor,
-        in database: AppDatabase
-    ) throws -> Waypoint {
         var waypoint = waypoint
         for (language, text) in texts ?? [:] {
-            waypoint = try database.setWaypointText(
+            waypoint = try await database.setWaypointText(
                 tourId: tour.id!,
                 waypointId: waypoint.id!,
                 language: language,
                 text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]),
-                actor: actor
+                actor: context.actor
             )
         }
         return waypoint
@@ -302,22 +281,17 @@ struct ToursAPI: Sendable {
 
     func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
         guard let id = context.parameters.get("wid", as: Int64.self),
-            let waypoint = try await database.perform({ try $0.waypoint(tourId: tour.id!, id: id) })
+            let waypoint = try await database.waypoint(tourId: tour.id!, id: id)
         else { throw NotFound() }
         return waypoint
     }
 
     /// With `viewer`, each waypoint lists its files (what `GET /tours/{id}` answers: a script finds the files it uploaded).
     func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) async throws -> TourBody {
-        try await database.perform { database in try Self.tourBody(tour, site, listingAssetsFor: viewer, in: database) }
-    }
-
-    /// The reads of one tour's answer, in one call (``AppDatabase/perform(_:)``).
-    static func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil, in database: AppDatabase) throws -> TourBody {
-        let assets = try viewer.map { _ in try database.assets(tourId: tour.id!) }
-        let companions = try viewer.map { _ in try database.companions(tourId: tour.id!) } ?? [:]
-        let copies = try viewer.map { _ in try database.optimizedCopies(tourId: tour.id!) } ?? [:]
-        let waypoints = try database.waypoints(tourId: tour.id!).map { waypoint in
+        let assets = viewer == nil ? nil : try await database.assets(tourId: tour.id!)
+        let companions = viewer == nil ? [:] : try await database.companions(tourId: tour.id!)
+        let copies = viewer == nil ? [:] : try await database.optimizedCopies(tourId: tour.id!)
+        let waypoints = try await database.waypoints(tourId: tour.id!).map { waypoint in
             WaypointBody(
                 waypoint,
                 assets: assets.map {

@@ -44,7 +44,7 @@ struct ToursController: Sendable {
     func newTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
         try access.require(.author, to: "create tours")
-        return pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
+        return await pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
     }
 
     /// Creates a tour and opens it, or the form again with its errors (422).
@@ -54,26 +54,26 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            let tour = try await database.perform { try $0.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor) }
+            let tour = try await database.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour created. Now frame its area on the map.")
         } catch let errors as ValidationErrors {
             var page = newTourPage(site, form: Self.tourForm(form))
             page.errors = errors.fields
-            return pages.render("tour-form", title: "New tour", page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("tour-form", title: "New tour", page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
     /// The tour page: details, frame, waypoints on the map, checklist, tiles and publishing.
     func showTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-        return pages.render("tour", title: tour.name, page: try await tourPage(tour, site, access), request: request, context: context)
+        return await pages.render("tour", title: tour.name, page: try await tourPage(tour, site, access), request: request, context: context)
     }
 
     /// The tour's edit form; `?lang=` opens one further language's tab.
     func editTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
-        return pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
+        return await pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
     }
 
     /// Saves the tour's languages; removing one whose texts or files are there needs the confirmation box.
@@ -85,7 +85,7 @@ struct ToursController: Sendable {
         let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
         do {
             guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
-            let saved = try await database.perform { try $0.setTourLanguages(tourId: tour.id!, choice, actor: context.actor) }
+            let saved = try await database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
             return pages.redirect(
                 to: PanelURL.tourEdit(tour.id!),
                 notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", "))."
@@ -95,7 +95,7 @@ struct ToursController: Sendable {
             page.languages = LanguagesForm.make(tour, chosen: choice?.tags ?? chosen)
             page.languages?.error = errors["languages"]
             page.languages?.needsConfirmation = errors["languages"]?.contains("Confirm the removal") == true
-            return pages.render(
+            return await pages.render(
                 "tour-form",
                 title: "Edit \(tour.name)",
                 page: page,
@@ -114,7 +114,7 @@ struct ToursController: Sendable {
         let form = try await request.form(context: context)
         let text = LocalizedText(name: form.string("name"), description: form.string("description"))
         do {
-            try await database.perform { try $0.setTourText(tourId: tour.id!, language: language, text, actor: context.actor) }
+            try await database.setTourText(tourId: tour.id!, language: language, text, actor: context.actor)
             return pages.redirect(to: PanelURL.tourEdit(tour.id!, language: language), notice: "\(LanguageTag.english(language)) text saved.")
         } catch let errors as ValidationErrors where errors["language"] == nil {
             // (A language the tour lacks has no tab to show the message on: the error page says it.)
@@ -122,7 +122,7 @@ struct ToursController: Sendable {
             page.translation?.name = text.name
             page.translation?.description = text.description
             page.translation?.errors = errors.fields
-            return pages.render(
+            return await pages.render(
                 "tour-form",
                 title: "Edit \(tour.name)",
                 page: page,
@@ -139,7 +139,7 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            _ = try await database.perform { try $0.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor) }
+            _ = try await database.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
         } catch let errors as ValidationErrors {
             let page = TourFormPage(
@@ -151,7 +151,7 @@ struct ToursController: Sendable {
                 form: Self.tourForm(form),
                 errors: errors.fields
             )
-            return pages.render(
+            return await pages.render(
                 "tour-form",
                 title: "Edit \(tour.name)",
                 page: page,
@@ -179,19 +179,19 @@ struct ToursController: Sendable {
             maxZoom: form.int("maxZoom")
         )
         do {
-            _ = try await database.perform { try $0.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor) }
+            _ = try await database.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
         } catch let errors as ValidationErrors {
             let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
             let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
-            return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
     /// Deletes the tour and goes back to its site.
     func deleteTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-        try await database.perform { try $0.deleteTour(id: tour.id!, actor: context.actor) }
+        try await database.deleteTour(id: tour.id!, actor: context.actor)
         return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
     }
 
@@ -206,12 +206,12 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            let waypoint = try await database.perform { try $0.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor) }
+            let waypoint = try await database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
             if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
         } catch let errors as ValidationErrors where !request.wantsJSON {
             let page = try await tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
-            return pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
@@ -221,9 +221,9 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let ids = form.all("ids").compactMap { Int64($0) }
-        try await database.perform { try $0.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor) }
+        try await database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
         if request.wantsJSON {
-            return try JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
+            return try await JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
         }
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
     }
@@ -232,7 +232,7 @@ struct ToursController: Sendable {
     func showWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let waypoint = try await waypoint(tour, context)
-        return pages.render(
+        return await pages.render(
             "waypoint",
             title: waypoint.name,
             page: try await waypointPage(
@@ -259,9 +259,7 @@ struct ToursController: Sendable {
         let form = try await request.form(context: context)
         let text = LocalizedText(name: form.string("name"), description: form.string("description"))
         do {
-            try await database.perform {
-                try $0.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
-            }
+            try await database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
             return pages.redirect(
                 to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
                 notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved."
@@ -271,7 +269,7 @@ struct ToursController: Sendable {
             page.translation?.name = text.name
             page.translation?.description = text.description
             page.translation?.errors = errors.fields
-            return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
@@ -285,15 +283,13 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            _ = try await database.perform {
-                try $0.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
-            }
+            _ = try await database.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
             return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
         } catch let errors as ValidationErrors {
             var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
             page.form = Self.waypointForm(form)
             page.errors = errors.fields
-            return pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
+            return await pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
 
@@ -303,15 +299,13 @@ struct ToursController: Sendable {
         let waypoint = try await waypoint(tour, context)
         var request = request
         let form = try await request.form(context: context)
-        let moved = try await database.perform {
-            try $0.moveWaypoint(
-                tourId: tour.id!,
-                waypointId: waypoint.id!,
-                latitude: form.double("latitude"),
-                longitude: form.double("longitude"),
-                actor: context.actor
-            )
-        }
+        let moved = try await database.moveWaypoint(
+            tourId: tour.id!,
+            waypointId: waypoint.id!,
+            latitude: form.double("latitude"),
+            longitude: form.double("longitude"),
+            actor: context.actor
+        )
         if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
     }
@@ -320,7 +314,7 @@ struct ToursController: Sendable {
     func deleteWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let waypoint = try await waypoint(tour, context)
-        try await database.perform { try $0.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor) }
+        try await database.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor)
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
     }
 
@@ -328,7 +322,7 @@ struct ToursController: Sendable {
     func shiftWaypoint(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
         let waypoint = try await waypoint(tour, context)
-        try await database.perform { try $0.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor) }
+        try await database.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor)
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
     }
 
@@ -336,7 +330,7 @@ struct ToursController: Sendable {
 
     func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
         let id = try context.parameters.require("wid", as: Int64.self)
-        guard let waypoint = try await database.perform({ try $0.waypoint(tourId: tour.id!, id: id) }) else { throw NotFound() }
+        guard let waypoint = try await database.waypoint(tourId: tour.id!, id: id) else { throw NotFound() }
         return waypoint
     }
 
@@ -362,13 +356,14 @@ struct ToursController: Sendable {
     ) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = tileSettings.current
-        let (waypoints, readiness, openRequest, package, duration, tileset, mediaSize) = try await database.perform { database in
-            (
-                try database.waypoints(tourId: tour.id!), try database.publishReadiness(tourId: tour.id!, tiles: tiles),
-                try database.openRequest(tourId: tour.id!), try database.package(tourId: tour.id!), try database.durationEstimate(tour: tour),
-                try database.tileset(tourId: tour.id!), try database.mediaDownloadSize(tourId: tour.id!)
-            )
-        }
+        // Separate reads: each is small, and the page shows a moment's state (a later save revalidates everything).
+        let waypoints = try await database.waypoints(tourId: tour.id!)
+        let readiness = try await database.publishReadiness(tourId: tour.id!, tiles: tiles)
+        let openRequest = try await database.openRequest(tourId: tour.id!)
+        let package = try await database.package(tourId: tour.id!)
+        let duration = try await database.durationEstimate(tour: tour)
+        let tileset = try await database.tileset(tourId: tour.id!)
+        let mediaSize = try await database.mediaDownloadSize(tourId: tour.id!)
         let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         let warnings = overlaps.warnings + accessibilityWarnings
@@ -467,12 +462,9 @@ struct ToursController: Sendable {
         language: String? = nil
     ) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
-        let (assets, companions, copies) = try await database.perform { database in
-            (
-                try database.assets(waypointId: waypoint.id!), try database.companions(waypointId: waypoint.id!),
-                try database.optimizedCopies(tourId: tour.id!)
-            )
-        }
+        let assets = try await database.assets(waypointId: waypoint.id!)
+        let companions = try await database.companions(waypointId: waypoint.id!)
+        let copies = try await database.optimizedCopies(tourId: tour.id!)
         let tag = LanguageTag.further(language, of: tour.languages)
         let base = PanelURL.waypoint(tourId: tour.id!, waypoint.id!)
         var page = WaypointPage(

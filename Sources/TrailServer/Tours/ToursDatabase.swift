@@ -4,23 +4,31 @@ import GRDB
 extension AppDatabase {
     // MARK: Reads
 
-    public func tour(id: Int64) throws -> Tour? { try writer.read { try Tour.fetchOne($0, id: id) } }
+    public func tour(id: Int64) async throws -> Tour? { try await read { try Tour.fetchOne($0, id: id) } }
 
-    public func tours(siteId: Int64) throws -> [Tour] {
-        try writer.read { try Tour.filter(Tour.Columns.siteId == siteId).order(Tour.Columns.name).fetchAll($0) }
+    public func tours(siteId: Int64) async throws -> [Tour] {
+        try await read { try Tour.filter(Tour.Columns.siteId == siteId).order(Tour.Columns.name).fetchAll($0) }
     }
 
-    public func waypoints(tourId: Int64) throws -> [Waypoint] {
-        try writer.read { try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll($0) }
+    public func waypoints(tourId: Int64) async throws -> [Waypoint] {
+        try await read { try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll($0) }
     }
 
     /// One waypoint of the tour (nil when the id is another tour's or none).
-    public func waypoint(tourId: Int64, id: Int64) throws -> Waypoint? {
-        try writer.read { try Waypoint.filter(Waypoint.Columns.tourId == tourId && Waypoint.Columns.id == id).fetchOne($0) }
+    public func waypoint(tourId: Int64, id: Int64) async throws -> Waypoint? {
+        try await read { try Waypoint.filter(Waypoint.Columns.tourId == tourId && Waypoint.Columns.id == id).fetchOne($0) }
     }
 
-    public func waypointCounts(siteId: Int64) throws -> [Int64: Int] {
-        try writer.read { db in
+    /// How many tours each site has, by site id (a site without tours is absent).
+    public func tourCounts() async throws -> [Int64: Int] {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT siteId, COUNT(*) AS n FROM tour GROUP BY siteId")
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0["siteId"] as Int64, $0["n"] as Int) })
+        }
+    }
+
+    public func waypointCounts(siteId: Int64) async throws -> [Int64: Int] {
+        try await read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -35,10 +43,10 @@ extension AppDatabase {
 
     // MARK: Tours
 
-    public func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) throws -> Tour {
+    public func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
         try TourValidation.validate(input).throwIfAny()
         let now = Date()
-        return try writer.write { db in
+        return try await write { db in
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
             var tour = Tour(
                 id: nil,
@@ -68,17 +76,17 @@ extension AppDatabase {
         }
     }
 
-    public func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) throws -> Tour {
-        try editTour(id: id, details: input, frame: nil, maxAreaKm2: .infinity, actor: actor)
+    public func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
+        try await editTour(id: id, details: input, frame: nil, maxAreaKm2: .infinity, actor: actor)
     }
 
     /// Sets frame and zoom range; refused when a waypoint would end up outside, naming the waypoints.
-    public func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) throws -> Tour {
-        try editTour(id: tourId, details: nil, frame: input, maxAreaKm2: maxAreaKm2, actor: actor)
+    public func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
+        try await editTour(id: tourId, details: nil, frame: input, maxAreaKm2: maxAreaKm2, actor: actor)
     }
 
     /// Details and frame in one transaction (one PATCH of the API): both are saved, or neither, with every problem reported at once.
-    public func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) throws -> Tour {
+    public func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
         var errors = details.map(TourValidation.validate) ?? ValidationErrors()
         var checked: (frame: Frame, minZoom: Int, maxZoom: Int)?
         if let frameInput {
@@ -87,7 +95,8 @@ extension AppDatabase {
             if let frame, let minZoom = frameInput.minZoom, let maxZoom = frameInput.maxZoom { checked = (frame, minZoom, maxZoom) }
         }
         try errors.throwIfAny()
-        return try writer.write { db in
+        let checkedFrame = checked
+        return try await write { db in
             var tour = try Self.editableTour(db, id: id)
             if let input = details {
                 tour.name = input.name.trimmed
@@ -106,7 +115,7 @@ extension AppDatabase {
                     detail: tour.name
                 )
             }
-            if let (frame, minZoom, maxZoom) = checked {
+            if let (frame, minZoom, maxZoom) = checkedFrame {
                 let outside = try Waypoint.filter(Waypoint.Columns.tourId == id).order(Waypoint.Columns.position).fetchAll(db)
                     .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
                 if !outside.isEmpty {
@@ -138,8 +147,8 @@ extension AppDatabase {
         }
     }
 
-    public func deleteTour(id: Int64, actor: AuditActor) throws {
-        try writer.write { db in
+    public func deleteTour(id: Int64, actor: AuditActor) async throws {
+        try await write { db in
             let tour = try Self.editableTour(db, id: id)
             try tour.delete(db)
             try AuditEvent.record(
@@ -164,8 +173,8 @@ extension AppDatabase {
 
     // MARK: Waypoints
 
-    public func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) throws -> Waypoint {
-        try writer.write { db in
+    public func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var errors = TourValidation.validate(input, frame: tour.frame)
             var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
@@ -209,8 +218,8 @@ extension AppDatabase {
         }
     }
 
-    public func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) throws -> Waypoint {
-        try writer.write { db in
+    public func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var all = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
             guard var waypoint = all.first(where: { $0.id == waypointId }) else { throw NotFound() }
@@ -248,9 +257,9 @@ extension AppDatabase {
     }
 
     /// Moves a waypoint (a marker dragged on the map) without touching its other fields.
-    public func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) throws -> Waypoint {
-        guard let current = try writer.read({ try Waypoint.fetchOne($0, id: waypointId) }), current.tourId == tourId else { throw NotFound() }
-        return try updateWaypoint(
+    public func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) async throws -> Waypoint {
+        guard let current = try await read({ try Waypoint.fetchOne($0, id: waypointId) }), current.tourId == tourId else { throw NotFound() }
+        return try await updateWaypoint(
             tourId: tourId,
             waypointId: waypointId,
             WaypointInput(name: current.name, description: current.description, latitude: latitude, longitude: longitude),
@@ -258,8 +267,8 @@ extension AppDatabase {
         )
     }
 
-    public func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) throws {
-        try writer.write { db in
+    public func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) async throws {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
             try waypoint.delete(db)
@@ -279,8 +288,8 @@ extension AppDatabase {
     }
 
     /// Sets the whole order at once (drag and drop). `ids` must name every waypoint of the tour exactly once.
-    public func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) throws {
-        try writer.write { db in
+    public func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) async throws {
+        try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let current = try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
             guard ids.count == current.count, Set(ids) == Set(current) else {
@@ -301,15 +310,15 @@ extension AppDatabase {
     }
 
     /// One step up (-1) or down (+1): the keyboard and no-JavaScript way to reorder.
-    public func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) throws {
-        var ids = try writer.read { db in
+    public func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) async throws {
+        var ids = try await read { db in
             try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
         }
         guard let index = ids.firstIndex(of: waypointId) else { throw NotFound() }
         let target = index + step
         guard ids.indices.contains(target) else { return }
         ids.swapAt(index, target)
-        try reorderWaypoints(tourId: tourId, ids: ids, actor: actor)
+        try await reorderWaypoints(tourId: tourId, ids: ids, actor: actor)
     }
 
     /// Positions are unique per tour, so move everything out of the way (negative) first, then into place.

@@ -138,9 +138,10 @@ struct PageResponder: Sendable {
         request: Request,
         context: AppRequestContext,
         status: HTTPResponse.Status = .ok
-    ) -> Response {
+    ) async -> Response {
         let notice = Flash.read(request)
-        let reviewCount = context.user.map { (try? database.reviewQueueCount(for: $0)) ?? 0 } ?? 0
+        var reviewCount = 0
+        if let user = context.user { reviewCount = (try? await database.reviewQueueCount(for: user)) ?? 0 }
         let scannerWarning = context.user?.isAdmin == true && scans?.scannerReady == false
         let storageWarning = context.user?.isAdmin == true ? distribution?.lastFailure.map(DistributionStatus.failureText) : nil
         var response = views.render(

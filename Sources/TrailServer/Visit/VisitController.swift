@@ -45,7 +45,7 @@ struct VisitController: Sendable {
 
     /// Sites and their published tours: name, length, walking time, languages, download size.
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let tours = try await database.perform { try $0.visitorTours() }
+        let tours = try await database.visitorTours()
         var sites: [VisitListPage.Site] = []
         for tour in tours {
             let card = VisitListPage.Tour(tour)
@@ -55,7 +55,7 @@ struct VisitController: Sendable {
                 sites.append(VisitListPage.Site(slug: tour.published.siteSlug, name: tour.published.siteName, tours: [card]))
             }
         }
-        var response = pages.render(
+        var response = await pages.render(
             "visit-list",
             title: "Tours",
             page: VisitListPage(sites: sites, isEmpty: sites.isEmpty, assets: assets.base),
@@ -70,11 +70,11 @@ struct VisitController: Sendable {
     /// the player's service worker shows over the cached copy.
     func showPlayer(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("packageId")
-        switch try await database.perform({ try $0.visitorPackage(id: id) }) {
+        switch try await database.visitorPackage(id: id) {
         case .unknown:
             throw NotFound()
         case .withdrawn:
-            var response = pages.render(
+            var response = await pages.render(
                 "visit-withdrawn",
                 title: "Tour withdrawn",
                 page: VisitWithdrawnPage(assets: assets.base),
@@ -92,7 +92,7 @@ struct VisitController: Sendable {
                 description: tour.manifest.description,
                 assets: assets.base
             )
-            var response = pages.render("visit", title: tour.manifest.packageName, page: page, request: request, context: context)
+            var response = await pages.render("visit", title: tour.manifest.packageName, page: page, request: request, context: context)
             // Revalidated: the page names the player's current files; the tour itself comes from the signed catalog.
             response.headers[.cacheControl] = "no-cache"
             return response
@@ -102,7 +102,7 @@ struct VisitController: Sendable {
     /// The web app manifest that makes a tour's player installable; it starts at the tour.
     func appManifest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("packageId")
-        guard case let .published(tour) = try await database.perform({ try $0.visitorPackage(id: id) }) else { throw NotFound() }
+        guard case let .published(tour) = try await database.visitorPackage(id: id) else { throw NotFound() }
         let manifest = WebAppManifest(
             name: tour.manifest.packageName,
             short_name: String(tour.manifest.packageName.prefix(24)),
@@ -180,7 +180,7 @@ struct VisitController: Sendable {
     func playerAddress(_ context: AppRequestContext) async throws -> (url: String, name: String) {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
-        guard let package = try await database.perform({ try $0.package(tourId: id) }), package.currentVersion != nil else {
+        guard let package = try await database.package(tourId: id), package.currentVersion != nil else {
             throw Conflict("This tour has no released version yet, so it has no player address.")
         }
         return (Self.playerURL(publicURL: publicURL, packageId: package.id), tour.name)
@@ -198,7 +198,7 @@ struct VisitController: Sendable {
     func getPackageVersionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("id")
         guard let number = context.parameters.get("version", as: Int.self),
-            let version = try await database.perform({ try $0.servedVersion(packageId: id, version: number) })
+            let version = try await database.servedVersion(packageId: id, version: number)
         else { throw NotFound() }
         let manifest = try version.decodedManifest()
         guard let tiles = manifest.tiles else { throw HTTPError(.notFound, message: "This version has no map tiles.") }

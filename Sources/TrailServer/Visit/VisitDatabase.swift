@@ -10,15 +10,15 @@ struct VisitorTour: Sendable {
 
 extension AppDatabase {
     /// Every published package with its latest version's manifest, by site then package: one read transaction.
-    func visitorTours() throws -> [VisitorTour] {
-        try writer.read { db in
-            try Self.publishedPackages(db, siteSlug: nil).map { VisitorTour(published: $0, manifest: try $0.version.decodedManifest()) }
+    func visitorTours() async throws -> [VisitorTour] {
+        try await read { db in
+            try Self.visiblePackages(db, siteSlug: nil).map { VisitorTour(published: $0, manifest: try $0.version.decodedManifest()) }
         }
     }
 
     /// One published package for the player; `nil` when unknown, and `.withdrawn` when it exists but is unpublished.
-    func visitorPackage(id: String) throws -> VisitorPackageLookup {
-        try writer.read { db in
+    func visitorPackage(id: String) async throws -> VisitorPackageLookup {
+        try await read { db in
             guard let package = try PackageRecord.fetchOne(db, key: id), let current = package.currentVersion else { return .unknown }
             guard package.isVisible else { return .withdrawn }
             guard let version = try PackageVersion.fetchOne(db, key: ["packageId": id, "version": current]),
@@ -30,8 +30,8 @@ extension AppDatabase {
     }
 
     /// A released version of a package that is published now (any of its versions: a visitor may still hold an older one).
-    func servedVersion(packageId: String, version: Int) throws -> PackageVersion? {
-        try writer.read { db in
+    func servedVersion(packageId: String, version: Int) async throws -> PackageVersion? {
+        try await read { db in
             guard let package = try PackageRecord.fetchOne(db, key: packageId), package.isVisible, package.currentVersion != nil else { return nil }
             return try PackageVersion.fetchOne(db, key: ["packageId": packageId, "version": version])
         }

@@ -56,9 +56,9 @@ public final class MediaOptimizer: Service, Sendable {
     }
 
     /// Removes what a conversion cut off by a crash left, and queues again the copies of older settings.
-    public func recover() throws {
+    public func recover() async throws {
         try? FileManager.default.removeItem(at: workFolder)
-        let requeued = try database.requeueOutdatedOptimizations(settings: settingsID)
+        let requeued = try await database.requeueOutdatedOptimizations(settings: settingsID)
         if requeued > 0 { logger.notice("media: \(requeued) optimized copies are made again with the current settings") }
     }
 
@@ -68,7 +68,7 @@ public final class MediaOptimizer: Service, Sendable {
         var done = 0
         while !Task.isCancelled {
             let jobs: [(OptimizedCopy, Asset)]
-            do { jobs = try await database.perform { [settings] in try $0.pendingOptimizations(limit: settings.concurrency) } } catch {
+            do { jobs = try await database.pendingOptimizations(limit: settings.concurrency) } catch {
                 logger.error("cannot read the optimization queue: \(error)")
                 return done
             }
@@ -84,7 +84,7 @@ public final class MediaOptimizer: Service, Sendable {
     /// Waits until none of `assetIds` has a pending copy: works them here when no service runs (tests, the CLI).
     func waitForCopies(of assetIds: [Int64]) async throws {
         while true {
-            let copies = try await database.perform { try $0.optimizedCopies(assetIds: assetIds) }
+            let copies = try await database.optimizedCopies(assetIds: assetIds)
             guard copies.values.contains(where: { $0.state == .pending }) else { return }
             if running.withLockedValue({ $0 }) {
                 try await Task.sleep(for: .milliseconds(500))
@@ -114,12 +114,10 @@ public final class MediaOptimizer: Service, Sendable {
         }
         guard !Task.isCancelled else { return }
         do {
-            let outcome = try await database.perform { [settingsID] in
-                try $0.finishOptimization(assetId: asset.id!, sourceSha256: copy.sourceSha256, settings: settingsID, result)
-            }
+            let outcome = try await database.finishOptimization(assetId: asset.id!, sourceSha256: copy.sourceSha256, settings: settingsID, result)
             if let released = outcome.released { try? FileManager.default.removeItem(at: paths.absolute(released)) }
             if !outcome.accepted, let made = result.storedPath {
-                let unused = try await database.perform { db in try db.writer.read { try !AppDatabase.isReferenced($0, storedPath: made) } }
+                let unused = try await database.read { try !AppDatabase.isReferenced($0, storedPath: made) }
                 if unused { try? FileManager.default.removeItem(at: paths.absolute(made)) }
             }
             logger.info("optimized asset \(asset.id!): \(result.state.rawValue) \(result.message)")
@@ -149,7 +147,11 @@ public final class MediaOptimizer: Service, Sendable {
         let assetId = asset.id!
         // Server-made paths and fixed settings only, so the line is safe to log; scripts/bench-media.sh runs it again by hand.
         logger.info("asset \(assetId): converting with \(plan.executable) \(plan.arguments.joined(separator: " "))")
-        let progress = ProgressThrottle { [database] fraction in try? database.recordOptimizeProgress(assetId: assetId, progress: fraction) }
+        // The converter's output reader calls this on its own thread; the write is awaited in a task of its own (at most
+        // one a second: the figure is advisory, the result is recorded when the conversion ends).
+        let progress = ProgressThrottle { [database] fraction in
+            Task { try? await database.recordOptimizeProgress(assetId: assetId, progress: fraction) }
+        }
         let onLine = plan.reportsProgress ? Self.progressReader(duration: duration, progress: progress) : nil
         let outcome = try await ConverterProcess.run(
             plan.executable,
@@ -310,9 +312,7 @@ extension MediaOptimizer {
     /// Queues and makes the missing copies of one site's files (or every site's), here and now; with `dryRun`, lists
     /// them with estimates and changes nothing.
     public func optimizeExisting(siteId: Int64?, dryRun: Bool) async throws -> ExistingMediaReport {
-        let assets = try await database.perform { [settingsID] in
-            try $0.queueMissingOptimizations(siteId: siteId, settings: settingsID, dryRun: dryRun)
-        }
+        let assets = try await database.queueMissingOptimizations(siteId: siteId, settings: settingsID, dryRun: dryRun)
         var report = ExistingMediaReport(dryRun: dryRun)
         if dryRun {
             report.lines = assets.map { asset in
@@ -333,7 +333,7 @@ extension MediaOptimizer {
         }
         wake()
         try await waitForCopies(of: assets.map { $0.id! })
-        let copies = try await database.perform { try $0.optimizedCopies(assetIds: assets.map { $0.id! }) }
+        let copies = try await database.optimizedCopies(assetIds: assets.map { $0.id! })
         report.lines = assets.map { asset in
             let copy = copies[asset.id!]
             return .init(

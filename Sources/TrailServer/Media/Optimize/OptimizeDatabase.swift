@@ -41,16 +41,16 @@ extension AppDatabase {
             .insert(db, onConflict: .replace)
     }
 
-    public func optimizedCopy(assetId: Int64) throws -> OptimizedCopy? {
-        try writer.read { try OptimizedCopy.fetchOne($0, key: assetId) }
+    public func optimizedCopy(assetId: Int64) async throws -> OptimizedCopy? {
+        try await read { try OptimizedCopy.fetchOne($0, key: assetId) }
     }
 
     /// The copies of every file of a tour, by asset.
-    public func optimizedCopies(tourId: Int64) throws -> [Int64: OptimizedCopy] {
-        try writer.read { db in try Self.optimizedCopies(db, tourId: tourId) }
+    public func optimizedCopies(tourId: Int64) async throws -> [Int64: OptimizedCopy] {
+        try await read { db in try Self.copiesByAsset(db, tourId: tourId) }
     }
 
-    static func optimizedCopies(_ db: Database, tourId: Int64) throws -> [Int64: OptimizedCopy] {
+    static func copiesByAsset(_ db: Database, tourId: Int64) throws -> [Int64: OptimizedCopy] {
         try OptimizedCopy.fetchAll(
             db,
             sql: """
@@ -61,26 +61,26 @@ extension AppDatabase {
         ).reduce(into: [:]) { $0[$1.assetId] = $1 }
     }
 
-    public func optimizedCopies(assetIds: [Int64]) throws -> [Int64: OptimizedCopy] {
-        try writer.read { db in
+    public func optimizedCopies(assetIds: [Int64]) async throws -> [Int64: OptimizedCopy] {
+        try await read { db in
             try OptimizedCopy.filter(keys: assetIds).fetchAll(db).reduce(into: [:]) { $0[$1.assetId] = $1 }
         }
     }
 
     /// The oldest pending jobs with their assets.
-    func pendingOptimizations(limit: Int) throws -> [(OptimizedCopy, Asset)] {
-        try writer.read { db in
+    func pendingOptimizations(limit: Int) async throws -> [(OptimizedCopy, Asset)] {
+        try await read { db in
             try OptimizedCopy.filter(OptimizedCopy.Columns.state == OptimizeState.pending).order(OptimizedCopy.Columns.queuedAt).limit(limit)
                 .fetchAll(db).compactMap { copy in try Asset.fetchOne(db, id: copy.assetId).map { (copy, $0) } }
         }
     }
 
-    func pendingOptimizationCount() throws -> Int {
-        try writer.read { try OptimizedCopy.filter(OptimizedCopy.Columns.state == OptimizeState.pending).fetchCount($0) }
+    func pendingOptimizationCount() async throws -> Int {
+        try await read { try OptimizedCopy.filter(OptimizedCopy.Columns.state == OptimizeState.pending).fetchCount($0) }
     }
 
-    func recordOptimizeProgress(assetId: Int64, progress: Double) throws {
-        try writer.write { db in
+    func recordOptimizeProgress(assetId: Int64, progress: Double) async throws {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE optimizedCopy SET progress = ?, updatedAt = ? WHERE assetId = ? AND state = ?",
                 arguments: [min(1, max(0, progress)), Date().dbTime, assetId, OptimizeState.pending]
@@ -97,8 +97,8 @@ extension AppDatabase {
         sourceSha256: String,
         settings: String,
         _ result: OptimizeResult
-    ) throws -> (accepted: Bool, released: String?) {
-        try writer.write { db in
+    ) async throws -> (accepted: Bool, released: String?) {
+        try await write { db in
             guard var copy = try OptimizedCopy.fetchOne(db, key: assetId), copy.state == .pending, copy.sourceSha256 == sourceSha256,
                 copy.settings == settings
             else { return (false, nil) }
@@ -144,8 +144,8 @@ extension AppDatabase {
 
     /// The ranger's "keep original" choice for one file; refused while the tour is locked for review.
     @discardableResult
-    public func setUseOriginal(assetId: Int64, _ useOriginal: Bool, actor: AuditActor) throws -> Asset {
-        try writer.write { db in
+    public func setUseOriginal(assetId: Int64, _ useOriginal: Bool, actor: AuditActor) async throws -> Asset {
+        try await write { db in
             guard var asset = try Asset.fetchOne(db, id: assetId), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else {
                 throw NotFound()
             }
@@ -172,8 +172,8 @@ extension AppDatabase {
 
     /// Queues copies for clean media files (of one site, or all) that have none made with `settings` from their
     /// current original: files uploaded before copies existed, and copies of older settings. Returns the assets queued.
-    func queueMissingOptimizations(siteId: Int64?, settings: String, dryRun: Bool) throws -> [Asset] {
-        try writer.write { db in
+    func queueMissingOptimizations(siteId: Int64?, settings: String, dryRun: Bool) async throws -> [Asset] {
+        try await write { db in
             let assets = try Asset.fetchAll(
                 db,
                 sql: """
@@ -208,8 +208,8 @@ extension AppDatabase {
 
     /// At start: copies made with other settings than today's are made again (only those: a new ffmpeg alone changes
     /// nothing, so published files keep their SHA-256). Returns how many were queued.
-    func requeueOutdatedOptimizations(settings: String) throws -> Int {
-        try writer.write { db in
+    func requeueOutdatedOptimizations(settings: String) async throws -> Int {
+        try await write { db in
             try db.execute(
                 sql: """
                     UPDATE optimizedCopy SET state = 'pending', progress = 0, settings = ?, message = '', queuedAt = ?, updatedAt = ?
@@ -223,14 +223,14 @@ extension AppDatabase {
 
     /// What a tour's files weigh as uploaded and as they would ship now (optimized copies where ready and not kept as
     /// original; captions and transcripts in both), and how many copies are still being made.
-    public func mediaDownloadSize(tourId: Int64) throws -> MediaDownloadSize {
-        try writer.read { db in
+    public func mediaDownloadSize(tourId: Int64) async throws -> MediaDownloadSize {
+        try await read { db in
             let files = try Asset.fetchAll(
                 db,
                 sql: "SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?",
                 arguments: [tourId]
             )
-            let copies = try Self.optimizedCopies(db, tourId: tourId)
+            let copies = try Self.copiesByAsset(db, tourId: tourId)
             var size = MediaDownloadSize()
             for file in files {
                 size.originalBytes += file.size
