@@ -32,7 +32,7 @@ struct MediaCommand: AsyncParsableCommand {
                 guard let found = try await database.site(slug: site) else { throw ValidationError("no site with the slug “\(site)”") }
                 siteId = found.id
             }
-            let optimizer = MediaOptimizer(database: database, paths: DataPaths(root: config.dataFolder), settings: config.mediaOptimization)
+            let optimizer = MediaOptimizer(database: database, paths: config.dataPaths, settings: config.mediaOptimization)
             let report = try await optimizer.optimizeExisting(siteId: siteId, dryRun: dryRun)
             for line in report.lines {
                 let after = line.shippedSize.map { ByteFormat.string($0) } ?? "?"

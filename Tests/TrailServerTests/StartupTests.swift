@@ -11,7 +11,7 @@ struct StartupTests {
         config.root = projectRoot
         config.dataFolder = TestScratch.folder("trail-startup")
         try DataFolder.prepare(config.dataFolder)
-        let keyFile = DataPaths(root: config.dataFolder).signingKey
+        let keyFile = config.dataPaths.signingKey
         try Data("not a key".utf8).write(to: keyFile)
         let database = try AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)

@@ -39,7 +39,7 @@ struct TestApp {
         configure(&config)
         let database = try database ?? AppDatabase.inMemory(migrationsFolder: config.migrationsFolder)
         let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
-        let scans = scanner.map { ScanService(database: database, paths: DataPaths(root: config.dataFolder), scanner: $0) }
+        let scans = scanner.map { ScanService(database: database, paths: config.dataPaths, scanner: $0) }
         return await TestApp(dependencies: try AppDependencies(config: config, database: database, views: views, scans: scans))
     }
 

@@ -8,6 +8,9 @@ public struct AppConfig: Sendable {
     /// Holds `Templates/`, `Public/` and `migrations/`.
     public var root: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     public var dataFolder: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("data")
+    /// Where each kind of file lives inside `dataFolder`: the one place paths are made from the configuration (the
+    /// server's dependencies and each command take them from here).
+    public var dataPaths: DataPaths { DataPaths(root: dataFolder) }
     public var clamavDatabaseFolders: [String] = ["/var/lib/clamav"]
     public var clamdAddress: String? = nil
     public var maxUploadSize: Int64 = 2 * 1024 * 1024 * 1024 - 1

@@ -57,7 +57,7 @@ public struct AppDependencies: Sendable {
         self.database = database
         self.views = views
         self.openAPIDocument = OpenAPIDocument.load(from: config.openAPIFile, serverURL: config.effectivePublicURL)
-        let paths = DataPaths(root: config.dataFolder)
+        let paths = config.dataPaths
         self.paths = paths
         self.files = ContentStore(database: database, paths: paths)
         let scans = scans ?? ScanService(database: database, paths: paths, scanner: makeScanner(config))

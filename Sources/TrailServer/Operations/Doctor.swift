@@ -147,7 +147,7 @@ public struct Doctor: Sendable {
 
     func signingKey() -> Check {
         let name = "signing key"
-        let key = DataPaths(root: config.dataFolder).signingKey
+        let key = config.dataPaths.signingKey
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: key.path) else {
             if releasedVersions() > 0 {
                 return .failure(

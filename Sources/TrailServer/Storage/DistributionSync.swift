@@ -93,7 +93,7 @@ public final class DistributionSync: Service, Sendable {
         logger: Logger = Logger(label: "trail.storage")
     ) async throws -> DistributionSync? {
         guard let settings = config.storage else { return nil }
-        let paths = DataPaths(root: config.dataFolder)
+        let paths = config.dataPaths
         let signingKey = try SigningKey.loadOrCreate(at: paths.signingKey)
         let state = try await DistributionState(settings: settings, database: database)
         let catalog = CatalogSigner(
