@@ -65,7 +65,7 @@ struct BackupSafetyTests {
         var index = try DataBackup.readIndex(backup)
         index.files.append(.init(path: "assets/x", sha256: outside.appendingPathComponent("secret").path, size: size, modified: 0))
         try DataBackup.encoder.encode(index).write(to: backup.appendingPathComponent("backup.json"))
-        let problems = try await DataBackup.verify(backup)
+        let problems = try DataBackup.verify(backup)
         #expect(problems == ["assets/x: \(outside.appendingPathComponent("secret").path) is not a SHA-256 (64 lower-case hex digits)"])
     }
 

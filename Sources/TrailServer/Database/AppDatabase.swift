@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import NIOConcurrencyHelpers
 import NIOPosix
 
 /// The one door to SQLite. Writes are named after what they mean (`createTour`, `reorderWaypoints`, ...)
@@ -74,9 +73,11 @@ public struct AppDatabase: Sendable {
         }
     }
 
-    /// Copies the whole database into `copy` (SQLite's online backup), awaited.
+    /// Copies the whole database into `copy` (SQLite's online backup). GRDB's backup is synchronous and copies for as
+    /// long as the database is large: on the blocking pool, not on the caller's task.
     func backup(to copy: DatabaseQueue) async throws {
-        try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.backup(to: copy) }
+        let writer = self.writer
+        try await BlockingWork.files { try writer.backup(to: copy) }
     }
 
     /// Statements outside a transaction (pragmas), awaited (see ``read(_:)``).

@@ -105,14 +105,10 @@ extension AppDatabase {
             }
             let before = tour.languages
             tour.languages = choice.tags
-            tour.updatedAt = Date()
-            try tour.update(db)
-            try AuditEvent.record(
+            try Self.saveChangedTour(
                 db,
+                &tour,
                 actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tourId)",
                 action: "tour.languages",
                 detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))"
             )
@@ -129,17 +125,7 @@ extension AppDatabase {
             let tag = try Self.furtherLanguage(language, of: tour)
             let text = try Self.checked(text)
             tour.localized[tag] = text.isEmpty ? nil : text
-            tour.updatedAt = Date()
-            try tour.update(db)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tourId)",
-                action: "tour.text",
-                detail: "\(tag): \(text.name)"
-            )
+            try Self.saveChangedTour(db, &tour, actor: actor, action: "tour.text", detail: "\(tag): \(text.name)")
             return tour
         }
     }

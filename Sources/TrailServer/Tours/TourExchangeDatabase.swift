@@ -78,14 +78,10 @@ extension AppDatabase {
         try await write { db in
             var tour = try Self.editableTour(db, id: tourId)
             tour.route = route
-            tour.updatedAt = Date()
-            try tour.update(db)
-            try AuditEvent.record(
+            try Self.saveChangedTour(
                 db,
+                &tour,
                 actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tourId)",
                 action: "tour.route",
                 detail: route.map { "\($0.points.count) points, \(Int($0.lengthMeters)) m" } ?? "removed"
             )

@@ -103,17 +103,7 @@ extension AppDatabase {
                 tour.description = input.description.trimmed
                 tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
                 if let pace = input.paceKmh { tour.paceKmh = pace }
-                tour.updatedAt = Date()
-                try tour.update(db)
-                try AuditEvent.record(
-                    db,
-                    actor: actor,
-                    siteId: tour.siteId,
-                    objectType: "tour",
-                    objectId: "\(id)",
-                    action: "tour.update",
-                    detail: tour.name
-                )
+                try Self.saveChangedTour(db, &tour, actor: actor, action: "tour.update", detail: tour.name)
             }
             if let (frame, minZoom, maxZoom) = checkedFrame {
                 let outside = try Waypoint.filter(Waypoint.Columns.tourId == id).order(Waypoint.Columns.position).fetchAll(db)
@@ -131,14 +121,10 @@ extension AppDatabase {
                 tour.frameWest = frame.west
                 tour.minZoom = minZoom
                 tour.maxZoom = maxZoom
-                tour.updatedAt = Date()
-                try tour.update(db)
-                try AuditEvent.record(
+                try Self.saveChangedTour(
                     db,
+                    &tour,
                     actor: actor,
-                    siteId: tour.siteId,
-                    objectType: "tour",
-                    objectId: "\(id)",
                     action: "tour.frame",
                     detail: DisplayFormat.frame(frame) + ", zoom \(minZoom)–\(maxZoom)"
                 )
@@ -335,6 +321,13 @@ extension AppDatabase {
     static func nameTaken(_ name: String, in waypoints: [Waypoint], except id: Int64?) -> Bool {
         let wanted = name.trimmed.lowercased()
         return waypoints.contains { $0.id != id && $0.name.lowercased() == wanted }
+    }
+
+    /// Saves a changed tour (its `updatedAt` moved on) with the audit event of the change, in the caller's transaction.
+    static func saveChangedTour(_ db: Database, _ tour: inout Tour, actor: AuditActor, action: String, detail: String) throws {
+        tour.updatedAt = Date()
+        try tour.update(db)
+        try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: action, detail: detail)
     }
 
     static func touch(_ db: Database, tourId: Int64) throws {
