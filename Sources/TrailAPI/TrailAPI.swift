@@ -2,7 +2,7 @@ import Foundation
 @_exported import OpenAPIRuntime
 import PackageFormat
 
-// The mobile API's wire types. `Components.Schemas.*` in `Generated/` are made from `openapi.json` (the file the server
+// The API's wire types. `Components.Schemas.*` in `Generated/` are made from `openapi.json` (the file the server
 // serves at `/api/v1/openapi.json`) by swift-openapi-generator, set up by `openapi-generator-config.yaml` next to this
 // file, and committed: `scripts/generate-openapi.sh` makes them again after a change to either, and a test fails while
 // they are stale. The server encodes its answers with them and TrailClient decodes them, so a field added to, renamed

@@ -649,5 +649,1380 @@ extension Components {
                 case manifestURL
             }
         }
+        /// The map frame in WGS84 degrees.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Frame`.
+        public struct Frame: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Frame/north`.
+            public var north: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Frame/south`.
+            public var south: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Frame/east`.
+            public var east: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Frame/west`.
+            public var west: Swift.Double
+            /// Creates a new `Frame`.
+            ///
+            /// - Parameters:
+            ///   - north:
+            ///   - south:
+            ///   - east:
+            ///   - west:
+            public init(
+                north: Swift.Double,
+                south: Swift.Double,
+                east: Swift.Double,
+                west: Swift.Double
+            ) {
+                self.north = north
+                self.south = south
+                self.east = east
+                self.west = west
+            }
+            public enum CodingKeys: String, CodingKey {
+                case north
+                case south
+                case east
+                case west
+            }
+        }
+        /// `frame` is absent until one is set.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Tour`.
+        public struct Tour: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Tour/id`.
+            public var id: Swift.Int64
+            /// The site's slug.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/site`.
+            public var site: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tour/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tour/description`.
+            public var description: Swift.String
+            /// Slug used for the package's file name.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/mapName`.
+            public var mapName: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tour/state`.
+            @frozen public enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case draft = "draft"
+                case inReview = "inReview"
+                case published = "published"
+            }
+            /// - Remark: Generated from `#/components/schemas/Tour/state`.
+            public var state: Components.Schemas.Tour.StatePayload
+            /// - Remark: Generated from `#/components/schemas/Tour/frame`.
+            public var frame: Components.Schemas.Frame?
+            /// - Remark: Generated from `#/components/schemas/Tour/minZoom`.
+            public var minZoom: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tour/maxZoom`.
+            public var maxZoom: Swift.Int
+            /// Walking pace of the duration estimate.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/paceKmh`.
+            public var paceKmh: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Tour/waypoints`.
+            public var waypoints: [Components.Schemas.Waypoint]
+            /// BCP 47 tags, the default first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/languages`.
+            public var languages: [Swift.String]?
+            /// Per further language (BCP 47 tag): the texts in it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/localized`.
+            public struct LocalizedPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: Components.Schemas.LocalizedText]
+                /// Creates a new `LocalizedPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: Components.Schemas.LocalizedText] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Per further language (BCP 47 tag): the texts in it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/localized`.
+            public var localized: Components.Schemas.Tour.LocalizedPayload?
+            /// Creates a new `Tour`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - site: The site's slug.
+            ///   - name:
+            ///   - description:
+            ///   - mapName: Slug used for the package's file name.
+            ///   - state:
+            ///   - frame:
+            ///   - minZoom:
+            ///   - maxZoom:
+            ///   - paceKmh: Walking pace of the duration estimate.
+            ///   - waypoints:
+            ///   - languages: BCP 47 tags, the default first.
+            ///   - localized: Per further language (BCP 47 tag): the texts in it.
+            public init(
+                id: Swift.Int64,
+                site: Swift.String,
+                name: Swift.String,
+                description: Swift.String,
+                mapName: Swift.String,
+                state: Components.Schemas.Tour.StatePayload,
+                frame: Components.Schemas.Frame? = nil,
+                minZoom: Swift.Int,
+                maxZoom: Swift.Int,
+                paceKmh: Swift.Double,
+                waypoints: [Components.Schemas.Waypoint],
+                languages: [Swift.String]? = nil,
+                localized: Components.Schemas.Tour.LocalizedPayload? = nil
+            ) {
+                self.id = id
+                self.site = site
+                self.name = name
+                self.description = description
+                self.mapName = mapName
+                self.state = state
+                self.frame = frame
+                self.minZoom = minZoom
+                self.maxZoom = maxZoom
+                self.paceKmh = paceKmh
+                self.waypoints = waypoints
+                self.languages = languages
+                self.localized = localized
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case site
+                case name
+                case description
+                case mapName
+                case state
+                case frame
+                case minZoom
+                case maxZoom
+                case paceKmh
+                case waypoints
+                case languages
+                case localized
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Waypoint`.
+        public struct Waypoint: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Waypoint/id`.
+            public var id: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Waypoint/name`.
+            public var name: Swift.String
+            /// 1-based position in the tour.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Waypoint/order`.
+            public var order: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Waypoint/latitude`.
+            public var latitude: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Waypoint/longitude`.
+            public var longitude: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/Waypoint/description`.
+            public var description: Swift.String
+            /// The trigger zone: an app plays the stop within this many metres.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Waypoint/triggerRadiusMeters`.
+            public var triggerRadiusMeters: Swift.Int
+            /// The waypoint's files in order, with their scan status. In the answer of GET /manage/tours/{id} only.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Waypoint/assets`.
+            public var assets: [Components.Schemas.Asset]?
+            /// Per further language (BCP 47 tag): the texts in it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Waypoint/localized`.
+            public struct LocalizedPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: Components.Schemas.LocalizedText]
+                /// Creates a new `LocalizedPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: Components.Schemas.LocalizedText] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Per further language (BCP 47 tag): the texts in it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Waypoint/localized`.
+            public var localized: Components.Schemas.Waypoint.LocalizedPayload?
+            /// Creates a new `Waypoint`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - name:
+            ///   - order: 1-based position in the tour.
+            ///   - latitude:
+            ///   - longitude:
+            ///   - description:
+            ///   - triggerRadiusMeters: The trigger zone: an app plays the stop within this many metres.
+            ///   - assets: The waypoint's files in order, with their scan status. In the answer of GET /manage/tours/{id} only.
+            ///   - localized: Per further language (BCP 47 tag): the texts in it.
+            public init(
+                id: Swift.Int64,
+                name: Swift.String,
+                order: Swift.Int,
+                latitude: Swift.Double,
+                longitude: Swift.Double,
+                description: Swift.String,
+                triggerRadiusMeters: Swift.Int,
+                assets: [Components.Schemas.Asset]? = nil,
+                localized: Components.Schemas.Waypoint.LocalizedPayload? = nil
+            ) {
+                self.id = id
+                self.name = name
+                self.order = order
+                self.latitude = latitude
+                self.longitude = longitude
+                self.description = description
+                self.triggerRadiusMeters = triggerRadiusMeters
+                self.assets = assets
+                self.localized = localized
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case name
+                case order
+                case latitude
+                case longitude
+                case description
+                case triggerRadiusMeters
+                case assets
+                case localized
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ImportResult`.
+        public struct ImportResult: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ImportResult/dryRun`.
+            public var dryRun: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ImportResult/applied`.
+            public var applied: Swift.Bool
+            /// KMZ pictures attached as assets (pending until scanned).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ImportResult/imagesAttached`.
+            public var imagesAttached: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/ImportResult/plan`.
+            public struct PlanPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload`.
+                public struct WaypointsPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload/action`.
+                    @frozen public enum ActionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case add = "add"
+                        case change = "change"
+                        case skip = "skip"
+                    }
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload/action`.
+                    public var action: Components.Schemas.ImportResult.PlanPayload.WaypointsPayloadPayload.ActionPayload
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload/name`.
+                    public var name: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload/latitude`.
+                    public var latitude: Swift.Double
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload/longitude`.
+                    public var longitude: Swift.Double
+                    /// Why a waypoint is skipped.
+                    ///
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/WaypointsPayload/reason`.
+                    public var reason: Swift.String?
+                    /// Creates a new `WaypointsPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - action:
+                    ///   - name:
+                    ///   - latitude:
+                    ///   - longitude:
+                    ///   - reason: Why a waypoint is skipped.
+                    public init(
+                        action: Components.Schemas.ImportResult.PlanPayload.WaypointsPayloadPayload.ActionPayload,
+                        name: Swift.String,
+                        latitude: Swift.Double,
+                        longitude: Swift.Double,
+                        reason: Swift.String? = nil
+                    ) {
+                        self.action = action
+                        self.name = name
+                        self.latitude = latitude
+                        self.longitude = longitude
+                        self.reason = reason
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case action
+                        case name
+                        case latitude
+                        case longitude
+                        case reason
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/waypoints`.
+                public typealias WaypointsPayload = [Components.Schemas.ImportResult.PlanPayload.WaypointsPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/waypoints`.
+                public var waypoints: Components.Schemas.ImportResult.PlanPayload.WaypointsPayload
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/routePoints`.
+                public var routePoints: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/routeLengthMeters`.
+                public var routeLengthMeters: Swift.Double?
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/frame`.
+                public var frame: Components.Schemas.Frame?
+                /// The import sets `frame`: the tour had none, or `fitFrame=true`.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/setsFrame`.
+                public var setsFrame: Swift.Bool
+                /// How the file was read.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/format`.
+                @frozen public enum FormatPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case geoJSON = "GeoJSON"
+                    case gpx = "GPX"
+                    case kml = "KML"
+                    case kmz = "KMZ"
+                    case csv = "CSV"
+                }
+                /// How the file was read.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/format`.
+                public var format: Components.Schemas.ImportResult.PlanPayload.FormatPayload?
+                /// Points outside the tour's frame (skipped unless `fitFrame=true`).
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/outsideFrame`.
+                public var outsideFrame: Swift.Int?
+                /// The frame `fitFrame=true` would set, when points fall outside the current one.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/fittedFrame`.
+                public var fittedFrame: Components.Schemas.Frame?
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/LeftOutPayload`.
+                public struct LeftOutPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/LeftOutPayload/kind`.
+                    public var kind: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/LeftOutPayload/name`.
+                    public var name: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/LeftOutPayload/reason`.
+                    public var reason: Swift.String
+                    /// Creates a new `LeftOutPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - kind:
+                    ///   - name:
+                    ///   - reason:
+                    public init(
+                        kind: Swift.String,
+                        name: Swift.String,
+                        reason: Swift.String
+                    ) {
+                        self.kind = kind
+                        self.name = name
+                        self.reason = reason
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case kind
+                        case name
+                        case reason
+                    }
+                }
+                /// What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/leftOut`.
+                public typealias LeftOutPayload = [Components.Schemas.ImportResult.PlanPayload.LeftOutPayloadPayload]
+                /// What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/leftOut`.
+                public var leftOut: Components.Schemas.ImportResult.PlanPayload.LeftOutPayload?
+                /// KML folder names in document order (their placemarks are imported as one list).
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/folders`.
+                public var folders: [Swift.String]?
+                /// CSV: the header of the column read for latitude, longitude, name, description and order.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/columns`.
+                public struct ColumnsPayload: Codable, Hashable, Sendable {
+                    /// A container of undocumented properties.
+                    public var additionalProperties: [String: Swift.String]
+                    /// Creates a new `ColumnsPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - additionalProperties: A container of undocumented properties.
+                    public init(additionalProperties: [String: Swift.String] = .init()) {
+                        self.additionalProperties = additionalProperties
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                    }
+                    public func encode(to encoder: any Swift.Encoder) throws {
+                        try encoder.encodeAdditionalProperties(additionalProperties)
+                    }
+                }
+                /// CSV: the header of the column read for latitude, longitude, name, description and order.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/columns`.
+                public var columns: Components.Schemas.ImportResult.PlanPayload.ColumnsPayload?
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/ImagesPayload`.
+                public struct ImagesPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/ImagesPayload/waypoint`.
+                    public var waypoint: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/ImagesPayload/file`.
+                    public var file: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/ImportResult/plan/ImagesPayload/bytes`.
+                    public var bytes: Swift.Int
+                    /// Creates a new `ImagesPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - waypoint:
+                    ///   - file:
+                    ///   - bytes:
+                    public init(
+                        waypoint: Swift.String,
+                        file: Swift.String,
+                        bytes: Swift.Int
+                    ) {
+                        self.waypoint = waypoint
+                        self.file = file
+                        self.bytes = bytes
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case waypoint
+                        case file
+                        case bytes
+                    }
+                }
+                /// KMZ pictures that applying attaches to their waypoints.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/images`.
+                public typealias ImagesPayload = [Components.Schemas.ImportResult.PlanPayload.ImagesPayloadPayload]
+                /// KMZ pictures that applying attaches to their waypoints.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/images`.
+                public var images: Components.Schemas.ImportResult.PlanPayload.ImagesPayload?
+                /// Remarks, such as altitudes that waypoints do not keep.
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/notes`.
+                public var notes: [Swift.String]?
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/added`.
+                public var added: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/changed`.
+                public var changed: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/skipped`.
+                public var skipped: Swift.Int
+                /// Creates a new `PlanPayload`.
+                ///
+                /// - Parameters:
+                ///   - waypoints:
+                ///   - routePoints:
+                ///   - routeLengthMeters:
+                ///   - frame:
+                ///   - setsFrame: The import sets `frame`: the tour had none, or `fitFrame=true`.
+                ///   - format: How the file was read.
+                ///   - outsideFrame: Points outside the tour's frame (skipped unless `fitFrame=true`).
+                ///   - fittedFrame: The frame `fitFrame=true` would set, when points fall outside the current one.
+                ///   - leftOut: What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ.
+                ///   - folders: KML folder names in document order (their placemarks are imported as one list).
+                ///   - columns: CSV: the header of the column read for latitude, longitude, name, description and order.
+                ///   - images: KMZ pictures that applying attaches to their waypoints.
+                ///   - notes: Remarks, such as altitudes that waypoints do not keep.
+                ///   - added:
+                ///   - changed:
+                ///   - skipped:
+                public init(
+                    waypoints: Components.Schemas.ImportResult.PlanPayload.WaypointsPayload,
+                    routePoints: Swift.Int,
+                    routeLengthMeters: Swift.Double? = nil,
+                    frame: Components.Schemas.Frame? = nil,
+                    setsFrame: Swift.Bool,
+                    format: Components.Schemas.ImportResult.PlanPayload.FormatPayload? = nil,
+                    outsideFrame: Swift.Int? = nil,
+                    fittedFrame: Components.Schemas.Frame? = nil,
+                    leftOut: Components.Schemas.ImportResult.PlanPayload.LeftOutPayload? = nil,
+                    folders: [Swift.String]? = nil,
+                    columns: Components.Schemas.ImportResult.PlanPayload.ColumnsPayload? = nil,
+                    images: Components.Schemas.ImportResult.PlanPayload.ImagesPayload? = nil,
+                    notes: [Swift.String]? = nil,
+                    added: Swift.Int,
+                    changed: Swift.Int,
+                    skipped: Swift.Int
+                ) {
+                    self.waypoints = waypoints
+                    self.routePoints = routePoints
+                    self.routeLengthMeters = routeLengthMeters
+                    self.frame = frame
+                    self.setsFrame = setsFrame
+                    self.format = format
+                    self.outsideFrame = outsideFrame
+                    self.fittedFrame = fittedFrame
+                    self.leftOut = leftOut
+                    self.folders = folders
+                    self.columns = columns
+                    self.images = images
+                    self.notes = notes
+                    self.added = added
+                    self.changed = changed
+                    self.skipped = skipped
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case waypoints
+                    case routePoints
+                    case routeLengthMeters
+                    case frame
+                    case setsFrame
+                    case format
+                    case outsideFrame
+                    case fittedFrame
+                    case leftOut
+                    case folders
+                    case columns
+                    case images
+                    case notes
+                    case added
+                    case changed
+                    case skipped
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/ImportResult/plan`.
+            public var plan: Components.Schemas.ImportResult.PlanPayload
+            /// Creates a new `ImportResult`.
+            ///
+            /// - Parameters:
+            ///   - dryRun:
+            ///   - applied:
+            ///   - imagesAttached: KMZ pictures attached as assets (pending until scanned).
+            ///   - plan:
+            public init(
+                dryRun: Swift.Bool,
+                applied: Swift.Bool,
+                imagesAttached: Swift.Int? = nil,
+                plan: Components.Schemas.ImportResult.PlanPayload
+            ) {
+                self.dryRun = dryRun
+                self.applied = applied
+                self.imagesAttached = imagesAttached
+                self.plan = plan
+            }
+            public enum CodingKeys: String, CodingKey {
+                case dryRun
+                case applied
+                case imagesAttached
+                case plan
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Tileset`.
+        public struct Tileset: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Tileset/tour`.
+            public var tour: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Tileset/originalName`.
+            public var originalName: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tileset/size`.
+            public var size: Swift.Int64
+            /// Lowercase hex SHA-256.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tileset/sha256`.
+            public var sha256: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tileset/format`.
+            @frozen public enum FormatPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case png = "png"
+                case jpg = "jpg"
+                case webp = "webp"
+            }
+            /// - Remark: Generated from `#/components/schemas/Tileset/format`.
+            public var format: Components.Schemas.Tileset.FormatPayload
+            /// - Remark: Generated from `#/components/schemas/Tileset/minZoom`.
+            public var minZoom: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tileset/maxZoom`.
+            public var maxZoom: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tileset/bounds`.
+            public var bounds: Components.Schemas.Frame
+            /// - Remark: Generated from `#/components/schemas/Tileset/tileCount`.
+            public var tileCount: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Tileset/attribution`.
+            public var attribution: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tileset/scanStatus`.
+            @frozen public enum ScanStatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case clean = "clean"
+                case infected = "infected"
+                case unscannable = "unscannable"
+                case error = "error"
+            }
+            /// - Remark: Generated from `#/components/schemas/Tileset/scanStatus`.
+            public var scanStatus: Components.Schemas.Tileset.ScanStatusPayload
+            /// - Remark: Generated from `#/components/schemas/Tileset/scanDetail`.
+            public var scanDetail: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Tileset/createdAt`.
+            public var createdAt: Foundation.Date
+            /// Creates a new `Tileset`.
+            ///
+            /// - Parameters:
+            ///   - tour:
+            ///   - originalName:
+            ///   - size:
+            ///   - sha256: Lowercase hex SHA-256.
+            ///   - format:
+            ///   - minZoom:
+            ///   - maxZoom:
+            ///   - bounds:
+            ///   - tileCount:
+            ///   - attribution:
+            ///   - scanStatus:
+            ///   - scanDetail:
+            ///   - createdAt:
+            public init(
+                tour: Swift.Int64,
+                originalName: Swift.String,
+                size: Swift.Int64,
+                sha256: Swift.String,
+                format: Components.Schemas.Tileset.FormatPayload,
+                minZoom: Swift.Int,
+                maxZoom: Swift.Int,
+                bounds: Components.Schemas.Frame,
+                tileCount: Swift.Int,
+                attribution: Swift.String,
+                scanStatus: Components.Schemas.Tileset.ScanStatusPayload,
+                scanDetail: Swift.String,
+                createdAt: Foundation.Date
+            ) {
+                self.tour = tour
+                self.originalName = originalName
+                self.size = size
+                self.sha256 = sha256
+                self.format = format
+                self.minZoom = minZoom
+                self.maxZoom = maxZoom
+                self.bounds = bounds
+                self.tileCount = tileCount
+                self.attribution = attribution
+                self.scanStatus = scanStatus
+                self.scanDetail = scanDetail
+                self.createdAt = createdAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case tour
+                case originalName
+                case size
+                case sha256
+                case format
+                case minZoom
+                case maxZoom
+                case bounds
+                case tileCount
+                case attribution
+                case scanStatus
+                case scanDetail
+                case createdAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Asset`.
+        public struct Asset: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Asset/id`.
+            public var id: Swift.Int64
+            /// The waypoint's id.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/waypoint`.
+            public var waypoint: Swift.Int64
+            /// 1-based position among the waypoint's media; 0 for a caption or transcript file (see companionOf), which has no place of its own.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/order`.
+            public var order: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/Asset/kind`.
+            @frozen public enum KindPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case video = "video"
+                case audio = "audio"
+                case image = "image"
+                case text = "text"
+            }
+            /// - Remark: Generated from `#/components/schemas/Asset/kind`.
+            public var kind: Components.Schemas.Asset.KindPayload
+            /// The uploader's file name (metadata only).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/originalName`.
+            public var originalName: Swift.String
+            /// Detected from the bytes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/mimeType`.
+            public var mimeType: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Asset/size`.
+            public var size: Swift.Int64
+            /// Lowercase hex SHA-256.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/sha256`.
+            public var sha256: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Asset/scanStatus`.
+            @frozen public enum ScanStatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case clean = "clean"
+                case infected = "infected"
+                case unscannable = "unscannable"
+                case error = "error"
+            }
+            /// - Remark: Generated from `#/components/schemas/Asset/scanStatus`.
+            public var scanStatus: Components.Schemas.Asset.ScanStatusPayload
+            /// The scanner's finding; only for the uploader and admins.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/scanDetail`.
+            public var scanDetail: Swift.String?
+            /// Panel preview; only for clean files.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/previewURL`.
+            public var previewURL: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Asset/createdAt`.
+            public var createdAt: Foundation.Date
+            /// The name an app shows (empty: none).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/title`.
+            public var title: Swift.String?
+            /// An image's text alternative (empty for other kinds, or not written yet).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/altText`.
+            public var altText: Swift.String?
+            /// The file's captions (absent: none yet).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/captions`.
+            public var captions: Components.Schemas.CompanionFile?
+            /// The file's transcript (absent: none yet).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/transcript`.
+            public var transcript: Components.Schemas.CompanionFile?
+            /// On a caption or transcript file: the media file it belongs to (null otherwise).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/companionOf`.
+            public var companionOf: Swift.Int64?
+            /// On a caption or transcript file: which of the two it is.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/role`.
+            @frozen public enum RolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case captions = "captions"
+                case transcript = "transcript"
+                case _empty_ = ""
+            }
+            /// On a caption or transcript file: which of the two it is.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/role`.
+            public var role: Components.Schemas.Asset.RolePayload?
+            /// The one language the file is for; absent (or null): every language.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/language`.
+            public var language: Swift.String?
+            /// Media files: the file as uploaded.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/original`.
+            public var original: Components.Schemas.OriginalFile?
+            /// Video, audio and images once scanned clean: the phone-sized copy (absent: none, e.g. with optimization off).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/optimized`.
+            public var optimized: Components.Schemas.OptimizedCopy?
+            /// Whether the package ships the original instead of the copy.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Asset/useOriginal`.
+            public var useOriginal: Swift.Bool?
+            /// Creates a new `Asset`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - waypoint: The waypoint's id.
+            ///   - order: 1-based position among the waypoint's media; 0 for a caption or transcript file (see companionOf), which has no place of its own.
+            ///   - kind:
+            ///   - originalName: The uploader's file name (metadata only).
+            ///   - mimeType: Detected from the bytes.
+            ///   - size:
+            ///   - sha256: Lowercase hex SHA-256.
+            ///   - scanStatus:
+            ///   - scanDetail: The scanner's finding; only for the uploader and admins.
+            ///   - previewURL: Panel preview; only for clean files.
+            ///   - createdAt:
+            ///   - title: The name an app shows (empty: none).
+            ///   - altText: An image's text alternative (empty for other kinds, or not written yet).
+            ///   - captions: The file's captions (absent: none yet).
+            ///   - transcript: The file's transcript (absent: none yet).
+            ///   - companionOf: On a caption or transcript file: the media file it belongs to (null otherwise).
+            ///   - role: On a caption or transcript file: which of the two it is.
+            ///   - language: The one language the file is for; absent (or null): every language.
+            ///   - original: Media files: the file as uploaded.
+            ///   - optimized: Video, audio and images once scanned clean: the phone-sized copy (absent: none, e.g. with optimization off).
+            ///   - useOriginal: Whether the package ships the original instead of the copy.
+            public init(
+                id: Swift.Int64,
+                waypoint: Swift.Int64,
+                order: Swift.Int,
+                kind: Components.Schemas.Asset.KindPayload,
+                originalName: Swift.String,
+                mimeType: Swift.String,
+                size: Swift.Int64,
+                sha256: Swift.String,
+                scanStatus: Components.Schemas.Asset.ScanStatusPayload,
+                scanDetail: Swift.String? = nil,
+                previewURL: Swift.String? = nil,
+                createdAt: Foundation.Date,
+                title: Swift.String? = nil,
+                altText: Swift.String? = nil,
+                captions: Components.Schemas.CompanionFile? = nil,
+                transcript: Components.Schemas.CompanionFile? = nil,
+                companionOf: Swift.Int64? = nil,
+                role: Components.Schemas.Asset.RolePayload? = nil,
+                language: Swift.String? = nil,
+                original: Components.Schemas.OriginalFile? = nil,
+                optimized: Components.Schemas.OptimizedCopy? = nil,
+                useOriginal: Swift.Bool? = nil
+            ) {
+                self.id = id
+                self.waypoint = waypoint
+                self.order = order
+                self.kind = kind
+                self.originalName = originalName
+                self.mimeType = mimeType
+                self.size = size
+                self.sha256 = sha256
+                self.scanStatus = scanStatus
+                self.scanDetail = scanDetail
+                self.previewURL = previewURL
+                self.createdAt = createdAt
+                self.title = title
+                self.altText = altText
+                self.captions = captions
+                self.transcript = transcript
+                self.companionOf = companionOf
+                self.role = role
+                self.language = language
+                self.original = original
+                self.optimized = optimized
+                self.useOriginal = useOriginal
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case waypoint
+                case order
+                case kind
+                case originalName
+                case mimeType
+                case size
+                case sha256
+                case scanStatus
+                case scanDetail
+                case previewURL
+                case createdAt
+                case title
+                case altText
+                case captions
+                case transcript
+                case companionOf
+                case role
+                case language
+                case original
+                case optimized
+                case useOriginal
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/LocalizedText`.
+        public struct LocalizedText: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/LocalizedText/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/LocalizedText/description`.
+            public var description: Swift.String
+            /// Creates a new `LocalizedText`.
+            ///
+            /// - Parameters:
+            ///   - name:
+            ///   - description:
+            public init(
+                name: Swift.String,
+                description: Swift.String
+            ) {
+                self.name = name
+                self.description = description
+            }
+            public enum CodingKeys: String, CodingKey {
+                case name
+                case description
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CompanionFile`.
+        public struct CompanionFile: Codable, Hashable, Sendable {
+            /// Its own asset id (GET /manage/assets/{aid} reads it).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/id`.
+            public var id: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/originalName`.
+            public var originalName: Swift.String
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/mimeType`.
+            @frozen public enum MimeTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case textVtt = "text/vtt"
+                case textPlain = "text/plain"
+            }
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/mimeType`.
+            public var mimeType: Components.Schemas.CompanionFile.MimeTypePayload
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/size`.
+            public var size: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/sha256`.
+            public var sha256: Swift.String
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/scanStatus`.
+            @frozen public enum ScanStatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case clean = "clean"
+                case infected = "infected"
+                case unscannable = "unscannable"
+                case error = "error"
+            }
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/scanStatus`.
+            public var scanStatus: Components.Schemas.CompanionFile.ScanStatusPayload
+            /// Only for clean files.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CompanionFile/previewURL`.
+            public var previewURL: Swift.String?
+            /// Creates a new `CompanionFile`.
+            ///
+            /// - Parameters:
+            ///   - id: Its own asset id (GET /manage/assets/{aid} reads it).
+            ///   - originalName:
+            ///   - mimeType:
+            ///   - size:
+            ///   - sha256:
+            ///   - scanStatus:
+            ///   - previewURL: Only for clean files.
+            public init(
+                id: Swift.Int64,
+                originalName: Swift.String,
+                mimeType: Components.Schemas.CompanionFile.MimeTypePayload,
+                size: Swift.Int64,
+                sha256: Swift.String,
+                scanStatus: Components.Schemas.CompanionFile.ScanStatusPayload,
+                previewURL: Swift.String? = nil
+            ) {
+                self.id = id
+                self.originalName = originalName
+                self.mimeType = mimeType
+                self.size = size
+                self.sha256 = sha256
+                self.scanStatus = scanStatus
+                self.previewURL = previewURL
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case originalName
+                case mimeType
+                case size
+                case sha256
+                case scanStatus
+                case previewURL
+            }
+        }
+        /// The file as uploaded; kept whatever ships.
+        ///
+        /// - Remark: Generated from `#/components/schemas/OriginalFile`.
+        public struct OriginalFile: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/OriginalFile/size`.
+            public var size: Swift.Int64
+            /// Lowercase hex SHA-256.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OriginalFile/sha256`.
+            public var sha256: Swift.String
+            /// - Remark: Generated from `#/components/schemas/OriginalFile/mimeType`.
+            public var mimeType: Swift.String
+            /// Creates a new `OriginalFile`.
+            ///
+            /// - Parameters:
+            ///   - size:
+            ///   - sha256: Lowercase hex SHA-256.
+            ///   - mimeType:
+            public init(
+                size: Swift.Int64,
+                sha256: Swift.String,
+                mimeType: Swift.String
+            ) {
+                self.size = size
+                self.sha256 = sha256
+                self.mimeType = mimeType
+            }
+            public enum CodingKeys: String, CodingKey {
+                case size
+                case sha256
+                case mimeType
+            }
+        }
+        /// The phone-sized copy the package ships unless `useOriginal` (video: H.264 + AAC MP4 with `moov` first, longest side at most 1280 px, under 2 Mbit/s; audio: AAC in MP4 at most 96 kbit/s; images: JPEG, or PNG with transparency, longest side at most 2048 px, upright, no metadata).
+        ///
+        /// - Remark: Generated from `#/components/schemas/OptimizedCopy`.
+        public struct OptimizedCopy: Codable, Hashable, Sendable {
+            /// `pending`: being made (see `progress`); `ready`: made; `skipped`: the original already fits and ships; `failed`: see `message`, blocks publishing until the file is replaced or `useOriginal` is set.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/state`.
+            @frozen public enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case pending = "pending"
+                case ready = "ready"
+                case skipped = "skipped"
+                case failed = "failed"
+            }
+            /// `pending`: being made (see `progress`); `ready`: made; `skipped`: the original already fits and ships; `failed`: see `message`, blocks publishing until the file is replaced or `useOriginal` is set.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/state`.
+            public var state: Components.Schemas.OptimizedCopy.StatePayload
+            /// Share done while pending.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/progress`.
+            public var progress: Swift.Double?
+            /// Ready: the copy's size.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/size`.
+            public var size: Swift.Int64?
+            /// Ready: the copy's SHA-256 (stable: the same original and settings give the same bytes).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/sha256`.
+            public var sha256: Swift.String?
+            /// Ready: `video/mp4`, `audio/mp4`, `image/jpeg` or `image/png`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/mimeType`.
+            public var mimeType: Swift.String?
+            /// Pixels as shown (images and video).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/width`.
+            public var width: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/height`.
+            public var height: Swift.Int?
+            /// Play time (audio and video): the original's within 0.1 s.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/durationSeconds`.
+            public var durationSeconds: Swift.Double?
+            /// Why it failed or was skipped.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OptimizedCopy/message`.
+            public var message: Swift.String?
+            /// Creates a new `OptimizedCopy`.
+            ///
+            /// - Parameters:
+            ///   - state: `pending`: being made (see `progress`); `ready`: made; `skipped`: the original already fits and ships; `failed`: see `message`, blocks publishing until the file is replaced or `useOriginal` is set.
+            ///   - progress: Share done while pending.
+            ///   - size: Ready: the copy's size.
+            ///   - sha256: Ready: the copy's SHA-256 (stable: the same original and settings give the same bytes).
+            ///   - mimeType: Ready: `video/mp4`, `audio/mp4`, `image/jpeg` or `image/png`.
+            ///   - width: Pixels as shown (images and video).
+            ///   - height:
+            ///   - durationSeconds: Play time (audio and video): the original's within 0.1 s.
+            ///   - message: Why it failed or was skipped.
+            public init(
+                state: Components.Schemas.OptimizedCopy.StatePayload,
+                progress: Swift.Double? = nil,
+                size: Swift.Int64? = nil,
+                sha256: Swift.String? = nil,
+                mimeType: Swift.String? = nil,
+                width: Swift.Int? = nil,
+                height: Swift.Int? = nil,
+                durationSeconds: Swift.Double? = nil,
+                message: Swift.String? = nil
+            ) {
+                self.state = state
+                self.progress = progress
+                self.size = size
+                self.sha256 = sha256
+                self.mimeType = mimeType
+                self.width = width
+                self.height = height
+                self.durationSeconds = durationSeconds
+                self.message = message
+            }
+            public enum CodingKeys: String, CodingKey {
+                case state
+                case progress
+                case size
+                case sha256
+                case mimeType
+                case width
+                case height
+                case durationSeconds
+                case message
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PublishAccepted`.
+        public struct PublishAccepted: Codable, Hashable, Sendable {
+            /// The publish request's id.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishAccepted/requestId`.
+            public var requestId: Swift.String
+            /// Creates a new `PublishAccepted`.
+            ///
+            /// - Parameters:
+            ///   - requestId: The publish request's id.
+            public init(requestId: Swift.String) {
+                self.requestId = requestId
+            }
+            public enum CodingKeys: String, CodingKey {
+                case requestId
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PublishRequest`.
+        public struct PublishRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/id`.
+            public var id: Swift.String
+            /// Absent once the tour was deleted.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/tour`.
+            public var tour: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/packageId`.
+            public var packageId: Swift.String
+            /// The version this request releases.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/version`.
+            public var version: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/state`.
+            @frozen public enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case building = "building"
+                case pending = "pending"
+                case ready = "ready"
+                case published = "published"
+                case denied = "denied"
+                case failed = "failed"
+                case withdrawn = "withdrawn"
+            }
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/state`.
+            public var state: Components.Schemas.PublishRequest.StatePayload
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/approvals`.
+            public var approvals: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/requiredApprovals`.
+            public var requiredApprovals: Swift.Int
+            /// Of the package build.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/progress`.
+            public struct ProgressPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/PublishRequest/progress/filesDone`.
+                public var filesDone: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/PublishRequest/progress/filesTotal`.
+                public var filesTotal: Swift.Int
+                /// - Remark: Generated from `#/components/schemas/PublishRequest/progress/bytesDone`.
+                public var bytesDone: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/PublishRequest/progress/bytesTotal`.
+                public var bytesTotal: Swift.Int64
+                /// Creates a new `ProgressPayload`.
+                ///
+                /// - Parameters:
+                ///   - filesDone:
+                ///   - filesTotal:
+                ///   - bytesDone:
+                ///   - bytesTotal:
+                public init(
+                    filesDone: Swift.Int,
+                    filesTotal: Swift.Int,
+                    bytesDone: Swift.Int64,
+                    bytesTotal: Swift.Int64
+                ) {
+                    self.filesDone = filesDone
+                    self.filesTotal = filesTotal
+                    self.bytesDone = bytesDone
+                    self.bytesTotal = bytesTotal
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case filesDone
+                    case filesTotal
+                    case bytesDone
+                    case bytesTotal
+                }
+            }
+            /// Of the package build.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/progress`.
+            public var progress: Components.Schemas.PublishRequest.ProgressPayload
+            /// Why the build failed (state `failed`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/failureReason`.
+            public var failureReason: Swift.String?
+            /// The reviewer's comment (state `denied`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/denialComment`.
+            public var denialComment: Swift.String?
+            /// Of the built zip, once built.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/sha256`.
+            public var sha256: Swift.String?
+            /// Of the built zip, once built.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/size`.
+            public var size: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/PublishRequest/reviews`.
+            public var reviews: [Components.Schemas.Review]
+            /// Creates a new `PublishRequest`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - tour: Absent once the tour was deleted.
+            ///   - packageId:
+            ///   - version: The version this request releases.
+            ///   - state:
+            ///   - approvals:
+            ///   - requiredApprovals:
+            ///   - progress: Of the package build.
+            ///   - failureReason: Why the build failed (state `failed`).
+            ///   - denialComment: The reviewer's comment (state `denied`).
+            ///   - sha256: Of the built zip, once built.
+            ///   - size: Of the built zip, once built.
+            ///   - reviews:
+            public init(
+                id: Swift.String,
+                tour: Swift.Int64? = nil,
+                packageId: Swift.String,
+                version: Swift.Int,
+                state: Components.Schemas.PublishRequest.StatePayload,
+                approvals: Swift.Int,
+                requiredApprovals: Swift.Int,
+                progress: Components.Schemas.PublishRequest.ProgressPayload,
+                failureReason: Swift.String? = nil,
+                denialComment: Swift.String? = nil,
+                sha256: Swift.String? = nil,
+                size: Swift.Int64? = nil,
+                reviews: [Components.Schemas.Review]
+            ) {
+                self.id = id
+                self.tour = tour
+                self.packageId = packageId
+                self.version = version
+                self.state = state
+                self.approvals = approvals
+                self.requiredApprovals = requiredApprovals
+                self.progress = progress
+                self.failureReason = failureReason
+                self.denialComment = denialComment
+                self.sha256 = sha256
+                self.size = size
+                self.reviews = reviews
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case tour
+                case packageId
+                case version
+                case state
+                case approvals
+                case requiredApprovals
+                case progress
+                case failureReason
+                case denialComment
+                case sha256
+                case size
+                case reviews
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Review`.
+        public struct Review: Codable, Hashable, Sendable {
+            /// The reviewer's display name.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Review/reviewer`.
+            public var reviewer: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Review/decision`.
+            @frozen public enum DecisionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case approve = "approve"
+                case deny = "deny"
+            }
+            /// - Remark: Generated from `#/components/schemas/Review/decision`.
+            public var decision: Components.Schemas.Review.DecisionPayload
+            /// - Remark: Generated from `#/components/schemas/Review/comment`.
+            public var comment: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Review/at`.
+            public var at: Foundation.Date
+            /// Creates a new `Review`.
+            ///
+            /// - Parameters:
+            ///   - reviewer: The reviewer's display name.
+            ///   - decision:
+            ///   - comment:
+            ///   - at:
+            public init(
+                reviewer: Swift.String,
+                decision: Components.Schemas.Review.DecisionPayload,
+                comment: Swift.String,
+                at: Foundation.Date
+            ) {
+                self.reviewer = reviewer
+                self.decision = decision
+                self.comment = comment
+                self.at = at
+            }
+            public enum CodingKeys: String, CodingKey {
+                case reviewer
+                case decision
+                case comment
+                case at
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Release`.
+        public struct Release: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Release/packageId`.
+            public var packageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Release/version`.
+            public var version: Swift.Int
+            /// Lowercase hex SHA-256.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Release/sha256`.
+            public var sha256: Swift.String
+            /// Creates a new `Release`.
+            ///
+            /// - Parameters:
+            ///   - packageId:
+            ///   - version:
+            ///   - sha256: Lowercase hex SHA-256.
+            public init(
+                packageId: Swift.String,
+                version: Swift.Int,
+                sha256: Swift.String
+            ) {
+                self.packageId = packageId
+                self.version = version
+                self.sha256 = sha256
+            }
+            public enum CodingKeys: String, CodingKey {
+                case packageId
+                case version
+                case sha256
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PackageVisibility`.
+        public struct PackageVisibility: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PackageVisibility/packageId`.
+            public var packageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/PackageVisibility/visible`.
+            public var visible: Swift.Bool
+            /// Creates a new `PackageVisibility`.
+            ///
+            /// - Parameters:
+            ///   - packageId:
+            ///   - visible:
+            public init(
+                packageId: Swift.String,
+                visible: Swift.Bool
+            ) {
+                self.packageId = packageId
+                self.visible = visible
+            }
+            public enum CodingKeys: String, CodingKey {
+                case packageId
+                case visible
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PackageRollback`.
+        public struct PackageRollback: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PackageRollback/packageId`.
+            public var packageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/PackageRollback/currentVersion`.
+            public var currentVersion: Swift.Int
+            /// Creates a new `PackageRollback`.
+            ///
+            /// - Parameters:
+            ///   - packageId:
+            ///   - currentVersion:
+            public init(
+                packageId: Swift.String,
+                currentVersion: Swift.Int
+            ) {
+                self.packageId = packageId
+                self.currentVersion = currentVersion
+            }
+            public enum CodingKeys: String, CodingKey {
+                case packageId
+                case currentVersion
+            }
+        }
     }
 }

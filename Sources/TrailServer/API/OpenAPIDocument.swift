@@ -4,11 +4,10 @@ import Foundation
 ///
 /// The document is the file `openapi.json` in the root folder (`--root`, next to `Templates/`), the one place the
 /// wire contract is written: the README links to it instead of repeating every field. `__SERVER_URL__` in it becomes
-/// the server's public URL. The mobile routes' bodies and the error body are the types generated from this file (module
-/// TrailAPI), so they cannot drift from it; the management routes' bodies (`ToursAPI`, `MediaController`,
-/// `TusController`, `PublishingController`) are written by hand: when one of their answers changes, change the file
-/// too (schemathesis checks the live answers against it). `OpenAPITests` validates it with `openapi-spec-validator` and checks that every `/api/v1` route of
-/// the router is described; `Tests/e2e/test_api_schemathesis.py` runs schemathesis against a live server with it.
+/// the server's public URL. The JSON answers are the types generated from this file (module TrailAPI, made by
+/// `scripts/generate-openapi.sh`), so they cannot drift from it; request bodies are read by hand-written types and the
+/// tus routes answer with headers (schemathesis checks the live answers against the file). `OpenAPITests` validates it
+/// with `openapi-spec-validator` and checks that every `/api/v1` route of the router is described; `Tests/e2e/test_api_schemathesis.py` runs schemathesis against a live server with it.
 enum OpenAPIDocument {
     /// The document with the server's URL filled in; nil when the file cannot be read.
     static func load(from file: URL, serverURL: String) -> String? {

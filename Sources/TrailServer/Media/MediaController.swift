@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import TrailAPI
 
 /// Assets on the panel (upload form, delete, reorder, rescan, previews) and in the management API.
 struct MediaController: Sendable {
@@ -13,117 +14,6 @@ struct MediaController: Sendable {
     let config: AppConfig
     /// For the waypoint page a refused file form is shown on again.
     let tileSettings: TileSettingsStore
-
-    struct AssetBody: Encodable, Sendable {
-        let id: Int64
-        let waypoint: Int64
-        let order: Int
-        let kind: String
-        let originalName: String
-        let mimeType: String
-        let size: Int64
-        let sha256: String
-        let scanStatus: String
-        let scanDetail: String?
-        let previewURL: String?
-        let createdAt: String
-        let title: String
-        /// Images only (empty for the other kinds).
-        let altText: String
-        /// A video's or audio file's captions and transcript (absent: none yet).
-        var captions: CompanionBody? = nil
-        var transcript: CompanionBody? = nil
-        /// On a caption or transcript file: the media file it belongs to, and which of the two it is.
-        let companionOf: Int64?
-        let role: String?
-        /// The one language the file is for; null: every language.
-        let language: String?
-        /// Media files: the file as uploaded, its phone-sized copy (absent before the scan, or with optimization off),
-        /// and whether the package ships the original anyway.
-        var original: OriginalBody? = nil
-        var optimized: OptimizedBody? = nil
-        var useOriginal: Bool? = nil
-
-        /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only.
-        init(_ asset: Asset, viewer: AuthenticatedUser?, companions: AssetCompanions = AssetCompanions(), copy: OptimizedCopy? = nil) {
-            let mayReadDetail = viewer?.isAdmin == true || viewer?.id == asset.uploadedBy
-            id = asset.id!
-            waypoint = asset.waypointId
-            order = asset.position
-            kind = asset.kind.rawValue
-            originalName = asset.originalName
-            mimeType = asset.mimeType
-            size = asset.size
-            sha256 = asset.sha256
-            scanStatus = asset.scanStatus.rawValue
-            scanDetail = mayReadDetail ? asset.scanDetail : nil
-            previewURL = asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
-            createdAt = DisplayFormat.timestamp(asset.createdAt)
-            title = asset.title
-            altText = asset.altText
-            companionOf = asset.companionOf
-            role = asset.companionRole?.rawValue
-            language = asset.language
-            captions = companions.captions.map { CompanionBody($0) }
-            transcript = companions.transcript.map { CompanionBody($0) }
-            if asset.companionOf == nil, OptimizedCopy.applies(to: asset.kind) {
-                original = OriginalBody(size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType)
-                optimized = copy.map(OptimizedBody.init)
-                useOriginal = asset.useOriginal
-            }
-        }
-    }
-
-    struct OriginalBody: Encodable, Sendable {
-        let size: Int64
-        let sha256: String
-        let mimeType: String
-    }
-
-    struct OptimizedBody: Encodable, Sendable {
-        let state: String
-        let progress: Double
-        let size: Int64?
-        let sha256: String?
-        let mimeType: String?
-        let width: Int?
-        let height: Int?
-        let durationSeconds: Double?
-        let message: String?
-
-        init(_ copy: OptimizedCopy) {
-            state = copy.state.rawValue
-            progress = copy.state == .pending ? copy.progress : 1
-            size = copy.state == .ready ? copy.size : nil
-            sha256 = copy.state == .ready ? copy.sha256 : nil
-            mimeType = copy.state == .ready ? copy.mimeType : nil
-            width = copy.width
-            height = copy.height
-            durationSeconds = copy.durationSeconds
-            message = copy.message.isEmpty ? nil : copy.message
-        }
-    }
-
-    /// A caption or transcript file as the API lists it under its media file.
-    struct CompanionBody: Encodable, Sendable {
-        let id: Int64
-        let originalName: String
-        let mimeType: String
-        let size: Int64
-        let sha256: String
-        let scanStatus: String
-        let previewURL: String?
-
-        init(_ asset: Asset) {
-            id = asset.id!
-            originalName = asset.originalName
-            mimeType = asset.mimeType
-            size = asset.size
-            sha256 = asset.sha256
-            scanStatus = asset.scanStatus.rawValue
-            previewURL = asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
-        }
-    }
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in try await uploadAssets(request, context) }
@@ -191,7 +81,7 @@ struct MediaController: Sendable {
             }
         }
         if request.wantsJSON {
-            var bodies: [AssetBody] = []
+            var bodies: [Components.Schemas.Asset] = []
             for asset in added { bodies.append(try await body(asset, context)) }
             return try JSONResponse.make(bodies, status: .created)
         }
@@ -473,11 +363,11 @@ struct MediaController: Sendable {
 
     // MARK: Views
 
-    func body(_ asset: Asset, _ context: AppRequestContext) async throws -> AssetBody {
-        guard asset.companionOf == nil else { return AssetBody(asset, viewer: context.user, companions: AssetCompanions()) }
+    func body(_ asset: Asset, _ context: AppRequestContext) async throws -> Components.Schemas.Asset {
+        guard asset.companionOf == nil else { return try Components.Schemas.Asset(asset, viewer: context.user) }
         let companions = try await database.companions(of: asset.id!)
         let copy = try await database.optimizedCopy(assetId: asset.id!)
-        return AssetBody(asset, viewer: context.user, companions: companions, copy: copy)
+        return try Components.Schemas.Asset(asset, viewer: context.user, companions: companions, copy: copy)
     }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.
@@ -682,4 +572,76 @@ struct LanguageChoiceRow: Sendable {
     let tag: String
     let label: String
     let isSelected: Bool
+}
+
+// The domain's types are named with their module inside these extensions: there `Asset` alone is the wire type.
+extension Components.Schemas.Asset {
+    /// The scanner's finding (`scanDetail`, it may name a signature) is for the uploader and admins only. Media files
+    /// carry the file as uploaded, its phone-sized copy (absent before the scan, or with optimization off) and whether
+    /// the package ships the original anyway; a caption or transcript file names the media file it belongs to.
+    init(
+        _ asset: TrailServer.Asset,
+        viewer: AuthenticatedUser?,
+        companions: AssetCompanions = AssetCompanions(),
+        copy: TrailServer.OptimizedCopy? = nil
+    ) throws {
+        let mayReadDetail = viewer?.isAdmin == true || viewer?.id == asset.uploadedBy
+        let isMedia = asset.companionOf == nil && TrailServer.OptimizedCopy.applies(to: asset.kind)
+        self.init(
+            id: asset.id!,
+            waypoint: asset.waypointId,
+            order: asset.position,
+            kind: try WireEnum.value(asset.kind),
+            originalName: asset.originalName,
+            mimeType: asset.mimeType,
+            size: asset.size,
+            sha256: asset.sha256,
+            scanStatus: try WireEnum.value(asset.scanStatus),
+            scanDetail: mayReadDetail ? asset.scanDetail : nil,
+            previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil,
+            createdAt: asset.createdAt,
+            title: asset.title,
+            altText: asset.altText,
+            captions: try companions.captions.map(Components.Schemas.CompanionFile.init),
+            transcript: try companions.transcript.map(Components.Schemas.CompanionFile.init),
+            companionOf: asset.companionOf,
+            role: try asset.companionRole.map { try WireEnum.value($0) },
+            language: asset.language,
+            original: isMedia ? .init(size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType) : nil,
+            optimized: isMedia ? try copy.map(Components.Schemas.OptimizedCopy.init) : nil,
+            useOriginal: isMedia ? asset.useOriginal : nil
+        )
+    }
+}
+
+extension Components.Schemas.OptimizedCopy {
+    /// Size, hash and type only once made; progress 1 unless still being made.
+    init(_ copy: TrailServer.OptimizedCopy) throws {
+        self.init(
+            state: try WireEnum.value(copy.state),
+            progress: copy.state == .pending ? copy.progress : 1,
+            size: copy.state == .ready ? copy.size : nil,
+            sha256: copy.state == .ready ? copy.sha256 : nil,
+            mimeType: copy.state == .ready ? copy.mimeType : nil,
+            width: copy.width,
+            height: copy.height,
+            durationSeconds: copy.durationSeconds,
+            message: copy.message.isEmpty ? nil : copy.message
+        )
+    }
+}
+
+extension Components.Schemas.CompanionFile {
+    /// A caption or transcript file as the API lists it under its media file.
+    init(_ asset: TrailServer.Asset) throws {
+        self.init(
+            id: asset.id!,
+            originalName: asset.originalName,
+            mimeType: try WireEnum.value(asset.mimeType),
+            size: asset.size,
+            sha256: asset.sha256,
+            scanStatus: try WireEnum.value(asset.scanStatus),
+            previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
+        )
+    }
 }

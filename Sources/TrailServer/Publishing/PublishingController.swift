@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import PackageFormat
+import TrailAPI
 
 /// Submit for review, the review queue, the request page (review, approve, deny, withdraw, release),
 /// package pages (unpublish, publish again, rollback), and the same through the management API.
@@ -210,57 +211,12 @@ struct PublishingController: Sendable {
 
     // MARK: API
 
-    struct RequestBody: Encodable, Sendable {
-        struct Progress: Encodable, Sendable {
-            let filesDone: Int
-            let filesTotal: Int
-            let bytesDone: Int64
-            let bytesTotal: Int64
-        }
-        struct ReviewBody: Encodable, Sendable {
-            let reviewer: String
-            let decision: String
-            let comment: String
-            let at: String
-        }
-        let id: String
-        let tour: Int64?
-        let packageId: String
-        let version: Int
-        let state: String
-        let approvals: Int
-        let requiredApprovals: Int
-        let progress: Progress
-        let failureReason: String?
-        let denialComment: String?
-        let sha256: String?
-        let size: Int64?
-        let reviews: [ReviewBody]
-    }
-
     struct CommentBody: Decodable {
         let comment: String?
     }
 
     struct RollbackBody: Decodable {
         let version: Int
-    }
-
-    /// `POST …/push`: the released version (numbers as JSON numbers, as the OpenAPI document says).
-    struct ReleaseBody: Encodable, Sendable {
-        let packageId: String
-        let version: Int
-        let sha256: String
-    }
-
-    struct VisibilityBody: Encodable, Sendable {
-        let packageId: String
-        let visible: Bool
-    }
-
-    struct RollbackAnswer: Encodable, Sendable {
-        let packageId: String
-        let currentVersion: Int
     }
 
     /// Each handler is named after its operationId in openapi.json.
@@ -280,7 +236,7 @@ struct PublishingController: Sendable {
     func startPublish(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
-        var response = try JSONResponse.make(["requestId": publish.id], status: .accepted)
+        var response = try JSONResponse.make(Components.Schemas.PublishAccepted(requestId: publish.id), status: .accepted)
         response.headers[.location] = APIURL.managePublishRequest(publish.id)
         return response
     }
@@ -318,21 +274,21 @@ struct PublishingController: Sendable {
     func pushPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let id = try context.parameters.require("rid")
         let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
-        return try JSONResponse.make(ReleaseBody(packageId: version.packageId, version: version.version, sha256: version.sha256))
+        return try JSONResponse.make(Components.Schemas.Release(packageId: version.packageId, version: version.version, sha256: version.sha256))
     }
 
     /// Stops the apps listing the package.
     func unpublishPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
         try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
-        return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: false))
+        return try JSONResponse.make(Components.Schemas.PackageVisibility(packageId: packageId, visible: false))
     }
 
     /// Lists an unpublished package in the apps again.
     func republishPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
         try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
-        return try JSONResponse.make(VisibilityBody(packageId: packageId, visible: true))
+        return try JSONResponse.make(Components.Schemas.PackageVisibility(packageId: packageId, visible: true))
     }
 
     /// Makes the version in the body (`{version}`) the one the apps download.
@@ -341,7 +297,7 @@ struct PublishingController: Sendable {
         _ = try await publishing.managedPackage(id: packageId, user: context.requireUser())
         let body = try await request.decodeJSON(RollbackBody.self, context: context)
         try await publishing.rollback(packageId: packageId, to: body.version, user: context.requireUser(), actor: context.actor)
-        return try JSONResponse.make(RollbackAnswer(packageId: packageId, currentVersion: body.version))
+        return try JSONResponse.make(Components.Schemas.PackageRollback(packageId: packageId, currentVersion: body.version))
     }
 
     func optionalJSON<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppRequestContext) async throws -> T? {
@@ -361,14 +317,14 @@ struct PublishingController: Sendable {
         try await publishing.viewablePackage(id: context.parameters.require("pid"), user: context.requireUser())
     }
 
-    func requestBody(_ publish: PublishRequest) async throws -> RequestBody {
+    func requestBody(_ publish: PublishRequest) async throws -> Components.Schemas.PublishRequest {
         let reviews = try await database.reviews(requestId: publish.id)
-        return RequestBody(
+        return Components.Schemas.PublishRequest(
             id: publish.id,
             tour: publish.tourId,
             packageId: publish.packageId,
             version: publish.version,
-            state: publish.state.rawValue,
+            state: try WireEnum.value(publish.state),
             approvals: reviews.filter { $0.review.decision == .approve }.count,
             requiredApprovals: publish.requiredApprovals,
             progress: .init(
@@ -381,12 +337,12 @@ struct PublishingController: Sendable {
             denialComment: publish.denialComment,
             sha256: publish.zipSha256,
             size: publish.zipSize,
-            reviews: reviews.map {
+            reviews: try reviews.map {
                 .init(
                     reviewer: $0.reviewerName,
-                    decision: $0.review.decision.rawValue,
+                    decision: try WireEnum.value($0.review.decision),
                     comment: $0.review.comment,
-                    at: DisplayFormat.timestamp($0.review.createdAt)
+                    at: $0.review.createdAt
                 )
             }
         )

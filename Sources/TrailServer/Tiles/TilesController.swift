@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import PackageFormat
+import TrailAPI
 
 /// Map tiles in the panel and the management API: a tour's uploaded MBTiles (streamed, scanned, checked), the admin's
 /// tile server settings, and the tiles of built packages for the review map and the phone preview.
@@ -142,7 +143,7 @@ struct TilesController: Sendable {
     func uploadTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
-        var response = try JSONResponse.make(TilesetBody(tileset), status: .created)
+        var response = try JSONResponse.make(try Components.Schemas.Tileset(tileset), status: .created)
         response.headers[.location] = APIURL.manageTourTiles(tour.id!)
         return response
     }
@@ -153,7 +154,7 @@ struct TilesController: Sendable {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
         guard let tileset = try await database.tileset(tourId: tour.id!) else { return Response(status: .noContent) }
-        return try JSONResponse.make(TilesetBody(tileset))
+        return try JSONResponse.make(try Components.Schemas.Tileset(tileset))
     }
 
     /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
@@ -162,44 +163,6 @@ struct TilesController: Sendable {
         let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
         return Response(status: .noContent)
-    }
-
-    struct TilesetBody: Encodable, Sendable {
-        struct Bounds: Encodable, Sendable {
-            let north: Double
-            let south: Double
-            let east: Double
-            let west: Double
-        }
-        let tour: Int64
-        let originalName: String
-        let size: Int64
-        let sha256: String
-        let format: String
-        let minZoom: Int
-        let maxZoom: Int
-        let bounds: Bounds
-        let tileCount: Int
-        let attribution: String
-        let scanStatus: String
-        let scanDetail: String
-        let createdAt: String
-
-        init(_ tileset: TourTileset) {
-            tour = tileset.tourId
-            originalName = tileset.originalName
-            size = tileset.size
-            sha256 = tileset.sha256
-            format = tileset.format
-            minZoom = tileset.minZoom
-            maxZoom = tileset.maxZoom
-            bounds = Bounds(north: tileset.boundsNorth, south: tileset.boundsSouth, east: tileset.boundsEast, west: tileset.boundsWest)
-            tileCount = tileset.tileCount
-            attribution = tileset.attribution
-            scanStatus = tileset.scanStatus.rawValue
-            scanDetail = tileset.scanDetail
-            createdAt = DisplayFormat.timestamp(tileset.createdAt)
-        }
     }
 
     // MARK: Upload
@@ -533,6 +496,26 @@ struct TourTilesModel: Sendable {
             uploadMinZoom: tileset.map { "\($0.minZoom)" },
             uploadMaxZoom: tileset.map { "\($0.maxZoom)" },
             maxUploadSize: ByteFormat.string(maxUploadSize)
+        )
+    }
+}
+
+extension Components.Schemas.Tileset {
+    init(_ tileset: TourTileset) throws {
+        self.init(
+            tour: tileset.tourId,
+            originalName: tileset.originalName,
+            size: tileset.size,
+            sha256: tileset.sha256,
+            format: try WireEnum.value(tileset.format),
+            minZoom: tileset.minZoom,
+            maxZoom: tileset.maxZoom,
+            bounds: .init(north: tileset.boundsNorth, south: tileset.boundsSouth, east: tileset.boundsEast, west: tileset.boundsWest),
+            tileCount: tileset.tileCount,
+            attribution: tileset.attribution,
+            scanStatus: try WireEnum.value(tileset.scanStatus),
+            scanDetail: tileset.scanDetail,
+            createdAt: tileset.createdAt
         )
     }
 }

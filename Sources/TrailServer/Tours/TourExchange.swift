@@ -85,7 +85,7 @@ struct ImportedTour: Sendable {
         let data: Data
     }
     /// Something in the file that the import does not take, and why (the preview lists them).
-    struct LeftOut: Encodable, Sendable, Equatable {
+    struct LeftOut: Sendable, Equatable {
         let kind: String
         let name: String
         let reason: String
@@ -104,8 +104,8 @@ struct ImportedTour: Sendable {
 }
 
 /// The preview: what would be added, changed or skipped, and why.
-struct ImportPlan: Encodable, Sendable {
-    struct Item: Encodable, Sendable {
+struct ImportPlan: Sendable {
+    struct Item: Sendable {
         let action: String
         let name: String
         let latitude: Double
@@ -113,7 +113,7 @@ struct ImportPlan: Encodable, Sendable {
         let reason: String?
     }
     /// A KMZ picture that applying attaches to a waypoint.
-    struct Image: Encodable, Sendable {
+    struct Image: Sendable {
         let waypoint: String
         let file: String
         let bytes: Int
@@ -135,30 +135,6 @@ struct ImportPlan: Encodable, Sendable {
     var added: Int { waypoints.filter { $0.action == "add" }.count }
     var changed: Int { waypoints.filter { $0.action == "change" }.count }
     var skipped: Int { waypoints.filter { $0.action == "skip" }.count }
-
-    enum CodingKeys: String, CodingKey {
-        case format, waypoints, routePoints, routeLengthMeters, frame, setsFrame, outsideFrame, fittedFrame, leftOut, folders, columns, images, notes,
-            added, changed, skipped
-    }
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(format, forKey: .format)
-        try container.encode(waypoints, forKey: .waypoints)
-        try container.encode(routePoints, forKey: .routePoints)
-        try container.encodeIfPresent(routeLengthMeters, forKey: .routeLengthMeters)
-        try container.encodeIfPresent(frame, forKey: .frame)
-        try container.encode(setsFrame, forKey: .setsFrame)
-        try container.encode(outsideFrame, forKey: .outsideFrame)
-        try container.encodeIfPresent(fittedFrame, forKey: .fittedFrame)
-        try container.encode(leftOut, forKey: .leftOut)
-        try container.encode(folders, forKey: .folders)
-        try container.encode(columns, forKey: .columns)
-        try container.encode(images, forKey: .images)
-        try container.encode(notes, forKey: .notes)
-        try container.encode(added, forKey: .added)
-        try container.encode(changed, forKey: .changed)
-        try container.encode(skipped, forKey: .skipped)
-    }
 }
 
 /// A file that cannot be imported: the message names the feature or line at fault.

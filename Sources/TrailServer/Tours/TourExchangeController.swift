@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import MalwareScan
 import PackageFormat
+import TrailAPI
 
 /// GeoJSON export, import (GeoJSON, GPX, KML, KMZ, CSV) with a preview, and the route drawn on the map.
 struct TourExchangeController: Sendable {
@@ -197,7 +198,9 @@ struct TourExchangeController: Sendable {
         )
         var attached = 0
         if !dryRun { attached = try await apply(imported, plan: plan, tourId: tourId, actor: context.actor) }
-        return try JSONResponse.make(ImportAnswer(dryRun: dryRun, applied: !dryRun, plan: plan, imagesAttached: attached))
+        return try JSONResponse.make(
+            Components.Schemas.ImportResult(dryRun: dryRun, applied: !dryRun, imagesAttached: attached, plan: try .init(plan))
+        )
     }
 
     /// The plan in one transaction (waypoints, route, frame, audit event), then the KMZ's pictures as assets of their
@@ -259,14 +262,6 @@ struct TourExchangeController: Sendable {
                     "The picture “\(image.path.prefix(120))” in the KMZ carries malware (\(signature.prefix(80))). It was quarantined and nothing was imported."
             )
         }
-    }
-
-    struct ImportAnswer: Encodable {
-        let dryRun: Bool
-        let applied: Bool
-        let plan: ImportPlan
-        /// KMZ pictures attached as assets (pending until the scan queue has passed them).
-        var imagesAttached = 0
     }
 
     /// The tour as a GeoJSON download (panel and API alike).
@@ -351,4 +346,30 @@ struct TourExchangeController: Sendable {
     }
 
     func parse(fileAt url: URL) throws -> ImportedTour { try TourImport.parse(fileAt: url, maxBytes: config.importMaxSize) }
+}
+
+extension Components.Schemas.ImportResult.PlanPayload {
+    /// The preview as the API answers it: every list present (empty when there is nothing), the format as read.
+    init(_ plan: ImportPlan) throws {
+        self.init(
+            waypoints: try plan.waypoints.map {
+                .init(action: try WireEnum.value($0.action), name: $0.name, latitude: $0.latitude, longitude: $0.longitude, reason: $0.reason)
+            },
+            routePoints: plan.routePoints,
+            routeLengthMeters: plan.routeLengthMeters,
+            frame: plan.frame.map(Components.Schemas.Frame.init),
+            setsFrame: plan.setsFrame,
+            format: try WireEnum.value(plan.format),
+            outsideFrame: plan.outsideFrame,
+            fittedFrame: plan.fittedFrame.map(Components.Schemas.Frame.init),
+            leftOut: plan.leftOut.map { .init(kind: $0.kind, name: $0.name, reason: $0.reason) },
+            folders: plan.folders,
+            columns: .init(additionalProperties: plan.columns),
+            images: plan.images.map { .init(waypoint: $0.waypoint, file: $0.file, bytes: $0.bytes) },
+            notes: plan.notes,
+            added: plan.added,
+            changed: plan.changed,
+            skipped: plan.skipped
+        )
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import TrailAPI
 
 /// The tours part of `/api/v1/manage` (tours and waypoints): the same operations and permissions as the panel, for
 /// bearer-token clients. Media, tiles, import/export and publishing have their routes in their own folders.
@@ -7,55 +8,6 @@ struct ToursAPI: Sendable {
     let database: AppDatabase
     let authorization: Authorization
     let config: AppConfig
-
-    struct FrameBody: Codable, Sendable {
-        let north: Double
-        let south: Double
-        let east: Double
-        let west: Double
-    }
-
-    struct WaypointBody: Encodable, Sendable {
-        let id: Int64
-        let name: String
-        let order: Int
-        let latitude: Double
-        let longitude: Double
-        let description: String
-        let triggerRadiusMeters: Int
-        /// Name and description in the tour's further languages.
-        let localized: [String: LocalizedText]
-        /// Only in a whole tour's answer (nil is left out of the JSON).
-        let assets: [MediaController.AssetBody]?
-        init(_ waypoint: Waypoint, assets: [MediaController.AssetBody]? = nil) {
-            id = waypoint.id!
-            name = waypoint.name
-            order = waypoint.position
-            latitude = waypoint.latitude
-            longitude = waypoint.longitude
-            description = waypoint.description
-            localized = waypoint.localized
-            triggerRadiusMeters = waypoint.triggerRadiusMeters
-            self.assets = assets
-        }
-    }
-
-    struct TourBody: Encodable, Sendable {
-        let id: Int64
-        let site: String
-        let name: String
-        let description: String
-        let mapName: String
-        let state: String
-        let frame: FrameBody?
-        let minZoom: Int
-        let maxZoom: Int
-        let paceKmh: Double
-        /// BCP 47 tags, the default first; the tour's texts in the further ones.
-        let languages: [String]
-        let localized: [String: LocalizedText]
-        let waypoints: [WaypointBody]
-    }
 
     /// Texts in one further language as sent: a field left out keeps its saved value.
     struct TextPatch: Decodable {
@@ -77,7 +29,7 @@ struct ToursAPI: Sendable {
         let name: String?
         let description: String?
         let mapName: String?
-        let frame: FrameBody?
+        let frame: Frame?
         let minZoom: Int?
         let maxZoom: Int?
         let paceKmh: Double?
@@ -145,7 +97,7 @@ struct ToursAPI: Sendable {
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
         let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
-        var bodies: [TourBody] = []
+        var bodies: [Components.Schemas.Tour] = []
         for tour in try await database.tours(siteId: site.id!) { bodies.append(try await tourBody(tour, site)) }
         return try JSONResponse.make(bodies)
     }
@@ -179,7 +131,7 @@ struct ToursAPI: Sendable {
             )
         }
         if body.frame != nil || body.minZoom != nil || body.maxZoom != nil {
-            let frame = body.frame.map { Frame(north: $0.north, south: $0.south, east: $0.east, west: $0.west) } ?? tour.frame
+            let frame = body.frame ?? tour.frame
             frameInput = FrameInput(
                 north: frame?.north,
                 south: frame?.south,
@@ -226,7 +178,7 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
+        return try JSONResponse.make(Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
     }
 
     /// Changes what the body names of a waypoint; what is left out stays as it is.
@@ -247,7 +199,7 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try JSONResponse.make(WaypointBody(try await localize(waypoint, tour: tour, body.localized, context)))
+        return try JSONResponse.make(Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, context)))
     }
 
     /// Deletes a waypoint (204).
@@ -287,16 +239,16 @@ struct ToursAPI: Sendable {
     }
 
     /// With `viewer`, each waypoint lists its files (what `GET /tours/{id}` answers: a script finds the files it uploaded).
-    func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) async throws -> TourBody {
+    func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) async throws -> Components.Schemas.Tour {
         let assets = viewer == nil ? nil : try await database.assets(tourId: tour.id!)
         let companions = viewer == nil ? [:] : try await database.companions(tourId: tour.id!)
         let copies = viewer == nil ? [:] : try await database.optimizedCopies(tourId: tour.id!)
         let waypoints = try await database.waypoints(tourId: tour.id!).map { waypoint in
-            WaypointBody(
+            Components.Schemas.Waypoint(
                 waypoint,
-                assets: assets.map {
-                    ($0[waypoint.id!] ?? []).map {
-                        MediaController.AssetBody(
+                assets: try assets.map {
+                    try ($0[waypoint.id!] ?? []).map {
+                        try Components.Schemas.Asset(
                             $0,
                             viewer: viewer,
                             companions: companions[$0.id!] ?? AssetCompanions(),
@@ -306,20 +258,50 @@ struct ToursAPI: Sendable {
                 }
             )
         }
-        return TourBody(
+        return Components.Schemas.Tour(
             id: tour.id!,
             site: site.slug,
             name: tour.name,
             description: tour.description,
             mapName: tour.mapName,
-            state: tour.state.rawValue,
-            frame: tour.frame.map { FrameBody(north: $0.north, south: $0.south, east: $0.east, west: $0.west) },
+            state: try WireEnum.value(tour.state),
+            frame: tour.frame.map(Components.Schemas.Frame.init),
             minZoom: tour.minZoom,
             maxZoom: tour.maxZoom,
             paceKmh: tour.paceKmh,
+            waypoints: waypoints,
             languages: tour.languages,
-            localized: tour.localized,
-            waypoints: waypoints
+            localized: .init(additionalProperties: tour.localized.mapValues(Components.Schemas.LocalizedText.init))
         )
+    }
+}
+
+// The domain's types are named with their module inside these extensions: there `Waypoint` alone is the wire type.
+extension Components.Schemas.Waypoint {
+    /// `assets` only in a whole tour's answer (absent from the JSON otherwise).
+    init(_ waypoint: TrailServer.Waypoint, assets: [Components.Schemas.Asset]? = nil) {
+        self.init(
+            id: waypoint.id!,
+            name: waypoint.name,
+            order: waypoint.position,
+            latitude: waypoint.latitude,
+            longitude: waypoint.longitude,
+            description: waypoint.description,
+            triggerRadiusMeters: waypoint.triggerRadiusMeters,
+            assets: assets,
+            localized: .init(additionalProperties: waypoint.localized.mapValues(Components.Schemas.LocalizedText.init))
+        )
+    }
+}
+
+extension Components.Schemas.Frame {
+    init(_ frame: TrailServer.Frame) {
+        self.init(north: frame.north, south: frame.south, east: frame.east, west: frame.west)
+    }
+}
+
+extension Components.Schemas.LocalizedText {
+    init(_ text: TrailServer.LocalizedText) {
+        self.init(name: text.name, description: text.description)
     }
 }

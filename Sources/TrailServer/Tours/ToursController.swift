@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import TrailAPI
 
 /// The panel's tour pages: create, edit, frame, delete, and the waypoints on the map.
 struct ToursController: Sendable {
@@ -207,7 +208,7 @@ struct ToursController: Sendable {
         let form = try await request.form(context: context)
         do {
             let waypoint = try await database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
-            if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(waypoint), status: .created) }
+            if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(waypoint), status: .created) }
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
         } catch let errors as ValidationErrors where !request.wantsJSON {
             let page = try await tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
@@ -223,7 +224,7 @@ struct ToursController: Sendable {
         let ids = form.all("ids").compactMap { Int64($0) }
         try await database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
         if request.wantsJSON {
-            return try await JSONResponse.make(database.waypoints(tourId: tour.id!).map { ToursAPI.WaypointBody($0) })
+            return try await JSONResponse.make(database.waypoints(tourId: tour.id!).map { Components.Schemas.Waypoint($0) })
         }
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
     }
@@ -306,7 +307,7 @@ struct ToursController: Sendable {
             longitude: form.double("longitude"),
             actor: context.actor
         )
-        if request.wantsJSON { return try JSONResponse.make(ToursAPI.WaypointBody(moved)) }
+        if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(moved)) }
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
     }
 
