@@ -16,7 +16,7 @@
 #          cannot skip);
 #        - a multipart upload (`curl -F`) through nginx;
 #        - a tus upload in one PATCH (`curl -T`; the upload is created outside the timing) through nginx;
-#        - the panel's uploader (Public/js/uploader.js, tus in 8 MiB PATCHes) in headless Chromium, through nginx,
+#        - the panel's uploader (Public/js/uploader.js, tus in PATCHes of 8 to 64 MiB) in headless Chromium, through nginx,
 #          from choosing the file to the row saying "Uploaded" (scripts/load/browser_upload.py), to a new waypoint
 #          each time;
 #        - the same browser `PUT`ting the same file to nginx's dav location (scripts/load/browser_put.py): Chromium's
@@ -166,5 +166,5 @@ Uploads through deploy/nginx.conf (plain HTTP on loopback) to the release binary
 |---|---|---|---|
 | multipart (curl -F) | $best_mp | copy+hash $best_ch | $r_mp (>= 0.5: $(met "$r_mp" 0.5)) |
 | tus, one PATCH (curl -T) | $best_tus | copy+hash $best_ch | $r_tus (>= 0.5: $(met "$r_tus" 0.5)) |
-| the panel's uploader in Chromium (tus, 8 MiB PATCHes) | $best_panel | Chromium PUT to nginx $best_put | $r_panel (>= 0.8: $(met "$r_panel" 0.8)) |
+| the panel's uploader in Chromium (tus, PATCHes of 8–64 MiB) | $best_panel | Chromium PUT to nginx $best_put | $r_panel (>= 0.8: $(met "$r_panel" 0.8)) |
 EOF

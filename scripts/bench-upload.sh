@@ -214,7 +214,7 @@ with open(path, "rb") as f:
         asset = response.getheader("Asset-Id") or asset
 print(asset)
 PY
-# In chunks, as the browser uploader sends them (it uses 8 MiB), from a small Python client on one connection.
+# In chunks, as the browser uploader sends them (it starts at 8 MiB), from a small Python client on one connection.
 tus_chunked_upload() {
   python3 "$work/tus.py" 127.0.0.1 "$port" "$token" "$file" "$tour" "$waypoint" $(( chunk_mib * 1024 * 1024 )) | tail -1 > "$work/asset.id"
 }

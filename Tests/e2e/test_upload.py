@@ -239,3 +239,46 @@ def test_a_dropped_file_the_scanner_rejects_and_a_cancelled_upload(ranger_panel,
     panel.assert_accessible("waypoint page, upload cancelled")
     panel.network()
     drain_console(panel, re.compile(r"/api/v1/manage/uploads/\S+ - Failed to load resource: net::ERR_(ABORTED|FAILED)"))
+
+
+_RECORD_PATCHES_JS = """
+    // The body size of every PATCH the uploader sends, kept in sessionStorage (the page reloads once all are sent).
+    sessionStorage.setItem('e2e-patches', '[]');
+    const open = XMLHttpRequest.prototype.open, send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.open = function (method, ...rest) { this.e2eMethod = method; return open.call(this, method, ...rest); };
+    XMLHttpRequest.prototype.send = function (body) {
+        if (this.e2eMethod === 'PATCH') {
+            const sizes = JSON.parse(sessionStorage.getItem('e2e-patches'));
+            sizes.push(body.size);
+            sessionStorage.setItem('e2e-patches', JSON.stringify(sizes));
+        }
+        return send.call(this, body);
+    };
+"""
+
+
+@pytest.mark.parametrize("link, size", [("fast", 120 * MIB), ("slow", 12 * MIB)])
+def test_patches_are_sized_to_the_link(ranger_panel, upload_tour, api, store, tmp_path, link, size):
+    panel = ranger_panel
+    waypoint = api.add_waypoint(upload_tour["id"], f"Clear Lake ({link})", 44.37, -122.05, "Cold, clear, spring-fed.")
+    video = write_video(tmp_path / f"clear-lake-{link}.mp4", size)
+    panel.open(f"/tours/{upload_tour['id']}/waypoints/{waypoint['id']}")
+    panel.driver.execute_script(_RECORD_PATCHES_JS)
+    panel.network(upload_bytes_per_second=MIB if link == "slow" else None)
+    panel.find("#upload-files").send_keys(str(video))
+    wait_for("the upload to become an asset", lambda: store.assets(waypoint["id"]), timeout=60)
+    panel.network()
+    sent = panel.driver.execute_script("return JSON.parse(sessionStorage.getItem('e2e-patches'))")
+    in_mib = [s / MIB for s in sent]
+    assert sum(sent) == size and sent[0] == 8 * MIB, in_mib
+    if link == "fast":
+        # Loopback: PATCHes end within a second (the first may take longer while the browser warms up), so they
+        # grow: never shrinking, doubling at each step, up to 64 MiB; the last one is what is left.
+        whole = sent[:-1]
+        assert whole == sorted(whole) and all(b in (a, 2 * a) for a, b in zip(whole, whole[1:])), in_mib
+        assert max(sent) >= 32 * MIB and max(sent) <= 64 * MIB, in_mib
+    else:
+        # 1 MiB/s: the first PATCH takes about eight seconds, so the next one is half as large.
+        assert sent == [8 * MIB, 4 * MIB], in_mib
+    [asset] = store.assets(waypoint["id"])
+    assert (asset["size"], asset["sha256"]) == (size, sha256_of(video))
