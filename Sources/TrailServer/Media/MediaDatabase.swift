@@ -398,6 +398,11 @@ extension AppDatabase {
         }
     }
 
+    /// Whether a row still names `storedPath` (a file no row names may be removed).
+    func isMediaPathReferenced(_ storedPath: String) async throws -> Bool {
+        try await read { try Self.isReferenced($0, storedPath: storedPath) }
+    }
+
     /// Whether a file under the data folder is still used: as an asset's original, or as an optimized copy (a copy
     /// and an original can be the same bytes, hence the same content-addressed path).
     static func isReferenced(_ db: Database, storedPath: String) throws -> Bool {
@@ -515,36 +520,47 @@ extension AppDatabase {
 
 // Recovery after a crash (`MediaRecovery`).
 extension AppDatabase {
+    /// Every asset row, captions and transcripts included (recovery checks each one's file).
+    func allAssets() async throws -> [Asset] {
+        try await read { try Asset.fetchAll($0) }
+    }
+
     /// Every upload in progress and the offset acknowledged for it.
-    static func uploadOffsets(_ db: Database) throws -> [(id: String, offset: Int64)] {
-        try Row.fetchAll(db, sql: "SELECT id, offset FROM upload").map { (id: $0["id"] as String, offset: $0["offset"] as Int64) }
+    func uploadOffsets() async throws -> [(id: String, offset: Int64)] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT id, offset FROM upload").map { (id: $0["id"] as String, offset: $0["offset"] as Int64) }
+        }
     }
 
     /// Every data-folder path a row names: assets' originals, uploads in progress, optimized copies.
-    static func referencedMediaPaths(_ db: Database) throws -> Set<String> {
-        Set(
-            try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
-                + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL"))
-        )
+    func referencedMediaPaths() async throws -> Set<String> {
+        try await read { db in
+            Set(
+                try String.fetchAll(db, sql: "SELECT storedPath FROM asset") + (try String.fetchAll(db, sql: "SELECT 'uploads/' || id FROM upload"))
+                    + (try String.fetchAll(db, sql: "SELECT storedPath FROM optimizedCopy WHERE storedPath IS NOT NULL"))
+            )
+        }
     }
 }
 
 extension AppDatabase {
     /// An asset whose stored file is gone can never ship: marked as a scan error with the reason, its scan job dropped,
     /// audited.
-    static func markAssetMissing(_ db: Database, _ asset: Asset) throws {
-        try db.execute(
-            sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?",
-            arguments: [ScanStatus.error, asset.id!]
-        )
-        try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
-        try AuditEvent.record(
-            db,
-            actor: AuditActor(userId: nil, ipAddress: "recovery"),
-            objectType: "asset",
-            objectId: "\(asset.id!)",
-            action: "asset.missing",
-            detail: asset.storedPath
-        )
+    func markAssetMissing(_ asset: Asset) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?",
+                arguments: [ScanStatus.error, asset.id!]
+            )
+            try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: "recovery"),
+                objectType: "asset",
+                objectId: "\(asset.id!)",
+                action: "asset.missing",
+                detail: asset.storedPath
+            )
+        }
     }
 }

@@ -23,7 +23,7 @@ public enum MediaRecovery {
         // 1b. A tus PATCH is acknowledged once written, not flushed (only the last one is): after a power cut a file
         // can be shorter than the offset stored for it. The offset goes back to the bytes on disk (a missing file
         // starts again, empty), so the client's HEAD resumes from there instead of leaving a hole.
-        let uploads = try await database.read { db in try AppDatabase.uploadOffsets(db) }
+        let uploads = try await database.uploadOffsets()
         for upload in uploads {
             let path = paths.upload(upload.id).path
             if !fileManager.fileExists(atPath: path), !fileManager.createFile(atPath: path, contents: nil) {
@@ -40,7 +40,7 @@ public enum MediaRecovery {
         }
 
         // 2. Files in uploads/, quarantine/ and assets/ that no row names (an asset's original or an optimized copy) (a crash between writing and registering, or after a move).
-        let referenced = try await database.read { db in try AppDatabase.referencedMediaPaths(db) }
+        let referenced = try await database.referencedMediaPaths()
         for folder in ["uploads", "quarantine", "assets"] {
             let names = (try? fileManager.contentsOfDirectory(atPath: paths.absolute(folder).path)) ?? []
             for name in names where !referenced.contains("\(folder)/\(name)") {
@@ -50,9 +50,9 @@ public enum MediaRecovery {
         }
 
         // 3. A row whose file is gone can never ship: mark it `error`, with the reason.
-        let assets = try await database.read { try Asset.fetchAll($0) }
+        let assets = try await database.allAssets()
         for asset in assets where asset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(asset.storedPath).path) {
-            try await database.write { db in try AppDatabase.markAssetMissing(db, asset) }
+            try await database.markAssetMissing(asset)
             report.missingFiles += 1
         }
         if report != Report() { logger.notice("recovery: \(report)") }

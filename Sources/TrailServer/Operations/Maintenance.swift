@@ -58,7 +58,7 @@ public struct MaintenanceService: Service {
                 report.stalePreviews += 1
             }
         }
-        let open = try await database.read { db in try AppDatabase.openPublishRequestIds(db) }
+        let open = try await database.openPublishRequestIds()
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where !open.contains(name) {
             let folder = paths.staging.appendingPathComponent(name)
             if age(folder) > Self.leftoverAge {

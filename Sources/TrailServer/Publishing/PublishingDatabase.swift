@@ -736,30 +736,38 @@ extension AppDatabase {
 
 extension AppDatabase {
     /// Ids of the requests not yet released, denied or withdrawn: their staging folders are in use.
-    static func openPublishRequestIds(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, SQLRequest(literal: "SELECT id FROM publishRequest WHERE state IN \(PublishState.open)")))
+    func openPublishRequestIds() async throws -> Set<String> {
+        try await read { db in
+            Set(try String.fetchAll(db, SQLRequest(literal: "SELECT id FROM publishRequest WHERE state IN \(PublishState.open)")))
+        }
     }
 }
 
 // Recovery after a crash (`PublishingRecovery`).
 extension AppDatabase {
     /// Request id → state of every open request.
-    static func openPublishRequestStates(_ db: Database) throws -> [String: String] {
-        try Row.fetchAll(db, SQLRequest(literal: "SELECT id, state FROM publishRequest WHERE state IN \(PublishState.open)"))
-            .reduce(into: [String: String]()) { $0[$1["id"]] = $1["state"] }
+    func openPublishRequestStates() async throws -> [String: String] {
+        try await read { db in
+            try Row.fetchAll(db, SQLRequest(literal: "SELECT id, state FROM publishRequest WHERE state IN \(PublishState.open)"))
+                .reduce(into: [String: String]()) { $0[$1["id"]] = $1["state"] }
+        }
     }
 
     /// A request whose built zip is gone goes back to building, its job queued again.
-    static func rebuildLostPackage(_ db: Database, requestId: String) throws {
-        try db.execute(
-            sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ?",
-            arguments: [PublishState.building, Date().dbTime, requestId]
-        )
-        try db.execute(sql: "INSERT OR IGNORE INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [requestId, Date().dbTime])
+    func rebuildLostPackage(requestId: String) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE publishRequest SET state = ?, updatedAt = ? WHERE id = ?",
+                arguments: [PublishState.building, Date().dbTime, requestId]
+            )
+            try db.execute(sql: "INSERT OR IGNORE INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [requestId, Date().dbTime])
+        }
     }
 
     /// `packages/<id>/<n>.zip` of every released version.
-    static func releasedZipPaths(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: "SELECT 'packages/' || packageId || '/' || version || '.zip' FROM packageVersion"))
+    func releasedZipPaths() async throws -> Set<String> {
+        try await read { db in
+            Set(try String.fetchAll(db, sql: "SELECT 'packages/' || packageId || '/' || version || '.zip' FROM packageVersion"))
+        }
     }
 }

@@ -15,7 +15,7 @@ public enum PublishingRecovery {
     public static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
-        let open = try await database.read { db in try AppDatabase.openPublishRequestStates(db) }
+        let open = try await database.openPublishRequestStates()
         for name in (try? fileManager.contentsOfDirectory(atPath: paths.staging.path)) ?? [] where open[name] == nil {
             try? fileManager.removeItem(at: paths.staging.appendingPathComponent(name))
             report.staleStagingFolders += 1
@@ -23,11 +23,11 @@ public enum PublishingRecovery {
         for (id, state) in open where state != "building" {
             let zip = paths.staging.appendingPathComponent(id).appendingPathComponent("package.zip")
             if !fileManager.fileExists(atPath: zip.path) {
-                try await database.write { db in try AppDatabase.rebuildLostPackage(db, requestId: id) }
+                try await database.rebuildLostPackage(requestId: id)
                 report.lostBuilds += 1
             }
         }
-        let versions = try await database.read { db in try AppDatabase.releasedZipPaths(db) }
+        let versions = try await database.releasedZipPaths()
         for package in (try? fileManager.contentsOfDirectory(atPath: paths.packages.path)) ?? [] {
             let folder = paths.packages.appendingPathComponent(package)
             for file in (try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? [] where !versions.contains("packages/\(package)/\(file)") {

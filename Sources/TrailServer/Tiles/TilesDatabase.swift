@@ -150,33 +150,42 @@ extension AppDatabase {
 
 // Recovery after a crash (`TilesRecovery`).
 extension AppDatabase {
+    /// Every tour's uploaded tileset (recovery checks each one's file).
+    func allTilesets() async throws -> [TourTileset] {
+        try await read { try TourTileset.fetchAll($0) }
+    }
+
     /// A tileset whose stored file is gone: marked as a scan error, audited.
-    static func markTilesetMissing(_ db: Database, _ tileset: TourTileset) throws {
-        try db.execute(
-            sql: "UPDATE tourTileset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE tourId = ?",
-            arguments: [ScanStatus.error, tileset.tourId]
-        )
-        try AuditEvent.record(
-            db,
-            actor: AuditActor(userId: nil, ipAddress: "recovery"),
-            objectType: "tour",
-            objectId: "\(tileset.tourId)",
-            action: "tiles.missing",
-            detail: tileset.storedPath
-        )
+    func markTilesetMissing(_ tileset: TourTileset) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE tourTileset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE tourId = ?",
+                arguments: [ScanStatus.error, tileset.tourId]
+            )
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: nil, ipAddress: "recovery"),
+                objectType: "tour",
+                objectId: "\(tileset.tourId)",
+                action: "tiles.missing",
+                detail: tileset.storedPath
+            )
+        }
     }
 
     /// The manifests of requests under review and of released versions: the tile previews they name are kept.
-    static func manifestsInUse(_ db: Database) throws -> [String] {
-        try String.fetchAll(
-            db,
-            SQLRequest(
-                literal: """
-                    SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN \(PublishState.reviewable)
-                    UNION ALL SELECT manifestJSON FROM packageVersion
-                    """
+    func manifestsInUse() async throws -> [String] {
+        try await read { db in
+            try String.fetchAll(
+                db,
+                SQLRequest(
+                    literal: """
+                        SELECT manifestJSON FROM publishRequest WHERE manifestJSON IS NOT NULL AND state IN \(PublishState.reviewable)
+                        UNION ALL SELECT manifestJSON FROM packageVersion
+                        """
+                )
             )
-        )
+        }
     }
 }
 

@@ -22,7 +22,7 @@ public enum TilesRecovery {
     ) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
-        let tilesets = try await database.read { try TourTileset.fetchAll($0) }
+        let tilesets = try await database.allTilesets()
         let referenced = Set(tilesets.map(\.storedPath))
         for folder in ["tilesets", "tilesets/pending", "tilesets/quarantine"] {
             for name in (try? fileManager.contentsOfDirectory(atPath: paths.absolute(folder).path)) ?? [] {
@@ -36,11 +36,11 @@ public enum TilesRecovery {
             }
         }
         for tileset in tilesets where tileset.scanStatus != .error && !fileManager.fileExists(atPath: paths.absolute(tileset.storedPath).path) {
-            try await database.write { db in try AppDatabase.markTilesetMissing(db, tileset) }
+            try await database.markTilesetMissing(tileset)
             report.missingFiles += 1
         }
         // Previews: keep those of open requests and released versions.
-        let manifests = try await database.read { db in try AppDatabase.manifestsInUse(db) }
+        let manifests = try await database.manifestsInUse()
         // A manifest that cannot be read might name any preview: then none is removed, and the log says why (a silent
         // skip would delete the preview of the very version whose manifest is damaged).
         var keep = Set<String>()

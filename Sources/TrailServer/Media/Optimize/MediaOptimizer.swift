@@ -117,7 +117,7 @@ public final class MediaOptimizer: Service, Sendable {
             let outcome = try await database.finishOptimization(assetId: asset.id!, sourceSha256: copy.sourceSha256, settings: settingsID, result)
             if let released = outcome.released { try? FileManager.default.removeItem(at: paths.absolute(released)) }
             if !outcome.accepted, let made = result.storedPath {
-                let unused = try await database.read { try !AppDatabase.isReferenced($0, storedPath: made) }
+                let unused = try await !database.isMediaPathReferenced(made)
                 if unused { try? FileManager.default.removeItem(at: paths.absolute(made)) }
             }
             logger.info("optimized asset \(asset.id!): \(result.state.rawValue) \(result.message)")
