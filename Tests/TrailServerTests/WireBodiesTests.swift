@@ -46,9 +46,22 @@ import TrailAPI
     /// a viewer who neither uploaded the file nor is an admin, absent fields left out rather than null.
     @Test func anAssetEncodesAsTheDocumentSays() throws {
         let asset = Asset(
-            id: 7, waypointId: 3, position: 1, kind: .image, originalName: "falls.jpg", mimeType: "image/jpeg", size: 1234,
-            sha256: String(repeating: "a", count: 64), scanStatus: .clean, scanDetail: "OK", storedPath: "assets/x",
-            uploadedBy: 42, createdAt: Date(timeIntervalSince1970: 1_714_560_127), scannedAt: nil, title: "Falls", altText: "Water over rock"
+            id: 7,
+            waypointId: 3,
+            position: 1,
+            kind: .image,
+            originalName: "falls.jpg",
+            mimeType: "image/jpeg",
+            size: 1234,
+            sha256: String(repeating: "a", count: 64),
+            scanStatus: .clean,
+            scanDetail: "OK",
+            storedPath: "assets/x",
+            uploadedBy: 42,
+            createdAt: Date(timeIntervalSince1970: 1_714_560_127),
+            scannedAt: nil,
+            title: "Falls",
+            altText: "Water over rock"
         )
         let data = try JSONResponse.encoder.encode(try Components.Schemas.Asset(asset, viewer: nil))
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
