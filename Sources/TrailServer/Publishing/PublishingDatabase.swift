@@ -53,7 +53,7 @@ extension AppDatabase {
         guard let tour = try Tour.fetchOne(db, id: tourId) else { throw NotFound() }
         var problems: [String] = []
         var warnings: [String] = []
-        let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+        let waypoints = try Waypoint.inTour(tourId).fetchAll(db)
         // Every item at once: a missing frame does not hide the files that are not clean yet.
         if tour.frame == nil { problems.append("Set the map frame.") }
         if waypoints.isEmpty { problems.append("Add at least one waypoint.") }
@@ -164,7 +164,7 @@ extension AppDatabase {
     }
 
     static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
-        let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
+        let waypoints = try Waypoint.inTour(tour.id!).fetchAll(db)
         let copies = try Self.copiesByAsset(db, tourId: tour.id!)
         // The file that ships: the optimized copy when ready (unless the ranger keeps the original), else the original;
         // a copy still being made is waited for by the build.
@@ -589,7 +589,7 @@ extension AppDatabase {
     }
 
     public func package(tourId: Int64) async throws -> PackageRecord? {
-        try await read { try PackageRecord.filter(Column("tourId") == tourId).fetchOne($0) }
+        try await read { try PackageRecord.ofTour(tourId).fetchOne($0) }
     }
 
     /// Hide from (false) or show again in (true) the mobile API.
@@ -726,11 +726,21 @@ extension AppDatabase {
     }
 
     public func openRequest(tourId: Int64) async throws -> PublishRequest? {
-        try await read {
-            try PublishRequest.filter(PublishRequest.Columns.tourId == tourId && PublishState.open.contains(PublishRequest.Columns.state)).fetchOne(
-                $0
-            )
-        }
+        try await read { try PublishRequest.open(tourId: tourId).fetchOne($0) }
+    }
+}
+
+extension PublishRequest {
+    /// The tour's request that is not yet released, denied or withdrawn (at most one).
+    static func open(tourId: Int64) -> QueryInterfaceRequest<PublishRequest> {
+        filter(Columns.tourId == tourId && PublishState.open.contains(Columns.state))
+    }
+}
+
+extension PackageRecord {
+    /// The package a tour is released as (none before its first release).
+    static func ofTour(_ tourId: Int64) -> QueryInterfaceRequest<PackageRecord> {
+        filter(Column("tourId") == tourId)
     }
 }
 

@@ -12,7 +12,7 @@ extension AppDatabase {
         try await write { db in
             var tour = try Self.editableTour(db, id: tourId)
             guard choice.tags != tour.languages else { return tour }
-            var waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            var waypoints = try Waypoint.inTour(tourId).fetchAll(db)
             let oldDefault = tour.defaultLanguage
             let newDefault = choice.tags[0]
             if newDefault != oldDefault {

@@ -14,7 +14,7 @@ enum TourExport {
     /// is now would contain. A tour without a frame yet gets the same layout around its points, without package data.
     static func geoJSON(_ db: Database, tour: Tour, site: Site) throws -> Data {
         guard tour.frame != nil else {
-            let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
+            let waypoints = try Waypoint.inTour(tour.id!).fetchAll(db)
             return try geoJSON(tour: tour, waypoints: waypoints, siteName: site.name)
         }
         let snapshot = try AppDatabase.snapshot(db, tour: tour, site: site)

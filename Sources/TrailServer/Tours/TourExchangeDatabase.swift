@@ -18,7 +18,7 @@ extension AppDatabase {
             if let route = imported.route { tour.route = route }
             tour.updatedAt = Date()
             try tour.update(db)
-            var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            var existing = try Waypoint.inTour(tourId).fetchAll(db)
             let now = Date()
             for item in plan.waypoints {
                 guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
@@ -89,22 +89,26 @@ extension AppDatabase {
     }
 
     public func durationEstimate(tour: Tour) async throws -> DurationEstimate {
-        try await read { db in
-            let waypoints = try Waypoint.filter(Waypoint.Columns.tourId == tour.id!).order(Waypoint.Columns.position).fetchAll(db)
-            let dwell = try waypoints.map { waypoint -> Double? in
-                // One language's worth: files for every language and those for the default one.
-                let seconds = try Asset.filter(Asset.Columns.waypointId == waypoint.id! && Asset.listed).fetchAll(db)
-                    .filter { ($0.kind == .audio || $0.kind == .video) && ($0.language == nil || $0.language == tour.defaultLanguage) }
-                    .compactMap(\.durationSeconds)
-                return seconds.isEmpty ? nil : seconds.reduce(0, +)
-            }
-            return DurationEstimate.estimate(
-                waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
-                route: tour.route,
-                paceKmh: tour.paceKmh,
-                dwellSeconds: dwell
-            )
+        try await read { try Self.estimatedDuration($0, tour: tour) }
+    }
+
+    /// The walk along the route (or from waypoint to waypoint) at the tour's pace, plus the play time of each
+    /// waypoint's audio and video.
+    static func estimatedDuration(_ db: Database, tour: Tour) throws -> DurationEstimate {
+        let waypoints = try Waypoint.inTour(tour.id!).fetchAll(db)
+        let dwell = try waypoints.map { waypoint -> Double? in
+            // One language's worth: files for every language and those for the default one.
+            let seconds = try Asset.filter(Asset.Columns.waypointId == waypoint.id! && Asset.listed).fetchAll(db)
+                .filter { ($0.kind == .audio || $0.kind == .video) && ($0.language == nil || $0.language == tour.defaultLanguage) }
+                .compactMap(\.durationSeconds)
+            return seconds.isEmpty ? nil : seconds.reduce(0, +)
         }
+        return DurationEstimate.estimate(
+            waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
+            route: tour.route,
+            paceKmh: tour.paceKmh,
+            dwellSeconds: dwell
+        )
     }
 }
 

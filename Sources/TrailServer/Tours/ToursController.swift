@@ -357,14 +357,9 @@ struct ToursController: Sendable {
     ) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = tileSettings.current
-        // Separate reads: each is small, and the page shows a moment's state (a later save revalidates everything).
-        let waypoints = try await database.waypoints(tourId: tour.id!)
-        let readiness = try await database.publishReadiness(tourId: tour.id!, tiles: tiles)
-        let openRequest = try await database.openRequest(tourId: tour.id!)
-        let package = try await database.package(tourId: tour.id!)
-        let duration = try await database.durationEstimate(tour: tour)
-        let tileset = try await database.tileset(tourId: tour.id!)
-        let mediaSize = try await database.mediaDownloadSize(tourId: tour.id!)
+        let state = try await database.tourPageState(tour: tour, tiles: tiles)
+        let (waypoints, readiness, openRequest, package) = (state.waypoints, state.readiness, state.openRequest, state.package)
+        let (duration, tileset, mediaSize) = (state.duration, state.tileset, state.mediaSize)
         let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         let warnings = overlaps.warnings + accessibilityWarnings

@@ -11,7 +11,7 @@ extension AppDatabase {
     }
 
     public func waypoints(tourId: Int64) async throws -> [Waypoint] {
-        try await read { try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll($0) }
+        try await read { try Waypoint.inTour(tourId).fetchAll($0) }
     }
 
     /// One waypoint of the tour (nil when the id is another tour's or none).
@@ -106,7 +106,7 @@ extension AppDatabase {
                 try Self.saveChangedTour(db, &tour, actor: actor, action: "tour.update", detail: tour.name)
             }
             if let (frame, minZoom, maxZoom) = checkedFrame {
-                let outside = try Waypoint.filter(Waypoint.Columns.tourId == id).order(Waypoint.Columns.position).fetchAll(db)
+                let outside = try Waypoint.inTour(id).fetchAll(db)
                     .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
                 if !outside.isEmpty {
                     let names = outside.map { "“\($0.name)”" }.joined(separator: ", ")
@@ -163,7 +163,7 @@ extension AppDatabase {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var errors = TourValidation.validate(input, frame: tour.frame)
-            var existing = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            var existing = try Waypoint.inTour(tourId).fetchAll(db)
             if Self.nameTaken(input.name, in: existing, except: nil) {
                 errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”."
             }
@@ -207,7 +207,7 @@ extension AppDatabase {
     public func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
-            var all = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            var all = try Waypoint.inTour(tourId).fetchAll(db)
             guard var waypoint = all.first(where: { $0.id == waypointId }) else { throw NotFound() }
             var errors = TourValidation.validate(input, frame: tour.frame)
             if Self.nameTaken(input.name, in: all, except: waypointId) {
@@ -258,7 +258,7 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
             try waypoint.delete(db)
-            let rest = try Waypoint.filter(Waypoint.Columns.tourId == tourId).order(Waypoint.Columns.position).fetchAll(db)
+            let rest = try Waypoint.inTour(tourId).fetchAll(db)
             try Self.renumber(db, rest.map { $0.id! })
             try Self.touch(db, tourId: tourId)
             try AuditEvent.record(
@@ -332,5 +332,39 @@ extension AppDatabase {
 
     static func touch(_ db: Database, tourId: Int64) throws {
         try db.execute(sql: "UPDATE tour SET updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, tourId])
+    }
+}
+
+extension Waypoint {
+    /// A tour's waypoints in their order.
+    static func inTour(_ tourId: Int64) -> QueryInterfaceRequest<Waypoint> {
+        filter(Columns.tourId == tourId).order(Columns.position)
+    }
+}
+
+/// What the tour page shows besides the tour itself, read in one transaction: one moment's state.
+struct TourPageState: Sendable {
+    var waypoints: [Waypoint]
+    var readiness: (problems: [String], warnings: [String])
+    var openRequest: PublishRequest?
+    var package: PackageRecord?
+    var duration: DurationEstimate
+    var tileset: TourTileset?
+    var mediaSize: MediaDownloadSize
+}
+
+extension AppDatabase {
+    func tourPageState(tour: Tour, tiles: TileSettings) async throws -> TourPageState {
+        try await read { db in
+            TourPageState(
+                waypoints: try Waypoint.inTour(tour.id!).fetchAll(db),
+                readiness: try Self.readiness(db, tourId: tour.id!, tiles: tiles),
+                openRequest: try PublishRequest.open(tourId: tour.id!).fetchOne(db),
+                package: try PackageRecord.ofTour(tour.id!).fetchOne(db),
+                duration: try Self.estimatedDuration(db, tour: tour),
+                tileset: try TourTileset.fetchOne(db, key: tour.id!),
+                mediaSize: try Self.downloadSize(db, tourId: tour.id!)
+            )
+        }
     }
 }

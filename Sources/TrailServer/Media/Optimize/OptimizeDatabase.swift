@@ -223,22 +223,20 @@ extension AppDatabase {
 
     /// What a tour's files weigh as uploaded and as they would ship now (optimized copies where ready and not kept as
     /// original; captions and transcripts in both), and how many copies are still being made.
-    public func mediaDownloadSize(tourId: Int64) async throws -> MediaDownloadSize {
-        try await read { db in
-            let files = try Asset.fetchAll(
-                db,
-                sql: "SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?",
-                arguments: [tourId]
-            )
-            let copies = try Self.copiesByAsset(db, tourId: tourId)
-            var size = MediaDownloadSize()
-            for file in files {
-                size.originalBytes += file.size
-                size.shippedBytes += ShippedFile(asset: file, copy: copies[file.id!]).size
-                if copies[file.id!]?.state == .pending { size.pendingCopies += 1 }
-            }
-            return size
+    static func downloadSize(_ db: Database, tourId: Int64) throws -> MediaDownloadSize {
+        let files = try Asset.fetchAll(
+            db,
+            sql: "SELECT asset.* FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE waypoint.tourId = ?",
+            arguments: [tourId]
+        )
+        let copies = try Self.copiesByAsset(db, tourId: tourId)
+        var size = MediaDownloadSize()
+        for file in files {
+            size.originalBytes += file.size
+            size.shippedBytes += ShippedFile(asset: file, copy: copies[file.id!]).size
+            if copies[file.id!]?.state == .pending { size.pendingCopies += 1 }
         }
+        return size
     }
 
     /// Whether an optimized copy lives at `storedPath` (``isReferenced(_:storedPath:)`` asks it too).
