@@ -30,11 +30,6 @@ enum DisplayFormat {
         return "\(seconds / 86_400) days"
     }
 
-    /// ISO 8601 in UTC, as the management API's bodies give times: "2024-05-01T10:42:07Z".
-    static func timestamp(_ date: Date) -> String {
-        ISO8601DateFormatter().string(from: date)
-    }
-
     /// An HTTP date (`Date`, `Upload-Expires`): "Wed, 01 May 2024 10:42:07 GMT", the second rounded down.
     static func httpDate(_ date: Date) -> String {
         var time = time_t(date.timeIntervalSince1970.rounded(.down))
