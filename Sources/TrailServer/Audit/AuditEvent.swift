@@ -59,6 +59,11 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
         )
         try event.insert(db)
     }
+
+    /// An event about a tour, in the tour's site.
+    static func record(_ db: Database, actor: AuditActor, tour: Tour, action: String, detail: String) throws {
+        try record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: action, detail: detail)
+    }
 }
 
 public struct AuditFilter: Sendable {

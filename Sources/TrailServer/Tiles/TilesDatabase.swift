@@ -17,13 +17,11 @@ extension AppDatabase {
                 released.append(old.storedPath)
             }
             try tileset.insert(db)
-            try db.execute(sql: "UPDATE tour SET updatedAt = ? WHERE id = ?", arguments: [Date().dbTime, tour.id!])
+            try Self.touch(db, tourId: tour.id!)
             try AuditEvent.record(
                 db,
                 actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tour.id!)",
+                tour: tour,
                 action: "tiles.upload",
                 detail:
                     "\(tileset.originalName) (\(tileset.size) bytes, \(tileset.format), zoom \(tileset.minZoom)-\(tileset.maxZoom), \(tileset.tileCount) tiles)"
@@ -40,15 +38,7 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: tourId)
             guard let old = try TourTileset.fetchOne(db, key: tourId) else { return [] }
             try old.delete(db)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tourId)",
-                action: "tiles.delete",
-                detail: old.originalName
-            )
+            try AuditEvent.record(db, actor: actor, tour: tour, action: "tiles.delete", detail: old.originalName)
             return try Self.isTilesetReferenced(db, storedPath: old.storedPath) ? [] : [old.storedPath]
         }
     }

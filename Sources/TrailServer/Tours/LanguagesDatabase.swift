@@ -142,16 +142,7 @@ extension AppDatabase {
             waypoint.localized[tag] = text.isEmpty ? nil : text
             waypoint.updatedAt = Date()
             try waypoint.update(db)
-            try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "waypoint",
-                objectId: "\(waypointId)",
-                action: "waypoint.text",
-                detail: "\(tag): \(text.name)"
-            )
+            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: "waypoint.text", detail: "\(tag): \(text.name)")
             return waypoint
         }
     }

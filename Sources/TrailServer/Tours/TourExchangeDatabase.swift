@@ -62,9 +62,7 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tourId)",
+                tour: tour,
                 action: "tour.import",
                 detail:
                     "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"

@@ -137,15 +137,7 @@ extension AppDatabase {
         try await write { db in
             let tour = try Self.editableTour(db, id: id)
             try tour.delete(db)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(id)",
-                action: "tour.delete",
-                detail: tour.name
-            )
+            try AuditEvent.record(db, actor: actor, tour: tour, action: "tour.delete", detail: tour.name)
         }
     }
 
@@ -190,13 +182,11 @@ extension AppDatabase {
                 try Self.renumber(db, existing.map { $0.id! })
                 waypoint.position = order
             }
-            try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(
+            try Self.changedWaypoint(
                 db,
+                tour: tour,
+                waypointId: waypoint.id!,
                 actor: actor,
-                siteId: tour.siteId,
-                objectType: "waypoint",
-                objectId: "\(waypoint.id!)",
                 action: "waypoint.create",
                 detail: "\(waypoint.name) in tour \(tourId)"
             )
@@ -228,16 +218,7 @@ extension AppDatabase {
                 try Self.renumber(db, all.map { $0.id! })
                 waypoint.position = order
             }
-            try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "waypoint",
-                objectId: "\(waypointId)",
-                action: "waypoint.update",
-                detail: waypoint.name
-            )
+            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: "waypoint.update", detail: waypoint.name)
             return waypoint
         }
     }
@@ -260,16 +241,7 @@ extension AppDatabase {
             try waypoint.delete(db)
             let rest = try Waypoint.inTour(tourId).fetchAll(db)
             try Self.renumber(db, rest.map { $0.id! })
-            try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "waypoint",
-                objectId: "\(waypointId)",
-                action: "waypoint.delete",
-                detail: waypoint.name
-            )
+            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: "waypoint.delete", detail: waypoint.name)
         }
     }
 
@@ -283,15 +255,7 @@ extension AppDatabase {
             }
             try Self.renumber(db, ids)
             try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "tour",
-                objectId: "\(tourId)",
-                action: "waypoint.reorder",
-                detail: ids.map(String.init).joined(separator: ",")
-            )
+            try AuditEvent.record(db, actor: actor, tour: tour, action: "waypoint.reorder", detail: ids.map(String.init).joined(separator: ","))
         }
     }
 
@@ -327,7 +291,22 @@ extension AppDatabase {
     static func saveChangedTour(_ db: Database, _ tour: inout Tour, actor: AuditActor, action: String, detail: String) throws {
         tour.updatedAt = Date()
         try tour.update(db)
-        try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: action, detail: detail)
+        try AuditEvent.record(db, actor: actor, tour: tour, action: action, detail: detail)
+    }
+
+    /// A waypoint of `tour` changed (created, edited, its texts, deleted): the tour's `updatedAt` moves on and the
+    /// audit event is recorded, in the caller's transaction.
+    static func changedWaypoint(_ db: Database, tour: Tour, waypointId: Int64, actor: AuditActor, action: String, detail: String) throws {
+        try touch(db, tourId: tour.id!)
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            siteId: tour.siteId,
+            objectType: "waypoint",
+            objectId: "\(waypointId)",
+            action: action,
+            detail: detail
+        )
     }
 
     static func touch(_ db: Database, tourId: Int64) throws {
