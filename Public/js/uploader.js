@@ -154,8 +154,12 @@ class Upload {
       xhr.setRequestHeader('Content-Type', 'application/offset+octet-stream');
       xhr.setRequestHeader('X-CSRF-Token', csrfToken());
       xhr.upload.onprogress = (event) => this.row.progress(offset + event.loaded, this.file.size);
+      const end = Math.min(offset + this.chunk, this.file.size);
+      const began = performance.now();
       xhr.onload = () => {
         if (xhr.status === 204) {
+          // Before resolving: the next PATCH is sent as soon as this one's promise settles.
+          if (end < this.file.size) this.resize((performance.now() - began) / 1000);
           const next = Number(xhr.getResponseHeader('Upload-Offset'));
           this.remember(next);
           this.row.progress(next, this.file.size);
@@ -170,11 +174,6 @@ class Upload {
       };
       xhr.onerror = () => reject(new Error('network'));
       xhr.onabort = () => reject(new Error('aborted'));
-      const end = Math.min(offset + this.chunk, this.file.size);
-      const began = performance.now();
-      xhr.addEventListener('load', () => {
-        if (xhr.status === 204 && end < this.file.size) this.resize((performance.now() - began) / 1000);
-      });
       xhr.send(this.file.slice(offset, end));
     });
   }
