@@ -76,6 +76,12 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        // Email over SMTP (STARTTLS, SMTPS, AUTH) through Debian's libcurl.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(name: "CFileWriteback"),
         // Locks down connections to uploaded SQLite files (sqlite3_db_config is variadic: Swift cannot call it).
         .target(name: "CSQLiteHardening", linkerSettings: [.linkedLibrary("sqlite3")]),
@@ -96,6 +102,7 @@ let package = Package(
                 "CFileWriteback",
                 "CSQLiteHardening",
                 "CQRencode",
+                "CCurl",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),

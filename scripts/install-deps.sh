@@ -3,8 +3,9 @@
 set -euo pipefail
 # clamav-freshclam: the signature updater that scripts/fetch-signatures.sh runs on a first start.
 # libqrencode-dev: the QR codes of the visitor player's links, for trailhead signs.
+# libcurl4-openssl-dev: email (invitations, notifications) over SMTP with STARTTLS, through libcurl.
 # ffmpeg (with ffprobe) and libvips-tools (vips, vipsheader): the phone-sized copies of videos, audio and images.
-runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
@@ -15,6 +16,8 @@ runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqr
 testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
+# nodejs: `node --test Tests/js/` runs the web player's unit tests; a node already on PATH (another install) will do.
+[[ "${1:-}" == "--test" ]] && ! command -v node >/dev/null && wanted+=(nodejs)
 
 missing=()
 for package in "${wanted[@]}"; do

@@ -32,3 +32,22 @@ export function confirmButtons(root) {
     });
   });
 }
+
+/// A refused form's error summary (`[data-error-summary]`, at the top of the page) takes the focus, so a screen reader
+/// reads every error at once; each of its links moves the focus to its field. (`autofocus` does the first where the
+/// browser honours it on a non-field; this covers the others.)
+function errorSummary() {
+  const summary = document.querySelector('[data-error-summary]');
+  if (!summary) return;
+  if (document.activeElement === document.body || document.activeElement === null) summary.focus();
+  summary.addEventListener('click', (event) => {
+    const link = event.target.closest('a[href^="#"]');
+    const field = link && document.getElementById(decodeURIComponent(link.hash.slice(1)));
+    if (!field) return;
+    event.preventDefault();
+    field.scrollIntoView({ block: 'center' });
+    field.focus({ preventScroll: true });
+  });
+}
+
+errorSummary();

@@ -5,6 +5,8 @@
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { postForm, confirmButtons } from './panel.js';
 
+// Where a tour without a frame or waypoints opens: a district of the demo park, close enough to frame by hand.
+const DEFAULT_VIEW = { center: [44.4, -122.1], zoom: 10 };
 const mapElement = document.getElementById('tour-map');
 confirmButtons(document);
 if (mapElement) {
@@ -15,6 +17,7 @@ setUpTileEstimate();
 
 function setUpMap(element, data) {
   const map = L.map(element, { zoomSnap: 0.25 });
+  element.leafletMap = map;
   baseLayer(data.tileURL, data).addTo(map);
   const inputs = Object.fromEntries(['north', 'south', 'east', 'west'].map((k) => [k, document.getElementById(k)]));
   const frameEditable = data.editable && inputs.north && !inputs.north.disabled;
@@ -25,50 +28,77 @@ function setUpMap(element, data) {
   } else if (data.waypoints.length) {
     map.fitBounds(L.latLngBounds(data.waypoints.map((w) => [w.latitude, w.longitude])).pad(0.3));
   } else {
-    map.setView([44.4, -122.1], 5);
+    // A new tour opens close enough to frame a park by hand (about 40 km across), never on a continent.
+    map.setView(DEFAULT_VIEW.center, DEFAULT_VIEW.zoom);
   }
   if (frameEditable) {
     if (!frame) {
       addFrameButton(map, (button) => {
         button.remove();
         const b = map.getBounds().pad(-0.2);
-        frame = frameLayer(map, { north: b.getNorth(), south: b.getSouth(), east: b.getEast(), west: b.getWest() }, inputs);
+        const visible = { north: b.getNorth(), south: b.getSouth(), east: b.getEast(), west: b.getWest() };
+        // Refused here rather than by the server after a round trip: the ranger zooms in and tries again.
+        if (data.maxAreaKm2 && frameAreaKm2(visible) > data.maxAreaKm2) {
+          frameMessage(`The visible area is about ${Math.round(frameAreaKm2(visible)).toLocaleString('en-US')} km², over the ${data.maxAreaKm2.toLocaleString('en-US')} km² limit: zoom in on the park, then frame it again.`);
+          return;
+        }
+        frameMessage('');
+        button.remove();
+        frame = frameLayer(map, visible, inputs);
         frame.writeInputs();
       });
     }
-    // Typing a number moves the rectangle at once.
+    // Typing the edges moves the rectangle and, once the ranger pauses, fits the map to it.
+    let fitTimer = null;
+    const typed = () => {
+      const values = Object.fromEntries(Object.entries(inputs).map(([k, el]) => [k, parseFloat(el.value)]));
+      if (Object.values(values).some((v) => Number.isNaN(v)) || values.north <= values.south || values.east <= values.west) return;
+      if (!frame) frame = frameLayer(map, values, inputs);
+      else frame.setFrame(values);
+      clearTimeout(fitTimer);
+      fitTimer = setTimeout(() => map.fitBounds(frame.rectangle.getBounds(), { padding: [20, 20] }), 300);
+    };
     for (const input of Object.values(inputs)) {
-      input.addEventListener('input', () => {
-        const values = Object.fromEntries(Object.entries(inputs).map(([k, el]) => [k, parseFloat(el.value)]));
-        if (Object.values(values).some((v) => Number.isNaN(v))) return;
-        if (!frame) frame = frameLayer(map, values, inputs);
-        else frame.setFrame(values);
-      });
+      input.addEventListener('input', typed);
+      input.addEventListener('change', (event) => { if (event.isTrusted) typed(); });
     }
+    guardFrameForm(inputs.north.form, inputs, data.maxAreaKm2);
   }
 
   const route = setUpRoute(map, data);
 
   const markers = new Map();
-  for (const waypoint of data.waypoints) {
+  const addMarker = (waypoint) => {
     const marker = L.marker([waypoint.latitude, waypoint.longitude], {
       icon: numberIcon(waypoint.order), draggable: data.editable, title: waypoint.name, keyboard: true, alt: waypoint.name,
     }).addTo(map);
+    // A stable hook for scripts and tests: which waypoint this marker is.
+    marker.getElement()?.setAttribute('data-waypoint-id', String(waypoint.id));
     marker.bindTooltip(escapeText(waypoint.name));
     const zone = triggerZone(map, waypoint, element.dataset.pick === 'true');
     marker.on('drag', () => zone.moveTo(marker.getLatLng()));
     if (data.editable) {
-      marker.on('dragend', async () => {
-        const { lat, lng } = marker.getLatLng();
+      // Saves the place; the marker, its zone and its row follow only once the server has it.
+      const moveTo = async (lat, lng) => {
         const result = await postForm(data.moveURLTemplate.replace('{id}', waypoint.id), { latitude: lat.toFixed(7), longitude: lng.toFixed(7) });
         if (result.ok) {
-          waypoint.latitude = lat; waypoint.longitude = lng;
+          waypoint.latitude = result.data.latitude ?? lat; waypoint.longitude = result.data.longitude ?? lng;
           const row = document.querySelector(`#waypoint-${waypoint.id} .small`);
-          if (row) row.textContent = `${lat.toFixed(6)}, ${lng.toFixed(6)}`;
+          if (row) row.textContent = `${waypoint.latitude.toFixed(6)}, ${waypoint.longitude.toFixed(6)}`;
         } else {
-          marker.setLatLng([waypoint.latitude, waypoint.longitude]);
-          zone.moveTo(marker.getLatLng());
           showMessage(result.message);
+        }
+        marker.setLatLng([waypoint.latitude, waypoint.longitude]);
+        zone.moveTo(marker.getLatLng());
+        return result.ok;
+      };
+      marker.on('dragend', async () => {
+        const before = [waypoint.latitude, waypoint.longitude];
+        const { lat, lng } = marker.getLatLng();
+        if (await moveTo(lat, lng)) {
+          mapStatus(`“${waypoint.name}” moved.`, 'Undo', async () => {
+            if (await moveTo(...before)) mapStatus(`“${waypoint.name}” is back where it was.`);
+          });
         }
       });
     } else if (element.dataset.pick === 'true') {
@@ -79,7 +109,8 @@ function setUpMap(element, data) {
     markers.set(String(waypoint.id), marker);
     // The waypoint page shows the place up close: the zone fills about a third of the map, its handle in reach.
     if (element.dataset.pick === 'true') map.fitBounds(zone.bounds().pad(1));
-  }
+  };
+  data.waypoints.forEach(addMarker);
   mapElement.markers = markers;
 
   map.on('click', (event) => {
@@ -96,10 +127,148 @@ function setUpMap(element, data) {
       L.popup().setLatLng(event.latlng).setContent(bounds ? 'This place is outside the frame.' : 'Save the frame first.').openOn(map);
       return;
     }
-    fillCoordinates(event.latlng);
-    const name = document.getElementById('wp-name');
-    name.scrollIntoView({ behavior: 'smooth', block: 'center' });
-    name.focus({ preventScroll: true });
+    offerNewWaypoint(map, event.latlng, data, (waypoint) => {
+      addMarker({ ...waypoint, url: '', overlaps: false });
+      addWaypointRow(waypoint, data);
+    });
+  });
+}
+
+/// A small form at the clicked place: a name, then "Add" saves the waypoint with no page load. The full form below
+/// the list (coordinates filled in too, for a ranger who prefers it or has no script) stays.
+function offerNewWaypoint(map, latlng, data, added) {
+  fillCoordinates(latlng);
+  const form = document.createElement('form');
+  form.setAttribute('data-new-waypoint', '');
+  form.className = 'd-flex flex-column gap-1';
+  form.innerHTML = `<label class="form-label small mb-0" for="new-waypoint-name">New waypoint here</label>
+    <input class="form-control form-control-sm" id="new-waypoint-name" name="name" maxlength="120" required autocomplete="off">
+    <div class="small text-danger" data-new-waypoint-error hidden></div>
+    <button type="submit" class="btn btn-primary btn-sm">Add waypoint</button>`;
+  const popup = L.popup({ minWidth: 200 }).setLatLng(latlng).setContent(form).openOn(map);
+  const name = form.querySelector('input[name="name"]');
+  name.focus({ preventScroll: true });
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const error = form.querySelector('[data-new-waypoint-error]');
+    if (!name.value.trim()) { error.textContent = 'Enter a name.'; error.hidden = false; name.focus(); return; }
+    const button = form.querySelector('button');
+    button.disabled = true;
+    const result = await postForm(data.newWaypointURL, {
+      name: name.value.trim(), latitude: latlng.lat.toFixed(7), longitude: latlng.lng.toFixed(7),
+    });
+    button.disabled = false;
+    if (!result.ok) { error.textContent = result.message; error.hidden = false; name.focus(); return; }
+    map.closePopup(popup);
+    added(result.data);
+    mapStatus(`Waypoint “${result.data.name}” added.`);
+    const wpName = document.getElementById('wp-name');
+    if (wpName) wpName.value = '';
+  });
+}
+
+/// The new waypoint's row at the end of the list, with the same links and buttons the page renders.
+function addWaypointRow(waypoint, data) {
+  const list = document.getElementById('waypoint-list');
+  if (!list) return;
+  document.getElementById('no-waypoints')?.remove();
+  const csrf = document.querySelector('#waypoint-form input[name="_csrf"]')?.value ?? '';
+  const base = data.newWaypointURL;
+  const name = escapeText(waypoint.name);
+  const form = (action, label, text, extra = '') => `<form method="post" action="${base}/${waypoint.id}/${action}" class="d-inline">
+      <input type="hidden" name="_csrf" value="${escapeText(csrf)}">
+      <button type="submit" class="btn btn-sm ${action === 'delete' ? 'btn-outline-danger' : 'btn-outline-secondary'}" ${extra} aria-label="${label}">${text}</button></form>`;
+  const previous = list.lastElementChild;
+  previous?.querySelector('button[aria-label$=" down"]')?.removeAttribute('disabled');
+  const li = document.createElement('li');
+  li.className = 'list-group-item d-flex align-items-center gap-2';
+  li.id = `waypoint-${waypoint.id}`;
+  li.dataset.id = String(waypoint.id);
+  li.innerHTML = `<span class="drag-handle text-muted" aria-hidden="true" title="Drag to reorder">⠿</span>
+    <div class="me-auto">
+      <a href="${base}/${waypoint.id}" class="waypoint-name">${name}</a>
+      <div class="small text-muted">${waypoint.latitude.toFixed(6)}, ${waypoint.longitude.toFixed(6)}</div>
+      <small class="d-block text-muted"><span class="zone-radius">${Number(waypoint.triggerRadiusMeters)} m trigger zone</span></small>
+    </div>
+    ${form('up', `Move ${name} up`, '↑', previous ? '' : 'disabled')}
+    ${form('down', `Move ${name} down`, '↓', 'disabled')}
+    ${form('delete', `Delete ${name}`, '✕', `data-confirm="Delete the waypoint “${name}”?"`)}`;
+  list.append(li);
+  confirmButtons(li);
+}
+
+/// One line in the map's status region (read out by screen readers), with an optional action such as "Undo".
+function mapStatus(text, actionLabel, action) {
+  const status = document.getElementById('map-status');
+  if (!status) return;
+  status.replaceChildren(document.createTextNode(text));
+  if (actionLabel) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'btn btn-link btn-sm p-0 ms-2 align-baseline';
+    button.dataset.action = 'undo';
+    button.textContent = actionLabel;
+    button.addEventListener('click', () => { button.disabled = true; action(); });
+    status.append(button);
+  }
+}
+
+/// Square kilometres of a frame: the same formula as the server's `Frame.areaKm2`.
+export function frameAreaKm2(f) {
+  const radius = 6371.0088;
+  return radius * radius * ((f.east - f.west) * Math.PI / 180) * (Math.sin(f.north * Math.PI / 180) - Math.sin(f.south * Math.PI / 180));
+}
+
+/// Width and height in km of a frame, measured across its middle.
+function frameSides(f) {
+  const middle = (f.north + f.south) / 2;
+  const width = 111.32 * Math.cos(middle * Math.PI / 180) * (f.east - f.west);
+  const height = 110.57 * (f.north - f.south);
+  return [width, height];
+}
+
+/// The frame's reason, beside the fields (an empty message hides it); announced by screen readers.
+function frameMessage(message) {
+  let box = document.getElementById('frame-message');
+  const anchor = document.getElementById('north')?.closest('fieldset');
+  if (!box && anchor) {
+    box = document.createElement('div');
+    box.id = 'frame-message';
+    box.className = 'alert alert-warning mt-2';
+    box.setAttribute('role', 'status');
+    box.setAttribute('aria-live', 'polite');
+    // After the legend, which must stay the fieldset's first child to name it.
+    const legend = anchor.querySelector(':scope > legend');
+    if (legend) legend.insertAdjacentElement('afterend', box); else anchor.insertAdjacentElement('afterbegin', box);
+  }
+  if (!box) return;
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+/// Before the frame is saved: one over the limit is refused with its reason; a tiny or sliver-thin one (under
+/// 0.05 km² or thinner than 1:20, usually a slip of a handle or a typo) asks first.
+function guardFrameForm(form, inputs, maxAreaKm2) {
+  if (!form) return;
+  form.addEventListener('submit', (event) => {
+    const f = Object.fromEntries(Object.entries(inputs).map(([k, el]) => [k, parseFloat(el.value)]));
+    if (Object.values(f).some(Number.isNaN) || f.north <= f.south || f.east <= f.west) return; // the server explains
+    const area = frameAreaKm2(f);
+    if (maxAreaKm2 && area > maxAreaKm2) {
+      event.preventDefault();
+      frameMessage(`This frame is about ${Math.round(area).toLocaleString('en-US')} km², over the ${maxAreaKm2.toLocaleString('en-US')} km² limit: not saved. Make it smaller.`);
+      return;
+    }
+    const [width, height] = frameSides(f);
+    const ratio = Math.min(width, height) / Math.max(width, height);
+    if (area < 0.05 || ratio < 1 / 20) {
+      const size = `${(width * 1000).toFixed(0)} m × ${(height * 1000).toFixed(0)} m`;
+      const why = area < 0.05 ? 'very small' : 'very thin';
+      if (!window.confirm(`This frame is ${why} (${size}). Save it anyway?`)) {
+        event.preventDefault();
+        frameMessage(`Not saved: the frame is ${why} (${size}).`);
+      }
+    }
   });
 }
 
@@ -115,7 +284,11 @@ function baseLayer(template, data = {}) {
     const options = { maxZoom: 20, crossOrigin: true };
     if (Number.isInteger(data.tileMinZoom)) options.minNativeZoom = data.tileMinZoom;
     if (Number.isInteger(data.tileMaxZoom)) options.maxNativeZoom = data.tileMaxZoom;
-    if (data.tileAttribution) options.attribution = escapeText(data.tileAttribution);
+    if (data.tileAttribution) {
+      options.attribution = data.tileAttributionURL
+        ? `<a href="${escapeText(data.tileAttributionURL)}" rel="noopener">${escapeText(data.tileAttribution)}</a>`
+        : escapeText(data.tileAttribution);
+    }
     return L.tileLayer(template, options);
   }
   const Grid = L.GridLayer.extend({
@@ -128,9 +301,6 @@ function baseLayer(template, data = {}) {
       ctx.fillRect(0, 0, size.x, size.y);
       ctx.strokeStyle = '#c5d3bf';
       ctx.strokeRect(0.5, 0.5, size.x - 1, size.y - 1);
-      ctx.fillStyle = '#7a8c73';
-      ctx.font = '11px sans-serif';
-      ctx.fillText(`${coords.z}/${coords.x}/${coords.y}`, 6, 16);
       return tile;
     },
   });

@@ -1,5 +1,7 @@
 // The player's map: Leaflet (served from /vendor/), tiles checked one by one against the signed tile index, the
-// route, every stop with its trigger zone, and the visitor's position.
+// route, every stop as a numbered marker (the number of the stop list) with its trigger zone, and the visitor's position.
+// Leaflet puts a string given to a tooltip or an icon into innerHTML, so the manifest's texts reach it only as DOM
+// nodes whose textContent is set: a stop named like markup shows as that text and never becomes markup.
 import { sha256Hex } from './visit-trust.js';
 
 const L = globalThis.L;
@@ -13,6 +15,14 @@ export function distanceMeters(a, b) {
   const dLon = (b.longitude - a.longitude) * rad;
   const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.sin(dLon / 2) ** 2;
   return 2 * radius * Math.asin(Math.sqrt(h));
+}
+
+/** An element holding `text` as text (for Leaflet tooltips and icons, which take a node as it is). */
+export function textElement(text, className) {
+  const span = document.createElement('span');
+  if (className) span.className = className;
+  span.textContent = text;
+  return span;
 }
 
 /** A tile layer that shows only tiles whose SHA-256 the verified index lists (from the cache when offline). */
@@ -39,18 +49,21 @@ function verifiedTiles(urlFor, index, options, onRefused) {
 }
 
 export class TourMap {
-  constructor(element, { onStop }) {
+  /** `nameOf(waypoint)` answers a stop's name in the chosen language (plain text). */
+  constructor(element, { onStop, nameOf = (waypoint) => waypoint.name }) {
     this.element = element;
     this.onStop = onStop;
+    this.nameOf = nameOf;
     this.map = null;
     this.zones = new Map();
+    this.markers = [];
     this.position = null;
   }
 
   /** Draws a verified manifest. `tileIndex` is the parsed, verified tiles/index.json or null. */
   show(manifest, tileIndex, tileURL, onRefused) {
     if (!L) return;
-    if (this.map) { this.map.remove(); this.zones.clear(); this.position = null; }
+    if (this.map) { this.map.remove(); this.zones.clear(); this.markers = []; this.position = null; }
     const b = manifest.bounds;
     const bounds = L.latLngBounds([b.southEast.latitude, b.northWest.longitude], [b.northWest.latitude, b.southEast.longitude]);
     const tiles = manifest.tiles;
@@ -63,25 +76,59 @@ export class TourMap {
         .addTo(this.map);
     }
     if (Array.isArray(manifest.route) && manifest.route.length > 1) {
-      L.polyline(manifest.route.map(([lon, lat]) => [lat, lon]), { color: '#7a3412', weight: 4 }).addTo(this.map);
+      L.polyline(manifest.route.map(([lon, lat]) => [lat, lon]), { color: '#7a3412', weight: 4, className: 'visit-route' }).addTo(this.map);
     }
     for (const waypoint of [...manifest.waypoints].sort((a, c) => a.order - c.order)) {
       const at = [waypoint.coordinates.latitude, waypoint.coordinates.longitude];
       const zone = L.circle(at, {
         radius: waypoint.triggerRadiusMeters || DEFAULT_RADIUS, color: '#1565c0', weight: 2, fillOpacity: 0.12, className: 'visit-zone',
       }).addTo(this.map);
-      const marker = L.circleMarker(at, { radius: 9, color: '#fff', weight: 2, fillColor: '#b5441d', fillOpacity: 1 }).addTo(this.map);
-      marker.bindTooltip(`${waypoint.order}. ${waypoint.name}`);
-      marker.on('click', () => this.onStop(waypoint.order, true));
       this.zones.set(waypoint.order, zone);
+      this.addStopMarker(waypoint, at);
     }
+  }
+
+  /** A marker showing the stop's number, as the stop list numbers it; a button for the keyboard too (Enter or Space
+   * opens the stop, focus shows its name as hovering does). */
+  addStopMarker(waypoint, at) {
+    const order = String(waypoint.order);
+    const icon = L.divIcon({
+      html: textElement(order, 'visit-marker-number'), className: 'visit-marker', iconSize: [30, 30], iconAnchor: [15, 15], tooltipAnchor: [12, 0],
+    });
+    const marker = L.marker(at, { icon, keyboard: true }).addTo(this.map);
+    marker.bindTooltip(textElement(''), { direction: 'right' });
+    marker.on('click', () => this.onStop(waypoint.order, true));
+    const element = marker.getElement();
+    element.dataset.markerOrder = order;
+    element.setAttribute('role', 'button');
+    element.addEventListener('keydown', (event) => {
+      if (event.key !== 'Enter' && event.key !== ' ') return;
+      event.preventDefault();
+      this.onStop(waypoint.order, true);
+    });
+    element.addEventListener('focus', () => marker.openTooltip());
+    element.addEventListener('blur', () => marker.closeTooltip());
+    this.markers.push({ waypoint, marker });
+    this.label(waypoint, marker);
+  }
+
+  /** Names the stop's marker (tooltip and accessible name) in the chosen language, as text. */
+  label(waypoint, marker) {
+    const name = this.nameOf(waypoint) || '';
+    marker.setTooltipContent(textElement(`${waypoint.order}. ${name}`));
+    marker.getElement().setAttribute('aria-label', `Stop ${waypoint.order}: ${name}`);
+  }
+
+  /** After a language change: every marker named again, without drawing the map anew. */
+  relabel() {
+    for (const { waypoint, marker } of this.markers) this.label(waypoint, marker);
   }
 
   showPosition(latitude, longitude, accuracy) {
     if (!this.map) return;
     if (!this.position) {
       this.position = L.circleMarker([latitude, longitude], { radius: 7, color: '#fff', weight: 2, fillColor: '#0d47a1', fillOpacity: 1 })
-        .addTo(this.map).bindTooltip('You are here');
+        .addTo(this.map).bindTooltip(textElement('You are here'));
     } else {
       this.position.setLatLng([latitude, longitude]);
     }

@@ -3,9 +3,11 @@
 // only the files it does not hold. Hooks for tests and scripts: data-offline-state, data-verified, data-action,
 // data-stop / data-stop-order / data-active, audio[data-stop-audio], select[name=language], #visit-map.
 import {
-  TrustError, ed25519Supported, importPublicKey, requireFile, requireSignature, listedFiles, companionType,
+  TrustError, ed25519Supported, importPublicKey, requireFile, requireSignature, listedFiles, companionType, checkCatalog,
+  catalogExpiry,
 } from './visit-trust.js';
 import { TourMap, distanceMeters, DEFAULT_RADIUS } from './visit-map.js';
+import { alertsFor, closureOf, severityOf } from './visit-alerts.js';
 
 const FILES = 'trail-files';   // verified files by SHA-256, tiles by version URL, signed manifests
 const PAGES = 'trail-pages';   // the saved tours' player pages
@@ -18,6 +20,9 @@ const fileURL = (sha256) => `${API}/files/${sha256}`;
 const tileURL = (version) => (z, x, y) => `${API}/packages/${encodeURIComponent(packageId)}/versions/${version}/tiles/${z}/${x}/${y}`;
 const manifestURL = (version) => `${API}/packages/${encodeURIComponent(packageId)}/versions/${version}/manifest`;
 const storageKey = `trail.tour.${packageId}`;
+// The last fresh catalog this browser verified (its exact text, signature and when it was checked), kept for its
+// alerts: offline, the visitor sees what was known at the last check.
+const LAST_CATALOG = 'trail.lastCatalog';
 
 const state = {
   key: null,          // CryptoKey of the pinned signing key
@@ -30,8 +35,12 @@ const state = {
   played: new Set(),  // stops whose audio already played on this visit
   activeStop: null,
   tracking: false,
+  alertSource: null,  // {catalog, checkedAt}: the verified catalog alerts are read from
+  alerts: [],         // the alerts that apply to this tour now
 };
-const map = new TourMap(document.getElementById('visit-map'), { onStop: (order, play) => openStop(order, play) });
+const map = new TourMap(document.getElementById('visit-map'), {
+  onStop: (order, play) => openStop(order, play), nameOf: (waypoint) => text(waypoint, 'name'),
+});
 
 // MARK: What the page says
 
@@ -118,19 +127,126 @@ async function checkPublishedKey() {
   }
 }
 
-/** The catalog, signature checked, not older than the newest one this browser verified. */
+/** The catalog, signature checked, not older than the newest one this browser verified: {catalog, stale}. A stale
+ * one (past its expiresAt) still raises the version kept here, since its signature holds, but nothing is decided from it. */
 async function verifiedCatalog() {
   const [response] = await Promise.all([fetch(`${API}/catalog`, { cache: 'no-cache' }), checkPublishedKey()]);
   if (!response.ok) throw new Error(`the catalog answered HTTP ${response.status}`);
   const bytes = await response.arrayBuffer();
-  await requireSignature(await signingKey(), response.headers.get('Catalog-Signature'), bytes, 'catalog');
-  const catalog = JSON.parse(new TextDecoder().decode(bytes));
-  const highest = Number(localStorage.getItem('trail.catalogVersion') || 0);
-  if (catalog.catalogVersion < highest) {
-    throw new TrustError(`The server sent catalog ${catalog.catalogVersion}, older than catalog ${highest} this phone already checked: it was refused.`);
+  const signature = response.headers.get('Catalog-Signature');
+  const checked = await checkCatalog(await signingKey(), signature, bytes, localStorage.getItem('trail.catalogVersion'));
+  localStorage.setItem('trail.catalogVersion', String(checked.catalog.catalogVersion));
+  if (!checked.stale) rememberCatalog(bytes, signature);
+  return checked;
+}
+
+function rememberCatalog(bytes, signature) {
+  const checkedAt = new Date().toISOString();
+  try {
+    localStorage.setItem(LAST_CATALOG, JSON.stringify({ body: new TextDecoder().decode(bytes), signature, checkedAt }));
+  } catch { /* a full localStorage: the alerts of this visit are still shown */ }
+  state.alertSource = { catalog: JSON.parse(new TextDecoder().decode(bytes)), checkedAt };
+}
+
+/** The catalog kept by `rememberCatalog`, its signature checked again (localStorage is not trusted on its own), or null. */
+async function rememberedCatalog() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(LAST_CATALOG));
+    if (!kept?.body) return null;
+    const bytes = new TextEncoder().encode(kept.body);
+    await requireSignature(await signingKey(), kept.signature, bytes, 'saved catalog');
+    return { catalog: JSON.parse(kept.body), checkedAt: kept.checkedAt };
+  } catch {
+    return null;
   }
-  localStorage.setItem('trail.catalogVersion', String(catalog.catalogVersion));
-  return catalog;
+}
+
+// MARK: Alerts and closures
+
+const formatTime = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const SEVERITY_LABEL = { closure: 'Closure', warning: 'Warning', info: 'Information' };
+
+/** One alert as the visitor sees it: every text set as text. */
+function alertItem(alert, checkedAt) {
+  const item = document.createElement('div');
+  item.className = 'visit-alert';
+  item.dataset.alert = String(alert.id);
+  item.dataset.severity = severityOf(alert);
+  const title = document.createElement('h2');
+  title.className = 'visit-alert-title';
+  // Text only, always: the message is the ranger's plain text, never markup.
+  title.textContent = `${SEVERITY_LABEL[severityOf(alert)]}: ${alert.title}`;
+  const message = document.createElement('p');
+  message.className = 'visit-alert-message';
+  message.textContent = alert.message;
+  const when = document.createElement('p');
+  when.className = 'visit-alert-when';
+  when.dataset.asOf = checkedAt;
+  when.textContent = `Until ${formatTime(Date.parse(alert.endsAt))}. As of ${formatTime(Date.parse(checkedAt))}, when this phone last checked with the park.`;
+  item.append(title, message, when);
+  return item;
+}
+
+/** Shows the alerts that apply now (from the last verified catalog) and closes their stops. Called at every check,
+ * after every render, and every half minute, so an alert that ends while the page is open goes at once. */
+function applyAlerts() {
+  const source = state.alertSource;
+  state.alerts = source ? alertsFor(source.catalog, packageId, Date.now()) : [];
+  let box = document.getElementById('visit-alerts');
+  if (!box) {
+    box = document.createElement('section');
+    box.id = 'visit-alerts';
+    box.className = 'visit-alerts';
+    box.setAttribute('aria-label', 'Alerts for this tour');
+    box.setAttribute('aria-live', 'polite');
+    document.getElementById('tour-description').after(box);
+  }
+  box.hidden = state.alerts.length === 0;
+  // Only a change is written: the box is a live region, and the half-minute check must not read it out again.
+  const shown = JSON.stringify([source?.checkedAt, state.alerts.map((alert) => alert.id)]);
+  if (box.dataset.shown !== shown) {
+    box.dataset.shown = shown;
+    box.replaceChildren(...state.alerts.map((alert) => alertItem(alert, source.checkedAt)));
+  }
+  for (const item of document.querySelectorAll('[data-stop]')) {
+    const waypoint = state.manifest?.waypoints.find((w) => String(w.order) === item.dataset.stopOrder);
+    const closure = closureOf(state.alerts, waypoint?.id);
+    item.querySelector('.visit-stop-closed')?.remove();
+    if (closure) {
+      item.dataset.closed = 'true';
+      delete item.dataset.active;
+      const note = document.createElement('p');
+      note.className = 'visit-stop-closed';
+      note.textContent = `Closed: ${closure.title}`;
+      item.querySelector('h3').after(note);
+      const body = item.querySelector('.visit-stop-body');
+      if (!body.hidden && body.dataset.filledFor !== 'closed') body.hidden = true;
+      body.querySelectorAll('audio, video').forEach((media) => media.pause());
+    } else {
+      delete item.dataset.closed;
+    }
+  }
+}
+
+/** The closure that closes `waypoint` now, or null. */
+const closureOfStop = (waypoint) => closureOf(state.alerts, waypoint?.id);
+
+/** Says, in a visitor's words, that the catalog is past its expiry date and was not used. The notice is made only
+ * then, so `[data-notice="stale-catalog"]` exists exactly when the player met a stale catalog. */
+function showStaleCatalog(catalog, saved) {
+  const expiry = catalogExpiry(catalog);
+  const when = Number.isNaN(expiry) ? 'has no expiry date' : `ran out on ${new Date(expiry).toLocaleString(undefined, { dateStyle: 'long', timeStyle: 'short' })}`;
+  const notice = document.createElement('p');
+  notice.className = 'visit-note';
+  notice.dataset.notice = 'stale-catalog';
+  notice.setAttribute('role', 'status');
+  notice.textContent = `The list of tours this phone received from the park's server is out of date (it ${when}), so it may be an old copy. `
+    + (saved
+      ? 'It was not used to look for updates. Your saved tour still works.'
+      : 'The tour was not saved from it.')
+    + ' If this keeps happening, check that the phone\'s date and time are right, then reload the page where there is signal.';
+  root.querySelector('[data-notice="stale-catalog"]')?.remove();
+  $('#offline-status').after(notice);
 }
 
 /** A version's manifest from `response`, checked: signature, package id and version. Answers {manifest, bytes, signature}. */
@@ -384,6 +500,7 @@ function render(manifest) {
     list.append(item);
   }
   button('start').disabled = false;
+  applyAlerts();
 }
 
 function renderLanguages(manifest) {
@@ -411,6 +528,7 @@ function renderLanguages(manifest) {
     document.documentElement.lang = select.value;
     const open = state.activeStop;
     render(state.manifest);
+    map.relabel();
     if (open != null) openStop(open, false);
   });
   holder.replaceChildren(label, select);
@@ -437,6 +555,16 @@ async function openStop(order, play) {
   const body = item.querySelector('.visit-stop-body');
   item.querySelector('.visit-stop-open').setAttribute('aria-expanded', 'true');
   body.hidden = false;
+  const closure = closureOfStop(waypoint);
+  if (closure) {
+    // A closed stop opens only to say why: nothing of it is shown or played.
+    body.dataset.filledFor = 'closed';
+    const why = document.createElement('p');
+    why.className = 'visit-stop-closed-why';
+    why.textContent = `This stop is closed: ${closure.title}. ${closure.message}`;
+    body.replaceChildren(why);
+    return;
+  }
   if (body.dataset.filledFor !== (state.language || 'default')) await fillStop(waypoint, body);
   if (play) {
     const audio = body.querySelector('audio[data-stop-audio]');
@@ -575,13 +703,22 @@ function onPosition(position) {
   const here = { latitude: position.coords.latitude, longitude: position.coords.longitude };
   map.showPosition(here.latitude, here.longitude, position.coords.accuracy);
   let inside = null;
+  let closedHere = null;
   for (const waypoint of state.manifest?.waypoints || []) {
     const distance = distanceMeters(here, waypoint.coordinates);
-    if (distance <= (waypoint.triggerRadiusMeters || DEFAULT_RADIUS) && (!inside || distance < inside.distance)) inside = { waypoint, distance };
+    if (distance > (waypoint.triggerRadiusMeters || DEFAULT_RADIUS)) continue;
+    // A closed stop does not open or play when the visitor walks into its zone.
+    if (closureOfStop(waypoint)) {
+      if (!closedHere || distance < closedHere.distance) closedHere = { waypoint, distance };
+    } else if (!inside || distance < inside.distance) {
+      inside = { waypoint, distance };
+    }
   }
   document.getElementById('location-status').textContent = inside
     ? `You are at stop ${inside.waypoint.order}, ${text(inside.waypoint, 'name')}.`
-    : 'Location is on: stops open as you reach them.';
+    : closedHere
+      ? `Stop ${closedHere.waypoint.order}, ${text(closedHere.waypoint, 'name')}, is closed: ${closureOfStop(closedHere.waypoint).title}.`
+      : 'Location is on: stops open as you reach them.';
   for (const item of document.querySelectorAll('[data-stop]')) {
     if (inside && item.dataset.stopOrder === String(inside.waypoint.order)) item.dataset.active = ''; else delete item.dataset.active;
   }
@@ -600,7 +737,7 @@ document.addEventListener('visibilitychange', async () => {
 // MARK: Start-up
 
 async function show(target) {
-  render(target.manifest);
+  render(target.manifest);  // applies the alerts known so far
   state.tileIndex = await loadTileIndex(target.manifest);
   map.show(target.manifest, state.tileIndex, tileURL(target.manifest.version), (key) => {
     setVerified(true, `A map tile (${key}) did not match the signed tile index and is not shown.`);
@@ -620,6 +757,8 @@ async function main() {
   if ('serviceWorker' in navigator) {
     navigator.serviceWorker.register('/visit/sw.js', { scope: '/visit/', type: 'classic' }).catch(() => {});
   }
+  state.alertSource = await rememberedCatalog();
+  setInterval(applyAlerts, 30_000);
   state.held = readHeld();
   let heldTarget = null;
   if (state.held) {
@@ -644,7 +783,15 @@ async function main() {
   }
   let catalog = null;
   try {
-    catalog = await verifiedCatalog();
+    const checked = await verifiedCatalog();
+    if (checked.stale) {
+      // Past its expiresAt the catalog cannot say which version is current or whether the tour was withdrawn (a
+      // replayed copy still carries a good signature): it is shown as stale and not acted on; a saved copy plays on.
+      showStaleCatalog(checked.catalog, !!heldTarget);
+      if (!heldTarget) { setState('failed', 'The tour could not be checked against a current list of tours.'); setVerified(false); }
+    } else {
+      catalog = checked.catalog;
+    }
   } catch (error) {
     if (error instanceof TrustError) {
       showError(heldTarget?.problem ? `${error.message} ${heldTarget.problem}` : error.message);
@@ -654,6 +801,8 @@ async function main() {
       showError('Connect to the internet and reload to save the tour.', () => location.reload());
     }
   }
+  // The alerts of the catalog just verified, or (offline, refused or stale) of the last one kept.
+  applyAlerts();
   if (catalog) {
     state.entry = catalog.packages.find((p) => p.id === packageId) || null;
     if (!state.entry) {

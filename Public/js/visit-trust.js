@@ -1,5 +1,6 @@
 // The web player's trust checks: Ed25519 signatures (Web Crypto) and SHA-256 of every file, against what the
 // signed catalog and the signed manifest say. Nothing here trusts the network or Cache Storage on its own.
+// No DOM here: Node imports this module as it is (Tests/js), so the rules are tested without a browser.
 
 export class TrustError extends Error {
   constructor(message) { super(message); this.name = 'TrustError'; }
@@ -44,6 +45,38 @@ export async function requireSignature(key, signatureBase64, bytes, what) {
   try { signature = base64ToBytes(signatureBase64 || ''); } catch { signature = new Uint8Array(); }
   const valid = signature.length === 64 && await crypto.subtle.verify('Ed25519', key, signature, bytes);
   if (!valid) throw new TrustError(`The ${what} is not signed by this server's key: it was not used.`);
+}
+
+/** Milliseconds since 1970 of the catalog's `expiresAt` (an RFC 3339 time in UTC or with an offset, as the server
+ * writes it), or NaN when it is missing or not such a time. */
+export function catalogExpiry(catalog) {
+  const text = catalog?.expiresAt;
+  if (typeof text !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text)) return NaN;
+  return Date.parse(text);
+}
+
+/** Whether a verified catalog is past its `expiresAt` at `now` (milliseconds), the native client's rule: a catalog holds
+ * only while `expiresAt` is after now. A replayed old copy, or one kept by a cache, is stale even though its signature
+ * holds, so it can no longer say which version is current or whether a tour was withdrawn. Without a readable
+ * `expiresAt` nothing says until when it holds: stale too. */
+export function catalogIsStale(catalog, now = Date.now()) {
+  return !(catalogExpiry(catalog) > now);
+}
+
+/** The catalog from its exact bytes: the signature checked before parsing, then refused when older than the highest
+ * `catalogVersion` this browser verified (`highestSeen`). Answers {catalog, stale}: a stale catalog is not refused
+ * here (a saved tour must go on playing), the caller must not act on it. */
+export async function checkCatalog(key, signatureBase64, bytes, highestSeen, now = Date.now()) {
+  await requireSignature(key, signatureBase64, bytes, 'catalog');
+  const catalog = JSON.parse(new TextDecoder().decode(bytes));
+  if (!Number.isInteger(catalog?.catalogVersion) || !Array.isArray(catalog.packages)) {
+    throw new TrustError('The catalog is signed but not one this player can read: it was not used.');
+  }
+  const highest = Number(highestSeen || 0);
+  if (catalog.catalogVersion < highest) {
+    throw new TrustError(`The server sent catalog ${catalog.catalogVersion}, older than catalog ${highest} this phone already checked: it was refused.`);
+  }
+  return { catalog, stale: catalogIsStale(catalog, now) };
 }
 
 /** Size and SHA-256 of a file against the manifest; throws a TrustError naming the file when either differs. */

@@ -140,6 +140,9 @@ public struct Manifest: Codable, Sendable, Hashable {
         public var triggerRadiusMeters: Int?
         /// The name and description in each further language (visitor content).
         public var localized: [String: WaypointText]?
+        /// The server's id of the waypoint, the same in every version of the package: alerts in the signed catalog name
+        /// closed stops by it. Absent from packages made before alerts.
+        public var id: Int64?
 
         public init(
             name: String,

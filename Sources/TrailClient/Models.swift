@@ -248,12 +248,106 @@ public struct SigningKeyInfo: Sendable, Hashable, Codable {
 }
 
 /// `GET /api/v1/catalog`: the signed index of everything published. `catalogVersion` grows by one at every release,
-/// unpublish and rollback.
+/// unpublish and rollback, and when an alert is posted, ended or runs out.
 public struct Catalog: Sendable, Hashable, Codable {
     public var catalogVersion: Int
     public var generatedAt: Date
     public var expiresAt: Date
     public var packages: [Entry]
+    /// Current and scheduled alerts and closures (empty from servers older than alerts). Signed with the rest, so an
+    /// app can show them offline from the last catalog it verified; ``alerts(forPackage:at:)`` picks those that apply.
+    public var alerts: [Alert] = []
+
+    /// An alert or closure a site's managers posted: about one package (`packageId`) or every package of `site`.
+    public struct Alert: Sendable, Hashable {
+        public var id: Int64
+        /// The site's slug.
+        public var site: String
+        /// Nil: the alert is about every package of the site.
+        public var packageId: String?
+        /// Waypoint ids (`Manifest.Waypoint.id`) closed while the alert holds: do not open or play them.
+        public var closedWaypoints: [Int64]
+        public var severity: Severity
+        public var title: String
+        /// Plain text: show it as text, never as markup.
+        public var message: String
+        public var startsAt: Date
+        public var endsAt: Date
+
+        /// `info`, `warning` or `closure`.
+        public enum Severity: String, Sendable, Hashable, CaseIterable {
+            case info, warning, closure
+        }
+
+        public init(
+            id: Int64,
+            site: String,
+            packageId: String? = nil,
+            closedWaypoints: [Int64] = [],
+            severity: Severity,
+            title: String,
+            message: String,
+            startsAt: Date,
+            endsAt: Date
+        ) {
+            self.id = id
+            self.site = site
+            self.packageId = packageId
+            self.closedWaypoints = closedWaypoints
+            self.severity = severity
+            self.title = title
+            self.message = message
+            self.startsAt = startsAt
+            self.endsAt = endsAt
+        }
+
+        /// Whether it holds at `now`: started, and not past its end. An alert past `endsAt` is ignored even when an
+        /// older catalog (the last one verified before going offline) still lists it.
+        public func isInEffect(at now: Date = Date()) -> Bool { startsAt <= now && now < endsAt }
+
+        init(_ wire: Components.Schemas.CatalogAlert) {
+            self.init(
+                id: wire.id,
+                site: wire.site,
+                packageId: wire.packageId,
+                closedWaypoints: wire.closedWaypoints,
+                // A severity added by a later server is shown as a warning rather than dropped.
+                severity: Severity(rawValue: wire.severity) ?? .warning,
+                title: wire.title,
+                message: wire.message,
+                startsAt: wire.startsAt,
+                endsAt: wire.endsAt
+            )
+        }
+
+        var wire: Components.Schemas.CatalogAlert {
+            .init(
+                id: id,
+                site: site,
+                packageId: packageId,
+                closedWaypoints: closedWaypoints,
+                severity: severity.rawValue,
+                title: title,
+                message: message,
+                startsAt: startsAt,
+                endsAt: endsAt
+            )
+        }
+    }
+
+    /// The alerts in effect at `now` for the package `packageId`: its own, and those about every package of its site.
+    /// Empty when the catalog does not list the package (its site is not known then).
+    public func alerts(forPackage packageId: String, at now: Date = Date()) -> [Alert] {
+        guard let site = packages.first(where: { $0.id == packageId })?.site else { return [] }
+        return alerts.filter { alert in
+            alert.isInEffect(at: now) && (alert.packageId == packageId || (alert.packageId == nil && alert.site == site))
+        }
+    }
+
+    /// The waypoint ids of `packageId` that an alert in effect at `now` closes.
+    public func closedWaypoints(forPackage packageId: String, at now: Date = Date()) -> Set<Int64> {
+        Set(alerts(forPackage: packageId, at: now).flatMap(\.closedWaypoints))
+    }
 
     /// One package of the catalog: its latest version, the versioned (immutable) download URL, and the version's
     /// signed manifest (where a delta update starts).
@@ -319,10 +413,17 @@ public struct Catalog: Sendable, Hashable, Codable {
             expiresAt: wire.expiresAt,
             packages: wire.packages.map(Entry.init)
         )
+        alerts = (wire.alerts ?? []).map(Alert.init)
     }
 
     var wire: Components.Schemas.Catalog {
-        .init(catalogVersion: catalogVersion, generatedAt: generatedAt, expiresAt: expiresAt, packages: packages.map(\.wire))
+        .init(
+            catalogVersion: catalogVersion,
+            generatedAt: generatedAt,
+            expiresAt: expiresAt,
+            packages: packages.map(\.wire),
+            alerts: alerts.isEmpty ? nil : alerts.map(\.wire)
+        )
     }
 
     public init(from decoder: any Decoder) throws { self.init(try Components.Schemas.Catalog(from: decoder)) }

@@ -59,6 +59,13 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("tile-url"), help: "Basemap tile URL template https://…/{z}/{x}/{y}.png (TRAIL_TILE_URL).") var tileURL: String?
     @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).")
     var tileAttribution: String?
+    @Option(
+        name: .customLong("editor-tile-url"),
+        help: "Basemap of the panel's maps, fetched by browsers only (TRAIL_EDITOR_TILE_URL; default --tile-url's, else OpenStreetMap's; none: off)."
+    )
+    var editorTileURL: String?
+    @Option(name: .customLong("editor-tile-attribution"), help: "Credit shown on the panel's maps (TRAIL_EDITOR_TILE_ATTRIBUTION).")
+    var editorTileAttribution: String?
     @Option(name: .customLong("tile-cap"), help: "Most map tiles one package build may fetch (TRAIL_TILE_CAP; default 20000).") var tileCap: Int?
     @Flag(
         name: .customLong("tile-allow-private"),
@@ -131,6 +138,17 @@ struct ServerOptions: ParsableArguments {
         help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1)."
     )
     var oidcCreateUsers = false
+    @Option(
+        name: .customLong("smtp-url"),
+        help:
+            "Email (invitations, notifications) through smtp://host:port (STARTTLS; plain only to a loopback relay) or smtps://host:port (TRAIL_SMTP_URL; default: no email)."
+    )
+    var smtpURL: String?
+    @Option(name: .customLong("smtp-user"), help: "The SMTP account, when the server asks for one (TRAIL_SMTP_USER).") var smtpUser: String?
+    @Option(name: .customLong("smtp-password-file"), help: "A file holding the SMTP password, mode 600 (TRAIL_SMTP_PASSWORD_FILE).")
+    var smtpPasswordFile: String?
+    @Option(name: .customLong("mail-from"), help: "The sender of every email (TRAIL_MAIL_FROM; default \"Trail Companion <trail@HOSTNAME>\").")
+    var mailFrom: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
     @Flag(
         name: .customLong("no-optimize-media"),
@@ -163,6 +181,11 @@ struct ServerOptions: ParsableArguments {
         config.tileCap = try tileCap ?? environment["TRAIL_TILE_CAP"].map { try Self.parse($0, "TRAIL_TILE_CAP") } ?? config.tileCap
         if let template = config.tileURLTemplate, let problem = TileURLTemplate.problem(template) {
             throw ValidationError("--tile-url \(template): \(problem)")
+        }
+        config.editorTileURL = editorTileURL ?? environment["TRAIL_EDITOR_TILE_URL"]
+        config.editorTileAttribution = editorTileAttribution ?? environment["TRAIL_EDITOR_TILE_ATTRIBUTION"]
+        if let template = config.editorTileURL, let problem = EditorBasemap.problem(template) {
+            throw ValidationError("--editor-tile-url \(template): \(problem)")
         }
         guard config.tileCap >= 1 else { throw ValidationError("--tile-cap must be at least 1") }
         config.tileFetch.allowPrivateAddresses = tileAllowPrivate || environment["TRAIL_TILE_ALLOW_PRIVATE"] == "1"
@@ -228,12 +251,40 @@ struct ServerOptions: ParsableArguments {
             config.minFreeSpace = bytes
         }
         config.storage = try storage.makeSettings(environment: environment)
+        config.mail = try makeMailSettings(environment: environment)
         config.mediaOptimization.enabled = !(noOptimizeMedia || environment["TRAIL_OPTIMIZE_MEDIA"] == "0")
         config.mediaOptimization.concurrency =
             try mediaConversions ?? environment["TRAIL_MEDIA_CONVERSIONS"].map { try Self.parse($0, "TRAIL_MEDIA_CONVERSIONS") }
             ?? config.mediaOptimization.concurrency
         guard (1...16).contains(config.mediaOptimization.concurrency) else { throw ValidationError("--media-conversions must be from 1 to 16") }
         return config
+    }
+
+    /// The SMTP settings, or nil without `--smtp-url`; a user or password file without it is a mistake said at start.
+    func makeMailSettings(environment: [String: String]) throws -> MailSettings? {
+        func value(_ flag: String?, _ name: String) -> String? { (flag ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 } }
+        let user = value(smtpUser, "TRAIL_SMTP_USER")
+        let passwordFile = value(smtpPasswordFile, "TRAIL_SMTP_PASSWORD_FILE")
+        guard let text = value(smtpURL, "TRAIL_SMTP_URL") else {
+            if user != nil || passwordFile != nil { throw ValidationError("--smtp-user and --smtp-password-file need --smtp-url") }
+            return nil
+        }
+        do {
+            var settings = MailSettings(
+                url: try MailSettings.parseURL(text),
+                user: user,
+                passwordFile: passwordFile,
+                from: MailSettings.defaultFrom()
+            )
+            if let from = value(mailFrom, "TRAIL_MAIL_FROM") { settings.from = try MailSettings.parseFrom(from) }
+            if passwordFile != nil, user == nil { throw MailSettingsProblem("--smtp-password-file needs --smtp-user") }
+            if let passwordFile, !FileManager.default.isReadableFile(atPath: passwordFile) {
+                throw MailSettingsProblem("--smtp-password-file \(passwordFile) cannot be read")
+            }
+            return settings
+        } catch let problem as MailSettingsProblem {
+            throw ValidationError(problem.description.hasPrefix("--") ? problem.description : "--smtp-url: \(problem)")
+        }
     }
 
     static func parse<T: LosslessStringConvertible>(_ text: String, _ name: String) throws -> T {

@@ -155,19 +155,18 @@ import Testing
             case .multipart(let fields, let file):
                 let boundary = "matrix-\(UUID().uuidString)"
                 var headers: HTTPFields = [.contentType: "multipart/form-data; boundary=\(boundary)"]
-                var uri = path
+                var csrfField: [(String, String)] = []
                 if let token { headers[.authorization] = "Bearer \(token)" }
                 if !route.api {
                     if !browser.cookies.isEmpty { headers[.cookie] = browser.cookieHeader }
-                    let csrf = browser.csrf.isEmpty ? browser.cookies["tc_csrf"] ?? "" : browser.csrf
-                    uri += (uri.contains("?") ? "&" : "?") + "_csrf=\(csrf)"
+                    csrfField = [("_csrf", browser.csrf.isEmpty ? browser.cookies["tc_csrf"] ?? "" : browser.csrf)]
                 }
                 response = try await client.execute(
-                    uri: uri,
+                    uri: path,
                     method: route.method,
                     headers: headers,
                     body: RouteFixtures.multipart(
-                        fields: fields.map { ($0.0, seed.fill($0.1)) },
+                        fields: csrfField + fields.map { ($0.0, seed.fill($0.1)) },
                         file: file,
                         boundary: boundary
                     )

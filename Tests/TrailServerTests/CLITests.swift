@@ -210,7 +210,7 @@ struct CLITests {
             )
             #expect(created.status == .created)
             let list = try await client.api(.get, "/api/v1/manage/tours?site=sweet-home", token: token)
-            #expect((list.json as? [[String: Any]])?.map { $0["name"] as? String } == ["Iron Mountain Loop"])
+            #expect((list.jsonObject["tours"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Iron Mountain Loop"])
         }
         let unknown = try await CLI.run(["token", "create", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
@@ -11,6 +12,10 @@ import Testing
 @Suite struct CSRFTests {
     enum Forgery: String, CaseIterable, Sendable {
         case missing, wrong, otherSession
+        /// The right token, in the address instead of the body: it would land in the history and the logs.
+        case inTheAddress
+        /// The right token as a multipart field, but after the file: the file would already be streaming to disk.
+        case afterTheFile
     }
 
     @Test("panel POST without the right token", arguments: RouteTable.panelPosts)
@@ -26,23 +31,35 @@ import Testing
             for forgery in Forgery.allCases {
                 let token: String? =
                     switch forgery {
-                    case .missing: nil
+                    case .missing, .inTheAddress, .afterTheFile: nil
                     case .wrong: String(browser.csrf.reversed())
                     case .otherSession: other.csrf
                     }
+                let uri = forgery == .inTheAddress ? path + "?_csrf=\(browser.csrf)" : path
                 let response: TestResponse
                 switch route.body {
                 case .form(let pairs):
-                    response = try await Self.post(client, path, pairs.map { ($0.0, seed.fill($0.1)) }, cookies: browser.cookieHeader, token: token)
+                    if forgery == .afterTheFile { continue }
+                    response = try await Self.post(client, uri, pairs.map { ($0.0, seed.fill($0.1)) }, cookies: browser.cookieHeader, token: token)
                 case .multipart(let fields, let file):
-                    // Upload forms carry the token in the query (the body streams to disk after the check).
+                    // Upload forms carry the token as their first field (the body streams to disk after the check).
                     let boundary = "csrf-\(UUID().uuidString)"
-                    let uri = path + (token.map { "?_csrf=\($0)" } ?? "")
+                    var body = RouteFixtures.multipart(
+                        fields: (token.map { [("_csrf", $0)] } ?? []) + fields.map { ($0.0, seed.fill($0.1)) },
+                        file: file,
+                        boundary: boundary
+                    )
+                    if forgery == .afterTheFile {
+                        body.moveWriterIndex(to: body.writerIndex - "--\(boundary)--\r\n".utf8.count)
+                        body.writeString(
+                            "--\(boundary)\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n\(browser.csrf)\r\n--\(boundary)--\r\n"
+                        )
+                    }
                     response = try await client.execute(
                         uri: uri,
                         method: .post,
                         headers: [.cookie: browser.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
-                        body: RouteFixtures.multipart(fields: fields.map { ($0.0, seed.fill($0.1)) }, file: file, boundary: boundary)
+                        body: body
                     )
                 default:
                     Issue.record("not a form or upload route")
@@ -56,8 +73,9 @@ import Testing
         }
     }
 
-    /// The same routes succeed with the token in the form field, the `X-CSRF-Token` header or the `_csrf` query item.
-    @Test func tokenIsAcceptedInFieldHeaderAndQuery() async throws {
+    /// The same routes succeed with the token in the form field, the `X-CSRF-Token` header or a multipart form's first
+    /// field, and fail with it in the address.
+    @Test func tokenIsAcceptedInFieldHeaderAndMultipartButNotTheAddress() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
@@ -90,9 +108,57 @@ import Testing
                 headers: headers,
                 body: ByteBuffer()
             )
-            #expect(viaQuery.status == .seeOther)
-            #expect(try await app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.secondWaypointId, seed.waypointId])
+            #expect(viaQuery.status == .forbidden)
+            #expect(try await app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.waypointId, seed.secondWaypointId])
         }
+    }
+
+    /// No page puts a CSRF token in an address: every form carries it in a hidden field (the first, on upload forms).
+    @Test func noPageHasTheTokenInAnAddress() async throws {
+        let (app, seed) = try await TestApp.seeded()
+        try await app.test { client in
+            let author = try await client.signIn("author@test.org")
+            for path in ["/tours/\(seed.tourId)", "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)"] {
+                let page = try await client.get(path, session: author)
+                #expect(page.status == .ok)
+                #expect(page.text.contains(author.csrf), "\(path) has no form")
+                #expect(!page.text.contains("_csrf="), "\(path) puts the token in an address")
+                #expect(page.text.contains(#"enctype="multipart/form-data""#), "\(path) has an upload form")
+            }
+        }
+    }
+
+    /// A multipart form's first field is read off the front of the body, however the body arrives in pieces, and the
+    /// handler still gets every byte; a form whose first part is anything else has no token.
+    @Test(arguments: [1, 7, 64, 100_000])
+    func multipartTokenIsTheFirstFieldAndTheBodyGoesOnWhole(chunkSize: Int) async throws {
+        let boundary = "----WebKitFormBoundaryAbC123"
+        func form(_ parts: [(String, String)]) -> [UInt8] {
+            var bytes = parts.map { "--\(boundary)\r\nContent-Disposition: form-data; \($0.0)\r\n\r\n\($0.1)\r\n" }.joined()
+            bytes += "--\(boundary)--\r\n"
+            return Array(bytes.utf8)
+        }
+        let file = ("name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain", String(repeating: "trail ", count: 5_000))
+        let cases: [([UInt8], String?)] = [
+            (form([("name=\"_csrf\"", "tok-123_-"), file]), "tok-123_-"),
+            (form([file, ("name=\"_csrf\"", "tok-123_-")]), nil),
+            (form([("name=\"_csrf\"; filename=\"x\"", "tok-123_-")]), nil),
+            (Array("not a form at all".utf8), nil),
+        ]
+        for (bytes, expected) in cases {
+            let (stream, source) = AsyncStream.makeStream(of: ByteBuffer.self)
+            for start in stride(from: 0, to: bytes.count, by: chunkSize) {
+                source.yield(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + chunkSize)]))
+            }
+            source.finish()
+            let (token, body) = try await MultipartCSRF.token(of: RequestBody(asyncSequence: stream), boundary: boundary)
+            #expect(token == expected, "chunks of \(chunkSize)")
+            var whole = [UInt8]()
+            for try await buffer in body { whole += buffer.readableBytesView }
+            #expect(whole == bytes, "chunks of \(chunkSize): the handler got \(whole.count) of \(bytes.count) bytes")
+        }
+        #expect(MultipartCSRF.boundary(contentType: "multipart/form-data; boundary=\"a b\"") == "a b")
+        #expect(MultipartCSRF.boundary(contentType: "application/json") == nil)
     }
 
     /// The management API used with a session cookie (the panel's scripts) is guarded like a form; with a bearer token it needs none.

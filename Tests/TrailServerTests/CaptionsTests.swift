@@ -351,14 +351,15 @@ import Testing
 
             let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
             let html = try await client.execute(
-                uri: "/assets/\(video)/captions?_csrf=\(session.csrf)",
+                uri: "/assets/\(video)/captions",
                 method: .post,
                 headers: [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
                 body: PublishFixtures.multipart(
                     Data("<html><body>hi</body></html>".utf8),
                     fileName: "welcome.vtt",
                     contentType: "text/vtt",
-                    boundary: boundary
+                    boundary: boundary,
+                    csrf: session.csrf
                 )
             )
             #expect(html.status == .unprocessableContent)

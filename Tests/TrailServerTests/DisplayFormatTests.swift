@@ -5,6 +5,15 @@ import Testing
 
 /// The shared formatting helpers (Views/DisplayFormat.swift) give the texts they gave where they were before.
 @Suite struct DisplayFormatTests {
+    @Test func countsWithTheirNouns() {
+        #expect(DisplayFormat.count(1, "tour") == "1 tour")
+        #expect(DisplayFormat.count(0, "tour") == "0 tours")
+        #expect(DisplayFormat.count(2, "tour") == "2 tours")
+        #expect(DisplayFormat.count(1_250, "tour") == "1,250 tours")
+        #expect(DisplayFormat.count(3, "copy", plural: "copies") == "3 copies")
+        #expect(DisplayFormat.count(1, "copy", plural: "copies") == "1 copy")
+    }
+
     @Test func counts() {
         #expect(DisplayFormat.grouped(20000) == "20,000")
         #expect(DisplayFormat.grouped(417) == "417")
@@ -31,7 +40,10 @@ import Testing
 
     @Test func placesAndDistances() {
         #expect(DisplayFormat.kilometers(3270) == "3.27 km")
-        #expect(DisplayFormat.area(2500) == "2500")
+        #expect(DisplayFormat.area(2500) == "2,500")
+        #expect(DisplayFormat.area(1_907_414.4) == "1,907,414", "a frame over a continent, grouped as people read it")
+        #expect(DisplayFormat.area(999.6) == "1,000")
+        #expect(DisplayFormat.area(100) == "100")
         #expect(DisplayFormat.area(12.5) == "12.50")
         #expect(
             DisplayFormat.frame(Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28))

@@ -15,7 +15,8 @@ struct HelpTests {
         // Partials and frames are parts of other pages; the error page, the guide itself and the visitors' player pages
         // (public, outside the panel) need no section of their own.
         let notPages: Set = [
-            "layout", "error", "help", "language-tabs", "site-fields", "tour-tile-estimate", "visit", "visit-layout", "visit-list", "visit-withdrawn",
+            "layout", "error", "error-summary", "help", "language-tabs", "site-fields", "tour-tile-estimate", "visit", "visit-layout", "visit-list",
+            "visit-withdrawn",
         ]
         for template in templates where !notPages.contains(template) {
             let section = RangerGuide.sections[template]

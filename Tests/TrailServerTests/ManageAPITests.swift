@@ -33,7 +33,7 @@ import Testing
 
             let list = try await client.api(.get, "/api/v1/manage/tours?site=alpha", token: token)
             #expect(list.status == .ok)
-            let names = (list.json as? [[String: Any]])?.compactMap { $0["name"] as? String }
+            let names = (list.jsonObject["tours"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
             #expect(names == ["Iron Mountain Loop", "Ridge Walk"])
 
             let patched = try await client.api(

@@ -483,14 +483,15 @@ struct MediaOptimizeTests {
         )
         let settings = MediaOptimizationSettings()
         for kind in [AssetKind.video, .audio, .image] {
+            let mimeType = ["video": "video/mp4", "audio": "audio/mpeg"][kind.rawValue] ?? "image/jpeg"
             let plan = ConversionPlan.make(
                 kind: kind,
                 probe: probe,
-                input: "/data/assets/abc",
+                input: try ConverterInput(path: "/data/assets/abc", kind: kind, mimeType: mimeType, dataFolder: URL(fileURLWithPath: "/data")),
                 output: "/data/media-work/x/copy.mp4",
                 settings: settings
             )
-            #expect(plan.arguments.contains("/data/assets/abc"))
+            #expect(plan.arguments.contains(kind == .image ? "/data/assets/abc" : "file:/data/assets/abc"))
             #expect(plan.arguments.allSatisfy { !$0.contains("Fish Lake") && !$0.contains(".mov") }, "only server-made paths and fixed settings")
         }
         #expect(ConversionPlan.fit((3840, 2160), longSide: 1280, even: true) == (1280, 720))

@@ -202,15 +202,15 @@ extension TestClientProtocol {
         return try await execute(uri: uri, method: .post, headers: headers, body: MediaMultipart.encode(parts, boundary: boundary))
     }
 
-    /// The panel's upload form: a signed-in browser, the CSRF token in `?_csrf=`.
+    /// The panel's upload form: a signed-in browser, the CSRF token its first field.
     func mediaPanelUpload(_ env: MediaEnv, session: BrowserSession, parts: [MediaMultipart.Part]) async throws -> TestResponse {
         let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
         let headers: HTTPFields = [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"]
         return try await execute(
-            uri: "\(env.panelAssetsURI)?_csrf=\(session.csrf)",
+            uri: env.panelAssetsURI,
             method: .post,
             headers: headers,
-            body: MediaMultipart.encode(parts, boundary: boundary)
+            body: MediaMultipart.encode([MediaMultipart.field("_csrf", session.csrf)] + parts, boundary: boundary)
         )
     }
 

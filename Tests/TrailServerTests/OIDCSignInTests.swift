@@ -3,6 +3,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
@@ -203,6 +205,44 @@ import Testing
         }
         #expect(details.contains { $0.contains(reason) }, "\(details)")
         if reason == "does not publish" { #expect(try await provider.jwksFetches() == 1, "the key set was fetched for the unknown kid") }
+    }
+
+    @Test("every refused sign-on writes one warning line with its reason, and never a code, a token or a secret")
+    func refusedSignOnsAreLogged() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        let lines = NIOLockedValueBox<[String]>([])
+        var logger = Logger(label: "oidc-test") { _ in RecordingLogHandler(lines: lines) }
+        logger.logLevel = .trace
+        let application = Application(router: buildRouter(app.dependencies), server: .trail(app.dependencies.config), logger: logger)
+        let callbacks = NIOLockedValueBox<[String]>([])
+        try await application.testLive { client in
+            try await provider.control(#"{"email": "author@test.org", "exp_offset": -600}"#)
+            let (expired, _, callback) = try await Self.signIn(client, provider)
+            #expect(expired.status == .unauthorized)
+            let (stateless, _, withoutState) = try await Self.signIn(client, provider) { $0.components(separatedBy: "&state=")[0] }
+            #expect(stateless.status == .badRequest)
+            try await provider.control(#"{"email": "stranger@agency.gov"}"#)
+            let (unknown, _, strangers) = try await Self.signIn(client, provider)
+            #expect(unknown.status == .forbidden)
+            callbacks.withLockedValue { $0 = [callback, withoutState, strangers] }
+        }
+        let warnings = lines.withLockedValue { $0 }.filter { $0.hasPrefix("warning single sign-on refused") }
+        #expect(warnings.count == 3, "\(warnings)")
+        if warnings.count == 3 {
+            #expect(warnings[0].contains("expired"))
+            #expect(warnings[1].contains("state missing or wrong"))
+            #expect(warnings[2].contains("no account for stranger@agency.gov"))
+        }
+        // What the callbacks carried (codes and states) and the client secret appear in no warning.
+        let secrets =
+            [Self.clientSecret]
+            + callbacks.withLockedValue { $0 }.flatMap { URLComponents(string: $0)?.queryItems ?? [] }.compactMap(\.value)
+        for secret in secrets where secret.count >= 16 {
+            #expect(!warnings.contains { $0.contains(secret) }, "a code, a state or a secret reached the log")
+        }
+        #expect(try await app.database.actions().filter { $0 == "session.ssoFailed" }.count == 3, "and each is audited")
     }
 
     @Test func aKeyIdTheProviderDoesNotHoldFetchesItsKeysAgainAtMostOncePerInterval() async throws {

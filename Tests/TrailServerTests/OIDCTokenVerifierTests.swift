@@ -16,6 +16,13 @@ import Testing
     struct Fixture: Decodable {
         let jwks: AnyJSON
         let rotated: AnyJSON
+        /// rsa1 alone, with and without its kid.
+        let single: AnyJSON
+        let single_no_kid: AnyJSON
+        /// rsa1's id on a new key (the provider replaced it), ec1 beside it.
+        let replaced: AnyJSON
+        /// ec1 alone: rsa1 withdrawn.
+        let withdrawn: AnyJSON
         let tokens: [String: String]
     }
 
@@ -151,6 +158,92 @@ import Testing
         try await refusal("unknown_kid", "does not publish", verifier: calm)
         try await refusal("unknown_kid", "does not publish", verifier: calm)
         #expect(calmFetches.withLockedValue { $0 } == 1)
+    }
+
+    /// A key set whose provider answers `sets` in turn (the last one for ever), on a clock the test moves; counts fetches.
+    static func verifier(
+        serving sets: [Data],
+        maxAge: TimeInterval? = nil,
+        clock: NIOLockedValueBox<Date>
+    ) -> (OIDCTokenVerifier, NIOLockedValueBox<Int>) {
+        let fetches = NIOLockedValueBox(0)
+        let now: @Sendable () -> Date = { clock.withLockedValue { $0 } }
+        let keys = OIDCKeySet(refreshInterval: 60, clock: now) {
+            let count = fetches.withLockedValue {
+                $0 += 1
+                return $0
+            }
+            return OIDCKeySet.Fetched(data: sets[min(count, sets.count) - 1], maxAge: maxAge)
+        }
+        return (OIDCTokenVerifier(issuer: issuer, clientId: clientId, keys: keys), fetches)
+    }
+
+    func accepted(_ name: String, by verifier: OIDCTokenVerifier) async throws -> Bool {
+        do {
+            _ = try await verifier.verify(try #require(try await Self.fixture.tokens[name]), nonce: Self.nonce, now: Self.now)
+            return true
+        } catch let error as OIDCTokenError {
+            Issue.record("\(name) was refused: \(error.message)")
+            return false
+        }
+    }
+
+    @Test("a token naming no key is checked against the one key of a single-key set, and refused when the set holds several")
+    func aTokenWithoutKidNeedsASingleKeySet() async throws {
+        let fixture = try await Self.fixture
+        let clock = NIOLockedValueBox(Self.now)
+        for set in [fixture.single.data, fixture.single_no_kid.data] {
+            let (verifier, _) = Self.verifier(serving: [set], clock: clock)
+            #expect(try await accepted("no_kid", by: verifier))
+            try await refusal("no_kid_other_key", "signature", verifier: verifier)
+        }
+        let (single, _) = Self.verifier(serving: [fixture.single.data], clock: clock)
+        #expect(try await accepted("valid_rs256", by: single), "a token naming the key still finds it")
+        let (several, _) = Self.verifier(serving: [fixture.jwks.data], clock: clock)
+        try await refusal("no_kid", "names no key (kid), and the provider publishes several", verifier: several)
+    }
+
+    @Test("a key replaced under the same id is picked up after a failed signature, at most once a minute")
+    func aKeyReplacedUnderItsIdIsFetchedAgain() async throws {
+        let fixture = try await Self.fixture
+        let clock = NIOLockedValueBox(Self.now)
+        let (verifier, fetches) = Self.verifier(serving: [fixture.jwks.data, fixture.replaced.data], clock: clock)
+        #expect(try await accepted("valid_rs256", by: verifier))
+        // Ten seconds on: a failed signature right after a fetch costs the provider nothing.
+        clock.withLockedValue { $0 = Self.now.addingTimeInterval(10) }
+        try await refusal("replaced_key", "signature", verifier: verifier)
+        #expect(fetches.withLockedValue { $0 } == 1)
+        // A minute on, the failed signature fetches the set again, and the new key under the old id works.
+        clock.withLockedValue { $0 = Self.now.addingTimeInterval(61) }
+        #expect(try await accepted("replaced_key", by: verifier))
+        #expect(fetches.withLockedValue { $0 } == 2)
+        try await refusal("valid_rs256", "signature", verifier: verifier)
+    }
+
+    @Test("a withdrawn key stops working once the set is due again: an hour, or the answer's shorter max-age")
+    func aWithdrawnKeyStopsWorking() async throws {
+        let fixture = try await Self.fixture
+        for (maxAge, due) in [(nil, 3600.0), (86_400, 3600), (300, 300), (0, 60)] as [(TimeInterval?, TimeInterval)] {
+            let clock = NIOLockedValueBox(Self.now)
+            let (verifier, fetches) = Self.verifier(serving: [fixture.jwks.data, fixture.withdrawn.data], maxAge: maxAge, clock: clock)
+            #expect(try await accepted("valid_rs256", by: verifier))
+            clock.withLockedValue { $0 = Self.now.addingTimeInterval(due - 1) }
+            #expect(try await accepted("valid_rs256", by: verifier), "max-age \(String(describing: maxAge))")
+            #expect(fetches.withLockedValue { $0 } == 1)
+            clock.withLockedValue { $0 = Self.now.addingTimeInterval(due + 1) }
+            try await refusal("valid_rs256", "does not publish", verifier: verifier)
+            #expect(fetches.withLockedValue { $0 } == 2, "max-age \(String(describing: maxAge))")
+            #expect(try await accepted("valid_es256", by: verifier), "the key still published goes on working")
+        }
+    }
+
+    @Test func cacheControlMaxAge() {
+        #expect(OIDCKeySet.maxAge(cacheControl: nil) == nil)
+        #expect(OIDCKeySet.maxAge(cacheControl: "public") == nil)
+        #expect(OIDCKeySet.maxAge(cacheControl: "public, max-age=300, must-revalidate") == 300)
+        #expect(OIDCKeySet.maxAge(cacheControl: "Max-Age=\"86400\"") == 86_400)
+        #expect(OIDCKeySet.maxAge(cacheControl: "no-cache, max-age=300") == 0)
+        #expect(OIDCKeySet.maxAge(cacheControl: "max-age=-5") == nil)
     }
 
     @Test func anUnverifiedEmailIsRefused() async throws {

@@ -172,17 +172,17 @@ struct PublishingFlowTests {
         try await env.app.test { client in
             var author = try await client.signIn("author@test.org")
 
-            // Upload through the panel's form (multipart, CSRF token in the query), then scan.
+            // Upload through the panel's form (multipart, the CSRF token its first field), then scan.
             for (data, name, type) in [
                 (PublishFixtures.png(size: 30_000, seed: 5), "view.png", "image/png"),
                 (PublishFixtures.text("Stop one."), "stop.txt", "text/plain"),
             ] {
                 let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
                 let response = try await client.execute(
-                    uri: "/tours/\(tourId)/waypoints/\(env.seed.waypointId)/assets?_csrf=\(author.csrf)",
+                    uri: "/tours/\(tourId)/waypoints/\(env.seed.waypointId)/assets",
                     method: .post,
                     headers: [.cookie: author.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"],
-                    body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary)
+                    body: PublishFixtures.multipart(data, fileName: name, contentType: type, boundary: boundary, csrf: author.csrf)
                 )
                 #expect(response.status == .seeOther, "panel upload of \(name): \(response.status) \(response.text)")
             }

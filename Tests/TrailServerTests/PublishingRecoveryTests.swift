@@ -42,6 +42,12 @@ struct PublishingRecoveryTests {
             actor: try env.actor("author@test.org"),
             tiles: env.app.dependencies.tileSettings.current
         )
+        // Times are stored as seconds, as every reader expects (a submission once wrote them as text).
+        let types = try await env.app.database.rows(
+            "SELECT typeof(tour.updatedAt) AS tour, typeof(buildJob.queuedAt) AS job FROM tour, buildJob WHERE tour.id = ? AND buildJob.requestId = ?",
+            [env.seed.tourId, request.id]
+        )
+        #expect(types.map { [$0["tour"] as String, $0["job"] as String] } == [["real", "real"]])
         // The crash: the builder had started (one attempt), copied a file, and was writing the zip.
         try await env.sql("UPDATE buildJob SET attempts = 1 WHERE requestId = ?", [request.id])
         try await env.sql("UPDATE publishRequest SET filesDone = 1, bytesDone = 40000 WHERE id = ?", [request.id])

@@ -318,8 +318,10 @@ enum PublishFixtures {
     static func sha256(_ data: Data) -> String { PackageHashing.sha256Hex(data) }
     static func sha256(fileAt url: URL) throws -> String { try PackageHashing.sha256(ofFileAt: url).0 }
 
-    static func multipart(_ data: Data, fileName: String, contentType: String, boundary: String) -> ByteBuffer {
+    /// One `file` part; with `csrf`, the panel's form: its hidden `_csrf` field first, as browsers send it.
+    static func multipart(_ data: Data, fileName: String, contentType: String, boundary: String, csrf: String? = nil) -> ByteBuffer {
         var buffer = ByteBuffer()
+        if let csrf { buffer.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n\(csrf)\r\n") }
         buffer.writeString("--\(boundary)\r\n")
         buffer.writeString("Content-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\n")
         buffer.writeString("Content-Type: \(contentType)\r\n\r\n")

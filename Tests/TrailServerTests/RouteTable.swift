@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import PackageFormat
 import Testing
 
 /// What one role should get from one route.
@@ -43,7 +44,7 @@ struct RouteCase: Sendable, CustomTestStringConvertible {
         /// A urlencoded form (CSRF token added by the client); pairs so a name may repeat.
         case form([(String, String)])
         case json(String)
-        /// multipart/form-data: text fields, then a part named `file` (the panel's token goes in `?_csrf=`, as its upload forms send it).
+        /// multipart/form-data: text fields, then a part named `file` (the panel's token goes in a first `_csrf` field, as its upload forms send it).
         case multipart([(String, String)], FilePart?)
         /// A tus request: `Tus-Resumable` plus these headers; `Upload-Metadata` from the pairs (filled, then base64);
         /// with data, sent as `application/offset+octet-stream`.
@@ -255,6 +256,27 @@ enum RouteTable {
         page(.get, "/sites/alpha/members", [], managers(.ok)),
         page(.post, "/sites/alpha/members", [("email", "spare@test.org"), ("role", "reviewer")], managers(.redirect("/sites/alpha/members"))),
         page(.post, "/sites/alpha/members/{author}/remove", [], managers(.redirect("/sites/alpha/members"))),
+        // Invitations (no SMTP in the matrix's app: the panel answers 201 with the link to pass on).
+        page(.get, "/sites/alpha/invitations", [], managers(.ok)),
+        page(.post, "/sites/alpha/invitations", [("email", "friend@test.org"), ("role", "author")], managers(.created)),
+        page(.post, "/sites/alpha/invitations/999/revoke", [], managers(.notFound)),
+        // Alerts: the site's managers and admins; another site's manager is told no (403).
+        page(.get, "/sites/alpha/alerts", [], alertManagers(.ok)),
+        page(
+            .post,
+            "/sites/alpha/alerts",
+            [
+                ("title", "Bridge out"), ("message", "Use the ford."), ("severity", "closure"), ("tourId", "{tour}"),
+                ("closedWaypointIds", "{wp}"), ("endsAt", alertFormEnd),
+            ],
+            alertManagers(.redirect("/sites/alpha/alerts"))
+        ),
+        page(.post, "/alerts/999999/end", [], anyone(.notFound)),
+        page(.get, "/invite/no-such-invitation-token", [], everybody(.status(410))),
+        page(.post, "/invite/no-such-invitation-token", [("displayName", "X"), ("password", "a long password")], everybody(.status(410))),
+        page(.get, "/account/notifications", [], anyone(.ok)),
+        page(.post, "/account/notifications", [("on", "approved")], anyone(.redirect("/account/notifications"))),
+        page(.get, "/admin/email", [], admins(.ok)),
         page(.get, "/sites/alpha/tours/new", [], authors(.ok)),
         page(.post, "/sites/alpha/tours", [("name", "New Tour"), ("description", "Fresh"), ("mapName", "")], authors(.redirect("/tours/"))),
         page(.get, "/tours/{tour}", [], viewers(.ok)),
@@ -431,6 +453,7 @@ enum RouteTable {
     ]
 
     static let apis: [RouteCase] = [
+        api(.post, "/sites/alpha/invitations", #"{"email":"friend@test.org","role":"reviewer"}"#, managers(.created, api: true)),
         api(.post, "/tours", #"{"site":"alpha","name":"API Tour","description":"by script"}"#, authors(.created, api: true)),
         api(.get, "/tours?site=alpha", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{tour}", nil, viewers(.ok, api: true)),
@@ -504,7 +527,26 @@ enum RouteTable {
         api(.post, "/packages/{pkg}/unpublish", nil, managers(.ok, api: true)),
         api(.post, "/packages/{hiddenPkg}/publish", nil, managers(.ok, api: true)),
         api(.post, "/packages/{pkg}/rollback", #"{"version":1}"#, managers(.ok, api: true)),
+        // Alerts: a site's managers and admins; the manager of another site is told no (403), as alerts are public.
+        api(.post, "/sites/alpha/alerts", alertJSON, alertManagers(.created, api: true)),
+        api(.get, "/sites/alpha/alerts", nil, alertManagers(.ok, api: true)),
+        api(.delete, "/alerts/999999", nil, anyone(.notFound, api: true)),
     ]
+
+    /// A valid alert on the matrix's tour, closing Fish Lake, ending a day after the table is first read.
+    static let alertJSON =
+        #"{"title":"Bridge out","message":"The footbridge is closed.","severity":"closure","tourId":{tour},"closedWaypointIds":[{wp}],"endsAt":""#
+        + Manifest.timestamp(Date().addingTimeInterval(86_400)) + #""}"#
+
+    /// The panel form's end (`datetime-local`, UTC): a day after the table is first read.
+    static let alertFormEnd = String(Manifest.timestamp(Date().addingTimeInterval(86_400)).prefix(16))
+
+    /// Managers of alpha and the admin; another site's manager (the outsider) gets 403.
+    static func alertManagers(_ success: Outcome, api: Bool = false) -> [Role: Outcome] {
+        var map = managers(success, api: api)
+        map[.outsider] = .forbidden
+        return map
+    }
 
     /// Every state-changing route of the panel (for the CSRF table).
     static var panelPosts: [RouteCase] { pages.filter { $0.method == .post } }

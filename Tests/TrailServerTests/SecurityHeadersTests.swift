@@ -108,7 +108,8 @@ import Testing
     }
 
     @Test func tileServerIsTheOnlyOutsideOriginAllowed() async throws {
-        let (plain, seed) = try await TestApp.seeded()
+        // Without the panel maps' default basemap (EditorBasemapTests covers it).
+        let (plain, seed) = try await TestApp.seeded { $0.editorTileURL = "none" }
         try await plain.test { client in
             let page = try await client.get("/tours/\(seed.tourId)", session: try await client.signIn("author@test.org"))
             let csp = try #require(page.headers[.contentSecurityPolicy])

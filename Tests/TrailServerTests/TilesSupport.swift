@@ -446,7 +446,7 @@ enum TilesPython {
 // MARK: HTTP helpers
 
 extension TestClientProtocol {
-    /// A multipart body with one `file` part, to the API (bearer token) or the panel (session, `?_csrf=`).
+    /// A multipart body with one `file` part, to the API (bearer token) or the panel (session, its `_csrf` field first).
     func tilesUpload(
         _ uri: String,
         data: Data,
@@ -456,18 +456,15 @@ extension TestClientProtocol {
     ) async throws -> TestResponse {
         let boundary = "tiles-\(UUID().uuidString)"
         var body = ByteBuffer()
+        if let session { body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"_csrf\"\r\n\r\n\(session.csrf)\r\n") }
         body.writeString(
             "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
         )
         body.writeBytes(data)
         body.writeString("\r\n--\(boundary)--\r\n")
         var headers: HTTPFields = [.contentType: "multipart/form-data; boundary=\(boundary)"]
-        var uri = uri
         if let token { headers[.authorization] = "Bearer \(token)" }
-        if let session {
-            headers[.cookie] = session.cookieHeader
-            uri += "?_csrf=\(session.csrf)"
-        }
+        if let session { headers[.cookie] = session.cookieHeader }
         return try await execute(uri: uri, method: .post, headers: headers, body: body)
     }
 }

@@ -67,6 +67,68 @@ import ZIPFoundation
         """#
     static let sourceLine = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
 
+    /// GPX makes a waypoint's <name> optional: an unnamed one is named by its place in the file, never a refusal.
+    @Test func unnamedGPXWaypointsAreNamedByTheirPlace() throws {
+        let gpx = """
+            <?xml version="1.0"?>
+            <gpx version="1.0" creator="a logger">
+            <wpt lat="44.40" lon="-122.00"><name>Trailhead</name></wpt>
+            <wpt lat="44.41" lon="-122.01"><ele>1200</ele></wpt>
+            <wpt lat="44.42" lon="-122.02"><name>  </name><desc>A spring.</desc></wpt>
+            </gpx>
+            """
+        let imported = try TourImport.parse(Data(gpx.utf8))
+        #expect(imported.points.map(\.name) == ["Trailhead", "Waypoint 2", "Waypoint 3"])
+        #expect(imported.points.last?.description == "A spring.")
+    }
+
+    /// A *change* row of the preview says what changes, in words; an unchanged point has none.
+    @Test func changeRowsSayWhatChanges() {
+        let now = Date()
+        let waypoint = Waypoint(
+            id: 1,
+            tourId: 1,
+            name: "Fish Lake",
+            position: 1,
+            latitude: 44.4,
+            longitude: -122.0,
+            description: "Old.",
+            createdAt: now,
+            updatedAt: now,
+            triggerRadiusMeters: 30,
+            localized: ["es": LocalizedText(name: "Lago", description: "")]
+        )
+        func point(
+            latitude: Double = 44.4,
+            description: String = "Old.",
+            radius: Int? = nil,
+            localized: [String: LocalizedText] = [:]
+        ) -> ImportedTour.Point {
+            ImportedTour.Point(
+                name: "fish lake",
+                description: description,
+                latitude: latitude,
+                longitude: -122.0,
+                triggerRadiusMeters: radius,
+                localized: localized
+            )
+        }
+        #expect(TourImport.changes(from: waypoint, to: point(), languages: ["es"]) == [])
+        #expect(TourImport.changes(from: waypoint, to: point(description: ""), languages: ["es"]) == [], "an empty description keeps the old one")
+        #expect(TourImport.changes(from: waypoint, to: point(latitude: 44.41), languages: ["es"]) == ["moves 1,112 m"])
+        #expect(
+            TourImport.changes(
+                from: waypoint,
+                to: point(
+                    description: "New.",
+                    radius: 50,
+                    localized: ["es": LocalizedText(name: "Lago Pez", description: ""), "fr": LocalizedText(name: "Lac")]
+                ),
+                languages: ["es"]
+            ) == ["new description", "trigger zone 30 m → 50 m", "new text in es"]
+        )
+    }
+
     @Test(
         "files GDAL's ogr2ogr writes (KML; CSV with GEOMETRY=AS_XY) import the source's points, names, texts and line",
         arguments: ["KML", "CSV"]

@@ -105,7 +105,7 @@ enum Expect {
             json: frameJSON(n: 45, s: 44, e: -121, w: -122),
             errors: [
                 "frame":
-                    "The frame covers \(DisplayFormat.area(Frame(north: 45, south: 44, east: -121, west: -122).areaKm2)) km²; the largest allowed is 2500 km²."
+                    "The frame covers \(DisplayFormat.area(Frame(north: 45, south: 44, east: -121, west: -122).areaKm2)) km²; the largest allowed is 2,500 km²."
             ]
         ),
         RuleCase(name: "min zoom below 0", form: frame(min: "-1"), json: frameJSON(min: -1), errors: ["minZoom": zoomRange]),

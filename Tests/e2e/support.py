@@ -424,8 +424,10 @@ def reset_viewport(driver: webdriver.Chrome) -> None:
     driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": False})
 
 
-# Chrome logs the status of every failed load; pages that answer 401/404/422 on purpose are not script errors.
-_EXPECTED_CONSOLE = re.compile(r"Failed to load resource: the server responded with a status of (401|403|404|409|422|429)")
+# Chrome logs the status of every failed load; pages that answer 401/404/422 on purpose are not script errors, and
+# the panel maps' default basemap (OpenStreetMap's tiles, fetched by the browser) cannot load here: there is no network.
+_EXPECTED_CONSOLE = re.compile(r"Failed to load resource: the server responded with a status of (401|403|404|409|422|429)"
+                               r"|^https://tile\.openstreetmap\.org/\S+ - Failed to load resource: net::")
 
 
 def console_errors(driver: webdriver.Chrome) -> list[str]:

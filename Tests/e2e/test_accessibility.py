@@ -4,7 +4,9 @@ from support import AUDITED, axe_report, axe_violations
 
 
 def demo_tour(api) -> dict:
-    return next(t for t in api.get("/manage/tours?site=sweet-home") if t["name"] == "Santiam Wagon Road")
+    # The list answers summaries, a page at a time: find the tour by name, then read it whole (with its waypoints).
+    listed = next(t for t in api.get("/manage/tours?site=sweet-home&q=Santiam+Wagon+Road")["tours"] if t["name"] == "Santiam Wagon Road")
+    return api.get(f"/manage/tours/{listed['id']}")
 
 
 def audit_pages(panel, steps) -> None:

@@ -152,7 +152,8 @@ def stage(tmp_path_factory):
         reviewer = Api(server.base_url, server.create_token(REVIEWER_EMAIL, "schemathesis"))
 
         # The demo tour, with a scanned text file, released as version 1.
-        demo = next(t for t in api.get(f"/manage/tours?site={SITE}") if t["name"] == "Santiam Wagon Road")
+        listed = next(t for t in api.get(f"/manage/tours?site={SITE}")["tours"] if t["name"] == "Santiam Wagon Road")
+        demo = api.get(f"/manage/tours/{listed['id']}")  # the list has summaries; the tour has its waypoints
         first = demo["waypoints"][0]
         notes = upload(server, admin_token, demo["id"], first["id"], "house-rock.txt",
                        "The wagon road crossed the South Santiam River here.\n".encode())

@@ -376,6 +376,21 @@ def test_public_reads_come_from_nginx_cache_and_a_change_shows_within_seconds(fr
     wait_for("the new site in the cached list", lambda: slug.encode() in front.request("GET", path)[2], timeout=5)
 
 
+def test_the_visitors_list_is_cached_like_the_public_reads(front):
+    path = "/visit"
+    front.request("GET", path)
+    status, headers, body = front.request("GET", path)
+    assert status == 200 and headers["X-Cache-Status"] in ("HIT", "REVALIDATED"), str(headers.items())
+    etag = headers["ETag"]
+    assert etag.startswith('"') and headers["Cache-Control"] == "no-cache", dict(headers)
+    # The browser's own copy is revalidated too: its ETag gets a 304 without the page.
+    status, headers, body = front.request("GET", path, headers={"If-None-Match": etag})
+    assert status == 304 and body == b"", (status, dict(headers))
+    # A signed-in ranger (a cookie) is answered by the server, and the answer is not kept.
+    status, headers, _ = front.request("GET", path, headers={"Cookie": "tc_session=whatever"})
+    assert status == 200 and headers["X-Cache-Status"] == "BYPASS", dict(headers)
+
+
 def sign_in(front: Front, email: str, password: str, source: str, forwarded_for: str | None = None) -> int:
     """One sign-in by hand from `source` (a loopback address of the visitor's), with the anonymous form's
     double-submit CSRF token; answers the status (303 signed in, 401 wrong, 429 throttled)."""

@@ -9,7 +9,9 @@ WIDTHS = [375, 1440]
 
 
 def demo_tour(api) -> dict:
-    return next(t for t in api.get("/manage/tours?site=sweet-home") if t["name"] == "Santiam Wagon Road")
+    # The list answers summaries, a page at a time: find the tour by name, then read it whole (with its waypoints).
+    listed = next(t for t in api.get("/manage/tours?site=sweet-home&q=Santiam+Wagon+Road")["tours"] if t["name"] == "Santiam Wagon Road")
+    return api.get(f"/manage/tours/{listed['id']}")
 
 
 @pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")

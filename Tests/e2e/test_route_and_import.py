@@ -137,7 +137,7 @@ def test_import_geojson_waypoints_through_the_preview(admin_panel, e2e_site, api
     # Post/redirect/get: the preview has its own address, without the form's CSRF token.
     assert re.fullmatch(rf"/tours/{tour_id}/import/import-[0-9a-f-]+", panel.path()), panel.path()
     assert panel.heading() == "Import preview"
-    assert "Nothing has been saved yet. 2 waypoint(s) will be added, 0 changed, 0 skipped." in panel.text("main")
+    assert "Nothing has been saved yet. 2 waypoints will be added, 0 changed, 0 skipped." in panel.text("main")
     rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in panel.all("#import-plan tbody tr")]
     assert rows == [["add", "Great Spring", "44.41", "-122.06", ""], ["add", "Coldwater Cove", "44.38", "-122.08", ""]], rows
     assert store.waypoints(tour_id) == []
@@ -161,7 +161,7 @@ def test_import_geojson_waypoints_through_the_preview(admin_panel, e2e_site, api
 
     # The same file again changes nothing: the preview says both are already there and offers no "Apply".
     choose_and_preview(panel, geojson)
-    assert "0 waypoint(s) will be added, 0 changed, 2 skipped." in panel.text("main")
+    assert "0 waypoints will be added, 0 changed, 2 skipped." in panel.text("main")
     assert [tr.find_elements(By.TAG_NAME, "td")[4].text for tr in panel.all("#import-plan tbody tr")] == ["already in the tour, unchanged"] * 2
     assert not panel.all("form[action$='/apply']")
 
@@ -177,12 +177,15 @@ def test_import_a_spreadsheet_and_fit_the_frame_to_its_points(admin_panel, e2e_s
     choose_and_preview(panel, sheet)
 
     assert panel.heading() == "Import preview"
-    assert "1 waypoint(s) will be added, 0 changed, 1 skipped." in panel.text("main")
+    assert "1 waypoint will be added, 0 changed, 1 skipped." in panel.text("main")
     assert panel.text("#import-format") == "The file was read as CSV."
     assert "latitude: “Lat”" in panel.text("#import-columns") and "longitude: “Lon”" in panel.text("#import-columns")
     rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in panel.all("#import-plan tbody tr")]
     assert rows == [["add", "Sahalie Falls", "44.4", "-122.01", ""], ["skip", "Koosah Falls", "44.45", "-122.05", "outside the tour's frame"]], rows
-    assert "1 point(s) fall outside the tour's frame" in panel.text("#fit-frame")
+    assert "1 point falls outside the tour's frame" in panel.text("#fit-frame")
+    # A spreadsheet has no route: the preview says the tour's route is kept (not "a line of 0 points").
+    assert "The file has no route: the tour's route stays as it is." in panel.text("main")
+    assert "0 points" not in panel.text("main")
     assert store.waypoints(tour_id) == []
     panel.assert_accessible("import preview with points outside the frame")
 

@@ -7,7 +7,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def demo_tour(api) -> dict:
-    return next(t for t in api.get("/manage/tours?site=sweet-home") if t["name"] == "Santiam Wagon Road")
+    # The list answers summaries, a page at a time: find the tour by name, then read it whole (with its waypoints).
+    listed = next(t for t in api.get("/manage/tours?site=sweet-home&q=Santiam+Wagon+Road")["tours"] if t["name"] == "Santiam Wagon Road")
+    return api.get(f"/manage/tours/{listed['id']}")
 
 
 def png_size(path) -> tuple[int, int]:

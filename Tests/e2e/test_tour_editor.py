@@ -1,9 +1,12 @@
 """The map editor with a mouse: create a tour, frame it by dragging the rectangle's corners, place waypoints by
-clicking the map, move one by dragging its marker, reorder by dragging the list, delete one.
+clicking the map (a name in a small form at that place, no page load), move one by dragging its marker (and undo
+it), reorder by dragging the list, delete one.
 
 Each step checks what the page shows and what the server stored (SQLite, read-only, and the management API)."""
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
 
 from support import MapScale
 
@@ -36,9 +39,9 @@ def test_create_a_tour_and_frame_it_by_dragging_the_corners(admin_panel, e2e_sit
     assert stored["frameNorth"] is None
     assert api.tour(tour_id).get("frame") is None
 
-    # Zoom in to the district (the + control, one level per click), then frame the visible area.
+    # A new tour opens on a district, not a continent: zoom in once (the + control), then frame the visible area.
     panel.driver.execute_script("document.getElementById('tour-map').scrollIntoView({block: 'start', behavior: 'instant'})")
-    for _ in range(6):
+    for _ in range(1):
         panel.find("#tour-map a.leaflet-control-zoom-in").click()
         panel.wait_map_idle()
     frame_button = panel.find("#tour-map .leaflet-top.leaflet-right button")
@@ -99,7 +102,8 @@ def test_waypoints_by_clicking_the_map_then_drag_reorder_and_delete(admin_panel,
     panel.open(f"/tours/{tour_id}")
     assert "No waypoints yet." in panel.text("main")
 
-    # Three clicks inside the frame, each followed by a name and "Add waypoint".
+    # Three clicks inside the frame, each followed by a name in the form that opens there, and Enter: no page load.
+    panel.driver.execute_script("window.__marker = 1")
     places = [("Fish Lake", 0.25, 0.70), ("Hackleman Grove", 0.55, 0.35), ("Tombstone Summit", 0.80, 0.60)]
     for number, (name, fx, fy) in enumerate(places, start=1):
         panel.driver.execute_script("document.getElementById('tour-map').scrollIntoView({block: 'start', behavior: 'instant'})")
@@ -113,14 +117,18 @@ def test_waypoints_by_clicking_the_map_then_drag_reorder_and_delete(admin_panel,
         expected = scale.to_latlng(x, y)
         lat_tol, lng_tol = scale.tolerance(1.5)
         assert latitude == pytest.approx(expected[0], abs=lat_tol) and longitude == pytest.approx(expected[1], abs=lng_tol)
-        assert panel.focused() == panel.find("#wp-name"), "the name field is ready for typing"
-        panel.press(name)
-        panel.submit(panel.find("#waypoint-form button[type=submit]"))
-        assert panel.notice() == f"Waypoint “{name}” added."
-        rows = panel.waypoint_rows()
-        assert len(rows) == number and rows[-1] == (name, f"{latitude:.6f}, {longitude:.6f}")
+        popup_name = panel.visible("#tour-map form[data-new-waypoint] input[name='name']")
+        assert panel.focused() == popup_name, "the name field is ready for typing"
+        panel.press(name, Keys.ENTER)
+        panel.wait().until(lambda d: len(panel.waypoint_rows()) == number)
+        assert panel.text("#map-status") == f"Waypoint “{name}” added."
+        panel.wait().until(lambda d: not panel.all("#tour-map form[data-new-waypoint]"))  # it closes (a 0.2 s fade)
         stored = store.waypoints(tour_id)[-1]
-        assert (stored["name"], stored["position"], stored["latitude"], stored["longitude"]) == (name, number, latitude, longitude)
+        assert (stored["name"], stored["position"]) == (name, number)
+        assert stored["latitude"] == pytest.approx(latitude, abs=1e-6) and stored["longitude"] == pytest.approx(longitude, abs=1e-6)
+        assert panel.waypoint_rows()[-1] == (name, f"{stored['latitude']:.6f}, {stored['longitude']:.6f}")
+        assert panel.all(f"#tour-map [data-waypoint-id='{stored['id']}']"), "the new marker carries its waypoint's id"
+    assert panel.driver.execute_script("return window.__marker") == 1, "adding waypoints on the map loads no page"
     assert len(panel.all("#tour-map .waypoint-marker")) == 3
     assert [m.text for m in panel.all("#tour-map .waypoint-marker")] == ["1", "2", "3"]
     panel.assert_accessible("tour page with waypoints")
@@ -154,6 +162,15 @@ def test_waypoints_by_clicking_the_map_then_drag_reorder_and_delete(admin_panel,
     assert row.text == f"{after['latitude']:.6f}, {after['longitude']:.6f}"
     assert api.tour(tour_id)["waypoints"][1]["latitude"] == after["latitude"]
     assert panel.driver.execute_script("return window.__e2eSamePage === true"), "moving a marker does not reload the page"
+    assert panel.text("#map-status").startswith("“Hackleman Grove” moved.")
+
+    # Undo puts it back where it was, on the map, in the list and on the server.
+    panel.find("#map-status button[data-action='undo']").click()
+    panel.wait().until(lambda d: store.waypoints(tour_id)[1]["latitude"] == pytest.approx(before["latitude"], abs=1e-7))
+    assert store.waypoints(tour_id)[1]["longitude"] == pytest.approx(before["longitude"], abs=1e-7)
+    panel.wait().until(lambda d: row.text == f"{before['latitude']:.6f}, {before['longitude']:.6f}")
+    assert panel.center(panel.find(f"#tour-map [data-waypoint-id='{before['id']}']")) == pytest.approx((mx, my), abs=1.5)
+    assert panel.text("#map-status") == "“Hackleman Grove” is back where it was."
 
     # Drag "Fish Lake" by its ⠿ handle below "Tombstone Summit".
     ids = [w["id"] for w in store.waypoints(tour_id)]
@@ -321,3 +338,60 @@ def test_a_spanish_version_of_a_waypoint_on_its_language_tab(admin_panel, e2e_si
     panel.submit(panel.find("#languages-form button[type=submit]"))
     stored = api.tour(tour["id"])
     assert stored["languages"] == ["en"] and stored["waypoints"][0]["localized"] == {}
+
+
+def type_frame(panel, frame: dict) -> None:
+    for key in ("north", "south", "east", "west"):
+        panel.fill(panel.find(f"#{key}"), str(frame[key]))
+
+
+def map_view(panel) -> dict:
+    return panel.driver.execute_script("""
+        const b = document.getElementById('tour-map').leafletMap.getBounds();
+        return {north: b.getNorth(), south: b.getSouth(), east: b.getEast(), west: b.getWest()};""")
+
+
+def test_a_typed_frame_fits_the_map_and_odd_frames_are_checked_before_saving(admin_panel, e2e_site, api, store):
+    panel = admin_panel
+    tour_id = api.create_tour(e2e_site, "Typed Frame")["id"]
+    panel.open(f"/tours/{tour_id}")
+
+    # Typed edges: the map fits the rectangle, which fills a good part of the view; its corners are apart.
+    type_frame(panel, SANTIAM)
+
+    def fitted(_):
+        view = map_view(panel)
+        inside = view["north"] >= SANTIAM["north"] and view["south"] <= SANTIAM["south"] \
+            and view["east"] >= SANTIAM["east"] and view["west"] <= SANTIAM["west"]
+        fill = max((SANTIAM["north"] - SANTIAM["south"]) / (view["north"] - view["south"]),
+                   (SANTIAM["east"] - SANTIAM["west"]) / (view["east"] - view["west"]))
+        return inside and fill > 0.6
+    panel.wait().until(fitted)
+    panel.wait_map_idle()
+    nw, se = handle_centers(panel)
+    assert se[0] - nw[0] > 200 and se[1] - nw[1] > 100, f"the rectangle is drawn large: {nw} → {se}"
+
+    # A 150 m square: saving asks first. Dismissed, nothing is sent; accepted, it is saved.
+    tiny = {"north": 44.40135, "south": 44.4, "east": -122.1, "west": -122.1019}
+    type_frame(panel, tiny)
+    panel.driver.execute_script("window.__marker = 1")
+    panel.find("#frame-form button[type=submit]").click()
+    question = panel.wait().until(EC.alert_is_present())
+    assert "very small" in question.text
+    question.dismiss()
+    assert "Not saved" in panel.text("#frame-message")
+    assert panel.driver.execute_script("return window.__marker") == 1
+    assert api.tour(tour_id).get("frame") is None
+    panel.submit(panel.find("#frame-form button[type=submit]"), confirm="very small")
+    assert panel.notice() == "Frame saved."
+    assert api.tour(tour_id)["frame"] == tiny
+
+    # Over the limit (about 8,000 km²): refused beside the fields, with no request.
+    audits = len(store.audit("tour.frame", "tour"))
+    type_frame(panel, {"north": 45.0, "south": 44.0, "east": -121.0, "west": -122.0})
+    panel.driver.execute_script("window.__marker = 1")
+    panel.find("#frame-form button[type=submit]").click()
+    panel.wait().until(lambda d: "over the 2,500 km² limit" in panel.text("#frame-message"))
+    assert panel.driver.execute_script("return window.__marker") == 1
+    assert api.tour(tour_id)["frame"] == tiny
+    assert len(store.audit("tour.frame", "tour")) == audits

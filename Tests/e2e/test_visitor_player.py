@@ -404,9 +404,11 @@ def test_the_language_choice_switches_the_stops_and_the_page_language(visit_serv
     assert [o.get_attribute("value") for o in select.find_elements("css selector", "option")] == ["en", "es"]
     assert panel.find("label[for='language']").text == "Language"
     assert panel.text("[data-stop-order='1'] button") == "1. Bridge"
+    assert panel.find("#visit-map [data-marker-order='1']").get_attribute("aria-label") == "Stop 1: Bridge"
     panel.driver.execute_script("const s = document.getElementById('language'); s.value = 'es'; s.dispatchEvent(new Event('change'))")
     panel.wait(15).until(lambda d: d.find_element("css selector", "[data-stop-order='1'] button").text == "1. Puente")
     assert panel.driver.execute_script("return document.documentElement.lang") == "es"
+    assert panel.find("#visit-map [data-marker-order='1']").get_attribute("aria-label") == "Stop 1: Puente", "the map names the stop in Spanish too"
     panel.find("[data-stop-order='1'] button").click()
     panel.wait(15).until(lambda d: "Cruce el río aquí." in d.find_element("css selector", "[data-stop-order='1']").text)
     panel.assert_accessible("player, in Spanish", media=False)

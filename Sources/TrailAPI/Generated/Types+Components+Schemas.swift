@@ -449,7 +449,7 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/Catalog`.
         public struct Catalog: Codable, Hashable, Sendable {
-            /// Grows by one at every release, unpublish or rollback.
+            /// Grows by one at every release, unpublish or rollback, and when an alert is posted, ended or runs out.
             ///
             /// - Remark: Generated from `#/components/schemas/Catalog/catalogVersion`.
             public var catalogVersion: Swift.Int
@@ -459,29 +459,112 @@ extension Components {
             public var expiresAt: Foundation.Date
             /// - Remark: Generated from `#/components/schemas/Catalog/packages`.
             public var packages: [Components.Schemas.CatalogEntry]
+            /// Current and scheduled alerts and closures of every site. This server always sends it; servers older than alerts did not, so clients treat it as optional. Readers ignore an alert whose endsAt has passed, even in an older catalog.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Catalog/alerts`.
+            public var alerts: [Components.Schemas.CatalogAlert]?
             /// Creates a new `Catalog`.
             ///
             /// - Parameters:
-            ///   - catalogVersion: Grows by one at every release, unpublish or rollback.
+            ///   - catalogVersion: Grows by one at every release, unpublish or rollback, and when an alert is posted, ended or runs out.
             ///   - generatedAt:
             ///   - expiresAt:
             ///   - packages:
+            ///   - alerts: Current and scheduled alerts and closures of every site. This server always sends it; servers older than alerts did not, so clients treat it as optional. Readers ignore an alert whose endsAt has passed, even in an older catalog.
             public init(
                 catalogVersion: Swift.Int,
                 generatedAt: Foundation.Date,
                 expiresAt: Foundation.Date,
-                packages: [Components.Schemas.CatalogEntry]
+                packages: [Components.Schemas.CatalogEntry],
+                alerts: [Components.Schemas.CatalogAlert]? = nil
             ) {
                 self.catalogVersion = catalogVersion
                 self.generatedAt = generatedAt
                 self.expiresAt = expiresAt
                 self.packages = packages
+                self.alerts = alerts
             }
             public enum CodingKeys: String, CodingKey {
                 case catalogVersion
                 case generatedAt
                 case expiresAt
                 case packages
+                case alerts
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CatalogAlert`.
+        public struct CatalogAlert: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/id`.
+            public var id: Swift.Int64
+            /// The site's slug: the alert is about this site's tours.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/site`.
+            public var site: Swift.String
+            /// When the alert is about one tour: its package. Absent: every tour of the site.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/packageId`.
+            public var packageId: Swift.String?
+            /// Waypoint ids (the manifest's waypoint `id`) closed while the alert holds: a player does not open or play them.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/closedWaypoints`.
+            public var closedWaypoints: [Swift.Int64]
+            /// `info`, `warning` or `closure`. Not an enum on purpose: a reader meeting a severity added later treats it as `warning` rather than refusing the whole catalog.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/severity`.
+            public var severity: Swift.String
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/title`.
+            public var title: Swift.String
+            /// Plain text: show it as text, never as HTML.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/message`.
+            public var message: Swift.String
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/startsAt`.
+            public var startsAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/CatalogAlert/endsAt`.
+            public var endsAt: Foundation.Date
+            /// Creates a new `CatalogAlert`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - site: The site's slug: the alert is about this site's tours.
+            ///   - packageId: When the alert is about one tour: its package. Absent: every tour of the site.
+            ///   - closedWaypoints: Waypoint ids (the manifest's waypoint `id`) closed while the alert holds: a player does not open or play them.
+            ///   - severity: `info`, `warning` or `closure`. Not an enum on purpose: a reader meeting a severity added later treats it as `warning` rather than refusing the whole catalog.
+            ///   - title:
+            ///   - message: Plain text: show it as text, never as HTML.
+            ///   - startsAt:
+            ///   - endsAt:
+            public init(
+                id: Swift.Int64,
+                site: Swift.String,
+                packageId: Swift.String? = nil,
+                closedWaypoints: [Swift.Int64],
+                severity: Swift.String,
+                title: Swift.String,
+                message: Swift.String,
+                startsAt: Foundation.Date,
+                endsAt: Foundation.Date
+            ) {
+                self.id = id
+                self.site = site
+                self.packageId = packageId
+                self.closedWaypoints = closedWaypoints
+                self.severity = severity
+                self.title = title
+                self.message = message
+                self.startsAt = startsAt
+                self.endsAt = endsAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case site
+                case packageId
+                case closedWaypoints
+                case severity
+                case title
+                case message
+                case startsAt
+                case endsAt
             }
         }
         /// - Remark: Generated from `#/components/schemas/UpdatePlan`.
@@ -684,6 +767,108 @@ extension Components {
                 case south
                 case east
                 case west
+            }
+        }
+        /// One page of a site's tours. `nextCursor` is absent on the last page.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TourList`.
+        public struct TourList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TourList/tours`.
+            public var tours: [Components.Schemas.TourSummary]
+            /// Pass as `cursor` (with the same filters) for the next page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TourList/nextCursor`.
+            public var nextCursor: Swift.String?
+            /// Creates a new `TourList`.
+            ///
+            /// - Parameters:
+            ///   - tours:
+            ///   - nextCursor: Pass as `cursor` (with the same filters) for the next page.
+            public init(
+                tours: [Components.Schemas.TourSummary],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.tours = tours
+                self.nextCursor = nextCursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case tours
+                case nextCursor
+            }
+        }
+        /// A tour in a list: its waypoints are read with `GET /manage/tours/{id}`. `assetCount` counts the media files of its waypoints (captions and transcripts belong to their file and are not counted).
+        ///
+        /// - Remark: Generated from `#/components/schemas/TourSummary`.
+        public struct TourSummary: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TourSummary/id`.
+            public var id: Swift.Int64
+            /// The site's slug.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TourSummary/site`.
+            public var site: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TourSummary/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TourSummary/mapName`.
+            public var mapName: Swift.String
+            /// - Remark: Generated from `#/components/schemas/TourSummary/state`.
+            @frozen public enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case draft = "draft"
+                case inReview = "inReview"
+                case published = "published"
+            }
+            /// - Remark: Generated from `#/components/schemas/TourSummary/state`.
+            public var state: Components.Schemas.TourSummary.StatePayload
+            /// - Remark: Generated from `#/components/schemas/TourSummary/waypointCount`.
+            public var waypointCount: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TourSummary/assetCount`.
+            public var assetCount: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TourSummary/hasFrame`.
+            public var hasFrame: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/TourSummary/updatedAt`.
+            public var updatedAt: Foundation.Date
+            /// Creates a new `TourSummary`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - site: The site's slug.
+            ///   - name:
+            ///   - mapName:
+            ///   - state:
+            ///   - waypointCount:
+            ///   - assetCount:
+            ///   - hasFrame:
+            ///   - updatedAt:
+            public init(
+                id: Swift.Int64,
+                site: Swift.String,
+                name: Swift.String,
+                mapName: Swift.String,
+                state: Components.Schemas.TourSummary.StatePayload,
+                waypointCount: Swift.Int,
+                assetCount: Swift.Int,
+                hasFrame: Swift.Bool,
+                updatedAt: Foundation.Date
+            ) {
+                self.id = id
+                self.site = site
+                self.name = name
+                self.mapName = mapName
+                self.state = state
+                self.waypointCount = waypointCount
+                self.assetCount = assetCount
+                self.hasFrame = hasFrame
+                self.updatedAt = updatedAt
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case site
+                case name
+                case mapName
+                case state
+                case waypointCount
+                case assetCount
+                case hasFrame
+                case updatedAt
             }
         }
         /// `frame` is absent until one is set.
@@ -1945,6 +2130,73 @@ extension Components {
                 case decision
                 case comment
                 case at
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Invitation`.
+        public struct Invitation: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Invitation/id`.
+            public var id: Swift.Int64
+            /// The site's slug.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Invitation/site`.
+            public var site: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Invitation/email`.
+            public var email: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Invitation/role`.
+            @frozen public enum RolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case author = "author"
+                case reviewer = "reviewer"
+                case manager = "manager"
+            }
+            /// - Remark: Generated from `#/components/schemas/Invitation/role`.
+            public var role: Components.Schemas.Invitation.RolePayload
+            /// When the link stops working (7 days).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Invitation/expiresAt`.
+            public var expiresAt: Foundation.Date
+            /// True when the link was queued for email (the server has SMTP); it is then not in this answer.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Invitation/emailed`.
+            public var emailed: Swift.Bool
+            /// The invitation link, only when no email carries it: pass it on; it works once.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Invitation/link`.
+            public var link: Swift.String?
+            /// Creates a new `Invitation`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - site: The site's slug.
+            ///   - email:
+            ///   - role:
+            ///   - expiresAt: When the link stops working (7 days).
+            ///   - emailed: True when the link was queued for email (the server has SMTP); it is then not in this answer.
+            ///   - link: The invitation link, only when no email carries it: pass it on; it works once.
+            public init(
+                id: Swift.Int64,
+                site: Swift.String,
+                email: Swift.String,
+                role: Components.Schemas.Invitation.RolePayload,
+                expiresAt: Foundation.Date,
+                emailed: Swift.Bool,
+                link: Swift.String? = nil
+            ) {
+                self.id = id
+                self.site = site
+                self.email = email
+                self.role = role
+                self.expiresAt = expiresAt
+                self.emailed = emailed
+                self.link = link
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case site
+                case email
+                case role
+                case expiresAt
+                case emailed
+                case link
             }
         }
         /// - Remark: Generated from `#/components/schemas/Release`.

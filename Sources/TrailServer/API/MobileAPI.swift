@@ -228,6 +228,14 @@ public final class CatalogSigner: Sendable {
         let signature: String
         let etag: String
         let expiresAt: Date
+        /// The soonest `endsAt` among the alerts it lists: from then on it lists an alert that ran out, so it is
+        /// signed again (and the catalog version moves on, see `AppDatabase.retireEndedAlerts`).
+        var nextAlertEnd: Date? = nil
+
+        /// Whether this signed catalog may still be served at `now`.
+        func holds(at now: Date, lifetime: TimeInterval) -> Bool {
+            expiresAt.timeIntervalSince(now) > lifetime / 4 && (nextAlertEnd.map { now < $0 } ?? true)
+        }
     }
 
     let database: AppDatabase
@@ -261,19 +269,22 @@ public final class CatalogSigner: Sendable {
         let generation = distribution?.generation ?? 0
         let changed = changes?.generation ?? -1
         if changes != nil, let cached = cache.withLockedValue({ $0 }), cached.changes == changed, cached.generation == generation,
-            cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4
+            cached.signed.holds(at: now, lifetime: lifetime)
         {
             return cached.signed
         }
+        // An alert that ran out is retired first (a new catalog version), so the catalog signed below leaves it out.
+        try await database.retireEndedAlerts(now: now)
         let version = try await database.catalogVersion()
         // Re-sign when the catalog changed, an object reached the bucket (a URL may move there), or less than a quarter
         // of its lifetime is left.
         if let cached = cache.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
-            cached.signed.expiresAt.timeIntervalSince(now) > lifetime / 4
+            cached.signed.holds(at: now, lifetime: lifetime)
         {
             return cached.signed
         }
         let expiresAt = now.addingTimeInterval(lifetime)
+        let alerts = try await database.liveAlerts(now: now)
         let body = Components.Schemas.Catalog(
             catalogVersion: version,
             generatedAt: now,
@@ -291,7 +302,8 @@ public final class CatalogSigner: Sendable {
                     manifestURL: distribution?.publicURL(for: DistributionPath.manifest($0.package.id, $0.version.version))
                         ?? APIURL.manifest(publicURL, packageId: $0.package.id, version: $0.version.version)
                 )
-            }
+            },
+            alerts: alerts.map(Components.Schemas.CatalogAlert.init)
         )
         let data = try JSONResponse.encoder.encode(body)
         let signed = Signed(
@@ -299,7 +311,8 @@ public final class CatalogSigner: Sendable {
             body: data,
             signature: try signingKey.sign(data).base64EncodedString(),
             etag: HTTPCaching.etag(of: data),
-            expiresAt: expiresAt
+            expiresAt: expiresAt,
+            nextAlertEnd: alerts.map(\.alert.endsAt).min()
         )
         cache.withLockedValue { $0 = (signed, generation, changed) }
         return signed

@@ -158,10 +158,21 @@ struct AccountsController: Sendable {
     func startPendingSignIn(user: User, stage: PendingStage, next: String, context: AppRequestContext) async throws -> Response {
         // A fresh id at every step: a token planted before sign-in is worthless, and so is one seen between the steps.
         if let old = context.sessionToken { try await database.endSession(token: old, actor: context.actor) }
+        let token = try await database.startPendingSignIn(
+            userId: user.id!,
+            passwordHash: user.passwordHash,
+            stage: stage,
+            next: next,
+            ipAddress: context.remoteAddress
+        )
         if stage == .enrol {
-            _ = try await database.beginTwoStepEnrolment(userId: user.id!, actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress))
+            // A new key for this attempt alone, never the one an earlier sign-in showed (see `beginTwoStepEnrolment`).
+            _ = try await database.beginTwoStepEnrolment(
+                userId: user.id!,
+                holder: SecretToken.hash(token),
+                actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress)
+            )
         }
-        let token = try await database.startPendingSignIn(userId: user.id!, stage: stage, next: next, ipAddress: context.remoteAddress)
         var response = Response.redirect(to: stage == .code ? "/login/code" : "/login/enrol")
         response.setCookie(
             Cookie(

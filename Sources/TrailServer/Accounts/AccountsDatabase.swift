@@ -170,6 +170,8 @@ extension AppDatabase {
         try SessionRecord.filter(SessionRecord.Columns.userId == userId).deleteAll(db)
         try db.execute(sql: "UPDATE apiToken SET revokedAt = ? WHERE userId = ? AND revokedAt IS NULL", arguments: [Date().dbTime, userId])
         try db.execute(sql: "DELETE FROM loginFailure WHERE email = ?", arguments: [user.email])
+        // Also lifts the lock of a hundred wrong second-step codes in a row: the new password keeps the guesser out.
+        try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
         try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetPassword", detail: user.email)
         return user
     }
@@ -212,6 +214,8 @@ extension AppDatabase {
         limit: Int,
         maxDelay: TimeInterval = 0
     ) async throws -> LoginAttempt {
+        // An IPv6 client counts per /64: it can take a new address from it for every guess.
+        let ipAddress = ipAddress.map(ThrottleAddress.key)
         let now = Date().dbTime
         let since = now - window
         return try await write { db -> LoginAttempt in
@@ -285,7 +289,7 @@ extension AppDatabase {
             // Only this address's failures: a guesser elsewhere keeps the count it earned.
             try db.execute(
                 sql: "DELETE FROM loginFailure WHERE email = (SELECT email FROM user WHERE id = ?) AND ipAddress IS ?",
-                arguments: [userId, ipAddress]
+                arguments: [userId, ipAddress.map(ThrottleAddress.key)]
             )
             try AuditEvent.record(
                 db,

@@ -39,10 +39,11 @@ struct AuthenticationMiddleware: RouterMiddleware {
             context.csrfToken = session.csrfToken
         } else if let csrf = request.cookies[CookieName.csrf]?.value, csrf.count >= 32 {
             context.csrfToken = csrf
-        } else if !request.uri.path.hasPrefix("/api/") {
+        } else if !request.uri.path.hasPrefix("/api/") && request.uri.path != "/visit" {
             // An API call without a session needs no CSRF token (`CSRFMiddleware` lets it through: there is no ambient
             // credential to forge) and is never given the cookie. Making one anyway cost a quarter of the read API's CPU
-            // (a `getrandom` and three string rewrites per request).
+            // (a `getrandom` and three string rewrites per request). Nor is the visitors' list of tours: it has no form
+            // that posts, it is the same bytes for everyone, and nginx keeps no answer that sets a cookie.
             context.csrfToken = SecretToken.make()
             context.issueCSRFCookie = true
         }
@@ -64,7 +65,8 @@ struct AuthenticationMiddleware: RouterMiddleware {
 }
 
 /// Every state-changing request made with a cookie carries the CSRF token: in the `X-CSRF-Token` header
-/// (scripts), the `_csrf` query item (streaming multipart forms) or the `_csrf` form field.
+/// (scripts), the `_csrf` form field, or the first field of a multipart form (``MultipartCSRF``). Never in the
+/// address: a token there lands in the history and in every log on the way, so a `?_csrf=` counts for nothing.
 struct CSRFMiddleware: RouterMiddleware {
     typealias Context = AppRequestContext
 
@@ -76,10 +78,12 @@ struct CSRFMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         var request = request
-        var sent = request.headers[.xCSRFToken] ?? request.uri.queryParameters["_csrf"].map(String.init)
+        var sent = request.headers[.xCSRFToken]
         if sent == nil, request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
             let body = try await request.collectBody(upTo: context.maxUploadSize)
             sent = FormFields(String(buffer: body))["_csrf"]
+        } else if sent == nil, let boundary = MultipartCSRF.boundary(contentType: request.headers[.contentType]) {
+            (sent, request.body) = try await MultipartCSRF.token(of: request.body, boundary: boundary)
         }
         guard let sent, !context.csrfToken.isEmpty, SecretToken.constantTimeEquals(sent, context.csrfToken) else {
             throw HTTPError(.forbidden, message: "This form has expired or did not come from this site. Reload the page and try again.")

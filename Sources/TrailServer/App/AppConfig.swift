@@ -38,6 +38,11 @@ public struct AppConfig: Sendable {
     public var tileURLTemplate: String? = nil
     /// Credit shown with the tiles of `tileURLTemplate` and written into each package's MBTiles (`--tile-attribution`).
     public var tileAttribution: String? = nil
+    /// The panel maps' basemap (`--editor-tile-url`): nil for `--tile-url`'s tiles when set, else OpenStreetMap's;
+    /// `none` for no basemap. Fetched by the ranger's browser only, never by the server.
+    public var editorTileURL: String? = nil
+    /// Credit shown on the panel maps (`--editor-tile-attribution`).
+    public var editorTileAttribution: String? = nil
     /// Most tiles one package build may fetch from the tile server (`--tile-cap`); an admin may change it in the panel.
     public var tileCap = 20_000
     /// Concurrency, time-outs and retries of the build-time tile fetcher.
@@ -67,6 +72,8 @@ public struct AppConfig: Sendable {
     public var twoStepClock: @Sendable () -> Date = { Date() }
     /// Single sign-on through the agency's OpenID Connect provider (`--oidc-issuer` …); nil: passwords only.
     public var oidc: OIDCSettings? = nil
+    /// Email through an SMTP server (`--smtp-url` …); nil: no email (invitations show their link instead).
+    public var mail: MailSettings? = nil
     /// Reverse proxies whose `X-Forwarded-For` names the client (sign-in throttle, audit log); none by default.
     public var trustedProxies = TrustedProxies.none
     /// bcrypt cost; tests lower it to keep the suite fast.

@@ -38,6 +38,8 @@ public struct AppDependencies: Sendable {
     public let readCache = ReadAPICache()
     /// Who reported a verified download today, so the count takes each caller once a day.
     let verifiedDownloads = VerifiedDownloads()
+    /// Invitations and notifications by email, through the outbox (which sends only with `--smtp-url`).
+    public let mailer: Mailer
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
@@ -56,6 +58,11 @@ public struct AppDependencies: Sendable {
         self.unknownUserPasswordHash = Bcrypt.hash(SecretToken.make(), cost: config.bcryptCost)
         self.database = database
         self.views = views
+        self.mailer = Mailer(
+            database: database,
+            outbox: config.mail.map { MailOutbox(database: database, settings: $0) },
+            publicURL: config.effectivePublicURL
+        )
         self.openAPIDocument = OpenAPIDocument.load(from: config.openAPIFile, serverURL: config.effectivePublicURL)
         let paths = config.dataPaths
         self.paths = paths
@@ -137,6 +144,23 @@ public func buildApplication(
         OtherProcessCommits(database: database, cache: dependencies.readCache),
     ]
     if let media = dependencies.media { services.append(media) }
+    if let outbox = dependencies.mailer.outbox { services.append(outbox) }
+    if config.demo {
+        services.append(
+            DemoSample(
+                database: database,
+                intake: AssetIntake(database: database, paths: paths, scans: dependencies.scans),
+                publishing: PublishingService(
+                    database: database,
+                    authorization: Authorization(database: database),
+                    builds: dependencies.builds,
+                    paths: paths,
+                    tileSettings: dependencies.tileSettings
+                ),
+                logger: logger
+            )
+        )
+    }
     if let sync = dependencies.makeDistributionSync(logger: logger) {
         // A bucket that cannot be used is said clearly at start, but does not stop the server: authoring and local
         // releases go on, the sync retries, and the panel shows what is waiting and why.
@@ -171,6 +195,14 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     router.add(middleware: RequestMetricsMiddleware(metrics: dependencies.metrics))
     var securityHeaders = SecurityHeadersMiddleware(tileOrigin: { tileSettings.tileOrigin })
     securityHeaders.strictTransportSecurity = config.usesTLS
+    securityHeaders.editorTileOrigin = {
+        let basemap = EditorBasemap.resolve(
+            editorTileURL: config.editorTileURL,
+            editorTileAttribution: config.editorTileAttribution,
+            packageTiles: tileSettings.current
+        )
+        return basemap?.origin
+    }
     securityHeaders.downloadOrigin = SecurityHeadersMiddleware.origin(of: config.storage?.publicDownloadURL)
     securityHeaders.signInOrigin = SecurityHeadersMiddleware.origin(of: config.oidc?.issuer)
     router.add(middleware: securityHeaders)
@@ -233,7 +265,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
         authorization: authorization,
         builds: dependencies.builds,
         paths: dependencies.paths,
-        tileSettings: tileSettings
+        tileSettings: tileSettings,
+        mailer: dependencies.mailer
     )
     let publishing = PublishingController(publishing: publishingService, pages: pages)
     let tiles = TilesController(
@@ -253,7 +286,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
         paths: dependencies.paths,
         config: config,
         intake: intake,
-        tileSettings: tileSettings
+        tileSettings: tileSettings,
+        slots: ImportSlots()
     )
     tus.addDiscovery(to: router)
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
@@ -268,6 +302,16 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
         oidc: oidc
     )
     accounts.addRoutes(public: router, signedIn: signedIn)
+    let invitations = InvitationController(
+        database: database,
+        pages: pages,
+        authorization: authorization,
+        config: config,
+        mailer: dependencies.mailer,
+        accounts: accounts
+    )
+    invitations.addRoutes(public: router, signedIn: signedIn)
+    EmailPagesController(database: database, pages: pages, mailer: dependencies.mailer).addRoutes(signedIn: signedIn)
     OIDCController(database: database, pages: pages, config: config, accounts: accounts, provider: oidc).addRoutes(to: router)
     TwoStepController(database: database, pages: pages, config: config, accounts: accounts).addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
@@ -317,10 +361,13 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
     publishing.addAPIRoutes(to: manage)
+    invitations.addAPIRoutes(to: manage)
     tiles.addAPIRoutes(to: manage)
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
     visit.addQRRoutes(to: manage)
+    AlertsAPI(alerts: AlertsService(database: database)).addRoutes(to: manage)
+    AlertsPages(alerts: AlertsService(database: database), database: database, pages: pages).addRoutes(to: signedIn)
     return router
 }
 

@@ -120,5 +120,6 @@ public enum DemoContent {
             try await database.setMembership(siteId: site.id!, email: admin.email, role: .manager, actor: .system)
         }
         print("Demo content: site “\(site.name)” at \(config.effectivePublicURL)/sites/\(siteSlug)")
+        print("Sample tour: “\(DemoSample.tourName)” is published in the background once its files are scanned: \(config.effectivePublicURL)/visit")
     }
 }

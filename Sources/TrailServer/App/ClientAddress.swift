@@ -82,6 +82,18 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 }
 
+/// What a per-address limit counts. An IPv6 client is handed a whole /64 (RFC 6177 even suggests /48 to /56), so it can
+/// change address at every request: per /64, its guesses are counted together. IPv4 (and IPv4-mapped IPv6) addresses
+/// count alone; anything unreadable counts as given.
+enum ThrottleAddress {
+    static func key(_ address: String) -> String {
+        guard let bytes = TrustedProxies.bytes(address) else { return address }
+        guard bytes.count == 16 else { return bytes.map(String.init).joined(separator: ".") }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
+}
+
 public struct TrustedProxiesError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }

@@ -11,14 +11,19 @@ public protocol AppError: HTTPResponseError, Sendable {
     var message: String { get }
     /// Field name → message, for forms (nil when the error is not about fields).
     var fieldMessages: [String: String]? { get }
+    /// Seconds after which the same request may succeed (`Retry-After` of a 429 or 503); nil for most refusals.
+    var retryAfterSeconds: Int? { get }
 }
 
 extension AppError {
     public var code: String { ErrorMiddleware.code(for: status) }
     public var fieldMessages: [String: String]? { nil }
+    public var retryAfterSeconds: Int? { nil }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        APIErrorBody.response(status: status, code: code, message: message, fields: fieldMessages)
+        var response = APIErrorBody.response(status: status, code: code, message: message, fields: fieldMessages)
+        if let retryAfterSeconds { response.headers[.retryAfter] = "\(retryAfterSeconds)" }
+        return response
     }
 }
 
@@ -60,6 +65,18 @@ public struct OverQuota: AppError {
     public var status: HTTPResponse.Status { .contentTooLarge }
     init(message: String) { self.message = message }
     init(site: Site, quota: Int64) { self.message = ByteFormat.quotaMessage(site: site, quota: quota) }
+}
+
+/// The server is already doing as much of this kind of work as it allows at once (429): try again shortly. Bounds
+/// CPU-heavy work that a signed-in person can start, so a few of them cannot take every core from everyone else.
+public struct TooBusy: AppError {
+    public let message: String
+    public let retryAfterSeconds: Int?
+    public var status: HTTPResponse.Status { .tooManyRequests }
+    init(_ message: String, retryAfterSeconds: Int) {
+        self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
+    }
 }
 
 /// The object is in a state that does not allow the change (e.g. a tour locked for review).

@@ -17,6 +17,8 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
     /// The origin of `--oidc-issuer`: signing out (a form `POST /logout`) redirects to the provider's end-session
     /// endpoint, and `form-action` governs where a form's redirects may go.
     var signInOrigin: String? = nil
+    /// The panel maps' basemap host (`--editor-tile-url`), fetched by the ranger's browser for display only.
+    var editorTileOrigin: @Sendable () -> String? = { nil }
 
     init(tileOrigin: String?) {
         self.tileOrigin = { tileOrigin }
@@ -26,10 +28,16 @@ struct SecurityHeadersMiddleware: RouterMiddleware {
         self.tileOrigin = tileOrigin
     }
 
-    var contentSecurityPolicy: String { Self.policy(tileOrigin: tileOrigin(), downloadOrigin: downloadOrigin, signInOrigin: signInOrigin) }
+    var contentSecurityPolicy: String {
+        Self.policy(tileOrigin: tileOrigin(), downloadOrigin: downloadOrigin, signInOrigin: signInOrigin, editorTileOrigin: editorTileOrigin())
+    }
 
-    static func policy(tileOrigin: String?, downloadOrigin: String? = nil, signInOrigin: String? = nil) -> String {
-        let tiles = tileOrigin.map { " \($0)" } ?? ""
+    static func policy(tileOrigin: String?, downloadOrigin: String? = nil, signInOrigin: String? = nil, editorTileOrigin: String? = nil) -> String {
+        var imageHosts: [String] = []
+        for origin in [tileOrigin, editorTileOrigin] {
+            if let origin, !imageHosts.contains(origin) { imageHosts.append(origin) }
+        }
+        let tiles = imageHosts.map { " \($0)" }.joined()
         let downloads = downloadOrigin.map { " \($0)" } ?? ""
         return [
             "default-src 'self'",
@@ -87,10 +95,12 @@ struct ErrorMiddleware: RouterMiddleware {
             return try error.response(from: request, context: context)
         } catch {
             let (status, code, message, fields) = Self.describe(error, logger: context.logger)
+            let retryAfter = (error as? any AppError)?.retryAfterSeconds
             if request.uri.path.hasPrefix("/api/") || request.wantsJSON {
                 var response = APIErrorBody.response(status: status, code: code, message: message, fields: fields)
                 // tus 1.0: every answer of the upload endpoint carries Tus-Resumable, refusals (401, 403, 404) included.
                 if request.uri.path.hasPrefix("/api/v1/manage/uploads") { response.headers[.tusResumable] = TusController.version }
+                if let retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
                 return response
             }
             if status == .unauthorized {
@@ -99,7 +109,9 @@ struct ErrorMiddleware: RouterMiddleware {
                         "/login?next=\(request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_"))) ?? "/")"
                 )
             }
-            return views.errorPage(status: status, message: message, context: context)
+            var page = views.errorPage(status: status, message: message, context: context)
+            if let retryAfter { page.headers[.retryAfter] = "\(retryAfter)" }
+            return page
         }
     }
 

@@ -47,6 +47,14 @@ struct AssetIntake: Sendable {
                 )
             }
             guard file.size > 0 else { throw HTTPError(.unprocessableContent, message: "The file is empty.") }
+            // A playlist or concat list dressed as media would have the converter open the files it names.
+            if try await Self.isReferenceList(url: url, header: file.header, kind: detected.kind) {
+                throw HTTPError(
+                    .unsupportedMediaType,
+                    message:
+                        "“\(Self.displayName(file.originalName))” is not audio or video: it is a playlist or a list of other files, which are never opened. Accepted: \(FileTypeDetector.acceptedDescription)."
+                )
+            }
             try await requireRoom(for: file, tourId: tourId)
             let duration =
                 detected.kind == .audio || detected.kind == .video
@@ -157,6 +165,25 @@ struct AssetIntake: Sendable {
         try await BlockingWork.short {
             try FileTypeDetector.detect(header: header, fileSize: size) {
                 FileTypeDetector.isPlainUTF8(try Data(contentsOf: url))
+            }
+        }
+    }
+
+    /// Whether an upload taken for audio, video or text is a list that names other files (``FileTypeDetector/referencesOtherFiles(read:)``);
+    /// read off the event loop. Images are decoded by libvips, which follows no such lists.
+    static func isReferenceList(url: URL, header: [UInt8], kind: AssetKind) async throws -> Bool {
+        switch kind {
+        case .image: return false
+        case .text: return FileTypeDetector.startsAsReferenceList(header)
+        case .audio, .video:
+            return try await BlockingWork.short {
+                let handle = try FileHandle(forReadingFrom: url)
+                defer { try? handle.close() }
+                return try FileTypeDetector.referencesOtherFiles { offset, count in
+                    guard offset >= 0 else { return [] }
+                    try handle.seek(toOffset: UInt64(offset))
+                    return [UInt8](try handle.read(upToCount: count) ?? Data())
+                }
             }
         }
     }

@@ -67,6 +67,64 @@ public enum FileTypeDetector {
         return Detected(kind: .text, mimeType: "text/plain; charset=utf-8", fileExtension: "txt")
     }
 
+    // MARK: Files that point at other files
+
+    /// How many bytes `referencesOtherFiles` reads at the start of the file and again where the audio starts after
+    /// ID3 tags.
+    public static let referenceSniffLength = 4096
+
+    /// Text formats whose entries name other files or addresses (HLS and other M3U playlists, ffmpeg's concat lists,
+    /// PLS, DASH and IMF manifests, SMIL, ASX). ffmpeg left to guess a format opens such a list, entries included, even
+    /// behind an ID3 tag or in a file whose first bytes look like MP4; no audio or video file holds one of these in its
+    /// first kilobytes, so their presence there means the file is a list. Compared without regard to case.
+    static let referenceMarkers = [
+        "#extm3u", "#extinf", "#ext-x-", "ffconcat", "[playlist]", "<mpd", "<compositionplaylist", "<smil", "<asx",
+    ].map { Array($0.utf8) }
+
+    /// Whether a file that `detect` took for audio or video is really a playlist or list of other files: a marker in
+    /// its first bytes or in the first bytes after its ID3 tags, or text where an MP3's audio frames should begin (a
+    /// concat list's `file '…'` lines behind an ID3 tag). `read(offset, count)` returns up to `count` bytes (fewer at
+    /// the end of the file).
+    public static func referencesOtherFiles(read: (Int64, Int) throws -> [UInt8]) rethrows -> Bool {
+        var windows = [try read(0, referenceSniffLength)]
+        var offset: Int64 = 0
+        // ID3v2 tags may follow one another; each says its own length (syncsafe, plus a footer when flagged).
+        for _ in 0..<8 {
+            let tag = try read(offset, 10)
+            guard tag.count == 10, tag.starts(with: Array("ID3".utf8)) else { break }
+            let size = tag[6..<10].reduce(Int64(0)) { $0 << 7 | Int64($1 & 0x7F) }
+            offset += 10 + size + (tag[5] & 0x10 != 0 ? 10 : 0)
+            windows.append(try read(offset, referenceSniffLength))
+        }
+        if windows.contains(where: containsReferenceMarker) { return true }
+        // Behind an ID3 tag comes an MPEG frame (0xFF…), sometimes after zero padding; never lines of text.
+        if offset > 0, let audio = windows.last {
+            let start = audio.drop { $0 == 0 }.prefix(16)
+            if start.count >= 8, start.allSatisfy({ (0x20...0x7E).contains($0) || [0x09, 0x0A, 0x0D].contains($0) }) { return true }
+        }
+        return false
+    }
+
+    /// Whether a text upload is a playlist or list: one of the markers before anything else (after a BOM and blank space).
+    public static func startsAsReferenceList(_ header: [UInt8]) -> Bool {
+        var bytes = header[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        let lowered = bytes.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }.map(asciiLowercased)
+        return referenceMarkers.contains { lowered.starts(with: $0) }
+    }
+
+    static func containsReferenceMarker(_ bytes: [UInt8]) -> Bool {
+        let lowered = bytes.map(asciiLowercased)
+        return referenceMarkers.contains { marker in
+            guard lowered.count >= marker.count else { return false }
+            return (0...(lowered.count - marker.count)).contains { start in
+                lowered[start] == marker[0] && lowered[start..<start + marker.count].elementsEqual(marker)
+            }
+        }
+    }
+
+    static func asciiLowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+
     /// An upload marked as map tiles (the tour's MBTiles route, never a waypoint asset): an SQLite 3 database,
     /// whose header starts with `SQLite format 3\0`. Whether it is MBTiles is checked by opening it (`MBTilesReader`).
     public static let sqliteMagic: [UInt8] = Array("SQLite format 3\0".utf8)

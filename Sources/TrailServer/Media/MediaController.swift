@@ -552,8 +552,8 @@ struct OptimizedRow: Sendable {
     init(asset: Asset, copy: OptimizedCopy, canEdit: Bool) {
         assetId = asset.id!
         state = copy.state.rawValue
-        label = copy.state.label
-        badge = copy.state.badge
+        label = copy.label(originalSize: asset.size, useOriginal: asset.useOriginal)
+        badge = copy.badge(originalSize: asset.size)
         isPending = copy.state == .pending
         isFailed = copy.state == .failed
         progressPercent = Int((copy.progress * 100).rounded(.down))
@@ -561,7 +561,7 @@ struct OptimizedRow: Sendable {
         copySize = copy.state == .ready ? copy.size.map(ByteFormat.string) : nil
         dimensions = copy.width.flatMap { width in copy.height.map { "\(width) × \($0) px" } }
         duration = (copy.durationSeconds ?? asset.durationSeconds).map(DisplayFormat.playTime)
-        message = copy.message.isEmpty ? nil : copy.message
+        message = copy.message.isEmpty ? copy.largerNote(originalSize: asset.size, useOriginal: asset.useOriginal) : copy.message
         useOriginal = asset.useOriginal
         canChoose = canEdit && (copy.state == .ready || copy.state == .failed)
         ships = asset.useOriginal || copy.state != .ready ? "the original" : "the optimized copy"

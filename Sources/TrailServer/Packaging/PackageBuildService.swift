@@ -281,7 +281,7 @@ enum ManifestMaker {
             bounds: Manifest.Bounds(north: frame.north, south: frame.south, east: frame.east, west: frame.west),
             description: snapshot.description,
             waypoints: snapshot.waypoints.enumerated().map { index, waypoint in
-                Manifest.Waypoint(
+                var stop = Manifest.Waypoint(
                     name: waypoint.name,
                     order: waypoint.order,
                     coordinates: Manifest.Coordinates(latitude: waypoint.latitude, longitude: waypoint.longitude),
@@ -318,6 +318,9 @@ enum ManifestMaker {
                     triggerRadiusMeters: waypoint.triggerRadiusMeters,
                     localized: waypoint.localized.map { $0.mapValues { Manifest.WaypointText(name: $0.name, description: $0.description) } }
                 )
+                // Stable across versions, so an alert's closed stops name the same stop in every saved copy.
+                stop.id = waypoint.waypointId
+                return stop
             },
             route: route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
             estimatedDurationMinutes: estimate.totalMinutes

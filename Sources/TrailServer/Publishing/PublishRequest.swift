@@ -191,6 +191,8 @@ public struct TourSnapshot: Codable, Sendable, Equatable {
         public var triggerRadiusMeters: Int?
         /// Name and description in the further languages (absent from requests made before languages).
         public var localized: [String: LocalizedText]? = nil
+        /// The waypoint's id, written into the manifest (absent from requests made before alerts).
+        public var waypointId: Int64? = nil
     }
 
     public var tourId: Int64

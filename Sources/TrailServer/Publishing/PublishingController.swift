@@ -165,10 +165,20 @@ struct PublishingController: Sendable {
         )
     }
 
-    /// Releases an approved request as the package's new version.
+    /// Releases an approved request as the package's new version. From the tour page (`back=tour`) the ranger lands
+    /// on the tour again, where the visitor link and its QR code now are; from the request page, on the package.
     func releaseRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
         let id = try context.parameters.require("rid")
         let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
+        if form.string("back") == "tour", let tourId = try await database.publishRequest(id: id)?.tourId {
+            return pages.redirect(
+                to: PanelURL.tour(tourId, at: .publish),
+                notice: "Version \(version.version) released: the mobile apps can download it now, "
+                    + "and visitors can open it with the link or QR code below."
+            )
+        }
         return pages.redirect(
             to: PanelURL.package(version.packageId),
             notice: "Version \(version.version) released: the mobile apps can download it now."

@@ -145,10 +145,10 @@ extension AppDatabase {
                 updatedAt: now
             )
             try request.insert(db)
-            try db.execute(sql: "INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [request.id, now])
+            try db.execute(sql: "INSERT INTO buildJob (requestId, queuedAt) VALUES (?, ?)", arguments: [request.id, now.dbTime])
             try db.execute(
                 sql: "UPDATE tour SET state = ?, reviewComment = NULL, updatedAt = ? WHERE id = ?",
-                arguments: [TourState.inReview, now, tourId]
+                arguments: [TourState.inReview, now.dbTime, tourId]
             )
             try AuditEvent.record(
                 db,
@@ -222,7 +222,8 @@ extension AppDatabase {
                     description: waypoint.description,
                     assets: assets.map { entry($0, companions: companions[$0.id!] ?? AssetCompanions()) },
                     triggerRadiusMeters: waypoint.triggerRadiusMeters,
-                    localized: waypoint.localized.isEmpty ? nil : waypoint.localized
+                    localized: waypoint.localized.isEmpty ? nil : waypoint.localized,
+                    waypointId: waypoint.id
                 )
             },
             route: tour.route,

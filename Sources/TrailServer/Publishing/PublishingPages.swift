@@ -136,6 +136,11 @@ struct PackagePage: Sendable {
 }
 
 extension PublishingController {
+    /// Who may withdraw or release a request: its author or a manager of the site (the database checks the same).
+    static func isAuthorOrManager(_ publish: PublishRequest, user: AuthenticatedUser, access: SiteAccess) -> Bool {
+        publish.authorId == user.id || access.canManage
+    }
+
     func requestPage(
         _ publish: PublishRequest,
         site: Site,
@@ -148,7 +153,7 @@ extension PublishingController {
         let approvals = reviews.filter { $0.review.decision == .approve }.count
         let reviewedByMe = reviews.contains { $0.review.reviewerId == user.id }
         let isReviewer = access.canReview && publish.authorId != user.id && !reviewedByMe
-        let isAuthorOrManager = publish.authorId == user.id || access.canManage
+        let isAuthorOrManager = Self.isAuthorOrManager(publish, user: user, access: access)
         let manifest = try publish.decodedManifest()
         var author = "unknown"
         if let authorId = publish.authorId, let name = try await database.user(id: authorId)?.displayName { author = name }

@@ -16,6 +16,8 @@ struct PublishingService: Sendable {
     let paths: DataPaths
     /// The tile settings in force, frozen into each submission.
     let tileSettings: TileSettingsStore
+    /// Emails the people each step concerns (after its commit; a lost email never fails the step).
+    var mailer: Mailer? = nil
 
     /// draft → building: the tour is frozen into a request and its package is built in the background.
     /// Throws ``NotReadyToPublish`` with the checklist's problems.
@@ -23,18 +25,22 @@ struct PublishingService: Sendable {
         _ = try await authorization.editableTour(id: tourId, user: user)
         let publish = try await database.startPublish(tourId: tourId, actor: actor, tiles: tileSettings.current)
         builds.wake()
+        await mailer?.reviewRequested(requestId: publish.id, by: user)
         return publish
     }
 
     /// One reviewer's approval; the request becomes ready with its last required one.
     func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> AppDatabase.ReviewOutcome {
-        try await database.approve(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
+        let outcome = try await database.approve(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
+        await mailer?.reviewed(requestId: requestId, by: reviewer, outcome: outcome, comment: comment)
+        return outcome
     }
 
     /// A denial (with its comment) closes the request; the staged package goes.
     func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
         try await database.deny(requestId: requestId, reviewer: reviewer, comment: comment, actor: actor)
         removeStaging(requestId)
+        await mailer?.reviewed(requestId: requestId, by: reviewer, outcome: .denied, comment: comment)
     }
 
     /// The author (or a manager) takes an open request back; the staged package goes.
@@ -71,6 +77,7 @@ struct PublishingService: Sendable {
             try DurableFile.fsyncFolder(folder)
         }
         removeStaging(requestId)
+        await mailer?.released(requestId: requestId, version: version.version, by: user)
         return version
     }
 

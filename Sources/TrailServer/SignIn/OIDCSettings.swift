@@ -17,9 +17,12 @@ public struct OIDCSettings: Sendable, Equatable {
     public var label = "Sign in with your agency account"
     /// Create an account (no site, no admin rights) at the first sign-in of a verified email nobody has yet.
     public var createUsers = false
-    /// The least time between two fetches of the provider's keys for a key id it does not hold: a provider that rotated
-    /// its keys is followed at once, forged key ids cannot make the server hammer it.
+    /// The least time between two fetches of the provider's keys for a key id it does not hold or a signature that
+    /// fails: a provider that rotated its keys is followed at once, forged tokens cannot make the server hammer it.
     public var keyRefreshInterval: TimeInterval = 60
+    /// The longest the provider's keys are used without fetching them again (its `Cache-Control: max-age`, when
+    /// shorter, wins): a key it withdrew stops working within this time.
+    public var keyMaximumAge: TimeInterval = 3600
 
     public init(issuer: String, clientId: String, clientSecretFile: String?) {
         self.issuer = issuer

@@ -35,12 +35,17 @@ actor OIDCProvider {
 
     init(settings: OIDCSettings) { self.settings = settings }
 
-    static func get(_ url: String) async throws -> Data {
+    static func get(_ url: String) async throws -> Data { try await getCached(url).data }
+
+    /// The document and how long its answer lets it be kept (`Cache-Control: max-age`).
+    static func getCached(_ url: String) async throws -> OIDCKeySet.Fetched {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
         guard response.status == .ok else { throw OIDCUnavailable(detail: "\(url) answered \(response.status.code)") }
-        return Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
+        let data = Data((try await response.body.collect(upTo: 1 << 20)).readableBytesView)
+        let cacheControl = response.headers["Cache-Control"].joined(separator: ",")
+        return OIDCKeySet.Fetched(data: data, maxAge: OIDCKeySet.maxAge(cacheControl: cacheControl.isEmpty ? nil : cacheControl))
     }
 
     func discover() async throws -> OIDCMetadata {
@@ -67,7 +72,9 @@ actor OIDCProvider {
         let verifier = OIDCTokenVerifier(
             issuer: settings.issuer,
             clientId: settings.clientId,
-            keys: OIDCKeySet(refreshInterval: settings.keyRefreshInterval) { try await Self.get(jwks) }
+            keys: OIDCKeySet(refreshInterval: settings.keyRefreshInterval, maximumAge: settings.keyMaximumAge) {
+                try await Self.getCached(jwks)
+            }
         )
         verifierStorage = verifier
         return verifier
@@ -297,7 +304,14 @@ struct OIDCController: Sendable {
         return response
     }
 
+    /// A refused sign-on: one warning line in the server's log (an operator looking at a provider that stopped working
+    /// looks there first) and its audit entry, both with the reason. Reasons name a claim, an email or an HTTP status,
+    /// never a token, a code or a secret.
     func audit(_ context: AppRequestContext, _ reason: String) async throws {
+        context.logger.warning(
+            "single sign-on refused",
+            metadata: ["reason": .string(reason), "client": .string(context.remoteAddress ?? "-")]
+        )
         try await database.recordSingleSignOnFailure(reason: reason, ipAddress: context.remoteAddress)
     }
 }

@@ -55,42 +55,142 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     }
 }
 
-/// The provider's signing keys (its JWKS), fetched when first needed and again when a token names a key id they do not
-/// hold (the provider rotated its keys), at most once per `refreshInterval` so forged key ids cannot make the server
-/// hammer the provider.
+/// The provider's signing keys (its JWKS). Fetched when first needed, then again on a schedule (the answer's
+/// `Cache-Control: max-age`, at most `maximumAge`, an hour by default: a key the provider withdrew stops working), and
+/// once more when a token names a key id the set does not hold or its signature fails against the cached key (the
+/// provider rotated its keys, or replaced one under the same id), at most once per `refreshInterval` so forged tokens
+/// cannot make the server hammer the provider.
 public actor OIDCKeySet {
-    private let fetch: @Sendable () async throws -> Data
-    private let refreshInterval: TimeInterval
-    private var jwks: [String: JWK] = [:]
-    private var collection = JWTKeyCollection()
-    private var lastFetch: Date?
-
-    public init(refreshInterval: TimeInterval = 60, fetch: @escaping @Sendable () async throws -> Data) {
-        self.fetch = fetch
-        self.refreshInterval = refreshInterval
+    /// A fetched key set and how long its answer says it may be kept (`Cache-Control: max-age`), if it says.
+    public struct Fetched: Sendable {
+        public var data: Data
+        public var maxAge: TimeInterval?
+        public init(data: Data, maxAge: TimeInterval? = nil) {
+            self.data = data
+            self.maxAge = maxAge
+        }
     }
 
-    /// The key with this id and the collection that holds it; nil when even a fresh JWKS does not have it.
-    func key(_ kid: String) async throws -> (JWK, JWTKeyCollection)? {
-        if let key = jwks[kid] { return (key, collection) }
-        if let lastFetch, Date().timeIntervalSince(lastFetch) < refreshInterval { return nil }
+    /// What a token's key id found.
+    enum Lookup {
+        case found(JWK, JWTKeyCollection)
+        /// No key of that id (or, for a token naming none, no key at all).
+        case unknown
+        /// The token names no key and the set holds several: which one signed it is not for us to guess.
+        case ambiguous
+    }
+
+    /// One key, alone in its collection: a token is only ever checked against the key it was matched with.
+    struct Entry {
+        let kid: String?
+        let jwk: JWK
+        let collection: JWTKeyCollection
+    }
+
+    private let fetch: @Sendable () async throws -> Fetched
+    private let refreshInterval: TimeInterval
+    private let maximumAge: TimeInterval
+    private let clock: @Sendable () -> Date
+    private var entries: [Entry] = []
+    private var fetchedAt: Date?
+    private var expiresAt: Date?
+
+    public init(
+        refreshInterval: TimeInterval = 60,
+        maximumAge: TimeInterval = 3600,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        fetchingCached fetch: @escaping @Sendable () async throws -> Fetched
+    ) {
+        self.fetch = fetch
+        self.refreshInterval = refreshInterval
+        self.maximumAge = maximumAge
+        self.clock = clock
+    }
+
+    public init(
+        refreshInterval: TimeInterval = 60,
+        maximumAge: TimeInterval = 3600,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        fetch: @escaping @Sendable () async throws -> Data
+    ) {
+        self.init(refreshInterval: refreshInterval, maximumAge: maximumAge, clock: clock) { Fetched(data: try await fetch()) }
+    }
+
+    /// The key a token names (`kid`), or, when it names none, the one key of a single-key set (OpenID Connect Core
+    /// §10.1 asks for a `kid` only when the set holds several). Fetches the set first when it is due, and once more,
+    /// rate-limited, when the key is not found.
+    func key(_ kid: String?) async throws -> Lookup {
+        try await refreshIfDue()
+        let lookup = find(kid)
+        if case .found = lookup { return lookup }
+        guard try await refreshAfterFailure() else { return lookup }
+        return find(kid)
+    }
+
+    /// A signature failed against the cached key: fetch the set again (rate-limited). True when it was fetched.
+    func refreshAfterFailure() async throws -> Bool {
+        if let fetchedAt, clock().timeIntervalSince(fetchedAt) < refreshInterval { return false }
         try await refresh()
-        return jwks[kid].map { ($0, collection) }
+        return true
+    }
+
+    private func find(_ kid: String?) -> Lookup {
+        let entry: Entry?
+        if let kid {
+            entry = entries.first { $0.kid == kid }
+        } else {
+            if entries.count > 1 { return .ambiguous }
+            entry = entries.first
+        }
+        return entry.map { .found($0.jwk, $0.collection) } ?? .unknown
+    }
+
+    private func refreshIfDue() async throws {
+        if let expiresAt, clock() < expiresAt { return }
+        do {
+            try await refresh()
+        } catch  where !entries.isEmpty {
+            // The provider is down: keep the keys it last published, and ask again after the rate limit.
+            expiresAt = clock().addingTimeInterval(refreshInterval)
+        }
     }
 
     private func refresh() async throws {
-        lastFetch = Date()
-        let data = try await fetch()
-        let set = try JSONDecoder().decode(JWKS.self, from: data)
-        // Only signature keys of the two accepted kinds, each with an id: nothing else can ever verify a token.
-        let usable = set.keys.filter { key in
-            guard let kid = key.keyIdentifier?.string, !kid.isEmpty else { return false }
-            return key.keyType == .rsa || key.keyType == .ecdsa
+        let now = clock()
+        fetchedAt = now
+        let fetched = try await fetch()
+        let set = try JSONDecoder().decode(JWKS.self, from: fetched.data)
+        // Only signature keys of the two accepted kinds: nothing else can ever verify a token.
+        let usable = set.keys.filter { $0.keyType == .rsa || $0.keyType == .ecdsa }
+        var entries: [Entry] = []
+        for key in usable {
+            let kid = key.keyIdentifier?.string.isEmpty == false ? key.keyIdentifier?.string : nil
+            // jwt-kit files keys by id: a key published without one gets a name of ours, never matched by a token.
+            var named = key
+            if kid == nil { named.keyIdentifier = JWKIdentifier(string: "(no kid)") }
+            guard let collection = try? await JWTKeyCollection().add(jwk: named, isDefault: true) else { continue }
+            entries.append(Entry(kid: kid, jwk: key, collection: collection))
         }
-        let collection = JWTKeyCollection()
-        for key in usable { _ = try? await collection.add(jwk: key) }
-        self.collection = collection
-        self.jwks = Dictionary(usable.map { ($0.keyIdentifier!.string, $0) }, uniquingKeysWith: { first, _ in first })
+        self.entries = entries
+        // Kept as long as the answer says, never past `maximumAge`, and refetched no more often than the rate limit.
+        let age = min(maximumAge, max(refreshInterval, fetched.maxAge ?? maximumAge))
+        expiresAt = now.addingTimeInterval(age)
+    }
+
+    /// `max-age` of a `Cache-Control` header; 0 for `no-cache` and `no-store`; nil when it says nothing of it.
+    static func maxAge(cacheControl: String?) -> TimeInterval? {
+        guard let cacheControl else { return nil }
+        var found: TimeInterval?
+        for directive in cacheControl.lowercased().split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if parts[0] == "no-cache" || parts[0] == "no-store" { return 0 }
+            if parts[0] == "max-age", parts.count == 2, let seconds = Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))),
+                seconds >= 0
+            {
+                found = TimeInterval(seconds)
+            }
+        }
+        return found
     }
 }
 
@@ -123,17 +223,14 @@ public struct OIDCTokenVerifier: Sendable {
         guard let alg = header["alg"] as? String, let keyType = Self.accepted[alg] else {
             throw OIDCTokenError("The ID token's algorithm \(header["alg"].map { "\($0)" } ?? "(none)") is not accepted (RS256 and ES256 are).")
         }
-        guard let kid = header["kid"] as? String, !kid.isEmpty else { throw OIDCTokenError("The ID token names no key (kid).") }
-        guard let (key, collection) = try await keys.key(kid) else {
-            throw OIDCTokenError("The ID token is signed with a key the provider does not publish (kid \(kid)).")
+        let kid = (header["kid"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        // A signature that fails against the cached key is checked once more after the set was fetched anew (the
+        // provider may have replaced the key under the same id).
+        var claims = try await signedClaims(token, kid: kid, alg: alg, keyType: keyType)
+        if claims == nil, try await keys.refreshAfterFailure() {
+            claims = try await signedClaims(token, kid: kid, alg: alg, keyType: keyType)
         }
-        guard key.keyType == keyType else { throw OIDCTokenError("The ID token's algorithm \(alg) does not fit key \(kid).") }
-        let claims: IDTokenClaims
-        do {
-            claims = try await collection.verify(token, as: IDTokenClaims.self)
-        } catch {
-            throw OIDCTokenError("The ID token's signature is not valid.")
-        }
+        guard let claims else { throw OIDCTokenError("The ID token's signature is not valid.") }
         guard claims.iss == issuer else { throw OIDCTokenError("The ID token comes from another issuer (\(claims.iss)).") }
         guard claims.aud.value.contains(clientId) else { throw OIDCTokenError("The ID token is meant for another client.") }
         if claims.aud.value.count > 1 || claims.azp != nil {
@@ -146,6 +243,19 @@ public struct OIDCTokenVerifier: Sendable {
             throw OIDCTokenError("The ID token's nonce is not this sign-in's.")
         }
         return claims
+    }
+
+    /// The claims of a token whose signature the key it names (or the set's one key) accepts; nil when it does not.
+    func signedClaims(_ token: String, kid: String?, alg: String, keyType: JWK.KeyType) async throws -> IDTokenClaims? {
+        let key: JWK
+        let collection: JWTKeyCollection
+        switch try await keys.key(kid) {
+        case let .found(found, keyCollection): (key, collection) = (found, keyCollection)
+        case .ambiguous: throw OIDCTokenError("The ID token names no key (kid), and the provider publishes several.")
+        case .unknown: throw OIDCTokenError("The ID token is signed with a key the provider does not publish (kid \(kid ?? "none")).")
+        }
+        guard key.keyType == keyType else { throw OIDCTokenError("The ID token's algorithm \(alg) does not fit key \(kid ?? "(no kid)").") }
+        return try? await collection.verify(token, as: IDTokenClaims.self)
     }
 
     /// The email to match an account by: present, and verified by the provider (an unverified address could be anyone's).

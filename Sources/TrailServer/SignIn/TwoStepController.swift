@@ -103,26 +103,52 @@ struct TwoStepController: Sendable {
             )
         case .reused:
             return await fail("This code was already used. Wait for the next code in your authenticator app.", status: .unauthorized)
+        case let .locked(retryAfter):
+            // Not a guess: nothing was looked at, so the address's count is not raised either.
+            try await database.endLoginAttempt(attempt)
+            let wait = retryAfter ?? SecondStepLimits.window
+            var response = await fail(
+                retryAfter == nil
+                    ? "Too many wrong codes were entered for this account, so its two-step sign-in is locked. "
+                        + "Ask an administrator to reset your password."
+                    : "Too many wrong codes were entered for this account. Try again in \(AccountsController.minutes(wait)). "
+                        + "If you did not enter them, someone knows your password: change it once you are signed in.",
+                status: .tooManyRequests
+            )
+            response.headers[.retryAfter] = "\(Int(wait.rounded(.up)))"
+            return response
         case .acceptedCode, .acceptedRecoveryCode:
             try await database.endLoginAttempt(attempt)
             let pendingToken = pending.tokenHash
             try await database.endPendingSignIn(tokenHash: pendingToken)
-            var notice: String?
+            var notices: [String] = []
             var detail = "password and code"
             if case let .acceptedRecoveryCode(left) = check {
                 detail = "password and recovery code"
-                notice =
+                notices.append(
                     "You signed in with a recovery code; it will not work again. \(left == 1 ? "1 recovery code is" : "\(left) recovery codes are") left."
-                    + (left <= 3 ? " Ask an administrator to reset your two-step sign-in to get new ones." : "")
+                        + (left <= 3 ? " Ask an administrator to reset your two-step sign-in to get new ones." : "")
+                )
             }
-            return try await accounts.finishSignIn(user: user, next: pending.next, detail: detail, context: context, notice: notice)
+            if let failures = try await database.takeSecondStepFailures(userId: user.id!) {
+                notices.append(Self.failuresNotice(failures))
+            }
+            return try await accounts.finishSignIn(
+                user: user,
+                next: pending.next,
+                detail: detail,
+                context: context,
+                notice: notices.isEmpty ? nil : notices.joined(separator: " ")
+            )
         }
     }
 
     /// Enrolment required at sign-in: the QR code and the secret shown at the password step.
     func showSignInEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        guard let (_, user) = try await pending(request, stage: .enrol) else { return signInAgain }
-        guard let page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
+        guard let (pending, user) = try await pending(request, stage: .enrol) else { return signInAgain }
+        guard let page = try await enrolPage(user: user, holder: pending.tokenHash, action: "/login/enrol", forced: true) else {
+            return signInAgain
+        }
         return noStore(await pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
     }
 
@@ -131,11 +157,15 @@ struct TwoStepController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         guard let (pending, user) = try await pending(request, stage: .enrol) else { return signInAgain }
+        // A later sign-in showed a new key: this one's is void, and so is this half-finished sign-in.
+        guard try await database.pendingTwoStepSecret(userId: user.id!, holder: pending.tokenHash) != nil else { return signInAgain }
         let attempt: Int64
         switch try await accounts.beginAttempt(email: user.email, context: context) {
         case let .allowed(id): attempt = id
         case let .locked(message, retryAfter):
-            guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
+            guard var page = try await enrolPage(user: user, holder: pending.tokenHash, action: "/login/enrol", forced: true) else {
+                return signInAgain
+            }
             page.error = message
             var response = noStore(
                 await pages.render(
@@ -153,9 +183,17 @@ struct TwoStepController: Sendable {
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
         let code = form.string("code")
         guard
-            let codes = try await database.confirmTwoStepEnrolment(userId: user.id!, code: code, at: config.twoStepClock(), actor: actor)
+            let codes = try await database.confirmTwoStepEnrolment(
+                userId: user.id!,
+                holder: pending.tokenHash,
+                code: code,
+                at: config.twoStepClock(),
+                actor: actor
+            )
         else {
-            guard var page = try await enrolPage(user: user, action: "/login/enrol", forced: true) else { return signInAgain }
+            guard var page = try await enrolPage(user: user, holder: pending.tokenHash, action: "/login/enrol", forced: true) else {
+                return signInAgain
+            }
             page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
             return noStore(
                 await pages.render(
@@ -178,13 +216,20 @@ struct TwoStepController: Sendable {
         return response
     }
 
+    /// What the owner is told after wrong codes: whoever sent them got past the password.
+    static func failuresNotice(_ failures: SecondStepFailures) -> String {
+        "\(failures.count == 1 ? "1 wrong code was" : "\(failures.count) wrong codes were") entered for your account since "
+            + "\(DisplayFormat.date(failures.since)). If that was not you, someone knows your password: change it now."
+    }
+
     // MARK: Signed in
 
     func showAccount(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
         let status = try await database.twoStepStatus(userId: user.id)
-        if status.enrolling, let page = try await enrolPage(user: record, action: "/account/two-step", forced: false) {
+        // Only the enrolment this session started: a key another browser was shown is not shown here.
+        if status.enrolling, let page = try await enrolPage(user: record, holder: holder(context), action: "/account/two-step", forced: false) {
             return noStore(await pages.render("two-step-enrol", title: "Set up two-step sign-in", page: page, request: request, context: context))
         }
         let required = try await database.twoStepRequired(for: record, requirement: config.twoStepRequirement)
@@ -199,7 +244,7 @@ struct TwoStepController: Sendable {
 
     func startAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let user = try context.requireUser()
-        _ = try await database.beginTwoStepEnrolment(userId: user.id, actor: context.actor)
+        _ = try await database.beginTwoStepEnrolment(userId: user.id, holder: holder(context), actor: context.actor)
         return Response.redirect(to: "/account/two-step")
     }
 
@@ -210,9 +255,15 @@ struct TwoStepController: Sendable {
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
         let code = form.string("code")
         guard
-            let codes = try await database.confirmTwoStepEnrolment(userId: user.id, code: code, at: config.twoStepClock(), actor: context.actor)
+            let codes = try await database.confirmTwoStepEnrolment(
+                userId: user.id,
+                holder: holder(context),
+                code: code,
+                at: config.twoStepClock(),
+                actor: context.actor
+            )
         else {
-            guard var page = try await enrolPage(user: record, action: "/account/two-step", forced: false) else {
+            guard var page = try await enrolPage(user: record, holder: holder(context), action: "/account/two-step", forced: false) else {
                 return pages.redirect(to: "/account/two-step", notice: "Start the set-up again.")
             }
             page.error = "This code is not right. Enter the 6-digit code your authenticator app shows now for Trail Companion."
@@ -232,10 +283,13 @@ struct TwoStepController: Sendable {
 
     // MARK: Pages
 
-    /// The enrolment page of the secret being set up; nil when no enrolment is in progress.
-    func enrolPage(user: User, action: String, forced: Bool) async throws -> EnrolPage? {
+    /// Who holds an enrolment started on the account page: this session (the SHA-256 of its token).
+    func holder(_ context: AppRequestContext) -> String? { context.sessionToken.map(SecretToken.hash) }
+
+    /// The enrolment page of the secret `holder` is setting up; nil when it has no enrolment in progress.
+    func enrolPage(user: User, holder: String?, action: String, forced: Bool) async throws -> EnrolPage? {
         let userId = user.id!
-        guard let secret = try await database.pendingTwoStepSecret(userId: userId) else { return nil }
+        guard let secret = try await database.pendingTwoStepSecret(userId: userId, holder: holder) else { return nil }
         let status = try await database.twoStepStatus(userId: userId)
         let url = TwoStepCodes.authenticatorURL(secret: secret, email: user.email)
         return EnrolPage(

@@ -10,6 +10,8 @@ public struct PendingSignIn: Codable, Sendable, UnixTimeRecord, FetchableRecord,
     public var next: String
     public var createdAt: Date
     public var ipAddress: String?
+    /// The SHA-256 of the password hash this sign-in passed: a changed, reset or voided password ends it.
+    public var passwordDigest: String?
 
     public static let databaseTableName = "pendingSignIn"
 }
@@ -31,6 +33,25 @@ public enum SecondStepCheck: Sendable, Equatable {
     /// Right for a time step already used: each code works once.
     case reused
     case wrong
+    /// Not looked at: too many wrong inputs for this account (see `SecondStepLimits`). `retryAfter` is nil once the
+    /// consecutive limit is reached: only an administrator's reset opens the second step again.
+    case locked(retryAfter: TimeInterval?)
+}
+
+/// How many wrong second-step inputs an account takes, from all addresses together. The password is already known to
+/// whoever sends them, so the account (not the address) is what is guarded: a few in a short window make the next wait
+/// until the window passes, and a hundred in a row (NIST SP 800-63B §5.2.2's ceiling) lock the second step until an
+/// administrator resets the password or the two-step sign-in. A right input clears the count.
+public enum SecondStepLimits {
+    public static let failures = 5
+    public static let window: TimeInterval = 15 * 60
+    public static let consecutive = 100
+}
+
+/// The wrong second-step inputs since the account's last right one, as its owner is told at their next sign-in.
+public struct SecondStepFailures: Sendable, Equatable {
+    public var count: Int
+    public var since: Date
 }
 
 /// Intention-named writes and reads for two-step sign-in; each write in one transaction with its audit event. Secrets
@@ -75,16 +96,20 @@ extension AppDatabase {
         }
     }
 
-    /// The secret to show for enrolment: the one already shown if enrolment was started and not finished (the app may
-    /// hold it already), else a new one. Refused once enrolled: only an administrator's reset starts over.
-    public func beginTwoStepEnrolment(userId: Int64, actor: AuditActor) async throws -> String {
+    /// A new secret to show for enrolment, held by `holder` (the SHA-256 of the half-finished sign-in's or the session's
+    /// token that shows it). Never the one an earlier attempt showed: whoever saw that one (someone who had the password
+    /// before the owner enrolled) must not keep a working generator, so it stops confirming anything. Refused once
+    /// enrolled: only an administrator's reset starts over.
+    public func beginTwoStepEnrolment(userId: Int64, holder: String? = nil, actor: AuditActor) async throws -> String {
         try await write { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
+            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
             else { throw NotFound() }
             guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
-            if let secret = row["totpSecret"] as String? { return secret }
             let secret = TwoStepCodes.makeSecret()
-            try db.execute(sql: "UPDATE user SET totpSecret = ?, totpLastStep = 0 WHERE id = ?", arguments: [secret, userId])
+            try db.execute(
+                sql: "UPDATE user SET totpSecret = ?, totpSecretHolder = ?, totpLastStep = 0 WHERE id = ?",
+                arguments: [secret, holder, userId]
+            )
             try AuditEvent.record(
                 db,
                 actor: actor,
@@ -97,22 +122,40 @@ extension AppDatabase {
         }
     }
 
-    /// The secret of an enrolment in progress (to draw its QR code again), nil when none is.
-    public func pendingTwoStepSecret(userId: Int64) async throws -> String? {
+    /// The secret of the enrolment `holder` started (to draw its QR code again), nil when it has none in progress.
+    public func pendingTwoStepSecret(userId: Int64, holder: String? = nil) async throws -> String? {
         try await read { db in
-            try String.fetchOne(db, sql: "SELECT totpSecret FROM user WHERE id = ? AND totpEnrolledAt IS NULL", arguments: [userId])
+            try String.fetchOne(
+                db,
+                sql: "SELECT totpSecret FROM user WHERE id = ? AND totpEnrolledAt IS NULL AND totpSecretHolder IS ?",
+                arguments: [userId, holder]
+            )
         }
     }
 
     /// The first right code confirms enrolment: the step is marked used, ten recovery codes are made (returned once,
     /// stored hashed). Nil when the code is not right for the secret shown.
-    public func confirmTwoStepEnrolment(userId: Int64, code: String, at date: Date, actor: AuditActor) async throws -> [String]? {
+    public func confirmTwoStepEnrolment(
+        userId: Int64,
+        holder: String? = nil,
+        code: String,
+        at date: Date,
+        actor: AuditActor
+    ) async throws -> [String]? {
         let recoveryCodes = (0..<RecoveryCodes.count).map { _ in RecoveryCodes.make() }
         return try await write { db -> [String]? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT email, totpSecret, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT email, totpSecret, totpSecretHolder, totpEnrolledAt FROM user WHERE id = ?",
+                    arguments: [userId]
+                )
             else { throw NotFound() }
             guard (row["totpEnrolledAt"] as Double?) == nil else { throw Conflict("Two-step sign-in is already set up for this account.") }
-            guard let secret = row["totpSecret"] as String? else { throw Conflict("Start the set-up again: no code was shown for this account.") }
+            // Only the key this step showed: a later attempt's new key replaced an earlier one.
+            guard let secret = row["totpSecret"] as String?, (row["totpSecretHolder"] as String?) == holder else {
+                throw Conflict("Start the set-up again: no code was shown for this account.")
+            }
             guard let code = TwoStepCodes.normalizedCode(code), let step = TwoStepCodes.matchingSteps(secret: secret, code: code, at: date).first
             else {
                 try AuditEvent.record(
@@ -126,7 +169,7 @@ extension AppDatabase {
                 return nil
             }
             try db.execute(
-                sql: "UPDATE user SET totpEnrolledAt = ?, totpLastStep = ?, twoStepResetNotice = 0 WHERE id = ?",
+                sql: "UPDATE user SET totpEnrolledAt = ?, totpLastStep = ?, totpSecretHolder = NULL, twoStepResetNotice = 0 WHERE id = ?",
                 arguments: [date.dbTime, step, userId]
             )
             try db.execute(sql: "DELETE FROM recoveryCode WHERE userId = ?", arguments: [userId])
@@ -158,7 +201,24 @@ extension AppDatabase {
                 )
             else { throw NotFound() }
             let email: String = row["email"]
+            // The account's limit, checked and counted in this transaction: wrong codes sent at once from many
+            // addresses are counted one after the other, and none is looked at once the limit is reached.
+            let now = date.dbTime
+            let consecutive =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM secondStepFailure WHERE userId = ?", arguments: [userId]) ?? 0
+            if consecutive >= SecondStepLimits.consecutive { return .locked(retryAfter: nil) }
+            if let recent = try Row.fetchOne(
+                db,
+                sql: "SELECT COUNT(*), MIN(failedAt) FROM secondStepFailure WHERE userId = ? AND failedAt > ?",
+                arguments: [userId, now - SecondStepLimits.window]
+            ), recent[0] as Int >= SecondStepLimits.failures {
+                return .locked(retryAfter: max(1, (recent[1] as Double) + SecondStepLimits.window - now))
+            }
             func failure(_ why: String) throws {
+                try db.execute(
+                    sql: "INSERT INTO secondStepFailure (userId, failedAt, ipAddress) VALUES (?, ?, ?)",
+                    arguments: [userId, now, actor.ipAddress]
+                )
                 try AuditEvent.record(
                     db,
                     actor: actor,
@@ -208,6 +268,18 @@ extension AppDatabase {
         }
     }
 
+    /// The wrong inputs since the last right one, cleared as they are read: the owner is told once, at the sign-in that
+    /// follows them. Nil when there were none.
+    public func takeSecondStepFailures(userId: Int64) async throws -> SecondStepFailures? {
+        try await write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), MIN(failedAt) FROM secondStepFailure WHERE userId = ?", arguments: [userId]),
+                row[0] as Int > 0
+            else { return nil }
+            try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
+            return SecondStepFailures(count: row[0], since: Date(timeIntervalSince1970: row[1]))
+        }
+    }
+
     /// An administrator's reset (a lost phone, used-up recovery codes): the secret and recovery codes go, the user's
     /// sessions and half-finished sign-ins end, and the panel tells them at their next sign-in. With a requirement in
     /// force, they enrol again then.
@@ -216,10 +288,14 @@ extension AppDatabase {
         try await write { db in
             guard let user = try User.fetchOne(db, id: userId) else { throw NotFound() }
             try db.execute(
-                sql: "UPDATE user SET totpSecret = NULL, totpEnrolledAt = NULL, totpLastStep = 0, twoStepResetNotice = 1 WHERE id = ?",
+                sql: """
+                    UPDATE user SET totpSecret = NULL, totpSecretHolder = NULL, totpEnrolledAt = NULL, totpLastStep = 0,
+                        twoStepResetNotice = 1 WHERE id = ?
+                    """,
                 arguments: [userId]
             )
             try db.execute(sql: "DELETE FROM recoveryCode WHERE userId = ?", arguments: [userId])
+            try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
             try SessionRecord.filter(SessionRecord.Columns.userId == userId).deleteAll(db)
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE userId = ?", arguments: [userId])
             try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetTwoStep", detail: user.email)
@@ -237,15 +313,29 @@ extension AppDatabase {
 
     // MARK: Half-signed-in browsers
 
-    /// After a right password: a new token for the half-signed-in browser (never the session's), audited.
-    public func startPendingSignIn(userId: Int64, stage: PendingStage, next: String, ipAddress: String?) async throws -> String {
+    /// After a right password (`passwordHash`, the hash it was checked against): a new token for the half-signed-in
+    /// browser (never the session's), audited.
+    public func startPendingSignIn(
+        userId: Int64,
+        passwordHash: String,
+        stage: PendingStage,
+        next: String,
+        ipAddress: String?
+    ) async throws -> String {
         let token = SecretToken.make()
         let now = Date()
         try await write { db in
             // Abandoned half-sign-ins (a closed tab) go here, a day on: no job needed for a table this small.
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE createdAt < ?", arguments: [now.dbTime - 86_400])
-            try PendingSignIn(tokenHash: SecretToken.hash(token), userId: userId, stage: stage, next: next, createdAt: now, ipAddress: ipAddress)
-                .insert(db)
+            try PendingSignIn(
+                tokenHash: SecretToken.hash(token),
+                userId: userId,
+                stage: stage,
+                next: next,
+                createdAt: now,
+                ipAddress: ipAddress,
+                passwordDigest: Self.passwordDigest(passwordHash)
+            ).insert(db)
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: userId, ipAddress: ipAddress),
@@ -258,8 +348,8 @@ extension AppDatabase {
         return token
     }
 
-    /// The half-signed-in browser of this token and its user, if younger than `lifetime` and the user is not disabled;
-    /// an expired one is deleted.
+    /// The half-signed-in browser of this token and its user, if younger than `lifetime`, the user is not disabled and
+    /// the password it passed is still theirs (not changed, reset or voided since); any other is deleted.
     public func pendingSignIn(token: String, lifetime: TimeInterval) async throws -> (PendingSignIn, User)? {
         let hash = SecretToken.hash(token)
         let found = try await read { db -> (PendingSignIn, User?)? in
@@ -267,12 +357,17 @@ extension AppDatabase {
             return (pending, try User.fetchOne(db, id: pending.userId))
         }
         guard let (pending, user) = found else { return nil }
-        guard Date().timeIntervalSince(pending.createdAt) <= lifetime, let user, !user.isDisabled else {
+        guard Date().timeIntervalSince(pending.createdAt) <= lifetime, let user, !user.isDisabled,
+            let digest = pending.passwordDigest, SecretToken.constantTimeEquals(digest, Self.passwordDigest(user.passwordHash))
+        else {
             try await endPendingSignIn(tokenHash: hash)
             return nil
         }
         return (pending, user)
     }
+
+    /// What a half-finished sign-in keeps of the password hash it passed: enough to see it changed, no copy of the hash.
+    static func passwordDigest(_ passwordHash: String) -> String { SecretToken.hash(passwordHash) }
 
     public func endPendingSignIn(tokenHash: String) async throws {
         _ = try await write { try PendingSignIn.deleteOne($0, key: tokenHash) }

@@ -13,6 +13,8 @@ struct SitesController: Sendable {
         let description: String
         let role: String
         let tourCount: Int
+        /// "1 tour", "3 tours".
+        let tours: String
     }
 
     struct HomePage: Sendable {
@@ -31,6 +33,12 @@ struct SitesController: Sendable {
         let hasFrame: Bool
     }
 
+    struct StateOption: Sendable {
+        let value: String
+        let label: String
+        let selected: Bool
+    }
+
     struct SitePage: Sendable {
         let slug: String
         let name: String
@@ -41,7 +49,19 @@ struct SitesController: Sendable {
         let canManage: Bool
         let isAdmin: Bool
         let siteId: Int64
+        /// The search box's text and the state filter, as the page was asked for.
+        let query: String
+        let states: [StateOption]
+        /// A search or a state filter is on: "No tours match" instead of "No tours yet", and a link to clear it.
+        let isFiltered: Bool
+        /// The neighbouring pages (nil on the first or last), each keeping the search and the filter.
+        let previousURL: String?
+        let nextURL: String?
+        let hasPages: Bool
     }
+
+    /// Tours per page of the site page: the first page costs the same at 300 tours as at one.
+    static let toursPerPage = 50
 
     struct MemberRow: Sendable {
         let userId: Int64
@@ -84,7 +104,8 @@ struct SitesController: Sendable {
                 name: site.name,
                 description: site.description,
                 role: role?.rawValue ?? (user.isAdmin ? "admin" : ""),
-                tourCount: tourCounts[site.id!] ?? 0
+                tourCount: tourCounts[site.id!] ?? 0,
+                tours: DisplayFormat.count(tourCounts[site.id!] ?? 0, "tour")
             )
         }
         return await pages.render(
@@ -96,22 +117,56 @@ struct SitesController: Sendable {
         )
     }
 
-    /// A site's page: its tours, and what the user may do there.
+    /// A site's page: its tours, 50 at a time (`?after=` / `?before=` a position token), searched by name (`?q=`) and
+    /// narrowed to a state (`?state=`), and what the user may do there.
     func showSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
-        let counts = try await database.waypointCounts(siteId: site.id!)
-        let tours = try await database.tours(siteId: site.id!).map {
+        let form = QueryForm(request)
+        var errors = ValidationErrors()
+        let filter = TourListFilter.read(state: form["state"], query: form["q"], errors: &errors)
+        var after: TourListPosition?
+        var before: TourListPosition?
+        for (name, isBefore) in [("after", false), ("before", true)] {
+            guard let token = form[name], !token.isEmpty else { continue }
+            guard let position = ListCursor.tourPosition(token, siteId: site.id!, filter: filter) else {
+                errors[name] = "This page link is out of date: open the site's first page."
+                continue
+            }
+            if isBefore { before = position } else { after = position }
+        }
+        try errors.throwIfAny()
+        let (rows, hasMore) = try await database.tourList(
+            siteId: site.id!,
+            filter: filter,
+            after: before == nil ? after : nil,
+            before: before,
+            limit: Self.toursPerPage
+        )
+        // Coming back with "Previous", more in that direction means an earlier page; the later one is where we came from.
+        let hasPrevious = before != nil ? hasMore : after != nil
+        let hasNext = before != nil ? true : hasMore
+        func link(_ name: String, _ row: TourListRow?) -> String? {
+            guard let row else { return nil }
+            var query: [(String, String)] = []
+            if !filter.query.isEmpty { query.append(("q", filter.query)) }
+            if let state = filter.state { query.append(("state", state.rawValue)) }
+            query.append((name, ListCursor.tour(row.position, siteId: site.id!, filter: filter)))
+            return QueryForm.url(PanelURL.site(site.slug), query)
+        }
+        let tours = rows.map {
             TourRow(
-                id: $0.id!,
+                id: $0.id,
                 name: $0.name,
                 mapName: $0.mapName,
                 stateLabel: $0.state.label,
                 stateBadge: $0.state.badge,
-                waypointCount: counts[$0.id!] ?? 0,
+                waypointCount: $0.waypointCount,
                 updated: DisplayFormat.date($0.updatedAt),
-                hasFrame: $0.frame != nil
+                hasFrame: $0.hasFrame
             )
         }
+        let previousURL = hasPrevious ? link("before", rows.first) : nil
+        let nextURL = hasNext ? link("after", rows.last) : nil
         let page = SitePage(
             slug: site.slug,
             name: site.name,
@@ -121,7 +176,13 @@ struct SitesController: Sendable {
             canAuthor: access.canAuthor,
             canManage: access.canManage,
             isAdmin: access.isAdmin,
-            siteId: site.id!
+            siteId: site.id!,
+            query: filter.query,
+            states: TourState.allCases.map { StateOption(value: $0.rawValue, label: $0.label, selected: $0 == filter.state) },
+            isFiltered: filter.state != nil || !filter.query.isEmpty,
+            previousURL: previousURL,
+            nextURL: nextURL,
+            hasPages: previousURL != nil || nextURL != nil
         )
         return await pages.render("site", title: site.name, page: page, request: request, context: context)
     }

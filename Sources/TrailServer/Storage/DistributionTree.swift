@@ -8,7 +8,8 @@ import TrailAPI
 /// A durable job of the object-storage mirror, written with every catalog change (`AppDatabase.bumpCatalog`).
 public struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
     public enum Reason: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
-        case release, publish, unpublish, rollback
+        /// `alert`: an alert was posted, ended or ran out (Alerts folder).
+        case release, publish, unpublish, rollback, alert
     }
 
     public enum State: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {

@@ -475,12 +475,11 @@ enum TourImport {
             case "desc", "cmt": if currentDescription.isEmpty { currentDescription = text.trimmed }
             case "ele": currentElevation = Double(text.trimmed)
             case "wpt":
-                guard !currentName.isEmpty else {
-                    fail(parser, "Line \(parser.lineNumber): a <wpt> needs a <name>.")
-                    return
-                }
+                // GPX makes <name> optional (gpxpy's own samples leave it out): an unnamed waypoint is named by its
+                // place in the file, as an unnamed KML placemark is, and the preview shows the name it gets.
+                let name = currentName.isEmpty ? "Waypoint \(waypoints.count + 1)" : currentName
                 waypoints.append(
-                    .init(name: String(currentName.prefix(120)), description: currentDescription, latitude: point.lat, longitude: point.lon)
+                    .init(name: String(name.prefix(120)), description: currentDescription, latitude: point.lat, longitude: point.lon)
                 )
                 current = nil
             case "trkpt", "rtept":
@@ -552,12 +551,10 @@ enum TourImport {
                 continue
             }
             if let match = existing.first(where: { $0.name.lowercased() == key }) {
-                let same =
-                    abs(match.latitude - point.latitude) < 1e-7 && abs(match.longitude - point.longitude) < 1e-7
-                    && (point.description.isEmpty || match.description == point.description)
-                    && (point.triggerRadiusMeters == nil || point.triggerRadiusMeters == match.triggerRadiusMeters)
-                    && point.localized.allSatisfy { match.localized[$0.key] == $0.value || !languages.contains($0.key) }
-                plan.waypoints.append(same ? item("skip", "already in the tour, unchanged") : item("change"))
+                let changes = Self.changes(from: match, to: point, languages: languages)
+                plan.waypoints.append(
+                    changes.isEmpty ? item("skip", "already in the tour, unchanged") : item("change", changes.joined(separator: "; "))
+                )
             } else {
                 plan.waypoints.append(item("add"))
             }
@@ -570,6 +567,26 @@ enum TourImport {
             plan.routeLengthMeters = route.lengthMeters
         }
         return plan
+    }
+
+    /// What applying the point would change in the waypoint of the same name, in words for the preview; empty when
+    /// nothing would.
+    static func changes(from waypoint: Waypoint, to point: ImportedTour.Point, languages: Set<String>) -> [String] {
+        var changes: [String] = []
+        if abs(waypoint.latitude - point.latitude) >= 1e-7 || abs(waypoint.longitude - point.longitude) >= 1e-7 {
+            let moved = Geo.distance(
+                RoutePoint(longitude: waypoint.longitude, latitude: waypoint.latitude),
+                RoutePoint(longitude: point.longitude, latitude: point.latitude)
+            )
+            changes.append(moved < 1 ? "moves less than 1 m" : "moves \(DisplayFormat.grouped(Int(moved.rounded()))) m")
+        }
+        if !point.description.isEmpty, waypoint.description != point.description { changes.append("new description") }
+        if let radius = point.triggerRadiusMeters, radius != waypoint.triggerRadiusMeters {
+            changes.append("trigger zone \(waypoint.triggerRadiusMeters) m → \(radius) m")
+        }
+        let texts = point.localized.filter { languages.contains($0.key) && waypoint.localized[$0.key] != $0.value }.keys.sorted()
+        if !texts.isEmpty { changes.append("new text in \(texts.joined(separator: ", "))") }
+        return changes
     }
 
     /// The box around the imported points and route, with a margin (a tenth of each side, at least about 200 m), so

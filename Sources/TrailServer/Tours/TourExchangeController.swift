@@ -15,6 +15,8 @@ struct TourExchangeController: Sendable {
     let intake: AssetIntake
     /// For the tour page an import refusal is shown on.
     let tileSettings: TileSettingsStore
+    /// Imports received and read at once (429 beyond).
+    let slots: ImportSlots
 
     struct PreviewPage: Sendable {
         let tourId: Int64
@@ -24,8 +26,12 @@ struct TourExchangeController: Sendable {
         let added: Int
         let changed: Int
         let skipped: Int
+        /// "2 waypoints will be added, 1 changed, 0 skipped."
+        let counts: String
         let routePoints: Int
         let routeLength: String
+        /// Whether the file brings a route (which replaces the tour's); a number would be truthy even at 0.
+        let hasRoute: Bool
         let setsFrame: Bool
         let hasChanges: Bool
         let format: String
@@ -35,6 +41,8 @@ struct TourExchangeController: Sendable {
         let leftOut: [ImportedTour.LeftOut]
         let images: [ImportPlan.Image]
         let outsideFrame: Int
+        /// "1 point falls", "3 points fall".
+        let outsideFrameText: String
         let canFitFrame: Bool
         let fittedFrame: String
         // Stored, not computed: templates read values through reflection.
@@ -62,7 +70,7 @@ struct TourExchangeController: Sendable {
         )
         let importId: String
         do {
-            (importId, _) = try await receive(request, owner: (try context.requireUser().id, tour.id!))
+            (importId, _) = try await slots.run { try await receive(request, owner: (try context.requireUser().id, tour.id!)) }
         } catch let refusal as any AppError where refusal.status == .unprocessableContent {
             return try await refusedImport(
                 refusal.fieldMessages?["file"] ?? refusal.message,
@@ -73,6 +81,18 @@ struct TourExchangeController: Sendable {
                 request: request,
                 context: context
             )
+        } catch let busy as TooBusy {
+            var response = try await refusedImport(
+                busy.message,
+                status: busy.status,
+                tour: tour,
+                site: site,
+                access: access,
+                request: request,
+                context: context
+            )
+            response.headers[.retryAfter] = busy.retryAfterSeconds.map { "\($0)" }
+            return response
         } catch let refusal as HTTPError where refusal.status == .contentTooLarge {
             return try await refusedImport(
                 refusal.body ?? "The file is too large.",
@@ -96,7 +116,7 @@ struct TourExchangeController: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
         }
-        let imported = try parse(fileAt: file)
+        let imported = try await slots.run { try await parse(fileAt: file) }
         let plan = TourImport.plan(
             imported,
             tour: tour,
@@ -112,8 +132,11 @@ struct TourExchangeController: Sendable {
             added: plan.added,
             changed: plan.changed,
             skipped: plan.skipped,
+            counts: "\(DisplayFormat.count(plan.added, "waypoint")) will be added, \(DisplayFormat.grouped(plan.changed)) changed, "
+                + "\(DisplayFormat.grouped(plan.skipped)) skipped.",
             routePoints: plan.routePoints,
             routeLength: plan.routeLengthMeters.map(DisplayFormat.kilometers) ?? "",
+            hasRoute: plan.routePoints > 0,
             setsFrame: plan.setsFrame,
             hasChanges: plan.added + plan.changed > 0 || plan.routePoints > 0 || plan.setsFrame,
             format: plan.format,
@@ -123,6 +146,7 @@ struct TourExchangeController: Sendable {
             leftOut: plan.leftOut,
             images: plan.images,
             outsideFrame: plan.outsideFrame,
+            outsideFrameText: DisplayFormat.count(plan.outsideFrame, "point") + (plan.outsideFrame == 1 ? " falls" : " fall"),
             canFitFrame: plan.fittedFrame != nil,
             fittedFrame: plan.fittedFrame.map { String(format: "N %.5f, S %.5f, E %.5f, W %.5f", $0.north, $0.south, $0.east, $0.west) } ?? "",
             hasColumns: !plan.columns.isEmpty,
@@ -141,10 +165,11 @@ struct TourExchangeController: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
         }
-        defer { try? FileManager.default.removeItem(at: file) }
         var request = request
         let fitFrame = (try? await request.form(context: context))?.string("fitFrame") == "1"
-        let imported = try parse(fileAt: file)
+        let imported = try await slots.run { try await parse(fileAt: file) }
+        // Removed once read, not before: a refusal for a busy server leaves the preview to apply again.
+        defer { try? FileManager.default.removeItem(at: file) }
         let plan = TourImport.plan(
             imported,
             tour: tour,
@@ -156,7 +181,7 @@ struct TourExchangeController: Sendable {
         return pages.redirect(
             to: PanelURL.tour(tour.id!),
             notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped"
-                + (attached > 0 ? ", \(attached) picture(s) attached (scanned before they are used)." : ".")
+                + (attached > 0 ? ", \(DisplayFormat.count(attached, "picture")) attached (scanned before they are used)." : ".")
         )
     }
 
@@ -187,7 +212,7 @@ struct TourExchangeController: Sendable {
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
-        let (importId, imported) = try await receive(request, owner: nil)
+        let (importId, imported) = try await slots.run { try await receive(request, owner: nil) }
         try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
         let plan = TourImport.plan(
             imported,
@@ -295,7 +320,7 @@ struct TourExchangeController: Sendable {
         let target = paths.uploads.appendingPathComponent(owner.map { Self.previewName(importId, userId: $0.userId, tourId: $0.tourId) } ?? importId)
         try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
         do {
-            let imported = try parse(fileAt: target)
+            let imported = try await parse(fileAt: target)
             try await refuseInfectedImages(imported)
             return (importId, imported)
         } catch {
@@ -345,7 +370,11 @@ struct TourExchangeController: Sendable {
         return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }
 
-    func parse(fileAt url: URL) throws -> ImportedTour { try TourImport.parse(fileAt: url, maxBytes: config.importMaxSize) }
+    /// Reads an import file on the import pool: never on a cooperative thread, which every request needs.
+    func parse(fileAt url: URL) async throws -> ImportedTour {
+        let maxBytes = config.importMaxSize
+        return try await BlockingWork.imports { try TourImport.parse(fileAt: url, maxBytes: maxBytes) }
+    }
 }
 
 extension Components.Schemas.ImportResult.PlanPayload {

@@ -116,6 +116,10 @@ struct TourMapData: Encodable {
     var tileMinZoom: Int? = nil
     var tileMaxZoom: Int? = nil
     var tileAttribution: String? = nil
+    /// Where the credit links to (OpenStreetMap's licence page).
+    var tileAttributionURL: String? = nil
+    /// Largest frame the server accepts: the page refuses a bigger one before sending it.
+    var maxAreaKm2: Double? = nil
 }
 
 struct TourPage: Sendable {
@@ -148,7 +152,7 @@ struct TourPage: Sendable {
     let routeSummary: String?
     let durationSummary: String
     let isReady: Bool
-    let canSubmit: Bool
+    var canSubmit: Bool
     let openRequestId: String?
     let openRequestLabel: String
     let packageId: String?
@@ -159,8 +163,49 @@ struct TourPage: Sendable {
     /// The media's download size as uploaded and as it ships, with the slow-link estimate (nil: no files).
     var mediaSizeSummary: String? = nil
     var playerIsVisible = false
+    /// Beside the visitor link and its QR code when `--public-url` names an address phones cannot reach.
+    var publicURLWarning: String? = nil
+    /// The open request once it has its approvals (`ready`): the tour page releases it through the request's own route.
+    var readyRequestId: String? = nil
+    var readyVersion: Int = 0
+    /// The user may release it (the request's author or a manager of the site, the rule the request page follows).
+    var canRelease = false
+    /// A published tour whose working copy is what was released: submitting again would ship the same tour.
+    var isUnchangedSinceRelease = false
     /// Why an import file was refused, shown under the import field.
     var importError: String? = nil
+    /// A refused frame or waypoint form: every error at the top of the page, each linking to its field.
+    var errorSummary: ErrorSummary? = nil
+    /// The alerts that apply to the tour now (`Templates/tour-alerts.mustache`).
+    var alerts: TourAlertsCard? = nil
+}
+
+/// The error summary at the top of a page whose form was refused (`Templates/error-summary.mustache`): the page
+/// takes the focus there, so a screen reader reads every error at once and a keyboard reaches each field by its link.
+struct ErrorSummary: Sendable {
+    struct Item: Sendable {
+        let fieldId: String
+        let message: String
+    }
+    let items: [Item]
+
+    /// The errors in the order of the form's fields (`fields`: error key and the field's element id); an error whose
+    /// key is no field (a whole-form one) links to `fallbackId`. Nil when there is no error.
+    init?(_ errors: [String: String], fields: KeyValuePairs<String, String>, fallbackId: String) {
+        let known = Set(fields.map(\.key))
+        let others = errors.keys.filter { !known.contains($0) }.sorted().map { Item(fieldId: fallbackId, message: errors[$0]!) }
+        let listed = fields.compactMap { key, id in errors[key].map { Item(fieldId: id, message: $0) } }
+        guard !(others + listed).isEmpty else { return nil }
+        items = others + listed
+    }
+
+    static let frameFields: KeyValuePairs<String, String> = [
+        "north": "north", "south": "south", "west": "west", "east": "east", "minZoom": "minZoom", "maxZoom": "maxZoom",
+    ]
+    static let waypointFields: KeyValuePairs<String, String> = [
+        "name": "wp-name", "latitude": "wp-latitude", "longitude": "wp-longitude", "triggerRadiusMeters": "wp-radius",
+        "description": "wp-description",
+    ]
 }
 
 struct WaypointPage: Sendable {
@@ -193,7 +238,14 @@ struct LanguageOption: Sendable {
 }
 
 enum TourPageBuilder {
-    static func mapJSON(tour: Tour, waypoints: [Waypoint], editable: Bool, tileURL: String?, overlapping: Set<Int64> = []) -> String {
+    static func mapJSON(
+        tour: Tour,
+        waypoints: [Waypoint],
+        editable: Bool,
+        basemap: EditorBasemap?,
+        overlapping: Set<Int64> = [],
+        maxAreaKm2: Double? = nil
+    ) -> String {
         var data = TourMapData(
             frame: tour.frame,
             waypoints: waypoints.map {
@@ -209,13 +261,16 @@ enum TourPageBuilder {
                 )
             },
             editable: editable,
-            tileURL: tileURL,
+            tileURL: basemap?.template,
             moveURLTemplate: PanelURL.waypointMoveTemplate(tourId: tour.id!),
             orderURL: PanelURL.waypointOrder(tourId: tour.id!),
             newWaypointURL: PanelURL.waypoints(tourId: tour.id!)
         )
         data.route = tour.route?.points.map { [$0.longitude, $0.latitude] } ?? []
         data.routeURL = PanelURL.tourRoute(tour.id!)
+        data.tileAttribution = basemap?.attribution
+        data.tileAttributionURL = basemap?.attributionURL
+        data.maxAreaKm2 = maxAreaKm2
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? String(data: encoder.encode(data), encoding: .utf8)) ?? "{}"
@@ -253,5 +308,67 @@ enum TourPageBuilder {
                 + "overlap: an app would start both stops at once there. Make a radius smaller or move a waypoint."
         }
         return (warnings, Set(pairs.flatMap { [$0.0.id!, $0.1.id!] }))
+    }
+}
+
+/// Whether the server's public address (`--public-url`, else `http://<hostname>:<port>`) can be opened by a visitor's
+/// phone: a loopback or private address in a QR code on a sign leads nowhere, and nothing else would tell the ranger.
+enum PublicAddress {
+    /// The warning for the tour page, or nil when the address is a public one.
+    static func warning(for publicURL: String) -> String? {
+        guard let host = host(of: publicURL), let kind = kind(of: host) else { return nil }
+        let reach =
+            kind == .loopback
+            ? "it points at the server's own machine, so only a browser on that machine can open it"
+            : "it is a private network address, reachable at most from the same local network"
+        return "Visitors' phones cannot reach this link or its QR code: the server's public address \(publicURL) is "
+            + "\(kind.name), and \(reach). Set the public address to one phones reach over the internet with "
+            + "--public-url (or TRAIL_PUBLIC_URL), for example https://tours.example.org, before you print a sign."
+    }
+
+    enum Kind: Equatable {
+        case loopback, privateNetwork, linkLocal
+        var name: String {
+            switch self {
+            case .loopback: "a loopback address"
+            case .privateNetwork: "a private address"
+            case .linkLocal: "a link-local address"
+            }
+        }
+    }
+
+    /// The URL's host without IPv6 brackets, lowercased.
+    static func host(of url: String) -> String? {
+        guard let host = URLComponents(string: url)?.host, !host.isEmpty else { return nil }
+        return host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+    }
+
+    /// Loopback (127.0.0.0/8, ::1, localhost, 0.0.0.0/8), private (10/8, 172.16/12, 192.168/16, fc00::/7) or
+    /// link-local (169.254/16, fe80::/10); nil for any other address or name.
+    static func kind(of host: String) -> Kind? {
+        let host = host.hasSuffix(".") ? String(host.dropLast()) : host
+        if host == "localhost" || host.hasSuffix(".localhost") { return .loopback }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            let bytes = withUnsafeBytes(of: v4.s_addr) { Array($0) }  // network order: the first octet first
+            switch (bytes[0], bytes[1]) {
+            case (127, _), (0, _): return .loopback
+            case (10, _), (172, 16...31), (192, 168): return .privateNetwork
+            case (169, 254): return .linkLocal
+            default: return nil
+            }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            let bytes = withUnsafeBytes(of: v6) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && (bytes[15] == 1 || bytes[15] == 0) { return .loopback }  // ::1, ::
+            if bytes[0] & 0xFE == 0xFC { return .privateNetwork }
+            if bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 { return .linkLocal }
+            // An IPv4-mapped address (::ffff:a.b.c.d) is judged as its IPv4 address.
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return kind(of: bytes[12..<16].map(String.init).joined(separator: "."))
+            }
+        }
+        return nil
     }
 }

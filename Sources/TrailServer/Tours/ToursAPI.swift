@@ -93,13 +93,47 @@ struct ToursAPI: Sendable {
         return try await JSONResponse.make(tourBody(tour, site), status: .created)
     }
 
-    /// The tours of the site named in `?site=`.
+    /// Tours per page of `listTours` when the request names no `limit`, and the most it may name.
+    static let defaultListLimit = 50
+    static let maxListLimit = 200
+
+    /// One page of the tours of the site named in `?site=` (summaries; `GET /tours/{id}` has the waypoints), narrowed
+    /// by `state` and `q`, from `cursor` on. The next page's cursor is in the body and in a `Link` header (RFC 8288).
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        guard let slug = request.uri.queryParameters["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
-        let (site, _) = try await authorization.site(slug: String(slug), user: context.requireUser())
-        var bodies: [Components.Schemas.Tour] = []
-        for tour in try await database.tours(siteId: site.id!) { bodies.append(try await tourBody(tour, site)) }
-        return try JSONResponse.make(bodies)
+        let form = QueryForm(request)
+        guard let slug = form["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
+        let (site, _) = try await authorization.site(slug: slug, user: context.requireUser())
+        var errors = ValidationErrors()
+        var limit = Self.defaultListLimit
+        if let text = form["limit"] {
+            if let value = Int(text), (1...Self.maxListLimit).contains(value) {
+                limit = value
+            } else {
+                errors["limit"] = "Ask for 1 to \(Self.maxListLimit) tours a page."
+            }
+        }
+        let filter = TourListFilter.read(state: form["state"], query: form["q"], errors: &errors)
+        var after: TourListPosition?
+        if let cursor = form["cursor"], !cursor.isEmpty {
+            after = ListCursor.tourPosition(cursor, siteId: site.id!, filter: filter)
+            if after == nil { errors["cursor"] = "This cursor is not one this list gave out: start again without it." }
+        }
+        try errors.throwIfAny()
+        let (rows, hasMore) = try await database.tourList(siteId: site.id!, filter: filter, after: after, limit: limit)
+        let next = hasMore ? rows.last.map { ListCursor.tour($0.position, siteId: site.id!, filter: filter) } : nil
+        let body = Components.Schemas.TourList(
+            tours: try rows.map { try Components.Schemas.TourSummary($0, site: site) },
+            nextCursor: next
+        )
+        var response = try JSONResponse.make(body)
+        if let next {
+            var query = [("site", slug), ("limit", String(limit))]
+            if let state = filter.state { query.append(("state", state.rawValue)) }
+            if !filter.query.isEmpty { query.append(("q", filter.query)) }
+            query.append(("cursor", next))
+            response.headers[QueryForm.link] = "<\(QueryForm.url("/api/v1/manage/tours", query))>; rel=\"next\""
+        }
+        return response
     }
 
     /// One tour with its waypoints and their files.
@@ -290,6 +324,22 @@ extension Components.Schemas.Waypoint {
             triggerRadiusMeters: waypoint.triggerRadiusMeters,
             assets: assets,
             localized: .init(additionalProperties: waypoint.localized.mapValues(Components.Schemas.LocalizedText.init))
+        )
+    }
+}
+
+extension Components.Schemas.TourSummary {
+    init(_ row: TourListRow, site: TrailServer.Site) throws {
+        self.init(
+            id: row.id,
+            site: site.slug,
+            name: row.name,
+            mapName: row.mapName,
+            state: try WireEnum.value(row.state),
+            waypointCount: row.waypointCount,
+            assetCount: row.assetCount,
+            hasFrame: row.hasFrame,
+            updatedAt: row.updatedAt
         )
     }
 }

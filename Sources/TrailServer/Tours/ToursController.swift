@@ -67,7 +67,8 @@ struct ToursController: Sendable {
     /// The tour page: details, frame, waypoints on the map, checklist, tiles and publishing.
     func showTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-        return await pages.render("tour", title: tour.name, page: try await tourPage(tour, site, access), request: request, context: context)
+        let page = try await tourPage(tour, site, access, user: context.user)
+        return await pages.render("tour", title: tour.name, page: page, request: request, context: context)
     }
 
     /// The tour's edit form; `?lang=` opens one further language's tab.
@@ -184,7 +185,7 @@ struct ToursController: Sendable {
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
         } catch let errors as ValidationErrors {
             let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
-            let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields)
+            let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields, user: context.user)
             return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
@@ -211,7 +212,14 @@ struct ToursController: Sendable {
             if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(waypoint), status: .created) }
             return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
         } catch let errors as ValidationErrors where !request.wantsJSON {
-            let page = try await tourPage(tour, site, access, waypointForm: Self.waypointForm(form), waypointErrors: errors.fields)
+            let page = try await tourPage(
+                tour,
+                site,
+                access,
+                waypointForm: Self.waypointForm(form),
+                waypointErrors: errors.fields,
+                user: context.user
+            )
             return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
@@ -335,6 +343,11 @@ struct ToursController: Sendable {
         return waypoint
     }
 
+    /// The panel maps' basemap with the package tile settings in force (an admin may change them while running).
+    func editorBasemap(_ tiles: TileSettings) -> EditorBasemap? {
+        EditorBasemap.resolve(editorTileURL: config.editorTileURL, editorTileAttribution: config.editorTileAttribution, packageTiles: tiles)
+    }
+
     func newTourPage(_ site: Site, form: [String: String]) -> TourFormPage {
         TourFormPage(
             siteSlug: site.slug,
@@ -353,7 +366,8 @@ struct ToursController: Sendable {
         frameForm: [String: String]? = nil,
         frameErrors: [String: String] = [:],
         waypointForm: [String: String] = [:],
-        waypointErrors: [String: String] = [:]
+        waypointErrors: [String: String] = [:],
+        user: AuthenticatedUser? = nil
     ) async throws -> TourPage {
         let canEdit = access.canAuthor && !tour.isLocked
         let tiles = tileSettings.current
@@ -389,8 +403,9 @@ struct ToursController: Sendable {
                 tour: tour,
                 waypoints: waypoints,
                 editable: canEdit,
-                tileURL: tiles.usableTemplate,
-                overlapping: overlaps.waypointIds
+                basemap: editorBasemap(tiles),
+                overlapping: overlaps.waypointIds,
+                maxAreaKm2: config.maxFrameAreaKm2
             ),
             checklist: checklist,
             warnings: warnings,
@@ -403,6 +418,7 @@ struct ToursController: Sendable {
             openRequestLabel: openRequest?.state.label ?? "",
             packageId: package?.currentVersion != nil ? package?.id : nil
         )
+        page.alerts = try await TourAlertsCard.make(database: database, tour: tour, site: site, access: access)
         page.tiles = TourTilesModel.make(
             tour: tour,
             tileset: tileset,
@@ -411,9 +427,23 @@ struct ToursController: Sendable {
             maxUploadSize: config.maxUploadSize
         )
         page.mediaSizeSummary = mediaSize.originalBytes > 0 ? mediaSize.summary : nil
+        page.errorSummary =
+            ErrorSummary(frameErrors, fields: ErrorSummary.frameFields, fallbackId: "north")
+            ?? ErrorSummary(waypointErrors, fields: ErrorSummary.waypointFields, fallbackId: "wp-name")
         if let package, package.currentVersion != nil {
             page.playerURL = VisitController.playerURL(publicURL: config.effectivePublicURL, packageId: package.id)
             page.playerIsVisible = package.isVisible
+            page.publicURLWarning = PublicAddress.warning(for: config.effectivePublicURL)
+        }
+        if let openRequest, openRequest.state == .ready {
+            page.readyRequestId = openRequest.id
+            page.readyVersion = openRequest.version
+            page.canRelease = user.map { PublishingController.isAuthorOrManager(openRequest, user: $0, access: access) } ?? false
+        }
+        // (Release moves `updatedAt` to the release's own time: any later edit, upload or withdrawn request moves it on.)
+        if tour.state == .published, openRequest == nil, let released = state.latestRelease, tour.updatedAt <= released {
+            page.isUnchangedSinceRelease = true
+            page.canSubmit = false
         }
         return page
     }
@@ -475,7 +505,7 @@ struct ToursController: Sendable {
                 "latitude": DisplayFormat.coordinate(waypoint.latitude), "longitude": DisplayFormat.coordinate(waypoint.longitude),
                 "triggerRadiusMeters": "\(waypoint.triggerRadiusMeters)",
             ],
-            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, tileURL: tileSettings.current.usableTemplate),
+            mapJSON: TourPageBuilder.mapJSON(tour: tour, waypoints: [waypoint], editable: false, basemap: editorBasemap(tileSettings.current)),
             assets: MediaController.assetRows(
                 assets,
                 companions: companions,

@@ -53,9 +53,9 @@ enum DisplayFormat {
         String(format: "N %.5f, S %.5f, E %.5f, W %.5f", frame.north, frame.south, frame.east, frame.west)
     }
 
-    /// An area in km², without the unit: whole from 100 up, else two decimals.
+    /// An area in km², without the unit: whole and grouped from 100 up ("1,907,414"), else two decimals.
     static func area(_ value: Double) -> String {
-        value >= 100 ? String(format: "%.0f", value) : String(format: "%.2f", value)
+        value >= 100 ? grouped(Int(value.rounded())) : String(format: "%.2f", value)
     }
 
     /// A distance given in metres, as "3.27 km".
@@ -101,6 +101,11 @@ enum DisplayFormat {
             result.append(character)
         }
         return (value < 0 ? "-" : "") + result
+    }
+
+    /// A count with its noun, singular or plural as English needs it: "1 tour", "0 tours", "20,000 tours".
+    static func count(_ value: Int, _ singular: String, plural: String? = nil) -> String {
+        "\(grouped(value)) " + (value == 1 ? singular : plural ?? singular + "s")
     }
 
     /// A limit in words: "20 MB" for a whole number of MB, exact bytes otherwise.

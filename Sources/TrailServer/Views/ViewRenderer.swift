@@ -13,6 +13,8 @@ struct LayoutModel: Sendable {
     let reviewCount: Int
     /// Admins are told when the malware scanner has no signatures (uploads then stay pending).
     var scannerWarning = false
+    /// Everyone else whose files wait for that scanner: why, and which admins to ask (nil: nothing of theirs waits).
+    var scannerNotice: String? = nil
     /// Admins are told when the object-storage mirror is failing ("retrying since …: <error>").
     var storageWarning: String? = nil
     /// Stored, not computed: templates read properties by reflection (Mirror), which sees stored ones only.
@@ -65,6 +67,7 @@ public struct ViewRenderer: Sendable {
         notice: String? = nil,
         reviewCount: Int = 0,
         scannerWarning: Bool = false,
+        scannerNotice: String? = nil,
         storageWarning: String? = nil
     ) -> Response {
         var layout = LayoutModel(
@@ -77,6 +80,7 @@ public struct ViewRenderer: Sendable {
             scannerWarning: scannerWarning
         )
         layout.storageWarning = storageWarning
+        layout.scannerNotice = scannerNotice
         layout.helpLink = guide?.link(forTemplate: template)
         guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
             return Response(
@@ -143,6 +147,10 @@ struct PageResponder: Sendable {
         var reviewCount = 0
         if let user = context.user { reviewCount = (try? await database.reviewQueueCount(for: user)) ?? 0 }
         let scannerWarning = context.user?.isAdmin == true && scans?.scannerReady == false
+        var scannerNotice: String? = nil
+        if scans?.scannerReady == false, let user = context.user, !user.isAdmin {
+            scannerNotice = await Self.scannerNotice(for: user, database: database)
+        }
         let storageWarning = context.user?.isAdmin == true ? distribution?.lastFailure.map(DistributionStatus.failureText) : nil
         var response = views.render(
             template,
@@ -153,12 +161,28 @@ struct PageResponder: Sendable {
             notice: notice,
             reviewCount: reviewCount,
             scannerWarning: scannerWarning,
+            scannerNotice: scannerNotice,
             storageWarning: storageWarning
         )
         if notice != nil {
             response.setCookie(Cookie(name: CookieName.flash, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
         }
         return response
+    }
+
+    /// The notice for someone who is not an admin while the scanner has no signatures, when files of theirs wait:
+    /// the grey "pending" badge alone does not say that nothing will change until an admin acts, nor who that is.
+    static func scannerNotice(for user: AuthenticatedUser, database: AppDatabase) async -> String? {
+        guard let waiting = try? await database.filesWaitingForScan(uploadedBy: user.id), waiting > 0 else { return nil }
+        let admins = (try? await database.activeAdministrators()) ?? []
+        let whom =
+            admins.isEmpty
+            ? "the server's administrators"
+            : "the server's administrators (" + admins.prefix(3).joined(separator: ", ") + (admins.count > 3 ? ", …" : "") + ")"
+        let files = waiting == 1 ? "1 of your files waits" : "\(DisplayFormat.count(waiting, "file")) of yours wait"
+        return "\(files) for the malware scan. The server's scanner has no virus signatures yet, so uploads stay "
+            + "“pending” and cannot be published until they are installed. Ask \(whom) to install them; "
+            + "your files are scanned by themselves once they are."
     }
 
     func redirect(to location: String, notice: String) -> Response {

@@ -1,12 +1,6 @@
 import CQRencode
 import Foundation
 
-#if canImport(CZlib)
-import CZlib
-#elseif canImport(zlib)
-import zlib
-#endif
-
 /// A QR code made by libqrencode, drawn as SVG or PNG for signs at a trailhead.
 struct QRCode: Sendable {
     /// Modules per side (without the quiet zone).
@@ -56,33 +50,20 @@ struct QRCode: Sendable {
             """
     }
 
-    /// A greyscale PNG, `scale` pixels per module, written with zlib (compress2 and crc32).
+    /// A greyscale PNG, `scale` pixels per module.
     func png(scale: Int = 8) throws -> Data {
         let side = (width + 2 * Self.margin) * scale
-        var raw = [UInt8]()
-        raw.reserveCapacity((side + 1) * side)
+        var pixels = [UInt8]()
+        pixels.reserveCapacity(side * side)
         for row in 0..<side {
-            raw.append(0)  // filter: none
             let y = row / scale - Self.margin
             for column in 0..<side {
                 let x = column / scale - Self.margin
                 let dark = x >= 0 && y >= 0 && x < width && y < width && isDark(x, y)
-                raw.append(dark ? 0 : 255)
+                pixels.append(dark ? 0 : 255)
             }
         }
-        var compressedSize = compressBound(uLong(raw.count))
-        var compressed = [UInt8](repeating: 0, count: Int(compressedSize))
-        let status = compress2(&compressed, &compressedSize, raw, uLong(raw.count), 9)
-        guard status == Z_OK else { throw QRCodeError("zlib could not compress the image (\(status)).") }
-        var header = Data()
-        header.append(bigEndian: UInt32(side))
-        header.append(bigEndian: UInt32(side))
-        header.append(contentsOf: [8, 0, 0, 0, 0])  // 8-bit greyscale, deflate, adaptive filtering, no interlace
-        var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-        png.appendChunk("IHDR", header)
-        png.appendChunk("IDAT", Data(compressed.prefix(Int(compressedSize))))
-        png.appendChunk("IEND", Data())
-        return png
+        return try PNGImage.encode(width: side, height: side, color: .grey, pixels: pixels)
     }
 
     static func escape(_ text: String) -> String {
@@ -94,24 +75,4 @@ struct QRCode: Sendable {
 struct QRCodeError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-extension Data {
-    fileprivate mutating func append(bigEndian value: UInt32) {
-        Swift.withUnsafeBytes(of: value.bigEndian) { append(contentsOf: $0) }
-    }
-
-    /// A PNG chunk: length, type, data, and the CRC-32 of type and data.
-    fileprivate mutating func appendChunk(_ type: String, _ data: Data) {
-        append(bigEndian: UInt32(data.count))
-        let body = Data(type.utf8) + data
-        append(body)
-        let crc = body.withUnsafeBytes { raw in zlibCRC32(0, raw.bindMemory(to: Bytef.self).baseAddress, uInt(raw.count)) }
-        append(bigEndian: UInt32(truncatingIfNeeded: crc))
-    }
-}
-
-/// zlib's `crc32`, named so that it does not clash with ZIPFoundation's `Data.crc32`.
-private func zlibCRC32(_ crc: uLong, _ buffer: UnsafePointer<Bytef>!, _ length: uInt) -> uLong {
-    crc32(crc, buffer, length)
 }

@@ -43,9 +43,26 @@ struct VisitController: Sendable {
 
     // MARK: Pages
 
-    /// Sites and their published tours: name, length, walking time, languages, download size.
+    /// Published tours per page of `/visit`: the page stays small (and quick) however many tours a district publishes.
+    static let toursPerPage = 24
+
+    /// Sites and their published tours, a page at a time (`?after=`), searched by name (`?q=`), optionally of one site
+    /// (`?site=`): name, length, walking time, languages, download size. The same for everyone (no sign-in, nothing
+    /// personal), so it has a strong ETag over its bytes and answers `If-None-Match` with 304; `no-cache` makes every
+    /// client (and nginx, which keeps it a second) ask again, so a release or an unpublish shows at once.
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let tours = try await database.visitorTours()
+        let form = QueryForm(request)
+        let query = String((form["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(TourListFilter.maxQueryLength))
+        let siteSlug = form["site"].flatMap { $0.isEmpty ? nil : $0 }
+        let listing = "visit site=\(siteSlug ?? "") q=\(query)"
+        var after: (siteId: Int64, packageId: String)?
+        if let token = form["after"], !token.isEmpty {
+            guard let fields = ListCursor.read(token, listing: listing, count: 2), let siteId = Int64(fields[0]) else {
+                throw ValidationErrors(["after": "This page link is out of date: open the first page of tours."])
+            }
+            after = (siteId, fields[1])
+        }
+        let (tours, hasMore) = try await database.visitorTourPage(siteSlug: siteSlug, query: query, after: after, limit: Self.toursPerPage)
         var sites: [VisitListPage.Site] = []
         for tour in tours {
             let card = VisitListPage.Tour(tour)
@@ -55,15 +72,37 @@ struct VisitController: Sendable {
                 sites.append(VisitListPage.Site(slug: tour.published.siteSlug, name: tour.published.siteName, tours: [card]))
             }
         }
-        var response = await pages.render(
-            "visit-list",
-            title: "Tours",
-            page: VisitListPage(sites: sites, isEmpty: sites.isEmpty, assets: assets.base),
-            request: request,
-            context: context
+        var nextURL: String?
+        if hasMore, let last = tours.last {
+            var parameters: [(String, String)] = []
+            if let siteSlug { parameters.append(("site", siteSlug)) }
+            if !query.isEmpty { parameters.append(("q", query)) }
+            let position = [String(last.published.package.siteId), last.published.package.id]
+            parameters.append(("after", ListCursor.make(position, listing: listing)))
+            nextURL = QueryForm.url("/visit", parameters)
+        }
+        let page = VisitListPage(
+            sites: sites,
+            isEmpty: sites.isEmpty,
+            assets: assets.base,
+            query: query,
+            siteSlug: siteSlug ?? "",
+            isFiltered: siteSlug != nil || !query.isEmpty,
+            isContinued: after != nil,
+            nextURL: nextURL
         )
-        response.headers[.cacheControl] = "no-cache"
-        return response
+        // Rendered without the panel's layout data (no user, no notices): the bytes are the same for every visitor.
+        let layout = LayoutModel(title: "Tours", user: nil, isAdmin: false, csrfToken: "", notice: nil, reviewCount: 0)
+        guard let html = pages.views.library.render(Page(layout: layout, page: page), withTemplate: "visit-list") else {
+            throw HTTPError(.internalServerError, message: "Missing template visit-list")
+        }
+        let body = ByteBuffer(string: html)
+        return HTTPCaching.answer(
+            body,
+            etag: HTTPCaching.etag(of: body),
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+            request: request
+        )
     }
 
     /// The player of a published tour (its latest version). Unknown: 404; unpublished: 410 with a page that says so, which
@@ -271,6 +310,14 @@ struct VisitListPage: Sendable {
     let sites: [Site]
     let isEmpty: Bool
     let assets: String
+    /// The search box's text, and the site the list is narrowed to ("" for every site).
+    var query = ""
+    var siteSlug = ""
+    /// A search or a site is chosen: "No tours match" instead of "No tours are published yet", and a way back.
+    var isFiltered = false
+    /// Not the first page: a link back to it.
+    var isContinued = false
+    var nextURL: String? = nil
 }
 
 struct VisitPlayerPage: Sendable {

@@ -2,7 +2,9 @@
 no library will make (alg none, HS256 keyed with the provider's public key), by hand with the standard library.
 
 usage: oidc_tokens.py ISSUER CLIENT_ID NONCE NOW
-prints JSON: {"jwks": first key set, "rotated": the key set after a rotation, "tokens": {case: token}}"""
+prints JSON: {"jwks": first key set, "rotated": the key set after a rotation, "single": rsa1 alone, "single_no_kid":
+rsa1 alone and published without a kid, "replaced": rsa1's id on a new key (ec1 beside it), "withdrawn": ec1 alone,
+"tokens": {case: token}}"""
 import base64
 import hashlib
 import hmac
@@ -18,6 +20,8 @@ rsa1 = RSAKey.generate_key(2048, parameters={"kid": "rsa1", "use": "sig"})
 ec1 = ECKey.generate_key("P-256", parameters={"kid": "ec1", "use": "sig"})
 rsa2 = RSAKey.generate_key(2048, parameters={"kid": "rsa2", "use": "sig"})
 stranger = RSAKey.generate_key(2048, parameters={"kid": "stranger", "use": "sig"})
+# The provider replaced rsa1's key under the same id.
+rsa1_new = RSAKey.generate_key(2048, parameters={"kid": "rsa1", "use": "sig"})
 
 
 def claims(**changes):
@@ -68,6 +72,10 @@ tokens = {
     "tampered": ".".join([head, tampered_body, signature]),
     "alg_none": by_hand({"alg": "none", "kid": "rsa1"}, claims(), None),
     "hs256_public_key": by_hand({"alg": "HS256", "kid": "rsa1"}, claims(), public_pem),
+    # OpenID Connect Core 10.1: a kid is required only when the key set holds several keys.
+    "no_kid": jwt.encode({"alg": "RS256"}, claims(), rsa1, algorithms=["RS256"]),
+    "no_kid_other_key": jwt.encode({"alg": "RS256"}, claims(), stranger, algorithms=["RS256"]),
+    "replaced_key": sign(claims(), rsa1_new, "RS256"),
 }
 
 
@@ -75,4 +83,7 @@ def public_set(*keys):
     return {"keys": [dict(key.as_dict(private=False), kid=key.kid, use="sig", alg="ES256" if key.key_type == "EC" else "RS256") for key in keys]}
 
 
-print(json.dumps({"jwks": public_set(rsa1, ec1), "rotated": public_set(rsa1, ec1, rsa2), "tokens": tokens}))
+single_no_kid = {"keys": [{k: v for k, v in key.items() if k != "kid"} for key in public_set(rsa1)["keys"]]}
+print(json.dumps({"jwks": public_set(rsa1, ec1), "rotated": public_set(rsa1, ec1, rsa2), "single": public_set(rsa1),
+                  "single_no_kid": single_no_kid, "replaced": public_set(rsa1_new, ec1), "withdrawn": public_set(ec1),
+                  "tokens": tokens}))

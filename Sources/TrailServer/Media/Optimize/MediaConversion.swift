@@ -80,7 +80,13 @@ struct ConversionPlan: Sendable, Equatable {
     var reportsProgress: Bool
 
     /// The copy of `input` at `output` for a file of `kind` described by `probe`.
-    static func make(kind: AssetKind, probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
+    static func make(
+        kind: AssetKind,
+        probe: MediaProbe,
+        input: ConverterInput,
+        output: String,
+        settings: MediaOptimizationSettings
+    ) -> ConversionPlan {
         switch kind {
         case .video: video(probe: probe, input: input, output: output, settings: settings)
         case .audio: audio(probe: probe, input: input, output: output, settings: settings)
@@ -111,12 +117,11 @@ struct ConversionPlan: Sendable, Equatable {
 
     /// Arguments every ffmpeg run shares: no prompts, errors only, stop at the first decoding error (a file that does
     /// not decode fails instead of yielding a broken copy), no metadata or chapters carried over, and bit-exact output
-    /// (no encoder version or time stamps written), so the same original always gives the same bytes.
-    static func ffmpegCommon(input: String, settings: MediaOptimizationSettings) -> [String] {
-        [
-            "-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-xerror", "-threads", "\(settings.threads)", "-i", input,
-            "-map_metadata", "-1", "-map_chapters", "-1", "-sn", "-dn", "-fflags", "+bitexact",
-        ]
+    /// (no encoder version or time stamps written), so the same original always gives the same bytes. The input is
+    /// read with its own type's demuxer only (``ConverterInput``).
+    static func ffmpegCommon(input: ConverterInput, settings: MediaOptimizationSettings) -> [String] {
+        ["-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-xerror", "-threads", "\(settings.threads)"] + input.ffmpegArguments
+            + ["-map_metadata", "-1", "-map_chapters", "-1", "-sn", "-dn", "-fflags", "+bitexact"]
     }
 
     static func ffmpegTail(output: String) -> [String] {
@@ -129,7 +134,7 @@ struct ConversionPlan: Sendable, Equatable {
         return ["-c:a", "aac", "-b:a", "\(rate / 1000)k", "-ac", mono ? "1" : "2", "-flags:a", "+bitexact"]
     }
 
-    static func video(probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
+    static func video(probe: MediaProbe, input: ConverterInput, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
         // ffmpeg turns rotated phone video upright itself, so the target is fitted to the displayed size.
         let target = fit(
             probe.displaySize ?? (MediaTargets.videoLongSide, MediaTargets.videoLongSide * 9 / 16),
@@ -159,7 +164,7 @@ struct ConversionPlan: Sendable, Equatable {
         )
     }
 
-    static func audio(probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
+    static func audio(probe: MediaProbe, input: ConverterInput, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
         var arguments = ffmpegCommon(input: input, settings: settings)
         arguments += ["-map", "0:a:0", "-vn"]
         arguments += audioArguments(probe)
@@ -175,7 +180,7 @@ struct ConversionPlan: Sendable, Equatable {
         )
     }
 
-    static func image(probe: MediaProbe, input: String, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
+    static func image(probe: MediaProbe, input: ConverterInput, output: String, settings: MediaOptimizationSettings) -> ConversionPlan {
         let target = fit(
             probe.displaySize ?? (MediaTargets.imageLongSide, MediaTargets.imageLongSide),
             longSide: MediaTargets.imageLongSide,
@@ -187,7 +192,7 @@ struct ConversionPlan: Sendable, Equatable {
         let outputSpec = png ? "\(output)[compression=9,strip]" : "\(output)[Q=\(MediaTargets.jpegQuality),strip,optimize_coding]"
         return ConversionPlan(
             executable: settings.vips,
-            arguments: ["thumbnail", input, outputSpec, "\(MediaTargets.imageLongSide)", "--size", "down"],
+            arguments: ["thumbnail", input.path, outputSpec, "\(MediaTargets.imageLongSide)", "--size", "down"],
             environment: ["VIPS_CONCURRENCY": "\(settings.threads)"],
             mimeType: png ? "image/png" : "image/jpeg",
             fileExtension: png ? "png" : "jpg",

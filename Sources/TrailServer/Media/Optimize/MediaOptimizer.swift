@@ -130,7 +130,8 @@ public final class MediaOptimizer: Service, Sendable {
     /// Probe, check, convert, check again, and place the copy. Throws ``MediaRefusal`` for what the ranger must fix.
     func convert(_ asset: Asset, in work: URL) async throws -> OptimizeResult {
         let source = paths.absolute(asset.storedPath)
-        let probe = try await self.probe(source.path, kind: asset.kind)
+        let input = try ConverterInput(path: source.path, kind: asset.kind, mimeType: asset.mimeType, dataFolder: paths.root)
+        let probe = try await self.probe(input, kind: asset.kind)
         try settings.check(probe, kind: asset.kind)
         if asset.kind == .image, probe.pages > 1 {
             return OptimizeResult(
@@ -142,7 +143,7 @@ public final class MediaOptimizer: Service, Sendable {
         }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let output = work.appendingPathComponent("copy." + ConversionPlan.fileExtension(kind: asset.kind, probe: probe))
-        let plan = ConversionPlan.make(kind: asset.kind, probe: probe, input: source.path, output: output.path, settings: settings)
+        let plan = ConversionPlan.make(kind: asset.kind, probe: probe, input: input, output: output.path, settings: settings)
         let duration = probe.durationSeconds
         let assetId = asset.id!
         // Server-made paths and fixed settings only, so the line is safe to log; scripts/bench-media.sh runs it again by hand.
@@ -165,10 +166,15 @@ public final class MediaOptimizer: Service, Sendable {
         try Task.checkCancellation()
         if outcome.timedOut { throw MediaRefusal.timedOut(seconds: Int(settings.timeLimit(durationSeconds: duration).components.seconds)) }
         guard outcome.succeeded, FileManager.default.fileExists(atPath: output.path) else {
+            // The whole of stderr stays in the server's log; the ranger gets one line that names no path.
+            logger.notice("asset \(assetId): \(plan.executable) failed (status \(outcome.status)): \(outcome.stderr)")
             throw MediaRefusal.doesNotDecode(Self.reason(outcome.stderr, hiding: [source.path, output.path]))
         }
         // The copy is read back as a player would, and must play as long as the original.
-        let made = try await self.probe(output.path, kind: asset.kind)
+        let made = try await self.probe(
+            ConverterInput(path: output.path, kind: asset.kind, mimeType: plan.mimeType, dataFolder: paths.root),
+            kind: asset.kind
+        )
         if asset.kind != .image, let before = duration, let after = made.durationSeconds, abs(after - before) > MediaTargets.durationTolerance {
             throw MediaRefusal.durationChanged(from: before, to: after)
         }
@@ -230,20 +236,33 @@ public final class MediaOptimizer: Service, Sendable {
         }
     }
 
-    func probe(_ path: String, kind: AssetKind) async throws -> MediaProbe {
+    /// What the file's headers say. A probe that fails tells the ranger only that the file could not be read; what
+    /// the tool said (which may name paths) goes to the server's log.
+    func probe(_ input: ConverterInput, kind: AssetKind) async throws -> MediaProbe {
         let limit = Duration.seconds(60)
         if kind == .image {
-            let outcome = try await ConverterProcess.run(settings.vipsheader, ["-a", path], memoryLimit: settings.memoryLimit, timeLimit: limit)
-            guard outcome.succeeded else { throw MediaRefusal.unreadable }
+            let outcome = try await ConverterProcess.run(
+                settings.vipsheader,
+                ["-a", input.path],
+                memoryLimit: settings.memoryLimit,
+                timeLimit: limit
+            )
+            guard outcome.succeeded else {
+                logger.notice("vipsheader failed on \(input.path) (status \(outcome.status)): \(outcome.stderr)")
+                throw MediaRefusal.unreadable
+            }
             return try MediaProbe.parseVipsHeader(String(decoding: outcome.stdout, as: UTF8.self))
         }
         let outcome = try await ConverterProcess.run(
             settings.ffprobe,
-            ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", path],
+            ["-v", "error", "-print_format", "json", "-show_format", "-show_streams"] + input.ffprobeArguments,
             memoryLimit: settings.memoryLimit,
             timeLimit: limit
         )
-        guard outcome.succeeded else { throw MediaRefusal.unreadable }
+        guard outcome.succeeded else {
+            logger.notice("ffprobe failed on \(input.url) (status \(outcome.status)): \(outcome.stderr)")
+            throw MediaRefusal.unreadable
+        }
         return try MediaProbe.parseFFprobe(outcome.stdout)
     }
 
@@ -257,15 +276,21 @@ public final class MediaOptimizer: Service, Sendable {
         return line.components(separatedBy: " Copyright").first ?? line
     }
 
-    /// The converter's last error line, without server paths, for the ranger.
+    /// The converter's last error line for the ranger: the server's own paths said as "the file", and a line that still
+    /// names a path or address (a file some list pointed to) replaced by a plain statement.
     static func reason(_ stderr: String, hiding paths: [String]) -> String {
         var text = stderr
-        for path in paths { text = text.replacingOccurrences(of: path, with: "the file") }
+        for path in paths {
+            text = text.replacingOccurrences(of: "file:" + path, with: "the file").replacingOccurrences(of: path, with: "the file")
+        }
         let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard var last = lines.last else { return "the converter stopped without saying why" }
         // "[h264 @ 0x55d…] Error splitting the input into NAL units." → "Error splitting the input into NAL units"
         if last.hasPrefix("["), let close = last.firstIndex(of: "]") { last = last[last.index(after: close)...].trimmingCharacters(in: .whitespaces) }
         while last.hasSuffix(".") { last.removeLast() }
+        if last.contains("/") || last.contains("\\") {
+            return "the converter could not read it"
+        }
         return String(last.prefix(200))
     }
 }

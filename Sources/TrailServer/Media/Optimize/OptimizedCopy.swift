@@ -125,3 +125,32 @@ public struct ShippedFile: Sendable, Equatable {
         self.isOptimized = isOptimized
     }
 }
+
+extension OptimizedCopy {
+    /// A ready copy larger than the original: the optimizer keeps it when the original is not in a format every phone
+    /// plays (an MP3 or Ogg file becomes AAC, which may take more bytes than a low-bit-rate original). It ships unless
+    /// the ranger keeps the original, so "Optimized" would be the wrong word for it.
+    public func isLarger(thanOriginal originalSize: Int64) -> Bool {
+        state == .ready && (size ?? 0) > originalSize
+    }
+
+    /// The waypoint page's badge text: the state's label, or what really happened when the copy grew.
+    public func label(originalSize: Int64, useOriginal: Bool) -> String {
+        guard isLarger(thanOriginal: originalSize) else { return state.label }
+        return useOriginal ? "Kept the original (smaller)" : "Converted (larger than the original)"
+    }
+
+    public func badge(originalSize: Int64) -> String {
+        isLarger(thanOriginal: originalSize) ? "warning" : state.badge
+    }
+
+    /// Why a larger copy is there and how to ship the original instead (nil when the copy is not larger).
+    public func largerNote(originalSize: Int64, useOriginal: Bool) -> String? {
+        guard isLarger(thanOriginal: originalSize), let size else { return nil }
+        let sizes = "\(ByteFormat.string(size)) against \(ByteFormat.string(originalSize))"
+        return useOriginal
+            ? "The original ships: the phone copy would be larger (\(sizes))."
+            : "The phone copy is larger than the original (\(sizes)): it was converted to a format every phone plays. "
+                + "Choose “Keep original” to ship the smaller original instead."
+    }
+}

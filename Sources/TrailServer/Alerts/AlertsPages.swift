@@ -1,0 +1,210 @@
+import Foundation
+import Hummingbird
+import PackageFormat
+
+/// The panel's alerts page of a site (`/sites/{slug}/alerts`: the post form, the current and scheduled alerts, an
+/// End button each) and the tour page's card of the alerts that apply to a tour. Same rules as the API
+/// (`AlertsService`): the site's managers and admins post and end them.
+struct AlertsPages: Sendable {
+    let alerts: AlertsService
+    let database: AppDatabase
+    let pages: PageResponder
+
+    struct AlertItem: Sendable {
+        let id: Int64
+        let severity: String
+        let severityLabel: String
+        let badge: String
+        let title: String
+        let message: String
+        let scope: String
+        /// "2. Overlook, 3. Falls" (empty when none).
+        let closedStops: String
+        let startsAt: String
+        let endsAt: String
+        let scheduled: Bool
+    }
+
+    struct StopOption: Sendable {
+        let id: Int64
+        let order: Int
+        let name: String
+        let checked: Bool
+    }
+
+    struct TourOption: Sendable {
+        let id: Int64
+        let name: String
+        let selected: Bool
+        let stops: [StopOption]
+        let hasStops: Bool
+    }
+
+    struct SeverityOption: Sendable {
+        let value: String
+        let label: String
+        let selected: Bool
+    }
+
+    struct Page: Sendable {
+        let slug: String
+        let name: String
+        let alerts: [AlertItem]
+        let tours: [TourOption]
+        let severities: [SeverityOption]
+        let nowUTC: String
+        var form: [String: String] = [:]
+        var errors: [String: String] = [:]
+        var errorSummary: ErrorSummary? = nil
+    }
+
+    static let formFields: KeyValuePairs<String, String> = [
+        "title": "alert-title", "message": "alert-message", "severity": "alert-severity", "tourId": "alert-tour",
+        "closedWaypointIds": "alert-stops", "startsAt": "alert-starts", "endsAt": "alert-ends",
+    ]
+
+    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+        router.get("/sites/{slug}/alerts") { request, context in try await showAlerts(request, context) }
+        router.post("/sites/{slug}/alerts") { request, context in try await postAlert(request, context) }
+        router.post("/alerts/{id}/end") { request, context in try await endAlert(request, context) }
+    }
+
+    func showAlerts(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.requireUser())
+        let page = try await makePage(site, form: [:], closed: [])
+        return await pages.render("alerts", title: "Alerts of \(site.name)", page: page, request: request, context: context)
+    }
+
+    func postAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.requireUser())
+        var request = request
+        let form = try await request.form(context: context)
+        let values = ["title", "message", "severity", "tourId", "startsAt", "endsAt"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
+        let closedText = form.all("closedWaypointIds")
+        let closed = closedText.compactMap { Int64($0) }
+        do {
+            var errors = ValidationErrors()
+            let tourText = values["tourId"]!.trimmingCharacters(in: .whitespaces)
+            let tourId = Int64(tourText)
+            if !tourText.isEmpty, tourId == nil { errors["tourId"] = "Choose a tour from the list." }
+            if closed.count != closedText.count { errors["closedWaypointIds"] = "Choose stops from the list." }
+            try errors.throwIfAny()
+            let draft = AlertDraft(
+                title: values["title"],
+                message: values["message"],
+                severity: values["severity"],
+                tourId: tourId,
+                closedWaypointIds: closed,
+                startsAt: values["startsAt"],
+                endsAt: values["endsAt"]
+            )
+            let row = try await alerts.post(draft, siteSlug: site.slug, user: context.requireUser(), actor: context.actor)
+            return pages.redirect(to: "/sites/\(site.slug)/alerts", notice: "Posted: \(row.alert.title). Phones see it at their next check.")
+        } catch let errors as ValidationErrors {
+            var page = try await makePage(site, form: values, closed: Set(closed))
+            page.errors = errors.fields
+            page.errorSummary = ErrorSummary(errors.fields, fields: Self.formFields, fallbackId: "alert-title")
+            return await pages.render(
+                "alerts",
+                title: "Alerts of \(site.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
+        }
+    }
+
+    func endAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let row = try await alerts.end(id: id, user: context.requireUser(), actor: context.actor)
+        return pages.redirect(to: "/sites/\(row.siteSlug)/alerts", notice: "Ended: \(row.alert.title). Phones drop it at their next check.")
+    }
+
+    func makePage(_ site: Site, form: [String: String], closed: Set<Int64>) async throws -> Page {
+        let now = Date()
+        let rows = try await database.liveAlerts(siteId: site.id!, now: now)
+        let tours = try await database.tours(siteId: site.id!)
+        var options: [TourOption] = []
+        var stopNames: [Int64: String] = [:]
+        for tour in tours {
+            let stops = try await database.waypoints(tourId: tour.id!)
+            for stop in stops { stopNames[stop.id!] = "\(stop.position). \(stop.name)" }
+            options.append(
+                TourOption(
+                    id: tour.id!,
+                    name: tour.name,
+                    selected: form["tourId"] == "\(tour.id!)",
+                    stops: stops.map { StopOption(id: $0.id!, order: $0.position, name: $0.name, checked: closed.contains($0.id!)) },
+                    hasStops: !stops.isEmpty
+                )
+            )
+        }
+        let chosen = AlertSeverity(rawValue: form["severity"] ?? "") ?? .warning
+        return Page(
+            slug: site.slug,
+            name: site.name,
+            alerts: rows.map { Self.item($0, stopNames: stopNames, now: now) },
+            tours: options,
+            severities: AlertSeverity.allCases.map { SeverityOption(value: $0.rawValue, label: $0.label, selected: $0 == chosen) },
+            nowUTC: Self.minutes(now),
+            form: form
+        )
+    }
+
+    static func item(_ row: AlertRow, stopNames: [Int64: String], now: Date) -> AlertItem {
+        let alert = row.alert
+        return AlertItem(
+            id: alert.id!,
+            severity: alert.severity.rawValue,
+            severityLabel: alert.severity.label,
+            badge: badge(alert.severity),
+            title: alert.title,
+            message: alert.message,
+            scope: row.tourName.map { "Tour: \($0)" } ?? "Every tour of the site",
+            closedStops: alert.closedWaypointIds.map { stopNames[$0] ?? "stop \($0)" }.joined(separator: ", "),
+            startsAt: minutes(alert.startsAt) + " UTC",
+            endsAt: minutes(alert.endsAt) + " UTC",
+            scheduled: alert.startsAt > now
+        )
+    }
+
+    static func badge(_ severity: AlertSeverity) -> String {
+        switch severity {
+        case .closure: "bg-danger"
+        case .warning: "bg-warning text-dark"
+        case .info: "bg-info text-dark"
+        }
+    }
+
+    /// `2026-11-27 14:30`, UTC: the form's times are UTC, so the page shows the same.
+    static func minutes(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+}
+
+/// The tour page's card: the alerts that apply to the tour now (its own and the site-wide ones), for everyone who
+/// may see the tour; managers get a link to the site's alerts page.
+struct TourAlertsCard: Sendable {
+    let items: [AlertsPages.AlertItem]
+    let hasAlerts: Bool
+    let canManage: Bool
+    let siteSlug: String
+
+    static func make(database: AppDatabase, tour: Tour, site: Site, access: SiteAccess) async throws -> TourAlertsCard {
+        let now = Date()
+        let rows = try await database.liveAlerts(siteId: site.id!, tourId: tour.id!, now: now)
+        let stops = try await database.waypoints(tourId: tour.id!)
+        let names = Dictionary(uniqueKeysWithValues: stops.map { ($0.id!, "\($0.position). \($0.name)") })
+        return TourAlertsCard(
+            items: rows.map { AlertsPages.item($0, stopNames: names, now: now) },
+            hasAlerts: !rows.isEmpty,
+            canManage: access.canManage,
+            siteSlug: site.slug
+        )
+    }
+}

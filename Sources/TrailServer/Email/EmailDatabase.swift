@@ -1,0 +1,352 @@
+import Foundation
+import GRDB
+
+// The outbox, invitations and notification settings: the named reads and writes.
+extension AppDatabase {
+    // MARK: Outbox
+
+    /// Queues a message inside the caller's transaction: it is sent only if that transaction commits.
+    static func enqueueMail(_ db: Database, to recipient: String, subject: String, body: String, kind: MailKind, now: Date = Date()) throws {
+        var message = OutboxMessage(
+            id: nil,
+            recipient: recipient,
+            subject: subject,
+            body: body,
+            kind: kind,
+            state: .queued,
+            attempts: 0,
+            nextAttemptAt: now,
+            lastError: nil,
+            createdAt: now,
+            sentAt: nil
+        )
+        try message.insert(db)
+    }
+
+    /// Queued messages whose time has come, oldest first, except those in `excluding` (already tried this round).
+    public func dueMail(limit: Int, now: Date = Date(), excluding: Set<Int64> = []) async throws -> [OutboxMessage] {
+        try await read { db in
+            try OutboxMessage.filter(OutboxMessage.Columns.state == OutboxState.queued && OutboxMessage.Columns.nextAttemptAt <= now.dbTime)
+                .filter(!excluding.contains(Column("id")))
+                .order(OutboxMessage.Columns.nextAttemptAt, Column("id"))
+                .limit(limit)
+                .fetchAll(db)
+        }
+    }
+
+    /// When the next queued message is due (nil: nothing queued), so the service sleeps until then.
+    public func nextMailDue() async throws -> Date? {
+        try await read { db in
+            try Double.fetchOne(db, sql: "SELECT MIN(nextAttemptAt) FROM outbox WHERE state = 'queued'").map { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
+    /// The server took the message. Its body goes: it may hold an invitation link, which must not outlive its use in
+    /// the database and its backups (the subject and recipient stay, for "did it go out?").
+    public func markMailSent(id: Int64, now: Date = Date()) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET state = 'sent', sentAt = ?, attempts = attempts + 1, lastError = NULL, body = ''
+                    WHERE id = ? AND state = 'queued'
+                    """,
+                arguments: [now.dbTime, id]
+            )
+        }
+    }
+
+    /// A failed attempt: retried at `retryAt`, or given up (`failed`) when `giveUp`.
+    public func markMailAttemptFailed(id: Int64, error: String, retryAt: Date, giveUp: Bool) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, state = ?
+                    WHERE id = ? AND state = 'queued'
+                    """,
+                arguments: [String(error.prefix(500)), retryAt.dbTime, (giveUp ? OutboxState.failed : .queued).rawValue, id]
+            )
+        }
+    }
+
+    /// What administrators see of the outbox: how much waits, what keeps failing, and what was given up.
+    public struct OutboxSummary: Sendable {
+        public var queued = 0
+        /// Queued messages whose last attempt failed.
+        public var retrying = 0
+        public var failed = 0
+        public var sent = 0
+        /// The most recent messages with an error, newest first.
+        public var problems: [OutboxMessage] = []
+    }
+
+    public func outboxSummary() async throws -> OutboxSummary {
+        try await read { db in try Self.outboxSummary(db) }
+    }
+
+    /// The same on any connection (the doctor opens the database file itself).
+    static func outboxSummary(_ db: Database) throws -> OutboxSummary {
+        var summary = OutboxSummary()
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT state, lastError IS NOT NULL AS hasError, COUNT(*) AS n FROM outbox GROUP BY state, lastError IS NOT NULL"
+        ) {
+            let count: Int = row["n"]
+            switch OutboxState(rawValue: row["state"]) {
+            case .queued:
+                summary.queued += count
+                if row["hasError"] as Bool { summary.retrying += count }
+            case .sent: summary.sent += count
+            case .failed: summary.failed += count
+            case nil: break
+            }
+        }
+        summary.problems = try OutboxMessage.filter(sql: "lastError IS NOT NULL AND state != 'sent'")
+            .order(Column("id").desc).limit(20).fetchAll(db)
+        return summary
+    }
+
+    /// Every message to one address, oldest first (tests and support questions: "did the invitation go out?").
+    public func outbox(recipient: String) async throws -> [OutboxMessage] {
+        try await read { db in
+            try OutboxMessage.filter(sql: "recipient = ? COLLATE NOCASE", arguments: [recipient]).order(Column("id")).fetchAll(db)
+        }
+    }
+
+    // MARK: Invitations
+
+    /// Creates an invitation and, when `mail` makes a message of its link, queues that message in the same transaction.
+    /// Returns the link's token (shown once, never stored). The inviter must manage the site (re-checked here).
+    public func createInvitation(
+        siteId: Int64,
+        email: String,
+        role: SiteRole,
+        inviter: AuthenticatedUser,
+        actor: AuditActor,
+        now: Date = Date(),
+        mail: (@Sendable (_ token: String, _ site: Site) -> (subject: String, body: String))?
+    ) async throws -> (invitation: Invitation, token: String) {
+        let email = email.trimmed
+        guard MailMessage.isAddress(email) else { throw ValidationErrors(["email": "Enter an email address like name@example.org."]) }
+        let token = SecretToken.make()
+        return try await write { db in
+            guard let site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
+            try Self.access(db, user: inviter, siteId: siteId).require(.manage, to: "invite members")
+            var invitation = Invitation(
+                id: nil,
+                siteId: siteId,
+                email: email,
+                role: role,
+                tokenHash: SecretToken.hash(token),
+                invitedBy: inviter.id,
+                createdAt: now,
+                expiresAt: now.addingTimeInterval(Invitation.lifetime),
+                acceptedAt: nil,
+                acceptedBy: nil
+            )
+            try invitation.insert(db)
+            if let mail {
+                let (subject, body) = mail(token, site)
+                try Self.enqueueMail(db, to: email, subject: subject, body: body, kind: .invitation, now: now)
+            }
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "invitation",
+                objectId: "\(invitation.id!)",
+                action: "invitation.create",
+                detail: "\(email) as \(role.rawValue)\(mail == nil ? " (link shown, no email)" : "")"
+            )
+            return (invitation, token)
+        }
+    }
+
+    /// The site's invitations not yet used, newest first (expired ones included, marked by their date).
+    public func openInvitations(siteId: Int64) async throws -> [Invitation] {
+        try await read { db in
+            try Invitation.filter(Invitation.Columns.siteId == siteId && Invitation.Columns.acceptedAt == nil)
+                .order(Invitation.Columns.createdAt.desc).fetchAll(db)
+        }
+    }
+
+    /// Withdraws an unused invitation (its link stops working).
+    public func revokeInvitation(id: Int64, siteId: Int64, actor: AuditActor) async throws {
+        try await write { db in
+            guard
+                let invitation = try Invitation.filter(
+                    Column("id") == id && Invitation.Columns.siteId == siteId && Invitation.Columns.acceptedAt == nil
+                )
+                .fetchOne(db)
+            else { throw NotFound() }
+            _ = try invitation.delete(db)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "invitation",
+                objectId: "\(id)",
+                action: "invitation.revoke",
+                detail: invitation.email
+            )
+        }
+    }
+
+    /// What an invitation link leads to: the invitation, its site, and the account its email already has (if any).
+    /// Throws ``InvitationUnusable`` for an unknown, used or expired link.
+    public func usableInvitation(token: String, now: Date = Date()) async throws -> (invitation: Invitation, site: Site, account: User?) {
+        try await read { db in try Self.usableInvitation(db, token: token, now: now) }
+    }
+
+    static func usableInvitation(_ db: Database, token: String, now: Date) throws -> (invitation: Invitation, site: Site, account: User?) {
+        guard let invitation = try Invitation.filter(Invitation.Columns.tokenHash == SecretToken.hash(token)).fetchOne(db),
+            let site = try Site.fetchOne(db, id: invitation.siteId)
+        else { throw InvitationUnusable(reason: .unknown) }
+        if invitation.acceptedAt != nil { throw InvitationUnusable(reason: .used) }
+        if invitation.expiresAt <= now { throw InvitationUnusable(reason: .expired) }
+        return (invitation, site, try User.filter(User.Columns.email == invitation.email).fetchOne(db))
+    }
+
+    /// Who accepts an invitation: a new account made from the link's form, or the signed-in owner of its email.
+    public enum Invitee: Sendable {
+        case newAccount(displayName: String, passwordHash: String)
+        case existing(userId: Int64)
+    }
+
+    /// Uses the link once: makes the account (when new), gives it the invited role on the site, and marks the
+    /// invitation used, in one transaction whose `WHERE acceptedAt IS NULL` lets only one of two racing uses through.
+    public func acceptInvitation(token: String, as invitee: Invitee, actor: AuditActor, now: Date = Date()) async throws -> (User, Site) {
+        try await write { db in
+            let (invitation, site, account) = try Self.usableInvitation(db, token: token, now: now)
+            let user: User
+            switch invitee {
+            case let .newAccount(displayName, hash):
+                guard account == nil else { throw Conflict("An account with this email exists: sign in to accept the invitation.") }
+                user = try Self.insertUser(
+                    db,
+                    email: invitation.email,
+                    displayName: displayName,
+                    hash: hash,
+                    isAdmin: false,
+                    mustChangePassword: false,
+                    actor: actor
+                )
+            case let .existing(userId):
+                guard let account, account.id == userId else {
+                    throw Forbidden("This invitation is for \(invitation.email). Sign in with that account to accept it.")
+                }
+                guard !account.isDisabled else { throw Forbidden("This account is disabled.") }
+                user = account
+            }
+            try db.execute(
+                sql: "UPDATE invitation SET acceptedAt = ?, acceptedBy = ? WHERE id = ? AND acceptedAt IS NULL",
+                arguments: [now.dbTime, user.id!, invitation.id!]
+            )
+            guard db.changesCount == 1 else { throw InvitationUnusable(reason: .used) }
+            // The invited role, as `member add` would set it (an existing member's role changes to it).
+            let role = invitation.role
+            try Membership(userId: user.id!, siteId: site.id!, role: role).upsert(db)
+            try AuditEvent.record(
+                db,
+                actor: AuditActor(userId: user.id, ipAddress: actor.ipAddress),
+                siteId: site.id,
+                objectType: "invitation",
+                objectId: "\(invitation.id!)",
+                action: "invitation.accept",
+                detail: "\(user.email) as \(role.rawValue)"
+            )
+            return (user, site)
+        }
+    }
+
+    // MARK: Notifications
+
+    /// The notifications the user turned off.
+    public func notificationOptOuts(userId: Int64) async throws -> Set<MailKind> {
+        try await read { db in
+            Set(
+                try String.fetchAll(db, sql: "SELECT kind FROM notificationOptOut WHERE userId = ?", arguments: [userId])
+                    .compactMap(MailKind.init(rawValue:))
+            )
+        }
+    }
+
+    /// Sets which notifications the user receives: every one not in `off`.
+    public func setNotificationOptOuts(userId: Int64, off: Set<MailKind>, actor: AuditActor) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM notificationOptOut WHERE userId = ?", arguments: [userId])
+            for kind in MailKind.notifications where off.contains(kind) {
+                try db.execute(sql: "INSERT INTO notificationOptOut (userId, kind) VALUES (?, ?)", arguments: [userId, kind.rawValue])
+            }
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "user",
+                objectId: "\(userId)",
+                action: "notifications.set",
+                detail: off.isEmpty ? "all on" : "off: " + MailKind.notifications.filter(off.contains).map(\.rawValue).joined(separator: ", ")
+            )
+        }
+    }
+
+    /// What a notification about a publish request needs: the request, its tour's name, its site, and its author.
+    public struct RequestMailFacts: Sendable {
+        public let request: PublishRequest
+        public let tourName: String
+        public let site: Site
+        public let author: User?
+    }
+
+    /// Queues one notification about a request for each recipient who wants it (enabled account, not opted out, not the
+    /// person who caused it), in one transaction. `recipients` picks them from the facts: the site's reviewers, or the
+    /// request's author.
+    public func queueRequestNotification(
+        kind: MailKind,
+        requestId: String,
+        causedBy: Int64?,
+        audience: NotificationAudience,
+        message: @Sendable (RequestMailFacts, User) -> (subject: String, body: String)
+    ) async throws {
+        try await write { db in
+            guard let request = try PublishRequest.fetchOne(db, key: requestId), let site = try Site.fetchOne(db, id: request.siteId) else { return }
+            let tourName =
+                try request.tourId.flatMap { try String.fetchOne(db, sql: "SELECT name FROM tour WHERE id = ?", arguments: [$0]) }
+                ?? request.snapshot.name
+            let author = try request.authorId.flatMap { try User.fetchOne(db, id: $0) }
+            let facts = RequestMailFacts(request: request, tourName: tourName, site: site, author: author)
+            let candidates: [User]
+            switch audience {
+            case .reviewers:
+                candidates = try User.fetchAll(
+                    db,
+                    sql: """
+                        SELECT user.* FROM user JOIN membership ON membership.userId = user.id
+                        WHERE membership.siteId = ? AND membership.role IN (\(SiteRole.reviewing.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
+                        ORDER BY user.email
+                        """,
+                    arguments: [site.id!]
+                )
+            case .author:
+                candidates = author.map { [$0] } ?? []
+            }
+            for user in candidates where !user.isDisabled && user.id != causedBy {
+                let optedOut =
+                    try Int.fetchOne(
+                        db,
+                        sql: "SELECT COUNT(*) FROM notificationOptOut WHERE userId = ? AND kind = ?",
+                        arguments: [user.id!, kind.rawValue]
+                    ) ?? 0
+                guard optedOut == 0 else { continue }
+                let (subject, body) = message(facts, user)
+                try Self.enqueueMail(db, to: user.email, subject: subject, body: body, kind: kind)
+            }
+        }
+    }
+}
+
+/// Who a notification about a request goes to.
+public enum NotificationAudience: Sendable {
+    /// The site's reviewers and managers.
+    case reviewers
+    /// The author who submitted the request.
+    case author
+}

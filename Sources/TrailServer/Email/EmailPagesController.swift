@@ -1,0 +1,93 @@
+import Foundation
+import Hummingbird
+
+/// The account page's notification settings, and the administrators' view of the outbox.
+struct EmailPagesController: Sendable {
+    let database: AppDatabase
+    let pages: PageResponder
+    let mailer: Mailer
+
+    struct NotificationOption: Sendable {
+        let kind: String
+        let label: String
+        let on: Bool
+    }
+
+    struct NotificationsPage: Sendable {
+        let options: [NotificationOption]
+        let emailEnabled: Bool
+    }
+
+    struct ProblemRow: Sendable {
+        let id: Int64
+        let recipient: String
+        let kind: String
+        let state: String
+        let attempts: Int
+        let error: String
+        let nextAttempt: String
+    }
+
+    struct AdminEmailPage: Sendable {
+        let emailEnabled: Bool
+        let queued: Int
+        let retrying: Int
+        let failed: Int
+        let sent: Int
+        let problems: [ProblemRow]
+        let hasProblems: Bool
+    }
+
+    func addRoutes(signedIn: some RouterMethods<AppRequestContext>) {
+        signedIn.get("/account/notifications") { request, context in try await showNotifications(request, context) }
+        signedIn.post("/account/notifications") { request, context in try await saveNotifications(request, context) }
+        signedIn.group("/admin").add(middleware: RequireAdminMiddleware())
+            .get("/email") { request, context in try await showOutbox(request, context) }
+    }
+
+    /// Which notification emails the signed-in user gets.
+    func showNotifications(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let off = try await database.notificationOptOuts(userId: context.requireUser().id)
+        let page = NotificationsPage(
+            options: MailKind.notifications.map { NotificationOption(kind: $0.rawValue, label: $0.settingLabel, on: !off.contains($0)) },
+            emailEnabled: mailer.isEnabled
+        )
+        return await pages.render("notifications", title: "Email notifications", page: page, request: request, context: context)
+    }
+
+    /// Saves the switches: a kind not ticked is turned off.
+    func saveNotifications(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        var request = request
+        let form = try await request.form(context: context)
+        let on = Set(form.all("on"))
+        let off = Set(MailKind.notifications.filter { !on.contains($0.rawValue) })
+        try await database.setNotificationOptOuts(userId: context.requireUser().id, off: off, actor: context.actor)
+        return pages.redirect(to: PanelURL.notificationSettings, notice: "Your email notifications are saved.")
+    }
+
+    /// The outbox as administrators need it: what waits, what keeps failing and why.
+    func showOutbox(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let summary = try await database.outboxSummary()
+        let problems = summary.problems.map {
+            ProblemRow(
+                id: $0.id!,
+                recipient: $0.recipient,
+                kind: $0.kind.rawValue,
+                state: $0.state == .failed ? "given up" : "retrying",
+                attempts: $0.attempts,
+                error: $0.lastError ?? "",
+                nextAttempt: $0.state == .failed ? "—" : DisplayFormat.date($0.nextAttemptAt)
+            )
+        }
+        let page = AdminEmailPage(
+            emailEnabled: mailer.isEnabled,
+            queued: summary.queued,
+            retrying: summary.retrying,
+            failed: summary.failed,
+            sent: summary.sent,
+            problems: problems,
+            hasProblems: !problems.isEmpty
+        )
+        return await pages.render("admin-email", title: "Email", page: page, request: request, context: context)
+    }
+}

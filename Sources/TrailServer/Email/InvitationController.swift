@@ -1,0 +1,289 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdBcrypt
+import TrailAPI
+
+/// Invitations: a manager (or an admin) invites an email address with a role, from the panel or the management API;
+/// the invitee opens `/invite/{token}`, sets a password (or signs in, with single sign-on where configured), joins the
+/// site and is signed in. Without SMTP the panel shows the link to pass on.
+struct InvitationController: Sendable {
+    let database: AppDatabase
+    let pages: PageResponder
+    let authorization: Authorization
+    let config: AppConfig
+    let mailer: Mailer
+    let accounts: AccountsController
+
+    struct InvitationRow: Sendable {
+        let id: Int64
+        let email: String
+        let role: String
+        let invited: String
+        let expires: String
+        let expired: Bool
+    }
+
+    struct RoleOption: Sendable {
+        let value: String
+        let selected: Bool
+    }
+
+    struct InvitationsPage: Sendable {
+        let slug: String
+        let name: String
+        let invitations: [InvitationRow]
+        /// Stored, not computed: templates see stored properties only.
+        let hasInvitations: Bool
+        let roles: [RoleOption]
+        let emailEnabled: Bool
+        var email = ""
+        var errors: [String: String] = [:]
+        /// Without SMTP: the link just made, shown once to pass on.
+        var newLink: String?
+        var newEmail: String?
+    }
+
+    func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
+        router.get("/invite/{token}") { request, context in try await showInvitation(request, context) }
+        router.post("/invite/{token}") { request, context in try await acceptInvitation(request, context) }
+        signedIn.get("/sites/{slug}/invitations") { request, context in try await listInvitations(request, context) }
+        signedIn.post("/sites/{slug}/invitations") { request, context in try await invite(request, context) }
+        signedIn.post("/sites/{slug}/invitations/{id}/revoke") { request, context in try await revoke(request, context) }
+    }
+
+    func addAPIRoutes(to manage: some RouterMethods<AppRequestContext>) {
+        manage.post("/sites/{slug}/invitations") { request, context in try await createInvitation(request, context) }
+    }
+
+    // MARK: Managers
+
+    /// A site's open invitations and the form to invite someone (managers and admins).
+    func listInvitations(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "invite members")
+        return await pages.render("invitations", title: "Invitations to \(site.name)", page: try await page(site), request: request, context: context)
+    }
+
+    /// Invites an email with a role: the message is queued (with SMTP) or the link shown once (without).
+    func invite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "invite members")
+        var request = request
+        let form = try await request.form(context: context)
+        do {
+            let (invitation, token) = try await create(site: site, email: form.string("email"), role: form.string("role"), context: context)
+            if mailer.isEnabled {
+                return pages.redirect(to: PanelURL.siteInvitations(site.slug), notice: "Invitation sent to \(invitation.email).")
+            }
+            var page = try await page(site)
+            page.newLink = mailer.invitationLink(token)
+            page.newEmail = invitation.email
+            return await pages.render(
+                "invitations",
+                title: "Invitations to \(site.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .created
+            )
+        } catch let errors as ValidationErrors {
+            var page = try await page(site)
+            page.email = form.string("email")
+            page.errors = errors.fields
+            return await pages.render(
+                "invitations",
+                title: "Invitations to \(site.name)",
+                page: page,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
+        }
+    }
+
+    /// Withdraws an unused invitation.
+    func revoke(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "invite members")
+        try await database.revokeInvitation(id: context.parameters.require("id", as: Int64.self), siteId: site.id!, actor: context.actor)
+        return pages.redirect(to: PanelURL.siteInvitations(site.slug), notice: "Invitation withdrawn; its link no longer works.")
+    }
+
+    /// The body of `POST /api/v1/manage/sites/{slug}/invitations`.
+    struct CreateInvitation: Decodable {
+        let email: String?
+        let role: String?
+    }
+
+    /// `createSiteInvitation`: the management API's invitation (201), 422 naming the bad field.
+    func createInvitation(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+        try access.require(.manage, to: "invite members")
+        let body = try await request.decodeJSON(CreateInvitation.self, context: context)
+        let (invitation, token) = try await create(site: site, email: body.email ?? "", role: body.role ?? "", context: context)
+        // The link only when no email carries it: otherwise it is the invitee's secret alone.
+        return try JSONResponse.make(
+            Components.Schemas.Invitation(
+                id: invitation.id!,
+                site: site.slug,
+                email: invitation.email,
+                role: try WireEnum.value(invitation.role),
+                expiresAt: invitation.expiresAt,
+                emailed: mailer.isEnabled,
+                link: mailer.isEnabled ? nil : mailer.invitationLink(token)
+            ),
+            status: .created
+        )
+    }
+
+    /// Both routes' checks and the write (with its queued email), then the outbox is woken.
+    private func create(site: Site, email: String, role: String, context: AppRequestContext) async throws -> (Invitation, String) {
+        var errors = ValidationErrors()
+        if !MailMessage.isAddress(email.trimmed) { errors["email"] = "Enter an email address like name@example.org." }
+        let siteRole = SiteRole(rawValue: role.trimmed)
+        if siteRole == nil { errors["role"] = "Choose author, reviewer or manager." }
+        try errors.throwIfAny()
+        let user = try context.requireUser()
+        let result = try await database.createInvitation(
+            siteId: site.id!,
+            email: email,
+            role: siteRole!,
+            inviter: user,
+            actor: context.actor,
+            mail: mailer.invitationMessage(inviter: user.displayName, role: siteRole!)
+        )
+        mailer.outbox?.wake()
+        return result
+    }
+
+    private func page(_ site: Site) async throws -> InvitationsPage {
+        let now = Date()
+        let rows = try await database.openInvitations(siteId: site.id!).map {
+            InvitationRow(
+                id: $0.id!,
+                email: $0.email,
+                role: $0.role.rawValue,
+                invited: DisplayFormat.date($0.createdAt),
+                expires: DisplayFormat.date($0.expiresAt),
+                expired: $0.expiresAt <= now
+            )
+        }
+        return InvitationsPage(
+            slug: site.slug,
+            name: site.name,
+            invitations: rows,
+            hasInvitations: !rows.isEmpty,
+            roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) },
+            emailEnabled: mailer.isEnabled
+        )
+    }
+
+    // MARK: The invitee
+
+    struct AcceptPage: Sendable {
+        let token: String
+        let siteName: String
+        let role: String
+        let email: String
+        /// Signed in as the invited email: one button joins.
+        let signedInAsInvitee: Bool
+        /// Signed in as someone else.
+        let signedInAs: String?
+        /// The email has an account: sign in to accept.
+        let hasAccount: Bool
+        /// No account yet and passwords allowed on the site: the form that makes one.
+        let offersPassword: Bool
+        let signInURL: String
+        let oidcLabel: String?
+        let oidcStart: String
+        var displayName = ""
+        var errors: [String: String] = [:]
+    }
+
+    /// The invitation's page: join (signed in as its email), sign in first (an account exists), or make an account.
+    /// A used, expired or unknown link gets a page that says which (410).
+    func showInvitation(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let token = try context.parameters.require("token")
+        let (invitation, site, account) = try await database.usableInvitation(token: token)
+        return await pages.render(
+            "invitation",
+            title: "Join \(site.name)",
+            page: acceptPage(token: token, invitation: invitation, site: site, account: account, context: context),
+            request: request,
+            context: context
+        )
+    }
+
+    /// Uses the link: the signed-in invitee joins, or a new account is made from the form, joins, and is signed in.
+    func acceptInvitation(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let token = try context.parameters.require("token")
+        let (invitation, site, account) = try await database.usableInvitation(token: token)
+        var request = request
+        let form = try await request.form(context: context)
+        if let user = context.user {
+            let (_, site) = try await database.acceptInvitation(token: token, as: .existing(userId: user.id), actor: context.actor)
+            return pages.redirect(to: PanelURL.site(site.slug), notice: "Welcome to \(site.name).")
+        }
+        let page = acceptPage(token: token, invitation: invitation, site: site, account: account, context: context)
+        guard page.offersPassword else {
+            throw Forbidden("Sign in first, then open the invitation link again to join \(site.name).")
+        }
+        let name = form.string("displayName").trimmed
+        let password = form.string("password")
+        var errors: [String: String] = [:]
+        if name.isEmpty || name.count > 100 { errors["displayName"] = "Enter a name of 1 to 100 characters." }
+        if let problem = AppDatabase.passwordProblem(password) { errors["password"] = problem }
+        if password != form.string("confirmPassword") { errors["confirmPassword"] = "The two passwords differ." }
+        if !errors.isEmpty {
+            var again = page
+            again.displayName = name
+            again.errors = errors
+            return await pages.render(
+                "invitation",
+                title: "Join \(site.name)",
+                page: again,
+                request: request,
+                context: context,
+                status: .unprocessableContent
+            )
+        }
+        let cost = config.bcryptCost
+        let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: cost) }
+        let (user, joined) = try await database.acceptInvitation(
+            token: token,
+            as: .newAccount(displayName: name, passwordHash: hash),
+            actor: context.actor
+        )
+        // Signed in as at a password sign-in: where two-step sign-in is required, the new account enrols first.
+        if try await database.twoStepRequired(for: user, requirement: config.twoStepRequirement) {
+            return try await accounts.startPendingSignIn(user: user, stage: .enrol, next: PanelURL.site(joined.slug), context: context)
+        }
+        return try await accounts.finishSignIn(
+            user: user,
+            next: PanelURL.site(joined.slug),
+            detail: "invitation",
+            context: context,
+            notice: "Welcome to \(joined.name)."
+        )
+    }
+
+    private func acceptPage(token: String, invitation: Invitation, site: Site, account: User?, context: AppRequestContext) -> AcceptPage {
+        let here = PanelURL.invitation(token)
+        let encoded = here.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/"
+        let signedIn = context.user
+        return AcceptPage(
+            token: token,
+            siteName: site.name,
+            role: invitation.role.rawValue,
+            email: invitation.email,
+            signedInAsInvitee: signedIn.map { $0.email.lowercased() == invitation.email.lowercased() } ?? false,
+            signedInAs: signedIn.flatMap { $0.email.lowercased() == invitation.email.lowercased() ? nil : $0.email },
+            hasAccount: account != nil,
+            offersPassword: signedIn == nil && account == nil && (site.passwordSignIn || config.oidc == nil),
+            signInURL: "/login?next=\(encoded)",
+            oidcLabel: signedIn == nil ? config.oidc?.label : nil,
+            oidcStart: "/auth/oidc/start?next=\(encoded)"
+        )
+    }
+}

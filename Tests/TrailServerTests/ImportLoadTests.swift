@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import TestSupport
+import Testing
+
+@testable import TrailServer
+
+/// Big imports are read on their own pool, a few at a time: the server keeps answering while they run.
+@Suite struct ImportLoadTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/import_load.py")
+
+    @Test func slotsRefuseBeyondTheirLimitAndFreeTheirPlace() async throws {
+        let slots = ImportSlots(limit: 2)
+        let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    try await slots.run {
+                        enteredContinuation.yield()
+                        for await _ in release { break }
+                    }
+                }
+            }
+            var count = 0
+            for await _ in entered {
+                count += 1
+                if count == 2 { break }
+            }
+            await #expect(throws: TooBusy.self) { try await slots.run { 1 } }
+            let refusal = await #expect(throws: TooBusy.self) { try await slots.run { 1 } }
+            #expect(refusal?.status == .tooManyRequests && refusal?.retryAfterSeconds == ImportSlots.retryAfterSeconds)
+            releaseContinuation.yield()
+            releaseContinuation.yield()
+            releaseContinuation.finish()
+            try await group.waitForAll()
+        }
+        #expect(try await slots.run { 7 } == 7)
+    }
+
+    @Test("four big imports at once: a fifth gets 429 with Retry-After, /healthz answers within 100 ms (p95) while they are read")
+    func bigImportsLeaveTheServerAnswering() async throws {
+        let app = try await TestApp.make()
+        try DataFolder.prepare(app.config.dataFolder)
+        defer { try? FileManager.default.removeItem(at: app.config.dataFolder) }
+        let seed = try await app.seed()
+        let token = try await app.token(for: "author@test.org")
+        let megabytes = ProcessInfo.processInfo.environment["TRAIL_IMPORT_LOAD_MB"] ?? "19"
+        try await app.application.testLive { client in
+            let port = try #require(client.port)
+            let output = try await ChildProcess.run(
+                "python3",
+                [Self.script.path, "\(port)", token, "\(seed.tourId)", megabytes, "\(ImportSlots.defaultLimit)"],
+                timeout: .seconds(900)
+            )
+            let result = output.lastLineJSON
+            let refused = try #require(result["refused"] as? [String: Any], "no import was refused: \(output.stdout) \(output.stderr)")
+            #expect(refused["status"] as? Int == 429)
+            #expect(refused["retryAfter"] as? String == "\(ImportSlots.retryAfterSeconds)")
+            #expect(refused["code"] as? String == "too_many_requests")
+            #expect(result["imports"] as? [Int] == Array(repeating: 200, count: ImportSlots.defaultLimit), "\(output.stdout)")
+            let healthz = try #require(result["healthz"] as? [Any])
+            let during = try #require(result["healthzDuringParse"] as? Int)
+            #expect(during >= 3, "the imports were read before /healthz was asked a few times: \(output.stdout)")
+            let seconds = healthz.compactMap { $0 as? Double }
+            #expect(seconds.count == healthz.count, "a /healthz failed: \(healthz)")
+            // Most answers within 100 ms, and none stalled: on two cores the parsing threads and this test's own
+            // processes share the CPU, so one answer can wait for a time slice, but never for the imports.
+            let sorted = seconds.sorted()
+            let p95 = sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.95))]
+            #expect(p95 < 0.1, "/healthz p95 \(p95) s while the imports were read: \(sorted)")
+            #expect((sorted.last ?? 0) < 1, "a /healthz waited \(sorted.last ?? 0) s while the imports were read")
+            #expect(result["after"] as? Int == 200, "the slots are free once the imports are done")
+        }
+    }
+}
