@@ -710,10 +710,14 @@ class Panel:
         actions.perform()
 
     def wait_map_rendered(self) -> None:
-        """Waits until the map's tiles are drawn and faded in (for screenshots)."""
+        """Waits until the map's tiles are drawn and faded in (for screenshots). A basemap tile that cannot load (the
+        default basemap is OpenStreetMap's, and the test machine has no network) counts once the browser gave up on it."""
         self.wait().until(lambda d: d.execute_script("""
             const tiles = [...document.querySelectorAll('#tour-map .leaflet-tile')];
-            return tiles.length > 0 && tiles.every((t) => t.classList.contains('leaflet-tile-loaded') && getComputedStyle(t).opacity === '1');
+            const settled = (t) => t.classList.contains('leaflet-tile-loaded')
+              ? getComputedStyle(t).opacity === '1'
+              : t.tagName === 'IMG' && t.complete && t.naturalWidth === 0;
+            return tiles.length > 0 && tiles.every(settled);
         """))
         self.wait_map_idle()
 
