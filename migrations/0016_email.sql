@@ -8,7 +8,7 @@ CREATE TABLE outbox (
     recipient TEXT NOT NULL,
     subject TEXT NOT NULL,
     body TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('invitation', 'reviewRequested', 'approved', 'denied', 'released')),
+    kind TEXT NOT NULL CHECK (kind IN ('invitation', 'reviewRequested', 'approved', 'denied', 'released', 'alert')),
     state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sent', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
     nextAttemptAt REAL NOT NULL,
@@ -37,6 +37,6 @@ CREATE INDEX invitation_site ON invitation(siteId);
 -- A row per notification a person turned off (none: they get every one).
 CREATE TABLE notificationOptOut (
     userId INTEGER NOT NULL REFERENCES user(id) ON DELETE CASCADE,
-    kind TEXT NOT NULL CHECK (kind IN ('reviewRequested', 'approved', 'denied', 'released')),
+    kind TEXT NOT NULL CHECK (kind IN ('reviewRequested', 'approved', 'denied', 'released', 'alert')),
     PRIMARY KEY (userId, kind)
 ) WITHOUT ROWID;

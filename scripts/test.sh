@@ -8,7 +8,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
 # The house style first: seconds, and a difference is a failure (scripts/format.sh rewrites the files).
 scripts/format.sh --check
-# The web player's trust rules (Public/js/visit-trust.js) under Node's own test runner: no npm, no packages.
+# The web player's pure modules (trust rules, offline store, state machine, alerts) under Node's own test runner: no npm.
 node --test Tests/js/
 swift build --build-tests
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.

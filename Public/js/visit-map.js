@@ -58,23 +58,25 @@ export class TourMap {
     this.zones = new Map();
     this.markers = [];
     this.position = null;
+    this.manifest = null;   // the manifest drawn now
+    this.bounds = null;
   }
 
-  /** Draws a verified manifest. `tileIndex` is the parsed, verified tiles/index.json or null. */
+  /** Draws a verified manifest. `tileIndex` is the parsed, verified tiles/index.json or null; without it the route,
+   * zones and stops are drawn at once and `showTiles` adds the tiles when the index has been checked. */
   show(manifest, tileIndex, tileURL, onRefused) {
     if (!L) return;
     if (this.map) { this.map.remove(); this.zones.clear(); this.markers = []; this.position = null; }
     const b = manifest.bounds;
     const bounds = L.latLngBounds([b.southEast.latitude, b.northWest.longitude], [b.northWest.latitude, b.southEast.longitude]);
     const tiles = manifest.tiles;
+    this.manifest = manifest;
+    this.bounds = bounds;
     this.map = L.map(this.element, {
       minZoom: tiles ? tiles.minZoom : 3, maxZoom: tiles ? tiles.maxZoom : 19, maxBounds: bounds.pad(0.5), keyboard: true,
     });
     this.map.fitBounds(bounds);
-    if (tiles && tileIndex) {
-      verifiedTiles(tileURL, tileIndex.tiles || {}, { minZoom: tiles.minZoom, maxZoom: tiles.maxZoom, bounds: bounds.pad(0.1) }, onRefused)
-        .addTo(this.map);
-    }
+    if (tileIndex) this.showTiles(manifest, tileIndex, tileURL, onRefused);
     if (Array.isArray(manifest.route) && manifest.route.length > 1) {
       L.polyline(manifest.route.map(([lon, lat]) => [lat, lon]), { color: '#7a3412', weight: 4, className: 'visit-route' }).addTo(this.map);
     }
@@ -86,6 +88,15 @@ export class TourMap {
       this.zones.set(waypoint.order, zone);
       this.addStopMarker(waypoint, at);
     }
+  }
+
+  /** Adds the map tiles of `manifest`, each checked against `tileIndex`; nothing when the map now shows another
+   * manifest (it was drawn again while the index was being checked). */
+  showTiles(manifest, tileIndex, tileURL, onRefused) {
+    const tiles = manifest.tiles;
+    if (!L || !this.map || this.manifest !== manifest || !tiles || !tileIndex) return;
+    verifiedTiles(tileURL, tileIndex.tiles || {}, { minZoom: tiles.minZoom, maxZoom: tiles.maxZoom, bounds: this.bounds.pad(0.1) }, onRefused)
+      .addTo(this.map);
   }
 
   /** A marker showing the stop's number, as the stop list numbers it; a button for the keyboard too (Enter or Space

@@ -1,36 +1,36 @@
-// The visitor web player: checks the signed catalog and manifest, saves a tour for offline use (only files whose
-// size and SHA-256 match the signed manifest), plays it on the trail from Cache Storage, and updates it by fetching
-// only the files it does not hold. Hooks for tests and scripts: data-offline-state, data-verified, data-action,
-// data-stop / data-stop-order / data-active, audio[data-stop-audio], select[name=language], #visit-map.
-import {
-  TrustError, ed25519Supported, importPublicKey, requireFile, requireSignature, listedFiles, companionType, checkCatalog,
-  catalogExpiry,
-} from './visit-trust.js';
+// The visitor web player's page: what the visitor sees and taps. It checks the signed catalog and manifest, saves a
+// tour for offline use (only files whose size and SHA-256 match the signed manifest), plays it on the trail from Cache
+// Storage, and updates it by fetching only the files it does not hold. What is kept and fetched is visit-store.js's;
+// the offline states and their moves are visit-state.js's; this module draws them and wires the controls.
+// Hooks for tests and scripts: data-offline-state, data-verified, data-action, data-stop / data-stop-order /
+// data-active, audio[data-stop-audio], select[name=language], #visit-map.
+import { TrustError, ed25519Supported, companionType, catalogExpiry } from './visit-trust.js';
 import { TourMap, distanceMeters, DEFAULT_RADIUS } from './visit-map.js';
 import { alertsFor, closureOf, severityOf } from './visit-alerts.js';
+import { START, transition } from './visit-state.js';
+import { VisitStore } from './visit-store.js';
 
-const FILES = 'trail-files';   // verified files by SHA-256, tiles by version URL, signed manifests
-const PAGES = 'trail-pages';   // the saved tours' player pages
-const API = '/api/v1';
 const root = document.getElementById('player');
 const packageId = root.dataset.packageId;
 const $ = (selector) => root.querySelector(selector);
 const button = (action) => root.querySelector(`[data-action="${action}"]`);
-const fileURL = (sha256) => `${API}/files/${sha256}`;
-const tileURL = (version) => (z, x, y) => `${API}/packages/${encodeURIComponent(packageId)}/versions/${version}/tiles/${z}/${x}/${y}`;
-const manifestURL = (version) => `${API}/packages/${encodeURIComponent(packageId)}/versions/${version}/manifest`;
-const storageKey = `trail.tour.${packageId}`;
-// The last fresh catalog this browser verified (its exact text, signature and when it was checked), kept for its
-// alerts: offline, the visitor sees what was known at the last check.
-const LAST_CATALOG = 'trail.lastCatalog';
+
+const store = new VisitStore({
+  packageId,
+  caches: globalThis.caches,
+  storage: localStorage,
+  fetch: (url, init) => fetch(url, init),
+  storageManager: navigator.storage || null,
+  pagePath: location.pathname,
+  // A file fetched for playing that fails is named at once; saved files that fail are named by the start-up check.
+  onFetchRefused: (file, message) => showError(message),
+});
 
 const state = {
-  key: null,          // CryptoKey of the pinned signing key
+  offline: START,     // the offline state (visit-state.js), shown in #player[data-offline-state]
   entry: null,        // this tour's entry in the verified catalog
-  held: null,         // {version, sha256}: the saved copy
   manifest: null,     // the verified manifest shown now
-  tileIndex: null,
-  refused: new Set(), // paths that failed their check: never played
+  tileIndex: Promise.resolve(null), // its checked tile index, once read (the map shows its tiles then)
   language: null,
   played: new Set(),  // stops whose audio already played on this visit
   activeStop: null,
@@ -44,7 +44,18 @@ const map = new TourMap(document.getElementById('visit-map'), {
 
 // MARK: What the page says
 
-function setState(value, message) {
+/** Moves the offline state by `event` (a move visit-state.js does not list throws) and shows what it allows. */
+function go(event, message) {
+  let value;
+  try {
+    value = transition(state.offline, event);
+  } catch (error) {
+    // A move the table does not list is the player's own mistake: said in the console (the browser tests fail on any
+    // console error), while the visitor keeps the page as it was rather than a half-updated one.
+    console.error(error.message);
+    return;
+  }
+  state.offline = value;
   root.dataset.offlineState = value;
   if (message) $('#offline-status').textContent = message;
   button('save-offline').hidden = ['ready', 'update-available', 'saving', 'checking'].includes(value);
@@ -78,87 +89,24 @@ function megabytes(bytes) {
 }
 
 async function showStorage() {
-  if (!navigator.storage?.estimate) return;
-  const { usage, quota } = await navigator.storage.estimate();
-  const persisted = navigator.storage.persisted ? await navigator.storage.persisted() : false;
-  $('#storage-usage').textContent = `This browser holds ${megabytes(usage || 0)} for saved tours (room for about ${megabytes(quota || 0)}).`
-    + (persisted ? ' The browser keeps it until you remove it.' : '');
+  const room = await store.usage();
+  if (!room) return;
+  $('#storage-usage').textContent = `This browser holds ${megabytes(room.usage)} for saved tours (room for about ${megabytes(room.quota)}).`
+    + (room.persisted ? ' The browser keeps it until you remove it.' : '');
 }
 
-// MARK: Held copy (localStorage) and the highest verified catalog
+// MARK: Files for the page
 
-function readHeld() {
-  try { return JSON.parse(localStorage.getItem(storageKey)); } catch { return null; }
-}
-function writeHeld(held) { localStorage.setItem(storageKey, JSON.stringify(held)); state.held = held; }
+/** Whether the tour on screen is the saved copy (its files then come from Cache Storage, each checked first). */
+const playsSaved = () => store.holds(state.manifest?.version);
 
-// MARK: Signed documents
-
-/** The key this phone pinned the first time it saw the server, or the published one, pinned now. With a key pinned
- * nothing waits for the network, so a saved tour opens at once on a slow link or none; `checkPublishedKey` compares
- * it with what the server publishes before any new catalog is trusted. */
-async function signingKey() {
-  if (state.key) return state.key;
-  let pinned = localStorage.getItem('trail.signingKey');
-  if (!pinned) {
-    pinned = await publishedKey();
-    if (!pinned) throw new Error('the signing key could not be fetched');
-    localStorage.setItem('trail.signingKey', pinned);
-  }
-  state.key = await importPublicKey(pinned);
-  return state.key;
+/** A URL to play `file` from, or null when it failed its check. */
+function mediaSource(file) {
+  return store.mediaSource(file, { saved: playsSaved(), viaWorker: !!navigator.serviceWorker?.controller });
 }
 
-/** The key the server publishes, or null offline. */
-async function publishedKey() {
-  try {
-    const response = await fetch(`${API}/signing-key`, { cache: 'no-cache' });
-    return response.ok ? (await response.json()).publicKey : null;
-  } catch {
-    return null;
-  }
-}
-
-async function checkPublishedKey() {
-  const pinned = localStorage.getItem('trail.signingKey');
-  const published = await publishedKey();
-  if (pinned && published && published !== pinned) {
-    throw new TrustError('The server now publishes a different signing key than the one this phone trusts; nothing was changed.');
-  }
-}
-
-/** The catalog, signature checked, not older than the newest one this browser verified: {catalog, stale}. A stale
- * one (past its expiresAt) still raises the version kept here, since its signature holds, but nothing is decided from it. */
-async function verifiedCatalog() {
-  const [response] = await Promise.all([fetch(`${API}/catalog`, { cache: 'no-cache' }), checkPublishedKey()]);
-  if (!response.ok) throw new Error(`the catalog answered HTTP ${response.status}`);
-  const bytes = await response.arrayBuffer();
-  const signature = response.headers.get('Catalog-Signature');
-  const checked = await checkCatalog(await signingKey(), signature, bytes, localStorage.getItem('trail.catalogVersion'));
-  localStorage.setItem('trail.catalogVersion', String(checked.catalog.catalogVersion));
-  if (!checked.stale) rememberCatalog(bytes, signature);
-  return checked;
-}
-
-function rememberCatalog(bytes, signature) {
-  const checkedAt = new Date().toISOString();
-  try {
-    localStorage.setItem(LAST_CATALOG, JSON.stringify({ body: new TextDecoder().decode(bytes), signature, checkedAt }));
-  } catch { /* a full localStorage: the alerts of this visit are still shown */ }
-  state.alertSource = { catalog: JSON.parse(new TextDecoder().decode(bytes)), checkedAt };
-}
-
-/** The catalog kept by `rememberCatalog`, its signature checked again (localStorage is not trusted on its own), or null. */
-async function rememberedCatalog() {
-  try {
-    const kept = JSON.parse(localStorage.getItem(LAST_CATALOG));
-    if (!kept?.body) return null;
-    const bytes = new TextEncoder().encode(kept.body);
-    await requireSignature(await signingKey(), kept.signature, bytes, 'saved catalog');
-    return { catalog: JSON.parse(kept.body), checkedAt: kept.checkedAt };
-  } catch {
-    return null;
-  }
+function textOf(file) {
+  return store.text(file, playsSaved());
 }
 
 // MARK: Alerts and closures
@@ -249,224 +197,6 @@ function showStaleCatalog(catalog, saved) {
   $('#offline-status').after(notice);
 }
 
-/** A version's manifest from `response`, checked: signature, package id and version. Answers {manifest, bytes, signature}. */
-async function verifiedManifest(response, version) {
-  const bytes = await response.arrayBuffer();
-  const signature = response.headers.get('Manifest-Signature');
-  await requireSignature(await signingKey(), signature, bytes, 'tour manifest');
-  const manifest = JSON.parse(new TextDecoder().decode(bytes));
-  if (manifest.packageId !== packageId || manifest.version !== version) {
-    throw new TrustError(`The manifest is for ${manifest.packageId} version ${manifest.version}, not version ${version} of this tour.`);
-  }
-  return { manifest, bytes, signature };
-}
-
-async function fetchManifest(version) {
-  const response = await fetch(manifestURL(version));
-  if (!response.ok) throw new Error(`the tour's manifest answered HTTP ${response.status}`);
-  return verifiedManifest(response, version);
-}
-
-// MARK: Files
-
-async function fetchVerified(file) {
-  const response = await fetch(fileURL(file.sha256));
-  if (!response.ok) throw new Error(`${file.path} could not be fetched (HTTP ${response.status})`);
-  const bytes = await response.arrayBuffer();
-  await requireFile(bytes, file);
-  return bytes;
-}
-
-function storedResponse(bytes, type, extra = {}) {
-  return new Response(bytes, { headers: { 'Content-Type': type, 'Content-Length': String(bytes.byteLength), 'Accept-Ranges': 'bytes', ...extra } });
-}
-
-/** Whether the saved copy of `file` has the size and SHA-256 the signed manifest lists. The stops are shown as soon
- * as the saved manifest's signature is checked; each file is hashed once, in the background or first when a stop
- * asks for it, and nothing is played before its own check passed. */
-const savedChecks = new Map();
-function checkSaved(file) {
-  if (!savedChecks.has(file.sha256)) {
-    savedChecks.set(file.sha256, (async () => {
-      try {
-        const stored = await (await caches.open(FILES)).match(fileURL(file.sha256));
-        if (!stored) throw new TrustError(`${file.path} is missing from the saved copy.`);
-        await requireFile(await stored.arrayBuffer(), file);
-        return null;
-      } catch (error) {
-        return error.message;
-      }
-    })());
-  }
-  return savedChecks.get(file.sha256).then((problem) => {
-    if (problem) state.refused.add(file.path);
-    return problem;
-  });
-}
-
-/** Checks every file of the saved copy; answers the first problem, or null. */
-async function checkAllSaved(manifest) {
-  let first = null;
-  for (const file of listedFiles(manifest)) {
-    const problem = await checkSaved(file);
-    first = first || problem;
-  }
-  return first;
-}
-
-const playsSaved = () => state.held && state.held.version === state.manifest.version;
-
-/** The checked bytes of a listed file: from the saved copy (once its check passed), else fetched and checked now.
- * Null when the file failed its check. */
-const verifiedData = new Map();
-async function verifiedBytes(file) {
-  if (playsSaved()) await checkSaved(file);
-  if (state.refused.has(file.path)) return null;
-  if (playsSaved()) {
-    const stored = await (await caches.open(FILES)).match(fileURL(file.sha256));
-    if (stored) return stored.arrayBuffer();
-  }
-  if (!verifiedData.has(file.sha256)) {
-    try {
-      verifiedData.set(file.sha256, await fetchVerified(file));
-    } catch (error) {
-      state.refused.add(file.path);
-      showError(error.message);
-      return null;
-    }
-  }
-  return verifiedData.get(file.sha256);
-}
-
-/** A media file for playing: from the saved copy (the service worker answers, Range requests included), else its
- * checked bytes from memory. Null when the file failed its check. */
-const blobURLs = new Map();
-async function mediaSource(file) {
-  if (playsSaved()) await checkSaved(file);
-  if (state.refused.has(file.path)) return null;
-  if (playsSaved() && navigator.serviceWorker?.controller) return fileURL(file.sha256);
-  if (!blobURLs.has(file.sha256)) {
-    const bytes = await verifiedBytes(file);
-    if (!bytes) return null;
-    blobURLs.set(file.sha256, URL.createObjectURL(new Blob([bytes], { type: file.mimeType })));
-  }
-  return blobURLs.get(file.sha256);
-}
-
-async function textOf(file) {
-  const bytes = await verifiedBytes(file);
-  return bytes ? new TextDecoder().decode(bytes) : null;
-}
-
-async function loadTileIndex(manifest) {
-  const index = manifest.tiles?.index;
-  if (!index) return null;
-  const text = await textOf({ ...index, mimeType: 'application/json' });
-  return text == null ? null : JSON.parse(text);
-}
-
-// MARK: Saving and updating
-
-/** Saves `target` ({manifest, bytes, signature}) into Cache Storage: every listed file and tile not held yet,
- * each checked before it is put; the held copy switches to it only when all of it is in. */
-async function save(target, previous) {
-  const { manifest } = target;
-  setState('saving', previous ? `Updating to version ${manifest.version}…` : 'Saving the tour on this phone…');
-  showError('');
-  if (navigator.storage?.persist) await navigator.storage.persist().catch(() => false);
-  const cache = await caches.open(FILES);
-  const files = listedFiles(manifest);
-  const missing = [];
-  // Fetched: what is not held, and what is held but failed its check (it is replaced).
-  for (const file of files) {
-    if (state.refused.has(file.path) || !(await cache.match(fileURL(file.sha256)))) missing.push(file);
-  }
-  const seen = new Set();
-  const fetchList = missing.filter((f) => !seen.has(f.sha256) && seen.add(f.sha256));
-  const tileBytes = manifest.tiles && manifest.tiles.index ? Number(manifest.tiles.size || 0) : 0;
-  const total = fetchList.reduce((sum, f) => sum + Number(f.size), 0) + tileBytes;
-  let done = 0;
-  progress(done, total);
-  try {
-    for (const file of fetchList) {
-      const bytes = await fetchVerified(file);
-      await cache.put(fileURL(file.sha256), storedResponse(bytes, file.mimeType));
-      done += bytes.byteLength;
-      progress(done, total);
-    }
-    if (manifest.tiles?.index) {
-      const index = JSON.parse(new TextDecoder().decode(await (await cache.match(fileURL(manifest.tiles.index.sha256))).arrayBuffer()));
-      const oldIndex = previous?.tileIndex?.tiles || {};
-      const keys = Object.keys(index.tiles || {});
-      const perTile = keys.length ? tileBytes / keys.length : 0;
-      const url = tileURL(manifest.version);
-      let next = 0;
-      const worker = async () => {
-        while (next < keys.length) {
-          const key = keys[next++];
-          const [z, x, y] = key.split('/');
-          const target = url(z, x, y);
-          if (!(await cache.match(target))) {
-            const held = oldIndex[key] === index.tiles[key] ? await cache.match(tileURL(previous.version)(z, x, y)) : null;
-            if (held) {
-              await cache.put(target, held);
-            } else {
-              const response = await fetch(target);
-              if (!response.ok) throw new Error(`map tile ${key} could not be fetched (HTTP ${response.status})`);
-              const bytes = await response.arrayBuffer();
-              await requireFile(bytes, { path: `map tile ${key}`, sha256: index.tiles[key] });
-              await cache.put(target, storedResponse(bytes, response.headers.get('Content-Type') || 'image/png'));
-            }
-          }
-          done += perTile;
-          progress(done, total);
-        }
-      };
-      await Promise.all([worker(), worker(), worker(), worker()]);
-    }
-    for (const file of fetchList) savedChecks.set(file.sha256, Promise.resolve(null));
-    await cache.put(manifestURL(manifest.version), storedResponse(target.bytes, 'application/json', { 'Manifest-Signature': target.signature }));
-    const pages = await caches.open(PAGES);
-    await pages.put(location.pathname, await fetch(location.pathname, { cache: 'no-cache' }));
-  } catch (error) {
-    const quota = error?.name === 'QuotaExceededError';
-    const message = quota
-      ? `This browser has no room left for the tour (${megabytes(total)} needed). What was saved before is kept; free some space on the phone and try again.`
-      : `${previous ? 'The update' : 'Saving'} stopped: ${reason(error)}. ${previous ? `Version ${previous.version} is kept as it was.` : ''}`;
-    setState('failed', previous ? `Version ${previous.version} is saved on this phone.` : 'The tour is not saved yet.');
-    showError(message, () => save(target, previous));
-    await showStorage();
-    return false;
-  }
-  writeHeld({ version: manifest.version, sha256: state.entry?.sha256 || state.held?.sha256 || null });
-  setState('ready', `Saved on this phone: version ${manifest.version}. It works without a connection.`);
-  await showStorage();
-  // Counted like an app's checked download.
-  if (state.entry) {
-    fetch(`${API}/packages/${encodeURIComponent(packageId)}/verify`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ sha256: state.entry.sha256, version: state.entry.version }),
-    }).catch(() => {});
-  }
-  return true;
-}
-
-/** The saved copy's manifest, its signature checked again (its files are checked by `checkSaved`). */
-async function loadHeld(held) {
-  const cache = await caches.open(FILES);
-  const response = await cache.match(manifestURL(held.version));
-  if (!response) return null;
-  let target;
-  try {
-    target = await verifiedManifest(response, held.version);
-  } catch (error) {
-    // A saved manifest that fails its check can never be used; it goes, so the next fetch asks the server (the
-    // service worker would otherwise keep answering with it).
-    if (error instanceof TrustError) await cache.delete(manifestURL(held.version));
-    throw error;
-  }
-  return target;
-}
-
 // MARK: The tour on screen
 
 function text(waypointOrTour, key) {
@@ -540,6 +270,9 @@ function assetsFor(waypoint) {
   return waypoint.assets.filter((asset) => !asset.language || !chosen || asset.language === chosen);
 }
 
+/** Each stop body's fill in progress or done (fillStop), by the body. */
+const fills = new WeakMap();
+
 async function openStop(order, play) {
   const waypoint = state.manifest?.waypoints.find((w) => w.order === order);
   const item = document.querySelector(`[data-stop-order="${order}"]`);
@@ -565,79 +298,85 @@ async function openStop(order, play) {
     body.replaceChildren(why);
     return;
   }
-  if (body.dataset.filledFor !== (state.language || 'default')) await fillStop(waypoint, body);
+  if (body.dataset.filledFor !== (state.language || 'default')) fills.set(body, fillStop(waypoint, body));
+  // A stop opened again while its media are still being checked plays once they are there.
+  await fills.get(body);
   if (play) {
     const audio = body.querySelector('audio[data-stop-audio]');
     if (audio && audio.src) audio.play().catch(() => {});
   }
 }
 
-async function fillStop(waypoint, body) {
+/** Fills a stop's body: its description and one figure per asset are on screen at once; each figure's media follow
+ * as their checks pass. Answers when every figure is filled (so a stop that should play has its audio then). */
+function fillStop(waypoint, body) {
   body.dataset.filledFor = state.language || 'default';
-  body.replaceChildren();
   const description = document.createElement('p');
   description.textContent = text(waypoint, 'description');
-  body.append(description);
-  for (const asset of assetsFor(waypoint)) {
-    const file = { path: asset.path, size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType };
+  body.replaceChildren(description);
+  return Promise.all(assetsFor(waypoint).map((asset) => {
     const figure = document.createElement('figure');
     if (asset.title) {
       const caption = document.createElement('figcaption');
       caption.textContent = asset.title;
       figure.append(caption);
     }
-    const source = await mediaSource(file);
-    if (!source) {
-      const refused = document.createElement('p');
-      refused.className = 'visit-error';
-      refused.textContent = `${asset.title || asset.path} failed its check against the signed manifest and is not played.`;
-      figure.append(refused);
-      body.append(figure);
-      continue;
-    }
-    if (asset.type === 'audio') {
-      const audio = document.createElement('audio');
-      audio.controls = true;
-      audio.preload = 'metadata';
-      audio.dataset.stopAudio = '';
-      audio.src = source;
-      audio.setAttribute('aria-label', asset.title || `Audio for ${text(waypoint, 'name')}`);
-      figure.append(audio, speedControl(audio, waypoint.order));
-      if (asset.transcript) await appendTranscript(figure, asset.transcript);
-    } else if (asset.type === 'video') {
-      const video = document.createElement('video');
-      video.controls = true;
-      video.preload = 'metadata';
-      video.playsInline = true;
-      video.src = source;
-      video.setAttribute('aria-label', asset.title || `Video for ${text(waypoint, 'name')}`);
-      if (asset.captions) {
-        const captions = await mediaSource({ ...asset.captions, mimeType: 'text/vtt' });
-        if (captions) {
-          const track = document.createElement('track');
-          track.kind = 'captions';
-          track.src = captions;
-          track.srclang = asset.captions.language || asset.language || (state.manifest.languages || ['en'])[0];
-          track.label = 'Captions';
-          track.default = true;
-          video.append(track);
-        }
-      }
-      figure.append(video, speedControl(video, waypoint.order));
-      if (asset.transcript) await appendTranscript(figure, asset.transcript);
-    } else if (asset.type === 'image') {
-      const image = document.createElement('img');
-      image.src = source;
-      image.alt = asset.altText || '';
-      image.loading = 'lazy';
-      figure.append(image);
-    } else if (asset.type === 'text') {
-      const words = document.createElement('div');
-      words.className = 'visit-text';
-      words.textContent = await textOf(file) ?? '';
-      figure.append(words);
-    }
     body.append(figure);
+    return fillFigure(figure, asset, waypoint);
+  }));
+}
+
+async function fillFigure(figure, asset, waypoint) {
+  const file = { path: asset.path, size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType };
+  const source = await mediaSource(file);
+  if (!source) {
+    const refused = document.createElement('p');
+    refused.className = 'visit-error';
+    refused.textContent = `${asset.title || asset.path} failed its check against the signed manifest and is not played.`;
+    figure.append(refused);
+    return;
+  }
+  if (asset.type === 'audio') {
+    const audio = document.createElement('audio');
+    audio.controls = true;
+    audio.preload = 'metadata';
+    audio.dataset.stopAudio = '';
+    audio.src = source;
+    audio.setAttribute('aria-label', asset.title || `Audio for ${text(waypoint, 'name')}`);
+    figure.append(audio, speedControl(audio, waypoint.order));
+    if (asset.transcript) await appendTranscript(figure, asset.transcript);
+  } else if (asset.type === 'video') {
+    const video = document.createElement('video');
+    video.controls = true;
+    video.preload = 'metadata';
+    video.playsInline = true;
+    video.src = source;
+    video.setAttribute('aria-label', asset.title || `Video for ${text(waypoint, 'name')}`);
+    if (asset.captions) {
+      const captions = await mediaSource({ ...asset.captions, mimeType: 'text/vtt' });
+      if (captions) {
+        const track = document.createElement('track');
+        track.kind = 'captions';
+        track.src = captions;
+        track.srclang = asset.captions.language || asset.language || (state.manifest.languages || ['en'])[0];
+        track.label = 'Captions';
+        track.default = true;
+        video.append(track);
+      }
+    }
+    figure.append(video, speedControl(video, waypoint.order));
+    if (asset.transcript) await appendTranscript(figure, asset.transcript);
+  } else if (asset.type === 'image') {
+    const image = document.createElement('img');
+    image.src = source;
+    image.alt = asset.altText || '';
+    image.loading = 'lazy';
+    figure.append(image);
+  } else if (asset.type === 'text') {
+    const words = document.createElement('div');
+    words.className = 'visit-text';
+    words.textContent = await textOf(file) ?? '';
+    figure.append(words);
   }
 }
 
@@ -681,6 +420,30 @@ function plainCues(vtt) {
 // MARK: On the trail
 
 let wakeLock = null;
+let watchId = null;
+
+// The Start button is also the way to stop: while the player follows the visitor's position it says so on the button
+// (`data-tracking="on"`) and a second press stops following, lets the screen sleep again, and leaves the stops to taps.
+function showTracking(on) {
+  const start = button('start');
+  start.dataset.tracking = on ? 'on' : 'off';
+  start.textContent = on ? 'Stop following my position' : 'Start the tour';
+}
+
+async function toggleTracking() {
+  if (watchId !== null) stopTracking(); else await start();
+}
+
+function stopTracking() {
+  if (watchId !== null) navigator.geolocation.clearWatch(watchId);
+  watchId = null;
+  state.tracking = false;
+  wakeLock?.release().catch(() => {});
+  wakeLock = null;
+  showTracking(false);
+  document.getElementById('location-status').textContent = 'Location is off: tap a stop to hear it, or start again.';
+}
+
 async function start() {
   if ('wakeLock' in navigator) {
     try { wakeLock = await navigator.wakeLock.request('screen'); } catch { wakeLock = null; }
@@ -692,10 +455,18 @@ async function start() {
   }
   status.textContent = 'Finding where you are…';
   state.tracking = true;
-  navigator.geolocation.watchPosition(onPosition, (error) => {
+  showTracking(true);
+  watchId = navigator.geolocation.watchPosition(onPosition, (error) => {
     status.textContent = error.code === error.PERMISSION_DENIED
       ? 'Location is turned off for this page, so stops do not open by themselves. Tap a stop to hear it.'
       : 'Your position is not known right now. Tap a stop to hear it.';
+    if (error.code === error.PERMISSION_DENIED) {
+      // Nothing to follow: the button offers to start again (after the visitor allowed location).
+      navigator.geolocation.clearWatch(watchId);
+      watchId = null;
+      state.tracking = false;
+      showTracking(false);
+    }
   }, { enableHighAccuracy: true, maximumAge: 5000 });
 }
 
@@ -736,11 +507,31 @@ document.addEventListener('visibilitychange', async () => {
 
 // MARK: Start-up
 
-async function show(target) {
-  render(target.manifest);  // applies the alerts known so far
-  state.tileIndex = await loadTileIndex(target.manifest);
-  map.show(target.manifest, state.tileIndex, tileURL(target.manifest.version), (key) => {
-    setVerified(true, `A map tile (${key}) did not match the signed tile index and is not shown.`);
+/** Shows a verified manifest at once: the stops, then the map's route, zones and markers; the map's tiles follow
+ * when the tile index has been checked (from the saved copy or the network), without holding up anything else. */
+function show(target) {
+  const { manifest } = target;
+  render(manifest);  // applies the alerts known so far
+  const tileURL = store.tileURL(manifest.version);
+  const refusedTile = (key) => setVerified(true, `A map tile (${key}) did not match the signed tile index and is not shown.`);
+  map.show(manifest, null, tileURL, refusedTile);
+  state.tileIndex = store.tileIndex(manifest, playsSaved()).catch(() => null);
+  state.tileIndex.then((index) => map.showTiles(manifest, index, tileURL, refusedTile));
+}
+
+function registerWorker() {
+  if ('serviceWorker' in navigator) {
+    navigator.serviceWorker.register('/visit/sw.js', { scope: '/visit/', type: 'classic' }).catch(() => {});
+  }
+}
+
+/** The alerts of the last fresh catalog kept on this phone, shown when its signature has been checked again; they do
+ * not hold up the tour, and give way to a catalog verified meanwhile. */
+function showKeptAlerts() {
+  store.rememberedCatalog().then((kept) => {
+    if (!kept || state.alertSource) return;
+    state.alertSource = kept;
+    applyAlerts();
   });
 }
 
@@ -748,103 +539,153 @@ async function main() {
   if (/iPhone|iPad|iPod/.test(navigator.userAgent) || (navigator.platform === 'MacIntel' && navigator.maxTouchPoints > 1)) {
     document.getElementById('ios-note').hidden = false;
   }
-  button('start').addEventListener('click', start);
+  button('start').addEventListener('click', toggleTracking);
   if (!(await ed25519Supported())) {
-    setState('failed', 'This browser cannot check the tour\'s signature (it lacks Ed25519 in Web Crypto), so the tour is not shown or saved. Please use a current Chrome, Edge, Firefox or Safari.');
+    go('unsupported', 'This browser cannot check the tour\'s signature (it lacks Ed25519 in Web Crypto), so the tour is not shown or saved. Please use a current Chrome, Edge, Firefox or Safari.');
     setVerified(false);
     return;
   }
-  if ('serviceWorker' in navigator) {
-    navigator.serviceWorker.register('/visit/sw.js', { scope: '/visit/', type: 'classic' }).catch(() => {});
-  }
-  state.alertSource = await rememberedCatalog();
+  registerWorker();
+  showKeptAlerts();
   setInterval(applyAlerts, 30_000);
-  state.held = readHeld();
-  let heldTarget = null;
-  if (state.held) {
-    try {
-      heldTarget = await loadHeld(state.held);
-    } catch (error) {
-      setState('failed', 'The saved copy could not be checked.');
-      showError(error.message, () => location.reload());
-    }
-    if (heldTarget) {
-      setVerified(true, `Signature checked: version ${heldTarget.manifest.version}, signed by this server.`);
-      setState('checking', `Checking the saved copy of version ${heldTarget.manifest.version}…`);
-      await show(heldTarget);
-      heldTarget.problem = await checkAllSaved(heldTarget.manifest);
-      if (heldTarget.problem) {
-        setState('failed', `Version ${heldTarget.manifest.version} is saved, but part of it failed its check.`);
-        showError(`${heldTarget.problem} Save the tour again to replace it.`, () => save(heldTarget, null).then(() => location.reload()));
-      } else {
-        setState('ready', `Saved on this phone: version ${heldTarget.manifest.version}. It works without a connection.`);
-      }
-    }
-  }
-  let catalog = null;
+  const heldTarget = await openHeld();
+  const catalog = await currentCatalog(heldTarget);
+  // The alerts of the catalog just verified, or (offline, refused or stale) of the last one kept.
+  applyAlerts();
+  if (catalog) await followCatalog(catalog, heldTarget);
+  await showStorage();
+}
+
+/** The saved copy, shown as soon as its manifest's signature holds, then every saved file hashed: {manifest, bytes,
+ * signature, problem} (problem: the first file that failed, or null), or null when nothing usable is saved. */
+async function openHeld() {
+  const held = store.readHeld();
+  if (!held) return null;
+  let target;
   try {
-    const checked = await verifiedCatalog();
-    if (checked.stale) {
-      // Past its expiresAt the catalog cannot say which version is current or whether the tour was withdrawn (a
-      // replayed copy still carries a good signature): it is shown as stale and not acted on; a saved copy plays on.
-      showStaleCatalog(checked.catalog, !!heldTarget);
-      if (!heldTarget) { setState('failed', 'The tour could not be checked against a current list of tours.'); setVerified(false); }
-    } else {
-      catalog = checked.catalog;
-    }
+    target = await store.loadHeld(held);
+  } catch (error) {
+    go('held-refused', 'The saved copy could not be checked.');
+    showError(error.message, () => location.reload());
+    return null;
+  }
+  if (!target) return null;
+  const { version } = target.manifest;
+  setVerified(true, `Signature checked: version ${version}, signed by this server.`);
+  go('held-found', `Checking the saved copy of version ${version}…`);
+  show(target);
+  target.problem = await store.checkAllSaved(target.manifest);
+  if (target.problem) {
+    go('held-damaged', `Version ${version} is saved, but part of it failed its check.`);
+    showError(`${target.problem} Save the tour again to replace it.`, () => save(target, null).then(() => location.reload()));
+  } else {
+    go('held-checked', `Saved on this phone: version ${version}. It works without a connection.`);
+  }
+  return target;
+}
+
+/** The verified, current catalog, or null: offline, refused (said so) or stale (flagged, and not acted on). */
+async function currentCatalog(heldTarget) {
+  try {
+    const checked = await store.verifiedCatalog();
+    if (checked.remembered) state.alertSource = checked.remembered;
+    if (!checked.stale) return checked.catalog;
+    // Past its expiresAt the catalog cannot say which version is current or whether the tour was withdrawn (a
+    // replayed copy still carries a good signature): it is shown as stale and not acted on; a saved copy plays on.
+    showStaleCatalog(checked.catalog, !!heldTarget);
+    if (!heldTarget) { go('unavailable', 'The tour could not be checked against a current list of tours.'); setVerified(false); }
   } catch (error) {
     if (error instanceof TrustError) {
       showError(heldTarget?.problem ? `${error.message} ${heldTarget.problem}` : error.message);
-      if (!heldTarget) { setState('failed', 'The tour could not be checked.'); setVerified(false); }
+      if (!heldTarget) { go('unavailable', 'The tour could not be checked.'); setVerified(false); }
     } else if (!heldTarget) {
-      setState('failed', 'You are offline and this tour is not saved on this phone yet.');
+      go('unavailable', 'You are offline and this tour is not saved on this phone yet.');
       showError('Connect to the internet and reload to save the tour.', () => location.reload());
     }
   }
-  // The alerts of the catalog just verified, or (offline, refused or stale) of the last one kept.
-  applyAlerts();
-  if (catalog) {
-    state.entry = catalog.packages.find((p) => p.id === packageId) || null;
-    if (!state.entry) {
-      document.getElementById('offline-status').textContent = 'The park has withdrawn this tour: it can no longer be saved or updated.'
-        + (heldTarget ? ' Your saved copy still works.' : '');
-      root.dataset.withdrawn = 'true';
-      if (!heldTarget) { setState('failed'); }
-    } else if (heldTarget && state.entry.version > heldTarget.manifest.version) {
-      if (!heldTarget.problem) setState('update-available', `Version ${state.entry.version} is available; you have version ${heldTarget.manifest.version}.`);
-      button('update').onclick = () => update(heldTarget);
-    } else if (!heldTarget) {
-      try {
-        const target = await fetchManifest(state.entry.version);
-        setVerified(true, `Signature checked: version ${target.manifest.version}, signed by this server.`);
-        await show(target);
-        setState('online-only', 'Not saved yet: save the tour while you have signal to use it offline.');
-        button('save-offline').onclick = () => save(target, null);
-      } catch (error) {
-        setState('failed', 'The tour could not be checked.');
-        setVerified(false);
-        showError(error.message, () => location.reload());
-      }
+  return null;
+}
+
+/** What the current catalog says of this tour: withdrawn, a newer version than the saved one, or (nothing saved)
+ * the version to show and offer for saving. */
+async function followCatalog(catalog, heldTarget) {
+  state.entry = catalog.packages.find((p) => p.id === packageId) || null;
+  if (!state.entry) {
+    document.getElementById('offline-status').textContent = 'The park has withdrawn this tour: it can no longer be saved or updated.'
+      + (heldTarget ? ' Your saved copy still works.' : '');
+    root.dataset.withdrawn = 'true';
+    if (!heldTarget) go('unavailable');
+  } else if (heldTarget && state.entry.version > heldTarget.manifest.version) {
+    // Offered only when every saved file checked out: a damaged copy is saved again first.
+    if (!heldTarget.problem) go('update-found', `Version ${state.entry.version} is available; you have version ${heldTarget.manifest.version}.`);
+    button('update').onclick = () => updateOnce(heldTarget);
+  } else if (!heldTarget) {
+    try {
+      const target = await store.fetchManifest(state.entry.version);
+      setVerified(true, `Signature checked: version ${target.manifest.version}, signed by this server.`);
+      show(target);
+      go('shown', 'Not saved yet: save the tour while you have signal to use it offline.');
+      button('save-offline').onclick = () => save(target, null);
+    } catch (error) {
+      go('unavailable', 'The tour could not be checked.');
+      setVerified(false);
+      showError(error.message, () => location.reload());
     }
   }
+}
+
+// MARK: Saving and updating
+
+/** Saves `target` ({manifest, bytes, signature}) for offline use; `previous` ({version, tileIndex}) is the saved
+ * version an update replaces. The saved copy switches to the new version only when all of it is in. */
+async function save(target, previous) {
+  const { manifest } = target;
+  go('save', previous ? `Updating to version ${manifest.version}…` : 'Saving the tour on this phone…');
+  showError('');
+  await store.persist();
+  const plan = await store.planSave(manifest);
+  try {
+    await store.saveTour(target, previous, plan, progress);
+  } catch (error) {
+    const quota = error?.name === 'QuotaExceededError';
+    const message = quota
+      ? `This browser has no room left for the tour (${megabytes(plan.total)} needed). What was saved before is kept; free some space on the phone and try again.`
+      : `${previous ? 'The update' : 'Saving'} stopped: ${reason(error)}. ${previous ? `Version ${previous.version} is kept as it was.` : ''}`;
+    go('save-failed', previous ? `Version ${previous.version} is saved on this phone.` : 'The tour is not saved yet.');
+    showError(message, () => save(target, previous));
+    await showStorage();
+    return false;
+  }
+  store.writeHeld({ version: manifest.version, sha256: state.entry?.sha256 || store.held?.sha256 || null });
+  go('saved', `Saved on this phone: version ${manifest.version}. It works without a connection.`);
   await showStorage();
+  // Counted like an app's checked download.
+  if (state.entry) store.reportDownload(state.entry);
+  return true;
+}
+
+/** One update at a time: the Update and Try again buttons stay on screen while the new manifest is fetched. */
+let updating = null;
+function updateOnce(heldTarget) {
+  updating ??= update(heldTarget).finally(() => { updating = null; });
+  return updating;
 }
 
 async function update(heldTarget) {
   try {
-    const target = await fetchManifest(state.entry.version);
-    const saved = await save(target, { version: heldTarget.manifest.version, tileIndex: state.tileIndex });
+    const target = await store.fetchManifest(state.entry.version);
+    const saved = await save(target, { version: heldTarget.manifest.version, tileIndex: await state.tileIndex });
     if (saved) {
-      state.refused.clear();
+      store.forgetRefused();
       setVerified(true, `Signature checked: version ${target.manifest.version}, signed by this server.`);
-      await show(target);
+      show(target);
     }
   } catch (error) {
     const kept = heldTarget.manifest.version;
-    setState('failed', `Version ${kept} is saved on this phone.`);
+    go('update-failed', `Version ${kept} is saved on this phone.`);
     showError(error instanceof TrustError
       ? `The update was refused: ${error.message} Version ${kept} is kept as it was.`
-      : `The update stopped: ${reason(error)}. Version ${kept} is kept as it was.`, () => update(heldTarget));
+      : `The update stopped: ${reason(error)}. Version ${kept} is kept as it was.`, () => updateOnce(heldTarget));
   }
 }
 

@@ -2,6 +2,8 @@
 // line. It caches the player's shell; tour files, tiles and manifests are put into Cache Storage by the player page
 // only after their signature, size and SHA-256 were checked, and this worker only answers from that cache: it never
 // stores what the network sends it.
+// The cache names are CACHE_NAMES of visit-store.js: a classic worker cannot import that module, so they are
+// repeated here, and Tests/js/visit-store.test.mjs fails when the two differ.
 const SHELL = `trail-shell-${PLAYER_VERSION}`;
 const FILES = 'trail-files';
 const PAGES = 'trail-pages';

@@ -90,6 +90,12 @@ export async function requireFile(bytes, file) {
   }
 }
 
+/** The companion files a manifest may list beside a media file, by the asset's key (`asset.captions`,
+ * `asset.transcript`). Public/js/companion-roles.json is the one description the server's `CompanionRole` and this
+ * list are both tested against (Tests/js/companion-roles.test.mjs here), so a role added on one side and not the
+ * other fails a test instead of being skipped when a tour is saved. */
+export const COMPANION_ROLES = Object.freeze(['captions', 'transcript']);
+
 /** Every file the manifest lists, as {path, size, sha256, mimeType}: media, captions, transcripts, the GeoJSON, the
  * tile index. The MBTiles itself is left out: the player shows tiles one by one, each checked against the index. */
 export function listedFiles(manifest) {
@@ -97,7 +103,7 @@ export function listedFiles(manifest) {
   for (const waypoint of manifest.waypoints || []) {
     for (const asset of waypoint.assets || []) {
       files.push({ path: asset.path, size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType });
-      for (const role of ['captions', 'transcript']) {
+      for (const role of COMPANION_ROLES) {
         const companion = asset[role];
         if (companion) files.push({ path: companion.path, size: companion.size, sha256: companion.sha256, mimeType: companionType(companion.path) });
       }

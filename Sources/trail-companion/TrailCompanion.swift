@@ -133,6 +133,18 @@ struct ServerOptions: ParsableArguments {
         help: "prompt for the provider's sign-in, where it requires one (Login.gov: select_account) (TRAIL_OIDC_PROMPT)."
     )
     var oidcPrompt: String?
+    @Option(
+        name: .customLong("oidc-acr"),
+        help:
+            "acr values, comma-separated, that show the provider asked for a second factor, so no second step is asked here (TRAIL_OIDC_ACR)."
+    )
+    var oidcAcr: String?
+    @Flag(
+        name: .customLong("oidc-skip-second-step"),
+        help:
+            "Trust the provider's sign-in alone: enrolled accounts and admins give no second step here after single sign-on (TRAIL_OIDC_SKIP_SECOND_STEP=1)."
+    )
+    var oidcSkipSecondStep = false
     @Flag(
         name: .customLong("oidc-create-users"),
         help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1)."
@@ -147,7 +159,11 @@ struct ServerOptions: ParsableArguments {
     @Option(name: .customLong("smtp-user"), help: "The SMTP account, when the server asks for one (TRAIL_SMTP_USER).") var smtpUser: String?
     @Option(name: .customLong("smtp-password-file"), help: "A file holding the SMTP password, mode 600 (TRAIL_SMTP_PASSWORD_FILE).")
     var smtpPasswordFile: String?
-    @Option(name: .customLong("mail-from"), help: "The sender of every email (TRAIL_MAIL_FROM; default \"Trail Companion <trail@HOSTNAME>\").")
+    @Option(
+        name: .customLong("mail-from"),
+        help:
+            "The sender of every email (TRAIL_MAIL_FROM; default \"Trail Companion <trail@DOMAIN>\", DOMAIN the public URL's host or this machine's name, when either is a mail domain)."
+    )
     var mailFrom: String?
     @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
     @Flag(
@@ -213,6 +229,12 @@ struct ServerOptions: ParsableArguments {
                 settings.label = label
             }
             settings.createUsers = oidcCreateUsers || environment["TRAIL_OIDC_CREATE_USERS"] == "1"
+            settings.secondFactorACR = Set(
+                (oidcAcr ?? environment["TRAIL_OIDC_ACR"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                    !$0.isEmpty
+                }
+            )
+            settings.askSecondStep = !(oidcSkipSecondStep || environment["TRAIL_OIDC_SKIP_SECOND_STEP"] == "1")
             config.oidc = settings
         } else if (oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"]) != nil {
             throw ValidationError("--oidc-client-id needs --oidc-issuer")
@@ -251,7 +273,7 @@ struct ServerOptions: ParsableArguments {
             config.minFreeSpace = bytes
         }
         config.storage = try storage.makeSettings(environment: environment)
-        config.mail = try makeMailSettings(environment: environment)
+        config.mail = try makeMailSettings(environment: environment, publicURL: config.publicURL)
         config.mediaOptimization.enabled = !(noOptimizeMedia || environment["TRAIL_OPTIMIZE_MEDIA"] == "0")
         config.mediaOptimization.concurrency =
             try mediaConversions ?? environment["TRAIL_MEDIA_CONVERSIONS"].map { try Self.parse($0, "TRAIL_MEDIA_CONVERSIONS") }
@@ -261,7 +283,7 @@ struct ServerOptions: ParsableArguments {
     }
 
     /// The SMTP settings, or nil without `--smtp-url`; a user or password file without it is a mistake said at start.
-    func makeMailSettings(environment: [String: String]) throws -> MailSettings? {
+    func makeMailSettings(environment: [String: String], publicURL: String?) throws -> MailSettings? {
         func value(_ flag: String?, _ name: String) -> String? { (flag ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 } }
         let user = value(smtpUser, "TRAIL_SMTP_USER")
         let passwordFile = value(smtpPasswordFile, "TRAIL_SMTP_PASSWORD_FILE")
@@ -270,13 +292,19 @@ struct ServerOptions: ParsableArguments {
             return nil
         }
         do {
-            var settings = MailSettings(
-                url: try MailSettings.parseURL(text),
-                user: user,
-                passwordFile: passwordFile,
-                from: MailSettings.defaultFrom()
-            )
-            if let from = value(mailFrom, "TRAIL_MAIL_FROM") { settings.from = try MailSettings.parseFrom(from) }
+            let url = try MailSettings.parseURL(text)
+            let from: String
+            if let given = value(mailFrom, "TRAIL_MAIL_FROM") {
+                from = try MailSettings.parseFrom(given)
+            } else if let derived = MailSettings.defaultFrom(publicURL: publicURL) {
+                from = derived
+            } else {
+                throw MailSettingsProblem(
+                    "--smtp-url needs --mail-from here: neither the public URL nor this machine's name "
+                        + "(\(ProcessInfo.processInfo.hostName)) is a mail domain, e.g. --mail-from \"Trail Companion <trail@parks.example.gov>\""
+                )
+            }
+            let settings = MailSettings(url: url, user: user, passwordFile: passwordFile, from: from)
             if passwordFile != nil, user == nil { throw MailSettingsProblem("--smtp-password-file needs --smtp-user") }
             if let passwordFile, !FileManager.default.isReadableFile(atPath: passwordFile) {
                 throw MailSettingsProblem("--smtp-password-file \(passwordFile) cannot be read")

@@ -84,7 +84,7 @@ import Testing
                 "/account/notifications",
                 form: [:],
                 session: reviewerSession,
-                extra: [("on", "approved"), ("on", "denied"), ("on", "released")]
+                extra: [("on", "approved"), ("on", "denied"), ("on", "released"), ("on", "alert")]
             )
             #expect(saved.status == .seeOther)
             let after = try await client.get("/account/notifications", session: reviewerSession)
@@ -94,7 +94,7 @@ import Testing
                 "/account/notifications",
                 form: [:],
                 session: authorSession,
-                extra: [("on", "reviewRequested"), ("on", "denied"), ("on", "released")]
+                extra: [("on", "reviewRequested"), ("on", "denied"), ("on", "released"), ("on", "alert")]
             )
             #expect(try await app.database.notificationOptOuts(userId: try await env.user("author@test.org").id) == [.approved])
             let audit: Int? = try await app.database.scalar("SELECT COUNT(*) FROM auditEvent WHERE action = 'notifications.set'")
@@ -113,6 +113,45 @@ import Testing
             #expect(sink.messages(to: "author@test.org").map(\.subject) == ["Released: Ridge Walk"], "approvals are off for the author")
             let queued: Int? = try await app.database.scalar("SELECT COUNT(*) FROM outbox WHERE recipient = 'reviewer@test.org'")
             #expect(queued == 0, "nothing is even queued for an opted-out person")
+        }
+    }
+
+    /// A new alert reaches the site's managers at once, with what it says, the stops it closes and its end; not the
+    /// manager who posted it, not a manager who turned alerts off, and not the site's authors and reviewers.
+    @Test func anAlertReachesTheSitesOtherManagers() async throws {
+        let sink = try await SMTPSink.start()
+        defer { sink.stop() }
+        let url = sink.url
+        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
+        defer { env.remove() }
+        let app = env.app
+        _ = try await env.addMember("manager2@test.org", role: .manager)
+        let quiet = try await env.addMember("manager3@test.org", role: .manager)
+        try await app.database.setNotificationOptOuts(userId: quiet, off: [.alert], actor: .system)
+        let stopId = env.seed.waypointId
+        let stopNameRead: String? = try await app.database.scalar("SELECT name FROM waypoint WHERE id = ?", [stopId])
+        let stopName = try #require(stopNameRead)
+        try await app.test(.router) { client in
+            let manager = try await env.token("manager@test.org")
+            let posted = try await client.api(
+                .post,
+                "/api/v1/manage/sites/alpha/alerts",
+                token: manager,
+                json: AlertAPITests.body(message: "Water over the footbridge.\n<b>Use the ford.</b>", tourId: env.seed.tourId, closed: [stopId])
+            )
+            #expect(posted.status == .created, "\(posted.text)")
+            try await app.drainMail(until: { !sink.messages(to: "manager2@test.org").isEmpty })
+            _ = await app.outbox.drain()
+            let mail = try #require(sink.messages(to: "manager2@test.org").first)
+            #expect(mail.subject == "Closure posted for Alpha District: Bridge out")
+            #expect(mail.body.contains("manager posted this closure for Alpha District (tour \"Ridge Walk\")"))
+            #expect(mail.body.contains("Water over the footbridge.\n<b>Use the ford.</b>"), "the message as typed, in plain text")
+            #expect(mail.body.contains("It closes these stops: \(stopName)."))
+            #expect(mail.body.contains("http://127.0.0.1:8080/sites/alpha/alerts"))
+            let queued = try await app.database.read { db in
+                try String.fetchAll(db, sql: "SELECT recipient FROM outbox WHERE kind = 'alert' ORDER BY recipient")
+            }
+            #expect(queued == ["manager2@test.org"], "the poster, a manager who turned alerts off, authors and reviewers get none")
         }
     }
 }

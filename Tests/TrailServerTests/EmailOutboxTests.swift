@@ -297,7 +297,12 @@ extension TestApp {
         #expect(!MailSettings(url: URL(string: "smtp://mail.parks.example:587")!, from: "a@b.org").isLoopback)
         #expect(try MailSettings.parseFrom("Parks <trail@parks.example>") == "Parks <trail@parks.example>")
         #expect(throws: MailSettingsProblem.self) { try MailSettings.parseFrom("Parks <trail@parks.example>\nBcc: x@y.org") }
-        #expect(MailSettings.defaultFrom(hostName: "tc1") == "Trail Companion <trail@tc1>")
+        // The default sender's domain: the public URL's host, else the machine's name, when either is a mail domain.
+        #expect(MailSettings.defaultFrom(hostName: "trails.parks.example") == "Trail Companion <trail@trails.parks.example>")
+        #expect(MailSettings.defaultFrom(hostName: "vm", publicURL: "https://tours.parks.example") == "Trail Companion <trail@tours.parks.example>")
+        #expect(MailSettings.defaultFrom(hostName: "tc1") == nil, "trail@tc1 is refused by mail servers: --mail-from is asked for")
+        #expect(MailSettings.defaultFrom(hostName: "vm", publicURL: "http://127.0.0.1:8080") == nil)
+        #expect(MailSettings.defaultFrom(hostName: "localhost.localdomain") == nil)
         // A subject can never start a header of its own.
         let message = MailMessage(from: "a@b.org", to: "c@d.org", subject: "Hi\r\nBcc: evil@x.org", body: "x")
         #expect(!String(decoding: message.rendered(), as: UTF8.self).contains("\r\nBcc:"))

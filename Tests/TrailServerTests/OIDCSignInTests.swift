@@ -417,4 +417,115 @@ import Testing
             #expect(out.location?.hasPrefix(provider.issuer + "/logout?") == true, "\(out.location ?? "")")
         }
     }
+
+    // MARK: The second step after single sign-on, and the provider's subject
+
+    /// Enrols `email` in two-step sign-in directly (a code of a minute ago confirms it): its key.
+    static func enrol(_ app: TestApp, _ email: String) async throws -> String {
+        let id = try #require(try await app.database.user(email: email)?.id)
+        let secret = try await app.database.beginTwoStepEnrolment(userId: id, actor: .system)
+        let earlier = Date().addingTimeInterval(-60)
+        let code = TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: earlier))
+        #expect(try await app.database.confirmTwoStepEnrolment(userId: id, code: code, at: earlier, actor: .system) != nil)
+        return secret
+    }
+
+    /// Where a sign-on that must still give a second step went: that step's page, with a half-signed-in cookie and no
+    /// session.
+    static func askedForSecondStep(_ response: TestResponse, page: String) -> Bool {
+        response.status == .seeOther && response.location == page && !signedIn(response)
+            && response.setCookies.contains { $0.hasPrefix("tc_pending=") && !$0.hasPrefix("tc_pending=;") }
+    }
+
+    @Test("an enrolled account gives its own code after single sign-on, unless the ID token's amr or acr shows a second factor")
+    func anEnrolledAccountGivesItsCodeUnlessTheProviderAskedForOne() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider) { $0.oidc?.secondFactorACR = ["urn:agency:mfa"] }
+        let secret = try await Self.enrol(app, "author@test.org")
+        try await app.test { client in
+            for claims in [#""amr": ["pwd"]"#, #""acr": "urn:agency:password""#, #""amr": "pwd""#] {
+                try await provider.control(#"{"email": "author@test.org", \#(claims)}"#)
+                let (response, _, _) = try await Self.signIn(client, provider)
+                #expect(Self.askedForSecondStep(response, page: "/login/code"), "\(claims): \(response.status) \(response.setCookies)")
+            }
+            // The code page finishes what the provider began, to where the sign-on was going.
+            try await provider.control(#"{"email": "author@test.org"}"#)
+            let (asked, browser, _) = try await Self.signIn(client, provider)
+            #expect(Self.askedForSecondStep(asked, page: "/login/code"))
+            var pending = browser
+            pending.absorb(asked)
+            let code = TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: Date()))
+            let done = try await client.post("/login/code", form: ["code": code], session: pending)
+            #expect(Self.signedIn(done), "\(done.status) \(done.text.prefix(300))")
+            #expect(done.location == "/sites/alpha")
+            // A provider that says it asked for a second factor is believed.
+            for claims in [#""amr": ["pwd", "otp"]"#, #""amr": ["mfa"]"#, #""acr": "urn:agency:mfa""#] {
+                try await provider.control(#"{"email": "author@test.org", \#(claims)}"#)
+                let (response, _, _) = try await Self.signIn(client, provider)
+                #expect(Self.signedIn(response), "\(claims): \(response.status) \(response.location ?? "")")
+            }
+            // An account that never set up a second step, and is no admin, signs on with the provider's word alone.
+            try await provider.control(#"{"email": "reviewer@test.org", "amr": ["pwd"]}"#)
+            let (reviewer, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(reviewer))
+        }
+    }
+
+    @Test("an admin whose sign-on shows a password alone sets up and gives a second step here; the operator can trust the provider instead")
+    func anAdminIsAskedForASecondStep() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await provider.control(#"{"email": "admin@test.org", "amr": ["pwd"]}"#)
+        try await app.test { client in
+            let (response, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.askedForSecondStep(response, page: "/login/enrol"), "\(response.status) \(response.location ?? "")")
+        }
+        let trusting = try await Self.app(provider) { $0.oidc?.askSecondStep = false }
+        try await trusting.test { client in
+            let (response, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(response), "\(response.status) \(response.location ?? "")")
+        }
+    }
+
+    @Test("the provider's sub is kept at the first sign-on; another sub for the same email, or one linked to another account, is refused and audited")
+    func aChangedSubjectIsRefused() async throws {
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let app = try await Self.app(provider)
+        try await app.test { client in
+            try await provider.control(#"{"email": "author@test.org"}"#)
+            let (first, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(first))
+            #expect(try await app.database.actions().contains("user.ssoLinked"))
+            let (again, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(again), "the same person again")
+
+            // The agency gave the address to someone new: their sign-on is not the account's owner's.
+            try await provider.control(#"{"email": "author@test.org", "sub": "agency-newcomer"}"#)
+            let (changed, _, _) = try await Self.signIn(client, provider)
+            #expect(changed.status == .forbidden && !Self.signedIn(changed))
+            #expect(changed.text.contains("Ask an administrator to reset your sign-in"))
+            // The author's agency account cannot sign in as another account here either.
+            try await provider.control(#"{"email": "reviewer@test.org", "sub": "agency-author@test.org"}"#)
+            let (elsewhere, _, _) = try await Self.signIn(client, provider)
+            #expect(elsewhere.status == .forbidden && !Self.signedIn(elsewhere))
+            let reasons = try await app.database.read {
+                try String.fetchAll($0, sql: "SELECT detail FROM auditEvent WHERE action = 'session.ssoFailed' ORDER BY id")
+            }
+            #expect(reasons.contains { $0.hasPrefix("subject changed for author@test.org") }, "\(reasons)")
+            #expect(reasons.contains { $0.hasPrefix("subject of reviewer@test.org is already linked") }, "\(reasons)")
+
+            // An administrator's reset forgets the link: the new person's sign-on is kept from then on.
+            let id = try #require(try await app.database.user(email: "author@test.org")?.id)
+            _ = try await app.database.resetTwoStep(userId: id, actor: .system)
+            try await provider.control(#"{"email": "author@test.org", "sub": "agency-newcomer"}"#)
+            let (relinked, _, _) = try await Self.signIn(client, provider)
+            #expect(Self.signedIn(relinked))
+            try await provider.control(#"{"email": "author@test.org"}"#)
+            let (old, _, _) = try await Self.signIn(client, provider)
+            #expect(old.status == .forbidden, "the earlier subject is now the stranger")
+        }
+    }
 }

@@ -420,6 +420,62 @@ import ZIPFoundation
         #expect(env.files(in: "uploads").isEmpty)
     }
 
+    /// Answers clean for the first file and fails on every later one: a scanner that breaks half-way through an import.
+    struct HalfWayScanner: MalwareScanner {
+        actor Count {
+            var value = 0
+            func next() -> Int {
+                value += 1
+                return value
+            }
+        }
+        let count = Count()
+        func scan(fileAt path: String) async -> ScanVerdict { await count.next() == 1 ? .clean : .error(reason: "engine failure (CL_EMEM)") }
+        var hasSignatures: Bool { get async { true } }
+        var signatureCount: Int { get async { 1 } }
+        func reloadIfChanged() async {}
+    }
+
+    @Test("a KMZ whose second picture cannot be scanned: refused, and the tour, its files and the uploads folder are as before")
+    func kmzScanFailingHalfWayChangesNothing() async throws {
+        let env = try await MediaEnv.make(scanner: { _ in HalfWayScanner() })
+        defer { env.remove() }
+        let token = try await env.token("author@test.org")
+        let kml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <kml xmlns="http://www.opengis.net/kml/2.2"><Document><name>Pictures</name>
+            <Placemark><name>Lake View</name><description><![CDATA[<img src="files/lake.png">]]></description>
+            <Point><coordinates>-122.05,44.40,0</coordinates></Point></Placemark>
+            <Placemark><name>Ridge View</name><description><![CDATA[<img src="files/ridge.png">]]></description>
+            <Point><coordinates>-122.06,44.41,0</coordinates></Point></Placemark>
+            </Document></kml>
+            """
+        let kmz = try Self.kmz([
+            ("doc.kml", Data(kml.utf8)),
+            ("files/lake.png", MediaFixtures.png(size: 4096, seed: 21)),
+            ("files/ridge.png", MediaFixtures.png(size: 4096, seed: 22)),
+        ])
+        let before = try await Self.saved(env.database, tourId: env.seed.tourId)
+        let audited = try await env.database.actions()
+        try await env.app.test { client in
+            let response = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: kmz,
+                name: "two-pictures.kmz",
+                dryRun: false
+            )
+            #expect(response.status == .unprocessableContent, "\(response.status) \(response.text.prefix(300))")
+            #expect(response.text.contains("could not be scanned") && response.text.contains("Nothing was imported"), "\(response.text)")
+        }
+        await #expect(try Self.saved(env.database, tourId: env.seed.tourId) == before, "no waypoint, route, frame or picture of the file")
+        #expect(try await env.database.actions() == audited, "nothing audited: nothing happened")
+        #expect(env.files(in: "uploads").isEmpty, "the first picture, stored and scanned, was removed again")
+        let jobs: Int? = try await env.database.scalar("SELECT COUNT(*) FROM scanJob")
+        #expect(jobs == 0)
+    }
+
     // MARK: Round trip
 
     @Test("KML in, GeoJSON out: the same names, coordinates and route")

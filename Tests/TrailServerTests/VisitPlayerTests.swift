@@ -12,6 +12,15 @@ import Testing
 /// immutable files and service worker, one tile of a released version's map (checked against the signed tile
 /// index), and the QR code of a tour's player for the panel.
 @Suite struct VisitPlayerTests {
+    /// The manifest's companion roles are described once, in `Public/js/companion-roles.json`: the server's roles and the
+    /// player's (checked by `Tests/js/companion-roles.test.mjs`) both match it, so a new role cannot be skipped by one side.
+    @Test func companionRolesMatchTheSharedDescription() throws {
+        struct Description: Decodable { let roles: [String] }
+        let data = try Data(contentsOf: projectRoot.appendingPathComponent("Public/js/companion-roles.json"))
+        let shared = try JSONDecoder().decode(Description.self, from: data)
+        #expect(shared.roles == CompanionRole.allCases.map(\.rawValue))
+    }
+
     @Test("/visit lists published tours with their facts, and neither unpublished nor never-released ones")
     func listShowsOnlyPublishedTours() async throws {
         let (app, seed) = try await TestApp.routeSeeded()

@@ -263,6 +263,12 @@ def test_save_offline_play_from_the_cache_triggers_updates_and_tampering(visit_s
         assert "Listen to the river." in panel.text("[data-stop-order='1']")
         assert "Transcript" in panel.text("[data-stop-order='1']")
         panel.screenshot("visitor-stop")
+        # The button says that the player follows the position; pressed again, it stops following.
+        start = panel.find("[data-action='start']")
+        assert start.get_attribute("data-tracking") == "on" and start.text == "Stop following my position"
+        start.click()
+        panel.wait(10).until(lambda d: start.get_attribute("data-tracking") == "off")
+        assert start.text == "Start the tour" and "Location is off" in panel.text("#location-status")
         # The image of the other stop, tapped, shows with its alt text.
         panel.find("[data-stop-order='2'] button").click()
         panel.wait(15).until(lambda d: d.execute_script(
@@ -332,6 +338,8 @@ def test_a_denied_location_leaves_the_stops_usable(visit_server, published, visi
     open_verified(panel, published["package"])
     panel.find("[data-action='start']").click()
     panel.wait(15).until(lambda d: "Tap a stop" in d.find_element("css selector", "#location-status").text)
+    # Nothing to follow: the button offers to start again rather than to stop.
+    panel.wait(15).until(lambda d: d.find_element("css selector", "[data-action='start']").get_attribute("data-tracking") == "off")
     set_viewport(driver, 320, 640, mobile=True)
     assert panel.horizontal_overflow() == 0
     panel.find("[data-stop-order='2'] button").click()

@@ -94,6 +94,8 @@ struct AlertBody: Encodable {
 /// The rules of alerts, shared by the API and the panel: who may post and end them (a site's managers and admins).
 struct AlertsService: Sendable {
     let database: AppDatabase
+    /// Tells the site's other managers of each new alert (when SMTP is set up).
+    let mailer: Mailer
 
     /// The site, when `user` manages it (or is an admin). Authors and reviewers of the site, and managers of another
     /// site, get 403: alerts are public (every phone receives them), so saying the site exists tells nothing.
@@ -106,7 +108,8 @@ struct AlertsService: Sendable {
     func post(_ draft: AlertDraft, siteSlug: String, user: AuthenticatedUser, actor: AuditActor) async throws -> AlertRow {
         let site = try await managedSite(slug: siteSlug, user: user)
         let valid = try draft.validated(now: Date())
-        let alert = try await database.postAlert(valid, siteId: site.id!, actor: actor)
+        let alert = try await database.postAlert(valid, siteId: site.id!, actor: actor, notify: mailer.alertMessage(by: user))
+        mailer.outbox?.wake()
         return try await database.alertRow(alert)
     }
 

@@ -4,8 +4,15 @@ import PackageFormat
 
 extension AppDatabase {
     /// Stores a checked alert of `siteId`; the tour and its stops are checked here, in the same transaction as the
-    /// insert, the catalog bump and the audit event, so a tour or stop deleted meanwhile cannot slip in.
-    func postAlert(_ input: ValidAlert, siteId: Int64, actor: AuditActor, now: Date = Date()) async throws -> Alert {
+    /// insert, the catalog bump and the audit event, so a tour or stop deleted meanwhile cannot slip in. `notify` (nil
+    /// without email) writes the message the site's other managers are sent; it is queued in the same transaction.
+    func postAlert(
+        _ input: ValidAlert,
+        siteId: Int64,
+        actor: AuditActor,
+        notify: AlertMessage? = nil,
+        now: Date = Date()
+    ) async throws -> Alert {
         try await write { db in
             var errors = ValidationErrors()
             if let tourId = input.tourId {
@@ -51,6 +58,22 @@ extension AppDatabase {
                     + (input.closedWaypointIds.isEmpty ? "" : ", closes stops \(input.closedWaypointIds.map(String.init).joined(separator: ", "))")
                     + ", until \(Manifest.timestamp(input.endsAt))"
             )
+            if let notify, let site = try Site.fetchOne(db, id: siteId) {
+                let tourName = try input.tourId.flatMap { try String.fetchOne(db, sql: "SELECT name FROM tour WHERE id = ?", arguments: [$0]) }
+                let stopNames =
+                    input.closedWaypointIds.isEmpty
+                    ? []
+                    : try String.fetchAll(
+                        db,
+                        sql:
+                            "SELECT name FROM waypoint WHERE id IN (\(input.closedWaypointIds.map { _ in "?" }.joined(separator: ", "))) ORDER BY position",
+                        arguments: StatementArguments(input.closedWaypointIds)
+                    )
+                let facts = AlertMailFacts(alert: alert, site: site, tourName: tourName, closedStopNames: stopNames)
+                try Self.queueNotification(db, kind: .alert, to: try Self.siteManagers(db, siteId: siteId), causedBy: actor.userId) { _ in
+                    notify(facts)
+                }
+            }
             return alert
         }
     }

@@ -99,7 +99,7 @@ struct AlertsPages: Sendable {
                 endsAt: values["endsAt"]
             )
             let row = try await alerts.post(draft, siteSlug: site.slug, user: context.requireUser(), actor: context.actor)
-            return pages.redirect(to: "/sites/\(site.slug)/alerts", notice: "Posted: \(row.alert.title). Phones see it at their next check.")
+            return pages.redirect(to: PanelURL.siteAlerts(site.slug), notice: "Posted: \(row.alert.title). Phones see it at their next check.")
         } catch let errors as ValidationErrors {
             var page = try await makePage(site, form: values, closed: Set(closed))
             page.errors = errors.fields
@@ -118,7 +118,7 @@ struct AlertsPages: Sendable {
     func endAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let row = try await alerts.end(id: id, user: context.requireUser(), actor: context.actor)
-        return pages.redirect(to: "/sites/\(row.siteSlug)/alerts", notice: "Ended: \(row.alert.title). Phones drop it at their next check.")
+        return pages.redirect(to: PanelURL.siteAlerts(row.siteSlug), notice: "Ended: \(row.alert.title). Phones drop it at their next check.")
     }
 
     func makePage(_ site: Site, form: [String: String], closed: Set<Int64>) async throws -> Page {

@@ -366,8 +366,9 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
     visit.addQRRoutes(to: manage)
-    AlertsAPI(alerts: AlertsService(database: database)).addRoutes(to: manage)
-    AlertsPages(alerts: AlertsService(database: database), database: database, pages: pages).addRoutes(to: signedIn)
+    let alerts = AlertsService(database: database, mailer: dependencies.mailer)
+    AlertsAPI(alerts: alerts).addRoutes(to: manage)
+    AlertsPages(alerts: alerts, database: database, pages: pages).addRoutes(to: signedIn)
     return router
 }
 

@@ -36,6 +36,7 @@ enum PanelURL {
 
     static func site(_ slug: String) -> String { "/sites/\(slug)" }
     static func siteMembers(_ slug: String) -> String { "\(site(slug))/members" }
+    static func siteAlerts(_ slug: String) -> String { "\(site(slug))/alerts" }
     /// Where the new-tour form posts.
     static func siteTours(_ slug: String) -> String { "\(site(slug))/tours" }
 

@@ -328,17 +328,43 @@ extension AppDatabase {
             case .author:
                 candidates = author.map { [$0] } ?? []
             }
-            for user in candidates where !user.isDisabled && user.id != causedBy {
-                let optedOut =
-                    try Int.fetchOne(
-                        db,
-                        sql: "SELECT COUNT(*) FROM notificationOptOut WHERE userId = ? AND kind = ?",
-                        arguments: [user.id!, kind.rawValue]
-                    ) ?? 0
-                guard optedOut == 0 else { continue }
-                let (subject, body) = message(facts, user)
-                try Self.enqueueMail(db, to: user.email, subject: subject, body: body, kind: kind)
-            }
+            try Self.queueNotification(db, kind: kind, to: candidates, causedBy: causedBy) { message(facts, $0) }
+        }
+    }
+
+    /// The site's managers: who hears of its alerts.
+    static func siteManagers(_ db: Database, siteId: Int64) throws -> [User] {
+        try User.fetchAll(
+            db,
+            sql: """
+                SELECT user.* FROM user JOIN membership ON membership.userId = user.id
+                WHERE membership.siteId = ? AND membership.role = ?
+                ORDER BY user.email
+                """,
+            arguments: [siteId, SiteRole.manager.rawValue]
+        )
+    }
+
+    /// Queues `kind` for each of `candidates` who wants it: an enabled account, not opted out of `kind`, and not the
+    /// person who caused it (nobody is told of what they did themselves). Runs inside the caller's transaction, so the
+    /// mail goes out only if the event it tells about is committed.
+    static func queueNotification(
+        _ db: Database,
+        kind: MailKind,
+        to candidates: [User],
+        causedBy: Int64?,
+        message: (User) -> (subject: String, body: String)
+    ) throws {
+        for user in candidates where !user.isDisabled && user.id != causedBy {
+            let optedOut =
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT COUNT(*) FROM notificationOptOut WHERE userId = ? AND kind = ?",
+                    arguments: [user.id!, kind.rawValue]
+                ) ?? 0
+            guard optedOut == 0 else { continue }
+            let (subject, body) = message(user)
+            try Self.enqueueMail(db, to: user.email, subject: subject, body: body, kind: kind)
         }
     }
 }

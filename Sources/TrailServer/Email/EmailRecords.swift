@@ -4,7 +4,7 @@ import Hummingbird
 
 /// What a message is about. Notifications are the kinds a person can turn off; invitations are always sent.
 public enum MailKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
-    case invitation, reviewRequested, approved, denied, released
+    case invitation, reviewRequested, approved, denied, released, alert
 
     /// The kinds listed on the account page, each with its own switch.
     public static var notifications: [MailKind] { allCases.filter { $0 != .invitation } }
@@ -17,6 +17,7 @@ public enum MailKind: String, Codable, Sendable, CaseIterable, DatabaseValueConv
         case .approved: "A reviewer approved my tour"
         case .denied: "A reviewer denied my tour (with the comment)"
         case .released: "My tour was released to visitors"
+        case .alert: "Someone posted an alert or closure for a site I manage"
         }
     }
 }

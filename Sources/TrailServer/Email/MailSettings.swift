@@ -8,7 +8,7 @@ public struct MailSettings: Sendable {
     public var user: String?
     /// A file holding the password: a password on the command line would show in `ps`.
     public var passwordFile: String?
-    /// `Trail Companion <trail@HOSTNAME>` unless set.
+    /// `Trail Companion <trail@DOMAIN>` unless set (see `defaultFrom`).
     public var from: String
     /// The first retry waits this long; each further one twice as long, up to `maxRetryDelay`.
     public var retryDelay: TimeInterval = 30
@@ -25,9 +25,17 @@ public struct MailSettings: Sendable {
         self.from = from
     }
 
-    /// The default sender, `Trail Companion <trail@HOSTNAME>` (the machine's name, as `hostname` prints it).
-    public static func defaultFrom(hostName: String = ProcessInfo.processInfo.hostName) -> String {
-        "Trail Companion <trail@\(hostName)>"
+    /// The default sender, `Trail Companion <trail@DOMAIN>`: DOMAIN is the public URL's host, else the machine's name
+    /// (as `hostname` prints it), the first that is a mail domain (a name with a dot; not an IP address, not
+    /// `localhost`). Nil when neither is: a sender such as `trail@vm` would be refused by the mail server at every send,
+    /// so the operator is asked for `--mail-from` at start instead.
+    public static func defaultFrom(hostName: String = ProcessInfo.processInfo.hostName, publicURL: String? = nil) -> String? {
+        let candidates = [publicURL.flatMap { URLComponents(string: $0)?.host }, hostName].compactMap { $0?.lowercased() }
+        let domain = candidates.first { name in
+            let isIPv4 = name.allSatisfy { $0.isNumber || $0 == "." }
+            return !isIPv4 && !name.contains(":") && !name.hasPrefix("localhost") && MailMessage.isAddress("trail@\(name)")
+        }
+        return domain.map { "Trail Companion <trail@\($0)>" }
     }
 
     /// Parses `--smtp-url`; the message of the thrown error names what is wrong.

@@ -117,6 +117,35 @@ public struct Mailer: Sendable {
         }
     }
 
+    /// An alert was posted: the site's other managers are told what it says and how long it lasts, since it reaches
+    /// phones at once, without review. Nil without SMTP. The message is written inside the posting transaction.
+    func alertMessage(by user: AuthenticatedUser) -> AlertMessage? {
+        guard isEnabled else { return nil }
+        let base = publicURL
+        return { facts in
+            let alert = facts.alert
+            let scope = facts.tourName.map { " (tour \"\($0)\")" } ?? ""
+            let closes = facts.closedStopNames.isEmpty ? "" : "\nIt closes these stops: \(facts.closedStopNames.joined(separator: ", ")).\n"
+            return (
+                "\(alert.severity.label) posted for \(facts.site.name): \(alert.title)",
+                """
+                \(user.displayName) posted this \(alert.severity.label.lowercased()) for \(facts.site.name)\(scope). It went out to \
+                phones and the web player at once.
+
+                \(alert.title)
+
+                \(alert.message)
+                \(closes)
+                From \(AlertsPages.minutes(alert.startsAt)) until \(AlertsPages.minutes(alert.endsAt)) (UTC).
+
+                See or end it here:
+                \(base)\(PanelURL.siteAlerts(facts.site.slug))
+                \(Self.footer(base))
+                """
+            )
+        }
+    }
+
     private func queue(
         _ kind: MailKind,
         requestId: String,
@@ -137,3 +166,14 @@ public struct Mailer: Sendable {
         "\n--\nTrail Companion. Choose which emails you get: \(base)\(PanelURL.notificationSettings)"
     }
 }
+
+/// What an alert's email tells: the alert, its site, its tour's name and the names of the stops it closes.
+struct AlertMailFacts: Sendable {
+    let alert: Alert
+    let site: Site
+    let tourName: String?
+    let closedStopNames: [String]
+}
+
+/// Writes the email about a posted alert, given its facts.
+typealias AlertMessage = @Sendable (AlertMailFacts) -> (subject: String, body: String)

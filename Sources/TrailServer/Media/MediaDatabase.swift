@@ -155,75 +155,78 @@ extension AppDatabase {
     /// Adds a pending asset and its scan job in one transaction. A replaced asset is removed and the new one takes its place.
     /// Returns the asset and the stored paths that may have become unreferenced.
     func addAsset(_ new: NewAsset, actor: AuditActor) async throws -> (Asset, [String]) {
-        try await write { db in
-            let tour = try Self.editableTour(db, id: new.tourId)
-            guard let waypoint = try Waypoint.fetchOne(db, id: new.waypointId), waypoint.tourId == new.tourId else { throw NotFound() }
-            var position =
-                (try Int.fetchOne(
-                    db,
-                    sql: "SELECT MAX(position) FROM asset WHERE waypointId = ? AND companionOf IS NULL",
-                    arguments: [new.waypointId]
-                ) ?? 0) + 1
-            var released: [String] = []
-            var replacedAsset: Asset?
-            if let replaced = new.replacesAssetId {
-                guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId, old.companionOf == nil else {
-                    throw NotFound()
-                }
-                position = old.position
-                replacedAsset = old
-            }
-            var asset = Asset(
-                id: nil,
-                waypointId: new.waypointId,
-                position: position,
-                kind: new.detected.kind,
-                originalName: String(new.originalName.prefix(255)),
-                mimeType: new.detected.mimeType,
-                size: new.size,
-                sha256: new.sha256,
-                scanStatus: .pending,
-                scanDetail: "",
-                storedPath: new.storedPath,
-                uploadedBy: actor.userId,
-                createdAt: Date(),
-                durationSeconds: new.durationSeconds
-            )
-            try asset.insert(db)
-            try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
-            if let old = replacedAsset {
-                // A new take of the same narration keeps its transcript and captions (the ranger replaces those
-                // separately if the words changed); a file of another kind cannot use them, so they go with the old one.
-                // (Each kept when the new file's kind takes its role: an audio take replaced by a video keeps its transcript.)
-                for companion in try Asset.filter(Asset.Columns.companionOf == old.id!).fetchAll(db) {
-                    if let role = companion.companionRole, role.accepts(asset.kind) {
-                        try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE id = ?", arguments: [asset.id!, companion.id!])
-                    } else {
-                        released.append(companion.storedPath)
-                    }
-                }
-                // The new take is for the same language as the old one.
-                if let language = old.language {
-                    asset.language = language
-                    try asset.update(db)
-                }
-                released += try Self.copyPaths(db, assetIds: [old.id!])
-                try old.delete(db)
-                released.append(old.storedPath)
-            }
-            try Self.touch(db, tourId: new.tourId)
-            try AuditEvent.record(
+        try await write { db in try Self.addAsset(db, new, actor: actor) }
+    }
+
+    /// The building block of `addAsset`, for a caller whose transaction holds more (an import with its pictures).
+    static func addAsset(_ db: Database, _ new: NewAsset, actor: AuditActor) throws -> (Asset, [String]) {
+        let tour = try Self.editableTour(db, id: new.tourId)
+        guard let waypoint = try Waypoint.fetchOne(db, id: new.waypointId), waypoint.tourId == new.tourId else { throw NotFound() }
+        var position =
+            (try Int.fetchOne(
                 db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "asset",
-                objectId: "\(asset.id!)",
-                action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
-                detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)"
-            )
-            try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
-            return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
+                sql: "SELECT MAX(position) FROM asset WHERE waypointId = ? AND companionOf IS NULL",
+                arguments: [new.waypointId]
+            ) ?? 0) + 1
+        var released: [String] = []
+        var replacedAsset: Asset?
+        if let replaced = new.replacesAssetId {
+            guard let old = try Asset.fetchOne(db, id: replaced), old.waypointId == new.waypointId, old.companionOf == nil else {
+                throw NotFound()
+            }
+            position = old.position
+            replacedAsset = old
         }
+        var asset = Asset(
+            id: nil,
+            waypointId: new.waypointId,
+            position: position,
+            kind: new.detected.kind,
+            originalName: String(new.originalName.prefix(255)),
+            mimeType: new.detected.mimeType,
+            size: new.size,
+            sha256: new.sha256,
+            scanStatus: .pending,
+            scanDetail: "",
+            storedPath: new.storedPath,
+            uploadedBy: actor.userId,
+            createdAt: Date(),
+            durationSeconds: new.durationSeconds
+        )
+        try asset.insert(db)
+        try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
+        if let old = replacedAsset {
+            // A new take of the same narration keeps its transcript and captions (the ranger replaces those
+            // separately if the words changed); a file of another kind cannot use them, so they go with the old one.
+            // (Each kept when the new file's kind takes its role: an audio take replaced by a video keeps its transcript.)
+            for companion in try Asset.filter(Asset.Columns.companionOf == old.id!).fetchAll(db) {
+                if let role = companion.companionRole, role.accepts(asset.kind) {
+                    try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE id = ?", arguments: [asset.id!, companion.id!])
+                } else {
+                    released.append(companion.storedPath)
+                }
+            }
+            // The new take is for the same language as the old one.
+            if let language = old.language {
+                asset.language = language
+                try asset.update(db)
+            }
+            released += try Self.copyPaths(db, assetIds: [old.id!])
+            try old.delete(db)
+            released.append(old.storedPath)
+        }
+        try Self.touch(db, tourId: new.tourId)
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            siteId: tour.siteId,
+            objectType: "asset",
+            objectId: "\(asset.id!)",
+            action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
+            detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)"
+        )
+        try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
+        return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
     }
 
     public func deleteAsset(id: Int64, actor: AuditActor) async throws -> [String] {

@@ -15,6 +15,12 @@ public struct OIDCSettings: Sendable, Equatable {
     public var prompt: String? = nil
     /// The sign-in page's button.
     public var label = "Sign in with your agency account"
+    /// `acr` values that show the provider asked for a second factor (`--oidc-acr`), besides the `amr` values of
+    /// `IDTokenClaims.secondFactorMethods`.
+    public var secondFactorACR: Set<String> = []
+    /// Whether an account that enrolled its own second step, and every admin, must still give it after single sign-on
+    /// when the ID token shows no second factor. Off (`--oidc-skip-second-step`) trusts the provider's sign-in alone.
+    public var askSecondStep = true
     /// Create an account (no site, no admin rights) at the first sign-in of a verified email nobody has yet.
     public var createUsers = false
     /// The least time between two fetches of the provider's keys for a key id it does not hold or a signature that

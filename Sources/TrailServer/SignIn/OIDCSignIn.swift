@@ -287,14 +287,47 @@ struct OIDCController: Sendable {
         guard !user.isDisabled else {
             return try await refuse("account disabled: \(email)", "This account is disabled. Ask an administrator.", status: .forbidden)
         }
+        // The provider's own id of the person, kept at the first sign-on: the email alone does not make them the same.
+        let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
+        switch try await database.linkSingleSignOnSubject(userId: user.id!, issuer: claims.iss, subject: claims.sub, actor: actor) {
+        case .linked, .same:
+            break
+        case .changed:
+            return try await refuse(
+                "subject changed for \(email): the provider's sub is not the one kept at this account's first sign-on",
+                "Your agency account is not the one that first signed in here as \(email). Ask an administrator to reset your sign-in.",
+                status: .forbidden
+            )
+        case .linkedElsewhere:
+            return try await refuse(
+                "subject of \(email) is already linked to another account here",
+                "Your agency account already signs in to another account here. Ask an administrator.",
+                status: .forbidden
+            )
+        }
         var signedOn = user
         if user.mustChangePassword {
             Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder)
-            signedOn = try await database.voidOneTimePassword(
-                userId: user.id!,
-                bcryptCost: config.bcryptCost,
-                actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress)
-            )
+            signedOn = try await database.voidOneTimePassword(userId: user.id!, bcryptCost: config.bcryptCost, actor: actor)
+        }
+        // An account that set up its own second step, and every admin, gives it here too, unless the provider shows it
+        // asked for a second factor itself: the provider's password alone is not more than ours.
+        let settings = provider.settings
+        if settings.askSecondStep, !claims.showsSecondFactor(acceptedACR: settings.secondFactorACR) {
+            let status = try await database.twoStepStatus(userId: signedOn.id!)
+            if status.enrolled || signedOn.isAdmin {
+                var response = try await accounts.startPendingSignIn(
+                    user: signedOn,
+                    stage: status.enrolled ? .code : .enrol,
+                    next: next,
+                    context: context
+                )
+                response.setCookie(
+                    Cookie(name: Self.cookie, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
+                )
+                response.setCookie(Cookie(name: Self.ssoCookie, value: "1", path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+                return response
+            }
         }
         var response = try await accounts.finishSignIn(user: signedOn, next: next, detail: "single sign-on (\(claims.iss))", context: context)
         response.setCookie(

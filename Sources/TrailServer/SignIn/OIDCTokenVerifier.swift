@@ -25,12 +25,16 @@ public struct IDTokenClaims: JWTPayload, Equatable {
     /// that the tenant owns the email's domain, which is what `email_verified` stands for here.
     public var xms_edov: Bool?
     public var name: String?
+    /// How the provider signed the person in (RFC 8176 values such as `pwd`, `otp`, `mfa`), when it says.
+    public var amr: [String]?
+    /// The authentication context class the provider met, when it says.
+    public var acr: String?
 
     /// The checks are `OIDCTokenVerifier`'s (with the clock it is given), not jwt-kit's.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, azp, exp, iat, nonce, email, email_verified, xms_edov, name
+        case iss, sub, aud, azp, exp, iat, nonce, email, email_verified, xms_edov, name, amr, acr
     }
 
     public init(from decoder: any Decoder) throws {
@@ -46,6 +50,23 @@ public struct IDTokenClaims: JWTPayload, Equatable {
         email_verified = Self.flag(container, .email_verified)
         xms_edov = Self.flag(container, .xms_edov)
         name = try container.decodeIfPresent(String.self, forKey: .name)
+        // Some providers send a lone method as a string; an unreadable claim counts as absent (no second factor shown).
+        amr =
+            (try? container.decodeIfPresent([String].self, forKey: .amr))
+            ?? (try? container.decodeIfPresent(String.self, forKey: .amr)).flatMap { $0.map { [$0] } }
+        acr = try? container.decodeIfPresent(String.self, forKey: .acr)
+    }
+
+    /// The `amr` values (RFC 8176) that mean the provider asked for more than a password: several factors, a one-time
+    /// code, a hardware or software key, or proof of possession of a key.
+    public static let secondFactorMethods: Set<String> = ["mfa", "otp", "hwk", "swk", "pop"]
+
+    /// Whether the token shows that the provider asked for a second factor: an `amr` value of
+    /// `secondFactorMethods`, or an `acr` the operator named as one (`--oidc-acr`).
+    public func showsSecondFactor(acceptedACR: Set<String>) -> Bool {
+        if let amr, amr.contains(where: Self.secondFactorMethods.contains) { return true }
+        if let acr, acceptedACR.contains(acr) { return true }
+        return false
     }
 
     /// A boolean claim that some providers send as a string ("true").

@@ -298,6 +298,8 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
             try SessionRecord.filter(SessionRecord.Columns.userId == userId).deleteAll(db)
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE userId = ?", arguments: [userId])
+            // The agency link goes too: the remedy for a person whose provider account was made anew (a new `sub`).
+            try db.execute(sql: "DELETE FROM singleSignOnSubject WHERE userId = ?", arguments: [userId])
             try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetTwoStep", detail: user.email)
             return user
         }

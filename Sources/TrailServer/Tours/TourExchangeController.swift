@@ -11,7 +11,7 @@ struct TourExchangeController: Sendable {
     let pages: PageResponder
     let paths: DataPaths
     let config: AppConfig
-    /// KMZ pictures become assets the way uploads do (type, quota, scan queue).
+    /// KMZ pictures become assets the way uploads do (type, quota, scan queue), through ``ImportService``.
     let intake: AssetIntake
     /// For the tour page an import refusal is shown on.
     let tileSettings: TileSettingsStore
@@ -212,7 +212,7 @@ struct TourExchangeController: Sendable {
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
-        let (importId, imported) = try await slots.run { try await receive(request, owner: nil) }
+        let (importId, imported) = try await slots.run { try await receive(request, owner: nil, scanPictures: dryRun) }
         try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
         let plan = TourImport.plan(
             imported,
@@ -228,43 +228,13 @@ struct TourExchangeController: Sendable {
         )
     }
 
-    /// The plan in one transaction (waypoints, route, frame, audit event), then the KMZ's pictures as assets of their
-    /// waypoints. The pictures' room in the site's quota is checked first, so a file that does not fit changes nothing.
+    /// Applies the plan and the KMZ's pictures as one outcome (``ImportService``).
     func apply(_ imported: ImportedTour, plan: ImportPlan, tourId: Int64, actor: AuditActor) async throws -> Int {
-        let imageBytes = plan.images.reduce(Int64(0)) { $0 + Int64($1.bytes) }
-        if imageBytes > 0, let budget = try await intake.uploadBudget(tourId: tourId), imageBytes > budget.bytes {
-            throw OverQuota(message: budget.message)
-        }
-        try await database.applyImport(tourId: tourId, imported: imported, plan: plan, actor: actor)
-        guard !plan.images.isEmpty else { return 0 }
-        let waypoints = try await database.waypoints(tourId: tourId)
-        var attached = 0
-        for item in plan.images {
-            guard let waypoint = waypoints.first(where: { $0.name.lowercased() == item.waypoint.lowercased() }),
-                let image = imported.points.first(where: { $0.name == item.waypoint })?.images.first(where: { $0.path == item.file })
-            else { continue }
-            let sha256 = PackageHashing.sha256Hex(image.data)
-            // Importing the same KMZ again does not attach its pictures twice.
-            if try await database.assets(waypointId: waypoint.id!).contains(where: { $0.sha256 == sha256 }) { continue }
-            let uploadId = UUID().uuidString.lowercased()
-            try FileManager.default.createDirectory(at: paths.uploads, withIntermediateDirectories: true)
-            try image.data.write(to: paths.upload(uploadId))
-            let received = AssetIntake.Received(
-                uploadId: uploadId,
-                size: Int64(image.data.count),
-                sha256: sha256,
-                header: Array(image.data.prefix(FileTypeDetector.headerLength)),
-                originalName: String(item.file.split(separator: "/").last ?? "image")
-            )
-            _ = try await intake.register(received, tourId: tourId, waypointId: waypoint.id!, replacing: nil, actor: actor)
-            attached += 1
-        }
-        return attached
+        try await ImportService(database: database, intake: intake, paths: paths).apply(imported, plan: plan, tourId: tourId, actor: actor)
     }
 
-    /// Every KMZ picture is scanned before anything is saved or previewed: one that carries malware goes to
-    /// `quarantine/` and the whole file is refused, so it is never attached. (The pictures that are attached are
-    /// scanned again through the scan queue, like any upload; without signatures they stay pending there.)
+    /// Every KMZ picture of a preview is scanned before it is shown: one that carries malware goes to `quarantine/` and
+    /// the whole file is refused. (Applying scans the pictures again, as it stores them; see ``ImportService``.)
     func refuseInfectedImages(_ imported: ImportedTour) async throws {
         let images = imported.points.flatMap(\.images)
         let scanner = intake.scans.scanner
@@ -307,7 +277,8 @@ struct TourExchangeController: Sendable {
     /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it.
     /// Stores the file as `uploads/import-<uuid>` (the API, which applies it at once) or, for the panel's preview,
     /// `uploads/import-<uuid>.u<user>.t<tour>`: a preview belongs to the person and the tour that made it.
-    func receive(_ request: Request, owner: (userId: Int64, tourId: Int64)?) async throws -> (String, ImportedTour) {
+    /// `scanPictures`: for a preview; an import applied at once has its pictures scanned as they are stored.
+    func receive(_ request: Request, owner: (userId: Int64, tourId: Int64)?, scanPictures: Bool = true) async throws -> (String, ImportedTour) {
         let received: MultipartUpload.Result
         do {
             received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: Int64(config.importMaxSize))
@@ -321,7 +292,7 @@ struct TourExchangeController: Sendable {
         try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
         do {
             let imported = try await parse(fileAt: target)
-            try await refuseInfectedImages(imported)
+            if scanPictures { try await refuseInfectedImages(imported) }
             return (importId, imported)
         } catch {
             try? FileManager.default.removeItem(at: target)

@@ -5,70 +5,104 @@ import PackageFormat
 // The imports and exports of a tour, as database reads and writes.
 
 extension AppDatabase {
-    /// Applies an import plan in one transaction: frame (if it sets one), waypoint adds and changes, the route.
-    func applyImport(tourId: Int64, imported: ImportedTour, plan: ImportPlan, actor: AuditActor) async throws {
+    /// The import and its pictures as one outcome: the waypoints, route, frame and audit event, then each staged
+    /// picture as a pending asset of its waypoint (with its scan job), in one transaction. A picture already on its
+    /// waypoint (the same file imported again) is left out. Returns the pictures attached.
+    func applyImport(
+        tourId: Int64,
+        imported: ImportedTour,
+        plan: ImportPlan,
+        pictures: [StagedPicture],
+        actor: AuditActor
+    ) async throws
+        -> [Asset]
+    {
         try await write { db in
-            var tour = try Self.editableTour(db, id: tourId)
-            if plan.setsFrame, let frame = plan.frame {
-                tour.frameNorth = frame.north
-                tour.frameSouth = frame.south
-                tour.frameEast = frame.east
-                tour.frameWest = frame.west
+            try Self.applyImport(db, tourId: tourId, imported: imported, plan: plan, actor: actor)
+            let waypoints = try Waypoint.inTour(tourId).fetchAll(db)
+            var attached: [Asset] = []
+            for picture in pictures {
+                guard let waypoint = waypoints.first(where: { $0.name.lowercased() == picture.waypointName.lowercased() }) else { continue }
+                let present = try Asset.filter(Asset.Columns.waypointId == waypoint.id! && Asset.Columns.sha256 == picture.sha256).fetchCount(db)
+                guard present == 0 else { continue }
+                let new = NewAsset(
+                    tourId: tourId,
+                    waypointId: waypoint.id!,
+                    replacesAssetId: nil,
+                    detected: picture.detected,
+                    originalName: picture.originalName,
+                    size: picture.size,
+                    sha256: picture.sha256,
+                    uploadId: picture.uploadId
+                )
+                attached.append(try Self.addAsset(db, new, actor: actor).0)
             }
-            if let route = imported.route { tour.route = route }
-            tour.updatedAt = Date()
-            try tour.update(db)
-            var existing = try Waypoint.inTour(tourId).fetchAll(db)
-            let now = Date()
-            for item in plan.waypoints {
-                guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
-                switch item.action {
-                case "add":
-                    var waypoint = Waypoint(
-                        id: nil,
-                        tourId: tourId,
-                        name: point.name,
-                        position: existing.count + 1,
-                        latitude: point.latitude,
-                        longitude: point.longitude,
-                        description: point.description,
-                        createdAt: now,
-                        updatedAt: now
-                    )
-                    if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
-                    // Texts in the tour's further languages; those in languages it does not have are left out.
-                    waypoint.localized = point.localized.filter { tour.furtherLanguages.contains($0.key) }
-                    try waypoint.insert(db)
-                    existing.append(waypoint)
-                case "change":
-                    guard var waypoint = existing.first(where: { $0.name.lowercased() == point.name.lowercased() }) else { continue }
-                    waypoint.latitude = point.latitude
-                    waypoint.longitude = point.longitude
-                    if !point.description.isEmpty { waypoint.description = point.description }
-                    if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
-                    // Field by field, as for the default language: an empty description in the file keeps the saved one.
-                    for (tag, text) in point.localized where tour.furtherLanguages.contains(tag) {
-                        let saved = waypoint.localized[tag] ?? LocalizedText()
-                        waypoint.localized[tag] = LocalizedText(
-                            name: text.name.nonEmpty ?? saved.name,
-                            description: text.description.nonEmpty ?? saved.description
-                        )
-                    }
-                    waypoint.updatedAt = now
-                    try waypoint.update(db)
-                default: continue
-                }
-            }
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                tour: tour,
-                action: "tour.import",
-                detail:
-                    "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
-                    + (plan.setsFrame ? ", frame set" : "")
-            )
+            return attached
         }
+    }
+
+    /// The building block of an import: waypoints added and changed, the route and frame, and the audit event.
+    static func applyImport(_ db: Database, tourId: Int64, imported: ImportedTour, plan: ImportPlan, actor: AuditActor) throws {
+        var tour = try Self.editableTour(db, id: tourId)
+        if plan.setsFrame, let frame = plan.frame {
+            tour.frameNorth = frame.north
+            tour.frameSouth = frame.south
+            tour.frameEast = frame.east
+            tour.frameWest = frame.west
+        }
+        if let route = imported.route { tour.route = route }
+        tour.updatedAt = Date()
+        try tour.update(db)
+        var existing = try Waypoint.inTour(tourId).fetchAll(db)
+        let now = Date()
+        for item in plan.waypoints {
+            guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
+            switch item.action {
+            case "add":
+                var waypoint = Waypoint(
+                    id: nil,
+                    tourId: tourId,
+                    name: point.name,
+                    position: existing.count + 1,
+                    latitude: point.latitude,
+                    longitude: point.longitude,
+                    description: point.description,
+                    createdAt: now,
+                    updatedAt: now
+                )
+                if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
+                // Texts in the tour's further languages; those in languages it does not have are left out.
+                waypoint.localized = point.localized.filter { tour.furtherLanguages.contains($0.key) }
+                try waypoint.insert(db)
+                existing.append(waypoint)
+            case "change":
+                guard var waypoint = existing.first(where: { $0.name.lowercased() == point.name.lowercased() }) else { continue }
+                waypoint.latitude = point.latitude
+                waypoint.longitude = point.longitude
+                if !point.description.isEmpty { waypoint.description = point.description }
+                if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
+                // Field by field, as for the default language: an empty description in the file keeps the saved one.
+                for (tag, text) in point.localized where tour.furtherLanguages.contains(tag) {
+                    let saved = waypoint.localized[tag] ?? LocalizedText()
+                    waypoint.localized[tag] = LocalizedText(
+                        name: text.name.nonEmpty ?? saved.name,
+                        description: text.description.nonEmpty ?? saved.description
+                    )
+                }
+                waypoint.updatedAt = now
+                try waypoint.update(db)
+            default: continue
+            }
+        }
+        try AuditEvent.record(
+            db,
+            actor: actor,
+            tour: tour,
+            action: "tour.import",
+            detail:
+                "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
+                + (plan.setsFrame ? ", frame set" : "")
+        )
     }
 
     /// Saves (or, with nil, removes) the tour's route.

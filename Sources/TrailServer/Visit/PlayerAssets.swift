@@ -18,6 +18,8 @@ struct PlayerAssets: Sendable {
         ("visit-trust.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-map.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-alerts.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-state.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-store.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit.css", "css", "text/css; charset=utf-8", nil),
         ("icon.svg", "img", "image/svg+xml", "any"),
         // PNG beside the SVG: Android asks for 192 and 512 px icons to install the player, iOS for a PNG touch icon.

@@ -6,7 +6,7 @@ are made by Authlib's OpenIDCode extension and signed by joserfc.
 POST /control with JSON sets what the next ID tokens carry, through Authlib's own hooks (the refusal cases): {"email",
 "email_verified", "aud", "exp_offset", "nonce", "alg" (RS256, ES256, none, or HS256 keyed with the RSA public key),
 "kid" ("stranger": a key the JWKS never lists), "iss", "id_token_email" (false: the email only at /userinfo, as
-Login.gov does), "userinfo_sub"}. GET /stats answers {"jwks_fetches", "userinfo_fetches", "acr_values", "prompt"}.
+Login.gov does), "userinfo_sub", "sub" (the person's id, default "agency-" + email), "amr", "acr"}. GET /stats answers {"jwks_fetches", "userinfo_fetches", "acr_values", "prompt"}.
 
 Besides CLIENT_ID (confidential, client_secret_basic) it knows CLIENT_ID + "-public", a public client that proves
 itself with PKCE alone.
@@ -171,8 +171,10 @@ class IDToken(OpenIDCode):
 
     def get_client_claims(self, client):
         now = int(time.time())
-        return {"iss": control.get("iss", ISSUER), "aud": control.get("aud", client.get_client_id()), "iat": now - 5,
-                "exp": now + control.get("exp_offset", 300)}
+        claims = {"iss": control.get("iss", ISSUER), "aud": control.get("aud", client.get_client_id()), "iat": now - 5,
+                  "exp": now + control.get("exp_offset", 300)}
+        claims.update({key: control[key] for key in ("amr", "acr") if key in control})
+        return claims
 
     def get_authorization_code_claims(self, authorization_code):
         claims = super().get_authorization_code_claims(authorization_code)
@@ -181,9 +183,10 @@ class IDToken(OpenIDCode):
         return claims
 
     def generate_user_info(self, user, scope):
+        sub = control.get("sub", "agency-" + user)
         if control.get("id_token_email", True) is False:
-            return UserInfo(sub="agency-" + user)
-        return UserInfo(sub="agency-" + user, email=user, email_verified=control.get("email_verified", True), name="Pat Ranger")
+            return UserInfo(sub=sub)
+        return UserInfo(sub=sub, email=user, email_verified=control.get("email_verified", True), name="Pat Ranger")
 
 
 app = Flask(__name__)
@@ -228,7 +231,7 @@ def userinfo():
     email = tokens.get(request.headers.get("Authorization", "").removeprefix("Bearer "))
     if email is None:
         return jsonify({"error": "invalid_token"}), 401
-    return jsonify({"sub": control.get("userinfo_sub", "agency-" + email), "email": email,
+    return jsonify({"sub": control.get("userinfo_sub", control.get("sub", "agency-" + email)), "email": email,
                     "email_verified": control.get("email_verified", True)})
 
 
