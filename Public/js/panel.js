@@ -50,4 +50,42 @@ function errorSummary() {
   });
 }
 
+/// A refused form whose page makes no summary of its own gets one here, from the fields the server marked invalid
+/// (`.is-invalid`, each with its `.invalid-feedback` message), in the page's order, at the top of the page's content
+/// (below the server's notices). Without scripts the messages still stand beside their fields.
+function summarizeInvalidFields() {
+  if (document.querySelector('[data-error-summary]')) return;
+  const fields = [...document.querySelectorAll('#main .is-invalid[id]')];
+  if (fields.length === 0) return;
+  const summary = document.createElement('div');
+  summary.className = 'alert alert-danger';
+  summary.id = 'error-summary';
+  summary.tabIndex = -1;
+  summary.dataset.errorSummary = '';
+  summary.setAttribute('role', 'alert');
+  summary.setAttribute('aria-labelledby', 'error-summary-title');
+  const title = document.createElement('h2');
+  title.className = 'h5';
+  title.id = 'error-summary-title';
+  title.textContent = 'There is a problem';
+  const list = document.createElement('ul');
+  list.className = 'mb-0';
+  for (const field of fields) {
+    const feedback = field.parentElement.querySelector('.invalid-feedback');
+    const label = document.querySelector(`label[for="${CSS.escape(field.id)}"]`);
+    const link = document.createElement('a');
+    link.href = `#${field.id}`;
+    link.className = 'alert-link';
+    link.textContent = feedback?.textContent.trim() || `${label?.textContent.trim() || 'This field'}: check it again.`;
+    const item = document.createElement('li');
+    item.append(link);
+    list.append(item);
+  }
+  summary.append(title, list);
+  const main = document.getElementById('main');
+  const firstContent = [...main.children].find((child) => !child.matches('[role="status"], .alert:not([data-error-summary]), nav'));
+  main.insertBefore(summary, firstContent || null);
+}
+
+summarizeInvalidFields();
 errorSummary();

@@ -149,3 +149,38 @@ def test_a_refused_two_step_code_focuses_the_error_summary(panel, admin):
     assert link.get_attribute("hash") == "#code" and "not right" in link.text
     link.click()
     assert panel.driver.execute_script("return document.activeElement.id") == "code"
+
+
+def summary_links(panel) -> list[str]:
+    return [a.get_attribute("hash") for a in panel.find("[data-error-summary]").find_elements(By.CSS_SELECTOR, "a")]
+
+
+def test_every_refused_form_leads_with_its_errors(ranger_panel, e2e_site):
+    """The forms whose pages have no summary of their own (the password, members and new-tour forms, and the sign-in
+    form's one message) lead with one too: at the top, with the focus, each link to its field."""
+    panel = ranger_panel
+    panel.open("/account/password")
+    panel.submit_form("form[action='/account/password']", currentPassword="not-my-password", newPassword="short", confirmPassword="other")
+    panel.wait().until(lambda d: focused_summary(panel))
+    links = summary_links(panel)
+    assert links and set(links) <= {"#currentPassword", "#newPassword", "#confirmPassword"}, links
+    assert panel.find("[data-error-summary]").location["y"] < panel.find("h1").location["y"]
+    panel.find("[data-error-summary] a").click()
+    assert panel.driver.execute_script("return '#' + document.activeElement.id") == links[0]
+    panel.assert_accessible("password page, refused")
+
+    panel.open(f"/sites/{e2e_site}/members")
+    panel.submit_form(f"form[action='/sites/{e2e_site}/invitations']", email="not an address")
+    panel.wait().until(lambda d: focused_summary(panel))
+    assert summary_links(panel) == ["#invite-email"], summary_links(panel)
+    assert "/_csrf" not in panel.driver.current_url and "_csrf=" not in panel.driver.current_url
+
+    panel.open(f"/sites/{e2e_site}/tours/new")
+    panel.submit(panel.find("main form button[type=submit]"))
+    panel.wait().until(lambda d: focused_summary(panel))
+    assert summary_links(panel) == ["#name"], summary_links(panel)
+
+    panel.sign_out()
+    panel.sign_in("nobody@trail.local", "not-a-password-here")
+    panel.wait().until(lambda d: focused_summary(panel))
+    assert "not right" in panel.text("[data-error-summary]")
