@@ -19,13 +19,13 @@ import Testing
     @Test("tab, newline, backslash, /\\evil, %2F%2Fevil, https:evil and friends all become /; local paths stay")
     func safeNextKeepsOnlyLocalPaths() {
         for next in Self.hostile {
-            #expect(AccountsController.safeNext(next) == "/", "\(next.debugDescription)")
+            #expect(SignInResponder.safeNext(next) == "/", "\(next.debugDescription)")
         }
         for next in Self.local {
-            #expect(AccountsController.safeNext(next) == next, "\(next.debugDescription)")
+            #expect(SignInResponder.safeNext(next) == next, "\(next.debugDescription)")
         }
-        #expect(AccountsController.safeNext(nil) == "/")
-        #expect(AccountsController.safeNext("/" + String(repeating: "a", count: 5000)) == "/")
+        #expect(SignInResponder.safeNext(nil) == "/")
+        #expect(SignInResponder.safeNext("/" + String(repeating: "a", count: 5000)) == "/")
     }
 
     @Test("through HTTP: /login?next=/%09/evil.example signs in to /, never to another host")

@@ -294,26 +294,24 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
     let signedIn = router.group().add(middleware: RequireUserMiddleware())
 
     let oidc = config.oidc.map { OIDCProvider(settings: $0) }
-    let accounts = AccountsController(
-        database: database,
-        pages: pages,
-        config: config,
-        unknownUserPasswordHash: dependencies.unknownUserPasswordHash,
-        oidc: oidc
-    )
-    accounts.addRoutes(public: router, signedIn: signedIn)
+    let signIn = SignInService(database: database, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash)
+    let responder = SignInResponder(database: database, pages: pages, config: config)
+    PasswordSignInController(database: database, pages: pages, config: config, service: signIn, responder: responder, oidc: oidc)
+        .addRoutes(to: router)
+    AccountsController(database: database, pages: pages, config: config).addRoutes(signedIn: signedIn)
     let invitations = InvitationController(
         database: database,
         pages: pages,
         authorization: authorization,
         config: config,
         mailer: dependencies.mailer,
-        accounts: accounts
+        responder: responder
     )
     invitations.addRoutes(public: router, signedIn: signedIn)
     EmailPagesController(database: database, pages: pages, mailer: dependencies.mailer).addRoutes(signedIn: signedIn)
-    OIDCController(database: database, pages: pages, config: config, accounts: accounts, provider: oidc).addRoutes(to: router)
-    TwoStepController(database: database, pages: pages, config: config, accounts: accounts).addRoutes(public: router, signedIn: signedIn)
+    OIDCController(database: database, pages: pages, config: config, service: signIn, responder: responder, provider: oidc).addRoutes(to: router)
+    TwoStepController(database: database, pages: pages, config: config, service: signIn, responder: responder)
+        .addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
     SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)

@@ -13,7 +13,7 @@ struct InvitationController: Sendable {
     let authorization: Authorization
     let config: AppConfig
     let mailer: Mailer
-    let accounts: AccountsController
+    let responder: SignInResponder
 
     struct InvitationRow: Sendable {
         let id: Int64
@@ -257,9 +257,9 @@ struct InvitationController: Sendable {
         )
         // Signed in as at a password sign-in: where two-step sign-in is required, the new account enrols first.
         if try await database.twoStepRequired(for: user, requirement: config.twoStepRequirement) {
-            return try await accounts.startPendingSignIn(user: user, stage: .enrol, next: PanelURL.site(joined.slug), context: context)
+            return try await responder.startPendingSignIn(user: user, stage: .enrol, next: PanelURL.site(joined.slug), context: context)
         }
-        return try await accounts.finishSignIn(
+        return try await responder.finishSignIn(
             user: user,
             next: PanelURL.site(joined.slug),
             detail: "invitation",

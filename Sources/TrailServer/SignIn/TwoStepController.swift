@@ -7,7 +7,8 @@ struct TwoStepController: Sendable {
     let database: AppDatabase
     let pages: PageResponder
     let config: AppConfig
-    let accounts: AccountsController
+    let service: SignInService
+    let responder: SignInResponder
 
     struct CodePage: Sendable {
         var error: String?
@@ -85,7 +86,7 @@ struct TwoStepController: Sendable {
             )
         }
         let attempt: Int64
-        switch try await accounts.beginAttempt(email: user.email, context: context) {
+        switch try await service.beginAttempt(email: user.email, ipAddress: context.remoteAddress) {
         case let .allowed(id): attempt = id
         case let .locked(message, retryAfter):
             var response = await fail(message, status: .tooManyRequests)
@@ -111,7 +112,7 @@ struct TwoStepController: Sendable {
                 retryAfter == nil
                     ? "Too many wrong codes were entered for this account, so its two-step sign-in is locked. "
                         + "Ask an administrator to reset your password."
-                    : "Too many wrong codes were entered for this account. Try again in \(AccountsController.minutes(wait)). "
+                    : "Too many wrong codes were entered for this account. Try again in \(SignInService.minutes(wait)). "
                         + "If you did not enter them, someone knows your password: change it once you are signed in.",
                 status: .tooManyRequests
             )
@@ -133,7 +134,7 @@ struct TwoStepController: Sendable {
             if let failures = try await database.takeSecondStepFailures(userId: user.id!) {
                 notices.append(Self.failuresNotice(failures))
             }
-            return try await accounts.finishSignIn(
+            return try await responder.finishSignIn(
                 user: user,
                 next: pending.next,
                 detail: detail,
@@ -160,7 +161,7 @@ struct TwoStepController: Sendable {
         // A later sign-in showed a new key: this one's is void, and so is this half-finished sign-in.
         guard try await database.pendingTwoStepSecret(userId: user.id!, holder: pending.tokenHash) != nil else { return signInAgain }
         let attempt: Int64
-        switch try await accounts.beginAttempt(email: user.email, context: context) {
+        switch try await service.beginAttempt(email: user.email, ipAddress: context.remoteAddress) {
         case let .allowed(id): attempt = id
         case let .locked(message, retryAfter):
             guard var page = try await enrolPage(user: user, holder: pending.tokenHash, action: "/login/enrol", forced: true) else {
@@ -209,7 +210,7 @@ struct TwoStepController: Sendable {
         try await database.endLoginAttempt(attempt)
         let pendingToken = pending.tokenHash
         try await database.endPendingSignIn(tokenHash: pendingToken)
-        let signedIn = try await accounts.finishSignIn(user: user, next: pending.next, detail: "password and code (enrolment)", context: context)
+        let signedIn = try await responder.finishSignIn(user: user, next: pending.next, detail: "password and code (enrolment)", context: context)
         // The recovery codes go on this answer, not behind a redirect: they are shown once and stored nowhere in clear.
         var response = await recoveryCodes(codes, next: signedIn.headers[.location] ?? "/", request: request, context: context)
         for field in signedIn.headers where field.name == .setCookie { response.headers.append(field) }

@@ -6,7 +6,7 @@ public struct PendingSignIn: Codable, Sendable, UnixTimeRecord, FetchableRecord,
     public var tokenHash: String
     public var userId: Int64
     public var stage: PendingStage
-    /// Where the browser goes once signed in (already checked by `AccountsController.safeNext`).
+    /// Where the browser goes once signed in (already checked by `SignInResponder.safeNext`).
     public var next: String
     public var createdAt: Date
     public var ipAddress: String?

@@ -7,6 +7,10 @@ enum CookieName {
     static let flash = "tc_flash"
     /// A half-signed-in browser: the password was right, the second step is still to come (opens no page).
     static let pending = "tc_pending"
+    /// What a single sign-on's callback must check (state, nonce, PKCE verifier, where to go), bound to this browser.
+    static let oidc = "tc_oidc"
+    /// Marks a session that came through the provider, so that signing out also signs out there.
+    static let singleSignOn = "tc_sso"
 }
 
 /// Finds the caller: a session cookie (the panel) or a bearer token (scripts, the management API).
