@@ -137,6 +137,13 @@ import Testing
             #expect(tile.status == .ok)
             #expect(tile.headers[.contentType] == "image/png")
             #expect(Data(buffer: tile.body) == TileImages.png(inside), "the tile as the package holds it")
+            let etag = try #require(tile.headers[.eTag])
+            let again = try await client.get(
+                "/requests/\(request.id)/tiles/\(inside.z)/\(inside.x)/\(inside.y)",
+                session: reviewer,
+                headers: [.ifNoneMatch: etag]
+            )
+            #expect(again.status == .notModified && again.body.readableBytes == 0, "the review map's tiles answer 304 the same way")
             // Outside the frame the package has no tile (the file had one there: it was cut away).
             #expect(try await client.get("/requests/\(request.id)/tiles/12/0/0", session: reviewer).status == .notFound)
             #expect(try await client.get("/requests/\(request.id)/tiles/9/\(inside.x >> 3)/\(inside.y >> 3)", session: reviewer).status == .notFound)

@@ -105,6 +105,14 @@ import Testing
             #expect(response.headers[.cacheControl] == "public, max-age=31536000, immutable")
             #expect(response.headers[.contentType] == TileImageFormat.mimeType(tiles.format))
             #expect(SHA256.hash(data: Data(buffer: response.body)).hexString == hashes[seed.tile], "the tile is the one the index vouches for")
+            // The player (and a CDN) asking again with the tile's ETag gets 304 and no body.
+            let etag = try #require(response.headers[.eTag])
+            let again = try await client.get(
+                "/api/v1/packages/\(seed.packageId)/versions/2/tiles/\(seed.tile)",
+                session: nil,
+                headers: [.ifNoneMatch: etag]
+            )
+            #expect(again.status == .notModified && again.body.readableBytes == 0 && again.headers[.eTag] == etag)
 
             let parts = seed.tile.split(separator: "/").compactMap { Int($0) }
             let outside = "\(parts[0])/\(parts[1] + 500)/\(parts[2])"

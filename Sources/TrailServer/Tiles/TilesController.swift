@@ -56,7 +56,14 @@ struct TilesController: Sendable {
     /// One tile of a publish request's package, for the review map.
     func requestTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (zip, manifest, _) = try await requestPackage(context)
-        return try await tileResponse(zip: zip, manifest: manifest, context: context)
+        return try await TileAnswer.respond(
+            tiles: manifest.tiles,
+            zip: zip,
+            store: packageTiles,
+            cacheControl: "private, max-age=86400",
+            request: request,
+            context: context
+        )
     }
 
     /// A publish request's package as a phone shows it; `?lang=` picks a further language.
@@ -78,7 +85,14 @@ struct TilesController: Sendable {
     /// One tile of a released version's package.
     func versionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (zip, manifest, _) = try await versionPackage(context)
-        return try await tileResponse(zip: zip, manifest: manifest, context: context)
+        return try await TileAnswer.respond(
+            tiles: manifest.tiles,
+            zip: zip,
+            store: packageTiles,
+            cacheControl: "private, max-age=86400",
+            request: request,
+            context: context
+        )
     }
 
     /// A released version as a phone shows it; `?lang=` picks a further language.
@@ -278,24 +292,6 @@ struct TilesController: Sendable {
             let version = try await database.packageVersion(packageId: package.id, version: number)
         else { throw NotFound() }
         return (paths.absolute(version.storedPath), try version.decodedManifest(), version)
-    }
-
-    func tileResponse(zip: URL, manifest: Manifest, context: AppRequestContext) async throws -> Response {
-        guard let tiles = manifest.tiles, let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
-            let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "")
-        else { throw NotFound() }
-        let tile = TileID(z: z, x: x, y: y)
-        guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { return Response(status: .notFound) }
-        let reader = try await packageTiles.reader(zip: zip, tiles: tiles)
-        guard let data = try await BlockingWork.short({ try reader.tile(tile) }) else { return Response(status: .notFound) }
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: "private, max-age=86400",
-                .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\"",
-            ],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
     }
 
     /// The package as a phone shows it, in its default language or, with `language`, in one of its further ones (the

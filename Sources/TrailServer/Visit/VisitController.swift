@@ -239,24 +239,13 @@ struct VisitController: Sendable {
         guard let number = context.parameters.get("version", as: Int.self),
             let version = try await database.servedVersion(packageId: id, version: number)
         else { throw NotFound() }
-        let manifest = try version.decodedManifest()
-        guard let tiles = manifest.tiles else { throw HTTPError(.notFound, message: "This version has no map tiles.") }
-        guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),
-            let yText = context.parameters.get("y"), let y = Int(yText.split(separator: ".").first ?? "")
-        else { throw NotFound() }
-        let tile = TileID(z: z, x: x, y: y)
-        guard tile.isValid, (tiles.minZoom...tiles.maxZoom).contains(z) else { throw HTTPError(.notFound, message: "No such tile in this map.") }
-        let reader = try await packageTiles.reader(zip: paths.absolute(version.storedPath), tiles: tiles)
-        guard let data = try await BlockingWork.short({ try reader.tile(tile) }) else {
-            throw HTTPError(.notFound, message: "No such tile in this map.")
-        }
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: TileImageFormat.mimeType(tiles.format), .cacheControl: Self.immutable,
-                .eTag: "\"\(tiles.sha256.prefix(16))-\(tile.z)-\(tile.x)-\(tile.y)\"", .contentLength: "\(data.count)",
-            ],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        return try await TileAnswer.respond(
+            tiles: try version.decodedManifest().tiles,
+            zip: paths.absolute(version.storedPath),
+            store: packageTiles,
+            cacheControl: Self.immutable,
+            request: request,
+            context: context
         )
     }
 }
