@@ -153,7 +153,7 @@ import ZIPFoundation
         let data = try Data(contentsOf: output)
 
         let parsed = try TourImport.parse(data)
-        #expect(parsed.format == driver)
+        #expect(parsed.format?.rawValue == driver)
         let expected = try #require(source["features"] as? [[String: Any]]).filter {
             ($0["geometry"] as? [String: Any])?["type"] as? String == "Point"
         }
@@ -261,7 +261,7 @@ import ZIPFoundation
     )
     func googleEarthKML() async throws {
         let parsed = try TourImport.parse(Data(Self.googleEarthKML.utf8))
-        #expect(parsed.format == "KML")
+        #expect(parsed.format == .kml)
         #expect(parsed.points.map(\.name) == ["Lava Overlook", "Spring & Bench"])
         #expect(parsed.points[0].description == "Look west & listen.\nTwo things:\n• Basalt\n• Cinder <cones>\nCafé – ✓ done")
         #expect(parsed.points[1].description == "Plain text, kept as it is.")
@@ -321,7 +321,7 @@ import ZIPFoundation
         let csv =
             "\u{FEFF} Name ;LAT;Lon;Order;Notes\r\n\"Top; of \"\"the\"\" hill\";44,41;-122,1;2;x\r\nStart;44.40;-122.0;1;\"two\nlines\"\r\nNowhere;;;3;\r\n"
         let parsed = try TourImport.parse(Data(csv.utf8))
-        #expect(parsed.format == "CSV")
+        #expect(parsed.format == .csv)
         #expect(parsed.points.map(\.name) == ["Start", "Top; of \"the\" hill"])
         #expect(parsed.points[1].latitude == 44.41 && parsed.points[1].longitude == -122.1)
         #expect(parsed.columns == ["latitude": "LAT", "longitude": "Lon", "name": "Name", "order": "Order"])

@@ -90,8 +90,8 @@ struct ImportedTour: Sendable {
         let name: String
         let reason: String
     }
-    /// "GeoJSON", "GPX", "KML", "KMZ" or "CSV": the format the bytes were read as.
-    var format = ""
+    /// The format the bytes were read as (nil until they are).
+    var format: ImportFormat?
     var points: [Point] = []
     var route: RoutePath?
     var leftOut: [LeftOut] = []
@@ -104,9 +104,28 @@ struct ImportedTour: Sendable {
 }
 
 /// The preview: what would be added, changed or skipped, and why.
+/// The formats an import reads, told apart by their bytes. The raw value is the name the preview, the API
+/// (`ImportResult.plan.format`) and the audit log use.
+enum ImportFormat: String, Sendable, CaseIterable, CustomStringConvertible {
+    case geoJSON = "GeoJSON"
+    case gpx = "GPX"
+    case kml = "KML"
+    case kmz = "KMZ"
+    case csv = "CSV"
+
+    var description: String { rawValue }
+}
+
+/// What applying an import does with one waypoint of the file; the raw value is the preview's and the API's word.
+enum ImportAction: String, Sendable, CaseIterable, CustomStringConvertible {
+    case add, change, skip
+
+    var description: String { rawValue }
+}
+
 struct ImportPlan: Sendable {
     struct Item: Sendable {
-        let action: String
+        let action: ImportAction
         let name: String
         let latitude: Double
         let longitude: Double
@@ -118,7 +137,7 @@ struct ImportPlan: Sendable {
         let file: String
         let bytes: Int
     }
-    var format = ""
+    var format: ImportFormat?
     var waypoints: [Item] = []
     var routePoints: Int = 0
     var routeLengthMeters: Double?
@@ -132,9 +151,9 @@ struct ImportPlan: Sendable {
     var columns: [String: String] = [:]
     var images: [Image] = []
     var notes: [String] = []
-    var added: Int { waypoints.filter { $0.action == "add" }.count }
-    var changed: Int { waypoints.filter { $0.action == "change" }.count }
-    var skipped: Int { waypoints.filter { $0.action == "skip" }.count }
+    var added: Int { waypoints.filter { $0.action == .add }.count }
+    var changed: Int { waypoints.filter { $0.action == .change }.count }
+    var skipped: Int { waypoints.filter { $0.action == .skip }.count }
 }
 
 /// A file that cannot be imported: the message names the feature or line at fault.
@@ -163,7 +182,7 @@ enum TourImport {
     static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
         guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
         var result = try parseFormat(data)
-        if result.format == "GPX" || result.format == "GeoJSON", result.points.isEmpty, result.route == nil {
+        if result.format == .gpx || result.format == .geoJSON, result.points.isEmpty, result.route == nil {
             result.notes.append("The file holds no waypoints and no route.")
         }
         return result
@@ -189,7 +208,7 @@ enum TourImport {
         if text.isEmpty { throw ImportRefused(message: "The file is empty.") }
         if text.hasPrefix("{") {
             var tour = try parseGeoJSON(data)
-            tour.format = "GeoJSON"
+            tour.format = .geoJSON
             return tour
         }
         if text.hasPrefix("<") {
@@ -200,7 +219,7 @@ enum TourImport {
             }
             if KMLImport.isKML(data) { return try KMLImport.parse(data) }
             var tour = try parseGPX(data)
-            tour.format = "GPX"
+            tour.format = .gpx
             return tour
         }
         return try CSVImport.parse(data)
@@ -311,7 +330,7 @@ enum TourImport {
     // MARK: GPX
 
     /// The checks every XML import passes before a parser sees it (GPX and KML alike).
-    static func refuseUnsafeXML(_ data: Data, format: String) throws {
+    static func refuseUnsafeXML(_ data: Data, format: ImportFormat) throws {
         // The DOCTYPE check below reads UTF-8 bytes: a file that declares another encoding (UTF-7 can spell `<!DOCTYPE`
         // as `+ADw-!DOCTYPE`) would be decoded by the parser into something the check never saw.
         if let encoding = declaredEncoding(data), !["utf-8", "utf8"].contains(encoding.lowercased()) {
@@ -331,7 +350,7 @@ enum TourImport {
     }
 
     static func parseGPX(_ data: Data) throws -> ImportedTour {
-        try refuseUnsafeXML(data, format: "GPX")
+        try refuseUnsafeXML(data, format: .gpx)
         let reader = GPXReader()
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -536,29 +555,29 @@ enum TourImport {
         var seen = Set<String>()
         for point in imported.points {
             let key = point.name.lowercased()
-            func item(_ action: String, _ reason: String? = nil) -> ImportPlan.Item {
+            func item(_ action: ImportAction, _ reason: String? = nil) -> ImportPlan.Item {
                 .init(action: action, name: point.name, latitude: point.latitude, longitude: point.longitude, reason: reason)
             }
             if seen.contains(key) {
-                plan.waypoints.append(item("skip", "the file names this waypoint twice"))
+                plan.waypoints.append(item(.skip, "the file names this waypoint twice"))
                 continue
             }
             seen.insert(key)
             guard let frame, frame.contains(latitude: point.latitude, longitude: point.longitude) else {
                 plan.waypoints.append(
-                    item("skip", frame == nil ? "the tour has no frame and the points span too large an area" : "outside the tour's frame")
+                    item(.skip, frame == nil ? "the tour has no frame and the points span too large an area" : "outside the tour's frame")
                 )
                 continue
             }
             if let match = existing.first(where: { $0.name.lowercased() == key }) {
                 let changes = Self.changes(from: match, to: point, languages: languages)
                 plan.waypoints.append(
-                    changes.isEmpty ? item("skip", "already in the tour, unchanged") : item("change", changes.joined(separator: "; "))
+                    changes.isEmpty ? item(.skip, "already in the tour, unchanged") : item(.change, changes.joined(separator: "; "))
                 )
             } else {
-                plan.waypoints.append(item("add"))
+                plan.waypoints.append(item(.add))
             }
-            if plan.waypoints.last?.action != "skip" {
+            if plan.waypoints.last?.action != .skip {
                 plan.images += point.images.map { ImportPlan.Image(waypoint: point.name, file: $0.path, bytes: $0.data.count) }
             }
         }

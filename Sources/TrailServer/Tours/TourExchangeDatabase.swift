@@ -58,7 +58,7 @@ extension AppDatabase {
         for item in plan.waypoints {
             guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
             switch item.action {
-            case "add":
+            case .add:
                 var waypoint = Waypoint(
                     id: nil,
                     tourId: tourId,
@@ -75,7 +75,7 @@ extension AppDatabase {
                 waypoint.localized = point.localized.filter { tour.furtherLanguages.contains($0.key) }
                 try waypoint.insert(db)
                 existing.append(waypoint)
-            case "change":
+            case .change:
                 guard var waypoint = existing.first(where: { $0.name.lowercased() == point.name.lowercased() }) else { continue }
                 waypoint.latitude = point.latitude
                 waypoint.longitude = point.longitude
@@ -91,7 +91,7 @@ extension AppDatabase {
                 }
                 waypoint.updatedAt = now
                 try waypoint.update(db)
-            default: continue
+            case .skip: continue
             }
         }
         try AuditEvent.record(
@@ -100,7 +100,7 @@ extension AppDatabase {
             tour: tour,
             action: "tour.import",
             detail:
-                "\(plan.format.isEmpty ? "" : "\(plan.format): ")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
+                "\(plan.format.map { "\($0): " } ?? "")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
                 + (plan.setsFrame ? ", frame set" : "")
         )
     }

@@ -35,7 +35,7 @@ enum CSVImport {
         let name = column(["name"])
         let description = column(["description"])
         let order = column(["order"])
-        var result = ImportedTour(format: "CSV")
+        var result = ImportedTour(format: .csv)
         result.columns = ["latitude": header[latitude], "longitude": header[longitude]]
         if let name { result.columns["name"] = header[name] }
         if let description { result.columns["description"] = header[description] }

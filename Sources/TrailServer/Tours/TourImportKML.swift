@@ -41,7 +41,7 @@ enum KMLImport {
     }
 
     static func parse(_ data: Data, archive: KMZArchive? = nil) throws -> ImportedTour {
-        try TourImport.refuseUnsafeXML(data, format: "KML")
+        try TourImport.refuseUnsafeXML(data, format: .kml)
         let reader = KMLReader()
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -53,7 +53,7 @@ enum KMLImport {
             )
         }
         guard reader.sawKML else { throw ImportRefused(message: "This XML file is not KML (no <kml> element).") }
-        var result = ImportedTour(format: archive == nil ? "KML" : "KMZ")
+        var result = ImportedTour(format: archive == nil ? .kml : .kmz)
         result.folders = reader.folders
         result.leftOut = reader.leftOut
         for placemark in reader.placemarks {
