@@ -39,7 +39,9 @@ export function confirmButtons(root) {
 function errorSummary() {
   const summary = document.querySelector('[data-error-summary]');
   if (!summary) return;
-  if (document.activeElement === document.body || document.activeElement === null) summary.focus();
+  // Also over a field's `autofocus`, which a browser may apply before or after this runs: the errors come first.
+  const active = document.activeElement;
+  if (active === document.body || active === null || active.hasAttribute('autofocus')) summary.focus();
   summary.addEventListener('click', (event) => {
     const link = event.target.closest('a[href^="#"]');
     const field = link && document.getElementById(decodeURIComponent(link.hash.slice(1)));
