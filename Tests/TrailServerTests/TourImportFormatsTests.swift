@@ -82,6 +82,28 @@ import ZIPFoundation
         #expect(imported.points.last?.description == "A spring.")
     }
 
+    /// What a GPX file holds beyond what the import uses (its metadata, times, symbols, extensions) is listed as left
+    /// out, once per element name with its count, never a refusal; the inside of an unused element is not listed again.
+    @Test func unusedGPXElementsAreListedAsLeftOut() throws {
+        let gpx = """
+            <?xml version="1.0"?>
+            <gpx version="1.1" creator="a watch" xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">
+            <metadata><name>Morning walk</name><time>2026-06-01T07:00:00Z</time></metadata>
+            <wpt lat="44.40" lon="-122.00"><name>Trailhead</name><sym>Flag</sym></wpt>
+            <trk><name>Walk</name><trkseg>
+            <trkpt lat="44.40" lon="-122.00"><ele>1200</ele><time>2026-06-01T07:00:00Z</time></trkpt>
+            <trkpt lat="44.41" lon="-122.01"><time>2026-06-01T07:05:00Z</time>
+            <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>98</gpxtpx:hr></gpxtpx:TrackPointExtension></extensions></trkpt>
+            </trkseg></trk>
+            </gpx>
+            """
+        let imported = try TourImport.parse(Data(gpx.utf8))
+        #expect(imported.points.map(\.name) == ["Trailhead"])
+        #expect(imported.route?.points.count == 2)
+        #expect(imported.leftOut.map(\.name) == ["<metadata>", "<sym>", "<time>, 2 times", "<extensions>"])
+        #expect(imported.leftOut.allSatisfy { $0.kind == "element" && $0.reason == "not used by the import" })
+    }
+
     /// A *change* row of the preview says what changes, in words; an unchanged point has none.
     @Test func changeRowsSayWhatChanges() {
         let now = Date()

@@ -1217,11 +1217,11 @@ extension Components {
                         case reason
                     }
                 }
-                /// What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ.
+                /// What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ, and GPX elements the import does not use (kind `element`).
                 ///
                 /// - Remark: Generated from `#/components/schemas/ImportResult/plan/leftOut`.
                 public typealias LeftOutPayload = [Components.Schemas.ImportResult.PlanPayload.LeftOutPayloadPayload]
-                /// What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ.
+                /// What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ, and GPX elements the import does not use (kind `element`).
                 ///
                 /// - Remark: Generated from `#/components/schemas/ImportResult/plan/leftOut`.
                 public var leftOut: Components.Schemas.ImportResult.PlanPayload.LeftOutPayload?
@@ -1311,7 +1311,7 @@ extension Components {
                 ///   - format: How the file was read.
                 ///   - outsideFrame: Points outside the tour's frame (skipped unless `fitFrame=true`).
                 ///   - fittedFrame: The frame `fitFrame=true` would set, when points fall outside the current one.
-                ///   - leftOut: What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ.
+                ///   - leftOut: What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ, and GPX elements the import does not use (kind `element`).
                 ///   - folders: KML folder names in document order (their placemarks are imported as one list).
                 ///   - columns: CSV: the header of the column read for latitude, longitude, name, description and order.
                 ///   - images: KMZ pictures that applying attaches to their waypoints.

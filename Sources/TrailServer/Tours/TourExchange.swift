@@ -365,6 +365,10 @@ enum TourImport {
         }
         guard reader.sawGPX else { throw ImportRefused(message: "This XML file is not GPX (no <gpx> element).") }
         var result = ImportedTour(points: reader.waypoints)
+        // Whatever the file holds beyond points, names, descriptions, elevations and the track is said, never refused.
+        result.leftOut = reader.unused.map {
+            .init(kind: "element", name: "<\($0.name)>" + ($0.count > 1 ? ", \($0.count) times" : ""), reason: "not used by the import")
+        }
         if !reader.track.isEmpty {
             do { result.route = try RoutePath(positions: reader.track) } catch let errors as ValidationErrors {
                 throw ImportRefused(message: errors["route"] ?? "The track is invalid.")
@@ -418,6 +422,12 @@ enum TourImport {
         private var text = ""
         /// Open elements: the Linux XMLParser does not always reject a mismatched end tag, so we check it ourselves.
         private var open: [String] = []
+        /// Elements the import does not use (times, links, symbols, extensions…), counted by name in the order met: the
+        /// preview lists them as left out. What is inside one of them is not counted again.
+        private(set) var unused: [(name: String, count: Int)] = []
+        /// How deep inside an unused element the parser is (0: not inside one).
+        private var unusedDepth = 0
+        static let usedElements: Set<String> = ["gpx", "wpt", "trk", "trkseg", "trkpt", "rte", "rtept", "name", "desc", "cmt", "ele"]
 
         func parser(
             _ parser: XMLParser,
@@ -428,6 +438,12 @@ enum TourImport {
         ) {
             open.append(element)
             text = ""
+            if unusedDepth > 0 {
+                unusedDepth += 1
+            } else if !Self.usedElements.contains(element) {
+                unusedDepth = 1
+                if let index = unused.firstIndex(where: { $0.name == element }) { unused[index].count += 1 } else { unused.append((element, 1)) }
+            }
             switch element {
             case "gpx": sawGPX = true
             case "wpt", "trkpt", "rtept":
@@ -488,6 +504,7 @@ enum TourImport {
                 return
             }
             open.removeLast()
+            if unusedDepth > 0 { unusedDepth -= 1 }
             guard let point = current else { return }
             switch element {
             case "name": currentName = text.trimmed
