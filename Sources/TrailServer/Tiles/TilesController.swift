@@ -56,7 +56,13 @@ struct TilesController: Sendable {
     /// One tile of a publish request's package, for the review map.
     func requestTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (zip, manifest, _) = try await requestPackage(context)
-        return try await TileAnswer.respond(
+        return try await previewTile(zip: zip, manifest: manifest, request: request, context: context)
+    }
+
+    /// A tile of a package the panel previews (a request's or a released version's): for the signed-in people of its
+    /// site, so cached by their browser only.
+    func previewTile(zip: URL, manifest: Manifest, request: Request, context: AppRequestContext) async throws -> Response {
+        try await TileAnswer.respond(
             tiles: manifest.tiles,
             zip: zip,
             store: packageTiles,
@@ -85,14 +91,7 @@ struct TilesController: Sendable {
     /// One tile of a released version's package.
     func versionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let (zip, manifest, _) = try await versionPackage(context)
-        return try await TileAnswer.respond(
-            tiles: manifest.tiles,
-            zip: zip,
-            store: packageTiles,
-            cacheControl: "private, max-age=86400",
-            request: request,
-            context: context
-        )
+        return try await previewTile(zip: zip, manifest: manifest, request: request, context: context)
     }
 
     /// A released version as a phone shows it; `?lang=` picks a further language.

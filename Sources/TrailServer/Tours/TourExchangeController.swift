@@ -237,25 +237,16 @@ struct TourExchangeController: Sendable {
     /// the whole file is refused. (Applying scans the pictures again, as it stores them; see ``ImportService``.)
     func refuseInfectedImages(_ imported: ImportedTour) async throws {
         let images = imported.points.flatMap(\.images)
-        let scanner = intake.scans.scanner
-        guard !images.isEmpty, await scanner.hasSignatures else { return }
+        guard !images.isEmpty, await intake.scans.scanner.hasSignatures else { return }
+        let importer = ImportService(database: database, intake: intake, paths: paths)
         try FileManager.default.createDirectory(at: paths.uploads, withIntermediateDirectories: true)
         for image in images {
             let file = paths.upload("scan-\(UUID().uuidString.lowercased())")
             try image.data.write(to: file)
-            let verdict = await scanner.scan(fileAt: file.path)
-            guard case .infected(let signature) = verdict else {
-                try? FileManager.default.removeItem(at: file)
-                continue
-            }
-            try FileManager.default.createDirectory(at: paths.quarantine, withIntermediateDirectories: true)
-            if (try? FileManager.default.moveItem(at: file, to: paths.quarantine.appendingPathComponent(UUID().uuidString.lowercased()))) == nil {
-                try? FileManager.default.removeItem(at: file)
-            }
-            throw ImportRefused(
-                message:
-                    "The picture “\(image.path.prefix(120))” in the KMZ carries malware (\(signature.prefix(80))). It was quarantined and nothing was imported."
-            )
+            // The same verdicts as when the import is applied: malware quarantined (the file moves), any other failure
+            // refused with its reason.
+            defer { try? FileManager.default.removeItem(at: file) }
+            try await importer.scan(file, name: image.path)
         }
     }
 
