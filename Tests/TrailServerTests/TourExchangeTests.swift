@@ -420,7 +420,7 @@ import Testing
             let parsed = try TourImport.parse(Data((accepted + body).utf8))
             #expect(parsed.points.count == 1, "\(accepted)")
         }
-        #expect(TourImport.declaredEncoding(Data(#"<?xml version="1.0" encoding = "UTF-7" ?><gpx/>"#.utf8)) == "UTF-7")
+        #expect(XMLImportReader.declaredEncoding(Data(#"<?xml version="1.0" encoding = "UTF-7" ?><gpx/>"#.utf8)) == "UTF-7")
         // Byte order marks of UTF-16 and UTF-32, and NUL bytes, make libxml2 switch encodings by itself: refused too.
         for bytes: [UInt8] in [[0xFF, 0xFE, 0x3C, 0x00], [0xFE, 0xFF, 0x00, 0x3C], [0x3C, 0x00, 0x3F, 0x00], [0xFF, 0xFE, 0x00, 0x00]] {
             #expect(throws: ImportRefused.self, "\(bytes)") { try TourImport.parse(Data(bytes) + Data(body.utf8)) }

@@ -11,57 +11,44 @@ public final class MailOutbox: Service, Sendable {
     let settings: MailSettings
     let client: SMTPClient
     let logger: Logger
-    private let wakeStream: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let worker: JobWorker
 
     public init(database: AppDatabase, settings: MailSettings, logger: Logger = Logger(label: "trail.mail")) {
         self.database = database
         self.settings = settings
         self.client = SMTPClient(settings: settings)
         self.logger = logger
-        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        worker = JobWorker(queue: "mail", logger: logger)
     }
 
     /// New mail was queued.
-    public func wake() { wakeContinuation.yield() }
+    public func wake() { worker.wake() }
 
     public func run() async throws {
-        // Wakes the loop when the next retry is due (checked at most every 30 s, at least every second).
-        let ticker = Task {
-            while !Task.isCancelled {
+        // Wakes the queue when the next retry is due (checked at most every 30 s, at least every second).
+        await worker.run(
+            onStop: .finishBatch,
+            ticker: { [database] in
                 let due = (try? await database.nextMailDue())?.timeIntervalSinceNow ?? 30
                 try? await Task.sleep(for: .seconds(min(30, max(1, due))))
-                wake()
-            }
-        }
-        defer { ticker.cancel() }
-        wake()
-        await withGracefulShutdownHandler {
-            for await _ in wakeStream {
-                _ = await drain()
-            }
-        } onGracefulShutdown: {
-            self.wakeContinuation.finish()
-        }
+            },
+            pass: { _ = await self.drain() }
+        )
     }
 
     /// Tries every message that is due once; returns how many the server took. Tests call this directly.
     @discardableResult
     public func drain(now: @Sendable () -> Date = { Date() }) async -> Int {
-        var sent = 0
+        // Each message once per pass, even when its retry falls due at once (a retry delay of zero in tests).
         var tried = Set<Int64>()
-        while true {
-            let due: [OutboxMessage]
-            do { due = try await database.dueMail(limit: 10, now: now(), excluding: tried) } catch {
-                logger.error("cannot read the outbox: \(error)")
-                return sent
-            }
-            if due.isEmpty { return sent }
-            for message in due {
-                tried.insert(message.id!)
-                if await send(message) { sent += 1 }
-            }
-        }
+        return await worker.drain(
+            batch: {
+                let due = try await database.dueMail(limit: 10, now: now(), excluding: tried)
+                tried.formUnion(due.compactMap(\.id))
+                return due
+            },
+            work: { await self.send($0) }
+        )
     }
 
     /// One attempt; true when the server took the message.

@@ -16,19 +16,6 @@ struct NewAsset: Sendable {
     var storedPath: String { "uploads/\(uploadId)" }
 }
 
-/// A finished caption or transcript upload, checked as text (``CompanionText``), for one media file.
-struct NewCompanion: Sendable {
-    let ownerId: Int64
-    let role: CompanionRole
-    let format: CompanionText.Format
-    let originalName: String
-    let size: Int64
-    let sha256: String
-    /// The received file, uploads/<uploadId> under the data folder.
-    let uploadId: String
-    var storedPath: String { "uploads/\(uploadId)" }
-}
-
 extension AppDatabase {
     public func assets(waypointId: Int64) async throws -> [Asset] {
         try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && Asset.listed).order(Asset.Columns.position).fetchAll($0) }
@@ -324,61 +311,6 @@ extension AppDatabase {
         }
     }
 
-    /// Attaches a checked caption or transcript file to a media file, replacing the one it had in that role, with its
-    /// scan job, in one transaction. Refused (422 on `file`) for a kind that does not take the role, or for a companion
-    /// itself. Returns the new row and the stored paths that may have become unreferenced.
-    func addCompanion(_ new: NewCompanion, actor: AuditActor) async throws -> (Asset, [String]) {
-        try await write { db in
-            guard let owner = try Asset.fetchOne(db, id: new.ownerId), let waypoint = try Waypoint.fetchOne(db, id: owner.waypointId) else {
-                throw NotFound()
-            }
-            let tour = try Self.editableTour(db, id: waypoint.tourId)
-            guard owner.companionOf == nil else {
-                throw ValidationErrors([
-                    "file":
-                        "“\(owner.originalName)” is itself a \(owner.companionRole?.label ?? "companion") file; attach to the video or audio file."
-                ])
-            }
-            guard new.role.accepts(owner.kind) else { throw ValidationErrors(["file": CompanionRole.refusal(new.role, for: owner.kind)]) }
-            var released: [String] = []
-            if let previous = try Asset.filter(Asset.Columns.companionOf == owner.id! && Asset.Columns.companionRole == new.role).fetchOne(db) {
-                try previous.delete(db)
-                released.append(previous.storedPath)
-            }
-            var companion = Asset(
-                id: nil,
-                waypointId: owner.waypointId,
-                position: 0,
-                kind: .text,
-                originalName: String(new.originalName.prefix(255)),
-                mimeType: new.format.mimeType,
-                size: new.size,
-                sha256: new.sha256,
-                scanStatus: .pending,
-                scanDetail: "",
-                storedPath: new.storedPath,
-                uploadedBy: actor.userId,
-                createdAt: Date(),
-                companionOf: owner.id!,
-                companionRole: new.role
-            )
-            try companion.insert(db)
-            try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [companion.id!, Date().dbTime])
-            try Self.touch(db, tourId: tour.id!)
-            try AuditEvent.record(
-                db,
-                actor: actor,
-                siteId: tour.siteId,
-                objectType: "asset",
-                objectId: "\(owner.id!)",
-                action: "asset.\(new.role.rawValue)",
-                detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)"
-            )
-            try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
-            return (companion, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
-        }
-    }
-
     public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) async throws {
         try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
@@ -410,114 +342,6 @@ extension AppDatabase {
     /// and an original can be the same bytes, hence the same content-addressed path).
     static func isReferenced(_ db: Database, storedPath: String) throws -> Bool {
         try Asset.filter(Asset.Columns.storedPath == storedPath).fetchCount(db) > 0 || isReferencedCopy(db, storedPath: storedPath)
-    }
-
-    // MARK: Scanning
-
-    public func queuedScanJobs(limit: Int) async throws -> [Asset] {
-        try await read { db in
-            try Asset.fetchAll(
-                db,
-                sql: """
-                    SELECT asset.* FROM scanJob JOIN asset ON asset.id = scanJob.assetId ORDER BY scanJob.queuedAt LIMIT ?
-                    """,
-                arguments: [limit]
-            )
-        }
-    }
-
-    public func scanJobCount() async throws -> Int {
-        try await read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM scanJob") ?? 0 }
-    }
-
-    /// Records a verdict and the file's new place; the job ends. Returns the previous path if nothing references it any more.
-    /// `optimize`: the settings of media optimization when it is on; a clean video, audio file or image then gets its
-    /// copy queued in the same transaction, so a crash cannot leave a clean file that never gets one.
-    func recordScan(assetId: Int64, status: ScanStatus, detail: String, storedPath: String, optimize: String? = nil) async throws -> String? {
-        try await write { db in
-            guard var asset = try Asset.fetchOne(db, id: assetId) else { return nil }
-            let previous = asset.storedPath
-            asset.scanStatus = status
-            asset.scanDetail = String(detail.prefix(500))
-            asset.storedPath = storedPath
-            asset.scannedAt = Date()
-            try asset.update(db)
-            try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [assetId])
-            // A rescan of the same bytes keeps the copy it has.
-            if let optimize, status == .clean,
-                try OptimizedCopy.fetchOne(db, key: assetId).map({ $0.sourceSha256 != asset.sha256 || $0.settings != optimize }) ?? true
-            {
-                try Self.queueOptimization(db, asset: asset, settings: optimize)
-            }
-            let siteId = try Int64.fetchOne(
-                db,
-                sql: """
-                    SELECT tour.siteId FROM waypoint JOIN tour ON tour.id = waypoint.tourId WHERE waypoint.id = ?
-                    """,
-                arguments: [asset.waypointId]
-            )
-            try AuditEvent.record(
-                db,
-                actor: AuditActor(userId: nil, ipAddress: "scanner"),
-                siteId: siteId,
-                objectType: "asset",
-                objectId: "\(assetId)",
-                action: "asset.scan.\(status.rawValue)",
-                detail: detail.isEmpty ? asset.originalName : detail
-            )
-            guard previous != storedPath else { return nil }
-            return try Self.isReferenced(db, storedPath: previous) ? nil : previous
-        }
-    }
-
-    public func queueRescan(assetId: Int64, actor: AuditActor) async throws {
-        try await write { db in
-            guard try Asset.exists(db, id: assetId) else { throw NotFound() }
-            try db.execute(sql: "INSERT OR IGNORE INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [assetId, Date().dbTime])
-            try AuditEvent.record(db, actor: actor, objectType: "asset", objectId: "\(assetId)", action: "asset.rescan", detail: "")
-        }
-    }
-
-    // MARK: tus uploads
-
-    /// Why a tus upload cannot be opened.
-    enum UploadRefusal: Error, Equatable {
-        case overQuota(quota: Int64)
-        case tooManyOpen(limit: Int)
-    }
-
-    /// Opens a tus upload: the quota check (with every open upload's reservation) and the per-user cap on unfinished
-    /// uploads happen in the same write transaction as the insert, so concurrent creations cannot both slip through.
-    func createUpload(_ upload: UploadRecord, siteId: Int64, quota: Int64?, maxOpenPerUser: Int) async throws {
-        try await write { db in
-            _ = try Self.editableTour(db, id: upload.tourId)
-            let open = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload WHERE userId = ?", arguments: [upload.userId]) ?? 0
-            if open >= maxOpenPerUser { throw UploadRefusal.tooManyOpen(limit: maxOpenPerUser) }
-            if let quota {
-                let used = try Self.usedOrReservedBytes(db, siteId: siteId, excludingUpload: nil)
-                if used + upload.length > quota { throw UploadRefusal.overQuota(quota: quota) }
-            }
-            try upload.insert(db)
-        }
-    }
-
-    /// Unfinished uploads past their expiry: their rows, returned so the caller removes their files.
-    func removeExpiredUploads(now: Date = Date()) async throws -> [String] {
-        try await write { db in
-            let ids = try String.fetchAll(db, sql: "SELECT id FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
-            try db.execute(sql: "DELETE FROM upload WHERE expiresAt < ?", arguments: [now.dbTime])
-            return ids
-        }
-    }
-
-    func upload(id: String) async throws -> UploadRecord? { try await read { try UploadRecord.fetchOne($0, key: id) } }
-
-    func setUploadOffset(id: String, offset: Int64) async throws {
-        try await write { try $0.execute(sql: "UPDATE upload SET offset = ? WHERE id = ?", arguments: [offset, id]) }
-    }
-
-    func deleteUpload(id: String) async throws {
-        try await write { _ = try UploadRecord.deleteOne($0, key: id) }
     }
 }
 

@@ -20,8 +20,7 @@ public final class PackageBuildService: Service, Sendable {
     /// Waited for when a snapshot froze files whose optimized copy was still being made (nil: copies are off).
     let media: MediaOptimizer?
     static let maxAttempts = 3
-    private let wakeStream: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let worker: JobWorker
 
     public init(
         database: AppDatabase,
@@ -39,33 +38,27 @@ public final class PackageBuildService: Service, Sendable {
         self.scanner = scanner
         self.signingKey = signingKey
         self.logger = logger
-        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        worker = JobWorker(queue: "build", logger: logger)
     }
 
-    public func wake() { wakeContinuation.yield() }
+    public func wake() { worker.wake() }
 
     public func run() async throws {
-        wake()
         // On SIGTERM the running build is not waited for: its task is cancelled, the request stays `building` with its
         // job queued, and recovery builds it again at the next start (a stop must not take as long as a 2 GB zip).
-        let worker = Task { for await _ in wakeStream { _ = await drain() } }
-        await withGracefulShutdownHandler {
-            await worker.value
-        } onGracefulShutdown: {
-            self.wakeContinuation.finish()
-            worker.cancel()
-        }
+        await worker.run(onStop: .cancel) { _ = await self.drain() }
     }
 
     /// Builds every queued request, one at a time; returns how many were handled. Tests call this directly.
     @discardableResult
     public func drain() async -> Int {
-        var handled = 0
-        while !Task.isCancelled, let request = (try? await database.queuedBuilds())?.first {
-            await build(request)
-            handled += 1
-        }
-        return handled
+        await worker.drain(
+            batch: { try await Array(database.queuedBuilds().prefix(1)) },
+            work: {
+                await self.build($0)
+                return true
+            }
+        )
     }
 
     func stagingFolder(_ requestId: String) -> URL { paths.staging.appendingPathComponent(requestId) }

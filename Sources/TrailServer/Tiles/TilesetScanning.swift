@@ -3,18 +3,8 @@ import MalwareScan
 import NIOPosix
 
 extension ScanService {
-    /// Scans every uploaded MBTiles file still `pending`, like an asset: clean files move to `tilesets/<sha256>.mbtiles`,
-    /// anything else to `tilesets/quarantine/`. Returns how many were scanned.
-    func drainTilesets() async -> Int {
-        let pending: [TourTileset]
-        do { pending = try await database.pendingTilesets() } catch {
-            logger.error("cannot read the tileset scan queue: \(error)")
-            return 0
-        }
-        for tileset in pending { await process(tileset) }
-        return pending.count
-    }
-
+    /// Scans an uploaded MBTiles file still `pending`, like an asset (``drain()`` reads them after the assets): clean
+    /// files move to `tilesets/<sha256>.mbtiles`, anything else to `tilesets/quarantine/`.
     func process(_ tileset: TourTileset) async {
         let source = paths.absolute(tileset.storedPath)
         do {

@@ -14,8 +14,7 @@ public final class MediaOptimizer: Service, Sendable {
     let settings: MediaOptimizationSettings
     let logger: Logger
     private let running = NIOLockedValueBox(false)
-    private let wakeStream: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let worker: JobWorker
     /// Told when a copy is finished (the package builds waiting for it).
     let finished: @Sendable () -> Void
 
@@ -31,7 +30,7 @@ public final class MediaOptimizer: Service, Sendable {
         self.settings = settings
         self.logger = logger
         self.finished = finished
-        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        worker = JobWorker(queue: "optimization", logger: logger)
     }
 
     public var settingsID: String { MediaTargets.settingsID }
@@ -39,20 +38,13 @@ public final class MediaOptimizer: Service, Sendable {
     /// Where conversions write; emptied at every start.
     var workFolder: URL { paths.root.appendingPathComponent("media-work") }
 
-    public func wake() { wakeContinuation.yield() }
+    public func wake() { worker.wake() }
 
     public func run() async throws {
         running.withLockedValue { $0 = true }
         defer { running.withLockedValue { $0 = false } }
-        wake()
         // On SIGTERM the running conversion is killed (its task is cancelled) and stays pending for the next start.
-        let worker = Task { for await _ in wakeStream { _ = await drain() } }
-        await withGracefulShutdownHandler {
-            await worker.value
-        } onGracefulShutdown: {
-            self.wakeContinuation.finish()
-            worker.cancel()
-        }
+        await worker.run(onStop: .cancel) { _ = await self.drain() }
     }
 
     /// Removes what a conversion cut off by a crash left, and queues again the copies of older settings.
@@ -65,20 +57,14 @@ public final class MediaOptimizer: Service, Sendable {
     /// Works every pending job, `settings.concurrency` at a time; returns how many finished. Tests and the CLI call it.
     @discardableResult
     public func drain() async -> Int {
-        var done = 0
-        while !Task.isCancelled {
-            let jobs: [(OptimizedCopy, Asset)]
-            do { jobs = try await database.pendingOptimizations(limit: settings.concurrency) } catch {
-                logger.error("cannot read the optimization queue: \(error)")
-                return done
+        await worker.drain(
+            batch: { try await database.pendingOptimizations(limit: settings.concurrency) },
+            concurrency: settings.concurrency,
+            work: {
+                await self.process($0.0, $0.1)
+                return true
             }
-            if jobs.isEmpty { return done }
-            await withTaskGroup(of: Void.self) { group in
-                for (copy, asset) in jobs { group.addTask { await self.process(copy, asset) } }
-            }
-            done += jobs.count
-        }
-        return done
+        )
     }
 
     /// Waits until none of `assetIds` has a pending copy: works them here when no service runs (tests, the CLI).

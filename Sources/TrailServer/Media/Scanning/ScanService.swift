@@ -17,45 +17,36 @@ public final class ScanService: Service, Sendable {
     private let ready = NIOLockedValueBox(false)
     /// Queues a phone-sized copy of each clean media file, when media optimization is on.
     private let optimizer = NIOLockedValueBox<MediaOptimizer?>(nil)
-    private let wakeStream: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
+    private let worker: JobWorker
 
     public init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, logger: Logger = Logger(label: "trail.scan")) {
         self.database = database
         self.paths = paths
         self.scanner = scanner
         self.logger = logger
-        (wakeStream, wakeContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        worker = JobWorker(queue: "scan", logger: logger)
     }
 
     /// True once the scanner has signatures; admins see a banner while it is false.
     public var scannerReady: Bool { ready.withLockedValue { $0 } }
 
     /// New work arrived.
-    public func wake() { wakeContinuation.yield() }
+    public func wake() { worker.wake() }
 
     /// From now on a clean video, audio file or image gets its optimized copy queued with its verdict.
     public func attach(_ optimizer: MediaOptimizer) { self.optimizer.withLockedValue { $0 = optimizer } }
 
     public func run() async throws {
-        let ticker = Task {
-            // Every 30 s: pick up changed signature folders and retry what waited for them.
-            while !Task.isCancelled {
+        await scanner.reloadIfChanged()
+        // Every 30 s: pick up changed signature folders and retry what waited for them.
+        await worker.run(
+            onStop: .finishBatch,
+            ticker: { [scanner] in
                 try? await Task.sleep(for: .seconds(30))
                 await scanner.reloadIfChanged()
-                wake()
-            }
-        }
-        defer { ticker.cancel() }
-        await scanner.reloadIfChanged()
-        wake()
-        await withGracefulShutdownHandler {
-            for await _ in wakeStream {
-                _ = await drain()
-            }
-        } onGracefulShutdown: {
-            self.wakeContinuation.finish()
-        }
+            },
+            pass: { _ = await self.drain() }
+        )
     }
 
     /// Scans every queued job (two at a time); returns how many finished. Tests call this directly.
@@ -64,19 +55,29 @@ public final class ScanService: Service, Sendable {
         let hasSignatures = await scanner.hasSignatures
         ready.withLockedValue { $0 = hasSignatures }
         guard hasSignatures else { return 0 }
-        var done = 0
-        while true {
-            let jobs: [Asset]
-            do { jobs = try await database.queuedScanJobs(limit: 2) } catch {
-                logger.error("cannot read scan queue: \(error)")
-                return done
+        let assets = await worker.drain(
+            batch: { try await database.queuedScanJobs(limit: 2) },
+            concurrency: 2,
+            work: { (asset: Asset) in
+                await self.process(asset)
+                return true
             }
-            if jobs.isEmpty { return done + (await drainTilesets()) }
-            await withTaskGroup(of: Void.self) { group in
-                for asset in jobs { group.addTask { await self.process(asset) } }
+        )
+        // The uploaded map tiles, in one read: one whose verdict cannot be recorded waits for the next pass instead of
+        // being read again at once.
+        var tilesetsRead = false
+        let tilesets = await worker.drain(
+            batch: {
+                if tilesetsRead { return [] }
+                tilesetsRead = true
+                return try await database.pendingTilesets()
+            },
+            work: { (tileset: TourTileset) in
+                await self.process(tileset)
+                return true
             }
-            done += jobs.count
-        }
+        )
+        return assets + tilesets
     }
 
     func process(_ asset: Asset) async {
@@ -125,10 +126,4 @@ public final class ScanService: Service, Sendable {
         if errno == EEXIST { return }
         throw POSIXFailure(operation: "link \(source.lastPathComponent) → \(target.lastPathComponent)", code: errno)
     }
-}
-
-struct POSIXFailure: Error, CustomStringConvertible {
-    let operation: String
-    let code: Int32
-    var description: String { "\(operation): \(String(cString: strerror(code)))" }
 }

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-
 /// KML 2.2 (as Google Earth, GDAL and most map tools write it): Placemarks with Points are waypoints in document order,
 /// the first LineString or `gx:Track` is the route, Folders are flattened. Nothing the file points to is fetched.
 enum KMLImport {
@@ -41,17 +37,8 @@ enum KMLImport {
     }
 
     static func parse(_ data: Data, archive: KMZArchive? = nil) throws -> ImportedTour {
-        try TourImport.refuseUnsafeXML(data, format: .kml)
-        let reader = KMLReader()
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = reader
-        if !parser.parse() || reader.failure != nil || parser.parserError != nil {
-            throw ImportRefused(
-                message: reader.failure
-                    ?? "Line \(parser.lineNumber): the KML is not well-formed XML (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "parse error"))."
-            )
-        }
+        let reader = KMLHandler()
+        try XMLImportReader.read(data, format: .kml, into: reader)
         guard reader.sawKML else { throw ImportRefused(message: "This XML file is not KML (no <kml> element).") }
         var result = ImportedTour(format: archive == nil ? .kml : .kmz)
         result.folders = reader.folders
@@ -105,9 +92,8 @@ enum KMLImport {
         var positions: [[Double]]
     }
 
-    final class KMLReader: NSObject, XMLParserDelegate {
+    final class KMLHandler: XMLImportHandler {
         var sawKML = false
-        var failure: String?
         var documentName: String?
         var folders: [String] = []
         var placemarks: [Placemark] = []
@@ -117,8 +103,6 @@ enum KMLImport {
         /// Icon hrefs of shared styles by id (`<Style id="x">` used by `<styleUrl>#x</styleUrl>`).
         var styleIcons: [String: String] = [:]
 
-        private var open: [String] = []
-        private var text = ""
         private var placemarkCount = 0
         // The placemark being read.
         private var inPlacemark = false
@@ -140,21 +124,8 @@ enum KMLImport {
             "Model": "not imported (3D models are not waypoints)",
         ]
 
-        static func local(_ element: String) -> String {
-            element.split(separator: ":").last.map(String.init) ?? element
-        }
-
-        func parser(
-            _ parser: XMLParser,
-            didStartElement qualified: String,
-            namespaceURI: String?,
-            qualifiedName: String?,
-            attributes: [String: String] = [:]
-        ) {
-            let element = Self.local(qualified)
-            open.append(element)
-            text = ""
-            switch element {
+        func start(_ element: XMLImportReader.Element, attributes: [String: String], in reader: XMLImportReader) {
+            switch element.name {
             case "kml": sawKML = true
             case "Placemark":
                 inPlacemark = true
@@ -174,37 +145,16 @@ enum KMLImport {
                     styleIcon = nil
                 }
             case "Polygon", "Model":
-                if inPlacemark, geometryLeftOut == nil { geometryLeftOut = element }
+                if inPlacemark, geometryLeftOut == nil { geometryLeftOut = element.name }
             case "GroundOverlay", "ScreenOverlay", "PhotoOverlay", "NetworkLink":
                 overlayName = ""
             default: break
             }
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) { append(parser, string) }
-
-        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) { append(parser, String(decoding: CDATABlock, as: UTF8.self)) }
-
-        private func append(_ parser: XMLParser, _ string: String) {
-            // Coordinates of a long line are big; everything else is capped where it is used.
-            if text.utf8.count + string.utf8.count > 8 << 20 {
-                fail(parser, "Line \(parser.lineNumber): an element holds more than 8 MB of text.")
-                return
-            }
-            text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement qualified: String, namespaceURI: String?, qualifiedName: String?) {
-            let element = Self.local(qualified)
-            guard open.last == element else {
-                fail(parser, "Line \(parser.lineNumber): </\(qualified)> does not close <\(open.last ?? "nothing")>.")
-                return
-            }
-            open.removeLast()
-            let parent = open.last
-            let value = text
-            text = ""
-            switch element {
+        func end(_ element: XMLImportReader.Element, text value: String, in reader: XMLImportReader) {
+            let parent = reader.parent
+            switch element.name {
             case "name":
                 let trimmed = String(value.trimmed.prefix(200))
                 switch parent {
@@ -220,7 +170,7 @@ enum KMLImport {
                 if parent == "Placemark" { styleUrl = value.trimmed }
             case "href":
                 // Only an icon's picture: an overlay's or a network link's href is never read.
-                if parent == "Icon", open.contains("IconStyle") {
+                if parent == "Icon", reader.isInside("IconStyle") {
                     if inPlacemark { iconHref = value.trimmed } else { styleIcon = value.trimmed }
                 }
             case "Style":
@@ -230,7 +180,7 @@ enum KMLImport {
                 guard inPlacemark else { break }
                 let tuples = KMLImport.coordinates(value)
                 guard let tuples else {
-                    fail(parser, "Line \(parser.lineNumber): coordinates must be “longitude,latitude[,altitude]” tuples within range.")
+                    reader.fail("Line \(reader.lineNumber): coordinates must be “longitude,latitude[,altitude]” tuples within range.")
                     return
                 }
                 if parent == "Point" {
@@ -243,11 +193,11 @@ enum KMLImport {
                 let parts = value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).map { Double($0) }
                 guard parts.count >= 2, parts.count <= 3, let lon = parts[0], let lat = parts[1], (-180...180).contains(lon), (-90...90).contains(lat)
                 else {
-                    fail(parser, "Line \(parser.lineNumber): gx:coord must be “longitude latitude altitude” within range.")
+                    reader.fail("Line \(reader.lineNumber): gx:coord must be “longitude latitude altitude” within range.")
                     return
                 }
                 if trackCoords.count >= RoutePath.maxPoints {
-                    fail(parser, "Line \(parser.lineNumber): the track has more than \(RoutePath.maxPoints) points.")
+                    reader.fail("Line \(reader.lineNumber): the track has more than \(RoutePath.maxPoints) points.")
                     return
                 }
                 let alt = parts.count == 3 ? parts[2] : nil
@@ -257,8 +207,7 @@ enum KMLImport {
                 let label = name.isEmpty ? "Placemark \(placemarkCount)" : name
                 if let point {
                     guard placemarks.count < TourImport.maxWaypoints else {
-                        fail(
-                            parser,
+                        reader.fail(
                             "The file has more than \(TourImport.maxWaypoints) points; a tour can take at most \(TourImport.maxWaypoints) waypoints."
                         )
                         return
@@ -287,50 +236,14 @@ enum KMLImport {
                 }
             case "GroundOverlay", "ScreenOverlay", "PhotoOverlay", "NetworkLink":
                 leftOut.append(
-                    .init(kind: element, name: overlayName.isEmpty ? element : overlayName, reason: Self.leftOutKinds[element] ?? "not imported")
+                    .init(
+                        kind: element.name,
+                        name: overlayName.isEmpty ? element.name : overlayName,
+                        reason: Self.leftOutKinds[element.name] ?? "not imported"
+                    )
                 )
             default: break
             }
-        }
-
-        // Any declaration the parser reports ends the import, whatever spelling got it past the byte check.
-        func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
-            fail(parser, "The KML file declares entities, which are not allowed.")
-        }
-
-        func parser(_ parser: XMLParser, foundExternalEntityDeclarationWithName name: String, publicID: String?, systemID: String?) {
-            fail(parser, "The KML file declares entities, which are not allowed.")
-        }
-
-        func parser(
-            _ parser: XMLParser,
-            foundUnparsedEntityDeclarationWithName name: String,
-            publicID: String?,
-            systemID: String?,
-            notationName: String?
-        ) {
-            fail(parser, "The KML file declares entities, which are not allowed.")
-        }
-
-        func parser(_ parser: XMLParser, foundNotationDeclarationWithName name: String, publicID: String?, systemID: String?) {
-            fail(parser, "The KML file declares a DOCTYPE, which is not allowed.")
-        }
-
-        func parser(_ parser: XMLParser, foundElementDeclarationWithName elementName: String, model: String) {
-            fail(parser, "The KML file declares a DOCTYPE, which is not allowed.")
-        }
-
-        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-            let code = (parseError as NSError).code
-            fail(
-                parser,
-                "Line \(parser.lineNumber): the KML is not well-formed XML (\(code == 76 ? "an end tag does not match its start tag" : "XML error \(code)"))."
-            )
-        }
-
-        func fail(_ parser: XMLParser, _ message: String) {
-            if failure == nil { failure = message }
-            parser.abortParsing()
         }
     }
 

@@ -1,0 +1,63 @@
+import Foundation
+
+enum TourImport {
+    static let maxWaypoints = 2_000
+
+    /// Reads a stored import file: a KMZ is read from disk through the zip reader (its entries are never all in memory
+    /// at once beyond the limits); anything else as bytes.
+    static func parse(fileAt url: URL, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
+        let size = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
+        let handle = try FileHandle(forReadingFrom: url)
+        let head = try handle.read(upToCount: 4) ?? Data()
+        try? handle.close()
+        if KMZArchive.isZip(head) { return try KMZArchive.read(url) }
+        return try parse(try Data(contentsOf: url), maxBytes: maxBytes)
+    }
+
+    static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
+        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
+        var result = try parseFormat(data)
+        if result.format == .gpx || result.format == .geoJSON, result.points.isEmpty, result.route == nil {
+            result.notes.append("The file holds no waypoints and no route.")
+        }
+        return result
+    }
+
+    /// Tells the formats apart by their bytes, never by the file's name.
+    static func parseFormat(_ data: Data) throws -> ImportedTour {
+        if KMZArchive.isZip(data.prefix(4)) {
+            // A KMZ handed over as bytes (tests, the fuzzer): the zip reader works on a file.
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).kmz")
+            try data.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            return try KMZArchive.read(file)
+        }
+        let start = data.prefix(512)
+        // UTF-8 only: our DOCTYPE check reads UTF-8 bytes, so a UTF-16 or UTF-32 file could hide a DTD from it.
+        if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) || start.contains(0) {
+            throw ImportRefused(message: "Import files must be UTF-8 text (this one looks like UTF-16 or binary).")
+        }
+        let text = String(decoding: start, as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}"))
+        )
+        if text.isEmpty { throw ImportRefused(message: "The file is empty.") }
+        if text.hasPrefix("{") {
+            var tour = try parseGeoJSON(data)
+            tour.format = .geoJSON
+            return tour
+        }
+        if text.hasPrefix("<") {
+            if KMLImport.isHTMLPage(data) {
+                throw ImportRefused(
+                    message: "This is a web page (HTML), not KML or GPX: save the map itself (in Google Earth: Save Place As… KML or KMZ)."
+                )
+            }
+            if KMLImport.isKML(data) { return try KMLImport.parse(data) }
+            var tour = try parseGPX(data)
+            tour.format = .gpx
+            return tour
+        }
+        return try CSVImport.parse(data)
+    }
+}
