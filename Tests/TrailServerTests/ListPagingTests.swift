@@ -254,6 +254,15 @@ import Testing
             let changed = try await client.get("/visit", session: nil, headers: [.ifNoneMatch: etag])
             #expect(changed.status == .ok)
             #expect(!ids(changed.text).contains("copy-01"))
+
+            // The page is kept rendered between changes: asked again, the same bytes; a site's new name shows at once.
+            let kept = try await client.get("/visit", session: nil)
+            #expect(kept.headers[.eTag] == changed.headers[.eTag])
+            #expect(kept.text == changed.text)
+            try await app.database.execute("UPDATE site SET name = 'Renamed Park'", [])
+            let renamed = try await client.get("/visit", session: nil, headers: [.ifNoneMatch: try #require(kept.headers[.eTag])])
+            #expect(renamed.status == .ok)
+            #expect(renamed.text.contains("Renamed Park"))
         }
     }
 

@@ -350,6 +350,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
         packageTiles: dependencies.packageTiles,
         assets: PlayerAssets(publicFolder: config.publicFolder),
         authorization: authorization,
+        readCache: dependencies.readCache,
         publicURL: config.effectivePublicURL
     )
     visit.addRoutes(to: router)

@@ -18,6 +18,8 @@ struct VisitController: Sendable {
     let packageTiles: PackageTilesStore
     let assets: PlayerAssets
     let authorization: Authorization
+    /// Keeps `/visit`'s pages (without a search) until a release, an unpublish or a site edit changes them.
+    let readCache: ReadAPICache
     /// `--public-url`: the player's address in QR codes.
     let publicURL: String
     static let immutable = "public, max-age=31536000, immutable"
@@ -49,7 +51,9 @@ struct VisitController: Sendable {
     /// Sites and their published tours, a page at a time (`?after=`), searched by name (`?q=`), optionally of one site
     /// (`?site=`): name, length, walking time, languages, download size. The same for everyone (no sign-in, nothing
     /// personal), so it has a strong ETag over its bytes and answers `If-None-Match` with 304; `no-cache` makes every
-    /// client (and nginx, which keeps it a second) ask again, so a release or an unpublish shows at once.
+    /// client (and nginx, which keeps it a second) ask again, so a release or an unpublish shows at once. Pages without
+    /// a search are kept rendered in the read cache until the data they show changes: a visitor's 304 costs no database
+    /// read and no rendering.
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let form = QueryForm(request)
         let query = String((form["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(TourListFilter.maxQueryLength))
@@ -62,6 +66,18 @@ struct VisitController: Sendable {
             }
             after = (siteId, fields[1])
         }
+        let render = { try await renderTourList(query: query, siteSlug: siteSlug, listing: listing, after: after) }
+        guard query.isEmpty else {
+            let body = try await render()
+            return ReadAPICache.respond(.init(generation: 0, body: body, etag: HTTPCaching.etag(of: body), contentType: Self.html), request: request)
+        }
+        return try await readCache.response("visit \(listing) after=\(form["after"] ?? "")", contentType: Self.html, request: request, make: render)
+    }
+
+    static let html = "text/html; charset=utf-8"
+
+    /// One page of `/visit`, rendered.
+    func renderTourList(query: String, siteSlug: String?, listing: String, after: (siteId: Int64, packageId: String)?) async throws -> ByteBuffer {
         let (tours, hasMore) = try await database.visitorTourPage(siteSlug: siteSlug, query: query, after: after, limit: Self.toursPerPage)
         var sites: [VisitListPage.Site] = []
         for tour in tours {
@@ -96,13 +112,7 @@ struct VisitController: Sendable {
         guard let html = pages.views.library.render(Page(layout: layout, page: page), withTemplate: "visit-list") else {
             throw HTTPError(.internalServerError, message: "Missing template visit-list")
         }
-        let body = ByteBuffer(string: html)
-        return HTTPCaching.answer(
-            body,
-            etag: HTTPCaching.etag(of: body),
-            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
-            request: request
-        )
+        return ByteBuffer(string: html)
     }
 
     /// The player of a published tour (its latest version). Unknown: 404; unpublished: 410 with a page that says so, which
