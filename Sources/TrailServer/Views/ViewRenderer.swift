@@ -82,7 +82,7 @@ public struct ViewRenderer: Sendable {
         layout.storageWarning = storageWarning
         layout.scannerNotice = scannerNotice
         layout.helpLink = guide?.link(forTemplate: template)
-        guard let html = library.render(Page(layout: layout, page: page), withTemplate: template) else {
+        guard let html = html(Page(layout: layout, page: page), template: template) else {
             return Response(
                 status: .internalServerError,
                 headers: [.contentType: "text/plain; charset=utf-8"],
@@ -94,6 +94,17 @@ public struct ViewRenderer: Sendable {
             headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: html))
         )
+    }
+
+    /// `root` rendered with `template`, read once into a ``TemplateModel``; nil when there is no such template.
+    func html(_ root: some Sendable, template: String) -> String? {
+        let html = library.render(TemplateModel.make(root), withTemplate: template)
+        #if DEBUG
+        // Every page a test renders checks that the model reads as swift-mustache's own reflection does.
+        let reflected = library.render(root, withTemplate: template)
+        precondition(html == reflected, "\(template): the template model renders differently from the page model")
+        #endif
+        return html
     }
 
     func errorPage(status: HTTPResponse.Status, message: String, context: AppRequestContext) -> Response {

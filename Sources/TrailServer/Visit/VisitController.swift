@@ -109,7 +109,7 @@ struct VisitController: Sendable {
         )
         // Rendered without the panel's layout data (no user, no notices): the bytes are the same for every visitor.
         let layout = LayoutModel(title: "Tours", user: nil, isAdmin: false, csrfToken: "", notice: nil, reviewCount: 0)
-        guard let html = pages.views.library.render(Page(layout: layout, page: page), withTemplate: "visit-list") else {
+        guard let html = pages.views.html(Page(layout: layout, page: page), template: "visit-list") else {
             throw HTTPError(.internalServerError, message: "Missing template visit-list")
         }
         return ByteBuffer(string: html)
