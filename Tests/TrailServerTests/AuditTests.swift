@@ -7,6 +7,20 @@ import Testing
 
 /// Every change writes an audit event saying who did what to which object; admins read them filtered by user, site and object.
 @Suite struct AuditTests {
+    /// The actions are one list (`AuditAction`), named `<object>.<what happened>`, each once; the audit page and anyone
+    /// reading the table can rely on the spelling.
+    @Test func actionsAreOneListOfObjectDotWhat() {
+        let names = AuditAction.allCases.map(\.rawValue)
+        #expect(Set(names).count == names.count)
+        for name in names {
+            #expect(name.wholeMatch(of: /[a-z][a-zA-Z]*(\.[a-zA-Z]+)+/) != nil, "\(name)")
+        }
+        #expect(AuditAction.scan(.infected) == .assetScanInfected)
+        #expect(AuditAction.tilesScan(.clean).rawValue == "tiles.scan.clean")
+        #expect(AuditAction.optimize(.failed).rawValue == "asset.optimize.failed")
+        #expect(AuditAction.companion(.captions).rawValue == "asset.captions")
+    }
+
     @Test func changesWriteEventsWithWhoWhatAndWhere() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in

@@ -72,7 +72,7 @@ extension AppDatabase {
             actor: actor,
             objectType: "user",
             objectId: "\(user.id!)",
-            action: "user.create",
+            action: .userCreate,
             detail: "\(email)\(isAdmin ? " (admin)" : "")"
         )
         return user
@@ -108,7 +108,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "user",
                 objectId: "\(id)",
-                action: disabled ? "user.disable" : "user.enable",
+                action: disabled ? .userDisable : .userEnable,
                 detail: user.email
             )
         }
@@ -126,7 +126,7 @@ extension AppDatabase {
                 sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
                 arguments: [userId, keepingSession.map(SecretToken.hash)]
             )
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.password", detail: "")
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userPassword, detail: "")
         }
     }
 
@@ -146,7 +146,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "user",
                 objectId: "\(userId)",
-                action: "user.oneTimePasswordVoided",
+                action: .userOneTimePasswordVoided,
                 detail: "signed on through the agency's provider"
             )
             return user
@@ -172,7 +172,7 @@ extension AppDatabase {
         try db.execute(sql: "DELETE FROM loginFailure WHERE email = ?", arguments: [user.email])
         // Also lifts the lock of a hundred wrong second-step codes in a row: the new password keeps the guesser out.
         try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
-        try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetPassword", detail: user.email)
+        try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userResetPassword, detail: user.email)
         return user
     }
 
@@ -263,7 +263,7 @@ extension AppDatabase {
                 actor: AuditActor(userId: nil, ipAddress: ipAddress),
                 objectType: "session",
                 objectId: "-",
-                action: "session.failed",
+                action: .sessionFailed,
                 detail: email
             )
         }
@@ -296,7 +296,7 @@ extension AppDatabase {
                 actor: AuditActor(userId: userId, ipAddress: ipAddress),
                 objectType: "session",
                 objectId: "\(userId)",
-                action: "session.start",
+                action: .sessionStart,
                 detail: detail
             )
         }
@@ -333,7 +333,7 @@ extension AppDatabase {
     public func endSession(token: String, actor: AuditActor) async throws {
         try await write { db in
             _ = try SessionRecord.deleteOne(db, key: SecretToken.hash(token))
-            try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: "session.end", detail: "")
+            try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: .sessionEnd, detail: "")
         }
     }
 
@@ -348,7 +348,7 @@ extension AppDatabase {
             guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw NotFound() }
             var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date())
             try record.insert(db)
-            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id!)", action: "token.create", detail: name)
+            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id!)", action: .tokenCreate, detail: name)
             return (token, record)
         }
     }
@@ -384,7 +384,7 @@ extension AppDatabase {
                 arguments: [Date().dbTime, id, userId]
             )
             guard db.changesCount == 1 else { throw NotFound() }
-            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(id)", action: "token.revoke", detail: "")
+            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(id)", action: .tokenRevoke, detail: "")
         }
     }
 }

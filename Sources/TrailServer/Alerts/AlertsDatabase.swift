@@ -53,7 +53,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "alert",
                 objectId: "\(alert.id!)",
-                action: "alert.post",
+                action: .alertPost,
                 detail: "\(input.severity.rawValue): \(input.title)"
                     + (input.closedWaypointIds.isEmpty ? "" : ", closes stops \(input.closedWaypointIds.map(String.init).joined(separator: ", "))")
                     + ", until \(Manifest.timestamp(input.endsAt))"
@@ -97,7 +97,7 @@ extension AppDatabase {
                 siteId: alert.siteId,
                 objectType: "alert",
                 objectId: "\(id)",
-                action: "alert.end",
+                action: .alertEnd,
                 detail: "ended early: \(alert.title)"
             )
             return alert

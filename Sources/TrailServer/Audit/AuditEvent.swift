@@ -43,7 +43,7 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
         siteId: Int64? = nil,
         objectType: String,
         objectId: String,
-        action: String,
+        action: AuditAction,
         detail: String
     ) throws {
         var event = AuditEvent(
@@ -53,7 +53,7 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
             siteId: siteId,
             objectType: objectType,
             objectId: objectId,
-            action: action,
+            action: action.rawValue,
             detail: String(detail.prefix(500)),
             ipAddress: actor.ipAddress
         )
@@ -61,7 +61,7 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
     }
 
     /// An event about a tour, in the tour's site.
-    static func record(_ db: Database, actor: AuditActor, tour: Tour, action: String, detail: String) throws {
+    static func record(_ db: Database, actor: AuditActor, tour: Tour, action: AuditAction, detail: String) throws {
         try record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: action, detail: detail)
     }
 }

@@ -154,7 +154,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "invitation",
                 objectId: "\(invitation.id!)",
-                action: "invitation.create",
+                action: .invitationCreate,
                 detail: "\(email) as \(role.rawValue)\(mail == nil ? " (link shown, no email)" : "")"
             )
             return (invitation, token)
@@ -185,7 +185,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "invitation",
                 objectId: "\(id)",
-                action: "invitation.revoke",
+                action: .invitationRevoke,
                 detail: invitation.email
             )
         }
@@ -251,7 +251,7 @@ extension AppDatabase {
                 siteId: site.id,
                 objectType: "invitation",
                 objectId: "\(invitation.id!)",
-                action: "invitation.accept",
+                action: .invitationAccept,
                 detail: "\(user.email) as \(role.rawValue)"
             )
             return (user, site)
@@ -282,7 +282,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "user",
                 objectId: "\(userId)",
-                action: "notifications.set",
+                action: .notificationsSet,
                 detail: off.isEmpty ? "all on" : "off: " + MailKind.notifications.filter(off.contains).map(\.rawValue).joined(separator: ", ")
             )
         }

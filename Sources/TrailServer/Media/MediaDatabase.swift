@@ -209,7 +209,7 @@ extension AppDatabase {
             siteId: tour.siteId,
             objectType: "asset",
             objectId: "\(asset.id!)",
-            action: new.replacesAssetId == nil ? "asset.upload" : "asset.replace",
+            action: new.replacesAssetId == nil ? .assetUpload : .assetReplace,
             detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)"
         )
         try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)
@@ -234,7 +234,7 @@ extension AppDatabase {
                 siteId: tour.siteId,
                 objectType: "asset",
                 objectId: "\(id)",
-                action: "asset.delete",
+                action: .assetDelete,
                 detail: asset.companionRole.map { "\($0.label) \(asset.originalName)" } ?? asset.originalName
             )
             return try (([asset] + companions).map(\.storedPath) + copies).filter { try !Self.isReferenced(db, storedPath: $0) }
@@ -290,7 +290,7 @@ extension AppDatabase {
                     siteId: tour.siteId,
                     objectType: "asset",
                     objectId: "\(id)",
-                    action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized",
+                    action: useOriginal ? .assetKeepOriginal : .assetUseOptimized,
                     detail: asset.originalName
                 )
             }
@@ -304,7 +304,7 @@ extension AppDatabase {
                 siteId: tour.siteId,
                 objectType: "asset",
                 objectId: "\(id)",
-                action: "asset.describe",
+                action: .assetDescribe,
                 detail: "title \(asset.title.count) chars, alt text \(asset.altText.count) chars"
             )
             return asset
@@ -323,7 +323,7 @@ extension AppDatabase {
             guard let index = ids.firstIndex(of: id), ids.indices.contains(index + step) else { return }
             ids.swapAt(index, index + step)
             try Self.renumberAssets(db, ids)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: "asset.reorder", detail: "")
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: .assetReorder, detail: "")
         }
     }
 
@@ -385,7 +385,7 @@ extension AppDatabase {
                 actor: AuditActor(userId: nil, ipAddress: "recovery"),
                 objectType: "asset",
                 objectId: "\(asset.id!)",
-                action: "asset.missing",
+                action: .assetMissing,
                 detail: asset.storedPath
             )
         }

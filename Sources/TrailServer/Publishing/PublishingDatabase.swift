@@ -156,7 +156,7 @@ extension AppDatabase {
                 siteId: site.id,
                 objectType: "publishRequest",
                 objectId: request.id,
-                action: "publish.start",
+                action: .publishStart,
                 detail: "\(tour.name) as version \(request.version)"
             )
             return request
@@ -317,7 +317,7 @@ extension AppDatabase {
                     siteId: request.siteId,
                     objectType: "publishRequest",
                     objectId: requestId,
-                    action: "publish.built",
+                    action: .publishBuilt,
                     detail: "\(size) bytes, SHA-256 \(sha256)"
                 )
             }
@@ -342,7 +342,7 @@ extension AppDatabase {
                 siteId: request.siteId,
                 objectType: "publishRequest",
                 objectId: requestId,
-                action: "publish.failed",
+                action: .publishFailed,
                 detail: reason
             )
         }
@@ -398,7 +398,7 @@ extension AppDatabase {
                 siteId: request.siteId,
                 objectType: "publishRequest",
                 objectId: requestId,
-                action: becameReady ? "publish.approve.ready" : "publish.approve",
+                action: becameReady ? .publishApproveReady : .publishApprove,
                 detail: "\(approvals) of \(request.requiredApprovals)"
             )
             return .approved(approvals: approvals, becameReady: becameReady)
@@ -437,7 +437,7 @@ extension AppDatabase {
                 siteId: request.siteId,
                 objectType: "publishRequest",
                 objectId: requestId,
-                action: "publish.deny",
+                action: .publishDeny,
                 detail: comment
             )
         }
@@ -472,7 +472,7 @@ extension AppDatabase {
                 siteId: request.siteId,
                 objectType: "publishRequest",
                 objectId: requestId,
-                action: "publish.withdraw",
+                action: .publishWithdraw,
                 detail: ""
             )
             return request
@@ -551,7 +551,7 @@ extension AppDatabase {
                 siteId: request.siteId,
                 objectType: "package",
                 objectId: request.packageId,
-                action: "publish.push",
+                action: .publishPush,
                 detail: "version \(request.version), \(size) bytes"
             )
             return version
@@ -610,7 +610,7 @@ extension AppDatabase {
                 siteId: package.siteId,
                 objectType: "package",
                 objectId: id,
-                action: visible ? "package.publish" : "package.unpublish",
+                action: visible ? .packagePublish : .packageUnpublish,
                 detail: ""
             )
         }
@@ -632,7 +632,7 @@ extension AppDatabase {
                 siteId: package.siteId,
                 objectType: "package",
                 objectId: packageId,
-                action: "package.rollback",
+                action: .packageRollback,
                 detail: "now serving version \(version) (was \(package.currentVersion ?? 0))"
             )
         }

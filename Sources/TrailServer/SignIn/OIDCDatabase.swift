@@ -24,7 +24,7 @@ extension AppDatabase {
                 actor: AuditActor(userId: nil, ipAddress: ipAddress),
                 objectType: "session",
                 objectId: "-",
-                action: "session.ssoFailed",
+                action: .sessionSsoFailed,
                 detail: reason
             )
         }
@@ -62,7 +62,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "user",
                 objectId: "\(userId)",
-                action: "user.ssoLinked",
+                action: .userSsoLinked,
                 detail: kept == nil ? issuer : "\(issuer) (was \(kept!["issuer"] as String))"
             )
             return .linked

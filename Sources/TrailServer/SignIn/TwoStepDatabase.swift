@@ -115,7 +115,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "user",
                 objectId: "\(userId)",
-                action: "twoStep.enrolStart",
+                action: .twoStepEnrolStart,
                 detail: row["email"] as String
             )
             return secret
@@ -163,7 +163,7 @@ extension AppDatabase {
                     actor: actor,
                     objectType: "user",
                     objectId: "\(userId)",
-                    action: "twoStep.enrolFailed",
+                    action: .twoStepEnrolFailed,
                     detail: row["email"] as String
                 )
                 return nil
@@ -181,7 +181,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "user",
                 objectId: "\(userId)",
-                action: "twoStep.enrol",
+                action: .twoStepEnrol,
                 detail: row["email"] as String
             )
             return recoveryCodes
@@ -224,7 +224,7 @@ extension AppDatabase {
                     actor: actor,
                     objectType: "session",
                     objectId: "\(userId)",
-                    action: "twoStep.failed",
+                    action: .twoStepFailed,
                     detail: "\(email): \(why)"
                 )
             }
@@ -255,7 +255,7 @@ extension AppDatabase {
                         actor: actor,
                         objectType: "user",
                         objectId: "\(userId)",
-                        action: "twoStep.recoveryCode",
+                        action: .twoStepRecoveryCode,
                         detail: "\(email): \(left) left"
                     )
                     return .acceptedRecoveryCode(left: left)
@@ -300,7 +300,7 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE userId = ?", arguments: [userId])
             // The agency link goes too: the remedy for a person whose provider account was made anew (a new `sub`).
             try db.execute(sql: "DELETE FROM singleSignOnSubject WHERE userId = ?", arguments: [userId])
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: "user.resetTwoStep", detail: user.email)
+            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userResetTwoStep, detail: user.email)
             return user
         }
     }
@@ -343,7 +343,7 @@ extension AppDatabase {
                 actor: AuditActor(userId: userId, ipAddress: ipAddress),
                 objectType: "session",
                 objectId: "\(userId)",
-                action: "session.password",
+                action: .sessionPassword,
                 detail: stage == .code ? "second step asked" : "enrolment required"
             )
         }

@@ -27,7 +27,7 @@ extension AppDatabase {
                 siteId: site.id,
                 objectType: "site",
                 objectId: "\(site.id!)",
-                action: "site.create",
+                action: .siteCreate,
                 detail: site.slug
             )
             return site
@@ -46,7 +46,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "site",
                 objectId: "\(siteId)",
-                action: "site.passwordSignIn",
+                action: .sitePasswordSignIn,
                 detail: allowed ? "members may sign in with a password" : "members sign in through the agency's provider only"
             )
         }
@@ -88,7 +88,7 @@ extension AppDatabase {
                 siteId: id,
                 objectType: "site",
                 objectId: "\(id)",
-                action: "site.update",
+                action: .siteUpdate,
                 detail:
                     "\(site.slug), approvals \(site.requiredApprovals), quota \(site.storageQuotaBytes.map { "\($0) bytes" } ?? "none"), accessible media \(site.mediaAccessibility.rawValue), complete languages \(site.requireCompleteLanguages ? "required" : "recommended")"
             )
@@ -213,7 +213,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "membership",
                 objectId: "\(siteId):\(user.id!)",
-                action: "member.set",
+                action: .memberSet,
                 detail: "\(user.email) as \(role.rawValue)"
             )
         }
@@ -228,7 +228,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "membership",
                 objectId: "\(siteId):\(userId)",
-                action: "member.remove",
+                action: .memberRemove,
                 detail: ""
             )
         }

@@ -47,7 +47,7 @@ extension AppDatabase {
                 actor: actor,
                 objectType: "tileSettings",
                 objectId: "1",
-                action: "tiles.settings",
+                action: .tilesSettings,
                 detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)"
             )
         }

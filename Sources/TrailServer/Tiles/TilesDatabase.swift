@@ -22,7 +22,7 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 tour: tour,
-                action: "tiles.upload",
+                action: .tilesUpload,
                 detail:
                     "\(tileset.originalName) (\(tileset.size) bytes, \(tileset.format), zoom \(tileset.minZoom)-\(tileset.maxZoom), \(tileset.tileCount) tiles)"
             )
@@ -38,7 +38,7 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: tourId)
             guard let old = try TourTileset.fetchOne(db, key: tourId) else { return [] }
             try old.delete(db)
-            try AuditEvent.record(db, actor: actor, tour: tour, action: "tiles.delete", detail: old.originalName)
+            try AuditEvent.record(db, actor: actor, tour: tour, action: .tilesDelete, detail: old.originalName)
             return try Self.isTilesetReferenced(db, storedPath: old.storedPath) ? [] : [old.storedPath]
         }
     }
@@ -79,7 +79,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "tour",
                 objectId: "\(tourId)",
-                action: "tiles.scan.\(status.rawValue)",
+                action: .tilesScan(status),
                 detail: detail.isEmpty ? tileset.originalName : detail
             )
             guard previous != storedPath else { return (true, nil) }
@@ -157,7 +157,7 @@ extension AppDatabase {
                 actor: AuditActor(userId: nil, ipAddress: "recovery"),
                 objectType: "tour",
                 objectId: "\(tileset.tourId)",
-                action: "tiles.missing",
+                action: .tilesMissing,
                 detail: tileset.storedPath
             )
         }

@@ -109,7 +109,7 @@ extension AppDatabase {
                 db,
                 &tour,
                 actor: actor,
-                action: "tour.languages",
+                action: .tourLanguages,
                 detail: "\(before.joined(separator: ", ")) → \(choice.tags.joined(separator: ", "))"
             )
             return tour
@@ -125,7 +125,7 @@ extension AppDatabase {
             let tag = try Self.furtherLanguage(language, of: tour)
             let text = try Self.checked(text)
             tour.localized[tag] = text.isEmpty ? nil : text
-            try Self.saveChangedTour(db, &tour, actor: actor, action: "tour.text", detail: "\(tag): \(text.name)")
+            try Self.saveChangedTour(db, &tour, actor: actor, action: .tourText, detail: "\(tag): \(text.name)")
             return tour
         }
     }
@@ -142,7 +142,7 @@ extension AppDatabase {
             waypoint.localized[tag] = text.isEmpty ? nil : text
             waypoint.updatedAt = Date()
             try waypoint.update(db)
-            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: "waypoint.text", detail: "\(tag): \(text.name)")
+            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: .waypointText, detail: "\(tag): \(text.name)")
             return waypoint
         }
     }

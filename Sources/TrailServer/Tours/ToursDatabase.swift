@@ -142,7 +142,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "tour",
                 objectId: "\(tour.id!)",
-                action: "tour.create",
+                action: .tourCreate,
                 detail: tour.name
             )
             return tour
@@ -176,7 +176,7 @@ extension AppDatabase {
                 tour.description = input.description.trimmed
                 tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
                 if let pace = input.paceKmh { tour.paceKmh = pace }
-                try Self.saveChangedTour(db, &tour, actor: actor, action: "tour.update", detail: tour.name)
+                try Self.saveChangedTour(db, &tour, actor: actor, action: .tourUpdate, detail: tour.name)
             }
             if let (frame, minZoom, maxZoom) = checkedFrame {
                 let outside = try Waypoint.inTour(id).fetchAll(db)
@@ -198,7 +198,7 @@ extension AppDatabase {
                     db,
                     &tour,
                     actor: actor,
-                    action: "tour.frame",
+                    action: .tourFrame,
                     detail: DisplayFormat.frame(frame) + ", zoom \(minZoom)–\(maxZoom)"
                 )
             }
@@ -210,7 +210,7 @@ extension AppDatabase {
         try await write { db in
             let tour = try Self.editableTour(db, id: id)
             try tour.delete(db)
-            try AuditEvent.record(db, actor: actor, tour: tour, action: "tour.delete", detail: tour.name)
+            try AuditEvent.record(db, actor: actor, tour: tour, action: .tourDelete, detail: tour.name)
         }
     }
 
@@ -260,7 +260,7 @@ extension AppDatabase {
                 tour: tour,
                 waypointId: waypoint.id!,
                 actor: actor,
-                action: "waypoint.create",
+                action: .waypointCreate,
                 detail: "\(waypoint.name) in tour \(tourId)"
             )
             return waypoint
@@ -291,7 +291,7 @@ extension AppDatabase {
                 try Self.renumber(db, all.map { $0.id! })
                 waypoint.position = order
             }
-            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: "waypoint.update", detail: waypoint.name)
+            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: .waypointUpdate, detail: waypoint.name)
             return waypoint
         }
     }
@@ -314,7 +314,7 @@ extension AppDatabase {
             try waypoint.delete(db)
             let rest = try Waypoint.inTour(tourId).fetchAll(db)
             try Self.renumber(db, rest.map { $0.id! })
-            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: "waypoint.delete", detail: waypoint.name)
+            try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: .waypointDelete, detail: waypoint.name)
         }
     }
 
@@ -328,7 +328,7 @@ extension AppDatabase {
             }
             try Self.renumber(db, ids)
             try Self.touch(db, tourId: tourId)
-            try AuditEvent.record(db, actor: actor, tour: tour, action: "waypoint.reorder", detail: ids.map(String.init).joined(separator: ","))
+            try AuditEvent.record(db, actor: actor, tour: tour, action: .waypointReorder, detail: ids.map(String.init).joined(separator: ","))
         }
     }
 
@@ -361,7 +361,7 @@ extension AppDatabase {
     }
 
     /// Saves a changed tour (its `updatedAt` moved on) with the audit event of the change, in the caller's transaction.
-    static func saveChangedTour(_ db: Database, _ tour: inout Tour, actor: AuditActor, action: String, detail: String) throws {
+    static func saveChangedTour(_ db: Database, _ tour: inout Tour, actor: AuditActor, action: AuditAction, detail: String) throws {
         tour.updatedAt = Date()
         try tour.update(db)
         try AuditEvent.record(db, actor: actor, tour: tour, action: action, detail: detail)
@@ -369,7 +369,7 @@ extension AppDatabase {
 
     /// A waypoint of `tour` changed (created, edited, its texts, deleted): the tour's `updatedAt` moves on and the
     /// audit event is recorded, in the caller's transaction.
-    static func changedWaypoint(_ db: Database, tour: Tour, waypointId: Int64, actor: AuditActor, action: String, detail: String) throws {
+    static func changedWaypoint(_ db: Database, tour: Tour, waypointId: Int64, actor: AuditActor, action: AuditAction, detail: String) throws {
         try touch(db, tourId: tour.id!)
         try AuditEvent.record(
             db,

@@ -62,7 +62,7 @@ extension AppDatabase {
                 siteId: tour.siteId,
                 objectType: "asset",
                 objectId: "\(owner.id!)",
-                action: "asset.\(new.role.rawValue)",
+                action: .companion(new.role),
                 detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)"
             )
             try Self.requireRoom(db, siteId: tour.siteId, excludingUpload: new.uploadId)

@@ -134,7 +134,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "asset",
                 objectId: "\(assetId)",
-                action: "asset.optimize.\(result.state.rawValue)",
+                action: .optimize(result.state),
                 detail: detail
             )
             guard let previous, previous != result.storedPath, try !Self.isReferenced(db, storedPath: previous) else { return (true, nil) }
@@ -163,7 +163,7 @@ extension AppDatabase {
                 siteId: tour.siteId,
                 objectType: "asset",
                 objectId: "\(assetId)",
-                action: useOriginal ? "asset.keepOriginal" : "asset.useOptimized",
+                action: useOriginal ? .assetKeepOriginal : .assetUseOptimized,
                 detail: asset.originalName
             )
             return asset
@@ -198,7 +198,7 @@ extension AppDatabase {
                     siteId: siteId,
                     objectType: "media",
                     objectId: "optimize",
-                    action: "media.optimize.queue",
+                    action: .mediaOptimizeQueue,
                     detail: "\(assets.count) file(s)"
                 )
             }

@@ -51,7 +51,7 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "asset",
                 objectId: "\(assetId)",
-                action: "asset.scan.\(status.rawValue)",
+                action: .scan(status),
                 detail: detail.isEmpty ? asset.originalName : detail
             )
             guard previous != storedPath else { return nil }
@@ -63,7 +63,7 @@ extension AppDatabase {
         try await write { db in
             guard try Asset.exists(db, id: assetId) else { throw NotFound() }
             try db.execute(sql: "INSERT OR IGNORE INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [assetId, Date().dbTime])
-            try AuditEvent.record(db, actor: actor, objectType: "asset", objectId: "\(assetId)", action: "asset.rescan", detail: "")
+            try AuditEvent.record(db, actor: actor, objectType: "asset", objectId: "\(assetId)", action: .assetRescan, detail: "")
         }
     }
 }

@@ -98,7 +98,7 @@ extension AppDatabase {
             db,
             actor: actor,
             tour: tour,
-            action: "tour.import",
+            action: .tourImport,
             detail:
                 "\(plan.format.map { "\($0): " } ?? "")\(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped, route \(plan.routePoints) points"
                 + (plan.setsFrame ? ", frame set" : "")
@@ -114,7 +114,7 @@ extension AppDatabase {
                 db,
                 &tour,
                 actor: actor,
-                action: "tour.route",
+                action: .tourRoute,
                 detail: route.map { "\($0.points.count) points, \(Int($0.lengthMeters)) m" } ?? "removed"
             )
         }
