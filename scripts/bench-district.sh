@@ -99,8 +99,6 @@ for _ in range(9):
         break
     path = re.match(r"<([^>]*)>", link).group(1)
 deep = path
-status, headers, _ = get("/visit", {})
-etag = headers["ETag"]
 routes = [
     ("API list, first page", "/api/v1/manage/tours?site=bench", api, 200),
     ("API list, page by cursor", deep, api, 200),
@@ -109,10 +107,13 @@ routes = [
     ("site page", "/sites/bench", panel, 200),
     ("site page, search", "/sites/bench?q=ridge", panel, 200),
     ("/visit", "/visit", {}, 200),
-    ("/visit, 304", "/visit", {"If-None-Match": etag}, 304),
+    ("/visit, 304", "/visit", None, 304),
     ("tour page, 30 waypoints", f"/tours/{tour}", panel, 200),
 ]
 for name, path, headers, expected in routes:
+    if headers is None:
+        # The ETag of the page as it is now (a release a moment ago may still be settling in).
+        headers = {"If-None-Match": get(path, {})[1]["ETag"]}
     times = []
     for i in range(3 + int(count)):
         start = time.perf_counter()

@@ -8,6 +8,8 @@ export PATH="$PWD/.venv/bin:$PATH"
 export TRAIL_SLOW_TESTS="${TRAIL_SLOW_TESTS:-1}"
 # The house style first: seconds, and a difference is a failure (scripts/format.sh rewrites the files).
 scripts/format.sh --check
+# The house idioms (handlers registered with `use:`, ids that exist, …): counts that may only go down.
+scripts/check-idioms.sh
 # The web player's pure modules (trust rules, offline store, state machine, alerts) under Node's own test runner: no npm.
 node --test Tests/js/
 swift build --build-tests

@@ -30,20 +30,20 @@ struct MobileAPI: Sendable {
 
     /// The route table; each handler is named after its `operationId` in `openapi.json`.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/sites") { request, context in try await listSites(request, context) }
-        router.get("/sites/{slug}/packages") { request, context in try await listSitePackages(request, context) }
-        router.get("/packages/{id}") { request, context in try await getPackage(request, context) }
+        router.get("/sites", use: listSites)
+        router.get("/sites/{slug}/packages", use: listSitePackages)
+        router.get("/packages/{id}", use: getPackage)
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/packages/{id}/download", method: method) { request, context in try await downloadPackage(request, context) }
+            router.on("/packages/{id}/download", method: method, use: downloadPackage)
             router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
                 try await downloadPackageVersion(request, context)
             }
         }
-        router.get("/packages/{id}/hash") { request, context in try await getPackageHash(request, context) }
-        router.post("/packages/{id}/verify") { request, context in try await verifyPackage(request, context) }
+        router.get("/packages/{id}/hash", use: getPackageHash)
+        router.post("/packages/{id}/verify", use: verifyPackage)
         addUpdateRoutes(to: router)
-        router.get("/signing-key") { request, context in try await getSigningKey(request, context) }
-        router.get("/catalog") { request, context in try await getCatalog(request, context) }
+        router.get("/signing-key", use: getSigningKey)
+        router.get("/catalog", use: getCatalog)
         let openAPI = openAPIDocument.map { ByteBuffer(string: $0) }
         router.get("/openapi.json") { request, context in try getOpenAPIDocument(openAPI) }
     }

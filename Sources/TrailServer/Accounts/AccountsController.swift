@@ -29,12 +29,12 @@ struct AccountsController: Sendable {
     }
 
     func addRoutes(signedIn: some RouterMethods<AppRequestContext>) {
-        signedIn.get("/account/password") { request, context in try await showPasswordForm(request, context) }
-        signedIn.post("/account/password") { request, context in try await changePassword(request, context) }
+        signedIn.get("/account/password", use: showPasswordForm)
+        signedIn.post("/account/password", use: changePassword)
 
-        signedIn.get("/account/tokens") { request, context in try await listTokens(request, context) }
-        signedIn.post("/account/tokens") { request, context in try await createToken(request, context) }
-        signedIn.post("/account/tokens/{id}/revoke") { request, context in try await revokeToken(request, context) }
+        signedIn.get("/account/tokens", use: listTokens)
+        signedIn.post("/account/tokens", use: createToken)
+        signedIn.post("/account/tokens/{id}/revoke", use: revokeToken)
     }
 
     // MARK: Password

@@ -84,20 +84,20 @@ struct AdminController: Sendable {
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         let admin = router.group("admin").add(middleware: RequireAdminMiddleware())
 
-        admin.get("users") { request, context in try await listUsers(request, context) }
-        admin.post("users") { request, context in try await createUser(request, context) }
-        admin.post("users/{id}/disable") { request, context in try await disableUser(request, context) }
-        admin.post("users/{id}/enable") { request, context in try await enableUser(request, context) }
-        admin.post("users/{id}/reset-password") { request, context in try await resetPassword(request, context) }
-        admin.post("users/{id}/reset-two-step") { request, context in try await resetTwoStep(request, context) }
+        admin.get("users", use: listUsers)
+        admin.post("users", use: createUser)
+        admin.post("users/{id}/disable", use: disableUser)
+        admin.post("users/{id}/enable", use: enableUser)
+        admin.post("users/{id}/reset-password", use: resetPassword)
+        admin.post("users/{id}/reset-two-step", use: resetTwoStep)
 
-        admin.get("sites") { request, context in try await listSites(request, context) }
-        admin.post("sites") { request, context in try await createSite(request, context) }
-        admin.get("sites/{id}") { request, context in try await editSite(request, context) }
-        admin.post("sites/{id}") { request, context in try await saveSite(request, context) }
-        admin.post("sites/{id}/sign-in") { request, context in try await saveSiteSignIn(request, context) }
+        admin.get("sites", use: listSites)
+        admin.post("sites", use: createSite)
+        admin.get("sites/{id}", use: editSite)
+        admin.post("sites/{id}", use: saveSite)
+        admin.post("sites/{id}/sign-in", use: saveSiteSignIn)
 
-        admin.get("audit") { request, context in try await showAuditLog(request, context) }
+        admin.get("audit", use: showAuditLog)
     }
 
     /// The user list, with the form to add one.

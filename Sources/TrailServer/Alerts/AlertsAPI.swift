@@ -22,9 +22,9 @@ struct AlertsAPI: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/sites/{slug}/alerts") { request, context in try await postAlert(request, context) }
-        router.get("/sites/{slug}/alerts") { request, context in try await listAlerts(request, context) }
-        router.delete("/alerts/{id}") { request, context in try await endAlert(request, context) }
+        router.post("/sites/{slug}/alerts", use: postAlert)
+        router.get("/sites/{slug}/alerts", use: listAlerts)
+        router.delete("/alerts/{id}", use: endAlert)
     }
 
     func postAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {

@@ -64,9 +64,9 @@ struct AlertsPages: Sendable {
     ]
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/sites/{slug}/alerts") { request, context in try await showAlerts(request, context) }
-        router.post("/sites/{slug}/alerts") { request, context in try await postAlert(request, context) }
-        router.post("/alerts/{id}/end") { request, context in try await endAlert(request, context) }
+        router.get("/sites/{slug}/alerts", use: showAlerts)
+        router.post("/sites/{slug}/alerts", use: postAlert)
+        router.post("/alerts/{id}/end", use: endAlert)
     }
 
     func showAlerts(_ request: Request, _ context: AppRequestContext) async throws -> Response {

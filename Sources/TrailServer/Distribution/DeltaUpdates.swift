@@ -40,10 +40,10 @@ extension MobileAPI {
     /// is named after its `operationId` in `openapi.json`.
     func addUpdateRoutes(to router: some RouterMethods<AppRequestContext>) {
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/files/{sha256}", method: method) { request, context in try await getFileByHash(request, context) }
+            router.on("/files/{sha256}", method: method, use: getFileByHash)
         }
-        router.get("/packages/{id}/versions/{version}/manifest") { request, context in try await getPackageVersionManifest(request, context) }
-        router.get("/packages/{id}/updates") { request, context in try await getUpdatePlan(request, context) }
+        router.get("/packages/{id}/versions/{version}/manifest", use: getPackageVersionManifest)
+        router.get("/packages/{id}/updates", use: getUpdatePlan)
     }
 
     /// One file of a served version by its SHA-256 (GET and HEAD), or a redirect to it in the bucket.

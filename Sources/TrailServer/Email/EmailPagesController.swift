@@ -39,10 +39,10 @@ struct EmailPagesController: Sendable {
     }
 
     func addRoutes(signedIn: some RouterMethods<AppRequestContext>) {
-        signedIn.get("/account/notifications") { request, context in try await showNotifications(request, context) }
-        signedIn.post("/account/notifications") { request, context in try await saveNotifications(request, context) }
+        signedIn.get("/account/notifications", use: showNotifications)
+        signedIn.post("/account/notifications", use: saveNotifications)
         signedIn.group("/admin").add(middleware: RequireAdminMiddleware())
-            .get("/email") { request, context in try await showOutbox(request, context) }
+            .get("/email", use: showOutbox)
     }
 
     /// Which notification emails the signed-in user gets.

@@ -45,15 +45,15 @@ struct InvitationController: Sendable {
     }
 
     func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
-        router.get("/invite/{token}") { request, context in try await showInvitation(request, context) }
-        router.post("/invite/{token}") { request, context in try await acceptInvitation(request, context) }
-        signedIn.get("/sites/{slug}/invitations") { request, context in try await listInvitations(request, context) }
-        signedIn.post("/sites/{slug}/invitations") { request, context in try await invite(request, context) }
-        signedIn.post("/sites/{slug}/invitations/{id}/revoke") { request, context in try await revoke(request, context) }
+        router.get("/invite/{token}", use: showInvitation)
+        router.post("/invite/{token}", use: acceptInvitation)
+        signedIn.get("/sites/{slug}/invitations", use: listInvitations)
+        signedIn.post("/sites/{slug}/invitations", use: invite)
+        signedIn.post("/sites/{slug}/invitations/{id}/revoke", use: revoke)
     }
 
     func addAPIRoutes(to manage: some RouterMethods<AppRequestContext>) {
-        manage.post("/sites/{slug}/invitations") { request, context in try await createInvitation(request, context) }
+        manage.post("/sites/{slug}/invitations", use: createInvitation)
     }
 
     // MARK: Managers

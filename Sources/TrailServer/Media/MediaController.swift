@@ -16,23 +16,23 @@ struct MediaController: Sendable {
     let tileSettings: TileSettingsStore
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in try await uploadAssets(request, context) }
+        router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAssets)
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/assets/{aid}/content", method: method) { request, context in try await showAssetContent(request, context) }
+            router.on("/assets/{aid}/content", method: method, use: showAssetContent)
         }
-        router.post("/assets/{aid}/describe") { request, context in try await saveAssetText(request, context) }
+        router.post("/assets/{aid}/describe", use: saveAssetText)
         // Captions (a WebVTT file) and a transcript (a file, or text typed in the box) for a video or audio file. A
         // refusal shows the waypoint page again with the message under the field.
         for role in CompanionRole.allCases {
             router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await addCompanion(request, context, role: role) }
         }
-        router.post("/assets/{aid}/delete") { request, context in try await deleteAsset(request, context) }
+        router.post("/assets/{aid}/delete", use: deleteAsset)
         for (direction, step) in [("up", -1), ("down", 1)] {
             router.post("/assets/{aid}/\(direction)") { request, context in try await shiftAsset(request, context, direction: direction, step: step) }
         }
-        router.post("/assets/{aid}/rescan") { request, context in try await rescanAsset(request, context) }
-        router.post("/assets/{aid}/original") { request, context in try await chooseOriginal(request, context) }
+        router.post("/assets/{aid}/rescan", use: rescanAsset)
+        router.post("/assets/{aid}/original", use: chooseOriginal)
     }
 
     /// The waypoint page's "Keep original" switch: `useOriginal=1` ships the original, `0` the optimized copy again.
@@ -156,12 +156,12 @@ struct MediaController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/waypoints/{wid}/assets") { request, context in try await uploadAsset(request, context) }
-        router.get("/assets/{aid}") { request, context in try await getAsset(request, context) }
+        router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAsset)
+        router.get("/assets/{aid}", use: getAsset)
         for role in CompanionRole.allCases {
             router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await attachCompanion(request, context, role: role) }
         }
-        router.patch("/assets/{aid}") { request, context in try await describeAsset(request, context) }
+        router.patch("/assets/{aid}", use: describeAsset)
     }
 
     /// Uploads exactly one file to a waypoint (multipart `file`); 201 with the asset and its address.

@@ -18,19 +18,19 @@ struct PublishingController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/publish") { request, context in try await submitTour(request, context) }
-        router.get("/reviews") { request, context in try await listReviews(request, context) }
-        router.get("/requests/{rid}") { request, context in try await showRequest(request, context) }
-        router.get("/requests/{rid}/assets/{index}") { request, context in try await showStagedAsset(request, context) }
-        router.get("/requests/{rid}/assets/{index}/{role}") { request, context in try await showStagedCompanion(request, context) }
-        router.post("/requests/{rid}/approve") { request, context in try await approveRequest(request, context) }
-        router.post("/requests/{rid}/deny") { request, context in try await denyRequest(request, context) }
-        router.post("/requests/{rid}/withdraw") { request, context in try await withdrawRequest(request, context) }
-        router.post("/requests/{rid}/push") { request, context in try await releaseRequest(request, context) }
-        router.get("/packages/{pid}") { request, context in try await showPackage(request, context) }
-        router.post("/packages/{pid}/unpublish") { request, context in try await unpublish(request, context) }
-        router.post("/packages/{pid}/publish") { request, context in try await publishAgain(request, context) }
-        router.post("/packages/{pid}/versions/{version}/serve") { request, context in try await serveVersion(request, context) }
+        router.post("/tours/{id}/publish", use: submitTour)
+        router.get("/reviews", use: listReviews)
+        router.get("/requests/{rid}", use: showRequest)
+        router.get("/requests/{rid}/assets/{index}", use: showStagedAsset)
+        router.get("/requests/{rid}/assets/{index}/{role}", use: showStagedCompanion)
+        router.post("/requests/{rid}/approve", use: approveRequest)
+        router.post("/requests/{rid}/deny", use: denyRequest)
+        router.post("/requests/{rid}/withdraw", use: withdrawRequest)
+        router.post("/requests/{rid}/push", use: releaseRequest)
+        router.get("/packages/{pid}", use: showPackage)
+        router.post("/packages/{pid}/unpublish", use: unpublish)
+        router.post("/packages/{pid}/publish", use: publishAgain)
+        router.post("/packages/{pid}/versions/{version}/serve", use: serveVersion)
     }
 
     /// Submits a tour for review: the package build starts and the request page opens; a tour not ready yet goes back
@@ -231,15 +231,15 @@ struct PublishingController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/publish") { request, context in try await startPublish(request, context) }
-        router.get("/publish-requests/{rid}") { request, context in try await getPublishRequest(request, context) }
-        router.post("/publish-requests/{rid}/approve") { request, context in try await approvePublishRequest(request, context) }
-        router.post("/publish-requests/{rid}/deny") { request, context in try await denyPublishRequest(request, context) }
-        router.post("/publish-requests/{rid}/withdraw") { request, context in try await withdrawPublishRequest(request, context) }
-        router.post("/publish-requests/{rid}/push") { request, context in try await pushPublishRequest(request, context) }
-        router.post("/packages/{pid}/unpublish") { request, context in try await unpublishPackage(request, context) }
-        router.post("/packages/{pid}/publish") { request, context in try await republishPackage(request, context) }
-        router.post("/packages/{pid}/rollback") { request, context in try await rollbackPackage(request, context) }
+        router.post("/tours/{id}/publish", use: startPublish)
+        router.get("/publish-requests/{rid}", use: getPublishRequest)
+        router.post("/publish-requests/{rid}/approve", use: approvePublishRequest)
+        router.post("/publish-requests/{rid}/deny", use: denyPublishRequest)
+        router.post("/publish-requests/{rid}/withdraw", use: withdrawPublishRequest)
+        router.post("/publish-requests/{rid}/push", use: pushPublishRequest)
+        router.post("/packages/{pid}/unpublish", use: unpublishPackage)
+        router.post("/packages/{pid}/publish", use: republishPackage)
+        router.post("/packages/{pid}/rollback", use: rollbackPackage)
     }
 
     /// Submits a tour for review (202, the request's address in Location).

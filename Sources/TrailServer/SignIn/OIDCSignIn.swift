@@ -13,8 +13,8 @@ struct OIDCController: Sendable {
     let provider: OIDCProvider?
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/auth/oidc/start") { request, context in try await start(request, context) }
-        router.get("/auth/oidc/callback") { request, context in try await callback(request, context) }
+        router.get("/auth/oidc/start", use: start)
+        router.get("/auth/oidc/callback", use: callback)
     }
 
     var redirectURI: String { config.effectivePublicURL + "/auth/oidc/callback" }

@@ -13,9 +13,9 @@ struct PasswordSignInController: Sendable {
     var oidc: OIDCProvider? = nil
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/login") { request, context in try await showLogin(request, context) }
-        router.post("/login") { request, context in try await login(request, context) }
-        router.post("/logout") { request, context in try await logout(request, context) }
+        router.get("/login", use: showLogin)
+        router.post("/login", use: login)
+        router.post("/logout", use: logout)
     }
 
     /// The sign-in form; someone already signed in goes to the home page.

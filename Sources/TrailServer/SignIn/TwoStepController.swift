@@ -40,14 +40,14 @@ struct TwoStepController: Sendable {
     }
 
     func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
-        router.get("/login/code") { request, context in try await showCode(request, context) }
-        router.post("/login/code") { request, context in try await checkCode(request, context) }
-        router.get("/login/enrol") { request, context in try await showSignInEnrolment(request, context) }
-        router.post("/login/enrol") { request, context in try await confirmSignInEnrolment(request, context) }
+        router.get("/login/code", use: showCode)
+        router.post("/login/code", use: checkCode)
+        router.get("/login/enrol", use: showSignInEnrolment)
+        router.post("/login/enrol", use: confirmSignInEnrolment)
 
-        signedIn.get("/account/two-step") { request, context in try await showAccount(request, context) }
-        signedIn.post("/account/two-step/start") { request, context in try await startAccountEnrolment(request, context) }
-        signedIn.post("/account/two-step") { request, context in try await confirmAccountEnrolment(request, context) }
+        signedIn.get("/account/two-step", use: showAccount)
+        signedIn.post("/account/two-step/start", use: startAccountEnrolment)
+        signedIn.post("/account/two-step", use: confirmAccountEnrolment)
     }
 
     // MARK: At sign-in

@@ -87,11 +87,11 @@ struct SitesController: Sendable {
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
         router.get("/") { _, _ in Response.redirect(to: "/sites") }
-        router.get("/sites") { request, context in try await listSites(request, context) }
-        router.get("/sites/{slug}") { request, context in try await showSite(request, context) }
-        router.get("/sites/{slug}/members") { request, context in try await listMembers(request, context) }
-        router.post("/sites/{slug}/members") { request, context in try await saveMember(request, context) }
-        router.post("/sites/{slug}/members/{userId}/remove") { request, context in try await removeMember(request, context) }
+        router.get("/sites", use: listSites)
+        router.get("/sites/{slug}", use: showSite)
+        router.get("/sites/{slug}/members", use: listMembers)
+        router.post("/sites/{slug}/members", use: saveMember)
+        router.post("/sites/{slug}/members/{userId}/remove", use: removeMember)
     }
 
     /// The home page: the sites the user belongs to (every site for an admin), with their roles and tour counts.

@@ -20,17 +20,17 @@ struct TilesController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/tiles") { request, context in try await uploadTilesFile(request, context) }
-        router.post("/tours/{id}/tiles/delete") { request, context in try await deleteTilesFile(request, context) }
+        router.post("/tours/{id}/tiles", use: uploadTilesFile)
+        router.post("/tours/{id}/tiles/delete", use: deleteTilesFile)
 
-        router.get("/requests/{rid}/tiles/{z}/{x}/{y}") { request, context in try await requestTile(request, context) }
-        router.get("/requests/{rid}/preview") { request, context in try await previewRequest(request, context) }
-        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in try await versionTile(request, context) }
-        router.get("/packages/{pid}/versions/{version}/preview") { request, context in try await previewVersion(request, context) }
+        router.get("/requests/{rid}/tiles/{z}/{x}/{y}", use: requestTile)
+        router.get("/requests/{rid}/preview", use: previewRequest)
+        router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}", use: versionTile)
+        router.get("/packages/{pid}/versions/{version}/preview", use: previewVersion)
 
         let admin = router.group("admin/tiles").add(middleware: RequireAdminMiddleware())
-        admin.get("") { request, context in try await showTileSettings(request, context) }
-        admin.post("") { request, context in try await saveTileSettings(request, context) }
+        admin.get("", use: showTileSettings)
+        admin.post("", use: saveTileSettings)
     }
 
     /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
@@ -147,9 +147,9 @@ struct TilesController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours/{id}/tiles") { request, context in try await uploadTiles(request, context) }
-        router.get("/tours/{id}/tiles") { request, context in try await getTiles(request, context) }
-        router.delete("/tours/{id}/tiles") { request, context in try await deleteTiles(request, context) }
+        router.post("/tours/{id}/tiles", use: uploadTiles)
+        router.get("/tours/{id}/tiles", use: getTiles)
+        router.delete("/tours/{id}/tiles", use: deleteTiles)
     }
 
     /// Uploads a tour's MBTiles file (multipart `file`); 201 with the tileset and its address.

@@ -70,14 +70,14 @@ struct ToursAPI: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/tours") { request, context in try await createTour(request, context) }
-        router.get("/tours") { request, context in try await listTours(request, context) }
-        router.get("/tours/{id}") { request, context in try await getTour(request, context) }
-        router.patch("/tours/{id}") { request, context in try await updateTour(request, context) }
-        router.delete("/tours/{id}") { request, context in try await deleteTour(request, context) }
-        router.post("/tours/{id}/waypoints") { request, context in try await createWaypoint(request, context) }
-        router.patch("/tours/{id}/waypoints/{wid}") { request, context in try await updateWaypoint(request, context) }
-        router.delete("/tours/{id}/waypoints/{wid}") { request, context in try await deleteWaypoint(request, context) }
+        router.post("/tours", use: createTour)
+        router.get("/tours", use: listTours)
+        router.get("/tours/{id}", use: getTour)
+        router.patch("/tours/{id}", use: updateTour)
+        router.delete("/tours/{id}", use: deleteTour)
+        router.post("/tours/{id}/waypoints", use: createWaypoint)
+        router.patch("/tours/{id}/waypoints/{wid}", use: updateWaypoint)
+        router.delete("/tours/{id}/waypoints/{wid}", use: deleteWaypoint)
     }
 
     /// Creates a tour in the site named in the body (authors); 201 with the tour.

@@ -13,25 +13,25 @@ struct ToursController: Sendable {
     let paths: DataPaths
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/sites/{slug}/tours/new") { request, context in try await newTour(request, context) }
-        router.post("/sites/{slug}/tours") { request, context in try await createTour(request, context) }
-        router.get("/tours/{id}") { request, context in try await showTour(request, context) }
-        router.get("/tours/{id}/edit") { request, context in try await editTour(request, context) }
+        router.get("/sites/{slug}/tours/new", use: newTour)
+        router.post("/sites/{slug}/tours", use: createTour)
+        router.get("/tours/{id}", use: showTour)
+        router.get("/tours/{id}/edit", use: editTour)
         // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
-        router.post("/tours/{id}/languages") { request, context in try await saveLanguages(request, context) }
-        router.post("/tours/{id}/text/{lang}") { request, context in try await saveTourText(request, context) }
-        router.post("/tours/{id}/edit") { request, context in try await saveTour(request, context) }
-        router.post("/tours/{id}/frame") { request, context in try await saveFrame(request, context) }
-        router.post("/tours/{id}/delete") { request, context in try await deleteTour(request, context) }
+        router.post("/tours/{id}/languages", use: saveLanguages)
+        router.post("/tours/{id}/text/{lang}", use: saveTourText)
+        router.post("/tours/{id}/edit", use: saveTour)
+        router.post("/tours/{id}/frame", use: saveFrame)
+        router.post("/tours/{id}/delete", use: deleteTour)
 
         // Waypoints
-        router.post("/tours/{id}/waypoints") { request, context in try await createWaypoint(request, context) }
-        router.post("/tours/{id}/waypoints/order") { request, context in try await reorderWaypoints(request, context) }
-        router.get("/tours/{id}/waypoints/{wid}") { request, context in try await showWaypoint(request, context) }
-        router.post("/tours/{id}/waypoints/{wid}/text/{lang}") { request, context in try await saveWaypointText(request, context) }
-        router.post("/tours/{id}/waypoints/{wid}") { request, context in try await saveWaypoint(request, context) }
-        router.post("/tours/{id}/waypoints/{wid}/move") { request, context in try await moveWaypoint(request, context) }
-        router.post("/tours/{id}/waypoints/{wid}/delete") { request, context in try await deleteWaypoint(request, context) }
+        router.post("/tours/{id}/waypoints", use: createWaypoint)
+        router.post("/tours/{id}/waypoints/order", use: reorderWaypoints)
+        router.get("/tours/{id}/waypoints/{wid}", use: showWaypoint)
+        router.post("/tours/{id}/waypoints/{wid}/text/{lang}", use: saveWaypointText)
+        router.post("/tours/{id}/waypoints/{wid}", use: saveWaypoint)
+        router.post("/tours/{id}/waypoints/{wid}/move", use: moveWaypoint)
+        router.post("/tours/{id}/waypoints/{wid}/delete", use: deleteWaypoint)
         for (direction, step) in [("up", -1), ("down", 1)] {
             router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
                 try await shiftWaypoint(request, context, direction: direction, step: step)

@@ -5,22 +5,29 @@ import Foundation
 enum DisplayFormat {
     // MARK: Dates
 
+    /// "2026-11-28 10:42 UTC".
     static func date(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: date)
+        let t = utc(date)
+        return "\(t.year)-\(twoDigits(t.month))-\(twoDigits(t.day)) \(twoDigits(t.hour)):\(twoDigits(t.minute)) UTC"
     }
 
-    /// "10:42 UTC", or the date too when it is not today.
+    /// "10:42 UTC", or the date too when it is not today (in UTC, as shown).
     static func time(_ date: Date, now: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = Calendar.current.isDate(date, inSameDayAs: now) ? "HH:mm 'UTC'" : "yyyy-MM-dd HH:mm 'UTC'"
-        return formatter.string(from: date)
+        let (t, today) = (utc(date), utc(now))
+        guard t.year == today.year, t.month == today.month, t.day == today.day else { return self.date(date) }
+        return "\(twoDigits(t.hour)):\(twoDigits(t.minute)) UTC"
     }
+
+    /// The calendar fields of `date` in UTC, by the C library: a `DateFormatter` costs a formatter's set-up per call, which
+    /// was a quarter of a page of 50 tours' time.
+    private static func utc(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int) {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var fields = tm()
+        gmtime_r(&seconds, &fields)
+        return (Int(fields.tm_year) + 1900, Int(fields.tm_mon) + 1, Int(fields.tm_mday), Int(fields.tm_hour), Int(fields.tm_min))
+    }
+
+    private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     /// How long ago, coarsely: "12 min", "3 h", "2 days" (the review queue).
     static func age(_ date: Date, now: Date = Date()) -> String {

@@ -18,25 +18,24 @@ struct TemplateModel: MustacheParent {
 
     /// `value` with every struct inside it read into a ``TemplateModel``.
     static func make(_ value: Any) -> Any {
-        if value is any CustomStringConvertible || value is any MustacheParent { return value }
-        let mirror = Mirror(reflecting: value)
-        switch mirror.displayStyle {
-        case .struct?:
-            var fields: [String: Any] = [:]
-            fields.reserveCapacity(Int(mirror.children.count))
-            for child in mirror.children {
-                guard let label = child.label, let field = unwrapped(child.value) else { continue }
-                fields[label] = make(field)
-            }
-            return TemplateModel(fields: fields)
-        case .collection?:
-            guard let array = value as? [Any] else { return value }
+        if value is any MustacheParent { return value }
+        // Arrays before the next check: an array is CustomStringConvertible too.
+        if let array = value as? [Any] {
             let elements = array.map(make)
             // Plain values stay in their own array type, which is what Mustache's sequence transforms are written for.
             return elements.contains { $0 is TemplateModel } ? elements : value
-        default:
-            return value
         }
+        // Strings, numbers, dates, URLs: rendered by their description, as they are.
+        if value is any CustomStringConvertible { return value }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .struct else { return value }
+        var fields: [String: Any] = [:]
+        fields.reserveCapacity(Int(mirror.children.count))
+        for child in mirror.children {
+            guard let label = child.label, let field = unwrapped(child.value) else { continue }
+            fields[label] = make(field)
+        }
+        return TemplateModel(fields: fields)
     }
 
     /// The value inside an optional, nil for an empty one (one level, as swift-mustache's own look-up unwraps).

@@ -25,22 +25,22 @@ struct VisitController: Sendable {
     static let immutable = "public, max-age=31536000, immutable"
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/visit") { request, context in try await listTours(request, context) }
-        router.get("/visit/sw.js") { request, context in serviceWorker(request, context) }
-        router.get("/visit/assets/{version}/{name}") { request, context in try playerAsset(request, context) }
-        router.get("/visit/{packageId}") { request, context in try await showPlayer(request, context) }
-        router.get("/visit/{packageId}/app.webmanifest") { request, context in try await appManifest(request, context) }
+        router.get("/visit", use: listTours)
+        router.get("/visit/sw.js", use: serviceWorker)
+        router.get("/visit/assets/{version}/{name}", use: playerAsset)
+        router.get("/visit/{packageId}", use: showPlayer)
+        router.get("/visit/{packageId}/app.webmanifest", use: appManifest)
     }
 
     /// Under `/api/v1`; named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/packages/{id}/versions/{version}/tiles/{z}/{x}/{y}") { request, context in try await getPackageVersionTile(request, context) }
+        router.get("/packages/{id}/versions/{version}/tiles/{z}/{x}/{y}", use: getPackageVersionTile)
     }
 
     /// The QR code of a tour's player for signs: panel routes (signed in) and, under `/api/v1/manage`, the same with a token.
     func addQRRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/tours/{id}/qr.svg") { request, context in try await getTourQRCodeSVG(request, context) }
-        router.get("/tours/{id}/qr.png") { request, context in try await getTourQRCodePNG(request, context) }
+        router.get("/tours/{id}/qr.svg", use: getTourQRCodeSVG)
+        router.get("/tours/{id}/qr.png", use: getTourQRCodePNG)
     }
 
     // MARK: Pages

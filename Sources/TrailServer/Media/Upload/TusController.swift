@@ -27,10 +27,10 @@ struct TusController: Sendable {
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.post("/uploads") { request, context in try await create(request, context) }
-        router.head("/uploads/{id}") { request, context in try await head(request, context) }
-        router.patch("/uploads/{id}") { request, context in try await patch(request, context) }
-        router.delete("/uploads/{id}") { request, context in try await terminate(request, context) }
+        router.post("/uploads", use: create)
+        router.head("/uploads/{id}", use: head)
+        router.patch("/uploads/{id}", use: patch)
+        router.delete("/uploads/{id}", use: terminate)
     }
 
     static func discoveryHeaders(maxSize: Int64) -> HTTPFields {

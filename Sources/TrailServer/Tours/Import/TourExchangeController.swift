@@ -54,11 +54,11 @@ struct TourExchangeController: Sendable {
     }
 
     func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/tours/{id}/export.geojson") { request, context in try await exportTourGeoJSON(request, context) }
-        router.post("/tours/{id}/import") { request, context in try await uploadImport(request, context) }
-        router.get("/tours/{id}/import/{importId}") { request, context in try await showImportPreview(request, context) }
-        router.post("/tours/{id}/import/{importId}/apply") { request, context in try await applyImport(request, context) }
-        router.post("/tours/{id}/route") { request, context in try await saveRoute(request, context) }
+        router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
+        router.post("/tours/{id}/import", use: uploadImport)
+        router.get("/tours/{id}/import/{importId}", use: showImportPreview)
+        router.post("/tours/{id}/import/{importId}/apply", use: applyImport)
+        router.post("/tours/{id}/route", use: saveRoute)
     }
 
     /// Receives an import file and sends the browser to its preview; a refused file shows the tour page again
@@ -201,8 +201,8 @@ struct TourExchangeController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/tours/{id}/export.geojson") { request, context in try await exportTourGeoJSON(request, context) }
-        router.post("/tours/{id}/import") { request, context in try await importTour(request, context) }
+        router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
+        router.post("/tours/{id}/import", use: importTour)
     }
 
     /// Imports a GeoJSON, GPX, KML, KMZ or CSV file at once; with `?dryRun=true` only answers what it would do, with
