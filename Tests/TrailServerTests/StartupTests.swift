@@ -6,6 +6,21 @@ import Testing
 
 /// What the server needs to run is there, or it does not start: no stand-in that would quietly do the wrong thing.
 struct StartupTests {
+    @Test(arguments: ["js/visit-store.js", "img/icon-512.png", "js/visit-sw.js"])
+    func aMissingWebPlayerFileStopsTheStartWithItsPath(file: String) async throws {
+        var config = AppConfig()
+        config.root = TestScratch.folder("trail-root")
+        try FileManager.default.createDirectory(at: config.root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: projectRoot.appendingPathComponent("Public"), to: config.publicFolder)
+        #expect(throws: Never.self) { try PlayerAssets(publicFolder: config.publicFolder) }
+        try FileManager.default.removeItem(at: config.publicFolder.appendingPathComponent(file))
+        let error = #expect(throws: PlayerAssets.MissingFile.self) { try PlayerAssets(publicFolder: config.publicFolder) }
+        #expect(error?.description.contains(file) == true, "\(String(describing: error))")
+        // Empty is missing too: a script served empty fails on the phone with nothing in the log.
+        try Data().write(to: config.publicFolder.appendingPathComponent(file))
+        #expect(throws: PlayerAssets.MissingFile.self) { try PlayerAssets(publicFolder: config.publicFolder) }
+    }
+
     @Test func aDamagedSigningKeyStopsTheStartWithItsPathInsteadOfSigningWithAThrowawayKey() async throws {
         var config = AppConfig()
         config.root = projectRoot

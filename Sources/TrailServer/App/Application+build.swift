@@ -40,6 +40,8 @@ public struct AppDependencies: Sendable {
     let verifiedDownloads = VerifiedDownloads()
     /// Invitations and notifications by email, through the outbox (which sends only with `--smtp-url`).
     public let mailer: Mailer
+    /// The web player's files, read at start.
+    let playerAssets: PlayerAssets
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
@@ -64,6 +66,7 @@ public struct AppDependencies: Sendable {
             publicURL: config.effectivePublicURL
         )
         self.openAPIDocument = OpenAPIDocument.load(from: config.openAPIFile, serverURL: config.effectivePublicURL)
+        self.playerAssets = try PlayerAssets(publicFolder: config.publicFolder)
         let paths = config.dataPaths
         self.paths = paths
         self.files = ContentStore(database: database, paths: paths)
@@ -232,7 +235,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
         floor: config.minFreeSpace,
         writeCheckInterval: config.readinessWriteCheckInterval
     )
-    router.get("/readyz") { request, context in try await readiness.respond(request, context) }
+    router.get("/readyz", use: readiness.respond)
 
     let pages = PageResponder(
         views: dependencies.views,
@@ -348,7 +351,7 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
         paths: dependencies.paths,
         pages: pages,
         packageTiles: dependencies.packageTiles,
-        assets: PlayerAssets(publicFolder: config.publicFolder),
+        assets: dependencies.playerAssets,
         authorization: authorization,
         readCache: dependencies.readCache,
         publicURL: config.effectivePublicURL

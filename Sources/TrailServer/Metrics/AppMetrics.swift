@@ -135,14 +135,17 @@ struct MetricsController {
     let database: AppDatabase
 
     func addRoutes(to router: RouterGroup<AppRequestContext>) {
-        router.get("/metrics") { _, context in
-            guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
-            let text = try await metrics.scrape(database)
-            return Response(
-                status: .ok,
-                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                body: .init(byteBuffer: ByteBuffer(string: text))
-            )
-        }
+        router.get("/metrics", use: scrape)
+    }
+
+    /// The Prometheus text of every metric.
+    func scrape(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
+        let text = try await metrics.scrape(database)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: text))
+        )
     }
 }

@@ -86,13 +86,16 @@ struct SitesController: Sendable {
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
-        router.get("/") { _, _ in Response.redirect(to: "/sites") }
+        router.get("/", use: home)
         router.get("/sites", use: listSites)
         router.get("/sites/{slug}", use: showSite)
         router.get("/sites/{slug}/members", use: listMembers)
         router.post("/sites/{slug}/members", use: saveMember)
         router.post("/sites/{slug}/members/{userId}/remove", use: removeMember)
     }
+
+    /// The panel's front door: the sites.
+    func home(_ request: Request, _ context: AppRequestContext) -> Response { .redirect(to: "/sites") }
 
     /// The home page: the sites the user belongs to (every site for an admin), with their roles and tour counts.
     func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {

@@ -32,23 +32,43 @@ struct PlayerAssets: Sendable {
     /// The service worker's script, with the version and the shell's URLs written in before it.
     let serviceWorker: Data
 
-    init(publicFolder: URL) {
+    /// Reads every file of the player at start: a missing or unreadable one is a start-up error, never a script served
+    /// empty (the player would then fail on visitors' phones with nothing in the server's log).
+    init(publicFolder: URL) throws {
         var files: [String: File] = [:]
         var hasher = SHA256()
         for source in Self.sources {
-            let body = (try? Data(contentsOf: publicFolder.appendingPathComponent(source.folder).appendingPathComponent(source.name))) ?? Data()
+            let body = try Self.read(publicFolder.appendingPathComponent(source.folder).appendingPathComponent(source.name))
             files[source.name] = File(body: body, contentType: source.contentType)
             hasher.update(data: Data(source.name.utf8))
             hasher.update(data: withUnsafeBytes(of: UInt64(body.count).bigEndian) { Data($0) })
             hasher.update(data: body)
         }
-        let worker = (try? Data(contentsOf: publicFolder.appendingPathComponent("js/visit-sw.js"))) ?? Data()
+        let worker = try Self.read(publicFolder.appendingPathComponent("js/visit-sw.js"))
         hasher.update(data: worker)
         let version = String(hasher.finalize().hexString.prefix(20))
         self.files = files
         self.version = version
         let shell = Self.sources.map { "\"\(Self.base(version))\($0.name)\"" }.joined(separator: ", ")
         self.serviceWorker = Data("const PLAYER_VERSION = \"\(version)\";\nconst PLAYER_ASSETS = [\(shell)];\n".utf8) + worker
+    }
+
+    struct MissingFile: Error, CustomStringConvertible {
+        let path: String
+        let reason: String
+        var description: String { "the web player's file \(path) cannot be read (\(reason)): check --root, which must hold Public/" }
+    }
+
+    static func read(_ file: URL) throws -> Data {
+        do {
+            let data = try Data(contentsOf: file)
+            guard !data.isEmpty else { throw MissingFile(path: file.path, reason: "it is empty") }
+            return data
+        } catch let missing as MissingFile {
+            throw missing
+        } catch {
+            throw MissingFile(path: file.path, reason: (error as NSError).localizedDescription)
+        }
     }
 
     static func base(_ version: String) -> String { "/visit/assets/\(version)/" }

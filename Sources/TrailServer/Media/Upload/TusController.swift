@@ -21,9 +21,12 @@ struct TusController: Sendable {
 
     /// OPTIONS needs no sign-in: it only describes the server.
     func addDiscovery(to router: some RouterMethods<AppRequestContext>) {
-        router.on("/api/v1/manage/uploads", method: .options) { _, _ in
-            Response(status: .noContent, headers: Self.discoveryHeaders(maxSize: config.maxUploadSize))
-        }
+        router.on("/api/v1/manage/uploads", method: .options, use: describe)
+    }
+
+    /// What the server supports of tus (`OPTIONS`).
+    func describe(_ request: Request, _ context: AppRequestContext) -> Response {
+        Response(status: .noContent, headers: Self.discoveryHeaders(maxSize: config.maxUploadSize))
     }
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
