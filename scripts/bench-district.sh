@@ -195,6 +195,8 @@ for line in open(index):
 PY
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The server's memory after every route at 1,000 tours: the peak resident set and the current one (goal: under 200 MiB).
+echo "server memory: peak $(awk '/VmHWM/ {printf "%.0f MiB", $2 / 1024}' "/proc/$server_pid/status"), now $(awk '/VmRSS/ {printf "%.0f MiB", $2 / 1024}' "/proc/$server_pid/status")"
 python3 - "$work/results.jsonl" <<'PY'
 import json, os, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]

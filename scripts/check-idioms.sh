@@ -29,7 +29,7 @@ check "closure wrappers around a handler" \
   "$(count '\{ *(request|_), *(context|_) in (return )?(try )?(await )?[a-zA-Z.]+\((request|_), context\) \}' Sources)" 0 0
 check "requireUser() in a handler" "$(count 'requireUser\(\)' Sources)" 97 0
 check ".id! in Sources/" "$(count '\.id!' Sources)" 300 5
-check "public in TrailServer" "$(count '^\s*(@[A-Za-z]+ )*(public|open)\b' Sources/TrailServer)" 1427 20
+check "public in TrailServer" "$(count '^\s*(@[A-Za-z]+ )*(public|open) [a-z]' Sources/TrailServer)" 0 20
 check "files reading TRAIL_ variables" "$(grep -rlE 'environment\["TRAIL_' Sources | wc -l)" 4 1
 check "audit actions as string literals" "$(count 'action: "[a-z][a-zA-Z]*\.' Sources)" 0 0
 exit "$failed"

@@ -2,20 +2,20 @@ import Foundation
 import GRDB
 
 /// Read models for the mobile API: only published (visible, with a current version) packages exist here.
-public struct PublishedPackage: Sendable {
-    public let package: PackageRecord
-    public let version: PackageVersion
-    public let siteSlug: String
-    public let siteName: String
+package struct PublishedPackage: Sendable {
+    package let package: PackageRecord
+    package let version: PackageVersion
+    package let siteSlug: String
+    package let siteName: String
 }
 
 extension AppDatabase {
-    public func publishedPackages(siteSlug: String? = nil) async throws -> [PublishedPackage] {
+    package func publishedPackages(siteSlug: String? = nil) async throws -> [PublishedPackage] {
         try await read { db in try Self.visiblePackages(db, siteSlug: siteSlug) }
     }
 
     /// A site's published packages, or nil when there is no such site: one read transaction.
-    public func publishedPackages(ofSite slug: String) async throws -> [PublishedPackage]? {
+    package func publishedPackages(ofSite slug: String) async throws -> [PublishedPackage]? {
         try await read { db in
             guard try Row.fetchOne(db, sql: "SELECT 1 FROM site WHERE slug = ?", arguments: [slug]) != nil else { return nil }
             return try Self.visiblePackages(db, siteSlug: slug)
@@ -42,7 +42,7 @@ extension AppDatabase {
         }
     }
 
-    public func siteSummaries() async throws -> [(site: Site, packageCount: Int)] {
+    package func siteSummaries() async throws -> [(site: Site, packageCount: Int)] {
         try await read { db in
             try Row.fetchAll(
                 db,
@@ -56,7 +56,7 @@ extension AppDatabase {
     }
 
     /// Counts a download the app proved complete (hash and version match).
-    public func recordVerifiedDownload(packageId: String, version: Int) async throws {
+    package func recordVerifiedDownload(packageId: String, version: Int) async throws {
         try await write { db in
             try db.execute(
                 sql: "UPDATE packageVersion SET verifiedCount = verifiedCount + 1 WHERE packageId = ? AND version = ?",

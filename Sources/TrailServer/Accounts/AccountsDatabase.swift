@@ -10,7 +10,7 @@ extension AppDatabase {
     /// Bcrypt (slow on purpose) runs on the blocking pool and the write on GRDB's queue, so an event loop or a
     /// cooperative thread never waits for either.
     @discardableResult
-    public func createUser(
+    package func createUser(
         email: String,
         displayName: String,
         password: String,
@@ -78,20 +78,20 @@ extension AppDatabase {
         return user
     }
 
-    public func userCount() async throws -> Int { try await read { try User.fetchCount($0) } }
+    package func userCount() async throws -> Int { try await read { try User.fetchCount($0) } }
 
-    public func user(id: Int64) async throws -> User? { try await read { try User.fetchOne($0, id: id) } }
+    package func user(id: Int64) async throws -> User? { try await read { try User.fetchOne($0, id: id) } }
 
-    public func user(email: String) async throws -> User? {
+    package func user(email: String) async throws -> User? {
         try await read { try User.filter(User.Columns.email == email.trimmingCharacters(in: .whitespaces)).fetchOne($0) }
     }
 
-    public func allUsers() async throws -> [User] {
+    package func allUsers() async throws -> [User] {
         try await read { try User.order(User.Columns.email).fetchAll($0) }
     }
 
     /// Disabling ends every session and revokes every token of the user at once.
-    public func setUserDisabled(id: Int64, disabled: Bool, actor: AuditActor) async throws {
+    package func setUserDisabled(id: Int64, disabled: Bool, actor: AuditActor) async throws {
         try await write { db in
             guard var user = try User.fetchOne(db, id: id) else { throw NotFound() }
             user.isDisabled = disabled
@@ -117,7 +117,7 @@ extension AppDatabase {
     /// Sets a new password and ends every other session of the user (a password changed because it leaked must lock
     /// out whoever used it); the session the change was made in (`keepingSession`, its cookie token) stays.
     /// bcrypt runs on the thread pool (see `createUser`).
-    public func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
+    package func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
         if let problem = Self.passwordProblem(newPassword) { throw ValidationErrors(["newPassword": problem]) }
         let hash = try await BlockingWork.short { Bcrypt.hash(newPassword, cost: bcryptCost) }
         try await write { db in
@@ -133,7 +133,7 @@ extension AppDatabase {
     /// Someone with a one-time password signed on through the agency's provider instead: that password, never used, is
     /// voided (a random one nobody knows takes its place), so it cannot be used later and the panel does not ask for a
     /// password they do not need. "Reset password" gives them one again. bcrypt runs on the thread pool.
-    public func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
+    package func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
         let hash = try await BlockingWork.short { Bcrypt.hash(SecretToken.make(), cost: bcryptCost) }
         return try await write { db in
             guard var user = try User.fetchOne(db, id: userId) else { throw NotFound() }
@@ -156,7 +156,7 @@ extension AppDatabase {
     /// Gives the user a new one-time password (to change at the next sign-in), ends every session, revokes every API
     /// token and forgets the email's failed sign-ins: whoever knew the old password, or holds a token made with it, is
     /// out. For a forgotten password, or one that leaked. bcrypt runs on the thread pool (see `createUser`).
-    public func resetPassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> (user: User, password: String) {
+    package func resetPassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> (user: User, password: String) {
         let password = OneTimePassword.make()
         let hash = try await BlockingWork.short { Bcrypt.hash(password, cost: bcryptCost) }
         return (try await write { try Self.storeResetPassword($0, userId: userId, hash: hash, actor: actor) }, password)
@@ -192,7 +192,7 @@ extension AppDatabase {
     // MARK: Sign-in throttling
 
     /// What `beginLoginAttempt` decided.
-    public enum LoginAttempt: Sendable, Equatable {
+    package enum LoginAttempt: Sendable, Equatable {
         /// Check the password, after waiting `delay` seconds; `id` is the failure counted in advance.
         case allowed(id: Int64, delay: TimeInterval)
         /// Too many failures for this email from this address: this address may not try it again before `retryAfter`
@@ -207,7 +207,7 @@ extension AppDatabase {
     /// the other). Refused over the limit; else the attempt's id, which `endLoginAttempt` removes once the password
     /// proved right, and a delay that grows with the email's failures from every address (bounded by `maxDelay`): guesses
     /// spread over many addresses slow down, but are never refused, so the account's owner can always sign in.
-    public func beginLoginAttempt(
+    package func beginLoginAttempt(
         email: String,
         ipAddress: String?,
         window: TimeInterval,
@@ -251,12 +251,12 @@ extension AppDatabase {
     }
 
     /// The password was right: the attempt is not a failure.
-    public func endLoginAttempt(_ id: Int64) async throws {
+    package func endLoginAttempt(_ id: Int64) async throws {
         try await write { db in try db.execute(sql: "DELETE FROM loginFailure WHERE rowid = ?", arguments: [id]) }
     }
 
     /// Records a failed sign-in in the audit log (`beginLoginAttempt` already counted it).
-    public func recordLoginFailure(email: String, ipAddress: String?) async throws {
+    package func recordLoginFailure(email: String, ipAddress: String?) async throws {
         try await write { db in
             try AuditEvent.record(
                 db,
@@ -273,7 +273,7 @@ extension AppDatabase {
 
     /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
     /// `detail` says how the user signed in (password, code, recovery code), for the audit log.
-    public func startSession(userId: Int64, ipAddress: String?, detail: String = "") async throws -> (token: String, csrf: String) {
+    package func startSession(userId: Int64, ipAddress: String?, detail: String = "") async throws -> (token: String, csrf: String) {
         let token = SecretToken.make()
         let csrf = SecretToken.make()
         let now = Date()
@@ -308,7 +308,7 @@ extension AppDatabase {
     ///
     /// A read first: every page view asks, and a write transaction would queue it behind every other write of the server
     /// (GRDB's one writer, then SQLite's lock). It writes only to end a session or, once a minute, to note `lastSeenAt`.
-    public func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) async throws -> (SessionRecord, User)? {
+    package func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) async throws -> (SessionRecord, User)? {
         let hash = SecretToken.hash(token)
         let now = Date()
         let found = try await read { db -> (session: SessionRecord, user: User?)? in
@@ -330,7 +330,7 @@ extension AppDatabase {
         return (session, user)
     }
 
-    public func endSession(token: String, actor: AuditActor) async throws {
+    package func endSession(token: String, actor: AuditActor) async throws {
         try await write { db in
             _ = try SessionRecord.deleteOne(db, key: SecretToken.hash(token))
             try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: .sessionEnd, detail: "")
@@ -340,7 +340,7 @@ extension AppDatabase {
     // MARK: API tokens
 
     /// Creates a bearer token; the clear text is returned once and never stored.
-    public func createAPIToken(userId: Int64, name: String, actor: AuditActor) async throws -> (token: String, record: APITokenRecord) {
+    package func createAPIToken(userId: Int64, name: String, actor: AuditActor) async throws -> (token: String, record: APITokenRecord) {
         let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty, name.count <= 100 else { throw ValidationErrors(["name": "Enter a name of 1 to 100 characters."]) }
         let token = "tc_" + SecretToken.make()
@@ -353,7 +353,7 @@ extension AppDatabase {
         }
     }
 
-    public func userForAPIToken(_ token: String) async throws -> User? {
+    package func userForAPIToken(_ token: String) async throws -> User? {
         // A read first, as for sessions: `lastUsedAt` is written once a minute at most.
         let hash = SecretToken.hash(token)
         let found = try await read { db -> (record: APITokenRecord, user: User)? in
@@ -373,11 +373,11 @@ extension AppDatabase {
         return user
     }
 
-    public func apiTokens(userId: Int64) async throws -> [APITokenRecord] {
+    package func apiTokens(userId: Int64) async throws -> [APITokenRecord] {
         try await read { try APITokenRecord.filter(APITokenRecord.Columns.userId == userId).order(Column("id").desc).fetchAll($0) }
     }
 
-    public func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) async throws {
+    package func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) async throws {
         try await write { db in
             try db.execute(
                 sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",

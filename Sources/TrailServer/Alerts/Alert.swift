@@ -3,7 +3,7 @@ import GRDB
 import PackageFormat
 
 /// How serious an alert is. `closure` is what closes stops; the player shows every severity, the strongest first.
-public enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case info, warning, closure
 
     /// For the panel's select and list.
@@ -18,35 +18,35 @@ public enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseValu
 
 /// An alert or closure of a site, or of one tour of it (docs/rangers.md, "Alerts and closures"). Posted by the site's
 /// managers or an admin, without review; phones learn of it from the signed catalog.
-public struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    public var id: Int64?
-    public var siteId: Int64
-    public var tourId: Int64?
-    public var severity: AlertSeverity
-    public var title: String
-    public var message: String
+package struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
+    package var id: Int64?
+    package var siteId: Int64
+    package var tourId: Int64?
+    package var severity: AlertSeverity
+    package var title: String
+    package var message: String
     /// JSON array in the row (`closedWaypointIds`): waypoint ids of `tourId`.
-    public var closedWaypointIds: [Int64]
-    public var startsAt: Date
-    public var endsAt: Date
-    public var createdBy: Int64?
-    public var createdAt: Date
-    public var endedAt: Date?
-    public var endedBy: Int64?
-    public var retiredAt: Date?
+    package var closedWaypointIds: [Int64]
+    package var startsAt: Date
+    package var endsAt: Date
+    package var createdBy: Int64?
+    package var createdAt: Date
+    package var endedAt: Date?
+    package var endedBy: Int64?
+    package var retiredAt: Date?
 
-    public static let databaseTableName = "alert"
+    package static let databaseTableName = "alert"
 
-    public enum Columns {
+    package enum Columns {
         static let siteId = Column(CodingKeys.siteId)
         static let endsAt = Column(CodingKeys.endsAt)
         static let retiredAt = Column(CodingKeys.retiredAt)
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     /// Where it stands at `now`: `scheduled` (not started), `current`, or `ended` (ended early or past `endsAt`).
-    public func state(at now: Date) -> String {
+    package func state(at now: Date) -> String {
         if endedAt != nil || endsAt <= now { return "ended" }
         return startsAt > now ? "scheduled" : "current"
     }
@@ -160,9 +160,9 @@ struct ValidAlert: Sendable {
 }
 
 /// An alert as the catalog and the management API show it: the alert, its site's slug and its tour's package id.
-public struct AlertRow: Sendable {
-    public let alert: Alert
-    public let siteSlug: String
-    public let packageId: String?
-    public let tourName: String?
+package struct AlertRow: Sendable {
+    package let alert: Alert
+    package let siteSlug: String
+    package let packageId: String?
+    package let tourName: String?
 }

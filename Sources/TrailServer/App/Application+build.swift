@@ -8,22 +8,22 @@ import Prometheus
 import ServiceLifecycle
 
 /// What the router needs; tests build it with an in-memory database.
-public struct AppDependencies: Sendable {
-    public let config: AppConfig
-    public let database: AppDatabase
-    public let views: ViewRenderer
-    public let scans: ScanService
-    public let builds: PackageBuildService
+package struct AppDependencies: Sendable {
+    package let config: AppConfig
+    package let database: AppDatabase
+    package let views: ViewRenderer
+    package let scans: ScanService
+    package let builds: PackageBuildService
     /// Makes the phone-sized copies of media files (nil: `--no-optimize-media`, packages ship the originals).
-    public let media: MediaOptimizer?
-    public let signingKey: SigningKey
-    public let catalog: CatalogSigner
+    package let media: MediaOptimizer?
+    package let signingKey: SigningKey
+    package let catalog: CatalogSigner
     /// The tile server settings in force (panel, else command line).
-    public let tileSettings: TileSettingsStore
+    package let tileSettings: TileSettingsStore
     /// Built packages' MBTiles, for the review map and the phone preview.
-    public let packageTiles: PackageTilesStore
+    package let packageTiles: PackageTilesStore
     /// Request counts and the scrape of `/metrics`; `serve` also hands its registry to swift-metrics.
-    public let metrics: AppMetrics
+    package let metrics: AppMetrics
     let tusHashes = TusHashStates()
     /// What a sign-in with an unknown email is checked against: a hash of the configured cost, made once, so that the
     /// answer takes as long as for a known email with a wrong password and timing does not tell which emails exist.
@@ -31,15 +31,15 @@ public struct AppDependencies: Sendable {
     /// `openapi.json` from the root folder, with the public URL filled in; nil when it cannot be read.
     let openAPIDocument: String?
     /// Served package files by SHA-256 (delta updates).
-    public let files: ContentStore
+    package let files: ContentStore
     /// The object-storage mirror's state, with `--storage`.
-    public let distribution: DistributionState?
+    package let distribution: DistributionState?
     /// The mobile read routes' encoded answers, dropped at every change of what they are made of.
-    public let readCache = ReadAPICache()
+    package let readCache = ReadAPICache()
     /// Who reported a verified download today, so the count takes each caller once a day.
     let verifiedDownloads = VerifiedDownloads()
     /// Invitations and notifications by email, through the outbox (which sends only with `--smtp-url`).
-    public let mailer: Mailer
+    package let mailer: Mailer
     /// The web player's files, read at start.
     let playerAssets: PlayerAssets
 
@@ -47,7 +47,7 @@ public struct AppDependencies: Sendable {
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
     /// store setting that cannot be used, is an error here: a server that signed with a throwaway key would publish
     /// packages no app could verify after the next restart.
-    public init(
+    package init(
         config: AppConfig,
         database: AppDatabase,
         views: ViewRenderer,
@@ -101,18 +101,18 @@ public struct AppDependencies: Sendable {
     }
 
     /// The sync service of the object-storage mirror, with `--storage`.
-    public func makeDistributionSync(logger: Logger = Logger(label: "trail.storage")) -> DistributionSync? {
+    package func makeDistributionSync(logger: Logger = Logger(label: "trail.storage")) -> DistributionSync? {
         distribution.map {
             DistributionSync(database: database, paths: paths, state: $0, catalog: catalog, signingKey: signingKey, files: files, logger: logger)
         }
     }
 
     /// Where each kind of file lives in the data folder: made once, from the configuration.
-    public let paths: DataPaths
+    package let paths: DataPaths
 }
 
 /// The configured malware scanner: clamd when `--clamd` names a socket, else libclamav in-process.
-public func makeScanner(_ config: AppConfig) -> any MalwareScanner {
+package func makeScanner(_ config: AppConfig) -> any MalwareScanner {
     if let address = config.clamdAddress {
         return ClamdScanner(endpoint: ClamdEndpoint(parsing: address), signatureDirectories: config.clamavDatabaseFolders)
     }
@@ -125,7 +125,7 @@ public func makeScanner(_ config: AppConfig) -> any MalwareScanner {
 }
 
 /// Wires I/O: the data folder, the database file, the templates; then the router and the server.
-public func buildApplication(
+package func buildApplication(
     config: AppConfig,
     logger: Logger = Logger(label: "trail-companion"),
     metrics: AppMetrics = AppMetrics()
@@ -188,7 +188,7 @@ public func buildApplication(
 }
 
 /// Pure: routes and middleware only, so tests can inject what they need.
-public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
+package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
     let config = dependencies.config
     let database = dependencies.database
     let router = Router(context: AppRequestContext.self)
@@ -375,8 +375,8 @@ public func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCon
 }
 
 /// The data folder layout (docs/operators.md, "Data folder"), created on start.
-public enum DataFolder {
-    public static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
+package enum DataFolder {
+    package static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
 
     /// What nginx reads with `--accel-redirect`: released packages and the files they are made of.
     static let sharedWithProxy = ["assets", "packages", "files"]
@@ -385,7 +385,7 @@ public enum DataFolder {
     ///   docs/operators.md) may enter the folder and read ``sharedWithProxy``; false: the owner alone; nil: an existing
     ///   folder keeps its modes (the CLI's commands, which do not know how `serve` runs). Keys, uploads, quarantine,
     ///   staging and the database are the owner's alone in every case.
-    public static func prepare(_ folder: URL, sharedWithProxy shared: Bool? = false) throws {
+    package static func prepare(_ folder: URL, sharedWithProxy shared: Bool? = false) throws {
         let fileManager = FileManager.default
         let existed = fileManager.fileExists(atPath: folder.path)
         for name in [""] + subfolders {
@@ -404,8 +404,8 @@ public enum DataFolder {
 }
 
 /// Writes straight to standard output, unbuffered: the first-start password must show even when output goes to a file.
-public enum Console {
-    public static func line(_ text: String) {
+package enum Console {
+    package static func line(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 

@@ -6,7 +6,7 @@ import Hummingbird
 /// Behind a proxy every connection comes from the proxy: without this, the per-address sign-in limit would lock out
 /// everyone at once and the audit log would name only the proxy. From any other peer the header is ignored, since a
 /// client can send whatever it likes.
-public struct TrustedProxies: Sendable, Equatable {
+package struct TrustedProxies: Sendable, Equatable {
     struct Network: Sendable, Equatable {
         let bytes: [UInt8]
         let prefix: Int
@@ -26,12 +26,12 @@ public struct TrustedProxies: Sendable, Equatable {
 
     let networks: [Network]
 
-    public static let none = TrustedProxies(networks: [])
+    package static let none = TrustedProxies(networks: [])
 
     init(networks: [Network]) { self.networks = networks }
 
     /// Comma-separated addresses or CIDR ranges, IPv4 or IPv6; an empty text trusts no one.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         var networks: [Network] = []
         for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
             let parts = item.split(separator: "/", maxSplits: 1).map(String.init)
@@ -47,16 +47,16 @@ public struct TrustedProxies: Sendable, Equatable {
         self.networks = networks
     }
 
-    public var isEmpty: Bool { networks.isEmpty }
+    package var isEmpty: Bool { networks.isEmpty }
 
-    public func contains(_ address: String) -> Bool {
+    package func contains(_ address: String) -> Bool {
         guard let bytes = Self.bytes(address) else { return false }
         return networks.contains { $0.contains(bytes) }
     }
 
     /// The client's address: the peer itself unless it is a trusted proxy; then `X-Forwarded-For` read from the right,
     /// skipping further trusted proxies, so that a value the client put in front of the list is never taken.
-    public func clientAddress(peer: String?, forwardedFor: [String]) -> String? {
+    package func clientAddress(peer: String?, forwardedFor: [String]) -> String? {
         guard let peer, contains(peer) else { return peer }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         var client = peer
@@ -94,9 +94,9 @@ enum ThrottleAddress {
     }
 }
 
-public struct TrustedProxiesError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct TrustedProxiesError: Error, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }
 
 /// Sets the request's client address from `X-Forwarded-For` when the peer is a trusted proxy (see `TrustedProxies`).

@@ -6,7 +6,7 @@ import Hummingbird
 /// for scripts, a `message` for people and, for forms, a message per field. `ErrorMiddleware` renders it as the API's
 /// JSON error or as the panel's error page without knowing the concrete type; as a Hummingbird `HTTPResponseError`
 /// it also answers on its own where that middleware does not run.
-public protocol AppError: HTTPResponseError, Sendable {
+package protocol AppError: HTTPResponseError, Sendable {
     var code: String { get }
     var message: String { get }
     /// Field name → message, for forms (nil when the error is not about fields).
@@ -16,11 +16,11 @@ public protocol AppError: HTTPResponseError, Sendable {
 }
 
 extension AppError {
-    public var code: String { ErrorMiddleware.code(for: status) }
-    public var fieldMessages: [String: String]? { nil }
-    public var retryAfterSeconds: Int? { nil }
+    package var code: String { ErrorMiddleware.code(for: status) }
+    package var fieldMessages: [String: String]? { nil }
+    package var retryAfterSeconds: Int? { nil }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = APIErrorBody.response(status: status, code: code, message: message, fields: fieldMessages)
         if let retryAfterSeconds { response.headers[.retryAfter] = "\(retryAfterSeconds)" }
         return response
@@ -28,51 +28,51 @@ extension AppError {
 }
 
 /// Field name → message, shown next to the field on a page and as `error.fields` in the API.
-public struct ValidationErrors: AppError, Equatable {
-    public var fields: [String: String]
-    public init(_ fields: [String: String] = [:]) { self.fields = fields }
-    public subscript(field: String) -> String? {
+package struct ValidationErrors: AppError, Equatable {
+    package var fields: [String: String]
+    package init(_ fields: [String: String] = [:]) { self.fields = fields }
+    package subscript(field: String) -> String? {
         get { fields[field] }
         set { fields[field] = newValue }
     }
-    public var isEmpty: Bool { fields.isEmpty }
-    public func throwIfAny() throws { if !isEmpty { throw self } }
+    package var isEmpty: Bool { fields.isEmpty }
+    package func throwIfAny() throws { if !isEmpty { throw self } }
     /// One line for the API's `message`.
-    public var summary: String { fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: " ") }
+    package var summary: String { fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: " ") }
 
-    public var status: HTTPResponse.Status { .unprocessableContent }
-    public var message: String { summary }
-    public var fieldMessages: [String: String]? { fields }
+    package var status: HTTPResponse.Status { .unprocessableContent }
+    package var message: String { summary }
+    package var fieldMessages: [String: String]? { fields }
 }
 
 /// The object does not exist, or the caller may not know it exists (both answer 404).
-public struct NotFound: AppError {
-    public init() {}
-    public var status: HTTPResponse.Status { .notFound }
-    public var message: String { "Not found." }
+package struct NotFound: AppError {
+    package init() {}
+    package var status: HTTPResponse.Status { .notFound }
+    package var message: String { "Not found." }
 }
 
 /// The caller may see the object but not do this to it.
-public struct Forbidden: AppError {
-    public let message: String
-    public var status: HTTPResponse.Status { .forbidden }
-    public init(_ message: String = "You do not have permission to do this.") { self.message = message }
+package struct Forbidden: AppError {
+    package let message: String
+    package var status: HTTPResponse.Status { .forbidden }
+    package init(_ message: String = "You do not have permission to do this.") { self.message = message }
 }
 
 /// A file does not fit in its site's storage quota (413), with what the ranger can do about it.
-public struct OverQuota: AppError {
-    public let message: String
-    public var status: HTTPResponse.Status { .contentTooLarge }
+package struct OverQuota: AppError {
+    package let message: String
+    package var status: HTTPResponse.Status { .contentTooLarge }
     init(message: String) { self.message = message }
     init(site: Site, quota: Int64) { self.message = ByteFormat.quotaMessage(site: site, quota: quota) }
 }
 
 /// The server is already doing as much of this kind of work as it allows at once (429): try again shortly. Bounds
 /// CPU-heavy work that a signed-in person can start, so a few of them cannot take every core from everyone else.
-public struct TooBusy: AppError {
-    public let message: String
-    public let retryAfterSeconds: Int?
-    public var status: HTTPResponse.Status { .tooManyRequests }
+package struct TooBusy: AppError {
+    package let message: String
+    package let retryAfterSeconds: Int?
+    package var status: HTTPResponse.Status { .tooManyRequests }
     init(_ message: String, retryAfterSeconds: Int) {
         self.message = message
         self.retryAfterSeconds = retryAfterSeconds
@@ -80,8 +80,8 @@ public struct TooBusy: AppError {
 }
 
 /// The object is in a state that does not allow the change (e.g. a tour locked for review).
-public struct Conflict: AppError {
-    public let message: String
-    public var status: HTTPResponse.Status { .conflict }
-    public init(_ message: String) { self.message = message }
+package struct Conflict: AppError {
+    package let message: String
+    package var status: HTTPResponse.Status { .conflict }
+    package init(_ message: String) { self.message = message }
 }

@@ -6,18 +6,18 @@ import MalwareScan
 import NIOConcurrencyHelpers
 
 /// Free space of the file system that holds a folder.
-public enum FreeSpace {
+package enum FreeSpace {
     /// Bytes an unprivileged process may still write there (`statvfs`'s `f_bavail`), nil when it cannot be read.
-    public static func available(at folder: URL) -> Int64? {
+    package static func available(at folder: URL) -> Int64? {
         var stats = statvfs()
         guard statvfs(folder.path, &stats) == 0 else { return nil }
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)
     }
 
-    public static func describe(_ bytes: Int64) -> String { ByteFormat.string(bytes) }
+    package static func describe(_ bytes: Int64) -> String { ByteFormat.string(bytes) }
 
     /// "1073741824", "512M", "2G", "1.5GiB": bytes, with an optional binary unit.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
         let kibi: Double = 1024
         let mebi = kibi * 1024

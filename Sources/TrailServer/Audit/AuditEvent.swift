@@ -2,31 +2,31 @@ import Foundation
 import GRDB
 
 /// Who is acting, for the audit log.
-public struct AuditActor: Sendable {
-    public var userId: Int64?
-    public var ipAddress: String?
-    public init(userId: Int64?, ipAddress: String?) {
+package struct AuditActor: Sendable {
+    package var userId: Int64?
+    package var ipAddress: String?
+    package init(userId: Int64?, ipAddress: String?) {
         self.userId = userId
         self.ipAddress = ipAddress
     }
     /// Changes made from the command line or at start-up.
-    public static let system = AuditActor(userId: nil, ipAddress: "cli")
+    package static let system = AuditActor(userId: nil, ipAddress: "cli")
 }
 
-public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    public var id: Int64?
-    public var occurredAt: Date
-    public var userId: Int64?
-    public var siteId: Int64?
-    public var objectType: String
-    public var objectId: String
-    public var action: String
-    public var detail: String
-    public var ipAddress: String?
+package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
+    package var id: Int64?
+    package var occurredAt: Date
+    package var userId: Int64?
+    package var siteId: Int64?
+    package var objectType: String
+    package var objectId: String
+    package var action: String
+    package var detail: String
+    package var ipAddress: String?
 
-    public static let databaseTableName = "auditEvent"
+    package static let databaseTableName = "auditEvent"
 
-    public enum Columns {
+    package enum Columns {
         static let userId = Column(CodingKeys.userId)
         static let siteId = Column(CodingKeys.siteId)
         static let objectType = Column(CodingKeys.objectType)
@@ -34,7 +34,7 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
         static let action = Column(CodingKeys.action)
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     /// Called inside the transaction that makes the change, so the event and the change land together or not at all.
     static func record(
@@ -66,13 +66,13 @@ public struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mu
     }
 }
 
-public struct AuditFilter: Sendable {
-    public var userId: Int64?
-    public var siteId: Int64?
-    public var objectType: String?
-    public var objectId: String?
-    public var limit = 200
-    public init(userId: Int64? = nil, siteId: Int64? = nil, objectType: String? = nil, objectId: String? = nil) {
+package struct AuditFilter: Sendable {
+    package var userId: Int64?
+    package var siteId: Int64?
+    package var objectType: String?
+    package var objectId: String?
+    package var limit = 200
+    package init(userId: Int64? = nil, siteId: Int64? = nil, objectType: String? = nil, objectId: String? = nil) {
         self.userId = userId
         self.siteId = siteId
         self.objectType = objectType

@@ -4,16 +4,16 @@ import NIOPosix
 
 /// The one door to SQLite. Writes are named after what they mean (`createTour`, `reorderWaypoints`, ...)
 /// and live in feature files as extensions; each runs in one transaction together with its audit event.
-public struct AppDatabase: Sendable {
-    public let writer: any DatabaseWriter
+package struct AppDatabase: Sendable {
+    package let writer: any DatabaseWriter
 
-    public init(_ writer: any DatabaseWriter, migrationsFolder: URL) throws {
+    package init(_ writer: any DatabaseWriter, migrationsFolder: URL) throws {
         self.writer = writer
         try DatabaseAccess.opening { try Self.migrator(folder: migrationsFolder).migrate(writer) }
     }
 
     /// Opens (or creates) the WAL database at `path`, with `synchronous=FULL` so a committed state transition survives power loss.
-    public static func openFile(
+    package static func openFile(
         at path: String,
         migrationsFolder: URL,
         onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
@@ -27,7 +27,7 @@ public struct AppDatabase: Sendable {
     }
 
     /// An in-memory database for tests: real SQLite, same migrations.
-    public static func inMemory(
+    package static func inMemory(
         migrationsFolder: URL,
         onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
     ) throws -> AppDatabase {
@@ -86,7 +86,7 @@ public struct AppDatabase: Sendable {
     }
 
     /// Every `*.sql` file in `migrations/`, applied in name order. The file name (without `.sql`) is the migration's identifier.
-    public static func migrator(folder: URL) throws -> DatabaseMigrator {
+    package static func migrator(folder: URL) throws -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         guard FileManager.default.fileExists(atPath: folder.path) else { throw AppDatabaseError.noMigrations(folder.path) }
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
@@ -104,16 +104,16 @@ public struct AppDatabase: Sendable {
     }
 
     /// Names of the migrations already applied, in order.
-    public func appliedMigrations() async throws -> [String] {
+    package func appliedMigrations() async throws -> [String] {
         try await read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
     }
 }
 
-public enum AppDatabaseError: Error, CustomStringConvertible {
+package enum AppDatabaseError: Error, CustomStringConvertible {
     case noMigrations(String)
-    public var description: String {
+    package var description: String {
         switch self {
         case .noMigrations(let path): "no migrations (*.sql) found in \(path); is --root pointing at the project folder?"
         }
@@ -127,11 +127,11 @@ extension Date {
 
 /// A record whose timestamps are `Date`s, stored as seconds since 1970 (a REAL column), as every table has held them
 /// since the first migration; GRDB's own default would write text. Raw SQL passes the same number (`Date().dbTime`).
-public protocol UnixTimeRecord: FetchableRecord, EncodableRecord {}
+package protocol UnixTimeRecord: FetchableRecord, EncodableRecord {}
 
 extension UnixTimeRecord {
-    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
-    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+    package static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
+    package static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
 }
 
 // The database's own health, as the server's services ask it.
@@ -160,9 +160,9 @@ extension AppDatabase {
 /// through ``AppDatabase/read(_:)`` or ``AppDatabase/write(_:)`` marks its task, anything else that runs on a task or
 /// an event loop is reported to the handler. Debug builds (the tests) stop at the first one; release builds install
 /// no trace at all.
-public enum DatabaseAccess {
+package enum DatabaseAccess {
     /// Receives what is wrong and the statement.
-    public typealias Handler = @Sendable (_ problem: String, _ statement: String) -> Void
+    package typealias Handler = @Sendable (_ problem: String, _ statement: String) -> Void
 
     @TaskLocal static var isAwaited = false
 
@@ -172,11 +172,11 @@ public enum DatabaseAccess {
     }
 
     #if DEBUG
-    public static let debugHandler: Handler? = { problem, statement in
+    package static let debugHandler: Handler? = { problem, statement in
         fatalError("SQLite \(problem): \(statement). Await an AppDatabase method instead.")
     }
     #else
-    public static let debugHandler: Handler? = nil
+    package static let debugHandler: Handler? = nil
     #endif
 
     /// Why the statement about to run on this thread should not run here, or nil.

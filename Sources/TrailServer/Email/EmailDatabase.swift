@@ -24,7 +24,7 @@ extension AppDatabase {
     }
 
     /// Queued messages whose time has come, oldest first, except those in `excluding` (already tried this round).
-    public func dueMail(limit: Int, now: Date = Date(), excluding: Set<Int64> = []) async throws -> [OutboxMessage] {
+    package func dueMail(limit: Int, now: Date = Date(), excluding: Set<Int64> = []) async throws -> [OutboxMessage] {
         try await read { db in
             try OutboxMessage.filter(OutboxMessage.Columns.state == OutboxState.queued && OutboxMessage.Columns.nextAttemptAt <= now.dbTime)
                 .filter(!excluding.contains(Column("id")))
@@ -35,7 +35,7 @@ extension AppDatabase {
     }
 
     /// When the next queued message is due (nil: nothing queued), so the service sleeps until then.
-    public func nextMailDue() async throws -> Date? {
+    package func nextMailDue() async throws -> Date? {
         try await read { db in
             try Double.fetchOne(db, sql: "SELECT MIN(nextAttemptAt) FROM outbox WHERE state = 'queued'").map { Date(timeIntervalSince1970: $0) }
         }
@@ -43,7 +43,7 @@ extension AppDatabase {
 
     /// The server took the message. Its body goes: it may hold an invitation link, which must not outlive its use in
     /// the database and its backups (the subject and recipient stay, for "did it go out?").
-    public func markMailSent(id: Int64, now: Date = Date()) async throws {
+    package func markMailSent(id: Int64, now: Date = Date()) async throws {
         try await write { db in
             try db.execute(
                 sql: """
@@ -56,7 +56,7 @@ extension AppDatabase {
     }
 
     /// A failed attempt: retried at `retryAt`, or given up (`failed`) when `giveUp`.
-    public func markMailAttemptFailed(id: Int64, error: String, retryAt: Date, giveUp: Bool) async throws {
+    package func markMailAttemptFailed(id: Int64, error: String, retryAt: Date, giveUp: Bool) async throws {
         try await write { db in
             try db.execute(
                 sql: """
@@ -69,17 +69,17 @@ extension AppDatabase {
     }
 
     /// What administrators see of the outbox: how much waits, what keeps failing, and what was given up.
-    public struct OutboxSummary: Sendable {
-        public var queued = 0
+    package struct OutboxSummary: Sendable {
+        package var queued = 0
         /// Queued messages whose last attempt failed.
-        public var retrying = 0
-        public var failed = 0
-        public var sent = 0
+        package var retrying = 0
+        package var failed = 0
+        package var sent = 0
         /// The most recent messages with an error, newest first.
-        public var problems: [OutboxMessage] = []
+        package var problems: [OutboxMessage] = []
     }
 
-    public func outboxSummary() async throws -> OutboxSummary {
+    package func outboxSummary() async throws -> OutboxSummary {
         try await read { db in try Self.outboxSummary(db) }
     }
 
@@ -106,7 +106,7 @@ extension AppDatabase {
     }
 
     /// Every message to one address, oldest first (tests and support questions: "did the invitation go out?").
-    public func outbox(recipient: String) async throws -> [OutboxMessage] {
+    package func outbox(recipient: String) async throws -> [OutboxMessage] {
         try await read { db in
             try OutboxMessage.filter(sql: "recipient = ? COLLATE NOCASE", arguments: [recipient]).order(Column("id")).fetchAll(db)
         }
@@ -116,7 +116,7 @@ extension AppDatabase {
 
     /// Creates an invitation and, when `mail` makes a message of its link, queues that message in the same transaction.
     /// Returns the link's token (shown once, never stored). The inviter must manage the site (re-checked here).
-    public func createInvitation(
+    package func createInvitation(
         siteId: Int64,
         email: String,
         role: SiteRole,
@@ -162,7 +162,7 @@ extension AppDatabase {
     }
 
     /// The site's invitations not yet used, newest first (expired ones included, marked by their date).
-    public func openInvitations(siteId: Int64) async throws -> [Invitation] {
+    package func openInvitations(siteId: Int64) async throws -> [Invitation] {
         try await read { db in
             try Invitation.filter(Invitation.Columns.siteId == siteId && Invitation.Columns.acceptedAt == nil)
                 .order(Invitation.Columns.createdAt.desc).fetchAll(db)
@@ -170,7 +170,7 @@ extension AppDatabase {
     }
 
     /// Withdraws an unused invitation (its link stops working).
-    public func revokeInvitation(id: Int64, siteId: Int64, actor: AuditActor) async throws {
+    package func revokeInvitation(id: Int64, siteId: Int64, actor: AuditActor) async throws {
         try await write { db in
             guard
                 let invitation = try Invitation.filter(
@@ -193,7 +193,7 @@ extension AppDatabase {
 
     /// What an invitation link leads to: the invitation, its site, and the account its email already has (if any).
     /// Throws ``InvitationUnusable`` for an unknown, used or expired link.
-    public func usableInvitation(token: String, now: Date = Date()) async throws -> (invitation: Invitation, site: Site, account: User?) {
+    package func usableInvitation(token: String, now: Date = Date()) async throws -> (invitation: Invitation, site: Site, account: User?) {
         try await read { db in try Self.usableInvitation(db, token: token, now: now) }
     }
 
@@ -207,14 +207,14 @@ extension AppDatabase {
     }
 
     /// Who accepts an invitation: a new account made from the link's form, or the signed-in owner of its email.
-    public enum Invitee: Sendable {
+    package enum Invitee: Sendable {
         case newAccount(displayName: String, passwordHash: String)
         case existing(userId: Int64)
     }
 
     /// Uses the link once: makes the account (when new), gives it the invited role on the site, and marks the
     /// invitation used, in one transaction whose `WHERE acceptedAt IS NULL` lets only one of two racing uses through.
-    public func acceptInvitation(token: String, as invitee: Invitee, actor: AuditActor, now: Date = Date()) async throws -> (User, Site) {
+    package func acceptInvitation(token: String, as invitee: Invitee, actor: AuditActor, now: Date = Date()) async throws -> (User, Site) {
         try await write { db in
             let (invitation, site, account) = try Self.usableInvitation(db, token: token, now: now)
             let user: User
@@ -261,7 +261,7 @@ extension AppDatabase {
     // MARK: Notifications
 
     /// The notifications the user turned off.
-    public func notificationOptOuts(userId: Int64) async throws -> Set<MailKind> {
+    package func notificationOptOuts(userId: Int64) async throws -> Set<MailKind> {
         try await read { db in
             Set(
                 try String.fetchAll(db, sql: "SELECT kind FROM notificationOptOut WHERE userId = ?", arguments: [userId])
@@ -271,7 +271,7 @@ extension AppDatabase {
     }
 
     /// Sets which notifications the user receives: every one not in `off`.
-    public func setNotificationOptOuts(userId: Int64, off: Set<MailKind>, actor: AuditActor) async throws {
+    package func setNotificationOptOuts(userId: Int64, off: Set<MailKind>, actor: AuditActor) async throws {
         try await write { db in
             try db.execute(sql: "DELETE FROM notificationOptOut WHERE userId = ?", arguments: [userId])
             for kind in MailKind.notifications where off.contains(kind) {
@@ -289,17 +289,17 @@ extension AppDatabase {
     }
 
     /// What a notification about a publish request needs: the request, its tour's name, its site, and its author.
-    public struct RequestMailFacts: Sendable {
-        public let request: PublishRequest
-        public let tourName: String
-        public let site: Site
-        public let author: User?
+    package struct RequestMailFacts: Sendable {
+        package let request: PublishRequest
+        package let tourName: String
+        package let site: Site
+        package let author: User?
     }
 
     /// Queues one notification about a request for each recipient who wants it (enabled account, not opted out, not the
     /// person who caused it), in one transaction. `recipients` picks them from the facts: the site's reviewers, or the
     /// request's author.
-    public func queueRequestNotification(
+    package func queueRequestNotification(
         kind: MailKind,
         requestId: String,
         causedBy: Int64?,
@@ -370,7 +370,7 @@ extension AppDatabase {
 }
 
 /// Who a notification about a request goes to.
-public enum NotificationAudience: Sendable {
+package enum NotificationAudience: Sendable {
     /// The site's reviewers and managers.
     case reviewers
     /// The author who submitted the request.

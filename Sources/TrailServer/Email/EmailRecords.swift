@@ -3,11 +3,11 @@ import GRDB
 import Hummingbird
 
 /// What a message is about. Notifications are the kinds a person can turn off; invitations are always sent.
-public enum MailKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package enum MailKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case invitation, reviewRequested, approved, denied, released, alert
 
     /// The kinds listed on the account page, each with its own switch.
-    public static var notifications: [MailKind] { allCases.filter { $0 != .invitation } }
+    package static var notifications: [MailKind] { allCases.filter { $0 != .invitation } }
 
     /// The account page's words for it.
     var settingLabel: String {
@@ -23,54 +23,54 @@ public enum MailKind: String, Codable, Sendable, CaseIterable, DatabaseValueConv
 }
 
 /// Where a message is: waiting (first try or a retry), taken by the SMTP server, or given up after many attempts.
-public enum OutboxState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package enum OutboxState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case queued, sent, failed
 }
 
 /// One message of the durable outbox.
-public struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    public var id: Int64?
-    public var recipient: String
-    public var subject: String
-    public var body: String
-    public var kind: MailKind
-    public var state: OutboxState
-    public var attempts: Int
-    public var nextAttemptAt: Date
-    public var lastError: String?
-    public var createdAt: Date
-    public var sentAt: Date?
+package struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
+    package var id: Int64?
+    package var recipient: String
+    package var subject: String
+    package var body: String
+    package var kind: MailKind
+    package var state: OutboxState
+    package var attempts: Int
+    package var nextAttemptAt: Date
+    package var lastError: String?
+    package var createdAt: Date
+    package var sentAt: Date?
 
-    public static let databaseTableName = "outbox"
+    package static let databaseTableName = "outbox"
 
-    public enum Columns {
+    package enum Columns {
         static let state = Column(CodingKeys.state)
         static let nextAttemptAt = Column(CodingKeys.nextAttemptAt)
         static let attempts = Column(CodingKeys.attempts)
         static let createdAt = Column(CodingKeys.createdAt)
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// An invitation to join a site with a role; the link's token is kept only as its SHA-256.
-public struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    public var id: Int64?
-    public var siteId: Int64
-    public var email: String
-    public var role: SiteRole
-    public var tokenHash: String
-    public var invitedBy: Int64?
-    public var createdAt: Date
-    public var expiresAt: Date
-    public var acceptedAt: Date?
-    public var acceptedBy: Int64?
+package struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
+    package var id: Int64?
+    package var siteId: Int64
+    package var email: String
+    package var role: SiteRole
+    package var tokenHash: String
+    package var invitedBy: Int64?
+    package var createdAt: Date
+    package var expiresAt: Date
+    package var acceptedAt: Date?
+    package var acceptedBy: Int64?
 
-    public static let databaseTableName = "invitation"
+    package static let databaseTableName = "invitation"
     /// How long a link works.
-    public static let lifetime: TimeInterval = 7 * 86_400
+    package static let lifetime: TimeInterval = 7 * 86_400
 
-    public enum Columns {
+    package enum Columns {
         static let siteId = Column(CodingKeys.siteId)
         static let tokenHash = Column(CodingKeys.tokenHash)
         static let createdAt = Column(CodingKeys.createdAt)
@@ -78,15 +78,15 @@ public struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, Fetch
         static let expiresAt = Column(CodingKeys.expiresAt)
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// Why an invitation link no longer works: a page says which, so the invitee knows to ask for a new one.
-public struct InvitationUnusable: AppError {
-    public enum Reason: Sendable { case unknown, used, expired }
-    public let reason: Reason
-    public var status: HTTPResponse.Status { .gone }
-    public var message: String {
+package struct InvitationUnusable: AppError {
+    package enum Reason: Sendable { case unknown, used, expired }
+    package let reason: Reason
+    package var status: HTTPResponse.Status { .gone }
+    package var message: String {
         switch reason {
         case .unknown: "This invitation link is not valid. Check that you copied all of it, or ask your site manager for a new one."
         case .used: "This invitation link has already been used. Sign in instead, or ask your site manager for a new invitation."

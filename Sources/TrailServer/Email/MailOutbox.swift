@@ -6,14 +6,14 @@ import ServiceLifecycle
 /// retried later, each wait twice the last (30 s, 1 min, 2 min, … up to an hour), and given up only after
 /// `maxAttempts`. Requests never wait for a send: they queue the message in their own transaction and ``wake()`` this
 /// service after the commit. Messages survive a restart (they are rows), and one interrupted mid-send goes again.
-public final class MailOutbox: Service, Sendable {
+package final class MailOutbox: Service, Sendable {
     let database: AppDatabase
     let settings: MailSettings
     let client: SMTPClient
     let logger: Logger
     private let worker: JobWorker
 
-    public init(database: AppDatabase, settings: MailSettings, logger: Logger = Logger(label: "trail.mail")) {
+    package init(database: AppDatabase, settings: MailSettings, logger: Logger = Logger(label: "trail.mail")) {
         self.database = database
         self.settings = settings
         self.client = SMTPClient(settings: settings)
@@ -22,9 +22,9 @@ public final class MailOutbox: Service, Sendable {
     }
 
     /// New mail was queued.
-    public func wake() { worker.wake() }
+    package func wake() { worker.wake() }
 
-    public func run() async throws {
+    package func run() async throws {
         // Wakes the queue when the next retry is due (checked at most every 30 s, at least every second).
         await worker.run(
             onStop: .finishBatch,
@@ -38,7 +38,7 @@ public final class MailOutbox: Service, Sendable {
 
     /// Tries every message that is due once; returns how many the server took. Tests call this directly.
     @discardableResult
-    public func drain(now: @Sendable () -> Date = { Date() }) async -> Int {
+    package func drain(now: @Sendable () -> Date = { Date() }) async -> Int {
         // Each message once per pass, even when its retry falls due at once (a retry delay of zero in tests).
         var tried = Set<Int64>()
         return await worker.drain(

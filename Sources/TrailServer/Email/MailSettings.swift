@@ -2,23 +2,23 @@ import Foundation
 
 /// Where mail goes (`--smtp-url`, `--smtp-user`, `--smtp-password-file`, `--mail-from`). Nil in `AppConfig.mail`: no
 /// email at all; invitations then show their link to pass on, and no notification is queued.
-public struct MailSettings: Sendable {
+package struct MailSettings: Sendable {
     /// `smtp://host:port` (STARTTLS, required unless the host is loopback) or `smtps://host:port` (TLS from the start).
-    public var url: URL
-    public var user: String?
+    package var url: URL
+    package var user: String?
     /// A file holding the password: a password on the command line would show in `ps`.
-    public var passwordFile: String?
+    package var passwordFile: String?
     /// `Trail Companion <trail@DOMAIN>` unless set (see `defaultFrom`).
-    public var from: String
+    package var from: String
     /// The first retry waits this long; each further one twice as long, up to `maxRetryDelay`.
-    public var retryDelay: TimeInterval = 30
-    public var maxRetryDelay: TimeInterval = 3600
+    package var retryDelay: TimeInterval = 30
+    package var maxRetryDelay: TimeInterval = 3600
     /// After this many failed attempts (about two days with the defaults) a message is given up and stays `failed`.
-    public var maxAttempts = 60
+    package var maxAttempts = 60
     /// One SMTP conversation may take this long before it counts as failed.
-    public var timeout: TimeInterval = 60
+    package var timeout: TimeInterval = 60
 
-    public init(url: URL, user: String? = nil, passwordFile: String? = nil, from: String) {
+    package init(url: URL, user: String? = nil, passwordFile: String? = nil, from: String) {
         self.url = url
         self.user = user
         self.passwordFile = passwordFile
@@ -29,7 +29,7 @@ public struct MailSettings: Sendable {
     /// (as `hostname` prints it), the first that is a mail domain (a name with a dot; not an IP address, not
     /// `localhost`). Nil when neither is: a sender such as `trail@vm` would be refused by the mail server at every send,
     /// so the operator is asked for `--mail-from` at start instead.
-    public static func defaultFrom(hostName: String = ProcessInfo.processInfo.hostName, publicURL: String? = nil) -> String? {
+    package static func defaultFrom(hostName: String = ProcessInfo.processInfo.hostName, publicURL: String? = nil) -> String? {
         let candidates = [publicURL.flatMap { URLComponents(string: $0)?.host }, hostName].compactMap { $0?.lowercased() }
         let domain = candidates.first { name in
             let isIPv4 = name.allSatisfy { $0.isNumber || $0 == "." }
@@ -39,7 +39,7 @@ public struct MailSettings: Sendable {
     }
 
     /// Parses `--smtp-url`; the message of the thrown error names what is wrong.
-    public static func parseURL(_ text: String) throws(MailSettingsProblem) -> URL {
+    package static func parseURL(_ text: String) throws(MailSettingsProblem) -> URL {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(), let host = components.host,
             !host.isEmpty
         else { throw MailSettingsProblem("\(text) is not smtp://host:port or smtps://host:port") }
@@ -57,7 +57,7 @@ public struct MailSettings: Sendable {
     }
 
     /// Parses `--mail-from`: `Name <address>` or a bare address, one line.
-    public static func parseFrom(_ text: String) throws(MailSettingsProblem) -> String {
+    package static func parseFrom(_ text: String) throws(MailSettingsProblem) -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.contains(where: { $0.isNewline }), MailMessage.address(in: trimmed) != nil else {
             throw MailSettingsProblem("--mail-from \(text): give an address, or Name <address>")
@@ -82,7 +82,7 @@ public struct MailSettings: Sendable {
     }
 }
 
-public struct MailSettingsProblem: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct MailSettingsProblem: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

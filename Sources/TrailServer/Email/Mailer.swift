@@ -5,21 +5,21 @@ import Logging
 /// Without SMTP (`outbox` nil) nothing is queued: invitations show their link instead, and notifications are off.
 /// A notification never fails the request that caused it: by then the change is committed, and a lost email must not
 /// turn it into an error page.
-public struct Mailer: Sendable {
+package struct Mailer: Sendable {
     let database: AppDatabase
     /// The sending service; nil without `--smtp-url`.
-    public let outbox: MailOutbox?
+    package let outbox: MailOutbox?
     let publicURL: String
     let logger: Logger
 
-    public init(database: AppDatabase, outbox: MailOutbox?, publicURL: String, logger: Logger = Logger(label: "trail.mail")) {
+    package init(database: AppDatabase, outbox: MailOutbox?, publicURL: String, logger: Logger = Logger(label: "trail.mail")) {
         self.database = database
         self.outbox = outbox
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         self.logger = logger
     }
 
-    public var isEnabled: Bool { outbox != nil }
+    package var isEnabled: Bool { outbox != nil }
 
     /// The link an invitation's token opens.
     func invitationLink(_ token: String) -> String { "\(publicURL)\(PanelURL.invitation(token))" }

@@ -1,27 +1,27 @@
 import Foundation
 
 /// Decides what a file is from its first bytes (magic numbers), never from its name or Content-Type.
-public enum FileTypeDetector {
-    public struct Detected: Sendable, Equatable {
-        public let kind: AssetKind
-        public let mimeType: String
-        public let fileExtension: String
+package enum FileTypeDetector {
+    package struct Detected: Sendable, Equatable {
+        package let kind: AssetKind
+        package let mimeType: String
+        package let fileExtension: String
     }
 
     /// Shown in the 415 answer.
-    public static let acceptedDescription =
+    package static let acceptedDescription =
         "video (MP4, QuickTime, WebM), audio (MP3, M4A/AAC, Ogg, WAV, FLAC), image (JPEG, PNG, WebP, GIF), text (UTF-8 plain text or Markdown)"
 
     /// How many leading bytes `detect` needs.
-    public static let headerLength = 64
+    package static let headerLength = 64
 
     /// Text files are read whole to check UTF-8, so they have a size cap of their own.
-    public static let maxTextSize: Int64 = 5 * 1024 * 1024
+    package static let maxTextSize: Int64 = 5 * 1024 * 1024
 
     /// - Parameters:
     ///   - header: the first `headerLength` bytes (fewer for small files).
     ///   - isValidUTF8Text: called only when no binary format matched, to check the whole file.
-    public static func detect(header: [UInt8], fileSize: Int64, isValidUTF8Text: () throws -> Bool) rethrows -> Detected? {
+    package static func detect(header: [UInt8], fileSize: Int64, isValidUTF8Text: () throws -> Bool) rethrows -> Detected? {
         func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
             header.count >= offset + bytes.count && Array(header[offset..<offset + bytes.count]) == bytes
         }
@@ -71,7 +71,7 @@ public enum FileTypeDetector {
 
     /// How many bytes `referencesOtherFiles` reads at the start of the file and again where the audio starts after
     /// ID3 tags.
-    public static let referenceSniffLength = 4096
+    package static let referenceSniffLength = 4096
 
     /// Text formats whose entries name other files or addresses (HLS and other M3U playlists, ffmpeg's concat lists,
     /// PLS, DASH and IMF manifests, SMIL, ASX). ffmpeg left to guess a format opens such a list, entries included, even
@@ -85,7 +85,7 @@ public enum FileTypeDetector {
     /// its first bytes or in the first bytes after its ID3 tags, or text where an MP3's audio frames should begin (a
     /// concat list's `file '…'` lines behind an ID3 tag). `read(offset, count)` returns up to `count` bytes (fewer at
     /// the end of the file).
-    public static func referencesOtherFiles(read: (Int64, Int) throws -> [UInt8]) rethrows -> Bool {
+    package static func referencesOtherFiles(read: (Int64, Int) throws -> [UInt8]) rethrows -> Bool {
         var windows = [try read(0, referenceSniffLength)]
         var offset: Int64 = 0
         // ID3v2 tags may follow one another; each says its own length (syncsafe, plus a footer when flagged).
@@ -106,7 +106,7 @@ public enum FileTypeDetector {
     }
 
     /// Whether a text upload is a playlist or list: one of the markers before anything else (after a BOM and blank space).
-    public static func startsAsReferenceList(_ header: [UInt8]) -> Bool {
+    package static func startsAsReferenceList(_ header: [UInt8]) -> Bool {
         var bytes = header[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         let lowered = bytes.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }.map(asciiLowercased)
@@ -127,10 +127,10 @@ public enum FileTypeDetector {
 
     /// An upload marked as map tiles (the tour's MBTiles route, never a waypoint asset): an SQLite 3 database,
     /// whose header starts with `SQLite format 3\0`. Whether it is MBTiles is checked by opening it (`MBTilesReader`).
-    public static let sqliteMagic: [UInt8] = Array("SQLite format 3\0".utf8)
-    public static let mbtilesMimeType = "application/vnd.mbtiles"
+    package static let sqliteMagic: [UInt8] = Array("SQLite format 3\0".utf8)
+    package static let mbtilesMimeType = "application/vnd.mbtiles"
 
-    public static func detectTiles(header: [UInt8]) -> (mimeType: String, fileExtension: String)? {
+    package static func detectTiles(header: [UInt8]) -> (mimeType: String, fileExtension: String)? {
         header.starts(with: sqliteMagic) ? (mbtilesMimeType, "mbtiles") : nil
     }
 
@@ -150,7 +150,7 @@ public enum FileTypeDetector {
     }
 
     /// Valid UTF-8, no NUL and no control characters other than tab, newline, carriage return and form feed.
-    public static func isPlainUTF8(_ data: Data) -> Bool {
+    package static func isPlainUTF8(_ data: Data) -> Bool {
         guard String(validating: data, as: UTF8.self) != nil else { return false }
         return !data.contains { $0 < 0x20 && ![0x09, 0x0A, 0x0D, 0x0C].contains($0) || $0 == 0x7F }
     }

@@ -17,17 +17,17 @@ struct NewAsset: Sendable {
 }
 
 extension AppDatabase {
-    public func assets(waypointId: Int64) async throws -> [Asset] {
+    package func assets(waypointId: Int64) async throws -> [Asset] {
         try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && Asset.listed).order(Asset.Columns.position).fetchAll($0) }
     }
 
     /// The captions and transcripts of a waypoint's files, by the file they belong to.
-    public func companions(waypointId: Int64) async throws -> [Int64: AssetCompanions] {
+    package func companions(waypointId: Int64) async throws -> [Int64: AssetCompanions] {
         AssetCompanions.grouped(try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && !Asset.listed).fetchAll($0) })
     }
 
     /// The captions and transcripts of every file of a tour, by the file they belong to.
-    public func companions(tourId: Int64) async throws -> [Int64: AssetCompanions] {
+    package func companions(tourId: Int64) async throws -> [Int64: AssetCompanions] {
         AssetCompanions.grouped(
             try await read { db in
                 try Asset.filter(sql: "companionOf IS NOT NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
@@ -37,22 +37,22 @@ extension AppDatabase {
     }
 
     /// One file's captions and transcript.
-    public func companions(of assetId: Int64) async throws -> AssetCompanions {
+    package func companions(of assetId: Int64) async throws -> AssetCompanions {
         AssetCompanions.grouped(try await read { try Asset.filter(Asset.Columns.companionOf == assetId).fetchAll($0) })[assetId] ?? AssetCompanions()
     }
 
     /// Every file of a tour's waypoints, by waypoint, each list in order (one query for the whole tour).
-    public func assets(tourId: Int64) async throws -> [Int64: [Asset]] {
+    package func assets(tourId: Int64) async throws -> [Int64: [Asset]] {
         try await read { db in
             try Asset.filter(sql: "companionOf IS NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
                 .order(Asset.Columns.waypointId, Asset.Columns.position).fetchAll(db)
         }.reduce(into: [:]) { $0[$1.waypointId, default: []].append($1) }
     }
 
-    public func asset(id: Int64) async throws -> Asset? { try await read { try Asset.fetchOne($0, id: id) } }
+    package func asset(id: Int64) async throws -> Asset? { try await read { try Asset.fetchOne($0, id: id) } }
 
     /// The tour an asset belongs to, for authorization on the object.
-    public func tourId(ofAsset assetId: Int64) async throws -> Int64? {
+    package func tourId(ofAsset assetId: Int64) async throws -> Int64? {
         try await read { db in
             try Int64.fetchOne(
                 db,
@@ -63,7 +63,7 @@ extension AppDatabase {
     }
 
     /// An asset with the tour it belongs to, in one read (`nil` when either is gone).
-    public func assetWithTour(id: Int64) async throws -> (asset: Asset, tourId: Int64)? {
+    package func assetWithTour(id: Int64) async throws -> (asset: Asset, tourId: Int64)? {
         try await read { db in
             guard let asset = try Asset.fetchOne(db, id: id),
                 let tourId = try Int64.fetchOne(
@@ -78,7 +78,7 @@ extension AppDatabase {
 
     /// What a multipart upload to this tour may still carry before its site's quota is reached (nil: no quota, or no
     /// such tour): the site, its quota and the bytes committed or reserved, from one read.
-    public func uploadRoom(tourId: Int64, excludingUpload: String?) async throws -> (site: Site, quota: Int64, committed: Int64)? {
+    package func uploadRoom(tourId: Int64, excludingUpload: String?) async throws -> (site: Site, quota: Int64, committed: Int64)? {
         try await read { db in
             guard let tour = try Tour.fetchOne(db, id: tourId), let site = try Site.fetchOne(db, id: tour.siteId),
                 let quota = site.storageQuotaBytes
@@ -88,7 +88,7 @@ extension AppDatabase {
     }
 
     /// Bytes stored for a site (every asset not yet deleted), for the quota.
-    public func storedBytes(siteId: Int64) async throws -> Int64 {
+    package func storedBytes(siteId: Int64) async throws -> Int64 {
         try await read { try Self.bytesOfStoredFiles($0, siteId: siteId) }
     }
 
@@ -109,7 +109,7 @@ extension AppDatabase {
     /// What counts against a site's quota: stored files (``storedBytes(siteId:)``) plus the full `Upload-Length` of every
     /// unfinished tus upload to its tours, so open uploads cannot together overrun it. `excludingUpload` leaves out the
     /// upload that is becoming an asset (its bytes are counted as the asset's).
-    public func committedBytes(siteId: Int64, excludingUpload: String? = nil) async throws -> Int64 {
+    package func committedBytes(siteId: Int64, excludingUpload: String? = nil) async throws -> Int64 {
         try await read { try Self.usedOrReservedBytes($0, siteId: siteId, excludingUpload: excludingUpload) }
     }
 
@@ -216,7 +216,7 @@ extension AppDatabase {
         return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
     }
 
-    public func deleteAsset(id: Int64, actor: AuditActor) async throws -> [String] {
+    package func deleteAsset(id: Int64, actor: AuditActor) async throws -> [String] {
         try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
@@ -246,7 +246,7 @@ extension AppDatabase {
     @discardableResult
     /// `language` (when given: a tag of the tour's, or nil for every language) is saved in the same transaction.
     /// `useOriginal` (when given) is the "keep original" choice of a video, audio file or image.
-    public func describeAsset(
+    package func describeAsset(
         id: Int64,
         title: String?,
         altText: String?,
@@ -311,7 +311,7 @@ extension AppDatabase {
         }
     }
 
-    public func shiftAsset(id: Int64, by step: Int, actor: AuditActor) async throws {
+    package func shiftAsset(id: Int64, by step: Int, actor: AuditActor) async throws {
         try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)

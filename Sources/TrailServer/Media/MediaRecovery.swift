@@ -3,16 +3,16 @@ import GRDB
 import Logging
 
 /// Start-up clean-up after a crash or a long stop: finish or roll back what was under way, remove orphans.
-public enum MediaRecovery {
-    public struct Report: Sendable, Equatable {
-        public var expiredUploads = 0
-        public var orphanFiles = 0
-        public var missingFiles = 0
-        public var rewoundUploads = 0
+package enum MediaRecovery {
+    package struct Report: Sendable, Equatable {
+        package var expiredUploads = 0
+        package var orphanFiles = 0
+        package var missingFiles = 0
+        package var rewoundUploads = 0
     }
 
     @discardableResult
-    public static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
+    package static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
         // 1. tus uploads past their expiry: row and bytes go.

@@ -8,8 +8,8 @@ import Prometheus
 /// Request counts and durations are counted as they happen in this app's own registry (one per app, so tests and
 /// several apps in one process never mix); the state of the work queues and the content is read from the database at
 /// each scrape, so it is right after a restart and needs no bookkeeping in every write.
-public final class AppMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package final class AppMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
     static let durationBuckets: [Duration] = [
         .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500),
         .seconds(2), .seconds(10), .seconds(60),
@@ -32,7 +32,7 @@ public final class AppMetrics: Sendable {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
-    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    package init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
         func sent(_ route: String) -> Counter {
             registry.makeCounter(

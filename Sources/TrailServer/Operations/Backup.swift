@@ -6,45 +6,45 @@ import PackageFormat
 /// `backup.json`: what a backup folder holds. The files themselves are stored once each under `files/<sha256>`, so a
 /// file that several rows or versions share, or that an earlier backup into the same folder already holds, costs
 /// nothing more.
-public struct BackupIndex: Codable, Sendable, Equatable {
-    public struct Entry: Codable, Sendable, Equatable {
+package struct BackupIndex: Codable, Sendable, Equatable {
+    package struct Entry: Codable, Sendable, Equatable {
         /// Relative to the data folder (`assets/<sha>`, `packages/<id>/<n>.zip`, …).
-        public var path: String
-        public var sha256: String
-        public var size: Int64
+        package var path: String
+        package var sha256: String
+        package var size: Int64
         /// The source file's modification time when it was copied: with the size, lets the next backup skip
         /// re-hashing a file the database gives no hash for (staged packages).
-        public var modified: Double
+        package var modified: Double
     }
 
-    public var formatVersion = 1
-    public var createdAt: Date
+    package var formatVersion = 1
+    package var createdAt: Date
     /// The last migration applied to the copied database.
-    public var schemaVersion: String
-    public var fileCount: Int
-    public var totalBytes: Int64
-    public var files: [Entry]
+    package var schemaVersion: String
+    package var fileCount: Int
+    package var totalBytes: Int64
+    package var files: [Entry]
 }
 
 /// What a backup run did.
-public struct BackupReport: Sendable, Equatable {
-    public var fileCount = 0
-    public var totalBytes: Int64 = 0
+package struct BackupReport: Sendable, Equatable {
+    package var fileCount = 0
+    package var totalBytes: Int64 = 0
     /// Files copied by this run (the rest were in the folder already).
-    public var copiedFiles = 0
-    public var copiedBytes: Int64 = 0
+    package var copiedFiles = 0
+    package var copiedBytes: Int64 = 0
     /// Stored files no longer named by the index, removed.
-    public var prunedFiles = 0
+    package var prunedFiles = 0
 }
 
-public enum BackupError: Error, CustomStringConvertible, Equatable {
+package enum BackupError: Error, CustomStringConvertible, Equatable {
     case notABackup(String)
     case targetNotEmpty(String)
     case mismatch([String])
     case changedDuringBackup(String)
     case unsafeFile(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .notABackup(path): return "\(path) holds no backup (no readable backup.json and trail.sqlite)"
         case let .targetNotEmpty(path): return "\(path) is not empty: restore only into a new or empty folder, so nothing there is overwritten"
@@ -66,17 +66,17 @@ public enum BackupError: Error, CustomStringConvertible, Equatable {
 ///
 /// Not taken: tus uploads in progress (restore drops their rows; the apps start those uploads again), and what the
 /// server derives again by itself (the tile cache, the content store of `/files`, review map previews).
-public struct DataBackup: Sendable {
-    public let dataFolder: URL
+package struct DataBackup: Sendable {
+    package let dataFolder: URL
 
-    public init(dataFolder: URL) { self.dataFolder = dataFolder }
+    package init(dataFolder: URL) { self.dataFolder = dataFolder }
 
     static let indexName = "backup.json"
     static let databaseName = "trail.sqlite"
 
     // MARK: Backup
 
-    public func run(database: AppDatabase, to folder: URL) async throws -> BackupReport {
+    package func run(database: AppDatabase, to folder: URL) async throws -> BackupReport {
         var attempt = 0
         while true {
             attempt += 1
@@ -180,7 +180,7 @@ public struct DataBackup: Sendable {
 
     /// Re-hashes every stored file against the index, and checks that the index names every file the copied database
     /// names and that the database copy is intact. Returns the problems, each naming its file (empty: good).
-    public static func verify(_ folder: URL) throws -> [String] {
+    package static func verify(_ folder: URL) throws -> [String] {
         let index = try readIndex(folder)
         var problems: [String] = []
         let databaseURL = folder.appendingPathComponent(databaseName)
@@ -236,7 +236,7 @@ public struct DataBackup: Sendable {
     /// opened without following a symbolic link and must be a regular file, and a restore that fails removes what it
     /// wrote, so a half-restored folder is never mistaken for a data folder.
     @discardableResult
-    public static func restore(from folder: URL, to target: URL) throws -> Int {
+    package static func restore(from folder: URL, to target: URL) throws -> Int {
         let fileManager = FileManager.default
         var isFolder: ObjCBool = false
         let existed = fileManager.fileExists(atPath: target.path, isDirectory: &isFolder)

@@ -8,14 +8,14 @@ import FoundationNetworking
 
 /// `trail-companion doctor`: what an operator would check by hand before trusting a server, one line each, with the fix
 /// for anything wrong. Reads only: it never creates, migrates or repairs anything.
-public struct Doctor: Sendable {
-    public struct Check: Sendable, Equatable {
-        public enum Status: String, Sendable, Equatable { case ok, warning, failure }
-        public var status: Status
-        public var name: String
-        public var message: String
+package struct Doctor: Sendable {
+    package struct Check: Sendable, Equatable {
+        package enum Status: String, Sendable, Equatable { case ok, warning, failure }
+        package var status: Status
+        package var name: String
+        package var message: String
         /// What to do about a warning or a failure.
-        public var fix: String?
+        package var fix: String?
 
         static func ok(_ name: String, _ message: String) -> Check { Check(status: .ok, name: name, message: message) }
         static func warning(_ name: String, _ message: String, fix: String) -> Check {
@@ -25,7 +25,7 @@ public struct Doctor: Sendable {
             Check(status: .failure, name: name, message: message, fix: fix)
         }
 
-        public var line: String {
+        package var line: String {
             let mark =
                 switch status {
                 case .ok: "[ok]  "
@@ -36,19 +36,19 @@ public struct Doctor: Sendable {
         }
     }
 
-    public let config: AppConfig
+    package let config: AppConfig
     /// Signatures older than this are a warning (freshclam normally updates them several times a day).
-    public var signatureMaxAge: TimeInterval = 3 * 86_400
-    public var now = Date()
+    package var signatureMaxAge: TimeInterval = 3 * 86_400
+    package var now = Date()
 
-    public init(config: AppConfig) { self.config = config }
+    package init(config: AppConfig) { self.config = config }
 
     static let signatureExtensions: Set<String> = [
         "cvd", "cld", "cud", "ndb", "ndu", "hdb", "hdu", "hsb", "hsu", "mdb", "mdu", "msb",
         "msu", "ldb", "ldu", "idb", "cdb", "cfg", "ign", "ign2", "fp", "sfp", "pdb", "gdb", "wdb", "yar", "yara",
     ]
 
-    public func run() async -> [Check] {
+    package func run() async -> [Check] {
         var checks = [signatures()]
         if let clamd = config.clamdAddress { checks.append(await clamdCheck(clamd)) }
         checks += [dataFolder(), signingKey(), freeSpace(), migrations(), await tileSource(), publicURL(), mediaTools()]

@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// Builds queued publish requests (table `buildJob`) in the background: stage the frozen files, re-scan them
 /// with the current signatures, write the signed zip, read it back and check every entry, then mark `pending`.
 /// A job survives restarts; a request left half-built by a crash is rebuilt from its snapshot (same bytes).
-public final class PackageBuildService: Service, Sendable {
+package final class PackageBuildService: Service, Sendable {
     let database: AppDatabase
     let paths: DataPaths
     let scanner: any MalwareScanner
@@ -22,7 +22,7 @@ public final class PackageBuildService: Service, Sendable {
     static let maxAttempts = 3
     private let worker: JobWorker
 
-    public init(
+    package init(
         database: AppDatabase,
         paths: DataPaths,
         scanner: any MalwareScanner,
@@ -41,9 +41,9 @@ public final class PackageBuildService: Service, Sendable {
         worker = JobWorker(queue: "build", logger: logger)
     }
 
-    public func wake() { worker.wake() }
+    package func wake() { worker.wake() }
 
-    public func run() async throws {
+    package func run() async throws {
         // On SIGTERM the running build is not waited for: its task is cancelled, the request stays `building` with its
         // job queued, and recovery builds it again at the next start (a stop must not take as long as a 2 GB zip).
         await worker.run(onStop: .cancel) { _ = await self.drain() }
@@ -51,7 +51,7 @@ public final class PackageBuildService: Service, Sendable {
 
     /// Builds every queued request, one at a time; returns how many were handled. Tests call this directly.
     @discardableResult
-    public func drain() async -> Int {
+    package func drain() async -> Int {
         await worker.drain(
             batch: { try await Array(database.queuedBuilds().prefix(1)) },
             work: {

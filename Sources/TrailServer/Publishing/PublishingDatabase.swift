@@ -4,12 +4,12 @@ import HTTPTypes
 
 /// What stops a tour from being submitted, in words a ranger understands.
 /// In the API: 422 `not_ready`, each problem as `checklist.N`.
-public struct NotReadyToPublish: AppError {
-    public let problems: [String]
-    public var status: HTTPResponse.Status { .unprocessableContent }
-    public var code: String { "not_ready" }
-    public var message: String { "The tour is not ready to publish: " + problems.joined(separator: " ") }
-    public var fieldMessages: [String: String]? {
+package struct NotReadyToPublish: AppError {
+    package let problems: [String]
+    package var status: HTTPResponse.Status { .unprocessableContent }
+    package var code: String { "not_ready" }
+    package var message: String { "The tour is not ready to publish: " + problems.joined(separator: " ") }
+    package var fieldMessages: [String: String]? {
         Dictionary(uniqueKeysWithValues: problems.enumerated().map { ("checklist.\($0.offset + 1)", $0.element) })
     }
 }
@@ -19,12 +19,12 @@ extension AppDatabase {
 
     /// The checklist shown before submission; empty means ready.
     /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), for the tile cap.
-    public func publishChecklist(tourId: Int64, tiles: TileSettings) async throws -> [String] {
+    package func publishChecklist(tourId: Int64, tiles: TileSettings) async throws -> [String] {
         try await read { db in try Self.readiness(db, tourId: tourId, tiles: tiles).problems }
     }
 
     /// The checklist and the warnings beside it (what the site only recommends), from one read: the tour page.
-    public func publishReadiness(tourId: Int64, tiles: TileSettings) async throws -> (problems: [String], warnings: [String]) {
+    package func publishReadiness(tourId: Int64, tiles: TileSettings) async throws -> (problems: [String], warnings: [String]) {
         try await read { db in try Self.readiness(db, tourId: tourId, tiles: tiles) }
     }
 
@@ -104,7 +104,7 @@ extension AppDatabase {
 
     /// Freezes the tour, locks it, and queues the build. Returns the new request.
     /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), frozen into the snapshot.
-    public func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) async throws -> PublishRequest {
+    package func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) async throws -> PublishRequest {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let problems = try Self.readiness(db, tourId: tourId, tiles: tiles).problems
@@ -235,9 +235,9 @@ extension AppDatabase {
 
     // MARK: Build outcome (called by the build service)
 
-    public func publishRequest(id: String) async throws -> PublishRequest? { try await read { try PublishRequest.fetchOne($0, key: id) } }
+    package func publishRequest(id: String) async throws -> PublishRequest? { try await read { try PublishRequest.fetchOne($0, key: id) } }
 
-    public func queuedBuilds() async throws -> [PublishRequest] {
+    package func queuedBuilds() async throws -> [PublishRequest] {
         try await read { db in
             try PublishRequest.fetchAll(
                 db,
@@ -359,7 +359,7 @@ extension AppDatabase {
 
     // MARK: Review
 
-    public enum ReviewOutcome: Sendable, Equatable {
+    package enum ReviewOutcome: Sendable, Equatable {
         /// The approval counted; `becameReady` when it was the last one needed.
         case approved(approvals: Int, becameReady: Bool)
         case denied
@@ -367,7 +367,7 @@ extension AppDatabase {
 
     /// One transaction: the state check, the once-per-reviewer rule and the move to `ready` see the same data,
     /// so concurrent approvals end in exactly one transition.
-    public func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> ReviewOutcome {
+    package func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> ReviewOutcome {
         try await write { db in
             let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
             guard request.state == .pending else {
@@ -405,7 +405,7 @@ extension AppDatabase {
         }
     }
 
-    public func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
+    package func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
         let comment = comment.trimmed
         guard !comment.isEmpty else { throw ValidationErrors(["comment": "Say what must change: a denial needs a comment."]) }
         try await write { db in
@@ -453,7 +453,7 @@ extension AppDatabase {
 
     // MARK: Withdraw and push
 
-    public func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
+    package func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
         try await write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
             try db.execute(
@@ -491,7 +491,7 @@ extension AppDatabase {
 
     /// ready → published: the staged zip becomes version n at `packages/<id>/<n>.zip` (moved by `place` inside the transaction,
     /// before the commit, so no row ever points at a missing file).
-    public func push(
+    package func push(
         requestId: String,
         user: AuthenticatedUser,
         actor: AuditActor,
@@ -569,32 +569,32 @@ extension AppDatabase {
         )
     }
 
-    public func catalogVersion() async throws -> Int {
+    package func catalogVersion() async throws -> Int {
         try await read { try Int.fetchOne($0, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0 }
     }
 
     // MARK: Packages
 
-    public func package(id: String) async throws -> PackageRecord? { try await read { try PackageRecord.fetchOne($0, key: id) } }
+    package func package(id: String) async throws -> PackageRecord? { try await read { try PackageRecord.fetchOne($0, key: id) } }
 
-    public func packageVersions(packageId: String) async throws -> [PackageVersion] {
+    package func packageVersions(packageId: String) async throws -> [PackageVersion] {
         try await read { try PackageVersion.filter(Column("packageId") == packageId).order(Column("version").desc).fetchAll($0) }
     }
 
-    public func packageVersion(packageId: String, version: Int) async throws -> PackageVersion? {
+    package func packageVersion(packageId: String, version: Int) async throws -> PackageVersion? {
         try await read { try PackageVersion.fetchOne($0, key: ["packageId": packageId, "version": version]) }
     }
 
-    public func packages(siteId: Int64) async throws -> [PackageRecord] {
+    package func packages(siteId: Int64) async throws -> [PackageRecord] {
         try await read { try PackageRecord.filter(Column("siteId") == siteId).fetchAll($0) }
     }
 
-    public func package(tourId: Int64) async throws -> PackageRecord? {
+    package func package(tourId: Int64) async throws -> PackageRecord? {
         try await read { try PackageRecord.ofTour(tourId).fetchOne($0) }
     }
 
     /// Hide from (false) or show again in (true) the mobile API.
-    public func setPackageVisible(id: String, visible: Bool, actor: AuditActor) async throws {
+    package func setPackageVisible(id: String, visible: Bool, actor: AuditActor) async throws {
         try await write { db in
             guard let package = try PackageRecord.fetchOne(db, key: id) else { throw NotFound() }
             guard package.currentVersion != nil else { throw Conflict("This package has no released version yet.") }
@@ -617,7 +617,7 @@ extension AppDatabase {
     }
 
     /// Serve an earlier version again (rollback), or a later one after a rollback.
-    public func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) async throws {
+    package func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) async throws {
         try await write { db in
             guard let package = try PackageRecord.fetchOne(db, key: packageId) else { throw NotFound() }
             guard try PackageVersion.exists(db, key: ["packageId": packageId, "version": version]) else {
@@ -640,17 +640,17 @@ extension AppDatabase {
 
     // MARK: Queue
 
-    public struct QueueRow: Sendable {
-        public let request: PublishRequest
-        public let tourName: String
-        public let authorName: String
-        public let approvals: Int
-        public let siteName: String
-        public let reviewedByMe: Bool
+    package struct QueueRow: Sendable {
+        package let request: PublishRequest
+        package let tourName: String
+        package let authorName: String
+        package let approvals: Int
+        package let siteName: String
+        package let reviewedByMe: Bool
     }
 
     /// Pending requests of the sites where the user reviews, oldest first.
-    public func reviewQueue(for user: AuthenticatedUser) async throws -> [QueueRow] {
+    package func reviewQueue(for user: AuthenticatedUser) async throws -> [QueueRow] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -707,7 +707,7 @@ extension AppDatabase {
         """
     }
 
-    public func reviews(requestId: String) async throws -> [(review: Review, reviewerName: String)] {
+    package func reviews(requestId: String) async throws -> [(review: Review, reviewerName: String)] {
         try await read { db in
             try Row.fetchAll(
                 db,
@@ -720,13 +720,13 @@ extension AppDatabase {
         }
     }
 
-    public func requests(tourId: Int64) async throws -> [PublishRequest] {
+    package func requests(tourId: Int64) async throws -> [PublishRequest] {
         try await read {
             try PublishRequest.filter(PublishRequest.Columns.tourId == tourId).order(PublishRequest.Columns.createdAt.desc).fetchAll($0)
         }
     }
 
-    public func openRequest(tourId: Int64) async throws -> PublishRequest? {
+    package func openRequest(tourId: Int64) async throws -> PublishRequest? {
         try await read { try PublishRequest.open(tourId: tourId).fetchOne($0) }
     }
 }

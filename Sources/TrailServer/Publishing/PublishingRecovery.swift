@@ -4,15 +4,15 @@ import Logging
 
 /// Start-up clean-up for publishing: staging folders of closed requests, zips no version row names,
 /// and open requests whose built zip vanished. Requests still `building` are rebuilt by the build service.
-public enum PublishingRecovery {
-    public struct Report: Sendable, Equatable {
-        public var staleStagingFolders = 0
-        public var orphanZips = 0
-        public var lostBuilds = 0
+package enum PublishingRecovery {
+    package struct Report: Sendable, Equatable {
+        package var staleStagingFolders = 0
+        package var orphanZips = 0
+        package var lostBuilds = 0
     }
 
     @discardableResult
-    public static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
+    package static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
         let open = try await database.openPublishRequestStates()

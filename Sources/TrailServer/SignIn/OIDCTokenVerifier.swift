@@ -4,40 +4,40 @@ import JWTKit
 
 /// Why an ID token was refused. The message is for the operator's log and the audit log; the person signing in is
 /// told only that the agency's sign-in could not be checked.
-public struct OIDCTokenError: AppError, Equatable {
-    public let message: String
-    public var status: HTTPResponse.Status { .unauthorized }
-    public init(_ message: String) { self.message = message }
+package struct OIDCTokenError: AppError, Equatable {
+    package let message: String
+    package var status: HTTPResponse.Status { .unauthorized }
+    package init(_ message: String) { self.message = message }
 }
 
 /// The claims of an OpenID Connect ID token that sign-in uses.
-public struct IDTokenClaims: JWTPayload, Equatable {
-    public var iss: String
-    public var sub: String
-    public var aud: AudienceClaim
-    public var azp: String?
-    public var exp: Double
-    public var iat: Double
-    public var nonce: String?
-    public var email: String?
-    public var email_verified: Bool?
+package struct IDTokenClaims: JWTPayload, Equatable {
+    package var iss: String
+    package var sub: String
+    package var aud: AudienceClaim
+    package var azp: String?
+    package var exp: Double
+    package var iat: Double
+    package var nonce: String?
+    package var email: String?
+    package var email_verified: Bool?
     /// Microsoft Entra ID sends no `email_verified`; its optional claim `xms_edov` ("email domain owner verified") says
     /// that the tenant owns the email's domain, which is what `email_verified` stands for here.
-    public var xms_edov: Bool?
-    public var name: String?
+    package var xms_edov: Bool?
+    package var name: String?
     /// How the provider signed the person in (RFC 8176 values such as `pwd`, `otp`, `mfa`), when it says.
-    public var amr: [String]?
+    package var amr: [String]?
     /// The authentication context class the provider met, when it says.
-    public var acr: String?
+    package var acr: String?
 
     /// The checks are `OIDCTokenVerifier`'s (with the clock it is given), not jwt-kit's.
-    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+    package func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     enum CodingKeys: String, CodingKey {
         case iss, sub, aud, azp, exp, iat, nonce, email, email_verified, xms_edov, name, amr, acr
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         iss = try container.decode(String.self, forKey: .iss)
         sub = try container.decode(String.self, forKey: .sub)
@@ -59,11 +59,11 @@ public struct IDTokenClaims: JWTPayload, Equatable {
 
     /// The `amr` values (RFC 8176) that mean the provider asked for more than a password: several factors, a one-time
     /// code, a hardware or software key, or proof of possession of a key.
-    public static let secondFactorMethods: Set<String> = ["mfa", "otp", "hwk", "swk", "pop"]
+    package static let secondFactorMethods: Set<String> = ["mfa", "otp", "hwk", "swk", "pop"]
 
     /// Whether the token shows that the provider asked for a second factor: an `amr` value of
     /// `secondFactorMethods`, or an `acr` the operator named as one (`--oidc-acr`).
-    public func showsSecondFactor(acceptedACR: Set<String>) -> Bool {
+    package func showsSecondFactor(acceptedACR: Set<String>) -> Bool {
         if let amr, amr.contains(where: Self.secondFactorMethods.contains) { return true }
         if let acr, acceptedACR.contains(acr) { return true }
         return false
@@ -81,12 +81,12 @@ public struct IDTokenClaims: JWTPayload, Equatable {
 /// once more when a token names a key id the set does not hold or its signature fails against the cached key (the
 /// provider rotated its keys, or replaced one under the same id), at most once per `refreshInterval` so forged tokens
 /// cannot make the server hammer the provider.
-public actor OIDCKeySet {
+package actor OIDCKeySet {
     /// A fetched key set and how long its answer says it may be kept (`Cache-Control: max-age`), if it says.
-    public struct Fetched: Sendable {
-        public var data: Data
-        public var maxAge: TimeInterval?
-        public init(data: Data, maxAge: TimeInterval? = nil) {
+    package struct Fetched: Sendable {
+        package var data: Data
+        package var maxAge: TimeInterval?
+        package init(data: Data, maxAge: TimeInterval? = nil) {
             self.data = data
             self.maxAge = maxAge
         }
@@ -116,7 +116,7 @@ public actor OIDCKeySet {
     private var fetchedAt: Date?
     private var expiresAt: Date?
 
-    public init(
+    package init(
         refreshInterval: TimeInterval = 60,
         maximumAge: TimeInterval = 3600,
         clock: @escaping @Sendable () -> Date = { Date() },
@@ -128,7 +128,7 @@ public actor OIDCKeySet {
         self.clock = clock
     }
 
-    public init(
+    package init(
         refreshInterval: TimeInterval = 60,
         maximumAge: TimeInterval = 3600,
         clock: @escaping @Sendable () -> Date = { Date() },
@@ -219,14 +219,14 @@ public actor OIDCKeySet {
 /// keys (any other `alg`, `none` and HS256 among them, is refused before a key is looked at, so a public key can never
 /// be used as an HMAC secret), the issuer, the audience (and `azp` when there are several audiences or it is present),
 /// expiry and issue time with a small skew, and the nonce of this sign-in.
-public struct OIDCTokenVerifier: Sendable {
-    public let issuer: String
-    public let clientId: String
-    public let keys: OIDCKeySet
+package struct OIDCTokenVerifier: Sendable {
+    package let issuer: String
+    package let clientId: String
+    package let keys: OIDCKeySet
     /// Clock difference tolerated between the provider and this server.
-    public var skew: TimeInterval = 120
+    package var skew: TimeInterval = 120
 
-    public init(issuer: String, clientId: String, keys: OIDCKeySet) {
+    package init(issuer: String, clientId: String, keys: OIDCKeySet) {
         self.issuer = issuer
         self.clientId = clientId
         self.keys = keys
@@ -234,7 +234,7 @@ public struct OIDCTokenVerifier: Sendable {
 
     static let accepted: [String: JWK.KeyType] = ["RS256": .rsa, "ES256": .ecdsa]
 
-    public func verify(_ token: String, nonce: String, now: Date = Date()) async throws -> IDTokenClaims {
+    package func verify(_ token: String, nonce: String, now: Date = Date()) async throws -> IDTokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URLDecode(parts[0]),
             let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any]
@@ -280,7 +280,7 @@ public struct OIDCTokenVerifier: Sendable {
     }
 
     /// The email to match an account by: present, and verified by the provider (an unverified address could be anyone's).
-    public static func verifiedEmail(of claims: IDTokenClaims) throws -> String {
+    package static func verifiedEmail(of claims: IDTokenClaims) throws -> String {
         guard let email = claims.email?.trimmingCharacters(in: .whitespaces), !email.isEmpty else {
             throw OIDCTokenError("The provider sent no email address (ask for the scope \"email\").")
         }

@@ -10,6 +10,6 @@ enum OneTimePassword {
 }
 
 /// The CLI's view of the one-time password generator.
-public enum CLIPassword {
-    public static func make() -> String { OneTimePassword.make() }
+package enum CLIPassword {
+    package static func make() -> String { OneTimePassword.make() }
 }

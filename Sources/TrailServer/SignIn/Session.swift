@@ -3,41 +3,41 @@ import Foundation
 import GRDB
 
 /// A signed-in browser. The cookie carries `token`; the table stores only its SHA-256.
-public struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    public var tokenHash: String
-    public var userId: Int64
-    public var csrfToken: String
-    public var createdAt: Date
-    public var lastSeenAt: Date
-    public var ipAddress: String?
+package struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var tokenHash: String
+    package var userId: Int64
+    package var csrfToken: String
+    package var createdAt: Date
+    package var lastSeenAt: Date
+    package var ipAddress: String?
 
-    public static let databaseTableName = "session"
+    package static let databaseTableName = "session"
 
-    public enum Columns {
+    package enum Columns {
         static let tokenHash = Column(CodingKeys.tokenHash)
         static let userId = Column(CodingKeys.userId)
         static let lastSeenAt = Column(CodingKeys.lastSeenAt)
     }
 }
 
-public struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    public var id: Int64?
-    public var userId: Int64
-    public var name: String
-    public var tokenHash: String
-    public var createdAt: Date
-    public var lastUsedAt: Date?
-    public var revokedAt: Date?
+package struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
+    package var id: Int64?
+    package var userId: Int64
+    package var name: String
+    package var tokenHash: String
+    package var createdAt: Date
+    package var lastUsedAt: Date?
+    package var revokedAt: Date?
 
-    public static let databaseTableName = "apiToken"
+    package static let databaseTableName = "apiToken"
 
-    public enum Columns {
+    package enum Columns {
         static let userId = Column(CodingKeys.userId)
         static let tokenHash = Column(CodingKeys.tokenHash)
         static let revokedAt = Column(CodingKeys.revokedAt)
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 enum SecretToken {

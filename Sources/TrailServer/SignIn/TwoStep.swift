@@ -5,12 +5,12 @@ import HummingbirdOTP
 
 /// Who must use two-step sign-in (`--require-two-step`): users in these roles who are not enrolled must enrol at their
 /// next sign-in before they reach the panel. Anyone may enrol on their own.
-public enum TwoStepRequirement: String, Sendable, CaseIterable {
+package enum TwoStepRequirement: String, Sendable, CaseIterable {
     case none, admins, managers, all
 }
 
 /// Where a half-signed-in browser stands (`pendingSignIn.stage`).
-public enum PendingStage: String, Sendable, Codable, CaseIterable, DatabaseValueConvertible {
+package enum PendingStage: String, Sendable, Codable, CaseIterable, DatabaseValueConvertible {
     /// The password was right; a code (or a recovery code) is still to come.
     case code
     /// The password was right; the account must enrol before it reaches the panel.

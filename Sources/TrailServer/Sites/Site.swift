@@ -1,59 +1,59 @@
 import Foundation
 import GRDB
 
-public struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    public var id: Int64?
-    public var slug: String
-    public var name: String
-    public var description: String
-    public var requiredApprovals: Int
-    public var createdAt: Date
+package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
+    package var id: Int64?
+    package var slug: String
+    package var name: String
+    package var description: String
+    package var requiredApprovals: Int
+    package var createdAt: Date
     /// Bytes of clean assets the site may store; nil means no limit.
-    public var storageQuotaBytes: Int64? = nil
+    package var storageQuotaBytes: Int64? = nil
     /// Whether accessible media (alt text on images) must be there before publishing, or is only recommended.
-    public var mediaAccessibility: MediaAccessibility = .required
+    package var mediaAccessibility: MediaAccessibility = .required
     /// Whether every further language of a tour must have all its texts before a submission (else: warnings).
-    public var requireCompleteLanguages: Bool = false
+    package var requireCompleteLanguages: Bool = false
     /// Whether members may sign in with a password here; false: only through the agency's provider (administrators
     /// always may, so an outage of the provider locks nobody out for good).
-    public var passwordSignIn: Bool = true
+    package var passwordSignIn: Bool = true
 
-    public static let databaseTableName = "site"
+    package static let databaseTableName = "site"
 
-    public enum Columns {
+    package enum Columns {
         static let slug = Column(CodingKeys.slug)
         static let name = Column(CodingKeys.name)
     }
 
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
-public enum SiteRole: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package enum SiteRole: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case author, reviewer, manager
 
     /// The roles that may review a site's requests.
-    public static var reviewing: [SiteRole] { allCases.filter(\.canReview) }
+    package static var reviewing: [SiteRole] { allCases.filter(\.canReview) }
 
-    public var canAuthor: Bool { self == .author || self == .manager }
-    public var canReview: Bool { self == .reviewer || self == .manager }
-    public var canManage: Bool { self == .manager }
+    package var canAuthor: Bool { self == .author || self == .manager }
+    package var canReview: Bool { self == .reviewer || self == .manager }
+    package var canManage: Bool { self == .manager }
 }
 
-public struct Membership: Codable, Sendable, FetchableRecord, PersistableRecord {
-    public var userId: Int64
-    public var siteId: Int64
-    public var role: SiteRole
+package struct Membership: Codable, Sendable, FetchableRecord, PersistableRecord {
+    package var userId: Int64
+    package var siteId: Int64
+    package var role: SiteRole
 
-    public static let databaseTableName = "membership"
+    package static let databaseTableName = "membership"
 
-    public enum Columns {
+    package enum Columns {
         static let userId = Column(CodingKeys.userId)
         static let siteId = Column(CodingKeys.siteId)
     }
 }
 
 /// Something a user may do on a site.
-public enum SitePermission: Sendable, CaseIterable, Hashable {
+package enum SitePermission: Sendable, CaseIterable, Hashable {
     /// See the site and its tours, requests and packages (every member).
     case view
     /// Create and change tours, submit them (authors and managers).
@@ -76,19 +76,19 @@ public enum SitePermission: Sendable, CaseIterable, Hashable {
 
 /// What one user may do on one site, written once: every permission check of a route, a service or a database write
 /// goes through ``require(_:to:)``. Admins may do everything everywhere.
-public struct SiteAccess: Sendable {
-    public let role: SiteRole?
-    public let isAdmin: Bool
+package struct SiteAccess: Sendable {
+    package let role: SiteRole?
+    package let isAdmin: Bool
     /// For messages ("Only managers of Sweet Home Ranger District can …").
-    public var siteName = "this site"
+    package var siteName = "this site"
 
-    public init(role: SiteRole?, isAdmin: Bool, siteName: String = "this site") {
+    package init(role: SiteRole?, isAdmin: Bool, siteName: String = "this site") {
         self.role = role
         self.isAdmin = isAdmin
         self.siteName = siteName
     }
 
-    public func allows(_ permission: SitePermission) -> Bool {
+    package func allows(_ permission: SitePermission) -> Bool {
         if isAdmin { return true }
         guard let role else { return false }
         switch permission {
@@ -101,23 +101,23 @@ public struct SiteAccess: Sendable {
 
     /// Throws `NotFound` when the user may not even see the site (so ids cannot be probed), else `Forbidden` naming
     /// who may `action` ("change its tours").
-    public func require(_ permission: SitePermission, to action: String) throws {
+    package func require(_ permission: SitePermission, to action: String) throws {
         guard allows(.view) else { throw NotFound() }
         guard allows(permission) else { throw Forbidden("Only \(permission.holders) of \(siteName) can \(action).") }
     }
 
-    public var canView: Bool { allows(.view) }
-    public var canAuthor: Bool { allows(.author) }
-    public var canReview: Bool { allows(.review) }
-    public var canManage: Bool { allows(.manage) }
+    package var canView: Bool { allows(.view) }
+    package var canAuthor: Bool { allows(.author) }
+    package var canReview: Bool { allows(.review) }
+    package var canManage: Bool { allows(.manage) }
 }
 
 /// A site's rule for accessible media: missing alt text refuses the submission (`required`, the default), or only
 /// shows as a warning (`recommended`).
-public enum MediaAccessibility: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package enum MediaAccessibility: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case required, recommended
 
-    public var label: String {
+    package var label: String {
         switch self {
         case .required: "Required: a tour cannot be submitted while an image lacks alt text"
         case .recommended: "Recommended: missing alt text is a warning only"
@@ -125,16 +125,16 @@ public enum MediaAccessibility: String, Codable, Sendable, CaseIterable, Databas
     }
 }
 
-public struct SiteInput: Sendable {
-    public var slug: String
-    public var name: String
-    public var description: String
-    public var requiredApprovals: Int
+package struct SiteInput: Sendable {
+    package var slug: String
+    package var name: String
+    package var description: String
+    package var requiredApprovals: Int
     /// Bytes of stored media (clean and pending files) the site may hold; nil for no limit.
-    public var storageQuotaBytes: Int64?
-    public var mediaAccessibility: MediaAccessibility
-    public var requireCompleteLanguages: Bool
-    public init(
+    package var storageQuotaBytes: Int64?
+    package var mediaAccessibility: MediaAccessibility
+    package var requireCompleteLanguages: Bool
+    package init(
         slug: String,
         name: String,
         description: String,

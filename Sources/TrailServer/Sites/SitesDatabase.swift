@@ -3,7 +3,7 @@ import GRDB
 
 // Sites and memberships: the named reads and writes.
 extension AppDatabase {
-    public func createSite(_ input: SiteInput, actor: AuditActor) async throws -> Site {
+    package func createSite(_ input: SiteInput, actor: AuditActor) async throws -> Site {
         try Self.validate(input).throwIfAny()
         return try await write { db in
             if try Site.filter(Site.Columns.slug == input.slug).fetchCount(db) > 0 {
@@ -35,7 +35,7 @@ extension AppDatabase {
     }
 
     /// Turns password sign-in for the site's members on or off (single sign-on only when off).
-    public func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) async throws {
+    package func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) async throws {
         try await write { db in
             guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
             site.passwordSignIn = allowed
@@ -53,7 +53,7 @@ extension AppDatabase {
     }
 
     /// The sites among the user's that allow no password sign-in (none for an administrator).
-    public func sitesWithoutPasswordSignIn(for user: User) async throws -> [Site] {
+    package func sitesWithoutPasswordSignIn(for user: User) async throws -> [Site] {
         guard !user.isAdmin, let id = user.id else { return [] }
         return try await read { db in
             try Site.fetchAll(
@@ -67,7 +67,7 @@ extension AppDatabase {
         }
     }
 
-    public func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) async throws -> Site {
+    package func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) async throws -> Site {
         try Self.validate(input).throwIfAny()
         return try await write { db in
             guard var site = try Site.fetchOne(db, id: id) else { throw NotFound() }
@@ -110,12 +110,12 @@ extension AppDatabase {
         return errors
     }
 
-    public func site(slug: String) async throws -> Site? { try await read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
-    public func site(id: Int64) async throws -> Site? { try await read { try Site.fetchOne($0, id: id) } }
-    public func allSites() async throws -> [Site] { try await read { try Site.order(Site.Columns.name).fetchAll($0) } }
+    package func site(slug: String) async throws -> Site? { try await read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
+    package func site(id: Int64) async throws -> Site? { try await read { try Site.fetchOne($0, id: id) } }
+    package func allSites() async throws -> [Site] { try await read { try Site.order(Site.Columns.name).fetchAll($0) } }
 
     /// Sites the user can see: all of them for an admin, else those with a membership.
-    public func visibleSites(for user: AuthenticatedUser) async throws -> [(site: Site, role: SiteRole?)] {
+    package func visibleSites(for user: AuthenticatedUser) async throws -> [(site: Site, role: SiteRole?)] {
         try await read { db in
             if user.isAdmin {
                 let roles = try Membership.filter(Membership.Columns.userId == user.id).fetchAll(db)
@@ -135,7 +135,7 @@ extension AppDatabase {
 
     /// A site and the user's access to it, in one read: what every request that touches a site asks first.
     /// `nil` when there is no such site.
-    public func siteAccess(slug: String, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
+    package func siteAccess(slug: String, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
         try await read { db in
             guard let site = try Site.filter(Site.Columns.slug == slug).fetchOne(db) else { return nil }
             return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id!), isAdmin: user.isAdmin, siteName: site.name))
@@ -143,7 +143,7 @@ extension AppDatabase {
     }
 
     /// The same by the site's id.
-    public func siteAccess(id: Int64, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
+    package func siteAccess(id: Int64, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
         try await read { db in
             guard let site = try Site.fetchOne(db, id: id) else { return nil }
             return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: id), isAdmin: user.isAdmin, siteName: site.name))
@@ -151,7 +151,7 @@ extension AppDatabase {
     }
 
     /// A tour with its site and the user's access to that site, in one read. `nil` when there is no such tour.
-    public func tourAccess(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess)? {
+    package func tourAccess(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess)? {
         try await read { db in
             guard let tour = try Tour.fetchOne(db, id: id), let site = try Site.fetchOne(db, id: tour.siteId) else { return nil }
             return (tour, site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id!), isAdmin: user.isAdmin, siteName: site.name))
@@ -170,15 +170,15 @@ extension AppDatabase {
 
     // MARK: Memberships
 
-    public struct MemberRow: Sendable {
-        public let userId: Int64
-        public let email: String
-        public let displayName: String
-        public let role: SiteRole
-        public let isDisabled: Bool
+    package struct MemberRow: Sendable {
+        package let userId: Int64
+        package let email: String
+        package let displayName: String
+        package let role: SiteRole
+        package let isDisabled: Bool
     }
 
-    public func members(siteId: Int64) async throws -> [MemberRow] {
+    package func members(siteId: Int64) async throws -> [MemberRow] {
         try await read { db in
             try Row.fetchAll(
                 db,
@@ -200,7 +200,7 @@ extension AppDatabase {
     }
 
     /// Adds the user to the site, or changes their role when they are already a member.
-    public func setMembership(siteId: Int64, email: String, role: SiteRole, actor: AuditActor) async throws {
+    package func setMembership(siteId: Int64, email: String, role: SiteRole, actor: AuditActor) async throws {
         try await write { db in
             guard let user = try User.filter(User.Columns.email == email.trimmed).fetchOne(db) else {
                 throw ValidationErrors(["email": "No user has this email address. An admin can create the account first."])
@@ -219,7 +219,7 @@ extension AppDatabase {
         }
     }
 
-    public func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) async throws {
+    package func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) async throws {
         try await write { db in
             guard try Membership.deleteOne(db, key: ["userId": userId, "siteId": siteId]) else { throw NotFound() }
             try AuditEvent.record(

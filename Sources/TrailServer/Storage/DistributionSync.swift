@@ -20,11 +20,11 @@ import _NIOFileSystem
 /// A failure (bucket down, wrong keys) never blocks authoring or a local release: the jobs stay waiting with the error
 /// and the time failing began (the panel shows them) and the pass is retried with back-off. A pass is idempotent, so a
 /// crash anywhere only repeats work.
-public final class DistributionSync: Service, Sendable {
-    public struct Report: Sendable, Equatable {
-        public var uploaded: [String] = []
-        public var catalogVersion: Int? = nil
-        public var catalogUploaded = false
+package final class DistributionSync: Service, Sendable {
+    package struct Report: Sendable, Equatable {
+        package var uploaded: [String] = []
+        package var catalogVersion: Int? = nil
+        package var catalogUploaded = false
     }
 
     let database: AppDatabase
@@ -38,7 +38,7 @@ public final class DistributionSync: Service, Sendable {
     private let wakeup = WakeSignal()
     private let running = NIOLockedValueBox(false)
 
-    public init(
+    package init(
         database: AppDatabase,
         paths: DataPaths,
         state: DistributionState,
@@ -58,12 +58,12 @@ public final class DistributionSync: Service, Sendable {
     }
 
     var settings: StorageSettings { state.settings }
-    public var location: StorageLocation { settings.location }
+    package var location: StorageLocation { settings.location }
 
     /// Called after a release, unpublish or rollback: the job is in the database already, this only saves the wait.
-    public func wake() { wakeup.signal() }
+    package func wake() { wakeup.signal() }
 
-    public func run() async throws {
+    package func run() async throws {
         // Every release, unpublish and rollback moves the catalog version: that wakes the sync at once.
         let cancellable = try database.observeChanges(to: ["catalogState"]) { [wakeup] in wakeup.signal() }
         defer { cancellable.cancel() }
@@ -87,7 +87,7 @@ public final class DistributionSync: Service, Sendable {
     }
 
     /// For the `storage` commands: the same parts `serve` wires, from the same configuration. Nil without `--storage`.
-    public static func make(
+    package static func make(
         config: AppConfig,
         database: AppDatabase,
         logger: Logger = Logger(label: "trail.storage")
@@ -114,17 +114,17 @@ public final class DistributionSync: Service, Sendable {
         )
     }
 
-    public func shutdown() async { await client.shutdown() }
+    package func shutdown() async { await client.shutdown() }
 
     /// `storage sync --all`: nothing counts as confirmed in this bucket any more, so the next pass uploads everything.
-    public func forgetConfirmed() async throws {
+    package func forgetConfirmed() async throws {
         try await database.forgetDistributionObjects(location: location.description)
         state.forgetAll()
     }
 
     /// `storage check`: each object the published state needs that the bucket lacks or holds with other bytes, and
     /// whether the bucket's catalog verifies, is current and names only objects that are there. Empty: in sync.
-    public func compare() async throws -> [String] {
+    package func compare() async throws -> [String] {
         var problems: [String] = []
         var present = Set<String>()
         let (paths, signingKey) = (self.paths, self.signingKey)
@@ -173,13 +173,13 @@ public final class DistributionSync: Service, Sendable {
     }
 
     /// `serve` at start and `storage check`: the bucket answers to these keys and takes a write under the prefix.
-    public func checkBucket() async throws {
+    package func checkBucket() async throws {
         try await client.checkWritable(by: "serve")
     }
 
     /// One pass of the order above; records the outcome (the jobs' error, or their end).
     @discardableResult
-    public func syncOnce() async throws -> Report {
+    package func syncOnce() async throws -> Report {
         do {
             let report = try await pass()
             state.recordSuccess()

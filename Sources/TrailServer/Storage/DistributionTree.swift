@@ -6,27 +6,27 @@ import PackageFormat
 import TrailAPI
 
 /// A durable job of the object-storage mirror, written with every catalog change (`AppDatabase.bumpCatalog`).
-public struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
-    public enum Reason: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
+    package enum Reason: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         /// `alert`: an alert was posted, ended or ran out (Alerts folder).
         case release, publish, unpublish, rollback, alert
     }
 
-    public enum State: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    package enum State: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         case waiting, done
     }
 
-    public var id: Int64?
-    public var catalogVersion: Int
-    public var reason: Reason
-    public var state: State
-    public var createdAt: Date
-    public var attempts: Int
-    public var lastError: String?
-    public var failingSince: Date?
-    public var doneAt: Date?
+    package var id: Int64?
+    package var catalogVersion: Int
+    package var reason: Reason
+    package var state: State
+    package var createdAt: Date
+    package var attempts: Int
+    package var lastError: String?
+    package var failingSince: Date?
+    package var doneAt: Date?
 
-    public static let databaseTableName = "distributionJob"
+    package static let databaseTableName = "distributionJob"
 }
 
 /// One object of the distribution tree (docs/package-format.md, "Served from object storage"), with where its bytes
@@ -69,18 +69,18 @@ extension Data {
 /// What the API and the catalog need to know about the mirror, in memory: which objects are confirmed in the bucket
 /// (loaded from the database at start, added to as the sync confirms them), where phones reach the bucket, and how
 /// the last attempt went.
-public final class DistributionState: Sendable {
-    public struct Failure: Sendable, Equatable {
-        public let message: String
-        public let since: Date
+package final class DistributionState: Sendable {
+    package struct Failure: Sendable, Equatable {
+        package let message: String
+        package let since: Date
     }
 
-    public let settings: StorageSettings
+    package let settings: StorageSettings
     let location: String
     private let confirmed: NIOLockedValueBox<(paths: [String: String], generation: Int)>
     private let failure = NIOLockedValueBox<Failure?>(nil)
 
-    public init(settings: StorageSettings, database: AppDatabase) async throws {
+    package init(settings: StorageSettings, database: AppDatabase) async throws {
         self.settings = settings
         self.location = settings.location.description
         self.confirmed = NIOLockedValueBox((try await database.confirmedDistributionObjects(location: settings.location.description), 0))
@@ -116,7 +116,7 @@ public final class DistributionState: Sendable {
         return "\(base)/\(path)"
     }
 
-    public var lastFailure: Failure? { failure.withLockedValue { $0 } }
+    package var lastFailure: Failure? { failure.withLockedValue { $0 } }
 
     func recordFailure(_ message: String, at time: Date = Date()) {
         failure.withLockedValue { $0 = Failure(message: message, since: $0?.since ?? time) }

@@ -12,22 +12,22 @@ import FoundationXML
 #endif
 
 /// `s3://BUCKET/PREFIX`: where in which bucket the distribution tree goes.
-public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
-    public let bucket: String
+package struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
+    package let bucket: String
     /// No leading or trailing slash; empty for the bucket's root.
-    public let prefix: String
+    package let prefix: String
 
-    public init(bucket: String, prefix: String) {
+    package init(bucket: String, prefix: String) {
         self.bucket = bucket
         self.prefix = prefix.split(separator: "/").joined(separator: "/")
     }
 
-    public struct Invalid: Error, CustomStringConvertible {
-        public let description: String
+    package struct Invalid: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Parses `s3://BUCKET` or `s3://BUCKET/PREFIX`; the bucket name must follow S3's rules (3–63 of `a-z 0-9 . -`).
-    public static func parse(_ text: String) throws -> StorageLocation {
+    package static func parse(_ text: String) throws -> StorageLocation {
         guard text.hasPrefix("s3://") else { throw Invalid(description: "--storage must look like s3://BUCKET/PREFIX (got \(text))") }
         let rest = text.dropFirst(5)
         let bucket = String(rest.prefix { $0 != "/" })
@@ -43,14 +43,14 @@ public struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The object key of a path of the distribution tree (`catalog.json`, `files/<sha256>`).
-    public func key(_ path: String) -> String { prefix.isEmpty ? path : "\(prefix)/\(path)" }
+    package func key(_ path: String) -> String { prefix.isEmpty ? path : "\(prefix)/\(path)" }
 
-    public var description: String { prefix.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(prefix)" }
+    package var description: String { prefix.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(prefix)" }
 }
 
 /// What an S3 request answered when it was not a success, or why it got no answer, in words an operator can act on.
-public struct S3Error: Error, CustomStringConvertible, Sendable {
-    public enum Kind: Sendable, Equatable {
+package struct S3Error: Error, CustomStringConvertible, Sendable {
+    package enum Kind: Sendable, Equatable {
         /// No HTTP answer at all: DNS, refused connection, TLS, time-out.
         case unreachable
         /// 401/403: the keys are wrong or lack a permission.
@@ -63,13 +63,13 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
         case other
     }
 
-    public let kind: Kind
-    public let operation: String
-    public let status: Int?
-    public let code: String?
-    public let message: String
+    package let kind: Kind
+    package let operation: String
+    package let status: Int?
+    package let code: String?
+    package let message: String
 
-    public var description: String {
+    package var description: String {
         let what =
             switch kind {
             case .unreachable: "the storage endpoint does not answer"
@@ -86,30 +86,30 @@ public struct S3Error: Error, CustomStringConvertible, Sendable {
 }
 
 /// An object as `HEAD` reports it.
-public struct S3ObjectInfo: Sendable, Equatable {
-    public let size: Int64
+package struct S3ObjectInfo: Sendable, Equatable {
+    package let size: Int64
     /// Without quotes.
-    public let etag: String
+    package let etag: String
     /// `x-amz-meta-sha256`, which every upload of ours carries.
-    public let sha256: String?
-    public let contentType: String?
-    public let cacheControl: String?
+    package let sha256: String?
+    package let contentType: String?
+    package let cacheControl: String?
 }
 
 /// The few S3 operations the distribution mirror needs, over async-http-client, each request signed with
 /// `SigV4Signer`. Bodies are streamed from disk in 256 KiB chunks (never a whole file in memory); the MD5 of what was
 /// sent is compared with the ETag the store computed over what it received.
-public final class S3Client: Sendable {
-    public let location: StorageLocation
-    public let endpoint: URL
-    public let signer: SigV4Signer
+package final class S3Client: Sendable {
+    package let location: StorageLocation
+    package let endpoint: URL
+    package let signer: SigV4Signer
     /// Path-style (`endpoint/bucket/key`) for a custom endpoint, virtual-hosted (`bucket.endpoint/key`) for AWS.
-    public let pathStyle: Bool
+    package let pathStyle: Bool
     let http: HTTPClient
     static let chunkSize = 256 * 1024
 
     /// `endpoint` nil: AWS (`https://s3.<region>.amazonaws.com`).
-    public init(
+    package init(
         location: StorageLocation,
         endpoint: URL?,
         region: String,
@@ -135,7 +135,7 @@ public final class S3Client: Sendable {
         self.http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         try? await http.shutdown()
     }
 
@@ -148,11 +148,11 @@ public final class S3Client: Sendable {
     // MARK: Operations
 
     /// `HEAD` on the bucket: fails with `.noSuchBucket`, `.accessDenied` or `.unreachable`.
-    public func headBucket() async throws {
+    package func headBucket() async throws {
         _ = try await send("check the bucket \(location.bucket)", method: .HEAD, key: nil)
     }
 
-    public func headObject(_ key: String) async throws -> S3ObjectInfo? {
+    package func headObject(_ key: String) async throws -> S3ObjectInfo? {
         do {
             let response = try await send("HEAD \(key)", method: .HEAD, key: key)
             return S3ObjectInfo(
@@ -168,18 +168,18 @@ public final class S3Client: Sendable {
     }
 
     /// A small object whole (at most `limit` bytes).
-    public func getObject(_ key: String, limit: Int = 16 * 1024 * 1024) async throws -> Data {
+    package func getObject(_ key: String, limit: Int = 16 * 1024 * 1024) async throws -> Data {
         let response = try await send("GET \(key)", method: .GET, key: key, responseLimit: limit)
         return Data(buffer: response.body)
     }
 
-    public func deleteObject(_ key: String) async throws {
+    package func deleteObject(_ key: String) async throws {
         _ = try await send("DELETE \(key)", method: .DELETE, key: key)
     }
 
     /// Uploads bytes held in memory (catalog, manifests, signatures: small). Returns the ETag.
     @discardableResult
-    public func putObject(
+    package func putObject(
         _ key: String,
         data: Data,
         contentType: String,
@@ -208,7 +208,7 @@ public final class S3Client: Sendable {
     /// file changed on disk, or is not the one meant) the object is deleted again and the upload fails, also on stores
     /// that do not check the signed hash (SeaweedFS and moto do not). Returns the ETag.
     @discardableResult
-    public func putObject(_ key: String, file: URL, size: Int64, sha256: String, contentType: String, cacheControl: String) async throws -> String {
+    package func putObject(_ key: String, file: URL, size: Int64, sha256: String, contentType: String, cacheControl: String) async throws -> String {
         let headers =
             Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: [:])
             + [("content-length", "\(size)")]
@@ -239,13 +239,13 @@ public final class S3Client: Sendable {
 
     // MARK: Multipart
 
-    public struct Part: Sendable, Equatable {
-        public let number: Int
-        public let etag: String
-        public let size: Int64
+    package struct Part: Sendable, Equatable {
+        package let number: Int
+        package let etag: String
+        package let size: Int64
     }
 
-    public func createMultipartUpload(_ key: String, contentType: String, cacheControl: String, sha256: String) async throws -> String {
+    package func createMultipartUpload(_ key: String, contentType: String, cacheControl: String, sha256: String) async throws -> String {
         let headers = Self.objectHeaders(contentType: contentType, cacheControl: cacheControl, sha256: sha256, metadata: [:])
         let response = try await send(
             "start the multipart upload of \(key)",
@@ -269,7 +269,7 @@ public final class S3Client: Sendable {
 
     /// One part, streamed from `range` of `file`; the body is not signed (`UNSIGNED-PAYLOAD`: hashing it first would
     /// read it twice), the store's ETag (the MD5 of what it received) is checked against the MD5 of what was sent.
-    public func uploadPart(_ key: String, uploadId: String, number: Int, file: URL, range: Range<Int64>) async throws -> Part {
+    package func uploadPart(_ key: String, uploadId: String, number: Int, file: URL, range: Range<Int64>) async throws -> Part {
         let operation = "upload part \(number) of \(key)"
         let (response, sent) = try await sendFile(
             operation,
@@ -288,7 +288,7 @@ public final class S3Client: Sendable {
     }
 
     /// The parts the store holds for an upload begun earlier (by a server since stopped); nil when the upload is gone.
-    public func listParts(_ key: String, uploadId: String) async throws -> [Part]? {
+    package func listParts(_ key: String, uploadId: String) async throws -> [Part]? {
         var parts: [Part] = []
         var marker: String? = nil
         while true {
@@ -316,7 +316,7 @@ public final class S3Client: Sendable {
 
     /// Joins the parts; the store's ETag for the whole must be the MD5 of the parts' MD5s, `-<count>`.
     @discardableResult
-    public func completeMultipartUpload(_ key: String, uploadId: String, parts: [Part]) async throws -> String {
+    package func completeMultipartUpload(_ key: String, uploadId: String, parts: [Part]) async throws -> String {
         let operation = "complete the multipart upload of \(key)"
         let xml =
             "<CompleteMultipartUpload>" + parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\"\($0.etag)\"</ETag></Part>" }.joined()
@@ -342,7 +342,7 @@ public final class S3Client: Sendable {
     }
 
     /// Keys and sizes under a prefix (ListObjectsV2, every page).
-    public func listObjects(prefix: String) async throws -> [(key: String, size: Int64)] {
+    package func listObjects(prefix: String) async throws -> [(key: String, size: Int64)] {
         var objects: [(key: String, size: Int64)] = []
         var token: String? = nil
         repeat {

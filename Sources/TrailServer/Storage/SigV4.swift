@@ -2,13 +2,13 @@ import Crypto
 import Foundation
 
 /// Access keys for an S3-compatible store, as the AWS tools read them from the environment.
-public struct S3Credentials: Sendable, Equatable {
-    public var accessKeyId: String
-    public var secretAccessKey: String
+package struct S3Credentials: Sendable, Equatable {
+    package var accessKeyId: String
+    package var secretAccessKey: String
     /// Temporary credentials (STS) carry a session token, sent as `x-amz-security-token`.
-    public var sessionToken: String?
+    package var sessionToken: String?
 
-    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil) {
+    package init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil) {
         self.accessKeyId = accessKeyId
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
@@ -18,7 +18,7 @@ public struct S3Credentials: Sendable, Equatable {
     /// the files `aws-access-key-id`, `aws-secret-access-key` and `aws-session-token` of `$CREDENTIALS_DIRECTORY`
     /// (which, unlike the environment, no other process of the same user can read and no core dump holds).
     /// nil when either key is missing.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
+    package static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
         var values = environment
         if values["AWS_ACCESS_KEY_ID"].map({ $0.isEmpty }) ?? true, let folder = environment["CREDENTIALS_DIRECTORY"], !folder.isEmpty {
             for (name, variable) in [
@@ -43,13 +43,13 @@ public struct S3Credentials: Sendable, Equatable {
 /// a `print(settings)` while debugging): whatever way they are printed, only the access key id shows, never the secret
 /// or the session token.
 extension S3Credentials: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
+    package var description: String {
         "S3Credentials(accessKeyId: \(accessKeyId), secretAccessKey: <redacted>\(sessionToken == nil ? "" : ", sessionToken: <redacted>"))"
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(
             self,
             children: ["accessKeyId": accessKeyId, "secretAccessKey": "<redacted>", "sessionToken": sessionToken.map { _ in "<redacted>" } as Any],
@@ -60,29 +60,29 @@ extension S3Credentials: CustomStringConvertible, CustomDebugStringConvertible, 
 
 /// One request as SigV4 sees it: the path is given decoded (`/test$file.text`) and encoded here exactly once, the way
 /// S3 expects; query items likewise.
-public struct S3RequestTarget: Sendable, Equatable {
-    public var method: String
+package struct S3RequestTarget: Sendable, Equatable {
+    package var method: String
     /// `host` or `host:port`, exactly as the `Host` header will carry it.
-    public var host: String
-    public var path: String
-    public var query: [(name: String, value: String)]
+    package var host: String
+    package var path: String
+    package var query: [(name: String, value: String)]
 
-    public init(method: String, host: String, path: String, query: [(name: String, value: String)] = []) {
+    package init(method: String, host: String, path: String, query: [(name: String, value: String)] = []) {
         self.method = method
         self.host = host
         self.path = path
         self.query = query
     }
 
-    public static func == (a: Self, b: Self) -> Bool {
+    package static func == (a: Self, b: Self) -> Bool {
         a.method == b.method && a.host == b.host && a.path == b.path && a.query.elementsEqual(b.query, by: { $0 == $1 })
     }
 
     /// The path as it goes on the wire and into the canonical request.
-    public var encodedPath: String { SigV4Signer.uriEncode(path, keepSlash: true) }
+    package var encodedPath: String { SigV4Signer.uriEncode(path, keepSlash: true) }
 
     /// Query items sorted by name and value, each encoded: the canonical query string, which is also what is sent.
-    public var canonicalQuery: String {
+    package var canonicalQuery: String {
         let encoded: [(String, String)] = query.map {
             (SigV4Signer.uriEncode($0.name, keepSlash: false), SigV4Signer.uriEncode($0.value, keepSlash: false))
         }
@@ -91,7 +91,7 @@ public struct S3RequestTarget: Sendable, Equatable {
     }
 
     /// `encodedPath?canonicalQuery`, for the request line.
-    public var pathAndQuery: String {
+    package var pathAndQuery: String {
         let query = canonicalQuery
         return query.isEmpty ? encodedPath : "\(encodedPath)?\(query)"
     }
@@ -100,17 +100,17 @@ public struct S3RequestTarget: Sendable, Equatable {
 /// AWS Signature Version 4 for S3 ("Authenticating Requests (AWS Signature Version 4)"): the `Authorization` header of
 /// a request. Written once; `SigV4Tests` checks it byte for byte against the worked examples in
 /// the S3 documentation.
-public struct SigV4Signer: Sendable {
-    public static let algorithm = "AWS4-HMAC-SHA256"
+package struct SigV4Signer: Sendable {
+    package static let algorithm = "AWS4-HMAC-SHA256"
     /// SHA-256 of an empty body.
-    public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    package static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    package static let unsignedPayload = "UNSIGNED-PAYLOAD"
 
-    public let credentials: S3Credentials
-    public let region: String
-    public let service: String
+    package let credentials: S3Credentials
+    package let region: String
+    package let service: String
 
-    public init(credentials: S3Credentials, region: String, service: String = "s3") {
+    package init(credentials: S3Credentials, region: String, service: String = "s3") {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -119,7 +119,7 @@ public struct SigV4Signer: Sendable {
     /// The headers to add to a request with `headers` (any case; `host` is added from the target): `x-amz-date`,
     /// `x-amz-content-sha256`, `x-amz-security-token` when there is a session token, and `authorization`.
     /// Every header given is signed, so pass only those the request will carry unchanged.
-    public func sign(
+    package func sign(
         _ target: S3RequestTarget,
         headers: [(name: String, value: String)] = [],
         payloadHash: String,
@@ -179,7 +179,7 @@ public struct SigV4Signer: Sendable {
 
     /// Percent-encodes every byte but the unreserved `A-Z a-z 0-9 - _ . ~` (and `/` in a path), upper-case hex:
     /// S3's rule, which differs from `URLComponents` (that one leaves `$`, `+`, `=` and more alone).
-    public static func uriEncode(_ text: String, keepSlash: Bool) -> String {
+    package static func uriEncode(_ text: String, keepSlash: Bool) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

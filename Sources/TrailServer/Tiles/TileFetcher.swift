@@ -8,10 +8,10 @@ import NIOHTTP1
 import NIOPosix
 
 /// A tile build that cannot go on, with a message for the request page.
-public struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Fetches tiles from a tile server for a package build: cache first (`tile-cache/<template>/<z>/<x>/<y>.<ext>`, shared
@@ -21,11 +21,11 @@ public struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
 ///
 /// Every connection goes to the address ``TileHostGuard`` checked (see ``PinnedClients``), so a tile URL cannot reach
 /// the server's own network, not even through a DNS answer that changes after the check.
-public final class TileFetcher: Sendable {
-    public let template: String
-    public let cacheFolder: URL
-    public let options: TileFetchOptions
-    public let userAgent: String
+package final class TileFetcher: Sendable {
+    package let template: String
+    package let cacheFolder: URL
+    package let options: TileFetchOptions
+    package let userAgent: String
     let resolve: TileHostGuard.Resolver
     let isAllowedAddress: @Sendable (String) -> Bool
     let logger: Logger
@@ -39,7 +39,7 @@ public final class TileFetcher: Sendable {
     static let extensions = ["png", "jpg", "webp"]
 
     /// `resolve` looks host names up (the system's resolver; tests give their own to play a changing DNS answer).
-    public init(
+    package init(
         template: String,
         cacheRoot: URL,
         options: TileFetchOptions,
@@ -59,25 +59,25 @@ public final class TileFetcher: Sendable {
     }
 
     /// The User-Agent of every request: who we are and where to reach the server's operator.
-    public static func userAgent(publicURL: String) -> String { "TrailCompanion/1.0 (+\(publicURL))" }
+    package static func userAgent(publicURL: String) -> String { "TrailCompanion/1.0 (+\(publicURL))" }
 
     /// What came of one tile.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The tile's bytes are in this file (in the cache) with this format.
         case file(URL, format: String)
         /// The server has no such tile (404, 410 or 204): the map has a hole there, as it has online.
         case absent
     }
 
-    public struct Summary: Sendable {
-        public var outcomes: [TileID: Outcome]
-        public var fromCache: Int
-        public var fetched: Int
-        public var retries: Int
+    package struct Summary: Sendable {
+        package var outcomes: [TileID: Outcome]
+        package var fromCache: Int
+        package var fetched: Int
+        package var retries: Int
     }
 
     /// Fetches every tile; throws ``TileBuildFailure`` when one cannot be had, `CancellationError` when cancelled.
-    public func fetch(_ tiles: [TileID], progress: (@Sendable (Int) -> Void)? = nil) async throws -> Summary {
+    package func fetch(_ tiles: [TileID], progress: (@Sendable (Int) -> Void)? = nil) async throws -> Summary {
         let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
         do {
             let summary = try await fetch(tiles, clients: clients, progress: progress)
@@ -134,7 +134,7 @@ public final class TileFetcher: Sendable {
     /// One request for one tile, without retries or waiting on a cache, through the same pinned connection and checks
     /// as a build (for `doctor`). The reason in words when it fails ("HTTP 500", "… an address of this server's own
     /// network …").
-    public func probe(_ tile: TileID) async -> Result<Outcome, TileBuildFailure> {
+    package func probe(_ tile: TileID) async -> Result<Outcome, TileBuildFailure> {
         let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
         let result: Result<Outcome, TileBuildFailure>
         do {

@@ -3,35 +3,35 @@ import GRDB
 import NIOConcurrencyHelpers
 
 /// How the build-time tile fetcher behaves. Tests shorten the time-outs and back-offs.
-public struct TileFetchOptions: Sendable {
+package struct TileFetchOptions: Sendable {
     /// Requests in flight at once, per build.
-    public var concurrency = 6
+    package var concurrency = 6
     /// A request that gets no answer for this long fails (and is retried).
-    public var requestTimeout: TimeInterval = 20
+    package var requestTimeout: TimeInterval = 20
     /// Tries per tile (the first one included) before the build fails.
-    public var attempts = 5
+    package var attempts = 5
     /// Back-off before the second try; doubled for each further one (with jitter), capped at `maxBackoff`.
-    public var initialBackoff: TimeInterval = 0.5
-    public var maxBackoff: TimeInterval = 8
+    package var initialBackoff: TimeInterval = 0.5
+    package var maxBackoff: TimeInterval = 8
     /// A cached tile older than this is fetched again.
-    public var cacheMaxAge: TimeInterval = 30 * 86_400
+    package var cacheMaxAge: TimeInterval = 30 * 86_400
     /// Fetch from tile servers on loopback, private or link-local addresses (`--tile-allow-private`); off by default,
     /// so a tile URL cannot make the server probe its own network (``TileHostGuard``).
-    public var allowPrivateAddresses = false
-    public init() {}
+    package var allowPrivateAddresses = false
+    package init() {}
 }
 
 /// The tile server in force: the one an admin saved in the panel, else the server's `--tile-url` options.
-public struct TileSettings: Sendable, Equatable, Codable {
-    public static let defaultTileCap = 20_000
-    public static let maxTileCap = 1_000_000
+package struct TileSettings: Sendable, Equatable, Codable {
+    package static let defaultTileCap = 20_000
+    package static let maxTileCap = 1_000_000
 
     /// `https://…/{z}/{x}/{y}.png`; nil when there is no tile server.
-    public var urlTemplate: String?
-    public var attribution: String
-    public var tileCap: Int
+    package var urlTemplate: String?
+    package var attribution: String
+    package var tileCap: Int
 
-    public init(urlTemplate: String?, attribution: String, tileCap: Int) {
+    package init(urlTemplate: String?, attribution: String, tileCap: Int) {
         let trimmed = urlTemplate?.trimmingCharacters(in: .whitespacesAndNewlines)
         self.urlTemplate = trimmed?.isEmpty == false ? trimmed : nil
         self.attribution = attribution
@@ -39,25 +39,25 @@ public struct TileSettings: Sendable, Equatable, Codable {
     }
 
     /// What the command-line options say.
-    public init(config: AppConfig) {
+    package init(config: AppConfig) {
         self.init(urlTemplate: config.tileURLTemplate, attribution: config.tileAttribution ?? "", tileCap: config.tileCap)
     }
 
     /// The template, when it is one a build may use (never a public OpenStreetMap server).
-    public var usableTemplate: String? {
+    package var usableTemplate: String? {
         guard let urlTemplate, TileURLTemplate.problem(urlTemplate) == nil else { return nil }
         return urlTemplate
     }
 }
 
 /// Rules for tile URL templates.
-public enum TileURLTemplate {
+package enum TileURLTemplate {
     /// Hosts whose tile servers forbid bulk downloading for offline use (OpenStreetMap Foundation's tile policy):
     /// these domains and every subdomain of them (`tile.openstreetmap.org`, `a.tile.openstreetmap.org`, `{s}.tile.osm.org`).
-    public static let forbiddenDomains = ["openstreetmap.org", "osm.org"]
+    package static let forbiddenDomains = ["openstreetmap.org", "osm.org"]
 
     /// Nil when the template is usable, else why not, in words for the settings form.
-    public static func problem(_ template: String) -> String? {
+    package static func problem(_ template: String) -> String? {
         let template = template.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !template.isEmpty else { return "Enter a URL template." }
         guard template.count <= 500 else { return "Keep the template under 500 characters." }
@@ -83,14 +83,14 @@ public enum TileURLTemplate {
     }
 
     /// True for the OpenStreetMap Foundation's hosts and their subdomains, whatever the case or a trailing dot.
-    public static func isForbidden(host: String) -> Bool {
+    package static func isForbidden(host: String) -> Bool {
         var host = host.lowercased()
         while host.hasSuffix(".") { host.removeLast() }
         return forbiddenDomains.contains { host == $0 || host.hasSuffix("." + $0) }
     }
 
     /// The URL of one tile: `{z}`, `{x}`, `{y}`, `{-y}` (TMS row) and `{s}` (subdomains a, b, c, chosen by the tile).
-    public static func expand(_ template: String, _ tile: TileID) -> String {
+    package static func expand(_ template: String, _ tile: TileID) -> String {
         let subdomains = ["a", "b", "c"]
         return
             template
@@ -116,13 +116,13 @@ struct TileSettingsRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, P
 
 /// The tile settings in force: the ones an admin saved in the panel, else the command line's. Every page reads them
 /// for its Content-Security-Policy, so they are held in memory: read once at start, replaced by a save.
-public final class TileSettingsStore: Sendable {
+package final class TileSettingsStore: Sendable {
     let database: AppDatabase
     private let state: NIOLockedValueBox<(settings: TileSettings, saved: Bool)>
 
     /// Reads the saved settings. A database that cannot be read is a start-up error, not a quiet switch to the command
     /// line's tile server.
-    public init(database: AppDatabase, commandLine: TileSettings) async throws {
+    package init(database: AppDatabase, commandLine: TileSettings) async throws {
         self.database = database
         let saved = try await database.savedTileSettings()
         self.state = NIOLockedValueBox((saved ?? commandLine, saved != nil))
@@ -130,10 +130,10 @@ public final class TileSettingsStore: Sendable {
 
     private let origin = NIOLockedValueBox<(template: String?, origin: String?)?>(nil)
 
-    public var current: TileSettings { state.withLockedValue { $0.settings } }
+    package var current: TileSettings { state.withLockedValue { $0.settings } }
 
     /// Whether the settings come from the panel (else from the command line).
-    public var isSaved: Bool { state.withLockedValue { $0.saved } }
+    package var isSaved: Bool { state.withLockedValue { $0.saved } }
 
     func save(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) async throws -> TileSettings {
         let settings = try await database.saveTileSettings(urlTemplate: urlTemplate, attribution: attribution, tileCap: tileCap, actor: actor)
@@ -143,7 +143,7 @@ public final class TileSettingsStore: Sendable {
 
     /// The origin of the template's tiles for the Content-Security-Policy: read for every answer, so worked out once
     /// per template rather than parsed again each time.
-    public var tileOrigin: String? {
+    package var tileOrigin: String? {
         let template = current.usableTemplate
         if let known = origin.withLockedValue({ $0 }), known.template == template { return known.origin }
         let value = AppConfig.tileOrigin(of: template)

@@ -4,17 +4,17 @@ import Logging
 
 /// Start-up clean-up for tiles: uploaded MBTiles files no row names (a crash between writing and registering, a deleted
 /// tour), rows whose file is gone, half-written files in the tile cache, and package previews nothing names any more.
-public enum TilesRecovery {
-    public struct Report: Sendable, Equatable {
-        public var orphanFiles = 0
-        public var missingFiles = 0
-        public var stalePreviews = 0
+package enum TilesRecovery {
+    package struct Report: Sendable, Equatable {
+        package var orphanFiles = 0
+        package var missingFiles = 0
+        package var stalePreviews = 0
         /// Manifests (of open requests or released versions) that did not decode: previews were left alone.
-        public var unreadableManifests = 0
+        package var unreadableManifests = 0
     }
 
     @discardableResult
-    public static func run(
+    package static func run(
         database: AppDatabase,
         paths: DataPaths,
         tileCache: URL? = nil,

@@ -3,7 +3,7 @@ import Foundation
 /// The basemap of the panel's maps (tour page, waypoint page). The ranger's browser fetches these tiles for display
 /// only; the server never fetches or packs them (OpenStreetMap's tile usage policy forbids bulk downloads), so
 /// packages still take their tiles from `--tile-url` or an uploaded MBTiles.
-public struct EditorBasemap: Sendable, Equatable {
+package struct EditorBasemap: Sendable, Equatable {
     static let openStreetMap = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
     static let openStreetMapAttribution = "© OpenStreetMap contributors"
     static let openStreetMapCopyright = "https://www.openstreetmap.org/copyright"
@@ -37,7 +37,7 @@ public struct EditorBasemap: Sendable, Equatable {
     }
 
     /// Why a `--editor-tile-url` cannot be used, or nil: `none`, or an http(s) template with `{z}`, `{x}` and `{y}`.
-    public static func problem(_ value: String) -> String? {
+    package static func problem(_ value: String) -> String? {
         let value = value.trimmingCharacters(in: .whitespacesAndNewlines)
         if value.lowercased() == "none" { return nil }
         guard let origin = AppConfig.tileOrigin(of: value), origin.hasPrefix("https://") || origin.hasPrefix("http://") else {

@@ -88,11 +88,11 @@ enum LanguageTag {
 }
 
 /// A name and description in one further language (the default language's are the tour's or waypoint's own).
-public struct LocalizedText: Codable, Sendable, Equatable {
-    public var name: String
-    public var description: String
+package struct LocalizedText: Codable, Sendable, Equatable {
+    package var name: String
+    package var description: String
 
-    public init(name: String = "", description: String = "") {
+    package init(name: String = "", description: String = "") {
         self.name = name
         self.description = description
     }

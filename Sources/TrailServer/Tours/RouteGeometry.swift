@@ -1,12 +1,12 @@
 import Foundation
 
 /// A position on the route: longitude, latitude and, from GPS tracks, elevation in metres.
-public struct RoutePoint: Sendable, Equatable {
-    public var longitude: Double
-    public var latitude: Double
-    public var elevation: Double?
+package struct RoutePoint: Sendable, Equatable {
+    package var longitude: Double
+    package var latitude: Double
+    package var elevation: Double?
 
-    public init(longitude: Double, latitude: Double, elevation: Double? = nil) {
+    package init(longitude: Double, latitude: Double, elevation: Double? = nil) {
         self.longitude = longitude
         self.latitude = latitude
         self.elevation = elevation
@@ -15,20 +15,20 @@ public struct RoutePoint: Sendable, Equatable {
 
 /// The trail line of a tour, stored as JSON `[[lon, lat(, ele)], ...]` (GeoJSON position order): the tour's `route`
 /// column and the `route` of a publish request's snapshot are this type, read and written by GRDB as JSON.
-public struct RoutePath: Sendable, Equatable {
-    public static let maxPoints = 50_000
-    public var points: [RoutePoint]
+package struct RoutePath: Sendable, Equatable {
+    package static let maxPoints = 50_000
+    package var points: [RoutePoint]
 
-    public init(points: [RoutePoint]) { self.points = points }
+    package init(points: [RoutePoint]) { self.points = points }
 
-    public init(json: String) throws {
+    package init(json: String) throws {
         guard let array = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[Double]] else {
             throw ValidationErrors(["route": "The route must be a list of [longitude, latitude] positions."])
         }
         try self.init(positions: array)
     }
 
-    public init(positions: [[Double]]) throws {
+    package init(positions: [[Double]]) throws {
         guard positions.count <= Self.maxPoints else {
             throw ValidationErrors(["route": "The route has \(positions.count) points; at most \(Self.maxPoints) are allowed."])
         }
@@ -49,19 +49,19 @@ public struct RoutePath: Sendable, Equatable {
     }
 
     /// `[[lon, lat(, ele)], ...]` as stored: coordinates to 7 decimals (about 1 cm), elevations to 1.
-    public var positions: [[Double]] {
+    package var positions: [[Double]] {
         func rounded(_ value: Double, _ digits: Double) -> Double { (value * digits).rounded() / digits }
         return points.map { point in
             [rounded(point.longitude, 1e7), rounded(point.latitude, 1e7)] + (point.elevation.map { [rounded($0, 10)] } ?? [])
         }
     }
 
-    public var lengthMeters: Double {
+    package var lengthMeters: Double {
         zip(points, points.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
     }
 
     /// Total climb, counting only rises (Naismith's rule uses ascent, not net height).
-    public var ascentMeters: Double? {
+    package var ascentMeters: Double? {
         let elevations = points.compactMap(\.elevation)
         guard elevations.count == points.count, elevations.count >= 2 else { return nil }
         return zip(elevations, elevations.dropFirst()).reduce(0) { $0 + max(0, $1.1 - $1.0) }
@@ -80,12 +80,12 @@ public struct RoutePath: Sendable, Equatable {
     }
 }
 
-public enum Geo {
+package enum Geo {
     /// Mean Earth radius (IUGG), metres.
-    public static let earthRadius = 6_371_008.8
+    package static let earthRadius = 6_371_008.8
 
     /// Great-circle distance by the haversine formula.
-    public static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
+    package static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
         // Haversine: latitudes and their differences in radians.
         let latitude1 = a.latitude * .pi / 180
         let latitude2 = b.latitude * .pi / 180
@@ -97,24 +97,24 @@ public enum Geo {
 }
 
 /// Walking time for a tour: distance at the pace, Naismith's minute per 10 m of ascent, and time at each waypoint.
-public struct DurationEstimate: Sendable, Equatable {
-    public let walkingMeters: Double
-    public let ascentMeters: Double?
-    public let walkingMinutes: Double
-    public let climbMinutes: Double
-    public let dwellMinutes: Double
+package struct DurationEstimate: Sendable, Equatable {
+    package let walkingMeters: Double
+    package let ascentMeters: Double?
+    package let walkingMinutes: Double
+    package let climbMinutes: Double
+    package let dwellMinutes: Double
     /// Per waypoint in tour order: metres from the previous waypoint (0 for the first).
-    public let distancesFromPrevious: [Double]
+    package let distancesFromPrevious: [Double]
 
-    public var totalMinutes: Int { Int((walkingMinutes + climbMinutes + dwellMinutes).rounded()) }
+    package var totalMinutes: Int { Int((walkingMinutes + climbMinutes + dwellMinutes).rounded()) }
 
     /// Without media durations a stop counts two minutes.
-    public static let defaultDwellSeconds = 120.0
+    package static let defaultDwellSeconds = 120.0
 
     /// - Parameters:
     ///   - waypoints: positions in tour order.
     ///   - dwellSeconds: per waypoint, the sum of its audio and video play times, or nil when unknown.
-    public static func estimate(waypoints: [RoutePoint], route: RoutePath?, paceKmh: Double, dwellSeconds: [Double?]) -> DurationEstimate {
+    package static func estimate(waypoints: [RoutePoint], route: RoutePath?, paceKmh: Double, dwellSeconds: [Double?]) -> DurationEstimate {
         var distances: [Double] = []
         let walking: Double
         if let route, route.points.count >= 2 {
@@ -142,7 +142,7 @@ extension RoutePath: Codable {
     /// Reads the position array, checked like any route a ranger sends (a damaged one is a `DecodingError`, never a
     /// missing route). Snapshots frozen before the column was typed hold the same array as a JSON *string*; both
     /// shapes read back, so old publish requests still build.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         do {
             if let legacyText = try? container.decode(String.self) {
@@ -155,7 +155,7 @@ extension RoutePath: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(positions)
     }

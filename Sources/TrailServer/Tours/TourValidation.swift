@@ -1,14 +1,14 @@
 import Foundation
 
 /// What a person (or an API client) sends to create or edit a tour.
-public struct TourInput: Sendable {
-    public var name: String
-    public var description: String
+package struct TourInput: Sendable {
+    package var name: String
+    package var description: String
     /// Empty means "derive from the name".
-    public var mapName: String
+    package var mapName: String
     /// Walking pace for the duration estimate, km/h; nil keeps the tour's (4 for a new tour).
-    public var paceKmh: Double?
-    public init(name: String, description: String, mapName: String = "", paceKmh: Double? = nil) {
+    package var paceKmh: Double?
+    package init(name: String, description: String, mapName: String = "", paceKmh: Double? = nil) {
         self.name = name
         self.description = description
         self.mapName = mapName
@@ -17,14 +17,14 @@ public struct TourInput: Sendable {
 }
 
 /// Frame and zoom range as entered; nil numbers are fields left empty or not numbers.
-public struct FrameInput: Sendable {
-    public var north: Double?
-    public var south: Double?
-    public var east: Double?
-    public var west: Double?
-    public var minZoom: Int?
-    public var maxZoom: Int?
-    public init(north: Double?, south: Double?, east: Double?, west: Double?, minZoom: Int?, maxZoom: Int?) {
+package struct FrameInput: Sendable {
+    package var north: Double?
+    package var south: Double?
+    package var east: Double?
+    package var west: Double?
+    package var minZoom: Int?
+    package var maxZoom: Int?
+    package init(north: Double?, south: Double?, east: Double?, west: Double?, minZoom: Int?, maxZoom: Int?) {
         self.north = north
         self.south = south
         self.east = east
@@ -34,15 +34,15 @@ public struct FrameInput: Sendable {
     }
 }
 
-public struct WaypointInput: Sendable {
-    public var name: String
-    public var description: String
-    public var latitude: Double?
-    public var longitude: Double?
-    public var order: Int?
+package struct WaypointInput: Sendable {
+    package var name: String
+    package var description: String
+    package var latitude: Double?
+    package var longitude: Double?
+    package var order: Int?
     /// nil: keep the waypoint's radius (a new one gets the default).
-    public var triggerRadius: TriggerZone.Input?
-    public init(
+    package var triggerRadius: TriggerZone.Input?
+    package init(
         name: String,
         description: String,
         latitude: Double?,
@@ -61,12 +61,12 @@ public struct WaypointInput: Sendable {
 
 /// The circle around a waypoint within which an app plays its media, and the rules for its radius (written once:
 /// the panel, the API, the import and the migration's CHECK all say 5 to 500 whole metres).
-public enum TriggerZone {
-    public static let defaultRadius = 30
-    public static let radiusRange = 5...500
+package enum TriggerZone {
+    package static let defaultRadius = 30
+    package static let radiusRange = 5...500
 
     /// A radius as it arrived: a JSON number, or the text of a form field or a GeoJSON property.
-    public enum Input: Sendable, Equatable {
+    package enum Input: Sendable, Equatable {
         case number(Double)
         case text(String)
     }

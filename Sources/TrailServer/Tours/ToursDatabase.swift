@@ -4,30 +4,30 @@ import GRDB
 extension AppDatabase {
     // MARK: Reads
 
-    public func tour(id: Int64) async throws -> Tour? { try await read { try Tour.fetchOne($0, id: id) } }
+    package func tour(id: Int64) async throws -> Tour? { try await read { try Tour.fetchOne($0, id: id) } }
 
-    public func tours(siteId: Int64) async throws -> [Tour] {
+    package func tours(siteId: Int64) async throws -> [Tour] {
         try await read { try Tour.filter(Tour.Columns.siteId == siteId).order(Tour.Columns.name).fetchAll($0) }
     }
 
-    public func waypoints(tourId: Int64) async throws -> [Waypoint] {
+    package func waypoints(tourId: Int64) async throws -> [Waypoint] {
         try await read { try Waypoint.inTour(tourId).fetchAll($0) }
     }
 
     /// One waypoint of the tour (nil when the id is another tour's or none).
-    public func waypoint(tourId: Int64, id: Int64) async throws -> Waypoint? {
+    package func waypoint(tourId: Int64, id: Int64) async throws -> Waypoint? {
         try await read { try Waypoint.filter(Waypoint.Columns.tourId == tourId && Waypoint.Columns.id == id).fetchOne($0) }
     }
 
     /// How many tours each site has, by site id (a site without tours is absent).
-    public func tourCounts() async throws -> [Int64: Int] {
+    package func tourCounts() async throws -> [Int64: Int] {
         try await read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT siteId, COUNT(*) AS n FROM tour GROUP BY siteId")
             return Dictionary(uniqueKeysWithValues: rows.map { ($0["siteId"] as Int64, $0["n"] as Int) })
         }
     }
 
-    public func waypointCounts(siteId: Int64) async throws -> [Int64: Int] {
+    package func waypointCounts(siteId: Int64) async throws -> [Int64: Int] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -116,7 +116,7 @@ extension AppDatabase {
 
     // MARK: Tours
 
-    public func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
+    package func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
         try TourValidation.validate(input).throwIfAny()
         let now = Date()
         return try await write { db in
@@ -149,17 +149,17 @@ extension AppDatabase {
         }
     }
 
-    public func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
+    package func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
         try await editTour(id: id, details: input, frame: nil, maxAreaKm2: .infinity, actor: actor)
     }
 
     /// Sets frame and zoom range; refused when a waypoint would end up outside, naming the waypoints.
-    public func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
+    package func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
         try await editTour(id: tourId, details: nil, frame: input, maxAreaKm2: maxAreaKm2, actor: actor)
     }
 
     /// Details and frame in one transaction (one PATCH of the API): both are saved, or neither, with every problem reported at once.
-    public func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
+    package func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
         var errors = details.map(TourValidation.validate) ?? ValidationErrors()
         var checked: (frame: Frame, minZoom: Int, maxZoom: Int)?
         if let frameInput {
@@ -206,7 +206,7 @@ extension AppDatabase {
         }
     }
 
-    public func deleteTour(id: Int64, actor: AuditActor) async throws {
+    package func deleteTour(id: Int64, actor: AuditActor) async throws {
         try await write { db in
             let tour = try Self.editableTour(db, id: id)
             try tour.delete(db)
@@ -224,7 +224,7 @@ extension AppDatabase {
 
     // MARK: Waypoints
 
-    public func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
+    package func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var errors = TourValidation.validate(input, frame: tour.frame)
@@ -267,7 +267,7 @@ extension AppDatabase {
         }
     }
 
-    public func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
+    package func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var all = try Waypoint.inTour(tourId).fetchAll(db)
@@ -297,7 +297,7 @@ extension AppDatabase {
     }
 
     /// Moves a waypoint (a marker dragged on the map) without touching its other fields.
-    public func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) async throws -> Waypoint {
+    package func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) async throws -> Waypoint {
         guard let current = try await read({ try Waypoint.fetchOne($0, id: waypointId) }), current.tourId == tourId else { throw NotFound() }
         return try await updateWaypoint(
             tourId: tourId,
@@ -307,7 +307,7 @@ extension AppDatabase {
         )
     }
 
-    public func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) async throws {
+    package func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) async throws {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
@@ -319,7 +319,7 @@ extension AppDatabase {
     }
 
     /// Sets the whole order at once (drag and drop). `ids` must name every waypoint of the tour exactly once.
-    public func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) async throws {
+    package func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) async throws {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let current = try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
@@ -333,7 +333,7 @@ extension AppDatabase {
     }
 
     /// One step up (-1) or down (+1): the keyboard and no-JavaScript way to reorder.
-    public func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) async throws {
+    package func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) async throws {
         var ids = try await read { db in
             try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
         }

@@ -126,14 +126,14 @@ enum DisplayFormat {
     }
 }
 
-public enum ByteFormat {
+package enum ByteFormat {
     /// What an upload over a site's quota is told (multipart, tiles, tus).
     static func quotaMessage(site: Site, quota: Int64) -> String {
         "\(site.name) has used its storage quota (\(string(quota))). Delete unused files or ask an admin for more space."
     }
 
     /// "812 bytes", "1.5 MiB": binary units, one decimal.
-    public static func string(_ bytes: Int64) -> String {
+    package static func string(_ bytes: Int64) -> String {
         let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
         var value = Double(bytes)
         var unit = 0

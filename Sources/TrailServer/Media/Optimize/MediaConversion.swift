@@ -2,48 +2,48 @@ import Foundation
 
 /// What a phone-sized copy is (docs/operators.md, "Media for phones"). Changing a figure here changes
 /// ``settingsID``, and copies made with other settings are made again.
-public enum MediaTargets {
-    public static let videoLongSide = 1280
+package enum MediaTargets {
+    package static let videoLongSide = 1280
     /// Video plus audio stay under 2 Mbit/s: the encoder aims at 1.6 and never passes 1.75 over its buffer.
-    public static let videoBitrate = 1_600_000
-    public static let videoMaxRate = 1_750_000
-    public static let audioBitrateStereo = 96_000
+    package static let videoBitrate = 1_600_000
+    package static let videoMaxRate = 1_750_000
+    package static let audioBitrateStereo = 96_000
     /// Mono sources (speech, most narration) stay mono, at a rate that is plenty for a voice.
-    public static let audioBitrateMono = 64_000
-    public static let imageLongSide = 2048
-    public static let jpegQuality = 82
+    package static let audioBitrateMono = 64_000
+    package static let imageLongSide = 2048
+    package static let jpegQuality = 82
     /// The "slow phone link" of the tour page's estimate.
-    public static let slowLinkBitsPerSecond = 1_000_000
+    package static let slowLinkBitsPerSecond = 1_000_000
     /// A copy must play as long as its original, within this, so captions stay aligned.
-    public static let durationTolerance = 0.1
+    package static let durationTolerance = 0.1
 
-    public static var settingsID: String {
+    package static var settingsID: String {
         "v1 video \(videoLongSide)px \(videoBitrate / 1000)k/\(videoMaxRate / 1000)k h264 aac; audio aac \(audioBitrateStereo / 1000)k/\(audioBitrateMono / 1000)k mono; "
             + "image \(imageLongSide)px q\(jpegQuality) stripped"
     }
 }
 
 /// The limits and tools of the conversions (`serve` flags, docs/operators.md).
-public struct MediaOptimizationSettings: Sendable, Equatable {
+package struct MediaOptimizationSettings: Sendable, Equatable {
     /// Off: no copies are made and packages ship the originals.
-    public var enabled = true
+    package var enabled = true
     /// Conversions at a time, server-wide: a batch of videos must leave cores for uploads and pages.
-    public var concurrency = 1
+    package var concurrency = 1
     /// Threads each conversion may use (decoding; the video encoder runs on one so its bytes are repeatable).
-    public var threads = 2
+    package var threads = 2
     /// Address space of each converter process.
-    public var memoryLimit: Int64 = 2 * 1024 * 1024 * 1024
+    package var memoryLimit: Int64 = 2 * 1024 * 1024 * 1024
     /// A conversion may take this long plus four times the file's play time, then it is stopped.
-    public var baseTimeLimit: Duration = .seconds(300)
-    public var maxPixels = 100_000_000
-    public var maxDurationSeconds: Double = 4 * 3600
-    public var maxStreams = 8
-    public var ffmpeg = "ffmpeg"
-    public var ffprobe = "ffprobe"
-    public var vips = "vips"
-    public var vipsheader = "vipsheader"
+    package var baseTimeLimit: Duration = .seconds(300)
+    package var maxPixels = 100_000_000
+    package var maxDurationSeconds: Double = 4 * 3600
+    package var maxStreams = 8
+    package var ffmpeg = "ffmpeg"
+    package var ffprobe = "ffprobe"
+    package var vips = "vips"
+    package var vipsheader = "vipsheader"
 
-    public init() {}
+    package init() {}
 
     func timeLimit(durationSeconds: Double?) -> Duration {
         baseTimeLimit + .seconds(Int(4 * (durationSeconds ?? 0)))

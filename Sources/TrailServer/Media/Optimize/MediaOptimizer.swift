@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// over a limit, convert it in a bounded child process into `media-work/`, check the result, and move it to
 /// `assets/<sha256>`. Jobs survive restarts; a conversion cut off by a crash or a stop is started again, and its
 /// half-written file, never under `assets/`, is removed at the next start.
-public final class MediaOptimizer: Service, Sendable {
+package final class MediaOptimizer: Service, Sendable {
     let database: AppDatabase
     let paths: DataPaths
     let settings: MediaOptimizationSettings
@@ -18,7 +18,7 @@ public final class MediaOptimizer: Service, Sendable {
     /// Told when a copy is finished (the package builds waiting for it).
     let finished: @Sendable () -> Void
 
-    public init(
+    package init(
         database: AppDatabase,
         paths: DataPaths,
         settings: MediaOptimizationSettings,
@@ -33,14 +33,14 @@ public final class MediaOptimizer: Service, Sendable {
         worker = JobWorker(queue: "optimization", logger: logger)
     }
 
-    public var settingsID: String { MediaTargets.settingsID }
+    package var settingsID: String { MediaTargets.settingsID }
 
     /// Where conversions write; emptied at every start.
     var workFolder: URL { paths.root.appendingPathComponent("media-work") }
 
-    public func wake() { worker.wake() }
+    package func wake() { worker.wake() }
 
-    public func run() async throws {
+    package func run() async throws {
         running.withLockedValue { $0 = true }
         defer { running.withLockedValue { $0 = false } }
         // On SIGTERM the running conversion is killed (its task is cancelled) and stays pending for the next start.
@@ -48,7 +48,7 @@ public final class MediaOptimizer: Service, Sendable {
     }
 
     /// Removes what a conversion cut off by a crash left, and queues again the copies of older settings.
-    public func recover() async throws {
+    package func recover() async throws {
         try? FileManager.default.removeItem(at: workFolder)
         let requeued = try await database.requeueOutdatedOptimizations(settings: settingsID)
         if requeued > 0 { logger.notice("media: \(requeued) optimized copies are made again with the current settings") }
@@ -56,7 +56,7 @@ public final class MediaOptimizer: Service, Sendable {
 
     /// Works every pending job, `settings.concurrency` at a time; returns how many finished. Tests and the CLI call it.
     @discardableResult
-    public func drain() async -> Int {
+    package func drain() async -> Int {
         await worker.drain(
             batch: { try await database.pendingOptimizations(limit: settings.concurrency) },
             concurrency: settings.concurrency,
@@ -300,29 +300,29 @@ final class ProgressThrottle: Sendable {
 }
 
 /// `trail-companion media optimize`: copies for files uploaded before copies existed (or made with older settings).
-public struct ExistingMediaReport: Sendable {
-    public struct Line: Sendable {
-        public var assetId: Int64
-        public var name: String
-        public var kind: AssetKind
-        public var originalSize: Int64
+package struct ExistingMediaReport: Sendable {
+    package struct Line: Sendable {
+        package var assetId: Int64
+        package var name: String
+        package var kind: AssetKind
+        package var originalSize: Int64
         /// The copy's size once made; with `--dry-run`, an estimate from the play time (audio and video), else nil.
-        public var shippedSize: Int64?
-        public var state: OptimizeState?
-        public var message: String
+        package var shippedSize: Int64?
+        package var state: OptimizeState?
+        package var message: String
     }
 
-    public var lines: [Line] = []
-    public var dryRun: Bool
+    package var lines: [Line] = []
+    package var dryRun: Bool
 
     /// Bytes a package no longer carries (made copies), or would not (estimates of a dry run).
-    public var savedBytes: Int64 { lines.reduce(0) { $0 + max(0, $1.originalSize - ($1.shippedSize ?? $1.originalSize)) } }
+    package var savedBytes: Int64 { lines.reduce(0) { $0 + max(0, $1.originalSize - ($1.shippedSize ?? $1.originalSize)) } }
 }
 
 extension MediaOptimizer {
     /// Queues and makes the missing copies of one site's files (or every site's), here and now; with `dryRun`, lists
     /// them with estimates and changes nothing.
-    public func optimizeExisting(siteId: Int64?, dryRun: Bool) async throws -> ExistingMediaReport {
+    package func optimizeExisting(siteId: Int64?, dryRun: Bool) async throws -> ExistingMediaReport {
         let assets = try await database.queueMissingOptimizations(siteId: siteId, settings: settingsID, dryRun: dryRun)
         var report = ExistingMediaReport(dryRun: dryRun)
         if dryRun {

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 /// Where an asset's phone-sized copy stands.
-public enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+package enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     /// Queued or being made (with `progress`).
     case pending
     /// Made: `storedPath`, `size`, `sha256` and `mimeType` describe it.
@@ -12,7 +12,7 @@ public enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseValu
     /// The file did not decode, or it is over a limit: it blocks publishing until it is replaced or kept as it is.
     case failed
 
-    public var label: String {
+    package var label: String {
         switch self {
         case .pending: "Optimizing"
         case .ready: "Optimized"
@@ -21,7 +21,7 @@ public enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseValu
         }
     }
 
-    public var badge: String {
+    package var badge: String {
         switch self {
         case .pending: "secondary"
         case .ready: "success"
@@ -32,50 +32,50 @@ public enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseValu
 }
 
 /// The phone-sized copy of one asset (table `optimizedCopy`); a `pending` row is the durable job that makes it.
-public struct OptimizedCopy: Codable, Sendable, Equatable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    public var assetId: Int64
-    public var state: OptimizeState
-    public var progress: Double = 0
-    public var sourceSha256: String
-    public var settings: String
-    public var encoder: String = ""
-    public var storedPath: String? = nil
-    public var size: Int64? = nil
-    public var sha256: String? = nil
-    public var mimeType: String? = nil
-    public var width: Int? = nil
-    public var height: Int? = nil
-    public var durationSeconds: Double? = nil
-    public var message: String = ""
-    public var queuedAt: Date
-    public var updatedAt: Date
+package struct OptimizedCopy: Codable, Sendable, Equatable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var assetId: Int64
+    package var state: OptimizeState
+    package var progress: Double = 0
+    package var sourceSha256: String
+    package var settings: String
+    package var encoder: String = ""
+    package var storedPath: String? = nil
+    package var size: Int64? = nil
+    package var sha256: String? = nil
+    package var mimeType: String? = nil
+    package var width: Int? = nil
+    package var height: Int? = nil
+    package var durationSeconds: Double? = nil
+    package var message: String = ""
+    package var queuedAt: Date
+    package var updatedAt: Date
 
-    public static let databaseTableName = "optimizedCopy"
+    package static let databaseTableName = "optimizedCopy"
 
-    public enum Columns {
+    package enum Columns {
         static let assetId = Column(CodingKeys.assetId)
         static let state = Column(CodingKeys.state)
         static let queuedAt = Column(CodingKeys.queuedAt)
     }
 
     /// The kinds that get a copy: captions and transcripts are small text and ship as they are.
-    public static func applies(to kind: AssetKind) -> Bool { kind != .text }
+    package static func applies(to kind: AssetKind) -> Bool { kind != .text }
 }
 
 /// The file that ships for an asset: its optimized copy when there is a ready one and the ranger did not keep the
 /// original, else the original.
-public struct ShippedFile: Sendable, Equatable {
-    public var storedPath: String
-    public var size: Int64
-    public var sha256: String
-    public var mimeType: String
-    public var width: Int?
-    public var height: Int?
-    public var durationSeconds: Double?
+package struct ShippedFile: Sendable, Equatable {
+    package var storedPath: String
+    package var size: Int64
+    package var sha256: String
+    package var mimeType: String
+    package var width: Int?
+    package var height: Int?
+    package var durationSeconds: Double?
     /// True when this is the optimized copy.
-    public var isOptimized: Bool
+    package var isOptimized: Bool
 
-    public init(asset: Asset, copy: OptimizedCopy?) {
+    package init(asset: Asset, copy: OptimizedCopy?) {
         if let copy, !asset.useOriginal, copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256,
             let mime = copy.mimeType
         {
@@ -105,7 +105,7 @@ public struct ShippedFile: Sendable, Equatable {
         }
     }
 
-    public init(
+    package init(
         storedPath: String,
         size: Int64,
         sha256: String,
@@ -130,22 +130,22 @@ extension OptimizedCopy {
     /// A ready copy larger than the original: the optimizer keeps it when the original is not in a format every phone
     /// plays (an MP3 or Ogg file becomes AAC, which may take more bytes than a low-bit-rate original). It ships unless
     /// the ranger keeps the original, so "Optimized" would be the wrong word for it.
-    public func isLarger(thanOriginal originalSize: Int64) -> Bool {
+    package func isLarger(thanOriginal originalSize: Int64) -> Bool {
         state == .ready && (size ?? 0) > originalSize
     }
 
     /// The waypoint page's badge text: the state's label, or what really happened when the copy grew.
-    public func label(originalSize: Int64, useOriginal: Bool) -> String {
+    package func label(originalSize: Int64, useOriginal: Bool) -> String {
         guard isLarger(thanOriginal: originalSize) else { return state.label }
         return useOriginal ? "Kept the original (smaller)" : "Converted (larger than the original)"
     }
 
-    public func badge(originalSize: Int64) -> String {
+    package func badge(originalSize: Int64) -> String {
         isLarger(thanOriginal: originalSize) ? "warning" : state.badge
     }
 
     /// Why a larger copy is there and how to ship the original instead (nil when the copy is not larger).
-    public func largerNote(originalSize: Int64, useOriginal: Bool) -> String? {
+    package func largerNote(originalSize: Int64, useOriginal: Bool) -> String? {
         guard isLarger(thanOriginal: originalSize), let size else { return nil }
         let sizes = "\(ByteFormat.string(size)) against \(ByteFormat.string(originalSize))"
         return useOriginal

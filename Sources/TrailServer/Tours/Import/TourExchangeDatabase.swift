@@ -106,7 +106,7 @@ extension AppDatabase {
     }
 
     /// Saves (or, with nil, removes) the tour's route.
-    public func setRoute(tourId: Int64, route: RoutePath?, actor: AuditActor) async throws {
+    package func setRoute(tourId: Int64, route: RoutePath?, actor: AuditActor) async throws {
         try await write { db in
             var tour = try Self.editableTour(db, id: tourId)
             tour.route = route
@@ -120,7 +120,7 @@ extension AppDatabase {
         }
     }
 
-    public func durationEstimate(tour: Tour) async throws -> DurationEstimate {
+    package func durationEstimate(tour: Tour) async throws -> DurationEstimate {
         try await read { try Self.estimatedDuration($0, tour: tour) }
     }
 
