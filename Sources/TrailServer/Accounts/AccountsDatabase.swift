@@ -117,7 +117,8 @@ extension AppDatabase {
     /// Sets a new password and ends every other session of the user (a password changed because it leaked must lock
     /// out whoever used it); the session the change was made in (`keepingSession`, its cookie token) stays.
     /// bcrypt runs on the thread pool (see `createUser`).
-    package func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
+    package func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws
+    {
         if let problem = Self.passwordProblem(newPassword) { throw ValidationErrors(["newPassword": problem]) }
         let hash = try await BlockingWork.short { Bcrypt.hash(newPassword, cost: bcryptCost) }
         try await write { db in

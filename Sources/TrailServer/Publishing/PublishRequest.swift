@@ -153,7 +153,9 @@ package struct TourSnapshot: Codable, Sendable, Equatable {
             durationSeconds = copy.durationSeconds ?? durationSeconds
         }
 
-        package var frozen: FrozenFile { FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName) }
+        package var frozen: FrozenFile {
+            FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName)
+        }
         package var companions: [(role: CompanionRole, entry: CompanionEntry)] {
             [(CompanionRole.captions, captions), (.transcript, transcript)].compactMap { role, entry in entry.map { (role, $0) } }
         }
@@ -168,7 +170,9 @@ package struct TourSnapshot: Codable, Sendable, Equatable {
         package var originalName: String
         package var storedPath: String
 
-        package var frozen: FrozenFile { FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName) }
+        package var frozen: FrozenFile {
+            FrozenFile(assetId: assetId, sha256: sha256, size: size, storedPath: storedPath, originalName: originalName)
+        }
     }
 
     /// One stored file the package is built from (a media file, captions or a transcript).

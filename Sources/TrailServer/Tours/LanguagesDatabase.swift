@@ -132,8 +132,13 @@ extension AppDatabase {
 
     /// A waypoint's name and description in one of the tour's further languages.
     @discardableResult
-    package func setWaypointText(tourId: Int64, waypointId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) async throws -> Waypoint
-    {
+    package func setWaypointText(
+        tourId: Int64,
+        waypointId: Int64,
+        language: String,
+        _ text: LocalizedText,
+        actor: AuditActor
+    ) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             guard var waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
