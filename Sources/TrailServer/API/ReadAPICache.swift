@@ -75,8 +75,7 @@ package final class ReadAPICache: Sendable {
     /// answers that are not kept.
     func response(_ key: String, contentType: String, request: Request, make: () async throws -> ByteBuffer) async throws -> Response {
         guard isObserving.withLockedValue({ $0 }) else {
-            let body = try await make()
-            return Self.respond(Entry(generation: 0, body: body, etag: HTTPCaching.etag(of: body), contentType: contentType), request: request)
+            return Self.answer(try await make(), contentType: contentType, request: request)
         }
         let current = generation
         if let entry = state.withLockedValue({ $0.entries[key] }), entry.generation == current {
@@ -88,6 +87,11 @@ package final class ReadAPICache: Sendable {
             if state.generation == current, state.entries.count < Self.maxEntries { state.entries[key] = entry }
         }
         return Self.respond(entry, request: request)
+    }
+
+    /// An answer made for this request only (not kept), answered the same way as a kept one.
+    static func answer(_ body: ByteBuffer, contentType: String, request: Request) -> Response {
+        respond(Entry(generation: 0, body: body, etag: HTTPCaching.etag(of: body), contentType: contentType), request: request)
     }
 
     /// The bytes with a strong ETag over them, `no-cache`: `If-None-Match` → 304 so clients can poll cheaply.

@@ -60,15 +60,10 @@ struct PlayerAssets: Sendable {
     }
 
     static func read(_ file: URL) throws -> Data {
-        do {
-            let data = try Data(contentsOf: file)
-            guard !data.isEmpty else { throw MissingFile(path: file.path, reason: "it is empty") }
-            return data
-        } catch let missing as MissingFile {
-            throw missing
-        } catch {
-            throw MissingFile(path: file.path, reason: (error as NSError).localizedDescription)
-        }
+        let data: Data
+        do { data = try Data(contentsOf: file) } catch { throw MissingFile(path: file.path, reason: (error as NSError).localizedDescription) }
+        guard !data.isEmpty else { throw MissingFile(path: file.path, reason: "it is empty") }
+        return data
     }
 
     static func base(_ version: String) -> String { "/visit/assets/\(version)/" }

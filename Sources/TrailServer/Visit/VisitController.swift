@@ -68,8 +68,7 @@ struct VisitController: Sendable {
         }
         let render = { try await renderTourList(query: query, siteSlug: siteSlug, listing: listing, after: after) }
         guard query.isEmpty else {
-            let body = try await render()
-            return ReadAPICache.respond(.init(generation: 0, body: body, etag: HTTPCaching.etag(of: body), contentType: Self.html), request: request)
+            return ReadAPICache.answer(try await render(), contentType: Self.html, request: request)
         }
         return try await readCache.response("visit \(listing) after=\(form["after"] ?? "")", contentType: Self.html, request: request, make: render)
     }
