@@ -16,6 +16,8 @@ operations that need the token refuse requests without it (`ignored_auth`), a me
 a path is answered `405` with `Allow` (`unsupported_method`), schema-valid data is accepted and schema-violating data
 refused (`positive_data_acceptance`, `negative_data_rejection`, with the domain refusals config_file lists), and a
 created object can be read back (`ensure_resource_availability`). Two runs: a fixed seed, then a new one each time.
+One refusal no server can give is dropped by `schemathesis_hooks.py`: a multipart file part that schemathesis turned
+into a number arrives as that number's text, which is a valid file.
 
 Nothing is excluded: the tus PATCH and DELETE and the destructive DELETEs run too. Their real-id bindings point at
 objects made for them (the scratch tour, its waypoints, the open upload), so deleting them cannot take away what the
