@@ -8,7 +8,7 @@ import Testing
 @testable import TrailServer
 
 /// The lists that grow with a district: the management API's tour list (keyset pages of summaries, `Link: rel=next`,
-/// filters, 422 for a bad limit, state, search or cursor), the site page (50 a page, Next / Previous, search and state
+/// filters, 422 for a bad limit, state, search or cursor), the site page (25 a page, Next / Previous, search and state
 /// filter), `/visit` (pages, search, strong ETag and 304), and the query plans behind all three (an index, never a
 /// table scan).
 @Suite struct ListPagingTests {
@@ -149,7 +149,7 @@ import Testing
         }
     }
 
-    @Test func sitePageShowsFiftyToursAPageWithSearchAndStateFilter() async throws {
+    @Test func sitePageShowsTwentyFiveToursAPageWithSearchAndStateFilter() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await Self.addTours(app, siteId: seed.alphaId, names: (1...64).map { String(format: "Trail %03d", $0) })
         let expected = try await Self.expectedNames(app, siteId: seed.alphaId)
@@ -165,21 +165,34 @@ import Testing
                 guard let range = html.range(of: "rel=\"\(rel)\" href=\"") else { return nil }
                 return String(html[range.upperBound...].prefix { $0 != "\"" }).replacingOccurrences(of: "&amp;", with: "&")
             }
+            let perPage = SitesController.toursPerPage
+            #expect(expected.count > 2 * perPage, "three pages at least")
             let first = try await client.get("/sites/alpha", session: browser)
             #expect(first.status == .ok)
-            #expect(rows(first.text) == Array(expected.prefix(50)))
+            #expect(rows(first.text) == Array(expected.prefix(perPage)))
             #expect(link(first.text, rel: "prev") == nil)
             #expect(first.text.contains("<label for=\"tour-search\""), "the search box has a label")
             #expect(first.text.contains("<label for=\"tour-state\""), "the state filter has a label")
             #expect(first.text.contains("aria-label=\"Pages of tours\""))
 
-            let nextURL = try #require(link(first.text, rel: "next"))
-            let second = try await client.get(nextURL, session: browser)
-            #expect(rows(second.text) == Array(expected.dropFirst(50)))
-            #expect(link(second.text, rel: "next") == nil, "the last page")
-            let back = try await client.get(try #require(link(second.text, rel: "prev")), session: browser)
-            #expect(rows(back.text) == Array(expected.prefix(50)), "Previous shows the first page again")
+            // Next to the end: every tour once, in order.
+            var seen = rows(first.text)
+            var page = first
+            var second: String?
+            while let nextURL = link(page.text, rel: "next") {
+                page = try await client.get(nextURL, session: browser)
+                second = second ?? page.text
+                #expect(rows(page.text).count == min(perPage, expected.count - seen.count))
+                seen += rows(page.text)
+            }
+            #expect(seen == expected, "every tour once, in order, across the pages")
+            let secondPage = try #require(second)
+            #expect(rows(secondPage) == Array(expected.dropFirst(perPage).prefix(perPage)))
+            let back = try await client.get(try #require(link(secondPage, rel: "prev")), session: browser)
+            #expect(rows(back.text) == Array(expected.prefix(perPage)), "Previous shows the first page again")
             #expect(link(back.text, rel: "prev") == nil)
+            let lastBack = try await client.get(try #require(link(page.text, rel: "prev")), session: browser)
+            #expect(rows(lastBack.text) == Array(expected.dropLast(rows(page.text).count).suffix(perPage)), "Previous from the last page")
 
             let searched = try await client.get("/sites/alpha?q=trail+06&state=", session: browser)
             #expect(rows(searched.text) == ["Trail 060", "Trail 061", "Trail 062", "Trail 063", "Trail 064"])

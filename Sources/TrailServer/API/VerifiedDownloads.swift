@@ -42,6 +42,6 @@ final class VerifiedDownloads: Sendable {
         guard let address else { return "-" }
         var v6 = in6_addr()
         guard address.contains(":"), !address.lowercased().hasPrefix("::ffff:"), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
-        return withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }.map { String(format: "%02x", Int($0)) }.joined() + "::/64"
+        return withUnsafeBytes(of: &v6) { Array($0.prefix(8)) }.hexString + "::/64"
     }
 }

@@ -455,7 +455,7 @@ package final class MBTilesWriter {
                     throw MBTilesError.unreadable("tiles must be added in order, \(tile) came after \(lastTile)")
                 }
                 lastTile = tile
-                let id = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+                let id = SHA256.hash(data: data).hexString
                 if imageIds.insert(id).inserted {
                     try db.execute(sql: "INSERT INTO images (tile_id, tile_data) VALUES (?, ?)", arguments: [id, data])
                     uniqueImageCount += 1

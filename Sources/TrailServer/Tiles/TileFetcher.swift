@@ -54,7 +54,7 @@ package final class TileFetcher: Sendable {
         self.resolve = resolve
         self.isAllowedAddress = isAllowedAddress
         self.logger = logger
-        let key = SHA256.hash(data: Data(template.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let key = Array(SHA256.hash(data: Data(template.utf8)).prefix(8)).hexString
         cacheFolder = cacheRoot.appendingPathComponent(key)
     }
 
