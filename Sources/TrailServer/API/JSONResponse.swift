@@ -18,7 +18,7 @@ enum JSONResponse {
 
 extension Request {
     /// Decodes a small JSON body; a body that is not JSON of the right shape is a 400 with a message that says so.
-    func decodeJSON<T: Decodable>(_ type: T.Type, context: AppRequestContext) async throws -> T {
+    func decodeJSON<T: Decodable>(_ type: T.Type, context: some RequestContext) async throws -> T {
         if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw HTTPError(.unsupportedMediaType, message: "Send the body as application/json.")
         }

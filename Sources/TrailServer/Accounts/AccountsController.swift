@@ -28,7 +28,7 @@ struct AccountsController: Sendable {
         var errors: [String: String] = [:]
     }
 
-    func addRoutes(signedIn: some RouterMethods<AppRequestContext>) {
+    func addRoutes(signedIn: some RouterMethods<SignedInContext>) {
         signedIn.get("/account/password", use: showPasswordForm)
         signedIn.post("/account/password", use: changePassword)
 
@@ -40,21 +40,21 @@ struct AccountsController: Sendable {
     // MARK: Password
 
     /// The password form (marked as forced when the account must change its password first).
-    func showPasswordForm(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showPasswordForm(_ request: Request, _ context: SignedInContext) async throws -> Response {
         await pages.render(
             "password",
             title: "Change password",
-            page: PasswordPage(forced: context.user?.mustChangePassword == true),
+            page: PasswordPage(forced: context.user.mustChangePassword),
             request: request,
             context: context
         )
     }
 
     /// Changes the signed-in user's password; the other sessions end, this one stays.
-    func changePassword(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func changePassword(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
-        let user = try context.requireUser()
+        let user = context.user
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
         var errors: [String: String] = [:]
         let current = form.string("currentPassword")
@@ -86,21 +86,21 @@ struct AccountsController: Sendable {
     // MARK: API tokens
 
     /// The signed-in user's API tokens.
-    func listTokens(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func listTokens(_ request: Request, _ context: SignedInContext) async throws -> Response {
         await pages.render(
             "tokens",
             title: "API tokens",
-            page: try await tokensPage(context.requireUser()),
+            page: try await tokensPage(context.user),
             request: request,
             context: context
         )
     }
 
     /// Creates an API token and shows it once (201), or the list again with the form's errors (422).
-    func createToken(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func createToken(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
-        let user = try context.requireUser()
+        let user = context.user
         do {
             let (token, _) = try await database.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor)
             var page = try await tokensPage(user)
@@ -114,9 +114,9 @@ struct AccountsController: Sendable {
     }
 
     /// Revokes one of the signed-in user's tokens.
-    func revokeToken(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func revokeToken(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        try await database.revokeAPIToken(id: id, userId: try context.requireUser().id, actor: context.actor)
+        try await database.revokeAPIToken(id: id, userId: context.user.id, actor: context.actor)
         return pages.redirect(to: "/account/tokens", notice: "Token revoked.")
     }
 

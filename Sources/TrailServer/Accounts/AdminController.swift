@@ -81,7 +81,7 @@ struct AdminController: Sendable {
         let objectId: String
     }
 
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         let admin = router.group("admin").add(middleware: RequireAdminMiddleware())
 
         admin.get("users", use: listUsers)
@@ -101,7 +101,7 @@ struct AdminController: Sendable {
     }
 
     /// The user list, with the form to add one.
-    func listUsers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func listUsers(_ request: Request, _ context: SignedInContext) async throws -> Response {
         await pages.render(
             "admin-users",
             title: "Users",
@@ -112,7 +112,7 @@ struct AdminController: Sendable {
     }
 
     /// Adds a user with a one-time password (typed, or made up and shown once); they must change it at first sign-in.
-    func createUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func createUser(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
@@ -139,15 +139,15 @@ struct AdminController: Sendable {
     }
 
     /// Disables an account (not one's own); its sessions and tokens end.
-    func disableUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func disableUser(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        guard id != context.user?.id else { throw Conflict("You cannot disable your own account.") }
+        guard id != context.user.id else { throw Conflict("You cannot disable your own account.") }
         try await database.setUserDisabled(id: id, disabled: true, actor: context.actor)
         return pages.redirect(to: "/admin/users", notice: "User disabled; their sessions and tokens have ended.")
     }
 
     /// Enables a disabled account again.
-    func enableUser(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func enableUser(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         try await database.setUserDisabled(id: id, disabled: false, actor: context.actor)
         return pages.redirect(to: "/admin/users", notice: "User enabled.")
@@ -155,9 +155,9 @@ struct AdminController: Sendable {
 
     /// Gives a user a new one-time password, shown once on this answer (not in a notice that a redirect would carry);
     /// their sessions and API tokens end. Not for one's own account: that is the password page's job.
-    func resetPassword(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func resetPassword(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        guard id != context.user?.id else { throw Conflict("Change your own password on the Change password page.") }
+        guard id != context.user.id else { throw Conflict("Change your own password on the Change password page.") }
         let (user, password) = try await database.resetPassword(userId: id, bcryptCost: config.bcryptCost, actor: context.actor)
         var page = try await usersPage(context)
         page.reset = ResetNotice(email: user.email, password: password)
@@ -169,7 +169,7 @@ struct AdminController: Sendable {
 
     /// Clears a user's two-step sign-in (a lost phone, recovery codes used up): their sessions end and the panel tells
     /// them at their next sign-in, where they enrol again if `--require-two-step` covers them. Audited.
-    func resetTwoStep(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func resetTwoStep(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         let user = try await database.resetTwoStep(userId: id, actor: context.actor)
         return pages.redirect(
@@ -179,12 +179,12 @@ struct AdminController: Sendable {
     }
 
     /// The site list, with the form to add one.
-    func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func listSites(_ request: Request, _ context: SignedInContext) async throws -> Response {
         await pages.render("admin-sites", title: "Sites", page: try await sitesPage(), request: request, context: context)
     }
 
     /// Creates a site and opens it.
-    func createSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func createSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let input = Self.siteInput(form)
@@ -200,7 +200,7 @@ struct AdminController: Sendable {
     }
 
     /// The form of a site's settings (quota in MB).
-    func editSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func editSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         guard let site = try await database.site(id: id) else { throw NotFound() }
         let page = SiteEditPage(
@@ -220,7 +220,7 @@ struct AdminController: Sendable {
     }
 
     /// Turns the members' password sign-in off (single sign-on only) or on again; only with a provider set up.
-    func saveSiteSignIn(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveSiteSignIn(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard config.oidc != nil else { throw NotFound() }
         let id = try context.parameters.require("id", as: Int64.self)
         var request = request
@@ -236,7 +236,7 @@ struct AdminController: Sendable {
     }
 
     /// Saves a site's settings.
-    func saveSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
         var request = request
         let form = try await request.form(context: context)
@@ -256,7 +256,7 @@ struct AdminController: Sendable {
     }
 
     /// The audit log, filtered by user, site or object.
-    func showAuditLog(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showAuditLog(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let query = request.uri.queryParameters
         let filter = AuditFilter(
             userId: query["user"].flatMap { Int64(String($0)) },
@@ -289,7 +289,7 @@ struct AdminController: Sendable {
         return await pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
     }
 
-    func usersPage(_ context: AppRequestContext) async throws -> UsersPage {
+    func usersPage(_ context: SignedInContext) async throws -> UsersPage {
         let enrolled = try await database.twoStepEnrolledUserIds()
         return UsersPage(
             users: try await database.allUsers().map {
@@ -299,7 +299,7 @@ struct AdminController: Sendable {
                     displayName: $0.displayName,
                     isAdmin: $0.isAdmin,
                     isDisabled: $0.isDisabled,
-                    isSelf: $0.id == context.user?.id,
+                    isSelf: $0.id == context.user.id,
                     twoStep: enrolled.contains($0.id!)
                 )
             }
@@ -341,9 +341,9 @@ struct AdminController: Sendable {
 }
 
 struct RequireAdminMiddleware: RouterMiddleware {
-    typealias Context = AppRequestContext
+    typealias Context = SignedInContext
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can open this page.") }
+        guard context.user.isAdmin else { throw Forbidden("Only administrators can open this page.") }
         return try await next(request, context)
     }
 }

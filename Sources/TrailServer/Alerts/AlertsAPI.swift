@@ -21,13 +21,13 @@ struct AlertsAPI: Sendable {
     }
 
     /// Each handler is named after its operationId in openapi.json.
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/sites/{slug}/alerts", use: postAlert)
         router.get("/sites/{slug}/alerts", use: listAlerts)
         router.delete("/alerts/{id}", use: endAlert)
     }
 
-    func postAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func postAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let slug = try context.parameters.require("slug")
         let body = try await request.decodeJSON(PostBody.self, context: context)
         let draft = AlertDraft(
@@ -39,20 +39,20 @@ struct AlertsAPI: Sendable {
             startsAt: body.startsAt,
             endsAt: body.endsAt
         )
-        let row = try await alerts.post(draft, siteSlug: slug, user: context.requireUser(), actor: context.actor)
+        let row = try await alerts.post(draft, siteSlug: slug, user: context.user, actor: context.actor)
         return try JSONResponse.make(AlertBody(row, now: Date()), status: .created)
     }
 
-    func listAlerts(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func listAlerts(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let slug = try context.parameters.require("slug")
         let now = Date()
-        let rows = try await alerts.list(siteSlug: slug, user: context.requireUser(), now: now)
+        let rows = try await alerts.list(siteSlug: slug, user: context.user, now: now)
         return try JSONResponse.make(rows.map { AlertBody($0, now: now) })
     }
 
-    func endAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func endAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let row = try await alerts.end(id: id, user: context.requireUser(), actor: context.actor)
+        let row = try await alerts.end(id: id, user: context.user, actor: context.actor)
         return try JSONResponse.make(AlertBody(row, now: Date()))
     }
 }

@@ -63,20 +63,20 @@ struct AlertsPages: Sendable {
         "closedWaypointIds": "alert-stops", "startsAt": "alert-starts", "endsAt": "alert-ends",
     ]
 
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/sites/{slug}/alerts", use: showAlerts)
         router.post("/sites/{slug}/alerts", use: postAlert)
         router.post("/alerts/{id}/end", use: endAlert)
     }
 
-    func showAlerts(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.requireUser())
+    func showAlerts(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.user)
         let page = try await makePage(site, form: [:], closed: [])
         return await pages.render("alerts", title: "Alerts of \(site.name)", page: page, request: request, context: context)
     }
 
-    func postAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.requireUser())
+    func postAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.user)
         var request = request
         let form = try await request.form(context: context)
         let values = ["title", "message", "severity", "tourId", "startsAt", "endsAt"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
@@ -98,7 +98,7 @@ struct AlertsPages: Sendable {
                 startsAt: values["startsAt"],
                 endsAt: values["endsAt"]
             )
-            let row = try await alerts.post(draft, siteSlug: site.slug, user: context.requireUser(), actor: context.actor)
+            let row = try await alerts.post(draft, siteSlug: site.slug, user: context.user, actor: context.actor)
             return pages.redirect(to: PanelURL.siteAlerts(site.slug), notice: "Posted: \(row.alert.title). Phones see it at their next check.")
         } catch let errors as ValidationErrors {
             var page = try await makePage(site, form: values, closed: Set(closed))
@@ -115,9 +115,9 @@ struct AlertsPages: Sendable {
         }
     }
 
-    func endAlert(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func endAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let row = try await alerts.end(id: id, user: context.requireUser(), actor: context.actor)
+        let row = try await alerts.end(id: id, user: context.user, actor: context.actor)
         return pages.redirect(to: PanelURL.siteAlerts(row.siteSlug), notice: "Ended: \(row.alert.title). Phones drop it at their next check.")
     }
 

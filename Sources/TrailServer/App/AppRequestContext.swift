@@ -29,11 +29,6 @@ package struct AppRequestContext: RequestContext {
     package var maxUploadSize: Int { 512 * 1024 }
 
     package var actor: AuditActor { AuditActor(userId: user?.id, ipAddress: remoteAddress) }
-
-    package func requireUser() throws -> AuthenticatedUser {
-        guard let user else { throw HTTPError(.unauthorized, message: "Sign in first.") }
-        return user
-    }
 }
 
 /// The event loops of the group the server runs on (Hummingbird's default, `MultiThreadedEventLoopGroup.singleton`).
@@ -41,4 +36,37 @@ enum ServerEventLoops {
     static let identifiers = Set(MultiThreadedEventLoopGroup.singleton.makeIterator().map { ObjectIdentifier($0) })
 
     static func contains(_ loop: any EventLoop) -> Bool { identifiers.contains(ObjectIdentifier(loop)) }
+}
+
+/// What the page renderer takes from a request's context: the app's own, whichever group the route is in.
+package protocol AppContextProviding {
+    var app: AppRequestContext { get }
+}
+
+extension AppRequestContext: AppContextProviding {
+    package var app: AppRequestContext { self }
+}
+
+/// A request of a signed-in route group (the panel behind sign-in, `/api/v1/manage`). The group makes it from the
+/// app's context after `RequireUserMiddleware` has passed, so a handler receives its user, not an optional to check.
+/// Access to a site stays with `SiteAccess` and `Authorization`.
+package struct SignedInContext: ChildRequestContext, AppContextProviding {
+    package var coreContext: CoreRequestContextStorage
+    package let user: AuthenticatedUser
+    /// The context the group made this one from (sessions, CSRF, the client's address).
+    package let app: AppRequestContext
+
+    package init(context: AppRequestContext) throws {
+        // RequireUserMiddleware runs first and answers a visitor without a session; this is the type's own guarantee.
+        guard let user = context.user else { throw HTTPError(.unauthorized, message: "Sign in first.") }
+        self.coreContext = context.coreContext
+        self.user = user
+        self.app = context
+    }
+
+    package var maxUploadSize: Int { app.maxUploadSize }
+    package var actor: AuditActor { app.actor }
+    package var viaAPIToken: Bool { app.viaAPIToken }
+    package var sessionToken: String? { app.sessionToken }
+    package var eventLoop: (any EventLoop)? { app.eventLoop }
 }

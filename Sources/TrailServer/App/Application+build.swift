@@ -294,7 +294,8 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     )
     tus.addDiscovery(to: router)
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
-    let signedIn = router.group().add(middleware: RequireUserMiddleware())
+    // Routes behind sign-in get a SignedInContext: the user, not an optional to check.
+    let signedIn = router.group().add(middleware: RequireUserMiddleware()).group(context: SignedInContext.self)
 
     let oidc = config.oidc.map { OIDCProvider(settings: $0) }
     let signIn = SignInService(database: database, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash)
@@ -359,7 +360,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     visit.addRoutes(to: router)
     visit.addAPIRoutes(to: router.group("api/v1"))
     visit.addQRRoutes(to: signedIn.group("manage"))
-    let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware())
+    let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware()).group(context: SignedInContext.self)
     ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
     publishing.addAPIRoutes(to: manage)

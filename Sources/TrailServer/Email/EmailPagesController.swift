@@ -38,7 +38,7 @@ struct EmailPagesController: Sendable {
         let hasProblems: Bool
     }
 
-    func addRoutes(signedIn: some RouterMethods<AppRequestContext>) {
+    func addRoutes(signedIn: some RouterMethods<SignedInContext>) {
         signedIn.get("/account/notifications", use: showNotifications)
         signedIn.post("/account/notifications", use: saveNotifications)
         signedIn.group("/admin").add(middleware: RequireAdminMiddleware())
@@ -46,8 +46,8 @@ struct EmailPagesController: Sendable {
     }
 
     /// Which notification emails the signed-in user gets.
-    func showNotifications(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let off = try await database.notificationOptOuts(userId: context.requireUser().id)
+    func showNotifications(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let off = try await database.notificationOptOuts(userId: context.user.id)
         let page = NotificationsPage(
             options: MailKind.notifications.map { NotificationOption(kind: $0.rawValue, label: $0.settingLabel, on: !off.contains($0)) },
             emailEnabled: mailer.isEnabled
@@ -56,17 +56,17 @@ struct EmailPagesController: Sendable {
     }
 
     /// Saves the switches: a kind not ticked is turned off.
-    func saveNotifications(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveNotifications(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let on = Set(form.all("on"))
         let off = Set(MailKind.notifications.filter { !on.contains($0.rawValue) })
-        try await database.setNotificationOptOuts(userId: context.requireUser().id, off: off, actor: context.actor)
+        try await database.setNotificationOptOuts(userId: context.user.id, off: off, actor: context.actor)
         return pages.redirect(to: PanelURL.notificationSettings, notice: "Your email notifications are saved.")
     }
 
     /// The outbox as administrators need it: what waits, what keeps failing and why.
-    func showOutbox(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showOutbox(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let summary = try await database.outboxSummary()
         let problems = summary.problems.map {
             ProblemRow(

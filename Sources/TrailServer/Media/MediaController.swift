@@ -15,7 +15,7 @@ struct MediaController: Sendable {
     /// For the waypoint page a refused file form is shown on again.
     let tileSettings: TileSettingsStore
 
-    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAssets)
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
@@ -36,7 +36,7 @@ struct MediaController: Sendable {
     }
 
     /// The waypoint page's "Keep original" switch: `useOriginal=1` ships the original, `0` the optimized copy again.
-    func chooseOriginal(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func chooseOriginal(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         var request = request
         let form = try await request.form(context: context)
@@ -50,7 +50,7 @@ struct MediaController: Sendable {
 
     /// Uploads one or more files to a waypoint (multipart); with several, a refused one is named in the notice and the
     /// others are kept. JSON (201) for the page's script.
-    func uploadAssets(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func uploadAssets(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, waypoint) = try await editableWaypoint(context)
         let received = try await MultipartUpload.receive(
             request,
@@ -90,7 +90,7 @@ struct MediaController: Sendable {
     }
 
     /// Plays or shows a clean file (Range, and HEAD for its size).
-    func showAssetContent(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showAssetContent(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let asset = try await viewableAsset(context)
         guard asset.scanStatus == .clean else {
             throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
@@ -100,7 +100,7 @@ struct MediaController: Sendable {
 
     /// Saves a file's title, alt text (images) and language, or the waypoint page again with the message under the
     /// field (422).
-    func saveAssetText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveAssetText(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let (asset, tourId) = try await editableAsset(context)
@@ -124,14 +124,14 @@ struct MediaController: Sendable {
     }
 
     /// Deletes a file (and its captions and transcript); stored files nothing else uses are removed.
-    func deleteAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func deleteAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         await StoredFiles(paths: paths).removeUnreferenced(try await database.deleteAsset(id: asset.id!, actor: context.actor))
         return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
     }
 
     /// Moves a file one place up (`step` -1) or down (+1) in the waypoint's order.
-    func shiftAsset(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
+    func shiftAsset(_ request: Request, _ context: SignedInContext, direction: String, step: Int) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         try await database.shiftAsset(id: asset.id!, by: step, actor: context.actor)
         return pages.redirect(
@@ -141,10 +141,10 @@ struct MediaController: Sendable {
     }
 
     /// Queues a file for the malware scanner again (admins only).
-    func rescanAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func rescanAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
         let asset = try await viewableAsset(context)
-        guard context.user?.isAdmin == true else { throw Forbidden("Only administrators can ask for a rescan.") }
+        guard context.user.isAdmin else { throw Forbidden("Only administrators can ask for a rescan.") }
         try await database.queueRescan(assetId: asset.id!, actor: context.actor)
         intake.scans.wake()
         let tourId = try await database.tourId(ofAsset: asset.id!) ?? 0
@@ -155,7 +155,7 @@ struct MediaController: Sendable {
     }
 
     /// Each handler is named after its operationId in openapi.json.
-    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAsset)
         router.get("/assets/{aid}", use: getAsset)
         for role in CompanionRole.allCases {
@@ -165,7 +165,7 @@ struct MediaController: Sendable {
     }
 
     /// Uploads exactly one file to a waypoint (multipart `file`); 201 with the asset and its address.
-    func uploadAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func uploadAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, waypoint) = try await editableWaypoint(context)
         let received = try await MultipartUpload.receive(
             request,
@@ -191,12 +191,12 @@ struct MediaController: Sendable {
     }
 
     /// One file, with its captions and transcript.
-    func getAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func getAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         try await JSONResponse.make(body(try viewableAsset(context), context))
     }
 
     /// Changes a file's title, alt text or language; what is left out stays as it is.
-    func describeAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func describeAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (asset, _) = try await editableAsset(context)
         let patch = try await request.decodeJSON(AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
@@ -217,10 +217,10 @@ struct MediaController: Sendable {
         for asset: Asset,
         tourId: Int64,
         request: Request,
-        context: AppRequestContext,
+        context: SignedInContext,
         edit: (inout AssetRow) -> Void
     ) async throws -> Response {
-        let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.requireUser())
+        let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.user)
         let ownerId = asset.companionOf ?? asset.id!
         let waypointId = asset.waypointId
         guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
@@ -265,34 +265,34 @@ struct MediaController: Sendable {
 
     // MARK: Authorization on the object
 
-    func editableWaypoint(_ context: AppRequestContext) async throws -> (Tour, Waypoint) {
+    func editableWaypoint(_ context: SignedInContext) async throws -> (Tour, Waypoint) {
         guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else {
             throw NotFound()
         }
-        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
+        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.user)
         guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return (tour, waypoint)
     }
 
-    func viewableAsset(_ context: AppRequestContext) async throws -> Asset {
+    func viewableAsset(_ context: SignedInContext) async throws -> Asset {
         guard let id = context.parameters.get("aid", as: Int64.self),
             let (asset, tourId) = try await database.assetWithTour(id: id)
         else { throw NotFound() }
-        _ = try await authorization.tour(id: tourId, user: context.requireUser())
+        _ = try await authorization.tour(id: tourId, user: context.user)
         return asset
     }
 
-    func editableAsset(_ context: AppRequestContext) async throws -> (Asset, Int64) {
+    func editableAsset(_ context: SignedInContext) async throws -> (Asset, Int64) {
         let asset = try await viewableAsset(context)
         let tourId = try await database.tourId(ofAsset: asset.id!) ?? 0
-        _ = try await authorization.editableTour(id: tourId, user: context.requireUser())
+        _ = try await authorization.editableTour(id: tourId, user: context.user)
         return (asset, tourId)
     }
 
     // MARK: Views
 
-    func body(_ asset: Asset, _ context: AppRequestContext) async throws -> Components.Schemas.Asset {
+    func body(_ asset: Asset, _ context: SignedInContext) async throws -> Components.Schemas.Asset {
         guard asset.companionOf == nil else { return try Components.Schemas.Asset(asset, viewer: context.user) }
         let companions = try await database.companions(of: asset.id!)
         let copy = try await database.optimizedCopy(assetId: asset.id!)

@@ -134,13 +134,13 @@ struct MetricsController {
     let metrics: AppMetrics
     let database: AppDatabase
 
-    func addRoutes(to router: RouterGroup<AppRequestContext>) {
+    func addRoutes(to router: RouterGroup<SignedInContext>) {
         router.get("/metrics", use: scrape)
     }
 
     /// The Prometheus text of every metric.
-    func scrape(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        guard try context.requireUser().isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
+    func scrape(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        guard context.user.isAdmin else { throw HTTPError(.forbidden, message: "Only admins can read the metrics.") }
         let text = try await metrics.scrape(database)
         return Response(
             status: .ok,

@@ -17,7 +17,7 @@ struct PublishingController: Sendable {
 
     // MARK: Panel
 
-    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/publish", use: submitTour)
         router.get("/reviews", use: listReviews)
         router.get("/requests/{rid}", use: showRequest)
@@ -35,10 +35,10 @@ struct PublishingController: Sendable {
 
     /// Submits a tour for review: the package build starts and the request page opens; a tour not ready yet goes back
     /// to its publish card with the problems.
-    func submitTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func submitTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tourId = try context.parameters.require("id", as: Int64.self)
         do {
-            let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
+            let publish = try await publishing.submit(tourId: tourId, user: context.user, actor: context.actor)
             return pages.redirect(
                 to: PanelURL.request(publish.id),
                 notice: "Submitted. The package is being built; reviewers will be asked once it is ready."
@@ -52,8 +52,8 @@ struct PublishingController: Sendable {
     }
 
     /// The review queue: the open requests the user may review, those waiting for them marked.
-    func listReviews(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+    func listReviews(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let user = context.user
         let rows = try await database.reviewQueue(for: user).map { row in
             QueueRowModel(
                 id: row.request.id,
@@ -71,7 +71,7 @@ struct PublishingController: Sendable {
     }
 
     /// A publish request: its package, reviews and what the user may do; `?lang=` picks a further language.
-    func showRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (publish, site, access) = try await viewableRequest(context)
         return await pages.render(
             "request",
@@ -80,7 +80,7 @@ struct PublishingController: Sendable {
                 publish,
                 site: site,
                 access: access,
-                user: context.requireUser(),
+                user: context.user,
                 language: request.uri.queryParameters["lang"].map(String.init)
             ),
             request: request,
@@ -89,7 +89,7 @@ struct PublishingController: Sendable {
     }
 
     /// One file of a request's built package (Range for players).
-    func showStagedAsset(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showStagedAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (publish, _, _) = try await viewableRequest(context)
         return try await stagedAsset(
             publish,
@@ -100,7 +100,7 @@ struct PublishingController: Sendable {
     }
 
     /// The captions or transcript of one file of a request's built package.
-    func showStagedCompanion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showStagedCompanion(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (publish, _, _) = try await viewableRequest(context)
         guard let role = CompanionRole(rawValue: try context.parameters.require("role")) else { throw NotFound() }
         return try await stagedAsset(
@@ -113,13 +113,13 @@ struct PublishingController: Sendable {
     }
 
     /// Approves a request, with an optional comment; the notice says when it has all the approvals it needs.
-    func approveRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func approveRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let id = try context.parameters.require("rid")
         let outcome = try await publishing.approve(
             requestId: id,
-            reviewer: context.requireUser(),
+            reviewer: context.user,
             comment: form.string("comment"),
             actor: context.actor
         )
@@ -133,15 +133,15 @@ struct PublishingController: Sendable {
     }
 
     /// Denies a request with a comment (required: the request page again with the message otherwise, 422).
-    func denyRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func denyRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let id = try context.parameters.require("rid")
         do {
-            try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: form.string("comment"), actor: context.actor)
+            try await publishing.deny(requestId: id, reviewer: context.user, comment: form.string("comment"), actor: context.actor)
         } catch let errors as ValidationErrors {
             let (publish, site, access) = try await viewableRequest(context)
-            var page = try await requestPage(publish, site: site, access: access, user: context.requireUser())
+            var page = try await requestPage(publish, site: site, access: access, user: context.user)
             page.denyError = errors["comment"]
             return await pages.render(
                 "request",
@@ -156,9 +156,9 @@ struct PublishingController: Sendable {
     }
 
     /// Withdraws a request; the tour is editable again.
-    func withdrawRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func withdrawRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("rid")
-        let publish = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
+        let publish = try await publishing.withdraw(requestId: id, user: context.user, actor: context.actor)
         return pages.redirect(
             to: publish.tourId.map { PanelURL.tour($0) } ?? PanelURL.sites,
             notice: "Request withdrawn; the tour is editable again."
@@ -167,11 +167,11 @@ struct PublishingController: Sendable {
 
     /// Releases an approved request as the package's new version. From the tour page (`back=tour`) the ranger lands
     /// on the tour again, where the visitor link and its QR code now are; from the request page, on the package.
-    func releaseRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func releaseRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         let id = try context.parameters.require("rid")
-        let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
+        let version = try await publishing.release(requestId: id, user: context.user, actor: context.actor)
         if form.string("back") == "tour", let tourId = try await database.publishRequest(id: id)?.tourId {
             return pages.redirect(
                 to: PanelURL.tour(tourId, at: .publish),
@@ -186,7 +186,7 @@ struct PublishingController: Sendable {
     }
 
     /// A package: its versions and whether the apps list it.
-    func showPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (package, site, access) = try await viewablePackage(context)
         return await pages.render(
             "package",
@@ -198,24 +198,24 @@ struct PublishingController: Sendable {
     }
 
     /// Stops the apps listing the package (its versions stay).
-    func unpublish(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func unpublish(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
-        try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
+        try await publishing.setVisible(packageId: packageId, visible: false, user: context.user, actor: context.actor)
         return pages.redirect(to: PanelURL.package(packageId), notice: "Unpublished: the mobile apps no longer list it.")
     }
 
     /// Lists an unpublished package in the apps again.
-    func publishAgain(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func publishAgain(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
-        try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
+        try await publishing.setVisible(packageId: packageId, visible: true, user: context.user, actor: context.actor)
         return pages.redirect(to: PanelURL.package(packageId), notice: "Published again.")
     }
 
     /// Makes an earlier (or later) version the one the apps download.
-    func serveVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func serveVersion(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
         let version = try context.parameters.require("version", as: Int.self)
-        try await publishing.rollback(packageId: packageId, to: version, user: context.requireUser(), actor: context.actor)
+        try await publishing.rollback(packageId: packageId, to: version, user: context.user, actor: context.actor)
         return pages.redirect(to: PanelURL.package(packageId), notice: "Version \(version) is now the one the apps download.")
     }
 
@@ -230,7 +230,7 @@ struct PublishingController: Sendable {
     }
 
     /// Each handler is named after its operationId in openapi.json.
-    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/publish", use: startPublish)
         router.get("/publish-requests/{rid}", use: getPublishRequest)
         router.post("/publish-requests/{rid}/approve", use: approvePublishRequest)
@@ -243,88 +243,88 @@ struct PublishingController: Sendable {
     }
 
     /// Submits a tour for review (202, the request's address in Location).
-    func startPublish(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func startPublish(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let publish = try await publishing.submit(tourId: tourId, user: context.requireUser(), actor: context.actor)
+        let publish = try await publishing.submit(tourId: tourId, user: context.user, actor: context.actor)
         var response = try JSONResponse.make(Components.Schemas.PublishAccepted(requestId: publish.id), status: .accepted)
         response.headers[.location] = APIURL.managePublishRequest(publish.id)
         return response
     }
 
     /// A publish request: state, build progress, reviews.
-    func getPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func getPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (publish, _, _) = try await viewableRequest(context)
         return try JSONResponse.make(try await requestBody(publish))
     }
 
     /// Approves a request (optional JSON `{comment}`); answers the request as it is now.
-    func approvePublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func approvePublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let body = try await optionalJSON(CommentBody.self, request, context)
         let id = try context.parameters.require("rid")
-        _ = try await publishing.approve(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+        _ = try await publishing.approve(requestId: id, reviewer: context.user, comment: body?.comment ?? "", actor: context.actor)
         return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
     }
 
     /// Denies a request (JSON `{comment}`, which is required); answers the request as it is now.
-    func denyPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func denyPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let body = try await optionalJSON(CommentBody.self, request, context)
         let id = try context.parameters.require("rid")
-        try await publishing.deny(requestId: id, reviewer: context.requireUser(), comment: body?.comment ?? "", actor: context.actor)
+        try await publishing.deny(requestId: id, reviewer: context.user, comment: body?.comment ?? "", actor: context.actor)
         return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
     }
 
     /// Withdraws a request; answers the request as it is now.
-    func withdrawPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func withdrawPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("rid")
-        _ = try await publishing.withdraw(requestId: id, user: context.requireUser(), actor: context.actor)
+        _ = try await publishing.withdraw(requestId: id, user: context.user, actor: context.actor)
         return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
     }
 
     /// Releases an approved request; answers the new version.
-    func pushPublishRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func pushPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("rid")
-        let version = try await publishing.release(requestId: id, user: context.requireUser(), actor: context.actor)
+        let version = try await publishing.release(requestId: id, user: context.user, actor: context.actor)
         return try JSONResponse.make(Components.Schemas.Release(packageId: version.packageId, version: version.version, sha256: version.sha256))
     }
 
     /// Stops the apps listing the package.
-    func unpublishPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func unpublishPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
-        try await publishing.setVisible(packageId: packageId, visible: false, user: context.requireUser(), actor: context.actor)
+        try await publishing.setVisible(packageId: packageId, visible: false, user: context.user, actor: context.actor)
         return try JSONResponse.make(Components.Schemas.PackageVisibility(packageId: packageId, visible: false))
     }
 
     /// Lists an unpublished package in the apps again.
-    func republishPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func republishPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
-        try await publishing.setVisible(packageId: packageId, visible: true, user: context.requireUser(), actor: context.actor)
+        try await publishing.setVisible(packageId: packageId, visible: true, user: context.user, actor: context.actor)
         return try JSONResponse.make(Components.Schemas.PackageVisibility(packageId: packageId, visible: true))
     }
 
     /// Makes the version in the body (`{version}`) the one the apps download.
-    func rollbackPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func rollbackPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let packageId = try context.parameters.require("pid")
-        _ = try await publishing.managedPackage(id: packageId, user: context.requireUser())
+        _ = try await publishing.managedPackage(id: packageId, user: context.user)
         let body = try await request.decodeJSON(RollbackBody.self, context: context)
-        try await publishing.rollback(packageId: packageId, to: body.version, user: context.requireUser(), actor: context.actor)
+        try await publishing.rollback(packageId: packageId, to: body.version, user: context.user, actor: context.actor)
         return try JSONResponse.make(Components.Schemas.PackageRollback(packageId: packageId, currentVersion: body.version))
     }
 
-    func optionalJSON<T: Decodable>(_ type: T.Type, _ request: Request, _ context: AppRequestContext) async throws -> T? {
+    func optionalJSON<T: Decodable>(_ type: T.Type, _ request: Request, _ context: SignedInContext) async throws -> T? {
         guard request.headers[.contentType] != nil else { return nil }
         return try await request.decodeJSON(type, context: context)
     }
 
     // MARK: Shared logic
 
-    func viewableRequest(_ context: AppRequestContext) async throws -> (PublishRequest, Site, SiteAccess) {
+    func viewableRequest(_ context: SignedInContext) async throws -> (PublishRequest, Site, SiteAccess) {
         guard let publish = try await database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
-        let (site, access) = try await authorization.site(id: publish.siteId, user: context.requireUser())
+        let (site, access) = try await authorization.site(id: publish.siteId, user: context.user)
         return (publish, site, access)
     }
 
-    func viewablePackage(_ context: AppRequestContext) async throws -> (PackageRecord, Site, SiteAccess) {
-        try await publishing.viewablePackage(id: context.parameters.require("pid"), user: context.requireUser())
+    func viewablePackage(_ context: SignedInContext) async throws -> (PackageRecord, Site, SiteAccess) {
+        try await publishing.viewablePackage(id: context.parameters.require("pid"), user: context.user)
     }
 
     func requestBody(_ publish: PublishRequest) async throws -> Components.Schemas.PublishRequest {

@@ -151,7 +151,7 @@ struct FormFields: Sendable {
 
 extension Request {
     /// The urlencoded form of a POST (already collected by the CSRF check, or collected now).
-    mutating func form(context: AppRequestContext) async throws -> FormFields {
+    mutating func form(context: some RequestContext) async throws -> FormFields {
         let buffer = try await collectBody(upTo: context.maxUploadSize)
         return FormFields(String(buffer: buffer))
     }

@@ -39,7 +39,7 @@ struct TwoStepController: Sendable {
         var next: String
     }
 
-    func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<AppRequestContext>) {
+    func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<SignedInContext>) {
         router.get("/login/code", use: showCode)
         router.post("/login/code", use: checkCode)
         router.get("/login/enrol", use: showSignInEnrolment)
@@ -225,8 +225,8 @@ struct TwoStepController: Sendable {
 
     // MARK: Signed in
 
-    func showAccount(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+    func showAccount(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let user = context.user
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
         let status = try await database.twoStepStatus(userId: user.id)
         // Only the enrolment this session started: a key another browser was shown is not shown here.
@@ -243,16 +243,16 @@ struct TwoStepController: Sendable {
         )
     }
 
-    func startAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+    func startAccountEnrolment(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let user = context.user
         _ = try await database.beginTwoStepEnrolment(userId: user.id, holder: holder(context), actor: context.actor)
         return Response.redirect(to: "/account/two-step")
     }
 
-    func confirmAccountEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func confirmAccountEnrolment(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
-        let user = try context.requireUser()
+        let user = context.user
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
         let code = form.string("code")
         guard
@@ -285,7 +285,7 @@ struct TwoStepController: Sendable {
     // MARK: Pages
 
     /// Who holds an enrolment started on the account page: this session (the SHA-256 of its token).
-    func holder(_ context: AppRequestContext) -> String? { context.sessionToken.map(SecretToken.hash) }
+    func holder(_ context: some AppContextProviding) -> String? { context.app.sessionToken.map(SecretToken.hash) }
 
     /// The enrolment page of the secret `holder` is setting up; nil when it has no enrolment in progress.
     func enrolPage(user: User, holder: String?, action: String, forced: Bool) async throws -> EnrolPage? {
@@ -303,7 +303,7 @@ struct TwoStepController: Sendable {
         )
     }
 
-    func recoveryCodes(_ codes: [String], next: String, request: Request, context: AppRequestContext) async -> Response {
+    func recoveryCodes(_ codes: [String], next: String, request: Request, context: some AppContextProviding) async -> Response {
         noStore(
             await pages.render(
                 "two-step-codes",

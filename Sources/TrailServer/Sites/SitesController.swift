@@ -94,7 +94,7 @@ struct SitesController: Sendable {
         var errors: [String: String] = [:]
     }
 
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/", use: home)
         router.get("/sites", use: listSites)
         router.get("/sites/{slug}", use: showSite)
@@ -104,11 +104,11 @@ struct SitesController: Sendable {
     }
 
     /// The panel's front door: the sites.
-    func home(_ request: Request, _ context: AppRequestContext) -> Response { .redirect(to: "/sites") }
+    func home(_ request: Request, _ context: SignedInContext) -> Response { .redirect(to: "/sites") }
 
     /// The home page: the sites the user belongs to (every site for an admin), with their roles and tour counts.
-    func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let user = try context.requireUser()
+    func listSites(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let user = context.user
         let tourCounts = try await database.tourCounts()
         let cards = try await database.visibleSites(for: user).map { site, role in
             SiteCard(
@@ -131,8 +131,8 @@ struct SitesController: Sendable {
 
     /// A site's page: its tours, 25 at a time (`?after=` / `?before=` a position token), searched by name (`?q=`) and
     /// narrowed to a state (`?state=`), and what the user may do there.
-    func showSite(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+    func showSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         let form = QueryForm(request)
         var errors = ValidationErrors()
         let filter = TourListFilter.read(state: form["state"], query: form["q"], errors: &errors)
@@ -200,8 +200,8 @@ struct SitesController: Sendable {
     }
 
     /// A site's members and the form to add one (managers only).
-    func listMembers(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+    func listMembers(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.manage, to: "manage its members")
         return await pages.render(
             "members",
@@ -213,8 +213,8 @@ struct SitesController: Sendable {
     }
 
     /// Adds a member by email, or changes their role (managers only).
-    func saveMember(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+    func saveMember(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.manage, to: "manage its members")
         var request = request
         let form = try await request.form(context: context)
@@ -240,8 +240,8 @@ struct SitesController: Sendable {
     }
 
     /// Removes a member from the site (managers only).
-    func removeMember(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+    func removeMember(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.manage, to: "manage its members")
         try await database.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
         return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")

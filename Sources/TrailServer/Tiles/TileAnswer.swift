@@ -15,7 +15,7 @@ enum TileAnswer {
         store: PackageTilesStore,
         cacheControl: String,
         request: Request,
-        context: AppRequestContext
+        context: some RequestContext
     ) async throws -> Response {
         guard let tiles else { throw HTTPError(.notFound, message: "This version has no map tiles.") }
         guard let z = context.parameters.get("z", as: Int.self), let x = context.parameters.get("x", as: Int.self),

@@ -19,7 +19,7 @@ struct TilesController: Sendable {
 
     // MARK: Panel
 
-    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/tiles", use: uploadTilesFile)
         router.post("/tours/{id}/tiles/delete", use: deleteTilesFile)
 
@@ -35,7 +35,7 @@ struct TilesController: Sendable {
 
     /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
     /// Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
-    func uploadTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func uploadTilesFile(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
         return pages.redirect(
@@ -46,7 +46,7 @@ struct TilesController: Sendable {
     }
 
     /// Deletes the tour's MBTiles file; its packages use the tile server again.
-    func deleteTilesFile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func deleteTilesFile(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
         let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
@@ -54,14 +54,14 @@ struct TilesController: Sendable {
     }
 
     /// One tile of a publish request's package, for the review map.
-    func requestTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func requestTile(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (zip, manifest, _) = try await requestPackage(context)
         return try await previewTile(zip: zip, manifest: manifest, request: request, context: context)
     }
 
     /// A tile of a package the panel previews (a request's or a released version's): for the signed-in people of its
     /// site, so cached by their browser only.
-    func previewTile(zip: URL, manifest: Manifest, request: Request, context: AppRequestContext) async throws -> Response {
+    func previewTile(zip: URL, manifest: Manifest, request: Request, context: SignedInContext) async throws -> Response {
         try await TileAnswer.respond(
             tiles: manifest.tiles,
             zip: zip,
@@ -73,7 +73,7 @@ struct TilesController: Sendable {
     }
 
     /// A publish request's package as a phone shows it; `?lang=` picks a further language.
-    func previewRequest(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func previewRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (zip, manifest, publish) = try await requestPackage(context)
         let page = try await previewPage(
             zip: zip,
@@ -89,13 +89,13 @@ struct TilesController: Sendable {
     }
 
     /// One tile of a released version's package.
-    func versionTile(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func versionTile(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (zip, manifest, _) = try await versionPackage(context)
         return try await previewTile(zip: zip, manifest: manifest, request: request, context: context)
     }
 
     /// A released version as a phone shows it; `?lang=` picks a further language.
-    func previewVersion(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func previewVersion(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (zip, manifest, version) = try await versionPackage(context)
         let page = try await previewPage(
             zip: zip,
@@ -111,12 +111,12 @@ struct TilesController: Sendable {
     }
 
     /// The tile server settings (admins).
-    func showTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func showTileSettings(_ request: Request, _ context: SignedInContext) async throws -> Response {
         await pages.render("admin-tiles", title: "Map tiles", page: try await settingsPage(), request: request, context: context)
     }
 
     /// Saves the tile server settings, or the form again with its errors (422).
-    func saveTileSettings(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveTileSettings(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
         do {
@@ -146,14 +146,14 @@ struct TilesController: Sendable {
     // MARK: API
 
     /// Each handler is named after its operationId in openapi.json.
-    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/tiles", use: uploadTiles)
         router.get("/tours/{id}/tiles", use: getTiles)
         router.delete("/tours/{id}/tiles", use: deleteTiles)
     }
 
     /// Uploads a tour's MBTiles file (multipart `file`); 201 with the tileset and its address.
-    func uploadTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func uploadTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
         var response = try JSONResponse.make(try Components.Schemas.Tileset(tileset), status: .created)
@@ -163,15 +163,15 @@ struct TilesController: Sendable {
 
     /// The tour's MBTiles file and its scan status; 204 when it has none (the tour is there, and uses the tile server
     /// if one is set: a 404 would say the tour is not).
-    func getTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func getTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
+        let (tour, _, _) = try await authorization.tour(id: id, user: context.user)
         guard let tileset = try await database.tileset(tourId: tour.id!) else { return Response(status: .noContent) }
         return try JSONResponse.make(try Components.Schemas.Tileset(tileset))
     }
 
     /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
-    func deleteTiles(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func deleteTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
         let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
@@ -180,16 +180,16 @@ struct TilesController: Sendable {
 
     // MARK: Upload
 
-    func editableTour(_ context: AppRequestContext) async throws -> Tour {
+    func editableTour(_ context: SignedInContext) async throws -> Tour {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.editableTour(id: id, user: context.requireUser())
+        let (tour, _, _) = try await authorization.editableTour(id: id, user: context.user)
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return tour
     }
 
     /// Streams the multipart body to disk (as any upload), then checks the file: SQLite magic, MBTiles schema, raster
     /// tiles, bounds overlapping the frame. A refused file is removed at once; an accepted one waits for the scanner.
-    func receive(_ request: Request, tour: Tour, context: AppRequestContext) async throws -> TourTileset {
+    func receive(_ request: Request, tour: Tour, context: SignedInContext) async throws -> TourTileset {
         // The file replaces the tour's current one, so that one's size is room too.
         var budget: MultipartUpload.Budget?
         if let site = try await database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
@@ -256,7 +256,7 @@ struct TilesController: Sendable {
                 scanStatus: .pending,
                 scanDetail: "",
                 storedPath: relative,
-                uploadedBy: context.user?.id,
+                uploadedBy: context.user.id,
                 createdAt: Date(),
                 scannedAt: nil
             )
@@ -273,9 +273,9 @@ struct TilesController: Sendable {
     // MARK: Package tiles
 
     /// A request's built package: its staged zip while open, the released version's zip once pushed.
-    func requestPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PublishRequest) {
+    func requestPackage(_ context: SignedInContext) async throws -> (URL, Manifest, PublishRequest) {
         guard let publish = try await database.publishRequest(id: context.parameters.require("rid")) else { throw NotFound() }
-        _ = try await authorization.site(id: publish.siteId, user: context.requireUser())
+        _ = try await authorization.site(id: publish.siteId, user: context.user)
         guard let manifest = try publish.decodedManifest() else { throw NotFound() }
         let zip =
             publish.state == .published
@@ -284,9 +284,9 @@ struct TilesController: Sendable {
         return (zip, manifest, publish)
     }
 
-    func versionPackage(_ context: AppRequestContext) async throws -> (URL, Manifest, PackageVersion) {
+    func versionPackage(_ context: SignedInContext) async throws -> (URL, Manifest, PackageVersion) {
         guard let package = try await database.package(id: context.parameters.require("pid")) else { throw NotFound() }
-        _ = try await authorization.site(id: package.siteId, user: context.requireUser())
+        _ = try await authorization.site(id: package.siteId, user: context.user)
         guard let number = context.parameters.get("version", as: Int.self),
             let version = try await database.packageVersion(packageId: package.id, version: number)
         else { throw NotFound() }

@@ -69,7 +69,7 @@ struct ToursAPI: Sendable {
     }
 
     /// Each handler is named after its operationId in openapi.json.
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours", use: createTour)
         router.get("/tours", use: listTours)
         router.get("/tours/{id}", use: getTour)
@@ -81,9 +81,9 @@ struct ToursAPI: Sendable {
     }
 
     /// Creates a tour in the site named in the body (authors); 201 with the tour.
-    func createTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func createTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let body = try await request.decodeJSON(CreateTour.self, context: context)
-        let (site, access) = try await authorization.site(slug: body.site, user: context.requireUser())
+        let (site, access) = try await authorization.site(slug: body.site, user: context.user)
         try access.require(.author, to: "create tours")
         let tour = try await database.createTour(
             siteId: site.id!,
@@ -99,10 +99,10 @@ struct ToursAPI: Sendable {
 
     /// One page of the tours of the site named in `?site=` (summaries; `GET /tours/{id}` has the waypoints), narrowed
     /// by `state` and `q`, from `cursor` on. The next page's cursor is in the body and in a `Link` header (RFC 8288).
-    func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func listTours(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let form = QueryForm(request)
         guard let slug = form["site"] else { throw HTTPError(.badRequest, message: "Add ?site=<slug>.") }
-        let (site, _) = try await authorization.site(slug: slug, user: context.requireUser())
+        let (site, _) = try await authorization.site(slug: slug, user: context.user)
         var errors = ValidationErrors()
         var limit = Self.defaultListLimit
         if let text = form["limit"] {
@@ -137,14 +137,14 @@ struct ToursAPI: Sendable {
     }
 
     /// One tour with its waypoints and their files.
-    func getTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.tour(id: try tourId(context), user: context.requireUser())
-        return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.requireUser()))
+    func getTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.tour(id: try tourId(context), user: context.user)
+        return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.user))
     }
 
     /// Changes what the body names: languages, details, frame and zooms, texts in further languages.
-    func updateTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+    func updateTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let body = try await request.decodeJSON(PatchTour.self, context: context)
         // Languages first (their tags are checked before anything is written), then details and frame, then texts.
         // A new default language swaps texts, so what follows starts from the tour as that left it.
@@ -190,15 +190,15 @@ struct ToursAPI: Sendable {
     }
 
     /// Deletes the tour (204).
-    func deleteTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+    func deleteTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         try await database.deleteTour(id: tour.id!, actor: context.actor)
         return Response(status: .noContent)
     }
 
     /// Adds a waypoint, with its texts in further languages; 201 with the waypoint.
-    func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+    func createWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
         let waypoint = try await database.createWaypoint(
             tourId: tour.id!,
@@ -216,8 +216,8 @@ struct ToursAPI: Sendable {
     }
 
     /// Changes what the body names of a waypoint; what is left out stays as it is.
-    func updateWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+    func updateWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let current = try await waypoint(tour, context)
         let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
         let waypoint = try await database.updateWaypoint(
@@ -237,15 +237,15 @@ struct ToursAPI: Sendable {
     }
 
     /// Deletes a waypoint (204).
-    func deleteWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.requireUser())
+    func deleteWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let current = try await waypoint(tour, context)
         try await database.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor)
         return Response(status: .noContent)
     }
 
     /// Saves a waypoint's texts in further languages (sent with its POST or PATCH); returns it as saved.
-    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: AppRequestContext) async throws -> Waypoint {
+    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: SignedInContext) async throws -> Waypoint {
         var waypoint = waypoint
         for (language, text) in texts ?? [:] {
             waypoint = try await database.setWaypointText(
@@ -260,12 +260,12 @@ struct ToursAPI: Sendable {
     }
 
     /// A forged or malformed id is simply not found.
-    func tourId(_ context: AppRequestContext) throws -> Int64 {
+    func tourId(_ context: SignedInContext) throws -> Int64 {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         return id
     }
 
-    func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
+    func waypoint(_ tour: Tour, _ context: SignedInContext) async throws -> Waypoint {
         guard let id = context.parameters.get("wid", as: Int64.self),
             let waypoint = try await database.waypoint(tourId: tour.id!, id: id)
         else { throw NotFound() }

@@ -12,7 +12,7 @@ struct ToursController: Sendable {
     let tileSettings: TileSettingsStore
     let paths: DataPaths
 
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/sites/{slug}/tours/new", use: newTour)
         router.post("/sites/{slug}/tours", use: createTour)
         router.get("/tours/{id}", use: showTour)
@@ -42,15 +42,15 @@ struct ToursController: Sendable {
     // MARK: Tours
 
     /// The form for a new tour in a site (authors).
-    func newTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+    func newTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.author, to: "create tours")
         return await pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
     }
 
     /// Creates a tour and opens it, or the form again with its errors (422).
-    func createTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.requireUser())
+    func createTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.author, to: "create tours")
         var request = request
         let form = try await request.form(context: context)
@@ -65,22 +65,22 @@ struct ToursController: Sendable {
     }
 
     /// The tour page: details, frame, waypoints on the map, checklist, tiles and publishing.
-    func showTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func showTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let page = try await tourPage(tour, site, access, user: context.user)
         return await pages.render("tour", title: tour.name, page: page, request: request, context: context)
     }
 
     /// The tour's edit form; `?lang=` opens one further language's tab.
-    func editTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func editTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
         return await pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
     }
 
     /// Saves the tour's languages; removing one whose texts or files are there needs the confirmation box.
-    func saveLanguages(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func saveLanguages(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         var request = request
         let form = try await request.form(context: context)
         let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
@@ -109,8 +109,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the tour's name and description in one further language.
-    func saveTourText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func saveTourText(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let language = try context.parameters.require("lang")
         var request = request
         let form = try await request.form(context: context)
@@ -136,8 +136,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the tour's name, description, map name and pace.
-    func saveTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func saveTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         var request = request
         let form = try await request.form(context: context)
         do {
@@ -165,10 +165,10 @@ struct ToursController: Sendable {
     }
 
     /// Saves the tour's map frame and zoom levels, or the tour page again with the frame form's errors (422).
-    func saveFrame(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveFrame(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, site, access) = try await authorization.editableTour(
             id: context.parameters.require("id", as: Int64.self),
-            user: context.requireUser()
+            user: context.user
         )
         var request = request
         let form = try await request.form(context: context)
@@ -191,8 +191,8 @@ struct ToursController: Sendable {
     }
 
     /// Deletes the tour and goes back to its site.
-    func deleteTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func deleteTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         try await database.deleteTour(id: tour.id!, actor: context.actor)
         return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
     }
@@ -200,10 +200,10 @@ struct ToursController: Sendable {
     // MARK: Waypoints
 
     /// Adds a waypoint (JSON for the map, 201), or the tour page again with the form's errors (422).
-    func createWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func createWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, site, access) = try await authorization.editableTour(
             id: context.parameters.require("id", as: Int64.self),
-            user: context.requireUser()
+            user: context.user
         )
         var request = request
         let form = try await request.form(context: context)
@@ -225,8 +225,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the order of the waypoints (the map's drag and drop answers with JSON).
-    func reorderWaypoints(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func reorderWaypoints(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         var request = request
         let form = try await request.form(context: context)
         let ids = form.all("ids").compactMap { Int64($0) }
@@ -238,8 +238,8 @@ struct ToursController: Sendable {
     }
 
     /// The waypoint page: its form, its files and their texts; `?lang=` opens one further language's tab.
-    func showWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func showWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let waypoint = try await waypoint(tour, context)
         return await pages.render(
             "waypoint",
@@ -257,10 +257,10 @@ struct ToursController: Sendable {
     }
 
     /// Saves the waypoint's name and description in one further language.
-    func saveWaypointText(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveWaypointText(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, access) = try await authorization.editableTour(
             id: context.parameters.require("id", as: Int64.self),
-            user: context.requireUser()
+            user: context.user
         )
         let waypoint = try await waypoint(tour, context)
         let language = try context.parameters.require("lang")
@@ -283,10 +283,10 @@ struct ToursController: Sendable {
     }
 
     /// Saves the waypoint's name, description, place and trigger radius.
-    func saveWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func saveWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, access) = try await authorization.editableTour(
             id: context.parameters.require("id", as: Int64.self),
-            user: context.requireUser()
+            user: context.user
         )
         let waypoint = try await waypoint(tour, context)
         var request = request
@@ -303,8 +303,8 @@ struct ToursController: Sendable {
     }
 
     /// Moves the waypoint to a new place (dragged on the map, which gets JSON back).
-    func moveWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func moveWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let waypoint = try await waypoint(tour, context)
         var request = request
         let form = try await request.form(context: context)
@@ -320,16 +320,16 @@ struct ToursController: Sendable {
     }
 
     /// Deletes the waypoint.
-    func deleteWaypoint(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func deleteWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let waypoint = try await waypoint(tour, context)
         try await database.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor)
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
     }
 
     /// Moves the waypoint one place up (`step` -1) or down (+1) in the tour's order.
-    func shiftWaypoint(_ request: Request, _ context: AppRequestContext, direction: String, step: Int) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func shiftWaypoint(_ request: Request, _ context: SignedInContext, direction: String, step: Int) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let waypoint = try await waypoint(tour, context)
         try await database.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor)
         return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
@@ -337,7 +337,7 @@ struct ToursController: Sendable {
 
     // MARK: Lookups and page models
 
-    func waypoint(_ tour: Tour, _ context: AppRequestContext) async throws -> Waypoint {
+    func waypoint(_ tour: Tour, _ context: SignedInContext) async throws -> Waypoint {
         let id = try context.parameters.require("wid", as: Int64.self)
         guard let waypoint = try await database.waypoint(tourId: tour.id!, id: id) else { throw NotFound() }
         return waypoint
@@ -484,7 +484,7 @@ struct ToursController: Sendable {
         _ tour: Tour,
         _ waypoint: Waypoint,
         canEdit: Bool,
-        context: AppRequestContext,
+        context: SignedInContext,
         language: String? = nil
     ) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
@@ -515,7 +515,7 @@ struct ToursController: Sendable {
                 paths: paths
             ),
             hasAssets: !assets.isEmpty,
-            isAdmin: context.user?.isAdmin == true,
+            isAdmin: context.user.isAdmin,
             maxUploadSize: ByteFormat.string(config.maxUploadSize),
             maxUploadBytes: config.maxUploadSize,
             acceptedTypes: FileTypeDetector.acceptedDescription

@@ -62,7 +62,7 @@ package struct ViewRenderer: Sendable {
         _ template: String,
         title: String,
         page: Content,
-        context: AppRequestContext,
+        context: some AppContextProviding,
         status: HTTPResponse.Status = .ok,
         notice: String? = nil,
         reviewCount: Int = 0,
@@ -70,6 +70,7 @@ package struct ViewRenderer: Sendable {
         scannerNotice: String? = nil,
         storageWarning: String? = nil
     ) -> Response {
+        let context = context.app
         var layout = LayoutModel(
             title: title,
             user: context.user,
@@ -107,7 +108,7 @@ package struct ViewRenderer: Sendable {
         return html
     }
 
-    func errorPage(status: HTTPResponse.Status, message: String, context: AppRequestContext) -> Response {
+    func errorPage(status: HTTPResponse.Status, message: String, context: some AppContextProviding) -> Response {
         render(
             "error",
             title: status.reasonPhrase,
@@ -151,9 +152,10 @@ struct PageResponder: Sendable {
         title: String,
         page: Content,
         request: Request,
-        context: AppRequestContext,
+        context: some AppContextProviding,
         status: HTTPResponse.Status = .ok
     ) async -> Response {
+        let context = context.app
         let notice = Flash.read(request)
         var reviewCount = 0
         if let user = context.user { reviewCount = (try? await database.reviewQueueCount(for: user)) ?? 0 }

@@ -38,7 +38,7 @@ struct VisitController: Sendable {
     }
 
     /// The QR code of a tour's player for signs: panel routes (signed in) and, under `/api/v1/manage`, the same with a token.
-    func addQRRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addQRRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/tours/{id}/qr.svg", use: getTourQRCodeSVG)
         router.get("/tours/{id}/qr.png", use: getTourQRCodePNG)
     }
@@ -196,7 +196,7 @@ struct VisitController: Sendable {
     // MARK: QR codes
 
     /// The QR code of the tour's player address as SVG.
-    func getTourQRCodeSVG(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func getTourQRCodeSVG(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (url, name) = try await playerAddress(context)
         let svg = try QRCode(url).svg(title: "QR code: \(name), \(url)")
         return Response(
@@ -210,7 +210,7 @@ struct VisitController: Sendable {
     }
 
     /// The QR code of the tour's player address as PNG.
-    func getTourQRCodePNG(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func getTourQRCodePNG(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (url, _) = try await playerAddress(context)
         let png = try QRCode(url).png()
         return Response(
@@ -225,9 +225,9 @@ struct VisitController: Sendable {
 
     /// The public player address of a tour the user may see, once a version of it has been released. Before that the
     /// tour exists but has no address: 409, not 404, which would say the tour is not there.
-    func playerAddress(_ context: AppRequestContext) async throws -> (url: String, name: String) {
+    func playerAddress(_ context: SignedInContext) async throws -> (url: String, name: String) {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.tour(id: id, user: context.requireUser())
+        let (tour, _, _) = try await authorization.tour(id: id, user: context.user)
         guard let package = try await database.package(tourId: id), package.currentVersion != nil else {
             throw Conflict("This tour has no released version yet, so it has no player address.")
         }

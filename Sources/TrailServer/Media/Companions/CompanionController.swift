@@ -7,7 +7,7 @@ import TrailAPI
 // Captions and transcripts: the panel's form, the API's upload, and what both receive.
 extension MediaController {
     /// Adds the captions or the transcript of a video or audio file.
-    func addCompanion(_ request: Request, _ context: AppRequestContext, role: CompanionRole) async throws -> Response {
+    func addCompanion(_ request: Request, _ context: SignedInContext, role: CompanionRole) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         do {
             let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
@@ -27,7 +27,7 @@ extension MediaController {
     }
 
     /// Adds the captions or the transcript of a video or audio file; 201 with the new file and its address.
-    func attachCompanion(_ request: Request, _ context: AppRequestContext, role: CompanionRole) async throws -> Response {
+    func attachCompanion(_ request: Request, _ context: SignedInContext, role: CompanionRole) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
         var response = try await JSONResponse.make(body(companion, context), status: .created)
@@ -42,7 +42,7 @@ extension MediaController {
 
     /// A caption or transcript for `owner`: a multipart `file` (both roles), or, for a transcript, typed text (the
     /// panel's urlencoded `text` field, the API's JSON `{text}`).
-    func receiveCompanion(_ request: Request, context: AppRequestContext, owner: Asset, tourId: Int64, role: CompanionRole) async throws -> Asset {
+    func receiveCompanion(_ request: Request, context: SignedInContext, owner: Asset, tourId: Int64, role: CompanionRole) async throws -> Asset {
         var request = request
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         if role == .transcript, contentType.hasPrefix("application/json") {

@@ -29,7 +29,7 @@ struct TusController: Sendable {
         Response(status: .noContent, headers: Self.discoveryHeaders(maxSize: config.maxUploadSize))
     }
 
-    func addRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/uploads", use: create)
         router.head("/uploads/{id}", use: head)
         router.patch("/uploads/{id}", use: patch)
@@ -45,9 +45,9 @@ struct TusController: Sendable {
 
     // MARK: Creation
 
-    func create(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func create(_ request: Request, _ context: SignedInContext) async throws -> Response {
         try Self.requireVersion(request)
-        let user = try context.requireUser()
+        let user = context.user
         guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
             throw TusError(.badRequest, "Send Upload-Length with the file size in bytes (deferred lengths are not supported).")
         }
@@ -116,7 +116,7 @@ struct TusController: Sendable {
 
     // MARK: Core
 
-    func head(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func head(_ request: Request, _ context: SignedInContext) async throws -> Response {
         try Self.requireVersion(request)
         let upload = try await ownUpload(context)
         return Response(
@@ -128,7 +128,7 @@ struct TusController: Sendable {
         )
     }
 
-    func patch(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func patch(_ request: Request, _ context: SignedInContext) async throws -> Response {
         try Self.requireVersion(request)
         guard request.headers[.contentType]?.lowercased() == "application/offset+octet-stream" else {
             throw TusError(.unsupportedMediaType, "PATCH bodies must be application/offset+octet-stream.")
@@ -248,7 +248,7 @@ struct TusController: Sendable {
 
     // MARK: Termination
 
-    func terminate(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func terminate(_ request: Request, _ context: SignedInContext) async throws -> Response {
         try Self.requireVersion(request)
         let upload = try await ownUpload(context, allowExpired: true)
         guard hashes.claim(upload.id) else { throw TusError(.conflict, "Another request is writing to this upload.") }
@@ -262,8 +262,8 @@ struct TusController: Sendable {
     // MARK: Helpers
 
     /// Only the user who created an upload can see or continue it; others get 404.
-    func ownUpload(_ context: AppRequestContext, allowExpired: Bool = false) async throws -> UploadRecord {
-        let user = try context.requireUser()
+    func ownUpload(_ context: SignedInContext, allowExpired: Bool = false) async throws -> UploadRecord {
+        let user = context.user
         guard let id = context.parameters.get("id"), let upload = try await database.upload(id: id), upload.userId == user.id else {
             throw TusError(.notFound, "No such upload (it may have finished, been cancelled, or expired and been removed).")
         }
@@ -275,9 +275,9 @@ struct TusController: Sendable {
 
     /// An upload begun earlier finishes only while its creator may still edit the tour: a member removed from the
     /// site (404, as for any tour they cannot see) or made a reviewer (403) cannot add the file.
-    func requireEditor(of upload: UploadRecord, _ context: AppRequestContext) async throws {
+    func requireEditor(of upload: UploadRecord, _ context: SignedInContext) async throws {
         do {
-            _ = try await authorization.editableTour(id: upload.tourId, user: context.requireUser())
+            _ = try await authorization.editableTour(id: upload.tourId, user: context.user)
         } catch is NotFound {
             throw TusError(.notFound, "No such upload (it may have finished, been cancelled, or expired and been removed).")
         } catch let forbidden as Forbidden {

@@ -53,7 +53,7 @@ struct TourExchangeController: Sendable {
         let hasLeftOut: Bool
     }
 
-    func addPanelRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
         router.post("/tours/{id}/import", use: uploadImport)
         router.get("/tours/{id}/import/{importId}", use: showImportPreview)
@@ -63,14 +63,14 @@ struct TourExchangeController: Sendable {
 
     /// Receives an import file and sends the browser to its preview; a refused file shows the tour page again
     /// with the reason.
-    func uploadImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func uploadImport(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, site, access) = try await authorization.editableTour(
             id: context.parameters.require("id", as: Int64.self),
-            user: context.requireUser()
+            user: context.user
         )
         let importId: String
         do {
-            (importId, _) = try await slots.run { try await receive(request, owner: (try context.requireUser().id, tour.id!)) }
+            (importId, _) = try await slots.run { try await receive(request, owner: (context.user.id, tour.id!)) }
         } catch let refusal as any AppError where refusal.status == .unprocessableContent {
             return try await refusedImport(
                 refusal.fieldMessages?["file"] ?? refusal.message,
@@ -110,9 +110,9 @@ struct TourExchangeController: Sendable {
     }
 
     /// What importing the uploaded file would add, change and skip; nothing is saved yet.
-    func showImportPreview(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-        let (importId, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
+    func showImportPreview(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+        let (importId, file) = try importFile(context, owner: (context.user.id, tour.id!))
         guard FileManager.default.fileExists(atPath: file.path) else {
             return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
         }
@@ -159,9 +159,9 @@ struct TourExchangeController: Sendable {
     }
 
     /// Applies the previewed import and removes its file.
-    func applyImport(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
-        let (_, file) = try importFile(context, owner: (try context.requireUser().id, tour.id!))
+    func applyImport(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+        let (_, file) = try importFile(context, owner: (context.user.id, tour.id!))
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
         }
@@ -186,8 +186,8 @@ struct TourExchangeController: Sendable {
     }
 
     /// Saves the route drawn on the map (JSON for the map), or removes it when empty.
-    func saveRoute(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.requireUser())
+    func saveRoute(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         var request = request
         let form = try await request.form(context: context)
         let text = form.string("route").trimmed
@@ -200,16 +200,16 @@ struct TourExchangeController: Sendable {
     }
 
     /// Each handler is named after its operationId in openapi.json.
-    func addAPIRoutes(to router: some RouterMethods<AppRequestContext>) {
+    func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
         router.post("/tours/{id}/import", use: importTour)
     }
 
     /// Imports a GeoJSON, GPX, KML, KMZ or CSV file at once; with `?dryRun=true` only answers what it would do, with
     /// `?fitFrame=true` sets the tour's frame around the file's points.
-    func importTour(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func importTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.requireUser())
+        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.user)
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
         let (importId, imported) = try await slots.run { try await receive(request, owner: nil, scanPictures: dryRun) }
@@ -251,9 +251,9 @@ struct TourExchangeController: Sendable {
     }
 
     /// The tour as a GeoJSON download (panel and API alike).
-    func exportTourGeoJSON(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func exportTourGeoJSON(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, site, _) = try await authorization.tour(id: tourId, user: context.requireUser())
+        let (tour, site, _) = try await authorization.tour(id: tourId, user: context.user)
         let data = try await database.exportGeoJSON(tour: tour, site: site)
         return Response(
             status: .ok,
@@ -296,7 +296,7 @@ struct TourExchangeController: Sendable {
     /// The caller's stored preview named in the path; only names this server makes (`import-<uuid>`) are accepted.
     /// Another person's preview, or one made for another tour, is 404 (its id proves nothing); a preview that is
     /// simply gone (used, or removed at a restart) is a file that does not exist, which the handlers explain.
-    func importFile(_ context: AppRequestContext, owner: (userId: Int64, tourId: Int64)) throws -> (String, URL) {
+    func importFile(_ context: SignedInContext, owner: (userId: Int64, tourId: Int64)) throws -> (String, URL) {
         let importId = try context.parameters.require("importId")
         guard importId.hasPrefix("import-"), importId.count <= 60, importId.dropFirst(7).allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw NotFound()
@@ -317,7 +317,7 @@ struct TourExchangeController: Sendable {
         site: Site,
         access: SiteAccess,
         request: Request,
-        context: AppRequestContext
+        context: SignedInContext
     ) async throws -> Response {
         var page = try await ToursController(
             database: database,
