@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PackageFormat
 import TrailClient
+import TrailServer
 
 struct PackageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -90,15 +91,12 @@ struct AppSide: ParsableArguments {
     @Option(help: "The Trail Companion server (e.g. http://127.0.0.1:8080).") var server: String
     @Option(help: "The Ed25519 public key to pin, base64. Without it the server's /api/v1/signing-key is trusted as an app does on first start.")
     var key: String?
-    @Option(
-        help:
-            "The client's state folder: the newest catalog version seen per key is kept there, and an older catalog refused (TRAIL_CLIENT_STATE; default $XDG_STATE_HOME/trail-companion/catalogs or ~/.local/state/trail-companion/catalogs)."
-    )
+    @Option(name: .customLong(Settings.clientState.flag), help: ArgumentHelp(Settings.clientState.help))
     var state: String?
 
     var catalogVersions: CatalogVersionStore {
         CatalogVersionStore(
-            folder: (state ?? ProcessInfo.processInfo.environment["TRAIL_CLIENT_STATE"]).map { URL(fileURLWithPath: $0) }
+            folder: Settings.clientState.value(state, in: ProcessInfo.processInfo.environment).map { URL(fileURLWithPath: $0) }
                 ?? CatalogVersionStore.defaultFolder()
         )
     }

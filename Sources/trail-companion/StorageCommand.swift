@@ -4,32 +4,22 @@ import TrailServer
 
 /// `--storage` and its companions (docs/operators.md, "Object storage and a CDN"), each also a variable (the flag wins).
 struct StorageOptions: ParsableArguments {
-    @Option(help: "Mirror released packages, manifests, files and the signed catalog to s3://BUCKET/PREFIX (TRAIL_STORAGE; default: none).")
+    @Option(name: .customLong(Settings.storage.flag), help: ArgumentHelp(Settings.storage.help))
     var storage: String?
-    @Option(
-        name: .customLong("s3-endpoint"),
-        help: "S3-compatible endpoint URL, e.g. http://127.0.0.1:8333 for SeaweedFS (TRAIL_S3_ENDPOINT; default: AWS)."
-    )
+    @Option(name: .customLong(Settings.s3Endpoint.flag), help: ArgumentHelp(Settings.s3Endpoint.help))
     var s3Endpoint: String?
-    @Option(name: .customLong("s3-region"), help: "Region of the bucket (AWS_REGION; default us-east-1).")
+    @Option(name: .customLong(Settings.s3Region.flag), help: ArgumentHelp(Settings.s3Region.help))
     var s3Region: String?
-    @Option(
-        name: .customLong("public-download-url"),
-        help:
-            "Where phones reach the bucket, usually a CDN: catalog URLs point there and downloads redirect there once an object is in the bucket (TRAIL_PUBLIC_DOWNLOAD_URL; default: the server streams)."
-    )
+    @Option(name: .customLong(Settings.publicDownloadURL.flag), help: ArgumentHelp(Settings.publicDownloadURL.help))
     var publicDownloadURL: String?
-    @Option(
-        name: .customLong("s3-part-size"),
-        help: "Part size of multipart uploads, at least 5M; files over four parts go in parts, four at a time (TRAIL_S3_PART_SIZE; default 16M)."
-    )
+    @Option(name: .customLong(Settings.s3PartSize.flag), help: ArgumentHelp(Settings.s3PartSize.help))
     var s3PartSize: String?
 
     /// nil without `--storage`. Keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or from
     /// systemd's `LoadCredential=` files: never a flag, so they stay out of `ps` and shell history.
     func makeSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> StorageSettings? {
-        guard let text = storage ?? environment["TRAIL_STORAGE"], !text.isEmpty else {
-            if publicDownloadURL ?? environment["TRAIL_PUBLIC_DOWNLOAD_URL"] != nil {
+        guard let text = Settings.storage.value(storage, in: environment), !text.isEmpty else {
+            if Settings.publicDownloadURL.value(publicDownloadURL, in: environment) != nil {
                 throw ValidationError("--public-download-url needs --storage: it names where the bucket is reached")
             }
             return nil
@@ -37,7 +27,7 @@ struct StorageOptions: ParsableArguments {
         let location: StorageLocation
         do { location = try StorageLocation.parse(text) } catch { throw ValidationError("--storage: \(error)") }
         var endpoint: URL? = nil
-        if let endpointText = s3Endpoint ?? environment["TRAIL_S3_ENDPOINT"], !endpointText.isEmpty {
+        if let endpointText = Settings.s3Endpoint.value(s3Endpoint, in: environment), !endpointText.isEmpty {
             guard let url = URL(string: endpointText), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
                 throw ValidationError("--s3-endpoint \(endpointText): give an http:// or https:// URL")
             }
@@ -49,7 +39,7 @@ struct StorageOptions: ParsableArguments {
                     + "or as systemd credentials aws-access-key-id and aws-secret-access-key (LoadCredential=)"
             )
         }
-        var publicURL = publicDownloadURL ?? environment["TRAIL_PUBLIC_DOWNLOAD_URL"]
+        var publicURL = Settings.publicDownloadURL.value(publicDownloadURL, in: environment)
         if let text = publicURL, text.isEmpty { publicURL = nil }
         if let text = publicURL {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
@@ -59,11 +49,11 @@ struct StorageOptions: ParsableArguments {
         var settings = StorageSettings(
             location: location,
             endpoint: endpoint,
-            region: s3Region ?? environment["AWS_REGION"] ?? "us-east-1",
+            region: Settings.s3Region.value(s3Region, in: environment) ?? "us-east-1",
             credentials: credentials,
             publicDownloadURL: publicURL
         )
-        if let text = s3PartSize ?? environment["TRAIL_S3_PART_SIZE"] {
+        if let text = Settings.s3PartSize.value(s3PartSize, in: environment) {
             // S3 refuses parts under 5 MiB (but the last) and more than 10,000 parts.
             guard let bytes = FreeSpace.parse(text), bytes >= 5 * 1024 * 1024, bytes <= 5 * 1024 * 1024 * 1024 else {
                 throw ValidationError("--s3-part-size \(text): give a size from 5M to 5G")

@@ -22,17 +22,17 @@ struct TrailCompanion: AsyncParsableCommand {
 
 /// `--root` and `--data`, shared by every command; each also reads its `TRAIL_...` variable (the flag wins).
 struct LocationOptions: ParsableArguments {
-    @Option(help: "Folder holding Templates/, Public/ and migrations/ (TRAIL_ROOT; default: current folder).")
+    @Option(name: .customLong(Settings.root.flag), help: ArgumentHelp(Settings.root.help))
     var root: String?
 
-    @Option(help: "Data folder (TRAIL_DATA; default: ./data).")
+    @Option(name: .customLong(Settings.data.flag), help: ArgumentHelp(Settings.data.help))
     var data: String?
 
     func apply(to config: inout AppConfig) {
         let environment = ProcessInfo.processInfo.environment
         let cwd = FileManager.default.currentDirectoryPath
-        config.root = URL(fileURLWithPath: root ?? environment["TRAIL_ROOT"] ?? cwd)
-        config.dataFolder = URL(fileURLWithPath: data ?? environment["TRAIL_DATA"] ?? "\(cwd)/data")
+        config.root = URL(fileURLWithPath: Settings.root.value(root, in: environment) ?? cwd)
+        config.dataFolder = URL(fileURLWithPath: Settings.data.value(data, in: environment) ?? "\(cwd)/data")
     }
 
     func openDatabase() throws -> (AppDatabase, AppConfig) {
@@ -47,173 +47,109 @@ struct LocationOptions: ParsableArguments {
 /// an ``AppConfig``. `doctor` takes the same options, so it checks the configuration the server would run with.
 struct ServerOptions: ParsableArguments {
     @OptionGroup var location: LocationOptions
-    @Option(help: "Address to listen on (TRAIL_HOSTNAME; default 127.0.0.1).") var hostname: String?
-    @Option(help: "Port (TRAIL_PORT; default 8080).") var port: Int?
-    @Option(name: .customLong("clamav-db"), help: "ClamAV signature folders joined by ':' (TRAIL_CLAMAV_DB; default /var/lib/clamav).") var clamavDB:
-        String?
-    @Option(help: "clamd unix socket path or host:port; selects the clamd backend (TRAIL_CLAMD).") var clamd: String?
-    @Option(name: .customLong("max-upload-size"), help: "Largest upload in bytes (TRAIL_MAX_UPLOAD_SIZE; default 2 GiB - 1).") var maxUploadSize:
-        Int64?
-    @Option(name: .customLong("required-approvals"), help: "Approvals a new site requires (TRAIL_REQUIRED_APPROVALS; default 1).")
+    @Option(name: .customLong(Settings.hostname.flag), help: ArgumentHelp(Settings.hostname.help)) var hostname: String?
+    @Option(name: .customLong(Settings.port.flag), help: ArgumentHelp(Settings.port.help)) var port: Int?
+    @Option(name: .customLong(Settings.clamavDB.flag), help: ArgumentHelp(Settings.clamavDB.help)) var clamavDB: String?
+    @Option(name: .customLong(Settings.clamd.flag), help: ArgumentHelp(Settings.clamd.help)) var clamd: String?
+    @Option(name: .customLong(Settings.maxUploadSize.flag), help: ArgumentHelp(Settings.maxUploadSize.help)) var maxUploadSize: Int64?
+    @Option(name: .customLong(Settings.requiredApprovals.flag), help: ArgumentHelp(Settings.requiredApprovals.help))
     var requiredApprovals: Int?
-    @Option(name: .customLong("tile-url"), help: "Basemap tile URL template https://…/{z}/{x}/{y}.png (TRAIL_TILE_URL).") var tileURL: String?
-    @Option(name: .customLong("tile-attribution"), help: "Credit for the tiles of --tile-url, written into each package (TRAIL_TILE_ATTRIBUTION).")
+    @Option(name: .customLong(Settings.tileURL.flag), help: ArgumentHelp(Settings.tileURL.help)) var tileURL: String?
+    @Option(name: .customLong(Settings.tileAttribution.flag), help: ArgumentHelp(Settings.tileAttribution.help))
     var tileAttribution: String?
-    @Option(
-        name: .customLong("editor-tile-url"),
-        help: "Basemap of the panel's maps, fetched by browsers only (TRAIL_EDITOR_TILE_URL; default --tile-url's, else OpenStreetMap's; none: off)."
-    )
+    @Option(name: .customLong(Settings.editorTileURL.flag), help: ArgumentHelp(Settings.editorTileURL.help))
     var editorTileURL: String?
-    @Option(name: .customLong("editor-tile-attribution"), help: "Credit shown on the panel's maps (TRAIL_EDITOR_TILE_ATTRIBUTION).")
+    @Option(name: .customLong(Settings.editorTileAttribution.flag), help: ArgumentHelp(Settings.editorTileAttribution.help))
     var editorTileAttribution: String?
-    @Option(name: .customLong("tile-cap"), help: "Most map tiles one package build may fetch (TRAIL_TILE_CAP; default 20000).") var tileCap: Int?
-    @Flag(
-        name: .customLong("tile-allow-private"),
-        help:
-            "Let package builds fetch tiles from loopback, private and link-local addresses, e.g. an agency's own tile server on its LAN (TRAIL_TILE_ALLOW_PRIVATE=1)."
-    )
+    @Option(name: .customLong(Settings.tileCap.flag), help: ArgumentHelp(Settings.tileCap.help)) var tileCap: Int?
+    @Flag(name: .customLong(Settings.tileAllowPrivate.flag), help: ArgumentHelp(Settings.tileAllowPrivate.help))
     var tileAllowPrivate = false
-    @Option(name: .customLong("public-url"), help: "URL the server is reached at (TRAIL_PUBLIC_URL; default http://<hostname>:<port>).")
+    @Option(name: .customLong(Settings.publicURL.flag), help: ArgumentHelp(Settings.publicURL.help))
     var publicURL: String?
-    @Option(
-        name: .customLong("catalog-lifetime-days"),
-        help: "Days a signed catalog stays valid; re-signed when a quarter is left (TRAIL_CATALOG_LIFETIME_DAYS; default 7)."
-    ) var catalogLifetimeDays: Double?
-    @Option(name: .customLong("max-frame-area"), help: "Largest tour frame in km² (TRAIL_MAX_FRAME_AREA; default 2500).") var maxFrameArea: Double?
-    @Option(
-        name: .customLong("import-max-size"),
-        help: "Largest import file (GeoJSON, GPX, KML, KMZ, CSV) in bytes (TRAIL_IMPORT_MAX_SIZE; default 20 MB)."
-    ) var importMaxSize: Int?
-    @Option(
-        name: .customLong("trusted-proxies"),
-        help:
-            "Reverse proxies whose X-Forwarded-For names the client, as addresses or CIDR ranges joined by ',' (TRAIL_TRUSTED_PROXIES; default none)."
-    ) var trustedProxies: String?
-    @Option(
-        name: .customLong("accel-redirect"),
-        help:
-            "With nginx in front: its internal location for the data folder, e.g. /_trail_files/; package and file downloads are then sent by nginx (TRAIL_ACCEL_REDIRECT; default: the server sends them)."
-    )
+    @Option(name: .customLong(Settings.catalogLifetimeDays.flag), help: ArgumentHelp(Settings.catalogLifetimeDays.help)) var catalogLifetimeDays:
+        Double?
+    @Option(name: .customLong(Settings.maxFrameArea.flag), help: ArgumentHelp(Settings.maxFrameArea.help)) var maxFrameArea: Double?
+    @Option(name: .customLong(Settings.importMaxSize.flag), help: ArgumentHelp(Settings.importMaxSize.help)) var importMaxSize: Int?
+    @Option(name: .customLong(Settings.trustedProxies.flag), help: ArgumentHelp(Settings.trustedProxies.help)) var trustedProxies: String?
+    @Option(name: .customLong(Settings.accelRedirect.flag), help: ArgumentHelp(Settings.accelRedirect.help))
     var accelRedirect: String?
-    @Option(
-        name: .customLong("min-free-space"),
-        help:
-            "Free space the data folder's disk keeps: below it uploads get 507 and /readyz fails, e.g. 2G, 500M, or bytes; 0 for none (TRAIL_MIN_FREE_SPACE; default 2G)."
-    )
+    @Option(name: .customLong(Settings.minFreeSpace.flag), help: ArgumentHelp(Settings.minFreeSpace.help))
     var minFreeSpace: String?
-    @Option(
-        name: .customLong("require-two-step"),
-        help:
-            "Who must use two-step sign-in: none, admins, managers (and admins) or all; those not enrolled enrol at their next sign-in (TRAIL_REQUIRE_TWO_STEP; default admins)."
-    )
+    @Option(name: .customLong(Settings.requireTwoStep.flag), help: ArgumentHelp(Settings.requireTwoStep.help))
     var requireTwoStep: String?
-    @Option(
-        name: .customLong("oidc-issuer"),
-        help: "Single sign-on: the OpenID Connect provider's issuer URL, https:// (http:// only on loopback) (TRAIL_OIDC_ISSUER)."
-    )
+    @Option(name: .customLong(Settings.oidcIssuer.flag), help: ArgumentHelp(Settings.oidcIssuer.help))
     var oidcIssuer: String?
-    @Option(name: .customLong("oidc-client-id"), help: "The client id registered with the provider (TRAIL_OIDC_CLIENT_ID).") var oidcClientId: String?
-    @Option(name: .customLong("oidc-client-secret-file"), help: "A file holding the client secret, mode 600 (TRAIL_OIDC_CLIENT_SECRET_FILE).")
+    @Option(name: .customLong(Settings.oidcClientId.flag), help: ArgumentHelp(Settings.oidcClientId.help)) var oidcClientId: String?
+    @Option(name: .customLong(Settings.oidcClientSecretFile.flag), help: ArgumentHelp(Settings.oidcClientSecretFile.help))
     var oidcClientSecretFile: String?
-    @Option(name: .customLong("oidc-label"), help: "The sign-in button's label (TRAIL_OIDC_LABEL; default \"Sign in with your agency account\").")
+    @Option(name: .customLong(Settings.oidcLabel.flag), help: ArgumentHelp(Settings.oidcLabel.help))
     var oidcLabel: String?
-    @Flag(
-        name: .customLong("oidc-public-client"),
-        help: "Register as a public client: PKCE alone, no client secret (Login.gov's PKCE way) (TRAIL_OIDC_PUBLIC_CLIENT=1)."
-    )
+    @Flag(name: .customLong(Settings.oidcPublicClient.flag), help: ArgumentHelp(Settings.oidcPublicClient.help))
     var oidcPublicClient = false
-    @Option(
-        name: .customLong("oidc-acr-values"),
-        help:
-            "acr_values for the provider's sign-in, where it requires them (Login.gov: http://idmanagement.gov/ns/assurance/ial/1) (TRAIL_OIDC_ACR_VALUES)."
-    )
+    @Option(name: .customLong(Settings.oidcAcrValues.flag), help: ArgumentHelp(Settings.oidcAcrValues.help))
     var oidcAcrValues: String?
-    @Option(
-        name: .customLong("oidc-prompt"),
-        help: "prompt for the provider's sign-in, where it requires one (Login.gov: select_account) (TRAIL_OIDC_PROMPT)."
-    )
+    @Option(name: .customLong(Settings.oidcPrompt.flag), help: ArgumentHelp(Settings.oidcPrompt.help))
     var oidcPrompt: String?
-    @Option(
-        name: .customLong("oidc-acr"),
-        help:
-            "acr values, comma-separated, that show the provider asked for a second factor, so no second step is asked here (TRAIL_OIDC_ACR)."
-    )
+    @Option(name: .customLong(Settings.oidcAcr.flag), help: ArgumentHelp(Settings.oidcAcr.help))
     var oidcAcr: String?
-    @Flag(
-        name: .customLong("oidc-skip-second-step"),
-        help:
-            "Trust the provider's sign-in alone: enrolled accounts and admins give no second step here after single sign-on (TRAIL_OIDC_SKIP_SECOND_STEP=1)."
-    )
+    @Flag(name: .customLong(Settings.oidcSkipSecondStep.flag), help: ArgumentHelp(Settings.oidcSkipSecondStep.help))
     var oidcSkipSecondStep = false
-    @Flag(
-        name: .customLong("oidc-create-users"),
-        help: "Create an account at the first single sign-on of a verified email nobody has (TRAIL_OIDC_CREATE_USERS=1)."
-    )
+    @Flag(name: .customLong(Settings.oidcCreateUsers.flag), help: ArgumentHelp(Settings.oidcCreateUsers.help))
     var oidcCreateUsers = false
-    @Option(
-        name: .customLong("smtp-url"),
-        help:
-            "Email (invitations, notifications) through smtp://host:port (STARTTLS; plain only to a loopback relay) or smtps://host:port (TRAIL_SMTP_URL; default: no email)."
-    )
+    @Option(name: .customLong(Settings.smtpURL.flag), help: ArgumentHelp(Settings.smtpURL.help))
     var smtpURL: String?
-    @Option(name: .customLong("smtp-user"), help: "The SMTP account, when the server asks for one (TRAIL_SMTP_USER).") var smtpUser: String?
-    @Option(name: .customLong("smtp-password-file"), help: "A file holding the SMTP password, mode 600 (TRAIL_SMTP_PASSWORD_FILE).")
+    @Option(name: .customLong(Settings.smtpUser.flag), help: ArgumentHelp(Settings.smtpUser.help)) var smtpUser: String?
+    @Option(name: .customLong(Settings.smtpPasswordFile.flag), help: ArgumentHelp(Settings.smtpPasswordFile.help))
     var smtpPasswordFile: String?
-    @Option(
-        name: .customLong("mail-from"),
-        help:
-            "The sender of every email (TRAIL_MAIL_FROM; default \"Trail Companion <trail@DOMAIN>\", DOMAIN the public URL's host or this machine's name, when either is a mail domain)."
-    )
+    @Option(name: .customLong(Settings.mailFrom.flag), help: ArgumentHelp(Settings.mailFrom.help))
     var mailFrom: String?
-    @Flag(help: "Add a demo site and tour (TRAIL_DEMO=1).") var demo = false
-    @Flag(
-        name: .customLong("no-optimize-media"),
-        help: "Make no phone-sized copies of videos, audio and images; packages ship the originals (TRAIL_OPTIMIZE_MEDIA=0)."
-    )
+    @Flag(name: .customLong(Settings.demo.flag), help: ArgumentHelp(Settings.demo.help)) var demo = false
+    @Flag(name: .customLong(Settings.noOptimizeMedia.flag), help: ArgumentHelp(Settings.noOptimizeMedia.help))
     var noOptimizeMedia = false
-    @Option(
-        name: .customLong("media-conversions"),
-        help: "Media conversions at a time, each a bounded ffmpeg or libvips process (TRAIL_MEDIA_CONVERSIONS; default 1)."
-    )
+    @Option(name: .customLong(Settings.mediaConversions.flag), help: ArgumentHelp(Settings.mediaConversions.help))
     var mediaConversions: Int?
     @OptionGroup(title: "Object storage") var storage: StorageOptions
 
     func makeConfig() throws -> AppConfig {
+        do { return try readConfig() } catch let problem as SettingProblem { throw ValidationError(problem.description) }
+    }
+
+    private func readConfig() throws -> AppConfig {
         let environment = ProcessInfo.processInfo.environment
         var config = AppConfig()
         location.apply(to: &config)
-        config.hostname = hostname ?? environment["TRAIL_HOSTNAME"] ?? config.hostname
-        config.port = try port ?? environment["TRAIL_PORT"].map { try Self.parse($0, "TRAIL_PORT") } ?? config.port
+        config.hostname = Settings.hostname.value(hostname, in: environment) ?? config.hostname
+        config.port = try Settings.port.number(port, in: environment) ?? config.port
         config.clamavDatabaseFolders =
-            (clamavDB ?? environment["TRAIL_CLAMAV_DB"]).map { $0.split(separator: ":").map(String.init) } ?? config.clamavDatabaseFolders
-        config.clamdAddress = clamd ?? environment["TRAIL_CLAMD"]
+            Settings.clamavDB.value(clamavDB, in: environment).map { $0.split(separator: ":").map(String.init) } ?? config.clamavDatabaseFolders
+        config.clamdAddress = Settings.clamd.value(clamd, in: environment)
         config.maxUploadSize =
-            try maxUploadSize ?? environment["TRAIL_MAX_UPLOAD_SIZE"].map { try Self.parse($0, "TRAIL_MAX_UPLOAD_SIZE") } ?? config.maxUploadSize
+            try Settings.maxUploadSize.number(maxUploadSize, in: environment) ?? config.maxUploadSize
         config.defaultRequiredApprovals =
-            try requiredApprovals ?? environment["TRAIL_REQUIRED_APPROVALS"].map { try Self.parse($0, "TRAIL_REQUIRED_APPROVALS") }
+            try Settings.requiredApprovals.number(requiredApprovals, in: environment)
             ?? config.defaultRequiredApprovals
-        config.tileURLTemplate = tileURL ?? environment["TRAIL_TILE_URL"]
-        config.tileAttribution = tileAttribution ?? environment["TRAIL_TILE_ATTRIBUTION"]
-        config.tileCap = try tileCap ?? environment["TRAIL_TILE_CAP"].map { try Self.parse($0, "TRAIL_TILE_CAP") } ?? config.tileCap
+        config.tileURLTemplate = Settings.tileURL.value(tileURL, in: environment)
+        config.tileAttribution = Settings.tileAttribution.value(tileAttribution, in: environment)
+        config.tileCap = try Settings.tileCap.number(tileCap, in: environment) ?? config.tileCap
         if let template = config.tileURLTemplate, let problem = TileURLTemplate.problem(template) {
             throw ValidationError("--tile-url \(template): \(problem)")
         }
-        config.editorTileURL = editorTileURL ?? environment["TRAIL_EDITOR_TILE_URL"]
-        config.editorTileAttribution = editorTileAttribution ?? environment["TRAIL_EDITOR_TILE_ATTRIBUTION"]
+        config.editorTileURL = Settings.editorTileURL.value(editorTileURL, in: environment)
+        config.editorTileAttribution = Settings.editorTileAttribution.value(editorTileAttribution, in: environment)
         if let template = config.editorTileURL, let problem = EditorBasemap.problem(template) {
             throw ValidationError("--editor-tile-url \(template): \(problem)")
         }
         guard config.tileCap >= 1 else { throw ValidationError("--tile-cap must be at least 1") }
-        config.tileFetch.allowPrivateAddresses = tileAllowPrivate || environment["TRAIL_TILE_ALLOW_PRIVATE"] == "1"
-        config.publicURL = publicURL ?? environment["TRAIL_PUBLIC_URL"]
-        config.demo = demo || environment["TRAIL_DEMO"] == "1"
-        if let issuer = oidcIssuer ?? environment["TRAIL_OIDC_ISSUER"] {
+        config.tileFetch.allowPrivateAddresses = Settings.tileAllowPrivate.isOn(tileAllowPrivate, in: environment)
+        config.publicURL = Settings.publicURL.value(publicURL, in: environment)
+        config.demo = Settings.demo.isOn(demo, in: environment)
+        if let issuer = Settings.oidcIssuer.value(oidcIssuer, in: environment) {
             if let problem = OIDCSettings.issuerProblem(issuer) { throw ValidationError("--oidc-issuer \(problem)") }
-            guard let clientId = oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"], !clientId.isEmpty else {
+            guard let clientId = Settings.oidcClientId.value(oidcClientId, in: environment), !clientId.isEmpty else {
                 throw ValidationError("--oidc-issuer needs --oidc-client-id")
             }
-            let secretFile = (oidcClientSecretFile ?? environment["TRAIL_OIDC_CLIENT_SECRET_FILE"]).flatMap { $0.isEmpty ? nil : $0 }
-            let publicClient = oidcPublicClient || environment["TRAIL_OIDC_PUBLIC_CLIENT"] == "1"
+            let secretFile = Settings.oidcClientSecretFile.value(oidcClientSecretFile, in: environment).flatMap { $0.isEmpty ? nil : $0 }
+            let publicClient = Settings.oidcPublicClient.isOn(oidcPublicClient, in: environment)
             if publicClient, secretFile != nil { throw ValidationError("--oidc-public-client has no client secret: drop --oidc-client-secret-file") }
             if !publicClient, secretFile == nil {
                 throw ValidationError(
@@ -221,52 +157,55 @@ struct ServerOptions: ParsableArguments {
                 )
             }
             var settings = OIDCSettings(issuer: issuer, clientId: clientId, clientSecretFile: secretFile)
-            settings.acrValues = (oidcAcrValues ?? environment["TRAIL_OIDC_ACR_VALUES"]).flatMap {
+            settings.acrValues = Settings.oidcAcrValues.value(oidcAcrValues, in: environment).flatMap {
                 $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0
             }
-            settings.prompt = (oidcPrompt ?? environment["TRAIL_OIDC_PROMPT"]).flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
-            if let label = oidcLabel ?? environment["TRAIL_OIDC_LABEL"], !label.trimmingCharacters(in: .whitespaces).isEmpty {
+            settings.prompt = Settings.oidcPrompt.value(oidcPrompt, in: environment).flatMap {
+                $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0
+            }
+            if let label = Settings.oidcLabel.value(oidcLabel, in: environment), !label.trimmingCharacters(in: .whitespaces).isEmpty {
                 settings.label = label
             }
-            settings.createUsers = oidcCreateUsers || environment["TRAIL_OIDC_CREATE_USERS"] == "1"
+            settings.createUsers = Settings.oidcCreateUsers.isOn(oidcCreateUsers, in: environment)
             settings.secondFactorACR = Set(
-                (oidcAcr ?? environment["TRAIL_OIDC_ACR"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                (Settings.oidcAcr.value(oidcAcr, in: environment) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter
+                {
                     !$0.isEmpty
                 }
             )
-            settings.askSecondStep = !(oidcSkipSecondStep || environment["TRAIL_OIDC_SKIP_SECOND_STEP"] == "1")
+            settings.askSecondStep = !(Settings.oidcSkipSecondStep.isOn(oidcSkipSecondStep, in: environment))
             config.oidc = settings
-        } else if (oidcClientId ?? environment["TRAIL_OIDC_CLIENT_ID"]) != nil {
+        } else if Settings.oidcClientId.value(oidcClientId, in: environment) != nil {
             throw ValidationError("--oidc-client-id needs --oidc-issuer")
         }
-        if let text = requireTwoStep ?? environment["TRAIL_REQUIRE_TWO_STEP"] {
+        if let text = Settings.requireTwoStep.value(requireTwoStep, in: environment) {
             guard let requirement = TwoStepRequirement(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
                 throw ValidationError("--require-two-step must be one of none, admins, managers, all (not \(text))")
             }
             config.twoStepRequirement = requirement
         }
-        if let prefix = accelRedirect ?? environment["TRAIL_ACCEL_REDIRECT"], !prefix.isEmpty {
+        if let prefix = Settings.accelRedirect.value(accelRedirect, in: environment), !prefix.isEmpty {
             guard prefix.hasPrefix("/"), prefix.hasSuffix("/"), prefix.count > 2, !prefix.contains(".."), !prefix.contains("?") else {
                 throw ValidationError("--accel-redirect must be a location path that starts and ends with '/', e.g. /_trail_files/")
             }
             config.accelRedirect = prefix
         }
-        if let proxies = trustedProxies ?? environment["TRAIL_TRUSTED_PROXIES"] {
+        if let proxies = Settings.trustedProxies.value(trustedProxies, in: environment) {
             do { config.trustedProxies = try TrustedProxies(parsing: proxies) } catch { throw ValidationError("--trusted-proxies: \(error)") }
         }
         guard config.defaultRequiredApprovals >= 1 else { throw ValidationError("--required-approvals must be at least 1") }
         guard config.maxUploadSize > 0 else { throw ValidationError("--max-upload-size must be positive") }
         let days: Double =
-            try catalogLifetimeDays ?? environment["TRAIL_CATALOG_LIFETIME_DAYS"].map { try Self.parse($0, "TRAIL_CATALOG_LIFETIME_DAYS") } ?? 7
+            try Settings.catalogLifetimeDays.number(catalogLifetimeDays, in: environment) ?? 7
         guard days > 0, days <= 366 else { throw ValidationError("--catalog-lifetime-days must be between 0 and 366") }
         config.catalogLifetime = days * 86_400
         config.maxFrameAreaKm2 =
-            try maxFrameArea ?? environment["TRAIL_MAX_FRAME_AREA"].map { try Self.parse($0, "TRAIL_MAX_FRAME_AREA") } ?? config.maxFrameAreaKm2
+            try Settings.maxFrameArea.number(maxFrameArea, in: environment) ?? config.maxFrameAreaKm2
         guard config.maxFrameAreaKm2 > 0 else { throw ValidationError("--max-frame-area must be positive") }
         config.importMaxSize =
-            try importMaxSize ?? environment["TRAIL_IMPORT_MAX_SIZE"].map { try Self.parse($0, "TRAIL_IMPORT_MAX_SIZE") } ?? config.importMaxSize
+            try Settings.importMaxSize.number(importMaxSize, in: environment) ?? config.importMaxSize
         guard config.importMaxSize > 0 else { throw ValidationError("--import-max-size must be positive") }
-        if let text = minFreeSpace ?? environment["TRAIL_MIN_FREE_SPACE"] {
+        if let text = Settings.minFreeSpace.value(minFreeSpace, in: environment) {
             guard let bytes = FreeSpace.parse(text) else {
                 throw ValidationError("--min-free-space \(text): give bytes, or a size such as 500M or 2G")
             }
@@ -274,9 +213,9 @@ struct ServerOptions: ParsableArguments {
         }
         config.storage = try storage.makeSettings(environment: environment)
         config.mail = try makeMailSettings(environment: environment, publicURL: config.publicURL)
-        config.mediaOptimization.enabled = !(noOptimizeMedia || environment["TRAIL_OPTIMIZE_MEDIA"] == "0")
+        config.mediaOptimization.enabled = !(Settings.noOptimizeMedia.isOn(noOptimizeMedia, in: environment))
         config.mediaOptimization.concurrency =
-            try mediaConversions ?? environment["TRAIL_MEDIA_CONVERSIONS"].map { try Self.parse($0, "TRAIL_MEDIA_CONVERSIONS") }
+            try Settings.mediaConversions.number(mediaConversions, in: environment)
             ?? config.mediaOptimization.concurrency
         guard (1...16).contains(config.mediaOptimization.concurrency) else { throw ValidationError("--media-conversions must be from 1 to 16") }
         return config
@@ -284,17 +223,17 @@ struct ServerOptions: ParsableArguments {
 
     /// The SMTP settings, or nil without `--smtp-url`; a user or password file without it is a mistake said at start.
     func makeMailSettings(environment: [String: String], publicURL: String?) throws -> MailSettings? {
-        func value(_ flag: String?, _ name: String) -> String? { (flag ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 } }
-        let user = value(smtpUser, "TRAIL_SMTP_USER")
-        let passwordFile = value(smtpPasswordFile, "TRAIL_SMTP_PASSWORD_FILE")
-        guard let text = value(smtpURL, "TRAIL_SMTP_URL") else {
+        func value(_ flag: String?, _ setting: Setting) -> String? { setting.value(flag, in: environment).flatMap { $0.isEmpty ? nil : $0 } }
+        let user = value(smtpUser, Settings.smtpUser)
+        let passwordFile = value(smtpPasswordFile, Settings.smtpPasswordFile)
+        guard let text = value(smtpURL, Settings.smtpURL) else {
             if user != nil || passwordFile != nil { throw ValidationError("--smtp-user and --smtp-password-file need --smtp-url") }
             return nil
         }
         do {
             let url = try MailSettings.parseURL(text)
             let from: String
-            if let given = value(mailFrom, "TRAIL_MAIL_FROM") {
+            if let given = value(mailFrom, Settings.mailFrom) {
                 from = try MailSettings.parseFrom(given)
             } else if let derived = MailSettings.defaultFrom(publicURL: publicURL) {
                 from = derived
@@ -315,10 +254,6 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
-    static func parse<T: LosslessStringConvertible>(_ text: String, _ name: String) throws -> T {
-        guard let value = T(text) else { throw ValidationError("\(name)=\(text) is not a valid number") }
-        return value
-    }
 }
 
 struct Serve: AsyncParsableCommand {
