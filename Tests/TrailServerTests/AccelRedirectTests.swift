@@ -8,13 +8,12 @@ import Testing
 
 /// `--accel-redirect`: the download routes decide and nginx sends the bytes (`deploy/nginx.conf`'s internal location).
 /// Through real nginx, `Tests/e2e/test_behind_nginx.py` downloads in ranges and resumes with If-Range.
-@Suite struct AccelRedirectTests {
+@Suite(.scratch) struct AccelRedirectTests {
     @Test(
         "package and file downloads name the file for nginx, with the route's headers and count; 304, 416, HEAD and a stale If-Range stay the server's"
     )
     func downloadsAnswerWithXAccelRedirect() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.accelRedirect = "/_trail_files/" })
-        defer { env.remove() }
         try await env.app.test(.router) { client in
             let released = try await env.releaseThroughAPI(client)
             let url = "/api/v1/packages/\(released.packageId)/download"

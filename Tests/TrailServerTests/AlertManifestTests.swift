@@ -10,7 +10,7 @@ import Testing
 
 /// Manifest waypoints carry the server's waypoint id, the same in every version, so a closure names the same stop in
 /// every saved copy; an alert about a released tour names its package in the catalog.
-@Suite struct AlertManifestTests {
+@Suite(.scratch) struct AlertManifestTests {
     /// The signed manifest of one version, as `GET /packages/{id}/versions/{n}/manifest` serves it.
     static func manifest(_ client: some TestClientProtocol, _ packageId: String, _ version: Int) async throws -> [[String: Any]] {
         let response = try await client.execute(uri: "/api/v1/packages/\(packageId)/versions/\(version)/manifest", method: .get)
@@ -21,7 +21,6 @@ import Testing
     @Test("manifest waypoint ids match the API's across two versions; a tour's alert names its package")
     func waypointIdsAreStable() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let first = try await env.releaseThroughAPI(client)
             let author = try await env.token("author@test.org")

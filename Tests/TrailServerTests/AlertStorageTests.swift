@@ -10,14 +10,13 @@ import Testing
 
 /// An alert reaches the object-storage mirror (a real SeaweedFS): posting and ending each write a durable `alert`
 /// job, and the bucket's `catalog.json` is then the exact signed bytes `GET /catalog` serves, with and without it.
-@Suite(.serialized) struct AlertStorageTests {
+@Suite(.serialized, .scratch) struct AlertStorageTests {
     @Test("the bucket's catalog.json carries a posted alert and drops it once ended")
     func mirrorCarriesAlerts() async throws {
         let store = try await ObjectStore.start(.seaweedfs)
         defer { store.stop() }
         let settings = StorageSyncTests.settings(store)
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
-        defer { env.remove() }
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         defer { Task { await sync.shutdown() } }
         let client = store.client()

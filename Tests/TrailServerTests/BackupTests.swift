@@ -12,7 +12,7 @@ import TrailClient
 
 /// `trail-companion backup`, `backup verify` and `restore`, run as an operator runs them: the CLI against the data folder
 /// of a live server that keeps uploading and releasing meanwhile.
-@Suite struct BackupTests {
+@Suite(.scratch) struct BackupTests {
     static let binary = projectRoot.appendingPathComponent(".build/debug/trail-companion").path
 
     static func cli(_ arguments: [String]) async throws -> ChildProcess.Output {
@@ -41,7 +41,6 @@ import TrailClient
 
     func backUpWhileReleasing() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let backup = env.folder.appendingPathComponent("backup")
         let restored = env.folder.appendingPathComponent("restored")
         final class Load: @unchecked Sendable {
@@ -129,7 +128,6 @@ import TrailClient
     @Test("a damaged or missing file in the backup is named by backup verify and restore; restore refuses a folder that is not empty")
     func damageIsNamed() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let backup = env.folder.appendingPathComponent("backup")
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
         let box = Box()

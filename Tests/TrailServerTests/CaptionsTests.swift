@@ -10,7 +10,7 @@ import Testing
 
 /// Captions (WebVTT) for video and transcripts (text or WebVTT) for audio, checked before they are stored,
 /// scanned like every upload, required or recommended per site, packaged beside their media file and shown to reviewers.
-@Suite struct CaptionsTests {
+@Suite(.scratch) struct CaptionsTests {
     static let captions = "WEBVTT\n\n00:00:00.000 --> 00:00:02.500\nWind over Fish Lake.\n\n00:00:02.500 --> 00:00:05.000\nA loon calls.\n"
 
     /// An MP3 as the detector knows it (an ID3 tag, then bytes).
@@ -136,7 +136,6 @@ import Testing
     @Test("API: each bad caption file (no header, times backwards, not UTF-8, HTML named .vtt) and captions on an image: 422 on `file`, nothing kept")
     func apiRefusals() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, _, image) = try await Self.media(env, client, token: token)
@@ -188,7 +187,6 @@ import Testing
     @Test("API: captions and a typed transcript attach, are scanned, listed under their file and in the tour; a second upload replaces the first")
     func apiAttach() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
@@ -249,7 +247,6 @@ import Testing
     @Test("required: a video without captions and audio without a transcript stop the submission, each named; recommended: warnings")
     func checklist() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
@@ -286,7 +283,6 @@ import Testing
     )
     func packageAndReview() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             _ = try await Self.accessibleMedia(env, client, token: token)
@@ -339,7 +335,6 @@ import Testing
     )
     func panelForms() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
@@ -387,7 +382,6 @@ import Testing
     )
     func deleteAndReplace() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio) = try await Self.accessibleMedia(env, client, token: token)

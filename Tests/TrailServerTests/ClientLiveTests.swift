@@ -16,7 +16,7 @@ import FoundationNetworking
 
 /// TrailClient (URLSession, as an app uses it) against a live server on a real socket, with packages released
 /// through the real flow; and `trail-companion package verify` on the results.
-@Suite("TrailClient against a live server", .serialized)
+@Suite("TrailClient against a live server", .serialized, .scratch)
 struct ClientLiveTests {
     struct Live {
         let env: PublishEnv
@@ -32,7 +32,6 @@ struct ClientLiveTests {
     /// A live server with one released package (with a video of `videoSize` bytes, so downloads take many chunks).
     func withLiveRelease(videoSize: Int? = nil, _ body: @Sendable (Live) async throws -> Void) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let folder = env.folder.appendingPathComponent("client")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The release goes through the router in process (no sockets): the live test client gives up after its read

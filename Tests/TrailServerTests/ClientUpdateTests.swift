@@ -15,7 +15,7 @@ import FoundationNetworking
 #endif
 
 /// `TrailClient.update` against a live server: only changed files travel, the folder is never a mix of versions.
-@Suite struct ClientUpdateTests {
+@Suite(.scratch) struct ClientUpdateTests {
     struct Setup {
         let env: PublishEnv
         let trail: TrailClient
@@ -27,7 +27,6 @@ import FoundationNetworking
     /// A live server with version 1 released and installed (extracted) on the "phone".
     func withInstalled(videoSize: Int? = nil, _ body: @Sendable (Setup, any TestClientProtocol) async throws -> Void) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let folder = env.folder.appendingPathComponent("phone")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The release goes through the router in process (no sockets): the live test client gives up after its read
@@ -376,7 +375,6 @@ import FoundationNetworking
     )
     func hostileManifestsAreRefused() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let phone = env.folder.appendingPathComponent("phone")
         let installed = phone.appendingPathComponent("tour")
         final class Box: @unchecked Sendable { var value: ReleasedPackage? }

@@ -10,7 +10,7 @@ import Testing
 
 /// Delta updates: files by SHA-256, signed manifests per version, the update plan; and an update from v1 to v3 by an
 /// independent Python client that knows only the documented routes.
-@Suite struct DeltaUpdateTests {
+@Suite(.scratch) struct DeltaUpdateTests {
     static func manifestBytes(_ zip: URL) throws -> Data {
         let archive = try PackageArchiveReader(url: zip)
         let entry = try #require(archive.entry(named: "manifest.json"))
@@ -44,7 +44,6 @@ import Testing
 
     func withTwoReleases(_ body: @Sendable (TwoReleases, any TestClientProtocol) async throws -> Void) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let first = try await env.releaseThroughAPI(client)
             let second = try await env.releaseThroughAPI(client, seed: 31)
@@ -232,7 +231,6 @@ import Testing
     @Test("an independent Python client (urllib + cryptography) updates v1 to v3 with the documented routes only")
     func pythonClientUpdates() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let first = try await env.releaseThroughAPI(client)

@@ -6,11 +6,11 @@ import Testing
 
 /// The demo's sample media, read back by readers that are not ours: ffprobe for the tone, libvips for the picture,
 /// and the server's own file-type check that every upload passes.
-@Suite struct DemoSampleTests {
+@Suite(.scratch) struct DemoSampleTests {
     @Test func theToneIsAWAVThatFFprobeReads() async throws {
-        let folder = try TemporaryFolder("demo-sample")
-        defer { folder.remove() }
-        let file = folder.file("tone.wav")
+        let folder = TestScratch.folder("demo-sample")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("tone.wav")
         try SampleMedia.tone(hertz: 440, seconds: 4).write(to: file)
         let probe = try await ChildProcess.run(
             "ffprobe",
@@ -35,9 +35,9 @@ import Testing
     }
 
     @Test func thePictureIsAPNGThatLibvipsReads() async throws {
-        let folder = try TemporaryFolder("demo-sample")
-        defer { folder.remove() }
-        let file = folder.file("picture.png")
+        let folder = TestScratch.folder("demo-sample")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("picture.png")
         try SampleMedia.picture().write(to: file)
         let header = try await ChildProcess.run("vipsheader", ["-a", file.path], timeout: .seconds(60))
         #expect(header.status == 0, "\(header.stderr)")

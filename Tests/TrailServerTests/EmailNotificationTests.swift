@@ -9,7 +9,7 @@ import Testing
 
 /// Notifications of the review workflow, through a real SMTP server: each reaches the right people, and someone who
 /// turned one off on the account page gets none of it.
-@Suite(.serialized) struct EmailNotificationTests {
+@Suite(.serialized, .scratch) struct EmailNotificationTests {
     /// Review requested → the site's reviewers and managers (not the author); approved, denied (with its comment) and
     /// released → the author who submitted.
     @Test func eachNotificationReachesTheRightPeople() async throws {
@@ -17,7 +17,6 @@ import Testing
         defer { sink.stop() }
         let url = sink.url
         let env = try await PublishEnv.make(requiredApprovals: 2, configure: { $0.mail = .testing(url) })
-        defer { env.remove() }
         let app = env.app
         try await app.test(.router) { client in
             let author = try await env.token("author@test.org")
@@ -73,7 +72,6 @@ import Testing
         defer { sink.stop() }
         let url = sink.url
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
-        defer { env.remove() }
         let app = env.app
         try await app.test(.router) { client in
             let reviewerSession = try await client.signIn("reviewer@test.org")
@@ -123,7 +121,6 @@ import Testing
         defer { sink.stop() }
         let url = sink.url
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
-        defer { env.remove() }
         let app = env.app
         _ = try await env.addMember("manager2@test.org", role: .manager)
         let quiet = try await env.addMember("manager3@test.org", role: .manager)

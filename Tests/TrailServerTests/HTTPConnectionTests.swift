@@ -15,7 +15,7 @@ import Testing
 
 /// Connections on the real server (``HTTPServerBuilder/trail(_:)``): pipelining, back-pressure, file bodies, the idle
 /// time-out, and ``WriteProgressTimeout`` against peers that never read.
-@Suite struct HTTPConnectionTests {
+@Suite(.scratch) struct HTTPConnectionTests {
     static let script = projectRoot.appendingPathComponent("Tests/TrailServerTests/Scripts/slow_client.py")
 
     static func get(
@@ -35,7 +35,6 @@ import Testing
     @Test("pipelined requests on one connection are answered in order")
     func pipelinedRequestsKeepTheirOrder() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test(.live) { client in
             let released = try await env.releaseThroughAPI(client)
             let port = try #require(client.port)
@@ -59,7 +58,6 @@ import Testing
     @Test("a client that sends requests without reading the answers is not answered without end; the answers it reads are in order")
     func answersRespectBackPressure() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         // On an event loop of its own: thousands of requests in a burst must not slow the other suites' servers.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let application = Application(
@@ -95,7 +93,6 @@ import Testing
     @Test("downloads: whole, ranges, If-Range, 416 and HEAD; the byte counter; a forged X-Accel-Redirect means nothing")
     func downloads() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test(.live) { client in
             let released = try await env.releaseThroughAPI(client, videoSize: 3 << 20)
             let bytes = try Data(contentsOf: released.zip)
@@ -137,7 +134,6 @@ import Testing
     @Test("the idle time-out: a connection polling the read routes stays open past it; a silent one is closed")
     func idleTimeout() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
-        defer { env.remove() }
         try await env.app.test(.live) { client in
             let port = try #require(client.port)
             // 10 polls, one every 0.5 s: 5 s on one connection.
@@ -163,7 +159,6 @@ import Testing
     @Test("a slow reader's download outlasts the idle time-out and completes")
     func slowDownloadIsNotCutByTheIdleTimeout() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
-        defer { env.remove() }
         // Released through the router: the live test client's own connection would be closed as idle whenever the
         // machine takes two seconds between two of its requests.
         let package = NIOLockedValueBox<ReleasedPackage?>(nil)
@@ -204,7 +199,6 @@ import Testing
     @Test("a download nobody reads is cut after the write time-out; one read slowly is not")
     func unreadDownloadIsCut() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.fileWriteTimeout = .seconds(3) })
-        defer { env.remove() }
         let released = try await Self.released(env, videoSize: 12 << 20)
         let path = "/api/v1/packages/\(released.packageId)/download"
         try await env.app.test(.live) { client in
@@ -234,7 +228,6 @@ import Testing
     )
     func peersThatNeverReadCannotStallTheServer() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.writeTimeout = .seconds(2) })
-        defer { env.remove() }
         // Two event loops of its own, as `serve` has on a two-core machine: the other suites' servers do not share them.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let application = Application(
@@ -268,7 +261,6 @@ import Testing
     @Test("a graceful stop does not wait for a download nobody reads")
     func stopDoesNotWaitForAStalledPeer() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.stoppingWriteTimeout = .seconds(1) })
-        defer { env.remove() }
         let released = try await Self.released(env, videoSize: 12 << 20)
         let port = NIOLockedValueBox<Int?>(nil)
         let application = Application(

@@ -8,7 +8,7 @@ import Testing
 
 /// A tour in several languages: which ones (the default first), the tour's and each waypoint's texts per
 /// language, files for one language or all, the checklist's gaps, the package, the review page, GeoJSON.
-@Suite struct LanguagesTests {
+@Suite(.scratch) struct LanguagesTests {
     /// The tour's GeoJSON export, as `GET /manage/tours/{id}/export.geojson` answers it.
     static func export(_ env: PublishEnv) async throws -> Data {
         let tour = try #require(try await env.database.tour(id: env.seed.tourId))
@@ -33,7 +33,6 @@ import Testing
     @Test("API: languages and per-language texts on the tour and a waypoint; an unknown tag, a text in a language the tour lacks: 422, nothing saved")
     func apiTexts() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -98,7 +97,6 @@ import Testing
     @Test("removing a language whose texts remain is refused naming them, and done when confirmed; a new default swaps the texts")
     func removeAndSwap() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -151,7 +149,6 @@ import Testing
     @Test("a new default language: two stops with one name in it are refused by name; names that trade places swap cleanly")
     func swapNames() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -186,7 +183,6 @@ import Testing
     @Test("a file for one language: set, refused for a language the tour lacks, cleared with null; removing its language makes it every language's")
     func assetLanguage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
@@ -217,7 +213,6 @@ import Testing
     @Test("checklist: missing texts are warnings, or refusals when the site requires complete languages; the package carries every language key")
     func checklistAndPackage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
@@ -278,7 +273,6 @@ import Testing
     @Test("GeoJSON import reads name:es and description:es back for the tour's languages; an unknown language in a key refuses the file")
     func geoJSONRoundTrip() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -327,7 +321,6 @@ import Testing
     @Test("panel: the language tabs, a Spanish version of a waypoint saved from its tab, the languages form asks before deleting texts")
     func panel() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let session = try await client.signIn("author@test.org")
             let saved = try await client.post(

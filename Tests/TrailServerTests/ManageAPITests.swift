@@ -7,7 +7,7 @@ import Testing
 @testable import TrailServer
 
 /// `/api/v1/manage`: tours and waypoints with a bearer token, and JSON errors with the right status.
-@Suite struct ManageAPITests {
+@Suite(.scratch) struct ManageAPITests {
     @Test func tourLifecycle() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in
@@ -83,7 +83,6 @@ import Testing
     @Test("GET /tours/{id} lists each waypoint's files (id, kind, name, size, SHA-256, scan status, order); other answers leave them out")
     func tourListsWaypointFiles() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)

@@ -10,7 +10,7 @@ import Testing
 
 /// The clamd backend behind the server: a real `/usr/sbin/clamd` on a unix socket in a temp folder, loaded with
 /// the test's EICAR signature, and a ScanService built with `ClamdScanner`.
-@Suite("Media: scanning through clamd", .enabled(if: MediaClamd.isInstalled, "needs clamav-daemon (/usr/sbin/clamd)"))
+@Suite("Media: scanning through clamd", .enabled(if: MediaClamd.isInstalled, "needs clamav-daemon (/usr/sbin/clamd)"), .scratch)
 struct MediaClamdTests {
     @Test("clamd gives the same verdicts: EICAR infected in quarantine, a clean file in assets/<sha256>, over StreamMaxLength not clean")
     func sameVerdicts() async throws {
@@ -20,7 +20,6 @@ struct MediaClamdTests {
             daemon = try? MediaClamd(signatureFolder: signatures, streamMaxLength: "1M")
             return ClamdScanner(endpoint: .unixSocket(path: daemon?.socketPath ?? "/nonexistent"), signatureDirectories: [signatures.path])
         })
-        defer { env.remove() }
         let clamd = try #require(daemon, "clamd did not start")
         do {
             try await clamd.waitUntilReady()

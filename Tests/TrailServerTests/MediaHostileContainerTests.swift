@@ -12,7 +12,7 @@ import Testing
 /// list behind one, and a DASH manifest whose first bytes read as a QuickTime atom. Left to guess the format, ffmpeg
 /// opened them as lists and read the media file they name, outside the data folder, into the author's tour. Made by
 /// the test around a real target file (ffmpeg's sine source), in a folder of its own.
-@Suite("Media that points at other files", .serialized)
+@Suite("Media that points at other files", .serialized, .scratch)
 struct MediaHostileContainerTests {
     /// The target and the hostile files that name it.
     struct Lists {
@@ -98,10 +98,6 @@ struct MediaHostileContainerTests {
     func refusedAtUpload() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let lists = try await Lists.make(maker)
         let targetHash = PackageHashing.sha256Hex(try Data(contentsOf: lists.target))
         // The fixtures are the review's: ffmpeg left to guess really opens them as lists.
@@ -141,10 +137,6 @@ struct MediaHostileContainerTests {
     func neverOpenedByTheConverter() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let lists = try await Lists.make(maker)
         let target = try Data(contentsOf: lists.target)
         let actor = try await env.actor("author@test.org")
@@ -200,7 +192,6 @@ struct MediaHostileContainerTests {
     @Test("the sniffer finds each list, at the start or behind ID3 tags, and none in real media made by ffmpeg")
     func sniffer() async throws {
         let maker = try MediaMaker()
-        defer { maker.remove() }
         let lists = try await Lists.make(maker)
         func isList(_ data: Data, _ kind: AssetKind) async throws -> Bool {
             let file = maker.url("sniff-\(UUID().uuidString.prefix(8))")

@@ -10,11 +10,9 @@ struct MediaMaker {
     let folder: URL
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-mediamaker-\(UUID().uuidString.prefix(8))")
+        folder = TestScratch.folder("trail-mediamaker")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
-
-    func remove() { try? FileManager.default.removeItem(at: folder) }
 
     func url(_ name: String) -> URL { folder.appendingPathComponent(name) }
 

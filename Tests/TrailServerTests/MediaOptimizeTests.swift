@@ -11,16 +11,12 @@ import Testing
 
 /// Phone-sized copies: made by real ffmpeg and libvips from media that ffmpeg makes during the run, checked by
 /// independent readers (ffprobe, exiftool), shipped in a package that verifies.
-@Suite("Media for phones", .serialized)
+@Suite("Media for phones", .serialized, .scratch)
 struct MediaOptimizeTests {
     @Test("a camera video, a recorder's MP3, a phone photo and a transparent PNG get copies within the targets; the originals stay")
     func copiesWithinTargets() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         let files = [
             (try await maker.cameraVideo(), "video/mp4"), (try await maker.recorderAudio(), "audio/mpeg"),
@@ -118,10 +114,6 @@ struct MediaOptimizeTests {
     func alreadySmallIsSkipped() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let id = try await client.publishUpload(
@@ -157,10 +149,6 @@ struct MediaOptimizeTests {
     func copiesAreRepeatable() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         let video = try Data(contentsOf: try await maker.cameraVideo(size: "1280x960", seconds: 2))
         try await env.app.test { client in
@@ -182,10 +170,6 @@ struct MediaOptimizeTests {
     func hostileFiles() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         let cases: [(URL, String, String)] = [
             (try await maker.truncatedVideo(), "video/mp4", "could not be read"),
@@ -251,10 +235,6 @@ struct MediaOptimizeTests {
     func killedConversionResumes() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         let video = try await maker.cameraVideo("long.mp4", size: "960x540", seconds: 15, bitrate: "3M")
         try await env.app.test { client in
@@ -298,10 +278,6 @@ struct MediaOptimizeTests {
     func publishedPackageShipsCopies() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let video = try await client.publishUpload(
@@ -377,10 +353,6 @@ struct MediaOptimizeTests {
     func pagesShowCopies() async throws {
         let env = try await PublishEnv.withMediaOptimization()
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let id = try await client.publishUpload(
@@ -414,10 +386,6 @@ struct MediaOptimizeTests {
         // Uploaded while copies were off: no rows.
         let env = try await PublishEnv.make(requiredApprovals: 1)
         let maker = try MediaMaker()
-        defer {
-            env.remove()
-            maker.remove()
-        }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             _ = try await client.publishUpload(

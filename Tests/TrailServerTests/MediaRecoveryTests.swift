@@ -9,12 +9,11 @@ import Testing
 @testable import TrailServer
 
 /// `MediaRecovery.run` at start: expired uploads, orphan files and rows whose file is gone.
-@Suite("Media: recovery at start")
+@Suite("Media: recovery at start", .scratch)
 struct MediaRecoveryTests {
     @Test("Expired uploads and orphan files are removed, a row whose file is missing becomes error, everything else is kept")
     func recovery() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let ids = try await env.app.application.test(.router) { client in
             let clean = try #require(
@@ -105,7 +104,6 @@ struct MediaRecoveryTests {
     )
     func tusUploadRewoundToTheBytesOnDisk() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let contents = (7...9).map { MediaFixtures.png(size: 6000, seed: $0) }
         let (short, gone, whole) = try await env.app.application.test(.router) { client in

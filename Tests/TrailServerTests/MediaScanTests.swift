@@ -10,12 +10,11 @@ import Testing
 @testable import TrailServer
 
 /// Uploads scanned by a real libclamav engine loaded from the EICAR body signature the test writes.
-@Suite("Media: malware scanning (real libclamav engine)")
+@Suite("Media: malware scanning (real libclamav engine)", .scratch)
 struct MediaScanTests {
     @Test("EICAR ends infected in quarantine, never in assets/, with an audit event; its signature shows to its uploader and admins only")
     func eicarIsQuarantined() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(
@@ -81,7 +80,6 @@ struct MediaScanTests {
     @Test("A scanner error verdict: the asset is marked error (with the reason for its uploader), quarantined, never served or published")
     func scannerErrorQuarantines() async throws {
         let env = try await MediaEnv.make(scanner: { _ in FailingScanner() })
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let upload = try await client.mediaAPIUpload(
@@ -112,7 +110,6 @@ struct MediaScanTests {
     @Test("A clean file ends clean in assets/<sha256>; the same bytes uploaded twice are stored once")
     func cleanAndDeduplicated() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         let image = MediaFixtures.png(size: 50_000)
         let sha = MediaFixtures.sha256(image)
@@ -164,7 +161,6 @@ struct MediaScanTests {
     @Test("With a 1 MiB engine limit, a 2 MiB file with EICAR at its end is not clean (unscannable, quarantined)")
     func overTheEngineLimit() async throws {
         let env = try await MediaEnv.make(engineMaxFileSize: 1024 * 1024)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let big = try await client.mediaAPIUpload(
@@ -193,7 +189,6 @@ struct MediaScanTests {
     @Test("With no signature files assets stay pending after drain() and admins see the scanner warning; signatures added, they are scanned")
     func noSignatures() async throws {
         let env = try await MediaEnv.make(signatures: .none)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")
@@ -230,7 +225,6 @@ struct MediaScanTests {
     @Test("An admin's rescan runs the current signatures again; others may not ask for one")
     func rescan() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")

@@ -44,7 +44,7 @@ struct MediaEnv {
         scanner: ((URL) -> any MalwareScanner)? = nil,
         configure: (inout AppConfig) -> Void = { _ in }
     ) async throws -> MediaEnv {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-media-\(UUID().uuidString.prefix(8))")
+        let folder = TestScratch.folder("trail-media")
         let signatureFolder = folder.appendingPathComponent("signatures")
         try FileManager.default.createDirectory(at: signatureFolder, withIntermediateDirectories: true)
         if signatures == .eicar { try EICAR.writeTestSignatures(to: signatureFolder) }
@@ -68,8 +68,6 @@ struct MediaEnv {
         let seed = try await app.seed()
         return MediaEnv(app: app, seed: seed, folder: folder, signatures: signatureFolder)
     }
-
-    func remove() { try? FileManager.default.removeItem(at: folder) }
 
     /// Loads the signatures (as the scan service does at start) and scans every queued job.
     @discardableResult

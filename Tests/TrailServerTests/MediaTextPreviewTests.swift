@@ -6,11 +6,10 @@ import Testing
 @testable import TrailServer
 
 /// A clean text file is previewed on the waypoint page as escaped text, never as markup.
-@Suite struct MediaTextPreviewTests {
+@Suite(.scratch) struct MediaTextPreviewTests {
     @Test("hostile text in a clean text file shows escaped in the waypoint page's preview, cut at 2,000 bytes")
     func textPreviewIsEscaped() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         // Not starting with "<": a file that does is refused as markup (HTML, SVG, XML) before it is ever stored.
         let hostile = "Notes: <script>alert('x')</script> & <img src=x onerror=alert(1)> “quoted”\n" + String(repeating: "é", count: 1_500)

@@ -7,7 +7,7 @@ import Testing
 
 /// A title for every file and alt text for images, through the API and the panel, required
 /// or recommended per site, carried in the manifest and shown to reviewers.
-@Suite struct MediaTextTests {
+@Suite(.scratch) struct MediaTextTests {
     /// Uploads an image and a video without describing them (the fixture helper describes images; this does not).
     static func undescribed(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (image: Int64, video: Int64) {
         func upload(_ data: Data, _ name: String, _ type: String) async throws -> Int64 {
@@ -31,7 +31,6 @@ import Testing
     )
     func apiDescribe() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
@@ -71,7 +70,6 @@ import Testing
     @Test("required (the default): an image without alt text stops the submission, named; recommended: a warning; the panel form fixes it")
     func requiredOrRecommended() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (image, _) = try await Self.undescribed(env, client, token: token)
@@ -116,7 +114,6 @@ import Testing
     @Test("the manifest carries title and alt text (a v1 reader still verifies), and the review page shows each image's alt text")
     func manifestAndReview() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
@@ -147,7 +144,6 @@ import Testing
     @Test("an admin sets a site's rule on its edit form; the form shows the saved choice; an unknown value keeps the default")
     func siteSetting() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let admin = try await client.signIn("admin@test.org")
             var page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)

@@ -10,12 +10,11 @@ import TrailClient
 @testable import TrailServer
 
 /// The mobile routes on a package released through the real flow (upload, scan, submit, build, approve, push).
-@Suite("Mobile API: downloads, lists, catalog, verify")
+@Suite("Mobile API: downloads, lists, catalog, verify", .scratch)
 struct MobileAPITests {
     /// One released package per test; the body gets the env, the client, the release and the zip's bytes.
     func withRelease(_ body: @Sendable (PublishEnv, any TestClientProtocol, ReleasedPackage, Data) async throws -> Void) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let released = try await env.releaseThroughAPI(client)
             try await body(env, client, released, try Data(contentsOf: released.zip))
@@ -357,7 +356,7 @@ struct MobileAPITests {
 }
 
 /// The verified-download count takes each caller once per version and day.
-@Suite struct VerifiedDownloadsTests {
+@Suite(.scratch) struct VerifiedDownloadsTests {
     @Test("once per (address, version, day); an IPv6 caller by its /64; bounded")
     func oncePerCallerVersionAndDay() {
         let seen = VerifiedDownloads(capacity: 4)

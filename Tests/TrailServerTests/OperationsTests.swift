@@ -9,7 +9,7 @@ import Testing
 @testable import TrailServer
 
 /// What the people who run the server set and watch: `/metrics`, site storage quotas, the signed catalog's lifetime.
-@Suite struct OperationsTests {
+@Suite(.scratch) struct OperationsTests {
     @Test("/metrics: Prometheus text for admins (session or token), with request counts and the stored state; others are sent to sign in or refused")
     func metricsForAdminsOnly() async throws {
         let (app, seed) = try await TestApp.seeded()
@@ -70,7 +70,7 @@ import Testing
 }
 
 /// Per-site storage quota: set by an admin (form) or the CLI, enforced on multipart and tus uploads.
-@Suite struct SiteQuotaTests {
+@Suite(.scratch) struct SiteQuotaTests {
     @Test("an admin sets the quota in MB on the site form; a bad value is refused next to the field; empty means no limit")
     func adminSetsTheQuota() async throws {
         let (app, seed) = try await TestApp.seeded()
@@ -101,7 +101,6 @@ import Testing
     @Test("over the quota: 413 with a message for multipart and for tus creation, and nothing is stored")
     func uploadsOverTheQuotaAreRefused() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let site = try #require(try await env.database.site(id: env.seed.alphaId))
         _ = try await env.database.updateSite(
             id: site.id!,

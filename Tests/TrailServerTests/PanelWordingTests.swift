@@ -8,7 +8,7 @@ import Testing
 
 /// The panel's small words a newcomer stumbles on: counts in the singular, large areas grouped, a phone copy larger
 /// than its original not called "Optimized", and the scanner notice for everyone whose files wait.
-@Suite struct PanelWordingTests {
+@Suite(.scratch) struct PanelWordingTests {
     @Test("the home page counts tours in the singular and the plural")
     func tourCounts() async throws {
         let (app, seed) = try await TestApp.seeded()
@@ -104,7 +104,6 @@ import Testing
     @Test("while the scanner has no signatures, an author whose file waits sees why and whom to ask; others do not")
     func scannerNoticeForAuthors() async throws {
         let env = try await MediaEnv.make(signatures: .none)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text(), fileName: "notes.txt")

@@ -43,7 +43,7 @@ enum ReviewAttempt: Sendable, Equatable {
 /// Concurrent reviews end in exactly one outcome: each transition is one write transaction whose WHERE checks the state.
 /// The calls go through two connections pools on the same database file (as two processes would), from threads
 /// released together, and through the router.
-@Suite("Publishing: concurrent reviews")
+@Suite("Publishing: concurrent reviews", .scratch)
 struct PublishingConcurrencyTests {
     static func reviewers(_ env: PublishEnv, count: Int) async throws -> [AuthenticatedUser] {
         var users: [AuthenticatedUser] = []
@@ -100,7 +100,6 @@ struct PublishingConcurrencyTests {
     @Test("20 concurrent approvals (database methods, two connection pools), 2 required: one transition to ready, two approvals, 18 refusals")
     func twentyApprovalsThroughTheDatabase() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let reviewers = try await Self.reviewers(env, count: 20)
         let rid = try await Self.pendingRequest(env)
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
@@ -135,7 +134,6 @@ struct PublishingConcurrencyTests {
     @Test("20 concurrent approvals through the router (management API), 2 required: two 200s, eighteen 409s, one ready")
     func twentyApprovalsThroughTheAPI() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let reviewers = try await Self.reviewers(env, count: 20)
         var issued: [String] = []
         for reviewer in reviewers { issued.append(try await env.token(reviewer.email)) }
@@ -168,7 +166,6 @@ struct PublishingConcurrencyTests {
     @Test("Each reviewer counts once under a race: 20 reviewers each approving twice at once with 20 required: 20 approvals, one ready")
     func eachReviewerOnceUnderRace() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 20)
-        defer { env.remove() }
         let reviewers = try await Self.reviewers(env, count: 20)
         let rid = try await Self.pendingRequest(env)
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
@@ -203,7 +200,6 @@ struct PublishingConcurrencyTests {
     @Test("A denial racing the last approval, 12 rounds: each ends ready with no denial, or denied with the tour unlocked")
     func denialRacingLastApproval() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let approvers = await [try env.user("reviewer@test.org"), try env.user("reviewer2@test.org")]
         try await env.addMember("denier@test.org", role: .reviewer)
         let denier = try await env.user("denier@test.org")

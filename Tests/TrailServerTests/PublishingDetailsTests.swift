@@ -8,11 +8,10 @@ import Testing
 
 /// Details of media and publishing that the larger flows pass over: replacing and reordering files, scan jobs that
 /// outlive the process, Range on the review page's files, and a manager releasing someone else's request.
-@Suite struct PublishingDetailsTests {
+@Suite(.scratch) struct PublishingDetailsTests {
     @Test("replace takes the old file's place; ↑/↓ reorder; both by an author through the panel and the API")
     func replaceAndReorderAssets() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.publishUpload(
@@ -56,7 +55,6 @@ import Testing
     @Test("a `replaces` that is not one asset number is refused on that field, and nothing is stored")
     func replacesMustNameOneAsset() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.publishUpload(
@@ -96,7 +94,6 @@ import Testing
     @Test("a queued scan survives a restart: the next process scans it")
     func scanJobsSurviveARestart() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             _ = try await client.publishUpload(
@@ -121,7 +118,6 @@ import Testing
     @Test("the review page's files answer Range requests from the built package's copy; a manager releases an author's request")
     func reviewFilesRangeAndManagerPush() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)

@@ -6,10 +6,9 @@ import Testing
 
 /// The publishing pages show texts typed by rangers and reviewers (tour and waypoint texts, file names, the manifest,
 /// comments): every one comes back escaped.
-@Suite struct PublishingEscapingTests {
+@Suite(.scratch) struct PublishingEscapingTests {
     @Test func reviewQueueRequestPackageAndTourPagesEscapeEveryText() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let payload = Payload.raw
         let token = try await env.token("author@test.org")
         _ = try await env.database.updateTour(

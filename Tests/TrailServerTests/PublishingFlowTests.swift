@@ -11,12 +11,11 @@ import Testing
 
 /// The whole publish workflow with two approvals required: clean uploads, submit, build, two reviews, release,
 /// a second version, unpublish, publish again and roll back. Once through the management API, once through the pages.
-@Suite("Publishing: the whole workflow (two approvals required)")
+@Suite("Publishing: the whole workflow (two approvals required)", .scratch)
 struct PublishingFlowTests {
     @Test("Through the management API: upload, scan, submit, build, two approvals, push; version 2; unpublish, publish, roll back")
     func throughTheAPI() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         let reviewer = try await env.token("reviewer@test.org")
         let reviewer2 = try await env.token("reviewer2@test.org")
@@ -167,7 +166,6 @@ struct PublishingFlowTests {
     @Test("Through the pages: form posts with CSRF tokens, the review queue and request page, release, unpublish, publish, roll back")
     func throughThePages() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let tourId = env.seed.tourId
         try await env.app.test { client in
             var author = try await client.signIn("author@test.org")

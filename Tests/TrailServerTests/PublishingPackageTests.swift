@@ -12,7 +12,7 @@ import Testing
 
 /// The built package itself: read back by Python's zipfile and Info-ZIP, its signature, its determinism,
 /// and builds that must fail (a missing file, a file the re-scan now finds infected).
-@Suite("Publishing: the built package")
+@Suite("Publishing: the built package", .scratch)
 struct PublishingPackageTests {
     /// 200 characters (grapheme clusters) of Unicode from several scripts, with emoji, a right-to-left override and a zero-width joiner.
     static let longUnicodeName: String = {
@@ -29,7 +29,6 @@ struct PublishingPackageTests {
     @Test("Python's zipfile reads back exactly the manifest: paths, sizes, SHA-256, no extras, safe names even for hostile waypoint and file names")
     func independentReaderWithHostileNames() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
@@ -126,7 +125,6 @@ struct PublishingPackageTests {
     )
     func signatureVerifiesAndDetectsOneByte() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -189,7 +187,6 @@ struct PublishingPackageTests {
     @Test("The same snapshot built twice, a second apart, gives the same bytes and SHA-256")
     func sameSnapshotSameBytes() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -217,7 +214,6 @@ struct PublishingPackageTests {
     @Test("A file missing from data/assets/ at build time: failed with the reason, staging removed, the tour editable again")
     func buildFailsOnMissingFile() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let ids = try await env.addCleanMedia(client, token: author)
@@ -249,7 +245,6 @@ struct PublishingPackageTests {
     )
     func buildFailsWhenRescanFindsMalware() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -292,7 +287,6 @@ struct PublishingPackageTests {
     @Test("No signatures loaded at build time: the build fails closed")
     func buildFailsWithoutSignatures() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)

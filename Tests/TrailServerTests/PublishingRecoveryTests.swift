@@ -17,7 +17,7 @@ import Glibc
 
 /// Crash safety: what a restart finds after a crash, in-process (a fresh app on the same database file and data folder)
 /// and for real (`kill -9` of the server binary in the middle of a build).
-@Suite("Publishing: crash safety and recovery")
+@Suite("Publishing: crash safety and recovery", .scratch)
 struct PublishingRecoveryTests {
     /// Every packageVersion row names a zip that is there.
     static func expectEveryVersionHasItsZip(_ database: AppDatabase, paths: DataPaths, sourceLocation: SourceLocation = #_sourceLocation) async throws
@@ -35,7 +35,6 @@ struct PublishingRecoveryTests {
     @Test("A request left `building` by a crash (half-written staging folder, an attempt counted) is rebuilt on the next start and ends pending")
     func stuckBuildIsRebuilt() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in try await env.addCleanMedia(client, token: try env.token("author@test.org")) }
         let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
@@ -76,7 +75,6 @@ struct PublishingRecoveryTests {
     @Test("A build interrupted three times is marked failed, with the reason, and the tour is editable again")
     func tooManyInterruptionsFail() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
@@ -96,7 +94,6 @@ struct PublishingRecoveryTests {
     @Test("Recovery removes staging folders of closed requests and zips without a version row, and keeps what rows point at")
     func recoveryRemovesOrphans() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in try await env.addCleanMedia(client, token: author) }
         // Version 1, released through the API.
@@ -147,7 +144,6 @@ struct PublishingRecoveryTests {
     @Test("A crash between the release's file move and its commit: the stray zip goes, the request is rebuilt (same bytes) and is ready again")
     func crashDuringPush() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in try await env.addCleanMedia(client, token: author) }
         let ready = try await env.readyRequest()

@@ -10,7 +10,7 @@ import Testing
 
 /// The review rules, through the management API (and the pages where the rule shows there): who may approve, once,
 /// what a denial and a withdrawal do, the lock while a request is open, and the checklist of a tour that is not ready.
-@Suite("Publishing: review rules")
+@Suite("Publishing: review rules", .scratch)
 struct PublishingRulesTests {
     /// A built, pending request of the seed tour with clean media, submitted by `submitter`.
     static func pendingRequest(_ env: PublishEnv, _ client: some TestClientProtocol, submitter: String = "author@test.org") async throws -> String {
@@ -26,7 +26,6 @@ struct PublishingRulesTests {
     @Test("Self-approval is refused (403), for an author and for a manager who submitted; nothing is recorded")
     func selfApprovalRefused() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             // The manager may review (manager = author + reviewer) but not their own submission.
             let rid = try await Self.pendingRequest(env, client, submitter: "manager@test.org")
@@ -54,7 +53,6 @@ struct PublishingRulesTests {
     @Test("A second approval by the same reviewer does not count (409, approvals stay 1); nor does a denial after it")
     func reviewerCountsOnce() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let reviewer = try await env.token("reviewer@test.org")
@@ -74,7 +72,6 @@ struct PublishingRulesTests {
     @Test("Approving after a denial is refused (409); so is a second denial and a push")
     func approveAfterDenial() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let deny = try await client.publishAction(
@@ -99,7 +96,6 @@ struct PublishingRulesTests {
     @Test("Push before ready is refused (409): while building, while pending, with one of two approvals")
     func pushBeforeReady() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -126,7 +122,6 @@ struct PublishingRulesTests {
     @Test("A reviewer or manager of another site gets 404 (reading, approving, denying, pushing, withdrawing) and changes nothing")
     func otherSiteReviewer() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.addMember("bravo-reviewer@test.org", role: .reviewer, siteId: env.seed.bravoId)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
@@ -157,7 +152,6 @@ struct PublishingRulesTests {
     @Test("Deny without a comment: 422 with the message (API and page); nothing changes")
     func denyNeedsComment() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let token = try await env.token("reviewer@test.org")
@@ -181,7 +175,6 @@ struct PublishingRulesTests {
     @Test("A denial unlocks the tour and the tour page shows the comment; the staging folder goes")
     func denialUnlocksAndShowsComment() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer2@test.org")).status == .ok)
@@ -217,7 +210,6 @@ struct PublishingRulesTests {
     @Test("The author withdraws an open request: the tour is editable again; a withdrawn request cannot be approved")
     func withdrawUnlocks() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let author = try await env.token("author@test.org")
@@ -248,7 +240,6 @@ struct PublishingRulesTests {
     @Test("While a request is open the tour is read-only: 409 on every edit through the API, a banner on the pages")
     func readOnlyWhileOpen() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
@@ -306,7 +297,6 @@ struct PublishingRulesTests {
     @Test("A tour that is not ready: 422 with every checklist item (no frame, no waypoints, outside the frame, not clean); the tour page lists them")
     func notReadyChecklist() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             // A new tour: no frame, no waypoints.

@@ -5,11 +5,10 @@ import Testing
 
 /// The publishing steps, called without any controller (as a CLI or a script would), still move and
 /// clean up their files and check who may take them.
-@Suite struct PublishingServiceTests {
+@Suite(.scratch) struct PublishingServiceTests {
     @Test("release, deny and withdraw through the service alone leave no staging behind; permissions are the service's")
     func serviceOwnsFilesAndRules() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
@@ -58,7 +57,6 @@ import Testing
     @Test("the navigation badge's COUNT(*) agrees with the review queue for authors, reviewers, managers and admins")
     func badgeCountMatchesQueue() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
@@ -98,7 +96,6 @@ import Testing
     @Test("a stored file whose bytes changed after submission (same size) fails the build, named; no package (the builder checks sizes only)")
     func changedInputFailsVerification() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }

@@ -41,7 +41,7 @@ struct PublishEnv {
         scanner: ((URL) -> any MalwareScanner)? = nil,
         configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }
     ) async throws -> PublishEnv {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-publish-\(UUID().uuidString.prefix(8))")
+        let folder = TestScratch.folder("trail-publish")
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)
         let env = try await open(folder: folder, seed: nil, scanner: scanner, configure: configure)
@@ -86,8 +86,6 @@ struct PublishEnv {
         if chosenSeed == nil { chosenSeed = try await app.seed() }
         return PublishEnv(app: app, seed: chosenSeed!, folder: folder, signatures: signatures)
     }
-
-    func remove() { try? FileManager.default.removeItem(at: folder) }
 
     // MARK: People
 

@@ -10,7 +10,7 @@ import Testing
 /// A site's storage quota is decided in the write transaction that stores a file, after the rows of what it replaces
 /// went out. A check made before the write (the quick 413 that spares a ranger uploading gigabytes in vain) cannot
 /// see a file stored beside it in the meantime; two such uploads at once would both pass it.
-@Suite struct QuotaTransactionTests {
+@Suite(.scratch) struct QuotaTransactionTests {
     static func tileset(tourId: Int64, size: Int64, name: String) -> TourTileset {
         TourTileset(
             tourId: tourId,
@@ -81,7 +81,6 @@ import Testing
     )
     func concurrentTileUploadsStayWithinTheQuota() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let fixture = env.folder.appendingPathComponent("topo.mbtiles")
         try MBTilesFixture.write(.raster, to: fixture)
         let data = try Data(contentsOf: fixture)

@@ -9,7 +9,7 @@ import Testing
 @testable import TrailServer
 
 /// RFC 9110 ranges on asset previews (`/assets/{aid}/content`), on a 10 KiB clean asset.
-@Suite("Media: previews with RFC 9110 ranges")
+@Suite("Media: previews with RFC 9110 ranges", .scratch)
 struct RangeTests {
     static let size = 10_240
     static let nosniff = HTTPField.Name("X-Content-Type-Options")!
@@ -17,7 +17,6 @@ struct RangeTests {
     /// An app with one clean 10 KiB PNG; the body gets the client, the asset id, its bytes, its ETag and a token.
     func withCleanAsset(_ body: @Sendable (any TestClientProtocol, Int64, Data, String, String) async throws -> Void) async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: Self.size, seed: 11)
         try await env.app.test { client in
@@ -164,7 +163,6 @@ struct RangeTests {
     @Test("Assets that are not clean give 403, whatever the Range; nosniff on the refusal too")
     func notClean() async throws {
         let env = try await MediaEnv.make(signatures: .none)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: Self.size), fileName: "p.png")

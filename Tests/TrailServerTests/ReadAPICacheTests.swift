@@ -9,7 +9,7 @@ import Testing
 
 /// The mobile read routes answer from encoded bodies kept between changes; every change is visible at
 /// once, and no answer is stale after a rollback.
-@Suite struct ReadAPICacheTests {
+@Suite(.scratch) struct ReadAPICacheTests {
     static func get(_ client: some TestClientProtocol, _ uri: String, ifNoneMatch: String? = nil) async throws -> TestResponse {
         var headers: HTTPFields = [:]
         if let ifNoneMatch { headers[.ifNoneMatch] = ifNoneMatch }
@@ -28,7 +28,6 @@ import Testing
     )
     func changesShowAtOnce(live: Bool) async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let cache = env.app.dependencies.readCache
         try await env.app.test(live ? .live : .router) { client in
             let first = try await env.releaseThroughAPI(client)

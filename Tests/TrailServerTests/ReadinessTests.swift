@@ -10,7 +10,7 @@ import Testing
 
 /// `/readyz` and the free-space floor (`--min-free-space`): a load balancer learns when the server cannot do its work,
 /// and uploads stop before they fill the disk.
-@Suite struct ReadinessTests {
+@Suite(.scratch) struct ReadinessTests {
     /// `/readyz` as an admin sees it (with a token), or as anyone does.
     static func readyz(_ client: some TestClientProtocol, token: String? = nil) async throws -> (HTTPResponse.Status, [String: Any]) {
         let response = try await client.execute(uri: "/readyz", method: .get, headers: token.map { [.authorization: "Bearer \($0)"] } ?? [:])
@@ -22,7 +22,6 @@ import Testing
     @Test("ready with signatures and room; 503 with a reason once the signature folder is emptied; ready again when they return")
     func signaturesDecideReadiness() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let admin = try await env.token("admin@test.org")
         try await env.app.test { client in
             await env.scans.scanner.reloadIfChanged()
@@ -52,7 +51,6 @@ import Testing
     @Test("below the free-space floor: /readyz is 503, every kind of upload gets 507 and stores nothing, small forms still work")
     func freeSpaceFloor() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let admin = try await env.token("admin@test.org")
         // An upload begun while there was room: its chunks are refused once the disk is below the floor.

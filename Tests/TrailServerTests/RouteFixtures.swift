@@ -54,7 +54,8 @@ enum RouteFixtures {
 /// The database and data folder behind `TestApp.routeSeeded()`, made once per test run through the real routes and
 /// services (uploads, the scanner with the EICAR test signature, builds, approvals, releases).
 enum RouteTemplate {
-    static let database = Task { () throws -> (DatabaseQueue, RichSeed, URL) in
+    // Detached: the template outlives the test that first asks for it, so it takes no test's scratch scope.
+    static let database = Task.detached { () throws -> (DatabaseQueue, RichSeed, URL) in
         let folder = TestScratch.folder("trail-routes")
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)

@@ -16,7 +16,7 @@ import FoundationNetworking
 #endif
 
 /// The distribution tree mirrored to a real S3 server (SeaweedFS, and moto as a second implementation).
-@Suite(.serialized) struct StorageSyncTests {
+@Suite(.serialized, .scratch) struct StorageSyncTests {
     static let prefix = "parks/north"
 
     static func settings(_ store: ObjectStore, credentials: S3Credentials? = nil, bucket: String? = nil) -> StorageSettings {
@@ -59,7 +59,6 @@ import FoundationNetworking
         defer { store.stop() }
         let settings = Self.settings(store)
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
-        defer { env.remove() }
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         defer { Task { await sync.shutdown() } }
         let client = store.client()
@@ -162,7 +161,6 @@ import FoundationNetworking
         ]
         for (name, settings, words) in cases {
             let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
-            defer { env.remove() }
             let sync = try #require(env.app.dependencies.makeDistributionSync())
             defer { Task { await sync.shutdown() } }
             do {
@@ -247,7 +245,6 @@ import FoundationNetworking
             return settings
         }()
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { [settings] in $0.storage = settings })
-        defer { env.remove() }
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         let service = Task { try await sync.run() }
         defer { service.cancel() }
@@ -320,7 +317,6 @@ import FoundationNetworking
         let proxy = try await TCPProxy.start(to: store.endpoint.port!, bytesPerSecond: 2_000_000)
         defer { proxy.stop() }
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let box = NIOLockedValueBox<ReleasedPackage?>(nil)
         try await env.app.test { api in
             let released = try await env.releaseThroughAPI(api, videoSize: 24 * 1024 * 1024)
@@ -394,7 +390,6 @@ import FoundationNetworking
         defer { store.stop() }
         let settings = Self.settings(store)
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
-        defer { env.remove() }
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         defer { Task { await sync.shutdown() } }
         let folder = env.folder.appendingPathComponent("client")
@@ -448,7 +443,6 @@ import FoundationNetworking
         let store = try await ObjectStore.start(.seaweedfs)
         defer { store.stop() }
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let box = NIOLockedValueBox<ReleasedPackage?>(nil)
         try await env.app.test { api in
             let released = try await env.releaseThroughAPI(api)

@@ -159,7 +159,8 @@ extension TestApp {
 
 enum SeededTemplate {
     static let views = Task { try await ViewRenderer(templatesFolder: projectRoot.appendingPathComponent("Templates")) }
-    static let database = Task { () throws -> (DatabaseQueue, RichSeed) in
+    // Detached: the template outlives the test that first asks for it, so it takes no test's scratch scope.
+    static let database = Task.detached { () throws -> (DatabaseQueue, RichSeed) in
         let app = try await TestApp.make()
         let seed = try await app.richSeed()
         let queue = try #require(app.database.writer as? DatabaseQueue)

@@ -5,7 +5,7 @@ import Testing
 @testable import TrailServer
 
 /// A tile URL cannot make the server fetch from its own network unless the operator allows it.
-@Suite struct TileHostGuardTests {
+@Suite(.scratch) struct TileHostGuardTests {
     @Test("loopback, private, CGNAT, link-local (metadata), unique-local, multicast and mapped addresses are not public")
     func classification() {
         for address in [
@@ -242,7 +242,6 @@ import Testing
     @Test("a build against a tile server on loopback fails before any request unless private servers are allowed")
     func buildRefusesPrivateServer() async throws {
         let env = try await TilesEnv.make { config in config.tileFetch.allowPrivateAddresses = false }
-        defer { env.remove() }
         try await env.setZooms(10...11)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in

@@ -8,13 +8,12 @@ import Testing
 
 /// Package builds that fetch their tiles from a tile server started by the test (a Hummingbird app on a free port
 /// serving generated PNG tiles), read back with Python's zipfile and sqlite3.
-@Suite(.serialized) struct TilesFetchTests {
+@Suite(.serialized, .scratch) struct TilesFetchTests {
     static let zooms = 10...13
 
     @Test("a normal build: the package's MBTiles as MBTiles 1.3 readers expect, every tile as the server sent it")
     func normalBuild() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in
@@ -96,7 +95,6 @@ import Testing
     @Test("a server failing 30 % of requests: retries with back-off still complete the build")
     func flakyServer() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .flaky(percent: 30))
         try await TestTileServer.with(state) { template in
@@ -119,7 +117,6 @@ import Testing
     @Test("a server that stops answering: the build fails with a clear message and leaves no package behind")
     func serverStopsAnswering() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .stopsAnswering(after: 10))
         let fetch = {
@@ -156,7 +153,6 @@ import Testing
     @Test("a frame over the tile cap is refused before any tile is fetched")
     func capExceeded() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in

@@ -10,7 +10,7 @@ import Testing
 /// Uploaded MBTiles files are SQLite databases, and an SQLite file can carry code: views, triggers, virtual tables,
 /// generated columns. Each crafted file is refused at upload with a message naming the problem, leaves nothing behind,
 /// and never makes the server build a large value in memory.
-@Suite struct TilesHostileTests {
+@Suite(.scratch) struct TilesHostileTests {
     enum Hostile: String, CaseIterable {
         /// `tiles` is a view whose one tile is a 500 MB "PNG" made by `zeroblob`.
         case viewBomb
@@ -101,7 +101,6 @@ import Testing
     )
     func hostileFilesAreRefused() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             for kind in Hostile.allCases {
@@ -140,7 +139,6 @@ import Testing
     @Test("the map + images schema the builder writes is accepted, read through our own join, not the file's view")
     func builderSchemaIsAccepted() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let url = env.folder.appendingPathComponent("built.mbtiles")
         let tiles = TileMath.tiles(TilesEnv.frame, zooms: 10...11).sorted()
         let writer = try MBTilesWriter(url: url)
@@ -195,7 +193,7 @@ import Testing
 
 /// Delta updates count on it: the same tiles give the same `map.mbtiles`, byte for byte, so a release that does not
 /// change the map costs an app no map bytes.
-@Suite struct TilesDeterminismTests {
+@Suite(.scratch) struct TilesDeterminismTests {
     @Test("the same uploaded tiles cut to the same frame twice, a second apart: byte-identical MBTiles")
     func sameTilesSameBytes() async throws {
         let folder = TestScratch.folder("trail-tiles-determinism")

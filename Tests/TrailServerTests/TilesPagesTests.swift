@@ -9,11 +9,10 @@ import Testing
 
 /// The panel's side of tiles: the admin's tile server settings, the frame editor's estimate, and the package's own map
 /// on the review page and the phone preview.
-@Suite struct TilesPagesTests {
+@Suite(.scratch) struct TilesPagesTests {
     @Test("admin settings: only admins; OpenStreetMap's servers refused when saved; the saved server reaches the pages and the CSP")
     func settings() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         try await env.app.test { client in
             let author = try await client.signIn("author@test.org")
             #expect(try await client.get("/admin/tiles", session: author).status == .forbidden)
@@ -97,7 +96,6 @@ import Testing
     @Test("the frame editor shows the tile count and size of the saved frame, and the data the live estimate needs")
     func estimate() async throws {
         let env = try await TilesEnv.make { $0.tileURLTemplate = "https://tiles.example.org/{z}/{x}/{y}.png" }
-        defer { env.remove() }
         try await env.setZooms(10...13)
         try await env.app.test { client in
             let page = try await client.get("/tours/\(env.seed.tourId)", session: try await client.signIn("author@test.org"))
@@ -112,7 +110,6 @@ import Testing
     @Test("the review page and the phone preview draw the map from the package's own MBTiles; released versions too")
     func packageMap() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let fixture = env.folder.appendingPathComponent("topo.mbtiles")
         try MBTilesFixture.write(.raster, to: fixture)
         try await env.app.test { client in

@@ -48,7 +48,7 @@ struct TilesEnv {
     }
 
     static func make(configure: (inout AppConfig) -> Void = { _ in }) async throws -> TilesEnv {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trail-tiles-\(UUID().uuidString.prefix(8))")
+        let folder = TestScratch.folder("trail-tiles")
         let signatures = folder.appendingPathComponent("signatures")
         try EICAR.writeTestSignatures(to: signatures)
         let dataFolder = folder.appendingPathComponent("data")
@@ -73,8 +73,6 @@ struct TilesEnv {
         await scanner.reloadIfChanged()
         return await TilesEnv(app: app, seed: try app.seed(), folder: folder)
     }
-
-    func remove() { try? FileManager.default.removeItem(at: folder) }
 
     func token(_ email: String) async throws -> String {
         let user = try #require(try await database.user(email: email))

@@ -9,7 +9,7 @@ import Testing
 
 /// A tour's own MBTiles file: streamed and scanned like any upload, checked (SQLite, MBTiles schema, raster, bounds),
 /// and cut to the frame into the package.
-@Suite struct TilesUploadTests {
+@Suite(.scratch) struct TilesUploadTests {
     func fixture(_ kind: MBTilesFixture.Kind, _ env: TilesEnv) throws -> Data {
         let url = env.folder.appendingPathComponent("fixture-\(UUID().uuidString.prefix(6)).mbtiles")
         try MBTilesFixture.write(kind, to: url)
@@ -19,7 +19,6 @@ import Testing
     @Test("an MBTiles file that is not SQLite, lacks the tables, lies outside the frame or holds vector tiles: a clear error each")
     func refusedFiles() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let uri = "/api/v1/manage/tours/\(env.seed.tourId)/tiles"
         let cases: [(MBTilesFixture.Kind, Int, String)] = [
@@ -53,7 +52,6 @@ import Testing
     @Test("a raster MBTiles: scanned, then the package holds exactly its tiles that touch the frame, byte for byte")
     func uploadedTilesReachThePackage() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         // A tile server is configured too: the uploaded file takes precedence over it.
         try await env.useTileServer("http://127.0.0.1:9/{z}/{x}/{y}.png")
         let token = try await env.token("author@test.org")
@@ -111,7 +109,6 @@ import Testing
     @Test("an MBTiles file with a virus in a tile is quarantined and blocks publishing")
     func infectedFile() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         try await env.app.test { client in
             let response = try await client.tilesUpload(
                 "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
@@ -141,7 +138,6 @@ import Testing
     @Test("upload, replace and delete need an editor of the tour; others cannot even see it; without tiles GET and DELETE answer 204")
     func permissions() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let uri = "/api/v1/manage/tours/\(env.seed.tourId)/tiles"
         try await env.app.test { client in
             let data = try fixture(.raster, env)
@@ -173,7 +169,6 @@ import Testing
     @Test("an MBTiles upload counts in the site's storage quota: over it, 413 and nothing kept; a replacement gives its old size back")
     func tilesCountInTheQuota() async throws {
         let env = try await TilesEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let data = try fixture(.raster, env)
         let site = try #require(try await env.database.site(id: env.seed.alphaId))

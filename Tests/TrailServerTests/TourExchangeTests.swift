@@ -9,7 +9,7 @@ import Testing
 @testable import TrailServer
 
 /// GeoJSON and GPX in and out, the route, and duration estimates.
-@Suite struct TourExchangeTests {
+@Suite(.scratch) struct TourExchangeTests {
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
 
     static func multipart(_ data: Data, fileName: String) -> ByteBuffer {
@@ -259,7 +259,7 @@ import Testing
     }
 }
 
-@Suite struct ManifestRouteTests {
+@Suite(.scratch) struct ManifestRouteTests {
     @Test func manifestCarriesRouteDurationAndDistances() throws {
         let waypoints = [
             TourSnapshot.WaypointEntry(
@@ -328,7 +328,7 @@ import Testing
 
 /// The parts of tour exchange that settings and the package touch: the walking pace, the import limits, the export
 /// being the package's own `waypoints.geojson`, and the route on the review and preview maps.
-@Suite struct TourExchangeSettingsTests {
+@Suite(.scratch) struct TourExchangeSettingsTests {
     @Test("the walking pace: set through the API and the tour form, refused out of range, and used by the estimate")
     func paceIsConfigurable() async throws {
         let app = try await TestApp.make()
@@ -430,7 +430,6 @@ import Testing
     @Test("the tour's GeoJSON export is byte for byte the built package's waypoints.geojson; review and preview maps draw the route")
     func exportIsThePackageDocument() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let route = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
         try await env.database.setRoute(tourId: env.seed.tourId, route: RoutePath(positions: route), actor: .system)

@@ -12,7 +12,7 @@ import ZIPFoundation
 
 /// KML, KMZ and CSV imports: files written by GDAL and in Google Earth's style, pictures from a KMZ, the round trip
 /// through the GeoJSON export, and hostile or broken files that must change nothing.
-@Suite struct TourImportFormatsTests {
+@Suite(.scratch) struct TourImportFormatsTests {
     /// What an import may change: compared before and after a refused one.
     struct Saved: Equatable {
         let waypoints: [String]
@@ -368,7 +368,6 @@ import ZIPFoundation
     @Test("a KMZ made by ZIPFoundation: its picture becomes an asset of its waypoint, scanned like any upload; a web picture is never fetched")
     func kmzPictureBecomesScannedAsset() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         await env.scans.scanner.reloadIfChanged()
         let token = try await env.token("author@test.org")
         let picture = MediaFixtures.png(size: 4096, seed: 11)
@@ -415,7 +414,6 @@ import ZIPFoundation
     @Test("a KMZ picture carrying malware: quarantined, the import refused, nothing saved")
     func kmzMalwarePicture() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         await env.scans.scanner.reloadIfChanged()
         let token = try await env.token("author@test.org")
         let kmz = try Self.kmz([
@@ -461,7 +459,6 @@ import ZIPFoundation
     @Test("a KMZ whose second picture cannot be scanned: refused, and the tour, its files and the uploads folder are as before")
     func kmzScanFailingHalfWayChangesNothing() async throws {
         let env = try await MediaEnv.make(scanner: { _ in HalfWayScanner() })
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let kml = """
             <?xml version="1.0" encoding="UTF-8"?>

@@ -8,7 +8,7 @@ import Testing
 /// Release and sharing from the tour page: the release button once the request has its approvals (for those the
 /// request page lets release), the visitor link and QR code after it, the warning about an address phones cannot
 /// reach, and no "Submit for review" while the tour is what was released.
-@Suite struct TourReleaseTests {
+@Suite(.scratch) struct TourReleaseTests {
     static let releaseButton = #"data-action="release""#
     static let submitButton = ">Submit for review</button>"
     static let warning = #"data-warning="public-url""#
@@ -16,7 +16,6 @@ import Testing
     @Test("each state of the tour page: waiting for approvals, ready (release for author and manager only), released, edited again")
     func releaseFromTheTourPage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 2)
-        defer { env.remove() }
         let tourId = env.seed.tourId
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -104,7 +103,6 @@ import Testing
     @Test("a release from the request page still lands on the package page")
     func releaseFromTheRequestPage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)
@@ -118,7 +116,6 @@ import Testing
     @Test("no warning beside the visitor link when the public URL is a public address")
     func noWarningForAPublicAddress() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.publicURL = "https://trails.example.org" })
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)

@@ -9,7 +9,7 @@ import Testing
 /// Trigger zones. A radius per waypoint (default 30, 5–500 whole metres) through the panel and the API,
 /// refused with a message next to the field when wrong (and nothing saved), overlaps warned about, carried in the
 /// manifest (a v1 reader still verifies the package) and in the GeoJSON export, read back by the import.
-@Suite struct TriggerZoneTests {
+@Suite(.scratch) struct TriggerZoneTests {
     static func radius(_ env: PublishEnv, _ waypointId: Int64) async throws -> Int? {
         try await env.database.read { try Int.fetchOne($0, sql: "SELECT triggerRadiusMeters FROM waypoint WHERE id = ?", arguments: [waypointId]) }
     }
@@ -17,7 +17,6 @@ import Testing
     @Test("API: default 30, set on create and by PATCH; 0, negative, 501, 30.5 and text are 422 on the field and change nothing")
     func apiRadius() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let base = "/api/v1/manage/tours/\(env.seed.tourId)/waypoints"
@@ -56,7 +55,6 @@ import Testing
     @Test("panel: the number field saves; a bad value comes back next to the field with the page's other input kept")
     func panelRadius() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let session = try await client.signIn("author@test.org")
             let uri = "/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)"
@@ -84,7 +82,6 @@ import Testing
     @Test("overlapping zones are a warning on the tour page and colour both circles; the tour can still be submitted")
     func overlapsWarn() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)
@@ -129,7 +126,6 @@ import Testing
     @Test("the manifest carries every waypoint's radius, a v1 reader still verifies the package, the GeoJSON round trip keeps it")
     func manifestAndGeoJSON() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)

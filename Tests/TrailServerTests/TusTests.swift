@@ -11,14 +11,13 @@ import Testing
 @testable import TrailServer
 
 /// tus 1.0 at `/api/v1/manage/uploads`: a real client (Python's tuspy) against a live server, and the protocol's errors.
-@Suite("Media: tus resumable uploads")
+@Suite("Media: tus resumable uploads", .scratch)
 struct TusTests {
     static let endpoint = "/api/v1/manage/uploads"
 
     @Test("tuspy uploads in chunks over a live socket; the connection is cut midway; it resumes and the stored SHA-256 is the file's")
     func tuspyResumesAfterACut() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: 5 * 1024 * 1024 + 12_345, seed: 99)
         let file = env.folder.appendingPathComponent("trail video.png")
@@ -77,7 +76,6 @@ struct TusTests {
     @Test("tus errors: 415 without offset+octet-stream, 409 on a wrong offset, HEAD no-store, 412 without Tus-Resumable, 460 on a checksum mismatch")
     func protocolErrors() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: 200_000)
         try await env.app.test { client in
@@ -175,7 +173,6 @@ struct TusTests {
     @Test("An expired upload answers 404 or 410; termination removes the file; a foreign user's upload is 404")
     func expiryTerminationAndOwnership() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             // Expired (expiresAt in the past).
@@ -229,7 +226,6 @@ struct TusTests {
     @Test("An upload begun earlier cannot be finished by someone made a reviewer (403) or removed from the site (404); nothing is added")
     func continuingNeedsTheRightToEditStill() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         let author = try await env.token("author@test.org")
         let body = MediaFixtures.png(size: 5000)
         try await env.app.test { client in
@@ -260,7 +256,6 @@ struct TusTests {
     @Test("Upload-Length above the limit is 413 at creation; a PATCH past Upload-Length is 413 and keeps nothing of itself")
     func limits() async throws {
         let env = try await MediaEnv.make(configure: { $0.maxUploadSize = 64 * 1024 })
-        defer { env.remove() }
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let options = try await client.execute(uri: Self.endpoint, method: HTTPRequest.Method.options)
@@ -299,7 +294,6 @@ struct TusTests {
     @Test("Creation checks the tour: a reviewer gets 403, an outsider 404, another tour's waypoint 404")
     func creationAuthorization() async throws {
         let env = try await MediaEnv.make()
-        defer { env.remove() }
         try await env.app.test { client in
             #expect(try await client.tusCreate(env, token: try env.token("reviewer@test.org"), length: 100).status == .forbidden)
             #expect(try await client.tusCreate(env, token: try env.token("outsider@test.org"), length: 100).status == .notFound)

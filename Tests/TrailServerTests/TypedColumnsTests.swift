@@ -6,7 +6,7 @@ import Testing
 
 /// A publish request's frozen tour and its scan report are typed JSON columns. What the build wrote reads
 /// back as values; a damaged column is an error, not a silent default (such as a "?" in the review queue).
-@Suite struct TypedColumnsTests {
+@Suite(.scratch) struct TypedColumnsTests {
     /// A package released through the API: every table these tests read has rows.
     static func release(_ env: PublishEnv) async throws -> ReleasedPackage {
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
@@ -17,7 +17,6 @@ import Testing
 
     @Test func publishRequestJSONColumnsReadBackAndDamageIsAnError() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let released = try await Self.release(env)
 
         let row = try #require(
@@ -45,7 +44,6 @@ import Testing
     /// damaged one is an error when the tour is read (not "no route", which would drop it from the next package).
     @Test func tourRouteIsATypedColumn() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let route = try RoutePath(positions: [[-122.2412345678, 44.39], [-122.19, 44.395, 1203.44], [-122.14, 44.4]])
         try await env.database.setRoute(tourId: env.seed.tourId, route: route, actor: AuditActor(userId: nil, ipAddress: "test"))
         let stored = try #require(
@@ -88,7 +86,6 @@ import Testing
     /// `Date` is text, which would sort and compare wrongly against the numbers raw SQL writes (`UnixTimeRecord`).
     @Test func timestampsAreDatesStoredAsNumbers() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let before = Date().addingTimeInterval(-1)
         let released = try await Self.release(env)
         let version = try #require(try await env.database.packageVersion(packageId: released.packageId, version: 1))
@@ -118,7 +115,6 @@ import Testing
     /// files and no update cost, or a map preview answering 404 as if the version did not exist).
     @Test func damagedManifestIsAnErrorNotAnEmptyPage() async throws {
         let env = try await PublishEnv.make(requiredApprovals: 1)
-        defer { env.remove() }
         let released = try await Self.release(env)
         let requestId = try #require(
             try await env.database.read {
