@@ -23,9 +23,10 @@ struct TemplateModel: MustacheParent {
         if isPlain(type(of: value)) { return value }
         if value is any MustacheParent { return value }
         if let named = value as? any TemplateFields {
+            let pairs = named.templateFields
             var fields: [String: Any] = [:]
-            fields.reserveCapacity(named.templateFields.count)
-            for (label, field) in named.templateFields {
+            fields.reserveCapacity(pairs.count)
+            for (label, field) in pairs {
                 if let field { fields[label] = make(field) }
             }
             return TemplateModel(fields: fields)
@@ -49,12 +50,10 @@ struct TemplateModel: MustacheParent {
         return TemplateModel(fields: fields)
     }
 
-    private static let plainTypes: Set<ObjectIdentifier> = [
-        ObjectIdentifier(String.self), ObjectIdentifier(Int.self), ObjectIdentifier(Int64.self),
-        ObjectIdentifier(Bool.self), ObjectIdentifier(Double.self),
-    ]
-
-    private static func isPlain(_ type: Any.Type) -> Bool { plainTypes.contains(ObjectIdentifier(type)) }
+    /// Metatype comparisons: pointer compares, cheaper than hashing into a set on every field.
+    private static func isPlain(_ type: Any.Type) -> Bool {
+        type == String.self || type == Int.self || type == Bool.self || type == Int64.self || type == Double.self
+    }
 
     /// The value inside an optional, nil for an empty one (one level, as swift-mustache's own look-up unwraps).
     private static func unwrapped(_ value: Any) -> Any? {
