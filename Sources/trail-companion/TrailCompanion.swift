@@ -326,7 +326,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             let (database, _) = try location.openDatabase()
             guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            try await database.setUserDisabled(id: user.id!, disabled: true, actor: .system)
+            try await database.setUserDisabled(id: user.id, disabled: true, actor: .system)
             print("Disabled \(user.email).")
         }
     }
@@ -345,7 +345,7 @@ extension UserCommand {
         func run() async throws {
             let (database, config) = try location.openDatabase()
             guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            let (_, password) = try await database.resetPassword(userId: user.id!, bcryptCost: config.bcryptCost, actor: .system)
+            let (_, password) = try await database.resetPassword(userId: user.id, bcryptCost: config.bcryptCost, actor: .system)
             print("Reset the password of \(user.email); their sessions and API tokens have ended.")
             print("One-time password: \(password)")
         }
@@ -365,7 +365,7 @@ extension UserCommand {
         func run() async throws {
             let (database, _) = try location.openDatabase()
             guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            try await database.resetTwoStep(userId: user.id!, actor: .system)
+            try await database.resetTwoStep(userId: user.id, actor: .system)
             print("Reset the two-step sign-in of \(user.email); their sessions have ended.")
         }
     }
@@ -414,7 +414,7 @@ struct MemberCommand: AsyncParsableCommand {
             let (database, _) = try location.openDatabase()
             guard let siteRole = SiteRole(rawValue: role) else { throw ValidationError("--role must be author, reviewer or manager") }
             guard let record = try await database.site(slug: site) else { throw ValidationError("No site with slug \(site).") }
-            try await database.setMembership(siteId: record.id!, email: email, role: siteRole, actor: .system)
+            try await database.setMembership(siteId: record.id, email: email, role: siteRole, actor: .system)
             print("\(email) is now \(siteRole.rawValue) of \(record.slug).")
         }
     }
@@ -432,7 +432,7 @@ struct TokenCommand: AsyncParsableCommand {
         func run() async throws {
             let (database, _) = try location.openDatabase()
             guard let user = try await database.user(email: email) else { throw ValidationError("No user with email \(email).") }
-            let (token, _) = try await database.createAPIToken(userId: user.id!, name: name, actor: .system)
+            let (token, _) = try await database.createAPIToken(userId: user.id, name: name, actor: .system)
             print(token)
         }
     }

@@ -82,12 +82,12 @@ import Testing
             let site = try #require(try await app.database.site(slug: "sweet-home"))
             #expect(site.name == "Sweet Home Ranger District" && site.requiredApprovals == 2)
 
-            let edit = try await client.get("/admin/sites/\(site.id!)", session: admin)
+            let edit = try await client.get("/admin/sites/\(site.id)", session: admin)
             #expect(HTML.value(edit.text, field: "slug") == "sweet-home")
             #expect(HTML.value(edit.text, field: "requiredApprovals") == "2")
-            #expect(edit.text.contains(#"action="/admin/sites/\#(site.id!)""#))
+            #expect(edit.text.contains(#"action="/admin/sites/\#(site.id)""#))
             let saved = try await client.post(
-                "/admin/sites/\(site.id!)",
+                "/admin/sites/\(site.id)",
                 form: [
                     "slug": "sweet-home-rd", "name": "Sweet Home RD", "description": "",
                     "requiredApprovals": "3",
@@ -97,7 +97,7 @@ import Testing
             #expect(saved.location == "/sites/sweet-home-rd")
             page = try await client.follow(saved, session: &admin)
             #expect(page.text.contains("Site saved."))
-            let updated = try #require(try await app.database.site(id: site.id!))
+            let updated = try #require(try await app.database.site(id: site.id))
             #expect(updated.slug == "sweet-home-rd" && updated.name == "Sweet Home RD" && updated.description == "" && updated.requiredApprovals == 3)
             #expect(try await client.get("/sites/sweet-home", session: admin).status == .notFound)
             #expect(try await client.get("/admin/sites/999", session: admin).status == .notFound)

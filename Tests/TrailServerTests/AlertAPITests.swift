@@ -192,13 +192,13 @@ import Testing
         let system = AuditActor.system
         let otherTour = try await app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other Walk", description: ""), actor: system)
         _ = try await app.database.setFrame(
-            tourId: otherTour.id!,
+            tourId: otherTour.id,
             FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
             maxAreaKm2: 2500,
             actor: system
         )
         let otherStop = try await app.database.createWaypoint(
-            tourId: otherTour.id!,
+            tourId: otherTour.id,
             WaypointInput(name: "Elsewhere", description: "", latitude: 44.39, longitude: -122.1),
             actor: system
         )
@@ -217,8 +217,8 @@ import Testing
             ("endsAt", Self.body(startsAt: Self.inHours(10), endsAt: Self.inHours(5))),
             ("startsAt", Self.body(startsAt: "soon")),
             ("closedWaypointIds", Self.body(closed: [seed.waypointId])),
-            ("closedWaypointIds", Self.body(tourId: seed.tourId, closed: [otherStop.id!])),
-            ("tourId", Self.body(tourId: bravoTour.id!)),
+            ("closedWaypointIds", Self.body(tourId: seed.tourId, closed: [otherStop.id])),
+            ("tourId", Self.body(tourId: bravoTour.id)),
             ("tourId", Self.body(tourId: 987_654)),
         ]
         try await app.test { client in

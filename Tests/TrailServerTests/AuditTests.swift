@@ -48,7 +48,7 @@ import Testing
                 form: ["name": "Two", "latitude": "44.41", "longitude": "-122.1"],
                 session: manager
             )
-            let ids = try await app.database.waypoints(tourId: tourId).map(\.id!)
+            let ids = try await app.database.waypoints(tourId: tourId).map(\.id)
             _ = try await client.post("/tours/\(tourId)/waypoints/order", form: [:], session: manager, extra: ids.reversed().map { ("ids", "\($0)") })
             _ = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "reviewer"], session: manager)
             let admin = try await client.signIn("admin@test.org")
@@ -104,7 +104,7 @@ import Testing
             )
             let events = try await app.database.auditEvents(AuditFilter(objectType: "waypoint", objectId: "\(seed.waypointId)"))
             let update = try #require(events.first)
-            #expect(update.id! > start && update.action == "waypoint.update" && update.userId == seed.authorId && update.detail == "Lake")
+            #expect(update.id > start && update.action == "waypoint.update" && update.userId == seed.authorId && update.detail == "Lake")
             let tokenEvent = try await #require(try app.database.auditEvents(AuditFilter(objectType: "apiToken")).first)
             #expect(tokenEvent.userId == nil && tokenEvent.ipAddress == "cli")
         }

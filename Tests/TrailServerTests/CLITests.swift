@@ -68,7 +68,7 @@ struct CLITests {
         let token = try await CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
         let database = try CLI.open(data)
         let user = try #require(try await database.user(email: "ranger@park.org"))
-        _ = try await database.startSession(userId: user.id!, ipAddress: nil)
+        _ = try await database.startSession(userId: user.id, ipAddress: nil)
 
         let run = try await CLI.run(["user", "disable", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
@@ -89,7 +89,7 @@ struct CLITests {
         let token = try await CLI.run(["token", "create", "--email", "ranger@park.org"], data: data).output.trimmed
         let database = try CLI.open(data)
         let user = try #require(try await database.user(email: "ranger@park.org"))
-        _ = try await database.startSession(userId: user.id!, ipAddress: nil)
+        _ = try await database.startSession(userId: user.id, ipAddress: nil)
         #expect(try await database.userForAPIToken(token) != nil)
 
         let run = try await CLI.run(["user", "reset-password", "--email", "ranger@park.org"], data: data)
@@ -126,22 +126,22 @@ struct CLITests {
         _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
         let database = try CLI.open(data)
         let user = try #require(try await database.user(email: "ranger@park.org"))
-        let secret = try await database.beginTwoStepEnrolment(userId: user.id!, actor: .system)
+        let secret = try await database.beginTwoStepEnrolment(userId: user.id, actor: .system)
         let now = Date()
         #expect(
             try await database.confirmTwoStepEnrolment(
-                userId: user.id!,
+                userId: user.id,
                 code: TwoStepCodes.code(secret: secret, step: TwoStepCodes.step(at: now)),
                 at: now,
                 actor: .system
             )?.count == 10
         )
-        _ = try await database.startSession(userId: user.id!, ipAddress: nil)
+        _ = try await database.startSession(userId: user.id, ipAddress: nil)
 
         let run = try await CLI.run(["user", "reset-two-step", "--email", "ranger@park.org"], data: data)
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Reset the two-step sign-in of ranger@park.org; their sessions have ended."))
-        let status = try await database.twoStepStatus(userId: user.id!)
+        let status = try await database.twoStepStatus(userId: user.id)
         #expect(!status.enrolled && !status.enrolling && status.recoveryCodesLeft == 0 && status.resetNotice)
         let sessions: Int? = try await database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
@@ -168,12 +168,12 @@ struct CLITests {
         let database = try CLI.open(data)
         let record = try #require(try await database.site(slug: "sweet-home"))
         #expect(record.name == "Sweet Home Ranger District" && record.requiredApprovals == 2)
-        #expect(try await database.members(siteId: record.id!).map { "\($0.email) \($0.role.rawValue)" } == ["ranger@park.org reviewer"])
+        #expect(try await database.members(siteId: record.id).map { "\($0.email) \($0.role.rawValue)" } == ["ranger@park.org reviewer"])
         // Again with another role: changed, not doubled.
         #expect(
             try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "manager"], data: data).status == 0
         )
-        #expect(try await database.members(siteId: record.id!).map(\.role) == [.manager])
+        #expect(try await database.members(siteId: record.id).map(\.role) == [.manager])
 
         let badSlug = try await CLI.run(["site", "create", "--slug", "Sweet Home", "--name", "X"], data: data)
         #expect(badSlug.status != 0)

@@ -17,7 +17,7 @@ import Testing
 
     static func apiToken(_ app: TestApp, _ email: String) async throws -> String {
         let user = try #require(try await app.database.user(email: email))
-        return try await app.database.createAPIToken(userId: user.id!, name: "test", actor: .system).token
+        return try await app.database.createAPIToken(userId: user.id, name: "test", actor: .system).token
     }
 
     /// A manager invites from the members page; the email arrives by SMTP; its link makes the account, joins the site
@@ -77,7 +77,7 @@ import Testing
             browser.absorb(site)
             let user = try #require(try await app.database.user(email: "Kim.Ranger@parks.example"))
             #expect(user.displayName == "Kim Ranger")
-            let role: String? = try await app.database.scalar("SELECT role FROM membership WHERE userId = ?", [user.id!])
+            let role: String? = try await app.database.scalar("SELECT role FROM membership WHERE userId = ?", [user.id])
             #expect(role == "reviewer")
             let actions: [String] = try await app.database.read { db in
                 try String.fetchAll(db, sql: "SELECT action FROM auditEvent WHERE objectType = 'invitation' ORDER BY id")

@@ -189,7 +189,7 @@ extension TestApp {
         let first = try await TestApp.make(database: try AppDatabase.openFile(at: path, migrationsFolder: migrations)) { $0.mail = .testing(url) }
         try await first.seed()
         let token = try await first.database.createAPIToken(
-            userId: try #require(try await first.database.user(email: "manager@test.org")).id!,
+            userId: try #require(try await first.database.user(email: "manager@test.org")).id,
             name: "t",
             actor: .system
         ).token

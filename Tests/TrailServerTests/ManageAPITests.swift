@@ -227,7 +227,7 @@ import Testing
             let use = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token)
             #expect(use.status == .ok)
             #expect(
-                try await app.database.apiTokens(userId: try #require(try await app.database.user(email: "author@test.org")).id!)
+                try await app.database.apiTokens(userId: try #require(try await app.database.user(email: "author@test.org")).id)
                     .first { $0.name == "import script" }?.lastUsedAt != nil
             )
 

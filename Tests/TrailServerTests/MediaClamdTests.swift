@@ -55,7 +55,7 @@ struct MediaClamdTests {
                 #expect(env.files(in: "assets") == [cleanAsset.sha256])
                 #expect(env.files(in: "quarantine").count == 2)
                 #expect(env.files(in: "uploads").isEmpty)
-                let json = try await client.mediaAsset(infectedAsset.id!, token: author)
+                let json = try await client.mediaAsset(infectedAsset.id, token: author)
                 #expect(json["scanDetail"] as? String == EICAR.reportedSignatureName)
             }
             // clamd gone: nothing is scanned and nothing turns clean (fail closed).

@@ -164,7 +164,7 @@ struct MediaHostileContainerTests {
                 ),
                 actor: actor
             )
-            ids.append(asset.id!)
+            ids.append(asset.id)
         }
         await env.scanAll()
         #expect(try await env.media.drain() == lists.hostile.count)

@@ -78,7 +78,7 @@ struct MediaEnv {
 
     func token(_ email: String) async throws -> String {
         let user = try #require(try await database.user(email: email))
-        return try await database.createAPIToken(userId: user.id!, name: "media test", actor: .system).token
+        return try await database.createAPIToken(userId: user.id, name: "media test", actor: .system).token
     }
 
     func asset(_ id: Int64) async throws -> Asset { try #require(try await database.asset(id: id)) }

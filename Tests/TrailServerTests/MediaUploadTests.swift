@@ -263,11 +263,11 @@ struct MediaUploadTests {
             #expect(!html.contains("etc/passwd") && !html.contains("\u{0}"))
             #expect(html.contains(String(longName.prefix(255))))
             #expect(!html.contains(longName))
-            for asset in assets { #expect(html.contains("id=\"asset-\(asset.id!)\"")) }
+            for asset in assets { #expect(html.contains("id=\"asset-\(asset.id)\"")) }
 
             // The preview names the file only in an encoded filename* parameter.
             let markupAsset = try #require(assets.first { $0.originalName == markup })
-            let preview = try await client.get("/assets/\(markupAsset.id!)/content", session: session)
+            let preview = try await client.get("/assets/\(markupAsset.id)/content", session: session)
             #expect(preview.status == .ok)
             let disposition = try #require(preview.headers[.contentDisposition])
             #expect(disposition.hasPrefix("inline; filename*=UTF-8''"))

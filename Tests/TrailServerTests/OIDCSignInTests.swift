@@ -320,7 +320,7 @@ import Testing
             let attempt = try await client.post("/login", form: ["email": "new.hire@agency.gov", "password": "one-time-pass-1"], session: browser)
             #expect(!Self.signedIn(attempt), "\(attempt.status)")
         }
-        let user = try #require(try await app.database.user(id: created.id!))
+        let user = try #require(try await app.database.user(id: created.id))
         #expect(!user.mustChangePassword)
         #expect(try await app.database.actions().contains("user.oneTimePasswordVoided"))
     }

@@ -103,7 +103,7 @@ import Testing
         let env = try await PublishEnv.make(requiredApprovals: 1)
         let site = try #require(try await env.database.site(id: env.seed.alphaId))
         _ = try await env.database.updateSite(
-            id: site.id!,
+            id: site.id,
             SiteInput(
                 slug: site.slug,
                 name: site.name,

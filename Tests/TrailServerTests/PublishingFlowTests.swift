@@ -188,7 +188,7 @@ struct PublishingFlowTests {
             // The image's alt text through the waypoint page's form (the site requires it before submitting).
             let image = try #require(try await env.database.assets(waypointId: env.seed.waypointId).first { $0.kind == .image })
             let described = try await client.post(
-                "/assets/\(image.id!)/describe",
+                "/assets/\(image.id)/describe",
                 form: ["title": "View", "altText": "The view from stop one."],
                 session: author
             )

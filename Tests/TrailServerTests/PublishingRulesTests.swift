@@ -326,7 +326,7 @@ struct PublishingRulesTests {
                 WaypointInput(name: "Far Ridge", description: "", latitude: 44.41, longitude: -122.1),
                 actor: .system
             )
-            try await env.sql("UPDATE waypoint SET latitude = 45.5 WHERE id = ?", [outside.id!])
+            try await env.sql("UPDATE waypoint SET latitude = 45.5 WHERE id = ?", [outside.id])
             response = try await client.api(.post, "/api/v1/manage/tours/\(env.seed.tourId)/publish", token: author)
             #expect(response.status == .unprocessableContent)
             var items = Set(response.errorFields.values)

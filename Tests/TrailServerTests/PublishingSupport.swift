@@ -103,12 +103,12 @@ struct PublishEnv {
             )
         }
         try await database.setMembership(siteId: siteId ?? seed.alphaId, email: email, role: role, actor: .system)
-        return user!.id!
+        return user!.id
     }
 
     func token(_ email: String) async throws -> String {
         let user = try #require(try await database.user(email: email), "no user \(email)")
-        return try await database.createAPIToken(userId: user.id!, name: "publishing test", actor: .system).token
+        return try await database.createAPIToken(userId: user.id, name: "publishing test", actor: .system).token
     }
 
     func user(_ email: String) async throws -> AuthenticatedUser {

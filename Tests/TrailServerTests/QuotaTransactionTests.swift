@@ -62,14 +62,14 @@ import Testing
         let before = try await database.snapshot()
         do {
             // Passed no earlier check: this is the race's second writer, whose check ran before the first file was stored.
-            _ = try await database.replaceTileset(Self.tileset(tourId: other.id!, size: 60_000, name: "second"), actor: .system)
+            _ = try await database.replaceTileset(Self.tileset(tourId: other.id, size: 60_000, name: "second"), actor: .system)
             Issue.record("a second tileset was stored past the quota")
         } catch let refusal as OverQuota {
             #expect(refusal.status == .contentTooLarge)
             #expect(refusal.message.contains("has used its storage quota"), "\(refusal.message)")
         }
         try await database.expectUnchanged(since: before)
-        #expect(try await database.tileset(tourId: other.id!) == nil)
+        #expect(try await database.tileset(tourId: other.id) == nil)
         // The same tour's tileset replaced by a larger one: 60 000 given back, 90 000 taken, within 100 000.
         _ = try await database.replaceTileset(Self.tileset(tourId: seed.tourId, size: 90_000, name: "larger"), actor: .system)
         #expect(try await database.tileset(tourId: seed.tourId)?.size == 90_000)
@@ -89,7 +89,7 @@ import Testing
         let other = try await env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
         let frame = TilesEnv.frame
         _ = try await env.database.setFrame(
-            tourId: other.id!,
+            tourId: other.id,
             FrameInput(
                 north: frame.north,
                 south: frame.south,
@@ -104,7 +104,7 @@ import Testing
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             async let first = client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, token: token)
-            async let second = client.tilesUpload("/api/v1/manage/tours/\(other.id!)/tiles", data: data, token: token)
+            async let second = client.tilesUpload("/api/v1/manage/tours/\(other.id)/tiles", data: data, token: token)
             let answers = try await [first, second]
             #expect(answers.filter { $0.status == .created }.count == 1, "\(answers.map(\.status))")
             #expect(answers.filter { $0.status == .contentTooLarge }.count == 1, "\(answers.map(\.status))")

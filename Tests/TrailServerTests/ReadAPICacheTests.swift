@@ -80,7 +80,7 @@ import Testing
             #expect(sitesBefore.text.contains("Alpha District"))
             let site = try #require(try await env.database.site(id: env.seed.alphaId))
             _ = try await env.database.updateSite(
-                id: site.id!,
+                id: site.id,
                 SiteInput(
                     slug: site.slug,
                     name: "Alpha Lakes",

@@ -133,12 +133,12 @@ import Testing
             #expect(try dataVersion() == before, "no write for repeated anonymous calls")
             // A signed-in admin sees the reasons and numbers.
             let admin = try #require(try await app.database.user(email: "admin@test.org"))
-            let (token, _) = try await app.database.createAPIToken(userId: admin.id!, name: "monitor", actor: .system)
+            let (token, _) = try await app.database.createAPIToken(userId: admin.id, name: "monitor", actor: .system)
             let (_, details) = try await Self.readyz(client, token: token)
             #expect(details["reasons"] != nil && details["freeBytes"] != nil && details["signatures"] != nil, "\(details)")
             // An author does not.
             let author = try #require(try await app.database.user(email: "author@test.org"))
-            let (authorToken, _) = try await app.database.createAPIToken(userId: author.id!, name: "x", actor: .system)
+            let (authorToken, _) = try await app.database.createAPIToken(userId: author.id, name: "x", actor: .system)
             #expect(try await Self.readyz(client, token: authorToken).1.keys.sorted() == ["status"])
         }
         try await app.application.testLive { client in

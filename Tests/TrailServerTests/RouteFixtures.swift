@@ -86,13 +86,13 @@ enum RouteTemplate {
                 TourInput(name: name, description: "For the route table."),
                 actor: .system
             )
-            _ = try await database.setFrame(tourId: tour.id!, frame, maxAreaKm2: 2500, actor: .system)
+            _ = try await database.setFrame(tourId: tour.id, frame, maxAreaKm2: 2500, actor: .system)
             let waypoint = try await database.createWaypoint(
-                tourId: tour.id!,
+                tourId: tour.id,
                 WaypointInput(name: "Rim", description: "", latitude: 44.39, longitude: -122.1),
                 actor: .system
             )
-            return (tour.id!, waypoint.id!)
+            return (tour.id, waypoint.id)
         }
         let (lakeLoop, lakeStop) = try await tour("Lake Loop")
         let (craterRim, craterStop) = try await tour("Crater Rim")

@@ -114,7 +114,7 @@ import Testing
             let browser = try await client.signIn("manager@test.org")
             let token = try await app.token(for: "manager@test.org")
             let manager = try #require(try await app.database.user(email: "manager@test.org"))
-            try await app.database.setUserDisabled(id: manager.id!, disabled: true, actor: .system)
+            try await app.database.setUserDisabled(id: manager.id, disabled: true, actor: .system)
             #expect(try await client.get("/sites/alpha", session: browser).location == "/login?next=/sites/alpha")
             let api = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)", token: token)
             #expect(api.status == .unauthorized)

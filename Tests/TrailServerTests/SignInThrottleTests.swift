@@ -145,14 +145,14 @@ import Testing
         try await app.test { client in
             let author = try #require(try await app.database.user(email: "author@test.org"))
             let authorSession = try await client.signIn("author@test.org")
-            let (token, _) = try await app.database.createAPIToken(userId: author.id!, name: "script", actor: .system)
+            let (token, _) = try await app.database.createAPIToken(userId: author.id, name: "script", actor: .system)
             #expect(try await app.database.userForAPIToken(token) != nil)
             var admin = try await client.signIn("admin@test.org")
             admin.absorb(try await client.get("/admin/users", session: admin))
-            let without = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin, csrf: "")
+            let without = try await client.post("/admin/users/\(author.id)/reset-password", form: [:], session: admin, csrf: "")
             #expect(without.status == .forbidden, "no CSRF token, no reset")
             #expect(try await app.database.userForAPIToken(token) != nil)
-            let reset = try await client.post("/admin/users/\(author.id!)/reset-password", form: [:], session: admin)
+            let reset = try await client.post("/admin/users/\(author.id)/reset-password", form: [:], session: admin)
             #expect(reset.status == .ok)
             #expect(reset.headers[.cacheControl] == "no-store")
             let range = try #require(

@@ -76,7 +76,7 @@ struct TestApp {
                 isAdmin: admin,
                 bcryptCost: 4,
                 actor: system
-            ).id!
+            ).id
         }
         let alpha = try await database.createSite(
             SiteInput(slug: "alpha", name: "Alpha District", description: "", requiredApprovals: 1),
@@ -89,23 +89,23 @@ struct TestApp {
         _ = try await user("admin@test.org", admin: true)
         for (email, role) in [("author@test.org", SiteRole.author), ("reviewer@test.org", .reviewer), ("manager@test.org", .manager)] {
             _ = try await user(email)
-            try await database.setMembership(siteId: alpha.id!, email: email, role: role, actor: system)
+            try await database.setMembership(siteId: alpha.id, email: email, role: role, actor: system)
         }
         _ = try await user("outsider@test.org")
-        try await database.setMembership(siteId: bravo.id!, email: "outsider@test.org", role: .manager, actor: system)
-        let tour = try await database.createTour(siteId: alpha.id!, TourInput(name: "Ridge Walk", description: "A walk."), actor: system)
+        try await database.setMembership(siteId: bravo.id, email: "outsider@test.org", role: .manager, actor: system)
+        let tour = try await database.createTour(siteId: alpha.id, TourInput(name: "Ridge Walk", description: "A walk."), actor: system)
         _ = try await database.setFrame(
-            tourId: tour.id!,
+            tourId: tour.id,
             FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
             maxAreaKm2: 2500,
             actor: system
         )
         let waypoint = try await database.createWaypoint(
-            tourId: tour.id!,
+            tourId: tour.id,
             WaypointInput(name: "Fish Lake", description: "", latitude: 44.40, longitude: -122.0),
             actor: system
         )
-        return Seed(alphaId: alpha.id!, bravoId: bravo.id!, tourId: tour.id!, waypointId: waypoint.id!)
+        return Seed(alphaId: alpha.id, bravoId: bravo.id, tourId: tour.id, waypointId: waypoint.id)
     }
 
     struct Seed {

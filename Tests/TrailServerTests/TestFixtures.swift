@@ -135,25 +135,25 @@ extension TestApp {
             actor: system
         )
         let admin = try #require(try await database.user(email: "admin@test.org"))
-        let (_, token) = try await database.createAPIToken(userId: admin.id!, name: "admin script", actor: system)
+        let (_, token) = try await database.createAPIToken(userId: admin.id, name: "admin script", actor: system)
         let bravoTour = try await database.createTour(siteId: seed.bravoId, TourInput(name: "Bravo Loop", description: ""), actor: system)
         return RichSeed(
             alphaId: seed.alphaId,
             bravoId: seed.bravoId,
             tourId: seed.tourId,
             waypointId: seed.waypointId,
-            secondWaypointId: second.id!,
-            authorId: try #require(try await database.user(email: "author@test.org")).id!,
-            spareId: spare.id!,
-            adminTokenId: token.id!,
-            bravoTourId: bravoTour.id!
+            secondWaypointId: second.id,
+            authorId: try #require(try await database.user(email: "author@test.org")).id,
+            spareId: spare.id,
+            adminTokenId: token.id,
+            bravoTourId: bravoTour.id
         )
     }
 
     /// A fresh bearer token for a seeded user.
     func token(for email: String, name: String = "test") async throws -> String {
         let user = try #require(try await database.user(email: email))
-        return try await database.createAPIToken(userId: user.id!, name: name, actor: .system).token
+        return try await database.createAPIToken(userId: user.id, name: name, actor: .system).token
     }
 }
 

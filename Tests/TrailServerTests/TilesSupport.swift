@@ -76,7 +76,7 @@ struct TilesEnv {
 
     func token(_ email: String) async throws -> String {
         let user = try #require(try await database.user(email: email))
-        return try await database.createAPIToken(userId: user.id!, name: "tiles test", actor: .system).token
+        return try await database.createAPIToken(userId: user.id, name: "tiles test", actor: .system).token
     }
 
     func actor(_ email: String) async throws -> AuditActor {

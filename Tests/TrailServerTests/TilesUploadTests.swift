@@ -174,7 +174,7 @@ import Testing
         let site = try #require(try await env.database.site(id: env.seed.alphaId))
         @Sendable func setQuota(_ bytes: Int64) async throws {
             _ = try await env.database.updateSite(
-                id: site.id!,
+                id: site.id,
                 SiteInput(
                     slug: site.slug,
                     name: site.name,
@@ -203,7 +203,7 @@ import Testing
             try await setQuota(Int64(data.count) + 10)
             let first = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "a.mbtiles", token: token)
             #expect(first.status == .created, "\(first.text)")
-            #expect(try await env.database.storedBytes(siteId: site.id!) == Int64(data.count), "the file counts in the site's storage")
+            #expect(try await env.database.storedBytes(siteId: site.id) == Int64(data.count), "the file counts in the site's storage")
             let again = try await client.tilesUpload("/api/v1/manage/tours/\(env.seed.tourId)/tiles", data: data, fileName: "b.mbtiles", token: token)
             #expect(again.status == .created, "\(again.text)")
         }

@@ -66,7 +66,7 @@ import Testing
             actor: .system
         )
         let alpha = try #require(try await app.database.site(slug: "alpha"))
-        let copy = try await app.database.createTour(siteId: alpha.id!, TourInput(name: "Copy", description: ""), actor: .system)
+        let copy = try await app.database.createTour(siteId: alpha.id, TourInput(name: "Copy", description: ""), actor: .system)
         try await app.test { client in
             let export = try await client.api(.get, "/api/v1/manage/tours/\(seed.tourId)/export.geojson", token: token)
             #expect(export.status == .ok)
@@ -81,7 +81,7 @@ import Testing
             // Into a tour without a frame: the import sets one around the points and keeps everything.
             let applied = try await Self.importFile(
                 client,
-                tourId: copy.id!,
+                tourId: copy.id,
                 token: token,
                 data: Data(buffer: export.body),
                 name: "x.geojson",
@@ -90,13 +90,13 @@ import Testing
             #expect(applied.status == .ok, "\(applied.text)")
         }
         let original = try await app.database.waypoints(tourId: seed.tourId)
-        let imported = try await app.database.waypoints(tourId: copy.id!)
+        let imported = try await app.database.waypoints(tourId: copy.id)
         #expect(imported.map(\.name) == original.map(\.name))
         #expect(imported.map(\.description) == original.map(\.description))
         for (a, b) in zip(imported, original) {
             #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7)
         }
-        let copied = try #require(try await app.database.tour(id: copy.id!))
+        let copied = try #require(try await app.database.tour(id: copy.id))
         let source = try #require(try await app.database.tour(id: seed.tourId))
         // The route point for point; the new frame encloses every imported point and the whole route.
         let route = try #require(copied.route?.points)

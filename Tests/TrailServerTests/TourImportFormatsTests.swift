@@ -25,7 +25,7 @@ import ZIPFoundation
         let waypoints = try await database.waypoints(tourId: tourId)
         let tour = try #require(try await database.tour(id: tourId))
         var assets = 0
-        for waypoint in waypoints { assets += try await database.assets(waypointId: waypoint.id!).count }
+        for waypoint in waypoints { assets += try await database.assets(waypointId: waypoint.id).count }
         return Saved(
             waypoints: waypoints.map { "\($0.name) \($0.latitude) \($0.longitude) \($0.description)" },
             route: tour.route?.points.count ?? 0,
@@ -401,7 +401,7 @@ import ZIPFoundation
             #expect((applied.json as? [String: Any])?["imagesAttached"] as? Int == 1)
         }
         let lake = try #require(try await env.database.waypoints(tourId: env.seed.tourId).first { $0.name == "Lake View" })
-        let assets = try await env.database.assets(waypointId: lake.id!)
+        let assets = try await env.database.assets(waypointId: lake.id)
         #expect(assets.count == 1)
         #expect(assets.first?.kind == .image && assets.first?.originalName == "lake.png")
         #expect(assets.first?.scanStatus == .pending, "queued for the scanner like any upload")
@@ -504,14 +504,14 @@ import ZIPFoundation
         let seed = try await app.seed()
         let token = try await app.token(for: "author@test.org")
         let alpha = try #require(try await app.database.site(slug: "alpha"))
-        let tour = try await app.database.createTour(siteId: alpha.id!, TourInput(name: "From KML", description: ""), actor: .system)
+        let tour = try await app.database.createTour(siteId: alpha.id, TourInput(name: "From KML", description: ""), actor: .system)
         let data = Data(Self.googleEarthKML.utf8)
         let parsed = try TourImport.parse(data)
         try await app.test { client in
-            let applied = try await TourExchangeTests.importFile(client, tourId: tour.id!, token: token, data: data, name: "ridge.kml", dryRun: false)
+            let applied = try await TourExchangeTests.importFile(client, tourId: tour.id, token: token, data: data, name: "ridge.kml", dryRun: false)
             #expect(applied.status == .ok, "\(applied.text)")
             #expect(try Self.plan(applied)["setsFrame"] as? Bool == true)
-            let export = try await client.api(.get, "/api/v1/manage/tours/\(tour.id!)/export.geojson", token: token)
+            let export = try await client.api(.get, "/api/v1/manage/tours/\(tour.id)/export.geojson", token: token)
             #expect(export.status == .ok)
             let document = try #require(try JSONSerialization.jsonObject(with: Data(buffer: export.body)) as? [String: Any])
             let features = try #require(document["features"] as? [[String: Any]])

@@ -457,7 +457,7 @@ enum Expect {
         try await app.test { client in
             let browser = try await client.signIn("author@test.org")
             Expect.pageErrors(
-                try await client.post("/tours/\(tour.id!)/waypoints", form: Self.waypoint(), session: browser),
+                try await client.post("/tours/\(tour.id)/waypoints", form: Self.waypoint(), session: browser),
                 ["latitude": message],
                 fields: Self.waypointFields,
                 "page"
@@ -465,14 +465,14 @@ enum Expect {
             Expect.apiErrors(
                 try await client.api(
                     .post,
-                    "/api/v1/manage/tours/\(tour.id!)/waypoints",
+                    "/api/v1/manage/tours/\(tour.id)/waypoints",
                     token: app.token(for: "author@test.org"),
                     json: #"{"name":"A","latitude":44.4,"longitude":-122}"#
                 ),
                 ["latitude": message],
                 "api"
             )
-            #expect(try await app.database.waypoints(tourId: tour.id!).isEmpty)
+            #expect(try await app.database.waypoints(tourId: tour.id).isEmpty)
         }
     }
 
@@ -500,13 +500,13 @@ enum Expect {
         let (app, seed) = try await TestApp.seeded()
         let other = try await app.database.createTour(siteId: seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
         _ = try await app.database.setFrame(
-            tourId: other.id!,
+            tourId: other.id,
             FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
             maxAreaKm2: 2500,
             actor: .system
         )
         let foreign = try await app.database.createWaypoint(
-            tourId: other.id!,
+            tourId: other.id,
             WaypointInput(name: "Elsewhere", description: "", latitude: 44.4, longitude: -122),
             actor: .system
         )
@@ -515,7 +515,7 @@ enum Expect {
             let browser = try await client.signIn("author@test.org")
             let before = try await app.database.snapshot()
             let (a, b) = (seed.waypointId, seed.secondWaypointId)
-            for ids in [[a], [a, a], [a, b, b], [a, foreign.id!], [b, a, foreign.id!], []] {
+            for ids in [[a], [a, a], [a, b, b], [a, foreign.id], [b, a, foreign.id], []] {
                 let pairs = ids.map { ("ids", "\($0)") }
                 let page = try await client.post("/tours/\(seed.tourId)/waypoints/order", form: [:], session: browser, extra: pairs)
                 #expect(page.status == .unprocessableContent, "\(ids)")

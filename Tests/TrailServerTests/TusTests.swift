@@ -298,7 +298,7 @@ struct TusTests {
             #expect(try await client.tusCreate(env, token: try env.token("reviewer@test.org"), length: 100).status == .forbidden)
             #expect(try await client.tusCreate(env, token: try env.token("outsider@test.org"), length: 100).status == .notFound)
             let other = try await env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
-            let metadata = TestClientTus.metadata(tour: other.id!, waypoint: env.seed.waypointId, fileName: "x.png")
+            let metadata = TestClientTus.metadata(tour: other.id, waypoint: env.seed.waypointId, fileName: "x.png")
             #expect(try await client.tusCreate(env, token: try env.token("author@test.org"), length: 100, metadata: metadata).status == .notFound)
             #expect(env.files(in: "uploads").isEmpty)
         }

@@ -125,7 +125,7 @@ import Testing
             let url = "/tours/\(seed.tourId)/waypoints/order"
             let dropped = try await client.script(
                 url,
-                [("ids", "\(third.id!)"), ("ids", "\(seed.waypointId)"), ("ids", "\(seed.secondWaypointId)")],
+                [("ids", "\(third.id)"), ("ids", "\(seed.waypointId)"), ("ids", "\(seed.secondWaypointId)")],
                 session: browser
             )
             #expect(dropped.status == .ok)
@@ -139,7 +139,7 @@ import Testing
                 url,
                 form: [:],
                 session: browser,
-                extra: [("ids", "\(seed.secondWaypointId)"), ("ids", "\(third.id!)"), ("ids", "\(seed.waypointId)")]
+                extra: [("ids", "\(seed.secondWaypointId)"), ("ids", "\(third.id)"), ("ids", "\(seed.waypointId)")]
             )
             #expect(form.status == .seeOther)
             await #expect(try Self.names(app, seed.tourId) == ["Summit", "Creek", "Fish Lake"])
@@ -161,8 +161,8 @@ import Testing
             #expect(page.text.contains(#"disabled aria-label="Move Creek down""#), "the last cannot go down")
             #expect(!page.text.contains(#"disabled aria-label="Move Summit up""#))
 
-            let up = try await client.post("\(base)/\(third.id!)/up", form: [:], session: browser)
-            #expect(up.location == "/tours/\(seed.tourId)#waypoint-\(third.id!)")
+            let up = try await client.post("\(base)/\(third.id)/up", form: [:], session: browser)
+            #expect(up.location == "/tours/\(seed.tourId)#waypoint-\(third.id)")
             await #expect(try Self.names(app, seed.tourId) == ["Fish Lake", "Creek", "Summit"])
             let moved = try await client.follow(up, session: &browser)
             #expect(moved.text.contains("Moved “Creek” up."))
@@ -172,7 +172,7 @@ import Testing
 
             // At the ends nothing moves and nothing is recorded.
             let audit = try await app.database.auditCount()
-            #expect(try await client.post("\(base)/\(third.id!)/up", form: [:], session: browser).status == .seeOther)
+            #expect(try await client.post("\(base)/\(third.id)/up", form: [:], session: browser).status == .seeOther)
             #expect(try await client.post("\(base)/\(seed.secondWaypointId)/down", form: [:], session: browser).status == .seeOther)
             await #expect(try Self.names(app, seed.tourId) == ["Creek", "Fish Lake", "Summit"])
             #expect(try await app.database.auditCount() == audit)

@@ -124,7 +124,7 @@ struct AccountsController: Sendable {
         TokensPage(
             tokens: try await database.apiTokens(userId: user.id).map {
                 TokenRow(
-                    id: $0.id!,
+                    id: $0.id,
                     name: $0.name,
                     created: DisplayFormat.date($0.createdAt),
                     lastUsed: $0.lastUsedAt.map(DisplayFormat.date) ?? "never",

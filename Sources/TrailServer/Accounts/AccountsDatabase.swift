@@ -56,8 +56,7 @@ extension AppDatabase {
         if try User.filter(User.Columns.email == email).fetchCount(db) > 0 {
             throw ValidationErrors(["email": "A user with this email already exists."])
         }
-        var user = User(
-            id: nil,
+        let user = try User.New(
             email: email,
             displayName: displayName,
             passwordHash: hash,
@@ -65,13 +64,12 @@ extension AppDatabase {
             isDisabled: false,
             mustChangePassword: mustChangePassword,
             createdAt: Date()
-        )
-        try user.insert(db)
+        ).inserted(db)
         try AuditEvent.record(
             db,
             actor: actor,
             objectType: "user",
-            objectId: "\(user.id!)",
+            objectId: "\(user.id)",
             action: .userCreate,
             detail: "\(email)\(isAdmin ? " (admin)" : "")"
         )
@@ -347,9 +345,8 @@ extension AppDatabase {
         let token = "tc_" + SecretToken.make()
         return try await write { db in
             guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw NotFound() }
-            var record = APITokenRecord(id: nil, userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date())
-            try record.insert(db)
-            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id!)", action: .tokenCreate, detail: name)
+            let record = try APITokenRecord.New(userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date()).inserted(db)
+            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id)", action: .tokenCreate, detail: name)
             return (token, record)
         }
     }

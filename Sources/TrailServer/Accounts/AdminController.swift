@@ -266,8 +266,8 @@ struct AdminController: Sendable {
         )
         let users = try await database.allUsers()
         let sites = try await database.allSites()
-        let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id!, $0.email) })
-        let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id!, $0.slug) })
+        let userNames = Dictionary(uniqueKeysWithValues: users.map { ($0.id, $0.email) })
+        let siteNames = Dictionary(uniqueKeysWithValues: sites.map { ($0.id, $0.slug) })
         let rows = try await database.auditEvents(filter).map {
             AuditRow(
                 time: DisplayFormat.date($0.occurredAt),
@@ -281,8 +281,8 @@ struct AdminController: Sendable {
         }
         let page = AuditPage(
             events: rows,
-            users: users.map { Option(value: "\($0.id!)", label: $0.email, selected: $0.id == filter.userId) },
-            sites: sites.map { Option(value: "\($0.id!)", label: $0.name, selected: $0.id == filter.siteId) },
+            users: users.map { Option(value: "\($0.id)", label: $0.email, selected: $0.id == filter.userId) },
+            sites: sites.map { Option(value: "\($0.id)", label: $0.name, selected: $0.id == filter.siteId) },
             objectType: filter.objectType ?? "",
             objectId: filter.objectId ?? ""
         )
@@ -294,13 +294,13 @@ struct AdminController: Sendable {
         return UsersPage(
             users: try await database.allUsers().map {
                 UserRow(
-                    id: $0.id!,
+                    id: $0.id,
                     email: $0.email,
                     displayName: $0.displayName,
                     isAdmin: $0.isAdmin,
                     isDisabled: $0.isDisabled,
                     isSelf: $0.id == context.user.id,
-                    twoStep: enrolled.contains($0.id!)
+                    twoStep: enrolled.contains($0.id)
                 )
             }
         )
@@ -308,7 +308,7 @@ struct AdminController: Sendable {
 
     func sitesPage() async throws -> SitesPage {
         SitesPage(
-            sites: try await database.allSites().map { SiteRow(id: $0.id!, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) }
+            sites: try await database.allSites().map { SiteRow(id: $0.id, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) }
         )
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-package struct User: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct User: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var email: String
     package var displayName: String
     package var passwordHash: String
@@ -20,7 +20,17 @@ package struct User: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
         static let isAdmin = Column(CodingKeys.isAdmin)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// An account as it is made; the second step and its notices start empty, as the schema's defaults say.
+    package struct New: NewRecord {
+        package typealias Stored = User
+        package var email: String
+        package var displayName: String
+        package var passwordHash: String
+        package var isAdmin: Bool
+        package var isDisabled: Bool
+        package var mustChangePassword: Bool
+        package var createdAt: Date
+    }
 }
 
 /// What a request knows about the signed-in user (or the owner of a bearer token).
@@ -32,7 +42,7 @@ package struct AuthenticatedUser: Sendable {
     package let mustChangePassword: Bool
 
     init(_ user: User) {
-        self.id = user.id!
+        self.id = user.id
         self.email = user.email
         self.displayName = user.displayName
         self.isAdmin = user.isAdmin

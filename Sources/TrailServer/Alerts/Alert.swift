@@ -18,8 +18,8 @@ package enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseVal
 
 /// An alert or closure of a site, or of one tour of it (docs/rangers.md, "Alerts and closures"). Posted by the site's
 /// managers or an admin, without review; phones learn of it from the signed catalog.
-package struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var siteId: Int64
     package var tourId: Int64?
     package var severity: AlertSeverity
@@ -43,7 +43,20 @@ package struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, Mutabl
         static let retiredAt = Column(CodingKeys.retiredAt)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// An alert as it is posted: not ended, not yet retired from the catalog.
+    package struct New: NewRecord {
+        package typealias Stored = Alert
+        package var siteId: Int64
+        package var tourId: Int64?
+        package var severity: AlertSeverity
+        package var title: String
+        package var message: String
+        package var closedWaypointIds: [Int64]
+        package var startsAt: Date
+        package var endsAt: Date
+        package var createdBy: Int64?
+        package var createdAt: Date
+    }
 
     /// Where it stands at `now`: `scheduled` (not started), `current`, or `ended` (ended early or past `endsAt`).
     package func state(at now: Date) -> String {

@@ -75,7 +75,7 @@ struct AlertBody: Encodable {
     let state: String
 
     init(_ row: AlertRow, now: Date) {
-        id = row.alert.id!
+        id = row.alert.id
         site = row.siteSlug
         tourId = row.alert.tourId
         packageId = row.packageId
@@ -108,14 +108,14 @@ struct AlertsService: Sendable {
     func post(_ draft: AlertDraft, siteSlug: String, user: AuthenticatedUser, actor: AuditActor) async throws -> AlertRow {
         let site = try await managedSite(slug: siteSlug, user: user)
         let valid = try draft.validated(now: Date())
-        let alert = try await database.postAlert(valid, siteId: site.id!, actor: actor, notify: mailer.alertMessage(by: user))
+        let alert = try await database.postAlert(valid, siteId: site.id, actor: actor, notify: mailer.alertMessage(by: user))
         mailer.outbox?.wake()
         return try await database.alertRow(alert)
     }
 
     func list(siteSlug: String, user: AuthenticatedUser, now: Date) async throws -> [AlertRow] {
         let site = try await managedSite(slug: siteSlug, user: user)
-        return try await database.liveAlerts(siteId: site.id!, now: now)
+        return try await database.liveAlerts(siteId: site.id, now: now)
     }
 
     func end(id: Int64, user: AuthenticatedUser, actor: AuditActor) async throws -> AlertRow {
@@ -130,7 +130,7 @@ extension Components.Schemas.CatalogAlert {
     /// An alert as the signed catalog lists it (docs/api.md, "Alerts in the catalog").
     init(_ row: AlertRow) {
         self.init(
-            id: row.alert.id!,
+            id: row.alert.id,
             site: row.siteSlug,
             packageId: row.packageId,
             closedWaypoints: row.alert.closedWaypointIds,

@@ -29,8 +29,7 @@ extension AppDatabase {
                 }
             }
             try errors.throwIfAny()
-            var alert = Alert(
-                id: nil,
+            let alert = try Alert.New(
                 siteId: siteId,
                 tourId: input.tourId,
                 severity: input.severity,
@@ -40,19 +39,15 @@ extension AppDatabase {
                 startsAt: input.startsAt,
                 endsAt: input.endsAt,
                 createdBy: actor.userId,
-                createdAt: now,
-                endedAt: nil,
-                endedBy: nil,
-                retiredAt: nil
-            )
-            try alert.insert(db)
+                createdAt: now
+            ).inserted(db)
             try Self.bumpCatalog(db, reason: .alert)
             try AuditEvent.record(
                 db,
                 actor: actor,
                 siteId: siteId,
                 objectType: "alert",
-                objectId: "\(alert.id!)",
+                objectId: "\(alert.id)",
                 action: .alertPost,
                 detail: "\(input.severity.rawValue): \(input.title)"
                     + (input.closedWaypointIds.isEmpty ? "" : ", closes stops \(input.closedWaypointIds.map(String.init).joined(separator: ", "))")

@@ -123,19 +123,19 @@ struct AlertsPages: Sendable {
 
     func makePage(_ site: Site, form: [String: String], closed: Set<Int64>) async throws -> Page {
         let now = Date()
-        let rows = try await database.liveAlerts(siteId: site.id!, now: now)
-        let tours = try await database.tours(siteId: site.id!)
+        let rows = try await database.liveAlerts(siteId: site.id, now: now)
+        let tours = try await database.tours(siteId: site.id)
         var options: [TourOption] = []
         var stopNames: [Int64: String] = [:]
         for tour in tours {
-            let stops = try await database.waypoints(tourId: tour.id!)
-            for stop in stops { stopNames[stop.id!] = "\(stop.position). \(stop.name)" }
+            let stops = try await database.waypoints(tourId: tour.id)
+            for stop in stops { stopNames[stop.id] = "\(stop.position). \(stop.name)" }
             options.append(
                 TourOption(
-                    id: tour.id!,
+                    id: tour.id,
                     name: tour.name,
-                    selected: form["tourId"] == "\(tour.id!)",
-                    stops: stops.map { StopOption(id: $0.id!, order: $0.position, name: $0.name, checked: closed.contains($0.id!)) },
+                    selected: form["tourId"] == "\(tour.id)",
+                    stops: stops.map { StopOption(id: $0.id, order: $0.position, name: $0.name, checked: closed.contains($0.id)) },
                     hasStops: !stops.isEmpty
                 )
             )
@@ -155,7 +155,7 @@ struct AlertsPages: Sendable {
     static func item(_ row: AlertRow, stopNames: [Int64: String], now: Date) -> AlertItem {
         let alert = row.alert
         return AlertItem(
-            id: alert.id!,
+            id: alert.id,
             severity: alert.severity.rawValue,
             severityLabel: alert.severity.label,
             badge: badge(alert.severity),
@@ -197,9 +197,9 @@ struct TourAlertsCard: Sendable {
 
     static func make(database: AppDatabase, tour: Tour, site: Site, access: SiteAccess) async throws -> TourAlertsCard {
         let now = Date()
-        let rows = try await database.liveAlerts(siteId: site.id!, tourId: tour.id!, now: now)
-        let stops = try await database.waypoints(tourId: tour.id!)
-        let names = Dictionary(uniqueKeysWithValues: stops.map { ($0.id!, "\($0.position). \($0.name)") })
+        let rows = try await database.liveAlerts(siteId: site.id, tourId: tour.id, now: now)
+        let stops = try await database.waypoints(tourId: tour.id)
+        let names = Dictionary(uniqueKeysWithValues: stops.map { ($0.id, "\($0.position). \($0.name)") })
         return TourAlertsCard(
             items: rows.map { AlertsPages.item($0, stopNames: names, now: now) },
             hasAlerts: !rows.isEmpty,

@@ -91,9 +91,9 @@ package enum DemoContent {
                 actor: .system
             )
         }
-        if try await !database.tours(siteId: site.id!).contains(where: { $0.name == tourName }) {
+        if try await !database.tours(siteId: site.id).contains(where: { $0.name == tourName }) {
             let tour = try await database.createTour(
-                siteId: site.id!,
+                siteId: site.id,
                 TourInput(
                     name: tourName,
                     description: "Follow the 1860s wagon road over the Cascades from House Rock to Fish Lake.",
@@ -102,14 +102,14 @@ package enum DemoContent {
                 actor: .system
             )
             _ = try await database.setFrame(
-                tourId: tour.id!,
+                tourId: tour.id,
                 FrameInput(north: 44.43, south: 44.36, east: -121.97, west: -122.28, minZoom: 11, maxZoom: 15),
                 maxAreaKm2: config.maxFrameAreaKm2,
                 actor: .system
             )
             for (name, latitude, longitude, description) in waypoints {
                 _ = try await database.createWaypoint(
-                    tourId: tour.id!,
+                    tourId: tour.id,
                     WaypointInput(name: name, description: description, latitude: latitude, longitude: longitude),
                     actor: .system
                 )
@@ -117,7 +117,7 @@ package enum DemoContent {
         }
         // The first admin manages the demo site, so the whole workflow can be tried at once.
         if let admin = try await database.user(email: Bootstrap.firstAdminEmail) {
-            try await database.setMembership(siteId: site.id!, email: admin.email, role: .manager, actor: .system)
+            try await database.setMembership(siteId: site.id, email: admin.email, role: .manager, actor: .system)
         }
         print("Demo content: site “\(site.name)” at \(config.effectivePublicURL)/sites/\(siteSlug)")
         print("Sample tour: “\(DemoSample.tourName)” is published in the background once its files are scanned: \(config.effectivePublicURL)/visit")

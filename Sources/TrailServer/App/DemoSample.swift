@@ -45,15 +45,15 @@ struct DemoSample: Service {
         guard let site = try await database.site(slug: DemoContent.siteSlug),
             let admin = try await database.user(email: Bootstrap.firstAdminEmail)
         else { return }
-        let tour = try await sampleTour(siteId: site.id!)
-        if try await database.package(tourId: tour.id!)?.currentVersion != nil { return }
-        try await addMedia(tourId: tour.id!)
-        guard try await waitForCleanFiles(tourId: tour.id!) else { return }
+        let tour = try await sampleTour(siteId: site.id)
+        if try await database.package(tourId: tour.id)?.currentVersion != nil { return }
+        try await addMedia(tourId: tour.id)
+        guard try await waitForCleanFiles(tourId: tour.id) else { return }
         let reviewer = AuthenticatedUser(admin)
         let actor = AuditActor(userId: admin.id, ipAddress: "demo")
-        var request = try await database.openRequest(tourId: tour.id!)
+        var request = try await database.openRequest(tourId: tour.id)
         if request == nil {
-            request = try await publishing.submit(tourId: tour.id!, user: reviewer, actor: AuditActor(userId: nil, ipAddress: "demo"))
+            request = try await publishing.submit(tourId: tour.id, user: reviewer, actor: AuditActor(userId: nil, ipAddress: "demo"))
         }
         while let current = request {
             switch current.state {
@@ -98,14 +98,14 @@ struct DemoSample: Service {
             actor: .system
         )
         _ = try await database.setFrame(
-            tourId: tour.id!,
+            tourId: tour.id,
             FrameInput(north: 44.4080, south: 44.3940, east: -121.9840, west: -122.0010, minZoom: 13, maxZoom: 16),
             maxAreaKm2: .infinity,
             actor: .system
         )
         for stop in Self.stops {
             _ = try await database.createWaypoint(
-                tourId: tour.id!,
+                tourId: tour.id,
                 WaypointInput(name: stop.name, description: stop.description, latitude: stop.latitude, longitude: stop.longitude),
                 actor: .system
             )
@@ -116,23 +116,23 @@ struct DemoSample: Service {
     /// A tone and its transcript at each stop that has no files yet, and a described picture at the first.
     func addMedia(tourId: Int64) async throws {
         let waypoints = try await database.waypoints(tourId: tourId)
-        for (index, waypoint) in waypoints.enumerated() where try await database.assets(waypointId: waypoint.id!).isEmpty {
+        for (index, waypoint) in waypoints.enumerated() where try await database.assets(waypointId: waypoint.id).isEmpty {
             let hertz = Self.stops.first { $0.name == waypoint.name }?.hertz ?? 440
             let tone = try await register(
                 SampleMedia.tone(hertz: hertz),
                 name: "stop-\(index + 1)-tone.wav",
                 tourId: tourId,
-                waypointId: waypoint.id!
+                waypointId: waypoint.id
             )
             _ = try await intake.registerTranscript(
                 text: "A tone of \(Int(hertz.rounded())) hertz marks the stop “\(waypoint.name)”. In a real tour, a ranger tells its story here.",
-                ownerId: tone.id!,
+                ownerId: tone.id,
                 actor: .system
             )
             if index == 0 {
-                let picture = try await register(try SampleMedia.picture(), name: "fish-lake.png", tourId: tourId, waypointId: waypoint.id!)
+                let picture = try await register(try SampleMedia.picture(), name: "fish-lake.png", tourId: tourId, waypointId: waypoint.id)
                 _ = try await database.describeAsset(
-                    id: picture.id!,
+                    id: picture.id,
                     title: "Fish Lake",
                     altText: "A drawing of a snow-capped peak above a blue lake, with dark fir trees on the shore.",
                     actor: .system

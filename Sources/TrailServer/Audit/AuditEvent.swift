@@ -13,8 +13,8 @@ package struct AuditActor: Sendable {
     package static let system = AuditActor(userId: nil, ipAddress: "cli")
 }
 
-package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableRecord {
+    package var id: Int64
     package var occurredAt: Date
     package var userId: Int64?
     package var siteId: Int64?
@@ -34,7 +34,18 @@ package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, M
         static let action = Column(CodingKeys.action)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// An event as it is written; the log is append-only, so this is the only way a row gets there.
+    struct New: NewRecord {
+        typealias Stored = AuditEvent
+        var occurredAt: Date
+        var userId: Int64?
+        var siteId: Int64?
+        var objectType: String
+        var objectId: String
+        var action: String
+        var detail: String
+        var ipAddress: String?
+    }
 
     /// Called inside the transaction that makes the change, so the event and the change land together or not at all.
     static func record(
@@ -46,8 +57,7 @@ package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, M
         action: AuditAction,
         detail: String
     ) throws {
-        var event = AuditEvent(
-            id: nil,
+        try New(
             occurredAt: Date(),
             userId: actor.userId,
             siteId: siteId,
@@ -56,13 +66,12 @@ package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, M
             action: action.rawValue,
             detail: String(detail.prefix(500)),
             ipAddress: actor.ipAddress
-        )
-        try event.insert(db)
+        ).insert(db)
     }
 
     /// An event about a tour, in the tour's site.
     static func record(_ db: Database, actor: AuditActor, tour: Tour, action: AuditAction, detail: String) throws {
-        try record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id!)", action: action, detail: detail)
+        try record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id)", action: action, detail: detail)
     }
 }
 

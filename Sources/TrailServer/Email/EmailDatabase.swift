@@ -7,20 +7,7 @@ extension AppDatabase {
 
     /// Queues a message inside the caller's transaction: it is sent only if that transaction commits.
     static func enqueueMail(_ db: Database, to recipient: String, subject: String, body: String, kind: MailKind, now: Date = Date()) throws {
-        var message = OutboxMessage(
-            id: nil,
-            recipient: recipient,
-            subject: subject,
-            body: body,
-            kind: kind,
-            state: .queued,
-            attempts: 0,
-            nextAttemptAt: now,
-            lastError: nil,
-            createdAt: now,
-            sentAt: nil
-        )
-        try message.insert(db)
+        try OutboxMessage.New(recipient: recipient, subject: subject, body: body, kind: kind, nextAttemptAt: now, createdAt: now).insert(db)
     }
 
     /// Queued messages whose time has come, oldest first, except those in `excluding` (already tried this round).
@@ -131,19 +118,15 @@ extension AppDatabase {
         return try await write { db in
             guard let site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
             try Self.access(db, user: inviter, siteId: siteId).require(.manage, to: "invite members")
-            var invitation = Invitation(
-                id: nil,
+            let invitation = try Invitation.New(
                 siteId: siteId,
                 email: email,
                 role: role,
                 tokenHash: SecretToken.hash(token),
                 invitedBy: inviter.id,
                 createdAt: now,
-                expiresAt: now.addingTimeInterval(Invitation.lifetime),
-                acceptedAt: nil,
-                acceptedBy: nil
-            )
-            try invitation.insert(db)
+                expiresAt: now.addingTimeInterval(Invitation.lifetime)
+            ).inserted(db)
             if let mail {
                 let (subject, body) = mail(token, site)
                 try Self.enqueueMail(db, to: email, subject: subject, body: body, kind: .invitation, now: now)
@@ -153,7 +136,7 @@ extension AppDatabase {
                 actor: actor,
                 siteId: siteId,
                 objectType: "invitation",
-                objectId: "\(invitation.id!)",
+                objectId: "\(invitation.id)",
                 action: .invitationCreate,
                 detail: "\(email) as \(role.rawValue)\(mail == nil ? " (link shown, no email)" : "")"
             )
@@ -239,18 +222,18 @@ extension AppDatabase {
             }
             try db.execute(
                 sql: "UPDATE invitation SET acceptedAt = ?, acceptedBy = ? WHERE id = ? AND acceptedAt IS NULL",
-                arguments: [now.dbTime, user.id!, invitation.id!]
+                arguments: [now.dbTime, user.id, invitation.id]
             )
             guard db.changesCount == 1 else { throw InvitationUnusable(reason: .used) }
             // The invited role, as `member add` would set it (an existing member's role changes to it).
             let role = invitation.role
-            try Membership(userId: user.id!, siteId: site.id!, role: role).upsert(db)
+            try Membership(userId: user.id, siteId: site.id, role: role).upsert(db)
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: user.id, ipAddress: actor.ipAddress),
                 siteId: site.id,
                 objectType: "invitation",
-                objectId: "\(invitation.id!)",
+                objectId: "\(invitation.id)",
                 action: .invitationAccept,
                 detail: "\(user.email) as \(role.rawValue)"
             )
@@ -323,7 +306,7 @@ extension AppDatabase {
                         WHERE membership.siteId = ? AND membership.role IN (\(SiteRole.reviewing.map { "'\($0.rawValue)'" }.joined(separator: ", ")))
                         ORDER BY user.email
                         """,
-                    arguments: [site.id!]
+                    arguments: [site.id]
                 )
             case .author:
                 candidates = author.map { [$0] } ?? []
@@ -360,7 +343,7 @@ extension AppDatabase {
                 try Int.fetchOne(
                     db,
                     sql: "SELECT COUNT(*) FROM notificationOptOut WHERE userId = ? AND kind = ?",
-                    arguments: [user.id!, kind.rawValue]
+                    arguments: [user.id, kind.rawValue]
                 ) ?? 0
             guard optedOut == 0 else { continue }
             let (subject, body) = message(user)

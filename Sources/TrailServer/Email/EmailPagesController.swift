@@ -70,7 +70,7 @@ struct EmailPagesController: Sendable {
         let summary = try await database.outboxSummary()
         let problems = summary.problems.map {
             ProblemRow(
-                id: $0.id!,
+                id: $0.id,
                 recipient: $0.recipient,
                 kind: $0.kind.rawValue,
                 state: $0.state == .failed ? "given up" : "retrying",

@@ -28,8 +28,8 @@ package enum OutboxState: String, Codable, Sendable, CaseIterable, DatabaseValue
 }
 
 /// One message of the durable outbox.
-package struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var recipient: String
     package var subject: String
     package var body: String
@@ -50,12 +50,23 @@ package struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, F
         static let createdAt = Column(CodingKeys.createdAt)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// A message as it is queued: due now, not yet tried.
+    package struct New: NewRecord {
+        package typealias Stored = OutboxMessage
+        package var recipient: String
+        package var subject: String
+        package var body: String
+        package var kind: MailKind
+        package var state: OutboxState = .queued
+        package var attempts = 0
+        package var nextAttemptAt: Date
+        package var createdAt: Date
+    }
 }
 
 /// An invitation to join a site with a role; the link's token is kept only as its SHA-256.
-package struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var siteId: Int64
     package var email: String
     package var role: SiteRole
@@ -78,7 +89,17 @@ package struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, Fetc
         static let expiresAt = Column(CodingKeys.expiresAt)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// An invitation as it is sent: not yet accepted.
+    package struct New: NewRecord {
+        package typealias Stored = Invitation
+        package var siteId: Int64
+        package var email: String
+        package var role: SiteRole
+        package var tokenHash: String
+        package var invitedBy: Int64?
+        package var createdAt: Date
+        package var expiresAt: Date
+    }
 }
 
 /// Why an invitation link no longer works: a page says which, so the invitee knows to ask for a new one.

@@ -106,7 +106,7 @@ struct InvitationController: Sendable {
     func revoke(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.manage, to: "invite members")
-        try await database.revokeInvitation(id: context.parameters.require("id", as: Int64.self), siteId: site.id!, actor: context.actor)
+        try await database.revokeInvitation(id: context.parameters.require("id", as: Int64.self), siteId: site.id, actor: context.actor)
         return pages.redirect(to: PanelURL.siteInvitations(site.slug), notice: "Invitation withdrawn; its link no longer works.")
     }
 
@@ -125,7 +125,7 @@ struct InvitationController: Sendable {
         // The link only when no email carries it: otherwise it is the invitee's secret alone.
         return try JSONResponse.make(
             Components.Schemas.Invitation(
-                id: invitation.id!,
+                id: invitation.id,
                 site: site.slug,
                 email: invitation.email,
                 role: try WireEnum.value(invitation.role),
@@ -146,7 +146,7 @@ struct InvitationController: Sendable {
         try errors.throwIfAny()
         let user = context.user
         let result = try await database.createInvitation(
-            siteId: site.id!,
+            siteId: site.id,
             email: email,
             role: siteRole!,
             inviter: user,
@@ -159,9 +159,9 @@ struct InvitationController: Sendable {
 
     private func page(_ site: Site) async throws -> InvitationsPage {
         let now = Date()
-        let rows = try await database.openInvitations(siteId: site.id!).map {
+        let rows = try await database.openInvitations(siteId: site.id).map {
             InvitationRow(
-                id: $0.id!,
+                id: $0.id,
                 email: $0.email,
                 role: $0.role.rawValue,
                 invited: DisplayFormat.date($0.createdAt),

@@ -56,24 +56,24 @@ package final class MailOutbox: Service, Sendable {
         let mail = MailMessage(from: settings.from, to: message.recipient, subject: message.subject, body: message.body)
         do {
             try await client.send(mail)
-            try await database.markMailSent(id: message.id!)
+            try await database.markMailSent(id: message.id)
             // The subject and kind only: the body may hold an invitation link, which is a secret.
-            logger.info("sent \(message.kind.rawValue) mail \(message.id!)")
+            logger.info("sent \(message.kind.rawValue) mail \(message.id)")
             return true
         } catch {
             let attempts = message.attempts + 1
             let giveUp = attempts >= settings.maxAttempts
             let delay = min(settings.maxRetryDelay, settings.retryDelay * pow(2, Double(min(attempts - 1, 30))))
-            logger.warning("mail \(message.id!) (\(message.kind.rawValue)) not sent, attempt \(attempts)\(giveUp ? ", given up" : ""): \(error)")
+            logger.warning("mail \(message.id) (\(message.kind.rawValue)) not sent, attempt \(attempts)\(giveUp ? ", given up" : ""): \(error)")
             do {
                 try await database.markMailAttemptFailed(
-                    id: message.id!,
+                    id: message.id,
                     error: "\(error)",
                     retryAt: Date().addingTimeInterval(delay),
                     giveUp: giveUp
                 )
             } catch {
-                logger.error("cannot record the failure of mail \(message.id!): \(error)")
+                logger.error("cannot record the failure of mail \(message.id): \(error)")
             }
             return false
         }

@@ -19,8 +19,8 @@ package enum ScanStatus: String, Codable, Sendable, CaseIterable, DatabaseValueC
 }
 
 /// A file attached to a waypoint. The user's file name is metadata only; the bytes live at a server-made path.
-package struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var waypointId: Int64
     package var position: Int
     package var kind: AssetKind
@@ -66,7 +66,25 @@ package struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, Fetchable
         static let companionRole = Column(CodingKeys.companionRole)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// A file as it arrives, waiting for its scan; title, alt text, language and the ranger's choices come later.
+    package struct New: NewRecord {
+        package typealias Stored = Asset
+        package var waypointId: Int64
+        package var position: Int
+        package var kind: AssetKind
+        package var originalName: String
+        package var mimeType: String
+        package var size: Int64
+        package var sha256: String
+        package var scanStatus: ScanStatus = .pending
+        /// Relative to the data folder.
+        package var storedPath: String
+        package var uploadedBy: Int64?
+        package var createdAt: Date
+        package var durationSeconds: Double? = nil
+        package var companionOf: Int64? = nil
+        package var companionRole: CompanionRole? = nil
+    }
 }
 
 /// The captions and transcript of one media file (either may be missing).

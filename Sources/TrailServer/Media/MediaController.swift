@@ -41,7 +41,7 @@ struct MediaController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let keep = form.string("useOriginal") == "1"
-        _ = try await database.setUseOriginal(assetId: asset.id!, keep, actor: context.actor)
+        _ = try await database.setUseOriginal(assetId: asset.id, keep, actor: context.actor)
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
             notice: keep ? "“\(asset.originalName)” ships as uploaded." : "“\(asset.originalName)” ships as its phone-sized copy."
@@ -56,7 +56,7 @@ struct MediaController: Sendable {
             request,
             paths: paths,
             maxFileSize: config.maxUploadSize,
-            budget: try await intake.uploadBudget(tourId: tour.id!)
+            budget: try await intake.uploadBudget(tourId: tour.id)
         )
         let replacing = try received.replacedAssetId(paths: paths)
         guard !received.files.isEmpty else {
@@ -69,8 +69,8 @@ struct MediaController: Sendable {
                 added.append(
                     try await intake.register(
                         file,
-                        tourId: tour.id!,
-                        waypointId: waypoint.id!,
+                        tourId: tour.id,
+                        waypointId: waypoint.id,
                         replacing: index == 0 ? replacing : nil,
                         actor: context.actor
                     )
@@ -86,7 +86,7 @@ struct MediaController: Sendable {
             return try JSONResponse.make(bodies, status: .created)
         }
         let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
-        return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, at: .assets), notice: notice.joined(separator: " "))
+        return pages.redirect(to: PanelURL.waypoint(tourId: tour.id, waypoint.id, at: .assets), notice: notice.joined(separator: " "))
     }
 
     /// Plays or shows a clean file (Range, and HEAD for its size).
@@ -104,13 +104,13 @@ struct MediaController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let (asset, tourId) = try await editableAsset(context)
-        let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!))
+        let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id))
         do {
             let (title, altText, language) = (
                 form.string("title"), asset.kind == .image ? form.string("altText") : nil,
                 form["language"].map { .some($0) } ?? String??.none
             )
-            try await database.describeAsset(id: asset.id!, title: title, altText: altText, language: language, actor: context.actor)
+            try await database.describeAsset(id: asset.id, title: title, altText: altText, language: language, actor: context.actor)
         } catch let errors as ValidationErrors {
             // The waypoint page again, the message under the field and the text as typed.
             return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
@@ -126,16 +126,16 @@ struct MediaController: Sendable {
     /// Deletes a file (and its captions and transcript); stored files nothing else uses are removed.
     func deleteAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
-        await StoredFiles(paths: paths).removeUnreferenced(try await database.deleteAsset(id: asset.id!, actor: context.actor))
+        await StoredFiles(paths: paths).removeUnreferenced(try await database.deleteAsset(id: asset.id, actor: context.actor))
         return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
     }
 
     /// Moves a file one place up (`step` -1) or down (+1) in the waypoint's order.
     func shiftAsset(_ request: Request, _ context: SignedInContext, direction: String, step: Int) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
-        try await database.shiftAsset(id: asset.id!, by: step, actor: context.actor)
+        try await database.shiftAsset(id: asset.id, by: step, actor: context.actor)
         return pages.redirect(
-            to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
+            to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id)),
             notice: "Moved “\(asset.originalName)” \(direction)."
         )
     }
@@ -145,9 +145,9 @@ struct MediaController: Sendable {
         // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
         let asset = try await viewableAsset(context)
         guard context.user.isAdmin else { throw Forbidden("Only administrators can ask for a rescan.") }
-        try await database.queueRescan(assetId: asset.id!, actor: context.actor)
+        try await database.queueRescan(assetId: asset.id, actor: context.actor)
         intake.scans.wake()
-        let tourId = try await database.tourId(ofAsset: asset.id!) ?? 0
+        let tourId = try await database.tourId(ofAsset: asset.id) ?? 0
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
             notice: "Rescan queued for “\(asset.originalName)”."
@@ -171,7 +171,7 @@ struct MediaController: Sendable {
             request,
             paths: paths,
             maxFileSize: config.maxUploadSize,
-            budget: try await intake.uploadBudget(tourId: tour.id!)
+            budget: try await intake.uploadBudget(tourId: tour.id)
         )
         guard received.files.count == 1, let file = received.files.first else {
             received.discardFiles(paths: paths)
@@ -180,13 +180,13 @@ struct MediaController: Sendable {
         let replacing = try received.replacedAssetId(paths: paths)
         let asset = try await intake.register(
             file,
-            tourId: tour.id!,
-            waypointId: waypoint.id!,
+            tourId: tour.id,
+            waypointId: waypoint.id,
             replacing: replacing,
             actor: context.actor
         )
         var response = try await JSONResponse.make(body(asset, context), status: .created)
-        response.headers[.location] = APIURL.manageAsset(asset.id!)
+        response.headers[.location] = APIURL.manageAsset(asset.id)
         return response
     }
 
@@ -201,7 +201,7 @@ struct MediaController: Sendable {
         let patch = try await request.decodeJSON(AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
         let described = try await database.describeAsset(
-            id: asset.id!,
+            id: asset.id,
             title: patch.title,
             altText: patch.altText,
             language: patch.language,
@@ -221,7 +221,7 @@ struct MediaController: Sendable {
         edit: (inout AssetRow) -> Void
     ) async throws -> Response {
         let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.user)
-        let ownerId = asset.companionOf ?? asset.id!
+        let ownerId = asset.companionOf ?? asset.id
         let waypointId = asset.waypointId
         guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
         var page = try await ToursController(
@@ -285,7 +285,7 @@ struct MediaController: Sendable {
 
     func editableAsset(_ context: SignedInContext) async throws -> (Asset, Int64) {
         let asset = try await viewableAsset(context)
-        let tourId = try await database.tourId(ofAsset: asset.id!) ?? 0
+        let tourId = try await database.tourId(ofAsset: asset.id) ?? 0
         _ = try await authorization.editableTour(id: tourId, user: context.user)
         return (asset, tourId)
     }
@@ -294,8 +294,8 @@ struct MediaController: Sendable {
 
     func body(_ asset: Asset, _ context: SignedInContext) async throws -> Components.Schemas.Asset {
         guard asset.companionOf == nil else { return try Components.Schemas.Asset(asset, viewer: context.user) }
-        let companions = try await database.companions(of: asset.id!)
-        let copy = try await database.optimizedCopy(assetId: asset.id!)
+        let companions = try await database.companions(of: asset.id)
+        let copy = try await database.optimizedCopy(assetId: asset.id)
         return try Components.Schemas.Asset(asset, viewer: context.user, companions: companions, copy: copy)
     }
 
@@ -345,9 +345,9 @@ struct MediaController: Sendable {
     ) -> [AssetRow] {
         assets.enumerated().map { index, asset in
             let mayReadDetail = user?.isAdmin == true || user?.id == asset.uploadedBy
-            let own = companions[asset.id!] ?? AssetCompanions()
+            let own = companions[asset.id] ?? AssetCompanions()
             var row = AssetRow(
-                id: asset.id!,
+                id: asset.id,
                 kind: asset.kind.rawValue,
                 originalName: asset.originalName,
                 size: ByteFormat.string(asset.size),
@@ -378,7 +378,7 @@ struct MediaController: Sendable {
             row.missingTranscript = asset.kind == .audio && own.transcript == nil
             row.language = asset.language
             row.languageLabel = asset.language.map(LanguageTag.label)
-            if OptimizedCopy.applies(to: asset.kind), let copy = copies[asset.id!] {
+            if OptimizedCopy.applies(to: asset.kind), let copy = copies[asset.id] {
                 row.optimized = OptimizedRow(asset: asset, copy: copy, canEdit: canEdit)
             }
             return row
@@ -453,7 +453,7 @@ struct OptimizedRow: Sendable {
     let ships: String
 
     init(asset: Asset, copy: OptimizedCopy, canEdit: Bool) {
-        assetId = asset.id!
+        assetId = asset.id
         state = copy.state.rawValue
         label = copy.label(originalSize: asset.size, useOriginal: asset.useOriginal)
         badge = copy.badge(originalSize: asset.size)
@@ -491,7 +491,7 @@ extension Components.Schemas.Asset {
         let mayReadDetail = viewer?.isAdmin == true || viewer?.id == asset.uploadedBy
         let isMedia = asset.companionOf == nil && TrailServer.OptimizedCopy.applies(to: asset.kind)
         self.init(
-            id: asset.id!,
+            id: asset.id,
             waypoint: asset.waypointId,
             order: asset.position,
             kind: try WireEnum.value(asset.kind),
@@ -501,7 +501,7 @@ extension Components.Schemas.Asset {
             sha256: asset.sha256,
             scanStatus: try WireEnum.value(asset.scanStatus),
             scanDetail: mayReadDetail ? asset.scanDetail : nil,
-            previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil,
+            previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id) : nil,
             createdAt: asset.createdAt,
             title: asset.title,
             altText: asset.altText,
@@ -538,13 +538,13 @@ extension Components.Schemas.CompanionFile {
     /// A caption or transcript file as the API lists it under its media file.
     init(_ asset: TrailServer.Asset) throws {
         self.init(
-            id: asset.id!,
+            id: asset.id,
             originalName: asset.originalName,
             mimeType: try WireEnum.value(asset.mimeType),
             size: asset.size,
             sha256: asset.sha256,
             scanStatus: try WireEnum.value(asset.scanStatus),
-            previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id!) : nil
+            previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id) : nil
         )
     }
 }

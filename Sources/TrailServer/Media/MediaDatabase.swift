@@ -83,7 +83,7 @@ extension AppDatabase {
             guard let tour = try Tour.fetchOne(db, id: tourId), let site = try Site.fetchOne(db, id: tour.siteId),
                 let quota = site.storageQuotaBytes
             else { return nil }
-            return (site, quota, try Self.usedOrReservedBytes(db, siteId: site.id!, excludingUpload: excludingUpload))
+            return (site, quota, try Self.usedOrReservedBytes(db, siteId: site.id, excludingUpload: excludingUpload))
         }
     }
 
@@ -164,8 +164,7 @@ extension AppDatabase {
             position = old.position
             replacedAsset = old
         }
-        var asset = Asset(
-            id: nil,
+        var asset = try Asset.New(
             waypointId: new.waypointId,
             position: position,
             kind: new.detected.kind,
@@ -173,22 +172,19 @@ extension AppDatabase {
             mimeType: new.detected.mimeType,
             size: new.size,
             sha256: new.sha256,
-            scanStatus: .pending,
-            scanDetail: "",
             storedPath: new.storedPath,
             uploadedBy: actor.userId,
             createdAt: Date(),
             durationSeconds: new.durationSeconds
-        )
-        try asset.insert(db)
-        try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id!, Date().dbTime])
+        ).inserted(db)
+        try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [asset.id, Date().dbTime])
         if let old = replacedAsset {
             // A new take of the same narration keeps its transcript and captions (the ranger replaces those
             // separately if the words changed); a file of another kind cannot use them, so they go with the old one.
             // (Each kept when the new file's kind takes its role: an audio take replaced by a video keeps its transcript.)
-            for companion in try Asset.filter(Asset.Columns.companionOf == old.id!).fetchAll(db) {
+            for companion in try Asset.filter(Asset.Columns.companionOf == old.id).fetchAll(db) {
                 if let role = companion.companionRole, role.accepts(asset.kind) {
-                    try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE id = ?", arguments: [asset.id!, companion.id!])
+                    try db.execute(sql: "UPDATE asset SET companionOf = ? WHERE id = ?", arguments: [asset.id, companion.id])
                 } else {
                     released.append(companion.storedPath)
                 }
@@ -198,7 +194,7 @@ extension AppDatabase {
                 asset.language = language
                 try asset.update(db)
             }
-            released += try Self.copyPaths(db, assetIds: [old.id!])
+            released += try Self.copyPaths(db, assetIds: [old.id])
             try old.delete(db)
             released.append(old.storedPath)
         }
@@ -208,7 +204,7 @@ extension AppDatabase {
             actor: actor,
             siteId: tour.siteId,
             objectType: "asset",
-            objectId: "\(asset.id!)",
+            objectId: "\(asset.id)",
             action: new.replacesAssetId == nil ? .assetUpload : .assetReplace,
             detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)"
         )
@@ -226,7 +222,7 @@ extension AppDatabase {
             try asset.delete(db)
             if asset.companionOf == nil {
                 let rest = try Asset.filter(Asset.Columns.waypointId == asset.waypointId && Asset.listed).order(Asset.Columns.position).fetchAll(db)
-                try Self.renumberAssets(db, rest.map { $0.id! })
+                try Self.renumberAssets(db, rest.map { $0.id })
             }
             try AuditEvent.record(
                 db,
@@ -377,14 +373,14 @@ extension AppDatabase {
         try await write { db in
             try db.execute(
                 sql: "UPDATE asset SET scanStatus = ?, scanDetail = 'the stored file is missing' WHERE id = ?",
-                arguments: [ScanStatus.error, asset.id!]
+                arguments: [ScanStatus.error, asset.id]
             )
-            try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id!])
+            try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id])
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: nil, ipAddress: "recovery"),
                 objectType: "asset",
-                objectId: "\(asset.id!)",
+                objectId: "\(asset.id)",
                 action: .assetMissing,
                 detail: asset.storedPath
             )

@@ -33,7 +33,7 @@ extension AppDatabase {
     static func accessibilityGaps(assets: [Asset], companions: [Int64: AssetCompanions], waypoints: [Waypoint]) -> [String] {
         assets.compactMap { asset in
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
-            let own = companions[asset.id!] ?? AssetCompanions()
+            let own = companions[asset.id] ?? AssetCompanions()
             switch asset.kind {
             case .image where asset.altText.isEmpty:
                 return "Image “\(asset.originalName)” at “\(waypoint)” has no alt text: describe it on the waypoint's page."
@@ -78,7 +78,7 @@ extension AppDatabase {
         // visitors as it is, or not play at all: the ranger replaces it or decides to ship the original.
         let copies = try Self.copiesByAsset(db, tourId: tourId)
         for asset in files where !asset.useOriginal {
-            guard let copy = copies[asset.id!], copy.state == .failed, copy.sourceSha256 == asset.sha256 else { continue }
+            guard let copy = copies[asset.id], copy.state == .failed, copy.sourceSha256 == asset.sha256 else { continue }
             let waypoint = waypoints.first { $0.id == asset.waypointId }?.name ?? "?"
             problems.append(
                 "File “\(asset.originalName)” at “\(waypoint)” could not be optimized for phones: \(copy.message) "
@@ -118,7 +118,7 @@ extension AppDatabase {
                 package = PackageRecord(
                     id: UUID().uuidString.lowercased(),
                     tourId: tourId,
-                    siteId: site.id!,
+                    siteId: site.id,
                     currentVersion: nil,
                     isVisible: false,
                     createdAt: now,
@@ -130,7 +130,7 @@ extension AppDatabase {
             let request = PublishRequest(
                 id: UUID().uuidString.lowercased(),
                 tourId: tourId,
-                siteId: site.id!,
+                siteId: site.id,
                 packageId: package!.id,
                 version: lastVersion + 1,
                 authorId: actor.userId,
@@ -164,13 +164,13 @@ extension AppDatabase {
     }
 
     static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
-        let waypoints = try Waypoint.inTour(tour.id!).fetchAll(db)
-        let copies = try Self.copiesByAsset(db, tourId: tour.id!)
+        let waypoints = try Waypoint.inTour(tour.id).fetchAll(db)
+        let copies = try Self.copiesByAsset(db, tourId: tour.id)
         // The file that ships: the optimized copy when ready (unless the ranger keeps the original), else the original;
         // a copy still being made is waited for by the build.
         func entry(_ asset: Asset, companions: AssetCompanions) -> TourSnapshot.AssetEntry {
             var entry = TourSnapshot.AssetEntry(
-                assetId: asset.id!,
+                assetId: asset.id,
                 kind: asset.kind.rawValue,
                 mimeType: asset.mimeType,
                 size: asset.size,
@@ -184,14 +184,14 @@ extension AppDatabase {
                 transcript: frozen(companions.transcript),
                 language: asset.language
             )
-            guard !asset.useOriginal, let copy = copies[asset.id!], copy.sourceSha256 == asset.sha256 else { return entry }
+            guard !asset.useOriginal, let copy = copies[asset.id], copy.sourceSha256 == asset.sha256 else { return entry }
             if copy.state == .pending { entry.awaitingCopy = true } else { entry.resolve(copy) }
             return entry
         }
         func frozen(_ file: Asset?) -> TourSnapshot.CompanionEntry? {
             file.map {
                 .init(
-                    assetId: $0.id!,
+                    assetId: $0.id,
                     mimeType: $0.mimeType,
                     size: $0.size,
                     sha256: $0.sha256,
@@ -201,7 +201,7 @@ extension AppDatabase {
             }
         }
         return TourSnapshot(
-            tourId: tour.id!,
+            tourId: tour.id,
             name: tour.name,
             description: tour.description,
             mapName: tour.mapName,
@@ -211,7 +211,7 @@ extension AppDatabase {
             minZoom: tour.minZoom,
             maxZoom: tour.maxZoom,
             waypoints: try waypoints.map { waypoint in
-                let files = try Asset.filter(Asset.Columns.waypointId == waypoint.id!).order(Asset.Columns.position).fetchAll(db)
+                let files = try Asset.filter(Asset.Columns.waypointId == waypoint.id).order(Asset.Columns.position).fetchAll(db)
                 let assets = files.filter { $0.companionOf == nil }
                 let companions = AssetCompanions.grouped(files)
                 return TourSnapshot.WaypointEntry(
@@ -220,7 +220,7 @@ extension AppDatabase {
                     latitude: waypoint.latitude,
                     longitude: waypoint.longitude,
                     description: waypoint.description,
-                    assets: assets.map { entry($0, companions: companions[$0.id!] ?? AssetCompanions()) },
+                    assets: assets.map { entry($0, companions: companions[$0.id] ?? AssetCompanions()) },
                     triggerRadiusMeters: waypoint.triggerRadiusMeters,
                     localized: waypoint.localized.isEmpty ? nil : waypoint.localized,
                     waypointId: waypoint.id

@@ -20,8 +20,8 @@ package struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord
     }
 }
 
-package struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var userId: Int64
     package var name: String
     package var tokenHash: String
@@ -37,7 +37,14 @@ package struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecor
         static let revokedAt = Column(CodingKeys.revokedAt)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// A token as it is made: not yet used, not revoked.
+    package struct New: NewRecord {
+        package typealias Stored = APITokenRecord
+        package var userId: Int64
+        package var name: String
+        package var tokenHash: String
+        package var createdAt: Date
+    }
 }
 
 enum SecretToken {

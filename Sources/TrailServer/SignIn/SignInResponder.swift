@@ -41,7 +41,7 @@ struct SignInResponder: Sendable {
         // A fresh id at every step: a token planted before sign-in is worthless, and so is one seen between the steps.
         if let old = context.sessionToken { try await database.endSession(token: old, actor: context.actor) }
         let token = try await database.startPendingSignIn(
-            userId: user.id!,
+            userId: user.id,
             passwordHash: user.passwordHash,
             stage: stage,
             next: next,
@@ -50,7 +50,7 @@ struct SignInResponder: Sendable {
         if stage == .enrol {
             // A new key for this attempt alone, never the one an earlier sign-in showed (see `beginTwoStepEnrolment`).
             _ = try await database.beginTwoStepEnrolment(
-                userId: user.id!,
+                userId: user.id,
                 holder: SecretToken.hash(token),
                 actor: AuditActor(userId: user.id, ipAddress: context.remoteAddress)
             )
@@ -74,9 +74,9 @@ struct SignInResponder: Sendable {
     /// one-time password goes to the password page first; one whose second step an administrator reset is told so.
     func finishSignIn(user: User, next: String, detail: String, context: AppRequestContext, notice: String? = nil) async throws -> Response {
         if let old = context.sessionToken { try await database.endSession(token: old, actor: context.actor) }
-        let (token, _) = try await database.startSession(userId: user.id!, ipAddress: context.remoteAddress, detail: detail)
+        let (token, _) = try await database.startSession(userId: user.id, ipAddress: context.remoteAddress, detail: detail)
         if user.mustChangePassword { Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder) }
-        let wasReset = try await database.takeTwoStepResetNotice(userId: user.id!)
+        let wasReset = try await database.takeTwoStepResetNotice(userId: user.id)
         let location = user.mustChangePassword ? "/account/password" : next
         let resetNotice = wasReset ? "An administrator reset your two-step sign-in. You can set it up again under Two-step sign-in." : nil
         var response =

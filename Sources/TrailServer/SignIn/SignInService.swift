@@ -79,7 +79,7 @@ struct SignInService: Sendable {
         }
         // An enrolled account gives its code next, and one that must enrol does so now: either way only a half-signed-in
         // browser (its own cookie, no page of the panel) until that is done.
-        let status = try await database.twoStepStatus(userId: user.id!)
+        let status = try await database.twoStepStatus(userId: user.id)
         let required = try await database.twoStepRequired(for: user, requirement: config.twoStepRequirement)
         if status.enrolled || required {
             return .secondStep(user, status.enrolled ? .code : .enrol)
@@ -119,7 +119,7 @@ struct SignInService: Sendable {
         }
         // The provider's own id of the person, kept at the first sign-on: the email alone does not make them the same.
         let actor = AuditActor(userId: user.id, ipAddress: ipAddress)
-        switch try await database.linkSingleSignOnSubject(userId: user.id!, issuer: claims.iss, subject: claims.sub, actor: actor) {
+        switch try await database.linkSingleSignOnSubject(userId: user.id, issuer: claims.iss, subject: claims.sub, actor: actor) {
         case .linked, .same:
             break
         case .changed:
@@ -138,12 +138,12 @@ struct SignInService: Sendable {
         var signedOn = user
         if user.mustChangePassword {
             Bootstrap.firstAdminSignedIn(user, dataFolder: config.dataFolder)
-            signedOn = try await database.voidOneTimePassword(userId: user.id!, bcryptCost: config.bcryptCost, actor: actor)
+            signedOn = try await database.voidOneTimePassword(userId: user.id, bcryptCost: config.bcryptCost, actor: actor)
         }
         // An account that set up its own second step, and every admin, gives it here too, unless the provider shows it
         // asked for a second factor itself: the provider's password alone is not more than ours.
         if settings.askSecondStep, !claims.showsSecondFactor(acceptedACR: settings.secondFactorACR) {
-            let status = try await database.twoStepStatus(userId: signedOn.id!)
+            let status = try await database.twoStepStatus(userId: signedOn.id)
             if status.enrolled || signedOn.isAdmin { return .secondStep(signedOn, status.enrolled ? .code : .enrol) }
         }
         return .signedIn(signedOn, detail: "single sign-on (\(claims.iss))")

@@ -95,7 +95,7 @@ struct TwoStepController: Sendable {
         }
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
         let input = form.string("code")
-        let check = try await database.checkSecondStep(userId: user.id!, input: input, at: config.twoStepClock(), actor: actor)
+        let check = try await database.checkSecondStep(userId: user.id, input: input, at: config.twoStepClock(), actor: actor)
         switch check {
         case .wrong:
             return await fail(
@@ -131,7 +131,7 @@ struct TwoStepController: Sendable {
                         + (left <= 3 ? " Ask an administrator to reset your two-step sign-in to get new ones." : "")
                 )
             }
-            if let failures = try await database.takeSecondStepFailures(userId: user.id!) {
+            if let failures = try await database.takeSecondStepFailures(userId: user.id) {
                 notices.append(Self.failuresNotice(failures))
             }
             return try await responder.finishSignIn(
@@ -159,7 +159,7 @@ struct TwoStepController: Sendable {
         let form = try await request.form(context: context)
         guard let (pending, user) = try await pending(request, stage: .enrol) else { return signInAgain }
         // A later sign-in showed a new key: this one's is void, and so is this half-finished sign-in.
-        guard try await database.pendingTwoStepSecret(userId: user.id!, holder: pending.tokenHash) != nil else { return signInAgain }
+        guard try await database.pendingTwoStepSecret(userId: user.id, holder: pending.tokenHash) != nil else { return signInAgain }
         let attempt: Int64
         switch try await service.beginAttempt(email: user.email, ipAddress: context.remoteAddress) {
         case let .allowed(id): attempt = id
@@ -185,7 +185,7 @@ struct TwoStepController: Sendable {
         let code = form.string("code")
         guard
             let codes = try await database.confirmTwoStepEnrolment(
-                userId: user.id!,
+                userId: user.id,
                 holder: pending.tokenHash,
                 code: code,
                 at: config.twoStepClock(),
@@ -289,7 +289,7 @@ struct TwoStepController: Sendable {
 
     /// The enrolment page of the secret `holder` is setting up; nil when it has no enrolment in progress.
     func enrolPage(user: User, holder: String?, action: String, forced: Bool) async throws -> EnrolPage? {
-        let userId = user.id!
+        let userId = user.id
         guard let secret = try await database.pendingTwoStepSecret(userId: userId, holder: holder) else { return nil }
         let status = try await database.twoStepStatus(userId: userId)
         let url = TwoStepCodes.authenticatorURL(secret: secret, email: user.email)

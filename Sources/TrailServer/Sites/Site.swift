@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var slug: String
     package var name: String
     package var description: String
@@ -25,7 +25,18 @@ package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
         static let name = Column(CodingKeys.name)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// A site as its creator describes it; the schema's defaults give it the rest.
+    package struct New: NewRecord {
+        package typealias Stored = Site
+        package var slug: String
+        package var name: String
+        package var description: String
+        package var requiredApprovals: Int
+        package var createdAt: Date
+        package var storageQuotaBytes: Int64?
+        package var mediaAccessibility: MediaAccessibility
+        package var requireCompleteLanguages: Bool
+    }
 }
 
 package enum SiteRole: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {

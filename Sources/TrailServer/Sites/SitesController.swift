@@ -116,8 +116,8 @@ struct SitesController: Sendable {
                 name: site.name,
                 description: site.description,
                 role: role?.rawValue ?? (user.isAdmin ? "admin" : ""),
-                tourCount: tourCounts[site.id!] ?? 0,
-                tours: DisplayFormat.count(tourCounts[site.id!] ?? 0, "tour")
+                tourCount: tourCounts[site.id] ?? 0,
+                tours: DisplayFormat.count(tourCounts[site.id] ?? 0, "tour")
             )
         }
         return await pages.render(
@@ -140,7 +140,7 @@ struct SitesController: Sendable {
         var before: TourListPosition?
         for (name, isBefore) in [("after", false), ("before", true)] {
             guard let token = form[name], !token.isEmpty else { continue }
-            guard let position = ListCursor.tourPosition(token, siteId: site.id!, filter: filter) else {
+            guard let position = ListCursor.tourPosition(token, siteId: site.id, filter: filter) else {
                 errors[name] = "This page link is out of date: open the site's first page."
                 continue
             }
@@ -148,7 +148,7 @@ struct SitesController: Sendable {
         }
         try errors.throwIfAny()
         let (rows, hasMore) = try await database.tourList(
-            siteId: site.id!,
+            siteId: site.id,
             filter: filter,
             after: before == nil ? after : nil,
             before: before,
@@ -162,7 +162,7 @@ struct SitesController: Sendable {
             var query: [(String, String)] = []
             if !filter.query.isEmpty { query.append(("q", filter.query)) }
             if let state = filter.state { query.append(("state", state.rawValue)) }
-            query.append((name, ListCursor.tour(row.position, siteId: site.id!, filter: filter)))
+            query.append((name, ListCursor.tour(row.position, siteId: site.id, filter: filter)))
             return QueryForm.url(PanelURL.site(site.slug), query)
         }
         let tours = rows.map {
@@ -188,7 +188,7 @@ struct SitesController: Sendable {
             canAuthor: access.canAuthor,
             canManage: access.canManage,
             isAdmin: access.isAdmin,
-            siteId: site.id!,
+            siteId: site.id,
             query: filter.query,
             states: TourState.allCases.map { StateOption(value: $0.rawValue, label: $0.label, selected: $0 == filter.state) },
             isFiltered: filter.state != nil || !filter.query.isEmpty,
@@ -222,7 +222,7 @@ struct SitesController: Sendable {
             throw ValidationErrors(["role": "Choose author, reviewer or manager."])
         }
         do {
-            try await database.setMembership(siteId: site.id!, email: form.string("email"), role: role, actor: context.actor)
+            try await database.setMembership(siteId: site.id, email: form.string("email"), role: role, actor: context.actor)
             return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
         } catch let errors as ValidationErrors {
             var page = try await membersPage(site)
@@ -243,7 +243,7 @@ struct SitesController: Sendable {
     func removeMember(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
         try access.require(.manage, to: "manage its members")
-        try await database.removeMembership(siteId: site.id!, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
+        try await database.removeMembership(siteId: site.id, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
         return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
     }
 
@@ -251,7 +251,7 @@ struct SitesController: Sendable {
         MembersPage(
             slug: site.slug,
             name: site.name,
-            members: try await database.members(siteId: site.id!).map {
+            members: try await database.members(siteId: site.id).map {
                 MemberRow(userId: $0.userId, email: $0.email, displayName: $0.displayName, roleLabel: $0.role.rawValue, isDisabled: $0.isDisabled)
             },
             roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) }

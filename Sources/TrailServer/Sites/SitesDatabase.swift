@@ -9,24 +9,22 @@ extension AppDatabase {
             if try Site.filter(Site.Columns.slug == input.slug).fetchCount(db) > 0 {
                 throw ValidationErrors(["slug": "A site with this slug already exists."])
             }
-            var site = Site(
-                id: nil,
+            let site = try Site.New(
                 slug: input.slug,
                 name: input.name.trimmed,
                 description: input.description.trimmed,
                 requiredApprovals: input.requiredApprovals,
-                createdAt: Date()
-            )
-            site.storageQuotaBytes = input.storageQuotaBytes
-            site.mediaAccessibility = input.mediaAccessibility
-            site.requireCompleteLanguages = input.requireCompleteLanguages
-            try site.insert(db)
+                createdAt: Date(),
+                storageQuotaBytes: input.storageQuotaBytes,
+                mediaAccessibility: input.mediaAccessibility,
+                requireCompleteLanguages: input.requireCompleteLanguages
+            ).inserted(db)
             try AuditEvent.record(
                 db,
                 actor: actor,
                 siteId: site.id,
                 objectType: "site",
-                objectId: "\(site.id!)",
+                objectId: "\(site.id)",
                 action: .siteCreate,
                 detail: site.slug
             )
@@ -54,7 +52,8 @@ extension AppDatabase {
 
     /// The sites among the user's that allow no password sign-in (none for an administrator).
     package func sitesWithoutPasswordSignIn(for user: User) async throws -> [Site] {
-        guard !user.isAdmin, let id = user.id else { return [] }
+        guard !user.isAdmin else { return [] }
+        let id = user.id
         return try await read { db in
             try Site.fetchAll(
                 db,
@@ -138,7 +137,7 @@ extension AppDatabase {
     package func siteAccess(slug: String, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
         try await read { db in
             guard let site = try Site.filter(Site.Columns.slug == slug).fetchOne(db) else { return nil }
-            return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id!), isAdmin: user.isAdmin, siteName: site.name))
+            return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id), isAdmin: user.isAdmin, siteName: site.name))
         }
     }
 
@@ -154,7 +153,7 @@ extension AppDatabase {
     package func tourAccess(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess)? {
         try await read { db in
             guard let tour = try Tour.fetchOne(db, id: id), let site = try Site.fetchOne(db, id: tour.siteId) else { return nil }
-            return (tour, site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id!), isAdmin: user.isAdmin, siteName: site.name))
+            return (tour, site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id), isAdmin: user.isAdmin, siteName: site.name))
         }
     }
 
@@ -206,13 +205,13 @@ extension AppDatabase {
                 throw ValidationErrors(["email": "No user has this email address. An admin can create the account first."])
             }
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
-            try Membership(userId: user.id!, siteId: siteId, role: role).upsert(db)
+            try Membership(userId: user.id, siteId: siteId, role: role).upsert(db)
             try AuditEvent.record(
                 db,
                 actor: actor,
                 siteId: siteId,
                 objectType: "membership",
-                objectId: "\(siteId):\(user.id!)",
+                objectId: "\(siteId):\(user.id)",
                 action: .memberSet,
                 detail: "\(user.email) as \(role.rawValue)"
             )

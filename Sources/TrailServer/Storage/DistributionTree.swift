@@ -16,7 +16,7 @@ package struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableR
         case waiting, done
     }
 
-    package var id: Int64?
+    package var id: Int64
     package var catalogVersion: Int
     package var reason: Reason
     package var state: State

@@ -39,7 +39,7 @@ struct TilesController: Sendable {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
         return pages.redirect(
-            to: PanelURL.tour(tour.id!, at: .tiles),
+            to: PanelURL.tour(tour.id, at: .tiles),
             notice:
                 "Map tiles “\(tileset.originalName)” uploaded (zoom \(tileset.minZoom)–\(tileset.maxZoom), \(DisplayFormat.grouped(tileset.tileCount)) tiles); scanning for malware now."
         )
@@ -48,9 +48,9 @@ struct TilesController: Sendable {
     /// Deletes the tour's MBTiles file; its packages use the tile server again.
     func deleteTilesFile(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
-        let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
+        let released = try await database.deleteTileset(tourId: tour.id, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
-        return pages.redirect(to: PanelURL.tour(tour.id!, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
+        return pages.redirect(to: PanelURL.tour(tour.id, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
     }
 
     /// One tile of a publish request's package, for the review map.
@@ -157,7 +157,7 @@ struct TilesController: Sendable {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
         var response = try JSONResponse.make(try Components.Schemas.Tileset(tileset), status: .created)
-        response.headers[.location] = APIURL.manageTourTiles(tour.id!)
+        response.headers[.location] = APIURL.manageTourTiles(tour.id)
         return response
     }
 
@@ -166,14 +166,14 @@ struct TilesController: Sendable {
     func getTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.user)
-        guard let tileset = try await database.tileset(tourId: tour.id!) else { return Response(status: .noContent) }
+        guard let tileset = try await database.tileset(tourId: tour.id) else { return Response(status: .noContent) }
         return try JSONResponse.make(try Components.Schemas.Tileset(tileset))
     }
 
     /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
     func deleteTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
-        let released = try await database.deleteTileset(tourId: tour.id!, actor: context.actor)
+        let released = try await database.deleteTileset(tourId: tour.id, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
         return Response(status: .noContent)
     }
@@ -194,8 +194,8 @@ struct TilesController: Sendable {
         var budget: MultipartUpload.Budget?
         if let site = try await database.site(id: tour.siteId), let quota = site.storageQuotaBytes {
             let room =
-                quota - (try await database.committedBytes(siteId: site.id!))
-                + (try await database.tileset(tourId: tour.id!)?.size ?? 0)
+                quota - (try await database.committedBytes(siteId: site.id))
+                + (try await database.tileset(tourId: tour.id)?.size ?? 0)
             budget = .init(bytes: max(0, room), message: ByteFormat.quotaMessage(site: site, quota: quota))
         }
         let received = try await MultipartUpload.receive(request, paths: paths, maxFileSize: config.maxUploadSize, budget: budget)
@@ -240,7 +240,7 @@ struct TilesController: Sendable {
                 throw HTTPError(.unprocessableContent, message: "“\(name)”: \(problem)")
             }
             let tileset = TourTileset(
-                tourId: tour.id!,
+                tourId: tour.id,
                 originalName: name,
                 size: file.size,
                 sha256: file.sha256,
@@ -464,7 +464,7 @@ struct TourTilesModel: Sendable {
                 "\(DisplayFormat.grouped(count)) tiles at zoom \(zooms.lowerBound)–\(zooms.upperBound), about \(ByteFormat.string(Int64(count) * Int64(bytesPerTile)))"
         }
         return TourTilesModel(
-            tourId: tour.id!,
+            tourId: tour.id,
             canEdit: canEdit,
             upload: tileset.map {
                 Upload(

@@ -17,7 +17,7 @@ extension AppDatabase {
                 released.append(old.storedPath)
             }
             try tileset.insert(db)
-            try Self.touch(db, tourId: tour.id!)
+            try Self.touch(db, tourId: tour.id)
             try AuditEvent.record(
                 db,
                 actor: actor,
@@ -92,7 +92,7 @@ extension AppDatabase {
     /// Checklist lines about the tiles: the uploaded file must be clean and cover the frame; tiles from the tile server
     /// must stay under the cap.
     static func tileChecklist(_ db: Database, tour: Tour, frame: Frame, settings: TileSettings) throws -> [String] {
-        if let tileset = try TourTileset.fetchOne(db, key: tour.id!) {
+        if let tileset = try TourTileset.fetchOne(db, key: tour.id) {
             var problems: [String] = []
             if tileset.scanStatus != .clean {
                 problems.append("The map tiles file “\(tileset.originalName)” is \(tileset.scanStatus.rawValue), not clean.")
@@ -113,7 +113,7 @@ extension AppDatabase {
 
     /// The tile source frozen into a snapshot: the tour's clean uploaded file, else the tile server, else none.
     static func tileSource(_ db: Database, tour: Tour, settings: TileSettings) throws -> TileSourceSnapshot? {
-        if let tileset = try TourTileset.fetchOne(db, key: tour.id!), tileset.scanStatus == .clean {
+        if let tileset = try TourTileset.fetchOne(db, key: tour.id), tileset.scanStatus == .clean {
             return TileSourceSnapshot(
                 kind: .upload,
                 minZoom: tileset.minZoom,

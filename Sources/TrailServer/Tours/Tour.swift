@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-package struct Tour: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct Tour: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var siteId: Int64
     package var name: String
     package var description: String
@@ -21,7 +21,7 @@ package struct Tour: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     package var updatedAt: Date
     /// The trail line, stored as JSON `[[lon, lat(, ele)], ...]`; a damaged one is an error when the tour is read.
     package var route: RoutePath? = nil
-    package var paceKmh: Double = 4
+    package var paceKmh: Double = Tour.defaultPaceKmh
     /// BCP 47 tags; the first is the default language, whose texts are `name` and `description` (stored as JSON).
     package var languages: [String] = ["en"]
     /// The name and description in each further language (stored as a JSON object).
@@ -39,7 +39,24 @@ package struct Tour: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
         static let state = Column(CodingKeys.state)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// A walker's pace, for the tour's estimated duration, until the ranger sets one.
+    package static let defaultPaceKmh = 4.0
+
+    /// A tour as its creator starts it: a draft with no frame, route or further languages yet.
+    package struct New: NewRecord {
+        package typealias Stored = Tour
+        package var siteId: Int64
+        package var name: String
+        package var description: String
+        package var mapName: String
+        package var minZoom: Int
+        package var maxZoom: Int
+        package var state: TourState
+        package var createdBy: Int64?
+        package var createdAt: Date
+        package var updatedAt: Date
+        package var paceKmh: Double
+    }
 
     package var frame: Frame? {
         guard let n = frameNorth, let s = frameSouth, let e = frameEast, let w = frameWest else { return nil }
@@ -102,8 +119,8 @@ package struct Frame: Codable, Sendable, Equatable {
     package static let minimumAreaKm2 = 0.01
 }
 
-package struct Waypoint: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, MutablePersistableRecord {
-    package var id: Int64?
+package struct Waypoint: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    package var id: Int64
     package var tourId: Int64
     package var name: String
     /// The waypoint's place in the tour, 1...n, contiguous ("order" in the API and the manifest).
@@ -127,5 +144,18 @@ package struct Waypoint: Codable, Sendable, Identifiable, UnixTimeRecord, Fetcha
         static let name = Column(CodingKeys.name)
     }
 
-    package mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+    /// A waypoint as it is placed: a name, a spot and a text; the schema's defaults give it the rest.
+    package struct New: NewRecord {
+        package typealias Stored = Waypoint
+        package var tourId: Int64
+        package var name: String
+        package var position: Int
+        package var latitude: Double
+        package var longitude: Double
+        package var description: String
+        package var createdAt: Date
+        package var updatedAt: Date
+        package var triggerRadiusMeters: Int = TriggerZone.defaultRadius
+        package var localized: [String: LocalizedText] = [:]
+    }
 }

@@ -10,18 +10,18 @@ enum TourExport {
     /// is now would contain. A tour without a frame yet gets the same layout around its points, without package data.
     static func geoJSON(_ db: Database, tour: Tour, site: Site) throws -> Data {
         guard tour.frame != nil else {
-            let waypoints = try Waypoint.inTour(tour.id!).fetchAll(db)
+            let waypoints = try Waypoint.inTour(tour.id).fetchAll(db)
             return try geoJSON(tour: tour, waypoints: waypoints, siteName: site.name)
         }
         let snapshot = try AppDatabase.snapshot(db, tour: tour, site: site)
-        let manifest = ManifestMaker.manifest(packageId: "tour-\(tour.id ?? 0)", version: 0, createdAt: tour.updatedAt, snapshot: snapshot)
+        let manifest = ManifestMaker.manifest(packageId: "tour-\(tour.id)", version: 0, createdAt: tour.updatedAt, snapshot: snapshot)
         return try TourGeoJSON.make(manifest: manifest)
     }
 
     static func geoJSON(tour: Tour, waypoints: [Waypoint], siteName: String) throws -> Data {
         let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.route)
         let manifest = Manifest(
-            packageId: "tour-\(tour.id ?? 0)",
+            packageId: "tour-\(tour.id)",
             version: 0,
             createdAt: Manifest.timestamp(tour.updatedAt),
             packageName: tour.name,

@@ -68,7 +68,7 @@ struct LanguagesForm: Sendable {
     static func make(_ tour: Tour, chosen: [String]? = nil) -> LanguagesForm {
         let tags = chosen ?? tour.languages
         return LanguagesForm(
-            action: PanelURL.tourLanguages(tour.id!),
+            action: PanelURL.tourLanguages(tour.id),
             options: LanguageTag.known.map {
                 Option(tag: $0.tag, label: LanguageTag.label($0.tag), isDefault: tags.first == $0.tag, isFurther: tags.dropFirst().contains($0.tag))
             }
@@ -250,24 +250,24 @@ enum TourPageBuilder {
             frame: tour.frame,
             waypoints: waypoints.map {
                 .init(
-                    id: $0.id!,
+                    id: $0.id,
                     order: $0.position,
                     name: $0.name,
                     latitude: $0.latitude,
                     longitude: $0.longitude,
-                    url: PanelURL.waypoint(tourId: tour.id!, $0.id!),
+                    url: PanelURL.waypoint(tourId: tour.id, $0.id),
                     triggerRadiusMeters: $0.triggerRadiusMeters,
-                    overlaps: overlapping.contains($0.id!)
+                    overlaps: overlapping.contains($0.id)
                 )
             },
             editable: editable,
             tileURL: basemap?.template,
-            moveURLTemplate: PanelURL.waypointMoveTemplate(tourId: tour.id!),
-            orderURL: PanelURL.waypointOrder(tourId: tour.id!),
-            newWaypointURL: PanelURL.waypoints(tourId: tour.id!)
+            moveURLTemplate: PanelURL.waypointMoveTemplate(tourId: tour.id),
+            orderURL: PanelURL.waypointOrder(tourId: tour.id),
+            newWaypointURL: PanelURL.waypoints(tourId: tour.id)
         )
         data.route = tour.route?.points.map { [$0.longitude, $0.latitude] } ?? []
-        data.routeURL = PanelURL.tourRoute(tour.id!)
+        data.routeURL = PanelURL.tourRoute(tour.id)
         data.tileAttribution = basemap?.attribution
         data.tileAttributionURL = basemap?.attributionURL
         data.maxAreaKm2 = maxAreaKm2
@@ -287,13 +287,13 @@ enum TourPageBuilder {
     static func rows(_ waypoints: [Waypoint], overlapping: Set<Int64> = []) -> [WaypointRow] {
         waypoints.enumerated().map { index, waypoint in
             WaypointRow(
-                id: waypoint.id!,
+                id: waypoint.id,
                 order: waypoint.position,
                 name: waypoint.name,
                 latitude: DisplayFormat.coordinate(waypoint.latitude),
                 longitude: DisplayFormat.coordinate(waypoint.longitude),
                 triggerRadiusMeters: waypoint.triggerRadiusMeters,
-                overlaps: overlapping.contains(waypoint.id!),
+                overlaps: overlapping.contains(waypoint.id),
                 isFirst: index == 0,
                 isLast: index == waypoints.count - 1
             )
@@ -307,7 +307,7 @@ enum TourPageBuilder {
             "The trigger zones of “\(first.name)” (\(first.triggerRadiusMeters) m) and “\(second.name)” (\(second.triggerRadiusMeters) m) "
                 + "overlap: an app would start both stops at once there. Make a radius smaller or move a waypoint."
         }
-        return (warnings, Set(pairs.flatMap { [$0.0.id!, $0.1.id!] }))
+        return (warnings, Set(pairs.flatMap { [$0.0.id, $0.1.id] }))
     }
 }
 

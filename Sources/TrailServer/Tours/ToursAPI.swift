@@ -86,7 +86,7 @@ struct ToursAPI: Sendable {
         let (site, access) = try await authorization.site(slug: body.site, user: context.user)
         try access.require(.author, to: "create tours")
         let tour = try await database.createTour(
-            siteId: site.id!,
+            siteId: site.id,
             TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
             actor: context.actor
         )
@@ -115,12 +115,12 @@ struct ToursAPI: Sendable {
         let filter = TourListFilter.read(state: form["state"], query: form["q"], errors: &errors)
         var after: TourListPosition?
         if let cursor = form["cursor"], !cursor.isEmpty {
-            after = ListCursor.tourPosition(cursor, siteId: site.id!, filter: filter)
+            after = ListCursor.tourPosition(cursor, siteId: site.id, filter: filter)
             if after == nil { errors["cursor"] = "This cursor is not one this list gave out: start again without it." }
         }
         try errors.throwIfAny()
-        let (rows, hasMore) = try await database.tourList(siteId: site.id!, filter: filter, after: after, limit: limit)
-        let next = hasMore ? rows.last.map { ListCursor.tour($0.position, siteId: site.id!, filter: filter) } : nil
+        let (rows, hasMore) = try await database.tourList(siteId: site.id, filter: filter, after: after, limit: limit)
+        let next = hasMore ? rows.last.map { ListCursor.tour($0.position, siteId: site.id, filter: filter) } : nil
         let body = Components.Schemas.TourList(
             tours: try rows.map { try Components.Schemas.TourSummary($0, site: site) },
             nextCursor: next
@@ -151,7 +151,7 @@ struct ToursAPI: Sendable {
         if let languages = body.languages {
             let (choice, problem) = LanguageChoice.parse(languages, confirmRemoval: body.confirmLanguageRemoval ?? false)
             guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's languages."]) }
-            let tourId = tour.id!
+            let tourId = tour.id
             tour = try await database.setTourLanguages(tourId: tourId, choice, actor: context.actor)
         }
         var details: TourInput?
@@ -176,7 +176,7 @@ struct ToursAPI: Sendable {
             )
         }
         // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
-        let (tourId, edits, maxArea) = (tour.id!, (details: details, frame: frameInput), config.maxFrameAreaKm2)
+        let (tourId, edits, maxArea) = (tour.id, (details: details, frame: frameInput), config.maxFrameAreaKm2)
         var updated = try await database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
         for (language, text) in body.localized ?? [:] {
             updated = try await database.setTourText(
@@ -192,7 +192,7 @@ struct ToursAPI: Sendable {
     /// Deletes the tour (204).
     func deleteTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
-        try await database.deleteTour(id: tour.id!, actor: context.actor)
+        try await database.deleteTour(id: tour.id, actor: context.actor)
         return Response(status: .noContent)
     }
 
@@ -201,7 +201,7 @@ struct ToursAPI: Sendable {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
         let waypoint = try await database.createWaypoint(
-            tourId: tour.id!,
+            tourId: tour.id,
             WaypointInput(
                 name: body.name,
                 description: body.description ?? "",
@@ -221,8 +221,8 @@ struct ToursAPI: Sendable {
         let current = try await waypoint(tour, context)
         let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
         let waypoint = try await database.updateWaypoint(
-            tourId: tour.id!,
-            waypointId: current.id!,
+            tourId: tour.id,
+            waypointId: current.id,
             WaypointInput(
                 name: body.name ?? current.name,
                 description: body.description ?? current.description,
@@ -240,7 +240,7 @@ struct ToursAPI: Sendable {
     func deleteWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let current = try await waypoint(tour, context)
-        try await database.deleteWaypoint(tourId: tour.id!, waypointId: current.id!, actor: context.actor)
+        try await database.deleteWaypoint(tourId: tour.id, waypointId: current.id, actor: context.actor)
         return Response(status: .noContent)
     }
 
@@ -249,8 +249,8 @@ struct ToursAPI: Sendable {
         var waypoint = waypoint
         for (language, text) in texts ?? [:] {
             waypoint = try await database.setWaypointText(
-                tourId: tour.id!,
-                waypointId: waypoint.id!,
+                tourId: tour.id,
+                waypointId: waypoint.id,
                 language: language,
                 text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]),
                 actor: context.actor
@@ -267,33 +267,33 @@ struct ToursAPI: Sendable {
 
     func waypoint(_ tour: Tour, _ context: SignedInContext) async throws -> Waypoint {
         guard let id = context.parameters.get("wid", as: Int64.self),
-            let waypoint = try await database.waypoint(tourId: tour.id!, id: id)
+            let waypoint = try await database.waypoint(tourId: tour.id, id: id)
         else { throw NotFound() }
         return waypoint
     }
 
     /// With `viewer`, each waypoint lists its files (what `GET /tours/{id}` answers: a script finds the files it uploaded).
     func tourBody(_ tour: Tour, _ site: Site, listingAssetsFor viewer: AuthenticatedUser? = nil) async throws -> Components.Schemas.Tour {
-        let assets = viewer == nil ? nil : try await database.assets(tourId: tour.id!)
-        let companions = viewer == nil ? [:] : try await database.companions(tourId: tour.id!)
-        let copies = viewer == nil ? [:] : try await database.optimizedCopies(tourId: tour.id!)
-        let waypoints = try await database.waypoints(tourId: tour.id!).map { waypoint in
+        let assets = viewer == nil ? nil : try await database.assets(tourId: tour.id)
+        let companions = viewer == nil ? [:] : try await database.companions(tourId: tour.id)
+        let copies = viewer == nil ? [:] : try await database.optimizedCopies(tourId: tour.id)
+        let waypoints = try await database.waypoints(tourId: tour.id).map { waypoint in
             Components.Schemas.Waypoint(
                 waypoint,
                 assets: try assets.map {
-                    try ($0[waypoint.id!] ?? []).map {
+                    try ($0[waypoint.id] ?? []).map {
                         try Components.Schemas.Asset(
                             $0,
                             viewer: viewer,
-                            companions: companions[$0.id!] ?? AssetCompanions(),
-                            copy: copies[$0.id!]
+                            companions: companions[$0.id] ?? AssetCompanions(),
+                            copy: copies[$0.id]
                         )
                     }
                 }
             )
         }
         return Components.Schemas.Tour(
-            id: tour.id!,
+            id: tour.id,
             site: site.slug,
             name: tour.name,
             description: tour.description,
@@ -315,7 +315,7 @@ extension Components.Schemas.Waypoint {
     /// `assets` only in a whole tour's answer (absent from the JSON otherwise).
     init(_ waypoint: TrailServer.Waypoint, assets: [Components.Schemas.Asset]? = nil) {
         self.init(
-            id: waypoint.id!,
+            id: waypoint.id,
             name: waypoint.name,
             order: waypoint.position,
             latitude: waypoint.latitude,

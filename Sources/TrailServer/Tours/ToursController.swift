@@ -55,8 +55,8 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            let tour = try await database.createTour(siteId: site.id!, Self.tourInput(form), actor: context.actor)
-            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour created. Now frame its area on the map.")
+            let tour = try await database.createTour(siteId: site.id, Self.tourInput(form), actor: context.actor)
+            return pages.redirect(to: PanelURL.tour(tour.id), notice: "Tour created. Now frame its area on the map.")
         } catch let errors as ValidationErrors {
             var page = newTourPage(site, form: Self.tourForm(form))
             page.errors = errors.fields
@@ -87,9 +87,9 @@ struct ToursController: Sendable {
         let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
         do {
             guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
-            let saved = try await database.setTourLanguages(tourId: tour.id!, choice, actor: context.actor)
+            let saved = try await database.setTourLanguages(tourId: tour.id, choice, actor: context.actor)
             return pages.redirect(
-                to: PanelURL.tourEdit(tour.id!),
+                to: PanelURL.tourEdit(tour.id),
                 notice: "Languages saved: \(saved.languages.map(LanguageTag.english).joined(separator: ", "))."
             )
         } catch let errors as ValidationErrors {
@@ -116,8 +116,8 @@ struct ToursController: Sendable {
         let form = try await request.form(context: context)
         let text = LocalizedText(name: form.string("name"), description: form.string("description"))
         do {
-            try await database.setTourText(tourId: tour.id!, language: language, text, actor: context.actor)
-            return pages.redirect(to: PanelURL.tourEdit(tour.id!, language: language), notice: "\(LanguageTag.english(language)) text saved.")
+            try await database.setTourText(tourId: tour.id, language: language, text, actor: context.actor)
+            return pages.redirect(to: PanelURL.tourEdit(tour.id, language: language), notice: "\(LanguageTag.english(language)) text saved.")
         } catch let errors as ValidationErrors where errors["language"] == nil {
             // (A language the tour lacks has no tab to show the message on: the error page says it.)
             var page = tourEditPage(tour, site, language: language)
@@ -141,15 +141,15 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            _ = try await database.updateTour(id: tour.id!, Self.tourInput(form), actor: context.actor)
-            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Tour saved.")
+            _ = try await database.updateTour(id: tour.id, Self.tourInput(form), actor: context.actor)
+            return pages.redirect(to: PanelURL.tour(tour.id), notice: "Tour saved.")
         } catch let errors as ValidationErrors {
             let page = TourFormPage(
                 siteSlug: site.slug,
                 siteName: site.name,
-                action: PanelURL.tourEdit(tour.id!),
+                action: PanelURL.tourEdit(tour.id),
                 isNew: false,
-                cancelURL: PanelURL.tour(tour.id!),
+                cancelURL: PanelURL.tour(tour.id),
                 form: Self.tourForm(form),
                 errors: errors.fields
             )
@@ -181,8 +181,8 @@ struct ToursController: Sendable {
             maxZoom: form.int("maxZoom")
         )
         do {
-            _ = try await database.setFrame(tourId: tour.id!, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
-            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "Frame saved.")
+            _ = try await database.setFrame(tourId: tour.id, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+            return pages.redirect(to: PanelURL.tour(tour.id), notice: "Frame saved.")
         } catch let errors as ValidationErrors {
             let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
             let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields, user: context.user)
@@ -193,7 +193,7 @@ struct ToursController: Sendable {
     /// Deletes the tour and goes back to its site.
     func deleteTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        try await database.deleteTour(id: tour.id!, actor: context.actor)
+        try await database.deleteTour(id: tour.id, actor: context.actor)
         return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
     }
 
@@ -208,9 +208,9 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            let waypoint = try await database.createWaypoint(tourId: tour.id!, Self.waypointInput(form), actor: context.actor)
+            let waypoint = try await database.createWaypoint(tourId: tour.id, Self.waypointInput(form), actor: context.actor)
             if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(waypoint), status: .created) }
-            return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
+            return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
         } catch let errors as ValidationErrors where !request.wantsJSON {
             let page = try await tourPage(
                 tour,
@@ -230,11 +230,11 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let ids = form.all("ids").compactMap { Int64($0) }
-        try await database.reorderWaypoints(tourId: tour.id!, ids: ids, actor: context.actor)
+        try await database.reorderWaypoints(tourId: tour.id, ids: ids, actor: context.actor)
         if request.wantsJSON {
-            return try await JSONResponse.make(database.waypoints(tourId: tour.id!).map { Components.Schemas.Waypoint($0) })
+            return try await JSONResponse.make(database.waypoints(tourId: tour.id).map { Components.Schemas.Waypoint($0) })
         }
-        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Order saved.")
+        return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Order saved.")
     }
 
     /// The waypoint page: its form, its files and their texts; `?lang=` opens one further language's tab.
@@ -268,9 +268,9 @@ struct ToursController: Sendable {
         let form = try await request.form(context: context)
         let text = LocalizedText(name: form.string("name"), description: form.string("description"))
         do {
-            try await database.setWaypointText(tourId: tour.id!, waypointId: waypoint.id!, language: language, text, actor: context.actor)
+            try await database.setWaypointText(tourId: tour.id, waypointId: waypoint.id, language: language, text, actor: context.actor)
             return pages.redirect(
-                to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!, language: language),
+                to: PanelURL.waypoint(tourId: tour.id, waypoint.id, language: language),
                 notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved."
             )
         } catch let errors as ValidationErrors where errors["language"] == nil {
@@ -292,8 +292,8 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         do {
-            _ = try await database.updateWaypoint(tourId: tour.id!, waypointId: waypoint.id!, Self.waypointInput(form), actor: context.actor)
-            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id!, waypoint.id!), notice: "Waypoint saved.")
+            _ = try await database.updateWaypoint(tourId: tour.id, waypointId: waypoint.id, Self.waypointInput(form), actor: context.actor)
+            return pages.redirect(to: PanelURL.waypoint(tourId: tour.id, waypoint.id), notice: "Waypoint saved.")
         } catch let errors as ValidationErrors {
             var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
             page.form = Self.waypointForm(form)
@@ -309,37 +309,37 @@ struct ToursController: Sendable {
         var request = request
         let form = try await request.form(context: context)
         let moved = try await database.moveWaypoint(
-            tourId: tour.id!,
-            waypointId: waypoint.id!,
+            tourId: tour.id,
+            waypointId: waypoint.id,
             latitude: form.double("latitude"),
             longitude: form.double("longitude"),
             actor: context.actor
         )
         if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(moved)) }
-        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint moved.")
+        return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint moved.")
     }
 
     /// Deletes the waypoint.
     func deleteWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let waypoint = try await waypoint(tour, context)
-        try await database.deleteWaypoint(tourId: tour.id!, waypointId: waypoint.id!, actor: context.actor)
-        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
+        try await database.deleteWaypoint(tourId: tour.id, waypointId: waypoint.id, actor: context.actor)
+        return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
     }
 
     /// Moves the waypoint one place up (`step` -1) or down (+1) in the tour's order.
     func shiftWaypoint(_ request: Request, _ context: SignedInContext, direction: String, step: Int) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let waypoint = try await waypoint(tour, context)
-        try await database.shiftWaypoint(tourId: tour.id!, waypointId: waypoint.id!, by: step, actor: context.actor)
-        return pages.redirect(to: PanelURL.tour(tour.id!, at: .waypoint(waypoint.id!)), notice: "Moved “\(waypoint.name)” \(direction).")
+        try await database.shiftWaypoint(tourId: tour.id, waypointId: waypoint.id, by: step, actor: context.actor)
+        return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoint(waypoint.id)), notice: "Moved “\(waypoint.name)” \(direction).")
     }
 
     // MARK: Lookups and page models
 
     func waypoint(_ tour: Tour, _ context: SignedInContext) async throws -> Waypoint {
         let id = try context.parameters.require("wid", as: Int64.self)
-        guard let waypoint = try await database.waypoint(tourId: tour.id!, id: id) else { throw NotFound() }
+        guard let waypoint = try await database.waypoint(tourId: tour.id, id: id) else { throw NotFound() }
         return waypoint
     }
 
@@ -378,7 +378,7 @@ struct ToursController: Sendable {
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         let warnings = overlaps.warnings + accessibilityWarnings
         var page = TourPage(
-            id: tour.id!,
+            id: tour.id,
             name: tour.name,
             description: tour.description,
             mapName: tour.mapName,
@@ -453,9 +453,9 @@ struct ToursController: Sendable {
         var page = TourFormPage(
             siteSlug: site.slug,
             siteName: site.name,
-            action: PanelURL.tourEdit(tour.id!),
+            action: PanelURL.tourEdit(tour.id),
             isNew: false,
-            cancelURL: PanelURL.tour(tour.id!),
+            cancelURL: PanelURL.tour(tour.id),
             form: [
                 "name": tour.name, "description": tour.description, "mapName": tour.mapName,
                 "paceKmh": String(format: "%g", tour.paceKmh),
@@ -463,13 +463,13 @@ struct ToursController: Sendable {
         )
         page.languages = LanguagesForm.make(tour)
         let tag = LanguageTag.further(language, of: tour.languages)
-        page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: PanelURL.tourEdit(tour.id!), active: tag)
+        page.languageTabs = LanguageTab.tabs(languages: tour.languages, base: PanelURL.tourEdit(tour.id), active: tag)
         page.hasLanguageTabs = tour.languages.count > 1
         page.translation = tag.map {
             TranslationForm(
                 tag: $0,
                 language: LanguageTag.label($0),
-                action: PanelURL.tourText(tour.id!, language: $0),
+                action: PanelURL.tourText(tour.id, language: $0),
                 name: tour.localized[$0]?.name ?? "",
                 description: tour.localized[$0]?.description ?? "",
                 defaultName: tour.name,
@@ -488,15 +488,15 @@ struct ToursController: Sendable {
         language: String? = nil
     ) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
-        let assets = try await database.assets(waypointId: waypoint.id!)
-        let companions = try await database.companions(waypointId: waypoint.id!)
-        let copies = try await database.optimizedCopies(tourId: tour.id!)
+        let assets = try await database.assets(waypointId: waypoint.id)
+        let companions = try await database.companions(waypointId: waypoint.id)
+        let copies = try await database.optimizedCopies(tourId: tour.id)
         let tag = LanguageTag.further(language, of: tour.languages)
-        let base = PanelURL.waypoint(tourId: tour.id!, waypoint.id!)
+        let base = PanelURL.waypoint(tourId: tour.id, waypoint.id)
         var page = WaypointPage(
-            tourId: tour.id!,
+            tourId: tour.id,
             tourName: tour.name,
-            id: waypoint.id!,
+            id: waypoint.id,
             order: waypoint.position,
             canEdit: editable,
             isLocked: tour.isLocked,

@@ -121,8 +121,7 @@ extension AppDatabase {
         let now = Date()
         return try await write { db in
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
-            var tour = Tour(
-                id: nil,
+            let tour = try Tour.New(
                 siteId: siteId,
                 name: input.name.trimmed,
                 description: input.description.trimmed,
@@ -132,16 +131,15 @@ extension AppDatabase {
                 state: .draft,
                 createdBy: actor.userId,
                 createdAt: now,
-                updatedAt: now
-            )
-            if let pace = input.paceKmh { tour.paceKmh = pace }
-            try tour.insert(db)
+                updatedAt: now,
+                paceKmh: input.paceKmh ?? Tour.defaultPaceKmh
+            ).inserted(db)
             try AuditEvent.record(
                 db,
                 actor: actor,
                 siteId: siteId,
                 objectType: "tour",
-                objectId: "\(tour.id!)",
+                objectId: "\(tour.id)",
                 action: .tourCreate,
                 detail: tour.name
             )
@@ -237,8 +235,9 @@ extension AppDatabase {
             }
             try errors.throwIfAny()
             let now = Date()
-            var waypoint = Waypoint(
-                id: nil,
+            var radius = TriggerZone.defaultRadius
+            if let asked = input.triggerRadius, case .success(let metres) = TriggerZone.radius(asked) { radius = metres }
+            var waypoint = try Waypoint.New(
                 tourId: tourId,
                 name: input.name.trimmed,
                 position: existing.count + 1,
@@ -246,19 +245,18 @@ extension AppDatabase {
                 longitude: input.longitude!,
                 description: input.description.trimmed,
                 createdAt: now,
-                updatedAt: now
-            )
-            if let radius = input.triggerRadius, case .success(let metres) = TriggerZone.radius(radius) { waypoint.triggerRadiusMeters = metres }
-            try waypoint.insert(db)
+                updatedAt: now,
+                triggerRadiusMeters: radius
+            ).inserted(db)
             if let order = input.order, order != waypoint.position {
                 existing.insert(waypoint, at: order - 1)
-                try Self.renumber(db, existing.map { $0.id! })
+                try Self.renumber(db, existing.map { $0.id })
                 waypoint.position = order
             }
             try Self.changedWaypoint(
                 db,
                 tour: tour,
-                waypointId: waypoint.id!,
+                waypointId: waypoint.id,
                 actor: actor,
                 action: .waypointCreate,
                 detail: "\(waypoint.name) in tour \(tourId)"
@@ -288,7 +286,7 @@ extension AppDatabase {
             if let order = input.order, order != waypoint.position {
                 all.removeAll { $0.id == waypointId }
                 all.insert(waypoint, at: order - 1)
-                try Self.renumber(db, all.map { $0.id! })
+                try Self.renumber(db, all.map { $0.id })
                 waypoint.position = order
             }
             try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: .waypointUpdate, detail: waypoint.name)
@@ -313,7 +311,7 @@ extension AppDatabase {
             guard let waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
             try waypoint.delete(db)
             let rest = try Waypoint.inTour(tourId).fetchAll(db)
-            try Self.renumber(db, rest.map { $0.id! })
+            try Self.renumber(db, rest.map { $0.id })
             try Self.changedWaypoint(db, tour: tour, waypointId: waypointId, actor: actor, action: .waypointDelete, detail: waypoint.name)
         }
     }
@@ -370,7 +368,7 @@ extension AppDatabase {
     /// A waypoint of `tour` changed (created, edited, its texts, deleted): the tour's `updatedAt` moves on and the
     /// audit event is recorded, in the caller's transaction.
     static func changedWaypoint(_ db: Database, tour: Tour, waypointId: Int64, actor: AuditActor, action: AuditAction, detail: String) throws {
-        try touch(db, tourId: tour.id!)
+        try touch(db, tourId: tour.id)
         try AuditEvent.record(
             db,
             actor: actor,
@@ -411,20 +409,20 @@ extension AppDatabase {
     func tourPageState(tour: Tour, tiles: TileSettings) async throws -> TourPageState {
         try await read { db in
             TourPageState(
-                waypoints: try Waypoint.inTour(tour.id!).fetchAll(db),
-                readiness: try Self.readiness(db, tourId: tour.id!, tiles: tiles),
-                openRequest: try PublishRequest.open(tourId: tour.id!).fetchOne(db),
-                package: try PackageRecord.ofTour(tour.id!).fetchOne(db),
+                waypoints: try Waypoint.inTour(tour.id).fetchAll(db),
+                readiness: try Self.readiness(db, tourId: tour.id, tiles: tiles),
+                openRequest: try PublishRequest.open(tourId: tour.id).fetchOne(db),
+                package: try PackageRecord.ofTour(tour.id).fetchOne(db),
                 duration: try Self.estimatedDuration(db, tour: tour),
-                tileset: try TourTileset.fetchOne(db, key: tour.id!),
-                mediaSize: try Self.downloadSize(db, tourId: tour.id!),
+                tileset: try TourTileset.fetchOne(db, key: tour.id),
+                mediaSize: try Self.downloadSize(db, tourId: tour.id),
                 latestRelease: try Double.fetchOne(
                     db,
                     sql: """
                         SELECT MAX(packageVersion.createdAt) FROM packageVersion
                         JOIN package ON package.id = packageVersion.packageId WHERE package.tourId = ?
                         """,
-                    arguments: [tour.id!]
+                    arguments: [tour.id]
                 ).map(Date.init(timeIntervalSince1970:))
             )
         }

@@ -12,7 +12,7 @@ extension MediaController {
         do {
             let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
             return pages.redirect(
-                to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id!)),
+                to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id)),
                 notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now."
             )
         } catch let errors as ValidationErrors {
@@ -31,7 +31,7 @@ extension MediaController {
         let (asset, tourId) = try await editableAsset(context)
         let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
         var response = try await JSONResponse.make(body(companion, context), status: .created)
-        response.headers[.location] = APIURL.manageAsset(companion.id!)
+        response.headers[.location] = APIURL.manageAsset(companion.id)
         return response
     }
 
@@ -47,11 +47,11 @@ extension MediaController {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         if role == .transcript, contentType.hasPrefix("application/json") {
             let body = try await request.decodeJSON(TranscriptText.self, context: context)
-            return try await intake.registerTranscript(text: body.text, ownerId: owner.id!, actor: context.actor)
+            return try await intake.registerTranscript(text: body.text, ownerId: owner.id, actor: context.actor)
         }
         if role == .transcript, contentType.hasPrefix("application/x-www-form-urlencoded") {
             let form = try await request.form(context: context)
-            return try await intake.registerTranscript(text: form.string("text"), ownerId: owner.id!, actor: context.actor)
+            return try await intake.registerTranscript(text: form.string("text"), ownerId: owner.id, actor: context.actor)
         }
         guard contentType.hasPrefix("multipart/form-data") else {
             throw HTTPError(
@@ -74,7 +74,7 @@ extension MediaController {
         guard let file = received.files.first else {
             throw ValidationErrors(["file": role == .captions ? "Choose a WebVTT caption file (.vtt)." : "Choose a transcript file (.txt or .vtt)."])
         }
-        return try await intake.registerCompanion(file, ownerId: owner.id!, role: role, actor: context.actor)
+        return try await intake.registerCompanion(file, ownerId: owner.id, role: role, actor: context.actor)
     }
 }
 
@@ -92,7 +92,7 @@ struct CompanionRow: Sendable {
     let companionDetail: String?
 
     init(_ asset: Asset, user: AuthenticatedUser?) {
-        id = asset.id!
+        id = asset.id
         originalName = asset.originalName
         size = ByteFormat.string(asset.size)
         status = asset.scanStatus.rawValue

@@ -32,12 +32,11 @@ extension AppDatabase {
             }
             guard new.role.accepts(owner.kind) else { throw ValidationErrors(["file": CompanionRole.refusal(new.role, for: owner.kind)]) }
             var released: [String] = []
-            if let previous = try Asset.filter(Asset.Columns.companionOf == owner.id! && Asset.Columns.companionRole == new.role).fetchOne(db) {
+            if let previous = try Asset.filter(Asset.Columns.companionOf == owner.id && Asset.Columns.companionRole == new.role).fetchOne(db) {
                 try previous.delete(db)
                 released.append(previous.storedPath)
             }
-            var companion = Asset(
-                id: nil,
+            let companion = try Asset.New(
                 waypointId: owner.waypointId,
                 position: 0,
                 kind: .text,
@@ -45,23 +44,20 @@ extension AppDatabase {
                 mimeType: new.format.mimeType,
                 size: new.size,
                 sha256: new.sha256,
-                scanStatus: .pending,
-                scanDetail: "",
                 storedPath: new.storedPath,
                 uploadedBy: actor.userId,
                 createdAt: Date(),
-                companionOf: owner.id!,
+                companionOf: owner.id,
                 companionRole: new.role
-            )
-            try companion.insert(db)
-            try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [companion.id!, Date().dbTime])
-            try Self.touch(db, tourId: tour.id!)
+            ).inserted(db)
+            try db.execute(sql: "INSERT INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [companion.id, Date().dbTime])
+            try Self.touch(db, tourId: tour.id)
             try AuditEvent.record(
                 db,
                 actor: actor,
                 siteId: tour.siteId,
                 objectType: "asset",
-                objectId: "\(owner.id!)",
+                objectId: "\(owner.id)",
                 action: .companion(new.role),
                 detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)"
             )

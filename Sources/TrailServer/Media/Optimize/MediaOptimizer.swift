@@ -92,7 +92,7 @@ package final class MediaOptimizer: Service, Sendable {
         } catch let refusal as MediaRefusal {
             result = OptimizeResult(state: .failed, message: refusal.description)
         } catch {
-            logger.error("optimizing asset \(asset.id!) failed: \(error)")
+            logger.error("optimizing asset \(asset.id) failed: \(error)")
             result = OptimizeResult(
                 state: .failed,
                 message: "Optimizing failed on the server (\(type(of: error))); an admin finds the details in the log."
@@ -100,15 +100,15 @@ package final class MediaOptimizer: Service, Sendable {
         }
         guard !Task.isCancelled else { return }
         do {
-            let outcome = try await database.finishOptimization(assetId: asset.id!, sourceSha256: copy.sourceSha256, settings: settingsID, result)
+            let outcome = try await database.finishOptimization(assetId: asset.id, sourceSha256: copy.sourceSha256, settings: settingsID, result)
             if let released = outcome.released { try? FileManager.default.removeItem(at: paths.absolute(released)) }
             if !outcome.accepted, let made = result.storedPath {
                 let unused = try await !database.isMediaPathReferenced(made)
                 if unused { try? FileManager.default.removeItem(at: paths.absolute(made)) }
             }
-            logger.info("optimized asset \(asset.id!): \(result.state.rawValue) \(result.message)")
+            logger.info("optimized asset \(asset.id): \(result.state.rawValue) \(result.message)")
         } catch {
-            logger.error("cannot record the copy of asset \(asset.id!): \(error)")
+            logger.error("cannot record the copy of asset \(asset.id): \(error)")
         }
         finished()
     }
@@ -131,7 +131,7 @@ package final class MediaOptimizer: Service, Sendable {
         let output = work.appendingPathComponent("copy." + ConversionPlan.fileExtension(kind: asset.kind, probe: probe))
         let plan = ConversionPlan.make(kind: asset.kind, probe: probe, input: input, output: output.path, settings: settings)
         let duration = probe.durationSeconds
-        let assetId = asset.id!
+        let assetId = asset.id
         // Server-made paths and fixed settings only, so the line is safe to log; scripts/bench-media.sh runs it again by hand.
         logger.info("asset \(assetId): converting with \(plan.executable) \(plan.arguments.joined(separator: " "))")
         // The converter's output reader calls this on its own thread; the write is awaited in a task of its own (at most
@@ -331,7 +331,7 @@ extension MediaOptimizer {
                 let rate = asset.kind == .video ? MediaTargets.videoBitrate + MediaTargets.audioBitrateStereo : MediaTargets.audioBitrateStereo
                 let estimate = asset.kind == .image ? nil : asset.durationSeconds.map { min(asset.size, Int64($0 * Double(rate) / 8)) }
                 return .init(
-                    assetId: asset.id!,
+                    assetId: asset.id,
                     name: asset.originalName,
                     kind: asset.kind,
                     originalSize: asset.size,
@@ -343,12 +343,12 @@ extension MediaOptimizer {
             return report
         }
         wake()
-        try await waitForCopies(of: assets.map { $0.id! })
-        let copies = try await database.optimizedCopies(assetIds: assets.map { $0.id! })
+        try await waitForCopies(of: assets.map { $0.id })
+        let copies = try await database.optimizedCopies(assetIds: assets.map { $0.id })
         report.lines = assets.map { asset in
-            let copy = copies[asset.id!]
+            let copy = copies[asset.id]
             return .init(
-                assetId: asset.id!,
+                assetId: asset.id,
                 name: asset.originalName,
                 kind: asset.kind,
                 originalSize: asset.size,

@@ -37,7 +37,7 @@ extension AppDatabase {
     static func queueOptimization(_ db: Database, asset: Asset, settings: String) throws {
         guard OptimizedCopy.applies(to: asset.kind), asset.companionOf == nil, asset.scanStatus == .clean else { return }
         let now = Date()
-        try OptimizedCopy(assetId: asset.id!, state: .pending, sourceSha256: asset.sha256, settings: settings, queuedAt: now, updatedAt: now)
+        try OptimizedCopy(assetId: asset.id, state: .pending, sourceSha256: asset.sha256, settings: settings, queuedAt: now, updatedAt: now)
             .insert(db, onConflict: .replace)
     }
 
@@ -156,7 +156,7 @@ extension AppDatabase {
             guard asset.useOriginal != useOriginal else { return asset }
             asset.useOriginal = useOriginal
             try asset.update(db)
-            try Self.touch(db, tourId: tour.id!)
+            try Self.touch(db, tourId: tour.id)
             try AuditEvent.record(
                 db,
                 actor: actor,
@@ -188,7 +188,7 @@ extension AppDatabase {
                 arguments: [siteId, siteId, settings]
             )
             guard !dryRun else { return assets }
-            for asset in assets where try OptimizedCopy.fetchOne(db, key: asset.id!)?.state != .pending {
+            for asset in assets where try OptimizedCopy.fetchOne(db, key: asset.id)?.state != .pending {
                 try Self.queueOptimization(db, asset: asset, settings: settings)
             }
             if !assets.isEmpty {
@@ -233,8 +233,8 @@ extension AppDatabase {
         var size = MediaDownloadSize()
         for file in files {
             size.originalBytes += file.size
-            size.shippedBytes += ShippedFile(asset: file, copy: copies[file.id!]).size
-            if copies[file.id!]?.state == .pending { size.pendingCopies += 1 }
+            size.shippedBytes += ShippedFile(asset: file, copy: copies[file.id]).size
+            if copies[file.id]?.state == .pending { size.pendingCopies += 1 }
         }
         return size
     }

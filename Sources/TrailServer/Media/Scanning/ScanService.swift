@@ -85,7 +85,7 @@ package final class ScanService: Service, Sendable {
         do {
             guard FileManager.default.fileExists(atPath: source.path) else {
                 _ = try await database.recordScan(
-                    assetId: asset.id!,
+                    assetId: asset.id,
                     status: .error,
                     detail: "the stored file is missing",
                     storedPath: asset.storedPath
@@ -103,7 +103,7 @@ package final class ScanService: Service, Sendable {
             }
             let optimizer = self.optimizer.withLockedValue { $0 }
             if let released = try await database.recordScan(
-                assetId: asset.id!,
+                assetId: asset.id,
                 status: status,
                 detail: verdict.detail,
                 storedPath: target,
@@ -112,10 +112,10 @@ package final class ScanService: Service, Sendable {
                 try? FileManager.default.removeItem(at: paths.absolute(released))
             }
             if status == .clean { optimizer?.wake() }
-            logger.info("scanned asset \(asset.id!): \(verdict)")
+            logger.info("scanned asset \(asset.id): \(verdict)")
         } catch {
-            logger.error("scan of asset \(asset.id!) failed: \(error)")
-            _ = try? await database.recordScan(assetId: asset.id!, status: .error, detail: "scan failed: \(error)", storedPath: asset.storedPath)
+            logger.error("scan of asset \(asset.id) failed: \(error)")
+            _ = try? await database.recordScan(assetId: asset.id, status: .error, detail: "scan failed: \(error)", storedPath: asset.storedPath)
         }
     }
 

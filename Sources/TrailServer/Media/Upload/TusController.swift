@@ -65,7 +65,7 @@ struct TusController: Sendable {
             throw TusError(.unprocessableContent, "Upload-Metadata must name the tour and the waypoint (keys “tour” and “waypoint”).")
         }
         let (tour, site, _) = try await authorization.editableTour(id: tourId, user: user)
-        guard try await database.waypoints(tourId: tour.id!).contains(where: { $0.id == waypointId }) else { throw NotFound() }
+        guard try await database.waypoints(tourId: tour.id).contains(where: { $0.id == waypointId }) else { throw NotFound() }
         let replaces = try metadata["replaces"].map { text in
             guard let id = AssetIntake.replacedAssetId(text) else { throw TusError(.unprocessableContent, AssetIntake.replacesProblem) }
             return id
@@ -90,7 +90,7 @@ struct TusController: Sendable {
             options: .newFile(replaceExisting: false, permissions: [.ownerReadWrite])
         ) { _ in }
         do {
-            try await database.createUpload(record, siteId: site.id!, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
+            try await database.createUpload(record, siteId: site.id, quota: site.storageQuotaBytes, maxOpenPerUser: config.maxOpenUploadsPerUser)
         } catch let refusal as AppDatabase.UploadRefusal {
             try? FileManager.default.removeItem(at: paths.upload(id))
             switch refusal {
@@ -213,8 +213,8 @@ struct TusController: Sendable {
             // Again at the last byte: membership may have changed while the bytes were arriving.
             try await requireEditor(of: upload, context)
             let asset = try await finish(upload, hash: wholeFile, actor: context.actor)
-            headers[.assetId] = "\(asset.id!)"
-            headers[.assetLocation] = APIURL.manageAsset(asset.id!)
+            headers[.assetId] = "\(asset.id)"
+            headers[.assetLocation] = APIURL.manageAsset(asset.id)
         }
         return Response(status: .noContent, headers: headers)
     }

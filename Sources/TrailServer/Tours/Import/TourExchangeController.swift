@@ -70,7 +70,7 @@ struct TourExchangeController: Sendable {
         )
         let importId: String
         do {
-            (importId, _) = try await slots.run { try await receive(request, owner: (context.user.id, tour.id!)) }
+            (importId, _) = try await slots.run { try await receive(request, owner: (context.user.id, tour.id)) }
         } catch let refusal as any AppError where refusal.status == .unprocessableContent {
             return try await refusedImport(
                 refusal.fieldMessages?["file"] ?? refusal.message,
@@ -106,26 +106,26 @@ struct TourExchangeController: Sendable {
         }
         // Post/redirect/get: the preview gets an address of its own, so the form's URL (which carries the CSRF
         // token, as streaming multipart forms do) never lands in the history, and a reload does not upload again.
-        return Response(status: .seeOther, headers: [.location: PanelURL.tourImport(tour.id!, importId: importId)])
+        return Response(status: .seeOther, headers: [.location: PanelURL.tourImport(tour.id, importId: importId)])
     }
 
     /// What importing the uploaded file would add, change and skip; nothing is saved yet.
     func showImportPreview(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        let (importId, file) = try importFile(context, owner: (context.user.id, tour.id!))
+        let (importId, file) = try importFile(context, owner: (context.user.id, tour.id))
         guard FileManager.default.fileExists(atPath: file.path) else {
-            return pages.redirect(to: PanelURL.tour(tour.id!), notice: "That import preview has expired. Choose the file again.")
+            return pages.redirect(to: PanelURL.tour(tour.id), notice: "That import preview has expired. Choose the file again.")
         }
         let imported = try await slots.run { try await parse(fileAt: file) }
         let plan = TourImport.plan(
             imported,
             tour: tour,
-            existing: try await database.waypoints(tourId: tour.id!),
+            existing: try await database.waypoints(tourId: tour.id),
             maxAreaKm2: config.maxFrameAreaKm2
         )
         let columnOrder = ["latitude", "longitude", "name", "description", "order"]
         let page = PreviewPage(
-            tourId: tour.id!,
+            tourId: tour.id,
             tourName: tour.name,
             importId: importId,
             items: plan.waypoints,
@@ -161,7 +161,7 @@ struct TourExchangeController: Sendable {
     /// Applies the previewed import and removes its file.
     func applyImport(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        let (_, file) = try importFile(context, owner: (context.user.id, tour.id!))
+        let (_, file) = try importFile(context, owner: (context.user.id, tour.id))
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
         }
@@ -173,13 +173,13 @@ struct TourExchangeController: Sendable {
         let plan = TourImport.plan(
             imported,
             tour: tour,
-            existing: try await database.waypoints(tourId: tour.id!),
+            existing: try await database.waypoints(tourId: tour.id),
             maxAreaKm2: config.maxFrameAreaKm2,
             fitFrame: fitFrame
         )
-        let attached = try await apply(imported, plan: plan, tourId: tour.id!, actor: context.actor)
+        let attached = try await apply(imported, plan: plan, tourId: tour.id, actor: context.actor)
         return pages.redirect(
-            to: PanelURL.tour(tour.id!),
+            to: PanelURL.tour(tour.id),
             notice: "Imported: \(plan.added) added, \(plan.changed) changed, \(plan.skipped) skipped"
                 + (attached > 0 ? ", \(DisplayFormat.count(attached, "picture")) attached (scanned before they are used)." : ".")
         )
@@ -192,11 +192,11 @@ struct TourExchangeController: Sendable {
         let form = try await request.form(context: context)
         let text = form.string("route").trimmed
         let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
-        try await database.setRoute(tourId: tour.id!, route: route, actor: context.actor)
+        try await database.setRoute(tourId: tour.id, route: route, actor: context.actor)
         if request.wantsJSON {
             return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
         }
-        return pages.redirect(to: PanelURL.tour(tour.id!), notice: route == nil ? "Route removed." : "Route saved.")
+        return pages.redirect(to: PanelURL.tour(tour.id), notice: route == nil ? "Route removed." : "Route saved.")
     }
 
     /// Each handler is named after its operationId in openapi.json.

@@ -23,11 +23,11 @@ extension AppDatabase {
             var attached: [Asset] = []
             for picture in pictures {
                 guard let waypoint = waypoints.first(where: { $0.name.lowercased() == picture.waypointName.lowercased() }) else { continue }
-                let present = try Asset.filter(Asset.Columns.waypointId == waypoint.id! && Asset.Columns.sha256 == picture.sha256).fetchCount(db)
+                let present = try Asset.filter(Asset.Columns.waypointId == waypoint.id && Asset.Columns.sha256 == picture.sha256).fetchCount(db)
                 guard present == 0 else { continue }
                 let new = NewAsset(
                     tourId: tourId,
-                    waypointId: waypoint.id!,
+                    waypointId: waypoint.id,
                     replacesAssetId: nil,
                     detected: picture.detected,
                     originalName: picture.originalName,
@@ -59,8 +59,7 @@ extension AppDatabase {
             guard let point = imported.points.first(where: { $0.name == item.name }) else { continue }
             switch item.action {
             case .add:
-                var waypoint = Waypoint(
-                    id: nil,
+                let waypoint = try Waypoint.New(
                     tourId: tourId,
                     name: point.name,
                     position: existing.count + 1,
@@ -68,12 +67,11 @@ extension AppDatabase {
                     longitude: point.longitude,
                     description: point.description,
                     createdAt: now,
-                    updatedAt: now
-                )
-                if let radius = point.triggerRadiusMeters { waypoint.triggerRadiusMeters = radius }
-                // Texts in the tour's further languages; those in languages it does not have are left out.
-                waypoint.localized = point.localized.filter { tour.furtherLanguages.contains($0.key) }
-                try waypoint.insert(db)
+                    updatedAt: now,
+                    triggerRadiusMeters: point.triggerRadiusMeters ?? TriggerZone.defaultRadius,
+                    // Texts in the tour's further languages; those in languages it does not have are left out.
+                    localized: point.localized.filter { tour.furtherLanguages.contains($0.key) }
+                ).inserted(db)
                 existing.append(waypoint)
             case .change:
                 guard var waypoint = existing.first(where: { $0.name.lowercased() == point.name.lowercased() }) else { continue }
@@ -127,13 +125,13 @@ extension AppDatabase {
     /// The walk along the route (or from waypoint to waypoint) at the tour's pace, plus the play time of each
     /// waypoint's audio and video.
     static func estimatedDuration(_ db: Database, tour: Tour) throws -> DurationEstimate {
-        let waypoints = try Waypoint.inTour(tour.id!).fetchAll(db)
+        let waypoints = try Waypoint.inTour(tour.id).fetchAll(db)
         // One read of the tour's listed files, not one per waypoint (a tour page's most expensive read at 30 stops).
         let files = try Asset.filter(waypoints.compactMap(\.id).contains(Asset.Columns.waypointId) && Asset.listed).fetchAll(db)
         let byWaypoint = Dictionary(grouping: files, by: \.waypointId)
         let dwell = waypoints.map { waypoint -> Double? in
             // One language's worth: files for every language and those for the default one.
-            let seconds = (byWaypoint[waypoint.id!] ?? [])
+            let seconds = (byWaypoint[waypoint.id] ?? [])
                 .filter { ($0.kind == .audio || $0.kind == .video) && ($0.language == nil || $0.language == tour.defaultLanguage) }
                 .compactMap(\.durationSeconds)
             return seconds.isEmpty ? nil : seconds.reduce(0, +)
@@ -151,7 +149,7 @@ extension AppDatabase {
     /// One read transaction: the tour, its waypoints and their files as of one moment.
     func exportGeoJSON(tour: Tour, site: Site) async throws -> Data {
         try await read { db in
-            guard let current = try Tour.fetchOne(db, id: tour.id!) else { throw NotFound() }
+            guard let current = try Tour.fetchOne(db, id: tour.id) else { throw NotFound() }
             return try TourExport.geoJSON(db, tour: current, site: site)
         }
     }
