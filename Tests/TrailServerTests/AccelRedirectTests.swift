@@ -13,7 +13,7 @@ import Testing
         "package and file downloads name the file for nginx, with the route's headers and count; 304, 416, HEAD and a stale If-Range stay the server's"
     )
     func downloadsAnswerWithXAccelRedirect() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.accelRedirect = "/_trail_files/" })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.accelRedirect = "/_trail_files/" })
         try await env.app.test(.router) { client in
             let released = try await env.releaseThroughAPI(client)
             let url = "/api/v1/packages/\(released.packageId)/download"

@@ -48,7 +48,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("catalog.json")
         try response.data.write(to: file)
-        let output = try await PublishingProcess.python("catalog_alerts.py", [file.path, signature, key])
+        let output = try await TestScripts.python("catalog_alerts.py", [file.path, signature, key])
         #expect(output.status == 0, "the catalog's signature did not verify: \(output.stdout) \(output.stderr)")
         let json = output.lastLineJSON
         return (try #require(json["catalogVersion"] as? Int), json["alerts"] as? [[String: Any]] ?? [])

@@ -20,7 +20,7 @@ import Testing
 
     @Test("manifest waypoint ids match the API's across two versions; a tour's alert names its package")
     func waypointIdsAreStable() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let first = try await env.releaseThroughAPI(client)
             let author = try await env.token("author@test.org")

@@ -16,7 +16,7 @@ import Testing
         let store = try await ObjectStore.start(.seaweedfs)
         defer { store.stop() }
         let settings = StorageSyncTests.settings(store)
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.storage = settings })
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         defer { Task { await sync.shutdown() } }
         let client = store.client()

@@ -40,7 +40,7 @@ import TrailClient
     }
 
     func backUpWhileReleasing() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let backup = env.folder.appendingPathComponent("backup")
         let restored = env.folder.appendingPathComponent("restored")
         final class Load: @unchecked Sendable {
@@ -127,7 +127,7 @@ import TrailClient
 
     @Test("a damaged or missing file in the backup is named by backup verify and restore; restore refuses a folder that is not empty")
     func damageIsNamed() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let backup = env.folder.appendingPathComponent("backup")
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
         let box = Box()

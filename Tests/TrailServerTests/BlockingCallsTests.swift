@@ -13,7 +13,7 @@ import Testing
 @Suite(.scratch) struct BlockingCallsTests {
     @Test("requests waiting behind a long write leave the server answering others; the waiting writes then succeed")
     func waitingWritesDoNotStopTheServer() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         // Another connection holds SQLite's write lock (as a long backup step or a migration would) until told, at most
         // 40 s. The probes below must be answered while it holds: judged by order, not by a time, so a busy machine cannot

@@ -47,8 +47,7 @@ import Testing
     }
 
     /// A video, an audio file and an image on Fish Lake, without captions or transcript (raw uploads, not the fixture helper).
-    static func media(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64, image: Int64)
-    {
+    static func media(_ env: TestEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64, image: Int64) {
         func upload(_ data: Data, _ name: String) async throws -> Int64 {
             let response = try await multipart(
                 client,
@@ -61,14 +60,14 @@ import Testing
         }
         let video = try await upload(PublishFixtures.mp4(size: 50_000, seed: 21), "welcome.mp4")
         let audio = try await upload(mp3(), "loon call.mp3")
-        let image = try await upload(PublishFixtures.png(size: 20_000, seed: 22), "shore.png")
+        let image = try await upload(MediaFixtures.png(size: 20_000, seed: 22), "shore.png")
         _ = try await client.api(.patch, "/api/v1/manage/assets/\(image)", token: token, json: #"{"altText":"A pebble shore."}"#)
         #expect(await env.scanAll() == 3)
         return (video, audio, image)
     }
 
     /// ``media(_:_:token:)`` with captions on the video and a transcript ("A loon calls.") on the audio, all scanned.
-    static func accessibleMedia(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64) {
+    static func accessibleMedia(_ env: TestEnv, _ client: some TestClientProtocol, token: String) async throws -> (video: Int64, audio: Int64) {
         let (video, audio, _) = try await media(env, client, token: token)
         try await attachCaptions(client, token: token, to: video)
         _ = try await client.api(.post, "/api/v1/manage/assets/\(audio)/transcript", token: token, json: #"{"text":"A loon calls."}"#)
@@ -77,15 +76,15 @@ import Testing
     }
 
     /// File names in `data/<folder>`.
-    static func files(_ env: PublishEnv, in folder: String) -> [String] {
+    static func files(_ env: TestEnv, in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: env.paths.root.appendingPathComponent(folder).path)) ?? []).sorted()
     }
 
-    static func companionRows(_ env: PublishEnv) async throws -> Int {
+    static func companionRows(_ env: TestEnv) async throws -> Int {
         try await count(env, "SELECT COUNT(*) FROM asset WHERE companionOf IS NOT NULL")
     }
 
-    static func count(_ env: PublishEnv, _ sql: String) async throws -> Int {
+    static func count(_ env: TestEnv, _ sql: String) async throws -> Int {
         try await env.database.read { try Int.fetchOne($0, sql: sql) ?? 0 }
     }
 
@@ -135,7 +134,7 @@ import Testing
 
     @Test("API: each bad caption file (no header, times backwards, not UTF-8, HTML named .vtt) and captions on an image: 422 on `file`, nothing kept")
     func apiRefusals() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, _, image) = try await Self.media(env, client, token: token)
@@ -148,7 +147,7 @@ import Testing
                     "must not go backwards"
                 ),
                 (video, Data([0x57, 0x45, 0x42, 0x56, 0x54, 0x54, 0x0A, 0x0A, 0xC3, 0x28]), "intro.vtt", "not UTF-8"),
-                (video, PublishFixtures.text("<!doctype html><html><script>alert(1)</script></html>"), "intro.vtt", "This is an HTML page"),
+                (video, MediaFixtures.text("<!doctype html><html><script>alert(1)</script></html>"), "intro.vtt", "This is an HTML page"),
                 (image, Data(Self.captions.utf8), "shore.vtt", "An image gets alt text, not captions"),
             ]
             for (asset, data, name, message) in cases {
@@ -186,7 +185,7 @@ import Testing
 
     @Test("API: captions and a typed transcript attach, are scanned, listed under their file and in the tour; a second upload replaces the first")
     func apiAttach() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
@@ -224,7 +223,7 @@ import Testing
 
             let listed = try await client.api(.get, "/api/v1/manage/assets/\(video)", token: token)
             let captions = try #require(listed.jsonObject["captions"] as? [String: Any], "\(listed.text)")
-            #expect(captions["scanStatus"] as? String == "clean" && captions["sha256"] as? String == PublishFixtures.sha256(Data(Self.captions.utf8)))
+            #expect(captions["scanStatus"] as? String == "clean" && captions["sha256"] as? String == MediaFixtures.sha256(Data(Self.captions.utf8)))
             let tour = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)", token: token)
             let files = ((tour.jsonObject["waypoints"] as? [[String: Any]])?.first?["assets"] as? [[String: Any]]) ?? []
             #expect(files.count == 3, "captions and transcripts are not listed as files of their own: \(files.map { $0["originalName"] ?? "" })")
@@ -238,15 +237,15 @@ import Testing
             let replacement = "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nWelcome.\n"
             try await Self.attachCaptions(client, token: token, to: video, text: replacement)
             await #expect(try Self.companionRows(env) == 2, "one captions file per video")
-            #expect(try await env.database.companions(of: video).captions?.sha256 == PublishFixtures.sha256(Data(replacement.utf8)))
+            #expect(try await env.database.companions(of: video).captions?.sha256 == MediaFixtures.sha256(Data(replacement.utf8)))
             #expect(await env.scanAll() == 1)
-            #expect(!Self.files(env, in: "assets").contains(PublishFixtures.sha256(Data(Self.captions.utf8))), "the replaced file is gone")
+            #expect(!Self.files(env, in: "assets").contains(MediaFixtures.sha256(Data(Self.captions.utf8))), "the replaced file is gone")
         }
     }
 
     @Test("required: a video without captions and audio without a transcript stop the submission, each named; recommended: warnings")
     func checklist() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
@@ -282,7 +281,7 @@ import Testing
         "package: captions and transcript beside their files, listed, hashed and signed; a v1 reader still verifies; the review page plays the track"
     )
     func packageAndReview() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             _ = try await Self.accessibleMedia(env, client, token: token)
@@ -301,7 +300,7 @@ import Testing
                     == Manifest.CompanionFile(
                         path: "waypoints/01-fish-lake/01-welcome-captions.vtt",
                         size: Int64(Self.captions.utf8.count),
-                        sha256: PublishFixtures.sha256(Data(Self.captions.utf8))
+                        sha256: MediaFixtures.sha256(Data(Self.captions.utf8))
                     )
             )
             #expect(assets.first { $0.type == .audio }?.transcript?.path == "waypoints/01-fish-lake/02-loon-call-transcript.txt")
@@ -313,7 +312,7 @@ import Testing
             )
             #expect(captionsEntry.method == PythonZipListing.deflated && captionsEntry.sha256 == videoEntry.captions?.sha256)
             // The independent v1 reader, which knows nothing of captions, still verifies the package and ignores the new keys.
-            let check = try await PublishingProcess.python("package_v1_check.py", [zip.path, env.publicKey])
+            let check = try await TestScripts.python("package_v1_check.py", [zip.path, env.publicKey])
             let result = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")
             #expect(result["valid"] as? Bool == true, "\(check.stdout)")
 
@@ -334,7 +333,7 @@ import Testing
         "panel: an HTML file as captions is refused under its field, nothing saved; a typed transcript is saved; the clean captions play as a track"
     )
     func panelForms() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio, _) = try await Self.media(env, client, token: token)
@@ -381,11 +380,11 @@ import Testing
         "deleting a video removes its captions and their file; a new take of the audio keeps its transcript; an image in a video's place drops its captions"
     )
     func deleteAndReplace() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (video, audio) = try await Self.accessibleMedia(env, client, token: token)
-            let captionsFile = PublishFixtures.sha256(Data(Self.captions.utf8))
+            let captionsFile = MediaFixtures.sha256(Data(Self.captions.utf8))
             #expect(Self.files(env, in: "assets").contains(captionsFile))
 
             /// `replaces`: the panel's and the API's way to upload a new version of a file in its place.
@@ -430,7 +429,7 @@ import Testing
             let secondVideo = Int64(try #require(publishInt(second.jsonObject["id"])))
             try await Self.attachCaptions(client, token: token, to: secondVideo)
             #expect(await env.scanAll() == 3)
-            let picture = try await replace(secondVideo, with: PublishFixtures.png(size: 10_000, seed: 36), name: "still.png")
+            let picture = try await replace(secondVideo, with: MediaFixtures.png(size: 10_000, seed: 36), name: "still.png")
             #expect(try await env.database.companions(of: picture).captions == nil)
             await #expect(try Self.count(env, "SELECT COUNT(*) FROM asset WHERE companionRole = 'captions'") == 0)
             #expect(!Self.files(env, in: "assets").contains(captionsFile))

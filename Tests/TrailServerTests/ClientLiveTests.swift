@@ -19,7 +19,7 @@ import FoundationNetworking
 @Suite("TrailClient against a live server", .serialized, .scratch)
 struct ClientLiveTests {
     struct Live {
-        let env: PublishEnv
+        let env: TestEnv
         let client: any TestClientProtocol
         let trail: TrailClient
         let baseURL: String
@@ -31,7 +31,7 @@ struct ClientLiveTests {
 
     /// A live server with one released package (with a video of `videoSize` bytes, so downloads take many chunks).
     func withLiveRelease(videoSize: Int? = nil, _ body: @Sendable (Live) async throws -> Void) async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let folder = env.folder.appendingPathComponent("client")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The release goes through the router in process (no sockets): the live test client gives up after its read

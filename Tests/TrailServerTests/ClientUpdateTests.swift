@@ -17,7 +17,7 @@ import FoundationNetworking
 /// `TrailClient.update` against a live server: only changed files travel, the folder is never a mix of versions.
 @Suite(.scratch) struct ClientUpdateTests {
     struct Setup {
-        let env: PublishEnv
+        let env: TestEnv
         let trail: TrailClient
         let folder: URL
         let first: ReleasedPackage
@@ -26,7 +26,7 @@ import FoundationNetworking
 
     /// A live server with version 1 released and installed (extracted) on the "phone".
     func withInstalled(videoSize: Int? = nil, _ body: @Sendable (Setup, any TestClientProtocol) async throws -> Void) async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let folder = env.folder.appendingPathComponent("phone")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // The release goes through the router in process (no sockets): the live test client gives up after its read
@@ -45,7 +45,7 @@ import FoundationNetworking
     }
 
     /// `trail_download_bytes_total{route=…}` as the server counted it.
-    static func bytesSent(_ env: PublishEnv, route: String) -> Int64 {
+    static func bytesSent(_ env: TestEnv, route: String) -> Int64 {
         let prefix = "trail_download_bytes_total{route=\"\(route)\"} "
         let text = env.app.dependencies.metrics.registry.emitToString()
         return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int64($0.dropFirst(prefix.count)) } ?? 0
@@ -374,7 +374,7 @@ import FoundationNetworking
         "a manifest for another package, an older version than the catalog's, a bad signature, or with .., absolute, backslash or case-clashing paths: refused before anything is written"
     )
     func hostileManifestsAreRefused() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let phone = env.folder.appendingPathComponent("phone")
         let installed = phone.appendingPathComponent("tour")
         final class Box: @unchecked Sendable { var value: ReleasedPackage? }

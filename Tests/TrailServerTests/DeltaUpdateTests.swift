@@ -21,7 +21,7 @@ import Testing
 
     /// Two releases of the seed's tour (the second adds an image and a text), with their manifests.
     struct TwoReleases: Sendable {
-        let env: PublishEnv
+        let env: TestEnv
         let first: ReleasedPackage
         let second: ReleasedPackage
         let old: Manifest
@@ -43,7 +43,7 @@ import Testing
     }
 
     func withTwoReleases(_ body: @Sendable (TwoReleases, any TestClientProtocol) async throws -> Void) async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let first = try await env.releaseThroughAPI(client)
             let second = try await env.releaseThroughAPI(client, seed: 31)
@@ -230,7 +230,7 @@ import Testing
 
     @Test("an independent Python client (urllib + cryptography) updates v1 to v3 with the documented routes only")
     func pythonClientUpdates() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
             let first = try await env.releaseThroughAPI(client)
@@ -244,7 +244,7 @@ import Testing
             for file in new.listedFiles where !held.contains(file.sha256) && fresh.insert(file.sha256).inserted { freshBytes += file.size ?? 0 }
             let work = env.folder.appendingPathComponent("python-update")
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            let output = try await PublishingProcess.python(
+            let output = try await TestScripts.python(
                 "delta_update.py",
                 ["http://localhost:\(port)", first.packageId, first.zip.path, work.path]
             )

@@ -16,7 +16,7 @@ import Testing
         let sink = try await SMTPSink.start()
         defer { sink.stop() }
         let url = sink.url
-        let env = try await PublishEnv.make(requiredApprovals: 2, configure: { $0.mail = .testing(url) })
+        let env = try await TestEnv.publishing(requiredApprovals: 2, configure: { $0.mail = .testing(url) })
         let app = env.app
         try await app.test(.router) { client in
             let author = try await env.token("author@test.org")
@@ -71,7 +71,7 @@ import Testing
         let sink = try await SMTPSink.start()
         defer { sink.stop() }
         let url = sink.url
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
         let app = env.app
         try await app.test(.router) { client in
             let reviewerSession = try await client.signIn("reviewer@test.org")
@@ -120,7 +120,7 @@ import Testing
         let sink = try await SMTPSink.start()
         defer { sink.stop() }
         let url = sink.url
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.mail = .testing(url) })
         let app = env.app
         _ = try await env.addMember("manager2@test.org", role: .manager)
         let quiet = try await env.addMember("manager3@test.org", role: .manager)

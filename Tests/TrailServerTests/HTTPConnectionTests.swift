@@ -34,7 +34,7 @@ import Testing
 
     @Test("pipelined requests on one connection are answered in order")
     func pipelinedRequestsKeepTheirOrder() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test(.live) { client in
             let released = try await env.releaseThroughAPI(client)
             let port = try #require(client.port)
@@ -57,7 +57,7 @@ import Testing
 
     @Test("a client that sends requests without reading the answers is not answered without end; the answers it reads are in order")
     func answersRespectBackPressure() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         // On an event loop of its own: thousands of requests in a burst must not slow the other suites' servers.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let application = Application(
@@ -92,7 +92,7 @@ import Testing
 
     @Test("downloads: whole, ranges, If-Range, 416 and HEAD; the byte counter; a forged X-Accel-Redirect means nothing")
     func downloads() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test(.live) { client in
             let released = try await env.releaseThroughAPI(client, videoSize: 3 << 20)
             let bytes = try Data(contentsOf: released.zip)
@@ -133,7 +133,7 @@ import Testing
 
     @Test("the idle time-out: a connection polling the read routes stays open past it; a silent one is closed")
     func idleTimeout() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
         try await env.app.test(.live) { client in
             let port = try #require(client.port)
             // 10 polls, one every 0.5 s: 5 s on one connection.
@@ -158,7 +158,7 @@ import Testing
 
     @Test("a slow reader's download outlasts the idle time-out and completes")
     func slowDownloadIsNotCutByTheIdleTimeout() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.idleConnectionTimeout = .seconds(2) })
         // Released through the router: the live test client's own connection would be closed as idle whenever the
         // machine takes two seconds between two of its requests.
         let package = NIOLockedValueBox<ReleasedPackage?>(nil)
@@ -187,7 +187,7 @@ import Testing
 
     /// A package released through the router (a live test client's own connection could be closed as idle while a
     /// busy machine takes its time between two requests).
-    static func released(_ env: PublishEnv, videoSize: Int) async throws -> ReleasedPackage {
+    static func released(_ env: TestEnv, videoSize: Int) async throws -> ReleasedPackage {
         let package = NIOLockedValueBox<ReleasedPackage?>(nil)
         try await env.app.test(.router) { client in
             let released = try await env.releaseThroughAPI(client, videoSize: videoSize)
@@ -198,7 +198,7 @@ import Testing
 
     @Test("a download nobody reads is cut after the write time-out; one read slowly is not")
     func unreadDownloadIsCut() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.fileWriteTimeout = .seconds(3) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.fileWriteTimeout = .seconds(3) })
         let released = try await Self.released(env, videoSize: 12 << 20)
         let path = "/api/v1/packages/\(released.packageId)/download"
         try await env.app.test(.live) { client in
@@ -227,7 +227,7 @@ import Testing
         "50 clients pipelining requests and reading nothing: /healthz answers within 3 s throughout and after, and the write time-out closes them all"
     )
     func peersThatNeverReadCannotStallTheServer() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.writeTimeout = .seconds(2) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.writeTimeout = .seconds(2) })
         // Two event loops of its own, as `serve` has on a two-core machine: the other suites' servers do not share them.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let application = Application(
@@ -260,7 +260,7 @@ import Testing
 
     @Test("a graceful stop does not wait for a download nobody reads")
     func stopDoesNotWaitForAStalledPeer() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.stoppingWriteTimeout = .seconds(1) })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.stoppingWriteTimeout = .seconds(1) })
         let released = try await Self.released(env, videoSize: 12 << 20)
         let port = NIOLockedValueBox<Int?>(nil)
         let application = Application(

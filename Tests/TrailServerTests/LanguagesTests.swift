@@ -10,7 +10,7 @@ import Testing
 /// language, files for one language or all, the checklist's gaps, the package, the review page, GeoJSON.
 @Suite(.scratch) struct LanguagesTests {
     /// The tour's GeoJSON export, as `GET /manage/tours/{id}/export.geojson` answers it.
-    static func export(_ env: PublishEnv) async throws -> Data {
+    static func export(_ env: TestEnv) async throws -> Data {
         let tour = try #require(try await env.database.tour(id: env.seed.tourId))
         let site = try #require(try await env.database.site(id: tour.siteId))
         return try await env.database.exportGeoJSON(tour: tour, site: site)
@@ -32,7 +32,7 @@ import Testing
 
     @Test("API: languages and per-language texts on the tour and a waypoint; an unknown tag, a text in a language the tour lacks: 422, nothing saved")
     func apiTexts() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -96,7 +96,7 @@ import Testing
 
     @Test("removing a language whose texts remain is refused naming them, and done when confirmed; a new default swaps the texts")
     func removeAndSwap() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -148,7 +148,7 @@ import Testing
 
     @Test("a new default language: two stops with one name in it are refused by name; names that trade places swap cleanly")
     func swapNames() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -182,7 +182,7 @@ import Testing
 
     @Test("a file for one language: set, refused for a language the tour lacks, cleared with null; removing its language makes it every language's")
     func assetLanguage() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
@@ -212,7 +212,7 @@ import Testing
 
     @Test("checklist: missing texts are warnings, or refusals when the site requires complete languages; the package carries every language key")
     func checklistAndPackage() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)
@@ -251,7 +251,7 @@ import Testing
             #expect(manifest.waypoints[0].localized == ["es": Manifest.WaypointText(name: "Lago Fish", description: "Agua fría.")])
             #expect(manifest.waypoints[0].assets.map(\.language) == [nil, "en", nil])
             #expect(manifest.waypoints[0].assets[1].captions?.language == "en", "the video's captions are in its language")
-            let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
+            let check = try await TestScripts.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
             #expect(check.stdout.contains(#""valid": true"#), "a v1 reader still verifies: \(check.stdout) \(check.stderr)")
             // waypoints.geojson carries the texts as name:es / description:es.
             let geoJSON = try await #require(try JSONSerialization.jsonObject(with: Self.export(env)) as? [String: Any])
@@ -272,7 +272,7 @@ import Testing
 
     @Test("GeoJSON import reads name:es and description:es back for the tour's languages; an unknown language in a key refuses the file")
     func geoJSONRoundTrip() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let tour = "/api/v1/manage/tours/\(env.seed.tourId)"
@@ -320,7 +320,7 @@ import Testing
 
     @Test("panel: the language tabs, a Spanish version of a waypoint saved from its tab, the languages form asks before deleting texts")
     func panel() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let session = try await client.signIn("author@test.org")
             let saved = try await client.post(

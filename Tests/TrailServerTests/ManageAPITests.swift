@@ -82,7 +82,7 @@ import Testing
     /// A PATCH that fails validation changes nothing, even the parts of it that were valid.
     @Test("GET /tours/{id} lists each waypoint's files (id, kind, name, size, SHA-256, scan status, order); other answers leave them out")
     func tourListsWaypointFiles() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let ids = try await env.addCleanMedia(client, token: token)

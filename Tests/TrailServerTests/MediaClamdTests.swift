@@ -15,7 +15,7 @@ struct MediaClamdTests {
     @Test("clamd gives the same verdicts: EICAR infected in quarantine, a clean file in assets/<sha256>, over StreamMaxLength not clean")
     func sameVerdicts() async throws {
         var daemon: MediaClamd?
-        let env = try await MediaEnv.make(scanner: { signatures in
+        let env = try await TestEnv.media(scanner: { signatures in
             // Started here so the scanner points at the socket; the signature folder already holds the EICAR signature.
             daemon = try? MediaClamd(signatureFolder: signatures, streamMaxLength: "1M")
             return ClamdScanner(endpoint: .unixSocket(path: daemon?.socketPath ?? "/nonexistent"), signatureDirectories: [signatures.path])

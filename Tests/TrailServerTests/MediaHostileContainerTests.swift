@@ -96,7 +96,7 @@ struct MediaHostileContainerTests {
 
     @Test("a playlist, a concat list or a manifest dressed as MP3 or MP4 is refused at upload (415, no path named), before any conversion")
     func refusedAtUpload() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let lists = try await Lists.make(maker)
         let targetHash = PackageHashing.sha256Hex(try Data(contentsOf: lists.target))
@@ -135,7 +135,7 @@ struct MediaHostileContainerTests {
 
     @Test("a list that got past the upload check is never opened: its copy fails naming no path, and no byte of the target reaches the tour")
     func neverOpenedByTheConverter() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let lists = try await Lists.make(maker)
         let target = try Data(contentsOf: lists.target)

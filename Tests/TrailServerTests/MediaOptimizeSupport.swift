@@ -180,15 +180,13 @@ enum MediaReaders {
     }
 }
 
-extension PublishEnv {
+extension TestEnv {
     var media: MediaOptimizer { get throws { try #require(app.dependencies.media, "media optimization is off in this env") } }
 
     /// An env with media optimization on (the tests' default is off).
-    static func withMediaOptimization(requiredApprovals: Int = 1) async throws -> PublishEnv {
-        try await PublishEnv.make(requiredApprovals: requiredApprovals, configure: { $0.mediaOptimization.enabled = true })
+    static func withMediaOptimization(requiredApprovals: Int = 1) async throws -> TestEnv {
+        try await TestEnv.publishing(requiredApprovals: requiredApprovals, configure: { $0.mediaOptimization.enabled = true })
     }
-
-    func asset(_ id: Int64) async throws -> Asset { try #require(try await database.asset(id: id), "no asset \(id)") }
 
     @discardableResult
     func drainMedia() async -> Int { await app.dependencies.media?.drain() ?? 0 }

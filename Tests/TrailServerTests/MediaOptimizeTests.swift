@@ -15,7 +15,7 @@ import Testing
 struct MediaOptimizeTests {
     @Test("a camera video, a recorder's MP3, a phone photo and a transparent PNG get copies within the targets; the originals stay")
     func copiesWithinTargets() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         let files = [
@@ -112,7 +112,7 @@ struct MediaOptimizeTests {
 
     @Test("a small photo without metadata is kept as it is (skipped), and the original ships")
     func alreadySmallIsSkipped() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -147,7 +147,7 @@ struct MediaOptimizeTests {
 
     @Test("the same original gives a byte-identical copy, so delta updates do not send an unchanged video again")
     func copiesAreRepeatable() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         let video = try Data(contentsOf: try await maker.cameraVideo(size: "1280x960", seconds: 2))
@@ -168,7 +168,7 @@ struct MediaOptimizeTests {
 
     @Test("hostile files: each gets `failed` with a clear message, keeps its original, and blocks publishing until kept or replaced")
     func hostileFiles() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         let cases: [(URL, String, String)] = [
@@ -233,7 +233,7 @@ struct MediaOptimizeTests {
 
     @Test("a conversion killed halfway stays pending, leaves nothing under assets/, and is made whole by the next run")
     func killedConversionResumes() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         let video = try await maker.cameraVideo("long.mp4", size: "960x540", seconds: 15, bitrate: "3M")
@@ -276,7 +276,7 @@ struct MediaOptimizeTests {
 
     @Test("publishing waits for pending copies and ships them: the package verifies, and its media pass the same checks")
     func publishedPackageShipsCopies() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -351,7 +351,7 @@ struct MediaOptimizeTests {
 
     @Test("the waypoint page shows both sizes, the state and the keep-original switch; the tour page the download size")
     func pagesShowCopies() async throws {
-        let env = try await PublishEnv.withMediaOptimization()
+        let env = try await TestEnv.withMediaOptimization()
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -384,7 +384,7 @@ struct MediaOptimizeTests {
     @Test("`media optimize`: a dry run lists older files and estimates, changes nothing; the run makes the copies and reports the saving")
     func existingMedia() async throws {
         // Uploaded while copies were off: no rows.
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let maker = try MediaMaker()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in

@@ -13,7 +13,7 @@ import Testing
 struct MediaRecoveryTests {
     @Test("Expired uploads and orphan files are removed, a row whose file is missing becomes error, everything else is kept")
     func recovery() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         let ids = try await env.app.application.test(.router) { client in
             let clean = try #require(
@@ -103,7 +103,7 @@ struct MediaRecoveryTests {
         "A tus upload whose file lost acknowledged bytes (a power cut before the flush) is rewound, resumes from HEAD and ends with the file's SHA-256"
     )
     func tusUploadRewoundToTheBytesOnDisk() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         let contents = (7...9).map { MediaFixtures.png(size: 6000, seed: $0) }
         let (short, gone, whole) = try await env.app.application.test(.router) { client in

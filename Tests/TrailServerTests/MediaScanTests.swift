@@ -14,7 +14,7 @@ import Testing
 struct MediaScanTests {
     @Test("EICAR ends infected in quarantine, never in assets/, with an audit event; its signature shows to its uploader and admins only")
     func eicarIsQuarantined() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(
@@ -79,7 +79,7 @@ struct MediaScanTests {
 
     @Test("A scanner error verdict: the asset is marked error (with the reason for its uploader), quarantined, never served or published")
     func scannerErrorQuarantines() async throws {
-        let env = try await MediaEnv.make(scanner: { _ in FailingScanner() })
+        let env = try await TestEnv.media(scanner: { _ in FailingScanner() })
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let upload = try await client.mediaAPIUpload(
@@ -109,7 +109,7 @@ struct MediaScanTests {
 
     @Test("A clean file ends clean in assets/<sha256>; the same bytes uploaded twice are stored once")
     func cleanAndDeduplicated() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let author = try await env.token("author@test.org")
         let image = MediaFixtures.png(size: 50_000)
         let sha = MediaFixtures.sha256(image)
@@ -160,7 +160,7 @@ struct MediaScanTests {
 
     @Test("With a 1 MiB engine limit, a 2 MiB file with EICAR at its end is not clean (unscannable, quarantined)")
     func overTheEngineLimit() async throws {
-        let env = try await MediaEnv.make(engineMaxFileSize: 1024 * 1024)
+        let env = try await TestEnv.media(engineMaxFileSize: 1024 * 1024)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let big = try await client.mediaAPIUpload(
@@ -188,7 +188,7 @@ struct MediaScanTests {
 
     @Test("With no signature files assets stay pending after drain() and admins see the scanner warning; signatures added, they are scanned")
     func noSignatures() async throws {
-        let env = try await MediaEnv.make(signatures: .none)
+        let env = try await TestEnv.media(signatures: .none)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")
@@ -224,7 +224,7 @@ struct MediaScanTests {
 
     @Test("An admin's rescan runs the current signatures again; others may not ask for one")
     func rescan() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.text(), fileName: "notes.txt")

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import MalwareScan
 import NIOCore
+import PackageFormat
 import TestSupport
 import Testing
 
@@ -15,74 +16,8 @@ import Testing
 import Glibc
 #endif
 
-/// One app with a real data folder on disk and a real malware scanner, for the media tests.
-///
-/// The scanner is a real libclamav engine loaded from a signature folder the test writes (the EICAR body
-/// signature), unless the test brings its own (clamd) or asks for an empty signature folder.
-struct MediaEnv {
-    let app: TestApp
-    let seed: TestApp.Seed
-    /// Holds `data/` (the app's data folder) and `signatures/`.
-    let folder: URL
-    let signatures: URL
-
-    var database: AppDatabase { app.database }
-    var config: AppConfig { app.config }
-    var paths: DataPaths { app.dependencies.paths }
-    var scans: ScanService { app.dependencies.scans }
-    var dataFolder: URL { config.dataFolder }
-
-    enum Signatures { case eicar, none }
-
-    /// - Parameters:
-    ///   - signatures: `.eicar` writes the EICAR body signature; `.none` leaves the signature folder empty.
-    ///   - engineMaxFileSize: the engine's file size limit (default: the upload limit, as the server sets it).
-    ///   - scanner: a scanner of the test's own (e.g. clamd); the signature folder is still written.
-    static func make(
-        signatures: Signatures = .eicar,
-        engineMaxFileSize: Int64? = nil,
-        scanner: ((URL) -> any MalwareScanner)? = nil,
-        configure: (inout AppConfig) -> Void = { _ in }
-    ) async throws -> MediaEnv {
-        let folder = TestScratch.folder("trail-media")
-        let signatureFolder = folder.appendingPathComponent("signatures")
-        try FileManager.default.createDirectory(at: signatureFolder, withIntermediateDirectories: true)
-        if signatures == .eicar { try EICAR.writeTestSignatures(to: signatureFolder) }
-        var probe = AppConfig()
-        configure(&probe)
-        let chosen: any MalwareScanner =
-            scanner?(signatureFolder)
-            ?? ClamAVEngineScanner(
-                configuration: ClamAVEngineConfiguration(
-                    databaseDirectories: [signatureFolder.path],
-                    maxFileSize: engineMaxFileSize ?? probe.maxUploadSize,
-                    maxConcurrentScans: 1
-                )
-            )
-        let app = try await TestApp.make(scanner: chosen) { config in
-            config.dataFolder = folder.appendingPathComponent("data")
-            config.clamavDatabaseFolders = [signatureFolder.path]
-            configure(&config)
-        }
-        try DataFolder.prepare(app.config.dataFolder)
-        let seed = try await app.seed()
-        return MediaEnv(app: app, seed: seed, folder: folder, signatures: signatureFolder)
-    }
-
-    /// Loads the signatures (as the scan service does at start) and scans every queued job.
-    @discardableResult
-    func scanAll() async -> Int {
-        await scans.scanner.reloadIfChanged()
-        return await scans.drain()
-    }
-
-    func token(_ email: String) async throws -> String {
-        let user = try #require(try await database.user(email: email))
-        return try await database.createAPIToken(userId: user.id, name: "media test", actor: .system).token
-    }
-
-    func asset(_ id: Int64) async throws -> Asset { try #require(try await database.asset(id: id)) }
-
+/// What the media tests ask of the app harness.
+extension TestEnv {
     var assetsURI: String { "/api/v1/manage/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/assets" }
     var panelAssetsURI: String { "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)/assets" }
     var waypointPage: String { "/tours/\(seed.tourId)/waypoints/\(seed.waypointId)" }
@@ -141,11 +76,8 @@ enum MediaFixtures {
     static let html = Data("<!DOCTYPE html>\n<html><body><script>alert(document.cookie)</script></body></html>\n".utf8)
     static let svg = Data(#"<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><circle r="4"/></svg>"#.utf8)
 
-    static func sha256(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-    }
-
-    static func sha256(fileAt url: URL) throws -> String { sha256(try Data(contentsOf: url)) }
+    static func sha256(_ data: Data) -> String { PackageHashing.sha256Hex(data) }
+    static func sha256(fileAt url: URL) throws -> String { try PackageHashing.sha256(ofFileAt: url).0 }
 }
 
 // MARK: multipart/form-data bodies
@@ -181,7 +113,7 @@ enum MediaMultipart {
 extension TestClientProtocol {
     /// `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets` with one `file` part.
     func mediaAPIUpload(
-        _ env: MediaEnv,
+        _ env: TestEnv,
         token: String,
         data: Data,
         fileName: String = "file.bin",
@@ -201,7 +133,7 @@ extension TestClientProtocol {
     }
 
     /// The panel's upload form: a signed-in browser, the CSRF token its first field.
-    func mediaPanelUpload(_ env: MediaEnv, session: BrowserSession, parts: [MediaMultipart.Part]) async throws -> TestResponse {
+    func mediaPanelUpload(_ env: TestEnv, session: BrowserSession, parts: [MediaMultipart.Part]) async throws -> TestResponse {
         let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
         let headers: HTTPFields = [.cookie: session.cookieHeader, .contentType: "multipart/form-data; boundary=\(boundary)"]
         return try await execute(
@@ -335,15 +267,6 @@ final class MediaClamd: @unchecked Sendable {
 struct MediaTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-// MARK: Python helpers (Tests/TrailServerTests/Scripts)
-
-enum MediaPython {
-    /// `python3 Scripts/<name> arguments…` through the one subprocess runner of the tests (`PublishingProcess`).
-    static func run(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
-        try await PublishingProcess.python(name, arguments, timeout: timeout)
-    }
 }
 
 extension ChildProcess.Output {

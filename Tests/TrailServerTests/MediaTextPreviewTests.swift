@@ -9,7 +9,7 @@ import Testing
 @Suite(.scratch) struct MediaTextPreviewTests {
     @Test("hostile text in a clean text file shows escaped in the waypoint page's preview, cut at 2,000 bytes")
     func textPreviewIsEscaped() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         // Not starting with "<": a file that does is refused as markup (HTML, SVG, XML) before it is ever stored.
         let hostile = "Notes: <script>alert('x')</script> & <img src=x onerror=alert(1)> “quoted”\n" + String(repeating: "é", count: 1_500)

@@ -9,7 +9,7 @@ import Testing
 /// or recommended per site, carried in the manifest and shown to reviewers.
 @Suite(.scratch) struct MediaTextTests {
     /// Uploads an image and a video without describing them (the fixture helper describes images; this does not).
-    static func undescribed(_ env: PublishEnv, _ client: some TestClientProtocol, token: String) async throws -> (image: Int64, video: Int64) {
+    static func undescribed(_ env: TestEnv, _ client: some TestClientProtocol, token: String) async throws -> (image: Int64, video: Int64) {
         func upload(_ data: Data, _ name: String, _ type: String) async throws -> Int64 {
             let boundary = "media-text-\(UUID().uuidString)"
             let response = try await client.execute(
@@ -20,7 +20,7 @@ import Testing
             )
             return Int64(try #require(publishInt(response.jsonObject["id"]), "\(response.text)"))
         }
-        let image = try await upload(PublishFixtures.png(size: 20_000, seed: 5), "ridge.png", "image/png")
+        let image = try await upload(MediaFixtures.png(size: 20_000, seed: 5), "ridge.png", "image/png")
         let video = try await upload(PublishFixtures.mp4(size: 60_000, seed: 6), "intro.mp4", "video/mp4")
         #expect(await env.scanAll() == 2)
         return (image, video)
@@ -30,7 +30,7 @@ import Testing
         "API: title and alt text saved; 2,000 characters of alt text, alt text on a video, a 250-character title: 422, nothing saved; a reviewer: 403"
     )
     func apiDescribe() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
@@ -69,7 +69,7 @@ import Testing
 
     @Test("required (the default): an image without alt text stops the submission, named; recommended: a warning; the panel form fixes it")
     func requiredOrRecommended() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (image, _) = try await Self.undescribed(env, client, token: token)
@@ -113,7 +113,7 @@ import Testing
 
     @Test("the manifest carries title and alt text (a v1 reader still verifies), and the review page shows each image's alt text")
     func manifestAndReview() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let (image, video) = try await Self.undescribed(env, client, token: token)
@@ -127,7 +127,7 @@ import Testing
             try await CaptionsTests.attachCaptions(client, token: token, to: video)
             #expect(await env.scanAll() == 1)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
-            let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
+            let check = try await TestScripts.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
             let result = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")
             #expect(result["valid"] as? Bool == true)
             let waypoints = try #require((result["manifest"] as? [String: Any])?["waypoints"] as? [[String: Any]])
@@ -143,7 +143,7 @@ import Testing
 
     @Test("an admin sets a site's rule on its edit form; the form shows the saved choice; an unknown value keeps the default")
     func siteSetting() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let admin = try await client.signIn("admin@test.org")
             var page = try await client.get("/admin/sites/\(env.seed.alphaId)", session: admin)

@@ -23,7 +23,7 @@ struct MediaUploadTests {
     @Test("Over the limit: 413 and no file left in uploads/ (API, panel with several files, and over a live socket)")
     func overTheLimit() async throws {
         let limit = 64 * 1024
-        let env = try await MediaEnv.make(configure: { $0.maxUploadSize = Int64(limit) })
+        let env = try await TestEnv.media(configure: { $0.maxUploadSize = Int64(limit) })
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let tooBig = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: limit + 1), fileName: "big.png")
@@ -150,7 +150,7 @@ struct MediaUploadTests {
 
     @Test("Malformed multipart answers 4xx quickly over a live socket, leaves no file, and the server answers the next request")
     func malformed() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
@@ -187,7 +187,7 @@ struct MediaUploadTests {
         "A `file` part without a filename (RFC 7578 makes it optional) is the file, named “unnamed”; a browser's empty file input (filename=\"\", no bytes) is no file: 422 naming the field"
     )
     func filePartWithoutAFileName() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let nameless = MediaMultipart.Part(headers: ["Content-Disposition: form-data; name=\"file\""], body: MediaFixtures.text("no name"))
@@ -207,7 +207,7 @@ struct MediaUploadTests {
 
     @Test("Hostile file names are stored under server-made names; the original is kept as escaped, truncated metadata")
     func fileNames() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         // 300 characters, some of them several scalars (a flag-less emoji with a variation selector, a combining accent).
         let longName = String(repeating: "Ünïcødé 🏔️ e\u{301}", count: 26) + "abcdefghij.txt"
         #expect(longName.count == 300)
@@ -279,7 +279,7 @@ struct MediaUploadTests {
 
     @Test("Types come from the bytes: HTML named .jpg is 415 listing what is accepted; MP4 sent as image/png is stored as video/mp4; SVG is 415")
     func typeSpoofing() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let refused: [(String, Data, String, String)] = [
@@ -358,7 +358,7 @@ struct MediaUploadTests {
 
     @Test("A reviewer cannot upload (403); an outsider gets 404 for the asset, its preview and its waypoint")
     func permissions() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let uploaded = try await client.mediaAPIUpload(env, token: author, data: MediaFixtures.png(size: 3000), fileName: "a.png")

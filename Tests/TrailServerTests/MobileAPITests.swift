@@ -13,8 +13,8 @@ import TrailClient
 @Suite("Mobile API: downloads, lists, catalog, verify", .scratch)
 struct MobileAPITests {
     /// One released package per test; the body gets the env, the client, the release and the zip's bytes.
-    func withRelease(_ body: @Sendable (PublishEnv, any TestClientProtocol, ReleasedPackage, Data) async throws -> Void) async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+    func withRelease(_ body: @Sendable (TestEnv, any TestClientProtocol, ReleasedPackage, Data) async throws -> Void) async throws {
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let released = try await env.releaseThroughAPI(client)
             try await body(env, client, released, try Data(contentsOf: released.zip))

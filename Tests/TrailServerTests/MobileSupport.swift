@@ -21,7 +21,7 @@ struct ReleasedPackage {
     var etag: String { "\"\(sha256)\"" }
 }
 
-extension PublishEnv {
+extension TestEnv {
     /// The whole flow through the management API, as rangers do it: upload clean files (and a video of `videoSize`
     /// bytes), scan them, submit, build, approve as reviewer, push as the author. Returns the released version.
     func releaseThroughAPI(_ client: some TestClientProtocol, seed number: UInt64 = 11, videoSize: Int? = nil) async throws -> ReleasedPackage {
@@ -69,7 +69,7 @@ extension PublishEnv {
 
 extension TestClientProtocol {
     /// A clean image and text on the seed's waypoint, scanned.
-    func addCleanMediaForRelease(_ env: PublishEnv, token: String, seed number: UInt64) async throws {
+    func addCleanMediaForRelease(_ env: TestEnv, token: String, seed number: UInt64) async throws {
         let files: [(Data, String, String)] = [
             (MediaFixtures.png(size: 40_000, seed: number), "view \(number).png", "image/png"),
             (MediaFixtures.text("Fish Lake, stop \(number): the old remount depot is to the east."), "notes \(number).txt", "text/plain"),

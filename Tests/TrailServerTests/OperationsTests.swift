@@ -100,7 +100,7 @@ import Testing
 
     @Test("over the quota: 413 with a message for multipart and for tus creation, and nothing is stored")
     func uploadsOverTheQuotaAreRefused() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let site = try #require(try await env.database.site(id: env.seed.alphaId))
         _ = try await env.database.updateSite(
             id: site.id,
@@ -119,7 +119,7 @@ import Testing
             _ = try await client.publishUpload(
                 env,
                 token: token,
-                data: PublishFixtures.png(size: 40_000, seed: 3),
+                data: MediaFixtures.png(size: 40_000, seed: 3),
                 fileName: "a.png",
                 contentType: "image/png"
             )
@@ -132,7 +132,7 @@ import Testing
                 method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
                 body: PublishFixtures.multipart(
-                    PublishFixtures.png(size: 20_000, seed: 4),
+                    MediaFixtures.png(size: 20_000, seed: 4),
                     fileName: "b.png",
                     contentType: "image/png",
                     boundary: boundary

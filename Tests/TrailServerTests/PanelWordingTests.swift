@@ -103,7 +103,7 @@ import Testing
 
     @Test("while the scanner has no signatures, an author whose file waits sees why and whom to ask; others do not")
     func scannerNoticeForAuthors() async throws {
-        let env = try await MediaEnv.make(signatures: .none)
+        let env = try await TestEnv.media(signatures: .none)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.text(), fileName: "notes.txt")

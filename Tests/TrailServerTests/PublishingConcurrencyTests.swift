@@ -45,7 +45,7 @@ enum ReviewAttempt: Sendable, Equatable {
 /// released together, and through the router.
 @Suite("Publishing: concurrent reviews", .scratch)
 struct PublishingConcurrencyTests {
-    static func reviewers(_ env: PublishEnv, count: Int) async throws -> [AuthenticatedUser] {
+    static func reviewers(_ env: TestEnv, count: Int) async throws -> [AuthenticatedUser] {
         var users: [AuthenticatedUser] = []
         for index in 1...count {
             let email = "racer\(index)@test.org"
@@ -56,7 +56,7 @@ struct PublishingConcurrencyTests {
     }
 
     /// Submits the seed tour straight through the database and builds it.
-    static func pendingRequest(_ env: PublishEnv) async throws -> String {
+    static func pendingRequest(_ env: TestEnv) async throws -> String {
         let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
@@ -99,7 +99,7 @@ struct PublishingConcurrencyTests {
 
     @Test("20 concurrent approvals (database methods, two connection pools), 2 required: one transition to ready, two approvals, 18 refusals")
     func twentyApprovalsThroughTheDatabase() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let reviewers = try await Self.reviewers(env, count: 20)
         let rid = try await Self.pendingRequest(env)
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
@@ -133,7 +133,7 @@ struct PublishingConcurrencyTests {
 
     @Test("20 concurrent approvals through the router (management API), 2 required: two 200s, eighteen 409s, one ready")
     func twentyApprovalsThroughTheAPI() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let reviewers = try await Self.reviewers(env, count: 20)
         var issued: [String] = []
         for reviewer in reviewers { issued.append(try await env.token(reviewer.email)) }
@@ -165,7 +165,7 @@ struct PublishingConcurrencyTests {
 
     @Test("Each reviewer counts once under a race: 20 reviewers each approving twice at once with 20 required: 20 approvals, one ready")
     func eachReviewerOnceUnderRace() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 20)
+        let env = try await TestEnv.publishing(requiredApprovals: 20)
         let reviewers = try await Self.reviewers(env, count: 20)
         let rid = try await Self.pendingRequest(env)
         let second = try AppDatabase.openFile(at: env.databasePath, migrationsFolder: projectRoot.appendingPathComponent("migrations"))
@@ -199,7 +199,7 @@ struct PublishingConcurrencyTests {
 
     @Test("A denial racing the last approval, 12 rounds: each ends ready with no denial, or denied with the tour unlocked")
     func denialRacingLastApproval() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let approvers = await [try env.user("reviewer@test.org"), try env.user("reviewer2@test.org")]
         try await env.addMember("denier@test.org", role: .reviewer)
         let denier = try await env.user("denier@test.org")

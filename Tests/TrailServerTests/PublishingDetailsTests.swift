@@ -11,20 +11,20 @@ import Testing
 @Suite(.scratch) struct PublishingDetailsTests {
     @Test("replace takes the old file's place; ↑/↓ reorder; both by an author through the panel and the API")
     func replaceAndReorderAssets() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.publishUpload(
                 env,
                 token: token,
-                data: PublishFixtures.png(size: 30_000, seed: 1),
+                data: MediaFixtures.png(size: 30_000, seed: 1),
                 fileName: "old.png",
                 contentType: "image/png"
             )
             let second = try await client.publishUpload(
                 env,
                 token: token,
-                data: PublishFixtures.text("Second file."),
+                data: MediaFixtures.text("Second file."),
                 fileName: "b.txt",
                 contentType: "text/plain"
             )
@@ -54,13 +54,13 @@ import Testing
 
     @Test("a `replaces` that is not one asset number is refused on that field, and nothing is stored")
     func replacesMustNameOneAsset() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let first = try await client.publishUpload(
                 env,
                 token: token,
-                data: PublishFixtures.png(size: 20_000, seed: 1),
+                data: MediaFixtures.png(size: 20_000, seed: 1),
                 fileName: "old.png",
                 contentType: "image/png"
             )
@@ -93,13 +93,13 @@ import Testing
 
     @Test("a queued scan survives a restart: the next process scans it")
     func scanJobsSurviveARestart() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             _ = try await client.publishUpload(
                 env,
                 token: token,
-                data: PublishFixtures.png(size: 20_000, seed: 9),
+                data: MediaFixtures.png(size: 20_000, seed: 9),
                 fileName: "a.png",
                 contentType: "image/png"
             )
@@ -117,7 +117,7 @@ import Testing
 
     @Test("the review page's files answer Range requests from the built package's copy; a manager releases an author's request")
     func reviewFilesRangeAndManagerPush() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)
@@ -167,14 +167,14 @@ import Testing
 
 extension TestClientProtocol {
     /// `POST` of a new PNG to the seed waypoint through the API, with a `replaces` field for each of `replaces`.
-    fileprivate func replaceUpload(_ env: PublishEnv, token: String, replaces: [String], size: Int) async throws -> TestResponse {
+    fileprivate func replaceUpload(_ env: TestEnv, token: String, replaces: [String], size: Int) async throws -> TestResponse {
         let boundary = "replace-boundary"
         var body = ByteBuffer()
         for value in replaces {
             body.writeString("--\(boundary)\r\nContent-Disposition: form-data; name=\"replaces\"\r\n\r\n\(value)\r\n")
         }
         var file = PublishFixtures.multipart(
-            PublishFixtures.png(size: size, seed: 2),
+            MediaFixtures.png(size: size, seed: 2),
             fileName: "new.png",
             contentType: "image/png",
             boundary: boundary

@@ -8,7 +8,7 @@ import Testing
 /// comments): every one comes back escaped.
 @Suite(.scratch) struct PublishingEscapingTests {
     @Test func reviewQueueRequestPackageAndTourPagesEscapeEveryText() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let payload = Payload.raw
         let token = try await env.token("author@test.org")
         _ = try await env.database.updateTour(

@@ -15,7 +15,7 @@ import Testing
 struct PublishingFlowTests {
     @Test("Through the management API: upload, scan, submit, build, two approvals, push; version 2; unpublish, publish, roll back")
     func throughTheAPI() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let author = try await env.token("author@test.org")
         let reviewer = try await env.token("reviewer@test.org")
         let reviewer2 = try await env.token("reviewer2@test.org")
@@ -47,7 +47,7 @@ struct PublishingFlowTests {
                 progress?["filesDone"] as? Int == 4 && progress?["filesTotal"] as? Int == 4,
                 "three files and the video's captions: \(String(describing: progress))"
             )
-            #expect(try PublishFixtures.sha256(fileAt: env.stagedZip(rid)) == sha)
+            #expect(try MediaFixtures.sha256(fileAt: env.stagedZip(rid)) == sha)
             try await expectPackageMatchesManifest(env.stagedZip(rid))
 
             // First approval: still pending; a push now is refused.
@@ -73,7 +73,7 @@ struct PublishingFlowTests {
             #expect(response.jsonObject["sha256"] as? String == sha)
             let zip1 = env.packageZip(packageId, version: 1)
             #expect(env.exists(zip1), "data/packages/\(packageId)/1.zip is missing")
-            #expect(try PublishFixtures.sha256(fileAt: zip1) == sha)
+            #expect(try MediaFixtures.sha256(fileAt: zip1) == sha)
             #expect(!env.exists(env.stagingFolder(rid)), "the staging folder outlived the release")
             let catalogAfterV1 = try await env.database.catalogVersion()
             #expect(catalogAfterV1 > catalogAtStart)
@@ -152,7 +152,7 @@ struct PublishingFlowTests {
             #expect(try await env.database.catalogVersion() > catalogAfterUnpublish)
             mobile = try await client.api(.get, "/api/v1/packages/\(packageId)/download", token: nil)
             #expect(mobile.status == .ok)
-            #expect(PublishFixtures.sha256(Data(buffer: mobile.body)) == sha, "after the rollback the download is not version 1")
+            #expect(MediaFixtures.sha256(Data(buffer: mobile.body)) == sha, "after the rollback the download is not version 1")
             response = try await client.api(.post, "/api/v1/manage/packages/\(packageId)/rollback", token: manager, json: #"{"version":7}"#)
             #expect(response.status == .unprocessableContent, "rollback to a version that does not exist: \(response.status)")
             await #expect(try env.package(packageId).currentVersion == 1)
@@ -165,15 +165,15 @@ struct PublishingFlowTests {
 
     @Test("Through the pages: form posts with CSRF tokens, the review queue and request page, release, unpublish, publish, roll back")
     func throughThePages() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let tourId = env.seed.tourId
         try await env.app.test { client in
             var author = try await client.signIn("author@test.org")
 
             // Upload through the panel's form (multipart, the CSRF token its first field), then scan.
             for (data, name, type) in [
-                (PublishFixtures.png(size: 30_000, seed: 5), "view.png", "image/png"),
-                (PublishFixtures.text("Stop one."), "stop.txt", "text/plain"),
+                (MediaFixtures.png(size: 30_000, seed: 5), "view.png", "image/png"),
+                (MediaFixtures.text("Stop one."), "stop.txt", "text/plain"),
             ] {
                 let boundary = "----WebKitFormBoundary\(UUID().uuidString.prefix(16))"
                 let response = try await client.execute(

@@ -41,7 +41,7 @@ struct PublishingLargePackageTests {
     }
 
     func buildAndReadBack() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let clock = ContinuousClock()
         var timings: [(String, Duration)] = []
         var mark = clock.now

@@ -28,7 +28,7 @@ struct PublishingPackageTests {
 
     @Test("Python's zipfile reads back exactly the manifest: paths, sizes, SHA-256, no extras, safe names even for hostile waypoint and file names")
     func independentReaderWithHostileNames() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
@@ -49,12 +49,12 @@ struct PublishingPackageTests {
 
             // Files with hostile original names, of the three kinds (stored and deflated).
             let uploads: [(Int64, Data, String, String)] = [
-                (try #require(waypointIds["../../x"]), PublishFixtures.png(size: 20_000, seed: 21), "../../etc/passwd", "image/png"),
-                (try #require(waypointIds["CON"]), PublishFixtures.text("CON is a device on Windows."), "CON.txt", "text/plain"),
+                (try #require(waypointIds["../../x"]), MediaFixtures.png(size: 20_000, seed: 21), "../../etc/passwd", "image/png"),
+                (try #require(waypointIds["CON"]), MediaFixtures.text("CON is a device on Windows."), "CON.txt", "text/plain"),
                 (longId, PublishFixtures.mp4(size: 50_000, seed: 22), "..\\..\\boot.ini", "video/mp4"),
-                (try #require(waypointIds["..\\..\\windows"]), PublishFixtures.text("same name twice"), "notes.txt", "text/plain"),
-                (try #require(waypointIds["..\\..\\windows"]), PublishFixtures.text("same name twice, other bytes"), "notes.txt", "text/plain"),
-                (env.seed.waypointId, PublishFixtures.png(size: 20_000, seed: 21), "same bytes as the passwd one.png", "image/png"),
+                (try #require(waypointIds["..\\..\\windows"]), MediaFixtures.text("same name twice"), "notes.txt", "text/plain"),
+                (try #require(waypointIds["..\\..\\windows"]), MediaFixtures.text("same name twice, other bytes"), "notes.txt", "text/plain"),
+                (env.seed.waypointId, MediaFixtures.png(size: 20_000, seed: 21), "same bytes as the passwd one.png", "image/png"),
             ]
             var assetIds: [Int64] = []
             for (waypointId, data, name, type) in uploads {
@@ -124,7 +124,7 @@ struct PublishingPackageTests {
         "manifest.sig verifies with the server's public key (the key file in data/keys, mode 0600) and fails when one byte of manifest.json changes"
     )
     func signatureVerifiesAndDetectsOneByte() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -171,7 +171,7 @@ struct PublishingPackageTests {
 
             // The same through a whole zip: Python rewrites manifest.json with one letter's case flipped.
             let tampered = env.folder.appendingPathComponent("tampered.zip")
-            let output = try await PublishingProcess.python("package_zip.py", ["tamper", zipURL.path, tampered.path])
+            let output = try await TestScripts.python("package_zip.py", ["tamper", zipURL.path, tampered.path])
             #expect(output.status == 0, "\(output.stderr)")
             #expect(output.lastLineJSON["changed"] != nil, "\(output.stdout)")
             let tamperedReport = PackageVerifier.verify(zipAt: tampered, publicKeyBase64: env.publicKey)
@@ -186,7 +186,7 @@ struct PublishingPackageTests {
 
     @Test("The same snapshot built twice, a second apart, gives the same bytes and SHA-256")
     func sameSnapshotSameBytes() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -195,7 +195,7 @@ struct PublishingPackageTests {
             let first = try await env.request(rid)
             #expect(first.state == .pending)
             let firstBytes = try Data(contentsOf: env.stagedZip(rid))
-            #expect(PublishFixtures.sha256(firstBytes) == first.zipSha256)
+            #expect(MediaFixtures.sha256(firstBytes) == first.zipSha256)
 
             try await Task.sleep(for: .milliseconds(1_100))
             // Re-queue the same request (what recovery does), and build it again through the same code path.
@@ -213,7 +213,7 @@ struct PublishingPackageTests {
 
     @Test("A file missing from data/assets/ at build time: failed with the reason, staging removed, the tour editable again")
     func buildFailsOnMissingFile() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             let ids = try await env.addCleanMedia(client, token: author)
@@ -244,7 +244,7 @@ struct PublishingPackageTests {
         "A file the re-scan now finds infected (a signature added after the upload): failed with the re-scan's message, the file queued for a rescan"
     )
     func buildFailsWhenRescanFindsMalware() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -252,7 +252,7 @@ struct PublishingPackageTests {
             let lateId = try await client.publishUpload(
                 env,
                 token: author,
-                data: PublishFixtures.text("Ranger notes \(marker) end."),
+                data: MediaFixtures.text("Ranger notes \(marker) end."),
                 fileName: "ranger.txt",
                 contentType: "text/plain"
             )
@@ -286,7 +286,7 @@ struct PublishingPackageTests {
 
     @Test("No signatures loaded at build time: the build fails closed")
     func buildFailsWithoutSignatures() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)

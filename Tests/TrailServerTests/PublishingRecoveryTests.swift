@@ -34,7 +34,7 @@ struct PublishingRecoveryTests {
 
     @Test("A request left `building` by a crash (half-written staging folder, an attempt counted) is rebuilt on the next start and ends pending")
     func stuckBuildIsRebuilt() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in try await env.addCleanMedia(client, token: try env.token("author@test.org")) }
         let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
@@ -74,7 +74,7 @@ struct PublishingRecoveryTests {
 
     @Test("A build interrupted three times is marked failed, with the reason, and the tour is editable again")
     func tooManyInterruptionsFail() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let request = try await env.database.startPublish(
             tourId: env.seed.tourId,
             actor: try env.actor("author@test.org"),
@@ -93,7 +93,7 @@ struct PublishingRecoveryTests {
 
     @Test("Recovery removes staging folders of closed requests and zips without a version row, and keeps what rows point at")
     func recoveryRemovesOrphans() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in try await env.addCleanMedia(client, token: author) }
         // Version 1, released through the API.
@@ -143,7 +143,7 @@ struct PublishingRecoveryTests {
 
     @Test("A crash between the release's file move and its commit: the stray zip goes, the request is rebuilt (same bytes) and is ready again")
     func crashDuringPush() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in try await env.addCleanMedia(client, token: author) }
         let ready = try await env.readyRequest()

@@ -13,7 +13,7 @@ import Testing
 @Suite("Publishing: review rules", .scratch)
 struct PublishingRulesTests {
     /// A built, pending request of the seed tour with clean media, submitted by `submitter`.
-    static func pendingRequest(_ env: PublishEnv, _ client: some TestClientProtocol, submitter: String = "author@test.org") async throws -> String {
+    static func pendingRequest(_ env: TestEnv, _ client: some TestClientProtocol, submitter: String = "author@test.org") async throws -> String {
         let token = try await env.token(submitter)
         try await env.addCleanMedia(client, token: token)
         let rid = try await client.publishSubmit(env, token: token)
@@ -25,7 +25,7 @@ struct PublishingRulesTests {
 
     @Test("Self-approval is refused (403), for an author and for a manager who submitted; nothing is recorded")
     func selfApprovalRefused() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             // The manager may review (manager = author + reviewer) but not their own submission.
             let rid = try await Self.pendingRequest(env, client, submitter: "manager@test.org")
@@ -52,7 +52,7 @@ struct PublishingRulesTests {
 
     @Test("A second approval by the same reviewer does not count (409, approvals stay 1); nor does a denial after it")
     func reviewerCountsOnce() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let reviewer = try await env.token("reviewer@test.org")
@@ -71,7 +71,7 @@ struct PublishingRulesTests {
 
     @Test("Approving after a denial is refused (409); so is a second denial and a push")
     func approveAfterDenial() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let deny = try await client.publishAction(
@@ -95,7 +95,7 @@ struct PublishingRulesTests {
 
     @Test("Push before ready is refused (409): while building, while pending, with one of two approvals")
     func pushBeforeReady() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: author)
@@ -121,7 +121,7 @@ struct PublishingRulesTests {
 
     @Test("A reviewer or manager of another site gets 404 (reading, approving, denying, pushing, withdrawing) and changes nothing")
     func otherSiteReviewer() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.addMember("bravo-reviewer@test.org", role: .reviewer, siteId: env.seed.bravoId)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
@@ -151,7 +151,7 @@ struct PublishingRulesTests {
 
     @Test("Deny without a comment: 422 with the message (API and page); nothing changes")
     func denyNeedsComment() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let token = try await env.token("reviewer@test.org")
@@ -174,7 +174,7 @@ struct PublishingRulesTests {
 
     @Test("A denial unlocks the tour and the tour page shows the comment; the staging folder goes")
     func denialUnlocksAndShowsComment() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             #expect(try await client.publishAction(rid, "approve", token: try env.token("reviewer2@test.org")).status == .ok)
@@ -209,7 +209,7 @@ struct PublishingRulesTests {
 
     @Test("The author withdraws an open request: the tour is editable again; a withdrawn request cannot be approved")
     func withdrawUnlocks() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         try await env.app.test { client in
             let rid = try await Self.pendingRequest(env, client)
             let author = try await env.token("author@test.org")
@@ -239,7 +239,7 @@ struct PublishingRulesTests {
 
     @Test("While a request is open the tour is read-only: 409 on every edit through the API, a banner on the pages")
     func readOnlyWhileOpen() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         let tourURI = "/api/v1/manage/tours/\(env.seed.tourId)"
         try await env.app.test { client in
@@ -269,7 +269,7 @@ struct PublishingRulesTests {
                     uri: "\(tourURI)/waypoints/\(env.seed.waypointId)/assets",
                     method: .post,
                     headers: [.authorization: "Bearer \(author)", .contentType: "multipart/form-data; boundary=b"],
-                    body: PublishFixtures.multipart(PublishFixtures.text("late"), fileName: "late.txt", contentType: "text/plain", boundary: "b")
+                    body: PublishFixtures.multipart(MediaFixtures.text("late"), fileName: "late.txt", contentType: "text/plain", boundary: "b")
                 )
                 #expect(upload.status == .conflict, "\(state): an upload to a locked tour answered \(upload.status)")
                 let submit = try await client.api(.post, "\(tourURI)/publish", token: author)
@@ -296,7 +296,7 @@ struct PublishingRulesTests {
 
     @Test("A tour that is not ready: 422 with every checklist item (no frame, no waypoints, outside the frame, not clean); the tour page lists them")
     func notReadyChecklist() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             // A new tour: no frame, no waypoints.
@@ -317,7 +317,7 @@ struct PublishingRulesTests {
             let pendingId = try await client.publishUpload(
                 env,
                 token: author,
-                data: PublishFixtures.png(size: 2_000, seed: 3),
+                data: MediaFixtures.png(size: 2_000, seed: 3),
                 fileName: "unscanned.png",
                 contentType: "image/png"
             )

@@ -8,7 +8,7 @@ import Testing
 @Suite(.scratch) struct PublishingServiceTests {
     @Test("release, deny and withdraw through the service alone leave no staging behind; permissions are the service's")
     func serviceOwnsFilesAndRules() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
@@ -56,7 +56,7 @@ import Testing
 
     @Test("the navigation badge's COUNT(*) agrees with the review queue for authors, reviewers, managers and admins")
     func badgeCountMatchesQueue() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }
@@ -95,7 +95,7 @@ import Testing
 
     @Test("a stored file whose bytes changed after submission (same size) fails the build, named; no package (the builder checks sizes only)")
     func changedInputFailsVerification() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: try env.token("author@test.org"))
         }

@@ -15,140 +15,9 @@ import Testing
 import Glibc
 #endif
 
-/// One app for the publishing tests: a real SQLite file (WAL, `synchronous=FULL`, as the server runs it) in a temp
-/// folder, a real data folder, a real libclamav engine loaded from the EICAR body signature the test writes, and the
-/// seed of `TestApp` with alpha requiring `requiredApprovals` approvals and a second reviewer, `reviewer2@test.org`.
-///
-/// `reopen()` builds a fresh app on the same folder and database file: what a restart after a crash sees.
-struct PublishEnv {
-    let app: TestApp
-    let seed: TestApp.Seed
-    /// Holds `data/` (the app's data folder) and `signatures/`.
-    let folder: URL
-    let signatures: URL
-
-    var database: AppDatabase { app.database }
-    var config: AppConfig { app.config }
-    var paths: DataPaths { app.dependencies.paths }
-    var builds: PackageBuildService { app.dependencies.builds }
-    var scans: ScanService { app.dependencies.scans }
-    var dataFolder: URL { config.dataFolder }
-    var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
-    var publicKey: String { app.dependencies.signingKey.publicKeyBase64 }
-
-    static func make(
-        requiredApprovals: Int = 2,
-        scanner: ((URL) -> any MalwareScanner)? = nil,
-        configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }
-    ) async throws -> PublishEnv {
-        let folder = TestScratch.folder("trail-publish")
-        let signatures = folder.appendingPathComponent("signatures")
-        try EICAR.writeTestSignatures(to: signatures)
-        let env = try await open(folder: folder, seed: nil, scanner: scanner, configure: configure)
-        try await env.setRequiredApprovals(requiredApprovals)
-        try await env.addMember("reviewer2@test.org", role: .reviewer)
-        return env
-    }
-
-    /// A fresh app (new database connections, new scanner, new build service) on the same files.
-    func reopen(scanner: ((URL) -> any MalwareScanner)? = nil) async throws -> PublishEnv {
-        try await Self.open(folder: folder, seed: seed, scanner: scanner)
-    }
-
-    private static func open(
-        folder: URL,
-        seed: TestApp.Seed?,
-        scanner: ((URL) -> any MalwareScanner)?,
-        configure: @escaping @Sendable (inout AppConfig) -> Void = { _ in }
-    ) async throws -> PublishEnv {
-        let signatures = folder.appendingPathComponent("signatures")
-        let dataFolder = folder.appendingPathComponent("data")
-        try DataFolder.prepare(dataFolder)
-        let database = try AppDatabase.openFile(
-            at: dataFolder.appendingPathComponent("trail.sqlite").path,
-            migrationsFolder: projectRoot.appendingPathComponent("migrations")
-        )
-        let chosen: any MalwareScanner =
-            scanner?(signatures)
-            ?? ClamAVEngineScanner(
-                configuration: ClamAVEngineConfiguration(
-                    databaseDirectories: [signatures.path],
-                    maxFileSize: AppConfig().maxUploadSize,
-                    maxConcurrentScans: 1
-                )
-            )
-        let app = try await TestApp.make(database: database, scanner: chosen) { config in
-            config.dataFolder = dataFolder
-            config.clamavDatabaseFolders = [signatures.path]
-            configure(&config)
-        }
-        var chosenSeed = seed
-        if chosenSeed == nil { chosenSeed = try await app.seed() }
-        return PublishEnv(app: app, seed: chosenSeed!, folder: folder, signatures: signatures)
-    }
-
-    // MARK: People
-
-    @discardableResult
-    func addMember(_ email: String, role: SiteRole, siteId: Int64? = nil) async throws -> Int64 {
-        var user = try await database.user(email: email)
-        if user == nil {
-            user = try await database.createUser(
-                email: email,
-                displayName: email.components(separatedBy: "@")[0],
-                password: TestApp.password,
-                isAdmin: false,
-                bcryptCost: 4,
-                actor: .system
-            )
-        }
-        try await database.setMembership(siteId: siteId ?? seed.alphaId, email: email, role: role, actor: .system)
-        return user!.id
-    }
-
-    func token(_ email: String) async throws -> String {
-        let user = try #require(try await database.user(email: email), "no user \(email)")
-        return try await database.createAPIToken(userId: user.id, name: "publishing test", actor: .system).token
-    }
-
-    func user(_ email: String) async throws -> AuthenticatedUser {
-        AuthenticatedUser(try #require(try await database.user(email: email), "no user \(email)"))
-    }
-
-    func actor(_ email: String) async throws -> AuditActor { AuditActor(userId: try await user(email).id, ipAddress: "127.0.0.1") }
-
-    /// One statement in its own write transaction (synchronous, so tests call it from async code without a hop).
-    func sql(_ statement: String, _ arguments: StatementArguments = StatementArguments()) async throws {
-        try await database.write { db in try db.execute(sql: statement, arguments: arguments) }
-    }
-
-    func setRequiredApprovals(_ count: Int, siteId: Int64? = nil) async throws {
-        try await database.write { db in
-            try db.execute(sql: "UPDATE site SET requiredApprovals = ? WHERE id = ?", arguments: [count, siteId ?? seed.alphaId])
-        }
-    }
-
-    // MARK: Work queues
-
-    /// Loads the signatures (as the scan service does at start) and scans every queued upload.
-    @discardableResult
-    func scanAll() async -> Int {
-        await scans.scanner.reloadIfChanged()
-        return await scans.drain()
-    }
-
-    /// Builds every queued publish request (what the build service does in the background).
-    @discardableResult
-    func buildAll() async -> Int { await builds.drain() }
-
-    // MARK: Reading state
-
+/// What the publishing tests ask of the app harness.
+extension TestEnv {
     func request(_ id: String) async throws -> PublishRequest { try #require(try await database.publishRequest(id: id), "no request \(id)") }
-
-    func tour(_ id: Int64? = nil) async throws -> Tour {
-        let id = id ?? seed.tourId
-        return try #require(try await database.read { try Tour.fetchOne($0, id: id) })
-    }
 
     func package(_ id: String) async throws -> PackageRecord { try #require(try await database.package(id: id), "no package \(id)") }
 
@@ -166,13 +35,10 @@ struct PublishEnv {
         try await database.read { try Review.filter(Column("requestId") == requestId).fetchAll($0) }
     }
 
-    func stagingFolder(_ requestId: String) -> URL { paths.staging.appendingPathComponent(requestId) }
     func stagedZip(_ requestId: String) -> URL { stagingFolder(requestId).appendingPathComponent("package.zip") }
     func packageZip(_ packageId: String, version: Int) -> URL {
         paths.packages.appendingPathComponent(packageId).appendingPathComponent("\(version).zip")
     }
-
-    func exists(_ url: URL) -> Bool { FileManager.default.fileExists(atPath: url.path) }
 
     // MARK: Content
 
@@ -180,9 +46,9 @@ struct PublishEnv {
     @discardableResult
     func addCleanMedia(_ client: some TestClientProtocol, token: String, waypointId: Int64? = nil, seed number: UInt64 = 11) async throws -> [Int64] {
         let files: [(Data, String, String)] = [
-            (PublishFixtures.png(size: 40_000, seed: number), "lake view.png", "image/png"),
+            (MediaFixtures.png(size: 40_000, seed: number), "lake view.png", "image/png"),
             (PublishFixtures.mp4(size: 120_000, seed: number + 1), "intro.mp4", "video/mp4"),
-            (PublishFixtures.text("Fish Lake, stop \(number): the old remount depot is to the east."), "notes.txt", "text/plain"),
+            (MediaFixtures.text("Fish Lake, stop \(number): the old remount depot is to the east."), "notes.txt", "text/plain"),
         ]
         var ids: [Int64] = []
         for (data, name, type) in files {
@@ -219,7 +85,7 @@ struct PublishEnv {
 extension TestClientProtocol {
     /// Multipart upload through `POST /api/v1/manage/tours/{id}/waypoints/{wid}/assets`; returns the new asset's id.
     func publishUpload(
-        _ env: PublishEnv,
+        _ env: TestEnv,
         token: String,
         data: Data,
         fileName: String,
@@ -266,7 +132,7 @@ extension TestClientProtocol {
     }
 
     /// `POST /api/v1/manage/tours/{id}/publish`: expects 202 with a request id and a Location header.
-    func publishSubmit(_ env: PublishEnv, token: String, tourId: Int64? = nil) async throws -> String {
+    func publishSubmit(_ env: TestEnv, token: String, tourId: Int64? = nil) async throws -> String {
         let response = try await api(.post, "/api/v1/manage/tours/\(tourId ?? env.seed.tourId)/publish", token: token)
         #expect(response.status == .accepted, "submit: \(response.status) \(response.text)")
         let id = try #require(response.jsonObject["requestId"] as? String, "no requestId in \(response.text)")
@@ -297,24 +163,13 @@ func publishInt(_ value: Any?) -> Int? {
 // MARK: Files to upload
 
 enum PublishFixtures {
-    /// Starts like a PNG (types come from magic numbers): stored in the package.
-    static func png(size: Int, seed: UInt64) -> Data {
-        let header: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
-        return Data(header + fillerBytes(count: size - header.count, seed: seed))
-    }
-
     /// An ISO base media file (`ftyp` box, brand `mp42`): MP4 video, stored in the package.
     static func mp4(size: Int, seed: UInt64) -> Data {
         let header: [UInt8] = [0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8) + [0, 0, 0, 8] + Array("free".utf8)
         return Data(header + fillerBytes(count: size - header.count, seed: seed))
     }
 
-    /// Plain text: deflated in the package.
-    static func text(_ line: String) -> Data { Data((line + "\n").utf8) }
     static let captions = Data("WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nWind over the lake.\n".utf8)
-
-    static func sha256(_ data: Data) -> String { PackageHashing.sha256Hex(data) }
-    static func sha256(fileAt url: URL) throws -> String { try PackageHashing.sha256(ofFileAt: url).0 }
 
     /// One `file` part; with `csrf`, the panel's form: its hidden `_csrf` field first, as browsers send it.
     static func multipart(_ data: Data, fileName: String, contentType: String, boundary: String, csrf: String? = nil) -> ByteBuffer {
@@ -354,7 +209,7 @@ struct PythonZipListing {
     static let deflated = 8
 
     static func read(_ zip: URL, timeout: Duration = .seconds(120)) async throws -> PythonZipListing {
-        let output = try await PublishingProcess.python("package_zip.py", ["inspect", zip.path], timeout: timeout)
+        let output = try await TestScripts.python("package_zip.py", ["inspect", zip.path], timeout: timeout)
         try #require(output.status == 0, "package_zip.py inspect failed (\(output.status)): \(output.stderr)")
         let json = output.lastLineJSON
         let entries = try #require(json["entries"] as? [[String: Any]], "no entries in \(output.stdout.prefix(500))")
@@ -420,21 +275,6 @@ struct PythonZipListing {
     }
 }
 
-/// The Python helpers in Scripts/ and Info-ZIP, through the tests' one child-process runner.
-enum PublishingProcess {
-    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts")
-
-    /// `python3 Scripts/<name> arguments…`.
-    static func python(_ name: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output {
-        try await ChildProcess.run("python3", [scripts.appendingPathComponent(name).path] + arguments, timeout: timeout)
-    }
-
-    /// `unzip -t -qq <zip>`: Info-ZIP tests every entry's CRC.
-    static func unzipTest(_ zip: URL) async throws -> ChildProcess.Output {
-        try await ChildProcess.run("/usr/bin/unzip", ["-t", "-qq", zip.path])
-    }
-}
-
 /// Checks a built package against its own manifest with Python's `zipfile`: every listed file is in the zip with its
 /// size and SHA-256, nothing else is (but the manifest and its signature), no entry name escapes, media that is already
 /// compressed is stored and text/JSON deflated, CRCs and `unzip -t` pass. Returns the listing for more checks.
@@ -483,7 +323,7 @@ func expectPackageMatchesManifest(_ zip: URL, sourceLocation: SourceLocation = #
     if let json = listing.entries.first(where: { $0.name == "manifest.json" }) {
         #expect(json.method == PythonZipListing.deflated, "manifest.json is not deflated", sourceLocation: sourceLocation)
     }
-    let unzip = try await PublishingProcess.unzipTest(zip)
+    let unzip = try await TestScripts.unzipTest(zip)
     #expect(unzip.status == 0, "unzip -t: \(unzip.stdout) \(unzip.stderr)", sourceLocation: sourceLocation)
     return listing
 }

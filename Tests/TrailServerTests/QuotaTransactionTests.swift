@@ -80,14 +80,14 @@ import Testing
         "two map tile files uploaded at once to two tours of one site, each fitting alone but not both: one is stored (201), the other refused (413), and the site stays within its quota"
     )
     func concurrentTileUploadsStayWithinTheQuota() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let fixture = env.folder.appendingPathComponent("topo.mbtiles")
         try MBTilesFixture.write(.raster, to: fixture)
         let data = try Data(contentsOf: fixture)
         let quota = Int64(data.count) * 3 / 2
         try await Self.setQuota(env.database, siteId: env.seed.alphaId, bytes: quota)
         let other = try await env.database.createTour(siteId: env.seed.alphaId, TourInput(name: "Other", description: ""), actor: .system)
-        let frame = TilesEnv.frame
+        let frame = TestEnv.frame
         _ = try await env.database.setFrame(
             tourId: other.id,
             FrameInput(

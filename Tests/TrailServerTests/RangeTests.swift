@@ -16,7 +16,7 @@ struct RangeTests {
 
     /// An app with one clean 10 KiB PNG; the body gets the client, the asset id, its bytes, its ETag and a token.
     func withCleanAsset(_ body: @Sendable (any TestClientProtocol, Int64, Data, String, String) async throws -> Void) async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: Self.size, seed: 11)
         try await env.app.test { client in
@@ -162,7 +162,7 @@ struct RangeTests {
 
     @Test("Assets that are not clean give 403, whatever the Range; nosniff on the refusal too")
     func notClean() async throws {
-        let env = try await MediaEnv.make(signatures: .none)
+        let env = try await TestEnv.media(signatures: .none)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let response = try await client.mediaAPIUpload(env, token: token, data: MediaFixtures.png(size: Self.size), fileName: "p.png")

@@ -27,7 +27,7 @@ import Testing
         arguments: [false, true]
     )
     func changesShowAtOnce(live: Bool) async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let cache = env.app.dependencies.readCache
         try await env.app.test(live ? .live : .router) { client in
             let first = try await env.releaseThroughAPI(client)

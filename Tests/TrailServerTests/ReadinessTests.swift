@@ -21,7 +21,7 @@ import Testing
 
     @Test("ready with signatures and room; 503 with a reason once the signature folder is emptied; ready again when they return")
     func signaturesDecideReadiness() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let admin = try await env.token("admin@test.org")
         try await env.app.test { client in
             await env.scans.scanner.reloadIfChanged()
@@ -50,7 +50,7 @@ import Testing
 
     @Test("below the free-space floor: /readyz is 503, every kind of upload gets 507 and stores nothing, small forms still work")
     func freeSpaceFloor() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         let admin = try await env.token("admin@test.org")
         // An upload begun while there was room: its chunks are refused once the disk is below the floor.

@@ -58,7 +58,7 @@ import FoundationNetworking
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
         let settings = Self.settings(store)
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.storage = settings })
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         defer { Task { await sync.shutdown() } }
         let client = store.client()
@@ -160,7 +160,7 @@ import FoundationNetworking
             ),
         ]
         for (name, settings, words) in cases {
-            let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+            let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.storage = settings })
             let sync = try #require(env.app.dependencies.makeDistributionSync())
             defer { Task { await sync.shutdown() } }
             do {
@@ -244,7 +244,7 @@ import FoundationNetworking
             settings.endpoint = proxy.url
             return settings
         }()
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { [settings] in $0.storage = settings })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { [settings] in $0.storage = settings })
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         let service = Task { try await sync.run() }
         defer { service.cancel() }
@@ -316,7 +316,7 @@ import FoundationNetworking
         // A slow uplink (per connection), so the kill lands in the middle of the upload.
         let proxy = try await TCPProxy.start(to: store.endpoint.port!, bytesPerSecond: 2_000_000)
         defer { proxy.stop() }
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let box = NIOLockedValueBox<ReleasedPackage?>(nil)
         try await env.app.test { api in
             let released = try await env.releaseThroughAPI(api, videoSize: 24 * 1024 * 1024)
@@ -389,7 +389,7 @@ import FoundationNetworking
         let store = try await ObjectStore.start(kind)
         defer { store.stop() }
         let settings = Self.settings(store)
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.storage = settings })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.storage = settings })
         let sync = try #require(env.app.dependencies.makeDistributionSync())
         defer { Task { await sync.shutdown() } }
         let folder = env.folder.appendingPathComponent("client")
@@ -442,7 +442,7 @@ import FoundationNetworking
     func storageCommands() async throws {
         let store = try await ObjectStore.start(.seaweedfs)
         defer { store.stop() }
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let box = NIOLockedValueBox<ReleasedPackage?>(nil)
         try await env.app.test { api in
             let released = try await env.releaseThroughAPI(api)

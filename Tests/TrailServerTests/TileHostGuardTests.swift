@@ -241,7 +241,7 @@ import Testing
 
     @Test("a build against a tile server on loopback fails before any request unless private servers are allowed")
     func buildRefusesPrivateServer() async throws {
-        let env = try await TilesEnv.make { config in config.tileFetch.allowPrivateAddresses = false }
+        let env = try await TestEnv.tiles { config in config.tileFetch.allowPrivateAddresses = false }
         try await env.setZooms(10...11)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in

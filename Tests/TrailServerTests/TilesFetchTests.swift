@@ -13,14 +13,14 @@ import Testing
 
     @Test("a normal build: the package's MBTiles as MBTiles 1.3 readers expect, every tile as the server sent it")
     func normalBuild() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in
             try await env.useTileServer(template, attribution: "© Test Tiles, CC BY 4.0")
             let request = try await env.submitAndBuild()
             try #require(request.state == .pending, "build failed: \(request.failureReason ?? "")")
-            let expectedCount = TileMath.count(TilesEnv.frame, zooms: Self.zooms)
+            let expectedCount = TileMath.count(TestEnv.frame, zooms: Self.zooms)
             #expect(state.requests == expectedCount, "one request per tile: \(state.requests) for \(expectedCount) tiles")
             #expect(state.userAgents == ["TrailCompanion/1.0 (+\(env.config.effectivePublicURL))"], "\(state.userAgents)")
 
@@ -33,7 +33,7 @@ import Testing
             #expect(tilesEntry["minZoom"] as? Int == 10 && tilesEntry["maxZoom"] as? Int == 13)
             #expect(tilesEntry["tileCount"] as? Int == expectedCount)
 
-            let mbtiles = try await PythonMBTiles.read(zip, frame: TilesEnv.frame)
+            let mbtiles = try await PythonMBTiles.read(zip, frame: TestEnv.frame)
             #expect(mbtiles.fileSHA256 == tilesEntry["sha256"] as? String)
             #expect(mbtiles.fileSize == (tilesEntry["size"] as? NSNumber)?.int64Value)
             // The package size counts the tiles (deflated in the zip).
@@ -55,7 +55,7 @@ import Testing
             // The deduplicating schema: map + images tables, tiles a view; identical tiles stored once; vacuumed.
             #expect(mbtiles.schema["map"] == "table" && mbtiles.schema["images"] == "table" && mbtiles.schema["tiles"] == "view")
             #expect(mbtiles.json["mapCount"] as? Int == expectedCount)
-            let distinct = Set(TileMath.tiles(TilesEnv.frame, zooms: Self.zooms).map { TileImages.sha256(TileImages.png($0)) }).count
+            let distinct = Set(TileMath.tiles(TestEnv.frame, zooms: Self.zooms).map { MediaFixtures.sha256(TileImages.png($0)) }).count
             #expect(mbtiles.json["imagesCount"] as? Int == distinct)
             #expect(distinct < expectedCount, "the fixture has repeated tiles, so deduplication is exercised")
             #expect(mbtiles.json["integrity"] as? String == "ok")
@@ -68,7 +68,7 @@ import Testing
             for row in rows {
                 let tile = TileID(z: row.z, x: row.column, y: (1 << row.z) - 1 - row.row)
                 found.insert(tile)
-                #expect(row.sha256 == TileImages.sha256(TileImages.png(tile)), "tile \(tile) (TMS row \(row.row)) is not what the server sent")
+                #expect(row.sha256 == MediaFixtures.sha256(TileImages.png(tile)), "tile \(tile) (TMS row \(row.row)) is not what the server sent")
             }
             #expect(found == mbtiles.expected, "tiles in the package differ from mercantile's tiles of the frame")
             #expect(found.count == expectedCount)
@@ -94,33 +94,33 @@ import Testing
 
     @Test("a server failing 30 % of requests: retries with back-off still complete the build")
     func flakyServer() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .flaky(percent: 30))
         try await TestTileServer.with(state) { template in
             try await env.useTileServer(template)
             let request = try await env.submitAndBuild()
             #expect(request.state == .pending, "build failed: \(request.failureReason ?? "")")
-            let count = TileMath.count(TilesEnv.frame, zooms: Self.zooms)
+            let count = TileMath.count(TestEnv.frame, zooms: Self.zooms)
             #expect(state.failed >= count / 5, "the server failed \(state.failed) of \(state.requests) requests")
             #expect(state.requests == count + state.failed, "every failed request was retried")
             let zip = env.stagingFolder(request.id).appendingPathComponent("package.zip")
-            let mbtiles = try await PythonMBTiles.read(zip, frame: TilesEnv.frame)
+            let mbtiles = try await PythonMBTiles.read(zip, frame: TestEnv.frame)
             #expect(mbtiles.rows.count == count)
             for row in mbtiles.rows {
                 let tile = TileID(z: row.z, x: row.column, y: (1 << row.z) - 1 - row.row)
-                #expect(row.sha256 == TileImages.sha256(TileImages.png(tile)), "tile \(tile)")
+                #expect(row.sha256 == MediaFixtures.sha256(TileImages.png(tile)), "tile \(tile)")
             }
         }
     }
 
     @Test("a server that stops answering: the build fails with a clear message and leaves no package behind")
     func serverStopsAnswering() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .stopsAnswering(after: 10))
         let fetch = {
-            var options = TilesEnv.fastFetch()
+            var options = TestEnv.fastFetch()
             options.requestTimeout = 1
             options.attempts = 3
             return options
@@ -152,11 +152,11 @@ import Testing
 
     @Test("a frame over the tile cap is refused before any tile is fetched")
     func capExceeded() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         try await env.setZooms(Self.zooms)
         let state = TileServerState(mode: .normal)
         try await TestTileServer.with(state) { template in
-            let count = TileMath.count(TilesEnv.frame, zooms: Self.zooms)
+            let count = TileMath.count(TestEnv.frame, zooms: Self.zooms)
             try await env.useTileServer(template, cap: count - 1)
             // The checklist refuses the submission, with the numbers.
             let checklist = try await env.database.publishChecklist(tourId: env.seed.tourId, tiles: env.app.dependencies.tileSettings.current)
@@ -178,7 +178,7 @@ import Testing
                 )
             }
             snapshot.tiles = TileSourceSnapshot(kind: .server, minZoom: 10, maxZoom: 13, attribution: "", urlTemplate: template, tileCap: count - 1)
-            let packager = TilePackager(paths: env.paths, cacheRoot: env.config.tileCacheFolder, options: TilesEnv.fastFetch(), userAgent: "test")
+            let packager = TilePackager(paths: env.paths, cacheRoot: env.config.tileCacheFolder, options: TestEnv.fastFetch(), userAgent: "test")
             let staging = env.paths.staging.appendingPathComponent("cap-test")
             await #expect(throws: TileBuildFailure.self) {
                 _ = try await packager.build(snapshot, scanner: env.scans.scanner, staging: staging)

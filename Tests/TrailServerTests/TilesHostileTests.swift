@@ -100,7 +100,7 @@ import Testing
         "a view bomb, a trigger, a recursive view, a 50 MB tile, an HTML tile, a generated column, a virtual table: each refused at upload, nothing kept"
     )
     func hostileFilesAreRefused() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             for kind in Hostile.allCases {
@@ -138,9 +138,9 @@ import Testing
 
     @Test("the map + images schema the builder writes is accepted, read through our own join, not the file's view")
     func builderSchemaIsAccepted() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let url = env.folder.appendingPathComponent("built.mbtiles")
-        let tiles = TileMath.tiles(TilesEnv.frame, zooms: 10...11).sorted()
+        let tiles = TileMath.tiles(TestEnv.frame, zooms: 10...11).sorted()
         let writer = try MBTilesWriter(url: url)
         try writer.add(tiles.map { ($0, TileImages.png($0)) })
         try writer.finish(
@@ -148,7 +148,7 @@ import Testing
                 name: "Built",
                 description: "",
                 format: "png",
-                frame: TilesEnv.frame,
+                frame: TestEnv.frame,
                 zooms: 10...11,
                 attribution: "© Us"
             )
@@ -160,7 +160,7 @@ import Testing
         #expect(info.tileCount == tiles.count && info.format == "png" && info.minZoom == 10 && info.maxZoom == 11)
         #expect(try reader.tile(tiles[0]) == TileImages.png(tiles[0]))
         var read: [TileID] = []
-        try reader.tiles(in: TilesEnv.frame, zoom: 11) { id, data in
+        try reader.tiles(in: TestEnv.frame, zoom: 11) { id, data in
             #expect(data == TileImages.png(id))
             read.append(id)
         }
@@ -208,7 +208,7 @@ import Testing
             let writer = try MBTilesWriter(url: output)
             for zoom in info.minZoom...info.maxZoom {
                 var batch: [(TileID, Data)] = []
-                try reader.tiles(in: TilesEnv.frame, zoom: zoom) { batch.append(($0, $1)) }
+                try reader.tiles(in: TestEnv.frame, zoom: zoom) { batch.append(($0, $1)) }
                 try writer.add(batch)
             }
             try writer.finish(
@@ -216,7 +216,7 @@ import Testing
                     name: "Tour",
                     description: "Offline map of Tour",
                     format: info.format,
-                    frame: TilesEnv.frame,
+                    frame: TestEnv.frame,
                     zooms: info.minZoom...info.maxZoom,
                     attribution: info.attribution
                 )

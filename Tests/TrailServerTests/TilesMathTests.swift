@@ -49,7 +49,7 @@ import Testing
             "frames": Self.frames.map { [$0.0.west, $0.0.south, $0.0.east, $0.0.north, $0.1.lowerBound, $0.1.upperBound] as [Any] },
             "bounds": [[655, 1465, 12], [0, 0, 0], [10_486, 23_450, 16], [1, 0, 1]],
         ]
-        let output = try await TilesPython.run("tile_math.py", [], input: try JSONSerialization.data(withJSONObject: request))
+        let output = try await TestScripts.python("tile_math.py", [], input: try JSONSerialization.data(withJSONObject: request))
         try #require(output.status == 0, "tile_math.py: \(output.stderr)")
         let json = output.json
         #expect((json["version"] as? String)?.isEmpty == false, "mercantile answered")
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func intersectionAndCenterZoom() {
-        let frame = TilesEnv.frame
+        let frame = TestEnv.frame
         for tile in TileMath.tiles(frame, zooms: 10...13) { #expect(TileMath.intersects(tile, frame)) }
         #expect(!TileMath.intersects(TileID(z: 10, x: 0, y: 0), frame))
         // The frame spans at most 2 × 2 tiles up to zoom 10 only.

@@ -12,7 +12,7 @@ import Testing
 @Suite(.scratch) struct TilesPagesTests {
     @Test("admin settings: only admins; OpenStreetMap's servers refused when saved; the saved server reaches the pages and the CSP")
     func settings() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         try await env.app.test { client in
             let author = try await client.signIn("author@test.org")
             #expect(try await client.get("/admin/tiles", session: author).status == .forbidden)
@@ -95,7 +95,7 @@ import Testing
 
     @Test("the frame editor shows the tile count and size of the saved frame, and the data the live estimate needs")
     func estimate() async throws {
-        let env = try await TilesEnv.make { $0.tileURLTemplate = "https://tiles.example.org/{z}/{x}/{y}.png" }
+        let env = try await TestEnv.tiles { $0.tileURLTemplate = "https://tiles.example.org/{z}/{x}/{y}.png" }
         try await env.setZooms(10...13)
         try await env.app.test { client in
             let page = try await client.get("/tours/\(env.seed.tourId)", session: try await client.signIn("author@test.org"))
@@ -109,7 +109,7 @@ import Testing
 
     @Test("the review page and the phone preview draw the map from the package's own MBTiles; released versions too")
     func packageMap() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let fixture = env.folder.appendingPathComponent("topo.mbtiles")
         try MBTilesFixture.write(.raster, to: fixture)
         try await env.app.test { client in
@@ -123,7 +123,7 @@ import Testing
         #expect(await env.scans.drain() == 1)
         let request = try await env.submitAndBuild()
         try #require(request.state == .pending, "\(request.failureReason ?? "")")
-        let inside = try #require(TileMath.tiles(TilesEnv.frame, zooms: 12...12).first)
+        let inside = try #require(TileMath.tiles(TestEnv.frame, zooms: 12...12).first)
         try await env.app.test { client in
             let reviewer = try await client.signIn("reviewer@test.org")
             let page = try await client.get("/requests/\(request.id)", session: reviewer)

@@ -17,20 +17,8 @@ import Testing
 import Glibc
 #endif
 
-/// One app for the tiles tests: a real SQLite file and data folder in a temp folder, a real libclamav engine loaded with
-/// the EICAR test signature, the seed of `TestApp` (tour "Ridge Walk" framed N 44.43, S 44.36, E −121.97, W −122.28),
-/// and tile fetch options short enough for tests.
-struct TilesEnv {
-    let app: TestApp
-    let seed: TestApp.Seed
-    let folder: URL
-
-    var database: AppDatabase { app.database }
-    var config: AppConfig { app.config }
-    var paths: DataPaths { app.dependencies.paths }
-    var scans: ScanService { app.dependencies.scans }
-    var builds: PackageBuildService { app.dependencies.builds }
-
+/// What the tiles tests ask of the app harness.
+extension TestEnv {
     /// The frame of the seeded tour.
     static let frame = Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28)
 
@@ -47,44 +35,8 @@ struct TilesEnv {
         return options
     }
 
-    static func make(configure: (inout AppConfig) -> Void = { _ in }) async throws -> TilesEnv {
-        let folder = TestScratch.folder("trail-tiles")
-        let signatures = folder.appendingPathComponent("signatures")
-        try EICAR.writeTestSignatures(to: signatures)
-        let dataFolder = folder.appendingPathComponent("data")
-        try DataFolder.prepare(dataFolder)
-        let database = try AppDatabase.openFile(
-            at: dataFolder.appendingPathComponent("trail.sqlite").path,
-            migrationsFolder: projectRoot.appendingPathComponent("migrations")
-        )
-        let scanner = ClamAVEngineScanner(
-            configuration: ClamAVEngineConfiguration(
-                databaseDirectories: [signatures.path],
-                maxFileSize: AppConfig().maxUploadSize,
-                maxConcurrentScans: 1
-            )
-        )
-        let app = try await TestApp.make(database: database, scanner: scanner) { config in
-            config.dataFolder = dataFolder
-            config.clamavDatabaseFolders = [signatures.path]
-            config.tileFetch = fastFetch()
-            configure(&config)
-        }
-        await scanner.reloadIfChanged()
-        return await TilesEnv(app: app, seed: try app.seed(), folder: folder)
-    }
-
-    func token(_ email: String) async throws -> String {
-        let user = try #require(try await database.user(email: email))
-        return try await database.createAPIToken(userId: user.id, name: "tiles test", actor: .system).token
-    }
-
-    func actor(_ email: String) async throws -> AuditActor {
-        AuditActor(userId: try #require(try await database.user(email: email)).id, ipAddress: "127.0.0.1")
-    }
-
     /// Frames the seeded tour with a zoom range (the seed's 11–15 needs 417 tiles; 10–13 needs 39).
-    func setZooms(_ zooms: ClosedRange<Int>, frame: Frame = TilesEnv.frame) async throws {
+    func setZooms(_ zooms: ClosedRange<Int>, frame: Frame = TestEnv.frame) async throws {
         _ = try await database.setFrame(
             tourId: seed.tourId,
             FrameInput(
@@ -136,8 +88,6 @@ struct TilesEnv {
         #expect(await (service ?? builds).drain() == 1)
         return try #require(try await database.publishRequest(id: request.id))
     }
-
-    func stagingFolder(_ id: String) -> URL { paths.staging.appendingPathComponent(id) }
 
     /// Every file under the data folder's `staging/` and `packages/`.
     func packageFiles() -> [String] {
@@ -221,7 +171,6 @@ enum TileImages {
         return (b << 16) | a
     }
 
-    static func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 }
 
 // MARK: A tile server for the tests
@@ -353,7 +302,7 @@ enum MBTilesFixture {
     enum Kind { case raster, vector, noTables, noMetadataFormat, boundsOutside, notSQLite, infected }
 
     /// Writes an MBTiles file (a plain `tiles` table, as QGIS and gdal write it) covering `frame` at `zooms`.
-    static func write(_ kind: Kind, to url: URL, frame: Frame = TilesEnv.frame, zooms: ClosedRange<Int> = 10...12) throws {
+    static func write(_ kind: Kind, to url: URL, frame: Frame = TestEnv.frame, zooms: ClosedRange<Int> = 10...12) throws {
         try? FileManager.default.removeItem(at: url)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         if kind == .notSQLite {
@@ -399,8 +348,8 @@ enum MBTilesFixture {
     }
 
     /// The tiles the fixture holds that touch `frame`, by XYZ address, with their bytes' SHA-256.
-    static func expectedTiles(frame: Frame = TilesEnv.frame, zooms: ClosedRange<Int> = 10...12) -> [TileID: String] {
-        Dictionary(uniqueKeysWithValues: TileMath.tiles(frame, zooms: zooms).map { ($0, TileImages.sha256(TileImages.png($0))) })
+    static func expectedTiles(frame: Frame = TestEnv.frame, zooms: ClosedRange<Int> = 10...12) -> [TileID: String] {
+        Dictionary(uniqueKeysWithValues: TileMath.tiles(frame, zooms: zooms).map { ($0, MediaFixtures.sha256(TileImages.png($0))) })
     }
 }
 
@@ -422,22 +371,9 @@ struct PythonMBTiles {
     static func read(_ file: URL, frame: Frame? = nil) async throws -> PythonMBTiles {
         var arguments = [file.path]
         if let frame { arguments += [frame.west, frame.south, frame.east, frame.north].map { "\($0)" } }
-        let output = try await TilesPython.run("mbtiles_read.py", arguments)
+        let output = try await TestScripts.python("mbtiles_read.py", arguments)
         try #require(output.status == 0, "mbtiles_read.py failed (\(output.status)): \(output.stderr)")
         return PythonMBTiles(json: output.json)
-    }
-}
-
-enum TilesPython {
-    /// `python3 Scripts/<name> arguments…` with `input` on standard input.
-    static func run(_ name: String, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(120)) async throws -> ChildProcess.Output
-    {
-        try await ChildProcess.run(
-            "python3",
-            [PublishingProcess.scripts.appendingPathComponent(name).path] + arguments,
-            input: input,
-            timeout: timeout
-        )
     }
 }
 

@@ -10,7 +10,7 @@ import Testing
 /// A tour's own MBTiles file: streamed and scanned like any upload, checked (SQLite, MBTiles schema, raster, bounds),
 /// and cut to the frame into the package.
 @Suite(.scratch) struct TilesUploadTests {
-    func fixture(_ kind: MBTilesFixture.Kind, _ env: TilesEnv) throws -> Data {
+    func fixture(_ kind: MBTilesFixture.Kind, _ env: TestEnv) throws -> Data {
         let url = env.folder.appendingPathComponent("fixture-\(UUID().uuidString.prefix(6)).mbtiles")
         try MBTilesFixture.write(kind, to: url)
         return try Data(contentsOf: url)
@@ -18,7 +18,7 @@ import Testing
 
     @Test("an MBTiles file that is not SQLite, lacks the tables, lies outside the frame or holds vector tiles: a clear error each")
     func refusedFiles() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let token = try await env.token("author@test.org")
         let uri = "/api/v1/manage/tours/\(env.seed.tourId)/tiles"
         let cases: [(MBTilesFixture.Kind, Int, String)] = [
@@ -51,7 +51,7 @@ import Testing
 
     @Test("a raster MBTiles: scanned, then the package holds exactly its tiles that touch the frame, byte for byte")
     func uploadedTilesReachThePackage() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         // A tile server is configured too: the uploaded file takes precedence over it.
         try await env.useTileServer("http://127.0.0.1:9/{z}/{x}/{y}.png")
         let token = try await env.token("author@test.org")
@@ -87,7 +87,7 @@ import Testing
         let zip = env.stagingFolder(request.id).appendingPathComponent("package.zip")
         let listing = try await expectPackageMatchesManifest(zip)
         let tilesEntry = try #require(listing.manifest["tiles"] as? [String: Any])
-        let mbtiles = try await PythonMBTiles.read(zip, frame: TilesEnv.frame)
+        let mbtiles = try await PythonMBTiles.read(zip, frame: TestEnv.frame)
         #expect(mbtiles.fileSHA256 == tilesEntry["sha256"] as? String)
         #expect(mbtiles.metadata["format"] == "png" && mbtiles.metadata["minzoom"] == "10" && mbtiles.metadata["maxzoom"] == "12")
         #expect(mbtiles.metadata["attribution"] == "© Test Agency")
@@ -108,7 +108,7 @@ import Testing
 
     @Test("an MBTiles file with a virus in a tile is quarantined and blocks publishing")
     func infectedFile() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         try await env.app.test { client in
             let response = try await client.tilesUpload(
                 "/api/v1/manage/tours/\(env.seed.tourId)/tiles",
@@ -137,7 +137,7 @@ import Testing
 
     @Test("upload, replace and delete need an editor of the tour; others cannot even see it; without tiles GET and DELETE answer 204")
     func permissions() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let uri = "/api/v1/manage/tours/\(env.seed.tourId)/tiles"
         try await env.app.test { client in
             let data = try fixture(.raster, env)
@@ -168,7 +168,7 @@ import Testing
 
     @Test("an MBTiles upload counts in the site's storage quota: over it, 413 and nothing kept; a replacement gives its old size back")
     func tilesCountInTheQuota() async throws {
-        let env = try await TilesEnv.make()
+        let env = try await TestEnv.tiles()
         let token = try await env.token("author@test.org")
         let data = try fixture(.raster, env)
         let site = try #require(try await env.database.site(id: env.seed.alphaId))

@@ -429,7 +429,7 @@ import Testing
 
     @Test("the tour's GeoJSON export is byte for byte the built package's waypoints.geojson; review and preview maps draw the route")
     func exportIsThePackageDocument() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         let route = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
         try await env.database.setRoute(tourId: env.seed.tourId, route: RoutePath(positions: route), actor: .system)
@@ -445,7 +445,7 @@ import Testing
             let packaged = try #require(listing.entries.first { $0.name == "waypoints.geojson" }, "the zip has no waypoints.geojson")
             let exported = Data(buffer: export.body)
             #expect(
-                packaged.sha256 == PublishFixtures.sha256(exported),
+                packaged.sha256 == MediaFixtures.sha256(exported),
                 "the export differs from the package's document:\n\(String(decoding: exported, as: UTF8.self))"
             )
             #expect(String(decoding: exported, as: UTF8.self).contains("\"assets\":[{"), "the export lists the files the package will hold")

@@ -367,7 +367,7 @@ import ZIPFoundation
 
     @Test("a KMZ made by ZIPFoundation: its picture becomes an asset of its waypoint, scanned like any upload; a web picture is never fetched")
     func kmzPictureBecomesScannedAsset() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         await env.scans.scanner.reloadIfChanged()
         let token = try await env.token("author@test.org")
         let picture = MediaFixtures.png(size: 4096, seed: 11)
@@ -413,7 +413,7 @@ import ZIPFoundation
 
     @Test("a KMZ picture carrying malware: quarantined, the import refused, nothing saved")
     func kmzMalwarePicture() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         await env.scans.scanner.reloadIfChanged()
         let token = try await env.token("author@test.org")
         let kmz = try Self.kmz([
@@ -458,7 +458,7 @@ import ZIPFoundation
 
     @Test("a KMZ whose second picture cannot be scanned: refused, and the tour, its files and the uploads folder are as before")
     func kmzScanFailingHalfWayChangesNothing() async throws {
-        let env = try await MediaEnv.make(scanner: { _ in HalfWayScanner() })
+        let env = try await TestEnv.media(scanner: { _ in HalfWayScanner() })
         let token = try await env.token("author@test.org")
         let kml = """
             <?xml version="1.0" encoding="UTF-8"?>

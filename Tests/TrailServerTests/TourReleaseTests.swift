@@ -15,7 +15,7 @@ import Testing
 
     @Test("each state of the tour page: waiting for approvals, ready (release for author and manager only), released, edited again")
     func releaseFromTheTourPage() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 2)
+        let env = try await TestEnv.publishing(requiredApprovals: 2)
         let tourId = env.seed.tourId
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -102,7 +102,7 @@ import Testing
 
     @Test("a release from the request page still lands on the package page")
     func releaseFromTheRequestPage() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)
@@ -115,7 +115,7 @@ import Testing
 
     @Test("no warning beside the visitor link when the public URL is a public address")
     func noWarningForAPublicAddress() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1, configure: { $0.publicURL = "https://trails.example.org" })
+        let env = try await TestEnv.publishing(requiredApprovals: 1, configure: { $0.publicURL = "https://trails.example.org" })
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)

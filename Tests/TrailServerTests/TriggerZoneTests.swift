@@ -10,13 +10,13 @@ import Testing
 /// refused with a message next to the field when wrong (and nothing saved), overlaps warned about, carried in the
 /// manifest (a v1 reader still verifies the package) and in the GeoJSON export, read back by the import.
 @Suite(.scratch) struct TriggerZoneTests {
-    static func radius(_ env: PublishEnv, _ waypointId: Int64) async throws -> Int? {
+    static func radius(_ env: TestEnv, _ waypointId: Int64) async throws -> Int? {
         try await env.database.read { try Int.fetchOne($0, sql: "SELECT triggerRadiusMeters FROM waypoint WHERE id = ?", arguments: [waypointId]) }
     }
 
     @Test("API: default 30, set on create and by PATCH; 0, negative, 501, 30.5 and text are 422 on the field and change nothing")
     func apiRadius() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             let base = "/api/v1/manage/tours/\(env.seed.tourId)/waypoints"
@@ -54,7 +54,7 @@ import Testing
 
     @Test("panel: the number field saves; a bad value comes back next to the field with the page's other input kept")
     func panelRadius() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let session = try await client.signIn("author@test.org")
             let uri = "/tours/\(env.seed.tourId)/waypoints/\(env.seed.waypointId)"
@@ -81,7 +81,7 @@ import Testing
 
     @Test("overlapping zones are a warning on the tour page and colour both circles; the tour can still be submitted")
     func overlapsWarn() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)
@@ -125,14 +125,14 @@ import Testing
 
     @Test("the manifest carries every waypoint's radius, a v1 reader still verifies the package, the GeoJSON round trip keeps it")
     func manifestAndGeoJSON() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         try await env.app.test { client in
             let token = try await env.token("author@test.org")
             try await env.addCleanMedia(client, token: token)
             let base = "/api/v1/manage/tours/\(env.seed.tourId)/waypoints"
             _ = try await client.api(.patch, "\(base)/\(env.seed.waypointId)", token: token, json: #"{"triggerRadiusMeters":85}"#)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
-            let check = try await PublishingProcess.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
+            let check = try await TestScripts.python("package_v1_check.py", [env.stagedZip(request.id).path, env.publicKey])
             let result = try #require(
                 try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any],
                 "\(check.stdout) \(check.stderr)"

@@ -17,7 +17,7 @@ struct TusTests {
 
     @Test("tuspy uploads in chunks over a live socket; the connection is cut midway; it resumes and the stored SHA-256 is the file's")
     func tuspyResumesAfterACut() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: 5 * 1024 * 1024 + 12_345, seed: 99)
         let file = env.folder.appendingPathComponent("trail video.png")
@@ -26,7 +26,7 @@ struct TusTests {
 
         try await env.app.application.testLive { client in
             let port = try #require(client.port)
-            let run = try await MediaPython.run(
+            let run = try await TestScripts.python(
                 "tus_resume.py",
                 [
                     "--endpoint", "http://localhost:\(port)\(Self.endpoint)", "--token", token, "--file", file.path,
@@ -75,7 +75,7 @@ struct TusTests {
 
     @Test("tus errors: 415 without offset+octet-stream, 409 on a wrong offset, HEAD no-store, 412 without Tus-Resumable, 460 on a checksum mismatch")
     func protocolErrors() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         let content = MediaFixtures.png(size: 200_000)
         try await env.app.test { client in
@@ -172,7 +172,7 @@ struct TusTests {
 
     @Test("An expired upload answers 404 or 410; termination removes the file; a foreign user's upload is 404")
     func expiryTerminationAndOwnership() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let author = try await env.token("author@test.org")
         try await env.app.test { client in
             // Expired (expiresAt in the past).
@@ -225,7 +225,7 @@ struct TusTests {
 
     @Test("An upload begun earlier cannot be finished by someone made a reviewer (403) or removed from the site (404); nothing is added")
     func continuingNeedsTheRightToEditStill() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let author = try await env.token("author@test.org")
         let body = MediaFixtures.png(size: 5000)
         try await env.app.test { client in
@@ -255,7 +255,7 @@ struct TusTests {
 
     @Test("Upload-Length above the limit is 413 at creation; a PATCH past Upload-Length is 413 and keeps nothing of itself")
     func limits() async throws {
-        let env = try await MediaEnv.make(configure: { $0.maxUploadSize = 64 * 1024 })
+        let env = try await TestEnv.media(configure: { $0.maxUploadSize = 64 * 1024 })
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             let options = try await client.execute(uri: Self.endpoint, method: HTTPRequest.Method.options)
@@ -293,7 +293,7 @@ struct TusTests {
 
     @Test("Creation checks the tour: a reviewer gets 403, an outsider 404, another tour's waypoint 404")
     func creationAuthorization() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         try await env.app.test { client in
             #expect(try await client.tusCreate(env, token: try env.token("reviewer@test.org"), length: 100).status == .forbidden)
             #expect(try await client.tusCreate(env, token: try env.token("outsider@test.org"), length: 100).status == .notFound)
@@ -304,7 +304,7 @@ struct TusTests {
         }
     }
 
-    func fileSize(_ env: MediaEnv, _ id: String) throws -> Int {
+    func fileSize(_ env: TestEnv, _ id: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: env.paths.upload(id).path)[.size] as? Int)
     }
 }
@@ -318,7 +318,7 @@ enum TestClientTus {
 
 extension TestClientProtocol {
     /// tus creation: `POST /api/v1/manage/uploads` with Upload-Length and metadata for the seeded waypoint.
-    func tusCreate(_ env: MediaEnv, token: String, length: Int?, metadata: String? = nil) async throws -> TestResponse {
+    func tusCreate(_ env: TestEnv, token: String, length: Int?, metadata: String? = nil) async throws -> TestResponse {
         var headers: HTTPFields = [
             .authorization: "Bearer \(token)", .tusResumable: "1.0.0",
             .uploadMetadata: metadata ?? TestClientTus.metadata(tour: env.seed.tourId, waypoint: env.seed.waypointId, fileName: "clip.png"),

@@ -8,7 +8,7 @@ import Testing
 /// back as values; a damaged column is an error, not a silent default (such as a "?" in the review queue).
 @Suite(.scratch) struct TypedColumnsTests {
     /// A package released through the API: every table these tests read has rows.
-    static func release(_ env: PublishEnv) async throws -> ReleasedPackage {
+    static func release(_ env: TestEnv) async throws -> ReleasedPackage {
         final class Box: @unchecked Sendable { var released: ReleasedPackage? }
         let box = Box()
         try await env.app.test { client in box.released = try await env.releaseThroughAPI(client) }
@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func publishRequestJSONColumnsReadBackAndDamageIsAnError() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let released = try await Self.release(env)
 
         let row = try #require(
@@ -43,7 +43,7 @@ import Testing
     /// A tour's route is a typed JSON column too: stored as a position array, read back as the same `RoutePath`, and a
     /// damaged one is an error when the tour is read (not "no route", which would drop it from the next package).
     @Test func tourRouteIsATypedColumn() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let route = try RoutePath(positions: [[-122.2412345678, 44.39], [-122.19, 44.395, 1203.44], [-122.14, 44.4]])
         try await env.database.setRoute(tourId: env.seed.tourId, route: route, actor: AuditActor(userId: nil, ipAddress: "test"))
         let stored = try #require(
@@ -85,7 +85,7 @@ import Testing
     /// Timestamps are `Date`s in the records and stay numbers (seconds since 1970) in every table: GRDB's default for a
     /// `Date` is text, which would sort and compare wrongly against the numbers raw SQL writes (`UnixTimeRecord`).
     @Test func timestampsAreDatesStoredAsNumbers() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let before = Date().addingTimeInterval(-1)
         let released = try await Self.release(env)
         let version = try #require(try await env.database.packageVersion(packageId: released.packageId, version: 1))
@@ -114,7 +114,7 @@ import Testing
     /// it answer with an error (and the log says why) instead of a page without the package (a request page showing no
     /// files and no update cost, or a map preview answering 404 as if the version did not exist).
     @Test func damagedManifestIsAnErrorNotAnEmptyPage() async throws {
-        let env = try await PublishEnv.make(requiredApprovals: 1)
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
         let released = try await Self.release(env)
         let requestId = try #require(
             try await env.database.read {

@@ -10,7 +10,7 @@ import Testing
 /// Open uploads count against the quota, a user cannot open uploads without end, a multipart request
 /// stops at the quota as its bytes arrive, and abandoned work is swept while the server runs.
 @Suite(.scratch) struct UploadLimitsTests {
-    static func setQuota(_ env: MediaEnv, bytes: Int64) async throws {
+    static func setQuota(_ env: TestEnv, bytes: Int64) async throws {
         try await env.database.write {
             try $0.execute(sql: "UPDATE site SET storageQuotaBytes = ? WHERE id = ?", arguments: [bytes, env.seed.alphaId])
         }
@@ -18,7 +18,7 @@ import Testing
 
     @Test("tus: Upload-Length is reserved against the quota at creation; cancelling one frees its room")
     func tusReservesQuota() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         try await Self.setQuota(env, bytes: 1_000_000)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -35,7 +35,7 @@ import Testing
 
     @Test("a user may have at most maxOpenUploadsPerUser unfinished uploads: the next gets 429 and stores nothing")
     func openUploadsAreCapped() async throws {
-        let env = try await MediaEnv.make(configure: { $0.maxOpenUploadsPerUser = 3 })
+        let env = try await TestEnv.media(configure: { $0.maxOpenUploadsPerUser = 3 })
         let token = try await env.token("author@test.org")
         let other = try await env.token("manager@test.org")
         try await env.app.test { client in
@@ -50,7 +50,7 @@ import Testing
 
     @Test("a multipart request stops at the quota while its bytes arrive: 413, nothing stored")
     func multipartStopsAtTheQuota() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         try await Self.setQuota(env, bytes: 1_000_000)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
@@ -81,7 +81,7 @@ import Testing
 
     @Test("the hourly sweep removes expired uploads, previews older than an hour and closed requests' old staging folders, and nothing else")
     func sweepRemovesLeftovers() async throws {
-        let env = try await MediaEnv.make()
+        let env = try await TestEnv.media()
         let token = try await env.token("author@test.org")
         final class Box: @unchecked Sendable { var expired = "", current = "" }
         let box = Box()
