@@ -55,6 +55,8 @@ package struct SignedInContext: ChildRequestContext, AppContextProviding {
     package let user: AuthenticatedUser
     /// The context the group made this one from (sessions, CSRF, the client's address).
     package let app: AppRequestContext
+    /// Set by `SiteMemberMiddleware` on a site's routes (`/sites/{slug}/…`), for `SiteMemberContext`.
+    package var siteMember: (site: Site, access: SiteAccess)?
 
     package init(context: AppRequestContext) throws {
         // RequireUserMiddleware runs first and answers a visitor without a session; this is the type's own guarantee.
@@ -69,4 +71,30 @@ package struct SignedInContext: ChildRequestContext, AppContextProviding {
     package var viaAPIToken: Bool { app.viaAPIToken }
     package var sessionToken: String? { app.sessionToken }
     package var eventLoop: (any EventLoop)? { app.eventLoop }
+}
+
+/// A request of one site's routes (`/sites/{slug}/…`) by a member of the site, or an admin. `SiteMemberMiddleware`
+/// reads the site and the user's access through `Authorization` before the handler runs (someone who may not see the
+/// site gets 404, as everywhere), so a handler starts from `context.site` and `context.access` and checks only what
+/// its action needs (`try context.access.require(.manage, to: …)`).
+package struct SiteMemberContext: ChildRequestContext, AppContextProviding {
+    package var coreContext: CoreRequestContextStorage
+    package let user: AuthenticatedUser
+    package let site: Site
+    package let access: SiteAccess
+    package let app: AppRequestContext
+
+    package init(context: SignedInContext) throws {
+        // The group's middleware sets it or throws; this is the type's own guarantee.
+        guard let member = context.siteMember else { throw NotFound() }
+        self.coreContext = context.coreContext
+        self.user = context.user
+        self.site = member.site
+        self.access = member.access
+        self.app = context.app
+    }
+
+    package var maxUploadSize: Int { app.maxUploadSize }
+    package var actor: AuditActor { app.actor }
+    package var viaAPIToken: Bool { app.viaAPIToken }
 }

@@ -296,6 +296,8 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)
     // Routes behind sign-in get a SignedInContext: the user, not an optional to check.
     let signedIn = router.group().add(middleware: RequireUserMiddleware()).group(context: SignedInContext.self)
+    // A site's routes get a SiteMemberContext: the site and the user's access there, read once.
+    let site = signedIn.siteGroup(authorization)
 
     let oidc = config.oidc.map { OIDCProvider(settings: $0) }
     let signIn = SignInService(database: database, config: config, unknownUserPasswordHash: dependencies.unknownUserPasswordHash)
@@ -311,14 +313,14 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         mailer: dependencies.mailer,
         responder: responder
     )
-    invitations.addRoutes(public: router, signedIn: signedIn)
+    invitations.addRoutes(public: router, site: site)
     EmailPagesController(database: database, pages: pages, mailer: dependencies.mailer).addRoutes(signedIn: signedIn)
     OIDCController(database: database, pages: pages, config: config, service: signIn, responder: responder, provider: oidc).addRoutes(to: router)
     TwoStepController(database: database, pages: pages, config: config, service: signIn, responder: responder)
         .addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
-    SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn)
+    SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn, site: site)
     ToursController(
         database: database,
         pages: pages,
@@ -326,7 +328,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         config: config,
         tileSettings: tileSettings,
         paths: dependencies.paths
-    ).addRoutes(to: signedIn)
+    ).addRoutes(to: signedIn, site: site)
     tiles.addPanelRoutes(to: signedIn)
     media.addPanelRoutes(to: signedIn)
     publishing.addPanelRoutes(to: signedIn)
@@ -361,10 +363,11 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     visit.addAPIRoutes(to: router.group("api/v1"))
     visit.addQRRoutes(to: signedIn.group("manage"))
     let manage = router.group("api/v1/manage").add(middleware: RequireUserMiddleware()).group(context: SignedInContext.self)
+    let manageSite = manage.siteGroup(authorization)
     ToursAPI(database: database, authorization: authorization, config: config).addRoutes(to: manage)
     media.addAPIRoutes(to: manage)
     publishing.addAPIRoutes(to: manage)
-    invitations.addAPIRoutes(to: manage)
+    invitations.addAPIRoutes(site: manageSite)
     tiles.addAPIRoutes(to: manage)
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)

@@ -44,31 +44,33 @@ struct InvitationController: Sendable {
         var newEmail: String?
     }
 
-    func addRoutes(public router: some RouterMethods<AppRequestContext>, signedIn: some RouterMethods<SignedInContext>) {
+    func addRoutes(public router: some RouterMethods<AppRequestContext>, site: some RouterMethods<SiteMemberContext>) {
         router.get("/invite/{token}", use: showInvitation)
         router.post("/invite/{token}", use: acceptInvitation)
-        signedIn.get("/sites/{slug}/invitations", use: listInvitations)
-        signedIn.post("/sites/{slug}/invitations", use: invite)
-        signedIn.post("/sites/{slug}/invitations/{id}/revoke", use: revoke)
+        // /sites/{slug}/…
+        site.get("invitations", use: listInvitations)
+        site.post("invitations", use: invite)
+        site.post("invitations/{id}/revoke", use: revoke)
     }
 
-    func addAPIRoutes(to manage: some RouterMethods<SignedInContext>) {
-        manage.post("/sites/{slug}/invitations", use: createInvitation)
+    /// - Parameter site: `/api/v1/manage/sites/{slug}/…`.
+    func addAPIRoutes(site: some RouterMethods<SiteMemberContext>) {
+        site.post("invitations", use: createInvitation)
     }
 
     // MARK: Managers
 
     /// A site's open invitations and the form to invite someone (managers and admins).
-    func listInvitations(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "invite members")
+    func listInvitations(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "invite members")
         return await pages.render("invitations", title: "Invitations to \(site.name)", page: try await page(site), request: request, context: context)
     }
 
     /// Invites an email with a role: the message is queued (with SMTP) or the link shown once (without).
-    func invite(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "invite members")
+    func invite(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "invite members")
         var request = request
         let form = try await request.form(context: context)
         do {
@@ -103,9 +105,9 @@ struct InvitationController: Sendable {
     }
 
     /// Withdraws an unused invitation.
-    func revoke(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "invite members")
+    func revoke(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "invite members")
         try await database.revokeInvitation(id: context.parameters.require("id", as: Int64.self), siteId: site.id, actor: context.actor)
         return pages.redirect(to: PanelURL.siteInvitations(site.slug), notice: "Invitation withdrawn; its link no longer works.")
     }
@@ -117,9 +119,9 @@ struct InvitationController: Sendable {
     }
 
     /// `createSiteInvitation`: the management API's invitation (201), 422 naming the bad field.
-    func createInvitation(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "invite members")
+    func createInvitation(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "invite members")
         let body = try await request.decodeJSON(CreateInvitation.self, context: context)
         let (invitation, token) = try await create(site: site, email: body.email ?? "", role: body.role ?? "", context: context)
         // The link only when no email carries it: otherwise it is the invitee's secret alone.
@@ -138,7 +140,7 @@ struct InvitationController: Sendable {
     }
 
     /// Both routes' checks and the write (with its queued email), then the outbox is woken.
-    private func create(site: Site, email: String, role: String, context: SignedInContext) async throws -> (Invitation, String) {
+    private func create(site: Site, email: String, role: String, context: SiteMemberContext) async throws -> (Invitation, String) {
         var errors = ValidationErrors()
         if !MailMessage.isAddress(email.trimmed) { errors["email"] = "Enter an email address like name@example.org." }
         let siteRole = SiteRole(rawValue: role.trimmed)

@@ -94,13 +94,14 @@ struct SitesController: Sendable {
         var errors: [String: String] = [:]
     }
 
-    func addRoutes(to router: some RouterMethods<SignedInContext>) {
+    func addRoutes(to router: some RouterMethods<SignedInContext>, site: some RouterMethods<SiteMemberContext>) {
         router.get("/", use: home)
         router.get("/sites", use: listSites)
-        router.get("/sites/{slug}", use: showSite)
-        router.get("/sites/{slug}/members", use: listMembers)
-        router.post("/sites/{slug}/members", use: saveMember)
-        router.post("/sites/{slug}/members/{userId}/remove", use: removeMember)
+        // /sites/{slug}/…
+        site.get(use: showSite)
+        site.get("members", use: listMembers)
+        site.post("members", use: saveMember)
+        site.post("members/{userId}/remove", use: removeMember)
     }
 
     /// The panel's front door: the sites.
@@ -131,8 +132,8 @@ struct SitesController: Sendable {
 
     /// A site's page: its tours, 25 at a time (`?after=` / `?before=` a position token), searched by name (`?q=`) and
     /// narrowed to a state (`?state=`), and what the user may do there.
-    func showSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
+    func showSite(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let (site, access) = (context.site, context.access)
         let form = QueryForm(request)
         var errors = ValidationErrors()
         let filter = TourListFilter.read(state: form["state"], query: form["q"], errors: &errors)
@@ -200,9 +201,9 @@ struct SitesController: Sendable {
     }
 
     /// A site's members and the form to add one (managers only).
-    func listMembers(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "manage its members")
+    func listMembers(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "manage its members")
         return await pages.render(
             "members",
             title: "Members of \(site.name)",
@@ -213,9 +214,9 @@ struct SitesController: Sendable {
     }
 
     /// Adds a member by email, or changes their role (managers only).
-    func saveMember(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "manage its members")
+    func saveMember(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "manage its members")
         var request = request
         let form = try await request.form(context: context)
         guard let role = SiteRole(rawValue: form.string("role")) else {
@@ -240,9 +241,9 @@ struct SitesController: Sendable {
     }
 
     /// Removes a member from the site (managers only).
-    func removeMember(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.manage, to: "manage its members")
+    func removeMember(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.manage, to: "manage its members")
         try await database.removeMembership(siteId: site.id, userId: context.parameters.require("userId", as: Int64.self), actor: context.actor)
         return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "Member removed.")
     }

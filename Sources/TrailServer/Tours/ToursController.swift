@@ -12,9 +12,10 @@ struct ToursController: Sendable {
     let tileSettings: TileSettingsStore
     let paths: DataPaths
 
-    func addRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.get("/sites/{slug}/tours/new", use: newTour)
-        router.post("/sites/{slug}/tours", use: createTour)
+    func addRoutes(to router: some RouterMethods<SignedInContext>, site: some RouterMethods<SiteMemberContext>) {
+        // /sites/{slug}/…
+        site.get("tours/new", use: newTour)
+        site.post("tours", use: createTour)
         router.get("/tours/{id}", use: showTour)
         router.get("/tours/{id}/edit", use: editTour)
         // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
@@ -42,16 +43,16 @@ struct ToursController: Sendable {
     // MARK: Tours
 
     /// The form for a new tour in a site (authors).
-    func newTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.author, to: "create tours")
+    func newTour(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.author, to: "create tours")
         return await pages.render("tour-form", title: "New tour", page: newTourPage(site, form: [:]), request: request, context: context)
     }
 
     /// Creates a tour and opens it, or the form again with its errors (422).
-    func createTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (site, access) = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        try access.require(.author, to: "create tours")
+    func createTour(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+        let site = context.site
+        try context.access.require(.author, to: "create tours")
         var request = request
         let form = try await request.form(context: context)
         do {
