@@ -167,7 +167,7 @@ struct MediaHostileContainerTests {
             ids.append(asset.id)
         }
         await env.scanAll()
-        #expect(try await env.media.drain() == lists.hostile.count)
+        #expect(try await env.optimizer.drain() == lists.hostile.count)
         for (id, (what, data, _, _, _)) in zip(ids, lists.hostile) {
             let copy = try await env.copy(id)
             #expect(copy.state == .failed, "\(what): \(copy.state) \(copy.message)")

@@ -181,7 +181,7 @@ enum MediaReaders {
 }
 
 extension TestEnv {
-    var media: MediaOptimizer { get throws { try #require(app.dependencies.media, "media optimization is off in this env") } }
+    var optimizer: MediaOptimizer { get throws { try #require(app.dependencies.media, "media optimization is off in this env") } }
 
     /// An env with media optimization on (the tests' default is off).
     static func withMediaOptimization(requiredApprovals: Int = 1) async throws -> TestEnv {

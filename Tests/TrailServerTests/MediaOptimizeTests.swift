@@ -37,7 +37,7 @@ struct MediaOptimizeTests {
             }
             await env.scanAll()
             for id in ids { await #expect(try env.copy(id).state == .pending, "queued with the clean verdict") }
-            let media = try env.media
+            let media = try env.optimizer
             #expect(await media.drain() == 4)
             let (video, audio, photo, png) = (ids[0], ids[1], ids[2], ids[3])
 
@@ -192,7 +192,7 @@ struct MediaOptimizeTests {
                 )
             }
             await env.scanAll()
-            let media = try env.media
+            let media = try env.optimizer
             #expect(await media.drain() == cases.count)
             for (id, (file, _, expected)) in zip(ids, cases) {
                 let copy = try await env.copy(id)
@@ -205,7 +205,7 @@ struct MediaOptimizeTests {
                 let uploaded = try Data(contentsOf: file)
                 #expect(stored == uploaded, "the original is kept")
             }
-            let work = try env.media.workFolder.path
+            let work = try env.optimizer.workFolder.path
             let leftOver = (try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []
             #expect(leftOver.isEmpty, "nothing half-written is left: \(leftOver)")
 
@@ -247,7 +247,7 @@ struct MediaOptimizeTests {
             )
             await env.scanAll()
             let assetsBefore = try FileManager.default.contentsOfDirectory(atPath: env.paths.assets.path).sorted()
-            let media = try env.media
+            let media = try env.optimizer
             let work = Task { await media.drain() }
             // Wait for the conversion to report progress, then stop it as a shutdown or a crash would.
             while try await env.copy(id).progress == 0 { try await Task.sleep(for: .milliseconds(50)) }

@@ -21,6 +21,9 @@ struct TestEnv {
     let seed: TestApp.Seed
     /// Holds `data/` (the app's data folder) and `signatures/`.
     let folder: URL
+    let setUp: SetUp
+
+    enum SetUp { case media, publishing, tiles }
 
     var signatures: URL { folder.appendingPathComponent("signatures") }
     var database: AppDatabase { app.database }
@@ -48,7 +51,7 @@ struct TestEnv {
     ) async throws -> TestEnv {
         let folder = TestScratch.folder("trail-media")
         try writeSignatures(signatures, in: folder)
-        return try await open(folder: folder, databaseFile: false, engineMaxFileSize: engineMaxFileSize, scanner: scanner, configure: configure)
+        return try await open(.media, folder: folder, engineMaxFileSize: engineMaxFileSize, scanner: scanner, configure: configure)
     }
 
     /// Site alpha requires `requiredApprovals` approvals, and `reviewer2@test.org` reviews there too.
@@ -59,7 +62,7 @@ struct TestEnv {
     ) async throws -> TestEnv {
         let folder = TestScratch.folder("trail-publish")
         try writeSignatures(.eicar, in: folder)
-        let env = try await open(folder: folder, databaseFile: true, scanner: scanner, configure: configure)
+        let env = try await open(.publishing, folder: folder, scanner: scanner, configure: configure)
         try await env.setRequiredApprovals(requiredApprovals)
         try await env.addMember("reviewer2@test.org", role: .reviewer)
         return env
@@ -69,22 +72,16 @@ struct TestEnv {
     static func tiles(configure: (inout AppConfig) -> Void = { _ in }) async throws -> TestEnv {
         let folder = TestScratch.folder("trail-tiles")
         try writeSignatures(.eicar, in: folder)
-        let env = try await open(
-            folder: folder,
-            databaseFile: true,
-            configure: { config in
-                config.tileFetch = fastFetch()
-                configure(&config)
-            }
-        )
+        let env = try await open(.tiles, folder: folder, configure: configure)
         await env.scans.scanner.reloadIfChanged()
         return env
     }
 
-    /// A fresh app (new database connections, new scanner, new build service) on the same files and the default
-    /// settings: what a restart after a crash sees. Only for a set-up with a database file.
+    /// A fresh app (new database connections, new scanner, new build service) on the same files, with the set-up's
+    /// settings but not the test's own `configure`: what a restart after a crash sees.
     func reopen(scanner: ((URL) -> any MalwareScanner)? = nil) async throws -> TestEnv {
-        try await Self.open(folder: folder, databaseFile: true, seed: seed, scanner: scanner)
+        precondition(setUp != .media, "a media env's database is in memory: nothing to reopen")
+        return try await Self.open(setUp, folder: folder, seed: seed, scanner: scanner)
     }
 
     private static func writeSignatures(_ signatures: Signatures, in folder: URL) throws {
@@ -94,8 +91,8 @@ struct TestEnv {
     }
 
     private static func open(
+        _ setUp: SetUp,
         folder: URL,
-        databaseFile: Bool,
         seed: TestApp.Seed? = nil,
         engineMaxFileSize: Int64? = nil,
         scanner: ((URL) -> any MalwareScanner)? = nil,
@@ -105,13 +102,14 @@ struct TestEnv {
         let dataFolder = folder.appendingPathComponent("data")
         try DataFolder.prepare(dataFolder)
         let database =
-            databaseFile
+            setUp != .media
             ? try AppDatabase.openFile(
                 at: dataFolder.appendingPathComponent("trail.sqlite").path,
                 migrationsFolder: projectRoot.appendingPathComponent("migrations")
             ) : nil
         var probe = AppConfig()
         configure(&probe)
+        // The scanner's limit is the upload limit, as the server sets it, unless the test names another.
         let chosen: any MalwareScanner =
             scanner?(signatures)
             ?? ClamAVEngineScanner(
@@ -124,11 +122,12 @@ struct TestEnv {
         let app = try await TestApp.make(database: database, scanner: chosen) { config in
             config.dataFolder = dataFolder
             config.clamavDatabaseFolders = [signatures.path]
+            if setUp == .tiles { config.tileFetch = fastFetch() }
             configure(&config)
         }
         var chosenSeed = seed
         if chosenSeed == nil { chosenSeed = try await app.seed() }
-        return TestEnv(app: app, seed: chosenSeed!, folder: folder)
+        return TestEnv(app: app, seed: chosenSeed!, folder: folder, setUp: setUp)
     }
 
     // MARK: People

@@ -55,7 +55,7 @@ package struct SignedInContext: ChildRequestContext, AppContextProviding {
     package let user: AuthenticatedUser
     /// The context the group made this one from (sessions, CSRF, the client's address).
     package let app: AppRequestContext
-    /// Set by `SiteMemberMiddleware` on a site's routes (`/sites/{slug}/…`), for `SiteMemberContext`.
+    /// Set by `SiteMemberMiddleware` on the site group's routes, for `SiteMemberContext`.
     package var siteMember: (site: Site, access: SiteAccess)?
 
     package init(context: AppRequestContext) throws {
@@ -73,7 +73,8 @@ package struct SignedInContext: ChildRequestContext, AppContextProviding {
     package var eventLoop: (any EventLoop)? { app.eventLoop }
 }
 
-/// A request of one site's routes (`/sites/{slug}/…`) by a member of the site, or an admin. `SiteMemberMiddleware`
+/// A request of one site's routes (`/sites/{slug}/…`) by a member of the site, or an admin. (The alerts keep their own
+/// look-up in `AlertsService`: it answers a member who may not manage them with 403 and why.) `SiteMemberMiddleware`
 /// reads the site and the user's access through `Authorization` before the handler runs (someone who may not see the
 /// site gets 404, as everywhere), so a handler starts from `context.site` and `context.access` and checks only what
 /// its action needs (`try context.access.require(.manage, to: …)`).
@@ -85,8 +86,10 @@ package struct SiteMemberContext: ChildRequestContext, AppContextProviding {
     package let app: AppRequestContext
 
     package init(context: SignedInContext) throws {
-        // The group's middleware sets it or throws; this is the type's own guarantee.
-        guard let member = context.siteMember else { throw NotFound() }
+        // The group's middleware sets it or throws; without it the route was wired outside the site group.
+        guard let member = context.siteMember else {
+            throw HTTPError(.internalServerError, message: "A site route was registered outside the site group.")
+        }
         self.coreContext = context.coreContext
         self.user = context.user
         self.site = member.site

@@ -308,7 +308,6 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     let invitations = InvitationController(
         database: database,
         pages: pages,
-        authorization: authorization,
         config: config,
         mailer: dependencies.mailer,
         responder: responder
@@ -320,7 +319,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         .addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
-    SitesController(database: database, pages: pages, authorization: authorization).addRoutes(to: signedIn, site: site)
+    SitesController(database: database, pages: pages).addRoutes(to: signedIn, site: site)
     ToursController(
         database: database,
         pages: pages,

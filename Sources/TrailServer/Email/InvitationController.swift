@@ -10,7 +10,6 @@ import TrailAPI
 struct InvitationController: Sendable {
     let database: AppDatabase
     let pages: PageResponder
-    let authorization: Authorization
     let config: AppConfig
     let mailer: Mailer
     let responder: SignInResponder

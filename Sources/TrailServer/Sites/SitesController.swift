@@ -5,7 +5,6 @@ import Hummingbird
 struct SitesController: Sendable {
     let database: AppDatabase
     let pages: PageResponder
-    let authorization: Authorization
 
     struct SiteCard: Sendable {
         let slug: String
