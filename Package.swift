@@ -175,6 +175,8 @@ let package = Package(
                 "TrailClient",
                 "MalwareScan",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // InvitationProofTests check which password a stored hash still opens.
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -89,5 +89,19 @@ function summarizeInvalidFields() {
   main.insertBefore(summary, firstContent || null);
 }
 
+/// A page that lands at an anchor (a release lands on the tour's publishing card, `#publish`) shows its success notice
+/// there, where the eye is, rather than at the top, out of view; without scripts it stays at the top.
+function noticeAtAnchor() {
+  const notice = document.querySelector('[data-flash-notice]');
+  const target = location.hash.length > 1 && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!notice || !target || !document.getElementById('main')?.contains(target)) return;
+  const body = target.querySelector('.card-body') || target;
+  const heading = body.querySelector('h2, h3');
+  if (heading && heading.parentElement === body) heading.after(notice);
+  else body.prepend(notice);
+  target.scrollIntoView({ block: 'start' });
+}
+
 summarizeInvalidFields();
+noticeAtAnchor();
 errorSummary();

@@ -123,11 +123,25 @@ export class TourMap {
     this.label(waypoint, marker);
   }
 
-  /** Names the stop's marker (tooltip and accessible name) in the chosen language, as text. */
+  /** Names the stop's marker (tooltip and accessible name) in the chosen language, as text; a closed stop says so. */
   label(waypoint, marker) {
     const name = this.nameOf(waypoint) || '';
-    marker.setTooltipContent(textElement(`${waypoint.order}. ${name}`));
-    marker.getElement().setAttribute('aria-label', `Stop ${waypoint.order}: ${name}`);
+    const closed = marker.getElement().dataset.closed === 'true' ? ' (closed)' : '';
+    marker.setTooltipContent(textElement(`${waypoint.order}. ${name}${closed}`));
+    marker.getElement().setAttribute('aria-label', `Stop ${waypoint.order}: ${name}${closed}`);
+  }
+
+  /** Draws the stops that `isClosed(waypoint)` says are closed as closed (grey, struck through, "closed" in their
+   * name), and the others as open again: a visitor reading the map sees what the stop list says. */
+  markClosed(isClosed) {
+    for (const { waypoint, marker } of this.markers) {
+      const element = marker.getElement();
+      const closed = Boolean(isClosed(waypoint));
+      if ((element.dataset.closed === 'true') === closed) continue;
+      if (closed) element.dataset.closed = 'true';
+      else delete element.dataset.closed;
+      this.label(waypoint, marker);
+    }
   }
 
   /** After a language change: every marker named again, without drawing the map anew. */

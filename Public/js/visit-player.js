@@ -84,7 +84,11 @@ function progress(done, total) {
   $('#save-progress-text').textContent = `${megabytes(done)} of ${megabytes(total)}`;
 }
 
+/// A size as people read it: "340 KB", "12.5 MB", "10 GB" (a browser's quota is often gigabytes: "10241.0 MB" read
+/// as noise). Binary units, as the panel's MiB, named the way phones name them.
 function megabytes(bytes) {
+  if (bytes >= 1073741824) return `${Math.round(bytes / 1073741824)} GB`;
+  if (bytes >= 104857600) return `${Math.round(bytes / 1048576)} MB`;
   return bytes >= 1048576 ? `${(bytes / 1048576).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
 }
 
@@ -174,6 +178,7 @@ function applyAlerts() {
       delete item.dataset.closed;
     }
   }
+  map.markClosed((waypoint) => closureOfStop(waypoint));
 }
 
 /** The closure that closes `waypoint` now, or null. */
@@ -294,7 +299,8 @@ async function openStop(order, play) {
     body.dataset.filledFor = 'closed';
     const why = document.createElement('p');
     why.className = 'visit-stop-closed-why';
-    why.textContent = `This stop is closed: ${closure.title}. ${closure.message}`;
+    // The stop's heading already says "Closed: <title>": the message alone, not the title again.
+    why.textContent = closure.message;
     body.replaceChildren(why);
     return;
   }

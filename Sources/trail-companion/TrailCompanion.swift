@@ -395,7 +395,9 @@ struct SiteCommand: AsyncParsableCommand {
                 ),
                 actor: .system
             )
-            print("Created site \(site.slug) (\(site.name)), \(site.requiredApprovals) approval(s) required.")
+            print(
+                "Created site \(site.slug) (\(site.name)), \(site.requiredApprovals) \(site.requiredApprovals == 1 ? "approval" : "approvals") required."
+            )
         }
     }
 }

@@ -194,23 +194,25 @@ import Testing
         }
     }
 
-    @Test func memberMustBeAnExistingUserWithAKnownRole() async throws {
+    /// The members page's one form: a bad address or role is refused with its message and nothing stored; an unknown
+    /// address is invited (without SMTP the link is shown) rather than refused.
+    @Test func memberFormNamesBadFieldsAndInvitesNewAddresses() async throws {
         let (app, _) = try await TestApp.seeded()
         try await app.test { client in
             let browser = try await client.signIn("manager@test.org")
             let before = try await app.database.snapshot()
-            let unknown = try await client.post("/sites/alpha/members", form: ["email": "nobody@test.org", "role": "author"], session: browser)
-            Expect.pageErrors(
-                unknown,
-                ["email": "No user has this email address. An admin can create the account first."],
-                fields: ["email"],
-                "unknown"
-            )
-            #expect(HTML.value(unknown.text, field: "email") == "nobody@test.org")
+            let bad = try await client.post("/sites/alpha/members", form: ["email": "not an address", "role": "author"], session: browser)
+            Expect.pageErrors(bad, ["email": "Enter an email address like name@example.org."], fields: ["email"], "bad address")
+            #expect(HTML.value(bad.text, field: "email") == "not an address")
             let role = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "owner"], session: browser)
             #expect(role.status == .unprocessableContent)
             #expect(role.text.contains("Choose author, reviewer or manager."))
             try await app.database.expectUnchanged(since: before)
+            let invited = try await client.post("/sites/alpha/members", form: ["email": "nobody@test.org", "role": "author"], session: browser)
+            #expect(invited.status == .created)
+            #expect(invited.text.contains("nobody@test.org has no account yet."))
+            let open: Int? = try await app.database.scalar("SELECT COUNT(*) FROM invitation WHERE email = 'nobody@test.org' AND role = 'author'")
+            #expect(open == 1)
         }
     }
 

@@ -78,9 +78,17 @@ import Testing
             var page = try await client.follow(created, session: &admin)
             #expect(page.text.contains("Site “Sweet Home Ranger District” created."))
             #expect(page.text.contains("Willamette National Forest"))
-            #expect(page.text.contains("Publishing needs 2 approval(s)."))
+            #expect(page.text.contains("Publishing needs 2 approvals."))
             let site = try #require(try await app.database.site(slug: "sweet-home"))
             #expect(site.name == "Sweet Home Ranger District" && site.requiredApprovals == 2)
+
+            // No slug typed: it is made from the name.
+            let named = try await client.post(
+                "/admin/sites",
+                form: ["slug": "", "name": "Santiam Wagon Road", "description": "", "requiredApprovals": "1"],
+                session: admin
+            )
+            #expect(named.location == "/sites/santiam-wagon-road")
 
             let edit = try await client.get("/admin/sites/\(site.id)", session: admin)
             #expect(HTML.value(edit.text, field: "slug") == "sweet-home")

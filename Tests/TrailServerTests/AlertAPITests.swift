@@ -67,12 +67,12 @@ import Testing
                 .post,
                 Self.path,
                 token: manager,
-                json: Self.body(tourId: seed.tourId, closed: [seed.waypointId], endsAt: ends)
+                json: Self.body(endsAt: ends)
             )
             #expect(posted.status == .created, "\(posted.text)")
             let id = try #require(posted.jsonObject["id"] as? Int)
             #expect(posted.jsonObject["state"] as? String == "current")
-            #expect(posted.jsonObject["closedWaypointIds"] as? [Int] == [Int(seed.waypointId)])
+            #expect(posted.jsonObject["closedWaypointIds"] as? [Int] == [])
             #expect(posted.jsonObject["endsAt"] as? String == ends)
             let after = try await Self.independentlyRead(client)
             #expect(after.version == before.version + 1, "posting signs a new catalog version")
@@ -82,9 +82,9 @@ import Testing
             #expect(alert["site"] as? String == "alpha")
             #expect(alert["severity"] as? String == "closure")
             #expect(alert["title"] as? String == "Bridge out")
-            #expect(alert["closedWaypoints"] as? [Int] == [Int(seed.waypointId)])
+            #expect(alert["closedWaypoints"] as? [Int] == [])
             #expect(alert["endsAt"] as? String == ends)
-            #expect(alert["packageId"] == nil, "the tour has no package yet")
+            #expect(alert["packageId"] == nil, "a site-wide alert names no package")
             // Listed for the site's managers, and audited.
             let list = try await client.api(.get, Self.path, token: manager)
             #expect(list.status == .ok)
@@ -156,17 +156,24 @@ import Testing
         }
     }
 
-    @Test("only the site's managers and admins: authors, reviewers and another site's manager get 403, nothing stored")
+    @Test("only the site's managers and admins: its authors and reviewers get 403, another site's manager 404 as on every site route; nothing stored")
     func whoMayPost() async throws {
         let app = try await TestApp.make()
         let seed = try await app.seed()
         try await app.test { client in
-            for email in ["author@test.org", "reviewer@test.org", "outsider@test.org"] {
+            for (email, status) in [
+                ("author@test.org", HTTPResponse.Status.forbidden), ("reviewer@test.org", .forbidden), ("outsider@test.org", .notFound),
+            ] {
                 let token = try await app.token(for: email)
                 let posted = try await client.api(.post, Self.path, token: token, json: Self.body())
-                #expect(posted.status == .forbidden, "\(email): \(posted.status)")
-                #expect(try await client.api(.get, Self.path, token: token).status == .forbidden, "\(email) listed")
+                #expect(posted.status == status, "\(email): \(posted.status)")
+                #expect(!(status == .notFound && posted.text.contains("Alpha")), "a 404 names no site")
+                #expect(try await client.api(.get, Self.path, token: token).status == status, "\(email) listed")
             }
+            #expect(
+                try await client.api(.get, "/api/v1/manage/sites/no-such-site/alerts", token: try await app.token(for: "author@test.org")).status
+                    == .notFound
+            )
             #expect(try await client.api(.post, Self.path, token: nil, json: Self.body()).status == .unauthorized)
             #expect(try await alertCount(app) == 0)
             // The outsider manages bravo: its own alerts are fine; alpha's are not theirs to end.
@@ -176,7 +183,7 @@ import Testing
             let manager = try await app.token(for: "manager@test.org")
             let alpha = try await client.api(.post, Self.path, token: manager, json: Self.body(tourId: seed.tourId))
             let alphaId = try #require(alpha.jsonObject["id"] as? Int)
-            #expect(try await client.api(.delete, "/api/v1/manage/alerts/\(alphaId)", token: outsider).status == .forbidden)
+            #expect(try await client.api(.delete, "/api/v1/manage/alerts/\(alphaId)", token: outsider).status == .notFound)
             for email in ["author@test.org", "reviewer@test.org"] {
                 let token = try await app.token(for: email)
                 #expect(try await client.api(.delete, "/api/v1/manage/alerts/\(alphaId)", token: token).status == .forbidden)
@@ -289,6 +296,27 @@ import Testing
             print(
                 "alert post → signed catalog listing it: median \(String(format: "%.1f", median * 1000)) ms, max \(String(format: "%.1f", sorted.last! * 1000)) ms (20 rounds)"
             )
+        }
+    }
+
+    @Test("a site holds at most 50 live alerts: the next is a 409 that says what to do, and nothing is stored")
+    func liveAlertsAreBounded() async throws {
+        let app = try await TestApp.make()
+        try await app.seed()
+        try await app.test { client in
+            let manager = try await app.token(for: "manager@test.org")
+            for index in 0..<Alert.liveLimitPerSite {
+                let posted = try await client.api(.post, Self.path, token: manager, json: Self.body(title: "Alert \(index)"))
+                #expect(posted.status == .created)
+            }
+            let before = try await app.database.snapshot()
+            let refused = try await client.api(.post, Self.path, token: manager, json: Self.body(title: "One more"))
+            #expect(refused.status == .conflict)
+            #expect(refused.text.contains("End one that no longer applies first."))
+            try await app.database.expectUnchanged(since: before)
+            // Another site is not held by alpha's alerts.
+            let outsider = try await app.token(for: "outsider@test.org")
+            #expect(try await client.api(.post, "/api/v1/manage/sites/bravo/alerts", token: outsider, json: Self.body()).status == .created)
         }
     }
 }

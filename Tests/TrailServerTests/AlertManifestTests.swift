@@ -59,4 +59,30 @@ import Testing
             #expect(alert["closedWaypoints"] as? [Int] == [addedId])
         }
     }
+
+    @Test("a tour's alert before the tour's first release stays out of the catalog, and joins it with the release")
+    func aTourAlertWaitsForTheFirstRelease() async throws {
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
+        try await env.app.test { client in
+            let manager = try await env.token("manager@test.org")
+            let posted = try await client.api(
+                .post,
+                "/api/v1/manage/sites/alpha/alerts",
+                token: manager,
+                json: AlertAPITests.body(title: "Draft tour closed", tourId: env.seed.tourId, closed: [env.seed.waypointId])
+            )
+            #expect(posted.status == .created, "\(posted.text)")
+            #expect(posted.jsonObject["packageId"] == nil)
+            // Listed for the managers, but phones know tours by package: without one it would read as site-wide.
+            #expect(try await client.api(.get, "/api/v1/manage/sites/alpha/alerts", token: manager).jsonArray.count == 1)
+            let before = try await AlertAPITests.independentlyRead(client)
+            #expect(before.alerts.isEmpty, "\(before.alerts)")
+            let released = try await env.releaseThroughAPI(client)
+            let after = try await AlertAPITests.independentlyRead(client)
+            #expect(after.version > before.version)
+            let alert = try #require(after.alerts.first, "the release brings the alert into the catalog")
+            #expect(alert["packageId"] as? String == released.packageId)
+            #expect(alert["title"] as? String == "Draft tour closed")
+        }
+    }
 }

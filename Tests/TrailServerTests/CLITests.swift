@@ -159,7 +159,7 @@ struct CLITests {
             data: data
         )
         #expect(site.status == 0, "\(site.errors)")
-        #expect(site.output.contains("Created site sweet-home (Sweet Home Ranger District), 2 approval(s) required."))
+        #expect(site.output.contains("Created site sweet-home (Sweet Home Ranger District), 2 approvals required."))
         _ = try await CLI.run(["user", "create", "--email", "ranger@park.org", "--name", "Pat", "--password", "a chosen password"], data: data)
 
         let member = try await CLI.run(["member", "add", "--site", "sweet-home", "--email", "ranger@park.org", "--role", "reviewer"], data: data)

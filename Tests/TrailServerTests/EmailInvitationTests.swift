@@ -30,7 +30,10 @@ import Testing
         try await app.test(.router) { client in
             let manager = try await client.signIn("manager@test.org")
             let members = try await client.get("/sites/alpha/members", session: manager)
-            #expect(members.text.contains(#"action="/sites/alpha/invitations""#), "the members page has the invitation form")
+            #expect(
+                members.text.contains(#"action="/sites/alpha/members" novalidate data-add-member"#),
+                "the members page has the one add-or-invite form"
+            )
             let invite = try await client.post(
                 "/sites/alpha/invitations",
                 form: ["email": "Kim.Ranger@parks.example", "role": "reviewer"],

@@ -38,17 +38,23 @@ import Testing
             let approved = try #require(sink.messages(to: "author@test.org").first)
             #expect(approved.subject == "Approved: Ridge Walk")
             #expect(approved.body.contains("reviewer approved \"Ridge Walk\""))
-            #expect(approved.body.contains("Nice loop."))
+            #expect(approved.body.contains("reviewer wrote (their words, not Trail Companion's):\n> Nice loop."))
             #expect(approved.body.contains("Approvals so far: 1 of 2."))
             #expect(try await client.publishAction(first, "approve", token: reviewer2).status == .ok)
             try await app.drainMail(until: { sink.messages(to: "author@test.org").count == 2 })
-            #expect(sink.messages(to: "author@test.org")[1].body.contains("ready to release"))
+            let ready = sink.messages(to: "author@test.org")[1]
+            #expect(ready.body.contains("It has every approval it needs. Release it from the tour's page"))
+            #expect(
+                ready.body.contains("http://127.0.0.1:8080/tours/\(env.seed.tourId)#publish"),
+                "the approved email leads to the tour page's Release"
+            )
 
             #expect(try await client.publishAction(first, "push", token: manager).status == .ok)
             try await app.drainMail(until: { sink.messages(to: "author@test.org").count == 3 })
             let released = sink.messages(to: "author@test.org")[2]
             #expect(released.subject == "Released: Ridge Walk")
             #expect(released.body.contains("as version 1"))
+            #expect(released.body.contains("http://127.0.0.1:8080/tours/\(env.seed.tourId)#publish"), "the visitor link and QR code are there")
 
             let second = try await client.publishSubmit(env, token: author)
             #expect(await env.buildAll() == 1)
@@ -142,7 +148,10 @@ import Testing
             let mail = try #require(sink.messages(to: "manager2@test.org").first)
             #expect(mail.subject == "Closure posted for Alpha District: Bridge out")
             #expect(mail.body.contains("manager posted this closure for Alpha District (tour \"Ridge Walk\")"))
-            #expect(mail.body.contains("Water over the footbridge.\n<b>Use the ford.</b>"), "the message as typed, in plain text")
+            #expect(
+                mail.body.contains("> Water over the footbridge.\n> <b>Use the ford.</b>"),
+                "the message as typed, in plain text, quoted as the poster's"
+            )
             #expect(mail.body.contains("It closes these stops: \(stopName)."))
             #expect(mail.body.contains("http://127.0.0.1:8080/sites/alpha/alerts"))
             let queued = try await app.database.read { db in

@@ -222,6 +222,25 @@ struct MediaScanTests {
         }
     }
 
+    @Test("/visit with nothing published says why while the scanner has no signatures, and stops once it has them")
+    func visitSaysWhyNothingIsPublished() async throws {
+        let env = try await TestEnv.media(signatures: .none)
+        try await env.app.test { client in
+            #expect(await env.scanAll() == 0)
+            let waiting = try await client.get("/visit", session: nil)
+            #expect(waiting.status == .ok)
+            #expect(waiting.text.contains("No tours are published yet."))
+            #expect(waiting.text.contains(#"id="visit-waiting""#))
+            #expect(waiting.text.contains("this server's malware scanner has no signatures yet"))
+            try EICAR.writeTestSignatures(to: env.signatures)
+            _ = await env.scanAll()
+            #expect(env.scans.scannerReady)
+            let ready = try await client.get("/visit", session: nil)
+            #expect(ready.text.contains("No tours are published yet."))
+            #expect(!ready.text.contains(#"id="visit-waiting""#), "the cached page does not outlive the scanner's state")
+        }
+    }
+
     @Test("An admin's rescan runs the current signatures again; others may not ask for one")
     func rescan() async throws {
         let env = try await TestEnv.media()

@@ -238,9 +238,14 @@ struct PublishingFlowTests {
             #expect(page.text.contains("id=\"push-button\""))
             response = try await client.post("\(location)/push", form: [:], session: author)
             #expect(response.status == .seeOther, "\(response.status) \(response.text)")
-            let packagePath = try #require(response.location)
-            #expect(packagePath.hasPrefix("/packages/"))
-            let packageId = String(packagePath.dropFirst("/packages/".count))
+            // From the request page too, the release lands on the tour's publishing card (link and QR code).
+            #expect(response.location == "/tours/\(env.seed.tourId)#publish")
+            let packageId = try await env.request(rid).packageId
+            let packagePath = "/packages/\(packageId)"
+            let landing = try await client.get("/tours/\(env.seed.tourId)", session: author)
+            #expect(landing.text.contains("data-visitor-link") && landing.text.contains("data-qr"))
+            let packagePage = try await client.get("/packages/\(packageId)", session: author)
+            #expect(packagePage.text.contains("/visit/\(packageId)") && packagePage.text.contains("data-qr"), "the package page has them too")
             #expect(env.exists(env.packageZip(packageId, version: 1)))
             await #expect(try env.tour().state == .published)
             await #expect(try env.package(packageId).currentVersion == 1)
@@ -268,7 +273,10 @@ struct PublishingFlowTests {
                 #expect(try await client.post("\(location2)/approve", form: [:], session: session).status == .seeOther)
             }
             response = try await client.post("\(location2)/push", form: [:], session: author)
-            #expect(response.status == .seeOther && response.location == packagePath, "\(response.status) \(String(describing: response.location))")
+            #expect(
+                response.status == .seeOther && response.location == "/tours/\(env.seed.tourId)#publish",
+                "\(response.status) \(String(describing: response.location))"
+            )
             await #expect(try env.request(rid2).state == .published)
             #expect(env.exists(env.packageZip(packageId, version: 2)))
             await #expect(try env.package(packageId).currentVersion == 2)

@@ -181,7 +181,7 @@ extension AppDatabase {
                 ("auditEvent", "*"), ("loginFailure", "*"),
                 ("asset", "*"), ("scanJob", "*"), ("upload", "*"), ("tourTileset", "*"), ("tileSettings", "*"),
                 ("publishRequest", "*"), ("review", "*"), ("buildJob", "*"), ("package", "*"), ("packageVersion", "*"),
-                ("catalogState", "*"),
+                ("catalogState", "*"), ("invitation", "*"), ("outbox", "*"), ("alert", "*"),
             ]
             for (table, columns) in tables {
                 lines += try Row.fetchAll(db, sql: "SELECT \(columns) FROM \(table) ORDER BY rowid").map { "\(table) \($0)" }

@@ -100,13 +100,33 @@ import Testing
         }
     }
 
-    @Test("a release from the request page still lands on the package page")
+    @Test("a release from the request page lands on the tour's publishing card too; the package page shows the link and QR code")
     func releaseFromTheRequestPage() async throws {
         let env = try await TestEnv.publishing(requiredApprovals: 1)
         let token = try await env.token("author@test.org")
         try await env.app.test { client in
             try await env.addCleanMedia(client, token: token)
             let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
+            var author = try await client.signIn("author@test.org")
+            let released = try await client.post("/requests/\(request.id)/push", form: [:], session: author)
+            #expect(released.location == "/tours/\(env.seed.tourId)#publish")
+            let page = try await client.follow(released, session: &author)
+            #expect(page.text.contains("data-visitor-link") && page.text.contains("data-qr"))
+            #expect(page.text.contains("data-flash-notice"))
+            let package = try await client.get("/packages/\(request.packageId)", session: author)
+            #expect(package.text.contains("/visit/\(request.packageId)\" data-visitor-link"))
+            #expect(package.text.contains(#"src="/manage/tours/\#(env.seed.tourId)/qr.svg""#))
+        }
+    }
+
+    @Test("a release whose tour was deleted meanwhile lands on the package page")
+    func releaseOfADeletedTour() async throws {
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
+        let token = try await env.token("author@test.org")
+        try await env.app.test { client in
+            try await env.addCleanMedia(client, token: token)
+            let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
+            try await env.sql("UPDATE publishRequest SET tourId = NULL WHERE id = ?", [request.id])
             let author = try await client.signIn("author@test.org")
             let released = try await client.post("/requests/\(request.id)/push", form: [:], session: author)
             #expect(released.location == "/packages/\(request.packageId)")

@@ -110,6 +110,12 @@ def test_a_closure_reaches_the_phone_online_and_offline_and_ends(alert_server, t
     assert "As of" in shown.text
     assert panel.find("[data-stop-order='2']").get_attribute("data-closed") == "true"
     assert panel.find("[data-stop-order='1']").get_attribute("data-closed") is None
+    # The map draws stop 2 as closed too: grey, and named closed; stop 1 stays open.
+    closed_marker = panel.find("[data-marker-order='2']")
+    assert closed_marker.get_attribute("data-closed") == "true"
+    assert closed_marker.get_attribute("aria-label").endswith("(closed)")
+    assert closed_marker.value_of_css_property("background-color") != panel.find("[data-marker-order='1']").value_of_css_property("background-color")
+    assert panel.find("[data-marker-order='1']").get_attribute("data-closed") is None
     # Prominent: above the stops and the map, visible without scrolling at phone size.
     assert driver.execute_script("const r = document.querySelector('[data-alert]').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight")
     assert panel.horizontal_overflow() == 0
@@ -137,7 +143,10 @@ def test_a_closure_reaches_the_phone_online_and_offline_and_ends(alert_server, t
         assert not playing(panel, 2)
         # A tap on it says why, and still plays nothing.
         panel.find("[data-stop-order='2'] .visit-stop-open").click()
-        panel.wait(10).until(lambda d: "This stop is closed: Overlook bridge closed" in d.find_element("css selector", "[data-stop-order='2']").text)
+        panel.wait(10).until(lambda d: d.find_element("css selector", "[data-stop-order='2'] .visit-stop-closed-why").is_displayed())
+        stop_text = panel.text("[data-stop-order='2']")
+        assert "Closed: Overlook bridge closed" in stop_text and HOSTILE in stop_text, stop_text
+        assert stop_text.count("Overlook bridge closed") == 1, f"the closure's title is said once: {stop_text!r}"
         assert not panel.all("[data-stop-order='2'] audio, [data-stop-order='2'] img")
 
         # Stop 1's zone: it opens and its audio plays.
@@ -157,3 +166,4 @@ def test_a_closure_reaches_the_phone_online_and_offline_and_ends(alert_server, t
         "return localStorage.getItem('trail.lastCatalog')?.includes('Overlook bridge closed') === false"
         " && !document.querySelector('[data-alert]')"))
     assert panel.find("[data-stop-order='2']").get_attribute("data-closed") is None
+    assert panel.find("[data-marker-order='2']").get_attribute("data-closed") is None, "the marker is open again"

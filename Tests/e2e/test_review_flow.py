@@ -193,8 +193,20 @@ def test_two_reviewers_approve_and_the_author_releases(panel, ranger, reviewers,
     panel.assert_accessible("request page, ready to release (author)", media=False)
     panel.submit(push)
     package_id = store.publish_request(request_id)["packageId"]
-    assert panel.path() == f"/packages/{package_id}"
-    assert panel.notice() == "Version 1 released: the mobile apps can download it now."
+    # Released from the request page, the author lands on the tour's publishing card: the visitor link, the QR code
+    # and the notice in view.
+    assert panel.path() == f"/tours/{tour['id']}#publish", panel.path()
+    link = panel.find("#publish a[data-visitor-link]")
+    assert link.text.endswith(f"/visit/{package_id}")
+    notice = panel.find("#publish [data-flash-notice]")
+    assert notice.text.startswith("Version 1 released: the mobile apps can download it now")
+    for element in (link, panel.find("#publish img[data-qr]"), notice):
+        assert panel.driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight", element), \
+            f"{panel.describe(element)} is out of view"
+    panel.assert_accessible("tour page after a release")
+    panel.open(f"/packages/{package_id}")
+    assert panel.find("a[data-visitor-link]").text.endswith(f"/visit/{package_id}"), "the package page shows the link too"
     assert panel.text("#package-visibility") == "published"
     assert "served" in panel.text("main table tbody tr")
     panel.assert_accessible("package page")

@@ -13,11 +13,13 @@ import urllib.request
 
 import pytest
 
-from support import ADMIN_EMAIL, Panel, Server, chrome, free_port, wait_for
+from support import ADMIN_EMAIL, Api, Panel, Server, Store, chrome, free_port, wait_for
 
 CLIENT_ID = "trail-companion"
 PASSWORD = "mock-sso-password-1"
 RANGER = "pat.ranger@agency.gov"
+MANAGER = "morgan.manager@agency.gov"
+COLLEAGUE = "casey.colleague@agency.gov"
 
 
 def claims(sub: str, email: str, name: str) -> str:
@@ -32,7 +34,8 @@ def provider():
          "--user-claims", claims("agency-0001", RANGER, "Pat Ranger"),
          # The agency gave the same address to a newcomer: another person (another sub) with the ranger's email.
          "--user-claims", claims("agency-0002", RANGER, "New Person"),
-         "--user-claims", claims("agency-0003", ADMIN_EMAIL, "Admin")],
+         "--user-claims", claims("agency-0003", ADMIN_EMAIL, "Admin"),
+         "--user-claims", claims("agency-0004", COLLEAGUE, "Casey Colleague")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     issuer = f"http://127.0.0.1:{port}"
     try:
@@ -63,6 +66,8 @@ def server(provider, tmp_path_factory):
         server.cli("site", "create", "--slug", "falls", "--name", "Falls District")
         server.cli("user", "create", "--email", RANGER, "--name", "Pat Ranger", "--password", PASSWORD)
         server.cli("member", "add", "--site", "falls", "--email", RANGER, "--role", "author")
+        server.cli("user", "create", "--email", MANAGER, "--name", "Morgan Manager", "--password", PASSWORD)
+        server.cli("member", "add", "--site", "falls", "--email", MANAGER, "--role", "manager")
         yield server
     finally:
         server.stop()
@@ -116,3 +121,45 @@ def test_an_admin_without_a_second_factor_at_the_provider_sets_one_up_here(serve
         assert panel.path().startswith("/login"), "not signed in before the second step"
     finally:
         driver.quit()
+
+
+def test_an_account_made_from_a_shown_invitation_link_becomes_the_colleagues_at_their_sign_on(server, provider):
+    """No SMTP: the invitation link is shown to the manager, who could make the colleague's account with a password of
+    their own. The colleague's first sign-on through the provider voids that password and ends the manager's session;
+    until then the account is marked as not proven (the admin's list says so, and says who invited whom)."""
+    manager_api = Api(server.base_url, server.create_token(MANAGER, "invite"))
+    invitation = manager_api.post("/manage/sites/falls/invitations", {"email": COLLEAGUE, "role": "reviewer"})
+    assert invitation["emailed"] is False and invitation["link"], invitation
+    manager_driver, colleague_driver = chrome(), chrome()
+    try:
+        # The manager uses the link themselves and picks the colleague's password.
+        manager = Panel(manager_driver, server)
+        manager_driver.get(invitation["link"])
+        manager.wait_ready()
+        premade = "premade-by-the-manager-1"
+        manager.submit_form("form[action^='/invite/']", displayName="Casey Colleague", password=premade,
+                            confirmPassword=premade)
+        assert manager.path() == "/sites/falls", manager.text("main")
+        user = Store(server.data / "trail.sqlite").row("SELECT id, addressProven FROM user WHERE email = ?", COLLEAGUE)
+        assert user["addressProven"] == 0, "an account made from a shown link proves nothing about the address"
+
+        # The colleague signs on through the agency: the provider vouches for the address.
+        colleague = Panel(colleague_driver, server)
+        colleague.open("/login?next=/sites/falls")
+        sign_on(colleague, server, provider, "agency-0004")
+        assert colleague.path() == "/sites/falls", colleague.text("main")
+        assert Store(server.data / "trail.sqlite").row("SELECT addressProven FROM user WHERE email = ?", COLLEAGUE)["addressProven"] == 1
+        assert Store(server.data / "trail.sqlite").audit("user.addressProven"), "the proof is in the audit log"
+
+        # The manager's session in the colleague's account is over, and the pre-made password opens nothing.
+        manager.open("/sites/falls")
+        assert manager.path().startswith("/login"), "the session made with the pre-made password ended"
+        manager.sign_in(COLLEAGUE, premade)
+        assert manager.path().startswith("/login"), "the pre-made password no longer opens the account"
+        assert "The email or password is not right." in manager.text("#login-error")
+        # The colleague is still in.
+        colleague.open("/sites/falls")
+        assert colleague.path() == "/sites/falls"
+    finally:
+        manager_driver.quit()
+        colleague_driver.quit()

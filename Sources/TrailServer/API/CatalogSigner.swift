@@ -68,7 +68,7 @@ package final class CatalogSigner: Sendable {
             return cached.signed
         }
         let expiresAt = now.addingTimeInterval(lifetime)
-        let alerts = try await database.liveAlerts(now: now)
+        let alerts = try await database.catalogAlerts(now: now)
         let body = Components.Schemas.Catalog(
             catalogVersion: version,
             generatedAt: now,

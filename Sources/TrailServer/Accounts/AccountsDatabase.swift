@@ -39,7 +39,7 @@ extension AppDatabase {
         let email = email.trimmingCharacters(in: .whitespacesAndNewlines)
         let displayName = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
         guard Self.looksLikeEmail(email) else { throw ValidationErrors(["email": "Enter an email address like name@example.org."]) }
-        guard !displayName.isEmpty, displayName.count <= 100 else { throw ValidationErrors(["displayName": "Enter a name of 1 to 100 characters."]) }
+        if let problem = displayNameProblem(displayName) { throw ValidationErrors(["displayName": problem]) }
         if let problem = Self.passwordProblem(password) { throw ValidationErrors(["password": problem]) }
         return (email, displayName)
     }
@@ -51,6 +51,7 @@ extension AppDatabase {
         hash: String,
         isAdmin: Bool,
         mustChangePassword: Bool,
+        addressProven: Bool = true,
         actor: AuditActor
     ) throws -> User {
         if try User.filter(User.Columns.email == email).fetchCount(db) > 0 {
@@ -63,7 +64,8 @@ extension AppDatabase {
             isAdmin: isAdmin,
             isDisabled: false,
             mustChangePassword: mustChangePassword,
-            createdAt: Date()
+            createdAt: Date(),
+            addressProven: addressProven
         ).inserted(db)
         try AuditEvent.record(
             db,
@@ -71,9 +73,49 @@ extension AppDatabase {
             objectType: "user",
             objectId: "\(user.id)",
             action: .userCreate,
-            detail: "\(email)\(isAdmin ? " (admin)" : "")"
+            detail: "\(email)\(isAdmin ? " (admin)" : "")\(addressProven ? "" : " (address not proven)")"
         )
         return user
+    }
+
+    /// Who brought each account in: for every user who accepted an invitation, "inviter's email to site name" of the
+    /// first one they accepted (the admin's user list shows it).
+    package func invitationOrigins() async throws -> [Int64: String] {
+        try await read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT invitation.acceptedBy AS userId, inviter.email AS inviter, site.name AS site
+                    FROM invitation JOIN site ON site.id = invitation.siteId
+                    LEFT JOIN user AS inviter ON inviter.id = invitation.invitedBy
+                    WHERE invitation.acceptedBy IS NOT NULL
+                    ORDER BY invitation.acceptedAt DESC
+                    """
+            )
+            var origins: [Int64: String] = [:]
+            for row in rows {
+                origins[row["userId"]] = "\(row["inviter"] as String? ?? "a removed user") to \(row["site"] as String)"
+            }
+            return origins
+        }
+    }
+
+    /// An administrator vouches for the address of an account made from a shown invitation link (they know the person):
+    /// its approvals count from now on.
+    package func confirmAddress(userId: Int64, actor: AuditActor) async throws {
+        try await write { db in
+            guard let user = try User.fetchOne(db, id: userId) else { throw NotFound() }
+            try db.execute(sql: "UPDATE user SET addressProven = 1 WHERE id = ? AND addressProven = 0", arguments: [userId])
+            // Recorded even when it was proven already: the admin vouched, and the log says who did.
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                objectType: "user",
+                objectId: "\(userId)",
+                action: .userAddressProven,
+                detail: "\(user.email), confirmed by an administrator\(user.addressProven ? " (already proven)" : "")"
+            )
+        }
     }
 
     package func userCount() async throws -> Int { try await read { try User.fetchCount($0) } }
@@ -173,6 +215,16 @@ extension AppDatabase {
         try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
         try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userResetPassword, detail: user.email)
         return user
+    }
+
+    /// A display name is one line of 1 to 100 characters: it goes into email text and headers, where a line break
+    /// would let its owner write lines that look like the server's own.
+    static func displayNameProblem(_ name: String) -> String? {
+        if name.isEmpty || name.count > 100 { return "Enter a name of 1 to 100 characters." }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.isPatternWhitespace && $0 != " " }) {
+            return "Enter the name on one line, without tabs or line breaks."
+        }
+        return nil
     }
 
     static func passwordProblem(_ password: String) -> String? {

@@ -16,6 +16,10 @@ struct AdminController: Sendable {
         let isSelf: Bool
         /// Two-step sign-in is set up (an administrator may reset it).
         let twoStep: Bool
+        /// Made from an invitation link that was shown, not mailed: nothing proved the address yet.
+        let addressUnproven: Bool
+        /// "manager@park.org to Alpha Park": who invited them, where.
+        let invitedBy: String?
     }
 
     struct UsersPage: Sendable {
@@ -90,6 +94,7 @@ struct AdminController: Sendable {
         admin.post("users/{id}/enable", use: enableUser)
         admin.post("users/{id}/reset-password", use: resetPassword)
         admin.post("users/{id}/reset-two-step", use: resetTwoStep)
+        admin.post("users/{id}/confirm-address", use: confirmAddress)
 
         admin.get("sites", use: listSites)
         admin.post("sites", use: createSite)
@@ -289,8 +294,16 @@ struct AdminController: Sendable {
         return await pages.render("admin-audit", title: "Audit log", page: page, request: request, context: context)
     }
 
+    /// Vouches for the address of an account made from a shown invitation link.
+    func confirmAddress(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let id = try context.parameters.require("id", as: Int64.self)
+        try await database.confirmAddress(userId: id, actor: context.actor)
+        return pages.redirect(to: "/admin/users", notice: "Address confirmed; their approvals count now.")
+    }
+
     func usersPage(_ context: SignedInContext) async throws -> UsersPage {
         let enrolled = try await database.twoStepEnrolledUserIds()
+        let origins = try await database.invitationOrigins()
         return UsersPage(
             users: try await database.allUsers().map {
                 UserRow(
@@ -300,7 +313,9 @@ struct AdminController: Sendable {
                     isAdmin: $0.isAdmin,
                     isDisabled: $0.isDisabled,
                     isSelf: $0.id == context.user.id,
-                    twoStep: enrolled.contains($0.id)
+                    twoStep: enrolled.contains($0.id),
+                    addressUnproven: !$0.addressProven,
+                    invitedBy: origins[$0.id]
                 )
             }
         )
@@ -317,8 +332,10 @@ struct AdminController: Sendable {
         let quotaText = form.string("storageQuota").trimmed
         let quota: Int64? =
             quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
+        // An empty slug is made from the name ("Sweet Home Ranger District" → sweet-home-ranger-district).
+        let slug = form.string("slug").trimmed
         return SiteInput(
-            slug: form.string("slug").trimmed,
+            slug: slug.isEmpty && !form.string("name").trimmed.isEmpty ? Slug.make(from: form.string("name")) : slug,
             name: form.string("name"),
             description: form.string("description"),
             requiredApprovals: form.int("requiredApprovals") ?? 0,

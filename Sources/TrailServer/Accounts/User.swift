@@ -10,6 +10,10 @@ package struct User: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     package var isDisabled: Bool
     package var mustChangePassword: Bool
     package var createdAt: Date
+    /// False for an account made from an invitation link that was shown rather than mailed: nothing proved that its
+    /// maker owns the address. It does not count toward a site's required approvals until a single sign-on through the
+    /// agency's provider (or an administrator) proves it.
+    package var addressProven: Bool
 
     package static let databaseTableName = "user"
 
@@ -30,6 +34,7 @@ package struct User: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
         package var isDisabled: Bool
         package var mustChangePassword: Bool
         package var createdAt: Date
+        package var addressProven = true
     }
 }
 

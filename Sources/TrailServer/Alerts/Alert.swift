@@ -36,6 +36,9 @@ package struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, Persis
     package var retiredAt: Date?
 
     package static let databaseTableName = "alert"
+    /// Current and scheduled alerts one site may hold: every phone downloads them all with each catalog, so a loop that
+    /// posts them cannot grow that for everyone without bound. A district's real closures stay far below.
+    package static let liveLimitPerSite = 50
 
     package enum Columns {
         static let siteId = Column(CodingKeys.siteId)

@@ -97,11 +97,11 @@ struct AlertsService: Sendable {
     /// Tells the site's other managers of each new alert (when SMTP is set up).
     let mailer: Mailer
 
-    /// The site, when `user` manages it (or is an admin). Authors and reviewers of the site, and managers of another
-    /// site, get 403: alerts are public (every phone receives them), so saying the site exists tells nothing.
+    /// The site, when `user` manages it (or is an admin). As on every site route, someone who is not a member gets 404
+    /// (an alert not yet started names a site and a plan nobody outside should learn of); its authors and reviewers 403.
     func managedSite(slug: String, user: AuthenticatedUser) async throws -> Site {
         guard let (site, access) = try await database.siteAccess(slug: slug, user: user) else { throw NotFound() }
-        guard access.allows(.manage) else { throw Forbidden("Only managers of \(site.name) (and admins) can post or end its alerts.") }
+        try access.require(.manage, to: "post or end its alerts")
         return site
     }
 
@@ -120,8 +120,8 @@ struct AlertsService: Sendable {
 
     func end(id: Int64, user: AuthenticatedUser, actor: AuditActor) async throws -> AlertRow {
         guard let alert = try await database.alert(id: id) else { throw NotFound() }
-        guard let (site, access) = try await database.siteAccess(id: alert.siteId, user: user) else { throw NotFound() }
-        guard access.allows(.manage) else { throw Forbidden("Only managers of \(site.name) (and admins) can post or end its alerts.") }
+        guard let (_, access) = try await database.siteAccess(id: alert.siteId, user: user) else { throw NotFound() }
+        try access.require(.manage, to: "post or end its alerts")
         return try await database.alertRow(try await database.endAlert(id: id, actor: actor))
     }
 }

@@ -29,6 +29,17 @@ extension AppDatabase {
                 }
             }
             try errors.throwIfAny()
+            let live =
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT COUNT(*) FROM alert WHERE siteId = ? AND endedAt IS NULL AND retiredAt IS NULL AND endsAt > ?",
+                    arguments: [siteId, now.dbTime]
+                ) ?? 0
+            if live >= Alert.liveLimitPerSite {
+                throw Conflict(
+                    "This site already has \(Alert.liveLimitPerSite) current and scheduled alerts, the most it may hold. End one that no longer applies first."
+                )
+            }
             let alert = try Alert.New(
                 siteId: siteId,
                 tourId: input.tourId,
@@ -147,6 +158,13 @@ extension AppDatabase {
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
             AlertRow(alert: try Alert(row: row), siteSlug: row["siteSlug"], packageId: row["packageId"], tourName: row["tourName"])
         }
+    }
+
+    /// What the signed catalog lists: every live alert but one scoped to a tour that has no release yet. Phones know a
+    /// tour by its package, so such an alert, listed with no package, would read as one for the whole site; it joins
+    /// the catalog with the tour's first release (which signs a new catalog).
+    func catalogAlerts(now: Date = Date()) async throws -> [AlertRow] {
+        try await liveAlerts(now: now).filter { $0.alert.tourId == nil || $0.packageId != nil }
     }
 
     /// The site's slug and the tour's package id of one alert, for answers.

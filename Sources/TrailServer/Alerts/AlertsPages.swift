@@ -9,6 +9,7 @@ struct AlertsPages: Sendable {
     let alerts: AlertsService
     let database: AppDatabase
     let pages: PageResponder
+    let catalogLifetime: TimeInterval
 
     struct AlertItem: Sendable {
         let id: Int64
@@ -53,6 +54,8 @@ struct AlertsPages: Sendable {
         let tours: [TourOption]
         let severities: [SeverityOption]
         let nowUTC: String
+        /// How long a phone that stays offline keeps showing what it last fetched (the signed catalog's lifetime).
+        let offlineDays: Int
         var form: [String: String] = [:]
         var errors: [String: String] = [:]
         var errorSummary: ErrorSummary? = nil
@@ -100,7 +103,10 @@ struct AlertsPages: Sendable {
             )
             let row = try await alerts.post(draft, siteSlug: site.slug, user: context.user, actor: context.actor)
             return pages.redirect(to: PanelURL.siteAlerts(site.slug), notice: "Posted: \(row.alert.title). Phones see it at their next check.")
-        } catch let errors as ValidationErrors {
+        } catch let refusal as any AppError where refusal is ValidationErrors || refusal is Conflict {
+            // A conflict (the site's cap of live alerts) is shown where the title is: the form stays as typed.
+            let fields = (refusal as? ValidationErrors)?.fields ?? ["title": refusal.message]
+            let errors = ValidationErrors(fields)
             var page = try await makePage(site, form: values, closed: Set(closed))
             page.errors = errors.fields
             page.errorSummary = ErrorSummary(errors.fields, fields: Self.formFields, fallbackId: "alert-title")
@@ -148,6 +154,7 @@ struct AlertsPages: Sendable {
             tours: options,
             severities: AlertSeverity.allCases.map { SeverityOption(value: $0.rawValue, label: $0.label, selected: $0 == chosen) },
             nowUTC: Self.minutes(now),
+            offlineDays: Int((catalogLifetime / 86_400).rounded(.up)),
             form: form
         )
     }

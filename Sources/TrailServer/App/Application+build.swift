@@ -271,7 +271,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         tileSettings: tileSettings,
         mailer: dependencies.mailer
     )
-    let publishing = PublishingController(publishing: publishingService, pages: pages)
+    let publishing = PublishingController(publishing: publishingService, pages: pages, publicURL: config.effectivePublicURL)
     let tiles = TilesController(
         database: database,
         authorization: authorization,
@@ -319,7 +319,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         .addRoutes(public: router, signedIn: signedIn)
     AdminController(database: database, pages: pages, config: config).addRoutes(to: signedIn)
     MetricsController(metrics: dependencies.metrics, database: database).addRoutes(to: signedIn)
-    SitesController(database: database, pages: pages).addRoutes(to: signedIn, site: site)
+    SitesController(database: database, pages: pages, mailer: dependencies.mailer).addRoutes(to: signedIn, site: site)
     ToursController(
         database: database,
         pages: pages,
@@ -348,7 +348,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         accel: config.accelRedirect.map { AccelRedirect(prefix: $0, dataFolder: config.dataFolder) }
     )
     .addRoutes(to: router.group("api/v1"))
-    let visit = VisitController(
+    var visit = VisitController(
         database: database,
         paths: dependencies.paths,
         pages: pages,
@@ -358,6 +358,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         readCache: dependencies.readCache,
         publicURL: config.effectivePublicURL
     )
+    visit.scannerReady = { [scans = dependencies.scans] in scans.scannerReady }
     visit.addRoutes(to: router)
     visit.addAPIRoutes(to: router.group("api/v1"))
     visit.addQRRoutes(to: signedIn.group("manage"))
@@ -373,7 +374,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     visit.addQRRoutes(to: manage)
     let alerts = AlertsService(database: database, mailer: dependencies.mailer)
     AlertsAPI(alerts: alerts).addRoutes(to: manage)
-    AlertsPages(alerts: alerts, database: database, pages: pages).addRoutes(to: signedIn)
+    AlertsPages(alerts: alerts, database: database, pages: pages, catalogLifetime: config.catalogLifetime).addRoutes(to: signedIn)
     return router
 }
 

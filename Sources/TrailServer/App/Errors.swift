@@ -79,6 +79,18 @@ package struct TooBusy: AppError {
     }
 }
 
+/// The caller did this as often as one person (or one address) may in a while (429): `retryAfterSeconds` says when
+/// it may again. Limits what a signed-in person can make the server send to others, such as email.
+package struct RateLimited: AppError {
+    package let message: String
+    package let retryAfterSeconds: Int?
+    package var status: HTTPResponse.Status { .tooManyRequests }
+    init(_ message: String, retryAfterSeconds: Int) {
+        self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+}
+
 /// The object is in a state that does not allow the change (e.g. a tour locked for review).
 package struct Conflict: AppError {
     package let message: String

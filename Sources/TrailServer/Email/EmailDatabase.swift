@@ -6,8 +6,26 @@ extension AppDatabase {
     // MARK: Outbox
 
     /// Queues a message inside the caller's transaction: it is sent only if that transaction commits.
-    static func enqueueMail(_ db: Database, to recipient: String, subject: String, body: String, kind: MailKind, now: Date = Date()) throws {
-        try OutboxMessage.New(recipient: recipient, subject: subject, body: body, kind: kind, nextAttemptAt: now, createdAt: now).insert(db)
+    static func enqueueMail(
+        _ db: Database,
+        to recipient: String,
+        subject: String,
+        body: String,
+        kind: MailKind,
+        aboutTourId: Int64? = nil,
+        sentBy: Int64? = nil,
+        now: Date = Date()
+    ) throws {
+        try OutboxMessage.New(
+            recipient: recipient,
+            subject: subject,
+            body: body,
+            kind: kind,
+            nextAttemptAt: now,
+            createdAt: now,
+            aboutTourId: aboutTourId,
+            sentBy: sentBy
+        ).insert(db)
     }
 
     /// Queued messages whose time has come, oldest first, except those in `excluding` (already tried this round).
@@ -18,6 +36,13 @@ extension AppDatabase {
                 .order(OutboxMessage.Columns.nextAttemptAt, Column("id"))
                 .limit(limit)
                 .fetchAll(db)
+        }
+    }
+
+    /// How many messages the SMTP server took since `date` (the daily ceiling counts these).
+    package func mailSent(since date: Date) async throws -> Int {
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE state = 'sent' AND sentAt > ?", arguments: [date.dbTime]) ?? 0
         }
     }
 
@@ -47,10 +72,12 @@ extension AppDatabase {
         try await write { db in
             try db.execute(
                 sql: """
-                    UPDATE outbox SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, state = ?
+                    UPDATE outbox SET attempts = attempts + 1, lastError = ?, nextAttemptAt = ?, state = ?,
+                        -- Given up, an invitation's body (its link, a secret) is never needed again: it goes, as at a send.
+                        body = CASE WHEN ? AND kind = 'invitation' THEN '' ELSE body END
                     WHERE id = ? AND state = 'queued'
                     """,
-                arguments: [String(error.prefix(500)), retryAt.dbTime, (giveUp ? OutboxState.failed : .queued).rawValue, id]
+                arguments: [String(error.prefix(500)), retryAt.dbTime, (giveUp ? OutboxState.failed : .queued).rawValue, giveUp, id]
             )
         }
     }
@@ -101,8 +128,19 @@ extension AppDatabase {
 
     // MARK: Invitations
 
+    /// How many invitations one person may send in an hour, and how many invitation emails one address may get in a
+    /// day. A manager inviting a team stays far below both; a loop of invitations (to flood an address, or to send the
+    /// agency's mail server's reputation somewhere) stops at them.
+    package static let invitationsPerInviterPerHour = 30
+    /// "Review requested" messages about one tour to one reviewer within this long, when a withdrawal came between,
+    /// are one message.
+    package static let reviewMailMergeWindow: TimeInterval = 10 * 60
+    package static let invitationMailsPerAddressPerDay = 3
+
     /// Creates an invitation and, when `mail` makes a message of its link, queues that message in the same transaction.
     /// Returns the link's token (shown once, never stored). The inviter must manage the site (re-checked here).
+    /// An address with an open invitation to the site gets that invitation again, with the new role and a new link (the
+    /// old link stops working): one open invitation per address and site.
     package func createInvitation(
         siteId: Int64,
         email: String,
@@ -114,22 +152,45 @@ extension AppDatabase {
     ) async throws -> (invitation: Invitation, token: String) {
         let email = email.trimmed
         guard MailMessage.isAddress(email) else { throw ValidationErrors(["email": "Enter an email address like name@example.org."]) }
+        // Mail relays that do not speak SMTPUTF8 refuse such an address, and a look-alike letter could pass for another
+        // person's: agencies hand out plain ASCII addresses.
+        guard email.unicodeScalars.allSatisfy(\.isASCII) else {
+            throw ValidationErrors([
+                "email": "Enter the address in plain letters (a–z, digits, dots and hyphens), as the agency's mail system writes it."
+            ])
+        }
         let token = SecretToken.make()
         return try await write { db in
             guard let site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
             try Self.access(db, user: inviter, siteId: siteId).require(.manage, to: "invite members")
-            let invitation = try Invitation.New(
-                siteId: siteId,
-                email: email,
-                role: role,
-                tokenHash: SecretToken.hash(token),
-                invitedBy: inviter.id,
-                createdAt: now,
-                expiresAt: now.addingTimeInterval(Invitation.lifetime)
-            ).inserted(db)
+            try Self.checkInvitationLimits(db, inviter: inviter, email: email, mailed: mail != nil, now: now)
+            let open = try Invitation.filter(Invitation.Columns.siteId == siteId && Invitation.Columns.acceptedAt == nil)
+                .filter(sql: "email = ? COLLATE NOCASE", arguments: [email]).fetchOne(db)
+            let invitation: Invitation
+            if var again = open {
+                again.role = role
+                again.tokenHash = SecretToken.hash(token)
+                again.invitedBy = inviter.id
+                again.createdAt = now
+                again.expiresAt = now.addingTimeInterval(Invitation.lifetime)
+                again.linkShown = mail == nil
+                try again.update(db)
+                invitation = again
+            } else {
+                invitation = try Invitation.New(
+                    siteId: siteId,
+                    email: email,
+                    role: role,
+                    tokenHash: SecretToken.hash(token),
+                    invitedBy: inviter.id,
+                    createdAt: now,
+                    expiresAt: now.addingTimeInterval(Invitation.lifetime),
+                    linkShown: mail == nil
+                ).inserted(db)
+            }
             if let mail {
                 let (subject, body) = mail(token, site)
-                try Self.enqueueMail(db, to: email, subject: subject, body: body, kind: .invitation, now: now)
+                try Self.enqueueMail(db, to: email, subject: subject, body: body, kind: .invitation, sentBy: inviter.id, now: now)
             }
             try AuditEvent.record(
                 db,
@@ -137,10 +198,43 @@ extension AppDatabase {
                 siteId: siteId,
                 objectType: "invitation",
                 objectId: "\(invitation.id)",
-                action: .invitationCreate,
+                action: open == nil ? .invitationCreate : .invitationResend,
                 detail: "\(email) as \(role.rawValue)\(mail == nil ? " (link shown, no email)" : "")"
             )
             return (invitation, token)
+        }
+    }
+
+    /// The two invitation limits; 429 with when to try again.
+    static func checkInvitationLimits(_ db: Database, inviter: AuthenticatedUser, email: String, mailed: Bool, now: Date) throws {
+        let hourAgo = now.addingTimeInterval(-3600)
+        let sentByInviter =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM auditEvent WHERE userId = ? AND objectType = 'invitation' AND action IN (?, ?) AND occurredAt > ?
+                    """,
+                arguments: [inviter.id, AuditAction.invitationCreate.rawValue, AuditAction.invitationResend.rawValue, hourAgo.dbTime]
+            ) ?? 0
+        if sentByInviter >= invitationsPerInviterPerHour {
+            throw RateLimited(
+                "You have sent \(invitationsPerInviterPerHour) invitations in the last hour, the most one person may. Try again within the hour.",
+                retryAfterSeconds: 3600
+            )
+        }
+        guard mailed else { return }
+        let dayAgo = now.addingTimeInterval(-86_400)
+        let toAddress =
+            try Int.fetchOne(
+                db,
+                sql: "SELECT COUNT(*) FROM outbox WHERE recipient = ? COLLATE NOCASE AND kind = ? AND createdAt > ?",
+                arguments: [email, MailKind.invitation.rawValue, dayAgo.dbTime]
+            ) ?? 0
+        if toAddress >= invitationMailsPerAddressPerDay {
+            throw RateLimited(
+                "\(email) has been sent \(invitationMailsPerAddressPerDay) invitations in the last day, the most one address gets. Ask them to look for the last one (and in their spam folder), or try again tomorrow.",
+                retryAfterSeconds: 86_400
+            )
         }
     }
 
@@ -211,6 +305,8 @@ extension AppDatabase {
                     hash: hash,
                     isAdmin: false,
                     mustChangePassword: false,
+                    // A mailed link reached the address; a shown one reached whoever the inviter gave it to.
+                    addressProven: !invitation.linkShown,
                     actor: actor
                 )
             case let .existing(userId):
@@ -309,9 +405,36 @@ extension AppDatabase {
                     arguments: [site.id]
                 )
             case .author:
-                candidates = author.map { [$0] } ?? []
+                // Someone removed from the site hears no more of its requests, their own included.
+                let stillMember = try author.map { try Self.role(db, userId: $0.id, siteId: site.id) != nil || $0.isAdmin } ?? false
+                candidates = stillMember ? [author!] : []
             }
-            try Self.queueNotification(db, kind: kind, to: candidates, causedBy: causedBy) { message(facts, $0) }
+            // A submit-and-withdraw loop would mail every reviewer each time: a submission that follows a withdrawal of
+            // the same tour within a few minutes is merged into the message its reviewers already have. A submission
+            // after a decision or a release is news, and is always sent.
+            var merge: TimeInterval?
+            if kind == .reviewRequested, let tourId = request.tourId {
+                let since = Date().addingTimeInterval(-Self.reviewMailMergeWindow).dbTime
+                let withdrawn =
+                    try Bool.fetchOne(
+                        db,
+                        sql: """
+                            SELECT EXISTS (SELECT 1 FROM auditEvent JOIN publishRequest ON publishRequest.id = auditEvent.objectId
+                            WHERE auditEvent.objectType = 'publishRequest' AND auditEvent.action = ? AND publishRequest.tourId = ?
+                            AND auditEvent.occurredAt > ?)
+                            """,
+                        arguments: [AuditAction.publishWithdraw.rawValue, tourId, since]
+                    ) ?? false
+                if withdrawn { merge = Self.reviewMailMergeWindow }
+            }
+            try Self.queueNotification(
+                db,
+                kind: kind,
+                to: candidates,
+                causedBy: causedBy,
+                aboutTourId: request.tourId,
+                mergeWithin: merge
+            ) { message(facts, $0) }
         }
     }
 
@@ -336,9 +459,22 @@ extension AppDatabase {
         kind: MailKind,
         to candidates: [User],
         causedBy: Int64?,
+        aboutTourId: Int64? = nil,
+        mergeWithin: TimeInterval? = nil,
+        now: Date = Date(),
         message: (User) -> (subject: String, body: String)
     ) throws {
         for user in candidates where !user.isDisabled && user.id != causedBy {
+            if let mergeWithin, let aboutTourId {
+                let recent =
+                    try Int.fetchOne(
+                        db,
+                        sql: "SELECT COUNT(*) FROM outbox WHERE recipient = ? COLLATE NOCASE AND kind = ? AND aboutTourId = ? AND createdAt > ?",
+                        arguments: [user.email, kind.rawValue, aboutTourId, now.addingTimeInterval(-mergeWithin).dbTime]
+                    ) ?? 0
+                // The message already queued or sent within the window links the same tour's review page.
+                if recent > 0 { continue }
+            }
             let optedOut =
                 try Int.fetchOne(
                     db,
@@ -347,7 +483,7 @@ extension AppDatabase {
                 ) ?? 0
             guard optedOut == 0 else { continue }
             let (subject, body) = message(user)
-            try Self.enqueueMail(db, to: user.email, subject: subject, body: body, kind: kind)
+            try Self.enqueueMail(db, to: user.email, subject: subject, body: body, kind: kind, aboutTourId: aboutTourId, sentBy: causedBy, now: now)
         }
     }
 }

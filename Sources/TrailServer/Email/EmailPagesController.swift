@@ -36,6 +36,10 @@ struct EmailPagesController: Sendable {
         let sent: Int
         let problems: [ProblemRow]
         let hasProblems: Bool
+        /// Sent in the last 24 hours, against the daily ceiling.
+        let sentLastDay: Int
+        let dailyLimit: Int
+        let atCeiling: Bool
     }
 
     func addRoutes(signedIn: some RouterMethods<SignedInContext>) {
@@ -79,6 +83,8 @@ struct EmailPagesController: Sendable {
                 nextAttempt: $0.state == .failed ? "—" : DisplayFormat.date($0.nextAttemptAt)
             )
         }
+        let sentLastDay = try await database.mailSent(since: Date().addingTimeInterval(-86_400))
+        let dailyLimit = mailer.outbox?.settings.dailyLimit ?? 0
         let page = AdminEmailPage(
             emailEnabled: mailer.isEnabled,
             queued: summary.queued,
@@ -86,7 +92,10 @@ struct EmailPagesController: Sendable {
             failed: summary.failed,
             sent: summary.sent,
             problems: problems,
-            hasProblems: !problems.isEmpty
+            hasProblems: !problems.isEmpty,
+            sentLastDay: sentLastDay,
+            dailyLimit: dailyLimit,
+            atCeiling: mailer.isEnabled && sentLastDay >= dailyLimit
         )
         return await pages.render("admin-email", title: "Email", page: page, request: request, context: context)
     }

@@ -40,6 +40,10 @@ package struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, F
     package var lastError: String?
     package var createdAt: Date
     package var sentAt: Date?
+    /// The tour a "review requested" message is about: repeats within a few minutes are merged into the first.
+    package var aboutTourId: Int64?
+    /// Who caused the message (an invitation's inviter), for the per-sender limits.
+    package var sentBy: Int64?
 
     package static let databaseTableName = "outbox"
 
@@ -61,6 +65,8 @@ package struct OutboxMessage: Codable, Sendable, Identifiable, UnixTimeRecord, F
         package var attempts = 0
         package var nextAttemptAt: Date
         package var createdAt: Date
+        package var aboutTourId: Int64?
+        package var sentBy: Int64?
     }
 }
 
@@ -76,6 +82,8 @@ package struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, Fetc
     package var expiresAt: Date
     package var acceptedAt: Date?
     package var acceptedBy: Int64?
+    /// The link was shown to the inviter (no email carried it), so using it proves nothing about the address.
+    package var linkShown: Bool
 
     package static let databaseTableName = "invitation"
     /// How long a link works.
@@ -99,6 +107,7 @@ package struct Invitation: Codable, Sendable, Identifiable, UnixTimeRecord, Fetc
         package var invitedBy: Int64?
         package var createdAt: Date
         package var expiresAt: Date
+        package var linkShown: Bool
     }
 }
 

@@ -233,7 +233,7 @@ struct InvitationController: Sendable {
         let name = form.string("displayName").trimmed
         let password = form.string("password")
         var errors: [String: String] = [:]
-        if name.isEmpty || name.count > 100 { errors["displayName"] = "Enter a name of 1 to 100 characters." }
+        if let problem = AppDatabase.displayNameProblem(name) { errors["displayName"] = problem }
         if let problem = AppDatabase.passwordProblem(password) { errors["password"] = problem }
         if password != form.string("confirmPassword") { errors["confirmPassword"] = "The two passwords differ." }
         if !errors.isEmpty {
@@ -269,6 +269,13 @@ struct InvitationController: Sendable {
         )
     }
 
+    /// A link that was shown to its inviter proves nothing about the address, so where the agency's provider can make
+    /// the account at its first sign-on, that is the only way in: the provider vouches for the address. Without such a
+    /// provider the password form stays, and the account it makes is marked as not proven.
+    static func signOnOnly(_ invitation: Invitation, oidc: OIDCSettings?) -> Bool {
+        invitation.linkShown && (oidc?.createUsers ?? false)
+    }
+
     private func acceptPage(token: String, invitation: Invitation, site: Site, account: User?, context: AppRequestContext) -> AcceptPage {
         let here = PanelURL.invitation(token)
         let encoded = here.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/"
@@ -281,7 +288,8 @@ struct InvitationController: Sendable {
             signedInAsInvitee: signedIn.map { $0.email.lowercased() == invitation.email.lowercased() } ?? false,
             signedInAs: signedIn.flatMap { $0.email.lowercased() == invitation.email.lowercased() ? nil : $0.email },
             hasAccount: account != nil,
-            offersPassword: signedIn == nil && account == nil && (site.passwordSignIn || config.oidc == nil),
+            offersPassword: signedIn == nil && account == nil && (site.passwordSignIn || config.oidc == nil)
+                && !Self.signOnOnly(invitation, oidc: config.oidc),
             signInURL: "/login?next=\(encoded)",
             oidcLabel: signedIn == nil ? config.oidc?.label : nil,
             oidcStart: "/auth/oidc/start?next=\(encoded)"

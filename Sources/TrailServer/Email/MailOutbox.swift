@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 
 /// Sends the durable outbox (table `outbox`) in the background: each due message goes to the SMTP server; a failure is
@@ -12,6 +13,8 @@ package final class MailOutbox: Service, Sendable {
     let client: SMTPClient
     let logger: Logger
     private let worker: JobWorker
+    /// The daily ceiling was reached at the last pass: nothing goes out until the oldest send of the window ages out.
+    private let atCeiling = NIOLockedValueBox(false)
 
     package init(database: AppDatabase, settings: MailSettings, logger: Logger = Logger(label: "trail.mail")) {
         self.database = database
@@ -28,9 +31,11 @@ package final class MailOutbox: Service, Sendable {
         // Wakes the queue when the next retry is due (checked at most every 30 s, at least every second).
         await worker.run(
             onStop: .finishBatch,
-            ticker: { [database] in
+            ticker: { [database, atCeiling] in
                 let due = (try? await database.nextMailDue())?.timeIntervalSinceNow ?? 30
-                try? await Task.sleep(for: .seconds(min(30, max(1, due))))
+                // At the ceiling, what is due stays due: look again in a minute rather than every second.
+                let wait = atCeiling.withLockedValue { $0 } ? 60 : min(30, max(1, due))
+                try? await Task.sleep(for: .seconds(wait))
             },
             pass: { _ = await self.drain() }
         )
@@ -43,7 +48,18 @@ package final class MailOutbox: Service, Sendable {
         var tried = Set<Int64>()
         return await worker.drain(
             batch: {
-                let due = try await database.dueMail(limit: 10, now: now(), excluding: tried)
+                let room = settings.dailyLimit - (try await database.mailSent(since: now().addingTimeInterval(-86_400)))
+                let wasAtCeiling = atCeiling.withLockedValue { state in
+                    defer { state = room <= 0 }
+                    return state
+                }
+                guard room > 0 else {
+                    if !wasAtCeiling {
+                        logger.error("the daily email ceiling (\(settings.dailyLimit) in 24 hours) is reached: queued mail waits")
+                    }
+                    return []
+                }
+                let due = try await database.dueMail(limit: min(10, room), now: now(), excluding: tried)
                 tried.formUnion(due.compactMap(\.id))
                 return due
             },

@@ -15,6 +15,10 @@ package struct MailSettings: Sendable {
     package var maxRetryDelay: TimeInterval = 3600
     /// After this many failed attempts (about two days with the defaults) a message is given up and stays `failed`.
     package var maxAttempts = 60
+    /// At most this many messages go out in any 24 hours; the rest wait in the outbox until the window has room, and
+    /// administrators see that on `/admin/email`. A ceiling under what an agency relay allows one sender keeps a loop
+    /// (a bug, or a person) from getting the agency's address blocked.
+    package var dailyLimit = 1000
     /// One SMTP conversation may take this long before it counts as failed.
     package var timeout: TimeInterval = 60
 

@@ -32,7 +32,7 @@ package struct Mailer: Sendable {
             (
                 "You are invited to \(site.name) on Trail Companion",
                 """
-                \(inviter) invited you to join \(site.name) on Trail Companion as \(role.rawValue).
+                \(Self.oneLine(inviter)) invited you to join \(site.name) on Trail Companion as \(role.rawValue).
 
                 Open this link to accept. It works once, for 7 days:
                 \(base)\(PanelURL.invitation(token))
@@ -50,7 +50,7 @@ package struct Mailer: Sendable {
             (
                 "Review requested: \(facts.tourName)",
                 """
-                \(author.displayName) submitted "\(facts.tourName)" (\(facts.site.name)) for review.
+                \(Self.oneLine(author.displayName)) submitted "\(Self.oneLine(facts.tourName))" (\(facts.site.name)) for review.
 
                 Its package is being built and checked; review it here once it is ready:
                 \(base)\(PanelURL.request(requestId))
@@ -66,18 +66,22 @@ package struct Mailer: Sendable {
         switch outcome {
         case let .approved(approvals, becameReady):
             await queue(.approved, requestId: requestId, causedBy: reviewer.id, audience: .author) { facts, _ in
-                let said = comment.trimmed.isEmpty ? "" : "\nComment:\n\(comment.trimmed)\n"
+                let said = comment.trimmed.isEmpty ? "" : "\n" + Self.quoted(comment, by: reviewer.displayName) + "\n"
                 let progress =
                     becameReady
-                    ? "It has every approval it needs and is ready to release."
+                    ? "It has every approval it needs. Release it from the tour's page, where its visitor link and QR code appear:"
                     : "Approvals so far: \(approvals) of \(facts.request.requiredApprovals)."
+                // Ready: the tour page's publishing card, where Release is and where the link and QR code then show.
+                let link =
+                    becameReady
+                    ? facts.request.tourId.map { PanelURL.tour($0, at: .publish) } ?? PanelURL.request(requestId) : PanelURL.request(requestId)
                 return (
-                    "Approved: \(facts.tourName)",
+                    "Approved: \(Self.oneLine(facts.tourName))",
                     """
-                    \(reviewer.displayName) approved "\(facts.tourName)" (\(facts.site.name)).
+                    \(Self.oneLine(reviewer.displayName)) approved "\(Self.oneLine(facts.tourName))" (\(facts.site.name)).
                     \(said)
                     \(progress)
-                    \(base)\(PanelURL.request(requestId))
+                    \(base)\(link)
                     \(Self.footer(base))
                     """
                 )
@@ -85,12 +89,11 @@ package struct Mailer: Sendable {
         case .denied:
             await queue(.denied, requestId: requestId, causedBy: reviewer.id, audience: .author) { facts, _ in
                 (
-                    "Changes needed: \(facts.tourName)",
+                    "Changes needed: \(Self.oneLine(facts.tourName))",
                     """
-                    \(reviewer.displayName) denied "\(facts.tourName)" (\(facts.site.name)). The tour can be edited again.
+                    \(Self.oneLine(reviewer.displayName)) denied "\(Self.oneLine(facts.tourName))" (\(facts.site.name)). The tour can be edited again.
 
-                    Comment:
-                    \(comment.trimmed)
+                    \(Self.quoted(comment, by: reviewer.displayName))
 
                     \(base)\(PanelURL.request(requestId))
                     \(Self.footer(base))
@@ -105,12 +108,12 @@ package struct Mailer: Sendable {
         let base = publicURL
         await queue(.released, requestId: requestId, causedBy: user.id, audience: .author) { facts, _ in
             (
-                "Released: \(facts.tourName)",
+                "Released: \(Self.oneLine(facts.tourName))",
                 """
-                \(user.displayName) released "\(facts.tourName)" (\(facts.site.name)) as version \(version). Visitors and the apps \
-                can download it now.
+                \(Self.oneLine(user.displayName)) released "\(Self.oneLine(facts.tourName))" (\(facts.site.name)) as version \(version). Visitors and \
+                the apps can download it now. Its visitor link and QR code are on the tour's page:
 
-                \(base)\(PanelURL.request(requestId))
+                \(base)\(facts.request.tourId.map { PanelURL.tour($0, at: .publish) } ?? PanelURL.request(requestId))
                 \(Self.footer(base))
                 """
             )
@@ -127,14 +130,12 @@ package struct Mailer: Sendable {
             let scope = facts.tourName.map { " (tour \"\($0)\")" } ?? ""
             let closes = facts.closedStopNames.isEmpty ? "" : "\nIt closes these stops: \(facts.closedStopNames.joined(separator: ", ")).\n"
             return (
-                "\(alert.severity.label) posted for \(facts.site.name): \(alert.title)",
+                "\(alert.severity.label) posted for \(facts.site.name): \(Self.oneLine(alert.title))",
                 """
-                \(user.displayName) posted this \(alert.severity.label.lowercased()) for \(facts.site.name)\(scope). It went out to \
+                \(Self.oneLine(user.displayName)) posted this \(alert.severity.label.lowercased()) for \(facts.site.name)\(scope). It went out to \
                 phones and the web player at once.
 
-                \(alert.title)
-
-                \(alert.message)
+                \(Self.quoted(alert.title + "\n\n" + alert.message, by: user.displayName))
                 \(closes)
                 From \(AlertsPages.minutes(alert.startsAt)) until \(AlertsPages.minutes(alert.endsAt)) (UTC).
 
@@ -160,6 +161,22 @@ package struct Mailer: Sendable {
         } catch {
             logger.error("could not queue the \(kind.rawValue) notification of request \(requestId): \(error)")
         }
+    }
+
+    /// A name or title inside a sentence or a subject: one line, whatever its owner typed.
+    static func oneLine(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.properties.generalCategory == .control || $0.properties.isPatternWhitespace ? " " : $0 }
+            )
+        )
+    }
+
+    /// Text a person wrote, set apart from the server's own words: introduced as theirs and quoted line by line, so a
+    /// comment cannot pass for a line of the message (a link that seems to come from the agency, say).
+    static func quoted(_ text: String, by author: String) -> String {
+        let lines = text.trimmed.split(separator: "\n", omittingEmptySubsequences: false).map { "> " + $0.trimmingCharacters(in: .controlCharacters) }
+        return "\(oneLine(author)) wrote (their words, not Trail Companion's):\n" + lines.joined(separator: "\n")
     }
 
     static func footer(_ base: String) -> String {

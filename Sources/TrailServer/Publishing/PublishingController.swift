@@ -10,6 +10,8 @@ import TrailAPI
 struct PublishingController: Sendable {
     let publishing: PublishingService
     let pages: PageResponder
+    /// `--public-url`: the visitor link and QR code the package page shows.
+    let publicURL: String
 
     var database: AppDatabase { publishing.database }
     var authorization: Authorization { publishing.authorization }
@@ -165,18 +167,17 @@ struct PublishingController: Sendable {
         )
     }
 
-    /// Releases an approved request as the package's new version. From the tour page (`back=tour`) the ranger lands
-    /// on the tour again, where the visitor link and its QR code now are; from the request page, on the package.
+    /// Releases an approved request as the package's new version. Wherever Release was clicked (the tour page, the
+    /// request page, the link in the "approved" email), the ranger lands on the tour's publishing card, where the
+    /// visitor link and its QR code now are; the package page only when the tour is gone.
     func releaseRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
         let id = try context.parameters.require("rid")
         let version = try await publishing.release(requestId: id, user: context.user, actor: context.actor)
-        if form.string("back") == "tour", let tourId = try await database.publishRequest(id: id)?.tourId {
+        if let tourId = try await database.publishRequest(id: id)?.tourId, try await database.tour(id: tourId) != nil {
             return pages.redirect(
                 to: PanelURL.tour(tourId, at: .publish),
                 notice: "Version \(version.version) released: the mobile apps can download it now, "
-                    + "and visitors can open it with the link or QR code below."
+                    + "and visitors can open it with the link or QR code here."
             )
         }
         return pages.redirect(

@@ -376,6 +376,12 @@ extension AppDatabase {
             if try Review.fetchOne(db, key: ["requestId": requestId, "reviewerId": reviewer.id]) != nil {
                 throw Conflict("You have already reviewed this request; each reviewer counts once.")
             }
+            // An approval counts a person: an account anyone could have made from a shown invitation link is not one yet.
+            if try Bool.fetchOne(db, sql: "SELECT addressProven FROM user WHERE id = ?", arguments: [reviewer.id]) == false {
+                throw Forbidden(
+                    "Your email address is not confirmed yet, so your approval cannot count. Sign in once with your agency account, or ask an administrator to confirm your address."
+                )
+            }
             try Review(
                 requestId: requestId,
                 reviewerId: reviewer.id,

@@ -130,6 +130,9 @@ struct PackagePage: Sendable {
     let canManage: Bool
     var versions: [VersionRow]
     let downloadURL: String
+    /// The web player's address of this package (for a sign or a message), and its QR code beside it.
+    var playerURL: String? = nil
+    var publicURLWarning: String? = nil
     /// With object storage: "In sync with s3://…", or what waits and why.
     var distribution: String? = nil
     var distributionInSync = false
@@ -315,6 +318,10 @@ extension PublishingController {
             downloadURL: APIURL.packageDownload(package.id)
         )
         for index in page.versions.indices { page.versions[index].updateCost = costs[page.versions[index].version] }
+        if package.currentVersion != nil, package.tourId != nil {
+            page.playerURL = VisitController.playerURL(publicURL: publicURL, packageId: package.id)
+            page.publicURLWarning = PublicAddress.warning(for: publicURL)
+        }
         if let state = pages.distribution {
             let status = try await DistributionStatus.of(packageId: package.id, database: database, paths: paths, state: state)
             page.distribution = status.text

@@ -24,6 +24,8 @@ struct OIDCTokens: Sendable {
 /// The provider cannot be reached or answers nonsense: the sign-in page says so and password sign-in goes on working.
 struct OIDCUnavailable: AppError {
     let detail: String
+    /// The failure of an earlier attempt, answered again without asking the provider: it was already logged and audited.
+    var remembered = false
     var status: HTTPResponse.Status { .serviceUnavailable }
     var message: String { "Your agency's sign-in is not answering right now. Try again later, or sign in with your password." }
 }
@@ -32,6 +34,14 @@ struct OIDCUnavailable: AppError {
 actor OIDCProvider {
     let settings: OIDCSettings
     private var metadata: OIDCMetadata?
+    private var metadataFetchedAt = Date.distantPast
+    /// The last failed discovery: answered again for `failureMemory` without asking, so a provider that is down is not
+    /// asked (and the failure not audited) once per anonymous visitor.
+    private var lastFailure: (at: Date, error: OIDCUnavailable)?
+    /// A provider may move its endpoints: the discovery document is fetched again after this long (the last one stays
+    /// in use while a new fetch fails).
+    static let discoveryLifetime: TimeInterval = 24 * 3600
+    static let failureMemory: TimeInterval = 60
     private var verifierStorage: OIDCTokenVerifier?
 
     init(settings: OIDCSettings) { self.settings = settings }
@@ -68,8 +78,28 @@ actor OIDCProvider {
         return OIDCKeySet.Fetched(data: answer.data, maxAge: OIDCKeySet.maxAge(cacheControl: answer.cacheControl))
     }
 
-    func discover() async throws -> OIDCMetadata {
-        if let metadata { return metadata }
+    func discover(now: Date = Date()) async throws -> OIDCMetadata {
+        if let metadata, now.timeIntervalSince(metadataFetchedAt) < Self.discoveryLifetime { return metadata }
+        if let lastFailure, now.timeIntervalSince(lastFailure.at) < Self.failureMemory {
+            if let metadata { return metadata }
+            var again = lastFailure.error
+            again.remembered = true
+            throw again
+        }
+        do {
+            let found = try await fetchDiscovery()
+            metadata = found
+            metadataFetchedAt = now
+            lastFailure = nil
+            return found
+        } catch let error as OIDCUnavailable {
+            lastFailure = (now, error)
+            if let metadata { return metadata }
+            throw error
+        }
+    }
+
+    private func fetchDiscovery() async throws -> OIDCMetadata {
         let base = settings.issuer.hasSuffix("/") ? String(settings.issuer.dropLast()) : settings.issuer
         let found: OIDCMetadata
         do {
@@ -81,7 +111,6 @@ actor OIDCProvider {
         }
         // OpenID Connect Discovery §4.3: the document must name the very issuer it was fetched for.
         guard found.issuer == settings.issuer else { throw OIDCUnavailable(detail: "the discovery document names the issuer \(found.issuer)") }
-        metadata = found
         return found
     }
 

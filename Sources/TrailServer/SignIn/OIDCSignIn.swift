@@ -26,7 +26,8 @@ struct OIDCController: Sendable {
         do {
             metadata = try await provider.discover()
         } catch let error as OIDCUnavailable {
-            try await audit(context, "provider not answering: \(error.detail)")
+            // Once a minute at most while the provider is down, not once per visitor.
+            if !error.remembered { try await audit(context, "provider not answering: \(error.detail)") }
             return await responder.loginPage(request, context, next: next, error: error.message, status: .serviceUnavailable)
         }
         let state = SecretToken.make()

@@ -119,7 +119,17 @@ struct SignInService: Sendable {
         }
         // The provider's own id of the person, kept at the first sign-on: the email alone does not make them the same.
         let actor = AuditActor(userId: user.id, ipAddress: ipAddress)
-        switch try await database.linkSingleSignOnSubject(userId: user.id, issuer: claims.iss, subject: claims.sub, actor: actor) {
+        // An account made from a shown invitation link: whoever held the link may have set its password, so the
+        // provider's word on the address voids it (in the same transaction as the binding).
+        let voidHash: String? =
+            user.addressProven ? nil : try await BlockingWork.short { [cost = config.bcryptCost] in Bcrypt.hash(SecretToken.make(), cost: cost) }
+        switch try await database.linkSingleSignOnSubject(
+            userId: user.id,
+            issuer: claims.iss,
+            subject: claims.sub,
+            actor: actor,
+            provingAddressWith: voidHash
+        ) {
         case .linked, .same:
             break
         case .changed:

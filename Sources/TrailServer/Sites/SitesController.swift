@@ -5,6 +5,8 @@ import Hummingbird
 struct SitesController: Sendable {
     let database: AppDatabase
     let pages: PageResponder
+    /// The members page's one form invites an address that has no account.
+    let mailer: Mailer
 
     struct SiteCard: Sendable {
         let slug: String
@@ -50,6 +52,8 @@ struct SitesController: Sendable {
         let name: String
         let description: String
         let requiredApprovals: Int
+        /// "1 approval", "2 approvals".
+        let approvalsNeeded: String
         let tours: [TourRow]
         let canAuthor: Bool
         let canManage: Bool
@@ -89,8 +93,12 @@ struct SitesController: Sendable {
         let name: String
         let members: [MemberRow]
         let roles: [RoleOption]
+        let emailEnabled: Bool
         var email = ""
         var errors: [String: String] = [:]
+        /// Without SMTP: the invitation link just made for a new address, shown once to pass on.
+        var newLink: String?
+        var newEmail: String?
     }
 
     func addRoutes(to router: some RouterMethods<SignedInContext>, site: some RouterMethods<SiteMemberContext>) {
@@ -184,6 +192,7 @@ struct SitesController: Sendable {
             name: site.name,
             description: site.description,
             requiredApprovals: site.requiredApprovals,
+            approvalsNeeded: site.requiredApprovals == 1 ? "1 approval" : "\(site.requiredApprovals) approvals",
             tours: tours,
             canAuthor: access.canAuthor,
             canManage: access.canManage,
@@ -212,21 +221,45 @@ struct SitesController: Sendable {
         )
     }
 
-    /// Adds a member by email, or changes their role (managers only).
+    /// The members page's one form (managers only): an address that has an account joins the site with the role (or
+    /// a member's role changes); a new address is invited, by email or, without SMTP, with the link shown to pass on.
     func saveMember(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let site = context.site
         try context.access.require(.manage, to: "manage its members")
         var request = request
         let form = try await request.form(context: context)
-        guard let role = SiteRole(rawValue: form.string("role")) else {
-            throw ValidationErrors(["role": "Choose author, reviewer or manager."])
-        }
+        let email = form.string("email").trimmed
         do {
-            try await database.setMembership(siteId: site.id, email: form.string("email"), role: role, actor: context.actor)
-            return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(form.string("email").trimmed) is now \(role.rawValue).")
+            guard let role = SiteRole(rawValue: form.string("role")) else {
+                throw ValidationErrors(["role": "Choose author, reviewer or manager."])
+            }
+            if try await database.user(email: email) != nil {
+                try await database.setMembership(siteId: site.id, email: email, role: role, actor: context.actor)
+                return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(email) is now \(role.rawValue).")
+            }
+            guard MailMessage.isAddress(email) else { throw ValidationErrors(["email": "Enter an email address like name@example.org."]) }
+            let (invitation, token) = try await database.createInvitation(
+                siteId: site.id,
+                email: email,
+                role: role,
+                inviter: context.user,
+                actor: context.actor,
+                mail: mailer.invitationMessage(inviter: context.user.displayName, role: role)
+            )
+            mailer.outbox?.wake()
+            if mailer.isEnabled {
+                return pages.redirect(
+                    to: PanelURL.siteMembers(site.slug),
+                    notice: "\(invitation.email) has no account yet: an invitation to join as \(role.rawValue) is on its way by email."
+                )
+            }
+            var page = try await membersPage(site)
+            page.newLink = mailer.invitationLink(token)
+            page.newEmail = invitation.email
+            return await pages.render("members", title: "Members of \(site.name)", page: page, request: request, context: context, status: .created)
         } catch let errors as ValidationErrors {
             var page = try await membersPage(site)
-            page.email = form.string("email")
+            page.email = email
             page.errors = errors.fields
             return await pages.render(
                 "members",
@@ -254,7 +287,8 @@ struct SitesController: Sendable {
             members: try await database.members(siteId: site.id).map {
                 MemberRow(userId: $0.userId, email: $0.email, displayName: $0.displayName, roleLabel: $0.role.rawValue, isDisabled: $0.isDisabled)
             },
-            roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) }
+            roles: SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) },
+            emailEnabled: mailer.isEnabled
         )
     }
 }

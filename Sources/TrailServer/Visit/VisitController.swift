@@ -22,6 +22,8 @@ struct VisitController: Sendable {
     let readCache: ReadAPICache
     /// `--public-url`: the player's address in QR codes.
     let publicURL: String
+    /// Whether the malware scanner has signatures: an empty list says why nothing is published when it has none.
+    var scannerReady: @Sendable () -> Bool = { true }
     static let immutable = "public, max-age=31536000, immutable"
 
     func addRoutes(to router: some RouterMethods<AppRequestContext>) {
@@ -66,17 +68,26 @@ struct VisitController: Sendable {
             }
             after = (siteId, fields[1])
         }
-        let render = { try await renderTourList(query: query, siteSlug: siteSlug, listing: listing, after: after) }
+        let scannerReady = scannerReady()
+        let render = { try await renderTourList(query: query, siteSlug: siteSlug, listing: listing, after: after, scannerReady: scannerReady) }
         guard query.isEmpty else {
             return ReadAPICache.answer(try await render(), contentType: Self.html, request: request)
         }
-        return try await readCache.response("visit \(listing) after=\(form["after"] ?? "")", contentType: Self.html, request: request, make: render)
+        // The scanner's state is part of the key: the empty page's reason changes when signatures arrive.
+        let key = "visit \(listing) after=\(form["after"] ?? "") scanner=\(scannerReady)"
+        return try await readCache.response(key, contentType: Self.html, request: request, make: render)
     }
 
     static let html = "text/html; charset=utf-8"
 
     /// One page of `/visit`, rendered.
-    func renderTourList(query: String, siteSlug: String?, listing: String, after: (siteId: Int64, packageId: String)?) async throws -> ByteBuffer {
+    func renderTourList(
+        query: String,
+        siteSlug: String?,
+        listing: String,
+        after: (siteId: Int64, packageId: String)?,
+        scannerReady: Bool = true
+    ) async throws -> ByteBuffer {
         let (tours, hasMore) = try await database.visitorTourPage(siteSlug: siteSlug, query: query, after: after, limit: Self.toursPerPage)
         var sites: [VisitListPage.Site] = []
         for tour in tours {
@@ -99,6 +110,7 @@ struct VisitController: Sendable {
         let page = VisitListPage(
             sites: sites,
             isEmpty: sites.isEmpty,
+            waitsForScanner: sites.isEmpty && !scannerReady,
             assets: assets.base,
             query: query,
             siteSlug: siteSlug ?? "",
@@ -307,6 +319,9 @@ struct VisitListPage: Sendable {
     }
     let sites: [Site]
     let isEmpty: Bool
+    /// Nothing is published and the scanner has no signatures yet: the likely reason (a first start on a network that
+    /// cannot reach ClamAV's mirrors), said to whoever opens the list, with what to do.
+    let waitsForScanner: Bool
     let assets: String
     /// The search box's text, and the site the list is narrowed to ("" for every site).
     var query = ""
