@@ -16,6 +16,12 @@ import Testing
             #expect(site.text.contains(#"<a href="/tours/\#(seed.tourId)">Ridge Walk</a>"#))
             #expect(site.text.contains(#"<span class="badge text-bg-secondary">Draft</span>"#))
 
+            // The site page starts a tour from its name alone: one page load to the tour page.
+            #expect(site.text.contains(#"<form method="post" action="/sites/alpha/tours" class="row g-2 align-items-end mb-3" data-quick-tour"#))
+            let quick = try await client.post("/sites/alpha/tours", form: ["name": "Quick Start Loop", "description": ""], session: browser)
+            #expect(quick.status == .seeOther)
+            #expect(try await app.database.tours(siteId: seed.alphaId).contains { $0.name == "Quick Start Loop" && $0.description.isEmpty })
+
             let form = try await client.get("/sites/alpha/tours/new", session: browser)
             #expect(form.status == .ok)
             #expect(form.text.contains(#"action="/sites/alpha/tours""#))
@@ -118,6 +124,7 @@ import Testing
             let browser = try await client.signIn("reviewer@test.org")
             let site = try await client.get("/sites/alpha", session: browser)
             #expect(!site.text.contains("/tours/new"))
+            #expect(!site.text.contains("data-quick-tour"), "reviewers start no tours")
             let page = try await client.get("/tours/\(seed.tourId)", session: browser)
             #expect(page.status == .ok)
             #expect(!page.text.contains("Edit details"))

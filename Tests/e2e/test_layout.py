@@ -3,7 +3,7 @@ forms on screen, the menu reachable."""
 import pytest
 from selenium.webdriver.common.by import By
 
-from support import set_viewport
+from support import reset_viewport, set_viewport
 
 WIDTHS = [375, 1440]
 
@@ -79,6 +79,20 @@ def test_admin_pages_fit(admin_panel, width):
     for path in ("/admin/users", "/admin/sites", "/admin/audit", "/sites/sweet-home/members", "/account/tokens"):
         panel.open(path)
         assert_fits(panel, width, path)
+
+
+def test_the_admins_menu_is_one_line_on_a_1280_px_desk(admin_panel):
+    panel = admin_panel
+    set_viewport(panel.driver, 1280, 900)
+    try:
+        panel.open("/admin/users")
+        tops = panel.driver.execute_script(
+            "return [...document.querySelectorAll('#nav .nav-link')].map((e) => Math.round(e.getBoundingClientRect().top))")
+        # One line: every entry's top within a few pixels (the sign-out button sits a pixel off the links).
+        assert len(tops) >= 10 and max(tops) - min(tops) <= 4, f"the menu wraps: link tops {tops}"
+        assert panel.find(".navbar").size["height"] < 80
+    finally:
+        reset_viewport(panel.driver)
 
 
 def test_phone_menu_opens(ranger_panel, width):
