@@ -92,6 +92,41 @@ import Testing
         #expect(app.dependencies.importSlots.taken == 0)
     }
 
+    @Test("GeoJSON is decoded into what the import reads, with the same refusals: each case and its message")
+    func geoJSONKeepsItsMessages() throws {
+        func feature(_ geometry: String, _ properties: String = #"{"name":"A"}"#) -> String {
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":\#(geometry),"properties":\#(properties)}]}"#
+        }
+        let point = #"{"type":"Point","coordinates":[-122.1,44.4]}"#
+        let cases: [(String, String)] = [
+            (#"{"type":"#, "not valid JSON"),
+            (#"{"features":[]}"#, "has no “type”"),
+            (#"{"type":"Topology"}"#, "found “Topology”"),
+            (#"{"type":"FeatureCollection","features":{}}"#, "no “features” list"),
+            (#"{"type":"FeatureCollection","features":[1]}"#, "Feature 1 is not a Feature"),
+            (#"{"type":"FeatureCollection","features":[{"type":"Feature"}]}"#, "Feature 1 has no geometry"),
+            (feature(#"{"type":"Point","coordinates":["x",1]}"#), "a Point needs [longitude, latitude]"),
+            (feature(point, #"{"name":7}"#), "needs a “name” property"),
+            (feature(point, #"{"name":"A","triggerRadiusMeters":"wide"}"#), "triggerRadiusMeters must be a whole number"),
+            (feature(#"{"type":"LineString","coordinates":[1,2]}"#), "a LineString needs a list of positions"),
+            (feature(#"{"type":"MultiPoint","coordinates":[]}"#), "MultiPoint geometries are not supported"),
+        ]
+        for (json, message) in cases {
+            let refusal = #expect(throws: ImportRefused.self, "\(json)") { try TourImport.parse(Data(json.utf8)) }
+            #expect(refusal?.message.contains(message) == true, "\(json): \(refusal?.message ?? "")")
+        }
+        let polygon = #"{"type":"Polygon","coordinates":[[[-122,44],[-121,44],[-121,45],[-122,44]]]}"#
+        let mixed =
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","geometry":\#(polygon),"properties":null},"#
+            + #"{"type":"Feature","geometry":\#(point),"properties":{"name":" A ","triggerRadiusMeters":45,"name:de":"Ä","extra":{"x":[1]},"flag":true}},"#
+            + #"{"type":"Feature","geometry":{"type":"LineString","coordinates":[[-122.1,44.4],[-122.2,44.5,1200]]},"properties":{}}]}"#
+        let parsed = try TourImport.parse(Data(mixed.utf8))
+        #expect(parsed.format == .geoJSON)
+        #expect(parsed.points.map(\.name) == ["A"] && parsed.points.first?.triggerRadiusMeters == 45)
+        #expect(parsed.points.first?.localized["de"]?.name == "Ä")
+        #expect(parsed.route?.points.count == 2)
+    }
+
     // MARK: Slots and slow uploads
 
     @Test("uploads that send a few bytes and stall hold no import slot: while they stall, another user's import succeeds")
@@ -187,7 +222,7 @@ import Testing
     }
 
     @Test(
-        "the server's memory for imports of the 20 MiB limit (CSV of empty rows; one, then four at once; and a full one): peak under 300 MiB for one and 1 GiB for four, back within 50 MiB",
+        "the server's memory for imports of the 20 MiB limit (CSV of empty rows, one and four at once; a full CSV; GeoJSON, one and four): peak under 300 MiB for one and 1 GiB for four, back within 50 MiB",
         .timeLimit(.minutes(10))
     )
     func importMemoryStaysBounded() async throws {
@@ -239,6 +274,16 @@ import Testing
         try Data(text.utf8).write(to: full)
         #expect(Data(text.utf8).count <= limit)
 
+        // GeoJSON at the limit: one point, then polygons, which the import skips (their coordinates are never made
+        // into values).
+        let polygons = folder.appendingPathComponent("polygons.geojson")
+        let ring = (0..<200).map { String(format: "[%.5f,%.5f]", -122.1 + Double($0) * 0.00001, 44.4 + Double($0) * 0.00001) }.joined(separator: ",")
+        let polygon = #",{"type":"Feature","properties":{},"geometry":{"type":"Polygon","coordinates":[[\#(ring)]]}}"#
+        var geoJSON =
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"name":"A"},"geometry":{"type":"Point","coordinates":[-122.1,44.4]}}"#
+        geoJSON += String(repeating: polygon, count: (limit - geoJSON.utf8.count - 2) / polygon.utf8.count) + "]}"
+        try Data(geoJSON.utf8).write(to: polygons)
+
         // Settle once (the first request's lazily made state), then measure from there.
         _ = try await server.upload(full, to: path, token: token)
         var report: [String] = []
@@ -264,6 +309,8 @@ import Testing
         try await measure("one CSV of empty rows at the limit", files: [emptyRows], expect: 422, peakBelow: 300)
         try await measure("four at once", files: Array(repeating: emptyRows, count: 4), expect: 422, peakBelow: 1024)
         try await measure("one full CSV at the limit, read to its end", files: [full], expect: 200, peakBelow: 300)
+        try await measure("one GeoJSON of polygons at the limit", files: [polygons], expect: 200, peakBelow: 300)
+        try await measure("four GeoJSON at once", files: Array(repeating: polygons, count: 4), expect: 200, peakBelow: 1024)
         print(report.joined(separator: "\n"))
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: data.appendingPathComponent("uploads").path)) ?? []).isEmpty)
         await server.stop()
