@@ -10,7 +10,7 @@ import Testing
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scripts/import_load.py")
 
     @Test func slotsRefuseBeyondTheirLimitAndFreeTheirPlace() async throws {
-        let slots = ImportSlots(limit: 2)
+        let slots = ImportSlots(limit: 2, maxFileSize: 1_000)
         let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
         let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -27,7 +27,8 @@ import Testing
                 count += 1
                 if count == 2 { break }
             }
-            await #expect(throws: TooBusy.self) { try await slots.run { 1 } }
+            #expect(slots.taken == slots.budget)
+            await #expect(throws: TooBusy.self) { try await slots.run(bytes: 1) { 1 } }
             let refusal = await #expect(throws: TooBusy.self) { try await slots.run { 1 } }
             #expect(refusal?.status == .tooManyRequests && refusal?.retryAfterSeconds == ImportSlots.retryAfterSeconds)
             releaseContinuation.yield()
@@ -35,10 +36,43 @@ import Testing
             releaseContinuation.finish()
             try await group.waitForAll()
         }
+        #expect(slots.taken == 0)
         #expect(try await slots.run { 7 } == 7)
     }
 
-    @Test("four big imports at once: a fifth gets 429 with Retry-After, /healthz answers within 100 ms (p95) while they are read")
+    @Test("slots weigh imports by size: one at the size limit leaves room for small ones, each small one takes at least a quarter")
+    func slotsWeighImportsBySize() async throws {
+        let slots = ImportSlots(limit: 2, maxFileSize: 1_000)
+        #expect(slots.budget == 2_000)
+        #expect(slots.weight(ofBytes: 10) == 250 && slots.weight(ofBytes: 600) == 600 && slots.weight(ofBytes: 5_000) == 1_000)
+        let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // One at the size limit and four small ones fill the budget: 1,000 + 4 × 250.
+            for bytes in [1_000, 10, 10, 10, 10] {
+                group.addTask {
+                    try await slots.run(bytes: bytes) {
+                        enteredContinuation.yield()
+                        for await _ in release { break }
+                    }
+                }
+            }
+            var count = 0
+            for await _ in entered {
+                count += 1
+                if count == 5 { break }
+            }
+            #expect(slots.taken == 2_000)
+            await #expect(throws: TooBusy.self) { try await slots.run(bytes: 1) { 1 } }
+            releaseContinuation.finish()
+            try await group.waitForAll()
+        }
+        #expect(slots.taken == 0)
+    }
+
+    @Test(
+        "with the import budget taken an import gets 429 with Retry-After; four big imports at once all answer, /healthz within 100 ms (p95) while they are read"
+    )
     func bigImportsLeaveTheServerAnswering() async throws {
         let app = try await TestApp.make()
         try DataFolder.prepare(app.config.dataFolder)
@@ -46,20 +80,50 @@ import Testing
         let seed = try await app.seed()
         let token = try await app.token(for: "author@test.org")
         let megabytes = ProcessInfo.processInfo.environment["TRAIL_IMPORT_LOAD_MB"] ?? "19"
+        let slots = app.dependencies.importSlots
+        let small = Data("latitude,longitude,name\n44.4,-122.1,One\n".utf8)
         try await app.application.testLive { client in
             let port = try #require(client.port)
+            // The whole budget held, as by four imports at the size limit being read: the next one is refused.
+            let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<ImportSlots.defaultLimit {
+                    group.addTask {
+                        try await slots.run {
+                            enteredContinuation.yield()
+                            for await _ in release { break }
+                        }
+                    }
+                }
+                var count = 0
+                for await _ in entered {
+                    count += 1
+                    if count == ImportSlots.defaultLimit { break }
+                }
+                let refused = try await TourExchangeTests.importFile(
+                    client,
+                    tourId: seed.tourId,
+                    token: token,
+                    data: small,
+                    name: "a.csv",
+                    dryRun: true
+                )
+                #expect(refused.status == .tooManyRequests, "\(refused.status) \(refused.text.prefix(300))")
+                #expect(refused.headers[.retryAfter] == "\(ImportSlots.retryAfterSeconds)")
+                #expect(refused.text.contains("too_many_requests"), "\(refused.text.prefix(300))")
+                releaseContinuation.finish()
+                try await group.waitForAll()
+            }
+            #expect(slots.taken == 0)
             let output = try await ChildProcess.run(
                 "python3",
                 [Self.script.path, "\(port)", token, "\(seed.tourId)", megabytes, "\(ImportSlots.defaultLimit)"],
                 timeout: .seconds(900)
             )
             let result = output.lastLineJSON
-            let refused = try #require(result["refused"] as? [String: Any], "no import was refused: \(output.stdout) \(output.stderr)")
-            #expect(refused["status"] as? Int == 429)
-            #expect(refused["retryAfter"] as? String == "\(ImportSlots.retryAfterSeconds)")
-            #expect(refused["code"] as? String == "too_many_requests")
-            #expect(result["imports"] as? [Int] == Array(repeating: 200, count: ImportSlots.defaultLimit), "\(output.stdout)")
-            let healthz = try #require(result["healthz"] as? [Any])
+            #expect(result["imports"] as? [Int] == Array(repeating: 200, count: ImportSlots.defaultLimit), "\(output.stdout) \(output.stderr)")
+            let healthz = try #require(result["healthz"] as? [Any], "\(output.stdout) \(output.stderr)")
             let during = try #require(result["healthzDuringParse"] as? Int)
             #expect(during >= 3, "the imports were read before /healthz was asked a few times: \(output.stdout)")
             let seconds = healthz.compactMap { $0 as? Double }
@@ -71,6 +135,7 @@ import Testing
             #expect(p95 < 0.1, "/healthz p95 \(p95) s while the imports were read: \(sorted)")
             #expect((sorted.last ?? 0) < 1, "a /healthz waited \(sorted.last ?? 0) s while the imports were read")
             #expect(result["after"] as? Int == 200, "the slots are free once the imports are done")
+            #expect(slots.taken == 0)
         }
     }
 }

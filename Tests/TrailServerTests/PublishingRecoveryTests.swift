@@ -354,6 +354,8 @@ final class TrailServerProcess: @unchecked Sendable {
     let log: URL
     private(set) var port = 0
     private var process: Process?
+    /// The running server's process id (for `/proc/<pid>/status`); nil when it is not running.
+    var pid: pid_t? { process.flatMap { $0.isRunning ? $0.processIdentifier : nil } }
 
     init(binary: URL, data: URL, signatures: URL, log: URL) {
         self.binary = binary

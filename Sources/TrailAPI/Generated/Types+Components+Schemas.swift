@@ -1225,6 +1225,10 @@ extension Components {
                 ///
                 /// - Remark: Generated from `#/components/schemas/ImportResult/plan/leftOut`.
                 public var leftOut: Components.Schemas.ImportResult.PlanPayload.LeftOutPayload?
+                /// How many more are left out than `leftOut` lists (it keeps the first 100).
+                ///
+                /// - Remark: Generated from `#/components/schemas/ImportResult/plan/leftOutMore`.
+                public var leftOutMore: Swift.Int?
                 /// KML folder names in document order (their placemarks are imported as one list).
                 ///
                 /// - Remark: Generated from `#/components/schemas/ImportResult/plan/folders`.
@@ -1312,6 +1316,7 @@ extension Components {
                 ///   - outsideFrame: Points outside the tour's frame (skipped unless `fitFrame=true`).
                 ///   - fittedFrame: The frame `fitFrame=true` would set, when points fall outside the current one.
                 ///   - leftOut: What the file holds that is not imported, and why: polygons, overlays, network links, styles, rows or placemarks without coordinates, pictures not in the KMZ, and GPX elements the import does not use (kind `element`).
+                ///   - leftOutMore: How many more are left out than `leftOut` lists (it keeps the first 100).
                 ///   - folders: KML folder names in document order (their placemarks are imported as one list).
                 ///   - columns: CSV: the header of the column read for latitude, longitude, name, description and order.
                 ///   - images: KMZ pictures that applying attaches to their waypoints.
@@ -1329,6 +1334,7 @@ extension Components {
                     outsideFrame: Swift.Int? = nil,
                     fittedFrame: Components.Schemas.Frame? = nil,
                     leftOut: Components.Schemas.ImportResult.PlanPayload.LeftOutPayload? = nil,
+                    leftOutMore: Swift.Int? = nil,
                     folders: [Swift.String]? = nil,
                     columns: Components.Schemas.ImportResult.PlanPayload.ColumnsPayload? = nil,
                     images: Components.Schemas.ImportResult.PlanPayload.ImagesPayload? = nil,
@@ -1346,6 +1352,7 @@ extension Components {
                     self.outsideFrame = outsideFrame
                     self.fittedFrame = fittedFrame
                     self.leftOut = leftOut
+                    self.leftOutMore = leftOutMore
                     self.folders = folders
                     self.columns = columns
                     self.images = images
@@ -1364,6 +1371,7 @@ extension Components {
                     case outsideFrame
                     case fittedFrame
                     case leftOut
+                    case leftOutMore
                     case folders
                     case columns
                     case images

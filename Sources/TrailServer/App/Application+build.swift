@@ -42,6 +42,8 @@ package struct AppDependencies: Sendable {
     package let mailer: Mailer
     /// The web player's files, read at start.
     let playerAssets: PlayerAssets
+    /// How much importing runs at once, weighed by size: one budget for the panel's and the API's import routes.
+    let importSlots: ImportSlots
 
     /// Without a scan service, one is made from the configuration (libclamav, or clamd with `--clamd`);
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
@@ -67,6 +69,7 @@ package struct AppDependencies: Sendable {
         )
         self.openAPIDocument = OpenAPIDocument.load(from: config.openAPIFile, serverURL: config.effectivePublicURL)
         self.playerAssets = try PlayerAssets(publicFolder: config.publicFolder)
+        self.importSlots = ImportSlots(maxFileSize: config.importMaxSize)
         let paths = config.dataPaths
         self.paths = paths
         self.files = ContentStore(database: database, paths: paths)
@@ -290,7 +293,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         config: config,
         intake: intake,
         tileSettings: tileSettings,
-        slots: ImportSlots()
+        slots: dependencies.importSlots
     )
     tus.addDiscovery(to: router)
     HelpController(pages: pages, screenshots: config.root.appendingPathComponent("docs/screenshots")).addRoutes(to: router)

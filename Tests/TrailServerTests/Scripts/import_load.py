@@ -1,15 +1,13 @@
-"""Big imports at once, for the import slots and the import pool.
+"""Big imports at once, for the import pool.
 
   import_load.py PORT TOKEN TOUR_ID MEGABYTES CLIENTS
 
 Makes a CSV of about MEGABYTES (2,000 rows; a long unused "notes" column makes up the size, which the CSV reader
-still has to read character by character). CLIENTS connections each send a dry-run import of it to
-/api/v1/manage/tours/TOUR_ID/import, all but its last kilobyte, and hold it. Then a small import is tried every
-0.2 s until one is refused (at most 60 s): the held imports have taken every slot. Then the held ones send their
-last kilobyte, and /healthz is asked on a new connection every 0.05 s until every big import has answered. Finally
-the small import is tried once more. Prints one JSON line:
+still has to read byte by byte). CLIENTS connections each send a dry-run import of it to
+/api/v1/manage/tours/TOUR_ID/import at once, and /healthz is asked on a new connection every 0.05 s until every big
+import has answered. Finally a small import is tried once more. Prints one JSON line:
 
-  {"refused": {"status", "retryAfter", "code"} or null, "imports": [status, ...], "healthz": [seconds, ...],
+  {"imports": [status, ...], "healthz": [seconds, ...],
    "healthzDuringParse": how many /healthz answers came while an import was still being read, "after": status}
 """
 import json
@@ -72,32 +70,16 @@ def small_import():
 
 
 big = body(csv_file(megabytes * 1024 * 1024))
-held = []
-for _ in range(clients):
-    sock = socket.create_connection(("127.0.0.1", port), timeout=600)
-    sock.sendall(request_head(len(big)) + big[:-1024])
-    held.append(sock)
-
-refused = None
-deadline = time.monotonic() + 60
-while time.monotonic() < deadline:
-    status, headers, answer = small_import()
-    if status == 429:
-        code = json.loads(answer or b"{}").get("error", {}).get("code")
-        refused = {"status": status, "retryAfter": headers.get("retry-after"), "code": code}
-        break
-    time.sleep(0.2)
-
 statuses = [None] * clients
 
 
-def finish(index, sock):
-    sock.sendall(big[-1024:])
-    statuses[index] = read_answer(sock)[0]
-    sock.close()
+def send(index):
+    with socket.create_connection(("127.0.0.1", port), timeout=600) as sock:
+        sock.sendall(request_head(len(big)) + big)
+        statuses[index] = read_answer(sock)[0]
 
 
-threads = [threading.Thread(target=finish, args=(index, sock)) for index, sock in enumerate(held)]
+threads = [threading.Thread(target=send, args=(index,)) for index in range(clients)]
 for thread in threads:
     thread.start()
 healthz = []
@@ -115,6 +97,6 @@ for thread in threads:
     thread.join()
 
 print(json.dumps({
-    "refused": refused, "imports": statuses, "healthz": healthz, "healthzDuringParse": during,
+    "imports": statuses, "healthz": healthz, "healthzDuringParse": during,
     "after": small_import()[0],
 }))

@@ -64,9 +64,12 @@ final class HashingFileWriter: @unchecked Sendable {
         return (written, hasher.finalize().hexString)
     }
 
-    /// Closes and removes the partial file: nothing half-written stays behind.
+    /// Closes and removes the partial file: nothing half-written stays behind. Also when the request's task is
+    /// cancelled (a stop while an upload stalls): a cancelled `close()` throws before it closes, and a handle dropped
+    /// open stops the process (`SystemFileHandle.deinit`), so the close runs in a task that is not cancelled.
     func discard() async {
-        try? await handle.close()
+        let handle = handle
+        _ = await Task.detached { try? await handle.close() }.value
         _ = try? await FileSystem.shared.removeItem(at: path)
     }
 }

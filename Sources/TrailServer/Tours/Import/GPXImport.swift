@@ -9,8 +9,14 @@ extension TourImport {
         guard handler.sawGPX else { throw ImportRefused(message: "This XML file is not GPX (no <gpx> element).") }
         var result = ImportedTour(points: handler.waypoints)
         // Whatever the file holds beyond points, names, descriptions, elevations and the track is said, never refused.
-        result.leftOut = handler.unused.map {
-            .init(kind: "element", name: "<\($0.name)>" + ($0.count > 1 ? ", \($0.count) times" : ""), reason: "not used by the import")
+        for element in handler.unused {
+            let times = element.count > 1 ? ", \(element.count) times" : ""
+            result.leftOutList.append(.init(kind: "element", name: "<\(element.name)>" + times, reason: "not used by the import"))
+        }
+        if handler.otherUnused > 0 {
+            result.leftOutList.append(
+                .init(kind: "element", name: "\(handler.otherUnused) more element(s) of other names", reason: "not used by the import")
+            )
         }
         if !handler.track.isEmpty {
             do { result.route = try RoutePath(positions: handler.track) } catch let errors as ValidationErrors {
@@ -29,6 +35,9 @@ extension TourImport {
         /// Elements the import does not use (times, links, symbols, extensions…), counted by name as written, in the
         /// order met: the preview lists them as left out. What is inside one of them is not counted again.
         private(set) var unused: [(name: String, count: Int)] = []
+        /// Unused elements whose name is not among the first ``ImportedTour/LeftOutList/limit`` names: counted only, so
+        /// a file of a million made-up names keeps neither a million entries nor a million searches through them.
+        private(set) var otherUnused = 0
         /// How deep inside an unused element the reader is (0: not inside one).
         private var unusedDepth = 0
         static let usedElements: Set<String> = ["gpx", "wpt", "trk", "trkseg", "trkpt", "rte", "rtept", "name", "desc", "cmt", "ele"]
@@ -40,7 +49,13 @@ extension TourImport {
                 unusedDepth += 1
             } else if !Self.usedElements.contains(name) {
                 unusedDepth = 1
-                if let index = unused.firstIndex(where: { $0.name == name }) { unused[index].count += 1 } else { unused.append((name, 1)) }
+                if let index = unused.firstIndex(where: { $0.name == name }) {
+                    unused[index].count += 1
+                } else if unused.count < ImportedTour.LeftOutList.limit {
+                    unused.append((name, 1))
+                } else {
+                    otherUnused += 1
+                }
             }
             guard unusedDepth == 0 else { return }
             switch name {

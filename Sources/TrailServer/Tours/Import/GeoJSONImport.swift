@@ -4,23 +4,27 @@ extension TourImport {
     // MARK: GeoJSON
 
     static func parseGeoJSON(_ data: Data) throws -> ImportedTour {
-        let object: Any
-        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+        // Decoded into just what the import reads: the coordinates of a polygon (which it skips) are never made into
+        // values. JSONSerialization made an object of every number, about 30 times the file's size: one 20 MiB file
+        // of polygons took the server to 640 MiB.
+        let root: GeoJSON.Root
+        do { root = try JSONDecoder().decode(GeoJSON.Root.self, from: data) } catch DecodingError.dataCorrupted {
             throw ImportRefused(message: "The GeoJSON is not valid JSON.")
-        }
-        guard let root = object as? [String: Any], let type = root["type"] as? String else {
+        } catch {
             throw ImportRefused(message: "The GeoJSON has no “type”.")
         }
-        let features: [Any]
+        guard let type = root.feature.type else { throw ImportRefused(message: "The GeoJSON has no “type”.") }
+        let features: [GeoJSON.Item]
         switch type {
         case "FeatureCollection":
-            guard let list = root["features"] as? [Any] else { throw ImportRefused(message: "The FeatureCollection has no “features” list.") }
+            guard let list = root.features else { throw ImportRefused(message: "The FeatureCollection has no “features” list.") }
             features = list
-        case "Feature": features = [root]
+        case "Feature": features = [.feature(root.feature)]
         default: throw ImportRefused(message: "Expected a FeatureCollection or a Feature, found “\(type)”.")
         }
-        let pointCount = features.reduce(0) { count, feature in
-            ((feature as? [String: Any])?["geometry"] as? [String: Any])?["type"] as? String == "Point" ? count + 1 : count
+        let pointCount = features.reduce(0) { count, item in
+            if case .feature(let feature) = item, feature.geometry?.type == "Point" { return count + 1 }
+            return count
         }
         guard pointCount <= maxWaypoints else {
             throw ImportRefused(message: "The file has \(pointCount) points; a tour can take at most \(maxWaypoints) waypoints.")
@@ -28,29 +32,29 @@ extension TourImport {
         var result = ImportedTour()
         for (index, item) in features.enumerated() {
             let at = "Feature \(index + 1)"
-            guard let feature = item as? [String: Any], feature["type"] as? String == "Feature" else {
+            guard case .feature(let feature) = item, feature.type == "Feature" else {
                 throw ImportRefused(message: "\(at) is not a Feature.")
             }
-            guard let geometry = feature["geometry"] as? [String: Any], let geometryType = geometry["type"] as? String else {
+            guard let geometry = feature.geometry, let geometryType = geometry.type else {
                 throw ImportRefused(message: "\(at) has no geometry.")
             }
-            let properties = feature["properties"] as? [String: Any] ?? [:]
+            let properties = feature.properties ?? [:]
             switch geometryType {
             case "Point":
-                guard let position = geometry["coordinates"] as? [Double], position.count >= 2 else {
+                guard let position = geometry.point, position.count >= 2 else {
                     throw ImportRefused(message: "\(at): a Point needs [longitude, latitude] coordinates.")
                 }
                 let (longitude, latitude) = (position[0], position[1])
                 guard (-180...180).contains(longitude), (-90...90).contains(latitude) else {
                     throw ImportRefused(message: "\(at): coordinates [\(longitude), \(latitude)] are out of range (GeoJSON is longitude first).")
                 }
-                guard let name = (properties["name"] as? String)?.trimmed, !name.isEmpty else {
+                guard let name = properties["name"]?.string?.trimmed, !name.isEmpty else {
                     throw ImportRefused(message: "\(at): a waypoint needs a “name” property.")
                 }
                 guard name.count <= 120 else { throw ImportRefused(message: "\(at): the name is longer than 120 characters.") }
                 var radius: Int?
-                if let value = properties["triggerRadiusMeters"], !(value is NSNull) {
-                    let input: TriggerZone.Input = (value as? NSNumber).map { .number($0.doubleValue) } ?? .text("\(value)")
+                if let value = properties["triggerRadiusMeters"], value != .null {
+                    let input: TriggerZone.Input = value.number.map { .number($0) } ?? .text(value.text)
                     switch TriggerZone.radius(input) {
                     case .success(let metres): radius = metres
                     case .failure:
@@ -59,7 +63,7 @@ extension TourImport {
                 }
                 var localized: [String: LocalizedText] = [:]
                 for (key, value) in properties {
-                    guard let colon = key.firstIndex(of: ":"), ["name", "description"].contains(key[..<colon]), let text = value as? String else {
+                    guard let colon = key.firstIndex(of: ":"), ["name", "description"].contains(key[..<colon]), let text = value.string else {
                         continue
                     }
                     let raw = String(key[key.index(after: colon)...])
@@ -78,7 +82,7 @@ extension TourImport {
                 result.points.append(
                     .init(
                         name: name,
-                        description: String(((properties["description"] as? String) ?? "").prefix(20_000)),
+                        description: String((properties["description"]?.string ?? "").prefix(20_000)),
                         latitude: latitude,
                         longitude: longitude,
                         triggerRadiusMeters: radius,
@@ -86,7 +90,7 @@ extension TourImport {
                     )
                 )
             case "LineString":
-                guard let positions = geometry["coordinates"] as? [[Double]] else {
+                guard let positions = geometry.line else {
                     throw ImportRefused(message: "\(at): a LineString needs a list of positions.")
                 }
                 do { result.route = try RoutePath(positions: positions) } catch let errors as ValidationErrors {
@@ -102,5 +106,114 @@ extension TourImport {
         }
         return result
     }
+}
 
+/// The parts of a GeoJSON document the import reads, decoded leniently: a value of the wrong kind becomes nil (and
+/// the import's own message), never a decoding error.
+enum GeoJSON {
+    struct Root: Decodable {
+        /// The root as a Feature (a file of one).
+        let feature: Feature
+        /// A FeatureCollection's list; nil when there is none, or it is not a list.
+        let features: [Item]?
+
+        enum Keys: String, CodingKey { case features }
+
+        init(from decoder: any Decoder) throws {
+            feature = try Feature(from: decoder)
+            features = try? decoder.container(keyedBy: Keys.self).decodeIfPresent([Item].self, forKey: .features)
+        }
+    }
+
+    /// An entry of `features`: a JSON object, or something else (which the import refuses by its place).
+    enum Item: Decodable {
+        case feature(Feature)
+        case other
+
+        init(from decoder: any Decoder) throws {
+            if (try? decoder.container(keyedBy: Feature.Keys.self)) != nil {
+                self = .feature(try Feature(from: decoder))
+            } else {
+                self = .other
+            }
+        }
+    }
+
+    struct Feature: Decodable {
+        let type: String?
+        let geometry: Geometry?
+        let properties: [String: Property]?
+
+        enum Keys: String, CodingKey { case type, geometry, properties }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            type = try? container.decodeIfPresent(String.self, forKey: .type)
+            geometry = try? container.decodeIfPresent(Geometry.self, forKey: .geometry)
+            properties = try? container.decodeIfPresent([String: Property].self, forKey: .properties)
+        }
+    }
+
+    /// A geometry's type, and its coordinates only for the types the import uses.
+    struct Geometry: Decodable {
+        let type: String?
+        /// A Point's position.
+        let point: [Double]?
+        /// A LineString's positions.
+        let line: [[Double]]?
+
+        enum Keys: String, CodingKey { case type, coordinates }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Keys.self)
+            type = try? container.decodeIfPresent(String.self, forKey: .type)
+            point = type == "Point" ? try? container.decodeIfPresent([Double].self, forKey: .coordinates) : nil
+            line = type == "LineString" ? try? container.decodeIfPresent([[Double]].self, forKey: .coordinates) : nil
+        }
+    }
+
+    /// A property's value: text, a number, null, or anything else (told by its kind only).
+    enum Property: Decodable, Equatable {
+        case string(String)
+        case number(Double)
+        case bool(Bool)
+        case null
+        case other
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let text = try? container.decode(String.self) {
+                self = .string(text)
+            } else if let number = try? container.decode(Double.self) {
+                self = .number(number)
+            } else if let flag = try? container.decode(Bool.self) {
+                self = .bool(flag)
+            } else {
+                self = .other
+            }
+        }
+
+        var string: String? {
+            if case .string(let text) = self { return text }
+            return nil
+        }
+
+        var number: Double? {
+            if case .number(let value) = self { return value }
+            return nil
+        }
+
+        /// As the refusal of a bad trigger radius would show it.
+        var text: String {
+            switch self {
+            case .string(let text): text
+            case .number(let value): "\(value)"
+            case .bool(let flag): "\(flag)"
+            case .null: "null"
+            case .other: "a list or an object"
+            }
+        }
+    }
 }

@@ -13,6 +13,7 @@ extension TourImport {
         var plan = ImportPlan()
         plan.format = imported.format
         plan.leftOut = imported.leftOut
+        plan.leftOutMore = imported.leftOutMore
         plan.folders = imported.folders
         plan.columns = imported.columns
         plan.notes = imported.notes

@@ -27,11 +27,33 @@ struct ImportedTour: Sendable {
         let name: String
         let reason: String
     }
+    /// What is left out, kept to its first ``limit`` entries and a count of the rest. A file of a million rows without
+    /// coordinates made a million entries: about 80 times the file's size in memory, and a 34 MB JSON answer for a
+    /// 2 MiB file. A person reads the first hundred; "and 12,345 more" says the rest.
+    struct LeftOutList: Sendable, Equatable {
+        static let limit = 100
+        private(set) var entries: [LeftOut] = []
+        /// Entries beyond the first ``limit``: counted, not kept.
+        private(set) var more = 0
+
+        mutating func append(_ entry: LeftOut) {
+            if entries.count < Self.limit { entries.append(entry) } else { more += 1 }
+        }
+
+        mutating func append(contentsOf list: LeftOutList) {
+            for entry in list.entries { append(entry) }
+            more += list.more
+        }
+    }
     /// The format the bytes were read as (nil until they are).
     var format: ImportFormat?
     var points: [Point] = []
     var route: RoutePath?
-    var leftOut: [LeftOut] = []
+    var leftOutList = LeftOutList()
+    /// The first ``LeftOutList/limit`` things left out.
+    var leftOut: [LeftOut] { leftOutList.entries }
+    /// How many more are left out than ``leftOut`` lists.
+    var leftOutMore: Int { leftOutList.more }
     /// KML folders, in document order (flattened: their placemarks are imported as if they stood at the top).
     var folders: [String] = []
     /// CSV: which column was read for what ("latitude" → "Lat").
@@ -40,7 +62,6 @@ struct ImportedTour: Sendable {
     var notes: [String] = []
 }
 
-/// The preview: what would be added, changed or skipped, and why.
 /// The formats an import reads, told apart by their bytes. The raw value is the name the preview, the API
 /// (`ImportResult.plan.format`) and the audit log use.
 enum ImportFormat: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -60,6 +81,7 @@ enum ImportAction: String, Sendable, CaseIterable, CustomStringConvertible {
     var description: String { rawValue }
 }
 
+/// The preview: what would be added, changed or skipped, and why.
 struct ImportPlan: Sendable {
     struct Item: Sendable {
         let action: ImportAction
@@ -84,6 +106,8 @@ struct ImportPlan: Sendable {
     var outsideFrame = 0
     var fittedFrame: Frame?
     var leftOut: [ImportedTour.LeftOut] = []
+    /// Left out beyond the list (``ImportedTour/LeftOutList``): the preview and the API say "and N more".
+    var leftOutMore = 0
     var folders: [String] = []
     var columns: [String: String] = [:]
     var images: [Image] = []

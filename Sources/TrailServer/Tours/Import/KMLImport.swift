@@ -42,7 +42,7 @@ enum KMLImport {
         guard reader.sawKML else { throw ImportRefused(message: "This XML file is not KML (no <kml> element).") }
         var result = ImportedTour(format: archive == nil ? .kml : .kmz)
         result.folders = reader.folders
-        result.leftOut = reader.leftOut
+        result.leftOutList = reader.leftOut
         for placemark in reader.placemarks {
             var point = ImportedTour.Point(
                 name: placemark.name,
@@ -53,7 +53,7 @@ enum KMLImport {
             if let archive {
                 let (images, missing) = try archive.images(for: placemark)
                 point.images = images
-                result.leftOut += missing
+                result.leftOutList.append(contentsOf: missing)
             }
             result.points.append(point)
         }
@@ -61,16 +61,13 @@ enum KMLImport {
             do { result.route = try RoutePath(positions: line.positions) } catch let errors as ValidationErrors {
                 throw ImportRefused(message: "“\(line.name)”: \(errors["route"] ?? "the line is invalid").")
             }
-            for other in reader.lines.dropFirst() {
-                result.leftOut.append(.init(kind: "line", name: other.name, reason: "a tour has one route: the first line (“\(line.name)”) is used"))
-            }
         }
         let withAltitude = reader.placemarks.filter { ($0.altitude ?? 0) != 0 }.count
         if withAltitude > 0 {
             result.notes.append("Altitude dropped for \(withAltitude) waypoint(s): waypoints keep no altitude (the route keeps its elevations).")
         }
         if reader.styles > 0 {
-            result.leftOut.append(.init(kind: "Style", name: "\(reader.styles) style(s)", reason: "not imported (colours and icons of the map)"))
+            result.leftOutList.append(.init(kind: "Style", name: "\(reader.styles) style(s)", reason: "not imported (colours and icons of the map)"))
         }
         if let name = reader.documentName { result.notes.insert("Document “\(name)”.", at: 0) }
         if result.points.isEmpty, result.route == nil { result.notes.append("The file holds no points and no line.") }
@@ -98,7 +95,7 @@ enum KMLImport {
         var folders: [String] = []
         var placemarks: [Placemark] = []
         var lines: [Line] = []
-        var leftOut: [ImportedTour.LeftOut] = []
+        var leftOut = ImportedTour.LeftOutList()
         var styles = 0
         /// Icon hrefs of shared styles by id (`<Style id="x">` used by `<styleUrl>#x</styleUrl>`).
         var styleIcons: [String: String] = [:]
@@ -225,10 +222,14 @@ enum KMLImport {
                             imageReferences: images + (icon.map { [$0] } ?? [])
                         )
                     )
-                } else if let line {
-                    lines.append(Line(name: label, positions: line))
-                } else if !trackCoords.isEmpty {
-                    lines.append(Line(name: label, positions: trackCoords))
+                } else if let positions = line ?? (trackCoords.isEmpty ? nil : trackCoords) {
+                    // Only the first line becomes the route; the others are named as left out, their points dropped
+                    // at once rather than kept to the end of the file.
+                    if let first = lines.first {
+                        leftOut.append(.init(kind: "line", name: label, reason: "a tour has one route: the first line (“\(first.name)”) is used"))
+                    } else {
+                        lines.append(Line(name: label, positions: positions))
+                    }
                 } else if let kind = geometryLeftOut {
                     leftOut.append(.init(kind: kind, name: label, reason: Self.leftOutKinds[kind] ?? "not imported"))
                 } else {

@@ -113,9 +113,9 @@ struct KMZArchive {
     }
 
     /// The pictures a placemark refers to that the archive holds; the others, with why they are left out.
-    func images(for placemark: KMLImport.Placemark) throws -> ([ImportedTour.Image], [ImportedTour.LeftOut]) {
+    func images(for placemark: KMLImport.Placemark) throws -> ([ImportedTour.Image], ImportedTour.LeftOutList) {
         var images: [ImportedTour.Image] = []
-        var leftOut: [ImportedTour.LeftOut] = []
+        var leftOut = ImportedTour.LeftOutList()
         var seen = Set<String>()
         for reference in placemark.imageReferences {
             let shown = String(reference.prefix(120))

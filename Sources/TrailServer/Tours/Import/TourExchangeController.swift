@@ -15,7 +15,7 @@ struct TourExchangeController: Sendable {
     let intake: AssetIntake
     /// For the tour page an import refusal is shown on.
     let tileSettings: TileSettingsStore
-    /// Imports received and read at once (429 beyond).
+    /// Imports read at once, weighed by size (429 beyond); taken once a file has arrived.
     let slots: ImportSlots
 
     struct PreviewPage: Sendable {
@@ -39,6 +39,8 @@ struct TourExchangeController: Sendable {
         let columns: [String]
         let notes: [String]
         let leftOut: [ImportedTour.LeftOut]
+        /// "and 12,345 more" below the list, when more were left out than it shows.
+        let leftOutMore: String
         let images: [ImportPlan.Image]
         let outsideFrame: Int
         /// "1 point falls", "3 points fall".
@@ -51,6 +53,7 @@ struct TourExchangeController: Sendable {
         let hasNotes: Bool
         let hasImages: Bool
         let hasLeftOut: Bool
+        let hasLeftOutMore: Bool
     }
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
@@ -70,7 +73,7 @@ struct TourExchangeController: Sendable {
         )
         let importId: String
         do {
-            (importId, _) = try await slots.run { try await receive(request, owner: (context.user.id, tour.id)) }
+            (importId, _) = try await receive(request, owner: (context.user.id, tour.id))
         } catch let refusal as any AppError where refusal.status == .unprocessableContent {
             return try await refusedImport(
                 refusal.fieldMessages?["file"] ?? refusal.message,
@@ -116,7 +119,7 @@ struct TourExchangeController: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             return pages.redirect(to: PanelURL.tour(tour.id), notice: "That import preview has expired. Choose the file again.")
         }
-        let imported = try await slots.run { try await parse(fileAt: file) }
+        let imported = try await read(file)
         let plan = TourImport.plan(
             imported,
             tour: tour,
@@ -144,6 +147,7 @@ struct TourExchangeController: Sendable {
             columns: columnOrder.compactMap { key in plan.columns[key].map { "\(key): “\($0)”" } },
             notes: plan.notes,
             leftOut: plan.leftOut,
+            leftOutMore: "… and \(DisplayFormat.grouped(plan.leftOutMore)) more (the list shows the first \(plan.leftOut.count)).",
             images: plan.images,
             outsideFrame: plan.outsideFrame,
             outsideFrameText: DisplayFormat.count(plan.outsideFrame, "point") + (plan.outsideFrame == 1 ? " falls" : " fall"),
@@ -153,7 +157,8 @@ struct TourExchangeController: Sendable {
             hasFolders: !plan.folders.isEmpty,
             hasNotes: !plan.notes.isEmpty,
             hasImages: !plan.images.isEmpty,
-            hasLeftOut: !plan.leftOut.isEmpty
+            hasLeftOut: !plan.leftOut.isEmpty,
+            hasLeftOutMore: plan.leftOutMore > 0
         )
         return await pages.render("import-preview", title: "Import preview", page: page, request: request, context: context)
     }
@@ -167,7 +172,7 @@ struct TourExchangeController: Sendable {
         }
         var request = request
         let fitFrame = (try? await request.form(context: context))?.string("fitFrame") == "1"
-        let imported = try await slots.run { try await parse(fileAt: file) }
+        let imported = try await read(file)
         // Removed once read, not before: a refusal for a busy server leaves the preview to apply again.
         defer { try? FileManager.default.removeItem(at: file) }
         let plan = TourImport.plan(
@@ -212,7 +217,7 @@ struct TourExchangeController: Sendable {
         let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.user)
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
-        let (importId, imported) = try await slots.run { try await receive(request, owner: nil, scanPictures: dryRun) }
+        let (importId, imported) = try await receive(request, owner: nil, scanPictures: dryRun)
         try? FileManager.default.removeItem(at: paths.uploads.appendingPathComponent(importId))
         let plan = TourImport.plan(
             imported,
@@ -265,8 +270,8 @@ struct TourExchangeController: Sendable {
         )
     }
 
-    /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it.
-    /// Stores the file as `uploads/import-<uuid>` (the API, which applies it at once) or, for the panel's preview,
+    /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it in an import slot: the slot
+    /// is taken once the whole file is on disk, so a slow or stalled upload holds none. Stores the file as `uploads/import-<uuid>` (the API, which applies it at once) or, for the panel's preview,
     /// `uploads/import-<uuid>.u<user>.t<tour>`: a preview belongs to the person and the tour that made it.
     /// `scanPictures`: for a preview; an import applied at once has its pictures scanned as they are stored.
     func receive(_ request: Request, owner: (userId: Int64, tourId: Int64)?, scanPictures: Bool = true) async throws -> (String, ImportedTour) {
@@ -282,8 +287,11 @@ struct TourExchangeController: Sendable {
         let target = paths.uploads.appendingPathComponent(owner.map { Self.previewName(importId, userId: $0.userId, tourId: $0.tourId) } ?? importId)
         try FileManager.default.moveItem(at: paths.upload(file.uploadId), to: target)
         do {
-            let imported = try await parse(fileAt: target)
-            if scanPictures { try await refuseInfectedImages(imported) }
+            let imported = try await slots.run(bytes: Self.size(of: target)) {
+                let imported = try await parse(fileAt: target)
+                if scanPictures { try await refuseInfectedImages(imported) }
+                return imported
+            }
             return (importId, imported)
         } catch {
             try? FileManager.default.removeItem(at: target)
@@ -332,10 +340,24 @@ struct TourExchangeController: Sendable {
         return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: status)
     }
 
-    /// Reads an import file on the import pool: never on a cooperative thread, which every request needs.
+    /// Reads a stored import file in an import slot of its size.
+    func read(_ file: URL) async throws -> ImportedTour {
+        try await slots.run(bytes: Self.size(of: file)) { try await parse(fileAt: file) }
+    }
+
+    /// Reads an import file on the import pool: never on a cooperative thread, which every request needs. A large one
+    /// hands its memory back to the system when it is read, refused or not (``ImportMemory``).
     func parse(fileAt url: URL) async throws -> ImportedTour {
         let maxBytes = config.importMaxSize
-        return try await BlockingWork.imports { try TourImport.parse(fileAt: url, maxBytes: maxBytes) }
+        let bytes = Self.size(of: url)
+        return try await BlockingWork.imports {
+            defer { ImportMemory.trim(afterImportOf: bytes) }
+            return try TourImport.parse(fileAt: url, maxBytes: maxBytes)
+        }
+    }
+
+    static func size(of file: URL) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 }
 
@@ -354,6 +376,7 @@ extension Components.Schemas.ImportResult.PlanPayload {
             outsideFrame: plan.outsideFrame,
             fittedFrame: plan.fittedFrame.map(Components.Schemas.Frame.init),
             leftOut: plan.leftOut.map { .init(kind: $0.kind, name: $0.name, reason: $0.reason) },
+            leftOutMore: plan.leftOutMore,
             folders: plan.folders,
             columns: .init(additionalProperties: plan.columns),
             images: plan.images.map { .init(waypoint: $0.waypoint, file: $0.file, bytes: $0.bytes) },

@@ -3,16 +3,24 @@ import Foundation
 enum TourImport {
     static let maxWaypoints = 2_000
 
+    /// The kinds of file told apart by their first bytes.
+    enum Kind {
+        case zip, json, xml, text
+    }
+
     /// Reads a stored import file: a KMZ is read from disk through the zip reader (its entries are never all in memory
-    /// at once beyond the limits); anything else as bytes.
+    /// at once beyond the limits), a CSV a chunk at a time (``CSVImport``); GeoJSON, GPX and KML as bytes.
     static func parse(fileAt url: URL, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
         let size = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
         guard size <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
         let handle = try FileHandle(forReadingFrom: url)
-        let head = try handle.read(upToCount: 4) ?? Data()
+        let head = try handle.read(upToCount: 512) ?? Data()
         try? handle.close()
-        if KMZArchive.isZip(head) { return try KMZArchive.read(url) }
-        return try parse(try Data(contentsOf: url), maxBytes: maxBytes)
+        switch try kind(of: head) {
+        case .zip: return try KMZArchive.read(url)
+        case .text: return try CSVImport.parse(fileAt: url)
+        case .json, .xml: return try parse(try Data(contentsOf: url), maxBytes: maxBytes)
+        }
     }
 
     static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
@@ -25,14 +33,8 @@ enum TourImport {
     }
 
     /// Tells the formats apart by their bytes, never by the file's name.
-    static func parseFormat(_ data: Data) throws -> ImportedTour {
-        if KMZArchive.isZip(data.prefix(4)) {
-            // A KMZ handed over as bytes (tests, the fuzzer): the zip reader works on a file.
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).kmz")
-            try data.write(to: file)
-            defer { try? FileManager.default.removeItem(at: file) }
-            return try KMZArchive.read(file)
-        }
+    static func kind(of data: Data) throws -> Kind {
+        if KMZArchive.isZip(data.prefix(4)) { return .zip }
         let start = data.prefix(512)
         // UTF-8 only: our DOCTYPE check reads UTF-8 bytes, so a UTF-16 or UTF-32 file could hide a DTD from it.
         if start.starts(with: [0xFE, 0xFF]) || start.starts(with: [0xFF, 0xFE]) || start.contains(0) {
@@ -42,12 +44,24 @@ enum TourImport {
             in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\u{FEFF}"))
         )
         if text.isEmpty { throw ImportRefused(message: "The file is empty.") }
-        if text.hasPrefix("{") {
+        if text.hasPrefix("{") { return .json }
+        if text.hasPrefix("<") { return .xml }
+        return .text
+    }
+
+    static func parseFormat(_ data: Data) throws -> ImportedTour {
+        switch try kind(of: data) {
+        case .zip:
+            // A KMZ handed over as bytes (tests, the fuzzer): the zip reader works on a file.
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).kmz")
+            try data.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            return try KMZArchive.read(file)
+        case .json:
             var tour = try parseGeoJSON(data)
             tour.format = .geoJSON
             return tour
-        }
-        if text.hasPrefix("<") {
+        case .xml:
             if KMLImport.isHTMLPage(data) {
                 throw ImportRefused(
                     message: "This is a web page (HTML), not KML or GPX: save the map itself (in Google Earth: Save Place As… KML or KMZ)."
@@ -57,7 +71,8 @@ enum TourImport {
             var tour = try parseGPX(data)
             tour.format = .gpx
             return tour
+        case .text:
+            return try CSVImport.parse(data)
         }
-        return try CSVImport.parse(data)
     }
 }
