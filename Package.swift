@@ -37,7 +37,6 @@ let package = Package(
         // The panel's help page renders the rangers' guide (docs/rangers.md) from Markdown.
         .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
         // The tour import's CSV reader: quoting, embedded line breaks and separators are its job, not ours.
-        .package(url: "https://github.com/swiftcsv/SwiftCSV.git", from: "0.10.0"),
         // Base32 of the two-step sign-in's secret, as authenticator apps read it (hummingbird-auth's OTP uses it too).
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         // Single sign-on: the signatures of OpenID Connect ID tokens (RS256, ES256) against the provider's JWKS.
@@ -125,7 +124,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Ink", package: "Ink"),
-                .product(name: "SwiftCSV", package: "SwiftCSV"),
             ],
             swiftSettings: swiftSettings
         ),
