@@ -513,16 +513,18 @@ function waypointEditor(data, markers) {
     if (heading) heading.textContent = waypoint.name;
   }
 
-  /// After an upload ends: the open panel lists the stop's files again (its unsaved typing kept).
+  /// After an upload ends: the open panel lists the stop's files again, with what was typed and the focus kept.
   async function refreshFiles(waypointId) {
     if (box.hidden || !current || String(current.id) !== String(waypointId)) return;
-    const form = box.querySelector('form[data-edit-waypoint]');
-    const typed = { name: form.elements.name.value, description: form.elements.description.value };
+    const typed = new Map([...box.querySelectorAll('input[id]:not([type=file]), textarea[id]')].map((field) => [field.id, field.value]));
+    const focused = box.contains(document.activeElement) ? document.activeElement.id : null;
     const uploads = [...box.querySelector('[data-editor-uploads]').children];
     await open(waypointId, { focus: false });
-    const fresh = box.querySelector('form[data-edit-waypoint]');
-    fresh.elements.name.value = typed.name;
-    fresh.elements.description.value = typed.description;
+    for (const [id, value] of typed) {
+      const field = document.getElementById(id);
+      if (field && box.contains(field)) field.value = value;
+    }
+    if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
     box.querySelector('[data-editor-uploads]').append(...uploads);
   }
 

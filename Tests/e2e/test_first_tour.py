@@ -10,7 +10,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from support import png_bytes
+from support import png_bytes, reset_viewport, set_viewport
 
 FRAME = {"north": 44.43, "south": 44.36, "east": -122.0, "west": -122.2}
 MARK = "window.__firstTourMarker = 1"
@@ -75,7 +75,6 @@ def test_stops_are_written_and_furnished_beside_the_map_without_a_page_load(rang
     panel.visible("#tour-map form[data-new-waypoint] input[name='name']")
     panel.press("Lava Beds", Keys.ENTER)
     panel.wait().until(lambda d: len(panel.waypoint_rows()) == 2)
-    lava = store.waypoints(tour["id"])[1]
     panel.wait().until(lambda d: re.search(r"[1-9]\d*\.\d km walking|0\.[1-9] km walking", panel.text("[data-duration]")))
 
     # A click on the first marker opens its panel beside the map: its text and its picture, whose alt text is written there.
@@ -110,10 +109,18 @@ def test_stops_are_written_and_furnished_beside_the_map_without_a_page_load(rang
     panel.driver.execute_script("arguments[0].scrollIntoView({block: 'center', behavior: 'instant'})", panel.find(f"#waypoint-{trailhead['id']} .small"))
     panel.find(f"#waypoint-{trailhead['id']} .small").click()
     panel.wait().until(lambda d: editor_name(panel) == "Trailhead")
-    assert lava["id"] != trailhead["id"]
 
     assert panel.driver.execute_script(SAME_PAGE), "building the two stops loaded a page"
     panel.assert_accessible("tour page after two stops built beside the map")
+
+    # On a 375 px phone the panel sits below the map, whole, with no sideways scrolling.
+    set_viewport(panel.driver, 375, 812, mobile=True)
+    try:
+        panel.wait().until(lambda d: panel.horizontal_overflow() == 0)
+        assert panel.in_view_horizontally(panel.find("form[data-edit-waypoint] [data-action='next-waypoint']"))
+        assert panel.in_view_horizontally(panel.find("form[data-edit-waypoint] textarea[name='description']"))
+    finally:
+        reset_viewport(panel.driver)
 
 
 def test_enter_on_the_map_adds_at_its_centre_and_a_skip_link_leads_to_the_typed_form(ranger_panel, e2e_site, api, store):
@@ -153,7 +160,7 @@ def test_enter_on_the_map_adds_at_its_centre_and_a_skip_link_leads_to_the_typed_
     panel.assert_accessible("tour page after a keyboard add on the map")
 
 
-def test_a_file_over_the_limit_is_refused_in_view_with_the_focus_and_in_mib(ranger_panel, e2e_site, api, tmp_path, store):
+def test_a_file_over_the_limit_is_refused_in_view_with_the_focus_in_the_pages_unit(ranger_panel, e2e_site, api, tmp_path, store):
     panel = ranger_panel
     tour = api.create_tour(e2e_site, "Heavy Files Trail", frame=FRAME)
     waypoint = api.add_waypoint(tour["id"], "Big Tree", 44.40, -122.1)
