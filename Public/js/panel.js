@@ -24,6 +24,25 @@ export async function postForm(url, fields) {
   }
 }
 
+/// Sends a JSON body (or a FormData as multipart) to a management API route with this page's session and CSRF token;
+/// answers {ok, data, message} like `postForm`.
+export async function sendJSON(method, url, body) {
+  const headers = { 'X-CSRF-Token': csrfToken(), Accept: 'application/json' };
+  if (body !== undefined && !(body instanceof FormData)) headers['Content-Type'] = 'application/json';
+  try {
+    const response = await fetch(url, {
+      method, credentials: 'same-origin', headers, cache: 'no-store',
+      body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (response.ok) return { ok: true, data };
+    const fields = Object.values(data?.error?.fields ?? {});
+    return { ok: false, message: fields.length ? fields.join(' ') : data?.error?.message ?? `The server answered ${response.status}.` };
+  } catch (error) {
+    return { ok: false, message: 'The server could not be reached. Check the connection and try again.' };
+  }
+}
+
 /// Buttons with data-confirm ask before they submit.
 export function confirmButtons(root) {
   root.querySelectorAll('[data-confirm]').forEach((button) => {

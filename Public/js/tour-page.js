@@ -1,11 +1,14 @@
 // The tour map: frame editor (rectangle with corner handles, synced with the N/S/E/W inputs),
-// click-to-add and drag-to-move waypoints, drag-and-drop reordering, each waypoint's trigger zone as a
-// circle (on the waypoint page its edge can be dragged to set the radius). Every action also works without
-// this script through the plain forms on the page.
+// click-to-add (a name, a description and files) and drag-to-move waypoints, a panel beside the map that writes a
+// stop's text and its files' texts, drag-and-drop reordering, each waypoint's trigger zone as a circle (on the
+// waypoint page its edge can be dragged to set the radius). After each change the page re-reads its checklist and
+// duration. Every action also works without this script through the plain forms and the waypoint pages.
 import * as L from '/vendor/leaflet/leaflet.esm.js';
-import { postForm, confirmButtons } from './panel.js';
+import { postForm, sendJSON, confirmButtons } from './panel.js';
+import { uploadFiles } from './uploader.js';
 
-// Where a tour without a frame or waypoints opens: a district of the demo park, close enough to frame by hand.
+// Where a tour without a frame or waypoints opens when its site has no home area and no framed tour yet: a district
+// of the demo park, close enough to frame by hand.
 const DEFAULT_VIEW = { center: [44.4, -122.1], zoom: 10 };
 const mapElement = document.getElementById('tour-map');
 confirmButtons(document);
@@ -14,6 +17,19 @@ if (mapElement) {
 }
 setUpSortable();
 setUpTileEstimate();
+setUpSkipLink();
+
+/// The skip link past the map puts the focus in the typed form's first field (a fragment alone only scrolls there).
+function setUpSkipLink() {
+  const link = document.querySelector('[data-skip-to-form]');
+  link?.addEventListener('click', (event) => {
+    const field = document.getElementById('wp-name');
+    if (!field) return;
+    event.preventDefault();
+    field.scrollIntoView({ block: 'center' });
+    field.focus({ preventScroll: true });
+  });
+}
 
 function setUpMap(element, data) {
   const map = L.map(element, { zoomSnap: 0.25 });
@@ -27,10 +43,14 @@ function setUpMap(element, data) {
     map.fitBounds(frame.rectangle.getBounds(), { padding: [20, 20] });
   } else if (data.waypoints.length) {
     map.fitBounds(L.latLngBounds(data.waypoints.map((w) => [w.latitude, w.longitude])).pad(0.3));
+  } else if (data.home) {
+    // A new tour opens over its site's home area (or the frame of the site's first tour).
+    map.fitBounds([[data.home.south, data.home.west], [data.home.north, data.home.east]]);
   } else {
-    // A new tour opens close enough to frame a park by hand (about 40 km across), never on a continent.
+    // A site with neither: close enough to frame a park by hand (about 40 km across), never on a continent.
     map.setView(DEFAULT_VIEW.center, DEFAULT_VIEW.zoom);
   }
+  setUpPlaceSearch(map);
   if (frameEditable) {
     if (!frame) {
       addFrameButton(map, (button) => {
@@ -90,6 +110,7 @@ function setUpMap(element, data) {
         }
         marker.setLatLng([waypoint.latitude, waypoint.longitude]);
         zone.moveTo(marker.getLatLng());
+        if (result.ok) refreshStatus();
         return result.ok;
       };
       marker.on('dragend', async () => {
@@ -106,12 +127,16 @@ function setUpMap(element, data) {
       marker.dragging?.enable();
       marker.on('dragend', () => fillCoordinates(marker.getLatLng()));
     }
+    if (data.editable) marker.on('click', () => editor?.open(waypoint.id));
+    marker.waypoint = waypoint;
     markers.set(String(waypoint.id), marker);
     // The waypoint page shows the place up close: the zone fills about a third of the map, its handle in reach.
     if (element.dataset.pick === 'true') map.fitBounds(zone.bounds().pad(1));
   };
+  const editor = data.editable && data.apiTourURL ? waypointEditor(data, markers) : null;
   data.waypoints.forEach(addMarker);
   mapElement.markers = markers;
+  if (editor) setUpRowEditing(editor);
 
   map.on('click', (event) => {
     if (route.editing()) { route.add(event.latlng); return; }
@@ -121,21 +146,111 @@ function setUpMap(element, data) {
       fillCoordinates(event.latlng);
       return;
     }
+    offerAt(event.latlng, false);
+  });
+
+  // The keyboard's way to the same form: Enter on the focused map offers it at the map's centre.
+  element.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' || event.target !== element || route.editing() || element.dataset.pick === 'true') return;
+    event.preventDefault();
+    offerAt(map.getCenter(), true);
+  });
+
+  function offerAt(latlng, byKeyboard) {
     if (!data.editable || !document.getElementById('waypoint-form')) return;
     const bounds = frame?.rectangle.getBounds();
-    if (!bounds || !bounds.contains(event.latlng)) {
-      L.popup().setLatLng(event.latlng).setContent(bounds ? 'This place is outside the frame.' : 'Save the frame first.').openOn(map);
+    if (!bounds || !bounds.contains(latlng)) {
+      L.popup().setLatLng(latlng).setContent(bounds ? 'This place is outside the frame.' : 'Save the frame first.').openOn(map);
       return;
     }
-    offerNewWaypoint(map, event.latlng, data, (waypoint) => {
+    offerNewWaypoint(map, latlng, data, (waypoint, files) => {
       addMarker({ ...waypoint, url: '', overlaps: false });
-      addWaypointRow(waypoint, data);
+      const row = addWaypointRow(waypoint, data, editor);
+      resetWaypointForm();
+      refreshStatus();
+      // The new row has the focus, so a keyboard goes on from the stop it made (the map's pointer users keep their view).
+      row?.querySelector('a.waypoint-name')?.focus({ preventScroll: !byKeyboard });
+      if (files.length) {
+        uploadFiles(files, uploadTarget(data, waypoint.id, document.getElementById('map-uploads')), (upload) => {
+          if (upload.finished) mapStatus(`“${upload.file.name}” uploaded to “${waypoint.name}”: it is being scanned for malware.`);
+          refreshStatus();
+          editor?.refreshFiles(waypoint.id);
+        });
+      }
     });
+  }
+}
+
+/// The place search above the map: a typed "latitude, longitude" moves the map there (a search form with no script
+/// would have nothing to move, so it shows only with one).
+function setUpPlaceSearch(map) {
+  const form = document.getElementById('place-search-form');
+  const input = form?.querySelector('[data-place-search]');
+  if (!input) return;
+  const message = document.getElementById('place-search-message');
+  form.hidden = false;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const parts = input.value.trim().split(/[\s,;]+/).filter(Boolean).map(Number);
+    const [lat, lng] = parts;
+    if (parts.length !== 2 || !Number.isFinite(lat) || !Number.isFinite(lng) || Math.abs(lat) > 90 || Math.abs(lng) > 180) {
+      message.textContent = 'Type a latitude and a longitude in decimal degrees, like 44.40, -122.10.';
+      message.classList.add('text-danger');
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+      return;
+    }
+    input.removeAttribute('aria-invalid');
+    message.classList.remove('text-danger');
+    map.setView([lat, lng], Math.max(map.getZoom(), 13));
+    message.textContent = `The map is over ${lat.toFixed(5)}, ${lng.toFixed(5)}.`;
   });
 }
 
-/// A small form at the clicked place: a name, then "Add" saves the waypoint with no page load. The full form below
-/// the list (coordinates filled in too, for a ranger who prefers it or has no script) stays.
+/// Where the tour page's uploads go: a waypoint of this tour, with the server's limit, shown in `list`.
+function uploadTarget(data, waypointId, list) {
+  const tour = data.apiTourURL.split('/').pop();
+  return { tour, waypoint: String(waypointId), maxBytes: data.maxUploadBytes, maxSize: data.maxUploadSize, list };
+}
+
+/// The lower "Add a waypoint" form, emptied after an add on the map (its coordinates were the clicked place's).
+function resetWaypointForm() {
+  const form = document.getElementById('waypoint-form');
+  if (!form) return;
+  for (const field of form.querySelectorAll('input:not([type=hidden]), textarea')) {
+    field.value = '';
+    field.classList.remove('is-invalid');
+  }
+  form.querySelectorAll('.invalid-feedback').forEach((feedback) => feedback.remove());
+}
+
+/// Re-reads the tour page's duration and publishing card (`GET /tours/{id}/status`, rendered by the same server code
+/// as the page) and puts them in place of the stale ones.
+let statusRequest = Promise.resolve();
+function refreshStatus() {
+  const url = JSON.parse(mapElement?.dataset.map || '{}').statusURL;
+  if (!url) return statusRequest;
+  statusRequest = statusRequest.then(async () => {
+    const response = await fetch(url, { credentials: 'same-origin', cache: 'no-store' }).catch(() => null);
+    if (!response?.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
+    for (const selector of ['[data-duration]', '[data-download-size]', '[data-publishing]']) {
+      const next = fresh.querySelector(selector);
+      const current = document.querySelector(selector);
+      if (next && current) {
+        const adopted = document.importNode(next, true);
+        current.replaceWith(adopted);
+        confirmButtons(adopted);
+      }
+    }
+    document.dispatchEvent(new CustomEvent('tour-status-refreshed'));
+  });
+  return statusRequest;
+}
+
+/// A small form at the clicked place: a name, a description and files, then "Add" saves the waypoint with no page
+/// load and uploads its files (each with its progress below the map). The full form below the list (coordinates
+/// filled in too, for a ranger who prefers it or has no script) stays.
 function offerNewWaypoint(map, latlng, data, added) {
   fillCoordinates(latlng);
   const form = document.createElement('form');
@@ -143,34 +258,50 @@ function offerNewWaypoint(map, latlng, data, added) {
   form.className = 'd-flex flex-column gap-1';
   form.innerHTML = `<label class="form-label small mb-0" for="new-waypoint-name">New waypoint here</label>
     <input class="form-control form-control-sm" id="new-waypoint-name" name="name" maxlength="120" required autocomplete="off">
-    <div class="small text-danger" data-new-waypoint-error hidden></div>
+    <label class="form-label small mb-0" for="new-waypoint-description">What visitors read here</label>
+    <textarea class="form-control form-control-sm" id="new-waypoint-description" name="description" rows="3"></textarea>
+    <label class="form-label small mb-0" for="new-waypoint-files">Files (audio, video, images)</label>
+    <input class="form-control form-control-sm" type="file" id="new-waypoint-files" name="file" multiple>
+    <div class="small text-danger" data-new-waypoint-error role="alert" hidden></div>
     <button type="submit" class="btn btn-primary btn-sm">Add waypoint</button>`;
-  const popup = L.popup({ minWidth: 200 }).setLatLng(latlng).setContent(form).openOn(map);
+  // The form is taller than the map's margin above most places, so Leaflet pans the map to show it; once it closes,
+  // the map goes back to where the ranger had it (unless they moved it meanwhile), so the next place is where it was.
+  const view = map.getCenter();
+  let moved = false;
+  const movedByHand = () => { moved = true; };
+  map.on('dragstart zoomstart', movedByHand);
+  const popup = L.popup({ minWidth: 220, maxWidth: 280 }).setLatLng(latlng).setContent(form);
+  popup.on('remove', () => {
+    map.off('dragstart zoomstart', movedByHand);
+    if (!moved) map.panTo(view, { animate: false });
+  });
+  popup.openOn(map);
   const name = form.querySelector('input[name="name"]');
   name.focus({ preventScroll: true });
+  // Enter in the name adds at once; in the description it starts a new line, as in any text box.
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const error = form.querySelector('[data-new-waypoint-error]');
     if (!name.value.trim()) { error.textContent = 'Enter a name.'; error.hidden = false; name.focus(); return; }
     const button = form.querySelector('button');
     button.disabled = true;
+    const description = form.querySelector('textarea[name="description"]').value;
+    const files = [...form.querySelector('input[type="file"]').files];
     const result = await postForm(data.newWaypointURL, {
-      name: name.value.trim(), latitude: latlng.lat.toFixed(7), longitude: latlng.lng.toFixed(7),
+      name: name.value.trim(), description, latitude: latlng.lat.toFixed(7), longitude: latlng.lng.toFixed(7),
     });
     button.disabled = false;
     if (!result.ok) { error.textContent = result.message; error.hidden = false; name.focus(); return; }
     map.closePopup(popup);
-    added(result.data);
-    mapStatus(`Waypoint “${result.data.name}” added.`);
-    const wpName = document.getElementById('wp-name');
-    if (wpName) wpName.value = '';
+    mapStatus(`Waypoint “${result.data.name}” added${files.length ? `; uploading ${files.length === 1 ? 'its file' : `its ${files.length} files`}` : ''}.`);
+    added(result.data, files);
   });
 }
 
 /// The new waypoint's row at the end of the list, with the same links and buttons the page renders.
-function addWaypointRow(waypoint, data) {
+function addWaypointRow(waypoint, data, editor) {
   const list = document.getElementById('waypoint-list');
-  if (!list) return;
+  if (!list) return null;
   document.getElementById('no-waypoints')?.remove();
   const csrf = document.querySelector('#waypoint-form input[name="_csrf"]')?.value ?? '';
   const base = data.newWaypointURL;
@@ -195,6 +326,230 @@ function addWaypointRow(waypoint, data) {
     ${form('delete', `Delete ${name}`, '✕', `data-confirm="Delete the waypoint “${name}”?"`)}`;
   list.append(li);
   confirmButtons(li);
+  editor?.addButton(li);
+  return li;
+}
+
+/// Each row of the list opens the panel beside the map: a click on the row (not on its link or buttons), or its
+/// "Edit here" button for the keyboard. The name's link still opens the waypoint's own page.
+function setUpRowEditing(editor) {
+  const list = document.getElementById('waypoint-list');
+  if (!list) return;
+  list.querySelectorAll(':scope > li[data-id]').forEach((li) => editor.addButton(li));
+  list.addEventListener('click', (event) => {
+    if (event.target.closest('a, button, form, input, textarea')) return;
+    const li = event.target.closest('li[data-id]');
+    if (li) editor.open(li.dataset.id);
+  });
+}
+
+/// The panel beside the map (`form[data-edit-waypoint]`): a stop's name and description, its files with their
+/// title, alt text, captions and transcript, more files, and "Next stop". It reads the tour from the management API
+/// and saves through its waypoint and asset routes, with no page load; the waypoint's own page stays for the rest
+/// (translations, the trigger radius, the files' order).
+function waypointEditor(data, markers) {
+  const box = document.getElementById('waypoint-editor');
+  if (!box) return null;
+  let current = null;
+  let tour = null;
+
+  async function load() {
+    const result = await sendJSON('GET', data.apiTourURL);
+    if (!result.ok) { showMessage(result.message); return null; }
+    tour = result.data;
+    return tour;
+  }
+
+  function orderedIds() {
+    return [...document.querySelectorAll('#waypoint-list > li[data-id]')].map((li) => li.dataset.id);
+  }
+
+  async function open(id, { focus = true } = {}) {
+    if (!(await load())) return;
+    const waypoint = tour.waypoints.find((w) => String(w.id) === String(id));
+    if (!waypoint) return;
+    current = waypoint;
+    render(waypoint);
+    box.hidden = false;
+    if (focus) {
+      box.scrollIntoView({ block: 'nearest' });
+      box.querySelector('input[name="name"]').focus({ preventScroll: true });
+    }
+  }
+
+  function render(waypoint) {
+    const ids = orderedIds();
+    const index = ids.indexOf(String(waypoint.id));
+    const nextId = index >= 0 && index < ids.length - 1 ? ids[index + 1] : null;
+    const files = (waypoint.assets || []).filter((asset) => asset.companionOf == null);
+    box.innerHTML = `<div class="card-body">
+      <div class="d-flex align-items-start gap-2 mb-2">
+        <h2 class="h5 mb-0 me-auto" id="waypoint-editor-title">Stop ${Number(index + 1)}: <span data-editor-name>${escapeText(waypoint.name)}</span></h2>
+        <button type="button" class="btn-close" data-action="close-editor" aria-label="Close the stop's panel"></button>
+      </div>
+      <form data-edit-waypoint novalidate>
+        <div class="mb-2">
+          <label class="form-label" for="edit-waypoint-name">Name</label>
+          <input class="form-control" id="edit-waypoint-name" name="name" maxlength="120" required value="${escapeText(waypoint.name)}">
+        </div>
+        <div class="mb-2">
+          <label class="form-label" for="edit-waypoint-description">Description</label>
+          <textarea class="form-control" id="edit-waypoint-description" name="description" rows="5">${escapeText(waypoint.description)}</textarea>
+        </div>
+        <h3 class="h6 mt-3">Files</h3>
+        ${files.length ? files.map(fileFields).join('') : '<p class="small text-muted" data-no-files>No files yet.</p>'}
+        <div class="mb-2">
+          <label class="form-label small mb-0" for="edit-waypoint-files">Add files (audio, video, images; up to ${escapeText(data.maxUploadSize || '')} each)</label>
+          <input class="form-control form-control-sm" type="file" id="edit-waypoint-files" name="file" multiple>
+        </div>
+        <div class="small mb-2" data-editor-status role="status" aria-live="polite"></div>
+        <div class="d-flex flex-wrap gap-2">
+          <button type="submit" class="btn btn-primary btn-sm">Save stop</button>
+          <button type="button" class="btn btn-outline-primary btn-sm" data-action="next-waypoint" ${nextId ? '' : 'disabled'}>${nextId ? 'Save and open the next stop' : 'This is the last stop'}</button>
+          <a class="btn btn-link btn-sm" href="${escapeText(data.newWaypointURL)}/${Number(waypoint.id)}">Its page: languages, trigger zone, file order</a>
+        </div>
+      </form>
+      <ul class="list-unstyled mt-2 mb-0" data-editor-uploads aria-label="Uploads of this stop's files"></ul>
+    </div>`;
+    const form = box.querySelector('form[data-edit-waypoint]');
+    box.querySelector('[data-action="close-editor"]').addEventListener('click', close);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      await save(form);
+    });
+    box.querySelector('[data-action="next-waypoint"]').addEventListener('click', async () => {
+      if (nextId && await save(form)) await open(nextId);
+    });
+  }
+
+  /// One file's texts: its title; an image's alt text; a video's captions (WebVTT); an audio or video file's transcript.
+  function fileFields(asset) {
+    const id = Number(asset.id);
+    const name = escapeText(asset.originalName);
+    const takesTranscript = asset.kind === 'audio' || asset.kind === 'video';
+    const companion = (file) => file ? `${escapeText(file.originalName ?? 'a file')} (${escapeText(file.scanStatus ?? '')})` : 'none yet';
+    return `<fieldset class="border rounded p-2 mb-2" data-asset-id="${id}">
+      <legend class="fs-6 mb-1 text-break">${name} <span class="badge bg-light text-dark border">${escapeText(asset.kind)}</span>
+        <span class="badge text-bg-${asset.scanStatus === 'clean' ? 'success' : asset.scanStatus === 'pending' ? 'secondary' : 'danger'}" data-scan-status>${escapeText(asset.scanStatus)}</span></legend>
+      <label class="form-label small mb-0" for="edit-title-${id}">Title shown in the app</label>
+      <input class="form-control form-control-sm mb-1" id="edit-title-${id}" name="title" maxlength="200" value="${escapeText(asset.title ?? '')}" data-saved="${escapeText(asset.title ?? '')}">
+      ${asset.kind === 'image' ? `<label class="form-label small mb-0" for="edit-alt-${id}">Alt text (what the image shows)</label>
+      <textarea class="form-control form-control-sm mb-1" id="edit-alt-${id}" name="altText" rows="2" maxlength="1000" data-saved="${escapeText(asset.altText ?? '')}">${escapeText(asset.altText ?? '')}</textarea>` : ''}
+      ${asset.kind === 'video' ? `<label class="form-label small mb-0" for="edit-captions-${id}">Captions (WebVTT, .vtt): ${companion(asset.captions)}</label>
+      <input class="form-control form-control-sm mb-1" type="file" id="edit-captions-${id}" name="captions" accept=".vtt,text/vtt">` : ''}
+      ${takesTranscript ? `<label class="form-label small mb-0" for="edit-transcript-${id}">Transcript: ${companion(asset.transcript)}. Type or paste ${asset.transcript ? 'a new one' : 'it'}</label>
+      <textarea class="form-control form-control-sm mb-1" id="edit-transcript-${id}" name="transcript" rows="2"></textarea>` : ''}
+    </fieldset>`;
+  }
+
+  /// Saves what changed: the waypoint, then each file's texts, then starts the new files' uploads. True when all saved.
+  async function save(form) {
+    const status = form.querySelector('[data-editor-status]');
+    const say = (text, failed = false) => {
+      status.textContent = text;
+      status.classList.toggle('text-danger', failed);
+      if (failed) { status.tabIndex = -1; status.focus(); }
+    };
+    const name = form.elements.name.value.trim();
+    if (!name) { say('Enter a name.', true); form.elements.name.focus(); return false; }
+    const waypointURL = `${data.apiTourURL}/waypoints/${current.id}`;
+    const saved = await sendJSON('PATCH', waypointURL, { name, description: form.elements.description.value });
+    if (!saved.ok) { say(saved.message, true); return false; }
+    for (const fieldset of form.querySelectorAll('fieldset[data-asset-id]')) {
+      const assetURL = `/api/v1/manage/assets/${fieldset.dataset.assetId}`;
+      const patch = {};
+      for (const field of fieldset.querySelectorAll('[name="title"], [name="altText"]')) {
+        if (field.value !== field.dataset.saved) patch[field.name] = field.value;
+      }
+      if (Object.keys(patch).length) {
+        const result = await sendJSON('PATCH', assetURL, patch);
+        if (!result.ok) { say(result.message, true); return false; }
+        for (const field of fieldset.querySelectorAll('[data-saved]')) field.dataset.saved = field.value;
+      }
+      const transcript = fieldset.querySelector('[name="transcript"]');
+      if (transcript?.value.trim()) {
+        const result = await sendJSON('POST', `${assetURL}/transcript`, { text: transcript.value });
+        if (!result.ok) { say(result.message, true); return false; }
+        transcript.value = '';
+      }
+      const captions = fieldset.querySelector('[name="captions"]');
+      if (captions?.files.length) {
+        const body = new FormData();
+        body.append('file', captions.files[0]);
+        const result = await sendJSON('POST', `${assetURL}/captions`, body);
+        if (!result.ok) { say(result.message, true); return false; }
+        captions.value = '';
+      }
+    }
+    current = { ...current, ...saved.data };
+    renamed(saved.data);
+    const files = [...form.querySelector('input[name="file"]').files];
+    form.querySelector('input[name="file"]').value = '';
+    if (files.length) {
+      const waypointId = current.id;
+      uploadFiles(files, uploadTarget(data, waypointId, box.querySelector('[data-editor-uploads]')), () => {
+        refreshStatus();
+        refreshFiles(waypointId);
+      });
+    }
+    say(`“${saved.data.name}” saved.`);
+    mapStatus(`“${saved.data.name}” saved.`);
+    refreshStatus();
+    return true;
+  }
+
+  /// The new name on the marker, its row and the panel's heading.
+  function renamed(waypoint) {
+    const marker = markers.get(String(waypoint.id));
+    if (marker) {
+      marker.waypoint.name = waypoint.name;
+      marker.setTooltipContent(escapeText(waypoint.name));
+      marker.getElement()?.setAttribute('title', waypoint.name);
+      marker.getElement()?.setAttribute('alt', waypoint.name);
+    }
+    const link = document.querySelector(`#waypoint-${waypoint.id} a.waypoint-name`);
+    if (link) link.textContent = waypoint.name;
+    const heading = box.querySelector('[data-editor-name]');
+    if (heading) heading.textContent = waypoint.name;
+  }
+
+  /// After an upload ends: the open panel lists the stop's files again, with what was typed and the focus kept.
+  async function refreshFiles(waypointId) {
+    if (box.hidden || !current || String(current.id) !== String(waypointId)) return;
+    const typed = new Map([...box.querySelectorAll('input[id]:not([type=file]), textarea[id]')].map((field) => [field.id, field.value]));
+    const focused = box.contains(document.activeElement) ? document.activeElement.id : null;
+    const uploads = [...box.querySelector('[data-editor-uploads]').children];
+    await open(waypointId, { focus: false });
+    for (const [id, value] of typed) {
+      const field = document.getElementById(id);
+      if (field && box.contains(field)) field.value = value;
+    }
+    if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
+    box.querySelector('[data-editor-uploads]').append(...uploads);
+  }
+
+  function close() {
+    const id = current?.id;
+    box.hidden = true;
+    box.replaceChildren();
+    current = null;
+    document.querySelector(`#waypoint-${id} [data-action="edit-waypoint"]`)?.focus();
+  }
+
+  function addButton(li) {
+    if (li.querySelector('[data-action="edit-waypoint"]')) return;
+    const name = li.querySelector('.waypoint-name')?.textContent ?? '';
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'btn btn-sm btn-outline-primary';
+    button.dataset.action = 'edit-waypoint';
+    button.textContent = 'Edit here';
+    button.setAttribute('aria-label', `Edit ${name} beside the map`);
+    button.addEventListener('click', () => open(li.dataset.id));
+    li.querySelector(':scope > .me-auto')?.insertAdjacentElement('afterend', button);
+  }
+
+  return { open, refreshFiles, addButton };
 }
 
 /// One line in the map's status region (read out by screen readers), with an optional action such as "Undo".
@@ -411,10 +766,11 @@ function numberIcon(order) {
   return L.divIcon({ className: 'waypoint-marker', html: `<span>${Number(order)}</span>`, iconSize: [28, 28], iconAnchor: [14, 14] });
 }
 
+/// Text made safe for HTML, in element content and in quoted attribute values alike.
 function escapeText(text) {
   const span = document.createElement('span');
   span.textContent = text;
-  return span.innerHTML;
+  return span.innerHTML.replaceAll('"', '&quot;').replaceAll("'", '&#39;');
 }
 
 function showMessage(message) {
@@ -445,6 +801,7 @@ function setUpSortable() {
         li.querySelector('button[aria-label^="Move"][aria-label$=" up"]')?.toggleAttribute('disabled', index === 0);
         li.querySelector('button[aria-label^="Move"][aria-label$=" down"]')?.toggleAttribute('disabled', index === all.length - 1);
       });
+      refreshStatus();
     },
   });
 }

@@ -1,7 +1,8 @@
 // Uploads on the waypoint page: several files at once, drag and drop, a progress bar and a cancel
 // button per file, over tus 1.0 so a dropped connection resumes from the last stored byte. Unfinished
 // uploads are remembered (localStorage) and continue when the same file is chosen again after a reload.
-// Without JavaScript the same form posts multipart/form-data.
+// Without JavaScript the same form posts multipart/form-data. The tour page uploads through `uploadFiles` too
+// (files chosen with a new waypoint, or in the panel beside the map).
 import { csrfToken } from './panel.js';
 
 // Each PATCH is sized to take about two seconds. It starts at 8 MiB and doubles while PATCHes finish in under one
@@ -35,24 +36,51 @@ function setUp(form) {
   listUnfinished();
 }
 
+/// The waypoint page's form as an upload target: its tour, waypoint, limit and progress list.
+function pageTarget() {
+  return {
+    tour: form.dataset.tour, waypoint: form.dataset.waypoint, maxBytes: Number(form.dataset.max),
+    maxSize: form.dataset.maxSize, list: document.getElementById('upload-progress'),
+  };
+}
+
 function start(files) {
+  uploadFiles(files, pageTarget(), (upload) => {
+    listUnfinished();
+    if (active.size === 0 && upload.finished) setTimeout(() => location.reload(), 800);
+  });
+}
+
+/// Uploads files to a waypoint (`target`: tour, waypoint, maxBytes, maxSize in words, and the list that shows each
+/// file's progress), each over tus; `settled(upload)` runs when one ends, finished or not. A file over the limit is
+/// refused before a byte is sent, with what to do, and that refusal takes the focus.
+export function uploadFiles(files, target, settled = () => {}) {
   for (const file of files) {
-    if (file.size > Number(form.dataset.max)) {
-      addRow(file.name).fail(`Larger than the limit (${form.dataset.max} bytes).`);
+    if (target.maxBytes && file.size > target.maxBytes) {
+      addRow(file.name, target.list).fail(tooLarge(file, target), { focus: true });
       continue;
     }
-    const upload = new Upload(file);
+    const upload = new Upload(file, target);
     active.add(upload);
     upload.run().finally(() => {
       active.delete(upload);
-      listUnfinished();
-      if (active.size === 0 && upload.finished) setTimeout(() => location.reload(), 800);
+      settled(upload);
     });
   }
 }
 
-function storageKey(file) {
-  return `trail-upload:${form.dataset.tour}:${form.dataset.waypoint}:${file.name}:${file.size}:${file.lastModified}`;
+/// Whether any upload of this page is still sending.
+export function uploading() { return active.size > 0; }
+
+/// Both sizes in the same unit the page states its limit in (MiB), and the way out.
+function tooLarge(file, target) {
+  const limit = target.maxSize || formatBytes(target.maxBytes);
+  return `“${file.name}” is ${formatBytes(file.size)}, over the ${limit} limit for one file: not uploaded. `
+    + 'Make it smaller (a lower resolution or bitrate, or split it into parts), then choose it again.';
+}
+
+function storageKey(target, file) {
+  return `trail-upload:${target.tour}:${target.waypoint}:${file.name}:${file.size}:${file.lastModified}`;
 }
 
 function listUnfinished() {
@@ -73,10 +101,11 @@ function listUnfinished() {
 }
 
 class Upload {
-  constructor(file) {
+  constructor(file, target) {
     this.file = file;
-    this.key = storageKey(file);
-    this.row = addRow(file.name, () => this.cancel());
+    this.target = target;
+    this.key = storageKey(target, file);
+    this.row = addRow(file.name, target.list, () => this.cancel());
     this.cancelled = false;
     this.chunk = CHUNK.start;
     this.finished = false;
@@ -106,7 +135,7 @@ class Upload {
       this.row.done('Uploaded — scanning for malware…');
     } catch (error) {
       localStorage.removeItem(this.key);
-      this.row.fail(error.message);
+      this.row.fail(error.message, { focus: true });
     }
   }
 
@@ -123,7 +152,7 @@ class Upload {
         localStorage.removeItem(this.key);  // expired or gone: start again
       }
     }
-    const metadata = { tour: form.dataset.tour, waypoint: form.dataset.waypoint, filename: this.file.name };
+    const metadata = { tour: this.target.tour, waypoint: this.target.waypoint, filename: this.file.name };
     const response = await fetch(ENDPOINT, {
       method: 'POST', credentials: 'same-origin',
       headers: {
@@ -204,7 +233,7 @@ class Upload {
   }
 }
 
-function addRow(name, onCancel) {
+function addRow(name, list, onCancel) {
   const item = document.createElement('li');
   item.className = 'mb-2 upload-row';
   const label = document.createElement('div');
@@ -235,7 +264,7 @@ function addRow(name, onCancel) {
   const status = document.createElement('div');
   status.className = 'small text-muted upload-status';
   item.append(label, bar, status);
-  document.getElementById('upload-progress').append(item);
+  list.append(item);
   const setWidth = (percent) => {
     fill.style.width = `${percent}%`;
     bar.setAttribute('aria-valuenow', String(percent));
@@ -248,7 +277,20 @@ function addRow(name, onCancel) {
     },
     status(text) { status.textContent = text; },
     done(text) { setWidth(100); fill.classList.add('bg-success'); status.textContent = text; cancel?.remove(); },
-    fail(text) { fill.classList.add('bg-danger'); status.textContent = text; status.classList.replace('text-muted', 'text-danger'); cancel?.remove(); },
+    /// With `focus`, a refusal: said at once (an alert), scrolled into view and focused, so nobody misses it.
+    fail(text, { focus = false } = {}) {
+      fill.classList.add('bg-danger');
+      status.textContent = text;
+      status.classList.replace('text-muted', 'text-danger');
+      cancel?.remove();
+      if (focus) {
+        status.setAttribute('role', 'alert');
+        status.tabIndex = -1;
+        status.classList.add('upload-refusal');
+        status.scrollIntoView({ block: 'center' });
+        status.focus({ preventScroll: true });
+      }
+    },
   };
 }
 

@@ -351,7 +351,7 @@ struct PublishingRulesTests {
             let page = try await client.get("/tours/\(env.seed.tourId)", session: session)
             session.absorb(page)
             let list = try #require(
-                page.text.range(of: "<ul class=\"mb-0\" id=\"publish-checklist\">").map {
+                page.text.range(of: "<ul class=\"mb-0\" id=\"publish-checklist\" data-checklist>").map {
                     String(page.text[$0.upperBound...].prefix(while: { $0 != "\n" }))
                 }
             )

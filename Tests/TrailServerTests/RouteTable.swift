@@ -258,6 +258,13 @@ enum RouteTable {
         page(.post, "/sites/alpha/members/{author}/remove", [], managers(.redirect("/sites/alpha/members"))),
         // Invitations (no SMTP in the matrix's app: the panel answers 201 with the link to pass on).
         page(.get, "/sites/alpha/invitations", [], managers(.ok)),
+        page(.get, "/sites/alpha/settings", [], managers(.ok)),
+        page(
+            .post,
+            "/sites/alpha/settings",
+            [("north", "44.5"), ("south", "44.3"), ("east", "-122.0"), ("west", "-122.3"), ("timeZone", "America/Los_Angeles")],
+            managers(.redirect("/sites/alpha/settings"))
+        ),
         page(.post, "/sites/alpha/invitations", [("email", "friend@test.org"), ("role", "author")], managers(.created)),
         page(.post, "/sites/alpha/invitations/999/revoke", [], managers(.notFound)),
         // Alerts: the site's managers and admins; someone outside the site gets 404, as on every site route.
@@ -280,6 +287,7 @@ enum RouteTable {
         page(.get, "/sites/alpha/tours/new", [], authors(.ok)),
         page(.post, "/sites/alpha/tours", [("name", "New Tour"), ("description", "Fresh"), ("mapName", "")], authors(.redirect("/tours/"))),
         page(.get, "/tours/{tour}", [], viewers(.ok)),
+        page(.get, "/tours/{tour}/status", [], viewers(.ok)),
         page(.get, "/tours/{tour}/edit", [], authors(.ok)),
         page(
             .post,
@@ -455,6 +463,12 @@ enum RouteTable {
 
     static let apis: [RouteCase] = [
         api(.post, "/sites/alpha/invitations", #"{"email":"friend@test.org","role":"reviewer"}"#, managers(.created, api: true)),
+        api(
+            .patch,
+            "/sites/alpha",
+            #"{"timeZone":"Europe/Paris","home":{"north":44.5,"south":44.3,"east":-122.0,"west":-122.3}}"#,
+            managers(.ok, api: true)
+        ),
         api(.post, "/tours", #"{"site":"alpha","name":"API Tour","description":"by script"}"#, authors(.created, api: true)),
         api(.get, "/tours?site=alpha", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{tour}", nil, viewers(.ok, api: true)),

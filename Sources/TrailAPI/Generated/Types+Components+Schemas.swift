@@ -2140,6 +2140,53 @@ extension Components {
                 case at
             }
         }
+        /// - Remark: Generated from `#/components/schemas/SiteSettings`.
+        public struct SiteSettings: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SiteSettings/slug`.
+            public var slug: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SiteSettings/name`.
+            public var name: Swift.String
+            /// The home area the site's managers set (absent: none).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SiteSettings/home`.
+            public var home: Components.Schemas.Frame?
+            /// Where a new tour's map opens: the home area, else the frame of the site's first tour (absent: neither yet).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SiteSettings/effectiveHome`.
+            public var effectiveHome: Components.Schemas.Frame?
+            /// The site's IANA time zone name.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SiteSettings/timeZone`.
+            public var timeZone: Swift.String
+            /// Creates a new `SiteSettings`.
+            ///
+            /// - Parameters:
+            ///   - slug:
+            ///   - name:
+            ///   - home: The home area the site's managers set (absent: none).
+            ///   - effectiveHome: Where a new tour's map opens: the home area, else the frame of the site's first tour (absent: neither yet).
+            ///   - timeZone: The site's IANA time zone name.
+            public init(
+                slug: Swift.String,
+                name: Swift.String,
+                home: Components.Schemas.Frame? = nil,
+                effectiveHome: Components.Schemas.Frame? = nil,
+                timeZone: Swift.String
+            ) {
+                self.slug = slug
+                self.name = name
+                self.home = home
+                self.effectiveHome = effectiveHome
+                self.timeZone = timeZone
+            }
+            public enum CodingKeys: String, CodingKey {
+                case slug
+                case name
+                case home
+                case effectiveHome
+                case timeZone
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Invitation`.
         public struct Invitation: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Invitation/id`.

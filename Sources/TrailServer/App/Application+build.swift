@@ -371,6 +371,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     media.addAPIRoutes(to: manage)
     publishing.addAPIRoutes(to: manage)
     invitations.addAPIRoutes(site: manageSite)
+    SiteSettingsController(database: database, pages: pages).addRoutes(site: site, manageSite: manageSite)
     tiles.addAPIRoutes(to: manage)
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)

@@ -37,6 +37,8 @@ enum PanelURL {
     static func site(_ slug: String) -> String { "/sites/\(slug)" }
     static func siteMembers(_ slug: String) -> String { "\(site(slug))/members" }
     static func siteAlerts(_ slug: String) -> String { "\(site(slug))/alerts" }
+    /// The site's home area and time zone (managers).
+    static func siteSettings(_ slug: String) -> String { "\(site(slug))/settings" }
     /// Where the new-tour form posts.
     static func siteTours(_ slug: String) -> String { "\(site(slug))/tours" }
 
@@ -51,6 +53,8 @@ enum PanelURL {
     static func tourLanguages(_ id: Int64) -> String { "\(tour(id))/languages" }
     static func tourText(_ id: Int64, language: String) -> String { "\(tour(id))/text/\(language)" }
     static func tourRoute(_ id: Int64) -> String { "\(tour(id))/route" }
+    /// The tour page's duration and publishing card alone, which the page re-reads after a change made in place.
+    static func tourStatus(_ id: Int64) -> String { "\(tour(id))/status" }
     static func tourImport(_ id: Int64, importId: String) -> String { "\(tour(id))/import/\(importId)" }
     /// Where the map's click posts a new waypoint.
     static func waypoints(tourId: Int64) -> String { "\(tour(tourId))/waypoints" }
@@ -95,4 +99,5 @@ enum APIURL {
     static func manageUpload(_ id: String) -> String { "/api/v1/manage/uploads/\(id)" }
     static func managePublishRequest(_ id: String) -> String { "/api/v1/manage/publish-requests/\(id)" }
     static func manageTourTiles(_ id: Int64) -> String { "/api/v1/manage/tours/\(id)/tiles" }
+    static func manageTour(_ id: Int64) -> String { "/api/v1/manage/tours/\(id)" }
 }

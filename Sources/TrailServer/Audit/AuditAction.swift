@@ -39,6 +39,7 @@ enum AuditAction: String, Sendable, CaseIterable, DatabaseValueConvertible {
     case sessionSsoFailed = "session.ssoFailed"
     case sessionStart = "session.start"
     case siteCreate = "site.create"
+    case siteHome = "site.home"
     case sitePasswordSignIn = "site.passwordSignIn"
     case siteUpdate = "site.update"
     case tilesDelete = "tiles.delete"

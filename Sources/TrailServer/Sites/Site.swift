@@ -17,8 +17,21 @@ package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     /// Whether members may sign in with a password here; false: only through the agency's provider (administrators
     /// always may, so an outage of the provider locks nobody out for good).
     package var passwordSignIn: Bool = true
+    /// Where a new tour's map opens (`home`); nil edges: none set, and the frame of the site's first tour stands in.
+    package var homeNorth: Double? = nil
+    package var homeSouth: Double? = nil
+    package var homeEast: Double? = nil
+    package var homeWest: Double? = nil
+    /// The site's time zone, an IANA name (`America/Los_Angeles`).
+    package var timeZone: String = "UTC"
 
     package static let databaseTableName = "site"
+
+    /// The home area the site's manager set, if any.
+    package var home: Frame? {
+        guard let north = homeNorth, let south = homeSouth, let east = homeEast, let west = homeWest else { return nil }
+        return Frame(north: north, south: south, east: east, west: west)
+    }
 
     package enum Columns {
         static let slug = Column(CodingKeys.slug)

@@ -232,4 +232,53 @@ extension AppDatabase {
             )
         }
     }
+
+    /// Sets a site's home area and time zone (managers; re-checked in the transaction), audited; the site as saved.
+    @discardableResult
+    package func setSiteMapSettings(siteId: Int64, _ settings: SiteMapSettings, user: AuthenticatedUser, actor: AuditActor) async throws -> Site {
+        try settings.validate().throwIfAny()
+        return try await write { db in
+            try Self.access(db, user: user, siteId: siteId).require(.manage, to: "change its settings")
+            guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
+            site.homeNorth = settings.home?.north
+            site.homeSouth = settings.home?.south
+            site.homeEast = settings.home?.east
+            site.homeWest = settings.home?.west
+            site.timeZone = settings.timeZone
+            try site.update(db)
+            try AuditEvent.record(
+                db,
+                actor: actor,
+                siteId: siteId,
+                objectType: "site",
+                objectId: "\(siteId)",
+                action: .siteHome,
+                detail: "home \(settings.home.map(DisplayFormat.frame) ?? "none"), time zone \(settings.timeZone)"
+            )
+            return site
+        }
+    }
+
+    /// The frame of the site's first tour that has one (the oldest), which stands in for an unset home area.
+    package func firstTourFrame(siteId: Int64) async throws -> Frame? {
+        try await read { try Self.firstTourFrame($0, siteId: siteId) }
+    }
+
+    /// Where a new tour of the site opens: its home area, else the frame of its first tour; nil when it has neither.
+    package func homeArea(of site: Site) async throws -> Frame? {
+        if let home = site.home { return home }
+        return try await read { try Self.firstTourFrame($0, siteId: site.id) }
+    }
+
+    static func firstTourFrame(_ db: Database, siteId: Int64) throws -> Frame? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT frameNorth, frameSouth, frameEast, frameWest FROM tour
+                WHERE siteId = ? AND frameNorth IS NOT NULL AND frameSouth IS NOT NULL AND frameEast IS NOT NULL AND frameWest IS NOT NULL
+                ORDER BY createdAt, id LIMIT 1
+                """,
+            arguments: [siteId]
+        ).map { Frame(north: $0["frameNorth"], south: $0["frameSouth"], east: $0["frameEast"], west: $0["frameWest"]) }
+    }
 }

@@ -120,6 +120,16 @@ struct TourMapData: Encodable {
     var tileAttributionURL: String? = nil
     /// Largest frame the server accepts: the page refuses a bigger one before sending it.
     var maxAreaKm2: Double? = nil
+    /// The tour in the management API: the panel beside the map reads a waypoint's texts and files there and saves
+    /// them through its waypoint and asset routes, as a script would.
+    var apiTourURL: String = ""
+    /// The duration and publishing card alone, re-read after a change made without a page load.
+    var statusURL: String = ""
+    /// The largest file one upload may be, checked before any byte is sent, and the same in words (MiB).
+    var maxUploadBytes: Int64? = nil
+    var maxUploadSize: String? = nil
+    /// Where a tour without a frame or waypoints opens: its site's home area, else the frame of the site's first tour.
+    var home: Frame? = nil
 }
 
 struct TourPage: Sendable {
@@ -244,7 +254,9 @@ enum TourPageBuilder {
         editable: Bool,
         basemap: EditorBasemap?,
         overlapping: Set<Int64> = [],
-        maxAreaKm2: Double? = nil
+        maxAreaKm2: Double? = nil,
+        maxUploadBytes: Int64? = nil,
+        home: Frame? = nil
     ) -> String {
         var data = TourMapData(
             frame: tour.frame,
@@ -271,6 +283,11 @@ enum TourPageBuilder {
         data.tileAttribution = basemap?.attribution
         data.tileAttributionURL = basemap?.attributionURL
         data.maxAreaKm2 = maxAreaKm2
+        data.apiTourURL = APIURL.manageTour(tour.id)
+        data.statusURL = PanelURL.tourStatus(tour.id)
+        data.maxUploadBytes = maxUploadBytes
+        data.maxUploadSize = maxUploadBytes.map(ByteFormat.string)
+        data.home = home
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? String(data: encoder.encode(data), encoding: .utf8)) ?? "{}"

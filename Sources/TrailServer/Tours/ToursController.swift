@@ -17,6 +17,7 @@ struct ToursController: Sendable {
         site.get("tours/new", use: newTour)
         site.post("tours", use: createTour)
         router.get("/tours/{id}", use: showTour)
+        router.get("/tours/{id}/status", use: showTourStatus)
         router.get("/tours/{id}/edit", use: editTour)
         // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
         router.post("/tours/{id}/languages", use: saveLanguages)
@@ -70,6 +71,14 @@ struct ToursController: Sendable {
         let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
         let page = try await tourPage(tour, site, access, user: context.user)
         return await pages.render("tour", title: tour.name, page: page, request: request, context: context)
+    }
+
+    /// The tour page's duration and publishing card, from the same page model as the page: after a waypoint is added or
+    /// changed on the map (no page load), the page swaps these in, so its checklist and estimate never go stale.
+    func showTourStatus(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+        let page = try await tourPage(tour, site, access, user: context.user)
+        return await pages.render("tour-status", title: tour.name, page: page, request: request, context: context)
     }
 
     /// The tour's edit form; `?lang=` opens one further language's tab.
@@ -378,6 +387,7 @@ struct ToursController: Sendable {
         let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
         let warnings = overlaps.warnings + accessibilityWarnings
+        let home = tour.frame == nil && waypoints.isEmpty ? try await database.homeArea(of: site) : nil
         var page = TourPage(
             id: tour.id,
             name: tour.name,
@@ -406,7 +416,9 @@ struct ToursController: Sendable {
                 editable: canEdit,
                 basemap: editorBasemap(tiles),
                 overlapping: overlaps.waypointIds,
-                maxAreaKm2: config.maxFrameAreaKm2
+                maxAreaKm2: config.maxFrameAreaKm2,
+                maxUploadBytes: config.maxUploadSize,
+                home: home
             ),
             checklist: checklist,
             warnings: warnings,

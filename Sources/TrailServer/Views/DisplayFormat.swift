@@ -132,6 +132,9 @@ package enum ByteFormat {
         "\(site.name) has used its storage quota (\(string(quota))). Delete unused files or ask an admin for more space."
     }
 
+    /// What a ranger does with a file over the upload limit (the browser's own refusal says the same).
+    static let makeItSmaller = "Make it smaller (a lower resolution or bitrate, or split it into parts), then upload it again."
+
     /// "812 bytes", "1.5 MiB": binary units, one decimal.
     package static func string(_ bytes: Int64) -> String {
         let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]

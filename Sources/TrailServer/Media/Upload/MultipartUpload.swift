@@ -176,7 +176,10 @@ struct MultipartUpload {
             if let writer = current?.writer { await writer.discard() }
             for file in result.files { try? FileManager.default.removeItem(at: paths.upload(file.uploadId)) }
             if let tooLarge = error as? UploadTooLarge {
-                throw HTTPError(.contentTooLarge, message: "The file is larger than the limit of \(ByteFormat.string(tooLarge.limit)).")
+                throw HTTPError(
+                    .contentTooLarge,
+                    message: "The file is over the \(ByteFormat.string(tooLarge.limit)) limit for one file: not uploaded. \(ByteFormat.makeItSmaller)"
+                )
             }
             throw error
         }

@@ -54,7 +54,8 @@ struct TusController: Sendable {
         guard length <= config.maxUploadSize else {
             throw TusError(
                 .contentTooLarge,
-                "The file (\(ByteFormat.string(length))) is larger than the limit of \(ByteFormat.string(config.maxUploadSize))."
+                "The file is \(ByteFormat.string(length)), over the \(ByteFormat.string(config.maxUploadSize)) limit for one file: not uploaded. "
+                    + ByteFormat.makeItSmaller
             )
         }
         let metadata = Self.parseMetadata(request.headers[.uploadMetadata] ?? "")
