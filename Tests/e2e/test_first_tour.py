@@ -242,3 +242,60 @@ def test_a_new_tour_opens_over_the_sites_home_area_and_the_place_search_moves_th
     assert panel.text("#place-search-message") == "The map is over 42.94460, -122.10900."
     assert search.get_attribute("aria-invalid") is None
     panel.assert_accessible("tour page after a place search")
+
+
+def test_a_four_stop_tour_in_clicks_fields_and_page_loads(ranger_panel, e2e_site, store, tmp_path):
+    """The newcomer's four-stop tour, counted as test_first_hour counts (Enter on a form is a click; choosing a file is
+    one): a new tour, its frame typed, four stops each with its text written in the map's form (the first with a
+    picture), the picture's alt text in the stop's panel, and the submission. The stops cost no page load."""
+    from test_first_hour import Tally
+
+    panel = ranger_panel
+    panel.open(f"/sites/{e2e_site}")
+    tally = Tally(panel)
+    panel.submit(panel.find(f"a[href='/sites/{e2e_site}/tours/new']")); tally.clicks += 1; tally.count_load()
+    panel.fill(panel.find("input[name='name']"), "Four Springs Walk"); tally.fields += 1
+    panel.fill(panel.find("textarea[name='description']"), "Four springs in an afternoon."); tally.fields += 1
+    panel.submit(panel.find("main form button[type=submit]")); tally.clicks += 1; tally.count_load()
+    tour_id = int(panel.path().split("/")[2])
+    for key, value in {"north": "44.43", "south": "44.36", "east": "-122.0", "west": "-122.2"}.items():
+        panel.fill(panel.find(f"#{key}"), value); tally.fields += 1
+    panel.submit(panel.find("#frame-form button[type=submit]")); tally.clicks += 1; tally.count_load()
+
+    loads_before = tally.loads
+    (tmp_path / "first-spring.png").write_bytes(png_bytes())
+    stops = [("Upper Spring", 0.2, 0.3), ("Mossy Spring", 0.4, 0.7), ("Cold Spring", 0.6, 0.3), ("Lower Spring", 0.8, 0.7)]
+    for number, (name, fx, fy) in enumerate(stops, 1):
+        panel.click_map_at(*frame_point(panel, fx, fy)); tally.clicks += 1
+        form = panel.visible("#tour-map form[data-new-waypoint]")
+        panel.fill(form.find_element(By.NAME, "name"), name); tally.fields += 1
+        panel.fill(form.find_element(By.NAME, "description"), f"What {name} tells the walker."); tally.fields += 1
+        if number == 1:
+            form.find_element(By.CSS_SELECTOR, "input[type='file']").send_keys(str(tmp_path / "first-spring.png")); tally.clicks += 1
+        form.find_element(By.CSS_SELECTOR, "button[type='submit']").click(); tally.clicks += 1
+        panel.wait().until(lambda d: len(panel.waypoint_rows()) == number)
+        tally.count_load()
+    first = store.waypoints(tour_id)[0]
+    panel.wait(60).until(lambda d: [a["scanStatus"] for a in store.assets(first["id"])] == ["clean"])
+    image = store.assets(first["id"])[0]
+
+    # The picture's alt text, in the first stop's panel beside the map.
+    panel.driver.execute_script("document.getElementById('tour-map').scrollIntoView({block: 'start', behavior: 'instant'})")
+    panel.find(f"#tour-map [data-waypoint-id='{first['id']}']").click(); tally.clicks += 1
+    panel.wait().until(lambda d: editor_name(panel) == "Upper Spring")
+    panel.fill(panel.find(f"fieldset[data-asset-id='{image['id']}'] textarea[name='altText']"), "A spring under ferns."); tally.fields += 1
+    panel.find("form[data-edit-waypoint] button[type='submit']").click(); tally.clicks += 1
+    panel.wait().until(lambda d: store.assets(first["id"])[0]["altText"] == "A spring under ferns.")
+    tally.count_load()
+    stop_loads = tally.loads - loads_before
+    assert stop_loads == 0, "building the four stops loaded a page"
+    assert [(w["name"], w["description"]) for w in store.waypoints(tour_id)] == [(n, f"What {n} tells the walker.") for n, _, _ in stops]
+
+    # The publishing card the page re-read offers the submission: no reload to find the button.
+    submit = panel.find(f"[data-publishing] form[action='/tours/{tour_id}/publish'] button[type=submit]")
+    panel.submit(submit); tally.clicks += 1; tally.count_load()
+    assert store.tour(tour_id)["state"] != "draft", "the tour was submitted"
+
+    print(f"\n[four stops] clicks: {tally.clicks}, typed fields: {tally.fields}, full page loads: {tally.loads} "
+          f"(of which for the four stops: {stop_loads})")
+    assert tally.loads <= 4, f"{tally.loads} page loads"
