@@ -127,4 +127,41 @@ import Testing
             #expect(try await app.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM alert WHERE endedAt IS NULL") } == 1)
         }
     }
+
+    @Test("times are entered and shown in the site's time zone; the API's times keep their own zone")
+    func siteTimeZone() async throws {
+        let app = try await TestApp.make()
+        let seed = try await app.seed()
+        try await app.database.write { db in
+            try db.execute(sql: "UPDATE site SET timeZone = 'America/Denver' WHERE id = ?", arguments: [seed.alphaId])
+        }
+        let denver = try #require(TimeZone(identifier: "America/Denver"))
+        // Tomorrow at 18:00 in Denver, as the form's datetime-local field sends it.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = denver
+        let tomorrow = try #require(calendar.date(byAdding: .day, value: 1, to: Date()))
+        let end = try #require(calendar.date(bySettingHour: 18, minute: 0, second: 0, of: tomorrow))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = denver
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm"
+        try await app.test { client in
+            var session = try await client.signIn("manager@test.org")
+            let page = try await client.get("/sites/alpha/alerts", session: session)
+            #expect(page.text.contains("Ends (America/Denver time)"))
+            let posted = try await client.post(
+                "/sites/alpha/alerts",
+                form: ["title": "Snow", "message": "Chains required.", "severity": "warning", "tourId": "", "endsAt": formatter.string(from: end)],
+                session: session
+            )
+            #expect(posted.status == .seeOther, "\(posted.text.prefix(600))")
+            let stored = try await app.database.read { try Double.fetchOne($0, sql: "SELECT endsAt FROM alert") }
+            #expect(stored == end.timeIntervalSince1970, "18:00 in Denver, not 18:00 UTC")
+            let listed = try await client.follow(posted, session: &session)
+            let shown = formatter.string(from: end).replacingOccurrences(of: "T", with: " ") + " " + (denver.abbreviation(for: end) ?? "")
+            #expect(listed.text.contains("until \(shown)"), "listed as typed, with the zone")
+            let tour = try await client.get("/tours/\(seed.tourId)", session: session)
+            #expect(tour.text.contains(shown), "the tour page's card in the site's zone too")
+        }
+    }
 }

@@ -181,7 +181,9 @@ import Testing
             browser.absorb(try await client.get("/invite/\(token)", session: nil))
             let refused = try await client.post(
                 "/invite/\(token)",
-                form: ["displayName": "Pat\nClick https://evil.example", "password": "a long new password", "confirmPassword": "a long new password"],
+                form: [
+                    "displayName": "Pat\nClick https://evil.example", "password": "a long new password", "confirmPassword": "a long new password",
+                ],
                 session: browser
             )
             #expect(refused.status == .unprocessableContent)

@@ -77,6 +77,8 @@ struct AlertDraft: Sendable {
     var closedWaypointIds: [Int64]?
     var startsAt: String?
     var endsAt: String?
+    /// The zone a time without one (the panel's `datetime-local` value) is read in: the site's, on the panel.
+    var localZone = TimeZone(identifier: "UTC")!
 
     static let titleLimit = 120
     static let messageLimit = 2000
@@ -106,7 +108,7 @@ struct AlertDraft: Sendable {
         if severity == nil { errors["severity"] = "Choose info, warning or closure." }
         var start = now
         if let text = startsAt, !text.isEmpty {
-            if let date = Self.parseTime(text) {
+            if let date = Self.parseTime(text, localZone: localZone) {
                 start = date
             } else {
                 errors["startsAt"] = "Write the start as a date and time, such as 2026-11-27T14:30:00Z."
@@ -114,7 +116,7 @@ struct AlertDraft: Sendable {
         }
         var end: Date?
         if let text = endsAt, !text.isEmpty {
-            if let date = Self.parseTime(text) {
+            if let date = Self.parseTime(text, localZone: localZone) {
                 if date <= now {
                     errors["endsAt"] = "The end must be in the future."
                 } else if date > now.addingTimeInterval(Self.longestAhead) {
@@ -146,8 +148,8 @@ struct AlertDraft: Sendable {
     }
 
     /// RFC 3339 with a zone (`Z` or an offset), fractional seconds allowed; or the panel's `datetime-local` value
-    /// (`2026-11-27T14:30`), which the form labels as UTC.
-    static func parseTime(_ text: String) -> Date? {
+    /// (`2026-11-27T14:30`), read in `localZone` (the site's time zone, as the form says).
+    static func parseTime(_ text: String, localZone: TimeZone = TimeZone(identifier: "UTC")!) -> Date? {
         let text = text.trimmingCharacters(in: .whitespaces)
         let full = ISO8601DateFormatter()
         full.formatOptions = [.withInternetDateTime]
@@ -156,7 +158,7 @@ struct AlertDraft: Sendable {
         if let date = full.date(from: text) { return date }
         let local = DateFormatter()
         local.locale = Locale(identifier: "en_US_POSIX")
-        local.timeZone = TimeZone(identifier: "UTC")
+        local.timeZone = localZone
         for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss"] {
             local.dateFormat = format
             if let date = local.date(from: text) { return date }

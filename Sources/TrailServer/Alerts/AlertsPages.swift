@@ -53,7 +53,9 @@ struct AlertsPages: Sendable {
         let alerts: [AlertItem]
         let tours: [TourOption]
         let severities: [SeverityOption]
-        let nowUTC: String
+        /// The time now in the site's time zone, and the zone's name: the form's times are read in it.
+        let now: String
+        let zoneName: String
         /// How long a phone that stays offline keeps showing what it last fetched (the signed catalog's lifetime).
         let offlineDays: Int
         var form: [String: String] = [:]
@@ -99,7 +101,8 @@ struct AlertsPages: Sendable {
                 tourId: tourId,
                 closedWaypointIds: closed,
                 startsAt: values["startsAt"],
-                endsAt: values["endsAt"]
+                endsAt: values["endsAt"],
+                localZone: site.zone
             )
             let row = try await alerts.post(draft, siteSlug: site.slug, user: context.user, actor: context.actor)
             return pages.redirect(to: PanelURL.siteAlerts(site.slug), notice: "Posted: \(row.alert.title). Phones see it at their next check.")
@@ -150,16 +153,17 @@ struct AlertsPages: Sendable {
         return Page(
             slug: site.slug,
             name: site.name,
-            alerts: rows.map { Self.item($0, stopNames: stopNames, now: now) },
+            alerts: rows.map { Self.item($0, stopNames: stopNames, now: now, zone: site.zone) },
             tours: options,
             severities: AlertSeverity.allCases.map { SeverityOption(value: $0.rawValue, label: $0.label, selected: $0 == chosen) },
-            nowUTC: Self.minutes(now),
+            now: Self.minutes(now, in: site.zone),
+            zoneName: site.timeZone,
             offlineDays: Int((catalogLifetime / 86_400).rounded(.up)),
             form: form
         )
     }
 
-    static func item(_ row: AlertRow, stopNames: [Int64: String], now: Date) -> AlertItem {
+    static func item(_ row: AlertRow, stopNames: [Int64: String], now: Date, zone: TimeZone) -> AlertItem {
         let alert = row.alert
         return AlertItem(
             id: alert.id,
@@ -170,8 +174,8 @@ struct AlertsPages: Sendable {
             message: alert.message,
             scope: row.tourName.map { "Tour: \($0)" } ?? "Every tour of the site",
             closedStops: alert.closedWaypointIds.map { stopNames[$0] ?? "stop \($0)" }.joined(separator: ", "),
-            startsAt: minutes(alert.startsAt) + " UTC",
-            endsAt: minutes(alert.endsAt) + " UTC",
+            startsAt: minutes(alert.startsAt, in: zone),
+            endsAt: minutes(alert.endsAt, in: zone),
             scheduled: alert.startsAt > now
         )
     }
@@ -184,13 +188,14 @@ struct AlertsPages: Sendable {
         }
     }
 
-    /// `2026-11-27 14:30`, UTC: the form's times are UTC, so the page shows the same.
-    static func minutes(_ date: Date) -> String {
+    /// `2026-11-27 14:30 MST`: a time as the site's people read it, in its time zone (the form's times are read in
+    /// the same zone), with the zone's abbreviation.
+    static func minutes(_ date: Date, in zone: TimeZone) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.timeZone = zone
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: date)
+        return formatter.string(from: date) + " " + (zone.abbreviation(for: date) ?? zone.identifier)
     }
 }
 
@@ -208,7 +213,7 @@ struct TourAlertsCard: Sendable {
         let stops = try await database.waypoints(tourId: tour.id)
         let names = Dictionary(uniqueKeysWithValues: stops.map { ($0.id, "\($0.position). \($0.name)") })
         return TourAlertsCard(
-            items: rows.map { AlertsPages.item($0, stopNames: names, now: now) },
+            items: rows.map { AlertsPages.item($0, stopNames: names, now: now, zone: site.zone) },
             hasAlerts: !rows.isEmpty,
             canManage: access.canManage,
             siteSlug: site.slug

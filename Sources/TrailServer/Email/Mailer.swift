@@ -137,7 +137,7 @@ package struct Mailer: Sendable {
 
                 \(Self.quoted(alert.title + "\n\n" + alert.message, by: user.displayName))
                 \(closes)
-                From \(AlertsPages.minutes(alert.startsAt)) until \(AlertsPages.minutes(alert.endsAt)) (UTC).
+                From \(AlertsPages.minutes(alert.startsAt, in: facts.site.zone)) until \(AlertsPages.minutes(alert.endsAt, in: facts.site.zone)).
 
                 See or end it here:
                 \(base)\(PanelURL.siteAlerts(facts.site.slug))

@@ -27,6 +27,9 @@ package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
 
     package static let databaseTableName = "site"
 
+    /// The time zone itself (UTC should a stored name no longer be known to the system: names are checked on writing).
+    var zone: TimeZone { TimeZone(identifier: timeZone) ?? TimeZone(identifier: "UTC")! }
+
     /// The home area the site's manager set, if any.
     package var home: Frame? {
         guard let north = homeNorth, let south = homeSouth, let east = homeEast, let west = homeWest else { return nil }
