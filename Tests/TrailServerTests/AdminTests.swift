@@ -82,6 +82,27 @@ import Testing
             let site = try #require(try await app.database.site(slug: "sweet-home"))
             #expect(site.name == "Sweet Home Ranger District" && site.requiredApprovals == 2)
 
+            // The sites page's quick form: a name alone (one approval, alt text required), back on the new site's page.
+            let sites = try await client.get("/sites", session: admin)
+            #expect(sites.text.contains("data-quick-site"))
+            let quick = try await client.post(
+                "/admin/sites",
+                form: ["name": "Canyon Lands District", "description": "", "requiredApprovals": "1", "mediaAccessibility": "required"],
+                session: admin
+            )
+            #expect(quick.location == "/sites/canyon-lands-district")
+            let canyon = try #require(try await app.database.site(slug: "canyon-lands-district"))
+            #expect(canyon.requiredApprovals == 1 && canyon.mediaAccessibility == .required)
+            // Its page's quick member form adds an account and comes back to the site page.
+            let member = try await client.post(
+                "/sites/canyon-lands-district/members",
+                form: ["email": "spare@test.org", "role": "reviewer", "back": "site"],
+                session: admin
+            )
+            #expect(member.location == "/sites/canyon-lands-district")
+            let canyonPage = try await client.get("/sites/canyon-lands-district", session: admin)
+            #expect(canyonPage.text.contains("data-quick-member") && canyonPage.text.contains("data-quick-tour"))
+
             // No slug typed: it is made from the name.
             let named = try await client.post(
                 "/admin/sites",

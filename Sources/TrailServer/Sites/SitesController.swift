@@ -59,6 +59,8 @@ struct SitesController: Sendable {
         let canManage: Bool
         let isAdmin: Bool
         let siteId: Int64
+        /// The quick add-or-invite form's roles (managers only).
+        var roles: [RoleOption] = SiteRole.allCases.map { RoleOption(value: $0.rawValue, selected: $0 == .author) }
         /// The search box's text and the state filter, as the page was asked for.
         let query: String
         let states: [StateOption]
@@ -233,9 +235,11 @@ struct SitesController: Sendable {
             guard let role = SiteRole(rawValue: form.string("role")) else {
                 throw ValidationErrors(["role": "Choose author, reviewer or manager."])
             }
+            // The site page's quick form comes back to the site page; the members page's to the members page.
+            let back = form.string("back") == "site" ? PanelURL.site(site.slug) : PanelURL.siteMembers(site.slug)
             if try await database.user(email: email) != nil {
                 try await database.setMembership(siteId: site.id, email: email, role: role, actor: context.actor)
-                return pages.redirect(to: PanelURL.siteMembers(site.slug), notice: "\(email) is now \(role.rawValue).")
+                return pages.redirect(to: back, notice: "\(email) is now \(role.rawValue).")
             }
             guard MailMessage.isAddress(email) else { throw ValidationErrors(["email": "Enter an email address like name@example.org."]) }
             let (invitation, token) = try await database.createInvitation(
@@ -249,7 +253,7 @@ struct SitesController: Sendable {
             mailer.outbox?.wake()
             if mailer.isEnabled {
                 return pages.redirect(
-                    to: PanelURL.siteMembers(site.slug),
+                    to: back,
                     notice: "\(invitation.email) has no account yet: an invitation to join as \(role.rawValue) is on its way by email."
                 )
             }
