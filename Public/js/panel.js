@@ -18,7 +18,10 @@ export async function postForm(url, fields) {
     });
     const data = await response.json().catch(() => ({}));
     if (response.ok) return { ok: true, data };
-    return { ok: false, message: data?.error?.message ?? `The server answered ${response.status}.` };
+    // The fields' own messages, as a person reads them ("Another waypoint … is already called …"), not the API's
+    // one-line summary, which names each field first ("name: …").
+    const fields = Object.values(data?.error?.fields ?? {});
+    return { ok: false, message: fields.length ? fields.join(' ') : data?.error?.message ?? `The server answered ${response.status}.` };
   } catch (error) {
     return { ok: false, message: 'The server could not be reached. Check the connection and try again.' };
   }

@@ -39,6 +39,7 @@ import Testing
             #expect(page.text.contains("Tour created. Now frame its area on the map."))
             #expect(page.text.contains("<h1 class=\"h3 mb-0 me-2\">Iron Mountain Loop</h1>"))
             #expect(HTML.element(page.text, id: "frame-summary") == "not set")
+            #expect(!page.text.contains("·  km²"), "no empty area after \"not set\"")
             #expect(page.text.contains("No waypoints yet."))
             var tour = try #require(try await app.database.tour(id: id))
             #expect(tour.name == "Iron Mountain Loop" && tour.description == "Wildflowers." && tour.mapName == "iron-mountain-loop")

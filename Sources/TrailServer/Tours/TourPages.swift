@@ -146,7 +146,8 @@ struct TourPage: Sendable {
     let canEdit: Bool
     let hasFrame: Bool
     let frameSummary: String
-    let areaKm2: String
+    /// Nil without a frame: "Current: not set", with no area after it.
+    let areaKm2: String?
     let maxAreaKm2: String
     let frameForm: [String: String]
     let frameErrors: [String: String]

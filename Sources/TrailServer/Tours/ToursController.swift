@@ -402,7 +402,7 @@ struct ToursController: Sendable {
             canEdit: canEdit,
             hasFrame: tour.frame != nil,
             frameSummary: tour.frame.map(DisplayFormat.frame) ?? "not set",
-            areaKm2: tour.frame.map { DisplayFormat.area($0.areaKm2) } ?? "",
+            areaKm2: tour.frame.map { DisplayFormat.area($0.areaKm2) },
             maxAreaKm2: DisplayFormat.area(config.maxFrameAreaKm2),
             frameForm: frameForm ?? TourPageBuilder.frameForm(tour),
             frameErrors: frameErrors,
