@@ -26,6 +26,12 @@ function setUp(form) {
     input.value = '';
   });
   input.addEventListener('change', () => { if (input.files.length) { start([...input.files]); input.value = ''; } });
+  // A chosen or dropped file starts at once here, so the Upload button (for browsers without scripts) would only
+  // suggest a second step that does not exist.
+  const submit = document.getElementById('upload-submit');
+  if (submit) submit.hidden = true;
+  const help = document.getElementById('upload-help');
+  if (help) help.append(' Uploading starts as soon as you choose or drop a file.');
   drop.addEventListener('dragover', (event) => { event.preventDefault(); drop.classList.add('upload-drop-active'); });
   drop.addEventListener('dragleave', () => drop.classList.remove('upload-drop-active'));
   drop.addEventListener('drop', (event) => {

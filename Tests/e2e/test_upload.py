@@ -69,6 +69,9 @@ def test_a_video_upload_survives_a_network_cut(ranger_panel, upload_tour, api, s
     panel.open(f"/tours/{upload_tour['id']}/waypoints/{waypoint['id']}")
     assert "No files yet." in panel.text("main")
     assert not panel.upload_rows()
+    # With scripts a chosen file uploads at once: no Upload button suggests a second step.
+    assert not panel.find("#upload-submit").is_displayed()
+    assert "Uploading starts as soon as you choose or drop a file." in panel.text("#upload-help")
 
     # Choose the file: a row with its bar appears and the bar grows.
     panel.record_uploads()
