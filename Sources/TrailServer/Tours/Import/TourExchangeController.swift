@@ -18,6 +18,13 @@ struct TourExchangeController: Sendable {
     /// Imports read at once, weighed by size (429 beyond); taken once a file has arrived.
     let slots: ImportSlots
 
+    /// A KMZ picture in the preview: its size in the panel's unit (MiB), as every size the panel shows.
+    struct ImageRow: Sendable {
+        let file: String
+        let waypoint: String
+        let size: String
+    }
+
     struct PreviewPage: Sendable {
         let tourId: Int64
         let tourName: String
@@ -41,7 +48,7 @@ struct TourExchangeController: Sendable {
         let leftOut: [ImportedTour.LeftOut]
         /// "and 12,345 more" below the list, when more were left out than it shows.
         let leftOutMore: String
-        let images: [ImportPlan.Image]
+        let images: [ImageRow]
         let outsideFrame: Int
         /// "1 point falls", "3 points fall".
         let outsideFrameText: String
@@ -148,7 +155,7 @@ struct TourExchangeController: Sendable {
             notes: plan.notes,
             leftOut: plan.leftOut,
             leftOutMore: "… and \(DisplayFormat.grouped(plan.leftOutMore)) more (the list shows the first \(plan.leftOut.count)).",
-            images: plan.images,
+            images: plan.images.map { ImageRow(file: $0.file, waypoint: $0.waypoint, size: ByteFormat.string(Int64($0.bytes))) },
             outsideFrame: plan.outsideFrame,
             outsideFrameText: DisplayFormat.count(plan.outsideFrame, "point") + (plan.outsideFrame == 1 ? " falls" : " fall"),
             canFitFrame: plan.fittedFrame != nil,
