@@ -8,6 +8,7 @@ This module runs its own server (its own data folder and port), since it stops a
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -167,3 +168,46 @@ def test_a_closure_reaches_the_phone_online_and_offline_and_ends(alert_server, t
         " && !document.querySelector('[data-alert]')"))
     assert panel.find("[data-stop-order='2']").get_attribute("data-closed") is None
     assert panel.find("[data-marker-order='2']").get_attribute("data-closed") is None, "the marker is open again"
+
+
+def test_the_alerts_form_speaks_the_sites_time_and_offers_only_the_chosen_tours_stops(alert_server, tour):
+    """A district's alerts page: times read and shown in the site's time zone (here Denver), and the closed-stops
+    choice narrowed to the chosen tour, so a manager is not handed every stop of every tour."""
+    from test_visitor_player import PASSWORD
+    manager = tour["manager"]
+    manager.patch("/manage/sites/falls", {"timeZone": "America/Denver"})
+    other = manager.create_tour("falls", "Other Loop", frame=FRAME)
+    other_stop = manager.add_waypoint(other["id"], "Elsewhere", FIRST_STOP[0], FIRST_STOP[1])
+    driver = chrome()
+    try:
+        panel = Panel(driver, alert_server)
+        panel.sign_in("ranger@falls.test", PASSWORD)
+        panel.open("/sites/falls/alerts")
+        assert "America/Denver time" in panel.text("label[for='alert-ends']")
+        own, foreign = f"#alert-stop-{tour['second']['id']}", f"#alert-stop-{other_stop['id']}"
+        # No tour chosen: no stops to tick, and a word on how to get them.
+        assert not panel.find(own).is_displayed() and not panel.find(foreign).is_displayed()
+        assert panel.find("#alert-stops-none").is_displayed()
+        panel.find(f"#alert-tour option[value='{tour['id']}']").click()
+        panel.wait().until(lambda d: panel.find(own).is_displayed())
+        assert not panel.find(foreign).is_displayed(), "another tour's stop is not offered"
+        panel.find(own).click()
+        ends = (datetime.now(timezone.utc) + timedelta(days=1)).strftime("%Y-%m-%d")
+        panel.fill(panel.find("#alert-title"), "Overlook trail icy")
+        panel.fill(panel.find("#alert-message"), "Use the lower path.")
+        # The ends field is a datetime-local input; its value is what the browser sends, without a zone.
+        panel.driver.execute_script("arguments[0].value = arguments[1]", panel.find("#alert-ends"), f"{ends}T18:00")
+        panel.submit(panel.find("form[data-alert-form] button[type=submit]"))
+        row = panel.find("[data-alert-row]")
+        # 18:00 as typed, with Denver's zone (its abbreviation as the system names it: MST, or GMT-7).
+        assert re.search(rf"until {ends} 18:00 (MST|MDT|GMT-7|GMT-6)\b", row.text), row.text
+        assert "Overlook" in row.text
+        panel.assert_accessible("alerts page in the site's time zone", media=False)
+        stored = manager.get("/manage/sites/falls/alerts")
+        posted = next(a for a in stored if a["title"] == "Overlook trail icy")
+        assert posted["closedWaypointIds"] == [tour["second"]["id"]]
+        # 18:00 in Denver is 01:00 the next day in UTC (00:00 in summer time).
+        assert posted["endsAt"].endswith(("T01:00:00Z", "T00:00:00Z")), posted["endsAt"]
+        manager.delete(f"/manage/alerts/{posted['id']}")
+    finally:
+        driver.quit()

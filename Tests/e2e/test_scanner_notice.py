@@ -53,3 +53,20 @@ def test_an_author_with_a_file_waiting_is_told_why_and_whom_to_ask(unsigned_serv
         assert not panel.all('[data-notice="scanner"]')
     finally:
         driver.quit()
+
+
+def test_visit_says_why_nothing_is_published_on_a_server_without_signatures(unsigned_server):
+    """Day one on a network that blocks ClamAV's mirrors: a visitor (or the ranger checking the link) opening `/visit`
+    learns why it is empty and what the operator does about it, instead of only "No tours are published yet"."""
+    driver = chrome()
+    try:
+        panel = Panel(driver, unsigned_server)
+        panel.open("/visit")
+        assert "No tours are published yet." in panel.text("#visit-empty")
+        waiting = panel.find("#visit-waiting")
+        assert waiting.is_displayed()
+        assert "malware scanner has no signatures yet" in waiting.text, waiting.text
+        assert "--clamav-db" in waiting.text, "it says what to do"
+        panel.assert_accessible("/visit waiting for signatures", media=False)
+    finally:
+        driver.quit()
