@@ -253,6 +253,9 @@ function refreshStatus() {
 /// filled in too, for a ranger who prefers it or has no script) stays.
 function offerNewWaypoint(map, latlng, data, added) {
   fillCoordinates(latlng);
+  // The last form's popup fades out for a moment after it closes: its form goes at once, so the page never holds
+  // two forms with the same field ids (a screen reader, a label or a test could reach the old one).
+  for (const old of document.querySelectorAll('#tour-map form[data-new-waypoint]')) old.remove();
   const form = document.createElement('form');
   form.setAttribute('data-new-waypoint', '');
   form.className = 'd-flex flex-column gap-1';
