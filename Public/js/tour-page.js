@@ -273,12 +273,23 @@ function offerNewWaypoint(map, latlng, data, added) {
   let moved = false;
   const movedByHand = () => { moved = true; };
   map.on('dragstart zoomstart', movedByHand);
-  const popup = L.popup({ minWidth: 220, maxWidth: 280 }).setLatLng(latlng).setContent(form);
+  // Panned into view at once, not animated: the form stands still from the moment it shows, so typing (or a
+  // screen reader's cursor) never chases a moving field.
+  const popup = L.popup({ minWidth: 220, maxWidth: 280, autoPan: false }).setLatLng(latlng).setContent(form);
   popup.on('remove', () => {
     map.off('dragstart zoomstart', movedByHand);
     if (!moved) map.panTo(view, { animate: false });
   });
   popup.openOn(map);
+  const box = popup.getElement()?.getBoundingClientRect();
+  const frameBox = map.getContainer().getBoundingClientRect();
+  if (box) {
+    const pad = 12;
+    const dx = box.left < frameBox.left + pad ? box.left - frameBox.left - pad
+      : box.right > frameBox.right - pad ? box.right - frameBox.right + pad : 0;
+    const dy = box.top < frameBox.top + pad ? box.top - frameBox.top - pad : 0;
+    if (dx || dy) map.panBy([dx, dy], { animate: false });
+  }
   const name = form.querySelector('input[name="name"]');
   name.focus({ preventScroll: true });
   // Enter in the name adds at once; in the description it starts a new line, as in any text box.

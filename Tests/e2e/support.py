@@ -30,6 +30,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
+from selenium.common.exceptions import ElementNotInteractableException
 
 REPO = Path(__file__).resolve().parents[2]
 BINARY = Path(os.environ.get("TRAIL_E2E_BINARY", REPO / ".build" / "debug" / "trail-companion"))
@@ -563,8 +564,16 @@ class Panel:
             from selenium.webdriver.support.ui import Select
             Select(element).select_by_value(value)
             return
-        element.clear()
-        element.send_keys(value)
+        # A field that is still moving into view (a popup the map pans to show) is not yet interactable: wait for the
+        # browser to let it be typed in, rather than for a time.
+        def typed(_driver) -> bool:
+            try:
+                element.clear()
+                element.send_keys(value)
+                return True
+            except ElementNotInteractableException:
+                return False
+        self.wait().until(typed)
 
     def accept_confirm(self) -> str:
         alert = self.wait().until(EC.alert_is_present())
