@@ -31,4 +31,6 @@ CREATE UNIQUE INDEX invitation_open_address ON invitation(siteId, email) WHERE a
 ALTER TABLE outbox ADD COLUMN aboutTourId INTEGER;
 ALTER TABLE outbox ADD COLUMN sentBy INTEGER;
 CREATE INDEX outbox_created ON outbox(createdAt);
+-- The daily ceiling counts what was sent in the last 24 hours before every batch the outbox sends.
+CREATE INDEX outbox_sent ON outbox(state, sentAt);
 CREATE INDEX outbox_recipient ON outbox(recipient COLLATE NOCASE, kind, createdAt);
