@@ -81,6 +81,14 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // Heights of the ground from the agency's terrain model (Debian's GDAL: GeoTIFF, SRTM .hgt, any CRS).
+        .systemLibrary(
+            name: "CGDAL",
+            pkgConfig: "gdal",
+            providers: [.apt(["libgdal-dev"])]
+        ),
+        // The terrain model as one question (the height at a place), through GDAL; it knows nothing of tours.
+        .target(name: "Terrain", dependencies: ["CGDAL"], swiftSettings: swiftSettings),
         .target(name: "CFileWriteback"),
         // Locks down connections to uploaded SQLite files (sqlite3_db_config is variadic: Swift cannot call it).
         .target(name: "CSQLiteHardening", linkerSettings: [.linkedLibrary("sqlite3")]),
@@ -98,6 +106,7 @@ let package = Package(
                 "PackageFormat",
                 "TrailAPI",
                 "MalwareScan",
+                "Terrain",
                 "CFileWriteback",
                 "CSQLiteHardening",
                 "CQRencode",

@@ -234,7 +234,7 @@ function refreshStatus() {
     const response = await fetch(url, { credentials: 'same-origin', cache: 'no-store' }).catch(() => null);
     if (!response?.ok) return;
     const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
-    for (const selector of ['[data-duration]', '[data-download-size]', '[data-publishing]']) {
+    for (const selector of ['[data-duration]', '[data-download-size]', '[data-trail-facts-view]', '[data-publishing]']) {
       const next = fresh.querySelector(selector);
       const current = document.querySelector(selector);
       if (next && current) {

@@ -9,6 +9,7 @@ import { TourMap, distanceMeters, DEFAULT_RADIUS } from './visit-map.js';
 import { alertsFor, closureOf, severityOf } from './visit-alerts.js';
 import { START, transition } from './visit-state.js';
 import { VisitStore } from './visit-store.js';
+import { TrailProfile } from './visit-profile.js';
 
 const root = document.getElementById('player');
 const packageId = root.dataset.packageId;
@@ -38,6 +39,7 @@ const state = {
   alertSource: null,  // {catalog, checkedAt}: the verified catalog alerts are read from
   alerts: [],         // the alerts that apply to this tour now
 };
+const profile = new TrailProfile(document.getElementById('trail-facts'));
 const map = new TourMap(document.getElementById('visit-map'), {
   onStop: (order, play) => openStop(order, play), nameOf: (waypoint) => text(waypoint, 'name'),
 });
@@ -214,6 +216,7 @@ function render(manifest) {
   document.getElementById('tour-name').textContent = text(manifest, 'packageName');
   document.getElementById('tour-description').textContent = text(manifest, 'description');
   renderLanguages(manifest);
+  profile.render(manifest, (waypoint) => text(waypoint, 'name'));
   const list = document.getElementById('stops');
   list.replaceChildren();
   for (const waypoint of [...manifest.waypoints].sort((a, b) => a.order - b.order)) {
@@ -479,6 +482,7 @@ async function start() {
 function onPosition(position) {
   const here = { latitude: position.coords.latitude, longitude: position.coords.longitude };
   map.showPosition(here.latitude, here.longitude, position.coords.accuracy);
+  profile.markPosition(here);
   let inside = null;
   let closedHere = null;
   for (const waypoint of state.manifest?.waypoints || []) {

@@ -36,6 +36,8 @@ public struct Manifest: Codable, Sendable, Hashable {
     public var languages: [String]?
     /// The package's name and description in each further language.
     public var localized: [String: TourText]?
+    /// Length, heights, the elevation profile, walking time and accessibility (absent from packages made before).
+    public var trail: TrailFacts?
 
     /// A tour's texts in one further language.
     public struct TourText: Codable, Sendable, Hashable {
@@ -143,6 +145,8 @@ public struct Manifest: Codable, Sendable, Hashable {
         /// The server's id of the waypoint, the same in every version of the package: alerts in the signed catalog name
         /// closed stops by it. Absent from packages made before alerts.
         public var id: Int64?
+        /// The ground's height at the stop, in metres, from the route or the terrain model (absent without heights).
+        public var elevationMeters: Double?
 
         public init(
             name: String,
@@ -297,23 +301,33 @@ public struct Manifest: Codable, Sendable, Hashable {
     public struct RoutePoint: Codable, Sendable, Hashable {
         public var longitude: Double
         public var latitude: Double
+        /// Metres above sea level, the position's third value (RFC 7946), when the tour's trail facts have heights.
+        public var elevation: Double?
 
         public init(longitude: Double, latitude: Double) {
             self.longitude = longitude
             self.latitude = latitude
         }
 
+        public init(longitude: Double, latitude: Double, elevation: Double?) {
+            self.longitude = longitude
+            self.latitude = latitude
+            self.elevation = elevation
+        }
+
         public init(from decoder: any Decoder) throws {
             var container = try decoder.unkeyedContainer()
             longitude = try container.decode(Double.self)
             latitude = try container.decode(Double.self)
-            // A third value (altitude) is allowed by RFC 7946 and ignored here.
+            // The third value (altitude, RFC 7946) is optional; readers made before it ignored it.
+            elevation = container.isAtEnd ? nil : try container.decodeNil() ? nil : try container.decode(Double.self)
         }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.unkeyedContainer()
             try container.encode(longitude)
             try container.encode(latitude)
+            if let elevation { try container.encode(elevation) }
         }
     }
 

@@ -23,7 +23,8 @@ public enum TourGeoJSONError: Error, Equatable, Sendable, CustomStringConvertibl
 ///
 /// The collection carries `bbox: [west, south, east, north]`: the frame, grown to include any
 /// waypoint or route point outside it (not for frames that cross the antimeridian).
-/// Coordinates are `[longitude, latitude]` with at most 7 decimals (about 1 cm). The bytes are
+/// Coordinates are `[longitude, latitude]` with at most 7 decimals (about 1 cm), and the elevation in metres (one
+/// decimal) as a third value where the trail facts know it. The bytes are
 /// deterministic: fixed key order, no whitespace, numbers without exponents, `/` not escaped.
 public enum TourGeoJSON: Sendable {
     public static func make(manifest: Manifest) throws -> Data {
@@ -80,7 +81,7 @@ public enum TourGeoJSON: Sendable {
                 feature(
                     geometry: .object([
                         ("type", .string("Point")),
-                        ("coordinates", try position(waypoint.coordinates.longitude, waypoint.coordinates.latitude)),
+                        ("coordinates", try position(waypoint.coordinates.longitude, waypoint.coordinates.latitude, waypoint.elevationMeters)),
                     ]),
                     properties: properties
                 )
@@ -110,7 +111,7 @@ public enum TourGeoJSON: Sendable {
                 feature(
                     geometry: .object([
                         ("type", .string("LineString")),
-                        ("coordinates", .array(try route.map { try position($0.longitude, $0.latitude) })),
+                        ("coordinates", .array(try route.map { try position($0.longitude, $0.latitude, $0.elevation) })),
                     ]),
                     properties: properties
                 )
@@ -137,8 +138,12 @@ public enum TourGeoJSON: Sendable {
         .object([("type", .string("Feature")), ("geometry", geometry), ("properties", .object(properties))])
     }
 
-    static func position(_ longitude: Double, _ latitude: Double) throws -> JSONValue {
-        .array([try number(longitude, decimals: 7, what: "longitude"), try number(latitude, decimals: 7, what: "latitude")])
+    /// `[longitude, latitude]`, or with the elevation in metres as the third value when it is known (RFC 7946 §3.1.1).
+    static func position(_ longitude: Double, _ latitude: Double, _ elevation: Double? = nil) throws -> JSONValue {
+        .array(
+            [try number(longitude, decimals: 7, what: "longitude"), try number(latitude, decimals: 7, what: "latitude")]
+                + (try elevation.map { [try number($0, decimals: 1, what: "elevation")] } ?? [])
+        )
     }
 
     /// A decimal number with at most `decimals` decimals, no exponent, no trailing zeros, no `-0`.

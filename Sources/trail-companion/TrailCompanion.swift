@@ -14,7 +14,7 @@ struct TrailCompanion: AsyncParsableCommand {
         subcommands: [
             Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
             PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self,
-            MediaCommand.self,
+            MediaCommand.self, TerrainCommand.self,
         ],
         defaultSubcommand: Serve.self
     )
@@ -66,6 +66,9 @@ struct ServerOptions: ParsableArguments {
     var tileAllowPrivate = false
     @Option(name: .customLong(Settings.publicURL.flag), help: ArgumentHelp(Settings.publicURL.help))
     var publicURL: String?
+
+    @Option(name: .customLong(Settings.dem.flag), help: ArgumentHelp(Settings.dem.help))
+    var dem: String?
     @Option(name: .customLong(Settings.catalogLifetimeDays.flag), help: ArgumentHelp(Settings.catalogLifetimeDays.help)) var catalogLifetimeDays:
         Double?
     @Option(name: .customLong(Settings.maxFrameArea.flag), help: ArgumentHelp(Settings.maxFrameArea.help)) var maxFrameArea: Double?
@@ -142,6 +145,7 @@ struct ServerOptions: ParsableArguments {
         guard config.tileCap >= 1 else { throw ValidationError("--tile-cap must be at least 1") }
         config.tileFetch.allowPrivateAddresses = Settings.tileAllowPrivate.isOn(tileAllowPrivate, in: environment)
         config.publicURL = Settings.publicURL.value(publicURL, in: environment)
+        config.demPath = Settings.dem.value(dem, in: environment).flatMap { $0.isEmpty ? nil : $0 }
         config.demo = Settings.demo.isOn(demo, in: environment)
         if let issuer = Settings.oidcIssuer.value(oidcIssuer, in: environment) {
             if let problem = OIDCSettings.issuerProblem(issuer) { throw ValidationError("--oidc-issuer \(problem)") }

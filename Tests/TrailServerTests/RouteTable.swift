@@ -309,6 +309,12 @@ enum RouteTable {
             authors(.redirect("/tours/{tour}"))
         ),
         page(.post, "/tours/{tour}/frame", frame, authors(.redirect("/tours/{tour}"))),
+        page(
+            .post,
+            "/tours/{tour}/accessibility",
+            [("surface", "compacted"), ("minWidthCm", "120"), ("stepFree", "yes"), ("notes", "One bench at the viewpoint.")],
+            authors(.redirect("/tours/{tour}#trail-facts"))
+        ),
         page(.post, "/tours/{tour}/delete", [], authors(.redirect("/sites/alpha"))),
         page(
             .post,
@@ -388,6 +394,7 @@ enum RouteTable {
         page(.get, "/metrics", [], admins(.ok)),
         page(.get, "/reviews", [], anyone(.ok)),
         page(.get, "/tours/{tour}/export.geojson", [], viewers(.ok)),
+        page(.get, "/tours/{tour}/export.gpx", [], viewers(.ok)),
         page(.post, "/tours/{tour}/route", [("route", "[[-122.2,44.37],[-122.1,44.41]]")], authors(.redirect("/tours/{tour}"))),
         page(.post, "/logout", [], Dictionary(uniqueKeysWithValues: Role.allCases.map { ($0, .redirect("/login")) })),
 
@@ -483,6 +490,7 @@ enum RouteTable {
         api(.patch, "/tours/{tour}/waypoints/{wp}", #"{"name":"Fish Lake East","order":2}"#, authors(.ok, api: true)),
         api(.delete, "/tours/{tour}/waypoints/{wp}", nil, authors(.noContent, api: true)),
         api(.get, "/tours/{tour}/export.geojson", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{tour}/export.gpx", nil, viewers(.ok, api: true)),
 
         // Media
         upload("/tours/{tour}/waypoints/{wp}/assets", api: true, png, authors(.created, api: true)),

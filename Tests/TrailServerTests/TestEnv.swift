@@ -58,11 +58,12 @@ struct TestEnv {
     static func publishing(
         requiredApprovals: Int = 2,
         scanner: ((URL) -> any MalwareScanner)? = nil,
+        terrain: TerrainSource = TerrainSource(),
         configure: (inout AppConfig) -> Void = { _ in }
     ) async throws -> TestEnv {
         let folder = TestScratch.folder("trail-publish")
         try writeSignatures(.eicar, in: folder)
-        let env = try await open(.publishing, folder: folder, scanner: scanner, configure: configure)
+        let env = try await open(.publishing, folder: folder, scanner: scanner, terrain: terrain, configure: configure)
         try await env.setRequiredApprovals(requiredApprovals)
         try await env.addMember("reviewer2@test.org", role: .reviewer)
         return env
@@ -96,6 +97,7 @@ struct TestEnv {
         seed: TestApp.Seed? = nil,
         engineMaxFileSize: Int64? = nil,
         scanner: ((URL) -> any MalwareScanner)? = nil,
+        terrain: TerrainSource = TerrainSource(),
         configure: (inout AppConfig) -> Void = { _ in }
     ) async throws -> TestEnv {
         let signatures = folder.appendingPathComponent("signatures")
@@ -105,7 +107,8 @@ struct TestEnv {
             setUp != .media
             ? try AppDatabase.openFile(
                 at: dataFolder.appendingPathComponent("trail.sqlite").path,
-                migrationsFolder: projectRoot.appendingPathComponent("migrations")
+                migrationsFolder: projectRoot.appendingPathComponent("migrations"),
+                terrain: terrain
             ) : nil
         var probe = AppConfig()
         configure(&probe)

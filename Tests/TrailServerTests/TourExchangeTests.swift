@@ -220,7 +220,13 @@ import Testing
         let route = try RoutePath(positions: positions)
         #expect(abs(route.lengthMeters - reference) / reference < 0.005)
         // Without a route, straight lines between waypoints in order.
-        let straight = DurationEstimate.estimate(waypoints: route.points, route: nil, paceKmh: 4, dwellSeconds: Array(repeating: nil, count: 7))
+        let straight = DurationEstimate.estimate(
+            waypoints: route.points,
+            route: nil,
+            ascentMeters: nil,
+            paceKmh: 4,
+            dwellSeconds: Array(repeating: nil, count: 7)
+        )
         #expect(abs(straight.walkingMeters - reference) / reference < 0.005)
         #expect(abs(straight.walkingMinutes - reference / 1000 / 4 * 60) < 0.01)
         #expect(straight.dwellMinutes == 14, "two minutes at each of 7 waypoints without media")

@@ -871,6 +871,189 @@ extension Components {
                 case updatedAt
             }
         }
+        /// How long, how steep, and can I do it. Heights come from the route's own elevations (`route`) or the server's terrain model (`dem`); with neither, `elevationSource` is null (or absent) and the facts hold the length and the walking time only. Worked out when the route, the waypoints or the terrain model change, never per request.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TrailFacts`.
+        public struct TrailFacts: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/lengthMeters`.
+            public var lengthMeters: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/ascentMeters`.
+            public var ascentMeters: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/descentMeters`.
+            public var descentMeters: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/minElevationMeters`.
+            public var minElevationMeters: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/maxElevationMeters`.
+            public var maxElevationMeters: Swift.Double?
+            /// The tour's pace over the length, a minute per 10 m of ascent, and the time at the stops.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/walkingMinutes`.
+            public var walkingMinutes: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/elevationSource`.
+            @frozen public enum ElevationSourcePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case route = "route"
+                case dem = "dem"
+                case _empty_ = ""
+            }
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/elevationSource`.
+            public var elevationSource: Components.Schemas.TrailFacts.ElevationSourcePayload?
+            /// `[distanceMeters, elevationMeters]` along the route, evenly spaced; empty without heights.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/profile`.
+            public var profile: [[Swift.Double]]
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/grades`.
+            public var grades: Components.Schemas.TrailGrades?
+            /// The steepest 25 m of the route.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/maxGradePercent`.
+            public var maxGradePercent: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/TrailFacts/accessibility`.
+            public var accessibility: Components.Schemas.TrailAccessibility?
+            /// Creates a new `TrailFacts`.
+            ///
+            /// - Parameters:
+            ///   - lengthMeters:
+            ///   - ascentMeters:
+            ///   - descentMeters:
+            ///   - minElevationMeters:
+            ///   - maxElevationMeters:
+            ///   - walkingMinutes: The tour's pace over the length, a minute per 10 m of ascent, and the time at the stops.
+            ///   - elevationSource:
+            ///   - profile: `[distanceMeters, elevationMeters]` along the route, evenly spaced; empty without heights.
+            ///   - grades:
+            ///   - maxGradePercent: The steepest 25 m of the route.
+            ///   - accessibility:
+            public init(
+                lengthMeters: Swift.Double,
+                ascentMeters: Swift.Double? = nil,
+                descentMeters: Swift.Double? = nil,
+                minElevationMeters: Swift.Double? = nil,
+                maxElevationMeters: Swift.Double? = nil,
+                walkingMinutes: Swift.Int,
+                elevationSource: Components.Schemas.TrailFacts.ElevationSourcePayload? = nil,
+                profile: [[Swift.Double]],
+                grades: Components.Schemas.TrailGrades? = nil,
+                maxGradePercent: Swift.Double? = nil,
+                accessibility: Components.Schemas.TrailAccessibility? = nil
+            ) {
+                self.lengthMeters = lengthMeters
+                self.ascentMeters = ascentMeters
+                self.descentMeters = descentMeters
+                self.minElevationMeters = minElevationMeters
+                self.maxElevationMeters = maxElevationMeters
+                self.walkingMinutes = walkingMinutes
+                self.elevationSource = elevationSource
+                self.profile = profile
+                self.grades = grades
+                self.maxGradePercent = maxGradePercent
+                self.accessibility = accessibility
+            }
+            public enum CodingKeys: String, CodingKey {
+                case lengthMeters
+                case ascentMeters
+                case descentMeters
+                case minElevationMeters
+                case maxElevationMeters
+                case walkingMinutes
+                case elevationSource
+                case profile
+                case grades
+                case maxGradePercent
+                case accessibility
+            }
+        }
+        /// Shares of the length (0 to 1) in each grade band: flat ≤ 1 %, gentle ≤ 5 %, moderate ≤ 8.33 %, steep ≤ 12 %, very steep above.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TrailGrades`.
+        public struct TrailGrades: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TrailGrades/flat`.
+            public var flat: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/TrailGrades/gentle`.
+            public var gentle: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/TrailGrades/moderate`.
+            public var moderate: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/TrailGrades/steep`.
+            public var steep: Swift.Double
+            /// - Remark: Generated from `#/components/schemas/TrailGrades/verySteep`.
+            public var verySteep: Swift.Double
+            /// Creates a new `TrailGrades`.
+            ///
+            /// - Parameters:
+            ///   - flat:
+            ///   - gentle:
+            ///   - moderate:
+            ///   - steep:
+            ///   - verySteep:
+            public init(
+                flat: Swift.Double,
+                gentle: Swift.Double,
+                moderate: Swift.Double,
+                steep: Swift.Double,
+                verySteep: Swift.Double
+            ) {
+                self.flat = flat
+                self.gentle = gentle
+                self.moderate = moderate
+                self.steep = steep
+                self.verySteep = verySteep
+            }
+            public enum CodingKeys: String, CodingKey {
+                case flat
+                case gentle
+                case moderate
+                case steep
+                case verySteep
+            }
+        }
+        /// The ranger's account of the way; a field absent is not known.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TrailAccessibility`.
+        public struct TrailAccessibility: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TrailAccessibility/surface`.
+            @frozen public enum SurfacePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case paved = "paved"
+                case boardwalk = "boardwalk"
+                case compacted = "compacted"
+                case natural = "natural"
+                case mixed = "mixed"
+            }
+            /// - Remark: Generated from `#/components/schemas/TrailAccessibility/surface`.
+            public var surface: Components.Schemas.TrailAccessibility.SurfacePayload?
+            /// The narrowest width of the way, in centimetres.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TrailAccessibility/minWidthCm`.
+            public var minWidthCm: Swift.Int?
+            /// True when the whole way has no steps.
+            ///
+            /// - Remark: Generated from `#/components/schemas/TrailAccessibility/stepFree`.
+            public var stepFree: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/TrailAccessibility/notes`.
+            public var notes: Swift.String?
+            /// Creates a new `TrailAccessibility`.
+            ///
+            /// - Parameters:
+            ///   - surface:
+            ///   - minWidthCm: The narrowest width of the way, in centimetres.
+            ///   - stepFree: True when the whole way has no steps.
+            ///   - notes:
+            public init(
+                surface: Components.Schemas.TrailAccessibility.SurfacePayload? = nil,
+                minWidthCm: Swift.Int? = nil,
+                stepFree: Swift.Bool? = nil,
+                notes: Swift.String? = nil
+            ) {
+                self.surface = surface
+                self.minWidthCm = minWidthCm
+                self.stepFree = stepFree
+                self.notes = notes
+            }
+            public enum CodingKeys: String, CodingKey {
+                case surface
+                case minWidthCm
+                case stepFree
+                case notes
+            }
+        }
         /// `frame` is absent until one is set.
         ///
         /// - Remark: Generated from `#/components/schemas/Tour`.
@@ -937,6 +1120,12 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Tour/localized`.
             public var localized: Components.Schemas.Tour.LocalizedPayload?
+            /// - Remark: Generated from `#/components/schemas/Tour/trail`.
+            public var trail: Components.Schemas.TrailFacts?
+            /// Why the facts have no heights (no terrain model, one that does not cover the route, or one the server cannot read); absent when they have.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Tour/trailNote`.
+            public var trailNote: Swift.String?
             /// Creates a new `Tour`.
             ///
             /// - Parameters:
@@ -953,6 +1142,8 @@ extension Components {
             ///   - waypoints:
             ///   - languages: BCP 47 tags, the default first.
             ///   - localized: Per further language (BCP 47 tag): the texts in it.
+            ///   - trail:
+            ///   - trailNote: Why the facts have no heights (no terrain model, one that does not cover the route, or one the server cannot read); absent when they have.
             public init(
                 id: Swift.Int64,
                 site: Swift.String,
@@ -966,7 +1157,9 @@ extension Components {
                 paceKmh: Swift.Double,
                 waypoints: [Components.Schemas.Waypoint],
                 languages: [Swift.String]? = nil,
-                localized: Components.Schemas.Tour.LocalizedPayload? = nil
+                localized: Components.Schemas.Tour.LocalizedPayload? = nil,
+                trail: Components.Schemas.TrailFacts? = nil,
+                trailNote: Swift.String? = nil
             ) {
                 self.id = id
                 self.site = site
@@ -981,6 +1174,8 @@ extension Components {
                 self.waypoints = waypoints
                 self.languages = languages
                 self.localized = localized
+                self.trail = trail
+                self.trailNote = trailNote
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -996,6 +1191,8 @@ extension Components {
                 case waypoints
                 case languages
                 case localized
+                case trail
+                case trailNote
             }
         }
         /// - Remark: Generated from `#/components/schemas/Waypoint`.
@@ -1046,6 +1243,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Waypoint/localized`.
             public var localized: Components.Schemas.Waypoint.LocalizedPayload?
+            /// The ground's height at the waypoint in metres, from the route or the terrain model; absent without heights.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Waypoint/elevationMeters`.
+            public var elevationMeters: Swift.Double?
             /// Creates a new `Waypoint`.
             ///
             /// - Parameters:
@@ -1058,6 +1259,7 @@ extension Components {
             ///   - triggerRadiusMeters: The trigger zone: an app plays the stop within this many metres.
             ///   - assets: The waypoint's files in order, with their scan status. In the answer of GET /manage/tours/{id} only.
             ///   - localized: Per further language (BCP 47 tag): the texts in it.
+            ///   - elevationMeters: The ground's height at the waypoint in metres, from the route or the terrain model; absent without heights.
             public init(
                 id: Swift.Int64,
                 name: Swift.String,
@@ -1067,7 +1269,8 @@ extension Components {
                 description: Swift.String,
                 triggerRadiusMeters: Swift.Int,
                 assets: [Components.Schemas.Asset]? = nil,
-                localized: Components.Schemas.Waypoint.LocalizedPayload? = nil
+                localized: Components.Schemas.Waypoint.LocalizedPayload? = nil,
+                elevationMeters: Swift.Double? = nil
             ) {
                 self.id = id
                 self.name = name
@@ -1078,6 +1281,7 @@ extension Components {
                 self.triggerRadiusMeters = triggerRadiusMeters
                 self.assets = assets
                 self.localized = localized
+                self.elevationMeters = elevationMeters
             }
             public enum CodingKeys: String, CodingKey {
                 case id
@@ -1089,6 +1293,7 @@ extension Components {
                 case triggerRadiusMeters
                 case assets
                 case localized
+                case elevationMeters
             }
         }
         /// - Remark: Generated from `#/components/schemas/ImportResult`.

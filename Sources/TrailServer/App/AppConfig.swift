@@ -48,6 +48,8 @@ package struct AppConfig: Sendable {
     /// Concurrency, time-outs and retries of the build-time tile fetcher.
     package var tileFetch = TileFetchOptions()
     package var publicURL: String? = nil
+    /// The terrain model the trail facts sample (`--dem`): a raster GDAL reads, or a folder of them; nil for none.
+    package var demPath: String? = nil
     package var demo = false
     /// The object-storage mirror (`--storage`); nil: the data folder alone, as for a district on one machine.
     package var storage: StorageSettings? = nil

@@ -134,7 +134,8 @@ package func buildApplication(
     metrics: AppMetrics = AppMetrics()
 ) async throws -> some ApplicationProtocol {
     try DataFolder.prepare(config.dataFolder, sharedWithProxy: config.accelRedirect != nil)
-    let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder)
+    let terrain = TerrainSource.open(path: config.demPath)
+    let database = try AppDatabase.openFile(at: config.databasePath, migrationsFolder: config.migrationsFolder, terrain: terrain)
     let views = try await ViewRenderer(templatesFolder: config.templatesFolder)
     let dependencies = try await AppDependencies(config: config, database: database, views: views, metrics: metrics)
     let paths = dependencies.paths
@@ -142,6 +143,7 @@ package func buildApplication(
     try await dependencies.media?.recover()
     try await PublishingRecovery.run(database: database, paths: paths, logger: logger)
     try await TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
+    try await TrailFactsStart.run(database: database, print: Console.line)
     try await Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try await DemoContent.install(database: database, config: config, print: Console.line) }
     try await dependencies.files.prune()

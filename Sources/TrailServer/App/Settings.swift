@@ -147,6 +147,13 @@ package enum Settings {
         defaultText: "http://<hostname>:<port>",
         about: "URL the server is reached at"
     )
+    package static let dem = Setting(
+        flag: "dem",
+        variable: "TRAIL_DEM",
+        defaultText: "none",
+        about:
+            "The agency's terrain model for the trail facts' heights: a GeoTIFF or SRTM .hgt file, or a folder of them, in any coordinate system GDAL reads"
+    )
     package static let catalogLifetimeDays = Setting(
         flag: "catalog-lifetime-days",
         variable: "TRAIL_CATALOG_LIFETIME_DAYS",
@@ -343,7 +350,7 @@ package enum Settings {
 
     package static let all: [Setting] = [
         root, data, hostname, port, clamavDB, clamd, maxUploadSize, requiredApprovals, tileURL, tileAttribution, editorTileURL, editorTileAttribution,
-        tileCap, tileAllowPrivate, publicURL, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect, minFreeSpace,
+        tileCap, tileAllowPrivate, publicURL, dem, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect, minFreeSpace,
         requireTwoStep, oidcIssuer, oidcClientId, oidcClientSecretFile, oidcLabel, oidcPublicClient, oidcAcrValues, oidcPrompt, oidcAcr,
         oidcSkipSecondStep, oidcCreateUsers, smtpURL, smtpUser, smtpPasswordFile, mailFrom, demo, noOptimizeMedia, mediaConversions, storage,
         s3Endpoint, s3Region, publicDownloadURL, s3PartSize, clientState,

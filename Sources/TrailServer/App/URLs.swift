@@ -6,7 +6,7 @@
 enum PanelURL {
     /// A section of the tour page, the fragment a redirect lands on.
     enum TourSection: Sendable {
-        case publish, waypoints, tiles
+        case publish, waypoints, tiles, trailFacts
         case waypoint(Int64)
 
         var fragment: String {
@@ -14,6 +14,7 @@ enum PanelURL {
             case .publish: "publish"
             case .waypoints: "waypoints"
             case .tiles: "tiles"
+            case .trailFacts: "trail-facts"
             case .waypoint(let id): "waypoint-\(id)"
             }
         }
@@ -53,6 +54,8 @@ enum PanelURL {
     static func tourLanguages(_ id: Int64) -> String { "\(tour(id))/languages" }
     static func tourText(_ id: Int64, language: String) -> String { "\(tour(id))/text/\(language)" }
     static func tourRoute(_ id: Int64) -> String { "\(tour(id))/route" }
+    /// Where the trail facts card's accessibility form posts.
+    static func tourAccessibility(_ id: Int64) -> String { "\(tour(id))/accessibility" }
     /// The tour page's duration and publishing card alone, which the page re-reads after a change made in place.
     static func tourStatus(_ id: Int64) -> String { "\(tour(id))/status" }
     static func tourImport(_ id: Int64, importId: String) -> String { "\(tour(id))/import/\(importId)" }

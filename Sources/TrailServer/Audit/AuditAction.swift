@@ -54,6 +54,7 @@ enum AuditAction: String, Sendable, CaseIterable, DatabaseValueConvertible {
     case tourImport = "tour.import"
     case tourLanguages = "tour.languages"
     case tourRoute = "tour.route"
+    case tourAccessibility = "tour.accessibility"
     case tourText = "tour.text"
     case tourUpdate = "tour.update"
     case userCreate = "user.create"

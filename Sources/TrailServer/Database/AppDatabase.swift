@@ -6,9 +6,12 @@ import NIOPosix
 /// and live in feature files as extensions; each runs in one transaction together with its audit event.
 package struct AppDatabase: Sendable {
     package let writer: any DatabaseWriter
+    /// The terrain model the trail facts are worked out from, in the write that changes a route or a stop.
+    package let terrain: TerrainSource
 
-    package init(_ writer: any DatabaseWriter, migrationsFolder: URL) throws {
+    package init(_ writer: any DatabaseWriter, migrationsFolder: URL, terrain: TerrainSource = TerrainSource()) throws {
         self.writer = writer
+        self.terrain = terrain
         try DatabaseAccess.opening { try Self.migrator(folder: migrationsFolder).migrate(writer) }
     }
 
@@ -16,6 +19,7 @@ package struct AppDatabase: Sendable {
     package static func openFile(
         at path: String,
         migrationsFolder: URL,
+        terrain: TerrainSource = TerrainSource(),
         onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
     ) throws -> AppDatabase {
         let pool = try DatabaseAccess.opening { try DatabasePool(path: path, configuration: configuration(onBlockingAccess: onBlockingAccess)) }
@@ -23,16 +27,17 @@ package struct AppDatabase: Sendable {
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
             guard chmod(path + suffix, 0o600) == 0 else { throw POSIXFailure(operation: "chmod \(path + suffix)", code: errno) }
         }
-        return try AppDatabase(pool, migrationsFolder: migrationsFolder)
+        return try AppDatabase(pool, migrationsFolder: migrationsFolder, terrain: terrain)
     }
 
     /// An in-memory database for tests: real SQLite, same migrations.
     package static func inMemory(
         migrationsFolder: URL,
+        terrain: TerrainSource = TerrainSource(),
         onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
     ) throws -> AppDatabase {
         let queue = try DatabaseAccess.opening { try DatabaseQueue(configuration: configuration(onBlockingAccess: onBlockingAccess)) }
-        return try AppDatabase(queue, migrationsFolder: migrationsFolder)
+        return try AppDatabase(queue, migrationsFolder: migrationsFolder, terrain: terrain)
     }
 
     static func configuration(onBlockingAccess: DatabaseAccess.Handler?) -> Configuration {
@@ -56,9 +61,18 @@ package struct AppDatabase: Sendable {
         try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.read(body) }
     }
 
-    /// A write transaction, awaited (see ``read(_:)``).
+    /// A write transaction, awaited (see ``read(_:)``). Before it commits, the trail facts of every tour whose route
+    /// or stops it changed are worked out again (the schema's triggers list them), so no reader ever sees a route
+    /// with the facts of the one before.
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        try await DatabaseAccess.$isAwaited.withValue(true) { try await writer.write(body) }
+        let terrain = self.terrain
+        return try await DatabaseAccess.$isAwaited.withValue(true) {
+            try await writer.write { db in
+                let result = try body(db)
+                try Self.refreshTrailFacts(db, terrain: terrain)
+                return result
+            }
+        }
     }
 
     /// Calls `onChange` after each commit that changed one of `tables` (GRDB's `DatabaseRegionObservation`); cancel

@@ -80,7 +80,8 @@ struct SMTPClient: Sendable {
             return curl_easy_perform(handle)
         }
         guard result == CURLE_OK else {
-            let detail = String(cString: errorBuffer)
+            // The buffer is a C string: the bytes up to its first NUL.
+            let detail = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw SMTPFailure(detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail)
         }
     }

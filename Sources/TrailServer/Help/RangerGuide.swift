@@ -80,6 +80,7 @@ package struct RangerGuide: Sendable {
         "tour-status": "the-tour-page",
         "tour-publishing": "the-tour-page",
         "tour-duration": "route-and-duration",
+        "trail-facts": "trail-facts",
         "tour-tiles": "offline-map-tiles",
         "waypoint": "waypoints-and-media",
         "import-preview": "importing-and-exporting",

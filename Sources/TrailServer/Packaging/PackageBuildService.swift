@@ -313,14 +313,34 @@ enum ManifestMaker {
                 )
                 // Stable across versions, so an alert's closed stops name the same stop in every saved copy.
                 stop.id = waypoint.waypointId
+                stop.elevationMeters = waypoint.waypointId.flatMap { snapshot.terrain?.elevation(ofWaypoint: $0) }
                 return stop
             },
-            route: route?.points.map { Manifest.RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
+            route: route.map { routePoints($0, terrain: snapshot.terrain) },
             estimatedDurationMinutes: estimate.totalMinutes
         )
         manifest.languages = snapshot.languages
         manifest.localized = snapshot.localized.map { $0.mapValues { Manifest.TourText(packageName: $0.name, description: $0.description) } }
+        // Requests frozen before trail facts ship without them, as their packages always did.
+        manifest.trail = snapshot.terrain.map {
+            TrailFacts(terrain: $0, walkingMinutes: estimate.totalMinutes, accessibility: snapshot.accessibility)
+        }
         return manifest
+    }
+
+    /// The route's positions, each with its height when the trail facts have heights: the route's own, or the terrain
+    /// model's at each vertex.
+    static func routePoints(_ route: RoutePath, terrain: TerrainFacts?) -> [Manifest.RoutePoint] {
+        let modelHeights = terrain?.elevationSource == "dem" ? terrain?.routeElevations : nil
+        return route.points.enumerated().map { index, point in
+            let elevation: Double? =
+                switch terrain?.elevationSource {
+                case "route": point.elevation
+                case "dem": modelHeights.flatMap { index < $0.count ? $0[index] : nil }
+                default: nil
+                }
+            return Manifest.RoutePoint(longitude: point.longitude, latitude: point.latitude, elevation: elevation)
+        }
     }
 
     /// Walking time and distances of the frozen tour (route, pace and media play times as submitted).
@@ -328,6 +348,7 @@ enum ManifestMaker {
         DurationEstimate.estimate(
             waypoints: snapshot.waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
             route: snapshot.route,
+            ascentMeters: snapshot.terrain.map(\.ascentMeters) ?? snapshot.route?.ascentMeters,
             paceKmh: snapshot.paceKmh ?? 4,
             dwellSeconds: snapshot.waypoints.map { waypoint in
                 // A visitor hears one language: the files for every language and those for the default one.

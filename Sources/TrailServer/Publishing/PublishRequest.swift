@@ -218,6 +218,11 @@ package struct TourSnapshot: Codable, Sendable, Equatable {
     /// The tour's languages, default first, and its texts in the further ones (absent from older requests).
     package var languages: [String]? = nil
     package var localized: [String: LocalizedText]? = nil
+    /// The trail facts as they stood when the tour was frozen (the ground's part) and the ranger's accessibility
+    /// fields: the package ships what the reviewer saw, whatever the terrain model does later (absent from older
+    /// requests).
+    package var terrain: TerrainFacts? = nil
+    package var accessibility: TrailFacts.Accessibility? = nil
 
     /// Every stored file the package is built from, in package order: each media file, then its captions and transcript.
     package var frozenFiles: [FrozenFile] {

@@ -229,7 +229,9 @@ extension AppDatabase {
             route: tour.route,
             paceKmh: tour.paceKmh,
             languages: tour.languages,
-            localized: tour.localized.isEmpty ? nil : tour.localized
+            localized: tour.localized.isEmpty ? nil : tour.localized,
+            terrain: try Self.terrainFacts(db, tourId: tour.id),
+            accessibility: tour.accessibility
         )
     }
 

@@ -114,7 +114,14 @@ package struct DurationEstimate: Sendable, Equatable {
     /// - Parameters:
     ///   - waypoints: positions in tour order.
     ///   - dwellSeconds: per waypoint, the sum of its audio and video play times, or nil when unknown.
-    package static func estimate(waypoints: [RoutePoint], route: RoutePath?, paceKmh: Double, dwellSeconds: [Double?]) -> DurationEstimate {
+    ///   - ascentMeters: the climb from the trail facts (the route's heights or the terrain model); nil: none known.
+    package static func estimate(
+        waypoints: [RoutePoint],
+        route: RoutePath?,
+        ascentMeters: Double?,
+        paceKmh: Double,
+        dwellSeconds: [Double?]
+    ) -> DurationEstimate {
         var distances: [Double] = []
         let walking: Double
         if let route, route.points.count >= 2 {
@@ -125,7 +132,7 @@ package struct DurationEstimate: Sendable, Equatable {
             distances = waypoints.enumerated().map { index, point in index == 0 ? 0 : Geo.distance(waypoints[index - 1], point) }
             walking = distances.reduce(0, +)
         }
-        let ascent = route?.ascentMeters
+        let ascent = ascentMeters
         let dwell = dwellSeconds.reduce(0) { $0 + (($1 ?? 0) > 0 ? $1! : defaultDwellSeconds) } / 60
         return DurationEstimate(
             walkingMeters: walking,

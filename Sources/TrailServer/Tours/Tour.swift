@@ -26,6 +26,11 @@ package struct Tour: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     package var languages: [String] = ["en"]
     /// The name and description in each further language (stored as a JSON object).
     package var localized: [String: LocalizedText] = [:]
+    /// The ranger's account of the way (each nil or empty: not known).
+    package var accessSurface: TrailSurface? = nil
+    package var accessMinWidthCm: Int? = nil
+    package var accessStepFree: Bool? = nil
+    package var accessNotes: String = ""
 
     package static let databaseTableName = "tour"
 

@@ -189,6 +189,8 @@ struct TourPage: Sendable {
     var errorSummary: ErrorSummary? = nil
     /// The alerts that apply to the tour now (`Templates/tour-alerts.mustache`).
     var alerts: TourAlertsCard? = nil
+    /// Length, heights, profile and accessibility (`Templates/trail-facts.mustache`).
+    var trailFacts: TrailFactsCard? = nil
 }
 
 /// The error summary at the top of a page whose form was refused (`Templates/error-summary.mustache`): the page
@@ -212,6 +214,9 @@ struct ErrorSummary: Sendable {
 
     static let frameFields: KeyValuePairs<String, String> = [
         "north": "north", "south": "south", "west": "west", "east": "east", "minZoom": "minZoom", "maxZoom": "maxZoom",
+    ]
+    static let accessibilityFields: KeyValuePairs<String, String> = [
+        "surface": "access-surface", "minWidthCm": "access-width", "notes": "access-notes",
     ]
     static let waypointFields: KeyValuePairs<String, String> = [
         "name": "wp-name", "latitude": "wp-latitude", "longitude": "wp-longitude", "triggerRadiusMeters": "wp-radius",

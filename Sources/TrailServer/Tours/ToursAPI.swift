@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PackageFormat
 import TrailAPI
 
 /// The tours part of `/api/v1/manage` (tours and waypoints): the same operations and permissions as the panel, for
@@ -37,6 +38,8 @@ struct ToursAPI: Sendable {
         /// Needed to remove a language whose texts or files are still there (they are deleted with it).
         let confirmLanguageRemoval: Bool?
         let localized: [String: TextPatch]?
+        /// The whole set of accessibility fields (one left out is cleared).
+        let accessibility: AccessibilityInput?
     }
 
     struct CreateWaypoint: Decodable {
@@ -146,6 +149,8 @@ struct ToursAPI: Sendable {
     func updateTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
         var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
         let body = try await request.decodeJSON(PatchTour.self, context: context)
+        // Checked before anything is written: a refused field stores nothing.
+        _ = try body.accessibility?.validated()
         // Languages first (their tags are checked before anything is written), then details and frame, then texts.
         // A new default language swaps texts, so what follows starts from the tour as that left it.
         if let languages = body.languages {
@@ -178,6 +183,9 @@ struct ToursAPI: Sendable {
         // Details and frame in one transaction: refused in part, neither changes (the languages above are saved already).
         let (tourId, edits, maxArea) = (tour.id, (details: details, frame: frameInput), config.maxFrameAreaKm2)
         var updated = try await database.editTour(id: tourId, details: edits.details, frame: edits.frame, maxAreaKm2: maxArea, actor: context.actor)
+        if let accessibility = body.accessibility {
+            updated = try await database.setAccessibility(tourId: tourId, accessibility, actor: context.actor)
+        }
         for (language, text) in body.localized ?? [:] {
             updated = try await database.setTourText(
                 tourId: tourId,
@@ -277,9 +285,12 @@ struct ToursAPI: Sendable {
         let assets = viewer == nil ? nil : try await database.assets(tourId: tour.id)
         let companions = viewer == nil ? [:] : try await database.companions(tourId: tour.id)
         let copies = viewer == nil ? [:] : try await database.optimizedCopies(tourId: tour.id)
+        let terrain = try await database.terrainFacts(tourId: tour.id)
+        let estimate = try await database.durationEstimate(tour: tour)
         let waypoints = try await database.waypoints(tourId: tour.id).map { waypoint in
             Components.Schemas.Waypoint(
                 waypoint,
+                elevationMeters: terrain?.elevation(ofWaypoint: waypoint.id),
                 assets: try assets.map {
                     try ($0[waypoint.id] ?? []).map {
                         try Components.Schemas.Asset(
@@ -305,7 +316,13 @@ struct ToursAPI: Sendable {
             paceKmh: tour.paceKmh,
             waypoints: waypoints,
             languages: tour.languages,
-            localized: .init(additionalProperties: tour.localized.mapValues(Components.Schemas.LocalizedText.init))
+            localized: .init(additionalProperties: tour.localized.mapValues(Components.Schemas.LocalizedText.init)),
+            trail: terrain.map {
+                Components.Schemas.TrailFacts(
+                    TrailFacts(terrain: $0, walkingMinutes: estimate.totalMinutes, accessibility: tour.accessibility)
+                )
+            },
+            trailNote: terrain?.hasHeights == false ? terrain?.note : nil
         )
     }
 }
@@ -313,7 +330,7 @@ struct ToursAPI: Sendable {
 // The domain's types are named with their module inside these extensions: there `Waypoint` alone is the wire type.
 extension Components.Schemas.Waypoint {
     /// `assets` only in a whole tour's answer (absent from the JSON otherwise).
-    init(_ waypoint: TrailServer.Waypoint, assets: [Components.Schemas.Asset]? = nil) {
+    init(_ waypoint: TrailServer.Waypoint, elevationMeters: Double? = nil, assets: [Components.Schemas.Asset]? = nil) {
         self.init(
             id: waypoint.id,
             name: waypoint.name,
@@ -323,7 +340,8 @@ extension Components.Schemas.Waypoint {
             description: waypoint.description,
             triggerRadiusMeters: waypoint.triggerRadiusMeters,
             assets: assets,
-            localized: .init(additionalProperties: waypoint.localized.mapValues(Components.Schemas.LocalizedText.init))
+            localized: .init(additionalProperties: waypoint.localized.mapValues(Components.Schemas.LocalizedText.init)),
+            elevationMeters: elevationMeters
         )
     }
 }
@@ -353,5 +371,32 @@ extension Components.Schemas.Frame {
 extension Components.Schemas.LocalizedText {
     init(_ text: TrailServer.LocalizedText) {
         self.init(name: text.name, description: text.description)
+    }
+}
+
+extension Components.Schemas.TrailFacts {
+    init(_ facts: PackageFormat.TrailFacts) {
+        self.init(
+            lengthMeters: facts.lengthMeters,
+            ascentMeters: facts.ascentMeters,
+            descentMeters: facts.descentMeters,
+            minElevationMeters: facts.minElevationMeters,
+            maxElevationMeters: facts.maxElevationMeters,
+            walkingMinutes: facts.walkingMinutes,
+            elevationSource: facts.elevationSource.flatMap(ElevationSourcePayload.init(rawValue:)),
+            profile: facts.profile,
+            grades: facts.grades.map {
+                .init(flat: $0.flat, gentle: $0.gentle, moderate: $0.moderate, steep: $0.steep, verySteep: $0.verySteep)
+            },
+            maxGradePercent: facts.maxGradePercent,
+            accessibility: facts.accessibility.map {
+                .init(
+                    surface: $0.surface.flatMap(Components.Schemas.TrailAccessibility.SurfacePayload.init(rawValue:)),
+                    minWidthCm: $0.minWidthCm,
+                    stepFree: $0.stepFree,
+                    notes: $0.notes
+                )
+            }
+        )
     }
 }

@@ -24,6 +24,7 @@ struct ToursController: Sendable {
         router.post("/tours/{id}/text/{lang}", use: saveTourText)
         router.post("/tours/{id}/edit", use: saveTour)
         router.post("/tours/{id}/frame", use: saveFrame)
+        router.post("/tours/{id}/accessibility", use: saveAccessibility)
         router.post("/tours/{id}/delete", use: deleteTour)
 
         // Waypoints
@@ -196,6 +197,32 @@ struct ToursController: Sendable {
         } catch let errors as ValidationErrors {
             let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
             let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields, user: context.user)
+            return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
+        }
+    }
+
+    /// Saves the ranger's accessibility fields, or the tour page again with the form's errors (422), nothing stored.
+    func saveAccessibility(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (tour, site, access) = try await authorization.editableTour(
+            id: context.parameters.require("id", as: Int64.self),
+            user: context.user
+        )
+        var request = request
+        let form = try await request.form(context: context)
+        let stepFree = form.string("stepFree")
+        let input = AccessibilityInput(
+            surface: form.string("surface"),
+            minWidthCm: form.string("minWidthCm"),
+            stepFree: stepFree == "yes" ? true : stepFree == "no" ? false : nil,
+            notes: form.string("notes")
+        )
+        do {
+            _ = try await database.setAccessibility(tourId: tour.id, input, actor: context.actor)
+            return pages.redirect(to: PanelURL.tour(tour.id, at: .trailFacts), notice: "Accessibility saved.")
+        } catch let errors as ValidationErrors {
+            var page = try await tourPage(tour, site, access, user: context.user)
+            page.trailFacts = try await trailFactsCard(tour, access: access, form: input, errors: errors.fields)
+            page.errorSummary = ErrorSummary(errors.fields, fields: ErrorSummary.accessibilityFields, fallbackId: "access-surface")
             return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
@@ -432,6 +459,14 @@ struct ToursController: Sendable {
             packageId: package?.currentVersion != nil ? package?.id : nil
         )
         page.alerts = try await TourAlertsCard.make(database: database, tour: tour, site: site, access: access)
+        page.trailFacts = TrailFactsCard.make(
+            tour: tour,
+            terrain: state.terrain,
+            estimate: duration,
+            waypoints: waypoints,
+            terrainProblem: database.terrain.problem,
+            canEdit: canEdit
+        )
         page.tiles = TourTilesModel.make(
             tour: tour,
             tileset: tileset,
@@ -459,6 +494,21 @@ struct ToursController: Sendable {
             page.canSubmit = false
         }
         return page
+    }
+
+    /// The trail facts card with a refused accessibility form's values and errors.
+    func trailFactsCard(_ tour: Tour, access: SiteAccess, form: AccessibilityInput, errors: [String: String]) async throws -> TrailFactsCard {
+        let state = try await database.tourPageState(tour: tour, tiles: tileSettings.current)
+        return TrailFactsCard.make(
+            tour: tour,
+            terrain: state.terrain,
+            estimate: state.duration,
+            waypoints: state.waypoints,
+            terrainProblem: database.terrain.problem,
+            canEdit: access.canAuthor && !tour.isLocked,
+            form: form,
+            errors: errors
+        )
     }
 
     /// The tour's edit form; with `language` one of its further languages, that language's tab open.

@@ -403,6 +403,8 @@ struct TourPageState: Sendable {
     var mediaSize: MediaDownloadSize
     /// When the tour's latest version was released (nil: never): the tour changed since when its `updatedAt` is later.
     var latestRelease: Date? = nil
+    /// The stored trail facts (nil only for a moment after an upgrade, until the start-up pass has worked them out).
+    var terrain: TerrainFacts? = nil
 }
 
 extension AppDatabase {
@@ -423,7 +425,8 @@ extension AppDatabase {
                         JOIN package ON package.id = packageVersion.packageId WHERE package.tourId = ?
                         """,
                     arguments: [tour.id]
-                ).map(Date.init(timeIntervalSince1970:))
+                ).map(Date.init(timeIntervalSince1970:)),
+                terrain: try Self.terrainFacts(db, tourId: tour.id)
             )
         }
     }

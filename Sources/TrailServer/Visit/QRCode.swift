@@ -66,10 +66,7 @@ struct QRCode: Sendable {
         return try PNGImage.encode(width: side, height: side, color: .grey, pixels: pixels)
     }
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-    }
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 }
 
 struct QRCodeError: Error, CustomStringConvertible {

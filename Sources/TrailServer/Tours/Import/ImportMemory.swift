@@ -13,7 +13,7 @@ enum ImportMemory {
 
     /// glibc's `malloc_trim`, looked up at run time: Swift's Glibc module does not export `<malloc.h>`, and another
     /// C library (musl) has none, where this does nothing.
-    nonisolated(unsafe) private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
         #if canImport(Glibc)
         guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") else { return nil }
         return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)

@@ -65,6 +65,7 @@ struct TourExchangeController: Sendable {
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
+        router.get("/tours/{id}/export.gpx", use: exportTourGPX)
         router.post("/tours/{id}/import", use: uploadImport)
         router.get("/tours/{id}/import/{importId}", use: showImportPreview)
         router.post("/tours/{id}/import/{importId}/apply", use: applyImport)
@@ -214,6 +215,7 @@ struct TourExchangeController: Sendable {
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
+        router.get("/tours/{id}/export.gpx", use: exportTourGPX)
         router.post("/tours/{id}/import", use: importTour)
     }
 
@@ -272,6 +274,21 @@ struct TourExchangeController: Sendable {
             headers: [
                 .contentType: "application/geo+json", .cacheControl: "no-store",
                 .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
+    /// The tour as a GPX download, with heights (panel and API alike).
+    func exportTourGPX(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let (tour, site, _) = try await authorization.tour(id: tourId, user: context.user)
+        let data = try await database.exportGPX(tour: tour, site: site)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/gpx+xml", .cacheControl: "no-store",
+                .contentDisposition: "attachment; filename=\"\(tour.mapName).gpx\"",
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: data))
         )

@@ -136,9 +136,12 @@ extension AppDatabase {
                 .compactMap(\.durationSeconds)
             return seconds.isEmpty ? nil : seconds.reduce(0, +)
         }
+        // The climb from the stored facts (the terrain model's, when the route has no heights of its own).
+        let terrain = try Self.terrainFacts(db, tourId: tour.id)
         return DurationEstimate.estimate(
             waypoints: waypoints.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) },
             route: tour.route,
+            ascentMeters: terrain.map(\.ascentMeters) ?? tour.route?.ascentMeters,
             paceKmh: tour.paceKmh,
             dwellSeconds: dwell
         )
@@ -151,6 +154,14 @@ extension AppDatabase {
         try await read { db in
             guard let current = try Tour.fetchOne(db, id: tour.id) else { throw NotFound() }
             return try TourExport.geoJSON(db, tour: current, site: site)
+        }
+    }
+
+    /// The tour as GPX, from the same manifest as the GeoJSON export.
+    func exportGPX(tour: Tour, site: Site) async throws -> Data {
+        try await read { db in
+            guard let current = try Tour.fetchOne(db, id: tour.id) else { throw NotFound() }
+            return TourExport.gpx(try TourExport.manifest(db, tour: current, site: site))
         }
     }
 }
