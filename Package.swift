@@ -15,32 +15,32 @@ let package = Package(
         .library(name: "TrailClient", targets: ["TrailClient"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
-        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
-        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
-        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        // NIOHTTPTypesHTTP1: the codec Hummingbird puts in the pipeline, to place our handlers around it.
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", exact: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", exact: "2.1.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", exact: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        // NIOHTTPTypes: the request and response parts of the channel Hummingbird's codec feeds, for our own handler in it.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
         // The S3 client of the object-storage mirror (Storage/): HTTP/1.1 and TLS to any S3-compatible endpoint.
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         // The runtime of the mobile API's wire types, which are generated from openapi.json (target TrailAPI).
-        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", exact: "1.13.4"),
         // The panel's help page renders the rangers' guide (docs/rangers.md) from Markdown.
-        .package(url: "https://github.com/JohnSundell/Ink.git", from: "0.6.0"),
+        .package(url: "https://github.com/JohnSundell/Ink.git", exact: "0.6.0"),
         // The tour import's CSV reader: quoting, embedded line breaks and separators are its job, not ours.
         // Base32 of the two-step sign-in's secret, as authenticator apps read it (hummingbird-auth's OTP uses it too).
-        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64.git", exact: "1.2.0"),
         // Single sign-on: the signatures of OpenID Connect ID tokens (RS256, ES256) against the provider's JWKS.
-        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", exact: "5.8.0"),
     ],
     targets: [
         // Manifest types, package layout rules, signing and verification: shared by server and client.
@@ -128,7 +128,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -13,6 +13,8 @@ scripts/check-idioms.sh
 # The web player's pure modules (trust rules, offline store, state machine, alerts) under Node's own test runner: no npm.
 node --test Tests/js/
 swift build --build-tests
+# Every package at the version dependencies.lock names (Package.swift pins the direct ones exactly).
+scripts/check-lock.sh
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
 # First every suite in parallel but the two that write 4 GiB and more; then those two alone. Beside the parallel
 # suites their disk traffic stalled live test servers for tens of seconds.
