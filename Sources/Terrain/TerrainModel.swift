@@ -258,4 +258,3 @@ private final class Tile {
         return message.isEmpty ? nil : message
     }
 }
-

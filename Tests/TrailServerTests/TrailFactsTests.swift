@@ -110,6 +110,36 @@ struct TrailFactsTests {
         #expect(TerrainFacts.compute(route: partial, waypoints: [], terrain: try Self.source(dem)).elevationSource == "dem")
     }
 
+    @Test("a GPX file imported with heights unlike the model's: the tour's facts take the track's heights")
+    func importedGPXHeightsWin() async throws {
+        let dem = try await TerrainFixtures.shared.geographic()
+        let env = try await TestEnv.publishing(requiredApprovals: 1, terrain: try Self.source(dem))
+        let token = try await env.token("author@test.org")
+        let gpx = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><name>Ridge</name><trkseg>
+            <trkpt lat="44.39" lon="-122.28"><ele>100</ele></trkpt><trkpt lat="44.39" lon="-122.20"><ele>130</ele></trkpt>
+            <trkpt lat="44.40" lon="-122.24"><ele>110</ele></trkpt>
+            </trkseg></trk></gpx>
+            """
+        try await env.app.test { client in
+            let imported = try await TourExchangeTests.importFile(
+                client,
+                tourId: env.seed.tourId,
+                token: token,
+                data: Data(gpx.utf8),
+                name: "ridge.gpx",
+                dryRun: false
+            )
+            #expect(imported.status == .ok, "\(imported.text)")
+            let trail = try #require(
+                try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)", token: token).jsonObject["trail"] as? [String: Any]
+            )
+            #expect(trail["elevationSource"] as? String == "route")
+            #expect(trail["ascentMeters"] as? Double == 30 && trail["descentMeters"] as? Double == 20, "the track's 100 → 130 → 110, not the model's")
+        }
+    }
+
     @Test("no model and no heights: length and walking time only, said plainly")
     func noHeights() {
         let facts = TerrainFacts.compute(route: Self.walk, waypoints: [], terrain: TerrainSource())
@@ -195,7 +225,10 @@ struct TrailFactsTests {
             )
         }
         // Reopened without a model: the start-up pass works the facts out again, and they say why there are no heights.
-        let plain = try AppDatabase.openFile(at: env.folder.appendingPathComponent("data/trail.sqlite").path, migrationsFolder: env.config.migrationsFolder)
+        let plain = try AppDatabase.openFile(
+            at: env.folder.appendingPathComponent("data/trail.sqlite").path,
+            migrationsFolder: env.config.migrationsFolder
+        )
         let outcome = try await plain.refreshTrailFactsForTerrain()
         #expect(outcome.refreshed >= 1)
         let facts = try #require(try await plain.terrainFacts(tourId: env.seed.tourId))
@@ -252,7 +285,9 @@ struct TrailFactsTests {
             )
             #expect(posted.status == .seeOther && posted.location == "/tours/\(env.seed.tourId)#trail-facts")
             let page = try await client.get("/tours/\(env.seed.tourId)", session: session).text
-            for shown in ["Surface: compacted gravel or earth.", "Narrowest width: 90 cm.", "Not step-free: there are steps.", "Two steps at the bridge."] {
+            for shown in [
+                "Surface: compacted gravel or earth.", "Narrowest width: 90 cm.", "Not step-free: there are steps.", "Two steps at the bridge.",
+            ] {
                 #expect(page.contains(shown), "\(shown)")
             }
             let refused = try await client.post(
