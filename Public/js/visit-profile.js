@@ -76,6 +76,27 @@ export function distanceAlong(manifest, here) {
   return best;
 }
 
+/** A table with a caption, column headings and rows of text; `hook` names its data attribute (data-elevation-table…). */
+function table(hook, caption, headings, rows) {
+  const node = document.createElement('table');
+  node.dataset[hook] = '';
+  const title = node.createCaption();
+  title.textContent = caption;
+  const head = node.createTHead().insertRow();
+  for (const heading of headings) {
+    const cell = document.createElement('th');
+    cell.scope = 'col';
+    cell.textContent = heading;
+    head.append(cell);
+  }
+  const body = node.createTBody();
+  for (const row of rows) {
+    const line = body.insertRow();
+    for (const value of row) line.insertCell().textContent = value;
+  }
+  return node;
+}
+
 function element(name, attributes = {}, text = null) {
   const node = document.createElementNS(SVG, name);
   for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
@@ -175,39 +196,13 @@ export class TrailProfile {
       rows.push({ place: `Stop ${stop.order}: ${stop.name}`, distance: stop.distance, height: stop.elevation ?? heightAt(profile, stop.distance) });
     }
     rows.sort((a, b) => a.distance - b.distance);
-    const table = document.createElement('table');
-    table.dataset.elevationTable = '';
-    table.innerHTML = '<caption>The profile in numbers</caption><thead><tr><th scope="col">Place</th><th scope="col">Distance</th><th scope="col">Height</th></tr></thead>';
-    const body = document.createElement('tbody');
-    for (const row of rows) {
-      const tr = document.createElement('tr');
-      for (const value of [row.place, `${(row.distance / 1000).toFixed(2)} km`, `${Math.round(row.height)} m`]) {
-        const td = document.createElement('td');
-        td.textContent = value;
-        tr.append(td);
-      }
-      body.append(tr);
-    }
-    table.append(body);
-    return table;
+    return table('elevationTable', 'The profile in numbers', ['Place', 'Distance', 'Height'],
+      rows.map((row) => [row.place, `${(row.distance / 1000).toFixed(2)} km`, `${Math.round(row.height)} m`]));
   }
 
   grades(trail) {
-    const table = document.createElement('table');
-    table.dataset.gradeTable = '';
-    table.innerHTML = '<caption>How steep: share of the length</caption><thead><tr><th scope="col">Grade</th><th scope="col">Slope</th><th scope="col">Share</th></tr></thead>';
-    const body = document.createElement('tbody');
-    for (const [key, label, range] of GRADES) {
-      const tr = document.createElement('tr');
-      for (const value of [label, range, `${Math.round((trail.grades?.[key] || 0) * 100)} %`]) {
-        const td = document.createElement('td');
-        td.textContent = value;
-        tr.append(td);
-      }
-      body.append(tr);
-    }
-    table.append(body);
-    return table;
+    return table('gradeTable', 'How steep: share of the length', ['Grade', 'Slope', 'Share'],
+      GRADES.map(([key, label, range]) => [label, range, `${Math.round((trail.grades?.[key] || 0) * 100)} %`]));
   }
 
   accessibility(access) {

@@ -268,13 +268,14 @@ struct TourExchangeController: Sendable {
     func exportTourGeoJSON(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, site, _) = try await authorization.tour(id: tourId, user: context.user)
-        let data = try await database.exportGeoJSON(tour: tour, site: site)
-        return Response(
+        return Self.download(try await database.exportGeoJSON(tour: tour, site: site), type: "application/geo+json", name: "\(tour.mapName).geojson")
+    }
+
+    /// An export as a download: never cached (it is the tour as it is now), named after the tour's map name.
+    static func download(_ data: Data, type: String, name: String) -> Response {
+        Response(
             status: .ok,
-            headers: [
-                .contentType: "application/geo+json", .cacheControl: "no-store",
-                .contentDisposition: "attachment; filename=\"\(tour.mapName).geojson\"",
-            ],
+            headers: [.contentType: type, .cacheControl: "no-store", .contentDisposition: "attachment; filename=\"\(name)\""],
             body: .init(byteBuffer: ByteBuffer(bytes: data))
         )
     }
@@ -283,15 +284,7 @@ struct TourExchangeController: Sendable {
     func exportTourGPX(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let (tour, site, _) = try await authorization.tour(id: tourId, user: context.user)
-        let data = try await database.exportGPX(tour: tour, site: site)
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: "application/gpx+xml", .cacheControl: "no-store",
-                .contentDisposition: "attachment; filename=\"\(tour.mapName).gpx\"",
-            ],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
+        return Self.download(try await database.exportGPX(tour: tour, site: site), type: "application/gpx+xml", name: "\(tour.mapName).gpx")
     }
 
     /// Streams the multipart file to `uploads/import-<uuid>` (size-limited), then parses it in an import slot: the slot
