@@ -48,7 +48,9 @@ import Testing
         source: String? = nil,
         version: Int? = nil
     ) -> String {
-        var fields = [#""type":"\#(type)""#, #""packageId":"\#(target.packageId)""#, #""version":\#(version ?? target.version)"#, #""day":"\#(day)""#]
+        var fields = [
+            #""type":"\#(type)""#, #""packageId":"\#(target.packageId)""#, #""version":\#(version ?? target.version)"#, #""day":"\#(day)""#,
+        ]
         if stop { fields.append(#""waypointId":\#(target.stop)"#) }
         if let language { fields.append(#""language":"\#(language)""#) }
         if let source { fields.append(#""source":"\#(source)""#) }
@@ -125,15 +127,35 @@ import Testing
                 Self.batch([good, #"{"type":"opened","packageId":"\#(target.hiddenPackageId)","version":1,"day":"\#(Self.today)"}"#]),
                 .unprocessableContent, "No published package"
             ),
-            ("unknown package", Self.batch([#"{"type":"opened","packageId":"no-such","version":1,"day":"\#(Self.today)"}"#]), .unprocessableContent, "No published package"),
+            (
+                "unknown package", Self.batch([#"{"type":"opened","packageId":"no-such","version":1,"day":"\#(Self.today)"}"#]),
+                .unprocessableContent, "No published package"
+            ),
             ("unreleased version", Self.batch([Self.event("opened", target, version: 99)]), .unprocessableContent, "no released version 99"),
-            ("a day in the future", Self.batch([Self.event("opened", target, day: Self.daysAgo(-2))]), .unprocessableContent, "today or up to 30 days back"),
-            ("a day too far back", Self.batch([Self.event("opened", target, day: Self.daysAgo(33))]), .unprocessableContent, "today or up to 30 days back"),
+            (
+                "a day in the future", Self.batch([Self.event("opened", target, day: Self.daysAgo(-2))]), .unprocessableContent,
+                "today or up to 30 days back"
+            ),
+            (
+                "a day too far back", Self.batch([Self.event("opened", target, day: Self.daysAgo(33))]), .unprocessableContent,
+                "today or up to 30 days back"
+            ),
             ("a day that is no date", Self.batch([Self.event("opened", target, day: "2026-02-30")]), .unprocessableContent, "YYYY-MM-DD"),
             ("a source with a space", Self.batch([Self.event("opened", target, source: "north gate")]), .unprocessableContent, "letters, digits"),
-            ("a source too long", Self.batch([Self.event("opened", target, source: String(repeating: "a", count: 41))]), .unprocessableContent, "letters, digits"),
+            (
+                "a source too long", Self.batch([Self.event("opened", target, source: String(repeating: "a", count: 41))]), .unprocessableContent,
+                "letters, digits"
+            ),
             ("a stop event without its stop", Self.batch([Self.event("stop-played", target)]), .unprocessableContent, "names its stop"),
-            ("a stop the version lacks", Self.batch([Self.event("opened", target).replacingOccurrences(of: "\"opened\"", with: "\"stop-opened\"").replacingOccurrences(of: "}", with: ",\"waypointId\":987654}")]), .unprocessableContent, "no stop 987654"),
+            (
+                "a stop the version lacks",
+                Self.batch([
+                    Self.event("opened", target).replacingOccurrences(of: "\"opened\"", with: "\"stop-opened\"").replacingOccurrences(
+                        of: "}",
+                        with: ",\"waypointId\":987654}"
+                    )
+                ]), .unprocessableContent, "no stop 987654"
+            ),
             ("a language the version lacks", Self.batch([Self.event("opened", target, language: "tlh")]), .unprocessableContent, "not offered"),
             ("no events list", #"{"evts":[]}"#, .unprocessableContent, "The body has no"),
             ("not JSON", "opened,p,2", .badRequest, "not JSON"),
@@ -202,7 +224,11 @@ import Testing
             let foreign = try await client.execute(uri: "/api/v1/events", method: .options, headers: [.origin: "https://elsewhere.example"])
             #expect(foreign.status == .forbidden)
             #expect(foreign.headers[.accessControlAllowOrigin] == nil)
-            let fromElsewhere = try await Self.post(client, Self.batch([Self.event("opened", target)]), headers: [.origin: "https://elsewhere.example"])
+            let fromElsewhere = try await Self.post(
+                client,
+                Self.batch([Self.event("opened", target)]),
+                headers: [.origin: "https://elsewhere.example"]
+            )
             #expect(fromElsewhere.status == .forbidden)
             let fromPlayer = try await Self.post(client, Self.batch([Self.event("opened", target)]), headers: [.origin: playerOrigin])
             #expect(fromPlayer.status == .accepted)
@@ -337,7 +363,11 @@ import Testing
             let oneTotals = try #require((oneTour.json as? [String: Any])?["totals"] as? [String: Any])
             #expect(oneTotals["opened"] as? Int == 15)
 
-            let csv = try await client.get("/api/v1/manage/sites/alpha/stats.csv?from=\(Self.daysAgo(29))&to=\(Self.today)", session: nil, headers: [.authorization: "Bearer \(token)"])
+            let csv = try await client.get(
+                "/api/v1/manage/sites/alpha/stats.csv?from=\(Self.daysAgo(29))&to=\(Self.today)",
+                session: nil,
+                headers: [.authorization: "Bearer \(token)"]
+            )
             #expect(csv.status == .ok)
             #expect(csv.headers[.contentType]?.hasPrefix("text/csv") == true)
             let lines = csv.text.split(separator: "\r\n").map(String.init)
@@ -359,7 +389,8 @@ import Testing
             #expect(page.text.contains(#"data-stat="saved-offline" data-count="11""#))
             #expect(page.text.contains(#"data-stat="completed" data-count="4""#))
             #expect(page.text.contains(#"data-stat="downloads" data-count="1""#))
-            for chart in ["chart-opened", "chart-saved-offline", "chart-completed", "chart-downloads", "chart-tours", "chart-stops", "chart-sources"] {
+            for chart in ["chart-opened", "chart-saved-offline", "chart-completed", "chart-downloads", "chart-tours", "chart-stops", "chart-sources"]
+            {
                 #expect(page.text.contains(#"id="\#(chart)" data-chart="#), "\(chart) has its table")
             }
             #expect(page.text.contains("gate-a"))
@@ -437,7 +468,9 @@ import Testing
             let version = try #require(
                 player.text.range(of: #"/visit/assets/[0-9a-f]+/"#, options: .regularExpression).map { String(player.text[$0]) }
             )
-            for path in ["/visit", "/visit/\(seed.packageId)?src=north-gate", "/visit/sw.js", "\(version)visit-events.js", "\(version)visit-player.js"] {
+            for path in [
+                "/visit", "/visit/\(seed.packageId)?src=north-gate", "/visit/sw.js", "\(version)visit-events.js", "\(version)visit-player.js",
+            ] {
                 let response = try await client.get(path, session: nil)
                 #expect(response.status == .ok, "\(path): \(response.status)")
                 #expect(response.headers[.setCookie] == nil, "\(path) sets a cookie")

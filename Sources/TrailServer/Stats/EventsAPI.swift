@@ -33,14 +33,18 @@ struct EventsAPI: Sendable {
         } catch {
             throw HTTPError(
                 .contentTooLarge,
-                message: "The body is larger than \(VisitEventRules.maxBodyBytes / 1024) KiB; send at most \(VisitEventRules.maxEventsPerPost) events a post."
+                message:
+                    "The body is larger than \(VisitEventRules.maxBodyBytes / 1024) KiB; send at most \(VisitEventRules.maxEventsPerPost) events a post."
             )
         }
         let batch: VisitEventBatch
         do {
             batch = try JSONDecoder().decode(VisitEventBatch.self, from: Data(buffer: buffer))
         } catch {
-            throw HTTPError(.badRequest, message: "The body is not JSON of the form {\"events\": [{\"type\", \"packageId\", \"version\", \"day\", …}]}.")
+            throw HTTPError(
+                .badRequest,
+                message: "The body is not JSON of the form {\"events\": [{\"type\", \"packageId\", \"version\", \"day\", …}]}."
+            )
         }
         guard let items = batch.events else { throw ValidationErrors(["events": "The body has no \"events\" list."]) }
         guard items.count <= VisitEventRules.maxEventsPerPost else {
@@ -91,7 +95,9 @@ struct EventsAPI: Sendable {
     /// player's pages are); nil without one (an app). Another site's page may not make its visitors' browsers post.
     func allowedOrigin(_ request: Request) throws -> String? {
         guard let origin = request.headers[.origin] else { return nil }
-        let host = SecurityHeadersMiddleware.origin(of: origin).flatMap { URLComponents(string: $0) }.map { ($0.host ?? "") + ($0.port.map { ":\($0)" } ?? "") }
+        let host = SecurityHeadersMiddleware.origin(of: origin).flatMap { URLComponents(string: $0) }.map {
+            ($0.host ?? "") + ($0.port.map { ":\($0)" } ?? "")
+        }
         if origin == playerOrigin || (host != nil && host == request.head.authority) { return origin }
         throw Forbidden("Events are taken from this server's web player and from the apps, not from pages of \(origin).")
     }
@@ -108,7 +114,11 @@ struct EventsAPI: Sendable {
         let versions = try await database.publishedVersionNumbers(of: Set(items.compactMap(\.packageId)))
         for (index, item) in items.enumerated() {
             guard let typeText = item.type, let kind = VisitEventKind(rawValue: typeText) else {
-                refuse(index, "type", "Unknown kind \"\(item.type ?? "")\": one of \(VisitEventKind.allCases.map(\.rawValue).joined(separator: ", ")).")
+                refuse(
+                    index,
+                    "type",
+                    "Unknown kind \"\(item.type ?? "")\": one of \(VisitEventKind.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
                 events.append(nil)
                 continue
             }

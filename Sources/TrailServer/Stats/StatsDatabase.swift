@@ -115,8 +115,12 @@ extension AppDatabase {
                 let tourId: Int64? = row["tourId"]
                 var stops: [(id: Int64, order: Int, name: String)] = []
                 if let tourId {
-                    stops = try Row.fetchAll(db, sql: "SELECT id, position, name FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
-                        .enumerated().map { (id: $1["id"], order: $0 + 1, name: $1["name"]) }
+                    stops = try Row.fetchAll(
+                        db,
+                        sql: "SELECT id, position, name FROM waypoint WHERE tourId = ? ORDER BY position",
+                        arguments: [tourId]
+                    )
+                    .enumerated().map { (id: $1["id"], order: $0 + 1, name: $1["name"]) }
                 }
                 return StatsPackage(packageId: row["packageId"], tourId: tourId, name: row["name"], stops: stops)
             }

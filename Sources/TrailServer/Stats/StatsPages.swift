@@ -84,7 +84,11 @@ struct StatsPages: Sendable {
         var page = makePage(context.site, report: report, readable: readable, tourId: tourId, ownToursOnly: !context.access.canManage)
         if !errors.isEmpty {
             page.errors = errors
-            page.errorSummary = ErrorSummary(errors, fields: ["from": "stats-from", "to": "stats-to", "tour": "stats-tour"], fallbackId: "stats-from")
+            page.errorSummary = ErrorSummary(
+                errors,
+                fields: ["from": "stats-from", "to": "stats-to", "tour": "stats-tour"],
+                fallbackId: "stats-from"
+            )
         }
         return await pages.render(
             "stats",
@@ -123,7 +127,9 @@ struct StatsPages: Sendable {
         let fileName = "\(context.site.slug)-visitors-\(span.from)-\(span.to).csv"
         return Response(
             status: .ok,
-            headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(fileName)\"", .cacheControl: "no-store"],
+            headers: [
+                .contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"\(fileName)\"", .cacheControl: "no-store",
+            ],
             body: .init(byteBuffer: ByteBuffer(string: text))
         )
     }
@@ -163,7 +169,7 @@ struct StatsPages: Sendable {
         ("saved-offline", "Saved for offline use", { $0[.savedOffline] }),
         ("stop-played", "Stops played", { $0[.stopPlayed] }),
         ("completed", "Tours completed", { $0[.completed] }),
-        ("downloads", "Package downloads (apps)", { $0.downloads }),
+        ("downloads", "Complete downloads", { $0.downloads }),
     ]
 
     func makePage(_ site: Site, report: StatsReport, readable: [StatsPackage], tourId: Int64?, ownToursOnly: Bool) -> Page {
@@ -184,16 +190,27 @@ struct StatsPages: Sendable {
         let tourRows = report.tours.map { tour in
             Row(
                 label: tour.package.name,
-                cells: [tour.measures[.opened], tour.measures[.savedOffline], tour.measures[.stopPlayed], tour.measures[.completed], tour.measures.downloads]
-                    .map(cell)
+                cells: [
+                    tour.measures[.opened], tour.measures[.savedOffline], tour.measures[.stopPlayed], tour.measures[.completed],
+                    tour.measures.downloads,
+                ]
+                .map(cell)
             )
         }
         let multipleTours = Set(report.stops.map(\.packageId)).count > 1
         let stopRows = report.stops.map { stop in
-            Row(label: (multipleTours ? "\(stop.tourName): " : "") + (stop.order > 0 ? "\(stop.order). " : "") + stop.name, cells: [cell(stop.opened), cell(stop.played)])
+            Row(
+                label: (multipleTours ? "\(stop.tourName): " : "") + (stop.order > 0 ? "\(stop.order). " : "") + stop.name,
+                cells: [cell(stop.opened), cell(stop.played)]
+            )
         }
         func groupRows(_ groups: [(key: String, measures: StatsMeasures)], none: String) -> [Row] {
-            groups.map { Row(label: $0.key.isEmpty ? none : $0.key, cells: [$0.measures[.opened], $0.measures[.savedOffline], $0.measures[.completed]].map(cell)) }
+            groups.map {
+                Row(
+                    label: $0.key.isEmpty ? none : $0.key,
+                    cells: [$0.measures[.opened], $0.measures[.savedOffline], $0.measures[.completed]].map(cell)
+                )
+            }
         }
         let groupHeaders = ["Tours opened", "Saved for offline use", "Tours completed"]
         let breakdowns = [

@@ -169,8 +169,12 @@ package struct StatsReport: Sendable {
             tourId: tourId,
             totals: Self.wire(totals),
             days: days.map { .init(day: $0.day, counts: Self.wire($0.measures)) },
-            tours: tours.map { .init(tourId: $0.package.tourId, packageId: $0.package.packageId, name: $0.package.name, counts: Self.wire($0.measures)) },
-            stops: stops.map { .init(packageId: $0.packageId, waypointId: $0.waypointId, name: $0.name, opened: Self.wire($0.opened), played: Self.wire($0.played)) },
+            tours: tours.map {
+                .init(tourId: $0.package.tourId, packageId: $0.package.packageId, name: $0.package.name, counts: Self.wire($0.measures))
+            },
+            stops: stops.map {
+                .init(packageId: $0.packageId, waypointId: $0.waypointId, name: $0.name, opened: Self.wire($0.opened), played: Self.wire($0.played))
+            },
             sources: sources.map { .init(key: $0.key, counts: Self.wire($0.measures)) },
             languages: languages.map { .init(key: $0.key, counts: Self.wire($0.measures)) }
         )
@@ -184,14 +188,19 @@ package struct StatsReport: Sendable {
         var lines = ["day,tour,packageId,version,measure,stop,language,source,count"]
         // Tuples compare up to six members: the key as one line of text sorts the same way (a version's digits padded).
         func key(_ row: VisitCountRow) -> String {
-            [row.day, row.packageId, String(format: "%09d", row.version), row.kind.rawValue, row.waypointId, row.language, row.source].joined(separator: "\u{1}")
+            [row.day, row.packageId, String(format: "%09d", row.version), row.kind.rawValue, row.waypointId, row.language, row.source].joined(
+                separator: "\u{1}"
+            )
         }
         let sortedCounts = counts.sorted { key($0) < key($1) }
         for row in sortedCounts {
             let stop = row.waypointId.isEmpty ? "" : stopNames["\(row.packageId)\n\(row.waypointId)"] ?? "stop \(row.waypointId)"
             lines.append(
-                [row.day, names[row.packageId] ?? row.packageId, row.packageId, String(row.version), row.kind.rawValue, stop, row.language, row.source, masked(row.count)]
-                    .map(csvField).joined(separator: ",")
+                [
+                    row.day, names[row.packageId] ?? row.packageId, row.packageId, String(row.version), row.kind.rawValue, stop, row.language,
+                    row.source, masked(row.count),
+                ]
+                .map(csvField).joined(separator: ",")
             )
         }
         for row in downloads.sorted(by: { ($0.day, $0.packageId, $0.version) < ($1.day, $1.packageId, $1.version) }) {
