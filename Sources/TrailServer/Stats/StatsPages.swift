@@ -103,9 +103,9 @@ struct StatsPages: Sendable {
     /// `GET /manage/sites/{slug}/stats?from=&to=&tour=`: the page's figures as JSON, counts under 10 as `"<10"`.
     func getSiteStats(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let query = request.uri.queryParameters
-        let span = try StatsSpan.parse(from: query["from"].map(String.init), to: query["to"].map(String.init))
+        let span = try Self.apiSpan(query)
         var tourId: Int64?
-        if let text = query["tour"], !text.isEmpty {
+        if let text = query["tour"] {
             guard let id = Int64(String(text)) else { throw ValidationErrors(["tour": "A tour is named by its id, a number."]) }
             tourId = id
         }
@@ -115,8 +115,7 @@ struct StatsPages: Sendable {
 
     /// `GET /manage/sites/{slug}/stats.csv?from=&to=`: every stored count of the span, counts under 10 as `<10`.
     func exportSiteStatsCSV(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
-        let query = request.uri.queryParameters
-        let span = try StatsSpan.parse(from: query["from"].map(String.init), to: query["to"].map(String.init))
+        let span = try Self.apiSpan(request.uri.queryParameters)
         let packages = try await readablePackages(context)
         let ids = packages.map(\.packageId)
         let text = StatsReport.csv(
@@ -132,6 +131,18 @@ struct StatsPages: Sendable {
             ],
             body: .init(byteBuffer: ByteBuffer(string: text))
         )
+    }
+
+    /// The API's span: `from` and `to` as dates, or left out for the default. Given empty, they are refused: a script
+    /// that sends `to=` meant a day and should hear that none came (the panel's form, where an emptied field means the
+    /// default, reads them itself).
+    static func apiSpan(_ query: Parameters) throws -> StatsSpan {
+        var errors = ValidationErrors()
+        for name: Substring in ["from", "to"] where query[name]?.isEmpty == true {
+            errors[String(name)] = "Write the day as YYYY-MM-DD, or leave the parameter out."
+        }
+        try errors.throwIfAny()
+        return try StatsSpan.parse(from: query["from"].map(String.init), to: query["to"].map(String.init))
     }
 
     /// The packages this reader may see the statistics of: a manager's (or admin's) every one, an author's only those
