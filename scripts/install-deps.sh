@@ -6,7 +6,9 @@ set -euo pipefail
 # libcurl4-openssl-dev: email (invitations, notifications) over SMTP with STARTTLS, through libcurl.
 # ffmpeg (with ffprobe) and libvips-tools (vips, vipsheader): the phone-sized copies of videos, audio and images.
 # libgdal-dev: the terrain model (--dem) the trail facts take their heights from (GeoTIFF, SRTM .hgt, any CRS).
-runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev libgdal-dev ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable pkg-config)
+# libjs-chart.js: the charts of the visitor statistics page, served under /vendor/chart.js like Leaflet and Bootstrap,
+# so the page asks no other host for a script.
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev libgdal-dev ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable libjs-chart.js pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses

@@ -10,6 +10,7 @@ import { alertsFor, closureOf, severityOf } from './visit-alerts.js';
 import { START, transition } from './visit-state.js';
 import { VisitStore } from './visit-store.js';
 import { TrailProfile } from './visit-profile.js';
+import { VisitEvents, indexedDBQueue, privacyRefused, sourceOf } from './visit-events.js';
 
 const root = document.getElementById('player');
 const packageId = root.dataset.packageId;
@@ -27,6 +28,15 @@ const store = new VisitStore({
   onFetchRefused: (file, message) => showError(message),
 });
 
+// Visitor statistics: counts per day, no identifier; nothing at all with Global Privacy Control (visit-events.js).
+const events = new VisitEvents({
+  queue: globalThis.indexedDB ? indexedDBQueue(globalThis.indexedDB) : null,
+  fetch: (url, init) => fetch(url, init),
+  refused: privacyRefused(navigator),
+  isOnline: () => navigator.onLine !== false,
+});
+const signSource = sourceOf(location.search);
+
 const state = {
   offline: START,     // the offline state (visit-state.js), shown in #player[data-offline-state]
   entry: null,        // this tour's entry in the verified catalog
@@ -43,6 +53,33 @@ const profile = new TrailProfile(document.getElementById('trail-facts'));
 const map = new TourMap(document.getElementById('visit-map'), {
   onStop: (order, play) => openStop(order, play), nameOf: (waypoint) => text(waypoint, 'name'),
 });
+
+// MARK: Visitor statistics
+
+/** Counts `type` for the tour on screen (once per visit for `onceKey`), in the language shown, from the sign. */
+function countEvent(type, { onceKey = null, waypointId = null } = {}) {
+  const manifest = state.manifest;
+  if (!manifest) return;
+  const languages = manifest.languages || [];
+  const event = {
+    type, packageId, version: manifest.version, waypointId,
+    language: languages.length ? (state.language || languages[0]) : null, source: signSource,
+  };
+  (onceKey ? events.recordOnce(`${onceKey}:${manifest.version}`, event) : events.record(event)).catch(() => {});
+}
+
+/** A stop opened on this visit; the tour is completed once every stop open to visitors has been opened. */
+const openedStops = new Set();
+function countStopOpened(waypoint) {
+  if (waypoint.id == null) return; // a package made before stops had ids: nothing to name it by
+  countEvent('stop-opened', { onceKey: `stop-opened:${waypoint.id}`, waypointId: waypoint.id });
+  openedStops.add(waypoint.id);
+  const all = state.manifest.waypoints.filter((w) => w.id != null);
+  // A stop closed by an alert cannot be opened: the tour is complete without it.
+  if (all.length && all.every((w) => openedStops.has(w.id) || closureOfStop(w))) countEvent('completed', { onceKey: 'completed' });
+}
+
+window.addEventListener('online', () => { events.flush(); });
 
 // MARK: What the page says
 
@@ -161,6 +198,7 @@ function applyAlerts() {
   if (box.dataset.shown !== shown) {
     box.dataset.shown = shown;
     box.replaceChildren(...state.alerts.map((alert) => alertItem(alert, source.checkedAt)));
+    for (const alert of state.alerts) countEvent('alert-shown', { onceKey: `alert-shown:${alert.id}` });
   }
   for (const item of document.querySelectorAll('[data-stop]')) {
     const waypoint = state.manifest?.waypoints.find((w) => String(w.order) === item.dataset.stopOrder);
@@ -307,6 +345,7 @@ async function openStop(order, play) {
     body.replaceChildren(why);
     return;
   }
+  countStopOpened(waypoint);
   if (body.dataset.filledFor !== (state.language || 'default')) fills.set(body, fillStop(waypoint, body));
   // A stop opened again while its media are still being checked plays once they are there.
   await fills.get(body);
@@ -352,6 +391,7 @@ async function fillFigure(figure, asset, waypoint) {
     audio.dataset.stopAudio = '';
     audio.src = source;
     audio.setAttribute('aria-label', asset.title || `Audio for ${text(waypoint, 'name')}`);
+    audio.addEventListener('play', () => countStopPlayed(waypoint));
     figure.append(audio, speedControl(audio, waypoint.order));
     if (asset.transcript) await appendTranscript(figure, asset.transcript);
   } else if (asset.type === 'video') {
@@ -361,6 +401,7 @@ async function fillFigure(figure, asset, waypoint) {
     video.playsInline = true;
     video.src = source;
     video.setAttribute('aria-label', asset.title || `Video for ${text(waypoint, 'name')}`);
+    video.addEventListener('play', () => countStopPlayed(waypoint));
     if (asset.captions) {
       const captions = await mediaSource({ ...asset.captions, mimeType: 'text/vtt' });
       if (captions) {
@@ -387,6 +428,10 @@ async function fillFigure(figure, asset, waypoint) {
     words.textContent = await textOf(file) ?? '';
     figure.append(words);
   }
+}
+
+function countStopPlayed(waypoint) {
+  if (waypoint.id != null) countEvent('stop-played', { onceKey: `stop-played:${waypoint.id}`, waypointId: waypoint.id });
 }
 
 function speedControl(media, order) {
@@ -522,6 +567,7 @@ document.addEventListener('visibilitychange', async () => {
 function show(target) {
   const { manifest } = target;
   render(manifest);  // applies the alerts known so far
+  countEvent('opened', { onceKey: 'opened' });
   const tileURL = store.tileURL(manifest.version);
   const refusedTile = (key) => setVerified(true, `A map tile (${key}) did not match the signed tile index and is not shown.`);
   map.show(manifest, null, tileURL, refusedTile);
@@ -556,6 +602,7 @@ async function main() {
     return;
   }
   registerWorker();
+  events.flush();  // what an earlier visit queued offline
   showKeptAlerts();
   setInterval(applyAlerts, 30_000);
   const heldTarget = await openHeld();
@@ -668,6 +715,7 @@ async function save(target, previous) {
   }
   store.writeHeld({ version: manifest.version, sha256: state.entry?.sha256 || store.held?.sha256 || null });
   go('saved', `Saved on this phone: version ${manifest.version}. It works without a connection.`);
+  countEvent('saved-offline');
   await showStorage();
   // Counted like an app's checked download.
   if (state.entry) store.reportDownload(state.entry);

@@ -444,3 +444,75 @@ public enum Fetched<Value: Sendable>: Sendable {
     /// `304 Not Modified`: what the app has is current.
     case notModified
 }
+
+/// One thing a visitor did, for ``TrailClient/sendEvents(_:)``: counted per day and kind, never per person.
+public struct VisitorEvent: Sendable, Hashable {
+    /// What happened.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case opened
+        case savedOffline = "saved-offline"
+        case stopOpened = "stop-opened"
+        case stopPlayed = "stop-played"
+        case completed
+        case alertShown = "alert-shown"
+    }
+
+    /// The most events one call may carry.
+    public static let maxPerPost = 200
+
+    public var kind: Kind
+    public var packageId: String
+    public var version: Int
+    /// The manifest's waypoint id: required for ``Kind/stopOpened`` and ``Kind/stopPlayed``, refused on the others.
+    public var waypointId: Int64?
+    /// One of the version's languages.
+    public var language: String?
+    /// The sign the visitor came from (letters, digits and `-`, at most 40).
+    public var source: String?
+    /// The visitor's local date, `YYYY-MM-DD`: today, or up to 30 days back for events queued offline.
+    public var day: String
+
+    public init(kind: Kind, packageId: String, version: Int, waypointId: Int64? = nil, language: String? = nil, source: String? = nil, day: String) {
+        self.kind = kind
+        self.packageId = packageId
+        self.version = version
+        self.waypointId = waypointId
+        self.language = language
+        self.source = source
+        self.day = day
+    }
+
+    /// `date` as `YYYY-MM-DD` in `timeZone` (the phone's own by default): the day an event is counted on.
+    public static func day(of date: Date = Date(), in timeZone: TimeZone = .current) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    var wire: Components.Schemas.VisitEvent {
+        .init(
+            _type: Components.Schemas.VisitEventType(rawValue: kind.rawValue)!,
+            packageId: packageId,
+            version: version,
+            waypointId: waypointId,
+            language: language,
+            source: source,
+            day: day
+        )
+    }
+}
+
+/// `POST /api/v1/events` answer: how many events were counted, and how many dropped because the sender's address
+/// had sent its share for the hour (not to be sent again).
+public struct EventsAnswer: Sendable, Hashable {
+    public var counted: Int
+    public var dropped: Int
+
+    public init(counted: Int, dropped: Int) {
+        self.counted = counted
+        self.dropped = dropped
+    }
+
+    init(_ wire: Components.Schemas.EventsAccepted) { self.init(counted: wire.counted, dropped: wire.dropped) }
+}

@@ -111,6 +111,20 @@ public struct TrailClient: Sendable {
         return try decode(VerifyAnswer.self, data)
     }
 
+    /// `POST /events`: reports what visitors did, for the park's statistics. The server keeps only counts per day
+    /// and kind; send no identifier of the visitor (there is no field for one), and send nothing when the visitor
+    /// asked not to be tracked. At most 200 events a call (``VisitorEvent/maxPerPost``); an app that was offline
+    /// sends what it queued, with each event's own day, once it is back online.
+    @discardableResult
+    public func sendEvents(_ events: [VisitorEvent]) async throws -> EventsAnswer {
+        var request = URLRequest(url: apiURL("events"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try WireJSON.encoder().encode(Components.Schemas.VisitEvents(events: events.map(\.wire)))
+        let (data, _) = try await send(request)
+        return EventsAnswer(try decode(Components.Schemas.EventsAccepted.self, data))
+    }
+
     // MARK: Catalog
 
     /// `GET /catalog`, checked: the `Catalog-Signature` header must be a valid Ed25519 signature of

@@ -57,7 +57,7 @@ import Testing
     @Test("a manager posts a closure: 201, audited, a new signed catalog lists it at once")
     func managerPostsAndTheCatalogCarriesIt() async throws {
         let app = try await TestApp.make()
-        let seed = try await app.seed()
+        try await app.seed()
         try await app.test { client in
             let manager = try await app.token(for: "manager@test.org")
             let before = try await Self.independentlyRead(client)

@@ -107,6 +107,33 @@ struct ClientLiveTests {
         }
     }
 
+    // MARK: Visitor events
+
+    @Test func sendsVisitorEventsThatAreCountedAndHearsWhyABatchIsRefused() async throws {
+        try await withLiveRelease { live in
+            let detail = try await live.trail.package(id: live.released.packageId)
+            let stop = try #require(detail.manifest.waypoints.first?.id)
+            let day = VisitorEvent.day()
+            let events = [
+                VisitorEvent(kind: .opened, packageId: live.released.packageId, version: 1, source: "north-gate", day: day),
+                VisitorEvent(kind: .stopPlayed, packageId: live.released.packageId, version: 1, waypointId: stop, day: day),
+            ]
+            #expect(try await live.trail.sendEvents(events) == EventsAnswer(counted: 2, dropped: 0))
+            let stored = try await live.env.database.read {
+                try Int.fetchOne($0, sql: "SELECT SUM(count) FROM visitCount WHERE packageId = ?", arguments: [live.released.packageId])
+            }
+            #expect(stored == 2)
+            await #expect {
+                try await live.trail.sendEvents([
+                    VisitorEvent(kind: .stopOpened, packageId: live.released.packageId, version: 1, day: day)
+                ])
+            } throws: { error in
+                guard case let .http(status, code, message)? = error as? TrailClientError else { return false }
+                return status == 422 && code == "validation_failed" && message?.contains("waypointId") == true
+            }
+        }
+    }
+
     // MARK: Resume
 
     @Test func cancelledDownloadResumesAndVerifies() async throws {

@@ -279,6 +279,8 @@ enum RouteTable {
             alertManagers(.redirect("/sites/alpha/alerts"))
         ),
         page(.post, "/alerts/999999/end", [], anyone(.notFound)),
+        // Visitor statistics: managers and admins (every tour), authors (the tours they created); reviewers may not.
+        page(.get, "/sites/alpha/stats", [], authors(.ok)),
         page(.get, "/invite/no-such-invitation-token", [], everybody(.status(410))),
         page(.post, "/invite/no-such-invitation-token", [("displayName", "X"), ("password", "a long password")], everybody(.status(410))),
         page(.get, "/account/notifications", [], anyone(.ok)),
@@ -554,6 +556,9 @@ enum RouteTable {
         api(.post, "/sites/alpha/alerts", alertJSON, alertManagers(.created, api: true)),
         api(.get, "/sites/alpha/alerts", nil, alertManagers(.ok, api: true)),
         api(.delete, "/alerts/999999", nil, anyone(.notFound, api: true)),
+        // Visitor statistics, as the page: reading them writes nothing.
+        api(.get, "/sites/alpha/stats", nil, authors(.ok, api: true)),
+        api(.get, "/sites/alpha/stats.csv", nil, authors(.ok, api: true)),
     ]
 
     /// A valid alert on the matrix's tour, closing Fish Lake, ending a day after the table is first read.

@@ -21,6 +21,7 @@ import Testing
         ("distributionJob", "reason", DistributionJob.Reason.allCases.map(\.rawValue)),
         ("distributionJob", "state", DistributionJob.State.allCases.map(\.rawValue)),
         ("optimizedCopy", "state", OptimizeState.allCases.map(\.rawValue)),
+        ("visitCount", "kind", VisitEventKind.allCases.map(\.rawValue)),
     ]
 
     /// The quoted values of the first `column … IN ('a', 'b')` (a CHECK or a trigger's WHEN) in `sql`.

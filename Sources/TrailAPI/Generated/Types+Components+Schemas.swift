@@ -2536,5 +2536,402 @@ extension Components {
                 case currentVersion
             }
         }
+        /// - Remark: Generated from `#/components/schemas/VisitEventType`.
+        @frozen public enum VisitEventType: String, Codable, Hashable, Sendable, CaseIterable {
+            case opened = "opened"
+            case savedOffline = "saved-offline"
+            case stopOpened = "stop-opened"
+            case stopPlayed = "stop-played"
+            case completed = "completed"
+            case alertShown = "alert-shown"
+        }
+        /// - Remark: Generated from `#/components/schemas/VisitEvent`.
+        public struct VisitEvent: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/type`.
+            public var _type: Components.Schemas.VisitEventType
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/packageId`.
+            public var packageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/version`.
+            public var version: Swift.Int
+            /// The manifest's waypoint id: required for stop-opened and stop-played, refused on the others.
+            ///
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/waypointId`.
+            public var waypointId: Swift.Int64?
+            /// One of the version's languages.
+            ///
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/language`.
+            public var language: Swift.String?
+            /// The sign the visitor came from (the QR link's `?src=`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/source`.
+            public var source: Swift.String?
+            /// The visitor's local date, today or up to 30 days back.
+            ///
+            /// - Remark: Generated from `#/components/schemas/VisitEvent/day`.
+            public var day: Swift.String
+            /// Creates a new `VisitEvent`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - packageId:
+            ///   - version:
+            ///   - waypointId: The manifest's waypoint id: required for stop-opened and stop-played, refused on the others.
+            ///   - language: One of the version's languages.
+            ///   - source: The sign the visitor came from (the QR link's `?src=`).
+            ///   - day: The visitor's local date, today or up to 30 days back.
+            public init(
+                _type: Components.Schemas.VisitEventType,
+                packageId: Swift.String,
+                version: Swift.Int,
+                waypointId: Swift.Int64? = nil,
+                language: Swift.String? = nil,
+                source: Swift.String? = nil,
+                day: Swift.String
+            ) {
+                self._type = _type
+                self.packageId = packageId
+                self.version = version
+                self.waypointId = waypointId
+                self.language = language
+                self.source = source
+                self.day = day
+            }
+            public enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case packageId
+                case version
+                case waypointId
+                case language
+                case source
+                case day
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/VisitEvents`.
+        public struct VisitEvents: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/VisitEvents/events`.
+            public var events: [Components.Schemas.VisitEvent]
+            /// Creates a new `VisitEvents`.
+            ///
+            /// - Parameters:
+            ///   - events:
+            public init(events: [Components.Schemas.VisitEvent]) {
+                self.events = events
+            }
+            public enum CodingKeys: String, CodingKey {
+                case events
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/EventsAccepted`.
+        public struct EventsAccepted: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/EventsAccepted/counted`.
+            public var counted: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/EventsAccepted/dropped`.
+            public var dropped: Swift.Int
+            /// Creates a new `EventsAccepted`.
+            ///
+            /// - Parameters:
+            ///   - counted:
+            ///   - dropped:
+            public init(
+                counted: Swift.Int,
+                dropped: Swift.Int
+            ) {
+                self.counted = counted
+                self.dropped = dropped
+            }
+            public enum CodingKeys: String, CodingKey {
+                case counted
+                case dropped
+            }
+        }
+        /// A count of 10 or more, or the text `<10`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StatsCount`.
+        @frozen public enum StatsCount: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StatsCount/case1`.
+            case case1(Swift.Int)
+            /// - Remark: Generated from `#/components/schemas/StatsCount/case2`.
+            @frozen public enum Case2Payload: String, Codable, Hashable, Sendable, CaseIterable {
+                case _lt_10 = "<10"
+            }
+            /// - Remark: Generated from `#/components/schemas/StatsCount/case2`.
+            case case2(Components.Schemas.StatsCount.Case2Payload)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .case1(try decoder.decodeFromSingleValueContainer())
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .case2(try decoder.decodeFromSingleValueContainer())
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .case1(value):
+                    try encoder.encodeToSingleValueContainer(value)
+                case let .case2(value):
+                    try encoder.encodeToSingleValueContainer(value)
+                }
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StatsMeasures`.
+        public struct StatsMeasures: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/opened`.
+            public var opened: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/savedOffline`.
+            public var savedOffline: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/stopOpened`.
+            public var stopOpened: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/stopPlayed`.
+            public var stopPlayed: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/completed`.
+            public var completed: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/alertShown`.
+            public var alertShown: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsMeasures/downloads`.
+            public var downloads: Components.Schemas.StatsCount
+            /// Creates a new `StatsMeasures`.
+            ///
+            /// - Parameters:
+            ///   - opened:
+            ///   - savedOffline:
+            ///   - stopOpened:
+            ///   - stopPlayed:
+            ///   - completed:
+            ///   - alertShown:
+            ///   - downloads:
+            public init(
+                opened: Components.Schemas.StatsCount,
+                savedOffline: Components.Schemas.StatsCount,
+                stopOpened: Components.Schemas.StatsCount,
+                stopPlayed: Components.Schemas.StatsCount,
+                completed: Components.Schemas.StatsCount,
+                alertShown: Components.Schemas.StatsCount,
+                downloads: Components.Schemas.StatsCount
+            ) {
+                self.opened = opened
+                self.savedOffline = savedOffline
+                self.stopOpened = stopOpened
+                self.stopPlayed = stopPlayed
+                self.completed = completed
+                self.alertShown = alertShown
+                self.downloads = downloads
+            }
+            public enum CodingKeys: String, CodingKey {
+                case opened
+                case savedOffline
+                case stopOpened
+                case stopPlayed
+                case completed
+                case alertShown
+                case downloads
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StatsDay`.
+        public struct StatsDay: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StatsDay/day`.
+            public var day: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StatsDay/counts`.
+            public var counts: Components.Schemas.StatsMeasures
+            /// Creates a new `StatsDay`.
+            ///
+            /// - Parameters:
+            ///   - day:
+            ///   - counts:
+            public init(
+                day: Swift.String,
+                counts: Components.Schemas.StatsMeasures
+            ) {
+                self.day = day
+                self.counts = counts
+            }
+            public enum CodingKeys: String, CodingKey {
+                case day
+                case counts
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StatsTour`.
+        public struct StatsTour: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StatsTour/tourId`.
+            public var tourId: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/StatsTour/packageId`.
+            public var packageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StatsTour/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StatsTour/counts`.
+            public var counts: Components.Schemas.StatsMeasures
+            /// Creates a new `StatsTour`.
+            ///
+            /// - Parameters:
+            ///   - tourId:
+            ///   - packageId:
+            ///   - name:
+            ///   - counts:
+            public init(
+                tourId: Swift.Int64? = nil,
+                packageId: Swift.String,
+                name: Swift.String,
+                counts: Components.Schemas.StatsMeasures
+            ) {
+                self.tourId = tourId
+                self.packageId = packageId
+                self.name = name
+                self.counts = counts
+            }
+            public enum CodingKeys: String, CodingKey {
+                case tourId
+                case packageId
+                case name
+                case counts
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StatsStop`.
+        public struct StatsStop: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StatsStop/packageId`.
+            public var packageId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StatsStop/waypointId`.
+            public var waypointId: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/StatsStop/name`.
+            public var name: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StatsStop/opened`.
+            public var opened: Components.Schemas.StatsCount
+            /// - Remark: Generated from `#/components/schemas/StatsStop/played`.
+            public var played: Components.Schemas.StatsCount
+            /// Creates a new `StatsStop`.
+            ///
+            /// - Parameters:
+            ///   - packageId:
+            ///   - waypointId:
+            ///   - name:
+            ///   - opened:
+            ///   - played:
+            public init(
+                packageId: Swift.String,
+                waypointId: Swift.Int64,
+                name: Swift.String,
+                opened: Components.Schemas.StatsCount,
+                played: Components.Schemas.StatsCount
+            ) {
+                self.packageId = packageId
+                self.waypointId = waypointId
+                self.name = name
+                self.opened = opened
+                self.played = played
+            }
+            public enum CodingKeys: String, CodingKey {
+                case packageId
+                case waypointId
+                case name
+                case opened
+                case played
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StatsGroup`.
+        public struct StatsGroup: Codable, Hashable, Sendable {
+            /// The sign or language; empty for events that named none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StatsGroup/key`.
+            public var key: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StatsGroup/counts`.
+            public var counts: Components.Schemas.StatsMeasures
+            /// Creates a new `StatsGroup`.
+            ///
+            /// - Parameters:
+            ///   - key: The sign or language; empty for events that named none.
+            ///   - counts:
+            public init(
+                key: Swift.String,
+                counts: Components.Schemas.StatsMeasures
+            ) {
+                self.key = key
+                self.counts = counts
+            }
+            public enum CodingKeys: String, CodingKey {
+                case key
+                case counts
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SiteStats`.
+        public struct SiteStats: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SiteStats/site`.
+            public var site: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SiteStats/from`.
+            public var from: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SiteStats/to`.
+            public var to: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SiteStats/tourId`.
+            public var tourId: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/SiteStats/totals`.
+            public var totals: Components.Schemas.StatsMeasures
+            /// - Remark: Generated from `#/components/schemas/SiteStats/days`.
+            public var days: [Components.Schemas.StatsDay]
+            /// - Remark: Generated from `#/components/schemas/SiteStats/tours`.
+            public var tours: [Components.Schemas.StatsTour]
+            /// - Remark: Generated from `#/components/schemas/SiteStats/stops`.
+            public var stops: [Components.Schemas.StatsStop]
+            /// - Remark: Generated from `#/components/schemas/SiteStats/sources`.
+            public var sources: [Components.Schemas.StatsGroup]
+            /// - Remark: Generated from `#/components/schemas/SiteStats/languages`.
+            public var languages: [Components.Schemas.StatsGroup]
+            /// Creates a new `SiteStats`.
+            ///
+            /// - Parameters:
+            ///   - site:
+            ///   - from:
+            ///   - to:
+            ///   - tourId:
+            ///   - totals:
+            ///   - days:
+            ///   - tours:
+            ///   - stops:
+            ///   - sources:
+            ///   - languages:
+            public init(
+                site: Swift.String,
+                from: Swift.String,
+                to: Swift.String,
+                tourId: Swift.Int64? = nil,
+                totals: Components.Schemas.StatsMeasures,
+                days: [Components.Schemas.StatsDay],
+                tours: [Components.Schemas.StatsTour],
+                stops: [Components.Schemas.StatsStop],
+                sources: [Components.Schemas.StatsGroup],
+                languages: [Components.Schemas.StatsGroup]
+            ) {
+                self.site = site
+                self.from = from
+                self.to = to
+                self.tourId = tourId
+                self.totals = totals
+                self.days = days
+                self.tours = tours
+                self.stops = stops
+                self.sources = sources
+                self.languages = languages
+            }
+            public enum CodingKeys: String, CodingKey {
+                case site
+                case from
+                case to
+                case tourId
+                case totals
+                case days
+                case tours
+                case stops
+                case sources
+                case languages
+            }
+        }
     }
 }

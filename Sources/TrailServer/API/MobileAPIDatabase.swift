@@ -55,13 +55,16 @@ extension AppDatabase {
         }
     }
 
-    /// Counts a download the app proved complete (hash and version match).
-    package func recordVerifiedDownload(packageId: String, version: Int) async throws {
+    /// Counts a download the app proved complete (hash and version match): in the version's total, and in the day's
+    /// count the statistics page reads (`day`: the UTC date).
+    package func recordVerifiedDownload(packageId: String, version: Int, day: String? = nil) async throws {
+        let day = day ?? VisitEventRules.utcDay()
         try await write { db in
             try db.execute(
                 sql: "UPDATE packageVersion SET verifiedCount = verifiedCount + 1 WHERE packageId = ? AND version = ?",
                 arguments: [packageId, version]
             )
+            try Self.countDownload(db, packageId: packageId, version: version, day: day)
         }
     }
 }

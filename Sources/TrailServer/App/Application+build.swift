@@ -38,6 +38,8 @@ package struct AppDependencies: Sendable {
     package let readCache = ReadAPICache()
     /// Who reported a verified download today, so the count takes each caller once a day.
     let verifiedDownloads = VerifiedDownloads()
+    /// How many visitor events each address sent this hour (in memory only), for the events route's cap.
+    let eventRateLimit = EventRateLimit()
     /// Invitations and notifications by email, through the outbox (which sends only with `--smtp-url`).
     package let mailer: Mailer
     /// The web player's files, read at start.
@@ -219,7 +221,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     router.add(
         middleware: FileMiddleware(config.publicFolder.path, urlBasePath: "/static", cacheControl: .init([(MediaType(type: .any), [.noCache])]))
     )
-    for library in ["leaflet", "bootstrap5", "sortable"] {
+    for library in ["leaflet", "bootstrap5", "sortable", "chart.js"] {
         router.add(
             middleware: FileMiddleware(
                 "\(config.javascriptFolder)/\(library)",
@@ -353,6 +355,13 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         accel: config.accelRedirect.map { AccelRedirect(prefix: $0, dataFolder: config.dataFolder) }
     )
     .addRoutes(to: router.group("api/v1"))
+    EventsAPI(
+        database: database,
+        metrics: dependencies.metrics,
+        rateLimit: dependencies.eventRateLimit,
+        playerOrigin: SecurityHeadersMiddleware.origin(of: config.effectivePublicURL)
+    )
+    .addRoutes(to: router.group("api/v1"))
     var visit = VisitController(
         database: database,
         paths: dependencies.paths,
@@ -374,6 +383,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     publishing.addAPIRoutes(to: manage)
     invitations.addAPIRoutes(site: manageSite)
     SiteSettingsController(database: database, pages: pages).addRoutes(site: site, manageSite: manageSite)
+    StatsPages(database: database, pages: pages).addRoutes(site: site, manageSite: manageSite)
     tiles.addAPIRoutes(to: manage)
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)

@@ -40,6 +40,7 @@ enum PanelURL {
     static func siteAlerts(_ slug: String) -> String { "\(site(slug))/alerts" }
     /// The site's home area and time zone (managers).
     static func siteSettings(_ slug: String) -> String { "\(site(slug))/settings" }
+    static func siteStats(_ slug: String) -> String { "\(site(slug))/stats" }
     /// Where the new-tour form posts.
     static func siteTours(_ slug: String) -> String { "\(site(slug))/tours" }
 

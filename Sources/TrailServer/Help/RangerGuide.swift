@@ -73,6 +73,7 @@ package struct RangerGuide: Sendable {
         "invitation": "inviting-your-team",
         "alerts": "alerts-and-closures",
         "tour-alerts": "alerts-and-closures",
+        "stats": "visitor-statistics",
         "notifications": "email-notifications",
         "admin-email": "for-admins",
         "tour-form": "creating-a-tour",

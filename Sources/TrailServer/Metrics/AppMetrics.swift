@@ -20,6 +20,10 @@ package final class AppMetrics: Sendable {
     let packageBytesSent: Counter
     let fileBytesSent: Counter
     let manifestBytesSent: Counter
+    /// Visitor events counted by `POST /api/v1/events`, and those dropped because their address had sent its hour's
+    /// share: a flood shows here, not in the statistics.
+    let visitEventsCounted: Counter
+    let visitEventsDropped: Counter
 
     /// The download routes whose body bytes are counted.
     enum DownloadRoute: String, Sendable {
@@ -43,6 +47,12 @@ package final class AppMetrics: Sendable {
         packageBytesSent = sent("package")
         fileBytesSent = sent("file")
         manifestBytesSent = sent("manifest")
+        visitEventsCounted = registry.makeCounter(
+            descriptor: Self.named("trail_visit_events_counted_total", "Visitor events added to the statistics")
+        )
+        visitEventsDropped = registry.makeCounter(
+            descriptor: Self.named("trail_visit_events_dropped_total", "Visitor events dropped: their address had sent its events for the hour")
+        )
     }
 
     func countSent(_ route: DownloadRoute, bytes: Int) {

@@ -43,11 +43,13 @@ struct AuthenticationMiddleware: RouterMiddleware {
             context.csrfToken = session.csrfToken
         } else if let csrf = request.cookies[CookieName.csrf]?.value, csrf.count >= 32 {
             context.csrfToken = csrf
-        } else if !request.uri.path.hasPrefix("/api/") && request.uri.path != "/visit" {
+        } else if !request.uri.path.hasPrefix("/api/") && !Self.isVisitorPath(request.uri.path) {
             // An API call without a session needs no CSRF token (`CSRFMiddleware` lets it through: there is no ambient
             // credential to forge) and is never given the cookie. Making one anyway cost a quarter of the read API's CPU
             // (a `getrandom` and three string rewrites per request). Nor is the visitors' list of tours: it has no form
-            // that posts, it is the same bytes for everyone, and nginx keeps no answer that sets a cookie.
+            // that posts, it is the same bytes for everyone, and nginx keeps no answer that sets a cookie. Nor is anything
+            // else of the visitors' side (the player's page, its files, its worker): a random value per visitor that no
+            // visitor page needs would be an identifier the statistics promise not to set.
             context.csrfToken = SecretToken.make()
             context.issueCSRFCookie = true
         }
@@ -66,6 +68,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         return response
     }
+
+    /// `/visit` and everything below it: the visitors' side, which has no form and sets no cookie.
+    static func isVisitorPath(_ path: String) -> Bool { path == "/visit" || path.hasPrefix("/visit/") }
 }
 
 /// Every state-changing request made with a cookie carries the CSRF token: in the `X-CSRF-Token` header

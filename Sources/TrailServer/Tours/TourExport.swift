@@ -29,7 +29,7 @@ enum TourExport {
 
     static func manifest(tour: Tour, waypoints: [Waypoint], siteName: String, terrain: TerrainFacts?) -> Manifest {
         let frame = tour.frame ?? Self.bounds(of: waypoints, route: tour.route)
-        var manifest = Manifest(
+        let manifest = Manifest(
             packageId: "tour-\(tour.id)",
             version: 0,
             createdAt: Manifest.timestamp(tour.updatedAt),

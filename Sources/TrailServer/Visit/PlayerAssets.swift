@@ -21,6 +21,7 @@ struct PlayerAssets: Sendable {
         ("visit-state.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-store.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-profile.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-events.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit.css", "css", "text/css; charset=utf-8", nil),
         ("icon.svg", "img", "image/svg+xml", "any"),
         // PNG beside the SVG: Android asks for 192 and 512 px icons to install the player, iOS for a PNG touch icon.

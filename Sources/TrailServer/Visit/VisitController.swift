@@ -209,7 +209,7 @@ struct VisitController: Sendable {
 
     /// The QR code of the tour's player address as SVG.
     func getTourQRCodeSVG(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (url, name) = try await playerAddress(context)
+        let (url, name) = try await playerAddress(request, context)
         let svg = try QRCode(url).svg(title: "QR code: \(name), \(url)")
         return Response(
             status: .ok,
@@ -223,7 +223,7 @@ struct VisitController: Sendable {
 
     /// The QR code of the tour's player address as PNG.
     func getTourQRCodePNG(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (url, _) = try await playerAddress(context)
+        let (url, _) = try await playerAddress(request, context)
         let png = try QRCode(url).png()
         return Response(
             status: .ok,
@@ -236,14 +236,21 @@ struct VisitController: Sendable {
     }
 
     /// The public player address of a tour the user may see, once a version of it has been released. Before that the
-    /// tour exists but has no address: 409, not 404, which would say the tour is not there.
-    func playerAddress(_ context: SignedInContext) async throws -> (url: String, name: String) {
+    /// tour exists but has no address: 409, not 404, which would say the tour is not there. With `?src=` (the sign's
+    /// name: letters, digits and '-') the address carries it, and the visitor statistics count which sign brought
+    /// visitors.
+    func playerAddress(_ request: Request, _ context: SignedInContext) async throws -> (url: String, name: String) {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        let source = request.uri.queryParameters["src"].map(String.init) ?? ""
+        if !source.isEmpty, !VisitEventRules.isSource(source) {
+            throw ValidationErrors(["src": "A sign's name is 1 to \(VisitEventRules.maxSourceLength) letters, digits and '-'."])
+        }
         let (tour, _, _) = try await authorization.tour(id: id, user: context.user)
         guard let package = try await database.package(tourId: id), package.currentVersion != nil else {
             throw Conflict("This tour has no released version yet, so it has no player address.")
         }
-        return (Self.playerURL(publicURL: publicURL, packageId: package.id), tour.name)
+        let url = Self.playerURL(publicURL: publicURL, packageId: package.id)
+        return (source.isEmpty ? url : "\(url)?src=\(source)", tour.name)
     }
 
     static func playerURL(publicURL: String, packageId: String) -> String {
