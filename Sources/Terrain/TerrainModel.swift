@@ -61,7 +61,7 @@ package final class TerrainModel: @unchecked Sendable {
         var opened: [Tile] = []
         for name in names {
             do { opened.append(try Tile(path: name)) } catch {
-                opened.forEach { $0.close() }
+                for tile in opened { tile.close() }
                 throw error
             }
         }
@@ -76,7 +76,7 @@ package final class TerrainModel: @unchecked Sendable {
         fingerprint = Self.fingerprint(of: names)
     }
 
-    deinit { tiles.forEach { $0.close() } }
+    deinit { for tile in tiles { tile.close() } }
 
     /// The ground's height in metres at each position (`longitude`, `latitude`), nil where no tile covers it or the
     /// tile has no value there.
@@ -258,4 +258,3 @@ private final class Tile {
         return message.isEmpty ? nil : message
     }
 }
-

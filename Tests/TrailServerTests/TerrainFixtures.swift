@@ -27,7 +27,9 @@ actor TerrainFixtures {
             let cell = 1.0 / 3600
             let (columns, rows) = (1260, 360)
             try await Self.translate(
-                grid: Self.grid(columns: columns, rows: rows, west: -122.30, south: 44.35, cell: cell) { x, y in Self.plane4326(longitude: x, latitude: y) },
+                grid: Self.grid(columns: columns, rows: rows, west: -122.30, south: 44.35, cell: cell) { x, y in
+                    Self.plane4326(longitude: x, latitude: y)
+                },
                 srs: "EPSG:4326",
                 to: target
             )
@@ -40,7 +42,10 @@ actor TerrainFixtures {
             try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
             let whole = try await self.geographic()
             for (name, window) in [("west.tif", ["0", "0", "630", "360"]), ("east.tif", ["630", "0", "630", "360"])] {
-                let output = try await ChildProcess.run("gdal_translate", ["-q", "-srcwin"] + window + [whole.path, target.appendingPathComponent(name).path])
+                let output = try await ChildProcess.run(
+                    "gdal_translate",
+                    ["-q", "-srcwin"] + window + [whole.path, target.appendingPathComponent(name).path]
+                )
                 #expect(output.status == 0, "gdal_translate -srcwin: \(output.stderr)")
             }
         }
@@ -84,7 +89,10 @@ actor TerrainFixtures {
             "gdallocationinfo",
             ["-valonly", "-wgs84", dem.path, String(longitude), String(latitude)]
         )
-        return try #require(Double(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "gdallocationinfo: \(output.stdout) \(output.stderr)")
+        return try #require(
+            Double(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)),
+            "gdallocationinfo: \(output.stdout) \(output.stderr)"
+        )
     }
 
     /// Longitude/latitude to UTM 10N with GDAL's `gdaltransform`, to work out a plane's exact heights independently.

@@ -195,7 +195,10 @@ struct TrailFactsTests {
             )
         }
         // Reopened without a model: the start-up pass works the facts out again, and they say why there are no heights.
-        let plain = try AppDatabase.openFile(at: env.folder.appendingPathComponent("data/trail.sqlite").path, migrationsFolder: env.config.migrationsFolder)
+        let plain = try AppDatabase.openFile(
+            at: env.folder.appendingPathComponent("data/trail.sqlite").path,
+            migrationsFolder: env.config.migrationsFolder
+        )
         let outcome = try await plain.refreshTrailFactsForTerrain()
         #expect(outcome.refreshed >= 1)
         let facts = try #require(try await plain.terrainFacts(tourId: env.seed.tourId))
@@ -252,7 +255,9 @@ struct TrailFactsTests {
             )
             #expect(posted.status == .seeOther && posted.location == "/tours/\(env.seed.tourId)#trail-facts")
             let page = try await client.get("/tours/\(env.seed.tourId)", session: session).text
-            for shown in ["Surface: compacted gravel or earth.", "Narrowest width: 90 cm.", "Not step-free: there are steps.", "Two steps at the bridge."] {
+            for shown in [
+                "Surface: compacted gravel or earth.", "Narrowest width: 90 cm.", "Not step-free: there are steps.", "Two steps at the bridge.",
+            ] {
                 #expect(page.contains(shown), "\(shown)")
             }
             let refused = try await client.post(

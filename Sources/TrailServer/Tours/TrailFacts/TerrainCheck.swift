@@ -18,7 +18,9 @@ package enum TerrainCheck {
             throw TerrainCheckError("\(url.lastPathComponent) holds no track or line to work the facts out along.")
         }
         if ignoringTrackHeights { route.points = route.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } }
-        let stops = imported.points.enumerated().map { (Int64($0.offset + 1), RoutePoint(longitude: $0.element.longitude, latitude: $0.element.latitude)) }
+        let stops = imported.points.enumerated().map {
+            (Int64($0.offset + 1), RoutePoint(longitude: $0.element.longitude, latitude: $0.element.latitude))
+        }
         let clock = ContinuousClock()
         var facts: TerrainFacts?
         let elapsed = clock.measure { facts = TerrainFacts.compute(route: route, waypoints: stops, terrain: terrain) }

@@ -73,12 +73,14 @@ struct TrailFactsCard: Sendable {
                     Grade(label: label.0, range: label.1, share: percent(share))
                 }
             } ?? []
-        let current = form ?? AccessibilityInput(
-            surface: tour.accessSurface?.rawValue,
-            minWidthCm: tour.accessMinWidthCm.map(String.init),
-            stepFree: tour.accessStepFree,
-            notes: tour.accessNotes
-        )
+        let current =
+            form
+            ?? AccessibilityInput(
+                surface: tour.accessSurface?.rawValue,
+                minWidthCm: tour.accessMinWidthCm.map(String.init),
+                stepFree: tour.accessStepFree,
+                notes: tour.accessNotes
+            )
         return TrailFactsCard(
             summary: facts.map(words) ?? "The facts are being worked out.",
             source: terrain?.hasHeights == true ? terrain!.sourceText : "",
