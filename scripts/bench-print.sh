@@ -9,6 +9,7 @@
 #   scripts/bench-print.sh
 #   BENCH_SKIP_BUILD=1 scripts/bench-print.sh            the release build as it is
 #   BENCH_BIN=.build/debug/trail-companion scripts/bench-print.sh     another binary (say so when quoting the figures)
+#   BENCH_PRINT_OUT=folder scripts/bench-print.sh         keeps the measured files there, to look at
 #
 # Needs poppler-utils (scripts/install-deps.sh --test).
 set -euo pipefail
@@ -51,4 +52,25 @@ measure() {
 }
 measure sign-24x36in "sign.pdf?size=24x36in" "< 2 s"
 measure booklet-letter "booklet.pdf?paper=letter" "< 3 s"
+# Every code read back from 150 dpi rasters with ZBar: the booklet's pages whole, the sign's page whole and in eight
+# overlapping bands (ZBar, handed dozens of codes in one image, may miss one that it reads in a band).
+decoded() {
+  local file="$1" bands="$2" pages width height step y
+  pages=$(pdfinfo "$file" | awk '/^Pages:/ { print $2 }')
+  for ((page = 1; page <= pages; page++)); do
+    pdftoppm -r 150 -gray -png -singlefile -f "$page" -l "$page" "$file" "$work/raster"
+    zbarimg --quiet --raw -Sdisable -Sqrcode.enable "$work/raster.png" 2>/dev/null || true
+    if ((bands > 1)); then
+      width=$(pdfinfo -f "$page" -l "$page" "$file" | awk '/^Page +[0-9]+ size:/ { printf "%d", $4 * 150 / 72 + 1 }')
+      height=$(pdfinfo -f "$page" -l "$page" "$file" | awk '/^Page +[0-9]+ size:/ { printf "%d", $6 * 150 / 72 + 1 }')
+      step=$((height / bands))
+      for ((y = 0; y < height - step; y += step)); do
+        pdftoppm -r 150 -gray -png -singlefile -f "$page" -l "$page" -x 0 -y "$y" -W "$width" -H $((2 * step)) "$file" "$work/band"
+        zbarimg --quiet --raw -Sdisable -Sqrcode.enable "$work/band.png" 2>/dev/null || true
+      done
+    fi
+  done | sort -u | grep -c .
+}
+echo "QR codes read back at 150 dpi (the tour's and 20 stops' are 21): sign $(decoded "$work/sign-24x36in.pdf" 8), booklet $(decoded "$work/booklet-letter.pdf" 1)"
+[[ -n "${BENCH_PRINT_OUT:-}" ]] && mkdir -p "$BENCH_PRINT_OUT" && cp "$work/sign-24x36in.pdf" "$work/booklet-letter.pdf" "$BENCH_PRINT_OUT/"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -57,8 +57,11 @@ import Testing
                 let text = try await pdf.text()
                 #expect(text.contains(manifest.packageName))
                 for waypoint in manifest.waypoints { #expect(text.contains(waypoint.name), "\(size): \(waypoint.name)") }
+                // Each code's address is printed whole beneath it: the package id, and the stop's number after it.
+                #expect(text.contains(packageId))
+                for waypoint in manifest.waypoints { #expect(text.contains("?stop=\(waypoint.order)"), "\(size): stop \(waypoint.order)'s address") }
                 #expect(!text.contains("DRAFT"))
-                #expect(try await pdf.decodedCodes() == Self.expectedCodes(manifest, packageId: packageId), "\(size)")
+                #expect(try await pdf.decodedCodes(bands: 8) == Self.expectedCodes(manifest, packageId: packageId), "\(size)")
             }
         }
         // The default is 24 × 36 in, through the panel as well.
@@ -91,6 +94,7 @@ import Testing
                 let text = try await pdf.text()
                 #expect(text.contains(manifest.packageName))
                 for waypoint in manifest.waypoints { #expect(text.contains(waypoint.name), "\(paper): \(waypoint.name)") }
+                for waypoint in manifest.waypoints { #expect(text.contains("?stop=\(waypoint.order)"), "\(paper): stop \(waypoint.order)'s address") }
                 #expect(try await pdf.decodedCodes() == Self.expectedCodes(manifest, packageId: packageId), "\(paper)")
             }
         }
@@ -120,13 +124,16 @@ import Testing
         let booklet = try PrintedFile(try PrintLayout.booklet(tour, paper: .letter), name: "booklet-100")
         #expect(try await booklet.info().pages == 26)
         let bookletText = try await booklet.text()
-        for order in 1...100 { #expect(bookletText.contains("\(order). Marker \(order)"), "stop \(order)") }
+        for order in 1...100 {
+            #expect(bookletText.contains("\(order). Marker \(order)"), "stop \(order)")
+            #expect(bookletText.contains("?stop=\(order)\n") || bookletText.contains("?stop=\(order) "), "stop \(order)'s address")
+        }
         #expect(try await booklet.decodedCodes() == Self.expectedCodes(manifest, packageId: packageId))
 
         let sign = try PrintedFile(try PrintLayout.sign(tour, size: .inches24x36), name: "sign-100")
         // The note is set in one narrow cell: read with its line breaks as spaces (Pango may break after the dash).
         let signText = try await sign.text().split(whereSeparator: \.isWhitespace).joined(separator: " ").replacingOccurrences(of: "– ", with: "–")
-        let codes = try await sign.decodedCodes()
+        let codes = try await sign.decodedCodes(bands: 8)
         let shown = codes.count - 1
         #expect(shown >= 20 && shown < 100, "the sign holds \(shown) stops")
         #expect(codes.isSubset(of: Self.expectedCodes(manifest, packageId: packageId)))
@@ -302,24 +309,42 @@ struct PrintedFile {
         return output.stdout.replacingOccurrences(of: "\u{00AD}", with: "")
     }
 
-    /// Every QR code ZBar reads from 150 dpi greyscale rasters of every page.
-    func decodedCodes() async throws -> Set<String> {
-        let prefix = url.deletingPathExtension().path + "-page"
-        let raster = try await ChildProcess.run("pdftoppm", ["-r", "150", "-gray", "-png", url.path, prefix], timeout: .seconds(300))
-        #expect(raster.status == 0, "pdftoppm: \(raster.stderr)")
-        let folder = url.deletingLastPathComponent()
-        let stem = url.deletingPathExtension().lastPathComponent + "-page"
-        let images = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(stem) && $0.hasSuffix(".png") }.sorted()
-        #expect(!images.isEmpty)
+    /// Every QR code ZBar reads from 150 dpi greyscale rasters of every page. With `bands`, each page is also read in
+    /// overlapping horizontal bands of the same raster (`pdftoppm -x -y -W -H`), each twice a band's height: a phone
+    /// sees one code at a time, while ZBar, handed a whole 24 × 36 in sign with dozens of codes, misses one or two of
+    /// them (each of which it reads in a band). Every code no taller than a band is whole in one of them.
+    func decodedCodes(bands: Int = 1) async throws -> Set<String> {
+        let info = try await info()
         var codes: Set<String> = []
-        for image in images {
-            let output = try await ChildProcess.run(
-                "zbarimg",
-                ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", folder.appendingPathComponent(image).path],
-                timeout: .seconds(300)
-            )
-            #expect(output.status == 0, "zbarimg \(image): \(output.stderr)")
-            for line in output.stdout.split(separator: "\n") where !line.isEmpty { codes.insert(String(line)) }
+        for (index, size) in info.sizes.enumerated() {
+            let page = String(index + 1)
+            let width = Int((size.width * 150 / 72).rounded(.up))
+            let height = Int((size.height * 150 / 72).rounded(.up))
+            var windows = [(y: 0, height: height)]
+            if bands > 1 {
+                let step = height / bands
+                windows += stride(from: 0, to: height - step, by: step).map { (y: $0, height: min(2 * step, height - $0)) }
+            }
+            for (number, window) in windows.enumerated() {
+                let prefix = url.deletingPathExtension().path + "-page\(page)-window\(number)"
+                let raster = try await ChildProcess.run(
+                    "pdftoppm",
+                    [
+                        "-r", "150", "-gray", "-png", "-singlefile", "-f", page, "-l", page, "-x", "0", "-y", String(window.y), "-W", String(width),
+                        "-H", String(window.height), url.path, prefix,
+                    ],
+                    timeout: .seconds(300)
+                )
+                #expect(raster.status == 0, "pdftoppm: \(raster.stderr)")
+                let output = try await ChildProcess.run(
+                    "zbarimg",
+                    ["--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", prefix + ".png"],
+                    timeout: .seconds(300)
+                )
+                // The whole page has at least one code; a band may have none (zbarimg's status 4).
+                #expect(output.status == 0 || (number > 0 && output.status == 4), "zbarimg page \(page): \(output.stderr)")
+                for line in output.stdout.split(separator: "\n") where !line.isEmpty { codes.insert(String(line)) }
+            }
         }
         return codes
     }

@@ -64,6 +64,21 @@ enum PrintKit {
         return url
     }
 
+    /// The short link in lines that break where a reader expects (after the path, before the query), so a narrow
+    /// column never hides the stop number behind an ellipsis: "tours.example.org/visit/", the package id, "?stop=3".
+    static func printedURL(_ url: String) -> String {
+        var text = shortURL(url)
+        var query = ""
+        if let mark = text.firstIndex(of: "?") {
+            query = "\n" + text[mark...]
+            text = String(text[..<mark])
+        }
+        if let slash = text.lastIndex(of: "/"), slash != text.index(before: text.endIndex) {
+            text = text[...slash] + "\n" + text[text.index(after: slash)...]
+        }
+        return text + query
+    }
+
     /// The answer to an unknown `?size=`, naming every size.
     static func unknownSize(_ value: String) -> ValidationErrors {
         let sizes = SignSize.allCases.map { "\($0.rawValue) (\($0.label)\($0 == .standard ? ", the default" : ""))" }

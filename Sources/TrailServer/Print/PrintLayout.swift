@@ -37,7 +37,7 @@ enum PrintLayout {
         let tourCode = min(sideWidth, mainHeight * 0.62)
         canvas.qrCode(try QRCode(tour.playerURL), x: sideX + (sideWidth - tourCode) / 2, y: sideY, side: tourCode)
         sideY += tourCode + unit * 0.3
-        sideY += canvas.text(PrintKit.shortURL(tour.playerURL), x: sideX, y: sideY, width: sideWidth, size: unit * 1.1, align: .center, maxLines: 3)
+        sideY += canvas.text(PrintKit.printedURL(tour.playerURL), x: sideX, y: sideY, width: sideWidth, size: unit * 1.1, align: .center, maxLines: 4)
         sideY += unit * 0.6
         canvas.text(
             "Scan the code, or type the address. Save the tour while you have signal: it works offline on the trail. "
@@ -116,8 +116,8 @@ enum PrintLayout {
                 let cellWidth = width / Double(columns)
                 let code = min(cellWidth * 0.72, unit * 16)
                 guard code >= unit * PrintLayout.smallestSignCode || best == nil else { break }
-                // The name (two lines) above, the address (two lines) beneath.
-                let cellHeight = code + unit * 7.2
+                // The name (two lines) above, the address (three or four short lines) beneath.
+                let cellHeight = code + unit * 8.6
                 let rows = max(0, Int(height / cellHeight))
                 let grid = SignGrid(columns: columns, rows: rows, cellWidth: cellWidth, cellHeight: cellHeight, code: code)
                 best = grid
@@ -149,14 +149,14 @@ enum PrintLayout {
         }
         top += grid.code + unit * 0.2
         canvas.text(
-            PrintKit.shortURL(stop.url),
+            PrintKit.printedURL(stop.url),
             x: x + pad,
             y: top,
             width: grid.cellWidth - 2 * pad,
             size: unit * 0.8,
             color: .muted,
             align: .center,
-            maxLines: 3
+            maxLines: 5
         )
     }
 
@@ -185,7 +185,7 @@ enum PrintLayout {
 
         let code = 118.0
         canvas.qrCode(try QRCode(tour.playerURL), x: margin, y: y, side: code)
-        canvas.text(PrintKit.shortURL(tour.playerURL), x: margin, y: y + code + 2, width: code, size: 7, color: .muted, align: .center, maxLines: 3)
+        canvas.text(PrintKit.printedURL(tour.playerURL), x: margin, y: y + code + 2, width: code, size: 7, color: .muted, align: .center, maxLines: 5)
         let textX = margin + code + 16
         let textWidth = inner - code - 16
         let bottom = height - margin - 24
@@ -242,7 +242,7 @@ enum PrintLayout {
         canvas.line([(x, y), (x + width, y)], .line, lineWidth: 0.5)
         let top = y + 8
         canvas.qrCode(try QRCode(stop.url), x: x, y: top, side: code)
-        canvas.text(PrintKit.shortURL(stop.url), x: x, y: top + code + 1, width: code, size: 6.5, color: .muted, align: .center, maxLines: 3)
+        canvas.text(PrintKit.printedURL(stop.url), x: x, y: top + code + 1, width: code, size: 6.5, color: .muted, align: .center, maxLines: 5)
         let textX = x + code + 16
         let textWidth = width - code - 16
         var line = top
