@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
+import Synchronization
 import TestSupport
 import Testing
 
@@ -251,6 +252,40 @@ import Testing
         if manifest.waypoints.count > 1 { #expect(codes != Self.expectedCodes(manifest, packageId: packageId)) }
         let size = try #require(try await pdf.info().sizes.first)
         #expect(abs(size.width - BookletPaper.letter.points.width) > 1, "A4 is not letter")
+    }
+}
+
+/// A flag two threads share.
+final class PrintTestFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
+
+@Suite struct PrintSlotsTests {
+    @Test("drawings beyond the limit are refused at once with 429 and Retry-After, and admitted again once one ends")
+    func drawingsAreBounded() async throws {
+        let slots = PrintSlots(limit: 1)
+        let entered = PrintTestFlag()
+        let release = PrintTestFlag()
+        let first = Task {
+            try await slots.run {
+                entered.set()
+                while !release.isSet { usleep(1000) }
+                return Data("first".utf8)
+            }
+        }
+        while !entered.isSet { try await Task.sleep(for: .milliseconds(5)) }
+        do {
+            _ = try await slots.run { Data("second".utf8) }
+            Issue.record("a second drawing was admitted beside the first")
+        } catch let busy as TooBusy {
+            #expect(busy.status == .tooManyRequests)
+            #expect(busy.retryAfterSeconds == PrintSlots.retryAfterSeconds)
+        }
+        release.set()
+        #expect(try await first.value == Data("first".utf8))
+        #expect(try await slots.run { Data("third".utf8) } == Data("third".utf8))
     }
 }
 
