@@ -87,6 +87,13 @@ let package = Package(
             pkgConfig: "gdal",
             providers: [.apt(["libgdal-dev"])]
         ),
+        // Print files (trailhead signs, booklets) as vector PDF: Cairo draws, Pango lays out text with fonts it embeds
+        // (Debian's libcairo2-dev and libpango1.0-dev; pangocairo's pkg-config names both).
+        .systemLibrary(
+            name: "CPangoCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]
+        ),
         // The terrain model as one question (the height at a place), through GDAL; it knows nothing of tours.
         .target(name: "Terrain", dependencies: ["CGDAL"], swiftSettings: swiftSettings),
         .target(name: "CFileWriteback"),
@@ -111,6 +118,7 @@ let package = Package(
                 "CSQLiteHardening",
                 "CQRencode",
                 "CCurl",
+                "CPangoCairo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdOTP", package: "hummingbird-auth"),

@@ -5,10 +5,12 @@ set -euo pipefail
 # libqrencode-dev: the QR codes of the visitor player's links, for trailhead signs.
 # libcurl4-openssl-dev: email (invitations, notifications) over SMTP with STARTTLS, through libcurl.
 # ffmpeg (with ffprobe) and libvips-tools (vips, vipsheader): the phone-sized copies of videos, audio and images.
+# libcairo2-dev and libpango1.0-dev: the print kit's PDFs (trailhead signs, booklets), drawn by Cairo with text laid
+# out by Pango; fonts-dejavu-core: DejaVu Sans, the font they embed.
 # libgdal-dev: the terrain model (--dem) the trail facts take their heights from (GeoTIFF, SRTM .hgt, any CRS).
 # libjs-chart.js: the charts of the visitor statistics page, served under /vendor/chart.js like Leaflet and Bootstrap,
 # so the page asks no other host for a script.
-runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev libgdal-dev ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable libjs-chart.js pkg-config)
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev libgdal-dev libcairo2-dev libpango1.0-dev fonts-dejavu-core ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable libjs-chart.js pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
@@ -16,8 +18,9 @@ runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqr
 # gdal-bin (ogr2ogr, gdal_translate, gdallocationinfo, gdaltransform): the import tests read KML and CSV files that GDAL
 # writes; the trail-facts tests make terrain models with GDAL's tools and check heights and exports against them. zbar-tools (zbarimg): the QR code
 # tests read the codes back with a reader of their own. libimage-exiftool-perl (exiftool): writes the test photos' EXIF and
-# checks that the phone-sized copies carry none.
-testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
+# checks that the phone-sized copies carry none. poppler-utils (pdfinfo, pdffonts, pdftotext, pdftoppm, pdftocairo): the
+# print tests read the signs and booklets back, and scripts/bench-print.sh re-renders them as its reference.
+testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools poppler-utils unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 # nodejs: `node --test Tests/js/` runs the web player's unit tests; a node already on PATH (another install) will do.

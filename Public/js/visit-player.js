@@ -3,7 +3,7 @@
 // Storage, and updates it by fetching only the files it does not hold. What is kept and fetched is visit-store.js's;
 // the offline states and their moves are visit-state.js's; this module draws them and wires the controls.
 // Hooks for tests and scripts: data-offline-state, data-verified, data-action, data-stop / data-stop-order /
-// data-active, audio[data-stop-audio], select[name=language], #visit-map.
+// data-active / data-linked (the stop a `?stop=N` link opened), audio[data-stop-audio], select[name=language], #visit-map.
 import { TrustError, ed25519Supported, companionType, catalogExpiry } from './visit-trust.js';
 import { TourMap, distanceMeters, DEFAULT_RADIUS } from './visit-map.js';
 import { alertsFor, closureOf, severityOf } from './visit-alerts.js';
@@ -568,11 +568,35 @@ function show(target) {
   const { manifest } = target;
   render(manifest);  // applies the alerts known so far
   countEvent('opened', { onceKey: 'opened' });
+  openLinkedStop();
   const tileURL = store.tileURL(manifest.version);
   const refusedTile = (key) => setVerified(true, `A map tile (${key}) did not match the signed tile index and is not shown.`);
   map.show(manifest, null, tileURL, refusedTile);
   state.tileIndex = store.tileIndex(manifest, playsSaved()).catch(() => null);
   state.tileIndex.then((index) => map.showTiles(manifest, index, tileURL, refusedTile));
+}
+
+/** The stop a printed QR code links to (`?stop=N`, the stop's order): opened once, the first time the stops are shown,
+ * online or from the saved copy (the worker finds the saved page whatever the query). It is not played: a browser
+ * plays sound only after a tap, and the visitor may be far from the stop. */
+const linkedStop = (() => {
+  const value = new URLSearchParams(location.search).get('stop');
+  return value !== null && /^[0-9]{1,6}$/.test(value) ? Number(value) : null;
+})();
+let linkedStopOpened = false;
+
+function openLinkedStop() {
+  if (linkedStop === null || linkedStopOpened) return;
+  linkedStopOpened = true;
+  const item = document.querySelector(`[data-stop-order="${linkedStop}"]`);
+  if (!item) {
+    document.getElementById('location-status').textContent = `This tour has no stop ${linkedStop} now: choose a stop from the list.`;
+    return;
+  }
+  item.dataset.linked = 'true';
+  openStop(linkedStop, false);
+  item.scrollIntoView({ block: 'start' });
+  item.querySelector('.visit-stop-open').focus({ preventScroll: true });
 }
 
 function registerWorker() {

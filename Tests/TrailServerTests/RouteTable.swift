@@ -468,6 +468,11 @@ enum RouteTable {
         page(.get, "/manage/tours/{pubTour}/qr.svg", [], viewers(.ok)),
         page(.get, "/manage/tours/{pubTour}/qr.png", [], viewers(.ok)),
         page(.get, "/manage/tours/{tour}/qr.png", [], viewers(.status(409))),
+        // The print kit: the published version only; the matrix's public address is loopback, so only a proof prints.
+        page(.get, "/tours/{pubTour}/print/sign.pdf?draft=1", [], viewers(.ok)),
+        page(.get, "/tours/{pubTour}/print/booklet.pdf?draft=1", [], viewers(.ok)),
+        page(.get, "/tours/{pubTour}/print/sign.pdf", [], viewers(.status(409))),
+        page(.get, "/tours/{tour}/print/booklet.pdf?draft=1", [], viewers(.status(409))),
     ]
 
     static let apis: [RouteCase] = [
@@ -549,6 +554,10 @@ enum RouteTable {
         api(.post, "/publish-requests/{ready}/push", nil, submitter(.ok, api: true)),
         api(.get, "/tours/{pubTour}/qr.svg", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{pubTour}/qr.png", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{pubTour}/print/sign.pdf?size=a2&draft=1", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{pubTour}/print/booklet.pdf?paper=a4&draft=1", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{pubTour}/print/sign.pdf?size=a0&draft=1", nil, viewers(.status(422), api: true)),
+        api(.get, "/tours/{tour}/print/sign.pdf?draft=1", nil, viewers(.status(409), api: true)),
         api(.post, "/packages/{pkg}/unpublish", nil, managers(.ok, api: true)),
         api(.post, "/packages/{hiddenPkg}/publish", nil, managers(.ok, api: true)),
         api(.post, "/packages/{pkg}/rollback", #"{"version":1}"#, managers(.ok, api: true)),

@@ -85,9 +85,9 @@ extension TestApp {
 
     /// Like `seeded()`, on a copy of `RouteTemplate`: the rich seed plus assets, a tus upload, an import, publish requests
     /// and released packages, with their files copied into the new app's data folder.
-    static func routeSeeded() async throws -> (TestApp, RichSeed) {
+    static func routeSeeded(configure: (inout AppConfig) -> Void = { _ in }) async throws -> (TestApp, RichSeed) {
         let (template, seed, dataFolder) = try await RouteTemplate.database.value
-        return (try await copying(template, dataFolder: dataFolder), seed)
+        return (try await copying(template, dataFolder: dataFolder, configure: configure), seed)
     }
 
     /// An app on a copy of `template` (and of `dataFolder`'s files, if given) in a new data folder.

@@ -14,7 +14,8 @@ import Testing
         (.post, PanelURL.siteMembers("alpha")), (.post, PanelURL.siteTours("alpha")),
         (.get, PanelURL.tour(7)), (.get, PanelURL.tour(7, at: .waypoint(3))), (.get, PanelURL.tourEdit(7, language: "de")),
         (.post, PanelURL.tourEdit(7)), (.post, PanelURL.tourLanguages(7)), (.post, PanelURL.tourText(7, language: "de")),
-        (.post, PanelURL.tourRoute(7)), (.get, PanelURL.tourImport(7, importId: "abc")), (.post, PanelURL.waypoints(tourId: 7)),
+        (.post, PanelURL.tourRoute(7)), (.get, PanelURL.tourSign(7)), (.get, PanelURL.tourBooklet(7, draft: true)),
+        (.get, PanelURL.tourImport(7, importId: "abc")), (.post, PanelURL.waypoints(tourId: 7)),
         (.post, PanelURL.waypointOrder(tourId: 7)), (.post, PanelURL.waypointMoveTemplate(tourId: 7).replacingOccurrences(of: "{id}", with: "3")),
         (.get, PanelURL.waypoint(tourId: 7, 3, language: "de", at: .asset(9))), (.post, PanelURL.waypoint(tourId: 7, 3)),
         (.get, PanelURL.assetContent(9)), (.get, PanelURL.request("r1")), (.get, PanelURL.requestPreview("r1")),
@@ -46,6 +47,8 @@ import Testing
         #expect(PanelURL.tour(7, at: .publish) == "/tours/7#publish")
         #expect(PanelURL.tour(7, at: .waypoint(3)) == "/tours/7#waypoint-3")
         #expect(PanelURL.tourEdit(7, language: "fr") == "/tours/7/edit?lang=fr")
+        #expect(PanelURL.tourSign(7, draft: true) == "/tours/7/print/sign.pdf?draft=1")
+        #expect(PanelURL.tourBooklet(7) == "/tours/7/print/booklet.pdf")
         #expect(PanelURL.waypoint(tourId: 7, 3, language: "fr", at: .assets) == "/tours/7/waypoints/3?lang=fr#assets")
         #expect(PanelURL.waypoint(tourId: 7, 3, at: .asset(9)) == "/tours/7/waypoints/3#asset-9")
         #expect(

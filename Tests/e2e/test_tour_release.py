@@ -2,8 +2,9 @@
 
 The ranger (a manager of the suite's site, which needs one approval) submits a ready tour; the admin approves it
 through the management API; the ranger then releases it with the tour page's own button and finds there the
-visitor link and its QR code, which an independent reader (ZBar's `zbarimg`) decodes to that link. The server of
-the suite answers on 127.0.0.1 without --public-url, so the page warns that phones cannot reach the link.
+visitor link and its QR code, which an independent reader (ZBar's `zbarimg`) decodes to that link, and the print
+kit's sign and booklet. The server of the suite answers on 127.0.0.1 without --public-url, so the page warns that
+phones cannot reach the link, and the print files are proofs marked DRAFT.
 
 A refused form (the tour page's waypoint and frame forms, the two-step code page) puts the list of its errors at the
 top of the page and the focus on it; its links lead to the fields.
@@ -70,6 +71,16 @@ def test_release_on_the_tour_page_then_share_the_link_and_qr_code(ranger_panel, 
     # 127.0.0.1 is loopback: the page says phones cannot reach it and which setting to change.
     warning = panel.find('[data-warning="public-url"]')
     assert "phones cannot reach" in warning.text and "--public-url" in warning.text
+    # Beside them, the print kit: proofs marked DRAFT while the address is loopback, made as PDF by the server.
+    sign = panel.find('a[data-print="sign"]').get_attribute("href")
+    booklet = panel.find('a[data-print="booklet"]').get_attribute("href")
+    assert sign.endswith(f"/tours/{tour['id']}/print/sign.pdf?draft=1") and booklet.endswith(f"/tours/{tour['id']}/print/booklet.pdf?draft=1")
+    for href in (sign, booklet):
+        pdf = download(panel, href)
+        assert pdf.startswith(b"%PDF-"), href
+        (tmp_path / "print.pdf").write_bytes(pdf)
+        text = subprocess.run(["pdftotext", str(tmp_path / "print.pdf"), "-"], capture_output=True, text=True, timeout=60).stdout
+        assert "Lookout Loop" in text and "DRAFT" in text, href
     # Unchanged since its release: no "Submit for review".
     assert not panel.all("#publish form[action$='/publish']")
     assert panel.find("#unchanged-since-release").is_displayed()

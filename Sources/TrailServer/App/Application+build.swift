@@ -388,6 +388,10 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     exchange.addAPIRoutes(to: manage)
     tus.addRoutes(to: manage)
     visit.addQRRoutes(to: manage)
+    // One bound for the panel's and the API's print routes: they draw on the same two threads.
+    let print = PrintController(database: database, authorization: authorization, publicURL: config.effectivePublicURL, slots: PrintSlots())
+    print.addRoutes(to: signedIn)
+    print.addRoutes(to: manage)
     let alerts = AlertsService(database: database, mailer: dependencies.mailer)
     AlertsAPI(alerts: alerts).addRoutes(to: manage)
     AlertsPages(alerts: alerts, database: database, pages: pages, catalogLifetime: config.catalogLifetime).addRoutes(to: signedIn)

@@ -9,6 +9,7 @@ import NIOPosix
 /// | quick calls of milliseconds: bcrypt, file-type and caption checks, a media file's duration, one tile read from an MBTiles file, a tile host's DNS lookup, a signing-key read | ``short(_:)``, NIO's shared pool | one per core |
 /// | whole large files for seconds to minutes: staging, building and verifying a package, checking an uploaded MBTiles file and cutting it into a package, extracting a package's files for delta updates | ``files(_:)`` | 2 |
 /// | reading an import file (GeoJSON, GPX, KML, KMZ, CSV up to the import limit): seconds of CPU each, admitted by ``ImportSlots`` by size (four at the size limit at once) | ``imports(_:)`` | 2 |
+/// | drawing a print file (a trailhead sign or a booklet, Cairo and Pango): a second or so of CPU each, admitted by ``PrintSlots`` (two at once) | ``printing(_:)`` | 2 |
 /// | waiting for a converter (ffmpeg, ffprobe, vips) in its bounded child process | ``converters`` (`ConverterProcess`) | 6 |
 /// | SQLite (the app's database) | GRDB's own: every ``AppDatabase`` method is `async` and awaits `writer.read`/`write`, which run on the database's serial writer queue and reader pool | 1 writer, 5 readers |
 /// | malware scans (libclamav in process, or clamd's socket) | the scanner's own pools in `MalwareScan` (`BlockingThreadPool`, made in `makeScanner`) | 2 scans, and 1 for loading signatures or talking to clamd |
@@ -36,6 +37,14 @@ enum BlockingWork {
     }
 
     private static let importsPool = started(NIOThreadPool(numberOfThreads: 2))
+
+    /// Drawing a print file. Its own pool: a few people printing signs at once wait for these two threads instead of
+    /// taking the cooperative threads or the file pool.
+    static func printing<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await printPool.runIfActive(work)
+    }
+
+    private static let printPool = started(NIOThreadPool(numberOfThreads: 2))
 
     /// Threads that wait for converters: as many as conversions and probes may run at once, plus room for the probes
     /// of the `doctor` and the CLI. Waiting is all they do; the work happens in the child processes.

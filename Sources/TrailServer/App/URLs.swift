@@ -57,6 +57,9 @@ enum PanelURL {
     static func tourRoute(_ id: Int64) -> String { "\(tour(id))/route" }
     /// Where the trail facts card's accessibility form posts.
     static func tourAccessibility(_ id: Int64) -> String { "\(tour(id))/accessibility" }
+    /// The published tour's print files; `draft` asks for a proof marked DRAFT (what a server without a public address prints).
+    static func tourSign(_ id: Int64, draft: Bool = false) -> String { "\(tour(id))/print/sign.pdf" + (draft ? "?draft=1" : "") }
+    static func tourBooklet(_ id: Int64, draft: Bool = false) -> String { "\(tour(id))/print/booklet.pdf" + (draft ? "?draft=1" : "") }
     /// The tour page's duration and publishing card alone, which the page re-reads after a change made in place.
     static func tourStatus(_ id: Int64) -> String { "\(tour(id))/status" }
     static func tourImport(_ id: Int64, importId: String) -> String { "\(tour(id))/import/\(importId)" }

@@ -176,6 +176,11 @@ struct TourPage: Sendable {
     var playerIsVisible = false
     /// Beside the visitor link and its QR code when `--public-url` names an address phones cannot reach.
     var publicURLWarning: String? = nil
+    /// The print kit's files of the published version (proofs marked DRAFT while the public address is not one
+    /// phones reach); nil while the tour is not published.
+    var printSignURL: String? = nil
+    var printBookletURL: String? = nil
+    var printIsDraft = false
     /// The open request once it has its approvals (`ready`): the tour page releases it through the request's own route.
     var readyRequestId: String? = nil
     var readyVersion: Int = 0

@@ -482,6 +482,11 @@ struct ToursController: Sendable {
             page.playerURL = VisitController.playerURL(publicURL: config.effectivePublicURL, packageId: package.id)
             page.playerIsVisible = package.isVisible
             page.publicURLWarning = PublicAddress.warning(for: config.effectivePublicURL)
+            if package.isVisible {
+                page.printIsDraft = page.publicURLWarning != nil
+                page.printSignURL = PanelURL.tourSign(page.id, draft: page.printIsDraft)
+                page.printBookletURL = PanelURL.tourBooklet(page.id, draft: page.printIsDraft)
+            }
         }
         if let openRequest, openRequest.state == .ready {
             page.readyRequestId = openRequest.id

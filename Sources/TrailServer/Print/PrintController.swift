@@ -1,0 +1,125 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// The print kit: a trailhead sign and a booklet of a published tour, as PDF (docs/rangers.md, "Print a sign and a
+/// booklet"). Panel routes (signed in) and, under `/api/v1/manage`, the same with a token; handlers are named after
+/// their operationId. Only the published version is printed, from its signed manifest, so a sign never shows what
+/// visitors cannot get.
+struct PrintController: Sendable {
+    let database: AppDatabase
+    let authorization: Authorization
+    /// `--public-url`: the address in every code.
+    let publicURL: String
+    let slots: PrintSlots
+
+    func addRoutes(to router: some RouterMethods<SignedInContext>) {
+        router.get("/tours/{id}/print/sign.pdf", use: getTourPrintSign)
+        router.get("/tours/{id}/print/booklet.pdf", use: getTourPrintBooklet)
+    }
+
+    /// The trailhead sign (`?size=`, default 24 × 36 in; `?draft=1` for a proof).
+    func getTourPrintSign(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let id = try await visibleTourId(context)
+        let form = QueryForm(request)
+        var size = SignSize.standard
+        if let value = form["size"], !value.isEmpty {
+            guard let chosen = SignSize(rawValue: value.lowercased()) else { throw PrintKit.unknownSize(value) }
+            size = chosen
+        }
+        let tour = try await printedTour(id: id, form)
+        let signSize = size
+        let pdf = try await slots.run { try PrintLayout.sign(tour, size: signSize) }
+        return Self.answer(pdf, name: "sign-\(size.rawValue)", draft: tour.draft)
+    }
+
+    /// The booklet (`?paper=`, default letter; `?draft=1` for a proof).
+    func getTourPrintBooklet(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let id = try await visibleTourId(context)
+        let form = QueryForm(request)
+        var paper = BookletPaper.standard
+        if let value = form["paper"], !value.isEmpty {
+            guard let chosen = BookletPaper(rawValue: value.lowercased()) else { throw PrintKit.unknownPaper(value) }
+            paper = chosen
+        }
+        let tour = try await printedTour(id: id, form)
+        let bookletPaper = paper
+        let pdf = try await slots.run { try PrintLayout.booklet(tour, paper: bookletPaper) }
+        return Self.answer(pdf, name: "booklet-\(paper.rawValue)", draft: tour.draft)
+    }
+
+    /// The id of a tour the user may see (404 otherwise, before the query is looked at).
+    private func visibleTourId(_ context: SignedInContext) async throws -> Int64 {
+        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+        _ = try await authorization.tour(id: id, user: context.user)
+        return id
+    }
+
+    /// The tour as printed: released and published now, with the alerts in force. A public
+    /// address that phones cannot open is refused unless a proof is asked for: a sign is posted for months, and its
+    /// codes would lead nowhere.
+    private func printedTour(id: Int64, _ form: QueryForm) async throws -> PrintedTour {
+        let draft = ["1", "true", "yes"].contains(form["draft"]?.lowercased() ?? "")
+        switch try await database.printSource(tourId: id) {
+        case .notReleased:
+            throw Conflict("This tour has no published version yet: only what visitors get is printed. Release it, then print its sign.")
+        case .unpublished:
+            throw Conflict("This tour is unpublished: its codes would tell visitors it was withdrawn. Publish it again to print it.")
+        case let .published(published, manifest, alerts):
+            if !draft, let host = PublicAddress.host(of: publicURL), let kind = PublicAddress.kind(of: host) {
+                throw Conflict(
+                    "The server's public address \(publicURL) is \(kind.name), which visitors' phones cannot open, so the codes "
+                        + "would lead nowhere. Start the server with --public-url (or TRAIL_PUBLIC_URL) set to the address phones "
+                        + "reach, or add ?draft=1 for a proof marked DRAFT."
+                )
+            }
+            return PrintedTour(
+                manifest: manifest,
+                packageId: published.package.id,
+                park: published.siteName,
+                publicURL: publicURL,
+                alerts: alerts,
+                draft: draft
+            )
+        }
+    }
+
+    private static func answer(_ pdf: Data, name: String, draft: Bool) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/pdf", .cacheControl: "private, no-cache",
+                .contentDisposition: "inline; filename=\"tour-\(name)\(draft ? "-draft" : "").pdf\"",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: pdf))
+        )
+    }
+}
+
+/// How many print files are drawn at once: two, on ``BlockingWork/printing(_:)``'s two threads. A sign takes a core
+/// for about a second; beyond two at once the answer is 429 with `Retry-After`, before any drawing, so a script asking
+/// for a hundred signs cannot queue minutes of work ahead of everyone's pages.
+final class PrintSlots: Sendable {
+    static let defaultLimit = 2
+    static let retryAfterSeconds = 2
+
+    let limit: Int
+    private let inUse = Mutex(0)
+
+    init(limit: Int = PrintSlots.defaultLimit) { self.limit = limit }
+
+    func run(_ work: @escaping @Sendable () throws -> Data) async throws -> Data {
+        let admitted = inUse.withLock { used in
+            guard used < limit else { return false }
+            used += 1
+            return true
+        }
+        guard admitted else {
+            throw TooBusy("The server is drawing other print files. Try again in a few seconds.", retryAfterSeconds: Self.retryAfterSeconds)
+        }
+        defer { inUse.withLock { $0 -= 1 } }
+        return try await BlockingWork.printing(work)
+    }
+}
