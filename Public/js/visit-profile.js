@@ -119,6 +119,8 @@ export class TrailProfile {
     this.marker = null;
     this.scale = null;
     this.holder.hidden = !trail;
+    // Named by its heading only once the heading exists: a label pointing at nothing is an error for screen readers.
+    this.holder.removeAttribute('aria-labelledby');
     if (!trail) return;
     const heading = document.createElement('h2');
     heading.id = 'facts-heading';
@@ -140,6 +142,7 @@ export class TrailProfile {
       facts.append(none);
     }
     this.holder.append(heading, facts);
+    this.holder.setAttribute('aria-labelledby', heading.id);
     const stops = stopDistances(manifest.waypoints).map((stop) => ({ ...stop, name: nameOf(manifest.waypoints.find((w) => w.order === stop.order)) }));
     if (trail.profile?.length >= 2) {
       this.holder.append(this.svg(trail, stops), this.table(trail, stops), this.grades(trail));
