@@ -96,6 +96,14 @@ let package = Package(
         ),
         // The terrain model as one question (the height at a place), through GDAL; it knows nothing of tours.
         .target(name: "Terrain", dependencies: ["CGDAL"], swiftSettings: swiftSettings),
+        // libosmium (Debian's libosmium2-dev, headers only) reads OpenStreetMap extracts; it is C++, so the one pass
+        // that indexes an extract is written in C++ behind a C function.
+        .target(
+            name: "COSMIndex",
+            cxxSettings: [.define("NDEBUG")],
+            linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("bz2"), .linkedLibrary("z")]
+        ),
+        .target(name: "OpenMap", dependencies: ["COSMIndex"], swiftSettings: swiftSettings),
         .target(name: "CFileWriteback"),
         // Locks down connections to uploaded SQLite files (sqlite3_db_config is variadic: Swift cannot call it).
         .target(name: "CSQLiteHardening", linkerSettings: [.linkedLibrary("sqlite3")]),
@@ -114,6 +122,7 @@ let package = Package(
                 "TrailAPI",
                 "MalwareScan",
                 "Terrain",
+                "OpenMap",
                 "CFileWriteback",
                 "CSQLiteHardening",
                 "CQRencode",
@@ -204,11 +213,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "OpenMapTests",
+            dependencies: ["OpenMap", "Terrain", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrailClientTests",
             dependencies: ["TrailClient", "PackageFormat", "TestSupport"],
             swiftSettings: swiftSettings
         ),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )
 
 // scripts/fuzz.sh only: with TRAIL_FUZZ=1 a libFuzzer entry point over the parsers that read what strangers send

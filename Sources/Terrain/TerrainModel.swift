@@ -20,8 +20,8 @@ package final class TerrainModel: @unchecked Sendable {
     /// The area the files cover, in WGS84 degrees (the union of their extents).
     package let coverage: Coverage
 
-    private let lock = NSLock()
-    private let tiles: [Tile]
+    let lock = NSLock()
+    let tiles: [Tile]
 
     package struct Coverage: Sendable, Equatable {
         package var west: Double
@@ -123,7 +123,7 @@ package struct TerrainError: Error, CustomStringConvertible, Equatable {
 }
 
 /// One raster of the model, open for the server's lifetime.
-private final class Tile {
+final class Tile {
     let path: String
     let dataset: GDALDatasetH
     let band: GDALRasterBandH
