@@ -8,9 +8,11 @@ set -euo pipefail
 # libcairo2-dev and libpango1.0-dev: the print kit's PDFs (trailhead signs, booklets), drawn by Cairo with text laid
 # out by Pango; fonts-dejavu-core: DejaVu Sans, the font they embed.
 # libgdal-dev: the terrain model (--dem) the trail facts take their heights from (GeoTIFF, SRTM .hgt, any CRS).
+# libosmium2-dev (headers) with libexpat1-dev and libbz2-dev: the drawn map reads OpenStreetMap extracts (--osm-extract,
+# .osm.pbf or .osm) with libosmium.
 # libjs-chart.js: the charts of the visitor statistics page, served under /vendor/chart.js like Leaflet and Bootstrap,
 # so the page asks no other host for a script.
-runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev libgdal-dev libcairo2-dev libpango1.0-dev fonts-dejavu-core ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable libjs-chart.js pkg-config)
+runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqrencode-dev libcurl4-openssl-dev libgdal-dev libosmium2-dev libexpat1-dev libbz2-dev libcairo2-dev libpango1.0-dev fonts-dejavu-core ffmpeg libvips-tools libjs-leaflet libjs-bootstrap5 libjs-sortable libjs-chart.js pkg-config)
 # nginx-light, openssl and systemd (systemd-analyze): Tests/e2e/test_behind_nginx.py and test_deploy_files.py check deploy/.
 # aria2: the object-storage tests download a package from the bucket with an independent client.
 # python3-venv: the Python test tools go into .venv (a Debian whose Python is "externally managed", PEP 668, refuses
@@ -20,7 +22,8 @@ runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqr
 # tests read the codes back with a reader of their own. libimage-exiftool-perl (exiftool): writes the test photos' EXIF and
 # checks that the phone-sized copies carry none. poppler-utils (pdfinfo, pdffonts, pdftotext, pdftoppm, pdftocairo): the
 # print tests read the signs and booklets back, and scripts/bench-print.sh re-renders them as its reference.
-testing=(libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools poppler-utils unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
+# osmium-tool: the drawn map's tests write their OpenStreetMap extracts with osmium itself.
+testing=(osmium-tool libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools poppler-utils unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
 wanted=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && wanted+=("${testing[@]}")
 # nodejs: `node --test Tests/js/` runs the web player's unit tests; a node already on PATH (another install) will do.

@@ -38,6 +38,27 @@ public struct Manifest: Codable, Sendable, Hashable {
     public var localized: [String: TourText]?
     /// Length, heights, the elevation profile, walking time and accessibility (absent from packages made before).
     public var trail: TrailFacts?
+    /// The drawn map, `map/basemap.geojson` (absent from packages made before it, and from tours with no open data).
+    public var basemap: Basemap?
+
+    /// `map/basemap.geojson`: the frame's OpenStreetMap features and contour lines, drawn by the app beneath the route.
+    public struct Basemap: Codable, Sendable, Hashable {
+        public var path: String
+        public var sha256: String
+        public var size: Int64
+        /// The credit the data's licence asks for, shown on every map that draws it.
+        public var attribution: String
+        /// The `kind` values of its features, in drawing order (`contour` among them when it has contour lines).
+        public var layers: [String]
+
+        public init(path: String = PackageLayout.basemapPath, sha256: String, size: Int64, attribution: String, layers: [String]) {
+            self.path = path
+            self.sha256 = sha256
+            self.size = size
+            self.attribution = attribution
+            self.layers = layers
+        }
+    }
 
     /// A tour's texts in one further language.
     public struct TourText: Codable, Sendable, Hashable {
@@ -418,7 +439,8 @@ public struct Manifest: Codable, Sendable, Hashable {
         }
     }
 
-    /// Files that the manifest lists: every asset, then tiles (and their index) and `waypoints.geojson` when set.
+    /// Files that the manifest lists: every asset, then tiles (and their index), `waypoints.geojson` and the drawn map
+    /// when set.
     public var listedFiles: [ListedFile] {
         var files: [ListedFile] = []
         for asset in allAssets {
@@ -430,6 +452,7 @@ public struct Manifest: Codable, Sendable, Hashable {
             if let index = tiles.index { files.append(ListedFile(path: index.path, size: index.size, sha256: index.sha256)) }
         }
         if let geoJSON { files.append(ListedFile(path: geoJSON.path, size: geoJSON.size, sha256: geoJSON.sha256)) }
+        if let basemap { files.append(ListedFile(path: basemap.path, size: basemap.size, sha256: basemap.sha256)) }
         return files
     }
 }
@@ -553,6 +576,11 @@ extension Manifest {
                 check(index.path == PackageLayout.tilesIndexPath, "tiles.index.path must be \(PackageLayout.tilesIndexPath)")
                 check(Self.isSHA256Hex(index.sha256) && index.size >= 0, "tiles.index needs a size and a 64-digit lowercase hex SHA-256")
             }
+        }
+        if let basemap {
+            check(basemap.path == PackageLayout.basemapPath, "basemap.path must be \(PackageLayout.basemapPath)")
+            check(Self.isSHA256Hex(basemap.sha256) && basemap.size >= 0, "basemap needs a size and a 64-digit lowercase hex SHA-256")
+            check(!basemap.attribution.isEmpty, "basemap.attribution must credit the data's source")
         }
         if let route {
             check(route.count >= 2, "route needs at least two points")

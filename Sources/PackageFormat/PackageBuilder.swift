@@ -139,6 +139,44 @@ public struct PackageBuilder: Sendable {
         progress: Progress? = nil,
         inputCheck: InputCheck = .sha256
     ) throws -> BuiltPackage {
+        try build(
+            manifest: manifest,
+            geoJSON: geoJSON,
+            media: media,
+            tilesFile: tilesFile,
+            tilesIndex: tilesIndex,
+            basemap: nil,
+            signingKey: signingKey,
+            to: destination,
+            progress: progress,
+            inputCheck: inputCheck
+        )
+    }
+
+    /// The same, with the drawn map: `basemap` is the bytes of `map/basemap.geojson`, given exactly when
+    /// `manifest.basemap` is set, whose size and SHA-256 must be the manifest's.
+    @discardableResult
+    public static func build(
+        manifest: Manifest,
+        geoJSON: Data,
+        media: [PackageEntrySource],
+        tilesFile: URL?,
+        tilesIndex: Data? = nil,
+        basemap: Data?,
+        signingKey: SigningKey,
+        to destination: URL,
+        progress: Progress? = nil,
+        inputCheck: InputCheck = .sha256
+    ) throws -> BuiltPackage {
+        switch (manifest.basemap, basemap) {
+        case (nil, nil): break
+        case (let listed?, let bytes?):
+            guard listed.size == Int64(bytes.count), listed.sha256 == PackageHashing.sha256Hex(bytes) else {
+                throw PackageBuildError.invalidManifest(["basemap: the manifest's size and SHA-256 do not match the map given"])
+            }
+        default:
+            throw PackageBuildError.invalidManifest(["basemap: the manifest lists a drawn map exactly when one is given"])
+        }
         var manifest = manifest
         let geoJSONReference = Manifest.FileReference(
             path: PackageLayout.geoJSONPath,
@@ -174,6 +212,9 @@ public struct PackageBuilder: Sendable {
         var plan = try makePlan(manifest: manifest, media: media, tilesFile: tilesFile)
         if let tilesIndex {
             plan.append(PlannedEntry(path: PackageLayout.tilesIndexPath, content: .data(tilesIndex), compression: .deflate))
+        }
+        if let basemap {
+            plan.append(PlannedEntry(path: PackageLayout.basemapPath, content: .data(basemap), compression: .deflate))
         }
         let manifestBytes = try manifest.encoded()
         let signature = try signingKey.sign(manifestBytes)

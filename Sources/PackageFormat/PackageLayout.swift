@@ -13,7 +13,9 @@ public enum PackageLayout: Sendable {
     public static let waypointsFolder = "waypoints"
 
     /// Entry paths with a fixed meaning; media may not use them.
-    public static let reservedPaths: Set<String> = [manifestPath, signaturePath, geoJSONPath, tilesPath, tilesIndexPath]
+    /// The drawn map (optional addition): OpenStreetMap's features and the terrain's contours as GeoJSON.
+    public static let basemapPath = "map/basemap.geojson"
+    public static let reservedPaths: Set<String> = [manifestPath, signaturePath, geoJSONPath, tilesPath, tilesIndexPath, basemapPath]
 
     public static let maxSlugLength = 60
     public static let maxFileNameLength = 100

@@ -69,6 +69,8 @@ struct ServerOptions: ParsableArguments {
 
     @Option(name: .customLong(Settings.dem.flag), help: ArgumentHelp(Settings.dem.help))
     var dem: String?
+    @Option(name: .customLong(Settings.osmExtract.flag), help: ArgumentHelp(Settings.osmExtract.help))
+    var osmExtract: String?
     @Option(name: .customLong(Settings.catalogLifetimeDays.flag), help: ArgumentHelp(Settings.catalogLifetimeDays.help)) var catalogLifetimeDays:
         Double?
     @Option(name: .customLong(Settings.maxFrameArea.flag), help: ArgumentHelp(Settings.maxFrameArea.help)) var maxFrameArea: Double?
@@ -146,6 +148,7 @@ struct ServerOptions: ParsableArguments {
         config.tileFetch.allowPrivateAddresses = Settings.tileAllowPrivate.isOn(tileAllowPrivate, in: environment)
         config.publicURL = Settings.publicURL.value(publicURL, in: environment)
         config.demPath = Settings.dem.value(dem, in: environment).flatMap { $0.isEmpty ? nil : $0 }
+        config.osmExtractPath = Settings.osmExtract.value(osmExtract, in: environment).flatMap { $0.isEmpty ? nil : $0 }
         config.demo = Settings.demo.isOn(demo, in: environment)
         if let issuer = Settings.oidcIssuer.value(oidcIssuer, in: environment) {
             if let problem = OIDCSettings.issuerProblem(issuer) { throw ValidationError("--oidc-issuer \(problem)") }

@@ -50,6 +50,8 @@ package struct AppConfig: Sendable {
     package var publicURL: String? = nil
     /// The terrain model the trail facts sample (`--dem`): a raster GDAL reads, or a folder of them; nil for none.
     package var demPath: String? = nil
+    /// The OpenStreetMap extract the drawn map is made from (`--osm-extract`): a file or a folder; nil for none.
+    package var osmExtractPath: String? = nil
     package var demo = false
     /// The object-storage mirror (`--storage`); nil: the data folder alone, as for a district on one machine.
     package var storage: StorageSettings? = nil
@@ -103,6 +105,8 @@ package struct AppConfig: Sendable {
     package var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
     /// Tiles fetched from tile servers, shared by every build: `tile-cache/<template>/<z>/<x>/<y>.<ext>`.
     package var tileCacheFolder: URL { dataFolder.appendingPathComponent("tile-cache") }
+    /// The index of the OpenStreetMap extract, made once per extract: `osm/<fingerprint>/`.
+    package var osmIndexFolder: URL { dataFolder.appendingPathComponent("osm") }
 
     package var effectivePublicURL: String { publicURL ?? "http://\(hostname):\(port)" }
     /// Cookies get `Secure` when the panel is served over TLS.

@@ -22,6 +22,8 @@ package struct AppDependencies: Sendable {
     package let tileSettings: TileSettingsStore
     /// Built packages' MBTiles, for the review map and the phone preview.
     package let packageTiles: PackageTilesStore
+    /// The map drawn from open data (`--osm-extract`, `--dem`) for packages, the editor and the place search.
+    package let openMap: OpenDataMap
     /// Request counts and the scrape of `/metrics`; `serve` also hands its registry to swift-metrics.
     package let metrics: AppMetrics
     let tusHashes = TusHashStates()
@@ -90,7 +92,17 @@ package struct AppDependencies: Sendable {
             options: config.tileFetch,
             userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)
         )
-        self.builds = PackageBuildService(database: database, paths: paths, scanner: scans.scanner, signingKey: key, tiles: tiles, media: media)
+        let openMap = OpenDataMap(extractPath: config.osmExtractPath, indexRoot: config.osmIndexFolder, terrain: database.terrain)
+        self.openMap = openMap
+        self.builds = PackageBuildService(
+            database: database,
+            paths: paths,
+            scanner: scans.scanner,
+            signingKey: key,
+            tiles: tiles,
+            media: media,
+            openMap: openMap
+        )
         var distribution: DistributionState?
         if let storage = config.storage { distribution = try await DistributionState(settings: storage, database: database) }
         self.distribution = distribution
@@ -146,6 +158,9 @@ package func buildApplication(
     try await PublishingRecovery.run(database: database, paths: paths, logger: logger)
     try await TilesRecovery.run(database: database, paths: paths, tileCache: config.tileCacheFolder, logger: logger)
     try await TrailFactsStart.run(database: database, print: Console.line)
+    // A state's extract takes a while to index: in the background, and builds that come meanwhile wait for it.
+    let openMap = dependencies.openMap
+    Task { await openMap.prepare(logger: logger, print: Console.line) }
     try await Bootstrap.firstStart(database: database, config: config, print: Console.line)
     if config.demo { try await DemoContent.install(database: database, config: config, print: Console.line) }
     try await dependencies.files.prune()

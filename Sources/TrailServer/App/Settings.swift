@@ -154,6 +154,13 @@ package enum Settings {
         about:
             "The agency's terrain model for the trail facts' heights: a GeoTIFF or SRTM .hgt file, or a folder of them, in any coordinate system GDAL reads"
     )
+    package static let osmExtract = Setting(
+        flag: "osm-extract",
+        variable: "TRAIL_OSM_EXTRACT",
+        defaultText: "none",
+        about:
+            "An OpenStreetMap extract (.osm.pbf or .osm, e.g. a state's from Geofabrik) or a folder of them: every tour's package gets a map drawn from it, offline"
+    )
     package static let catalogLifetimeDays = Setting(
         flag: "catalog-lifetime-days",
         variable: "TRAIL_CATALOG_LIFETIME_DAYS",
@@ -350,7 +357,7 @@ package enum Settings {
 
     package static let all: [Setting] = [
         root, data, hostname, port, clamavDB, clamd, maxUploadSize, requiredApprovals, tileURL, tileAttribution, editorTileURL, editorTileAttribution,
-        tileCap, tileAllowPrivate, publicURL, dem, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect, minFreeSpace,
+        tileCap, tileAllowPrivate, publicURL, dem, osmExtract, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect, minFreeSpace,
         requireTwoStep, oidcIssuer, oidcClientId, oidcClientSecretFile, oidcLabel, oidcPublicClient, oidcAcrValues, oidcPrompt, oidcAcr,
         oidcSkipSecondStep, oidcCreateUsers, smtpURL, smtpUser, smtpPasswordFile, mailFrom, demo, noOptimizeMedia, mediaConversions, storage,
         s3Endpoint, s3Region, publicDownloadURL, s3PartSize, clientState,

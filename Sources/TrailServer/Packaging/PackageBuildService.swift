@@ -3,6 +3,7 @@ import Logging
 import MalwareScan
 import NIOConcurrencyHelpers
 import NIOPosix
+import OpenMap
 import PackageFormat
 import ServiceLifecycle
 
@@ -19,6 +20,8 @@ package final class PackageBuildService: Service, Sendable {
     let tiles: TilePackager?
     /// Waited for when a snapshot froze files whose optimized copy was still being made (nil: copies are off).
     let media: MediaOptimizer?
+    /// Draws `map/basemap.geojson` from the OpenStreetMap extract and the terrain model (nil: no drawn map).
+    let openMap: OpenDataMap?
     static let maxAttempts = 3
     private let worker: JobWorker
 
@@ -29,9 +32,11 @@ package final class PackageBuildService: Service, Sendable {
         signingKey: SigningKey,
         logger: Logger = Logger(label: "trail.build"),
         tiles: TilePackager? = nil,
-        media: MediaOptimizer? = nil
+        media: MediaOptimizer? = nil,
+        openMap: OpenDataMap? = nil
     ) {
         self.tiles = tiles
+        self.openMap = openMap
         self.media = media
         self.database = database
         self.paths = paths
@@ -76,7 +81,20 @@ package final class PackageBuildService: Service, Sendable {
             var report = try await rescan(staged, snapshot: snapshot)
             // The map tiles, before the zip: fetched or cut from the uploaded file into staging/<id>/tiles/map.mbtiles.
             let builtTiles = try await tiles?.build(snapshot, scanner: scanner, staging: staging)
-            let manifest = ManifestMaker.manifest(for: request, snapshot: snapshot, tiles: builtTiles?.entry)
+            var drawnManifest = ManifestMaker.manifest(for: request, snapshot: snapshot, tiles: builtTiles?.entry)
+            // The drawn map of the frame, from the open data in force at this build (what the reviewer then sees).
+            var drawn: Basemap?
+            if let openMap, case .drawn(let map, _) = await openMap.basemap(frame: snapshot.frame, maxZoom: snapshot.maxZoom) { drawn = map }
+            let basemap = drawn?.data
+            if let map = drawn {
+                drawnManifest.basemap = Manifest.Basemap(
+                    sha256: PackageHashing.sha256Hex(map.data),
+                    size: Int64(map.data.count),
+                    attribution: Basemap.attribution,
+                    layers: map.layers
+                )
+            }
+            let manifest = drawnManifest
             if let scan = builtTiles?.scan { report.append(ScanReportEntry(file: scan.file, sha256: scan.sha256, verdict: scan.verdict)) }
             let geoJSON = try TourGeoJSON.make(manifest: manifest)
             let sources = ManifestMaker.sources(snapshot: snapshot, manifest: manifest, staged: staged)
@@ -95,6 +113,7 @@ package final class PackageBuildService: Service, Sendable {
                     media: sources,
                     tilesFile: builtTiles?.file,
                     tilesIndex: tilesIndex,
+                    basemap: basemap,
                     signingKey: self.signingKey,
                     to: self.stagedZip(request.id),
                     progress: { files, bytes in progress.record(files: files, bytes: bytes) },
