@@ -3,6 +3,7 @@
 // Leaflet puts a string given to a tooltip or an icon into innerHTML, so the manifest's texts reach it only as DOM
 // nodes whose textContent is set: a stop named like markup shows as that text and never becomes markup.
 import { sha256Hex } from './visit-trust.js';
+import { addBasemap } from './visit-basemap.js';
 
 const L = globalThis.L;
 export const DEFAULT_RADIUS = 30;
@@ -67,6 +68,7 @@ export class TourMap {
   show(manifest, tileIndex, tileURL, onRefused) {
     if (!L) return;
     if (this.map) { this.map.remove(); this.zones.clear(); this.markers = []; this.position = null; }
+    delete this.element.dataset.basemap;
     const b = manifest.bounds;
     const bounds = L.latLngBounds([b.southEast.latitude, b.northWest.longitude], [b.northWest.latitude, b.southEast.longitude]);
     const tiles = manifest.tiles;
@@ -97,6 +99,14 @@ export class TourMap {
     if (!L || !this.map || this.manifest !== manifest || !tiles || !tileIndex) return;
     verifiedTiles(tileURL, tileIndex.tiles || {}, { minZoom: tiles.minZoom, maxZoom: tiles.maxZoom, bounds: this.bounds.pad(0.1) }, onRefused)
       .addTo(this.map);
+  }
+
+  /** Draws the package's drawn map (`geojson`, checked against the signed manifest) beneath the route and stops, with
+   * its credit; `#visit-map[data-basemap="ready"]` once drawn. Nothing when the map now shows another manifest. */
+  showBasemap(manifest, geojson) {
+    if (!L || !this.map || this.manifest !== manifest || !manifest.basemap) return;
+    addBasemap(L, this.map, geojson, manifest.basemap.attribution);
+    this.element.dataset.basemap = 'ready';
   }
 
   /** A marker showing the stop's number, as the stop list numbers it; a button for the keyboard too (Enter or Space

@@ -574,6 +574,13 @@ function show(target) {
   map.show(manifest, null, tileURL, refusedTile);
   state.tileIndex = store.tileIndex(manifest, playsSaved()).catch(() => null);
   state.tileIndex.then((index) => map.showTiles(manifest, index, tileURL, refusedTile));
+  // The drawn map (OpenStreetMap's paths, water and woods, and contour lines), checked against the signed manifest
+  // like every file, beneath the route; a map that fails its check is not drawn, and the check says so.
+  if (manifest.basemap) {
+    store.text({ ...manifest.basemap, mimeType: 'application/geo+json' }, playsSaved())
+      .then((text) => { if (text != null) map.showBasemap(manifest, JSON.parse(text)); })
+      .catch(() => setVerified(true, 'The drawn map could not be read and is not shown.'));
+  }
 }
 
 /** The stop a printed QR code links to (`?stop=N`, the stop's order): opened once, the first time the stops are shown,

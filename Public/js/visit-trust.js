@@ -97,7 +97,7 @@ export async function requireFile(bytes, file) {
 export const COMPANION_ROLES = Object.freeze(['captions', 'transcript']);
 
 /** Every file the manifest lists, as {path, size, sha256, mimeType}: media, captions, transcripts, the GeoJSON, the
- * tile index. The MBTiles itself is left out: the player shows tiles one by one, each checked against the index. */
+ * tile index, the drawn map. The MBTiles itself is left out: the player shows tiles one by one, each checked against the index. */
 export function listedFiles(manifest) {
   const files = [];
   for (const waypoint of manifest.waypoints || []) {
@@ -111,6 +111,10 @@ export function listedFiles(manifest) {
   }
   if (manifest.geoJSON) files.push({ ...manifest.geoJSON, mimeType: 'application/geo+json' });
   if (manifest.tiles?.index) files.push({ ...manifest.tiles.index, mimeType: 'application/json' });
+  if (manifest.basemap) {
+    const { path, size, sha256 } = manifest.basemap;
+    files.push({ path, size, sha256, mimeType: 'application/geo+json' });
+  }
   return files;
 }
 

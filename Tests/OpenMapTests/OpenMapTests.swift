@@ -35,7 +35,7 @@ import Testing
     @Test func indexesOnceAndFindsPlaces() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
-        let extract = try await Self.sample.pbf(in: folder)
+        let extract = try await Self.sample.pbf(to: folder.file("extract.osm.pbf"))
         let root = folder.url.appendingPathComponent("index")
         let (index, made) = try OSMIndexer.index(extract: extract.path, root: root)
         #expect(made)
@@ -55,7 +55,7 @@ import Testing
     @Test func clipsToTheFrameWithNamesAndClasses() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
-        let extract = try await Self.sample.pbf(in: folder)
+        let extract = try await Self.sample.pbf(to: folder.file("extract.osm.pbf"))
         let (index, _) = try OSMIndexer.index(extract: extract.path, root: folder.url.appendingPathComponent("index"))
         let f = Self.frame
         let features = try index.features(west: f.west, south: f.south, east: f.east, north: f.north)
@@ -98,7 +98,7 @@ import Testing
     @Test func staysUnderTheSizeLimit() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
-        let extract = try await Self.sample.pbf(in: folder)
+        let extract = try await Self.sample.pbf(to: folder.file("extract.osm.pbf"))
         let (index, _) = try OSMIndexer.index(extract: extract.path, root: folder.url.appendingPathComponent("index"))
         let f = Self.frame
         let features = try index.features(west: f.west, south: f.south, east: f.east, north: f.north)
@@ -118,7 +118,7 @@ import Testing
     @Test func anExtractFarFromTheFrameDrawsNothing() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
-        let extract = try await Self.sample.pbf(in: folder)
+        let extract = try await Self.sample.pbf(to: folder.file("extract.osm.pbf"))
         let (index, _) = try OSMIndexer.index(extract: extract.path, root: folder.url.appendingPathComponent("index"))
         #expect(!index.covers(west: 10, south: 45, east: 10.1, north: 45.1))
         #expect(index.covers(west: Self.frame.west, south: Self.frame.south, east: Self.frame.east, north: Self.frame.north))
@@ -130,7 +130,7 @@ import Testing
     @Test func aCorruptOrTruncatedExtractIsRefusedAndLeavesNothing() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
-        let good = try await Self.sample.pbf(in: folder)
+        let good = try await Self.sample.pbf(to: folder.file("extract.osm.pbf"))
         let bytes = try Data(contentsOf: good)
         let cases: [(String, Data)] = [
             ("garbage.osm.pbf", Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7919) })),
@@ -156,7 +156,7 @@ import Testing
     @Test func anExtractTooLargeForTheDiskIsRefusedBeforeReading() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
-        let extract = try await Self.sample.pbf(in: folder)
+        let extract = try await Self.sample.pbf(to: folder.file("extract.osm.pbf"))
         let root = folder.url.appendingPathComponent("index")
         let error = #expect(throws: OpenMapError.self) { try OSMIndexer.index(extract: extract.path, root: root, freeBytes: { _ in 1 << 20 }) }
         #expect(error?.description.contains("too large for the disk") == true)
@@ -167,9 +167,9 @@ import Testing
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }
         let extracts = try folder.subfolder("extracts")
-        _ = try await Self.sample.pbf(in: folder, to: extracts.appendingPathComponent("a.osm.pbf"))
+        try await Self.sample.pbf(to: extracts.appendingPathComponent("a.osm.pbf"))
         let east = OSMXML { osm in osm.node(900, -122.12, 44.39, ["tourism": "viewpoint", "name": "Raven Point"]) }
-        _ = try await east.pbf(in: folder, to: extracts.appendingPathComponent("b.osm.pbf"))
+        try await east.pbf(to: extracts.appendingPathComponent("b.osm.pbf"))
         let (index, _) = try OSMIndexer.index(extract: extracts.path, root: folder.url.appendingPathComponent("index"))
         #expect(index.metadata.files == ["a.osm.pbf", "b.osm.pbf"])
         #expect(index.places(matching: "raven").count == 1 && index.places(matching: "eagle").count == 1)
@@ -261,59 +261,5 @@ import Testing
             return []
         }
         return walk((geometry as? [String: Any])?["coordinates"] ?? [])
-    }
-}
-
-/// An OpenStreetMap file written by the tests: nodes, ways (a ring closes itself) and multipolygons, in OSM XML,
-/// turned into `.osm.pbf` by `osmium cat`.
-struct OSMXML: Sendable {
-    private var nodes: [String] = []
-    private var ways: [String] = []
-    private var relations: [String] = []
-    private var nextNode = 100_000
-
-    init(_ build: (inout OSMXML) -> Void) { build(&self) }
-
-    mutating func node(_ id: Int, _ longitude: Double, _ latitude: Double, _ tags: [String: String]) {
-        nodes.append(#" <node id="\#(id)" version="1" lat="\#(latitude)" lon="\#(longitude)">\#(Self.tags(tags))</node>"#)
-    }
-
-    mutating func way(_ id: Int, _ points: [(Double, Double)], _ tags: [String: String], closed: Bool = false) {
-        var refs: [Int] = []
-        for (longitude, latitude) in points {
-            nextNode += 1
-            nodes.append(#" <node id="\#(nextNode)" version="1" lat="\#(latitude)" lon="\#(longitude)"/>"#)
-            refs.append(nextNode)
-        }
-        if closed { refs.append(refs[0]) }
-        ways.append(#" <way id="\#(id)" version="1">\#(refs.map { #"<nd ref="\#($0)"/>"# }.joined())\#(Self.tags(tags))</way>"#)
-    }
-
-    mutating func ring(_ id: Int, _ points: [(Double, Double)], _ tags: [String: String]) { way(id, points, tags, closed: true) }
-
-    mutating func multipolygon(_ id: Int, outer: [Int], inner: [Int], _ tags: [String: String]) {
-        let members =
-            outer.map { #"<member type="way" ref="\#($0)" role="outer"/>"# } + inner.map { #"<member type="way" ref="\#($0)" role="inner"/>"# }
-        relations.append(#" <relation id="\#(id)" version="1">\#(members.joined())\#(Self.tags(tags))</relation>"#)
-    }
-
-    static func tags(_ tags: [String: String]) -> String {
-        tags.sorted { $0.key < $1.key }.map { #"<tag k="\#($0.key)" v="\#($0.value)"/>"# }.joined()
-    }
-
-    var xml: String {
-        "<?xml version='1.0' encoding='UTF-8'?>\n<osm version=\"0.6\" generator=\"tests\">\n" + (nodes + ways + relations).joined(separator: "\n")
-            + "\n</osm>\n"
-    }
-
-    /// The `.osm.pbf`, written by osmium from the XML (ids sorted as osmium expects).
-    func pbf(in folder: TemporaryFolder, to target: URL? = nil) async throws -> URL {
-        let xmlFile = folder.file("extract-\(UUID().uuidString.prefix(6)).osm")
-        try Data(xml.utf8).write(to: xmlFile)
-        let output = target ?? folder.file("extract.osm.pbf")
-        let result = try await ChildProcess.run("osmium", ["sort", "--overwrite", "-o", output.path, xmlFile.path])
-        #expect(result.status == 0, "osmium sort: \(result.stderr)")
-        try FileManager.default.removeItem(at: xmlFile)
-        return output
     }
 }

@@ -234,7 +234,8 @@ struct PythonZipListing {
         )
     }
 
-    /// Every `{path, size, sha256}` the manifest lists: the assets and waypoints.geojson (and tiles and their index when present).
+    /// Every `{path, size, sha256}` the manifest lists: the assets and waypoints.geojson (and tiles and their index, and
+    /// the drawn map, when present).
     var manifestFiles: [(path: String, size: Int64, sha256: String, mimeType: String)] {
         var files: [(String, Int64, String, String)] = []
         for waypoint in manifest["waypoints"] as? [[String: Any]] ?? [] {
@@ -257,7 +258,7 @@ struct PythonZipListing {
                 }
             }
         }
-        for key in ["geoJSON", "geojson", "tiles"] {
+        for key in ["geoJSON", "geojson", "tiles", "basemap"] {
             if let reference = manifest[key] as? [String: Any], let path = reference["path"] as? String {
                 files.append(
                     (

@@ -357,7 +357,8 @@ package enum Settings {
 
     package static let all: [Setting] = [
         root, data, hostname, port, clamavDB, clamd, maxUploadSize, requiredApprovals, tileURL, tileAttribution, editorTileURL, editorTileAttribution,
-        tileCap, tileAllowPrivate, publicURL, dem, osmExtract, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect, minFreeSpace,
+        tileCap, tileAllowPrivate, publicURL, dem, osmExtract, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect,
+        minFreeSpace,
         requireTwoStep, oidcIssuer, oidcClientId, oidcClientSecretFile, oidcLabel, oidcPublicClient, oidcAcrValues, oidcPrompt, oidcAcr,
         oidcSkipSecondStep, oidcCreateUsers, smtpURL, smtpUser, smtpPasswordFile, mailFrom, demo, noOptimizeMedia, mediaConversions, storage,
         s3Endpoint, s3Region, publicDownloadURL, s3PartSize, clientState,

@@ -66,7 +66,10 @@ package final class OpenDataMap: Sendable {
             outcome = .failed("Indexing stopped: \(error)")
         }
         state.withLockedValue { $0 = outcome }
-        for waiter in settled.withLockedValue({ list in defer { list = [] }; return list }) { waiter.resume() }
+        for waiter in settled.withLockedValue({ list in
+            defer { list = [] }
+            return list
+        }) { waiter.resume() }
     }
 
     /// Returns once indexing is over (at once when it is).

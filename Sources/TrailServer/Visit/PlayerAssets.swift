@@ -17,6 +17,7 @@ struct PlayerAssets: Sendable {
         ("visit-player.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-trust.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-map.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-basemap.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-alerts.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-state.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-store.js", "js", "text/javascript; charset=utf-8", nil),
