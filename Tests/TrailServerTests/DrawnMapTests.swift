@@ -1,8 +1,8 @@
 import Foundation
 import OpenMap
 import PackageFormat
-import TestSupport
 import Terrain
+import TestSupport
 import Testing
 import TrailClient
 
@@ -84,12 +84,15 @@ import TrailClient
             #expect(Set(basemap.layers) == ["peak", "path", "water", "contour"])
             let file = env.folder.appendingPathComponent("downloaded.zip")
             _ = try await trail.downloadPackage(id: released.packageId, to: file)
-            let verified = try await ChildProcess.run(CLI.binary.path, ["package", "verify", file.path, "--key", env.publicKey], timeout: .seconds(60))
+            func verify(_ zip: URL) async throws -> ChildProcess.Output {
+                try await ChildProcess.run(CLI.binary.path, ["package", "verify", zip.path, "--key", env.publicKey], timeout: .seconds(60))
+            }
+            let verified = try await verify(file)
             #expect(verified.status == 0 && verified.stdout.contains("Result: VALID"), "\(verified.stdout) \(verified.stderr)")
             // The verifier checks the map like every listed file: one byte changed in it fails the package.
             let tampered = env.folder.appendingPathComponent("tampered.zip")
             try ZipTamper.flipByte(of: file, at: try ZipTamper.dataOffset(in: file, entrySuffix: "basemap.geojson") + 20, to: tampered)
-            let refused = try await ChildProcess.run(CLI.binary.path, ["package", "verify", tampered.path, "--key", env.publicKey], timeout: .seconds(60))
+            let refused = try await verify(tampered)
             #expect(refused.status != 0 && refused.stdout.contains("map/basemap.geojson"), "\(refused.stdout) \(refused.stderr)")
         }
     }
