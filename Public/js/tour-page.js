@@ -6,6 +6,7 @@
 import * as L from '/vendor/leaflet/leaflet.esm.js';
 import { postForm, sendJSON, confirmButtons } from './panel.js';
 import { uploadFiles } from './uploader.js';
+import { addBasemap } from './visit-basemap.js';
 
 // Where a tour without a frame or waypoints opens when its site has no home area and no framed tour yet: a district
 // of the demo park, close enough to frame by hand.
@@ -34,7 +35,8 @@ function setUpSkipLink() {
 function setUpMap(element, data) {
   const map = L.map(element, { zoomSnap: 0.25 });
   element.leafletMap = map;
-  baseLayer(data.tileURL, data).addTo(map);
+  const base = baseLayer(data.tileURL, data).addTo(map);
+  setUpDrawnMap(map, base, data);
   const inputs = Object.fromEntries(['north', 'south', 'east', 'west'].map((k) => [k, document.getElementById(k)]));
   const frameEditable = data.editable && inputs.north && !inputs.north.disabled;
   let frame = null;
@@ -50,7 +52,7 @@ function setUpMap(element, data) {
     // A site with neither: close enough to frame a park by hand (about 40 km across), never on a continent.
     map.setView(DEFAULT_VIEW.center, DEFAULT_VIEW.zoom);
   }
-  setUpPlaceSearch(map);
+  setUpPlaceSearch(map, data);
   if (frameEditable) {
     if (!frame) {
       addFrameButton(map, (button) => {
@@ -181,29 +183,83 @@ function setUpMap(element, data) {
   }
 }
 
-/// The place search above the map: a typed "latitude, longitude" moves the map there (a search form with no script
-/// would have nothing to move, so it shows only with one).
-function setUpPlaceSearch(map) {
+/// The place search above the map: a typed "latitude, longitude" moves the map there, and a name is looked up in the
+/// server's OpenStreetMap extract (a search form with no script would have nothing to move, so it shows only with one).
+function setUpPlaceSearch(map, data) {
   const form = document.getElementById('place-search-form');
   const input = form?.querySelector('[data-place-search]');
   if (!input) return;
   const message = document.getElementById('place-search-message');
   form.hidden = false;
-  form.addEventListener('submit', (event) => {
+  const results = document.getElementById('place-search-results');
+  const refuse = (text) => {
+    message.textContent = text;
+    message.classList.add('text-danger');
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+  };
+  const goTo = (lat, lng, label) => {
+    input.removeAttribute('aria-invalid');
+    message.classList.remove('text-danger');
+    map.setView([lat, lng], Math.max(map.getZoom(), 14));
+    message.textContent = `The map is over ${label}.`;
+  };
+  form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const parts = input.value.trim().split(/[\s,;]+/).filter(Boolean).map(Number);
+    results?.replaceChildren();
+    const typed = input.value.trim();
+    const parts = typed.split(/[\s,;]+/).filter(Boolean).map(Number);
     const [lat, lng] = parts;
-    if (parts.length !== 2 || !Number.isFinite(lat) || !Number.isFinite(lng) || Math.abs(lat) > 90 || Math.abs(lng) > 180) {
-      message.textContent = 'Type a latitude and a longitude in decimal degrees, like 44.40, -122.10.';
-      message.classList.add('text-danger');
-      input.setAttribute('aria-invalid', 'true');
-      input.focus();
+    if (parts.length === 2 && parts.every(Number.isFinite)) {
+      if (Math.abs(lat) > 90 || Math.abs(lng) > 180) {
+        refuse('Type a latitude and a longitude in decimal degrees, like 44.40, -122.10.');
+        return;
+      }
+      goTo(lat, lng, `${lat.toFixed(5)}, ${lng.toFixed(5)}`);
+      return;
+    }
+    // A name: the server's OpenStreetMap extract knows the places of its region.
+    if (typed.length < 2 || !data.placesURL) {
+      refuse('Type a place\'s name, or a latitude and a longitude in decimal degrees, like 44.40, -122.10.');
+      return;
+    }
+    message.classList.remove('text-danger');
+    message.textContent = 'Searching…';
+    let answer;
+    try {
+      const response = await fetch(`${data.placesURL}?q=${encodeURIComponent(typed)}`, { headers: { Accept: 'application/json' } });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      answer = await response.json();
+    } catch {
+      refuse('The place search did not answer. Type a latitude and a longitude instead, like 44.40, -122.10.');
+      return;
+    }
+    if (!answer.searched) {
+      refuse('This server has no map data to search names in: type a latitude and a longitude, like 44.40, -122.10.');
+      return;
+    }
+    const places = answer.places || [];
+    if (!places.length) {
+      refuse(`No place named like “${typed}” in the server's map data. Try another name, or a latitude and a longitude.`);
+      return;
+    }
+    if (places.length === 1) {
+      goTo(places[0].latitude, places[0].longitude, places[0].name);
       return;
     }
     input.removeAttribute('aria-invalid');
-    message.classList.remove('text-danger');
-    map.setView([lat, lng], Math.max(map.getZoom(), 13));
-    message.textContent = `The map is over ${lat.toFixed(5)}, ${lng.toFixed(5)}.`;
+    message.textContent = `${places.length} places found: choose one.`;
+    for (const place of places) {
+      const item = document.createElement('li');
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'btn btn-link btn-sm p-0';
+      button.textContent = `${place.name} (${place.kind})`;
+      button.addEventListener('click', () => { results.replaceChildren(); goTo(place.latitude, place.longitude, place.name); });
+      item.append(button);
+      results.append(item);
+    }
+    results.querySelector('button')?.focus();
   });
 }
 
@@ -647,6 +703,29 @@ function fillCoordinates({ lat, lng }) {
 }
 
 /// The configured tile server, or a plain grid drawn in the browser: no request leaves this server.
+/// The frame's map drawn from the server's open data (the same the package will carry), when the editor has no tiles or
+/// they do not load (agency networks often block tile servers): after the third failed tile, once.
+function setUpDrawnMap(map, base, data) {
+  if (!data.basemapURL) return;
+  let asked = false;
+  const draw = async () => {
+    if (asked) return;
+    asked = true;
+    try {
+      const response = await fetch(data.basemapURL, { headers: { Accept: 'application/geo+json' } });
+      if (!response.ok) return;  // nothing to draw here: the grid stays
+      const geojson = await response.json();
+      addBasemap(L, map, geojson, geojson.attribution);
+      map.getContainer().dataset.basemap = 'ready';
+    } catch {
+      asked = false;
+    }
+  };
+  if (!data.tileURL) { draw(); return; }
+  let failures = 0;
+  base.on('tileerror', () => { if (++failures >= 3) draw(); });
+}
+
 function baseLayer(template, data = {}) {
   if (template) {
     // A package's own tiles exist only in its zoom range: Leaflet stretches the nearest level beyond it.

@@ -13,9 +13,12 @@ package struct Basemap: Sendable {
     package let leftOut: [String]
     /// Metres between contour lines, when it has contours.
     package let contourInterval: Int?
+    /// The credit for what it holds: OpenStreetMap's, which its licence asks for on every map that draws the data, or
+    /// the terrain model's when it holds contour lines alone. Also the file's own `attribution` member.
+    package let attribution: String
 
-    /// The credit OpenStreetMap's licence asks for, in the manifest and on every map that draws the data.
-    package static let attribution = "© OpenStreetMap contributors"
+    package static let openStreetMapCredit = "© OpenStreetMap contributors"
+    package static let terrainCredit = "Contour lines from the agency's terrain model"
     /// A 10 km × 10 km frame's map stays under this, before the zip's compression.
     package static let sizeLimit = 4 << 20
 
@@ -82,7 +85,14 @@ package struct Basemap: Sendable {
             written = clipped.encode(tolerance: tolerance, decimals: decimals, keep: keep, budget: sizeLimit)
         }
         guard written.count > 0 else { return nil }
-        return Basemap(data: written.data, layers: written.layers, featureCount: written.count, leftOut: leftOut, contourInterval: contours?.interval)
+        return Basemap(
+            data: written.data,
+            layers: written.layers,
+            featureCount: written.count,
+            leftOut: leftOut,
+            contourInterval: contours?.interval,
+            attribution: written.attribution
+        )
     }
 }
 
@@ -279,6 +289,7 @@ struct Clipped {
         var data: Data
         var layers: [String]
         var count: Int
+        var attribution: String
     }
 
     /// The GeoJSON, each line and ring simplified by `tolerance` degrees; with a `budget`, features are taken from
@@ -309,7 +320,13 @@ struct Clipped {
             }
             pieces = pieces.indices.filter(kept.contains).map { pieces[$0] }
         }
-        var out: [UInt8] = Array(#"{"type":"FeatureCollection","features":["#.utf8)
+        let fromOpenStreetMap = pieces.contains { $0.kind != "contour" }
+        let attribution = fromOpenStreetMap ? Basemap.openStreetMapCredit : Basemap.terrainCredit
+        var header = GeoJSONWriter(decimals: decimals)
+        header.append(#"{"type":"FeatureCollection","attribution":"#)
+        header.string(attribution)
+        header.append(#","features":["#)
+        var out: [UInt8] = header.bytes
         out.reserveCapacity(pieces.reduce(64) { $0 + $1.bytes.count + 2 })
         for (i, piece) in pieces.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -319,7 +336,7 @@ struct Clipped {
         out.append(contentsOf: Array("\n]}\n".utf8))
         var layers: [String] = []
         for piece in pieces where !layers.contains(piece.kind) { layers.append(piece.kind) }
-        return Written(data: Data(out), layers: layers, count: pieces.count)
+        return Written(data: Data(out), layers: layers, count: pieces.count, attribution: attribution)
     }
 
     /// Douglas–Peucker, iterative, distances measured with longitude shrunk by the latitude's cosine.

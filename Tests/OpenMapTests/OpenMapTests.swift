@@ -91,6 +91,8 @@ import Testing
         #expect(kinds.filter { $0 == "building" }.count == 1 && kinds.filter { $0 == "toilets" }.count == 1)
         #expect(!kinds.contains("barrier") && kinds.count == 10)
         #expect(Set(map.layers) == Set(kinds) && map.leftOut.isEmpty)
+        #expect(map.attribution == "© OpenStreetMap contributors")
+        #expect((try JSONSerialization.jsonObject(with: map.data) as? [String: Any])?["attribution"] as? String == map.attribution)
         // Areas first, points last, as the player draws them.
         #expect(kinds.first == "wood" && kinds.last == "peak")
     }
@@ -206,6 +208,7 @@ import Testing
         let map = try #require(Basemap.make(frame: f, maxZoom: 16, features: [], contours: lines))
         let features = try Self.features(map.data)
         #expect(features.count > 10 && map.layers == ["contour"] && map.contourInterval == 10)
+        #expect(map.attribution == "Contour lines from the agency's terrain model", "no OpenStreetMap data, no OpenStreetMap credit")
         for feature in features {
             let properties = try #require(feature["properties"] as? [String: Any])
             let elevation = try #require(properties["elevation"] as? Int)

@@ -25,7 +25,12 @@ import TrailClient
         osm.node(1, 7.65, 45.97, ["natural": "peak", "name": "Matterhorn", "ele": "4478"])
     }
 
-    static func env(extract: OSMXML?, badExtract: Data? = nil, terrain: TerrainSource = TerrainSource()) async throws -> TestEnv {
+    static func env(
+        extract: OSMXML?,
+        badExtract: Data? = nil,
+        terrain: TerrainSource = TerrainSource(),
+        configure: @escaping (inout AppConfig) -> Void = { _ in }
+    ) async throws -> TestEnv {
         let scratch = TestScratch.folder("trail-osm")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         var path: String?
@@ -36,7 +41,10 @@ import TrailClient
             try badExtract.write(to: file)
             path = file.path
         }
-        let env = try await TestEnv.publishing(requiredApprovals: 1, terrain: terrain) { $0.osmExtractPath = path }
+        let env = try await TestEnv.publishing(requiredApprovals: 1, terrain: terrain) {
+            $0.osmExtractPath = path
+            configure(&$0)
+        }
         await env.app.dependencies.openMap.prepare()
         return env
     }
@@ -154,6 +162,72 @@ import TrailClient
             return
         }
         #expect(reason.contains("The terrain model (--dem) cannot be used"), "\(reason)")
+    }
+
+    @Test("the publishing card says which map visitors get: the drawn map, tiles, both, or none with what an admin can do")
+    func publishingCardSaysWhichMap() async throws {
+        let cases: [(OSMXML?, String?, String, String)] = [
+            (Self.ridge, nil, "drawn", "Visitors get a map drawn from OpenStreetMap data, offline with the tour."),
+            (nil, "https://tiles.example.org/{z}/{x}/{y}.png", "tiles", "Visitors get map tiles (from the tile server)."),
+            (Self.ridge, "https://tiles.example.org/{z}/{x}/{y}.png", "both", "with a map drawn over them from OpenStreetMap data"),
+            (nil, nil, "none", "Visitors will see no map"),
+            (Self.elsewhere, nil, "none", "does not cover this tour"),
+        ]
+        for (extract, tiles, kind, words) in cases {
+            let env = try await Self.env(extract: extract, configure: { $0.tileURLTemplate = tiles })
+            try await env.app.test { client in
+                let session = try await client.signIn("author@test.org")
+                let page = try await client.get("/tours/\(env.seed.tourId)", session: session).text
+                #expect(page.contains(#"data-visitor-map="\#(kind)""#), "\(kind): \(tiles ?? "no tiles")")
+                #expect(page.contains(words), "\(kind): \(words)")
+                // No map at all is flagged among the warnings before submission, with the three ways out.
+                let flagged = page.contains(#"id="publish-warnings""#) && page.contains("An admin can give visitors a map in one of three ways")
+                #expect(flagged == (kind == "none"), "\(kind)")
+            }
+        }
+    }
+
+    @Test("the review page says what the built package gives visitors: the drawn map and its layers, or none")
+    func reviewPageSaysWhichMap() async throws {
+        for (extract, kind, words) in [(Self.ridge, "drawn", "No tiles: a drawn map of"), (nil, "none", "None: visitors will see no map")] {
+            let env = try await Self.env(extract: extract)
+            let request = try await env.readyRequest(approvers: ["reviewer@test.org"])
+            try await env.app.test { client in
+                let session = try await client.signIn("reviewer@test.org")
+                let page = try await client.get("/requests/\(request.id)", session: session).text
+                #expect(page.contains(#"data-visitor-map="\#(kind)""#) && page.contains(words), "\(kind)")
+                if kind == "drawn" { #expect(page.contains("water, paths and peaks") && page.contains("“© OpenStreetMap contributors”")) }
+            }
+        }
+    }
+
+    @Test("the editor's basemap and the place search: drawn for those who may see the tour, names from the extract")
+    func editorRoutes() async throws {
+        let env = try await Self.env(extract: Self.ridge)
+        let author = try await env.token("author@test.org")
+        let outsider = try await env.token("outsider@test.org")
+        try await env.app.test { client in
+            let drawn = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/basemap.geojson", token: author)
+            #expect(drawn.status == .ok && drawn.headers[.contentType] == "application/geo+json")
+            #expect(drawn.text.contains("Ridge Trail") && drawn.text.contains(#""attribution":"© OpenStreetMap contributors""#))
+            let hidden = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/basemap.geojson", token: outsider)
+            #expect(hidden.status == .notFound && !hidden.text.contains("Ridge"))
+            let found = try await client.api(.get, "/api/v1/manage/places?q=fish", token: author).jsonObject
+            let places = try #require(found["places"] as? [[String: Any]])
+            #expect(places.map { $0["name"] as? String } == ["Fish Lake"] && found["searched"] as? Bool == true)
+            #expect(places.first?["kind"] as? String == "water")
+            let short = try await client.api(.get, "/api/v1/manage/places?q=f", token: author)
+            #expect(short.status == .unprocessableContent)
+        }
+        // Without an extract the search says it searched nothing, so the page can say why.
+        let bare = try await Self.env(extract: nil)
+        let token = try await bare.token("author@test.org")
+        try await bare.app.test { client in
+            let answer = try await client.api(.get, "/api/v1/manage/places?q=fish", token: token).jsonObject
+            #expect(answer["searched"] as? Bool == false && (answer["places"] as? [Any])?.isEmpty == true)
+            let none = try await client.api(.get, "/api/v1/manage/tours/\(bare.seed.tourId)/basemap.geojson", token: token)
+            #expect(none.status == .notFound && none.text.contains("no OpenStreetMap extract (--osm-extract) and no terrain model"))
+        }
     }
 }
 

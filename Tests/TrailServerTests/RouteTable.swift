@@ -469,6 +469,10 @@ enum RouteTable {
         page(.get, "/manage/tours/{pubTour}/qr.png", [], viewers(.ok)),
         page(.get, "/manage/tours/{tour}/qr.png", [], viewers(.status(409))),
         // The print kit: the published version only; the matrix's public address is loopback, so only a proof prints.
+        // The drawn map: the matrix's server has no extract and no terrain model, so there is nothing to draw (404 with the
+        // reason) for those who may see the tour; the place search answers anyone signed in, with nothing found.
+        page(.get, "/tours/{tour}/basemap.geojson", [], viewers(.status(404))),
+        page(.get, "/places?q=ridge", [], anyone(.ok)),
         page(.get, "/tours/{pubTour}/print/sign.pdf?draft=1", [], viewers(.ok)),
         page(.get, "/tours/{pubTour}/print/booklet.pdf?draft=1", [], viewers(.ok)),
         page(.get, "/tours/{pubTour}/print/sign.pdf", [], viewers(.status(409))),
@@ -554,6 +558,9 @@ enum RouteTable {
         api(.post, "/publish-requests/{ready}/push", nil, submitter(.ok, api: true)),
         api(.get, "/tours/{pubTour}/qr.svg", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{pubTour}/qr.png", nil, viewers(.ok, api: true)),
+        api(.get, "/tours/{tour}/basemap.geojson", nil, viewers(.status(404), api: true)),
+        api(.get, "/places?q=ridge", nil, anyone(.ok, api: true)),
+        api(.get, "/places?q=r", nil, anyone(.status(422), api: true)),
         api(.get, "/tours/{pubTour}/print/sign.pdf?size=a2&draft=1", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{pubTour}/print/booklet.pdf?paper=a4&draft=1", nil, viewers(.ok, api: true)),
         api(.get, "/tours/{pubTour}/print/sign.pdf?size=a0&draft=1", nil, viewers(.status(422), api: true)),

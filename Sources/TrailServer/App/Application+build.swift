@@ -283,7 +283,8 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         intake: intake,
         pages: pages,
         config: config,
-        tileSettings: tileSettings
+        tileSettings: tileSettings,
+        openMap: dependencies.openMap
     )
     let publishingService = PublishingService(
         database: database,
@@ -312,6 +313,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         config: config,
         intake: intake,
         tileSettings: tileSettings,
+        openMap: dependencies.openMap,
         slots: dependencies.importSlots
     )
     tus.addDiscovery(to: router)
@@ -348,7 +350,8 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         authorization: authorization,
         config: config,
         tileSettings: tileSettings,
-        paths: dependencies.paths
+        paths: dependencies.paths,
+        openMap: dependencies.openMap
     ).addRoutes(to: signedIn, site: site)
     tiles.addPanelRoutes(to: signedIn)
     media.addPanelRoutes(to: signedIn)
@@ -407,6 +410,9 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     let print = PrintController(database: database, authorization: authorization, publicURL: config.effectivePublicURL, slots: PrintSlots())
     print.addRoutes(to: signedIn)
     print.addRoutes(to: manage)
+    let drawnMap = DrawnMapController(authorization: authorization, openMap: dependencies.openMap)
+    drawnMap.addRoutes(to: signedIn)
+    drawnMap.addRoutes(to: manage)
     let alerts = AlertsService(database: database, mailer: dependencies.mailer)
     AlertsAPI(alerts: alerts).addRoutes(to: manage)
     AlertsPages(alerts: alerts, database: database, pages: pages, catalogLifetime: config.catalogLifetime).addRoutes(to: signedIn)

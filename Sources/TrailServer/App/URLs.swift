@@ -55,6 +55,8 @@ enum PanelURL {
     static func tourLanguages(_ id: Int64) -> String { "\(tour(id))/languages" }
     static func tourText(_ id: Int64, language: String) -> String { "\(tour(id))/text/\(language)" }
     static func tourRoute(_ id: Int64) -> String { "\(tour(id))/route" }
+    static func tourBasemap(_ id: Int64) -> String { "\(tour(id))/basemap.geojson" }
+    static let places = "/places"
     /// Where the trail facts card's accessibility form posts.
     static func tourAccessibility(_ id: Int64) -> String { "\(tour(id))/accessibility" }
     /// The published tour's print files; `draft` asks for a proof marked DRAFT (what a server without a public address prints).

@@ -14,6 +14,8 @@ struct MediaController: Sendable {
     let config: AppConfig
     /// For the waypoint page a refused file form is shown on again.
     let tileSettings: TileSettingsStore
+    /// Passed on to the tour page it renders (which says which map visitors get).
+    let openMap: OpenDataMap
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAssets)
@@ -230,7 +232,8 @@ struct MediaController: Sendable {
             authorization: authorization,
             config: config,
             tileSettings: tileSettings,
-            paths: paths
+            paths: paths,
+            openMap: openMap
         )
         .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
         page.assets = page.assets.map { row in

@@ -90,7 +90,7 @@ package final class PackageBuildService: Service, Sendable {
                 drawnManifest.basemap = Manifest.Basemap(
                     sha256: PackageHashing.sha256Hex(map.data),
                     size: Int64(map.data.count),
-                    attribution: Basemap.attribution,
+                    attribution: map.attribution,
                     layers: map.layers
                 )
             }

@@ -94,7 +94,9 @@ struct RequestPage: Sendable {
     let isFirstVersion: Bool
     var denyError: String?
     /// The package's map tiles in one line ("PNG tiles, zoom 11–15, 412 tiles, 3.1 MiB"), when it has any.
-    var tilesSummary: String? = nil
+    /// The map the package gives visitors: tiles, the drawn map, both or none (from the built manifest).
+    var visitorMap: String? = nil
+    var visitorMapKind = ""
     /// For each released version, what an app on it downloads to update to this one, newest first.
     var updateCosts: [String] = []
     /// Stored, not computed: templates see stored properties only.
@@ -256,9 +258,9 @@ extension PublishingController {
         page.hasLanguageTabs = languages.count > 1
         page.languageTabs = LanguageTab.tabs(languages: languages, base: PanelURL.request(publish.id), active: chosen)
         page.languageLabel = LanguageTag.label(chosen ?? languages.first ?? "en")
-        page.tilesSummary = manifest?.tiles.map {
-            "\($0.format.uppercased()) tiles, zoom \($0.minZoom)–\($0.maxZoom), \(DisplayFormat.grouped($0.tileCount)) tiles, \(ByteFormat.string($0.size ?? 0))"
-        }
+        let shipped = manifest.map(VisitorMap.shipped)
+        page.visitorMap = shipped?.summary
+        page.visitorMapKind = shipped?.kind.rawValue ?? ""
         return page
     }
 

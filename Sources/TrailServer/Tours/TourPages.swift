@@ -118,6 +118,10 @@ struct TourMapData: Encodable {
     var tileAttribution: String? = nil
     /// Where the credit links to (OpenStreetMap's licence page).
     var tileAttributionURL: String? = nil
+    /// The frame's drawn map (`/tours/{id}/basemap.geojson`), drawn when the tiles are off or fail to load; the place
+    /// search's names (`/places`).
+    var basemapURL: String? = nil
+    var placesURL: String? = nil
     /// Largest frame the server accepts: the page refuses a bigger one before sending it.
     var maxAreaKm2: Double? = nil
     /// The tour in the management API: the panel beside the map reads a waypoint's texts and files there and saves
@@ -171,6 +175,9 @@ struct TourPage: Sendable {
     var tiles: TourTilesModel? = nil
     /// The visitor player's public address, once a version is released (with its QR code for signs).
     var playerURL: String? = nil
+    /// Which map visitors will get (tiles, the drawn map, both or none), in a sentence, and its kind for the tests.
+    var visitorMap = ""
+    var visitorMapKind = ""
     /// The media's download size as uploaded and as it ships, with the slow-link estimate (nil: no files).
     var mediaSizeSummary: String? = nil
     var playerIsVisible = false
@@ -294,6 +301,8 @@ enum TourPageBuilder {
         data.tileAttribution = basemap?.attribution
         data.tileAttributionURL = basemap?.attributionURL
         data.maxAreaKm2 = maxAreaKm2
+        data.basemapURL = tour.frame == nil ? nil : PanelURL.tourBasemap(tour.id)
+        data.placesURL = PanelURL.places
         data.apiTourURL = APIURL.manageTour(tour.id)
         data.statusURL = PanelURL.tourStatus(tour.id)
         data.maxUploadBytes = maxUploadBytes

@@ -11,6 +11,8 @@ struct ToursController: Sendable {
     /// The tile settings in force, for the tile card and the cap.
     let tileSettings: TileSettingsStore
     let paths: DataPaths
+    /// What the server can draw for a tour's frame: the publishing card says which map visitors get.
+    let openMap: OpenDataMap
 
     func addRoutes(to router: some RouterMethods<SignedInContext>, site: some RouterMethods<SiteMemberContext>) {
         // /sites/{slug}/…
@@ -413,7 +415,12 @@ struct ToursController: Sendable {
         let (duration, tileset, mediaSize) = (state.duration, state.tileset, state.mediaSize)
         let (checklist, accessibilityWarnings) = (readiness.problems, readiness.warnings)
         let overlaps = TourPageBuilder.overlapWarnings(waypoints)
-        let warnings = overlaps.warnings + accessibilityWarnings
+        let visitorMap = VisitorMap.planned(
+            tileSource: VisitorMap.tileSource(tileset: state.tileset, settings: tiles),
+            frame: tour.frame,
+            openMap: openMap
+        )
+        let warnings = overlaps.warnings + accessibilityWarnings + (visitorMap.warning.map { [$0] } ?? [])
         let home = tour.frame == nil && waypoints.isEmpty ? try await database.homeArea(of: site) : nil
         var page = TourPage(
             id: tour.id,
@@ -458,6 +465,8 @@ struct ToursController: Sendable {
             openRequestLabel: openRequest?.state.label ?? "",
             packageId: package?.currentVersion != nil ? package?.id : nil
         )
+        page.visitorMap = visitorMap.summary
+        page.visitorMapKind = visitorMap.kind.rawValue
         page.alerts = try await TourAlertsCard.make(database: database, tour: tour, site: site, access: access)
         page.trailFacts = TrailFactsCard.make(
             tour: tour,

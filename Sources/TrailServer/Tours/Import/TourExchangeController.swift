@@ -15,6 +15,8 @@ struct TourExchangeController: Sendable {
     let intake: AssetIntake
     /// For the tour page an import refusal is shown on.
     let tileSettings: TileSettingsStore
+    /// Passed on to the tour page it renders (which says which map visitors get).
+    let openMap: OpenDataMap
     /// Imports read at once, weighed by size (429 beyond); taken once a file has arrived.
     let slots: ImportSlots
 
@@ -350,7 +352,8 @@ struct TourExchangeController: Sendable {
             authorization: authorization,
             config: config,
             tileSettings: tileSettings,
-            paths: paths
+            paths: paths,
+            openMap: openMap
         )
         .tourPage(tour, site, access)
         page.importError = message
