@@ -366,8 +366,9 @@ struct PrintMapLabels {
     ) -> Bool {
         let (width, height) = canvas.lineSize(text, size: size, bold: bold)
         let pad = size * 0.15
+        // Beside the symbol first, clear of the room it takes (`gap` each way), then above it, then below.
         let candidates = [
-            (place.0 + gap, place.1 - height / 2), (place.0 - gap - width, place.1 - height / 2),
+            (place.0 + gap + pad, place.1 - height / 2), (place.0 - gap - pad - width, place.1 - height / 2),
             (place.0 - width / 2, place.1 - gap - height), (place.0 - width / 2, place.1 + gap),
         ]
         for (x, y) in candidates where fits(x: x - pad, y: y, width: width + 2 * pad, height: height) {

@@ -28,9 +28,13 @@ struct PrintTiles: Sendable {
     /// The MBTiles file's `attribution`, as the player shows it beneath the map.
     let attribution: String
 
-    /// The most tiles one map draws. A frame at its largest zoom can span thousands of tiles; one printed map never
-    /// needs more than a few hundred, and each drawn tile is held in memory until the page is written.
-    static let maxTiles = 1024
+    /// The most tiles one map draws. A frame at its largest zoom can span thousands of tiles; a sign's map at 150 dpi,
+    /// or a booklet's at 300, takes about a hundred 256-pixel tiles, and each drawn tile is held in memory until the
+    /// page is written.
+    static let maxTiles = 256
+    /// The most pixels one map's tiles may hold once decoded (64 MB of Cairo's four bytes a pixel): 256 tiles of 256
+    /// pixels, or 64 of 512; the tiles beyond are left out.
+    static let maxPixels = 16 << 20
     /// The largest tile picture drawn, in pixels each way (tiles are 256 or 512): a file claiming more is skipped.
     static let maxSide = 1024
     /// The pixel size the zoom is chosen for: the web map's tile, at which zoom levels are defined.
@@ -70,11 +74,14 @@ struct PrintTiles: Sendable {
     func rasters(in frames: [Frame], zoom: Int) -> [(TileID, PDFCanvas.Raster)] {
         guard isPrintable else { return [] }
         var result: [(TileID, PDFCanvas.Raster)] = []
+        var pixels = 0
         for frame in frames {
             try? reader.tiles(in: frame, zoom: zoom) { tile, data in
-                guard result.count < Self.maxTiles else { return }
+                guard result.count < Self.maxTiles, pixels < Self.maxPixels else { return }
                 let raster = format == "png" ? PDFCanvas.Raster.png(data, maxSide: Self.maxSide) : PDFCanvas.Raster.jpeg(data, maxSide: Self.maxSide)
-                if let raster { result.append((tile, raster)) }
+                guard let raster else { return }
+                pixels += raster.width * raster.height
+                result.append((tile, raster))
             }
         }
         return result
