@@ -351,6 +351,23 @@ import ZIPFoundation
         #expect(TileMath.count(frame, zooms: (chosen + 1)...(chosen + 1)) > PrintTiles.maxTiles)
     }
 
+    @Test("a tile picture is measured from its header before anything is decoded: one that claims to be huge, or is not a picture, is skipped")
+    func tilePictureSizes() throws {
+        let png = TileImages.png(red: 10, green: 20, blue: 30, marker: 1, size: 8)
+        #expect(TileImageSize.png(png).map { [$0.0, $0.1] } == [8, 8])
+        let raster = try #require(PDFCanvas.Raster.png(png, maxSide: PrintTiles.maxSide))
+        #expect(raster.width == 8 && raster.height == 8)
+        // The same eight pixels under a header that says 40,000 × 40,000 (6 GB once decoded): never inflated.
+        var huge = png
+        huge.replaceSubrange(16..<24, with: [0, 0, 0x9C, 0x40, 0, 0, 0x9C, 0x40])
+        #expect(TileImageSize.png(huge).map { [$0.0, $0.1] } == [40_000, 40_000])
+        #expect(PDFCanvas.Raster.png(huge, maxSide: PrintTiles.maxSide) == nil)
+        #expect(PDFCanvas.Raster.png(Data("not a picture".utf8), maxSide: PrintTiles.maxSide) == nil)
+        #expect(PDFCanvas.Raster.png(png.prefix(40), maxSide: PrintTiles.maxSide) == nil, "a cut-off PNG")
+        #expect(PDFCanvas.Raster.jpeg(Data([0xFF, 0xD8, 0xFF, 0xDA, 0, 2]), maxSide: PrintTiles.maxSide) == nil, "a JPEG without a frame header")
+        #expect(PDFCanvas.Raster.jpeg(png, maxSide: PrintTiles.maxSide) == nil)
+    }
+
     @Test("JPEG tiles are embedded as they are (a DCT image in the PDF); WebP tiles are left out with a note on the map")
     func jpegAndWebPTiles() async throws {
         let (_, _, manifest, published) = try await Self.seeded()
