@@ -91,10 +91,10 @@ struct PrintController: Sendable {
                 draft: draft
             )
             let zip = paths.absolute(published.version.storedPath)
-            var tiles: MBTilesReader?
+            var tiles: Result<MBTilesReader, PrintError>?
             if let listed = manifest.tiles {
                 // The same file the player's tiles come from, taken out of the zip (and checked) the first time.
-                tiles = try? await packageTiles.reader(zip: zip, tiles: listed)
+                do { tiles = .success(try await packageTiles.reader(zip: zip, tiles: listed)) } catch { tiles = .failure(PrintError("\(error)")) }
             }
             let source = PrintMapSource(
                 zip: zip,
@@ -121,8 +121,8 @@ struct PrintController: Sendable {
 /// its drawn map's listing in the signed manifest.
 struct PrintMapSource: Sendable {
     let zip: URL
-    /// The manifest's tiles, and their reader when the file could be taken out of the zip.
-    let tiles: (listed: Manifest.Tiles, reader: MBTilesReader?)?
+    /// The manifest's tiles, and their reader, or why the file could not be taken out of the zip.
+    let tiles: (listed: Manifest.Tiles, reader: Result<MBTilesReader, PrintError>?)?
     let basemap: PrintBasemap.Listing?
 
     /// `tour` with its map's layers read, on the drawing thread. A layer that cannot be read is logged and left out:
@@ -130,7 +130,8 @@ struct PrintMapSource: Sendable {
     func drawn(on tour: PrintedTour, logger: Logger) -> PrintedTour {
         var tour = tour
         if let listed = tiles?.listed {
-            if let reader = tiles?.reader {
+            switch tiles?.reader {
+            case .success(let reader):
                 let attribution = (try? reader.metadata()["attribution"]) ?? nil
                 tour.map.tiles = PrintTiles(
                     reader: reader,
@@ -138,8 +139,10 @@ struct PrintMapSource: Sendable {
                     zooms: listed.minZoom...max(listed.minZoom, listed.maxZoom),
                     attribution: attribution ?? ""
                 )
-            } else {
-                logger.warning("print: the map tiles of \(zip.path) cannot be read; the map is printed without them")
+            case .failure(let problem):
+                logger.warning("print: the map tiles of \(zip.path) cannot be read (\(problem)); the map is printed without them")
+            case nil:
+                break
             }
         }
         if let basemap {
