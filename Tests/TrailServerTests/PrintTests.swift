@@ -1,10 +1,12 @@
 import Foundation
+import GRDB
 import HummingbirdTesting
 import NIOCore
 import PackageFormat
 import Synchronization
 import TestSupport
 import Testing
+import ZIPFoundation
 
 @testable import TrailServer
 
@@ -26,6 +28,11 @@ import Testing
             throw PrintError("not published")
         }
         return (manifest, published.package.id)
+    }
+
+    /// The published version's zip in the app's data folder.
+    static func zip(_ app: TestApp, _ published: PublishedPackage) -> URL {
+        app.dependencies.paths.absolute(published.version.storedPath)
     }
 
     static func expectedCodes(_ manifest: Manifest, packageId: String) -> Set<String> {
@@ -255,6 +262,275 @@ import Testing
     }
 }
 
+/// The map beneath the route: the package's tiles (PNG decoded, JPEG embedded as it is) and its drawn open-data map,
+/// read back from the PDF with `pdfimages -list` and `pdftotext`; the codes must still decode over them.
+@Suite struct PrintMapLayerTests {
+    static let publicURL = PrintTests.publicURL
+
+    /// Names in the drawn map that the PDF's text must hold.
+    static let peakName = "Coffin Mountain"
+    static let pathName = "Bruno Meadows Trail"
+
+    /// A FeatureCollection over the seeded frame (44.36–44.43 N, 122.28–121.97 W) with every kind of the contract, one
+    /// feature of an unknown kind and one whose geometry is broken (both left out, the rest still drawn).
+    static let basemap = Data(
+        #"""
+        {"type":"FeatureCollection","features":[
+        {"type":"Feature","properties":{"kind":"wood"},"geometry":{"type":"Polygon","coordinates":[[[-122.27,44.365],[-122.18,44.365],[-122.18,44.39],[-122.27,44.39],[-122.27,44.365]],[[-122.25,44.37],[-122.24,44.37],[-122.24,44.38],[-122.25,44.37]]]}},
+        {"type":"Feature","properties":{"kind":"water","name":"Fish Lake"},"geometry":{"type":"MultiPolygon","coordinates":[[[[-122.06,44.37],[-122.03,44.37],[-122.03,44.385],[-122.06,44.37]]]]}},
+        {"type":"Feature","properties":{"kind":"stream","class":"stream","name":"Lost Creek"},"geometry":{"type":"LineString","coordinates":[[-122.2,44.428],[-122.15,44.41],[-122.06,44.375]]}},
+        {"type":"Feature","properties":{"kind":"building"},"geometry":{"type":"Polygon","coordinates":[[[-122.005,44.365],[-122.0,44.365],[-122.0,44.368],[-122.005,44.365]]]}},
+        {"type":"Feature","properties":{"kind":"contour","elevation":1400},"geometry":{"type":"LineString","coordinates":[[-122.28,44.38],[-122.1,44.376],[-121.97,44.38]]}},
+        {"type":"Feature","properties":{"kind":"contour","elevation":1500,"index":true},"geometry":{"type":"MultiLineString","coordinates":[[[-122.28,44.386],[-122.1,44.382],[-121.97,44.386]]]}},
+        {"type":"Feature","properties":{"kind":"road","class":"primary","name":"Santiam Highway"},"geometry":{"type":"LineString","coordinates":[[-122.28,44.365],[-122.1,44.368],[-121.97,44.366]]}},
+        {"type":"Feature","properties":{"kind":"road","class":"track"},"geometry":{"type":"LineString","coordinates":[[-122.15,44.365],[-122.14,44.4]]}},
+        {"type":"Feature","properties":{"kind":"path","class":"path","name":"Bruno Meadows Trail"},"geometry":{"type":"LineString","coordinates":[[-122.275,44.405],[-122.24,44.408],[-122.2,44.404],[-122.16,44.41]]}},
+        {"type":"Feature","properties":{"kind":"path","class":"steps"},"geometry":{"type":"LineString","coordinates":[[-122.16,44.41],[-122.155,44.415]]}},
+        {"type":"Feature","properties":{"kind":"peak","name":"Coffin Mountain","elevation":1781},"geometry":{"type":"Point","coordinates":[-122.02,44.41]}},
+        {"type":"Feature","properties":{"kind":"viewpoint","name":"Bachelor Overlook"},"geometry":{"type":"Point","coordinates":[-122.05,44.42]}},
+        {"type":"Feature","properties":{"kind":"parking"},"geometry":{"type":"Polygon","coordinates":[[[-122.22,44.366],[-122.215,44.366],[-122.215,44.369],[-122.22,44.366]]]}},
+        {"type":"Feature","properties":{"kind":"toilets"},"geometry":{"type":"Point","coordinates":[-122.21,44.372]}},
+        {"type":"Feature","properties":{"kind":"shelter","name":"Hunts Cove Shelter"},"geometry":{"type":"Point","coordinates":[-122.0,44.4]}},
+        {"type":"Feature","properties":{"kind":"volcano","name":"Not a kind"},"geometry":{"type":"Point","coordinates":[-122.1,44.4]}},
+        {"type":"Feature","properties":{"kind":"peak","name":"Broken Peak"},"geometry":{"type":"Point","coordinates":["east"]}}
+        ]}
+        """#.utf8
+    )
+
+    /// The seeded tour ("Lake Loop", released with the uploaded PNG tiles) as printed.
+    static func seeded() async throws -> (TestApp, RichSeed, Manifest, PublishedPackage) {
+        let (app, seed) = try await PrintTests.app()
+        guard case let .published(published, manifest, _) = try await app.database.printSource(tourId: seed.publishedTourId) else {
+            throw PrintError("the seeded tour is not published")
+        }
+        return (app, seed, manifest, published)
+    }
+
+    @Test("the package's PNG tiles beneath the sign's and the booklet's map: an image in each, the tiles' credit, every code decodes")
+    func packageTilesBeneath() async throws {
+        let (app, seed, manifest, published) = try await Self.seeded()
+        let tiles = try #require(manifest.tiles)
+        #expect(tiles.format == "png")
+        let token = try await app.token(for: "reviewer@test.org")
+        try await app.test { client in
+            for (path, name, bands) in [("sign.pdf?size=a2", "sign-tiles", 8), ("booklet.pdf", "booklet-tiles", 1)] {
+                let response = try await client.api(.get, "/api/v1/manage/tours/\(seed.publishedTourId)/print/\(path)", token: token)
+                #expect(response.status == .ok, "\(path): \(response.text.prefix(300))")
+                let pdf = try PrintedFile(Data(buffer: response.body), name: name)
+                let images = try await pdf.images()
+                #expect(!images.isEmpty, "\(name): no image")
+                // On the first page only (the map), each a whole tile of the fixture (8 × 8 pixels), decoded from PNG.
+                #expect(images.allSatisfy { $0.page == 1 && $0.width == 8 && $0.height == 8 && $0.encoding == "image" }, "\(images)")
+                let text = try await pdf.text()
+                #expect(text.contains("© Test Agency"), "\(name): the tiles' credit")
+                #expect(!text.contains("OpenStreetMap"))
+                try await pdf.expectFontsEmbedded()
+                #expect(try await pdf.decodedCodes(bands: bands) == PrintTests.expectedCodes(manifest, packageId: published.package.id), "\(name)")
+            }
+        }
+    }
+
+    @Test("the zoom: the highest the package has up to what the print needs, never below its lowest, lowered to keep the tile count bounded")
+    func tileZoom() async throws {
+        let (app, _, manifest, published) = try await Self.seeded()
+        let listed = try #require(manifest.tiles)
+        let mbtiles = TestScratch.folder("print-zoom").appendingPathComponent("map.mbtiles")
+        try PackageTilesStore.extract(zip: PrintTests.zip(app, published), tiles: listed, to: mbtiles)
+        let tiles = PrintTiles(reader: try MBTilesReader(url: mbtiles), format: "png", zooms: 10...12, attribution: "")
+        let frame = Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28)
+        let span = PrintMap.projectX(-121.97) - PrintMap.projectX(-122.28)
+        // The frame is 0.31° wide: 2^z × 256 × 0.31 / 360 pixels at zoom z (about 900 at zoom 12).
+        #expect(tiles.zoom(for: [frame], span: span, pixels: 200) == 10)
+        #expect(tiles.zoom(for: [frame], span: span, pixels: 300) == 11)
+        #expect(tiles.zoom(for: [frame], span: span, pixels: 800) == 12)
+        #expect(tiles.zoom(for: [frame], span: span, pixels: 40_000) == 12)
+        #expect(tiles.zoom(for: [frame], span: span, pixels: 10) == 10)
+        let wide = PrintTiles(reader: tiles.reader, format: "png", zooms: 10...18, attribution: "")
+        let chosen = wide.zoom(for: [frame], span: span, pixels: 1_000_000)
+        #expect(chosen < 18 && TileMath.count(frame, zooms: chosen...chosen) <= PrintTiles.maxTiles, "zoom \(chosen)")
+        #expect(TileMath.count(frame, zooms: (chosen + 1)...(chosen + 1)) > PrintTiles.maxTiles)
+    }
+
+    @Test("a tile picture is measured from its header before anything is decoded: one that claims to be huge, or is not a picture, is skipped")
+    func tilePictureSizes() throws {
+        let png = TileImages.png(red: 10, green: 20, blue: 30, marker: 1, size: 8)
+        #expect(TileImageSize.png(png).map { [$0.0, $0.1] } == [8, 8])
+        let raster = try #require(PDFCanvas.Raster.png(png, maxSide: PrintTiles.maxSide))
+        #expect(raster.width == 8 && raster.height == 8)
+        // The same eight pixels under a header that says 40,000 × 40,000 (6 GB once decoded): never inflated.
+        var huge = png
+        huge.replaceSubrange(16..<24, with: [0, 0, 0x9C, 0x40, 0, 0, 0x9C, 0x40])
+        #expect(TileImageSize.png(huge).map { [$0.0, $0.1] } == [40_000, 40_000])
+        #expect(PDFCanvas.Raster.png(huge, maxSide: PrintTiles.maxSide) == nil)
+        #expect(PDFCanvas.Raster.png(Data("not a picture".utf8), maxSide: PrintTiles.maxSide) == nil)
+        #expect(PDFCanvas.Raster.png(png.prefix(40), maxSide: PrintTiles.maxSide) == nil, "a cut-off PNG")
+        #expect(PDFCanvas.Raster.jpeg(Data([0xFF, 0xD8, 0xFF, 0xDA, 0, 2]), maxSide: PrintTiles.maxSide) == nil, "a JPEG without a frame header")
+        #expect(PDFCanvas.Raster.jpeg(png, maxSide: PrintTiles.maxSide) == nil)
+    }
+
+    @Test("JPEG tiles are embedded as they are (a DCT image in the PDF); WebP tiles are left out with a note on the map")
+    func jpegAndWebPTiles() async throws {
+        let (_, _, manifest, published) = try await Self.seeded()
+        let folder = TestScratch.folder("print-jpeg")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let picture = folder.appendingPathComponent("tile.jpg")
+        let made = try await ChildProcess.run(
+            "ffmpeg",
+            ["-y", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=0x88aa66:size=256x256:duration=1", "-frames:v", "1", picture.path],
+            timeout: .seconds(60)
+        )
+        #expect(made.status == 0, "ffmpeg: \(made.stderr)")
+        let jpeg = try Data(contentsOf: picture)
+        #expect(TileImageSize.jpeg(jpeg).map { [$0.0, $0.1] } == [256, 256])
+        let mbtiles = folder.appendingPathComponent("jpeg.mbtiles")
+        let frame = Frame(north: 44.43, south: 44.36, east: -121.97, west: -122.28)
+        let queue = try DatabaseQueue(path: mbtiles.path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE metadata (name TEXT, value TEXT);
+                    CREATE TABLE tiles (zoom_level INTEGER, tile_column INTEGER, tile_row INTEGER, tile_data BLOB);
+                    INSERT INTO metadata VALUES ('name', 'Photo map'), ('format', 'jpg'), ('attribution', '© Air Photo Agency');
+                    """
+            )
+            for tile in TileMath.tiles(frame, zooms: 11...11) {
+                try db.execute(sql: "INSERT INTO tiles VALUES (?, ?, ?, ?)", arguments: [tile.z, tile.x, tile.tmsRow, jpeg])
+            }
+        }
+        try queue.close()
+        let reader = try MBTilesReader(url: mbtiles)
+        var tour = PrintedTour(
+            manifest: manifest,
+            packageId: published.package.id,
+            park: "Alpha",
+            publicURL: Self.publicURL,
+            alerts: [],
+            draft: false
+        )
+        tour.map.tiles = PrintTiles(reader: reader, format: "jpg", zooms: 11...11, attribution: "© Air Photo Agency")
+        let sign = try PrintedFile(try PrintLayout.sign(tour, size: .a2), name: "sign-jpeg")
+        let images = try await sign.images()
+        #expect(images.count == TileMath.count(frame, zooms: 11...11), "\(images)")
+        #expect(images.allSatisfy { $0.encoding == "jpeg" && $0.width == 256 }, "\(images)")
+        #expect(try await sign.text().contains("© Air Photo Agency"))
+        #expect(try await sign.decodedCodes(bands: 8) == PrintTests.expectedCodes(manifest, packageId: published.package.id))
+
+        tour.map.tiles = PrintTiles(reader: reader, format: "webp", zooms: 11...11, attribution: "© Air Photo Agency")
+        let webp = try PrintedFile(try PrintLayout.sign(tour, size: .a2), name: "sign-webp")
+        #expect(try await webp.images().isEmpty)
+        #expect(try await webp.text().contains("WEBP map tiles are not printed"))
+    }
+
+    @Test("the drawn open-data map beneath the route: a peak's and a path's names, the OpenStreetMap credit, every code decodes")
+    func drawnBasemap() async throws {
+        let (_, _, manifest, published) = try await Self.seeded()
+        let basemap = try PrintBasemap.parse(Self.basemap)
+        // The unknown kind and the broken point are left out; the other fifteen are drawn.
+        #expect(basemap.features.count == 15)
+        #expect(basemap.attribution == "© OpenStreetMap contributors")
+        var tour = PrintedTour(
+            manifest: manifest,
+            packageId: published.package.id,
+            park: "Alpha",
+            publicURL: Self.publicURL,
+            alerts: [],
+            draft: false
+        )
+        tour.map.basemap = basemap
+        for size in [SignSize.inches24x36, .a2] {
+            let sign = try PrintedFile(try PrintLayout.sign(tour, size: size), name: "sign-basemap-\(size.rawValue)")
+            let text = try await sign.text()
+            for name in [Self.peakName, Self.pathName, "© OpenStreetMap contributors"] { #expect(text.contains(name), "\(size): \(name)") }
+            #expect(text.contains("1,781 m"), "the peak's height")
+            #expect(text.contains("1,500"), "the index contour's height")
+            #expect(!text.contains("Not a kind") && !text.contains("Broken Peak"))
+            // No tiles here: the drawn map is vectors.
+            #expect(try await sign.images().isEmpty)
+            try await sign.expectFontsEmbedded()
+            #expect(try await sign.decodedCodes(bands: 8) == PrintTests.expectedCodes(manifest, packageId: published.package.id), "\(size)")
+        }
+        let booklet = try PrintedFile(try PrintLayout.booklet(tour, paper: .letter), name: "booklet-basemap")
+        let text = try await booklet.text(page: 1)
+        for name in [Self.peakName, Self.pathName, "© OpenStreetMap contributors"] { #expect(text.contains(name), "booklet: \(name)") }
+        #expect(try await booklet.decodedCodes() == PrintTests.expectedCodes(manifest, packageId: published.package.id))
+
+        // Not a FeatureCollection: refused with the reason.
+        #expect(throws: PrintError.self) { try PrintBasemap.parse(Data(#"{"type":"Feature"}"#.utf8)) }
+        #expect(throws: PrintError.self) { try PrintBasemap.parse(Data("not json".utf8)) }
+    }
+
+    @Test("map/basemap.geojson in the published package, listed in its manifest: drawn over the tiles; a file that does not match is left out")
+    func basemapFromThePackage() async throws {
+        let (app, seed, manifest, published) = try await Self.seeded()
+        let zip = PrintTests.zip(app, published)
+        // What a build with an OpenStreetMap extract adds: the file in the zip, its entry in the manifest.
+        let archive = try Archive(url: zip, accessMode: .update)
+        let data = Self.basemap
+        try archive.addEntry(with: "map/basemap.geojson", type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) {
+            position,
+            size in
+            data.subdata(in: Int(position)..<Int(position) + size)
+        }
+        @Sendable func list(sha256: String) async throws {
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(published.version.manifestJSON.utf8)) as? [String: Any])
+            object["basemap"] = [
+                "path": "map/basemap.geojson", "sha256": sha256, "size": data.count, "attribution": "© OpenStreetMap contributors",
+                "layers": ["wood", "water", "path", "peak"],
+            ]
+            let json = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+            try await app.database.write { db in
+                try db.execute(
+                    sql: "UPDATE packageVersion SET manifestJSON = ? WHERE packageId = ? AND version = ?",
+                    arguments: [json, published.package.id, published.version.version]
+                )
+            }
+        }
+        try await list(sha256: MediaFixtures.sha256(data))
+        let token = try await app.token(for: "reviewer@test.org")
+        try await app.test { client in
+            let response = try await client.api(.get, "/api/v1/manage/tours/\(seed.publishedTourId)/print/sign.pdf", token: token)
+            #expect(response.status == .ok, "\(response.text.prefix(300))")
+            let pdf = try PrintedFile(Data(buffer: response.body), name: "sign-package-basemap")
+            let text = try await pdf.text()
+            for name in [Self.peakName, Self.pathName, "© Test Agency", "© OpenStreetMap contributors"] { #expect(text.contains(name), "\(name)") }
+            #expect(!(try await pdf.images()).isEmpty, "the tiles beneath the drawn map")
+            #expect(try await pdf.decodedCodes(bands: 8) == PrintTests.expectedCodes(manifest, packageId: published.package.id))
+
+            // A manifest whose hash the file does not match: the map is printed without it (and the server logs why).
+            try await list(sha256: String(repeating: "0", count: 64))
+            let mismatch = try await client.api(.get, "/api/v1/manage/tours/\(seed.publishedTourId)/print/sign.pdf", token: token)
+            #expect(mismatch.status == .ok)
+            let plain = try await PrintedFile(Data(buffer: mismatch.body), name: "sign-package-basemap-mismatch").text()
+            #expect(!plain.contains(Self.peakName) && !plain.contains("OpenStreetMap"))
+            #expect(plain.contains("© Test Agency"))
+        }
+    }
+
+    @Test("a package with neither tiles nor a drawn map prints as before: no image, no credit, every code decodes")
+    func plainFrame() async throws {
+        let (app, seed) = try await PrintTests.app()
+        // "Crater Rim" was released without tiles, then unpublished: published again, it prints.
+        try await app.database.setPackageVisible(id: seed.hiddenPackageId, visible: true, actor: .system)
+        guard case let .published(published, manifest, _) = try await app.database.printSource(tourId: seed.readyTourId) else {
+            throw PrintError("Crater Rim is not published")
+        }
+        #expect(manifest.tiles == nil)
+        let token = try await app.token(for: "reviewer@test.org")
+        try await app.test { client in
+            for (path, name) in [("sign.pdf", "sign-plain"), ("booklet.pdf?paper=a4", "booklet-plain")] {
+                let response = try await client.api(.get, "/api/v1/manage/tours/\(seed.readyTourId)/print/\(path)", token: token)
+                #expect(response.status == .ok, "\(path): \(response.text.prefix(300))")
+                let pdf = try PrintedFile(Data(buffer: response.body), name: name)
+                #expect(try await pdf.images().isEmpty)
+                let text = try await pdf.text()
+                #expect(!text.contains("©"), "\(name)")
+                #expect(text.contains(manifest.packageName))
+                #expect(try await pdf.decodedCodes(bands: 8) == PrintTests.expectedCodes(manifest, packageId: published.package.id), "\(name)")
+            }
+        }
+    }
+}
+
 /// A flag two threads share.
 final class PrintTestFlag: Sendable {
     private let value = Mutex(false)
@@ -333,6 +609,28 @@ struct PrintedFile {
             let fields = row.split(separator: " ", omittingEmptySubsequences: true)
             #expect(fields.count >= 7 && fields[fields.count - 5] == "yes", "not embedded: \(row)", sourceLocation: sourceLocation)
             #expect(row.contains("DejaVu"), "an unexpected font: \(row)", sourceLocation: sourceLocation)
+        }
+    }
+
+    struct Image {
+        var page: Int
+        var width: Int
+        var height: Int
+        /// `pdfimages -list`'s `enc`: `image` for pixels Cairo wrote (Flate), `jpeg` for JPEG bytes embedded as they are.
+        var encoding: String
+    }
+
+    /// Every image `pdfimages -list` finds (soft masks left out).
+    func images() async throws -> [Image] {
+        let output = try await ChildProcess.run("pdfimages", ["-list", url.path], timeout: .seconds(60))
+        #expect(output.status == 0, "pdfimages: \(output.stderr)")
+        // page num type width height color comp bpc enc interp object ID x-ppi y-ppi size ratio, after two header lines.
+        return output.stdout.split(separator: "\n").dropFirst(2).compactMap { row in
+            let fields = row.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 9, fields[2] == "image", let page = Int(fields[0]), let width = Int(fields[3]), let height = Int(fields[4]) else {
+                return nil
+            }
+            return Image(page: page, width: width, height: height, encoding: String(fields[8]))
         }
     }
 

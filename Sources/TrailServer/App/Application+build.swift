@@ -407,7 +407,14 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
     tus.addRoutes(to: manage)
     visit.addQRRoutes(to: manage)
     // One bound for the panel's and the API's print routes: they draw on the same two threads.
-    let print = PrintController(database: database, authorization: authorization, publicURL: config.effectivePublicURL, slots: PrintSlots())
+    let print = PrintController(
+        database: database,
+        authorization: authorization,
+        publicURL: config.effectivePublicURL,
+        slots: PrintSlots(),
+        packageTiles: dependencies.packageTiles,
+        paths: dependencies.paths
+    )
     print.addRoutes(to: signedIn)
     print.addRoutes(to: manage)
     let drawnMap = DrawnMapController(authorization: authorization, openMap: dependencies.openMap)

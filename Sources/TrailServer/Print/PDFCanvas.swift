@@ -124,6 +124,63 @@ final class PDFCanvas {
         }
     }
 
+    /// Many lines of one style as one path, stroked once: a map's hundred contours or paths are one operator in the
+    /// file, not a hundred. With `dash` (on and off lengths) the lines are dashed, with butt ends so the gaps stay open.
+    func lines(_ paths: [[(Double, Double)]], _ color: Color, lineWidth: Double, dash: [Double] = []) {
+        cairo_new_path(cr)
+        var any = false
+        for path in paths where path.count > 1 {
+            cairo_move_to(cr, path[0].0, path[0].1)
+            for point in path.dropFirst() { cairo_line_to(cr, point.0, point.1) }
+            any = true
+        }
+        guard any else { return }
+        setColor(color)
+        cairo_set_line_width(cr, lineWidth)
+        cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+        cairo_set_line_cap(cr, dash.isEmpty ? CAIRO_LINE_CAP_ROUND : CAIRO_LINE_CAP_BUTT)
+        cairo_set_dash(cr, dash, Int32(dash.count), 0)
+        cairo_stroke(cr)
+        cairo_set_dash(cr, nil, 0, 0)
+    }
+
+    /// Rings filled as one path, even-odd: a polygon's holes (a clearing in a wood, an island in a lake) stay open
+    /// whichever way round their rings run.
+    func fillRings(_ rings: [[(Double, Double)]], _ color: Color) {
+        cairo_new_path(cr)
+        var any = false
+        for ring in rings where ring.count > 2 {
+            cairo_move_to(cr, ring[0].0, ring[0].1)
+            for point in ring.dropFirst() { cairo_line_to(cr, point.0, point.1) }
+            cairo_close_path(cr)
+            any = true
+        }
+        guard any else { return }
+        setColor(color)
+        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_EVEN_ODD)
+        cairo_fill(cr)
+        cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING)
+    }
+
+    /// A closed shape through `points`, filled, and outlined when `stroke` is given (a map's small symbols).
+    func polygon(_ points: [(Double, Double)], fill: Color, stroke: Color? = nil, lineWidth: Double = 0) {
+        guard let first = points.first, points.count > 2 else { return }
+        cairo_new_path(cr)
+        cairo_move_to(cr, first.0, first.1)
+        for point in points.dropFirst() { cairo_line_to(cr, point.0, point.1) }
+        cairo_close_path(cr)
+        setColor(fill)
+        if let stroke {
+            cairo_fill_preserve(cr)
+            setColor(stroke)
+            cairo_set_line_width(cr, lineWidth)
+            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+            cairo_stroke(cr)
+        } else {
+            cairo_fill(cr)
+        }
+    }
+
     /// Drawing inside `x, y, width, height` only, until `body` returns.
     func clipped(_ x: Double, _ y: Double, _ width: Double, _ height: Double, _ body: () -> Void) {
         cairo_save(cr)
@@ -158,6 +215,97 @@ final class PDFCanvas {
         cairo_fill(cr)
     }
 
+    // MARK: Images
+
+    /// A raster image for the page (a map tile): a Cairo image surface, freed with this object. The PDF keeps what it
+    /// needs of it once drawn.
+    final class Raster {
+        fileprivate let surface: OpaquePointer
+        let width: Int
+        let height: Int
+
+        private init(surface: OpaquePointer, width: Int, height: Int) {
+            self.surface = surface
+            self.width = width
+            self.height = height
+        }
+
+        deinit { cairo_surface_destroy(surface) }
+
+        /// The bytes Cairo's PNG reader asks for, handed over from `data` as it asks.
+        private final class Source {
+            let data: Data
+            var offset = 0
+            init(_ data: Data) { self.data = data }
+        }
+
+        /// A PNG, decoded by Cairo (libpng). Nil when it is not a PNG Cairo reads, or wider or taller than `maxSide`
+        /// pixels: the size is read from the header first, so a small file that claims to be huge is never inflated.
+        static func png(_ data: Data, maxSide: Int) -> Raster? {
+            guard let (width, height) = TileImageSize.png(data), width <= maxSide, height <= maxSide else { return nil }
+            let source = Source(data)
+            let surface = withExtendedLifetime(source) {
+                cairo_image_surface_create_from_png_stream(
+                    { closure, buffer, length in
+                        guard let closure, let buffer else { return CAIRO_STATUS_READ_ERROR }
+                        let source = Unmanaged<Source>.fromOpaque(closure).takeUnretainedValue()
+                        let wanted = Int(length)
+                        guard source.offset + wanted <= source.data.count else { return CAIRO_STATUS_READ_ERROR }
+                        source.data.copyBytes(to: buffer, from: source.offset..<(source.offset + wanted))
+                        source.offset += wanted
+                        return CAIRO_STATUS_SUCCESS
+                    },
+                    Unmanaged.passUnretained(source).toOpaque()
+                )
+            }
+            guard let surface else { return nil }
+            guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS else {
+                cairo_surface_destroy(surface)
+                return nil
+            }
+            return Raster(surface: surface, width: Int(cairo_image_surface_get_width(surface)), height: Int(cairo_image_surface_get_height(surface)))
+        }
+
+        /// A JPEG, not decoded: Cairo's PDF writer embeds JPEG bytes attached to a surface as they are (a DCT image in
+        /// the file), so the surface only needs the picture's size, read from its frame header. Nil when there is no
+        /// frame header or the picture is larger than `maxSide`.
+        static func jpeg(_ data: Data, maxSide: Int) -> Raster? {
+            guard let (width, height) = TileImageSize.jpeg(data), width <= maxSide, height <= maxSide,
+                let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height))
+            else { return nil }
+            guard cairo_surface_status(surface) == CAIRO_STATUS_SUCCESS, let copy = malloc(data.count) else {
+                cairo_surface_destroy(surface)
+                return nil
+            }
+            data.copyBytes(to: copy.assumingMemoryBound(to: UInt8.self), count: data.count)
+            let status = cairo_surface_set_mime_data(
+                surface,
+                "image/jpeg",
+                copy.assumingMemoryBound(to: UInt8.self),
+                UInt(data.count),
+                { free($0) },
+                copy
+            )
+            guard status == CAIRO_STATUS_SUCCESS else {
+                free(copy)
+                cairo_surface_destroy(surface)
+                return nil
+            }
+            return Raster(surface: surface, width: width, height: height)
+        }
+    }
+
+    /// `image` stretched over `x, y, width, height`.
+    func image(_ image: Raster, x: Double, y: Double, width: Double, height: Double) {
+        guard image.width > 0, image.height > 0 else { return }
+        cairo_save(cr)
+        cairo_translate(cr, x, y)
+        cairo_scale(cr, width / Double(image.width), height / Double(image.height))
+        cairo_set_source_surface(cr, image.surface, 0, 0)
+        cairo_paint(cr)
+        cairo_restore(cr)
+    }
+
     // MARK: Text
 
     /// Lays `text` out in a box `width` wide at `size` points and draws it with its top at `y`; at most `maxLines`
@@ -189,6 +337,17 @@ final class PDFCanvas {
         let layout = makeLayout(text, width: width, size: size, bold: bold, align: .left, maxLines: maxLines)
         defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
         return Self.height(of: layout)
+    }
+
+    /// The width and height of `text` on one line (no wrapping), without drawing it: room for a label on a map.
+    func lineSize(_ text: String, size: Double, bold: Bool = false) -> (width: Double, height: Double) {
+        guard !text.isEmpty else { return (0, 0) }
+        let layout = makeLayout(text, width: nil, size: size, bold: bold, align: .left, maxLines: nil)
+        defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+        var width: Int32 = 0
+        var height: Int32 = 0
+        pango_layout_get_size(layout, &width, &height)
+        return (Double(width) / Double(PANGO_SCALE), Double(height) / Double(PANGO_SCALE))
     }
 
     /// Large text rotated about the page's centre, drawn at `color` (a DRAFT mark across a proof).

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
+import PackageFormat
 import Synchronization
 
 /// The print kit: a trailhead sign and a booklet of a published tour, as PDF (docs/rangers.md, "Print a sign and a
@@ -14,6 +16,9 @@ struct PrintController: Sendable {
     /// `--public-url`: the address in every code.
     let publicURL: String
     let slots: PrintSlots
+    /// The published packages' MBTiles, taken out of their zips once (shared with the player's tile route).
+    let packageTiles: PackageTilesStore
+    let paths: DataPaths
 
     func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.get("/tours/{id}/print/sign.pdf", use: getTourPrintSign)
@@ -29,9 +34,10 @@ struct PrintController: Sendable {
             guard let chosen = SignSize(rawValue: value.lowercased()) else { throw PrintKit.unknownSize(value) }
             size = chosen
         }
-        let tour = try await printedTour(id: id, form)
+        let (tour, map) = try await printedTour(id: id, form)
         let signSize = size
-        let pdf = try await slots.run { try PrintLayout.sign(tour, size: signSize) }
+        let logger = context.logger
+        let pdf = try await slots.run { try PrintLayout.sign(map.drawn(on: tour, logger: logger), size: signSize) }
         return Self.answer(pdf, name: "sign-\(size.rawValue)", draft: tour.draft)
     }
 
@@ -44,9 +50,10 @@ struct PrintController: Sendable {
             guard let chosen = BookletPaper(rawValue: value.lowercased()) else { throw PrintKit.unknownPaper(value) }
             paper = chosen
         }
-        let tour = try await printedTour(id: id, form)
+        let (tour, map) = try await printedTour(id: id, form)
         let bookletPaper = paper
-        let pdf = try await slots.run { try PrintLayout.booklet(tour, paper: bookletPaper) }
+        let logger = context.logger
+        let pdf = try await slots.run { try PrintLayout.booklet(map.drawn(on: tour, logger: logger), paper: bookletPaper) }
         return Self.answer(pdf, name: "booklet-\(paper.rawValue)", draft: tour.draft)
     }
 
@@ -57,10 +64,10 @@ struct PrintController: Sendable {
         return id
     }
 
-    /// The tour as printed: released and published now, with the alerts in force. A public
-    /// address that phones cannot open is refused unless a proof is asked for: a sign is posted for months, and its
-    /// codes would lead nowhere.
-    private func printedTour(id: Int64, _ form: QueryForm) async throws -> PrintedTour {
+    /// The tour as printed: released and published now, with the alerts in force, and where its map's layers come
+    /// from. A public address that phones cannot open is refused unless a proof is asked for: a sign is posted for
+    /// months, and its codes would lead nowhere.
+    private func printedTour(id: Int64, _ form: QueryForm) async throws -> (PrintedTour, PrintMapSource) {
         let draft = ["1", "true", "yes"].contains(form["draft"]?.lowercased() ?? "")
         switch try await database.printSource(tourId: id) {
         case .notReleased:
@@ -75,7 +82,7 @@ struct PrintController: Sendable {
                         + "reach, or add ?draft=1 for a proof marked DRAFT."
                 )
             }
-            return PrintedTour(
+            let tour = PrintedTour(
                 manifest: manifest,
                 packageId: published.package.id,
                 park: published.siteName,
@@ -83,6 +90,18 @@ struct PrintController: Sendable {
                 alerts: alerts,
                 draft: draft
             )
+            let zip = paths.absolute(published.version.storedPath)
+            var tiles: Result<MBTilesReader, PrintError>?
+            if let listed = manifest.tiles {
+                // The same file the player's tiles come from, taken out of the zip (and checked) the first time.
+                do { tiles = .success(try await packageTiles.reader(zip: zip, tiles: listed)) } catch { tiles = .failure(PrintError("\(error)")) }
+            }
+            let source = PrintMapSource(
+                zip: zip,
+                tiles: manifest.tiles.map { ($0, tiles) },
+                basemap: PrintBasemap.Listing.from(manifestJSON: published.version.manifestJSON)
+            )
+            return (tour, source)
         }
     }
 
@@ -95,6 +114,45 @@ struct PrintController: Sendable {
             ],
             body: .init(byteBuffer: ByteBuffer(bytes: pdf))
         )
+    }
+}
+
+/// Where a printed map's layers come from: the published package's zip, its tiles' reader (opened before drawing) and
+/// its drawn map's listing in the signed manifest.
+struct PrintMapSource: Sendable {
+    let zip: URL
+    /// The manifest's tiles, and their reader, or why the file could not be taken out of the zip.
+    let tiles: (listed: Manifest.Tiles, reader: Result<MBTilesReader, PrintError>?)?
+    let basemap: PrintBasemap.Listing?
+
+    /// `tour` with its map's layers read, on the drawing thread. A layer that cannot be read is logged and left out:
+    /// the sign still prints, over what could be read.
+    func drawn(on tour: PrintedTour, logger: Logger) -> PrintedTour {
+        var tour = tour
+        if let listed = tiles?.listed {
+            switch tiles?.reader {
+            case .success(let reader):
+                let attribution = (try? reader.metadata()["attribution"]) ?? nil
+                tour.map.tiles = PrintTiles(
+                    reader: reader,
+                    format: listed.format,
+                    zooms: listed.minZoom...max(listed.minZoom, listed.maxZoom),
+                    attribution: attribution ?? ""
+                )
+            case .failure(let problem):
+                logger.warning("print: the map tiles of \(zip.path) cannot be read (\(problem)); the map is printed without them")
+            case nil:
+                break
+            }
+        }
+        if let basemap {
+            do {
+                tour.map.basemap = try PrintBasemap.read(zip: zip, listing: basemap)
+            } catch {
+                logger.warning("print: the drawn map of \(zip.path) cannot be read (\(error)); the map is printed without it")
+            }
+        }
+        return tour
     }
 }
 

@@ -129,6 +129,9 @@ struct PrintedTour: Sendable {
     let printedOn: String
     /// A proof: "DRAFT" across every page.
     let draft: Bool
+    /// What the map is drawn over: the package's tiles and its drawn open-data map, when it has them and they were
+    /// read (``PrintController`` fills it in on the drawing thread).
+    var map = PrintMapLayers()
 
     init(manifest: Manifest, packageId: String, park: String, publicURL: String, alerts: [Alert], draft: Bool, now: Date = Date()) {
         name = manifest.packageName

@@ -180,7 +180,7 @@ enum PrintLayout {
         y += canvas.text(tour.description, x: margin, y: y, width: inner, size: 10.5, maxLines: 7)
         y += 12
         let mapHeight = height * 0.34
-        PrintMap(tour: tour).draw(on: canvas, x: margin, y: y, width: inner, height: mapHeight, unit: 9)
+        PrintMap(tour: tour, tileResolution: 300).draw(on: canvas, x: margin, y: y, width: inner, height: mapHeight, unit: 9)
         y += mapHeight + 14
 
         let code = 118.0
