@@ -19,13 +19,14 @@ struct VisitorMap: Sendable, Equatable {
     /// Before submission: from the tour's tile source and what the server can draw for its frame.
     static func planned(tileSource: String?, frame: Frame?, openMap: OpenDataMap) -> VisitorMap {
         let drawn = drawnSources(frame: frame, openMap: openMap)
+        let sources = drawn.parts.joined(separator: " and ")
         switch (tileSource, drawn.parts.isEmpty) {
         case (let source?, false):
-            return VisitorMap(kind: .both, summary: "Visitors get map tiles (\(source)) with a map drawn over them from \(drawn.parts.joined(separator: " and ")).")
+            return VisitorMap(kind: .both, summary: "Visitors get map tiles (\(source)) with a map drawn over them from \(sources).")
         case (let source?, true):
             return VisitorMap(kind: .tiles, summary: "Visitors get map tiles (\(source)).")
         case (nil, false):
-            return VisitorMap(kind: .drawn, summary: "Visitors get a map drawn from \(drawn.parts.joined(separator: " and ")), offline with the tour.")
+            return VisitorMap(kind: .drawn, summary: "Visitors get a map drawn from \(sources), offline with the tour.")
         case (nil, true):
             let why = drawn.reasons.isEmpty ? "" : " " + drawn.reasons.joined(separator: " ")
             return VisitorMap(kind: .none, summary: "Visitors will see no map: only the route and the stops on a blank background.\(why) \(remedy)")
