@@ -84,6 +84,16 @@ import TrailClient
         #expect(Self.names(features) == ["Ridge Top", "Ridge Trail", "Fish Lake"])
         let contours = features.filter { ($0["properties"] as? [String: Any])?["kind"] as? String == "contour" }
         #expect(contours.count > 5, "the terrain model's contours are drawn")
+        // The trailhead sign draws the same map beneath the route: its names and the credit are on it.
+        let author = try await env.token("author@test.org")
+        try await env.app.test { client in
+            let sign = try await client.api(.get, "/api/v1/manage/tours/\(env.seed.tourId)/print/sign.pdf?draft=1", token: author)
+            #expect(sign.status == .ok)
+            let pdf = env.folder.appendingPathComponent("sign.pdf")
+            try Data(sign.body.readableBytesView).write(to: pdf)
+            let text = try await ChildProcess.run("pdftotext", [pdf.path, "-"])
+            #expect(text.stdout.contains("Ridge Top") && text.stdout.contains("OpenStreetMap contributors"), "\(text.stdout.prefix(600))")
+        }
         try await env.app.application.testLive { client in
             let trail = TrailClient(baseURL: URL(string: "http://localhost:\(try #require(client.port))")!)
             let manifest = try await trail.package(id: released.packageId).manifest
