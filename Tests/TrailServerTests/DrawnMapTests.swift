@@ -239,6 +239,18 @@ import TrailClient
             #expect(none.status == .notFound && none.text.contains("no OpenStreetMap extract (--osm-extract) and no terrain model"))
         }
     }
+
+    @Test("the admin's Map tiles page names the three ways to a map, and the open data the server has")
+    func adminPageNamesTheWays() async throws {
+        let env = try await Self.env(extract: Self.ridge)
+        try await env.app.test { client in
+            let session = try await client.signIn("admin@test.org")
+            let page = try await client.get("/admin/tiles", session: session).text
+            #expect(page.contains("There are three ways to give visitors a map"))
+            #expect(page.contains("OpenStreetMap extract: region.osm.pbf, 4 features, indexed."))
+            #expect(page.contains("No terrain model is set (--dem)."))
+        }
+    }
 }
 
 extension FileManager {

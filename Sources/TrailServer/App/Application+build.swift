@@ -303,7 +303,8 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
         config: config,
         settings: tileSettings,
         packageTiles: dependencies.packageTiles,
-        scans: dependencies.scans
+        scans: dependencies.scans,
+        openMap: dependencies.openMap
     )
     let exchange = TourExchangeController(
         database: database,

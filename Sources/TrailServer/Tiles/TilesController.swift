@@ -16,6 +16,8 @@ struct TilesController: Sendable {
     let settings: TileSettingsStore
     let packageTiles: PackageTilesStore
     let scans: ScanService
+    /// The drawn map's sources, which the admin's page names beside the tile server.
+    let openMap: OpenDataMap
 
     // MARK: Panel
 
@@ -363,8 +365,32 @@ struct TilesController: Sendable {
             isSaved: settings.isSaved,
             commandLineTemplate: config.tileURLTemplate.flatMap { $0.isEmpty ? nil : $0 },
             forbidden: TileURLTemplate.forbiddenDomains.joined(separator: ", "),
-            userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL)
+            userAgent: TileFetcher.userAgent(publicURL: config.effectivePublicURL),
+            openData: Self.openDataState(openMap)
         )
+    }
+
+    /// The drawn map's sources in force, in a sentence for the admin.
+    static func openDataState(_ openMap: OpenDataMap) -> String {
+        var parts: [String] = []
+        switch openMap.indexState {
+        case .off: parts.append("No OpenStreetMap extract is set (--osm-extract).")
+        case .indexing(let since): parts.append("The OpenStreetMap extract is being indexed (since \(DisplayFormat.time(since))).")
+        case .ready(let index):
+            let metadata = index.metadata
+            parts.append(
+                "OpenStreetMap extract: \(metadata.files.joined(separator: ", ")), \(DisplayFormat.grouped(metadata.features)) features, indexed."
+            )
+        case .failed(let reason): parts.append(reason)
+        }
+        if let model = openMap.terrain.model {
+            parts.append(
+                "Terrain model: \(model.files.count == 1 ? (model.path as NSString).lastPathComponent : "\(model.files.count) tiles"), for contour lines."
+            )
+        } else {
+            parts.append(openMap.terrain.problem ?? "No terrain model is set (--dem).")
+        }
+        return parts.joined(separator: " ")
     }
 }
 
@@ -419,6 +445,8 @@ struct AdminTilesPage: Sendable {
     let commandLineTemplate: String?
     let forbidden: String
     let userAgent: String
+    /// What the server draws maps from (the extract and the terrain model), or why it cannot.
+    let openData: String
 }
 
 /// The "Map tiles" card of the tour page.
