@@ -100,7 +100,8 @@ let package = Package(
         // that indexes an extract is written in C++ behind a C function.
         .target(
             name: "COSMIndex",
-            cxxSettings: [.define("NDEBUG")],
+            // Optimised in debug builds too: the tests index extracts, and libosmium at -O0 is several times slower.
+            cxxSettings: [.define("NDEBUG"), .unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("expat"), .linkedLibrary("bz2"), .linkedLibrary("z")]
         ),
         .target(name: "OpenMap", dependencies: ["COSMIndex"], swiftSettings: swiftSettings),

@@ -235,7 +235,7 @@ function setUpPlaceSearch(map, data) {
       return;
     }
     if (!answer.searched) {
-      refuse('This server has no map data to search names in: type a latitude and a longitude, like 44.40, -122.10.');
+      refuse('Type a latitude and a longitude, like 44.40, -122.10: this server has no map data to look names up in.');
       return;
     }
     const places = answer.places || [];

@@ -14,7 +14,7 @@ struct TrailCompanion: AsyncParsableCommand {
         subcommands: [
             Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, MemberCommand.self, TokenCommand.self,
             PackageCommand.self, BackupCommand.self, RestoreCommand.self, DoctorCommand.self, StorageCommand.self,
-            MediaCommand.self, TerrainCommand.self,
+            MediaCommand.self, TerrainCommand.self, MapCommand.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -229,7 +229,8 @@ def test_a_new_tour_opens_over_the_sites_home_area_and_the_place_search_moves_th
     bounds = panel.driver.execute_script("const b = document.getElementById('tour-map').leafletMap.getBounds(); return [b.getNorth(), b.getSouth()]")
     assert bounds[0] >= 42.99 and bounds[1] <= 42.87, "the whole home area is in view"
 
-    # The place search moves the map to a typed "latitude, longitude"; anything else is explained.
+    # The place search moves the map to a typed "latitude, longitude"; a name needs map data this server has not (no
+    # --osm-extract), and the message says what to type instead.
     search = panel.visible("input[data-place-search]")
     panel.fill(search, "the lake")
     search.send_keys(Keys.ENTER)

@@ -102,48 +102,56 @@ package final class OpenDataMap: Sendable {
             notes.append(reason)
         case .off, .indexing: index = nil
         }
-        let model = terrain.model
         if let problem = terrain.problem { notes.append(problem) }
-        guard index != nil || model != nil else {
+        guard index != nil || terrain.model != nil else {
             return .nothing(reason: notes.first ?? Self.noSources)
         }
         guard frame.west < frame.east else {
             return .nothing(reason: "The drawn map is not made for a frame across the antimeridian.")
         }
-        let result: Result<(Basemap?, [String]), any Error> = await Result(catching: {
-            try await BlockingWork.files { () throws -> (Basemap?, [String]) in
-                var notes: [String] = []
-                var features: [OSMFeature] = []
-                if let index {
-                    if index.covers(west: frame.west, south: frame.south, east: frame.east, north: frame.north) {
-                        features = try index.features(west: frame.west, south: frame.south, east: frame.east, north: frame.north)
-                    } else {
-                        notes.append("The OpenStreetMap extract (\(index.metadata.files.joined(separator: ", "))) does not cover this tour's frame.")
-                    }
+        let terrain = self.terrain
+        let outcome = try? await BlockingWork.files { Self.draw(index: index, terrain: terrain, frame: frame, maxZoom: maxZoom) }
+        switch outcome ?? .nothing(reason: "The drawn map could not be made: the server is stopping.") {
+        case .drawn(let map, let more): return .drawn(map, notes: notes + more)
+        case .nothing(let reason): return .nothing(reason: (notes + [reason]).filter { !$0.isEmpty }.joined(separator: " "))
+        }
+    }
+
+    /// The frame's map from the index (nil: no extract) and the terrain model, on the calling thread: it reads the
+    /// index's cells and traces contours for a second or so.
+    package static func draw(index: OSMIndex?, terrain: TerrainSource, frame: Frame, maxZoom: Int) -> Outcome {
+        var notes: [String] = []
+        do {
+            var features: [OSMFeature] = []
+            if let index {
+                if index.covers(west: frame.west, south: frame.south, east: frame.east, north: frame.north) {
+                    features = try index.features(west: frame.west, south: frame.south, east: frame.east, north: frame.north)
+                } else {
+                    notes.append("The OpenStreetMap extract (\(index.metadata.files.joined(separator: ", "))) does not cover this tour's frame.")
                 }
-                var contours: ContourLines?
-                if let model {
-                    if let set = try model.contours(west: frame.west, south: frame.south, east: frame.east, north: frame.north) {
-                        contours = ContourLines(interval: set.interval, lines: set.lines.map { ($0.elevation, $0.isIndex, $0.points) })
-                    } else {
-                        notes.append("The terrain model does not cover this tour's frame, so the map has no contour lines.")
-                    }
-                }
-                let map = Basemap.make(
-                    frame: .init(west: frame.west, south: frame.south, east: frame.east, north: frame.north),
-                    maxZoom: maxZoom,
-                    features: features,
-                    contours: contours
-                )
-                return (map, notes)
             }
-        })
-        switch result {
-        case .success((let map?, let more)): return .drawn(map, notes: notes + more)
-        case .success((nil, let more)): return .nothing(reason: (notes + more).joined(separator: " "))
-        case .failure(let error as OpenMapError): return .nothing(reason: error.description)
-        case .failure(let error as TerrainError): return .nothing(reason: error.description)
-        case .failure(let error): return .nothing(reason: "The drawn map could not be made: \(error)")
+            var contours: ContourLines?
+            if let model = terrain.model {
+                if let set = try model.contours(west: frame.west, south: frame.south, east: frame.east, north: frame.north) {
+                    contours = ContourLines(interval: set.interval, lines: set.lines.map { ($0.elevation, $0.isIndex, $0.points) })
+                } else {
+                    notes.append("The terrain model does not cover this tour's frame, so the map has no contour lines.")
+                }
+            }
+            let map = Basemap.make(
+                frame: .init(west: frame.west, south: frame.south, east: frame.east, north: frame.north),
+                maxZoom: maxZoom,
+                features: features,
+                contours: contours
+            )
+            guard let map else { return .nothing(reason: notes.joined(separator: " ")) }
+            return .drawn(map, notes: notes)
+        } catch let error as OpenMapError {
+            return .nothing(reason: error.description)
+        } catch let error as TerrainError {
+            return .nothing(reason: error.description)
+        } catch {
+            return .nothing(reason: "The drawn map could not be made: \(error)")
         }
     }
 
@@ -154,11 +162,5 @@ package final class OpenDataMap: Sendable {
     package func places(matching query: String, limit: Int = 8) -> [OSMIndex.Place] {
         guard case .ready(let index) = indexState else { return [] }
         return index.places(matching: query, limit: limit)
-    }
-}
-
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
