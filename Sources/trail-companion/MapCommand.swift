@@ -27,7 +27,9 @@ struct MapCommand: AsyncParsableCommand {
         @Option(help: "Where the frame's GeoJSON goes.") var out: String?
 
         func run() async throws {
-            let root = index.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("trail-map-check-\(UUID().uuidString.prefix(8))")
+            let root =
+                index.map { URL(fileURLWithPath: $0) }
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("trail-map-check-\(UUID().uuidString.prefix(8))")
             defer { if index == nil { try? FileManager.default.removeItem(at: root) } }
             let clock = ContinuousClock()
             let started = clock.now
@@ -44,7 +46,12 @@ struct MapCommand: AsyncParsableCommand {
             print(
                 String(
                     format: "indexed %@: %.1f MB in %.2f s (%.1f MB/s), %d features, %d names",
-                    metadata.files.joined(separator: ", "), megabytes, indexSeconds, megabytes / max(indexSeconds, 1e-9), metadata.features, metadata.names
+                    metadata.files.joined(separator: ", "),
+                    megabytes,
+                    indexSeconds,
+                    megabytes / max(indexSeconds, 1e-9),
+                    metadata.features,
+                    metadata.names
                 )
             )
             guard let frame else { return }
@@ -67,12 +74,11 @@ struct MapCommand: AsyncParsableCommand {
             case .drawn(let basemap, let notes):
                 for note in notes { print(note) }
                 if let out { try basemap.data.write(to: URL(fileURLWithPath: out)) }
+                let leftOut = basemap.leftOut.isEmpty ? "" : "; left out to fit: " + basemap.leftOut.joined(separator: ", ")
+                let size = basemap.data.count
                 print(
-                    String(
-                        format: "drawn in %.3f s: %d bytes (%.2f MiB), %d features, layers %@%@", drawSeconds, basemap.data.count,
-                        Double(basemap.data.count) / 1_048_576, basemap.featureCount, basemap.layers.joined(separator: ","),
-                        basemap.leftOut.isEmpty ? "" : "; left out to fit: " + basemap.leftOut.joined(separator: ", ")
-                    )
+                    String(format: "drawn in %.3f s: %d bytes (%.2f MiB), ", drawSeconds, size, Double(size) / 1_048_576)
+                        + "\(basemap.featureCount) features, layers \(basemap.layers.joined(separator: ","))\(leftOut)"
                 )
             case .nothing(let reason):
                 print(reason)
