@@ -1,6 +1,7 @@
 // The phone preview of a package: the map drawn only from the package's own MBTiles (served by the panel at the
 // package's tiles route), limited to its frame and zoom range, as the app shows it offline.
 import * as L from '/vendor/leaflet/leaflet.esm.js';
+import { addBasemap } from './visit-basemap.js';
 
 const element = document.getElementById('preview-map');
 if (element) {
@@ -13,6 +14,14 @@ if (element) {
   });
   if (hasTiles) {
     L.tileLayer(data.tileURL, { minZoom: data.minZoom, maxZoom: data.maxZoom, bounds, noWrap: true }).addTo(map);
+  }
+  if (data.basemapURL) {
+    // The package's drawn map, as the phone draws it: over the tiles, beneath the route and the stops.
+    fetch(data.basemapURL).then((response) => (response.ok ? response.json() : null)).then((geojson) => {
+      if (!geojson) return;
+      addBasemap(L, map, geojson, null);
+      element.dataset.basemap = 'ready';
+    }).catch(() => {});
   }
   L.rectangle(bounds, { color: '#2f6f3e', weight: 1, fill: false, interactive: false }).addTo(map);
   if ((data.route || []).length >= 2) {

@@ -721,7 +721,8 @@ function setUpDrawnMap(map, base, data) {
       asked = false;
     }
   };
-  if (!data.tileURL) { draw(); return; }
+  // A package's own drawn map (the review page) is drawn as the player draws it, over the tiles.
+  if (!data.tileURL || data.basemapShips) { draw(); return; }
   let failures = 0;
   base.on('tileerror', () => { if (++failures >= 3) draw(); });
 }

@@ -207,6 +207,14 @@ import TrailClient
                 let page = try await client.get("/requests/\(request.id)", session: session).text
                 #expect(page.contains(#"data-visitor-map="\#(kind)""#) && page.contains(words), "\(kind)")
                 if kind == "drawn" { #expect(page.contains("water, paths and peaks") && page.contains("“© OpenStreetMap contributors”")) }
+                // The review map and the phone preview draw the file that will ship, read from the package itself.
+                let shipped = try await client.get("/requests/\(request.id)/basemap.geojson", session: session)
+                #expect(shipped.status == (kind == "drawn" ? .ok : .notFound))
+                if kind == "drawn" {
+                    #expect(shipped.text.contains("Ridge Trail") && page.contains("basemap.geojson"))
+                    let preview = try await client.get("/requests/\(request.id)/preview", session: session).text
+                    #expect(preview.contains("/requests/\(request.id)/basemap.geojson"))
+                }
             }
         }
     }

@@ -444,6 +444,8 @@ enum RouteTable {
         page(.get, "/requests/{pending}/assets/1/captions", [], viewers(.ok)),
         page(.get, "/requests/{pending}/preview", [], viewers(.ok)),
         page(.get, "/requests/{pending}/tiles/{tile}", [], viewers(.ok)),
+        // The matrix's packages carry no drawn map: 404 for those who may see them, as for everyone else.
+        page(.get, "/requests/{pending}/basemap.geojson", [], viewers(.notFound)),
         page(.post, "/requests/{pending}/approve", [("comment", "Looks right.")], reviewers(.redirect("/requests/{pending}"))),
         page(.post, "/requests/{pending}/deny", [("comment", "Move the lake stop.")], reviewers(.redirect("/requests/{pending}"))),
         page(.post, "/requests/{pending}/withdraw", [], submitter(.redirect("/tours/{pubTour}"))),
@@ -454,6 +456,7 @@ enum RouteTable {
         page(.post, "/packages/{pkg}/versions/1/serve", [], managers(.redirect("/packages/{pkg}"))),
         page(.get, "/packages/{pkg}/versions/2/preview", [], viewers(.ok)),
         page(.get, "/packages/{pkg}/versions/2/tiles/{tile}", [], viewers(.ok)),
+        page(.get, "/packages/{pkg}/versions/2/basemap.geojson", [], viewers(.notFound)),
         // The rangers' guide: public, so the sign-in page can link to it; a name that is no screenshot is not found.
         page(.get, "/help", [], everybody(.ok)),
         page(.get, "/help/screenshots/tour-editor.png", [], everybody(.ok)),

@@ -81,6 +81,8 @@ enum PanelURL {
     static func requestPreview(_ id: String) -> String { "\(request(id))/preview" }
     /// The tile template of a request's preview map (Leaflet fills `{z}/{x}/{y}`).
     static func requestTiles(_ id: String) -> String { "\(request(id))/tiles/{z}/{x}/{y}" }
+    static func requestBasemap(_ id: String) -> String { "\(request(id))/basemap.geojson" }
+    static func packageVersionBasemap(_ id: String, version: Int) -> String { "\(package(id))/versions/\(version)/basemap.geojson" }
     static func requestCompanion(_ id: String, asset index: Int, role: String) -> String { "\(request(id))/assets/\(index)/\(role)" }
 
     static func package(_ id: String) -> String { "/packages/\(id)" }

@@ -244,7 +244,9 @@ extension PublishingController {
             sha256: publish.zipSha256 ?? "",
             size: publish.zipSize.map(ByteFormat.string) ?? "",
             manifestJSON: publish.manifestJSON.map(Self.pretty) ?? "",
-            mapJSON: manifest.map { Self.mapJSON($0, tileURL: PanelURL.requestTiles(publish.id)) } ?? "{}",
+            mapJSON: manifest.map {
+                Self.mapJSON($0, tileURL: PanelURL.requestTiles(publish.id), basemapURL: PanelURL.requestBasemap(publish.id))
+            } ?? "{}",
             waypoints: waypoints,
             scanReport: scanReport,
             diff: diff,
@@ -341,7 +343,7 @@ extension PublishingController {
 
     /// The review map draws the package's own manifest: the frame and waypoints the visitor will get.
     /// With tiles, the map is drawn from the package's own MBTiles at `tileURL` (a route of `TilesController`).
-    static func mapJSON(_ manifest: Manifest, tileURL: String? = nil) -> String {
+    static func mapJSON(_ manifest: Manifest, tileURL: String? = nil, basemapURL: String? = nil) -> String {
         var data = TourMapData(
             frame: Frame(north: manifest.bounds.north, south: manifest.bounds.south, east: manifest.bounds.east, west: manifest.bounds.west),
             waypoints: manifest.waypoints.enumerated().map { index, waypoint in
@@ -364,6 +366,11 @@ extension PublishingController {
         )
         // The route as the package carries it, so the reviewer sees the trail line the visitor will follow.
         data.route = (manifest.route ?? []).map { [$0.longitude, $0.latitude] }
+        // The drawn map the package carries, drawn over its tiles as the player draws it.
+        if manifest.basemap != nil, let basemapURL {
+            data.basemapURL = basemapURL
+            data.basemapShips = true
+        }
         if let tiles = manifest.tiles, tileURL != nil {
             data.tileMinZoom = tiles.minZoom
             data.tileMaxZoom = tiles.maxZoom

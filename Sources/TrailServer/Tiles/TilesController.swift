@@ -26,6 +26,8 @@ struct TilesController: Sendable {
         router.post("/tours/{id}/tiles/delete", use: deleteTilesFile)
 
         router.get("/requests/{rid}/tiles/{z}/{x}/{y}", use: requestTile)
+        router.get("/requests/{rid}/basemap.geojson", use: requestBasemap)
+        router.get("/packages/{pid}/versions/{version}/basemap.geojson", use: versionBasemap)
         router.get("/requests/{rid}/preview", use: previewRequest)
         router.get("/packages/{pid}/versions/{version}/tiles/{z}/{x}/{y}", use: versionTile)
         router.get("/packages/{pid}/versions/{version}/preview", use: previewVersion)
@@ -61,6 +63,40 @@ struct TilesController: Sendable {
         return try await previewTile(zip: zip, manifest: manifest, request: request, context: context)
     }
 
+    /// The drawn map of a publish request's package, for the review map: the file that will ship.
+    func requestBasemap(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (zip, manifest, _) = try await requestPackage(context)
+        return try await Self.basemapAnswer(zip: zip, manifest: manifest)
+    }
+
+    /// The drawn map of a released version's package.
+    func versionBasemap(_ request: Request, _ context: SignedInContext) async throws -> Response {
+        let (zip, manifest, _) = try await versionPackage(context)
+        return try await Self.basemapAnswer(zip: zip, manifest: manifest)
+    }
+
+    /// `map/basemap.geojson` out of the package's zip, checked against the signed manifest's size and SHA-256 (404 when
+    /// the package has none).
+    static func basemapAnswer(zip: URL, manifest: Manifest) async throws -> Response {
+        guard let basemap = manifest.basemap else { throw NotFound() }
+        let data = try await BlockingWork.files { () throws -> Data in
+            let archive = try PackageArchiveReader(url: zip)
+            guard let entry = archive.entry(named: basemap.path) else { throw NotFound() }
+            var data = Data()
+            data.reserveCapacity(Int(basemap.size))
+            try archive.read(entry, limit: UInt64(basemap.size)) { data.append($0) }
+            guard Int64(data.count) == basemap.size, PackageHashing.sha256Hex(data) == basemap.sha256 else {
+                throw Conflict("The package's drawn map does not match its signed manifest.")
+            }
+            return data
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/geo+json", .cacheControl: "private, max-age=86400"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+
     /// A tile of a package the panel previews (a request's or a released version's): for the signed-in people of its
     /// site, so cached by their browser only.
     func previewTile(zip: URL, manifest: Manifest, request: Request, context: SignedInContext) async throws -> Response {
@@ -81,6 +117,7 @@ struct TilesController: Sendable {
             zip: zip,
             manifest: manifest,
             tileURL: PanelURL.requestTiles(publish.id),
+            basemapURL: PanelURL.requestBasemap(publish.id),
             subtitle: "Version \(publish.version), \(publish.state.label.lowercased())",
             backURL: PanelURL.request(publish.id),
             backLabel: "Back to the request",
@@ -103,6 +140,7 @@ struct TilesController: Sendable {
             zip: zip,
             manifest: manifest,
             tileURL: PanelURL.packageVersionTiles(version.packageId, version: version.version),
+            basemapURL: PanelURL.packageVersionBasemap(version.packageId, version: version.version),
             subtitle: "Version \(version.version), released \(DisplayFormat.date(version.createdAt))",
             backURL: PanelURL.package(version.packageId),
             backLabel: "Back to the package",
@@ -301,6 +339,7 @@ struct TilesController: Sendable {
         zip: URL,
         manifest: Manifest,
         tileURL: String,
+        basemapURL: String,
         subtitle: String,
         backURL: String,
         backLabel: String,
@@ -328,7 +367,8 @@ struct TilesController: Sendable {
             minZoom: manifest.tiles?.minZoom,
             maxZoom: manifest.tiles?.maxZoom,
             startZoom: manifest.tiles.map { TileMath.centerZoom(frame, zooms: $0.minZoom...$0.maxZoom) },
-            attribution: attribution
+            attribution: attribution,
+            basemapURL: manifest.basemap == nil ? nil : basemapURL
         )
         let json = (try? String(decoding: JSONResponse.encoder.encode(map), as: UTF8.self)) ?? "{}"
         var page = PackagePreviewPage(
@@ -412,6 +452,8 @@ struct PreviewMapData: Encodable {
     let maxZoom: Int?
     let startZoom: Int?
     let attribution: String
+    /// The package's drawn map (`map/basemap.geojson`), drawn over its tiles as the phone draws it.
+    let basemapURL: String?
 }
 
 struct PackagePreviewPage: Sendable {

@@ -122,6 +122,8 @@ struct TourMapData: Encodable {
     /// search's names (`/places`).
     var basemapURL: String? = nil
     var placesURL: String? = nil
+    /// True when `basemapURL` is a package's own map (the review page): drawn always, over any tiles.
+    var basemapShips: Bool? = nil
     /// Largest frame the server accepts: the page refuses a bigger one before sending it.
     var maxAreaKm2: Double? = nil
     /// The tour in the management API: the panel beside the map reads a waypoint's texts and files there and saves
