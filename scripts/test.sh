@@ -30,7 +30,7 @@ if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
 else
   scripts/swift-test-watchdog.sh --filter "$calm"
 fi
-# The library products' public API against the last release (builds that release's modules once: minutes).
+# The library products' public API against the last release's committed API dumps (Tests/api-baseline).
 scripts/check-api.sh
 if compgen -G "Tests/e2e/test_*.py" >/dev/null; then
   swift build --product trail-companion
