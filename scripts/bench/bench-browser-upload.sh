@@ -2,17 +2,17 @@
 # Browser upload benchmark: the panel's own uploader (Public/js/uploader.js, tus in PATCHes of its chunk size) in
 # Debian's headless Chromium, against the work an upload cannot skip, copying and hashing every byte.
 #
-#   scripts/bench-browser-upload.sh [SIZE_MIB]        default 512
+#   scripts/bench/bench-browser-upload.sh [SIZE_MIB]        default 512
 #
 # What it does:
 #   1. builds the server in release mode (skipped with BENCH_SKIP_BUILD=1) and starts it on a temp data folder
-#      (scripts/bench-lib.sh), with an author, a site, a tour;
+#      (scripts/bench/bench-lib.sh), with an author, a site, a tour;
 #   2. writes SIZE_MIB of random bytes after a PNG signature (so the file is accepted), read once into the page cache;
 #   3. reference, best of BENCH_RUNS (default 3): `tee copy < file | openssl dgst -sha256` (copy+hash: one pass that
 #      copies and hashes, as an upload does);
 #   4. BENCH_RUNS uploads through the waypoint page in a new headless Chromium each (signed in through the form, the
 #      file chosen in the page's file field), each to a new waypoint, timed from choosing the file to the row saying
-#      "Uploaded" (scripts/load/browser_upload.py); the best is reported, with the server's SHA-256 checked.
+#      "Uploaded" (scripts/bench/load/browser_upload.py); the best is reported, with the server's SHA-256 checked.
 # Goal: at least 0.5 x copy+hash.
 #
 # Needs the browser suite's tools: Debian's chromium and chromium-driver, and selenium in .venv
@@ -21,7 +21,7 @@ set -euo pipefail
 
 size_mib="${1:-512}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 runs="${BENCH_RUNS:-3}"
 python="$root/.venv/bin/python"
@@ -29,7 +29,7 @@ python="$root/.venv/bin/python"
 for tool in curl openssl sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-browser-upload.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() {
   bench_stop_server
   if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi
@@ -59,7 +59,7 @@ best=0
 for run in $(seq 1 "$runs"); do
   waypoint=$(bench_waypoint "$tour" "Stop $run" 44.40 -122.0$run)
   cpu_before=$(server_cpu)
-  result=$("$python" "$root/scripts/load/browser_upload.py" "$base" author@trail.test 'bench password 1234' \
+  result=$("$python" "$root/scripts/bench/load/browser_upload.py" "$base" author@trail.test 'bench password 1234' \
     "/tours/$tour/waypoints/$waypoint" "$file" | tail -1)
   cpu_after=$(server_cpu)
   seconds=$(printf '%s' "$result" | json "['seconds']")

@@ -6,18 +6,18 @@
 #   the reference is `gdallocationinfo -valonly -wgs84` reading the same number of points from the same tile, timed as a
 #   whole command (its process start included, which the server's figure is not).
 #
-#   scripts/bench-trail-facts.sh
-#   BENCH_SKIP_BUILD=1 scripts/bench-trail-facts.sh      the release build as it is
+#   scripts/bench/bench-trail-facts.sh
+#   BENCH_SKIP_BUILD=1 scripts/bench/bench-trail-facts.sh      the release build as it is
 #
 # Needs gdal-bin (scripts/install-deps.sh --test).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 work="$(mktemp -d /tmp/trail-bench-facts.XXXXXX)"
 runs="${BENCH_RUNS:-5}"
 trap 'rm -rf "$work"' EXIT
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 bench_build
 
 # The tile: N44W123.hgt, big-endian 16-bit heights, rows from north to south, 1 arc-second apart; rolling hills of a

@@ -2,7 +2,7 @@
 # Download benchmark: the mobile API serving one large released package, next to Debian's nginx serving
 # the same file from the same disk, on loopback.
 #
-#   scripts/bench-download.sh [SIZE_MIB]        default 512 (the package is a little larger)
+#   scripts/bench/bench-download.sh [SIZE_MIB]        default 512 (the package is a little larger)
 #
 # What it does:
 #   1. builds the server in release mode (`swift build -c release --product trail-companion`; the build
@@ -36,7 +36,7 @@ set -euo pipefail
 
 size_mib="${1:-512}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 runs="${BENCH_RUNS:-3}"
 wrk_threads="${BENCH_WRK_THREADS:-2}"
@@ -49,7 +49,7 @@ fi
 
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-download.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 nginx_pid=""
 cleanup() {
   bench_stop_server

@@ -1,6 +1,6 @@
 """The visitor web player in Debian's headless Chromium on a phone-sized screen, through a throttled link
 (throttle_proxy.py): saves a tour for offline use, then, once the park has released a new version, updates it.
-Used by scripts/bench-player.sh.
+Used by scripts/bench/bench-player.sh.
 
   player_offline.py BASE_URL PACKAGE_ID COUNT_FILE SYNC_FOLDER
 
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "Tests" / "e2e"))
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 

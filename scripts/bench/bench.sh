@@ -2,18 +2,18 @@
 # Runs every benchmark, or the named ones, and ends with one table: measurement, this server, the reference it is
 # compared with in the same run, the ratio, the goal, met or not, and the load average around the runs.
 #
-#   scripts/bench.sh                       upload browser-upload package download deployed deployed-upload hostile delta storage scan panel-load media player stats
-#   scripts/bench.sh download panel-load   only these
+#   scripts/bench/bench.sh                       upload browser-upload package download deployed deployed-upload hostile delta storage scan panel-load media player stats
+#   scripts/bench/bench.sh download panel-load   only these
 #
-# Each script also runs alone (scripts/bench-NAME.sh, see its header for its settings); here they share one
-# release build (BENCH_SKIP_BUILD=1 after the first) and report through $BENCH_RESULTS (scripts/bench-result.sh).
+# Each script also runs alone (scripts/bench/bench-NAME.sh, see its header for its settings); here they share one
+# release build (BENCH_SKIP_BUILD=1 after the first) and report through $BENCH_RESULTS (scripts/bench/bench-result.sh).
 # Sizes and runs are each script's defaults; the whole set takes about half an hour on a 2-core machine.
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 all=(upload browser-upload package download deployed deployed-upload hostile delta storage scan panel-load media player stats)
 names=("$@"); (( ${#names[@]} )) || names=("${all[@]}")
 for name in "${names[@]}"; do
-  [[ -x "$root/scripts/bench-$name.sh" ]] || { echo "no benchmark named $name (choose from: ${all[*]})" >&2; exit 2; }
+  [[ -x "$root/scripts/bench/bench-$name.sh" ]] || { echo "no benchmark named $name (choose from: ${all[*]})" >&2; exit 2; }
 done
 
 export BENCH_RESULTS; BENCH_RESULTS="$(mktemp /tmp/trail-bench-results.XXXXXX)"
@@ -27,7 +27,7 @@ load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 failed=()
 for name in "${names[@]}"; do
   echo; echo "=== bench-$name.sh ==="
-  "$root/scripts/bench-$name.sh" || failed+=("$name")
+  "$root/scripts/bench/bench-$name.sh" || failed+=("$name")
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 

@@ -1,5 +1,5 @@
 # Sourced by the benchmark scripts: `bench_result MEASUREMENT THIS REFERENCE RATIO GOAL MET` appends one row to
-# $BENCH_RESULTS (tab-separated) when it is set, which is how scripts/bench.sh collects its summary table. Without
+# $BENCH_RESULTS (tab-separated) when it is set, which is how scripts/bench/bench.sh collects its summary table. Without
 # BENCH_RESULTS it does nothing, so each script still runs on its own.
 bench_result() {
   [[ -n "${BENCH_RESULTS:-}" ]] || return 0

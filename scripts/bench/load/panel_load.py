@@ -1,5 +1,5 @@
 """The control panel under a district's load, for locust: rangers editing their tours, reviewers working
-through the queue, and apps polling the catalog and downloading, all at once. Run by scripts/bench-panel-load.sh,
+through the queue, and apps polling the catalog and downloading, all at once. Run by scripts/bench/bench-panel-load.sh,
 which makes the accounts, tours, publish requests and a released package first and names them in $LOAD_SETUP.
 
 Each request is named by its route (ids replaced by {…}) so the table has one row per page or API call."""

@@ -2,10 +2,10 @@
 # Delta update benchmark: what an app on version 1 of a large tour downloads, and how long it takes, when a ranger
 # replaces one 5 MiB audio file and releases version 2, next to a full download of version 2 in the same run.
 #
-#   scripts/bench-delta.sh [SIZE_MIB]        default 512 (the video; the package is a little larger)
+#   scripts/bench/bench-delta.sh [SIZE_MIB]        default 512 (the video; the package is a little larger)
 #
 # What it does:
-#   1. builds the server in release mode and starts it on a temp data folder (scripts/bench-lib.sh);
+#   1. builds the server in release mode and starts it on a temp data folder (scripts/bench/bench-lib.sh);
 #   2. through the management API: a tour with two waypoints, a SIZE_MIB video on the first and a 5 MiB MP3 on the
 #      second; released as version 1 and installed on the "phone" with `trail-companion package install`;
 #   3. the MP3 replaced (its waypoint deleted and made again with a new 5 MiB MP3), released as version 2;
@@ -25,13 +25,13 @@ set -euo pipefail
 
 size_mib="${1:-512}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 runs="${BENCH_RUNS:-3}"
 for tool in curl python3 swift sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-delta.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() {
   bench_stop_server
   if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi

@@ -6,19 +6,19 @@
 #      run by hand on the same file, in turns (goal: at most 1.1 times);
 #   3. upload to ready (scanned and optimized) of a 1 GB camera video.
 #
-#   scripts/bench-media.sh
-#   BENCH_MEDIA_SECONDS=30 BENCH_MEDIA_BIG_MB=0 BENCH_RUNS=3 scripts/bench-media.sh     smaller, no 1 GB row
+#   scripts/bench/bench-media.sh
+#   BENCH_MEDIA_SECONDS=30 BENCH_MEDIA_BIG_MB=0 BENCH_RUNS=3 scripts/bench/bench-media.sh     smaller, no 1 GB row
 #
 # Needs ffmpeg, libvips-tools and exiftool (scripts/install-deps.sh --test). Release build as the other benchmarks.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 work="$(mktemp -d /tmp/trail-bench-media.XXXXXX)"; top="$work"
 seconds="${BENCH_MEDIA_SECONDS:-60}"
 big_mb="${BENCH_MEDIA_BIG_MB:-1024}"
 runs="${BENCH_RUNS:-3}"
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() { bench_stop_server; rm -rf "$top"; }
 trap cleanup EXIT
 

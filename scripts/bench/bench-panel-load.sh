@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The control panel under a district's load: locust (scripts/load/panel_load.py) runs 40 rangers
+# The control panel under a district's load: locust (scripts/bench/load/panel_load.py) runs 40 rangers
 # (tour and waypoint pages, saving a waypoint, reordering, uploading a 60 KB picture), 10 reviewers (the queue, a
 # request, approving) and 20 apps (catalog, package list, metadata, downloads) for 60 s against a release build, and
 # prints p50/p95/p99 per page and API call, failures, the server's peak RSS and any SQLITE_BUSY in its log.
 #
-#   scripts/bench-panel-load.sh            (BENCH_SKIP_BUILD=1 reuses the release build; LOAD_SECONDS, LOAD_USERS,
+#   scripts/bench/bench-panel-load.sh            (BENCH_SKIP_BUILD=1 reuses the release build; LOAD_SECONDS, LOAD_USERS,
 #                                           LOAD_THINK: the longest pause between a user's requests, 3 s; 0: none)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d /tmp/trail-load.XXXXXX)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 seconds="${LOAD_SECONDS:-60}"
 users="${LOAD_USERS:-70}"
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() { bench_stop_server; [[ -n "${sampler:-}" ]] && kill "$sampler" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
@@ -79,7 +79,7 @@ PY
 sampler=$!
 idle_rss=$(awk '/VmRSS/ {print $2}' "/proc/$server_pid/status")
 echo "load: think time up to ${LOAD_THINK:-3} s, $users users ($((users * 40 / 70)) rangers, $((users * 10 / 70)) reviewers, $((users * 20 / 70)) apps) for ${seconds}s against $base; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-LOAD_SETUP="$work/setup.json" locust -f "$root/scripts/load/panel_load.py" --headless -u "$users" -r 10 -t "${seconds}s" \
+LOAD_SETUP="$work/setup.json" locust -f "$root/scripts/bench/load/panel_load.py" --headless -u "$users" -r 10 -t "${seconds}s" \
   --host "$base" --csv "$work/load" --reset-stats --only-summary > "$work/locust.log" 2>&1 || true
 kill "$sampler" 2>/dev/null || true; sampler=""
 peak_rss=$(sort -n "$work/rss.txt" | tail -1)

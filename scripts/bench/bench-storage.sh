@@ -2,11 +2,11 @@
 # Object-storage benchmark: `trail-companion storage sync` of a large released package to a real SeaweedFS, next to
 # `aws s3 cp` (the AWS CLI) of the same files to the same bucket, in the same run.
 #
-#   scripts/bench-storage.sh [SIZE_MIB]        default 1024 (the video; the package is a little larger)
+#   scripts/bench/bench-storage.sh [SIZE_MIB]        default 1024 (the video; the package is a little larger)
 #
 # What it does:
 #   1. builds the server in release mode, starts it on a temp data folder and releases a tour with one SIZE_MIB video
-#      through the management API (scripts/bench-lib.sh), then stops it;
+#      through the management API (scripts/bench/bench-lib.sh), then stops it;
 #   2. starts SeaweedFS (`weed server -s3`, Tests/TrailServerTests/Scripts/object_store.py) on free loopback ports;
 #   3. each of BENCH_RUNS runs (default 3), each to a new prefix so everything is sent:
 #        - `trail-companion storage sync` (every object of the tree: the zip and the video by hash are the big ones,
@@ -22,13 +22,13 @@ set -euo pipefail
 
 size_mib="${1:-1024}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 runs="${BENCH_RUNS:-3}"
 for tool in curl python3 swift aws weed sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool (scripts/install-deps.sh --test)" >&2; exit 2; }; done
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-storage.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 store_pid=""
 cleanup() {
   bench_stop_server

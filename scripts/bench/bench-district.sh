@@ -22,13 +22,13 @@
 # transaction), not through 30,000 HTTP calls; one tour is released through the real flow and its package row copied
 # 99 times under other ids and names (the same signed manifest), which is all /visit reads.
 #
-#   scripts/bench-district.sh       (BENCH_SKIP_BUILD=1 reuses the release build; BENCH_REQUESTS: timed requests, 30)
+#   scripts/bench/bench-district.sh       (BENCH_SKIP_BUILD=1 reuses the release build; BENCH_REQUESTS: timed requests, 30)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d /tmp/trail-district.XXXXXX)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 requests="${BENCH_REQUESTS:-30}"
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() { bench_stop_nginx; bench_stop_server; rm -rf "$work"; }
 trap cleanup EXIT
 

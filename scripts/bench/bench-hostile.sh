@@ -4,19 +4,19 @@
 # connection every 0.5 s; then they wait for the server's write time-out (60 s with no byte taken) to close them, up
 # to 90 s; then they leave and `/healthz` is asked for 3 s more.
 #
-#   scripts/bench-hostile.sh [CLIENTS]
+#   scripts/bench/bench-hostile.sh [CLIENTS]
 #
 # Goals: every /healthz answered within 3 s, during the hold and after; every connection closed by the server.
-# Prints the slowest /healthz of each phase and how many connections the server closed. Uses scripts/bench-lib.sh
+# Prints the slowest /healthz of each phase and how many connections the server closed. Uses scripts/bench/bench-lib.sh
 # (BENCH_SCRATCH, BENCH_BIN, BENCH_SKIP_BUILD, BENCH_WORK, KEEP); the exit status is 0 unless something failed
 # outright (a missed goal is reported, not a failure).
 set -euo pipefail
 clients="${1:-50}"
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build-bench}"
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-hostile.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() { bench_stop_server; if [[ "${KEEP:-0}" == 1 ]]; then echo "kept $work"; else rm -rf "$work"; fi; }
 trap cleanup EXIT
 bench_build

@@ -3,11 +3,11 @@
 # upload location streams bodies through, `proxy_request_buffering off`), against the least work an upload can do, in
 # the same run.
 #
-#   scripts/bench-deployed-upload.sh [SIZE_MIB]        default 512
+#   scripts/bench/bench-deployed-upload.sh [SIZE_MIB]        default 512
 #
 # What it does:
 #   1. builds the server in release mode and starts it on a temp data folder with an author, a site, a tour
-#      (scripts/bench-lib.sh), and nginx with a plain-HTTP variant of deploy/nginx.conf in front of it
+#      (scripts/bench/bench-lib.sh), and nginx with a plain-HTTP variant of deploy/nginx.conf in front of it
 #      (bench_deployed_nginx: only the listen, certificate, upstream port and folder lines differ); the same nginx has
 #      a second server with a `dav_methods PUT` location, the browser's reference;
 #   2. writes SIZE_MIB of random bytes after a PNG signature (so the server accepts it), read once into the page cache;
@@ -17,9 +17,9 @@
 #        - a multipart upload (`curl -F`) through nginx;
 #        - a tus upload in one PATCH (`curl -T`; the upload is created outside the timing) through nginx;
 #        - the panel's uploader (Public/js/uploader.js, tus in PATCHes of 8 to 64 MiB) in headless Chromium, through nginx,
-#          from choosing the file to the row saying "Uploaded" (scripts/load/browser_upload.py), to a new waypoint
+#          from choosing the file to the row saying "Uploaded" (scripts/bench/load/browser_upload.py), to a new waypoint
 #          each time;
-#        - the same browser `PUT`ting the same file to nginx's dav location (scripts/load/browser_put.py): Chromium's
+#        - the same browser `PUT`ting the same file to nginx's dav location (scripts/bench/load/browser_put.py): Chromium's
 #          own ceiling on this machine.
 #      The server's SHA-256 of every upload is checked against the file's, after its malware scan ended (outside the
 #      timing, so no contender shares the two cores with the scan of the one before).
@@ -33,7 +33,7 @@ set -euo pipefail
 
 size_mib="${1:-512}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build-bench}"
 runs="${BENCH_RUNS:-3}"
 python="$root/.venv/bin/python"
@@ -41,7 +41,7 @@ python="$root/.venv/bin/python"
 for tool in curl python3 swift openssl sha256sum; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-deployed-upload.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() {
   bench_stop_server
   bench_stop_nginx
@@ -121,7 +121,7 @@ tus_one_patch() {  # waypoint -> MiB/s
 }
 panel() {  # waypoint -> MiB/s
   local result status seconds asset
-  result=$("$python" "$root/scripts/load/browser_upload.py" "$proxy" author@trail.test 'bench password 1234' \
+  result=$("$python" "$root/scripts/bench/load/browser_upload.py" "$proxy" author@trail.test 'bench password 1234' \
     "/tours/$tour/waypoints/$1" "$file" | tail -1)
   status=$(printf '%s' "$result" | json "['status']"); seconds=$(printf '%s' "$result" | json "['seconds']")
   [[ "$status" == Uploaded* ]] || { echo "the panel's upload failed: $status" >&2; exit 1; }
@@ -135,7 +135,7 @@ print(next(a['id'] for w in tour['waypoints'] if w['id'] == $1 for a in w.get('a
 browser_put() {
   local result
   rm -f "$dav/dav/upload.bin"
-  result=$("$python" "$root/scripts/load/browser_put.py" "$davurl/index.html" "$file" | tail -1)
+  result=$("$python" "$root/scripts/bench/load/browser_put.py" "$davurl/index.html" "$file" | tail -1)
   [[ "$(printf '%s' "$result" | json "['status']")" =~ ^20[14]$ ]] || { echo "the browser's PUT failed: $result" >&2; exit 1; }
   [[ "$(sha256sum "$dav/dav/upload.bin" | cut -d' ' -f1)" == "$sha" ]] || { echo "the PUT file differs" >&2; exit 1; }
   rm -f "$dav/dav/upload.bin"; sync

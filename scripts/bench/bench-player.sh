@@ -2,20 +2,20 @@
 # The visitor web player on a phone's link, measured against the app's way in the same run:
 #   1. time to "ready offline" for the demo tour (the demo's six stops along the Santiam Wagon Road, each with a
 #      minute of narration and a photo, and map tiles of zoom 11 to 15 over its frame) in headless Chromium on a
-#      phone-sized screen, through a link of 1.6 Mbit/s and 300 ms round trip (scripts/load/throttle_proxy.py, which
+#      phone-sized screen, through a link of 1.6 Mbit/s and 300 ms round trip (scripts/bench/load/throttle_proxy.py, which
 #      the service worker's fetches go through too), from opening the link to the player saying the tour is saved;
 #      against `curl` downloading the same version's signed package (what an app fetches) over the same link;
 #   2. the second open of the saved tour: milliseconds from navigation to its first stop on screen (goal: under 1 s),
 #      beside the first open's, and the same with the link down;
 #   3. the bytes a one-file update (a new transcript) carries over the link, against the new version's full package.
 #
-#   scripts/bench-player.sh
-#   BENCH_LINK_KBIT=1600 BENCH_LINK_RTT_MS=300 scripts/bench-player.sh
+#   scripts/bench/bench-player.sh
+#   BENCH_LINK_KBIT=1600 BENCH_LINK_RTT_MS=300 scripts/bench/bench-player.sh
 #
 # Needs the browser suite's tools (Chromium, chromedriver, selenium and mercantile in .venv), ffmpeg and
 # libvips-tools (scripts/install-deps.sh --test). Release build as the other benchmarks.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 work="$(mktemp -d /tmp/trail-bench-player.XXXXXX)"
 kbit="${BENCH_LINK_KBIT:-1600}"
@@ -23,7 +23,7 @@ rtt="${BENCH_LINK_RTT_MS:-300}"
 python="$root/.venv/bin/python"
 [[ -x "$python" ]] || { echo "no .venv: run scripts/install-deps.sh --test" >&2; exit 2; }
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 proxy_pid=""
 cleanup() {
   [[ -n "$proxy_pid" ]] && kill "$proxy_pid" 2>/dev/null || true
@@ -80,7 +80,7 @@ read -r package version sha < <(bench_release "$tour")
 tiles=$(sqlite3 "$media/demo.mbtiles" 'SELECT COUNT(*) FROM tiles' 2>/dev/null || "$python" -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM tiles').fetchone()[0])" "$media/demo.mbtiles")
 
 # The link: every byte between Chromium (or curl) and the server goes through it.
-coproc PROXY { exec "$python" "$root/scripts/load/throttle_proxy.py" "${base##*:}" "$((kbit * 1000))" "$rtt" "$work/link-bytes"; }
+coproc PROXY { exec "$python" "$root/scripts/bench/load/throttle_proxy.py" "${base##*:}" "$((kbit * 1000))" "$rtt" "$work/link-bytes"; }
 proxy_pid=$PROXY_PID
 read -r proxy_port <&"${PROXY[0]}"
 link="http://127.0.0.1:$proxy_port"
@@ -93,7 +93,7 @@ zip_bytes=$(curl -fsS -o /dev/null -w '%{size_download}' "$base/api/v1/packages/
 
 echo "the player saves the tour over the link, then takes a one-file update ..."
 sync="$work/sync"; mkdir -p "$sync"
-"$python" "$root/scripts/load/player_offline.py" "$link" "$package" "$work/link-bytes" "$sync" > "$work/player.json" &
+"$python" "$root/scripts/bench/load/player_offline.py" "$link" "$package" "$work/link-bytes" "$sync" > "$work/player.json" &
 player=$!
 while [[ ! -e "$sync/saved" ]]; do
   kill -0 "$player" 2>/dev/null || { wait "$player"; echo "the player stopped before saving" >&2; exit 1; }

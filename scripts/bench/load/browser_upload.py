@@ -1,5 +1,5 @@
 """One upload through the panel's own uploader (Public/js/uploader.js: tus in PATCHes) in Debian's headless Chromium,
-timed from choosing the file to the page saying it is uploaded. Used by scripts/bench-browser-upload.sh.
+timed from choosing the file to the page saying it is uploaded. Used by scripts/bench/bench-browser-upload.sh.
 
   browser_upload.py BASE_URL EMAIL PASSWORD WAYPOINT_PAGE FILE
 
@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "Tests" / "e2e"))
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 

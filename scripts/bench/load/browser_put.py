@@ -1,6 +1,6 @@
 """The reference for the panel's uploader: the same headless Chromium sending the same file to nginx in one `PUT`
 (a `dav_methods PUT` location), from a page of that nginx, timed as browser_upload.py times the panel: from choosing
-the file to the page saying it is stored. Used by scripts/bench-deployed-upload.sh.
+the file to the page saying it is stored. Used by scripts/bench/bench-deployed-upload.sh.
 
   browser_put.py PAGE_URL FILE
 
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "Tests" / "e2e"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "Tests" / "e2e"))
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 

@@ -6,21 +6,21 @@
 #   the reference is poppler's `pdftocairo -pdf` re-drawing the same file through Cairo (reading the PDF, drawing
 #   every page again, writing a PDF), timed as a whole command: the same drawing library on the same content.
 #
-#   scripts/bench-print.sh
-#   BENCH_SKIP_BUILD=1 scripts/bench-print.sh            the release build as it is
-#   BENCH_BIN=.build/debug/trail-companion scripts/bench-print.sh     another binary (say so when quoting the figures)
-#   BENCH_PRINT_OUT=folder scripts/bench-print.sh         keeps the measured files there, to look at
+#   scripts/bench/bench-print.sh
+#   BENCH_SKIP_BUILD=1 scripts/bench/bench-print.sh            the release build as it is
+#   BENCH_BIN=.build/debug/trail-companion scripts/bench/bench-print.sh     another binary (say so when quoting the figures)
+#   BENCH_PRINT_OUT=folder scripts/bench/bench-print.sh         keeps the measured files there, to look at
 #
 # Needs poppler-utils (scripts/install-deps.sh --test).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 work="$(mktemp -d /tmp/trail-bench-print.XXXXXX)"
 runs="${BENCH_RUNS:-5}"
 cleanup() { bench_stop_server; rm -rf "$work"; }
 trap cleanup EXIT
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 bench_build
 BENCH_SERVE_FLAGS="${BENCH_SERVE_FLAGS:-} --public-url https://tours.example.org"
 bench_start_server

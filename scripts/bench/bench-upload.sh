@@ -2,7 +2,7 @@
 # Upload benchmark: one large file through each way in (multipart form POST, tus), against a release build
 # of the real server, next to `cp` of the same file on the same disk.
 #
-#   scripts/bench-upload.sh [SIZE_MIB]        default 1024 (1 GiB)
+#   scripts/bench/bench-upload.sh [SIZE_MIB]        default 1024 (1 GiB)
 #
 # What it does:
 #   1. builds the server in release mode (`swift build -c release --product trail-companion`; the build
@@ -34,9 +34,9 @@ set -euo pipefail
 
 size_mib="${1:-1024}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=bench-result.sh
-source "$root/scripts/bench-result.sh"
+source "$root/scripts/bench/bench-result.sh"
 scratch="${BENCH_SCRATCH:-$root/.build}"
 chunk_mib="${BENCH_CHUNK_MIB:-16}"
 for tool in curl python3 swift sha256sum openssl; do command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }; done

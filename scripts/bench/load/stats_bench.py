@@ -1,4 +1,4 @@
-"""Visitor statistics under scripted visitors, for scripts/bench-stats.sh (which starts the server and releases the
+"""Visitor statistics under scripted visitors, for scripts/bench/bench-stats.sh (which starts the server and releases the
 tour first). Python's standard library only.
 
 1. Visits: each scripted visit opens the tour (from one of three signs, in one of two languages or none), maybe

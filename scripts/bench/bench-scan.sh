@@ -2,8 +2,8 @@
 # Benchmark the in-process libclamav scanner (MalwareScan.ClamAVEngineScanner) against `clamscan`
 # on the same files with the same signatures.
 #
-#   scripts/bench-scan.sh                  # 200 files: 10 of 10–50 MB, the rest 1 KiB–2 MiB
-#   BENCH_FILES=400 BENCH_CONCURRENCY=1,2,4 scripts/bench-scan.sh
+#   scripts/bench/bench-scan.sh                  # 200 files: 10 of 10–50 MB, the rest 1 KiB–2 MiB
+#   BENCH_FILES=400 BENCH_CONCURRENCY=1,2,4 scripts/bench/bench-scan.sh
 #
 # The in-process side runs the TRAIL_BENCH-gated test Tests/MalwareScanTests/ScanBenchmark.swift,
 # built in release mode inside a throwaway package that links only MalwareScan, CClamAV, swift-log
@@ -12,9 +12,9 @@
 # script writes the EICAR body signature into a temp database folder, and some files carry EICAR.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=bench-result.sh
-source "$ROOT/scripts/bench-result.sh"
+source "$ROOT/scripts/bench/bench-result.sh"
 COUNT=${BENCH_FILES:-200}
 CONCURRENCY=${BENCH_CONCURRENCY:-1,2}
 SCRATCH=${BENCH_SCRATCH:-$ROOT/.build-scan-bench}

@@ -3,11 +3,11 @@
 # same bytes as static files, in the same run. This is what a park's phones meet, so it is the figure that counts;
 # the binary alone is measured too, for comparison only.
 #
-#   scripts/bench-deployed.sh [SIZE_MIB]        default 256 (the package is a little larger)
+#   scripts/bench/bench-deployed.sh [SIZE_MIB]        default 256 (the package is a little larger)
 #
 # What it does:
 #   1. builds the server in release mode and starts it on a free loopback port with a temp data folder
-#      (scripts/bench-lib.sh), with `--accel-redirect` when deploy/nginx.conf has the internal file location;
+#      (scripts/bench/bench-lib.sh), with `--accel-redirect` when deploy/nginx.conf has the internal file location;
 #   2. releases a package of SIZE_MIB through the management API (a tour, a waypoint, a video, scan, build, approve,
 #      push);
 #   3. writes a plain-HTTP variant of deploy/nginx.conf that differs only in what a loopback run must change: the
@@ -34,7 +34,7 @@ set -euo pipefail
 
 size_mib="${1:-256}"
 [[ "$size_mib" =~ ^[0-9]+$ ]] && (( size_mib >= 1 )) || { echo "usage: $0 [SIZE_MIB]" >&2; exit 2; }
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 scratch="${BENCH_SCRATCH:-$root/.build-bench}"
 runs="${BENCH_RUNS:-3}"
 wrk_seconds="${BENCH_WRK_SECONDS:-10}"
@@ -42,7 +42,7 @@ for tool in curl python3 swift wrk sha256sum; do command -v "$tool" >/dev/null |
 
 if [[ -n "${BENCH_WORK:-}" ]]; then work="$BENCH_WORK"; mkdir -p "$work"; else work="$(mktemp -d "${TMPDIR:-/tmp}/bench-deployed.XXXXXX")"; fi
 # shellcheck source=bench-lib.sh
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 alone_pid=""
 cleanup() {
   bench_stop_server

@@ -6,13 +6,13 @@
 # Each scripted phone posts from an address of its own (X-Forwarded-For, the server trusting loopback), as phones
 # do: one address adds at most 2,000 events an hour.
 #
-#   scripts/bench-stats.sh     (BENCH_SKIP_BUILD=1 reuses the release build; BENCH_BIN names a binary to measure;
+#   scripts/bench/bench-stats.sh     (BENCH_SKIP_BUILD=1 reuses the release build; BENCH_BIN names a binary to measure;
 #                               STATS_VISITS, STATS_OFFLINE (share), STATS_SECONDS (the load's length), STATS_RATE)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d /tmp/trail-stats.XXXXXX)"
 scratch="${BENCH_SCRATCH:-$root/.build}"
-source "$root/scripts/bench-lib.sh"
+source "$root/scripts/bench/bench-lib.sh"
 cleanup() { bench_stop_server; rm -rf "$work"; }
 trap cleanup EXIT
 
@@ -37,7 +37,7 @@ done
 read -r package version _ <<<"$(bench_release "$tour")"
 
 echo "running the visits, the batch timings and the load ..."
-python3 "$root/scripts/load/stats_bench.py" --base "$base" --token "$author" --site bench --tour "$tour" \
+python3 "$root/scripts/bench/load/stats_bench.py" --base "$base" --token "$author" --site bench --tour "$tour" \
   --package "$package" --version "$version" --visits "${STATS_VISITS:-1000}" --offline "${STATS_OFFLINE:-0.3}" \
   --seconds "${STATS_SECONDS:-30}" --rate "${STATS_RATE:-2000}" --results "$work/results.tsv"
 

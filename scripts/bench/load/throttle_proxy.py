@@ -1,4 +1,4 @@
-"""A phone's link in front of a server, for scripts/bench-player.sh: one downstream rate that every connection
+"""A phone's link in front of a server, for scripts/bench/bench-player.sh: one downstream rate that every connection
 shares (server to browser, as on a mobile link) and a round-trip time (half of it added in each direction).
 Everything the browser fetches goes through it, the service worker's fetches included, which a page's own network
 throttling in Chromium does not reach.
