@@ -12,8 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log="${1:?usage: scripts/check-warnings.sh BUILD_LOG}"
-root="$(pwd -P)"
-found=$(grep -E "^($root|$PWD)/(Sources|Tests|Fuzz)/[^:]+:[0-9]+:([0-9]+:)? warning:" "$log" | sort -u || true)
+# This checkout's path as the compiler prints it (resolved or not), its regex characters escaped.
+escape() { printf '%s' "$1" | sed 's/[][\\.*^$+?(){}|]/\\&/g'; }
+roots="$(escape "$(pwd -P)")|$(escape "$PWD")"
+found=$(grep -E "^($roots)/(Sources|Tests|Fuzz)/[^:]+:[0-9]+:([0-9]+:)? warning:" "$log" | sort -u || true)
 if [[ -n "$found" ]]; then
   echo "warnings from the project's own code:" >&2
   echo "$found" >&2
