@@ -3,7 +3,7 @@
 # .api-baseline. Run it when a release of the library products (TrailClient, PackageFormat) is tagged, and commit
 # Tests/api-baseline/ and .api-baseline with the tag's commit or right after it.
 #
-#   scripts/api-baseline.sh [TAG]        default: the newest release tag (v*)
+#   scripts/api-baseline.sh [TAG]        default: the newest release tag (v*), else the release .api-baseline names
 #
 # It builds the release's modules in a folder of its own under .build/ (minutes) and dumps their public API with
 # swift-api-digester, through `swift package diagnose-api-breaking-changes --regenerate-baseline`. The dumps are
@@ -12,8 +12,10 @@
 # again for the same tag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tag="${1:-$(git describe --tags --abbrev=0 --match 'v*')}"
-commit=$(git rev-parse --verify "$tag^{commit}")
+# The tag, else (a clone without tags) the release .api-baseline names; its commit from git, else from .api-baseline.
+tag="${1:-$(git describe --tags --abbrev=0 --match 'v*' 2>/dev/null || awk '!/^#/ && NF { print $1; exit }' .api-baseline)}"
+commit=$(git rev-parse --verify --quiet "$tag^{commit}" || awk -v tag="$tag" '!/^#/ && $1 == tag { print $2; exit }' .api-baseline)
+[[ -n "$commit" ]] || { echo "api-baseline: no commit for $tag (tag it, or fetch the tags)" >&2; exit 1; }
 scratch=.build/api-baseline-new
 rm -rf "$scratch"
 echo "dumping the public API of TrailClient and PackageFormat at $tag ($commit) ..."
