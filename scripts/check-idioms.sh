@@ -7,7 +7,9 @@
 #   requireUser() in a handler             (below)  0     a signed-in context type carries the user
 #   `.id!` in Sources/                     (below)  0     a stored record's id is not optional; `New` inserts
 #   `public` in TrailServer                (below)  20    `package` for what the executable and tests use
-#   environment["TRAIL_…"] look-ups        (below)  1 file  each setting declared once
+#   files naming a "TRAIL_…" variable      (below)  1 file  each setting declared once (App/Settings.swift)
+#   `Cookie(` constructions                (below)  —     no goal set yet: the count may only go down
+#   `JSONResponse.make` calls              (below)  —     no goal set yet: the count may only go down
 #   audit actions as string literals       0        0     `AuditAction`
 #   test folders removed by hand           0        0     `TestScratch` folders, removed by the test's scope (`.scratch`)
 set -euo pipefail
@@ -25,13 +27,23 @@ check() {
 }
 count() { grep -rnE "$@" | wc -l; }
 
-# A closure that only forwards to a handler; one that passes more (a route family's role or direction) is allowed.
-check "closure wrappers around a handler" \
-  "$(count '\{ *(request|_), *(context|_) in (return )?(try )?(await )?[a-zA-Z.]+\((request|_), context\) \}' Sources)" 0 0
+# A closure that only forwards to a handler, on one line or several; one that passes more (a route family's role or
+# direction) is allowed. Read a whole file at a time, so a forwarder wrapped over lines counts too.
+forwarders() {
+  find Sources -name '*.swift' -print0 | xargs -0 perl -0777 -ne '
+    my $n = () = /\{\s*(?:request|_),\s*(?:context|_)\s+in\s+(?:return\s+)?(?:try\s+)?(?:await\s+)?[a-zA-Z.]+\((?:request|_),\s*context\)\s*\}/g;
+    $total += $n; END { print $total + 0 }'
+}
+check "closure wrappers around a handler" "$(forwarders)" 0 0
 check "requireUser() in a handler" "$(count 'requireUser\(\)' Sources)" 0 0
 check ".id! in Sources/" "$(count '\.id!' Sources)" 0 0
 check "public in TrailServer" "$(count '^\s*(@[A-Za-z]+ )*(public|open) [a-z]' Sources/TrailServer)" 0 20
-check "files reading TRAIL_ variables" "$(grep -rlE 'environment\["TRAIL_' Sources | wc -l)" 1 1
+# A variable's name as a string of its own ("TRAIL_PORT"), in any Swift file: that is how a file reads one, whatever
+# it reads it with (`environment[…]`, `getenv`, a `Setting`). Names inside prose (help texts, comments) do not count.
+check "files naming TRAIL_ variables" "$(grep -rlE --include='*.swift' '"TRAIL_[A-Z0-9_]+"' Sources | wc -l)" 1 1
 check "audit actions as string literals" "$(count 'action: "[a-z][a-zA-Z]*\.' Sources)" 0 0
 check "test folders removed by hand" "$(count '\.remove\(\)' Tests/TrailServerTests)" 0 0
+# Ceilings without a goal yet: the counts when they were first taken, so they may only go down.
+check "Cookie( constructions" "$(grep -rohE --include='*.swift' '\bCookie\(' Sources | wc -l)" 13 —
+check "JSONResponse.make calls" "$(grep -rohE --include='*.swift' '\bJSONResponse\.make\b' Sources | wc -l)" 38 —
 exit "$failed"

@@ -21,7 +21,7 @@ runtime=(libsqlite3-dev libz-dev libssl-dev libclamav-dev clamav-freshclam libqr
 # writes; the trail-facts tests make terrain models with GDAL's tools and check heights and exports against them. zbar-tools (zbarimg): the QR code
 # tests read the codes back with a reader of their own. libimage-exiftool-perl (exiftool): writes the test photos' EXIF and
 # checks that the phone-sized copies carry none. poppler-utils (pdfinfo, pdffonts, pdftotext, pdftoppm, pdftocairo): the
-# print tests read the signs and booklets back, and scripts/bench-print.sh re-renders them as its reference.
+# print tests read the signs and booklets back, and scripts/bench/bench-print.sh re-renders them as its reference.
 # osmium-tool: the drawn map's tests write their OpenStreetMap extracts with osmium itself.
 testing=(osmium-tool libimage-exiftool-perl clamav clamav-daemon chromium chromium-driver zbar-tools poppler-utils unzip zip sqlite3 nginx-light wrk openssl systemd aria2 python3-venv gdal-bin oathtool)
 wanted=("${runtime[@]}")

@@ -130,11 +130,11 @@ struct LargePackageTests {
         #expect(report.verifiedBytes >= bigSize)
     }
 
-    /// Benchmark, run by `scripts/bench-package.sh` (TRAIL_BENCH=1): builds a package from the
+    /// Benchmark, run by `scripts/bench/bench-package.sh` (TRAIL_BENCH=1): builds a package from the
     /// files in TRAIL_BENCH_MEDIA (a folder) into TRAIL_BENCH_OUTPUT and prints the time,
     /// throughput and RSS growth (the script compares the time with `zip -0 -r`). Checks that
     /// the zip holds all the media and that RSS grew by less than 64 MiB.
-    @Test(.enabled(if: environment["TRAIL_BENCH"] == "1", "set TRAIL_BENCH=1 (scripts/bench-package.sh)"))
+    @Test(.enabled(if: environment["TRAIL_BENCH"] == "1", "set TRAIL_BENCH=1 (scripts/bench/bench-package.sh)"))
     func benchmarkBuild() throws {
         let mediaFolder = try #require(
             environment["TRAIL_BENCH_MEDIA"].map { URL(fileURLWithPath: $0) },

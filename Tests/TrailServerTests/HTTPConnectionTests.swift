@@ -239,7 +239,7 @@ import Testing
             let port = try #require(client.port)
             // Each asks for the API document (about 100 KB) 40 times in one go: megabytes of answers, far more than the
             // sockets hold, for little work (the full flood of small answers, which takes a release build to answer in
-            // time, is scripts/bench-hostile.sh). Held 6 s, then up to 30 s for the server to close them all: only the write
+            // time, is scripts/bench/bench-hostile.sh). Held 6 s, then up to 30 s for the server to close them all: only the write
             // time-out can, the idle time-out (60 s) does not count while an answer is being written.
             let output = try await ChildProcess.run(
                 "python3",

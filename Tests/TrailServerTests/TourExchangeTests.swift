@@ -199,7 +199,7 @@ import Testing
                 #expect(response.status == status, "\(name): \(response.status) \(response.text.prefix(300))")
                 #expect(response.text.contains(message), "\(name): \(response.text.prefix(300))")
                 // A guard against a hang or an expansion, not a speed test: a full parallel test run on two cores can
-                // hold even a tiny request for many seconds (speed lives in scripts/bench-*.sh).
+                // hold even a tiny request for many seconds (speed lives in scripts/bench/bench-*.sh).
                 #expect(ContinuousClock.now - started < .seconds(120), "\(name) took too long")
                 let health = try await client.execute(uri: "/healthz", method: .get)
                 #expect(health.status == .ok)

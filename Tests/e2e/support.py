@@ -5,6 +5,7 @@ through Debian's Chromium and chromedriver. Nothing is downloaded: Selenium Mana
 """
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -14,6 +15,7 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -64,6 +66,35 @@ def _die_with_parent() -> None:
         pass
 
 
+_COPIES: dict[tuple[int, int], Path] = {}  # (size, mtime) of .build's binary -> its private copy
+
+
+def private_binary(timeout: float = 300) -> Path:
+    """The run's private copy of the built binary, made once the binary is whole and then shared by every server of
+    the run (the debug binary is about 200 MB, and the suite starts some twenty servers). The linker
+    rewrites it in place, so a build running beside the suite (another checkout sharing .build/) could otherwise hand
+    us a half-written file; a binary rebuilt meanwhile gets a copy of its own. The copies go when the run ends."""
+    deadline = time.monotonic() + timeout
+    while True:
+        before = BINARY.stat()
+        key = (before.st_size, before.st_mtime_ns)
+        if key in _COPIES and _COPIES[key].is_file():
+            return _COPIES[key]
+        if time.time() - before.st_mtime > 3:
+            folder = Path(tempfile.mkdtemp(prefix="trail-e2e-binary-"))
+            atexit.register(shutil.rmtree, folder, True)
+            copy = folder / "trail-companion"
+            shutil.copy2(BINARY, copy)
+            after = BINARY.stat()
+            if (after.st_size, after.st_mtime_ns) == key == (copy.stat().st_size, copy.stat().st_mtime_ns):
+                _COPIES[key] = copy
+                return copy
+            shutil.rmtree(folder, ignore_errors=True)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{BINARY} kept changing for {timeout} s (a build is running?)")
+        time.sleep(1)
+
+
 class Server:
     """`trail-companion serve` on a free loopback port, with its own data folder."""
 
@@ -80,8 +111,9 @@ class Server:
         self.log_path = self.data.parent / f"{self.data.name}-server.log"
         self.process: subprocess.Popen | None = None
         self.one_time_password: str | None = None
-        # A private copy of the binary: a rebuild of .build/ while the suite runs cannot pull it away.
-        self.binary = self.data.parent / f"{self.data.name}-trail-companion"
+        # The run's private copy of the binary once started (`private_binary`): a rebuild of .build/ while the suite
+        # runs cannot pull it away.
+        self.binary = BINARY
 
     def start(self, timeout: float = 60) -> None:
         if not BINARY.is_file():
@@ -124,21 +156,7 @@ class Server:
         self.one_time_password = match.group(1) if match else None
 
     def _copy_binary(self, timeout: float = 300) -> None:
-        """Copies the built binary once it is whole. The linker rewrites it in place, so a build running
-        beside the suite (another checkout sharing .build/) could otherwise hand us a half-written file."""
-        deadline = time.monotonic() + timeout
-        while True:
-            before = BINARY.stat()
-            settled = time.time() - before.st_mtime > 3
-            if settled:
-                shutil.copy2(BINARY, self.binary)
-                after = BINARY.stat()
-                if (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns) == \
-                        (self.binary.stat().st_size, self.binary.stat().st_mtime_ns):
-                    return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{BINARY} kept changing for {timeout} s (a build is running?)")
-            time.sleep(1)
+        self.binary = private_binary(timeout)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

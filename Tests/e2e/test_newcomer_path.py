@@ -11,8 +11,8 @@ Two browsers, one per person. The test counts clicks (a followed email link, Ent
 count as one each), typed fields (a chosen option counts as one) and full page loads (every navigation: a typed
 address, a link from an email, a form sent; a page-load marker on `window` tells them apart from in-page changes),
 and times the path. It fails past 30 clicks, 22 typed fields or 12 page loads, or on any page load while the stops
-get their text and files. BENCHMARKS.md keeps the figures beside the 51 clicks, 22 typed fields and 37 page loads a
-newcomer took by hand."""
+get their text and files. BENCHMARKS.md keeps its current figures; by hand, a newcomer took 51 clicks, 22 typed
+fields and 37 page loads."""
 from __future__ import annotations
 
 import json

@@ -35,9 +35,7 @@ struct MobileAPI: Sendable {
         router.get("/packages/{id}", use: getPackage)
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/packages/{id}/download", method: method, use: downloadPackage)
-            router.on("/packages/{id}/versions/{version}/download", method: method) { request, context in
-                try await downloadPackageVersion(request, context)
-            }
+            router.on("/packages/{id}/versions/{version}/download", method: method, use: downloadPackageVersion)
         }
         router.get("/packages/{id}/hash", use: getPackageHash)
         router.post("/packages/{id}/verify", use: verifyPackage)

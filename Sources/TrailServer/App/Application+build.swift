@@ -465,7 +465,9 @@ package enum Console {
     /// " (ready 312 s after scripts/start.sh began)" when started by that script, which sets `TRAIL_START_CLOCK` to the
     /// Unix time it began: a newcomer sees how long the whole first start took, installs and build included.
     static func sinceStart(now: Date = Date(), environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        guard let text = environment["TRAIL_START_CLOCK"], let began = TimeInterval(text), began <= now.timeIntervalSince1970 else { return "" }
+        guard let text = environment[Settings.startClockVariable], let began = TimeInterval(text), began <= now.timeIntervalSince1970 else {
+            return ""
+        }
         return " (ready \(Int(now.timeIntervalSince1970 - began)) s after scripts/start.sh began)"
     }
 }

@@ -132,7 +132,7 @@ final class WriteProgressTimeout: ChannelDuplexHandler, RemovableChannelHandler 
 /// nothing in that loop suspends: a client that pipelines a thousand requests and reads nothing would keep a thread
 /// of the two-thread pool for all of them, and fifty such clients would keep `/healthz` and every visitor waiting
 /// until their buffers are full. A yield per request makes connections take turns; its cost is one trip through the
-/// executor's queue. Against fifty such clients (`scripts/bench-hostile.sh`, release build) the slowest `/healthz`
+/// executor's queue. Against fifty such clients (`scripts/bench/bench-hostile.sh`, release build) the slowest `/healthz`
 /// took 0.3–1.0 s with it and 2.6–2.8 s without.
 struct TakeTurnsMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -54,6 +54,11 @@ package struct SettingProblem: Error, CustomStringConvertible {
 
 /// Every setting, declared once.
 package enum Settings {
+    /// Not a setting (no flag, not in the operators' table): the Unix time at which scripts/start.sh began, which it
+    /// exports so the server's ready line can say how long the whole first start took. Named here with the settings'
+    /// variables, so this file is the one that names a `TRAIL_…` variable.
+    package static let startClockVariable = "TRAIL_START_CLOCK"
+
     package static let root = Setting(
         flag: "root",
         variable: "TRAIL_ROOT",

@@ -132,7 +132,7 @@ package final class MediaOptimizer: Service, Sendable {
         let plan = ConversionPlan.make(kind: asset.kind, probe: probe, input: input, output: output.path, settings: settings)
         let duration = probe.durationSeconds
         let assetId = asset.id
-        // Server-made paths and fixed settings only, so the line is safe to log; scripts/bench-media.sh runs it again by hand.
+        // Server-made paths and fixed settings only, so the line is safe to log; scripts/bench/bench-media.sh runs it again by hand.
         logger.info("asset \(assetId): converting with \(plan.executable) \(plan.arguments.joined(separator: " "))")
         // The converter's output reader calls this on its own thread; the write is awaited in a task of its own (at most
         // one a second: the figure is advisory, the result is recorded when the conversion ends).

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Writes a synthetic OpenStreetMap extract as OSM XML on standard output, for the basemap's benchmark.
+
+Real-shaped: the area is cut into 1 km cells and every cell holds what a settled rural district holds per square
+kilometre: about 150 buildings, roads and tracks, footpaths, a wood, a stream, a pond, a few named points (a peak,
+a viewpoint, parking, toilets, a shelter) and ways the map leaves out (fences, power lines). Pipe it through
+`osmium cat -F osm -o extract.osm.pbf` to get the `.osm.pbf` the server indexes.
+
+    synthetic-osm-extract.py --west -122.6 --south 44.0 --columns 90 --rows 90 > extract.osm
+"""
+import argparse
+import math
+import random
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--west', type=float, default=-122.6)
+    parser.add_argument('--south', type=float, default=44.0)
+    parser.add_argument('--columns', type=int, default=10)
+    parser.add_argument('--rows', type=int, default=10)
+    parser.add_argument('--seed', type=int, default=7)
+    args = parser.parse_args()
+    random.seed(args.seed)
+    out = sys.stdout
+    write = out.write
+    write("<?xml version='1.0' encoding='UTF-8'?>\n<osm version=\"0.6\" generator=\"synthetic-extract\">\n")
+    # Ids in the order osmium expects: every node first, then the ways.
+    node_id = 0
+    ways = []
+    cell_lat = 1 / 111.32
+    for row in range(args.rows):
+        south = args.south + row * cell_lat
+        cell_lon = cell_lat / math.cos(math.radians(south))
+        for column in range(args.columns):
+            west = args.west + column * cell_lon
+            cell = f'{row}-{column}'
+
+            def node(lon, lat, tags=()):
+                nonlocal node_id
+                node_id += 1
+                # Version, changeset and timestamp as a downloaded extract carries them (they are most of its bytes).
+                meta = f'version="{random.randint(1, 9)}" changeset="{random.randint(1, 150000000)}" timestamp="20{random.randint(10, 25)}-0{random.randint(1, 9)}-1{random.randint(0, 9)}T12:00:00Z"'
+                if tags:
+                    write(f' <node id="{node_id}" {meta} lat="{lat:.7f}" lon="{lon:.7f}">')
+                    for k, v in tags:
+                        write(f'<tag k="{k}" v="{v}"/>')
+                    write('</node>\n')
+                else:
+                    write(f' <node id="{node_id}" {meta} lat="{lat:.7f}" lon="{lon:.7f}"/>\n')
+                return node_id
+
+            def line(points, tags):
+                ways.append(([node(lon, lat) for lon, lat in points], tags))
+
+            def ring(cx, cy, rx, ry, count, tags):
+                ids = [node(cx + rx * math.cos(2 * math.pi * i / count) * (0.8 + 0.2 * random.random()),
+                            cy + ry * math.sin(2 * math.pi * i / count) * (0.8 + 0.2 * random.random())) for i in range(count)]
+                ways.append((ids + [ids[0]], tags))
+
+            def wander(count, step):
+                lon, lat = west + random.random() * cell_lon, south + random.random() * cell_lat
+                heading = random.random() * 2 * math.pi
+                points = []
+                for _ in range(count):
+                    points.append((lon, lat))
+                    heading += random.uniform(-0.4, 0.4)
+                    lon += math.cos(heading) * step * cell_lon
+                    lat += math.sin(heading) * step * cell_lat
+                return points
+
+            for _ in range(150):
+                cx, cy = west + random.random() * cell_lon, south + random.random() * cell_lat
+                ring(cx, cy, cell_lon * 0.006, cell_lat * 0.005, 4, [('building', 'yes')])
+            for kind, count in (('residential', 3), ('track', 3), ('unclassified', 1), ('secondary', 1)):
+                for i in range(count):
+                    line(wander(25, 0.04), [('highway', kind), ('name', f'{kind.title()} Road {cell}-{i}')])
+            for i in range(6):
+                line(wander(30, 0.03), [('highway', random.choice(['path', 'footway', 'steps', 'cycleway'])), ('name', f'Trail {cell}-{i}')])
+            ring(west + cell_lon * 0.5, south + cell_lat * 0.5, cell_lon * 0.3, cell_lat * 0.25, 60, [('landuse', 'forest'), ('name', f'Wood {cell}')])
+            ring(west + cell_lon * 0.2, south + cell_lat * 0.8, cell_lon * 0.06, cell_lat * 0.05, 30, [('natural', 'water'), ('name', f'Pond {cell}')])
+            line(wander(40, 0.03), [('waterway', 'stream'), ('name', f'Creek {cell}')])
+            for i in range(8):
+                line(wander(12, 0.03), [('barrier', 'fence')])
+            line(wander(10, 0.1), [('power', 'line')])
+            node(west + cell_lon * 0.7, south + cell_lat * 0.3, [('natural', 'peak'), ('name', f'Peak {cell}'), ('ele', str(300 + row + column))])
+            node(west + cell_lon * 0.4, south + cell_lat * 0.6, [('tourism', 'viewpoint'), ('name', f'View {cell}')])
+            node(west + cell_lon * 0.1, south + cell_lat * 0.1, [('amenity', 'parking'), ('name', f'Parking {cell}')])
+            node(west + cell_lon * 0.15, south + cell_lat * 0.12, [('amenity', 'toilets')])
+            node(west + cell_lon * 0.9, south + cell_lat * 0.9, [('amenity', 'shelter'), ('name', f'Shelter {cell}')])
+    for way_id, (refs, tags) in enumerate(ways, start=1):
+        write(f' <way id="{way_id}" version="{random.randint(1, 9)}" changeset="{random.randint(1, 150000000)}" timestamp="2021-06-1{random.randint(0, 9)}T12:00:00Z">')
+        write(''.join(f'<nd ref="{ref}"/>' for ref in refs))
+        for k, v in tags:
+            write(f'<tag k="{k}" v="{v}"/>')
+        write('</way>\n')
+    write('</osm>\n')
+
+
+if __name__ == '__main__':
+    main()
