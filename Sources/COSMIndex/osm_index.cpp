@@ -94,6 +94,8 @@ public:
     uint64_t features = 0;
     uint64_t named = 0;
     int32_t min_x = INT32_MAX, min_y = INT32_MAX, max_x = INT32_MIN, max_y = INT32_MIN;
+    /// One record at a time, its memory kept from one feature to the next.
+    std::string scratch;
 
     /// One feature: `rings` of (x, y) in 1e-7 degrees; for polygons each ring's count has its top bit set when it is
     /// an inner ring of the outer ring before it.
@@ -109,7 +111,8 @@ public:
             }
         }
         if (x0 > x1) return;
-        std::string record;
+        std::string &record = scratch;
+        record.clear();
         const size_t name_length = name ? std::min<size_t>(std::strlen(name), 255) : 0;
         const size_t class_length = std::min<size_t>(std::strlen(what.cls), 255);
         put<uint8_t>(record, what.kind);
@@ -181,9 +184,12 @@ std::pair<int32_t, int32_t> xy(const osmium::Location &location) { return {locat
 
 class MapHandler : public osmium::handler::Handler {
 public:
-    explicit MapHandler(Collector &collector) : collector(collector) {}
+    explicit MapHandler(Collector &collector) : collector(collector), rings(1), inner(1, false) {}
     Collector &collector;
     uint64_t nodes = 0, ways = 0, relations = 0;
+    // A way's points, kept from one way to the next: millions of ways, no allocation each.
+    std::vector<std::vector<std::pair<int32_t, int32_t>>> rings;
+    std::vector<bool> inner;
 
     void node(const osmium::Node &node) {
         ++nodes;
@@ -200,8 +206,10 @@ public:
         const bool closed = way.nodes().size() >= 4 && way.nodes().front().ref() == way.nodes().back().ref();
         const Classified what = classify(way.tags(), closed);
         if (!what.kind) return;
-        std::vector<std::pair<int32_t, int32_t>> points;
-        points.reserve(way.nodes().size());
+        rings.resize(1);
+        inner.assign(1, false);
+        auto &points = rings[0];
+        points.clear();
         for (const auto &ref : way.nodes()) {
             if (!ref.location().valid()) return;  // a way reaching outside the extract: its clipped part is not known
             points.push_back(xy(ref.location()));
@@ -216,7 +224,7 @@ public:
             return;
         }
         const bool area = what.kind == water || what.kind == wood || what.kind == building;
-        collector.add(id, what, area ? polygon : line, way.tags()["name"], NAN, {points}, {false});
+        collector.add(id, what, area ? polygon : line, way.tags()["name"], NAN, rings, inner);
     }
 
     void relation(const osmium::Relation &) { ++relations; }
@@ -290,13 +298,21 @@ extern "C" int trail_osm_index_build(const char *const *inputs, int input_count,
         MapHandler handler(collector);
         for (int i = 0; i < input_count; ++i) {
             const osmium::io::File file{inputs[i]};
+            // Multipolygons need their relations read before their member ways go by: a first pass over the
+            // relations. Versions, timestamps and authors are most of an extract's bytes and the map needs none of
+            // them: both readers skip them.
             RelationAreas relations;
-            osmium::relations::read_relations(file, relations);
+            {
+                osmium::io::Reader reader{file, osmium::osm_entity_bits::relation, osmium::io::read_meta::no};
+                osmium::apply(reader, relations);
+                reader.close();
+                relations.prepare_for_lookup();
+            }
             using Index = osmium::index::map::FlexMem<osmium::unsigned_object_id_type, osmium::Location>;
             Index index;
             osmium::handler::NodeLocationsForWays<Index> locations{index};
             locations.ignore_errors();
-            osmium::io::Reader reader{file, osmium::osm_entity_bits::nwr};
+            osmium::io::Reader reader{file, osmium::osm_entity_bits::nwr, osmium::io::read_meta::no};
             osmium::apply(reader, locations, handler, relations.handler([&handler](osmium::memory::Buffer &&buffer) {
                 osmium::apply(buffer, handler);
             }));

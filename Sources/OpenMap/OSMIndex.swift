@@ -52,7 +52,9 @@ package final class OSMIndex: Sendable {
     package let metadata: OSMIndexMetadata
     private let cells: [UInt32: (offset: UInt64, length: UInt64)]
     private let columns: UInt32
-    private let places: [Place]
+    /// The named places, read from `names.tsv` at the first search (a state has hundreds of thousands; a server that
+    /// is never asked should not hold them).
+    private let loadedPlaces = Locked<[Place]?>(nil)
 
     package struct Place: Sendable, Equatable {
         package let name: String
@@ -76,14 +78,6 @@ package final class OSMIndex: Sendable {
                 }
             }
             self.cells = cells
-            let names = try String(contentsOf: folder.appendingPathComponent("names.tsv"), encoding: .utf8)
-            places = names.split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
-                guard fields.count == 4, let raw = UInt8(fields[0]), let kind = OSMFeature.Kind(rawValue: raw),
-                    let longitude = Double(fields[1]), let latitude = Double(fields[2])
-                else { return nil }
-                return Place(name: String(fields[3]), kind: kind, longitude: longitude, latitude: latitude)
-            }
         } catch {
             throw OpenMapError("The map index in \(folder.path) cannot be read: \(error.localizedDescription)")
         }
@@ -135,7 +129,7 @@ package final class OSMIndex: Sendable {
         guard !wanted.isEmpty else { return [] }
         var starts: [Place] = []
         var contains: [Place] = []
-        for place in places {
+        for place in allPlaces() {
             let name = Self.folded(place.name)
             if name.hasPrefix(wanted) {
                 starts.append(place)
@@ -145,6 +139,22 @@ package final class OSMIndex: Sendable {
             }
         }
         return Array((starts + contains).prefix(limit))
+    }
+
+    private func allPlaces() -> [Place] {
+        loadedPlaces.withLock { cached in
+            if let cached { return cached }
+            let text = (try? String(contentsOf: folder.appendingPathComponent("names.tsv"), encoding: .utf8)) ?? ""
+            let places: [Place] = text.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
+                guard fields.count == 4, let raw = UInt8(fields[0]), let kind = OSMFeature.Kind(rawValue: raw),
+                    let longitude = Double(fields[1]), let latitude = Double(fields[2])
+                else { return nil }
+                return Place(name: String(fields[3]), kind: kind, longitude: longitude, latitude: latitude)
+            }
+            cached = places
+            return places
+        }
     }
 
     static func folded(_ text: String) -> String {
@@ -255,6 +265,18 @@ package struct OSMIndexMetadata: Codable, Sendable, Equatable {
     package var names: Int
     package var extent: Extent?
     package var seconds: Double
+}
+
+/// A value behind a lock (this module does not depend on NIO, whose box the server uses).
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
 }
 
 /// Why the drawn map cannot be made, in words an operator can act on.
