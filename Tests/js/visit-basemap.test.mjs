@@ -40,17 +40,3 @@ test('labels: names, peaks with their height, index contours alone', () => {
 test('every point kind the server writes has a symbol', () => {
   for (const kind of ['peak', 'viewpoint', 'parking', 'toilets', 'shelter']) assert.ok(POINT_SYMBOLS[kind]?.color, kind);
 });
-
-test('lines and areas are projected once to Web Mercator; points are left to the markers', async () => {
-  const { projectShapes } = await import('../../Public/js/visit-basemap.js');
-  const shapes = projectShapes([
-    { type: 'Feature', properties: { kind: 'path' }, geometry: { type: 'LineString', coordinates: [[0, 0], [180, 0]] } },
-    { type: 'Feature', properties: { kind: 'peak', name: 'Top' }, geometry: { type: 'Point', coordinates: [1, 1] } },
-    { type: 'Feature', properties: { kind: 'water' }, geometry: { type: 'MultiPolygon', coordinates: [[[[0, 0], [1, 0], [1, 1], [0, 0]]], [[[2, 2], [3, 2], [3, 3], [2, 2]]]] } },
-    { type: 'Feature', properties: { kind: 'road' }, geometry: null },
-  ]);
-  assert.equal(shapes.length, 2);
-  assert.deepEqual(Array.from(shapes[0].rings[0]), [0.5, 0.5, 1, 0.5]);
-  assert.equal(shapes[0].style.dashArray, basemapStyle({ kind: 'path' }).dashArray);
-  assert.equal(shapes[1].rings.length, 2, 'every ring of every polygon');
-});
