@@ -9,7 +9,7 @@ import TrailServer
 struct MapCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "map",
-        abstract: "Check an OpenStreetMap extract (and a terrain model) before the server draws maps from them.",
+        abstract: "Check an OpenStreetMap extract for the drawn map.",
         subcommands: [Check.self]
     )
 

@@ -285,7 +285,7 @@ struct CLITests {
 @Suite(.enabled(if: CLI.isBuilt, "build it first: swift build --product trail-companion (scripts/test.sh does)"))
 struct CLIHelpTests {
     /// Commands that work on a package zip or an app's folder, not on a server's data folder.
-    static let withoutDataFolder: Set = ["package verify", "package install", "package update", "dem check"]
+    static let withoutDataFolder: Set = ["package verify", "package install", "package update", "dem check", "map check"]
 
     @Test func everyCommandHasHelpAndTheDataFolderCommandsTakeRootAndData() async throws {
         var leaves: [String] = []
@@ -309,6 +309,7 @@ struct CLIHelpTests {
             "serve", "migrate", "user create", "user disable", "user reset-password", "user reset-two-step", "site create", "member add",
             "token create", "package verify",
             "backup create", "backup verify", "restore", "doctor", "storage sync", "storage check", "media optimize", "dem check",
+            "map check",
         ] {
             #expect(leaves.contains(expected), "\(expected) is missing from the help: \(leaves)")
         }

@@ -119,7 +119,7 @@ import Testing
                 json: #"{"triggerRadiusMeters":20}"#
             )
             page = try await client.get("/tours/\(env.seed.tourId)", session: session)
-            #expect(!page.text.contains(#"id="publish-warnings""#), "20 m + 5 m < 33 m: no overlap")
+            #expect(!page.text.contains("overlap: an app would start both stops at once"), "20 m + 5 m < 33 m: no overlap")
         }
     }
 
