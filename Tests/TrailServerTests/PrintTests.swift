@@ -141,11 +141,17 @@ import ZIPFoundation
         let sign = try PrintedFile(try PrintLayout.sign(tour, size: .inches24x36), name: "sign-100")
         // The note is set in one narrow cell: read with its line breaks as spaces (Pango may break after the dash).
         let signText = try await sign.text().split(whereSeparator: \.isWhitespace).joined(separator: " ").replacingOccurrences(of: "– ", with: "–")
-        let codes = try await sign.decodedCodes(bands: 8)
-        let shown = codes.count - 1
+        // How many stops the sign holds, from its own note; then every one of their codes (and the tour's) must be read
+        // back. A sign this large is read at 150 dpi in overlapping bands; a code zbar misses there (seen once, on a
+        // loaded machine) is read again at 200 dpi before the test concludes it is not on the sign.
+        let note = try #require(signText.firstMatch(of: /Stops (\d+)–100/), "the sign names the stops it leaves out: \(signText.prefix(300))")
+        let shown = try #require(Int(note.1)) - 1
         #expect(shown >= 20 && shown < 100, "the sign holds \(shown) stops")
-        #expect(codes.isSubset(of: Self.expectedCodes(manifest, packageId: packageId)))
-        #expect(signText.contains("Stops \(shown + 1)–100"), "the sign names the stops it leaves out")
+        var codes = try await sign.decodedCodes(bands: 8)
+        if codes.count != shown + 1 { codes.formUnion(try await sign.decodedCodes(bands: 8, dpi: 200)) }
+        let expected = Self.expectedCodes(manifest, packageId: packageId)
+        #expect(codes.isSubset(of: expected))
+        #expect(codes.count == shown + 1, "the tour's code and one per stop shown: \(codes.count) read for \(shown) stops")
         #expect(signText.contains("booklet"))
     }
 
@@ -646,13 +652,13 @@ struct PrintedFile {
     /// overlapping horizontal bands of the same raster (`pdftoppm -x -y -W -H`), each twice a band's height: a phone
     /// sees one code at a time, while ZBar, handed a whole 24 × 36 in sign with dozens of codes, misses one or two of
     /// them (each of which it reads in a band). Every code no taller than a band is whole in one of them.
-    func decodedCodes(bands: Int = 1) async throws -> Set<String> {
+    func decodedCodes(bands: Int = 1, dpi: Int = 150) async throws -> Set<String> {
         let info = try await info()
         var codes: Set<String> = []
         for (index, size) in info.sizes.enumerated() {
             let page = String(index + 1)
-            let width = Int((size.width * 150 / 72).rounded(.up))
-            let height = Int((size.height * 150 / 72).rounded(.up))
+            let width = Int((size.width * Double(dpi) / 72).rounded(.up))
+            let height = Int((size.height * Double(dpi) / 72).rounded(.up))
             var windows = [(y: 0, height: height)]
             if bands > 1 {
                 let step = height / bands
@@ -663,7 +669,8 @@ struct PrintedFile {
                 let raster = try await ChildProcess.run(
                     "pdftoppm",
                     [
-                        "-r", "150", "-gray", "-png", "-singlefile", "-f", page, "-l", page, "-x", "0", "-y", String(window.y), "-W", String(width),
+                        "-r", String(dpi), "-gray", "-png", "-singlefile", "-f", page, "-l", page, "-x", "0", "-y", String(window.y), "-W",
+                        String(width),
                         "-H", String(window.height), url.path, prefix,
                     ],
                     timeout: .seconds(300)
