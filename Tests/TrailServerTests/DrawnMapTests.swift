@@ -236,6 +236,16 @@ import TrailClient
             #expect(places.first?["kind"] as? String == "water")
             let short = try await client.api(.get, "/api/v1/manage/places?q=f", token: author)
             #expect(short.status == .unprocessableContent)
+            let long = try await client.api(.get, "/api/v1/manage/places?q=\(String(repeating: "a", count: 101))", token: author)
+            #expect(long.status == .unprocessableContent)
+            // A tour with no frame yet has no map to draw: 409, saying what to do.
+            let unframed = try await env.database.createTour(
+                siteId: env.seed.alphaId,
+                TourInput(name: "Not framed", description: ""),
+                actor: .system
+            )
+            let noFrame = try await client.api(.get, "/api/v1/manage/tours/\(unframed.id)/basemap.geojson", token: author)
+            #expect(noFrame.status == .conflict && noFrame.text.contains("set the frame"), "\(noFrame.text)")
         }
         // Without an extract the search says it searched nothing, so the page can say why.
         let bare = try await Self.env(extract: nil)
