@@ -25,8 +25,8 @@ scripts/check-warnings.sh .build/build-with-tests.log
 # Every package at the version dependencies.lock names (Package.swift pins the direct ones exactly).
 scripts/check-lock.sh
 # Under a watchdog: a stuck test fails the run with the stuck tests named and the stacks printed, instead of hanging.
-# First every suite in parallel but the two that write 4 GiB and more; then those two alone. Beside the parallel
-# suites their disk traffic stalled live test servers for tens of seconds.
+# First every suite in parallel but the two that write 4 GiB and more; then the calm tests; then those two alone.
+# Beside other suites their disk traffic stalled live test servers for tens of seconds.
 # The tests of time-outs and pacing run in the second phase too: they need a server that keeps to a short idle or write
 # time-out while a client is slow or stalls on purpose, and a connection's requests answered at the pace of a server
 # that is not shared with five hundred other tests; the parallel phase's crowding of the two cores allows neither.
@@ -35,12 +35,14 @@ calm="theLiveTestClientReconnects|idleConnectionsCloseMovingUploadsDoNot|answers
 calm+="|peersThatNeverReadCannotStallTheServer|stopDoesNotWaitForAStalledPeer|bigImportsLeaveTheServerAnswering"
 TRAIL_SLOW_TESTS=0 scripts/swift-test-watchdog.sh --skip "$calm"
 phase "Swift tests, parallel"
-if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
-  scripts/swift-test-watchdog.sh --filter "LargePackageTests|$calm"
-else
-  scripts/swift-test-watchdog.sh --filter "$calm"
-fi
+scripts/swift-test-watchdog.sh --filter "$calm"
 phase "Swift tests, calm"
+# The packages of 4 GiB and more after the calm tests, not beside them: their writes and hashing take both cores and
+# the disk, and the calm tests ask a live server for prompt answers.
+if [[ "$TRAIL_SLOW_TESTS" == 1 ]]; then
+  scripts/swift-test-watchdog.sh --filter "LargePackageTests"
+  phase "Swift tests, large packages"
+fi
 # The library products' public API against the last release's committed API dumps (Tests/api-baseline).
 scripts/check-api.sh
 phase "API check"
