@@ -2,6 +2,11 @@
 // paths and named points, and the terrain's contour lines), styled for walkers: paths prominent, contours quiet, names
 // readable. Drawn on one canvas in a pane of its own, above any map tiles and beneath the route and the stops. Used by
 // the visitor player and by the panel's tour map when its tiles are off. Names reach Leaflet only as DOM text nodes.
+//
+// Drawn in batches, not as a Leaflet layer per feature: every feature of one style goes into one canvas path with one
+// stroke or fill, from coordinates projected once when the map arrives. A layer per feature cost a state change and a
+// stroke each (thousands on a 10 km frame) and a re-projection of every point at each zoom, and a phone with a slow
+// CPU took about a second to draw the frame.
 
 /** Leaflet path options for a feature's properties (pure, so the styles are tested without a browser). */
 export function basemapStyle(properties) {
@@ -52,41 +57,291 @@ function textNode(text, className) {
   return span;
 }
 
+/** Web Mercator as Leaflet's default map projects it, scaled to the unit square: x from 0 (180° W) to 1, y from 0
+ * (85.05° N) to 1. A point's pixel at zoom z is (x, y) × 256 × 2^z. */
+export function mercator(lng, lat) {
+  const limit = 85.0511287798;
+  const phi = (Math.max(-limit, Math.min(limit, lat)) * Math.PI) / 180;
+  return [0.5 + lng / 360, 0.5 - Math.log(Math.tan(Math.PI / 4 + phi / 2)) / (2 * Math.PI)];
+}
+
+// The order groups are drawn in: areas beneath lines, quiet lines beneath prominent ones.
+const KIND_ORDER = ['wood', 'water', 'building', 'contour', 'stream', 'road', 'path'];
+
+function projectRing(coordinates) {
+  const points = new Float64Array(coordinates.length * 2);
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity, n = 0;
+  for (const position of coordinates) {
+    if (!Array.isArray(position) || !Number.isFinite(position[0]) || !Number.isFinite(position[1])) continue;
+    const [x, y] = mercator(position[0], position[1]);
+    points[n++] = x;
+    points[n++] = y;
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  return { points: n === points.length ? points : points.slice(0, n), box: [minX, minY, maxX, maxY] };
+}
+
+function union(a, b) {
+  return [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])];
+}
+
+/** The features of a drawn map made ready to draw (pure, so it is tested without a browser): `groups` in drawing
+ * order, each a style with its shapes (rings of projected points and their box, `holes` when a polygon has inner
+ * rings and must be filled on its own); `points`, the named and unnamed symbols; `labelled`, every shape or point
+ * with a label, for the pointer. */
+export function prepareBasemap(features) {
+  const groups = new Map();
+  const points = [];
+  const labelled = [];
+  for (const feature of Array.isArray(features) ? features : []) {
+    const geometry = feature?.geometry;
+    const properties = feature?.properties || {};
+    const label = basemapLabel(properties);
+    if (geometry?.type === 'Point') {
+      const at = geometry.coordinates;
+      if (!Array.isArray(at) || !Number.isFinite(at[0]) || !Number.isFinite(at[1])) continue;
+      const [x, y] = mercator(at[0], at[1]);
+      const point = { kind: properties.kind, x, y, lng: at[0], lat: at[1], label };
+      points.push(point);
+      if (label) labelled.push({ point, label });
+      continue;
+    }
+    const polygons = geometry?.type === 'Polygon' ? [geometry.coordinates]
+      : geometry?.type === 'MultiPolygon' ? geometry.coordinates : null;
+    const lines = geometry?.type === 'LineString' ? [geometry.coordinates]
+      : geometry?.type === 'MultiLineString' ? geometry.coordinates : null;
+    if (!polygons && !lines) continue;
+    const style = basemapStyle(properties);
+    const key = JSON.stringify(style);
+    let group = groups.get(key);
+    if (!group) {
+      const rank = KIND_ORDER.indexOf(properties.kind);
+      group = { style, rank: (rank < 0 ? KIND_ORDER.length : rank) * 100 + (style.weight || 0) + (properties.index ? 50 : 0), shapes: [] };
+      groups.set(key, group);
+    }
+    const rings = [];
+    if (polygons) {
+      for (const polygon of polygons) {
+        if (!Array.isArray(polygon)) continue;
+        const projected = polygon.filter(Array.isArray).map(projectRing).filter((ring) => ring.points.length >= 6);
+        if (projected.length === 0) continue;
+        const shape = { rings: projected, closed: true, holes: projected.length > 1, box: projected.reduce((box, ring) => union(box, ring.box), projected[0].box) };
+        group.shapes.push(shape);
+        rings.push(shape);
+      }
+    } else {
+      for (const line of lines) {
+        if (!Array.isArray(line)) continue;
+        const ring = projectRing(line);
+        if (ring.points.length < 4) continue;
+        const shape = { rings: [ring], closed: false, holes: false, box: ring.box };
+        group.shapes.push(shape);
+        rings.push(shape);
+      }
+    }
+    if (label && rings.length) labelled.push({ shapes: rings, label });
+  }
+  const ordered = [...groups.values()].sort((a, b) => a.rank - b.rank);
+  return { groups: ordered, points, labelled };
+}
+
+function dashes(dashArray) {
+  return typeof dashArray === 'string' ? dashArray.split(/[ ,]+/).map(Number).filter(Number.isFinite) : [];
+}
+
+/** Adds one shape's rings to the current path at pixel `scale`, less `origin`, leaving out points within half a
+ * pixel of the one before (a line of a 10 km frame has many more points than a phone's screen has pixels). A line's
+ * segments outside `clip` (the canvas, in the same pixels) are left out too, so a pan redraws what can be seen; an
+ * area's rings are traced whole, since a fill needs them closed. */
+function trace(ctx, shape, scale, originX, originY, clip) {
+  for (const { points } of shape.rings) {
+    let lastX = points[0] * scale - originX;
+    let lastY = points[1] * scale - originY;
+    ctx.moveTo(lastX, lastY);
+    let penDown = true;
+    const end = points.length - 2;
+    for (let i = 2; i <= end; i += 2) {
+      const x = points[i] * scale - originX;
+      const y = points[i + 1] * scale - originY;
+      if (i < end && Math.abs(x - lastX) < 0.5 && Math.abs(y - lastY) < 0.5) continue;
+      if (!shape.closed && ((x < clip.minX && lastX < clip.minX) || (x > clip.maxX && lastX > clip.maxX)
+        || (y < clip.minY && lastY < clip.minY) || (y > clip.maxY && lastY > clip.maxY))) {
+        penDown = false;
+      } else {
+        if (!penDown) ctx.moveTo(lastX, lastY);
+        ctx.lineTo(x, y);
+        penDown = true;
+      }
+      lastX = x;
+      lastY = y;
+    }
+    if (shape.closed) ctx.closePath();
+  }
+}
+
+function visible(box, scale, originX, originY, bounds, margin) {
+  return box[2] * scale - originX >= bounds.min.x - margin && box[0] * scale - originX <= bounds.max.x + margin
+    && box[3] * scale - originY >= bounds.min.y - margin && box[1] * scale - originY <= bounds.max.y + margin;
+}
+
+function paint(ctx, style, fill) {
+  ctx.globalAlpha = 1;
+  if (fill && style.fill) {
+    ctx.globalAlpha = style.fillOpacity ?? 1;
+    ctx.fillStyle = style.fillColor || style.color;
+  }
+  if (fill === true && style.fill) ctx.fill('evenodd');
+  else if (fill === 'nonzero' && style.fill) ctx.fill('nonzero');
+  if (style.stroke !== false) {
+    ctx.globalAlpha = style.opacity ?? 1;
+    ctx.strokeStyle = style.color;
+    ctx.lineWidth = style.weight ?? 1;
+    ctx.lineCap = style.lineCap || 'round';
+    ctx.lineJoin = 'round';
+    ctx.setLineDash(dashes(style.dashArray));
+    ctx.stroke();
+  }
+}
+
+/** Draws a prepared map on the renderer's canvas: Leaflet's canvas renderer keeps the canvas (its size, padding,
+ * retina scale, position and zoom animation); this replaces the drawing of its layers with one pass over the groups. */
+function drawPrepared(renderer, prepared) {
+  const ctx = renderer._ctx;
+  const map = renderer._map;
+  if (!ctx || !map || !renderer._bounds) return;
+  const bounds = renderer._bounds;
+  const scale = map.options.crs.scale(map.getZoom());
+  const origin = map.getPixelOrigin();
+  const clip = { minX: bounds.min.x - 8, minY: bounds.min.y - 8, maxX: bounds.max.x + 8, maxY: bounds.max.y + 8 };
+  ctx.save();
+  for (const group of prepared.groups) {
+    const margin = (group.style.weight || 1) + 1;
+    const { style } = group;
+    let any = false;
+    ctx.beginPath();
+    for (const shape of group.shapes) {
+      if (!visible(shape.box, scale, origin.x, origin.y, bounds, margin)) continue;
+      if (shape.holes) {
+        // A lake with islands: filled on its own, so its inner rings are holes and not the overlap of two lakes.
+        ctx.save();
+        ctx.beginPath();
+        trace(ctx, shape, scale, origin.x, origin.y, clip);
+        paint(ctx, style, true);
+        ctx.restore();
+        continue;
+      }
+      trace(ctx, shape, scale, origin.x, origin.y, clip);
+      any = true;
+    }
+    if (any) paint(ctx, style, 'nonzero');
+  }
+  const radius = 4.5;
+  for (const kind of Object.keys(POINT_SYMBOLS)) {
+    ctx.beginPath();
+    let any = false;
+    for (const point of prepared.points) {
+      if (point.kind !== kind) continue;
+      const x = point.x * scale - origin.x;
+      const y = point.y * scale - origin.y;
+      if (x < bounds.min.x - 6 || x > bounds.max.x + 6 || y < bounds.min.y - 6 || y > bounds.max.y + 6) continue;
+      ctx.moveTo(x + radius, y);
+      ctx.arc(x, y, radius, 0, Math.PI * 2);
+      any = true;
+    }
+    if (any) paint(ctx, { color: '#fff', weight: 1.5, fill: true, fillColor: POINT_SYMBOLS[kind].color, fillOpacity: 1 }, 'nonzero');
+  }
+  ctx.restore();
+}
+
+function squaredDistanceToSegment(px, py, ax, ay, bx, by) {
+  const dx = bx - ax, dy = by - ay;
+  const length = dx * dx + dy * dy;
+  const t = length ? Math.max(0, Math.min(1, ((px - ax) * dx + (py - ay) * dy) / length)) : 0;
+  const x = ax + t * dx - px, y = ay + t * dy - py;
+  return x * x + y * y;
+}
+
+/** The label of what lies under the pointer at pixel (`px`, `py`) of zoom `scale`, within `reach` pixels: a point
+ * first, then the nearest line or area outline; '' for none. */
+export function labelAt(prepared, px, py, scale, reach = 8) {
+  let best = '';
+  let bestDistance = reach * reach;
+  for (const item of prepared.labelled) {
+    if (item.point) {
+      const dx = item.point.x * scale - px, dy = item.point.y * scale - py;
+      const d = dx * dx + dy * dy;
+      if (d <= Math.max(bestDistance, 36)) { best = item.label; bestDistance = Math.min(d, bestDistance); if (d < 36) return best; }
+      continue;
+    }
+    for (const shape of item.shapes) {
+      const [x0, y0, x1, y1] = shape.box;
+      if (px < x0 * scale - reach || px > x1 * scale + reach || py < y0 * scale - reach || py > y1 * scale + reach) continue;
+      for (const { points } of shape.rings) {
+        for (let i = 2; i < points.length; i += 2) {
+          const d = squaredDistanceToSegment(px, py, points[i - 2] * scale, points[i - 1] * scale, points[i] * scale, points[i + 1] * scale);
+          if (d < bestDistance) { bestDistance = d; best = item.label; }
+        }
+      }
+    }
+  }
+  return best;
+}
+
 /** Adds `geojson` to `map` (a Leaflet map, `L` its module) in a pane between the tiles and the route; returns the
  * layer. `attribution` is the credit shown in the map's corner, as text. */
 export function addBasemap(L, map, geojson, attribution) {
   if (!map.getPane('basemap')) {
     const pane = map.createPane('basemap');
     pane.style.zIndex = 250;  // tiles are 200, the route and zones 400
+    pane.style.pointerEvents = 'none';  // the map, not the canvas, answers the pointer
   }
-  const renderer = L.canvas({ pane: 'basemap', padding: 0.3 });
-  const features = Array.isArray(geojson?.features) ? geojson.features : [];
-  // Names of points stay on the map while there are few enough to read; past that, they show on hover or focus.
-  const namedPoints = features.filter((f) => f.geometry?.type === 'Point' && basemapLabel(f.properties)).length;
-  // Only labelled features answer the pointer: the canvas tests every interactive shape on each move.
-  const layer = L.geoJSON({ type: 'FeatureCollection', features }, {
-    pane: 'basemap',
-    renderer,
-    interactive: false,
-    style: (feature) => basemapStyle(feature.properties),
-    pointToLayer: (feature, latlng) => {
-      const symbol = POINT_SYMBOLS[feature.properties?.kind] || { color: '#444' };
-      return L.circleMarker(latlng, {
-        renderer, pane: 'basemap', radius: 4.5, color: '#fff', weight: 1.5, fillColor: symbol.color, fillOpacity: 1,
-        interactive: Boolean(basemapLabel(feature.properties)),
-      });
+  const prepared = prepareBasemap(geojson?.features);
+  const Batched = L.Canvas.extend({
+    onAdd(added) {
+      L.Canvas.prototype.onAdd.call(this, added);
+      drawPrepared(this, prepared);  // Leaflet draws a renderer's layers when it is added; this one has none
     },
-    onEachFeature: (feature, item) => {
-      const label = basemapLabel(feature.properties);
-      if (!label) return;
-      item.options.interactive = true;
-      const permanent = feature.geometry?.type === 'Point' && namedPoints <= 40;
-      item.bindTooltip(textNode(label, 'visit-basemap-label'), {
-        permanent, sticky: !permanent, direction: permanent ? 'right' : 'top', className: 'visit-basemap-tooltip', opacity: 0.9,
-      });
+    _updatePaths() {
+      if (this._postponeUpdatePaths) return;
+      drawPrepared(this, prepared);
     },
+    _redraw() {},
   });
+  const layer = new Batched({ pane: 'basemap', padding: 0.1 });
   layer.addTo(map);
+  // Names of points stay on the map while there are few enough to read; past that, and for lines and areas, a name
+  // shows where the pointer rests or the finger taps.
+  const named = prepared.labelled.filter((item) => item.point);
+  if (named.length <= 40) {
+    for (const { point, label } of named) {
+      map.openTooltip(L.tooltip({ permanent: true, direction: 'right', className: 'visit-basemap-tooltip', opacity: 0.9 })
+        .setLatLng([point.lat, point.lng]).setContent(textNode(label, 'visit-basemap-label')));
+    }
+  }
+  const hover = L.tooltip({ direction: 'top', className: 'visit-basemap-tooltip', opacity: 0.9, offset: [0, -6] });
+  let pending = null;
+  const show = (event) => {
+    const scale = map.options.crs.scale(map.getZoom());
+    const at = map.options.crs.latLngToPoint(event.latlng, map.getZoom());
+    const label = labelAt(prepared, at.x, at.y, scale, event.type === 'click' ? 14 : 8);
+    if (label) {
+      hover.setLatLng(event.latlng).setContent(textNode(label, 'visit-basemap-label'));
+      map.openTooltip(hover);
+    } else if (map.hasLayer(hover)) {
+      map.closeTooltip(hover);
+    }
+  };
+  map.on('mousemove', (event) => {
+    // One look a frame, however fast the pointer moves.
+    if (pending) { pending = event; return; }
+    pending = event;
+    requestAnimationFrame(() => { const last = pending; pending = null; show(last); });
+  });
+  map.on('click', show);
+  map.on('mouseout movestart', () => { if (map.hasLayer(hover)) map.closeTooltip(hover); });
   if (attribution && map.attributionControl) {
     // Leaflet writes an attribution as markup: the credit goes in escaped.
     const escaped = String(attribution).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

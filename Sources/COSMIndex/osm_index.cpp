@@ -9,9 +9,10 @@
 #include <osmium/area/assembler.hpp>
 #include <osmium/handler.hpp>
 #include <osmium/handler/node_locations_for_ways.hpp>
-#include <osmium/index/map/flex_mem.hpp>
+#include <osmium/index/map.hpp>
+#include <osmium/index/map/dummy.hpp>
 #include <osmium/io/any_input.hpp>
-#include <osmium/relations/relations_manager.hpp>
+#include <osmium/builder/osm_object_builder.hpp>
 #include <osmium/visitor.hpp>
 
 #include <algorithm>
@@ -182,6 +183,81 @@ float elevation_of(const osmium::TagList &tags) {
 
 std::pair<int32_t, int32_t> xy(const osmium::Location &location) { return {location.x(), location.y()}; }
 
+/// Every node's location by id, for `NodeLocationsForWays`: ids and locations in two sorted arrays, with the first id
+/// of every block of 128 in a small table that stays in the cache. osmium's `FlexMem` keeps a state extract (tens of
+/// millions of nodes with ids up to ten billion) as one sorted array of pairs and binary-searches all of it for each
+/// of a way's nodes: a cache miss a step, the largest part of the pass. A way's nodes are mostly created one after
+/// the other, so the entry after the last one found is tried first. `NodeLocationsForWays` calls `sort` before the
+/// first way only when the nodes came out of order; in order, the table is kept as they are set.
+class Locations final : public osmium::index::map::Map<osmium::unsigned_object_id_type, osmium::Location> {
+public:
+    void set(const osmium::unsigned_object_id_type id, const osmium::Location location) final {
+        if (!ids.empty() && id <= ids.back()) sorted = false;
+        if (ids.size() % block == 0) firsts.push_back(id);
+        ids.push_back(id);
+        locations.push_back(location);
+    }
+
+    void sort() final {
+        if (!sorted) {
+            std::vector<std::pair<osmium::unsigned_object_id_type, osmium::Location>> entries;
+            entries.reserve(ids.size());
+            for (size_t i = 0; i < ids.size(); ++i) entries.emplace_back(ids[i], locations[i]);
+            std::sort(entries.begin(), entries.end(),
+                             [](const auto &a, const auto &b) { return a.first < b.first; });
+            for (size_t i = 0; i < entries.size(); ++i) {
+                ids[i] = entries[i].first;
+                locations[i] = entries[i].second;
+            }
+            sorted = true;
+        }
+        firsts.clear();
+        for (size_t i = 0; i < ids.size(); i += block) firsts.push_back(ids[i]);
+    }
+
+    osmium::Location get(const osmium::unsigned_object_id_type id) const final {
+        const osmium::Location location = get_noexcept(id);
+        if (!location.valid()) throw osmium::not_found{id};
+        return location;
+    }
+
+    osmium::Location get_noexcept(const osmium::unsigned_object_id_type id) const noexcept final {
+        const size_t next = last + 1;
+        if (next < ids.size() && ids[next] == id) return locations[last = next];
+        const auto after = std::upper_bound(firsts.begin(), firsts.end(), id);
+        if (after == firsts.begin()) return osmium::Location{};
+        const size_t from = static_cast<size_t>(after - firsts.begin() - 1) * block;
+        const size_t to = std::min(from + block, ids.size());
+        const auto found = std::lower_bound(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                                            ids.begin() + static_cast<std::ptrdiff_t>(to), id);
+        if (found == ids.begin() + static_cast<std::ptrdiff_t>(to) || *found != id) return osmium::Location{};
+        last = static_cast<size_t>(found - ids.begin());
+        return locations[last];
+    }
+
+    std::size_t size() const final { return ids.size(); }
+
+    std::size_t used_memory() const final {
+        return ids.capacity() * sizeof(osmium::unsigned_object_id_type) + locations.capacity() * sizeof(osmium::Location) +
+               firsts.capacity() * sizeof(osmium::unsigned_object_id_type);
+    }
+
+    void clear() final {
+        ids.clear();
+        locations.clear();
+        firsts.clear();
+        sorted = true;
+    }
+
+private:
+    static constexpr size_t block = 128;
+    std::vector<osmium::unsigned_object_id_type> ids;
+    std::vector<osmium::Location> locations;
+    std::vector<osmium::unsigned_object_id_type> firsts;
+    bool sorted = true;
+    mutable size_t last = 0;
+};
+
 class MapHandler : public osmium::handler::Handler {
 public:
     explicit MapHandler(Collector &collector) : collector(collector), rings(1), inner(1, false) {}
@@ -250,31 +326,107 @@ public:
     }
 };
 
-/// Multipolygon relations only: closed ways are drawn straight from the way (assembling millions of buildings as
-/// areas would cost most of the pass and change nothing on the map).
-class RelationAreas : public osmium::relations::RelationsManager<RelationAreas, false, true, false> {
+/// Water and wood multipolygons, assembled after the one pass: every way's node ids are kept, packed, while the
+/// file goes by, and the relations of interest are copied; at the end each is assembled from its member ways and the
+/// node locations the pass stored anyway. A first pass over the relations alone (osmium's usual way) decompressed the
+/// whole file a second time, a quarter of the indexing time, for relations that are a few hundred in a state.
+class RelationAreas {
 public:
-    osmium::area::AssemblerConfig config;
+    /// A way of the extract seen, as (id, offset) into `refs`: the count, then the node ids as zigzag deltas.
+    void way(const osmium::Way &way) {
+        if (way.nodes().size() < 2) return;
+        index.emplace_back(way.id(), refs.size());
+        put_varint(way.nodes().size());
+        int64_t previous = 0;
+        for (const auto &ref : way.nodes()) {
+            const int64_t delta = ref.ref() - previous;
+            put_varint((static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));
+            previous = ref.ref();
+        }
+    }
 
-    bool new_relation(const osmium::Relation &relation) const {
+    void relation(const osmium::Relation &relation) {
         const char *type = relation.tags()["type"];
-        if (!type || std::strcmp(type, "multipolygon")) return false;
+        if (!type || std::strcmp(type, "multipolygon")) return;
         const Classified what = classify(relation.tags(), true);
-        return what.kind == water || what.kind == wood;
+        if (what.kind != water && what.kind != wood) return;
+        relations.add_item(relation);
+        relations.commit();
     }
 
-    void complete_relation(const osmium::Relation &relation) {
-        std::vector<const osmium::Way *> members;
-        for (const auto &member : relation.members()) {
-            if (member.ref() != 0) members.push_back(this->get_member_way(member.ref()));
-        }
-        try {
-            osmium::area::Assembler assembler{config};
-            assembler(relation, members, this->buffer());
-        } catch (const osmium::invalid_location &) {
-            // A multipolygon reaching outside the extract: left out, as osmium's own tools do.
+    /// Assembles every relation whose member ways are all in the extract; `area` gets each one assembled.
+    template <typename Locations, typename Handler> void assemble(const Locations &locations, Handler &&area) {
+        if (relations.committed() == 0) return;
+        std::sort(index.begin(), index.end());
+        osmium::area::AssemblerConfig config;
+        for (const auto &relation : relations.select<osmium::Relation>()) {
+            osmium::memory::Buffer ways{4096, osmium::memory::Buffer::auto_grow::yes};
+            bool complete = true;
+            for (const auto &member : relation.members()) {
+                if (member.type() != osmium::item_type::way) continue;
+                const auto found = std::lower_bound(index.begin(), index.end(), std::make_pair(member.ref(), uint64_t{0}));
+                if (found == index.end() || found->first != member.ref()) {
+                    complete = false;  // a member outside the extract: left out, as osmium's own tools do
+                    break;
+                }
+                {
+                    osmium::builder::WayBuilder builder{ways};
+                    builder.set_id(member.ref());
+                    osmium::builder::WayNodeListBuilder nodes{builder};
+                    size_t at = found->second;
+                    const uint64_t count = get_varint(at);
+                    int64_t id = 0;
+                    for (uint64_t i = 0; i < count; ++i) {
+                        const uint64_t zigzag = get_varint(at);
+                        id += static_cast<int64_t>(zigzag >> 1) ^ -static_cast<int64_t>(zigzag & 1);
+                        nodes.add_node_ref(id, locations.get_noexcept(static_cast<osmium::unsigned_object_id_type>(id)));
+                    }
+                }
+                ways.commit();
+            }
+            if (!complete) continue;
+            std::vector<const osmium::Way *> members;
+            for (const auto &way : ways.select<osmium::Way>()) members.push_back(&way);
+            osmium::memory::Buffer out{4096, osmium::memory::Buffer::auto_grow::yes};
+            try {
+                osmium::area::Assembler assembler{config};
+                assembler(relation, members, out);
+            } catch (const osmium::invalid_location &) {
+                continue;  // a member's node outside the extract
+            }
+            for (const auto &assembled : out.select<osmium::Area>()) area(assembled);
         }
     }
+
+private:
+    std::vector<std::pair<osmium::object_id_type, uint64_t>> index;
+    std::string refs;
+    osmium::memory::Buffer relations{64 * 1024, osmium::memory::Buffer::auto_grow::yes};
+
+    void put_varint(uint64_t value) {
+        while (value >= 0x80) {
+            refs.push_back(static_cast<char>((value & 0x7f) | 0x80));
+            value >>= 7;
+        }
+        refs.push_back(static_cast<char>(value));
+    }
+    uint64_t get_varint(size_t &at) const {
+        uint64_t value = 0;
+        for (int shift = 0;; shift += 7) {
+            const auto byte = static_cast<uint8_t>(refs[at++]);
+            value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+            if (!(byte & 0x80)) return value;
+        }
+    }
+};
+
+/// Sends each way and relation to `RelationAreas` as the pass goes by.
+class RelationWays : public osmium::handler::Handler {
+public:
+    explicit RelationWays(RelationAreas &areas) : areas(areas) {}
+    RelationAreas &areas;
+    void way(const osmium::Way &way) { areas.way(way); }
+    void relation(const osmium::Relation &relation) { areas.relation(relation); }
 };
 
 bool write_file(const std::string &path, const std::string &bytes, std::string &error) {
@@ -298,25 +450,16 @@ extern "C" int trail_osm_index_build(const char *const *inputs, int input_count,
         MapHandler handler(collector);
         for (int i = 0; i < input_count; ++i) {
             const osmium::io::File file{inputs[i]};
-            // Multipolygons need their relations read before their member ways go by: a first pass over the
-            // relations. Versions, timestamps and authors are most of an extract's bytes and the map needs none of
-            // them: both readers skip them.
+            // Versions, timestamps and authors are most of an extract's bytes and the map needs none of them.
             RelationAreas relations;
-            {
-                osmium::io::Reader reader{file, osmium::osm_entity_bits::relation, osmium::io::read_meta::no};
-                osmium::apply(reader, relations);
-                reader.close();
-                relations.prepare_for_lookup();
-            }
-            using Index = osmium::index::map::FlexMem<osmium::unsigned_object_id_type, osmium::Location>;
-            Index index;
-            osmium::handler::NodeLocationsForWays<Index> locations{index};
+            RelationWays relation_ways{relations};
+            Locations index;
+            osmium::handler::NodeLocationsForWays<Locations> locations{index};
             locations.ignore_errors();
             osmium::io::Reader reader{file, osmium::osm_entity_bits::nwr, osmium::io::read_meta::no};
-            osmium::apply(reader, locations, handler, relations.handler([&handler](osmium::memory::Buffer &&buffer) {
-                osmium::apply(buffer, handler);
-            }));
+            osmium::apply(reader, locations, handler, relation_ways);
             reader.close();
+            relations.assemble(index, [&handler](const osmium::Area &area) { handler.area(area); });
         }
         std::vector<uint32_t> keys;
         keys.reserve(collector.cells.size());

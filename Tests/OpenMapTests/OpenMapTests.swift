@@ -165,6 +165,47 @@ import Testing
         #expect(folder.listing("index").isEmpty)
     }
 
+    @Test("an extract out of order (relations first, nodes backwards) is read whole; a multipolygon missing a way is left out")
+    func unsortedExtractsAndIncompleteMultipolygons() async throws {
+        let folder = try TemporaryFolder("osm")
+        defer { folder.remove() }
+        func node(_ id: Int, _ longitude: Double, _ latitude: Double) -> String {
+            #" <node id="\#(id)" version="1" lat="\#(latitude)" lon="\#(longitude)"/>"#
+        }
+        func way(_ id: Int, _ refs: [Int], _ tags: String = "") -> String {
+            #" <way id="\#(id)" version="1">\#(refs.map { #"<nd ref="\#($0)"/>"# }.joined())\#(tags)</way>"#
+        }
+        let lake = #"<tag k="type" v="multipolygon"/><tag k="natural" v="water"/><tag k="name" v="Island Lake"/>"#
+        let wood = #"<tag k="type" v="multipolygon"/><tag k="natural" v="wood"/><tag k="name" v="Half Wood"/>"#
+        let lines = [
+            // Way 99 is not in the file: "Half Wood" cannot be closed and is left out, as osmium's own tools do.
+            #" <relation id="2" version="1"><member type="way" ref="11" role="outer"/><member type="way" ref="99" role="outer"/>\#(wood)</relation>"#,
+            #" <relation id="1" version="1"><member type="way" ref="11" role="outer"/><member type="way" ref="12" role="inner"/>\#(lake)</relation>"#,
+            node(9, -122.185, 44.392), node(8, -122.18, 44.392), node(7, -122.18, 44.388), node(6, -122.185, 44.388),
+            node(5, -122.19, 44.395), node(4, -122.17, 44.395), node(3, -122.17, 44.385), node(2, -122.19, 44.385),
+            node(21, -122.16, 44.36), node(20, -122.15, 44.37), node(1, -122.14, 44.34),
+            way(13, [21, 20, 1], #"<tag k="highway" v="path"/><tag k="name" v="Back Trail"/>"#),
+            way(11, [2, 3, 4, 5, 2]), way(12, [6, 7, 8, 9, 6]),
+        ]
+        let extract = folder.file("unsorted.osm")
+        try Data(("<?xml version='1.0' encoding='UTF-8'?>\n<osm version=\"0.6\">\n" + lines.joined(separator: "\n") + "\n</osm>\n").utf8)
+            .write(to: extract)
+        let (index, _) = try OSMIndexer.index(extract: extract.path, root: folder.url.appendingPathComponent("index"))
+        let f = Self.frame
+        let map = try #require(
+            Basemap.make(frame: f, maxZoom: 16, features: try index.features(west: f.west, south: f.south, east: f.east, north: f.north))
+        )
+        var byName: [String: [String: Any]] = [:]
+        for feature in try Self.features(map.data) {
+            if let name = (feature["properties"] as? [String: Any])?["name"] as? String { byName[name] = feature }
+        }
+        #expect(Set(byName.keys) == ["Island Lake", "Back Trail"])
+        let island = try #require((byName["Island Lake"]?["geometry"] as? [String: Any])?["coordinates"] as? [[[Double]]])
+        #expect(island.count == 2)
+        let trail = try #require((byName["Back Trail"]?["geometry"] as? [String: Any])?["coordinates"] as? [[Double]])
+        #expect(trail.count == 3 && abs(trail[0][0] - -122.16) < 1e-5 && abs(trail[2][1] - 44.34) < 1e-5)
+    }
+
     @Test func aFolderOfExtractsIsReadWhole() async throws {
         let folder = try TemporaryFolder("osm")
         defer { folder.remove() }

@@ -130,5 +130,9 @@ def test_the_player_draws_the_map_offline_with_its_credit(map_server, tour, brow
         assert "OpenStreetMap contributors" in panel.text("#visit-map .leaflet-control-attribution")
         # Drawn on the canvas of its own pane, beneath the route's.
         assert driver.execute_script("return !!document.querySelector('#visit-map .leaflet-basemap-pane canvas')")
+        # Few named points: their names stay on the map, as text.
+        labels = driver.execute_script(
+            "return [...document.querySelectorAll('#visit-map .visit-basemap-label')].map((label) => label.textContent)")
+        assert sorted(labels) == ["Falls Trailhead Parking", "Tamolitch Point (640 m)"], labels
     finally:
         map_server.start()

@@ -3,7 +3,10 @@
 
 Real-shaped: the area is cut into 1 km cells and every cell holds what a settled rural district holds per square
 kilometre: about 150 buildings, roads and tracks, footpaths, a wood, a stream, a pond, a few named points (a peak,
-a viewpoint, parking, toilets, a shelter) and ways the map leaves out (fences, power lines). Pipe it through
+a viewpoint, parking, toilets, a shelter) and ways the map leaves out (fences, power lines). Every cell's second wood
+is a multipolygon relation with a clearing, of untagged member ways, and every fourth cell has a lake with an island
+drawn the same way. Ids are as sparse as OpenStreetMap's: each feature's nodes are numbered one after the other, as
+one edit creates them, and the next feature's start thousands of ids further on. Pipe it through
 `osmium cat -F osm -o extract.osm.pbf` to get the `.osm.pbf` the server indexes.
 
     synthetic-osm-extract.py --west -122.6 --south 44.0 --columns 90 --rows 90 > extract.osm
@@ -26,9 +29,10 @@ def main():
     out = sys.stdout
     write = out.write
     write("<?xml version='1.0' encoding='UTF-8'?>\n<osm version=\"0.6\" generator=\"synthetic-extract\">\n")
-    # Ids in the order osmium expects: every node first, then the ways.
+    # Ids in the order osmium expects: every node first, then the ways, then the relations.
     node_id = 0
     ways = []
+    relations = []
     cell_lat = 1 / 111.32
     for row in range(args.rows):
         south = args.south + row * cell_lat
@@ -51,13 +55,25 @@ def main():
                     write(f' <node id="{node_id}" {meta} lat="{lat:.7f}" lon="{lon:.7f}"/>\n')
                 return node_id
 
+            def jump():
+                nonlocal node_id
+                node_id += random.randint(1, 10000)
+
             def line(points, tags):
+                jump()
                 ways.append(([node(lon, lat) for lon, lat in points], tags))
 
             def ring(cx, cy, rx, ry, count, tags):
+                jump()
                 ids = [node(cx + rx * math.cos(2 * math.pi * i / count) * (0.8 + 0.2 * random.random()),
                             cy + ry * math.sin(2 * math.pi * i / count) * (0.8 + 0.2 * random.random())) for i in range(count)]
                 ways.append((ids + [ids[0]], tags))
+                return len(ways)
+
+            def multipolygon(cx, cy, rx, ry, count, tags):
+                outer = ring(cx, cy, rx, ry, count, [])
+                inner = ring(cx, cy, rx * 0.3, ry * 0.3, count // 3, [])
+                relations.append(([(outer, 'outer'), (inner, 'inner')], [('type', 'multipolygon')] + tags))
 
             def wander(count, step):
                 lon, lat = west + random.random() * cell_lon, south + random.random() * cell_lat
@@ -80,10 +96,16 @@ def main():
                 line(wander(30, 0.03), [('highway', random.choice(['path', 'footway', 'steps', 'cycleway'])), ('name', f'Trail {cell}-{i}')])
             ring(west + cell_lon * 0.5, south + cell_lat * 0.5, cell_lon * 0.3, cell_lat * 0.25, 60, [('landuse', 'forest'), ('name', f'Wood {cell}')])
             ring(west + cell_lon * 0.2, south + cell_lat * 0.8, cell_lon * 0.06, cell_lat * 0.05, 30, [('natural', 'water'), ('name', f'Pond {cell}')])
+            multipolygon(west + cell_lon * 0.75, south + cell_lat * 0.75, cell_lon * 0.15, cell_lat * 0.12, 40,
+                         [('natural', 'wood'), ('name', f'Clearing Wood {cell}')])
+            if (row + column) % 4 == 0:
+                multipolygon(west + cell_lon * 0.3, south + cell_lat * 0.35, cell_lon * 0.12, cell_lat * 0.1, 45,
+                             [('natural', 'water'), ('name', f'Island Lake {cell}')])
             line(wander(40, 0.03), [('waterway', 'stream'), ('name', f'Creek {cell}')])
             for i in range(8):
                 line(wander(12, 0.03), [('barrier', 'fence')])
             line(wander(10, 0.1), [('power', 'line')])
+            jump()
             node(west + cell_lon * 0.7, south + cell_lat * 0.3, [('natural', 'peak'), ('name', f'Peak {cell}'), ('ele', str(300 + row + column))])
             node(west + cell_lon * 0.4, south + cell_lat * 0.6, [('tourism', 'viewpoint'), ('name', f'View {cell}')])
             node(west + cell_lon * 0.1, south + cell_lat * 0.1, [('amenity', 'parking'), ('name', f'Parking {cell}')])
@@ -95,6 +117,12 @@ def main():
         for k, v in tags:
             write(f'<tag k="{k}" v="{v}"/>')
         write('</way>\n')
+    for relation_id, (members, tags) in enumerate(relations, start=1):
+        write(f' <relation id="{relation_id}" version="{random.randint(1, 9)}" changeset="{random.randint(1, 150000000)}" timestamp="2022-03-1{random.randint(0, 9)}T12:00:00Z">')
+        write(''.join(f'<member type="way" ref="{ref}" role="{role}"/>' for ref, role in members))
+        for k, v in tags:
+            write(f'<tag k="{k}" v="{v}"/>')
+        write('</relation>\n')
     write('</osm>\n')
 
 
