@@ -165,15 +165,12 @@ struct MobileAPI: Sendable {
 
     /// Unknown → 404; known but unpublished → 410 (the app can tell the visitor it was withdrawn).
     func publishedPackage(_ context: AppRequestContext) async throws -> PublishedPackage {
-        guard let id = context.parameters.get("id"), let package = try await database.package(id: id), let current = package.currentVersion else {
-            throw NotFound()
+        guard let id = context.parameters.get("id") else { throw NotFound() }
+        switch try await database.publishedPackage(id: id) {
+        case .missing: throw NotFound()
+        case .unpublished: throw HTTPError(.gone, message: "This package has been unpublished.")
+        case .published(let published): return published
         }
-        guard package.isVisible else { throw HTTPError(.gone, message: "This package has been unpublished.") }
-        guard let version = try await database.packageVersion(packageId: id, version: current), let site = try await database.site(id: package.siteId)
-        else {
-            throw NotFound()
-        }
-        return PublishedPackage(package: package, version: version, siteSlug: site.slug, siteName: site.name)
     }
 
     func download(_ version: PackageVersion, request: Request, context: AppRequestContext, cacheControl: String) async throws -> Response {

@@ -22,6 +22,29 @@ extension AppDatabase {
         }
     }
 
+    /// What a phone asking for package `id` gets, as of one read.
+    package enum PackageLookup: Sendable {
+        case missing
+        case unpublished
+        case published(PublishedPackage)
+    }
+
+    /// One read: the package, its current version and its site, for a download, a manifest or a delta.
+    package func publishedPackage(id: String) async throws -> PackageLookup {
+        try await read { db in
+            let sql = """
+                SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
+                WHERE package.id = ?
+                """
+            guard let row = try Row.fetchOne(db, sql: sql, arguments: [id]) else { return .missing }
+            let package = try PackageRecord(row: row)
+            guard let current = package.currentVersion else { return .missing }
+            guard package.isVisible else { return .unpublished }
+            guard let version = try PackageVersion.fetchOne(db, key: ["packageId": package.id, "version": current]) else { return .missing }
+            return .published(PublishedPackage(package: package, version: version, siteSlug: row["siteSlug"], siteName: row["siteName"]))
+        }
+    }
+
     static func visiblePackages(_ db: Database, siteSlug: String?) throws -> [PublishedPackage] {
         var sql = """
             SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId

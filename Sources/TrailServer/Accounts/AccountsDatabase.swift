@@ -359,26 +359,46 @@ extension AppDatabase {
     ///
     /// A read first: every page view asks, and a write transaction would queue it behind every other write of the server
     /// (GRDB's one writer, then SQLite's lock). It writes only to end a session or, once a minute, to note `lastSeenAt`.
-    package func activeSession(token: String, idleTimeout: TimeInterval, lifetime: TimeInterval = .infinity) async throws -> (SessionRecord, User)? {
+    /// What a session cookie stands for, as of one read: nothing, a session to end (idle too long, too old, or its
+    /// user disabled or gone), or an active one, with whether its last-seen time is old enough to write again.
+    package enum SessionLookup: Sendable {
+        case unknown
+        case ended
+        case active(SessionRecord, User, seenAgain: Bool)
+    }
+
+    /// One read: the session of `token` and its user, judged against the idle time-out and the lifetime at `now`.
+    /// The caller writes what follows (`endSession(tokenHash:)`, `sessionSeen(tokenHash:at:)`) only when needed, so a
+    /// signed-in request usually takes no write at all.
+    package func session(
+        token: String,
+        idleTimeout: TimeInterval,
+        lifetime: TimeInterval = .infinity,
+        now: Date = Date()
+    ) async throws
+        -> SessionLookup
+    {
         let hash = SecretToken.hash(token)
-        let now = Date()
-        let found = try await read { db -> (session: SessionRecord, user: User?)? in
-            guard let session = try SessionRecord.fetchOne(db, key: hash) else { return nil }
-            return (session, try User.fetchOne(db, id: session.userId))
+        return try await read { db in
+            guard let session = try SessionRecord.fetchOne(db, key: hash) else { return .unknown }
+            guard now.timeIntervalSince(session.lastSeenAt) <= idleTimeout, now.timeIntervalSince(session.createdAt) <= lifetime,
+                let user = try User.fetchOne(db, id: session.userId), !user.isDisabled
+            else { return .ended }
+            // Written at most once a minute: a page's dozen requests would otherwise each take the writer.
+            return .active(session, user, seenAgain: now.timeIntervalSince(session.lastSeenAt) > 60)
         }
-        guard let (found, user) = found else { return nil }
-        var session = found
-        guard now.timeIntervalSince(session.lastSeenAt) <= idleTimeout, now.timeIntervalSince(session.createdAt) <= lifetime, let user,
-            !user.isDisabled
-        else {
-            _ = try await write { try SessionRecord.deleteOne($0, key: hash) }
-            return nil
+    }
+
+    /// Removes a session found ended by `session(token:…)`.
+    package func removeEndedSession(token: String) async throws {
+        _ = try await write { try SessionRecord.deleteOne($0, key: SecretToken.hash(token)) }
+    }
+
+    /// Records that a session was used at `now`.
+    package func sessionSeen(token: String, at now: Date = Date()) async throws {
+        try await write {
+            try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now.dbTime, SecretToken.hash(token)])
         }
-        if now.timeIntervalSince(session.lastSeenAt) > 60 {
-            session.lastSeenAt = now
-            try await write { try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now.dbTime, hash]) }
-        }
-        return (session, user)
     }
 
     package func endSession(token: String, actor: AuditActor) async throws {
