@@ -467,3 +467,23 @@ extension Data {
 @inline(__always) private func zlibInflate(_ stream: UnsafeMutablePointer<z_stream>, _ flush: Int32) -> Int32 {
     inflate(stream, flush)
 }
+
+extension PackageArchiveReader {
+    /// A file the manifest lists, read whole and checked against the size and SHA-256 listed for it, as every file of
+    /// a package is checked; nil when the zip has no such entry. For small files only (the drawn map, a manifest's
+    /// neighbours): the bytes are kept in memory.
+    package func readListed(path: String, size: Int64, sha256: String) throws -> Data? {
+        guard let entry = entry(named: path) else { return nil }
+        var data = Data()
+        data.reserveCapacity(Int(max(0, size)))
+        _ = try read(entry, limit: UInt64(max(0, size))) { data.append($0) }
+        guard Int64(data.count) == size, PackageHashing.sha256Hex(data) == sha256 else { throw ListedFileMismatch(path: path) }
+        return data
+    }
+}
+
+/// A file of a package whose bytes are not those its manifest lists.
+package struct ListedFileMismatch: Error, CustomStringConvertible, Sendable {
+    package let path: String
+    package var description: String { "\(path) does not match the package's manifest." }
+}

@@ -231,6 +231,22 @@ struct VerifierTests {
         }
     }
 
+    @Test("a listed file read back whole: its bytes when they match the manifest, a mismatch named, nil when absent")
+    func listedFilesAreReadAndChecked() throws {
+        let built = try Self.build(withTiles: false)
+        defer { built.remove() }
+        let manifest = try JSONDecoder().decode(Manifest.self, from: built.package.manifestBytes)
+        let listed = try #require(manifest.listedFiles.first { $0.path.hasSuffix("notes.txt") })
+        let size = try #require(listed.size)
+        let reader = try PackageArchiveReader(url: built.zip)
+        let data = try #require(try reader.readListed(path: listed.path, size: size, sha256: listed.sha256))
+        #expect(Int64(data.count) == size && String(decoding: data, as: UTF8.self).contains(" "))
+        let other = String(repeating: "0", count: 64)
+        let mismatch = #expect(throws: ListedFileMismatch.self) { try reader.readListed(path: listed.path, size: size, sha256: other) }
+        #expect(mismatch?.description == "\(listed.path) does not match the package's manifest.")
+        #expect(try reader.readListed(path: "map/basemap.geojson", size: 1, sha256: other) == nil)
+    }
+
     @Test func zip64StructuresAreRead() throws {
         // Python writes real ZIP64 records (ZIP64 end of central directory, 0xFFFFFFFF sizes
         // and offsets with ZIP64 extra fields) when its limits are lowered; sizes stay small.

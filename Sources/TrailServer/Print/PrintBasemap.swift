@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PackageFormat
 
@@ -67,37 +66,22 @@ struct PrintBasemap: Sendable {
 
     // MARK: Reading it from the package
 
-    /// The manifest's `basemap` entry: `{"path", "sha256", "size", "attribution", "layers"}`, read from the signed
-    /// manifest's own text, so the print kit needs nothing of the manifest type but this.
-    struct Listing: Decodable, Sendable {
-        let path: String
-        let sha256: String
-        let size: Int64?
-        let attribution: String?
-
-        /// Nil when the manifest lists no drawn map (or lists it in a shape this reader does not know).
-        static func from(manifestJSON: String) -> Listing? {
-            struct Holder: Decodable { let basemap: Listing? }
-            return (try? JSONDecoder().decode(Holder.self, from: Data(manifestJSON.utf8)))?.basemap
-        }
-    }
-
     /// The drawn map out of a published package's zip, checked against the manifest's size and SHA-256 as every file
     /// of a package is; read whole (it is small), never beyond ``maxBytes``.
-    static func read(zip: URL, listing: Listing) throws -> PrintBasemap {
-        let archive = try PackageArchiveReader(url: zip)
-        guard let entry = archive.entry(named: listing.path) else { throw PrintError("The package has no \(listing.path).") }
-        let size = listing.size ?? Int64(entry.uncompressedSize)
-        guard size <= maxBytes else {
-            throw PrintError("\(listing.path) is \(ByteFormat.string(size)); a printed map draws one of at most \(ByteFormat.string(maxBytes)).")
+    static func read(zip: URL, listing: Manifest.Basemap) throws -> PrintBasemap {
+        guard listing.size <= maxBytes else {
+            throw PrintError(
+                "\(listing.path) is \(ByteFormat.string(listing.size)); a printed map draws one of at most \(ByteFormat.string(maxBytes))."
+            )
         }
-        var data = Data()
-        data.reserveCapacity(Int(size))
-        try archive.read(entry, limit: UInt64(size)) { data.append($0) }
-        guard Int64(data.count) == size, SHA256.hash(data: data).hexString == listing.sha256 else {
-            throw PrintError("\(listing.path) does not match the package's manifest.")
+        do {
+            guard let data = try PackageArchiveReader(url: zip).readListed(path: listing.path, size: listing.size, sha256: listing.sha256) else {
+                throw PrintError("The package has no \(listing.path).")
+            }
+            return try parse(data, attribution: listing.attribution)
+        } catch let mismatch as ListedFileMismatch {
+            throw PrintError(mismatch.description)
         }
-        return try parse(data, attribution: listing.attribution)
     }
 
     // MARK: Drawing

@@ -99,7 +99,7 @@ struct PrintController: Sendable {
             let source = PrintMapSource(
                 zip: zip,
                 tiles: manifest.tiles.map { ($0, tiles) },
-                basemap: PrintBasemap.Listing.from(manifestJSON: published.version.manifestJSON)
+                basemap: manifest.basemap
             )
             return (tour, source)
         }
@@ -123,7 +123,7 @@ struct PrintMapSource: Sendable {
     let zip: URL
     /// The manifest's tiles, and their reader, or why the file could not be taken out of the zip.
     let tiles: (listed: Manifest.Tiles, reader: Result<MBTilesReader, PrintError>?)?
-    let basemap: PrintBasemap.Listing?
+    let basemap: Manifest.Basemap?
 
     /// `tour` with its map's layers read, on the drawing thread. A layer that cannot be read is logged and left out:
     /// the sign still prints, over what could be read.

@@ -80,15 +80,13 @@ struct TilesController: Sendable {
     static func basemapAnswer(zip: URL, manifest: Manifest) async throws -> Response {
         guard let basemap = manifest.basemap else { throw NotFound() }
         let data = try await BlockingWork.files { () throws -> Data in
-            let archive = try PackageArchiveReader(url: zip)
-            guard let entry = archive.entry(named: basemap.path) else { throw NotFound() }
-            var data = Data()
-            data.reserveCapacity(Int(basemap.size))
-            try archive.read(entry, limit: UInt64(basemap.size)) { data.append($0) }
-            guard Int64(data.count) == basemap.size, PackageHashing.sha256Hex(data) == basemap.sha256 else {
+            do {
+                guard let data = try PackageArchiveReader(url: zip).readListed(path: basemap.path, size: basemap.size, sha256: basemap.sha256)
+                else { throw NotFound() }
+                return data
+            } catch is ListedFileMismatch {
                 throw Conflict("The package's drawn map does not match its signed manifest.")
             }
-            return data
         }
         return Response(
             status: .ok,
