@@ -279,11 +279,15 @@ import Testing
         let listening = try #require(serverPort, "the server did not start")
         let counted = { env.app.metric(#"trail_download_bytes_total{route="package"}"#) }
         let before = counted()
-        // Reads nothing for 60 s (the file limit is 300 s), then reads to the end.
+        // Reads nothing until the server has stopped (at most 60 s; the file limit is 300 s), then reads to the end.
+        let scratch = TestScratch.folder("stop-go")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let go = scratch.appendingPathComponent("go")
         async let stalled = ChildProcess.run(
             "python3",
             [
-                Self.script.path, "stall", "\(listening)", "/api/v1/packages/\(released.packageId)/download", "60",
+                Self.script.path, "stall", "\(listening)", "/api/v1/packages/\(released.packageId)/download", "60", go.path,
             ],
             timeout: .seconds(180)
         )
@@ -291,7 +295,9 @@ import Testing
         #expect(counted() > before, "the download started")
         await services.triggerGracefulShutdown()
         try await running.value
-        // Had the stop waited for the download, the client would have read all of it once it started reading.
+        // Had the stop waited for the download, it would have ended only when the client gave up stalling (60 s) and
+        // read all of it.
+        FileManager.default.createFile(atPath: go.path, contents: Data())
         let result = try await stalled.lastLineJSON
         #expect(result["status"] as? Int == 200)
         #expect(result["cut"] as? Bool == true, "the stop waited for a peer that read nothing")

@@ -19,9 +19,10 @@
                                            closed; prints {"answers", "allOK"}
   slow_client.py pipeline PORT PATH...     every GET in one write on one connection (HTTP/1.1 pipelining), then reads
                                            the answers in turn; prints [{"status", "body"}, ...]
-  slow_client.py stall PORT PATH SECONDS   a GET read by nobody for SECONDS through a 64 KiB receive buffer, then read to
-                                           the end; prints {"status", "length", "bytes", "cut"} (cut: the connection
-                                           ended before Content-Length bytes came)
+  slow_client.py stall PORT PATH SECONDS [GO]
+                                           a GET read by nobody for SECONDS (or until the file GO exists) through a
+                                           64 KiB receive buffer, then read to the end; prints {"status", "length",
+                                           "bytes", "cut"} (cut: the connection ended before Content-Length bytes came)
   slow_client.py hold PORT PATH CLIENTS BYTES SECONDS [WAIT]
                                            CLIENTS connections each send about BYTES of pipelined GETs of PATH and read
                                            nothing for SECONDS, while /healthz is asked on a new connection every 0.5 s
@@ -141,9 +142,13 @@ elif mode == "pipeline":
         answers.append({"status": status, "body": body.decode("utf-8", "replace")})
     print(json.dumps(answers))
 elif mode == "stall":
+    import os
     path, seconds = sys.argv[3], float(sys.argv[4])
+    go = sys.argv[5] if len(sys.argv) > 5 else None
     sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
-    time.sleep(seconds)
+    until = time.monotonic() + seconds
+    while time.monotonic() < until and not (go and os.path.exists(go)):
+        time.sleep(0.05)
     stream = sock.makefile("rb")
     status, length, received = 0, 0, 0
     try:
