@@ -21,6 +21,19 @@ import Testing
         #expect(AuditAction.companion(.captions).rawValue == "asset.captions")
     }
 
+    /// A person is a user (or nobody yet, signing in) from an address; a part of the server is named where the address
+    /// goes, with no user, as the audit page has always shown them.
+    @Test func actorsArePeopleOrNamedPartsOfTheServer() {
+        let person = AuditActor(userId: 7, ipAddress: "192.0.2.1")
+        #expect(person == .person(userId: 7, ipAddress: "192.0.2.1") && person.userId == 7 && person.ipAddress == "192.0.2.1")
+        #expect(AuditActor.system == .server(.cli))
+        for part in AuditActor.ServerPart.allCases {
+            let actor = AuditActor.server(part)
+            #expect(actor.userId == nil && actor.ipAddress == part.rawValue)
+        }
+        #expect(AuditActor.ServerPart.allCases.map(\.rawValue) == ["cli", "builder", "scanner", "recovery", "optimizer", "demo"])
+    }
+
     @Test func changesWriteEventsWithWhoWhatAndWhere() async throws {
         let (app, seed) = try await TestApp.seeded()
         try await app.test { client in

@@ -53,7 +53,7 @@ struct DemoSample: Service {
         let actor = AuditActor(userId: admin.id, ipAddress: "demo")
         var request = try await database.openRequest(tourId: tour.id)
         if request == nil {
-            request = try await publishing.submit(tourId: tour.id, user: reviewer, actor: AuditActor(userId: nil, ipAddress: "demo"))
+            request = try await publishing.submit(tourId: tour.id, user: reviewer, actor: .server(.demo))
         }
         while let current = request {
             switch current.state {

@@ -2,15 +2,46 @@ import Foundation
 import GRDB
 
 /// Who is acting, for the audit log.
-package struct AuditActor: Sendable {
-    package var userId: Int64?
-    package var ipAddress: String?
-    package init(userId: Int64?, ipAddress: String?) {
-        self.userId = userId
-        self.ipAddress = ipAddress
+/// Who made a change: a person (signed in, or not yet, as in a sign-in attempt) from an address, or a part of the
+/// server acting on its own. A part's name is written where a person's address goes, so the audit page and older
+/// events read the same.
+package enum AuditActor: Sendable, Equatable {
+    case person(userId: Int64?, ipAddress: String?)
+    case server(ServerPart)
+
+    /// The parts of the server that change things on their own.
+    package enum ServerPart: String, Sendable, CaseIterable {
+        /// The command line, and changes made at start-up.
+        case cli
+        /// The package builder.
+        case builder
+        /// The malware scanner's results.
+        case scanner
+        /// Recovery at start: jobs and files left half-done by a stop.
+        case recovery
+        /// The media optimizer.
+        case optimizer
+        /// The demo content written at the first start.
+        case demo
     }
+
+    package init(userId: Int64?, ipAddress: String?) { self = .person(userId: userId, ipAddress: ipAddress) }
+
     /// Changes made from the command line or at start-up.
-    package static let system = AuditActor(userId: nil, ipAddress: "cli")
+    package static let system = AuditActor.server(.cli)
+
+    package var userId: Int64? {
+        if case .person(let userId, _) = self { return userId }
+        return nil
+    }
+
+    /// What the audit trail records as the address: a person's, or the part's name.
+    package var ipAddress: String? {
+        switch self {
+        case .person(_, let ipAddress): ipAddress
+        case .server(let part): part.rawValue
+        }
+    }
 }
 
 package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableRecord {

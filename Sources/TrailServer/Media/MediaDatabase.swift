@@ -378,7 +378,7 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM scanJob WHERE assetId = ?", arguments: [asset.id])
             try AuditEvent.record(
                 db,
-                actor: AuditActor(userId: nil, ipAddress: "recovery"),
+                actor: .server(.recovery),
                 objectType: "asset",
                 objectId: "\(asset.id)",
                 action: .assetMissing,

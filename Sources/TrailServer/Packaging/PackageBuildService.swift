@@ -221,7 +221,7 @@ package final class PackageBuildService: Service, Sendable {
             let verdict = await scanner.scan(fileAt: url.path)
             report.append(ScanReportEntry(file: asset.originalName, sha256: asset.sha256, verdict: verdict.description))
             guard verdict.isClean else {
-                try? await database.queueRescan(assetId: asset.assetId, actor: AuditActor(userId: nil, ipAddress: "builder"))
+                try? await database.queueRescan(assetId: asset.assetId, actor: .server(.builder))
                 throw BuildFailure("the re-scan found a problem in “\(asset.originalName)”: \(verdict)")
             }
         }

@@ -315,7 +315,7 @@ extension AppDatabase {
             if changed, let request = try PublishRequest.fetchOne(db, key: requestId) {
                 try AuditEvent.record(
                     db,
-                    actor: AuditActor(userId: nil, ipAddress: "builder"),
+                    actor: .server(.builder),
                     siteId: request.siteId,
                     objectType: "publishRequest",
                     objectId: requestId,
@@ -340,7 +340,7 @@ extension AppDatabase {
             try Self.unlockTour(db, request: request, comment: nil)
             try AuditEvent.record(
                 db,
-                actor: AuditActor(userId: nil, ipAddress: "builder"),
+                actor: .server(.builder),
                 siteId: request.siteId,
                 objectType: "publishRequest",
                 objectId: requestId,

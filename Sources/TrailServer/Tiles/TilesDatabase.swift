@@ -75,7 +75,7 @@ extension AppDatabase {
             let siteId = try Int64.fetchOne(db, sql: "SELECT siteId FROM tour WHERE id = ?", arguments: [tourId])
             try AuditEvent.record(
                 db,
-                actor: AuditActor(userId: nil, ipAddress: "scanner"),
+                actor: .server(.scanner),
                 siteId: siteId,
                 objectType: "tour",
                 objectId: "\(tourId)",
@@ -154,7 +154,7 @@ extension AppDatabase {
             )
             try AuditEvent.record(
                 db,
-                actor: AuditActor(userId: nil, ipAddress: "recovery"),
+                actor: .server(.recovery),
                 objectType: "tour",
                 objectId: "\(tileset.tourId)",
                 action: .tilesMissing,

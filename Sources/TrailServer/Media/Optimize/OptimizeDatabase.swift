@@ -130,7 +130,7 @@ extension AppDatabase {
                 }
             try AuditEvent.record(
                 db,
-                actor: AuditActor(userId: nil, ipAddress: "optimizer"),
+                actor: .server(.optimizer),
                 siteId: siteId,
                 objectType: "asset",
                 objectId: "\(assetId)",
@@ -194,7 +194,7 @@ extension AppDatabase {
             if !assets.isEmpty {
                 try AuditEvent.record(
                     db,
-                    actor: AuditActor(userId: nil, ipAddress: "cli"),
+                    actor: .server(.cli),
                     siteId: siteId,
                     objectType: "media",
                     objectId: "optimize",

@@ -47,7 +47,7 @@ extension AppDatabase {
             )
             try AuditEvent.record(
                 db,
-                actor: AuditActor(userId: nil, ipAddress: "scanner"),
+                actor: .server(.scanner),
                 siteId: siteId,
                 objectType: "asset",
                 objectId: "\(assetId)",
