@@ -15,10 +15,10 @@ function servedModules() {
   return [...swift.matchAll(/\("([\w.-]+\.js)", "js",/g)].map((match) => match[1]);
 }
 
-/** The modules `name` imports by relative URL (static imports, and dynamic ones with a literal URL). */
+/** The modules `name` imports by relative URL (static imports and re-exports, and dynamic imports of a literal URL). */
 function importsOf(name) {
   const source = read(`Public/js/${name}`);
-  return [...source.matchAll(/(?:^import\s[^;]*?from\s*|\bimport\(\s*)'\.\/([\w.-]+\.js)'/gm)].map((match) => match[1]);
+  return [...source.matchAll(/(?:^(?:import|export)\s[^;]*?from\s*|\bimport\(\s*)'\.\/([\w.-]+\.js)'/gm)].map((match) => match[1]);
 }
 
 /** `entry` and every module it reaches through imports. */
