@@ -1,16 +1,21 @@
 // The visitor web player's page: what the visitor sees and taps. It checks the signed catalog and manifest, saves a
 // tour for offline use (only files whose size and SHA-256 match the signed manifest), plays it on the trail from Cache
 // Storage, and updates it by fetching only the files it does not hold. What is kept and fetched is visit-store.js's;
-// the offline states and their moves are visit-state.js's; this module draws them and wires the controls.
+// the offline states and their moves are visit-state.js's; the stops are drawn by visit-stops.js, the alerts by
+// visit-alerts-view.js, and the visitor's position followed by visit-tracking.js. This module holds the page's state,
+// starts the player, and draws the offline copy's state and its controls.
 // Hooks for tests and scripts: data-offline-state, data-verified, data-action, data-stop / data-stop-order /
 // data-active / data-linked (the stop a `?stop=N` link opened), audio[data-stop-audio], select[name=language], #visit-map.
-import { TrustError, ed25519Supported, companionType, catalogExpiry } from './visit-trust.js';
-import { TourMap, distanceMeters, DEFAULT_RADIUS } from './visit-map.js';
-import { alertsFor, closureOf, severityOf } from './visit-alerts.js';
+import { TrustError, ed25519Supported } from './visit-trust.js';
+import { TourMap } from './visit-map.js';
+import { alertsFor, closureOf } from './visit-alerts.js';
+import { markClosedStops, showAlerts, showStaleCatalog } from './visit-alerts-view.js';
 import { START, transition } from './visit-state.js';
 import { VisitStore } from './visit-store.js';
 import { TrailProfile } from './visit-profile.js';
 import { VisitEvents, indexedDBQueue, privacyRefused, sourceOf } from './visit-events.js';
+import { TourStops, localizedText } from './visit-stops.js';
+import { Tracking } from './visit-tracking.js';
 
 const root = document.getElementById('player');
 const packageId = root.dataset.packageId;
@@ -45,13 +50,34 @@ const state = {
   language: null,
   played: new Set(),  // stops whose audio already played on this visit
   activeStop: null,
-  tracking: false,
   alertSource: null,  // {catalog, checkedAt}: the verified catalog alerts are read from
   alerts: [],         // the alerts that apply to this tour now
 };
+
+/** The closure that closes `waypoint` now, or null. */
+const closureOfStop = (waypoint) => closureOf(state.alerts, waypoint?.id);
+const text = (waypointOrTour, key) => localizedText(waypointOrTour, key, state.language);
+
 const profile = new TrailProfile(document.getElementById('trail-facts'));
 const map = new TourMap(document.getElementById('visit-map'), {
-  onStop: (order, play) => openStop(order, play), nameOf: (waypoint) => text(waypoint, 'name'),
+  onStop: (order, play) => stops.open(order, play), nameOf: (waypoint) => text(waypoint, 'name'),
+});
+const stops = new TourStops(document.getElementById('stops'), {
+  state,
+  media: { source: (file) => mediaSource(file), text: (file) => textOf(file) },
+  count: (type, options) => countEvent(type, options),
+  closureOf: closureOfStop,
+});
+const tracking = new Tracking(button('start'), document.getElementById('location-status'), {
+  waypoints: () => state.manifest?.waypoints,
+  closureOf: closureOfStop,
+  nameOf: (waypoint) => text(waypoint, 'name'),
+  played: state.played,
+  openStop: (order, play) => stops.open(order, play),
+  onPosition: (here, accuracy) => {
+    map.showPosition(here.latitude, here.longitude, accuracy);
+    profile.markPosition(here);
+  },
 });
 
 // MARK: Visitor statistics
@@ -66,17 +92,6 @@ function countEvent(type, { onceKey = null, waypointId = null } = {}) {
     language: languages.length ? (state.language || languages[0]) : null, source: signSource,
   };
   (onceKey ? events.recordOnce(`${onceKey}:${manifest.version}`, event) : events.record(event)).catch(() => {});
-}
-
-/** A stop opened on this visit; the tour is completed once every stop open to visitors has been opened. */
-const openedStops = new Set();
-function countStopOpened(waypoint) {
-  if (waypoint.id == null) return; // a package made before stops had ids: nothing to name it by
-  countEvent('stop-opened', { onceKey: `stop-opened:${waypoint.id}`, waypointId: waypoint.id });
-  openedStops.add(waypoint.id);
-  const all = state.manifest.waypoints.filter((w) => w.id != null);
-  // A stop closed by an alert cannot be opened: the tour is complete without it.
-  if (all.length && all.every((w) => openedStops.has(w.id) || closureOfStop(w))) countEvent('completed', { onceKey: 'completed' });
 }
 
 window.addEventListener('online', () => { events.flush(); });
@@ -154,411 +169,38 @@ function textOf(file) {
 
 // MARK: Alerts and closures
 
-const formatTime = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const SEVERITY_LABEL = { closure: 'Closure', warning: 'Warning', info: 'Information' };
-
-/** One alert as the visitor sees it: every text set as text. */
-function alertItem(alert, checkedAt) {
-  const item = document.createElement('div');
-  item.className = 'visit-alert';
-  item.dataset.alert = String(alert.id);
-  item.dataset.severity = severityOf(alert);
-  const title = document.createElement('h2');
-  title.className = 'visit-alert-title';
-  // Text only, always: the message is the ranger's plain text, never markup.
-  title.textContent = `${SEVERITY_LABEL[severityOf(alert)]}: ${alert.title}`;
-  const message = document.createElement('p');
-  message.className = 'visit-alert-message';
-  message.textContent = alert.message;
-  const when = document.createElement('p');
-  when.className = 'visit-alert-when';
-  when.dataset.asOf = checkedAt;
-  when.textContent = `Until ${formatTime(Date.parse(alert.endsAt))}. As of ${formatTime(Date.parse(checkedAt))}, when this phone last checked with the park.`;
-  item.append(title, message, when);
-  return item;
-}
-
 /** Shows the alerts that apply now (from the last verified catalog) and closes their stops. Called at every check,
  * after every render, and every half minute, so an alert that ends while the page is open goes at once. */
 function applyAlerts() {
   const source = state.alertSource;
   state.alerts = source ? alertsFor(source.catalog, packageId, Date.now()) : [];
-  let box = document.getElementById('visit-alerts');
-  if (!box) {
-    box = document.createElement('section');
-    box.id = 'visit-alerts';
-    box.className = 'visit-alerts';
-    box.setAttribute('aria-label', 'Alerts for this tour');
-    box.setAttribute('aria-live', 'polite');
-    document.getElementById('tour-description').after(box);
-  }
-  box.hidden = state.alerts.length === 0;
-  // Only a change is written: the box is a live region, and the half-minute check must not read it out again.
-  const shown = JSON.stringify([source?.checkedAt, state.alerts.map((alert) => alert.id)]);
-  if (box.dataset.shown !== shown) {
-    box.dataset.shown = shown;
-    box.replaceChildren(...state.alerts.map((alert) => alertItem(alert, source.checkedAt)));
-    for (const alert of state.alerts) countEvent('alert-shown', { onceKey: `alert-shown:${alert.id}` });
-  }
-  for (const item of document.querySelectorAll('[data-stop]')) {
-    const waypoint = state.manifest?.waypoints.find((w) => String(w.order) === item.dataset.stopOrder);
-    const closure = closureOf(state.alerts, waypoint?.id);
-    item.querySelector('.visit-stop-closed')?.remove();
-    if (closure) {
-      item.dataset.closed = 'true';
-      delete item.dataset.active;
-      const note = document.createElement('p');
-      note.className = 'visit-stop-closed';
-      note.textContent = `Closed: ${closure.title}`;
-      item.querySelector('h3').after(note);
-      const body = item.querySelector('.visit-stop-body');
-      if (!body.hidden && body.dataset.filledFor !== 'closed') body.hidden = true;
-      body.querySelectorAll('audio, video').forEach((media) => media.pause());
-    } else {
-      delete item.dataset.closed;
-    }
-  }
+  showAlerts(state.alerts, source?.checkedAt, (alert) => countEvent('alert-shown', { onceKey: `alert-shown:${alert.id}` }));
+  markClosedStops(state.alerts, state.manifest?.waypoints);
   map.markClosed((waypoint) => closureOfStop(waypoint));
 }
 
-/** The closure that closes `waypoint` now, or null. */
-const closureOfStop = (waypoint) => closureOf(state.alerts, waypoint?.id);
-
-/** Says, in a visitor's words, that the catalog is past its expiry date and was not used. The notice is made only
- * then, so `[data-notice="stale-catalog"]` exists exactly when the player met a stale catalog. */
-function showStaleCatalog(catalog, saved) {
-  const expiry = catalogExpiry(catalog);
-  const when = Number.isNaN(expiry) ? 'has no expiry date' : `ran out on ${new Date(expiry).toLocaleString(undefined, { dateStyle: 'long', timeStyle: 'short' })}`;
-  const notice = document.createElement('p');
-  notice.className = 'visit-note';
-  notice.dataset.notice = 'stale-catalog';
-  notice.setAttribute('role', 'status');
-  notice.textContent = `The list of tours this phone received from the park's server is out of date (it ${when}), so it may be an old copy. `
-    + (saved
-      ? 'It was not used to look for updates. Your saved tour still works.'
-      : 'The tour was not saved from it.')
-    + ' If this keeps happening, check that the phone\'s date and time are right, then reload the page where there is signal.';
-  root.querySelector('[data-notice="stale-catalog"]')?.remove();
-  $('#offline-status').after(notice);
-}
-
 // MARK: The tour on screen
-
-function text(waypointOrTour, key) {
-  const localized = state.language && waypointOrTour.localized?.[state.language];
-  return (localized && localized[key]) || waypointOrTour[key];
-}
 
 function render(manifest) {
   state.manifest = manifest;
   document.getElementById('tour-name').textContent = text(manifest, 'packageName');
   document.getElementById('tour-description').textContent = text(manifest, 'description');
-  renderLanguages(manifest);
+  stops.renderLanguages(document.getElementById('language-choice'), manifest, chooseLanguage);
   profile.render(manifest, (waypoint) => text(waypoint, 'name'));
-  const list = document.getElementById('stops');
-  list.replaceChildren();
-  for (const waypoint of [...manifest.waypoints].sort((a, b) => a.order - b.order)) {
-    const item = document.createElement('li');
-    item.dataset.stop = '';
-    item.dataset.stopOrder = String(waypoint.order);
-    const heading = document.createElement('h3');
-    const open = document.createElement('button');
-    open.type = 'button';
-    open.className = 'visit-stop-open';
-    open.textContent = `${waypoint.order}. ${text(waypoint, 'name')}`;
-    open.setAttribute('aria-expanded', 'false');
-    open.addEventListener('click', () => openStop(waypoint.order, true));
-    heading.append(open);
-    const body = document.createElement('div');
-    body.className = 'visit-stop-body';
-    body.hidden = true;
-    item.append(heading, body);
-    list.append(item);
-  }
+  stops.render(manifest);
   button('start').disabled = false;
   applyAlerts();
 }
 
-function renderLanguages(manifest) {
-  const holder = document.getElementById('language-choice');
-  const languages = manifest.languages || [];
-  if (languages.length < 2) { holder.replaceChildren(); return; }
-  if (holder.querySelector('select')) return;
-  const label = document.createElement('label');
-  label.htmlFor = 'language';
-  label.textContent = 'Language';
-  const select = document.createElement('select');
-  select.name = 'language';
-  select.id = 'language';
-  const names = new Intl.DisplayNames([navigator.language || 'en'], { type: 'language' });
-  for (const tag of languages) {
-    const option = document.createElement('option');
-    option.value = tag;
-    option.lang = tag;
-    option.textContent = new Intl.DisplayNames([tag], { type: 'language' }).of(tag) || names.of(tag) || tag;
-    select.append(option);
-  }
-  select.value = state.language || languages[0];
-  select.addEventListener('change', () => {
-    state.language = select.value === languages[0] ? null : select.value;
-    document.documentElement.lang = select.value;
-    const open = state.activeStop;
-    render(state.manifest);
-    map.relabel();
-    if (open != null) openStop(open, false);
-  });
-  holder.replaceChildren(label, select);
+/** The tour shown again in the language `tag`, the open stop kept open. */
+function chooseLanguage(tag) {
+  state.language = tag === (state.manifest.languages || [])[0] ? null : tag;
+  document.documentElement.lang = tag;
+  const open = state.activeStop;
+  render(state.manifest);
+  map.relabel();
+  if (open != null) stops.open(open, false);
 }
-
-function assetsFor(waypoint) {
-  const languages = state.manifest.languages || [];
-  const chosen = state.language || languages[0];
-  return waypoint.assets.filter((asset) => !asset.language || !chosen || asset.language === chosen);
-}
-
-/** Each stop body's fill in progress or done (fillStop), by the body. */
-const fills = new WeakMap();
-
-async function openStop(order, play) {
-  const waypoint = state.manifest?.waypoints.find((w) => w.order === order);
-  const item = document.querySelector(`[data-stop-order="${order}"]`);
-  if (!waypoint || !item) return;
-  for (const other of document.querySelectorAll('[data-stop]')) {
-    if (other !== item) {
-      other.querySelector('.visit-stop-body').hidden = true;
-      other.querySelector('.visit-stop-open').setAttribute('aria-expanded', 'false');
-      other.querySelectorAll('audio, video').forEach((media) => media.pause());
-    }
-  }
-  state.activeStop = order;
-  const body = item.querySelector('.visit-stop-body');
-  item.querySelector('.visit-stop-open').setAttribute('aria-expanded', 'true');
-  body.hidden = false;
-  const closure = closureOfStop(waypoint);
-  if (closure) {
-    // A closed stop opens only to say why: nothing of it is shown or played.
-    body.dataset.filledFor = 'closed';
-    const why = document.createElement('p');
-    why.className = 'visit-stop-closed-why';
-    // The stop's heading already says "Closed: <title>": the message alone, not the title again.
-    why.textContent = closure.message;
-    body.replaceChildren(why);
-    return;
-  }
-  countStopOpened(waypoint);
-  if (body.dataset.filledFor !== (state.language || 'default')) fills.set(body, fillStop(waypoint, body));
-  // A stop opened again while its media are still being checked plays once they are there.
-  await fills.get(body);
-  if (play) {
-    const audio = body.querySelector('audio[data-stop-audio]');
-    if (audio && audio.src) audio.play().catch(() => {});
-  }
-}
-
-/** Fills a stop's body: its description and one figure per asset are on screen at once; each figure's media follow
- * as their checks pass. Answers when every figure is filled (so a stop that should play has its audio then). */
-function fillStop(waypoint, body) {
-  body.dataset.filledFor = state.language || 'default';
-  const description = document.createElement('p');
-  description.textContent = text(waypoint, 'description');
-  body.replaceChildren(description);
-  return Promise.all(assetsFor(waypoint).map((asset) => {
-    const figure = document.createElement('figure');
-    if (asset.title) {
-      const caption = document.createElement('figcaption');
-      caption.textContent = asset.title;
-      figure.append(caption);
-    }
-    body.append(figure);
-    return fillFigure(figure, asset, waypoint);
-  }));
-}
-
-async function fillFigure(figure, asset, waypoint) {
-  const file = { path: asset.path, size: asset.size, sha256: asset.sha256, mimeType: asset.mimeType };
-  const source = await mediaSource(file);
-  if (!source) {
-    const refused = document.createElement('p');
-    refused.className = 'visit-error';
-    refused.textContent = `${asset.title || asset.path} failed its check against the signed manifest and is not played.`;
-    figure.append(refused);
-    return;
-  }
-  if (asset.type === 'audio') {
-    const audio = document.createElement('audio');
-    audio.controls = true;
-    audio.preload = 'metadata';
-    audio.dataset.stopAudio = '';
-    audio.src = source;
-    audio.setAttribute('aria-label', asset.title || `Audio for ${text(waypoint, 'name')}`);
-    audio.addEventListener('play', () => countStopPlayed(waypoint));
-    figure.append(audio, speedControl(audio, waypoint.order));
-    if (asset.transcript) await appendTranscript(figure, asset.transcript);
-  } else if (asset.type === 'video') {
-    const video = document.createElement('video');
-    video.controls = true;
-    video.preload = 'metadata';
-    video.playsInline = true;
-    video.src = source;
-    video.setAttribute('aria-label', asset.title || `Video for ${text(waypoint, 'name')}`);
-    video.addEventListener('play', () => countStopPlayed(waypoint));
-    if (asset.captions) {
-      const captions = await mediaSource({ ...asset.captions, mimeType: 'text/vtt' });
-      if (captions) {
-        const track = document.createElement('track');
-        track.kind = 'captions';
-        track.src = captions;
-        track.srclang = asset.captions.language || asset.language || (state.manifest.languages || ['en'])[0];
-        track.label = 'Captions';
-        track.default = true;
-        video.append(track);
-      }
-    }
-    figure.append(video, speedControl(video, waypoint.order));
-    if (asset.transcript) await appendTranscript(figure, asset.transcript);
-  } else if (asset.type === 'image') {
-    const image = document.createElement('img');
-    image.src = source;
-    image.alt = asset.altText || '';
-    image.loading = 'lazy';
-    figure.append(image);
-  } else if (asset.type === 'text') {
-    const words = document.createElement('div');
-    words.className = 'visit-text';
-    words.textContent = await textOf(file) ?? '';
-    figure.append(words);
-  }
-}
-
-function countStopPlayed(waypoint) {
-  if (waypoint.id != null) countEvent('stop-played', { onceKey: `stop-played:${waypoint.id}`, waypointId: waypoint.id });
-}
-
-function speedControl(media, order) {
-  const label = document.createElement('label');
-  label.className = 'visit-speed';
-  label.textContent = 'Speed ';
-  const select = document.createElement('select');
-  select.setAttribute('aria-label', `Playback speed, stop ${order}`);
-  for (const speed of [0.75, 1, 1.25, 1.5, 2]) {
-    const option = document.createElement('option');
-    option.value = String(speed);
-    option.textContent = `${speed}×`;
-    option.selected = speed === 1;
-    select.append(option);
-  }
-  select.addEventListener('change', () => { media.playbackRate = Number(select.value); });
-  label.append(select);
-  return label;
-}
-
-async function appendTranscript(figure, transcript) {
-  const words = await textOf({ ...transcript, mimeType: companionType(transcript.path) });
-  if (words == null) return;
-  const details = document.createElement('details');
-  const summary = document.createElement('summary');
-  summary.textContent = 'Transcript';
-  const content = document.createElement('div');
-  content.className = 'visit-transcript';
-  content.textContent = transcript.path.endsWith('.vtt') ? plainCues(words) : words;
-  details.append(summary, content);
-  figure.append(details);
-}
-
-/** The text of a WebVTT file without its header, cue ids and timings. */
-function plainCues(vtt) {
-  return vtt.split(/\r?\n/).filter((line, i, lines) => line && !line.startsWith('WEBVTT') && !line.includes('-->')
-    && !(/^\S+$/.test(line) && (lines[i + 1] || '').includes('-->')) && !/^(NOTE|STYLE|REGION)\b/.test(line)).join('\n');
-}
-
-// MARK: On the trail
-
-let wakeLock = null;
-let watchId = null;
-
-// The Start button is also the way to stop: while the player follows the visitor's position it says so on the button
-// (`data-tracking="on"`) and a second press stops following, lets the screen sleep again, and leaves the stops to taps.
-function showTracking(on) {
-  const start = button('start');
-  start.dataset.tracking = on ? 'on' : 'off';
-  start.textContent = on ? 'Stop following my position' : 'Start the tour';
-}
-
-async function toggleTracking() {
-  if (watchId !== null) stopTracking(); else await start();
-}
-
-function stopTracking() {
-  if (watchId !== null) navigator.geolocation.clearWatch(watchId);
-  watchId = null;
-  state.tracking = false;
-  wakeLock?.release().catch(() => {});
-  wakeLock = null;
-  showTracking(false);
-  document.getElementById('location-status').textContent = 'Location is off: tap a stop to hear it, or start again.';
-}
-
-async function start() {
-  if ('wakeLock' in navigator) {
-    try { wakeLock = await navigator.wakeLock.request('screen'); } catch { wakeLock = null; }
-  }
-  const status = document.getElementById('location-status');
-  if (!navigator.geolocation) {
-    status.textContent = 'This browser cannot tell where you are. Tap a stop to hear it.';
-    return;
-  }
-  status.textContent = 'Finding where you are…';
-  state.tracking = true;
-  showTracking(true);
-  watchId = navigator.geolocation.watchPosition(onPosition, (error) => {
-    status.textContent = error.code === error.PERMISSION_DENIED
-      ? 'Location is turned off for this page, so stops do not open by themselves. Tap a stop to hear it.'
-      : 'Your position is not known right now. Tap a stop to hear it.';
-    if (error.code === error.PERMISSION_DENIED) {
-      // Nothing to follow: the button offers to start again (after the visitor allowed location).
-      navigator.geolocation.clearWatch(watchId);
-      watchId = null;
-      state.tracking = false;
-      showTracking(false);
-    }
-  }, { enableHighAccuracy: true, maximumAge: 5000 });
-}
-
-function onPosition(position) {
-  const here = { latitude: position.coords.latitude, longitude: position.coords.longitude };
-  map.showPosition(here.latitude, here.longitude, position.coords.accuracy);
-  profile.markPosition(here);
-  let inside = null;
-  let closedHere = null;
-  for (const waypoint of state.manifest?.waypoints || []) {
-    const distance = distanceMeters(here, waypoint.coordinates);
-    if (distance > (waypoint.triggerRadiusMeters || DEFAULT_RADIUS)) continue;
-    // A closed stop does not open or play when the visitor walks into its zone.
-    if (closureOfStop(waypoint)) {
-      if (!closedHere || distance < closedHere.distance) closedHere = { waypoint, distance };
-    } else if (!inside || distance < inside.distance) {
-      inside = { waypoint, distance };
-    }
-  }
-  document.getElementById('location-status').textContent = inside
-    ? `You are at stop ${inside.waypoint.order}, ${text(inside.waypoint, 'name')}.`
-    : closedHere
-      ? `Stop ${closedHere.waypoint.order}, ${text(closedHere.waypoint, 'name')}, is closed: ${closureOfStop(closedHere.waypoint).title}.`
-      : 'Location is on: stops open as you reach them.';
-  for (const item of document.querySelectorAll('[data-stop]')) {
-    if (inside && item.dataset.stopOrder === String(inside.waypoint.order)) item.dataset.active = ''; else delete item.dataset.active;
-  }
-  if (inside && !state.played.has(inside.waypoint.order)) {
-    state.played.add(inside.waypoint.order);
-    openStop(inside.waypoint.order, true);
-  }
-}
-
-document.addEventListener('visibilitychange', async () => {
-  if (wakeLock && document.visibilityState === 'visible' && 'wakeLock' in navigator) {
-    try { wakeLock = await navigator.wakeLock.request('screen'); } catch { /* not granted again */ }
-  }
-});
 
 // MARK: Start-up
 
@@ -601,7 +243,7 @@ function openLinkedStop() {
     return;
   }
   item.dataset.linked = 'true';
-  openStop(linkedStop, false);
+  stops.open(linkedStop, false);
   item.scrollIntoView({ block: 'start' });
   item.querySelector('.visit-stop-open').focus({ preventScroll: true });
 }
@@ -626,7 +268,7 @@ async function main() {
   if (/iPhone|iPad|iPod/.test(navigator.userAgent) || (navigator.platform === 'MacIntel' && navigator.maxTouchPoints > 1)) {
     document.getElementById('ios-note').hidden = false;
   }
-  button('start').addEventListener('click', toggleTracking);
+  button('start').addEventListener('click', () => tracking.toggle());
   if (!(await ed25519Supported())) {
     go('unsupported', 'This browser cannot check the tour\'s signature (it lacks Ed25519 in Web Crypto), so the tour is not shown or saved. Please use a current Chrome, Edge, Firefox or Safari.');
     setVerified(false);
@@ -680,7 +322,7 @@ async function currentCatalog(heldTarget) {
     if (!checked.stale) return checked.catalog;
     // Past its expiresAt the catalog cannot say which version is current or whether the tour was withdrawn (a
     // replayed copy still carries a good signature): it is shown as stale and not acted on; a saved copy plays on.
-    showStaleCatalog(checked.catalog, !!heldTarget);
+    showStaleCatalog($('#offline-status'), checked.catalog, !!heldTarget);
     if (!heldTarget) { go('unavailable', 'The tour could not be checked against a current list of tours.'); setVerified(false); }
   } catch (error) {
     if (error instanceof TrustError) {

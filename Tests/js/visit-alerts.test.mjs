@@ -1,8 +1,10 @@
-// The web player's alert rules (Public/js/visit-alerts.js) under Node's own test runner. Run: node --test Tests/js/
+// The web player's alert rules and words (Public/js/visit-alerts.js) under Node's own test runner. Run: node --test Tests/js/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { alertsFor, closureOf, inEffect, parseTime, severityOf } from '../../Public/js/visit-alerts.js';
+import {
+  alertText, alertsFor, closedStopNote, closureOf, formatTime, inEffect, parseTime, severityOf, staleCatalogText,
+} from '../../Public/js/visit-alerts.js';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
 const HOUR = 3_600_000;
@@ -56,4 +58,54 @@ test('closures by waypoint id; a waypoint without an id is never closed; a catal
   assert.equal(closureOf(alerts, undefined), null);
   assert.deepEqual(alertsFor({ packages: [{ id: 'p1', site: 'falls' }] }, 'p1', NOW), []);
   assert.deepEqual(alertsFor({ packages: [], alerts: 'nonsense' }, 'p1', NOW), []);
+});
+
+// MARK: What the visitor reads
+
+/** Times written as the tests can read them, whatever the machine's language and zone. */
+const iso = (ms) => new Date(ms).toISOString();
+
+test('an alert reads as its severity and title, the ranger\'s message, and until when as of which check', () => {
+  const checkedAt = '2026-11-27T11:58:30.250Z';
+  const words = alertText(alert(2, { severity: 'closure', title: 'Bridge closed', message: 'Flood damage.' }), checkedAt, iso);
+  assert.deepEqual(words, {
+    severity: 'closure',
+    heading: 'Closure: Bridge closed',
+    message: 'Flood damage.',
+    when: 'Until 2026-11-27T13:00:00.000Z. As of 2026-11-27T11:58:30.250Z, when this phone last checked with the park.',
+  });
+  assert.equal(alertText(alert(1, { severity: 'info' }), checkedAt, iso).heading, 'Information: T1');
+  assert.equal(alertText(alert(1, {}), checkedAt, iso).heading, 'Warning: T1');
+  const later = alertText(alert(7, { severity: 'evacuation', title: 'Leave' }), checkedAt, iso);
+  assert.deepEqual([later.severity, later.heading], ['warning', 'Warning: Leave'], 'a severity added later reads as a warning');
+});
+
+test('an alert\'s words are the ranger\'s text as it is: markup stays text', () => {
+  const words = alertText(alert(1, { title: '<b>Bears</b>', message: '<img src=x onerror=alert(1)>' }), at(NOW), iso);
+  assert.equal(words.heading, 'Warning: <b>Bears</b>');
+  assert.equal(words.message, '<img src=x onerror=alert(1)>');
+});
+
+test('the times are written in the phone\'s own way by default, a day and a time', () => {
+  const words = alertText(alert(1, {}), at(NOW));
+  assert.equal(words.when, `Until ${formatTime(NOW + HOUR)}. As of ${formatTime(NOW)}, when this phone last checked with the park.`);
+  assert.match(formatTime(NOW, 'en-GB'), /2026/);
+  assert.notEqual(formatTime(NOW, 'en-GB', 'long'), formatTime(NOW, 'en-GB'), 'the long style names the month');
+});
+
+test('a closed stop\'s note names the closure', () => {
+  assert.equal(closedStopNote(alert(2, { severity: 'closure', title: 'Bridge closed' })), 'Closed: Bridge closed');
+});
+
+test('a stale catalog: when it ran out (or that it has none), and whether a saved copy plays on', () => {
+  const expiry = Date.parse('2026-11-20T08:00:00Z');
+  const saved = staleCatalogText(expiry, true, iso);
+  assert.ok(saved.startsWith('The list of tours this phone received from the park\'s server is out of date (it ran out on 2026-11-20T08:00:00.000Z), so it may be an old copy. '), saved);
+  assert.match(saved, /It was not used to look for updates\. Your saved tour still works\./);
+  assert.match(saved, /check that the phone's date and time are right, then reload the page where there is signal\.$/);
+  const unsaved = staleCatalogText(expiry, false, iso);
+  assert.match(unsaved, /The tour was not saved from it\./);
+  assert.doesNotMatch(unsaved, /saved tour still works/);
+  assert.match(staleCatalogText(NaN, false, iso), /\(it has no expiry date\)/);
+  assert.ok(staleCatalogText(expiry, true).includes(`ran out on ${formatTime(expiry, undefined, 'long')})`), 'the long style by default');
 });

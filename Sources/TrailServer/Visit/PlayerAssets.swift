@@ -15,10 +15,13 @@ struct PlayerAssets: Sendable {
     /// manifest lists it with.
     static let sources: [(name: String, folder: String, contentType: String, iconSizes: String?)] = [
         ("visit-player.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-stops.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-tracking.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-trust.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-map.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-basemap.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-alerts.js", "js", "text/javascript; charset=utf-8", nil),
+        ("visit-alerts-view.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-state.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-store.js", "js", "text/javascript; charset=utf-8", nil),
         ("visit-profile.js", "js", "text/javascript; charset=utf-8", nil),
