@@ -30,7 +30,7 @@ let package = Package(
         // NIOHTTPTypes: the request and response parts of the channel Hummingbird's codec feeds, for our own handler in it.
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
-        // The S3 client of the object-storage mirror (Storage/): HTTP/1.1 and TLS to any S3-compatible endpoint.
+        // The S3 client (ObjectStorage) of the object-storage mirror: HTTP/1.1 and TLS to any S3-compatible endpoint.
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         // The runtime of the mobile API's wire types, which are generated from openapi.json (target TrailAPI).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", exact: "1.13.4"),
@@ -116,12 +116,30 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // An S3 client and its request signing (SigV4): objects in, objects out, for any S3-compatible store. It knows
+        // nothing of tours or of the distribution tree the server mirrors with it.
+        .target(
+            name: "ObjectStorage",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // `Data(buffer:)`: an answer's body as Data.
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TrailServer",
             dependencies: [
                 "PackageFormat",
                 "TrailAPI",
                 "MalwareScan",
+                "ObjectStorage",
                 "Terrain",
                 "OpenMap",
                 "CFileWriteback",
@@ -172,6 +190,7 @@ let package = Package(
                 "TrailServer",
                 "TrailClient",
                 "PackageFormat",
+                "ObjectStorage",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -193,12 +212,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ObjectStorageTests",
+            dependencies: [
+                "ObjectStorage",
+                "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrailServerTests",
             dependencies: [
                 "TrailServer",
                 "TestSupport",
                 "TrailClient",
                 "MalwareScan",
+                "ObjectStorage",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // InvitationProofTests check which password a stored hash still opens.
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

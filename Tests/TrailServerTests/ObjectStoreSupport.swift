@@ -1,6 +1,5 @@
 import Foundation
-
-@testable import TrailServer
+import ObjectStorage
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ObjectStorage
 import Testing
 
 @testable import TrailServer
