@@ -198,9 +198,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The tests' shared helpers (temporary folders, child processes, fixtures, the disk lock), one copy for every
-        // test module (not a test target: the test modules import it).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // The tests' shared helpers (temporary folders, child processes, fixtures, the disk lock, a real S3 server), one
+        // copy for every test module (not a test target: the test modules import it).
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            // The Python that starts the S3 servers (SeaweedFS, moto), not sources.
+            exclude: ["Scripts"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PackageFormatTests",
             dependencies: ["PackageFormat", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],

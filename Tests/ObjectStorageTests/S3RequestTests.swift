@@ -6,7 +6,7 @@ import Testing
 @testable import ObjectStorage
 
 /// What the S3 client decides before and after a request, without a store: where a bucket and key go, how an answer's
-/// XML and ETags are read. The client against real stores: TrailServerTests' `S3ClientTests`.
+/// XML and ETags are read. The client against real stores: `S3ClientTests`.
 @Suite struct S3RequestTests {
     @Test("s3://BUCKET/PREFIX: bucket names by S3's rules, a prefix without empty, . or .. segments")
     func locations() throws {
