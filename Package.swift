@@ -133,6 +133,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The tour import's file formats (GeoJSON, GPX, KML, KMZ, CSV), bytes in and an imported tour out: no database,
+        // no tour; what only the app decides (a route's check, its languages, a trigger zone's radius) it is handed as
+        // rules. KMZ archives are read with PackageFormat's hardened zip reader.
+        .target(name: "TourFormats", dependencies: ["PackageFormat"], swiftSettings: swiftSettings),
         .target(
             name: "TrailServer",
             dependencies: [
@@ -140,6 +144,7 @@ let package = Package(
                 "TrailAPI",
                 "MalwareScan",
                 "ObjectStorage",
+                "TourFormats",
                 "Terrain",
                 "OpenMap",
                 "CFileWriteback",
@@ -228,6 +233,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "TourFormatsTests",
+            dependencies: ["TourFormats", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrailServerTests",
             dependencies: [
                 "TrailServer",
@@ -235,6 +245,7 @@ let package = Package(
                 "TrailClient",
                 "MalwareScan",
                 "ObjectStorage",
+                "TourFormats",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // InvitationProofTests check which password a stored hash still opens.
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -269,7 +280,7 @@ if ProcessInfo.processInfo.environment["TRAIL_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "TrailFuzz",
-            dependencies: ["TrailServer", "PackageFormat", .product(name: "MultipartKit", package: "multipart-kit")],
+            dependencies: ["TrailServer", "PackageFormat", "TourFormats", .product(name: "MultipartKit", package: "multipart-kit")],
             path: "Fuzz",
             exclude: ["corpus"],
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]
