@@ -30,7 +30,7 @@ let package = Package(
         // NIOHTTPTypes: the request and response parts of the channel Hummingbird's codec feeds, for our own handler in it.
         .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
-        // The S3 client of the object-storage mirror (Storage/): HTTP/1.1 and TLS to any S3-compatible endpoint.
+        // The S3 client (ObjectStorage) of the object-storage mirror: HTTP/1.1 and TLS to any S3-compatible endpoint.
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         // The runtime of the mobile API's wire types, which are generated from openapi.json (target TrailAPI).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", exact: "1.13.4"),
@@ -116,12 +116,35 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // An S3 client and its request signing (SigV4): objects in, objects out, for any S3-compatible store. It knows
+        // nothing of tours or of the distribution tree the server mirrors with it.
+        .target(
+            name: "ObjectStorage",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // `Data(buffer:)`: an answer's body as Data.
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The tour import's file formats (GeoJSON, GPX, KML, KMZ, CSV), bytes in and an imported tour out: no database,
+        // no tour; what only the app decides (a route's check, its languages, a trigger zone's radius) it is handed as
+        // rules. KMZ archives are read with PackageFormat's hardened zip reader.
+        .target(name: "TourFormats", dependencies: ["PackageFormat"], swiftSettings: swiftSettings),
         .target(
             name: "TrailServer",
             dependencies: [
                 "PackageFormat",
                 "TrailAPI",
                 "MalwareScan",
+                "ObjectStorage",
+                "TourFormats",
                 "Terrain",
                 "OpenMap",
                 "CFileWriteback",
@@ -172,6 +195,7 @@ let package = Package(
                 "TrailServer",
                 "TrailClient",
                 "PackageFormat",
+                "ObjectStorage",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -179,9 +203,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The tests' shared helpers (temporary folders, child processes, fixtures, the disk lock), one copy for every
-        // test module (not a test target: the test modules import it).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // The tests' shared helpers (temporary folders, child processes, fixtures, the disk lock, a real S3 server), one
+        // copy for every test module (not a test target: the test modules import it).
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            // The Python that starts the S3 servers (SeaweedFS, moto), not sources.
+            exclude: ["Scripts"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PackageFormatTests",
             dependencies: ["PackageFormat", "TestSupport", .product(name: "ZIPFoundation", package: "ZIPFoundation")],
@@ -193,12 +223,29 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ObjectStorageTests",
+            dependencies: [
+                "ObjectStorage",
+                "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TourFormatsTests",
+            dependencies: ["TourFormats", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrailServerTests",
             dependencies: [
                 "TrailServer",
                 "TestSupport",
                 "TrailClient",
                 "MalwareScan",
+                "ObjectStorage",
+                "TourFormats",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // InvitationProofTests check which password a stored hash still opens.
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -233,7 +280,7 @@ if ProcessInfo.processInfo.environment["TRAIL_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "TrailFuzz",
-            dependencies: ["TrailServer", "PackageFormat", .product(name: "MultipartKit", package: "multipart-kit")],
+            dependencies: ["TrailServer", "PackageFormat", "TourFormats", .product(name: "MultipartKit", package: "multipart-kit")],
             path: "Fuzz",
             exclude: ["corpus"],
             swiftSettings: swiftSettings + [.unsafeFlags(["-parse-as-library"])]

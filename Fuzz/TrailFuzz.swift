@@ -6,6 +6,7 @@ import Foundation
 import MultipartKit
 import NIOCore
 import PackageFormat
+import TourFormats
 
 @testable import TrailServer
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObjectStorage
 import TrailServer
 
 /// `--storage` and its companions (docs/operators.md, "Object storage and a CDN"), each also a variable (the flag wins).

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import MalwareScan
 import TestSupport
 import Testing
+import TourFormats
 
 @testable import TrailServer
 
@@ -124,7 +125,7 @@ import Testing
         #expect(parsed.format == .geoJSON)
         #expect(parsed.points.map(\.name) == ["A"] && parsed.points.first?.triggerRadiusMeters == 45)
         #expect(parsed.points.first?.localized["de"]?.name == "Ä")
-        #expect(parsed.route?.points.count == 2)
+        #expect(parsed.routePath?.points.count == 2)
     }
 
     // MARK: Slots and slow uploads

@@ -7,6 +7,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TestSupport
 import Testing
 
 @testable import TrailServer

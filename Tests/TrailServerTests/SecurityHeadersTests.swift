@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import ObjectStorage
 import Testing
 
 @testable import TrailServer

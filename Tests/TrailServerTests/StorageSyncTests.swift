@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
+import ObjectStorage
 import PackageFormat
 import TestSupport
 import Testing

@@ -6,6 +6,7 @@ import MalwareScan
 import NIOCore
 import TestSupport
 import Testing
+import TourFormats
 import ZIPFoundation
 
 @testable import TrailServer
@@ -67,43 +68,6 @@ import ZIPFoundation
         """#
     static let sourceLine = [[-122.2, 44.37], [-122.1, 44.41], [-122.0, 44.40]]
 
-    /// GPX makes a waypoint's <name> optional: an unnamed one is named by its place in the file, never a refusal.
-    @Test func unnamedGPXWaypointsAreNamedByTheirPlace() throws {
-        let gpx = """
-            <?xml version="1.0"?>
-            <gpx version="1.0" creator="a logger">
-            <wpt lat="44.40" lon="-122.00"><name>Trailhead</name></wpt>
-            <wpt lat="44.41" lon="-122.01"><ele>1200</ele></wpt>
-            <wpt lat="44.42" lon="-122.02"><name>  </name><desc>A spring.</desc></wpt>
-            </gpx>
-            """
-        let imported = try TourImport.parse(Data(gpx.utf8))
-        #expect(imported.points.map(\.name) == ["Trailhead", "Waypoint 2", "Waypoint 3"])
-        #expect(imported.points.last?.description == "A spring.")
-    }
-
-    /// What a GPX file holds beyond what the import uses (its metadata, times, symbols, extensions) is listed as left
-    /// out, once per element name with its count, never a refusal; the inside of an unused element is not listed again.
-    @Test func unusedGPXElementsAreListedAsLeftOut() throws {
-        let gpx = """
-            <?xml version="1.0"?>
-            <gpx version="1.1" creator="a watch" xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v1">
-            <metadata><name>Morning walk</name><time>2026-06-01T07:00:00Z</time></metadata>
-            <wpt lat="44.40" lon="-122.00"><name>Trailhead</name><sym>Flag</sym></wpt>
-            <trk><name>Walk</name><trkseg>
-            <trkpt lat="44.40" lon="-122.00"><ele>1200</ele><time>2026-06-01T07:00:00Z</time></trkpt>
-            <trkpt lat="44.41" lon="-122.01"><time>2026-06-01T07:05:00Z</time>
-            <extensions><gpxtpx:TrackPointExtension><gpxtpx:hr>98</gpxtpx:hr></gpxtpx:TrackPointExtension></extensions></trkpt>
-            </trkseg></trk>
-            </gpx>
-            """
-        let imported = try TourImport.parse(Data(gpx.utf8))
-        #expect(imported.points.map(\.name) == ["Trailhead"])
-        #expect(imported.route?.points.count == 2)
-        #expect(imported.leftOut.map(\.name) == ["<metadata>", "<sym>", "<time>, 2 times", "<extensions>"])
-        #expect(imported.leftOut.allSatisfy { $0.kind == "element" && $0.reason == "not used by the import" })
-    }
-
     /// A *change* row of the preview says what changes, in words; an unchanged point has none.
     @Test func changeRowsSayWhatChanges() {
         let now = Date()
@@ -124,7 +88,7 @@ import ZIPFoundation
             latitude: Double = 44.4,
             description: String = "Old.",
             radius: Int? = nil,
-            localized: [String: LocalizedText] = [:]
+            localized: [String: ImportedTour.Text] = [:]
         ) -> ImportedTour.Point {
             ImportedTour.Point(
                 name: "fish lake",
@@ -144,7 +108,7 @@ import ZIPFoundation
                 to: point(
                     description: "New.",
                     radius: 50,
-                    localized: ["es": LocalizedText(name: "Lago Pez", description: ""), "fr": LocalizedText(name: "Lac")]
+                    localized: ["es": ImportedTour.Text(name: "Lago Pez", description: ""), "fr": ImportedTour.Text(name: "Lac")]
                 ),
                 languages: ["es"]
             ) == ["new description", "trigger zone 30 m → 50 m", "new text in es"]
@@ -188,7 +152,7 @@ import ZIPFoundation
             #expect(abs(point.longitude - position[0]) < 1e-9 && abs(point.latitude - position[1]) < 1e-9)
         }
         if driver == "KML" {
-            #expect(parsed.route?.points.map { [$0.longitude, $0.latitude] } == Self.sourceLine)
+            #expect(parsed.routePath?.points.map { [$0.longitude, $0.latitude] } == Self.sourceLine)
             #expect(parsed.folders == ["source"], "GDAL puts the layer in a folder named after it")
         } else {
             #expect(parsed.columns == ["latitude": "Y", "longitude": "X", "name": "name", "description": "description"])
@@ -288,7 +252,7 @@ import ZIPFoundation
         #expect(parsed.points[0].description == "Look west & listen.\nTwo things:\n• Basalt\n• Cinder <cones>\nCafé – ✓ done")
         #expect(parsed.points[1].description == "Plain text, kept as it is.")
         #expect(abs(parsed.points[0].longitude + 122.1000001) < 1e-9 && abs(parsed.points[0].latitude - 44.4100002) < 1e-9)
-        let route = try #require(parsed.route)
+        let route = try #require(parsed.routePath)
         #expect(route.points.count == 3)
         #expect(route.positions.map { $0.count == 3 ? $0[2] : -1 } == [1200, 1230, 1250], "elevations kept, to 0.1 m")
         #expect(parsed.folders == ["Stops", "Path"])
@@ -323,32 +287,6 @@ import ZIPFoundation
         let lava = try #require(try await app.database.waypoints(tourId: seed.tourId).first { $0.name == "Lava Overlook" })
         #expect(lava.description.hasPrefix("Look west & listen.\nTwo things:"))
         #expect(try await app.database.tour(id: seed.tourId)?.route?.positions.last == [-122.1, 44.41, 1250], "elevation kept, to 0.1 m")
-    }
-
-    @Test("a gx:Track becomes the route, elevations included")
-    func gxTrack() throws {
-        let kml = """
-            <kml xmlns="http://www.opengis.net/kml/2.2" xmlns:gx="http://www.google.com/kml/ext/2.2"><Document><Placemark><name>Walk</name>
-            <gx:Track><when>2025-06-01T10:00:00Z</when><when>2025-06-01T10:05:00Z</when><when>2025-06-01T10:10:00Z</when>
-            <gx:coord>-122.2 44.37 1200</gx:coord><gx:coord>-122.15 44.39 1215.5</gx:coord>
-            <gx:coord>-122.1 44.41 1230</gx:coord></gx:Track></Placemark></Document></kml>
-            """
-        let parsed = try TourImport.parse(Data(kml.utf8))
-        #expect(parsed.route?.positions == [[-122.2, 44.37, 1200], [-122.15, 44.39, 1215.5], [-122.1, 44.41, 1230]])
-        #expect(parsed.points.isEmpty)
-    }
-
-    @Test("CSV: semicolons with decimal commas, a BOM, quoted line breaks, an order column and rows without coordinates")
-    func csvVariants() throws {
-        let csv =
-            "\u{FEFF} Name ;LAT;Lon;Order;Notes\r\n\"Top; of \"\"the\"\" hill\";44,41;-122,1;2;x\r\nStart;44.40;-122.0;1;\"two\nlines\"\r\nNowhere;;;3;\r\n"
-        let parsed = try TourImport.parse(Data(csv.utf8))
-        #expect(parsed.format == .csv)
-        #expect(parsed.points.map(\.name) == ["Start", "Top; of \"the\" hill"])
-        #expect(parsed.points[1].latitude == 44.41 && parsed.points[1].longitude == -122.1)
-        #expect(parsed.columns == ["latitude": "LAT", "longitude": "Lon", "name": "Name", "order": "Order"])
-        #expect(parsed.leftOut == [.init(kind: "row", name: "Nowhere", reason: "no coordinates (Row 4)")])
-        #expect(parsed.notes.contains { $0.contains("“Notes”") })
     }
 
     // MARK: KMZ
@@ -523,7 +461,7 @@ import ZIPFoundation
             }
             let line = try #require(features.first { ($0["geometry"] as? [String: Any])?["type"] as? String == "LineString" })
             let positions = try #require((line["geometry"] as? [String: Any])?["coordinates"] as? [[Double]])
-            #expect(positions.map { [$0[0], $0[1]] } == parsed.route?.points.map { [$0.longitude, $0.latitude] })
+            #expect(positions.map { [$0[0], $0[1]] } == parsed.routePath?.points.map { [$0.longitude, $0.latitude] })
         }
         _ = seed
     }

@@ -34,7 +34,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 @pytest.fixture(scope="module")
 def bucket(tmp_path_factory):
     folder = tmp_path_factory.mktemp("visit-bucket")
-    process = subprocess.Popen([sys.executable, str(REPO / "Tests/TrailServerTests/Scripts/object_store.py"), "seaweedfs", str(folder), BUCKET],
+    process = subprocess.Popen([sys.executable, str(REPO / "Tests/TestSupport/Scripts/object_store.py"), "seaweedfs", str(folder), BUCKET],
                                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True, text=True)
     try:
         line = process.stdout.readline()

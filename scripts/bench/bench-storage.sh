@@ -7,7 +7,7 @@
 # What it does:
 #   1. builds the server in release mode, starts it on a temp data folder and releases a tour with one SIZE_MIB video
 #      through the management API (scripts/bench/bench-lib.sh), then stops it;
-#   2. starts SeaweedFS (`weed server -s3`, Tests/TrailServerTests/Scripts/object_store.py) on free loopback ports;
+#   2. starts SeaweedFS (`weed server -s3`, Tests/TestSupport/Scripts/object_store.py) on free loopback ports;
 #   3. each of BENCH_RUNS runs (default 3), each to a new prefix so everything is sent:
 #        - `trail-companion storage sync` (every object of the tree: the zip and the video by hash are the big ones,
 #          each a multipart upload streamed from disk), timed, with its peak RSS (getrusage of the child);
@@ -58,7 +58,7 @@ cat "$zip" "$video" > /dev/null  # both in the page cache, for both tools alike
 echo "starting SeaweedFS ..."
 # Room for every run's copies: 256 MiB volumes, enough for (BENCH_RUNS x 2 + 1) x the two files.
 OBJECT_STORE_VOLUMES=$(( (runs * 2 + 1) * (zip_bytes + video_bytes) / (256 * 1048576) + 20 )) \
-  python3 "$root/Tests/TrailServerTests/Scripts/object_store.py" seaweedfs "$work/weed" bench > "$work/store.json" 2> "$work/store.err" &
+  python3 "$root/Tests/TestSupport/Scripts/object_store.py" seaweedfs "$work/weed" bench > "$work/store.json" 2> "$work/store.err" &
 store_pid=$!
 for _ in $(seq 1 600); do [[ -s "$work/store.json" ]] && break; sleep 0.1; done
 [[ -s "$work/store.json" ]] || { echo "SeaweedFS did not start:"; cat "$work/store.err"; exit 1; }

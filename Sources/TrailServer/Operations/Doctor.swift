@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MalwareScan
+import ObjectStorage
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

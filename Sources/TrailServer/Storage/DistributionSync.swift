@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Logging
 import NIOConcurrencyHelpers
+import ObjectStorage
 import PackageFormat
 import ServiceLifecycle
 import _NIOFileSystem

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 import NIOConcurrencyHelpers
+import ObjectStorage
 import PackageFormat
 import TrailAPI
 

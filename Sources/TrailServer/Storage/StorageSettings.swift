@@ -1,4 +1,5 @@
 import Foundation
+import ObjectStorage
 
 /// `--storage` and its companions (docs/operators.md, "Object storage and a CDN"): where the public, immutable side is
 /// mirrored.

@@ -1,5 +1,6 @@
 import Foundation
 import PackageFormat
+import TourFormats
 
 extension TourImport {
     // MARK: Plan
@@ -62,7 +63,7 @@ extension TourImport {
                 plan.images += point.images.map { ImportPlan.Image(waypoint: point.name, file: $0.path, bytes: $0.data.count) }
             }
         }
-        if let route = imported.route {
+        if let route = imported.routePath {
             plan.routePoints = route.points.count
             plan.routeLengthMeters = route.lengthMeters
         }
@@ -84,7 +85,7 @@ extension TourImport {
         if let radius = point.triggerRadiusMeters, radius != waypoint.triggerRadiusMeters {
             changes.append("trigger zone \(waypoint.triggerRadiusMeters) m → \(radius) m")
         }
-        let texts = point.localized.filter { languages.contains($0.key) && waypoint.localized[$0.key] != $0.value }.keys.sorted()
+        let texts = point.localized.filter { languages.contains($0.key) && waypoint.localized[$0.key] != $0.value.localizedText }.keys.sorted()
         if !texts.isEmpty { changes.append("new text in \(texts.joined(separator: ", "))") }
         return changes
     }
@@ -92,7 +93,7 @@ extension TourImport {
     /// The box around the imported points and route, with a margin (a tenth of each side, at least about 200 m), so
     /// no point sits on the frame's edge.
     static func fittedFrame(_ imported: ImportedTour) -> Frame? {
-        let points = imported.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (imported.route?.points ?? [])
+        let points = imported.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } + (imported.routePath?.points ?? [])
         guard !points.isEmpty else { return nil }
         let box = TourExport.bounds(of: [], route: RoutePath(points: points))
         let padLat = max(0.002, (box.north - box.south) * 0.1)

@@ -1,6 +1,7 @@
 import Foundation
 import MalwareScan
 import PackageFormat
+import TourFormats
 
 /// A KMZ picture written to `uploads/` and scanned, waiting for the transaction that attaches it to its waypoint.
 struct StagedPicture: Sendable {

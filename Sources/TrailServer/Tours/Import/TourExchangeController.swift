@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import MalwareScan
 import PackageFormat
+import TourFormats
 import TrailAPI
 
 /// GeoJSON export, import (GeoJSON, GPX, KML, KMZ, CSV) with a preview, and the route drawn on the map.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import PackageFormat
+import TourFormats
 
 // The imports and exports of a tour, as database reads and writes.
 
@@ -50,7 +51,7 @@ extension AppDatabase {
             tour.frameEast = frame.east
             tour.frameWest = frame.west
         }
-        if let route = imported.route { tour.route = route }
+        if let route = imported.routePath { tour.route = route }
         tour.updatedAt = Date()
         try tour.update(db)
         var existing = try Waypoint.inTour(tourId).fetchAll(db)
@@ -70,7 +71,7 @@ extension AppDatabase {
                     updatedAt: now,
                     triggerRadiusMeters: point.triggerRadiusMeters ?? TriggerZone.defaultRadius,
                     // Texts in the tour's further languages; those in languages it does not have are left out.
-                    localized: point.localized.filter { tour.furtherLanguages.contains($0.key) }
+                    localized: point.localized.filter { tour.furtherLanguages.contains($0.key) }.mapValues(\.localizedText)
                 ).inserted(db)
                 existing.append(waypoint)
             case .change:

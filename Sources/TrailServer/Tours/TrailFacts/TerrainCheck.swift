@@ -1,4 +1,5 @@
 import Foundation
+import TourFormats
 
 /// `trail-companion dem check`: what an operator asks before pointing the server at a terrain model. Does GDAL read it,
 /// what does it cover, and what would the trail facts of a given track be (and how long working them out takes).
@@ -14,7 +15,7 @@ package enum TerrainCheck {
     /// `ignoringTrackHeights`, from the model even where the track has heights of its own.
     package static func facts(forTrackAt url: URL, terrain: TerrainSource, ignoringTrackHeights: Bool) throws -> Outcome {
         let imported = try TourImport.parse(fileAt: url)
-        guard var route = imported.route else {
+        guard var route = imported.routePath else {
             throw TerrainCheckError("\(url.lastPathComponent) holds no track or line to work the facts out along.")
         }
         if ignoringTrackHeights { route.points = route.points.map { RoutePoint(longitude: $0.longitude, latitude: $0.latitude) } }

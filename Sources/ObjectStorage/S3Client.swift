@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import _NIOFileSystem
@@ -11,7 +12,7 @@ import _NIOFileSystem
 import FoundationXML
 #endif
 
-/// `s3://BUCKET/PREFIX`: where in which bucket the distribution tree goes.
+/// `s3://BUCKET/PREFIX`: where in which bucket the objects go.
 package struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
     package let bucket: String
     /// No leading or trailing slash; empty for the bucket's root.
@@ -42,7 +43,7 @@ package struct StorageLocation: Sendable, Equatable, CustomStringConvertible {
         return StorageLocation(bucket: bucket, prefix: prefix)
     }
 
-    /// The object key of a path of the distribution tree (`catalog.json`, `files/<sha256>`).
+    /// The object key of a path under the prefix (`catalog.json`, `files/<sha256>`).
     package func key(_ path: String) -> String { prefix.isEmpty ? path : "\(prefix)/\(path)" }
 
     package var description: String { prefix.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(prefix)" }
@@ -68,6 +69,14 @@ package struct S3Error: Error, CustomStringConvertible, Sendable {
     package let status: Int?
     package let code: String?
     package let message: String
+
+    package init(kind: Kind, operation: String, status: Int?, code: String?, message: String) {
+        self.kind = kind
+        self.operation = operation
+        self.status = status
+        self.code = code
+        self.message = message
+    }
 
     package var description: String {
         let what =
@@ -96,7 +105,7 @@ package struct S3ObjectInfo: Sendable, Equatable {
     package let cacheControl: String?
 }
 
-/// The few S3 operations the distribution mirror needs, over async-http-client, each request signed with
+/// The few S3 operations the server's distribution mirror needs, over async-http-client, each request signed with
 /// `SigV4Signer`. Bodies are streamed from disk in 256 KiB chunks (never a whole file in memory); the MD5 of what was
 /// sent is compared with the ETag the store computed over what it received.
 package final class S3Client: Sendable {
@@ -547,21 +556,6 @@ package final class S3Client: Sendable {
                 message: "the store computed MD5 \(etag), the bytes sent have \(md5)"
             )
         }
-    }
-}
-
-extension Data {
-    init?(hex: String) {
-        guard hex.count % 2 == 0 else { return nil }
-        var bytes = [UInt8]()
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        self.init(bytes)
     }
 }
 

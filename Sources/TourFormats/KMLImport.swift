@@ -36,8 +36,8 @@ enum KMLImport {
         }
     }
 
-    static func parse(_ data: Data, archive: KMZArchive? = nil) throws -> ImportedTour {
-        let reader = KMLHandler()
+    static func parse(_ data: Data, archive: KMZArchive? = nil, rules: ImportRules) throws -> ImportedTour {
+        let reader = KMLHandler(maxTrackPoints: rules.maxRoutePoints)
         try XMLImportReader.read(data, format: .kml, into: reader)
         guard reader.sawKML else { throw ImportRefused(message: "This XML file is not KML (no <kml> element).") }
         var result = ImportedTour(format: archive == nil ? .kml : .kmz)
@@ -58,9 +58,8 @@ enum KMLImport {
             result.points.append(point)
         }
         if let line = reader.lines.first {
-            do { result.route = try RoutePath(positions: line.positions) } catch let errors as ValidationErrors {
-                throw ImportRefused(message: "“\(line.name)”: \(errors["route"] ?? "the line is invalid").")
-            }
+            if let refusal = rules.refuseRoute(line.positions) { throw ImportRefused(message: "“\(line.name)”: \(refusal).") }
+            result.route = line.positions
         }
         let withAltitude = reader.placemarks.filter { ($0.altitude ?? 0) != 0 }.count
         if withAltitude > 0 {
@@ -90,6 +89,7 @@ enum KMLImport {
     }
 
     final class KMLHandler: XMLImportHandler {
+        let maxTrackPoints: Int
         var sawKML = false
         var documentName: String?
         var folders: [String] = []
@@ -120,6 +120,8 @@ enum KMLImport {
             "NetworkLink": "not imported (linked files are never fetched)",
             "Model": "not imported (3D models are not waypoints)",
         ]
+
+        init(maxTrackPoints: Int) { self.maxTrackPoints = maxTrackPoints }
 
         func start(_ element: XMLImportReader.Element, attributes: [String: String], in reader: XMLImportReader) {
             switch element.name {
@@ -175,7 +177,7 @@ enum KMLImport {
                 styleId = nil
             case "coordinates":
                 guard inPlacemark else { break }
-                let tuples = KMLImport.coordinates(value)
+                let tuples = KMLImport.coordinates(value, maxPoints: maxTrackPoints)
                 guard let tuples else {
                     reader.fail("Line \(reader.lineNumber): coordinates must be “longitude,latitude[,altitude]” tuples within range.")
                     return
@@ -193,8 +195,8 @@ enum KMLImport {
                     reader.fail("Line \(reader.lineNumber): gx:coord must be “longitude latitude altitude” within range.")
                     return
                 }
-                if trackCoords.count >= RoutePath.maxPoints {
-                    reader.fail("Line \(reader.lineNumber): the track has more than \(RoutePath.maxPoints) points.")
+                if trackCoords.count >= maxTrackPoints {
+                    reader.fail("Line \(reader.lineNumber): the track has more than \(maxTrackPoints) points.")
                     return
                 }
                 let alt = parts.count == 3 ? parts[2] : nil
@@ -249,8 +251,9 @@ enum KMLImport {
     }
 
     /// `lon,lat[,alt]` tuples separated by any whitespace (Google Earth puts newlines and indentation between them;
-    /// some tools put a blank after the comma). Nil when a tuple is not numbers within range.
-    static func coordinates(_ text: String) -> [[Double]]? {
+    /// some tools put a blank after the comma). Nil when a tuple is not numbers within range; read up to one tuple
+    /// past `maxPoints` (the route's check then refuses the line).
+    static func coordinates(_ text: String, maxPoints: Int) -> [[Double]]? {
         let normalized = text.replacingOccurrences(of: #"\s*,\s*"#, with: ",", options: .regularExpression)
         var result: [[Double]] = []
         for tuple in normalized.split(whereSeparator: { $0.isWhitespace }) {
@@ -260,7 +263,7 @@ enum KMLImport {
             else { return nil }
             if parts.count == 3, parts[2] == nil { return nil }
             result.append(parts.count == 3 ? [lon, lat, parts[2]!] : [lon, lat])
-            if result.count > RoutePath.maxPoints { return result }
+            if result.count > maxPoints { return result }
         }
         return result
     }

@@ -1,9 +1,8 @@
 import Crypto
 import Foundation
-import PackageFormat
 import Testing
 
-@testable import TrailServer
+@testable import ObjectStorage
 
 /// The request signer against the worked examples of the S3 documentation ("Signature Calculations for the
 /// Authorization Header: Transferring Payload in a Single Chunk" and "Authenticating Requests: Using Query
@@ -106,64 +105,5 @@ import Testing
     func encoding() {
         #expect(SigV4Signer.uriEncode("a b+c=d/é~_.-", keepSlash: true) == "a%20b%2Bc%3Dd/%C3%A9~_.-")
         #expect(SigV4Signer.uriEncode("a/b", keepSlash: false) == "a%2Fb")
-    }
-}
-
-/// Credentials and keys print redacted whichever way they are printed, alone or inside a configuration.
-@Suite struct SecretRedactionTests {
-    @Test("S3 credentials never print their secret or session token: interpolation, description, debugDescription, dump, nested")
-    func credentialsRedactThemselves() {
-        let credentials = S3Credentials(
-            accessKeyId: "AKIAIOSFODNN7EXAMPLE",
-            secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            sessionToken: "FQoGZXIvYXdzEXAMPLESESSION"
-        )
-        var settings = AppConfig()
-        settings.storage = StorageSettings(location: StorageLocation(bucket: "tours", prefix: ""), credentials: credentials)
-        var dumped = ""
-        var dumpedSettings = ""
-        dump(credentials, to: &dumped)
-        dump(settings, to: &dumpedSettings)
-        let printed = [
-            "\(credentials)", String(describing: credentials), String(reflecting: credentials), credentials.description,
-            credentials.debugDescription, dumped, "\([credentials])", "\(settings.storage!)", String(reflecting: settings), dumpedSettings,
-        ]
-        for text in printed {
-            #expect(!text.contains("wJalrXUtnFEMI") && !text.contains("EXAMPLESESSION"), "\(text)")
-        }
-        #expect(printed.allSatisfy { $0.contains("AKIAIOSFODNN7EXAMPLE") }, "the key id shows, to tell which key is meant")
-        #expect("\(credentials)".contains("<redacted>"))
-        // Signing still uses the real secret.
-        #expect(credentials.secretAccessKey == "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
-    }
-
-    @Test("a signing key prints its public half only")
-    func signingKeyRedactsItself() throws {
-        let key = SigningKey.generate()
-        let secret = key.privateKey.rawRepresentation.base64EncodedString()
-        var dumped = ""
-        dump(key, to: &dumped)
-        for text in ["\(key)", String(reflecting: key), dumped] {
-            #expect(!text.contains(secret) && text.contains(key.publicKeyBase64), "\(text)")
-        }
-    }
-}
-
-/// Under systemd, the keys can come from `LoadCredential=` files instead of the environment.
-@Suite struct CredentialSourceTests {
-    @Test("keys from $CREDENTIALS_DIRECTORY when the environment has none; the environment wins when it has them")
-    func credentialsDirectory() throws {
-        let folder = TestScratch.folder("trail-credentials")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try "AKIDFROMFILE\n".write(to: folder.appendingPathComponent("aws-access-key-id"), atomically: true, encoding: .utf8)
-        try "secret-from-file\n".write(to: folder.appendingPathComponent("aws-secret-access-key"), atomically: true, encoding: .utf8)
-        let loaded = try #require(S3Credentials.fromEnvironment(["CREDENTIALS_DIRECTORY": folder.path]))
-        #expect(loaded == S3Credentials(accessKeyId: "AKIDFROMFILE", secretAccessKey: "secret-from-file"))
-        let fromEnvironment = S3Credentials.fromEnvironment([
-            "CREDENTIALS_DIRECTORY": folder.path, "AWS_ACCESS_KEY_ID": "AKIDENV",
-            "AWS_SECRET_ACCESS_KEY": "secret-env",
-        ])
-        #expect(fromEnvironment?.accessKeyId == "AKIDENV")
-        #expect(S3Credentials.fromEnvironment([:]) == nil)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 extension TourImport {
     // MARK: GeoJSON
 
-    static func parseGeoJSON(_ data: Data) throws -> ImportedTour {
+    static func parseGeoJSON(_ data: Data, rules: ImportRules) throws -> ImportedTour {
         // Decoded into just what the import reads: the coordinates of a polygon (which it skips) are never made into
         // values. JSONSerialization made an object of every number, about 30 times the file's size: one 20 MiB file
         // of polygons took the server to 640 MiB.
@@ -54,23 +54,22 @@ extension TourImport {
                 guard name.count <= 120 else { throw ImportRefused(message: "\(at): the name is longer than 120 characters.") }
                 var radius: Int?
                 if let value = properties["triggerRadiusMeters"], value != .null {
-                    let input: TriggerZone.Input = value.number.map { .number($0) } ?? .text(value.text)
-                    switch TriggerZone.radius(input) {
-                    case .success(let metres): radius = metres
-                    case .failure:
-                        throw ImportRefused(message: "\(at) (“\(name)”): triggerRadiusMeters must be a whole number of metres from 5 to 500.")
+                    let input: ImportRules.TriggerRadius = value.number.map { .number($0) } ?? .text(value.text)
+                    guard let metres = rules.triggerRadius(input) else {
+                        throw ImportRefused(message: "\(at) (“\(name)”): triggerRadiusMeters must be \(rules.triggerRadiusRule).")
                     }
+                    radius = metres
                 }
-                var localized: [String: LocalizedText] = [:]
+                var localized: [String: ImportedTour.Text] = [:]
                 for (key, value) in properties {
                     guard let colon = key.firstIndex(of: ":"), ["name", "description"].contains(key[..<colon]), let text = value.string else {
                         continue
                     }
                     let raw = String(key[key.index(after: colon)...])
-                    guard let tag = LanguageTag.canonical(raw) else {
-                        throw ImportRefused(message: "\(at) (“\(name)”): \(key): \(LanguageTag.refusal(raw))")
+                    guard let tag = rules.languageTag(raw) else {
+                        throw ImportRefused(message: "\(at) (“\(name)”): \(key): \(rules.languageRefusal(raw))")
                     }
-                    var entry = localized[tag] ?? LocalizedText()
+                    var entry = localized[tag] ?? ImportedTour.Text()
                     if key.hasPrefix("name:") {
                         guard text.count <= 120 else { throw ImportRefused(message: "\(at): \(key) is longer than 120 characters.") }
                         entry.name = text.trimmed
@@ -93,9 +92,8 @@ extension TourImport {
                 guard let positions = geometry.line else {
                     throw ImportRefused(message: "\(at): a LineString needs a list of positions.")
                 }
-                do { result.route = try RoutePath(positions: positions) } catch let errors as ValidationErrors {
-                    throw ImportRefused(message: "\(at): \(errors["route"] ?? "invalid route").")
-                }
+                if let refusal = rules.refuseRoute(positions) { throw ImportRefused(message: "\(at): \(refusal).") }
+                result.route = positions
             case "Polygon":
                 continue  // the frame of an exported tour; the importing tour keeps its own
             default:

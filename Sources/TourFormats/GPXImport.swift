@@ -3,8 +3,8 @@ import Foundation
 /// GPX 1.0 and 1.1: waypoints (`<wpt>`) with their names, descriptions and elevations, and the first track or route
 /// as the tour's route. Whatever else the file holds is listed as left out, never refused.
 extension TourImport {
-    static func parseGPX(_ data: Data) throws -> ImportedTour {
-        let handler = GPXHandler()
+    static func parseGPX(_ data: Data, rules: ImportRules) throws -> ImportedTour {
+        let handler = GPXHandler(maxTrackPoints: rules.maxRoutePoints)
         try XMLImportReader.read(data, format: .gpx, into: handler)
         guard handler.sawGPX else { throw ImportRefused(message: "This XML file is not GPX (no <gpx> element).") }
         var result = ImportedTour(points: handler.waypoints)
@@ -19,14 +19,14 @@ extension TourImport {
             )
         }
         if !handler.track.isEmpty {
-            do { result.route = try RoutePath(positions: handler.track) } catch let errors as ValidationErrors {
-                throw ImportRefused(message: errors["route"] ?? "The track is invalid.")
-            }
+            if let refusal = rules.refuseRoute(handler.track) { throw ImportRefused(message: refusal) }
+            result.route = handler.track
         }
         return result
     }
 
     final class GPXHandler: XMLImportHandler {
+        let maxTrackPoints: Int
         var sawGPX = false
         var waypoints: [ImportedTour.Point] = []
         var track: [[Double]] = []
@@ -41,6 +41,8 @@ extension TourImport {
         /// How deep inside an unused element the reader is (0: not inside one).
         private var unusedDepth = 0
         static let usedElements: Set<String> = ["gpx", "wpt", "trk", "trkseg", "trkpt", "rte", "rtept", "name", "desc", "cmt", "ele"]
+
+        init(maxTrackPoints: Int) { self.maxTrackPoints = maxTrackPoints }
 
         func start(_ element: XMLImportReader.Element, attributes: [String: String], in reader: XMLImportReader) {
             // GPX elements carry no prefix: a prefixed one (`gpxtpx:hr`) belongs to an extension and is not used.
@@ -74,8 +76,8 @@ extension TourImport {
                 if name == "wpt", waypoints.count >= TourImport.maxWaypoints {
                     reader.fail("Line \(reader.lineNumber): more than \(TourImport.maxWaypoints) waypoints.")
                 }
-                if name != "wpt", track.count >= RoutePath.maxPoints {
-                    reader.fail("Line \(reader.lineNumber): the track has more than \(RoutePath.maxPoints) points.")
+                if name != "wpt", track.count >= maxTrackPoints {
+                    reader.fail("Line \(reader.lineNumber): the track has more than \(maxTrackPoints) points.")
                 }
             default: break
             }

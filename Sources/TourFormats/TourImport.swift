@@ -1,31 +1,33 @@
 import Foundation
 
-enum TourImport {
-    static let maxWaypoints = 2_000
+/// Reads an import file: tells the formats apart by their bytes and hands them to their reader. Bytes in, an
+/// ``ImportedTour`` out: it knows no database and no tour, and asks the app's ``ImportRules`` where a format does.
+package enum TourImport {
+    package static let maxWaypoints = 2_000
 
     /// The kinds of file told apart by their first bytes.
-    enum Kind {
+    package enum Kind {
         case zip, json, xml, text
     }
 
     /// Reads a stored import file: a KMZ is read from disk through the zip reader (its entries are never all in memory
     /// at once beyond the limits), a CSV a chunk at a time (``CSVImport``); GeoJSON, GPX and KML as bytes.
-    static func parse(fileAt url: URL, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
+    package static func parse(fileAt url: URL, rules: ImportRules) throws -> ImportedTour {
         let size = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
-        guard size <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
+        guard size <= rules.maxBytes else { throw ImportRefused(message: "The file is larger than \(Wording.megabytes(rules.maxBytes)).") }
         let handle = try FileHandle(forReadingFrom: url)
         let head = try handle.read(upToCount: 512) ?? Data()
         try? handle.close()
         switch try kind(of: head) {
-        case .zip: return try KMZArchive.read(url)
+        case .zip: return try KMZArchive.read(url, rules: rules)
         case .text: return try CSVImport.parse(fileAt: url)
-        case .json, .xml: return try parse(try Data(contentsOf: url), maxBytes: maxBytes)
+        case .json, .xml: return try parse(try Data(contentsOf: url), rules: rules)
         }
     }
 
-    static func parse(_ data: Data, maxBytes: Int = AppConfig().importMaxSize) throws -> ImportedTour {
-        guard data.count <= maxBytes else { throw ImportRefused(message: "The file is larger than \(DisplayFormat.megabytes(maxBytes)).") }
-        var result = try parseFormat(data)
+    package static func parse(_ data: Data, rules: ImportRules) throws -> ImportedTour {
+        guard data.count <= rules.maxBytes else { throw ImportRefused(message: "The file is larger than \(Wording.megabytes(rules.maxBytes)).") }
+        var result = try parseFormat(data, rules: rules)
         if result.format == .gpx || result.format == .geoJSON, result.points.isEmpty, result.route == nil {
             result.notes.append("The file holds no waypoints and no route.")
         }
@@ -33,7 +35,7 @@ enum TourImport {
     }
 
     /// Tells the formats apart by their bytes, never by the file's name.
-    static func kind(of data: Data) throws -> Kind {
+    package static func kind(of data: Data) throws -> Kind {
         if KMZArchive.isZip(data.prefix(4)) { return .zip }
         let start = data.prefix(512)
         // UTF-8 only: our DOCTYPE check reads UTF-8 bytes, so a UTF-16 or UTF-32 file could hide a DTD from it.
@@ -49,16 +51,16 @@ enum TourImport {
         return .text
     }
 
-    static func parseFormat(_ data: Data) throws -> ImportedTour {
+    static func parseFormat(_ data: Data, rules: ImportRules) throws -> ImportedTour {
         switch try kind(of: data) {
         case .zip:
             // A KMZ handed over as bytes (tests, the fuzzer): the zip reader works on a file.
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).kmz")
             try data.write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
-            return try KMZArchive.read(file)
+            return try KMZArchive.read(file, rules: rules)
         case .json:
-            var tour = try parseGeoJSON(data)
+            var tour = try parseGeoJSON(data, rules: rules)
             tour.format = .geoJSON
             return tour
         case .xml:
@@ -67,8 +69,8 @@ enum TourImport {
                     message: "This is a web page (HTML), not KML or GPX: save the map itself (in Google Earth: Save Place As… KML or KMZ)."
                 )
             }
-            if KMLImport.isKML(data) { return try KMLImport.parse(data) }
-            var tour = try parseGPX(data)
+            if KMLImport.isKML(data) { return try KMLImport.parse(data, rules: rules) }
+            var tour = try parseGPX(data, rules: rules)
             tour.format = .gpx
             return tour
         case .text:

@@ -96,7 +96,7 @@ final class XMLImportReader: NSObject, XMLParserDelegate {
 
     private func append(_ string: String) {
         if text.utf8.count + string.utf8.count > Self.maxText {
-            fail("Line \(lineNumber): an element holds more than \(DisplayFormat.megabytes(Self.maxText)) of text.")
+            fail("Line \(lineNumber): an element holds more than \(Wording.megabytes(Self.maxText)) of text.")
             return
         }
         text += string

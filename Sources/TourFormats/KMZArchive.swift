@@ -22,6 +22,7 @@ struct KMZArchive {
     let base: String
     private let byPath: [String: ZipEntryInfo]
     private let budget: Budget
+    private let rules: ImportRules
 
     /// The bytes read so far, against ``maxTotalBytes``.
     final class Budget: @unchecked Sendable {
@@ -30,7 +31,7 @@ struct KMZArchive {
 
     static func isZip(_ head: Data) -> Bool { head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) }
 
-    static func read(_ url: URL) throws -> ImportedTour {
+    static func read(_ url: URL, rules: ImportRules) throws -> ImportedTour {
         let reader: PackageArchiveReader
         do { reader = try PackageArchiveReader(url: url) } catch {
             throw ImportRefused(message: "The KMZ is not a readable zip archive (\(error)).")
@@ -74,16 +75,17 @@ struct KMZArchive {
             throw ImportRefused(message: "This zip archive holds no .kml document, so it is not a KMZ.")
         }
         let base = document.path.split(separator: "/").dropLast().joined(separator: "/")
-        let archive = KMZArchive(reader: reader, base: base, byPath: byPath, budget: Budget())
+        let archive = KMZArchive(reader: reader, base: base, byPath: byPath, budget: Budget(), rules: rules)
         let kml = try archive.bytes(of: document, limit: maxDocumentBytes)
-        return try KMLImport.parse(kml, archive: archive)
+        return try KMLImport.parse(kml, archive: archive, rules: rules)
     }
 
-    private init(reader: PackageArchiveReader, base: String, byPath: [String: ZipEntryInfo], budget: Budget) {
+    private init(reader: PackageArchiveReader, base: String, byPath: [String: ZipEntryInfo], budget: Budget, rules: ImportRules) {
         self.reader = reader
         self.base = base
         self.byPath = byPath
         self.budget = budget
+        self.rules = rules
     }
 
     /// An entry's bytes, never more than `limit` nor than the zip's directory says (a stream that inflates further is
@@ -92,7 +94,7 @@ struct KMZArchive {
         let cap = min(limit, entry.uncompressedSize, Self.maxTotalBytes - min(budget.used, Self.maxTotalBytes))
         guard entry.uncompressedSize <= cap else {
             throw ImportRefused(
-                message: "“\(entry.path.prefix(80))” in the KMZ is larger than the import allows (\(DisplayFormat.megabytes(Int(cap))) left for it)."
+                message: "“\(entry.path.prefix(80))” in the KMZ is larger than the import allows (\(Wording.megabytes(Int(cap))) left for it)."
             )
         }
         var data = Data()
@@ -138,9 +140,8 @@ struct KMZArchive {
                 continue
             }
             let data = try bytes(of: entry, limit: Self.maxImageBytes)
-            let detected = FileTypeDetector.detect(header: Array(data.prefix(FileTypeDetector.headerLength)), fileSize: Int64(data.count)) { false }
-            guard detected?.kind == .image else {
-                leave("not a JPEG, PNG, WebP or GIF picture")
+            if let refusal = rules.refusePicture(data) {
+                leave(refusal)
                 continue
             }
             images.append(.init(path: path, data: data))

@@ -4,13 +4,13 @@ import Foundation
 /// row of a file (as `[[String]]`) cost about 80 times the file's size, and a 19 MiB file of empty rows took the
 /// server from 93 to 1,653 MiB. Now a row is dropped once read, and only the points and the first
 /// ``ImportedTour/LeftOutList/limit`` rows left out are kept.
-enum CSVImport {
+package enum CSVImport {
     static let latitudeNames = ["latitude", "lat", "y"]
     static let longitudeNames = ["longitude", "lon", "lng", "x"]
     /// Rows read below the header, blank ones included. Five times the waypoint limit: room for a spreadsheet's
     /// trailing blank rows and rows without coordinates, while a file of millions of empty rows is refused after a few
     /// kilobytes instead of being read to its end.
-    static let maxRows = 5 * TourImport.maxWaypoints
+    package static let maxRows = 5 * TourImport.maxWaypoints
     /// Bytes kept of one field: more than the longest text kept (a description of 20,000 characters, 4 bytes each at
     /// most), so a field is never cut short of what is used; the rest of a longer field is read and dropped.
     static let maxFieldBytes = 100_000
@@ -90,7 +90,7 @@ enum CSVImport {
             guard index < maxRows else {
                 throw ImportRefused(
                     message:
-                        "The CSV has more than \(DisplayFormat.grouped(maxRows)) rows below its header (blank rows count too); a tour can take at most \(DisplayFormat.grouped(TourImport.maxWaypoints)) waypoints. Remove the empty rows, or split the file."
+                        "The CSV has more than \(Wording.grouped(maxRows)) rows below its header (blank rows count too); a tour can take at most \(Wording.grouped(TourImport.maxWaypoints)) waypoints. Remove the empty rows, or split the file."
                 )
             }
             // Rows count from the first below the header, as a spreadsheet shows them (row 2 is the first point).
