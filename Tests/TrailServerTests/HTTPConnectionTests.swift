@@ -297,7 +297,7 @@ import Testing
         try await running.value
         // Had the stop waited for the download, it would have ended only when the client gave up stalling (60 s) and
         // read all of it.
-        FileManager.default.createFile(atPath: go.path, contents: Data())
+        _ = FileManager.default.createFile(atPath: go.path, contents: Data())
         let result = try await stalled.lastLineJSON
         #expect(result["status"] as? Int == 200)
         #expect(result["cut"] as? Bool == true, "the stop waited for a peer that read nothing")
