@@ -7,6 +7,7 @@
 #   requireUser() in a handler             (below)  0     a signed-in context type carries the user
 #   `.id!` in Sources/                     (below)  0     a stored record's id is not optional; `New` inserts
 #   `public` in TrailServer                (below)  20    `package` for what the executable and tests use
+#   `package` declarations in TrailServer  (below)  400   `internal` unless the executable uses it (tests: @testable)
 #   files naming a "TRAIL_…" variable      (below)  1 file  each setting declared once (App/Settings.swift)
 #   `Cookie(` constructions                (below)  —     no goal set yet: the count may only go down
 #   `JSONResponse.make` calls              (below)  —     no goal set yet: the count may only go down
@@ -38,6 +39,7 @@ check "closure wrappers around a handler" "$(forwarders)" 0 0
 check "requireUser() in a handler" "$(count 'requireUser\(\)' Sources)" 0 0
 check ".id! in Sources/" "$(count '\.id!' Sources)" 0 0
 check "public in TrailServer" "$(count '^\s*(@[A-Za-z]+ )*(public|open) [a-z]' Sources/TrailServer)" 0 20
+check "package declarations in TrailServer" "$(count '^\s*(@[A-Za-z]+ )*package [a-z]' Sources/TrailServer)" 244 400
 # A variable's name as a string of its own ("TRAIL_PORT"), in any Swift file: that is how a file reads one, whatever
 # it reads it with (`environment[…]`, `getenv`, a `Setting`). Names inside prose (help texts, comments) do not count.
 check "files naming TRAIL_ variables" "$(grep -rlE --include='*.swift' '"TRAIL_[A-Z0-9_]+"' Sources | wc -l)" 1 1

@@ -5,7 +5,7 @@ import PackageFormat
 import TrailAPI
 
 /// Signs the catalog once per catalog version and again before the signature's lifetime runs out.
-package final class CatalogSigner: Sendable {
+final class CatalogSigner: Sendable {
     struct Signed: Sendable {
         let catalogVersion: Int
         let body: Data
@@ -33,7 +33,7 @@ package final class CatalogSigner: Sendable {
     let changes: ReadAPICache?
     private let cache = NIOLockedValueBox<(signed: Signed, generation: Int, changes: Int)?>(nil)
 
-    package init(
+    init(
         database: AppDatabase,
         signingKey: SigningKey,
         lifetime: TimeInterval,

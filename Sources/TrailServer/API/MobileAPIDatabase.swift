@@ -2,20 +2,20 @@ import Foundation
 import GRDB
 
 /// Read models for the mobile API: only published (visible, with a current version) packages exist here.
-package struct PublishedPackage: Sendable {
-    package let package: PackageRecord
-    package let version: PackageVersion
-    package let siteSlug: String
-    package let siteName: String
+struct PublishedPackage: Sendable {
+    let package: PackageRecord
+    let version: PackageVersion
+    let siteSlug: String
+    let siteName: String
 }
 
 extension AppDatabase {
-    package func publishedPackages(siteSlug: String? = nil) async throws -> [PublishedPackage] {
+    func publishedPackages(siteSlug: String? = nil) async throws -> [PublishedPackage] {
         try await read { db in try Self.visiblePackages(db, siteSlug: siteSlug) }
     }
 
     /// A site's published packages, or nil when there is no such site: one read transaction.
-    package func publishedPackages(ofSite slug: String) async throws -> [PublishedPackage]? {
+    func publishedPackages(ofSite slug: String) async throws -> [PublishedPackage]? {
         try await read { db in
             guard try Row.fetchOne(db, sql: "SELECT 1 FROM site WHERE slug = ?", arguments: [slug]) != nil else { return nil }
             return try Self.visiblePackages(db, siteSlug: slug)
@@ -23,14 +23,14 @@ extension AppDatabase {
     }
 
     /// What a phone asking for package `id` gets, as of one read.
-    package enum PackageLookup: Sendable {
+    enum PackageLookup: Sendable {
         case missing
         case unpublished
         case published(PublishedPackage)
     }
 
     /// One read: the package, its current version and its site, for a download, a manifest or a delta.
-    package func publishedPackage(id: String) async throws -> PackageLookup {
+    func publishedPackage(id: String) async throws -> PackageLookup {
         try await read { db in
             let sql = """
                 SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
@@ -65,7 +65,7 @@ extension AppDatabase {
         }
     }
 
-    package func siteSummaries() async throws -> [(site: Site, packageCount: Int)] {
+    func siteSummaries() async throws -> [(site: Site, packageCount: Int)] {
         try await read { db in
             try Row.fetchAll(
                 db,
@@ -80,7 +80,7 @@ extension AppDatabase {
 
     /// Counts a download the app proved complete (hash and version match): in the version's total, and in the day's
     /// count the statistics page reads (`day`: the UTC date).
-    package func recordVerifiedDownload(packageId: String, version: Int, day: String? = nil) async throws {
+    func recordVerifiedDownload(packageId: String, version: Int, day: String? = nil) async throws {
         let day = day ?? VisitEventRules.utcDay()
         try await write { db in
             try db.execute(

@@ -9,17 +9,17 @@ import ServiceLifecycle
 /// read on that same writer connection, changes exactly when some other connection committed, and costs one
 /// statement. Read twice a second, a change made elsewhere reaches every answer within a second; the server's own
 /// writes never move it, so they do not empty the caches twice.
-package struct OtherProcessCommits: Service {
+struct OtherProcessCommits: Service {
     let database: AppDatabase
     let cache: ReadAPICache
     var interval: Duration = .milliseconds(500)
 
-    package init(database: AppDatabase, cache: ReadAPICache) {
+    init(database: AppDatabase, cache: ReadAPICache) {
         self.database = database
         self.cache = cache
     }
 
-    package func run() async throws {
+    func run() async throws {
         await cancelWhenGracefulShutdown { [self] in
             var seen = try? await dataVersion()
             while !Task.isCancelled {

@@ -21,7 +21,7 @@ import NIOCore
 /// unpublished or rolled back has its answer only after the old bodies are gone: no stale answer follows a change.
 /// A request takes the generation *before* it reads the database, so a body built from data a later commit changed
 /// is stored under the old generation and never served after that commit.
-package final class ReadAPICache: Sendable {
+final class ReadAPICache: Sendable {
     struct Entry: Sendable {
         let generation: Int
         let body: ByteBuffer
@@ -41,10 +41,10 @@ package final class ReadAPICache: Sendable {
     /// False until `observe` started: a cache that cannot learn of changes keeps nothing.
     private let isObserving = NIOLockedValueBox(false)
 
-    package init() {}
+    init() {}
 
     /// Starts following commits of `writer`; kept until the cache goes.
-    package func observe(_ database: AppDatabase) throws {
+    func observe(_ database: AppDatabase) throws {
         let cancellable = try database.observeChanges(
             to: Self.tables,
             onError: { [weak self] _ in self?.invalidate() },
@@ -54,7 +54,7 @@ package final class ReadAPICache: Sendable {
         isObserving.withLockedValue { $0 = true }
     }
 
-    package var generation: Int { state.withLockedValue { $0.generation } }
+    var generation: Int { state.withLockedValue { $0.generation } }
 
     func invalidate() {
         state.withLockedValue {

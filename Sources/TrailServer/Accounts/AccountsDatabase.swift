@@ -80,7 +80,7 @@ extension AppDatabase {
 
     /// Who brought each account in: for every user who accepted an invitation, "inviter's email to site name" of the
     /// first one they accepted (the admin's user list shows it).
-    package func invitationOrigins() async throws -> [Int64: String] {
+    func invitationOrigins() async throws -> [Int64: String] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -102,7 +102,7 @@ extension AppDatabase {
 
     /// An administrator vouches for the address of an account made from a shown invitation link (they know the person):
     /// its approvals count from now on.
-    package func confirmAddress(userId: Int64, actor: AuditActor) async throws {
+    func confirmAddress(userId: Int64, actor: AuditActor) async throws {
         try await write { db in
             guard let user = try User.fetchOne(db, id: userId) else { throw NotFound() }
             try db.execute(sql: "UPDATE user SET addressProven = 1 WHERE id = ? AND addressProven = 0", arguments: [userId])
@@ -118,15 +118,15 @@ extension AppDatabase {
         }
     }
 
-    package func userCount() async throws -> Int { try await read { try User.fetchCount($0) } }
+    func userCount() async throws -> Int { try await read { try User.fetchCount($0) } }
 
-    package func user(id: Int64) async throws -> User? { try await read { try User.fetchOne($0, id: id) } }
+    func user(id: Int64) async throws -> User? { try await read { try User.fetchOne($0, id: id) } }
 
     package func user(email: String) async throws -> User? {
         try await read { try User.filter(User.Columns.email == email.trimmingCharacters(in: .whitespaces)).fetchOne($0) }
     }
 
-    package func allUsers() async throws -> [User] {
+    func allUsers() async throws -> [User] {
         try await read { try User.order(User.Columns.email).fetchAll($0) }
     }
 
@@ -157,8 +157,7 @@ extension AppDatabase {
     /// Sets a new password and ends every other session of the user (a password changed because it leaked must lock
     /// out whoever used it); the session the change was made in (`keepingSession`, its cookie token) stays.
     /// bcrypt runs on the thread pool (see `createUser`).
-    package func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws
-    {
+    func changePassword(userId: Int64, newPassword: String, bcryptCost: UInt8, actor: AuditActor, keepingSession: String? = nil) async throws {
         if let problem = Self.passwordProblem(newPassword) { throw ValidationErrors(["newPassword": problem]) }
         let hash = try await BlockingWork.short { Bcrypt.hash(newPassword, cost: bcryptCost) }
         try await write { db in
@@ -174,7 +173,7 @@ extension AppDatabase {
     /// Someone with a one-time password signed on through the agency's provider instead: that password, never used, is
     /// voided (a random one nobody knows takes its place), so it cannot be used later and the panel does not ask for a
     /// password they do not need. "Reset password" gives them one again. bcrypt runs on the thread pool.
-    package func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
+    func voidOneTimePassword(userId: Int64, bcryptCost: UInt8, actor: AuditActor) async throws -> User {
         let hash = try await BlockingWork.short { Bcrypt.hash(SecretToken.make(), cost: bcryptCost) }
         return try await write { db in
             guard var user = try User.fetchOne(db, id: userId) else { throw NotFound() }
@@ -243,7 +242,7 @@ extension AppDatabase {
     // MARK: Sign-in throttling
 
     /// What `beginLoginAttempt` decided.
-    package enum LoginAttempt: Sendable, Equatable {
+    enum LoginAttempt: Sendable, Equatable {
         /// Check the password, after waiting `delay` seconds; `id` is the failure counted in advance.
         case allowed(id: Int64, delay: TimeInterval)
         /// Too many failures for this email from this address: this address may not try it again before `retryAfter`
@@ -258,7 +257,7 @@ extension AppDatabase {
     /// the other). Refused over the limit; else the attempt's id, which `endLoginAttempt` removes once the password
     /// proved right, and a delay that grows with the email's failures from every address (bounded by `maxDelay`): guesses
     /// spread over many addresses slow down, but are never refused, so the account's owner can always sign in.
-    package func beginLoginAttempt(
+    func beginLoginAttempt(
         email: String,
         ipAddress: String?,
         window: TimeInterval,
@@ -302,12 +301,12 @@ extension AppDatabase {
     }
 
     /// The password was right: the attempt is not a failure.
-    package func endLoginAttempt(_ id: Int64) async throws {
+    func endLoginAttempt(_ id: Int64) async throws {
         try await write { db in try db.execute(sql: "DELETE FROM loginFailure WHERE rowid = ?", arguments: [id]) }
     }
 
     /// Records a failed sign-in in the audit log (`beginLoginAttempt` already counted it).
-    package func recordLoginFailure(email: String, ipAddress: String?) async throws {
+    func recordLoginFailure(email: String, ipAddress: String?) async throws {
         try await write { db in
             try AuditEvent.record(
                 db,
@@ -324,7 +323,7 @@ extension AppDatabase {
 
     /// Starts a fresh session (a new id at every sign-in) and returns the cookie token.
     /// `detail` says how the user signed in (password, code, recovery code), for the audit log.
-    package func startSession(userId: Int64, ipAddress: String?, detail: String = "") async throws -> (token: String, csrf: String) {
+    func startSession(userId: Int64, ipAddress: String?, detail: String = "") async throws -> (token: String, csrf: String) {
         let token = SecretToken.make()
         let csrf = SecretToken.make()
         let now = Date()
@@ -361,7 +360,7 @@ extension AppDatabase {
     /// (GRDB's one writer, then SQLite's lock). It writes only to end a session or, once a minute, to note `lastSeenAt`.
     /// What a session cookie stands for, as of one read: nothing, a session to end (idle too long, too old, or its
     /// user disabled or gone), or an active one, with whether its last-seen time is old enough to write again.
-    package enum SessionLookup: Sendable {
+    enum SessionLookup: Sendable {
         case unknown
         case ended
         case active(SessionRecord, User, seenAgain: Bool)
@@ -370,7 +369,7 @@ extension AppDatabase {
     /// One read: the session of `token` and its user, judged against the idle time-out and the lifetime at `now`.
     /// The caller writes what follows (`endSession(tokenHash:)`, `sessionSeen(tokenHash:at:)`) only when needed, so a
     /// signed-in request usually takes no write at all.
-    package func session(
+    func session(
         token: String,
         idleTimeout: TimeInterval,
         lifetime: TimeInterval = .infinity,
@@ -390,18 +389,18 @@ extension AppDatabase {
     }
 
     /// Removes a session found ended by `session(token:…)`.
-    package func removeEndedSession(token: String) async throws {
+    func removeEndedSession(token: String) async throws {
         _ = try await write { try SessionRecord.deleteOne($0, key: SecretToken.hash(token)) }
     }
 
     /// Records that a session was used at `now`.
-    package func sessionSeen(token: String, at now: Date = Date()) async throws {
+    func sessionSeen(token: String, at now: Date = Date()) async throws {
         try await write {
             try $0.execute(sql: "UPDATE session SET lastSeenAt = ? WHERE tokenHash = ?", arguments: [now.dbTime, SecretToken.hash(token)])
         }
     }
 
-    package func endSession(token: String, actor: AuditActor) async throws {
+    func endSession(token: String, actor: AuditActor) async throws {
         try await write { db in
             _ = try SessionRecord.deleteOne(db, key: SecretToken.hash(token))
             try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: .sessionEnd, detail: "")
@@ -423,7 +422,7 @@ extension AppDatabase {
         }
     }
 
-    package func userForAPIToken(_ token: String) async throws -> User? {
+    func userForAPIToken(_ token: String) async throws -> User? {
         // A read first, as for sessions: `lastUsedAt` is written once a minute at most.
         let hash = SecretToken.hash(token)
         let found = try await read { db -> (record: APITokenRecord, user: User)? in
@@ -443,11 +442,11 @@ extension AppDatabase {
         return user
     }
 
-    package func apiTokens(userId: Int64) async throws -> [APITokenRecord] {
+    func apiTokens(userId: Int64) async throws -> [APITokenRecord] {
         try await read { try APITokenRecord.filter(APITokenRecord.Columns.userId == userId).order(Column("id").desc).fetchAll($0) }
     }
 
-    package func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) async throws {
+    func revokeAPIToken(id: Int64, userId: Int64, actor: AuditActor) async throws {
         try await write { db in
             try db.execute(
                 sql: "UPDATE apiToken SET revokedAt = ? WHERE id = ? AND userId = ? AND revokedAt IS NULL",

@@ -3,7 +3,7 @@ import GRDB
 import PackageFormat
 
 /// How serious an alert is. `closure` is what closes stops; the player shows every severity, the strongest first.
-package enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case info, warning, closure
 
     /// For the panel's select and list.
@@ -18,51 +18,51 @@ package enum AlertSeverity: String, Codable, Sendable, CaseIterable, DatabaseVal
 
 /// An alert or closure of a site, or of one tour of it (docs/rangers.md, "Alerts and closures"). Posted by the site's
 /// managers or an admin, without review; phones learn of it from the signed catalog.
-package struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var id: Int64
-    package var siteId: Int64
-    package var tourId: Int64?
-    package var severity: AlertSeverity
-    package var title: String
-    package var message: String
+struct Alert: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    var id: Int64
+    var siteId: Int64
+    var tourId: Int64?
+    var severity: AlertSeverity
+    var title: String
+    var message: String
     /// JSON array in the row (`closedWaypointIds`): waypoint ids of `tourId`.
-    package var closedWaypointIds: [Int64]
-    package var startsAt: Date
-    package var endsAt: Date
-    package var createdBy: Int64?
-    package var createdAt: Date
-    package var endedAt: Date?
-    package var endedBy: Int64?
-    package var retiredAt: Date?
+    var closedWaypointIds: [Int64]
+    var startsAt: Date
+    var endsAt: Date
+    var createdBy: Int64?
+    var createdAt: Date
+    var endedAt: Date?
+    var endedBy: Int64?
+    var retiredAt: Date?
 
-    package static let databaseTableName = "alert"
+    static let databaseTableName = "alert"
     /// Current and scheduled alerts one site may hold: every phone downloads them all with each catalog, so a loop that
     /// posts them cannot grow that for everyone without bound. A district's real closures stay far below.
-    package static let liveLimitPerSite = 50
+    static let liveLimitPerSite = 50
 
-    package enum Columns {
+    enum Columns {
         static let siteId = Column(CodingKeys.siteId)
         static let endsAt = Column(CodingKeys.endsAt)
         static let retiredAt = Column(CodingKeys.retiredAt)
     }
 
     /// An alert as it is posted: not ended, not yet retired from the catalog.
-    package struct New: NewRecord {
-        package typealias Stored = Alert
-        package var siteId: Int64
-        package var tourId: Int64?
-        package var severity: AlertSeverity
-        package var title: String
-        package var message: String
-        package var closedWaypointIds: [Int64]
-        package var startsAt: Date
-        package var endsAt: Date
-        package var createdBy: Int64?
-        package var createdAt: Date
+    struct New: NewRecord {
+        typealias Stored = Alert
+        var siteId: Int64
+        var tourId: Int64?
+        var severity: AlertSeverity
+        var title: String
+        var message: String
+        var closedWaypointIds: [Int64]
+        var startsAt: Date
+        var endsAt: Date
+        var createdBy: Int64?
+        var createdAt: Date
     }
 
     /// Where it stands at `now`: `scheduled` (not started), `current`, or `ended` (ended early or past `endsAt`).
-    package func state(at now: Date) -> String {
+    func state(at now: Date) -> String {
         if endedAt != nil || endsAt <= now { return "ended" }
         return startsAt > now ? "scheduled" : "current"
     }
@@ -178,9 +178,9 @@ struct ValidAlert: Sendable {
 }
 
 /// An alert as the catalog and the management API show it: the alert, its site's slug and its tour's package id.
-package struct AlertRow: Sendable {
-    package let alert: Alert
-    package let siteSlug: String
-    package let packageId: String?
-    package let tourName: String?
+struct AlertRow: Sendable {
+    let alert: Alert
+    let siteSlug: String
+    let packageId: String?
+    let tourName: String?
 }

@@ -17,18 +17,18 @@ package struct AppConfig: Sendable {
     /// Below this many free bytes on the data folder's disk, uploads get 507 and `/readyz` says not ready (0: no floor).
     package var minFreeSpace: Int64 = 2 * 1024 * 1024 * 1024
     /// How long `/readyz` reuses its database write check: anonymous probes then cost no write and no fsync each.
-    package var readinessWriteCheckInterval: Duration = .seconds(5)
+    var readinessWriteCheckInterval: Duration = .seconds(5)
     /// An HTTP/1 connection that sends nothing for this long (between requests, or in the middle of one) is closed, so
     /// slow or silent clients cannot hold connections forever; an upload whose bytes keep arriving is never cut.
-    package var idleConnectionTimeout: Duration = .seconds(60)
+    var idleConnectionTimeout: Duration = .seconds(60)
     /// An answer whose bytes the client stops taking (no write accepted by the socket) for this long is cut and its
     /// connection closed, so a peer that never reads cannot hold a connection, its memory and its task forever.
-    package var writeTimeout: Duration = .seconds(60)
+    var writeTimeout: Duration = .seconds(60)
     /// The same for file bodies (answers with `Accept-Ranges`): a phone on a weak signal may stall for minutes and
     /// resume; as long as nginx's `send_timeout` for downloads in `deploy/nginx.conf`.
-    package var fileWriteTimeout: Duration = .seconds(300)
+    var fileWriteTimeout: Duration = .seconds(300)
     /// During a graceful stop, an answer that made no progress for this long is cut at once instead of holding the stop.
-    package var stoppingWriteTimeout: Duration = .seconds(5)
+    var stoppingWriteTimeout: Duration = .seconds(5)
     /// With nginx in front (`--accel-redirect`): the internal location, e.g. `/_trail_files/`, that nginx maps to the
     /// data folder. Public package and file downloads then answer with `X-Accel-Redirect` and nginx sends the bytes;
     /// the route still decides access, the status, the range and the headers, and counts the bytes. Nil: the server
@@ -59,21 +59,21 @@ package struct AppConfig: Sendable {
     /// Largest tour frame accepted, in square kilometres.
     package var maxFrameAreaKm2: Double = 2_500
     /// A session ends after this long without a request.
-    package var sessionIdleTimeout: TimeInterval = 8 * 3600
+    var sessionIdleTimeout: TimeInterval = 8 * 3600
     /// A session ends this long after sign-in however busy it is.
-    package var sessionLifetime: TimeInterval = 7 * 86_400
+    var sessionLifetime: TimeInterval = 7 * 86_400
     /// Failed sign-ins allowed per email from one address (and, times four, per address) within `loginThrottleWindow`.
-    package var loginFailureLimit = 5
-    package var loginThrottleWindow: TimeInterval = 15 * 60
+    var loginFailureLimit = 5
+    var loginThrottleWindow: TimeInterval = 15 * 60
     /// Past `loginFailureLimit` failures of one email from all addresses together, each further attempt waits longer,
     /// up to this long; it is never refused, so guesses from elsewhere cannot lock the owner out.
-    package var loginMaxDelay: TimeInterval = 8
+    var loginMaxDelay: TimeInterval = 8
     /// Who must use two-step sign-in (`--require-two-step`): those not enrolled enrol at their next sign-in.
     package var twoStepRequirement = TwoStepRequirement.admins
     /// How long a browser may take between a right password and its code (or its enrolment) before signing in again.
-    package var pendingSignInLifetime: TimeInterval = 10 * 60
+    var pendingSignInLifetime: TimeInterval = 10 * 60
     /// The clock second-step codes are checked against: tests set it, to check codes made for a known time.
-    package var twoStepClock: @Sendable () -> Date = { Date() }
+    var twoStepClock: @Sendable () -> Date = { Date() }
     /// Single sign-on through the agency's OpenID Connect provider (`--oidc-issuer` …); nil: passwords only.
     package var oidc: OIDCSettings? = nil
     /// Email through an SMTP server (`--smtp-url` …); nil: no email (invitations show their link instead).
@@ -87,36 +87,36 @@ package struct AppConfig: Sendable {
     /// Largest file (GeoJSON, GPX, KML, KMZ, CSV) an import accepts.
     package var importMaxSize = 20 * 1024 * 1024
     /// An unfinished tus upload is removed after this long.
-    package var uploadExpiry: TimeInterval = 24 * 3600
+    var uploadExpiry: TimeInterval = 24 * 3600
     /// Unfinished tus uploads one user may have open at once.
-    package var maxOpenUploadsPerUser = 10
+    var maxOpenUploadsPerUser = 10
     /// Phone-sized copies of media files: on, one conversion at a time, with the limits of docs/operators.md.
     package var mediaOptimization = MediaOptimizationSettings()
     /// Where the vendored browser libraries (Debian's libjs-* packages) live.
-    package var javascriptFolder = "/usr/share/javascript"
+    var javascriptFolder = "/usr/share/javascript"
 
     package init() {}
 
-    package var templatesFolder: URL { root.appendingPathComponent("Templates") }
-    package var publicFolder: URL { root.appendingPathComponent("Public") }
+    var templatesFolder: URL { root.appendingPathComponent("Templates") }
+    var publicFolder: URL { root.appendingPathComponent("Public") }
     package var migrationsFolder: URL { root.appendingPathComponent("migrations") }
     /// The API's OpenAPI document, served at `/api/v1/openapi.json`.
-    package var openAPIFile: URL { root.appendingPathComponent("openapi.json") }
+    var openAPIFile: URL { root.appendingPathComponent("openapi.json") }
     package var databasePath: String { dataFolder.appendingPathComponent("trail.sqlite").path }
     /// Tiles fetched from tile servers, shared by every build: `tile-cache/<template>/<z>/<x>/<y>.<ext>`.
-    package var tileCacheFolder: URL { dataFolder.appendingPathComponent("tile-cache") }
+    var tileCacheFolder: URL { dataFolder.appendingPathComponent("tile-cache") }
     /// The index of the OpenStreetMap extract, made once per extract: `osm/<fingerprint>/`.
-    package var osmIndexFolder: URL { dataFolder.appendingPathComponent("osm") }
+    var osmIndexFolder: URL { dataFolder.appendingPathComponent("osm") }
 
-    package var effectivePublicURL: String { publicURL ?? "http://\(hostname):\(port)" }
+    var effectivePublicURL: String { publicURL ?? "http://\(hostname):\(port)" }
     /// Cookies get `Secure` when the panel is served over TLS.
-    package var usesTLS: Bool { effectivePublicURL.lowercased().hasPrefix("https://") }
+    var usesTLS: Bool { effectivePublicURL.lowercased().hasPrefix("https://") }
 
     /// The origin of the basemap tiles, for the Content-Security-Policy; nil when no tile server is configured.
-    package var tileOrigin: String? { Self.tileOrigin(of: tileURLTemplate) }
+    var tileOrigin: String? { Self.tileOrigin(of: tileURLTemplate) }
 
     /// `scheme://host[:port]` of a tile URL template, with a `{s}.` subdomain as `*.`.
-    package static func tileOrigin(of template: String?) -> String? {
+    static func tileOrigin(of template: String?) -> String? {
         guard let template,
             let components = URLComponents(string: template.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")),
             let scheme = components.scheme, let host = components.host

@@ -4,31 +4,31 @@ import NIOCore
 import NIOPosix
 
 /// Carries who is asking (session or bearer token) and the CSRF token the page must echo back.
-package struct AppRequestContext: RequestContext {
-    package var coreContext: CoreRequestContextStorage
-    package var user: AuthenticatedUser?
+struct AppRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    var user: AuthenticatedUser?
     /// The raw session cookie, for sign-out.
-    package var sessionToken: String?
-    package var csrfToken = ""
+    var sessionToken: String?
+    var csrfToken = ""
     /// True when the anonymous CSRF cookie was minted for this request and must be sent back.
-    package var issueCSRFCookie = false
+    var issueCSRFCookie = false
     /// True when the caller authenticated with `Authorization: Bearer`: no ambient credential, so no CSRF check.
-    package var viaAPIToken = false
-    package var remoteAddress: String?
+    var viaAPIToken = false
+    var remoteAddress: String?
     /// The connection's event loop when it is one of the server's (not a test's embedded channel): file responses
     /// wait for it between chunks so that they never queue chunks faster than the socket takes them.
-    package var eventLoop: (any EventLoop)?
+    var eventLoop: (any EventLoop)?
 
-    package init(source: ApplicationRequestContextSource) {
+    init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress?.ipAddress
         self.eventLoop = ServerEventLoops.contains(source.channel.eventLoop) ? source.channel.eventLoop : nil
     }
 
     /// Forms and JSON bodies are small; file uploads stream and never go through `collect`.
-    package var maxUploadSize: Int { 512 * 1024 }
+    var maxUploadSize: Int { 512 * 1024 }
 
-    package var actor: AuditActor { AuditActor(userId: user?.id, ipAddress: remoteAddress) }
+    var actor: AuditActor { AuditActor(userId: user?.id, ipAddress: remoteAddress) }
 }
 
 /// The event loops of the group the server runs on (Hummingbird's default, `MultiThreadedEventLoopGroup.singleton`).
@@ -39,26 +39,26 @@ enum ServerEventLoops {
 }
 
 /// What the page renderer takes from a request's context: the app's own, whichever group the route is in.
-package protocol AppContextProviding {
+protocol AppContextProviding {
     var app: AppRequestContext { get }
 }
 
 extension AppRequestContext: AppContextProviding {
-    package var app: AppRequestContext { self }
+    var app: AppRequestContext { self }
 }
 
 /// A request of a signed-in route group (the panel behind sign-in, `/api/v1/manage`). The group makes it from the
 /// app's context after `RequireUserMiddleware` has passed, so a handler receives its user, not an optional to check.
 /// Access to a site stays with `SiteAccess` and `Authorization`.
-package struct SignedInContext: ChildRequestContext, AppContextProviding {
-    package var coreContext: CoreRequestContextStorage
-    package let user: AuthenticatedUser
+struct SignedInContext: ChildRequestContext, AppContextProviding {
+    var coreContext: CoreRequestContextStorage
+    let user: AuthenticatedUser
     /// The context the group made this one from (sessions, CSRF, the client's address).
-    package let app: AppRequestContext
+    let app: AppRequestContext
     /// Set by `SiteMemberMiddleware` on the site group's routes, for `SiteMemberContext`.
-    package var siteMember: (site: Site, access: SiteAccess)?
+    var siteMember: (site: Site, access: SiteAccess)?
 
-    package init(context: AppRequestContext) throws {
+    init(context: AppRequestContext) throws {
         // RequireUserMiddleware runs first and answers a visitor without a session; this is the type's own guarantee.
         guard let user = context.user else { throw HTTPError(.unauthorized, message: "Sign in first.") }
         self.coreContext = context.coreContext
@@ -66,11 +66,11 @@ package struct SignedInContext: ChildRequestContext, AppContextProviding {
         self.app = context
     }
 
-    package var maxUploadSize: Int { app.maxUploadSize }
-    package var actor: AuditActor { app.actor }
-    package var viaAPIToken: Bool { app.viaAPIToken }
-    package var sessionToken: String? { app.sessionToken }
-    package var eventLoop: (any EventLoop)? { app.eventLoop }
+    var maxUploadSize: Int { app.maxUploadSize }
+    var actor: AuditActor { app.actor }
+    var viaAPIToken: Bool { app.viaAPIToken }
+    var sessionToken: String? { app.sessionToken }
+    var eventLoop: (any EventLoop)? { app.eventLoop }
 }
 
 /// A request of one site's routes (`/sites/{slug}/…`) by a member of the site, or an admin. (The alerts keep their own
@@ -78,14 +78,14 @@ package struct SignedInContext: ChildRequestContext, AppContextProviding {
 /// reads the site and the user's access through `Authorization` before the handler runs (someone who may not see the
 /// site gets 404, as everywhere), so a handler starts from `context.site` and `context.access` and checks only what
 /// its action needs (`try context.access.require(.manage, to: …)`).
-package struct SiteMemberContext: ChildRequestContext, AppContextProviding {
-    package var coreContext: CoreRequestContextStorage
-    package let user: AuthenticatedUser
-    package let site: Site
-    package let access: SiteAccess
-    package let app: AppRequestContext
+struct SiteMemberContext: ChildRequestContext, AppContextProviding {
+    var coreContext: CoreRequestContextStorage
+    let user: AuthenticatedUser
+    let site: Site
+    let access: SiteAccess
+    let app: AppRequestContext
 
-    package init(context: SignedInContext) throws {
+    init(context: SignedInContext) throws {
         // The group's middleware sets it or throws; without it the route was wired outside the site group.
         guard let member = context.siteMember else {
             throw HTTPError(.internalServerError, message: "A site route was registered outside the site group.")
@@ -97,7 +97,7 @@ package struct SiteMemberContext: ChildRequestContext, AppContextProviding {
         self.app = context.app
     }
 
-    package var maxUploadSize: Int { app.maxUploadSize }
-    package var actor: AuditActor { app.actor }
-    package var viaAPIToken: Bool { app.viaAPIToken }
+    var maxUploadSize: Int { app.maxUploadSize }
+    var actor: AuditActor { app.actor }
+    var viaAPIToken: Bool { app.viaAPIToken }
 }

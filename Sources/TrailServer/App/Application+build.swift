@@ -8,24 +8,24 @@ import Prometheus
 import ServiceLifecycle
 
 /// What the router needs; tests build it with an in-memory database.
-package struct AppDependencies: Sendable {
-    package let config: AppConfig
-    package let database: AppDatabase
-    package let views: ViewRenderer
-    package let scans: ScanService
-    package let builds: PackageBuildService
+struct AppDependencies: Sendable {
+    let config: AppConfig
+    let database: AppDatabase
+    let views: ViewRenderer
+    let scans: ScanService
+    let builds: PackageBuildService
     /// Makes the phone-sized copies of media files (nil: `--no-optimize-media`, packages ship the originals).
-    package let media: MediaOptimizer?
-    package let signingKey: SigningKey
-    package let catalog: CatalogSigner
+    let media: MediaOptimizer?
+    let signingKey: SigningKey
+    let catalog: CatalogSigner
     /// The tile server settings in force (panel, else command line).
-    package let tileSettings: TileSettingsStore
+    let tileSettings: TileSettingsStore
     /// Built packages' MBTiles, for the review map and the phone preview.
-    package let packageTiles: PackageTilesStore
+    let packageTiles: PackageTilesStore
     /// The map drawn from open data (`--osm-extract`, `--dem`) for packages, the editor and the place search.
-    package let openMap: OpenDataMap
+    let openMap: OpenDataMap
     /// Request counts and the scrape of `/metrics`; `serve` also hands its registry to swift-metrics.
-    package let metrics: AppMetrics
+    let metrics: AppMetrics
     let tusHashes = TusHashStates()
     /// What a sign-in with an unknown email is checked against: a hash of the configured cost, made once, so that the
     /// answer takes as long as for a known email with a wrong password and timing does not tell which emails exist.
@@ -33,17 +33,17 @@ package struct AppDependencies: Sendable {
     /// `openapi.json` from the root folder, with the public URL filled in; nil when it cannot be read.
     let openAPIDocument: String?
     /// Served package files by SHA-256 (delta updates).
-    package let files: ContentStore
+    let files: ContentStore
     /// The object-storage mirror's state, with `--storage`.
-    package let distribution: DistributionState?
+    let distribution: DistributionState?
     /// The mobile read routes' encoded answers, dropped at every change of what they are made of.
-    package let readCache = ReadAPICache()
+    let readCache = ReadAPICache()
     /// Who reported a verified download today, so the count takes each caller once a day.
     let verifiedDownloads = VerifiedDownloads()
     /// How many visitor events each address sent this hour (in memory only), for the events route's cap.
     let eventRateLimit = EventRateLimit()
     /// Invitations and notifications by email, through the outbox (which sends only with `--smtp-url`).
-    package let mailer: Mailer
+    let mailer: Mailer
     /// The web player's files, read at start.
     let playerAssets: PlayerAssets
     /// How much importing runs at once, weighed by size: one budget for the panel's and the API's import routes.
@@ -53,7 +53,7 @@ package struct AppDependencies: Sendable {
     /// without a key, the one in `data/keys/` is loaded or created. A key that cannot be read or made, or an object
     /// store setting that cannot be used, is an error here: a server that signed with a throwaway key would publish
     /// packages no app could verify after the next restart.
-    package init(
+    init(
         config: AppConfig,
         database: AppDatabase,
         views: ViewRenderer,
@@ -118,18 +118,18 @@ package struct AppDependencies: Sendable {
     }
 
     /// The sync service of the object-storage mirror, with `--storage`.
-    package func makeDistributionSync(logger: Logger = Logger(label: "trail.storage")) -> DistributionSync? {
+    func makeDistributionSync(logger: Logger = Logger(label: "trail.storage")) -> DistributionSync? {
         distribution.map {
             DistributionSync(database: database, paths: paths, state: $0, catalog: catalog, signingKey: signingKey, files: files, logger: logger)
         }
     }
 
     /// Where each kind of file lives in the data folder: made once, from the configuration.
-    package let paths: DataPaths
+    let paths: DataPaths
 }
 
 /// The configured malware scanner: clamd when `--clamd` names a socket, else libclamav in-process.
-package func makeScanner(_ config: AppConfig) -> any MalwareScanner {
+func makeScanner(_ config: AppConfig) -> any MalwareScanner {
     if let address = config.clamdAddress {
         return ClamdScanner(endpoint: ClamdEndpoint(parsing: address), signatureDirectories: config.clamavDatabaseFolders)
     }
@@ -210,7 +210,7 @@ package func buildApplication(
 }
 
 /// Pure: routes and middleware only, so tests can inject what they need.
-package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
+func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
     let config = dependencies.config
     let database = dependencies.database
     let router = Router(context: AppRequestContext.self)
@@ -429,7 +429,7 @@ package func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestCo
 
 /// The data folder layout (docs/operators.md, "Data folder"), created on start.
 package enum DataFolder {
-    package static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
+    static let subfolders = ["keys", "uploads", "assets", "quarantine", "staging", "packages"]
 
     /// What nginx reads with `--accel-redirect`: released packages and the files they are made of.
     static let sharedWithProxy = ["assets", "packages", "files"]
@@ -457,8 +457,8 @@ package enum DataFolder {
 }
 
 /// Writes straight to standard output, unbuffered: the first-start password must show even when output goes to a file.
-package enum Console {
-    package static func line(_ text: String) {
+enum Console {
+    static func line(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 

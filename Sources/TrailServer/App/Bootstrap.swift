@@ -5,14 +5,14 @@ import Foundation
 /// The password is written to a file only the server's user can read (``passwordFileName`` in the data folder, 0600),
 /// never to the log: logs are kept, shipped and read by more people than the operator. The log says where the file is,
 /// and the file is removed when that admin first signs in (the password then works no more anyway).
-package enum Bootstrap {
-    package static let firstAdminEmail = "admin@trail.local"
-    package static let passwordFileName = "first-admin-password"
+enum Bootstrap {
+    static let firstAdminEmail = "admin@trail.local"
+    static let passwordFileName = "first-admin-password"
 
-    package static func passwordFile(in dataFolder: URL) -> URL { dataFolder.appendingPathComponent(passwordFileName) }
+    static func passwordFile(in dataFolder: URL) -> URL { dataFolder.appendingPathComponent(passwordFileName) }
 
     @discardableResult
-    package static func firstStart(database: AppDatabase, config: AppConfig, print: (String) -> Void) async throws -> String? {
+    static func firstStart(database: AppDatabase, config: AppConfig, print: (String) -> Void) async throws -> String? {
         guard try await database.userCount() == 0 else { return nil }
         let password = OneTimePassword.make()
         let file = passwordFile(in: config.dataFolder)
@@ -62,9 +62,9 @@ package enum Bootstrap {
 }
 
 /// `--demo`: a real place to try things on. Idempotent: a second start adds nothing.
-package enum DemoContent {
-    package static let siteSlug = "sweet-home"
-    package static let tourName = "Santiam Wagon Road"
+enum DemoContent {
+    static let siteSlug = "sweet-home"
+    static let tourName = "Santiam Wagon Road"
 
     /// Places along the historic Santiam Wagon Road in the Sweet Home Ranger District (Willamette National Forest), west to east.
     static let waypoints: [(String, Double, Double, String)] = [
@@ -76,7 +76,7 @@ package enum DemoContent {
         ("Fish Lake", 44.4012, -121.9948, "The Fish Lake Remount Depot: a way station, then a Forest Service guard station."),
     ]
 
-    package static func install(database: AppDatabase, config: AppConfig, print: (String) -> Void) async throws {
+    static func install(database: AppDatabase, config: AppConfig, print: (String) -> Void) async throws {
         let site: Site
         if let existing = try await database.site(slug: siteSlug) {
             site = existing

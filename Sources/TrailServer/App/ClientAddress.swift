@@ -26,7 +26,7 @@ package struct TrustedProxies: Sendable, Equatable {
 
     let networks: [Network]
 
-    package static let none = TrustedProxies(networks: [])
+    static let none = TrustedProxies(networks: [])
 
     init(networks: [Network]) { self.networks = networks }
 
@@ -47,16 +47,16 @@ package struct TrustedProxies: Sendable, Equatable {
         self.networks = networks
     }
 
-    package var isEmpty: Bool { networks.isEmpty }
+    var isEmpty: Bool { networks.isEmpty }
 
-    package func contains(_ address: String) -> Bool {
+    func contains(_ address: String) -> Bool {
         guard let bytes = Self.bytes(address) else { return false }
         return networks.contains { $0.contains(bytes) }
     }
 
     /// The client's address: the peer itself unless it is a trusted proxy; then `X-Forwarded-For` read from the right,
     /// skipping further trusted proxies, so that a value the client put in front of the list is never taken.
-    package func clientAddress(peer: String?, forwardedFor: [String]) -> String? {
+    func clientAddress(peer: String?, forwardedFor: [String]) -> String? {
         guard let peer, contains(peer) else { return peer }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         var client = peer
@@ -94,9 +94,9 @@ enum ThrottleAddress {
     }
 }
 
-package struct TrustedProxiesError: Error, CustomStringConvertible {
-    package let message: String
-    package var description: String { message }
+struct TrustedProxiesError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }
 
 /// Sets the request's client address from `X-Forwarded-For` when the peer is a trusted proxy (see `TrustedProxies`).

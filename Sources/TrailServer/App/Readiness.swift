@@ -8,13 +8,13 @@ import NIOConcurrencyHelpers
 /// Free space of the file system that holds a folder.
 package enum FreeSpace {
     /// Bytes an unprivileged process may still write there (`statvfs`'s `f_bavail`), nil when it cannot be read.
-    package static func available(at folder: URL) -> Int64? {
+    static func available(at folder: URL) -> Int64? {
         var stats = statvfs()
         guard statvfs(folder.path, &stats) == 0 else { return nil }
         return Int64(stats.f_bavail) * Int64(stats.f_frsize)
     }
 
-    package static func describe(_ bytes: Int64) -> String { ByteFormat.string(bytes) }
+    static func describe(_ bytes: Int64) -> String { ByteFormat.string(bytes) }
 
     /// "1073741824", "512M", "2G", "1.5GiB": bytes, with an optional binary unit.
     package static func parse(_ text: String) -> Int64? {

@@ -4,7 +4,7 @@ import Foundation
 /// and what it does. ``Settings`` declares each one once; the commands' `--help`, their reading of the variables and
 /// the operators' guide's table come from here, and `SettingsTests` holds the guide and `serve --help` to it.
 package struct Setting: Sendable {
-    package enum Group: Sendable {
+    enum Group: Sendable {
         /// `--root` and `--data`, which every command takes.
         case location
         /// `serve` (and `doctor`, which checks what `serve` would run with).
@@ -17,13 +17,13 @@ package struct Setting: Sendable {
 
     /// The long flag without its dashes.
     package let flag: String
-    package let variable: String
+    let variable: String
     /// For an on/off flag: the variable's value that means the same as giving the flag.
-    package var switchValue: String? = nil
+    var switchValue: String? = nil
     /// The default as the guide and `--help` say it; nil where there is none to state.
-    package let defaultText: String?
-    package let about: String
-    package var group: Group = .server
+    let defaultText: String?
+    let about: String
+    var group: Group = .server
 
     /// `--help`'s text: what it does, then its variable and its default.
     package var help: String {
@@ -49,7 +49,7 @@ package struct Setting: Sendable {
 /// A setting's value that cannot be used, said at start.
 package struct SettingProblem: Error, CustomStringConvertible {
     package let description: String
-    package init(_ description: String) { self.description = description }
+    init(_ description: String) { self.description = description }
 }
 
 /// Every setting, declared once.
@@ -57,7 +57,7 @@ package enum Settings {
     /// Not a setting (no flag, not in the operators' table): the Unix time at which scripts/start.sh began, which it
     /// exports so the server's ready line can say how long the whole first start took. Named here with the settings'
     /// variables, so this file is the one that names a `TRAIL_…` variable.
-    package static let startClockVariable = "TRAIL_START_CLOCK"
+    static let startClockVariable = "TRAIL_START_CLOCK"
 
     package static let root = Setting(
         flag: "root",
@@ -360,7 +360,7 @@ package enum Settings {
         group: .client
     )
 
-    package static let all: [Setting] = [
+    static let all: [Setting] = [
         root, data, hostname, port, clamavDB, clamd, maxUploadSize, requiredApprovals, tileURL, tileAttribution, editorTileURL, editorTileAttribution,
         tileCap, tileAllowPrivate, publicURL, dem, osmExtract, catalogLifetimeDays, maxFrameArea, importMaxSize, trustedProxies, accelRedirect,
         minFreeSpace,

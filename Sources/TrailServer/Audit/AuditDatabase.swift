@@ -4,7 +4,7 @@ import GRDB
 // The audit log, as admins read it.
 
 extension AppDatabase {
-    package func auditEvents(_ filter: AuditFilter) async throws -> [AuditEvent] {
+    func auditEvents(_ filter: AuditFilter) async throws -> [AuditEvent] {
         try await read { db in
             var request = AuditEvent.all()
             if let userId = filter.userId { request = request.filter(AuditEvent.Columns.userId == userId) }

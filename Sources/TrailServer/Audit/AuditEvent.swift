@@ -25,18 +25,18 @@ package enum AuditActor: Sendable, Equatable {
         case demo
     }
 
-    package init(userId: Int64?, ipAddress: String?) { self = .person(userId: userId, ipAddress: ipAddress) }
+    init(userId: Int64?, ipAddress: String?) { self = .person(userId: userId, ipAddress: ipAddress) }
 
     /// Changes made from the command line or at start-up.
     package static let system = AuditActor.server(.cli)
 
-    package var userId: Int64? {
+    var userId: Int64? {
         if case .person(let userId, _) = self { return userId }
         return nil
     }
 
     /// What the audit trail records as the address: a person's, or the part's name.
-    package var ipAddress: String? {
+    var ipAddress: String? {
         switch self {
         case .person(_, let ipAddress): ipAddress
         case .server(let part): part.rawValue
@@ -44,20 +44,20 @@ package enum AuditActor: Sendable, Equatable {
     }
 }
 
-package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableRecord {
-    package var id: Int64
-    package var occurredAt: Date
-    package var userId: Int64?
-    package var siteId: Int64?
-    package var objectType: String
-    package var objectId: String
-    package var action: String
-    package var detail: String
-    package var ipAddress: String?
+struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableRecord {
+    var id: Int64
+    var occurredAt: Date
+    var userId: Int64?
+    var siteId: Int64?
+    var objectType: String
+    var objectId: String
+    var action: String
+    var detail: String
+    var ipAddress: String?
 
-    package static let databaseTableName = "auditEvent"
+    static let databaseTableName = "auditEvent"
 
-    package enum Columns {
+    enum Columns {
         static let userId = Column(CodingKeys.userId)
         static let siteId = Column(CodingKeys.siteId)
         static let objectType = Column(CodingKeys.objectType)
@@ -106,13 +106,13 @@ package struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, T
     }
 }
 
-package struct AuditFilter: Sendable {
-    package var userId: Int64?
-    package var siteId: Int64?
-    package var objectType: String?
-    package var objectId: String?
-    package var limit = 200
-    package init(userId: Int64? = nil, siteId: Int64? = nil, objectType: String? = nil, objectId: String? = nil) {
+struct AuditFilter: Sendable {
+    var userId: Int64?
+    var siteId: Int64?
+    var objectType: String?
+    var objectId: String?
+    var limit = 200
+    init(userId: Int64? = nil, siteId: Int64? = nil, objectType: String? = nil, objectId: String? = nil) {
         self.userId = userId
         self.siteId = siteId
         self.objectType = objectType

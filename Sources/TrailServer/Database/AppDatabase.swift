@@ -5,11 +5,11 @@ import NIOPosix
 /// The one door to SQLite. Writes are named after what they mean (`createTour`, `reorderWaypoints`, ...)
 /// and live in feature files as extensions; each runs in one transaction together with its audit event.
 package struct AppDatabase: Sendable {
-    package let writer: any DatabaseWriter
+    let writer: any DatabaseWriter
     /// The terrain model the trail facts are worked out from, in the write that changes a route or a stop.
-    package let terrain: TerrainSource
+    let terrain: TerrainSource
 
-    package init(_ writer: any DatabaseWriter, migrationsFolder: URL, terrain: TerrainSource = TerrainSource()) throws {
+    init(_ writer: any DatabaseWriter, migrationsFolder: URL, terrain: TerrainSource = TerrainSource()) throws {
         self.writer = writer
         self.terrain = terrain
         try DatabaseAccess.opening { try Self.migrator(folder: migrationsFolder).migrate(writer) }
@@ -31,7 +31,7 @@ package struct AppDatabase: Sendable {
     }
 
     /// An in-memory database for tests: real SQLite, same migrations.
-    package static func inMemory(
+    static func inMemory(
         migrationsFolder: URL,
         terrain: TerrainSource = TerrainSource(),
         onBlockingAccess: DatabaseAccess.Handler? = DatabaseAccess.debugHandler
@@ -100,7 +100,7 @@ package struct AppDatabase: Sendable {
     }
 
     /// Every `*.sql` file in `migrations/`, applied in name order. The file name (without `.sql`) is the migration's identifier.
-    package static func migrator(folder: URL) throws -> DatabaseMigrator {
+    static func migrator(folder: URL) throws -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         guard FileManager.default.fileExists(atPath: folder.path) else { throw AppDatabaseError.noMigrations(folder.path) }
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
@@ -125,9 +125,9 @@ package struct AppDatabase: Sendable {
     }
 }
 
-package enum AppDatabaseError: Error, CustomStringConvertible {
+enum AppDatabaseError: Error, CustomStringConvertible {
     case noMigrations(String)
-    package var description: String {
+    var description: String {
         switch self {
         case .noMigrations(let path): "no migrations (*.sql) found in \(path); is --root pointing at the project folder?"
         }
@@ -141,7 +141,7 @@ extension Date {
 
 /// A record whose timestamps are `Date`s, stored as seconds since 1970 (a REAL column), as every table has held them
 /// since the first migration; GRDB's own default would write text. Raw SQL passes the same number (`Date().dbTime`).
-package protocol UnixTimeRecord: FetchableRecord, EncodableRecord {}
+protocol UnixTimeRecord: FetchableRecord, EncodableRecord {}
 
 extension UnixTimeRecord {
     package static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .timeIntervalSince1970 }
@@ -186,11 +186,11 @@ package enum DatabaseAccess {
     }
 
     #if DEBUG
-    package static let debugHandler: Handler? = { problem, statement in
+    static let debugHandler: Handler? = { problem, statement in
         fatalError("SQLite \(problem): \(statement). Await an AppDatabase method instead.")
     }
     #else
-    package static let debugHandler: Handler? = nil
+    static let debugHandler: Handler? = nil
     #endif
 
     /// Why the statement about to run on this thread should not run here, or nil.

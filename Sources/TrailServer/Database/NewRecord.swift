@@ -8,17 +8,17 @@ import GRDB
 /// This is GRDB's partial-record pattern. It splits a table's one record type in two: code past an insert works with a
 /// value the database has, so it never unwraps an id, and a record that was never stored cannot be passed where a
 /// stored one is meant.
-package protocol NewRecord: PersistableRecord, Encodable {
+protocol NewRecord: PersistableRecord, Encodable {
     associatedtype Stored: FetchableRecord & TableRecord
 }
 
 extension NewRecord {
-    package static var databaseTableName: String { Stored.databaseTableName }
+    static var databaseTableName: String { Stored.databaseTableName }
     /// Timestamps are seconds since 1970, as ``UnixTimeRecord`` stores them.
-    package static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
+    static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSince1970 }
 
     /// Inserts the row and returns it as the database holds it, id and defaults included.
-    package func inserted(_ db: Database) throws -> Stored {
+    func inserted(_ db: Database) throws -> Stored {
         try insertAndFetch(db, as: Stored.self)
     }
 }

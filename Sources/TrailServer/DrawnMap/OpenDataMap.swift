@@ -11,7 +11,7 @@ import Terrain
 /// Indexing a state's extract takes seconds to minutes, so it runs in the background from start; a build that comes
 /// while it runs waits for it (the package must not lose its map because the server restarted a minute ago).
 package final class OpenDataMap: Sendable {
-    package enum IndexState: Sendable {
+    enum IndexState: Sendable {
         /// No `--osm-extract`.
         case off
         case indexing(since: Date)
@@ -26,14 +26,14 @@ package final class OpenDataMap: Sendable {
     private let state: NIOLockedValueBox<IndexState>
     private let settled: NIOLockedValueBox<[CheckedContinuation<Void, Never>]> = .init([])
 
-    package init(extractPath: String?, indexRoot: URL, terrain: TerrainSource) {
+    init(extractPath: String?, indexRoot: URL, terrain: TerrainSource) {
         self.extractPath = extractPath
         self.indexRoot = indexRoot
         self.terrain = terrain
         state = .init(extractPath == nil ? .off : .indexing(since: Date()))
     }
 
-    package var indexState: IndexState { state.withLockedValue { $0 } }
+    var indexState: IndexState { state.withLockedValue { $0 } }
 
     /// Whether a build would draw anything at all: an extract (being indexed or ready) or a terrain model.
     var hasSources: Bool {
@@ -45,7 +45,7 @@ package final class OpenDataMap: Sendable {
     }
 
     /// Indexes the extract (or finds its index from an earlier start) on the file pool; a no-op without one.
-    package func prepare(logger: Logger = Logger(label: "trail.map"), print: @Sendable (String) -> Void = { _ in }) async {
+    func prepare(logger: Logger = Logger(label: "trail.map"), print: @Sendable (String) -> Void = { _ in }) async {
         guard let extractPath else { return }
         let root = indexRoot
         let outcome: IndexState
@@ -91,7 +91,7 @@ package final class OpenDataMap: Sendable {
     }
 
     /// The drawn map of a frame at the tour's highest zoom: the extract's features and the model's contours.
-    package func basemap(frame: Frame, maxZoom: Int) async -> Outcome {
+    func basemap(frame: Frame, maxZoom: Int) async -> Outcome {
         await waitUntilIndexed()
         let index: OSMIndex?
         var notes: [String] = []
@@ -159,7 +159,7 @@ package final class OpenDataMap: Sendable {
         "The server has no OpenStreetMap extract (--osm-extract) and no terrain model (--dem) to draw a map from."
 
     /// The place search's answer: named places of the extract (none without one).
-    package func places(matching query: String, limit: Int = 8) -> [OSMIndex.Place] {
+    func places(matching query: String, limit: Int = 8) -> [OSMIndex.Place] {
         guard case .ready(let index) = indexState else { return [] }
         return index.places(matching: query, limit: limit)
     }

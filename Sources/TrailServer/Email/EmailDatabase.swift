@@ -29,7 +29,7 @@ extension AppDatabase {
     }
 
     /// Queued messages whose time has come, oldest first, except those in `excluding` (already tried this round).
-    package func dueMail(limit: Int, now: Date = Date(), excluding: Set<Int64> = []) async throws -> [OutboxMessage] {
+    func dueMail(limit: Int, now: Date = Date(), excluding: Set<Int64> = []) async throws -> [OutboxMessage] {
         try await read { db in
             try OutboxMessage.filter(OutboxMessage.Columns.state == OutboxState.queued && OutboxMessage.Columns.nextAttemptAt <= now.dbTime)
                 .filter(!excluding.contains(Column("id")))
@@ -40,14 +40,14 @@ extension AppDatabase {
     }
 
     /// How many messages the SMTP server took since `date` (the daily ceiling counts these).
-    package func mailSent(since date: Date) async throws -> Int {
+    func mailSent(since date: Date) async throws -> Int {
         try await read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE state = 'sent' AND sentAt > ?", arguments: [date.dbTime]) ?? 0
         }
     }
 
     /// When the next queued message is due (nil: nothing queued), so the service sleeps until then.
-    package func nextMailDue() async throws -> Date? {
+    func nextMailDue() async throws -> Date? {
         try await read { db in
             try Double.fetchOne(db, sql: "SELECT MIN(nextAttemptAt) FROM outbox WHERE state = 'queued'").map { Date(timeIntervalSince1970: $0) }
         }
@@ -55,7 +55,7 @@ extension AppDatabase {
 
     /// The server took the message. Its body goes: it may hold an invitation link, which must not outlive its use in
     /// the database and its backups (the subject and recipient stay, for "did it go out?").
-    package func markMailSent(id: Int64, now: Date = Date()) async throws {
+    func markMailSent(id: Int64, now: Date = Date()) async throws {
         try await write { db in
             try db.execute(
                 sql: """
@@ -68,7 +68,7 @@ extension AppDatabase {
     }
 
     /// A failed attempt: retried at `retryAt`, or given up (`failed`) when `giveUp`.
-    package func markMailAttemptFailed(id: Int64, error: String, retryAt: Date, giveUp: Bool) async throws {
+    func markMailAttemptFailed(id: Int64, error: String, retryAt: Date, giveUp: Bool) async throws {
         try await write { db in
             try db.execute(
                 sql: """
@@ -83,17 +83,17 @@ extension AppDatabase {
     }
 
     /// What administrators see of the outbox: how much waits, what keeps failing, and what was given up.
-    package struct OutboxSummary: Sendable {
-        package var queued = 0
+    struct OutboxSummary: Sendable {
+        var queued = 0
         /// Queued messages whose last attempt failed.
-        package var retrying = 0
-        package var failed = 0
-        package var sent = 0
+        var retrying = 0
+        var failed = 0
+        var sent = 0
         /// The most recent messages with an error, newest first.
-        package var problems: [OutboxMessage] = []
+        var problems: [OutboxMessage] = []
     }
 
-    package func outboxSummary() async throws -> OutboxSummary {
+    func outboxSummary() async throws -> OutboxSummary {
         try await read { db in try Self.outboxSummary(db) }
     }
 
@@ -120,7 +120,7 @@ extension AppDatabase {
     }
 
     /// Every message to one address, oldest first (tests and support questions: "did the invitation go out?").
-    package func outbox(recipient: String) async throws -> [OutboxMessage] {
+    func outbox(recipient: String) async throws -> [OutboxMessage] {
         try await read { db in
             try OutboxMessage.filter(sql: "recipient = ? COLLATE NOCASE", arguments: [recipient]).order(Column("id")).fetchAll(db)
         }
@@ -131,17 +131,17 @@ extension AppDatabase {
     /// How many invitations one person may send in an hour, and how many invitation emails one address may get in a
     /// day. A manager inviting a team stays far below both; a loop of invitations (to flood an address, or to send the
     /// agency's mail server's reputation somewhere) stops at them.
-    package static let invitationsPerInviterPerHour = 30
+    static let invitationsPerInviterPerHour = 30
     /// "Review requested" messages about one tour to one reviewer within this long, when a withdrawal came between,
     /// are one message.
-    package static let reviewMailMergeWindow: TimeInterval = 10 * 60
-    package static let invitationMailsPerAddressPerDay = 3
+    static let reviewMailMergeWindow: TimeInterval = 10 * 60
+    static let invitationMailsPerAddressPerDay = 3
 
     /// Creates an invitation and, when `mail` makes a message of its link, queues that message in the same transaction.
     /// Returns the link's token (shown once, never stored). The inviter must manage the site (re-checked here).
     /// An address with an open invitation to the site gets that invitation again, with the new role and a new link (the
     /// old link stops working): one open invitation per address and site.
-    package func createInvitation(
+    func createInvitation(
         siteId: Int64,
         email: String,
         role: SiteRole,
@@ -239,7 +239,7 @@ extension AppDatabase {
     }
 
     /// The site's invitations not yet used, newest first (expired ones included, marked by their date).
-    package func openInvitations(siteId: Int64) async throws -> [Invitation] {
+    func openInvitations(siteId: Int64) async throws -> [Invitation] {
         try await read { db in
             try Invitation.filter(Invitation.Columns.siteId == siteId && Invitation.Columns.acceptedAt == nil)
                 .order(Invitation.Columns.createdAt.desc).fetchAll(db)
@@ -247,7 +247,7 @@ extension AppDatabase {
     }
 
     /// Withdraws an unused invitation (its link stops working).
-    package func revokeInvitation(id: Int64, siteId: Int64, actor: AuditActor) async throws {
+    func revokeInvitation(id: Int64, siteId: Int64, actor: AuditActor) async throws {
         try await write { db in
             guard
                 let invitation = try Invitation.filter(
@@ -270,7 +270,7 @@ extension AppDatabase {
 
     /// What an invitation link leads to: the invitation, its site, and the account its email already has (if any).
     /// Throws ``InvitationUnusable`` for an unknown, used or expired link.
-    package func usableInvitation(token: String, now: Date = Date()) async throws -> (invitation: Invitation, site: Site, account: User?) {
+    func usableInvitation(token: String, now: Date = Date()) async throws -> (invitation: Invitation, site: Site, account: User?) {
         try await read { db in try Self.usableInvitation(db, token: token, now: now) }
     }
 
@@ -284,14 +284,14 @@ extension AppDatabase {
     }
 
     /// Who accepts an invitation: a new account made from the link's form, or the signed-in owner of its email.
-    package enum Invitee: Sendable {
+    enum Invitee: Sendable {
         case newAccount(displayName: String, passwordHash: String)
         case existing(userId: Int64)
     }
 
     /// Uses the link once: makes the account (when new), gives it the invited role on the site, and marks the
     /// invitation used, in one transaction whose `WHERE acceptedAt IS NULL` lets only one of two racing uses through.
-    package func acceptInvitation(token: String, as invitee: Invitee, actor: AuditActor, now: Date = Date()) async throws -> (User, Site) {
+    func acceptInvitation(token: String, as invitee: Invitee, actor: AuditActor, now: Date = Date()) async throws -> (User, Site) {
         try await write { db in
             let (invitation, site, account) = try Self.usableInvitation(db, token: token, now: now)
             let user: User
@@ -340,7 +340,7 @@ extension AppDatabase {
     // MARK: Notifications
 
     /// The notifications the user turned off.
-    package func notificationOptOuts(userId: Int64) async throws -> Set<MailKind> {
+    func notificationOptOuts(userId: Int64) async throws -> Set<MailKind> {
         try await read { db in
             Set(
                 try String.fetchAll(db, sql: "SELECT kind FROM notificationOptOut WHERE userId = ?", arguments: [userId])
@@ -350,7 +350,7 @@ extension AppDatabase {
     }
 
     /// Sets which notifications the user receives: every one not in `off`.
-    package func setNotificationOptOuts(userId: Int64, off: Set<MailKind>, actor: AuditActor) async throws {
+    func setNotificationOptOuts(userId: Int64, off: Set<MailKind>, actor: AuditActor) async throws {
         try await write { db in
             try db.execute(sql: "DELETE FROM notificationOptOut WHERE userId = ?", arguments: [userId])
             for kind in MailKind.notifications where off.contains(kind) {
@@ -368,17 +368,17 @@ extension AppDatabase {
     }
 
     /// What a notification about a publish request needs: the request, its tour's name, its site, and its author.
-    package struct RequestMailFacts: Sendable {
-        package let request: PublishRequest
-        package let tourName: String
-        package let site: Site
-        package let author: User?
+    struct RequestMailFacts: Sendable {
+        let request: PublishRequest
+        let tourName: String
+        let site: Site
+        let author: User?
     }
 
     /// Queues one notification about a request for each recipient who wants it (enabled account, not opted out, not the
     /// person who caused it), in one transaction. `recipients` picks them from the facts: the site's reviewers, or the
     /// request's author.
-    package func queueRequestNotification(
+    func queueRequestNotification(
         kind: MailKind,
         requestId: String,
         causedBy: Int64?,
@@ -489,7 +489,7 @@ extension AppDatabase {
 }
 
 /// Who a notification about a request goes to.
-package enum NotificationAudience: Sendable {
+enum NotificationAudience: Sendable {
     /// The site's reviewers and managers.
     case reviewers
     /// The author who submitted the request.

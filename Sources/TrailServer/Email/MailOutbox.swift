@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// retried later, each wait twice the last (30 s, 1 min, 2 min, … up to an hour), and given up only after
 /// `maxAttempts`. Requests never wait for a send: they queue the message in their own transaction and ``wake()`` this
 /// service after the commit. Messages survive a restart (they are rows), and one interrupted mid-send goes again.
-package final class MailOutbox: Service, Sendable {
+final class MailOutbox: Service, Sendable {
     let database: AppDatabase
     let settings: MailSettings
     let client: SMTPClient
@@ -16,7 +16,7 @@ package final class MailOutbox: Service, Sendable {
     /// The daily ceiling was reached at the last pass: nothing goes out until the oldest send of the window ages out.
     private let atCeiling = NIOLockedValueBox(false)
 
-    package init(database: AppDatabase, settings: MailSettings, logger: Logger = Logger(label: "trail.mail")) {
+    init(database: AppDatabase, settings: MailSettings, logger: Logger = Logger(label: "trail.mail")) {
         self.database = database
         self.settings = settings
         self.client = SMTPClient(settings: settings)
@@ -25,9 +25,9 @@ package final class MailOutbox: Service, Sendable {
     }
 
     /// New mail was queued.
-    package func wake() { worker.wake() }
+    func wake() { worker.wake() }
 
-    package func run() async throws {
+    func run() async throws {
         // Wakes the queue when the next retry is due (checked at most every 30 s, at least every second).
         await worker.run(
             onStop: .finishBatch,
@@ -43,7 +43,7 @@ package final class MailOutbox: Service, Sendable {
 
     /// Tries every message that is due once; returns how many the server took. Tests call this directly.
     @discardableResult
-    package func drain(now: @Sendable () -> Date = { Date() }) async -> Int {
+    func drain(now: @Sendable () -> Date = { Date() }) async -> Int {
         // Each message once per pass, even when its retry falls due at once (a retry delay of zero in tests).
         var tried = Set<Int64>()
         return await worker.drain(

@@ -4,23 +4,23 @@ import Foundation
 /// email at all; invitations then show their link to pass on, and no notification is queued.
 package struct MailSettings: Sendable {
     /// `smtp://host:port` (STARTTLS, required unless the host is loopback) or `smtps://host:port` (TLS from the start).
-    package var url: URL
-    package var user: String?
+    var url: URL
+    var user: String?
     /// A file holding the password: a password on the command line would show in `ps`.
-    package var passwordFile: String?
+    var passwordFile: String?
     /// `Trail Companion <trail@DOMAIN>` unless set (see `defaultFrom`).
-    package var from: String
+    var from: String
     /// The first retry waits this long; each further one twice as long, up to `maxRetryDelay`.
-    package var retryDelay: TimeInterval = 30
-    package var maxRetryDelay: TimeInterval = 3600
+    var retryDelay: TimeInterval = 30
+    var maxRetryDelay: TimeInterval = 3600
     /// After this many failed attempts (about two days with the defaults) a message is given up and stays `failed`.
-    package var maxAttempts = 60
+    var maxAttempts = 60
     /// At most this many messages go out in any 24 hours; the rest wait in the outbox until the window has room, and
     /// administrators see that on `/admin/email`. A ceiling under what an agency relay allows one sender keeps a loop
     /// (a bug, or a person) from getting the agency's address blocked.
-    package var dailyLimit = 1000
+    var dailyLimit = 1000
     /// One SMTP conversation may take this long before it counts as failed.
-    package var timeout: TimeInterval = 60
+    var timeout: TimeInterval = 60
 
     package init(url: URL, user: String? = nil, passwordFile: String? = nil, from: String) {
         self.url = url

@@ -5,21 +5,21 @@ import Logging
 /// Without SMTP (`outbox` nil) nothing is queued: invitations show their link instead, and notifications are off.
 /// A notification never fails the request that caused it: by then the change is committed, and a lost email must not
 /// turn it into an error page.
-package struct Mailer: Sendable {
+struct Mailer: Sendable {
     let database: AppDatabase
     /// The sending service; nil without `--smtp-url`.
-    package let outbox: MailOutbox?
+    let outbox: MailOutbox?
     let publicURL: String
     let logger: Logger
 
-    package init(database: AppDatabase, outbox: MailOutbox?, publicURL: String, logger: Logger = Logger(label: "trail.mail")) {
+    init(database: AppDatabase, outbox: MailOutbox?, publicURL: String, logger: Logger = Logger(label: "trail.mail")) {
         self.database = database
         self.outbox = outbox
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         self.logger = logger
     }
 
-    package var isEnabled: Bool { outbox != nil }
+    var isEnabled: Bool { outbox != nil }
 
     /// The link an invitation's token opens.
     func invitationLink(_ token: String) -> String { "\(publicURL)\(PanelURL.invitation(token))" }

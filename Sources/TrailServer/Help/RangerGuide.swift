@@ -3,20 +3,20 @@ import Ink
 
 /// The rangers' guide (`docs/rangers.md`), rendered once into the panel's help page. The guide in the repository is the
 /// one text: the panel shows it, so what a ranger reads next to a page is what the repository documents.
-package struct RangerGuide: Sendable {
+struct RangerGuide: Sendable {
     /// The guide as HTML; every heading carries the id GitHub gives it, so `/help#anchor` and `docs/rangers.md#anchor`
     /// name the same section.
-    package let html: String
+    let html: String
     /// The ids of the guide's headings.
-    package let anchors: Set<String>
+    let anchors: Set<String>
 
     /// nil when the file is missing: the panel then links to no help instead of failing to start.
-    package static func load(from file: URL) -> RangerGuide? {
+    static func load(from file: URL) -> RangerGuide? {
         guard let markdown = try? String(contentsOf: file, encoding: .utf8) else { return nil }
         return RangerGuide(markdown: markdown)
     }
 
-    package init(markdown: String) {
+    init(markdown: String) {
         var parser = MarkdownParser()
         var seen: [String: Int] = [:]
         var anchors: Set<String> = []

@@ -5,10 +5,10 @@ package enum AssetKind: String, Codable, Sendable, CaseIterable, DatabaseValueCo
     case video, audio, image, text
 }
 
-package enum ScanStatus: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+enum ScanStatus: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case pending, clean, infected, unscannable, error
 
-    package var badge: String {
+    var badge: String {
         switch self {
         case .pending: "secondary"
         case .clean: "success"
@@ -19,43 +19,43 @@ package enum ScanStatus: String, Codable, Sendable, CaseIterable, DatabaseValueC
 }
 
 /// A file attached to a waypoint. The user's file name is metadata only; the bytes live at a server-made path.
-package struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var id: Int64
-    package var waypointId: Int64
-    package var position: Int
-    package var kind: AssetKind
-    package var originalName: String
-    package var mimeType: String
-    package var size: Int64
-    package var sha256: String
-    package var scanStatus: ScanStatus
-    package var scanDetail: String
+struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    var id: Int64
+    var waypointId: Int64
+    var position: Int
+    var kind: AssetKind
+    var originalName: String
+    var mimeType: String
+    var size: Int64
+    var sha256: String
+    var scanStatus: ScanStatus
+    var scanDetail: String
     /// Relative to the data folder.
-    package var storedPath: String
-    package var uploadedBy: Int64?
-    package var createdAt: Date
-    package var scannedAt: Date?
+    var storedPath: String
+    var uploadedBy: Int64?
+    var createdAt: Date
+    var scannedAt: Date?
     /// Play time of audio and video when the file's headers tell it.
-    package var durationSeconds: Double? = nil
+    var durationSeconds: Double? = nil
     /// What the visitor's app shows as the file's name (empty: none).
-    package var title: String = ""
+    var title: String = ""
     /// The text alternative of an image (WCAG 1.1.1), read aloud by screen readers; empty for other kinds.
-    package var altText: String = ""
+    var altText: String = ""
     /// Set on a caption or transcript file: the asset it belongs to (its "companion"), and which of the two it is.
     /// Such a row is not one of the waypoint's listed files; it travels with its owner.
-    package var companionOf: Int64? = nil
-    package var companionRole: CompanionRole? = nil
+    var companionOf: Int64? = nil
+    var companionRole: CompanionRole? = nil
     /// The one language this file is for (the Spanish narration), or nil: every language (a photo).
-    package var language: String? = nil
+    var language: String? = nil
     /// The ranger chose to ship the original rather than its phone-sized copy (a photo meant for zooming).
-    package var useOriginal: Bool = false
+    var useOriginal: Bool = false
 
-    package static let databaseTableName = "asset"
+    static let databaseTableName = "asset"
 
     /// A file of the waypoint's own list, not a caption or transcript of one.
-    package static let listed = Column(CodingKeys.companionOf) == nil
+    static let listed = Column(CodingKeys.companionOf) == nil
 
-    package enum Columns {
+    enum Columns {
         static let id = Column(CodingKeys.id)
         static let waypointId = Column(CodingKeys.waypointId)
         static let position = Column(CodingKeys.position)
@@ -67,32 +67,32 @@ package struct Asset: Codable, Sendable, Identifiable, UnixTimeRecord, Fetchable
     }
 
     /// A file as it arrives, waiting for its scan; title, alt text, language and the ranger's choices come later.
-    package struct New: NewRecord {
-        package typealias Stored = Asset
-        package var waypointId: Int64
-        package var position: Int
-        package var kind: AssetKind
-        package var originalName: String
-        package var mimeType: String
-        package var size: Int64
-        package var sha256: String
-        package var scanStatus: ScanStatus = .pending
+    struct New: NewRecord {
+        typealias Stored = Asset
+        var waypointId: Int64
+        var position: Int
+        var kind: AssetKind
+        var originalName: String
+        var mimeType: String
+        var size: Int64
+        var sha256: String
+        var scanStatus: ScanStatus = .pending
         /// Relative to the data folder.
-        package var storedPath: String
-        package var uploadedBy: Int64?
-        package var createdAt: Date
-        package var durationSeconds: Double? = nil
-        package var companionOf: Int64? = nil
-        package var companionRole: CompanionRole? = nil
+        var storedPath: String
+        var uploadedBy: Int64?
+        var createdAt: Date
+        var durationSeconds: Double? = nil
+        var companionOf: Int64? = nil
+        var companionRole: CompanionRole? = nil
     }
 }
 
 /// The captions and transcript of one media file (either may be missing).
-package struct AssetCompanions: Sendable {
-    package var captions: Asset?
-    package var transcript: Asset?
+struct AssetCompanions: Sendable {
+    var captions: Asset?
+    var transcript: Asset?
 
-    package subscript(role: CompanionRole) -> Asset? {
+    subscript(role: CompanionRole) -> Asset? {
         get { role == .captions ? captions : transcript }
         set { if role == .captions { captions = newValue } else { transcript = newValue } }
     }
@@ -107,17 +107,17 @@ package struct AssetCompanions: Sendable {
 }
 
 /// A tus upload in progress.
-package struct UploadRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var id: String
-    package var userId: Int64
-    package var tourId: Int64
-    package var waypointId: Int64
-    package var replacesAssetId: Int64?
-    package var fileName: String
-    package var length: Int64
-    package var offset: Int64
-    package var createdAt: Date
-    package var expiresAt: Date
+struct UploadRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    var id: String
+    var userId: Int64
+    var tourId: Int64
+    var waypointId: Int64
+    var replacesAssetId: Int64?
+    var fileName: String
+    var length: Int64
+    var offset: Int64
+    var createdAt: Date
+    var expiresAt: Date
 
-    package static let databaseTableName = "upload"
+    static let databaseTableName = "upload"
 }

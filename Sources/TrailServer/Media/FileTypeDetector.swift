@@ -1,27 +1,27 @@
 import Foundation
 
 /// Decides what a file is from its first bytes (magic numbers), never from its name or Content-Type.
-package enum FileTypeDetector {
-    package struct Detected: Sendable, Equatable {
-        package let kind: AssetKind
-        package let mimeType: String
-        package let fileExtension: String
+enum FileTypeDetector {
+    struct Detected: Sendable, Equatable {
+        let kind: AssetKind
+        let mimeType: String
+        let fileExtension: String
     }
 
     /// Shown in the 415 answer.
-    package static let acceptedDescription =
+    static let acceptedDescription =
         "video (MP4, QuickTime, WebM), audio (MP3, M4A/AAC, Ogg, WAV, FLAC), image (JPEG, PNG, WebP, GIF), text (UTF-8 plain text or Markdown)"
 
     /// How many leading bytes `detect` needs.
-    package static let headerLength = 64
+    static let headerLength = 64
 
     /// Text files are read whole to check UTF-8, so they have a size cap of their own.
-    package static let maxTextSize: Int64 = 5 * 1024 * 1024
+    static let maxTextSize: Int64 = 5 * 1024 * 1024
 
     /// - Parameters:
     ///   - header: the first `headerLength` bytes (fewer for small files).
     ///   - isValidUTF8Text: called only when no binary format matched, to check the whole file.
-    package static func detect(header: [UInt8], fileSize: Int64, isValidUTF8Text: () throws -> Bool) rethrows -> Detected? {
+    static func detect(header: [UInt8], fileSize: Int64, isValidUTF8Text: () throws -> Bool) rethrows -> Detected? {
         func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
             header.count >= offset + bytes.count && Array(header[offset..<offset + bytes.count]) == bytes
         }
@@ -71,7 +71,7 @@ package enum FileTypeDetector {
 
     /// How many bytes `referencesOtherFiles` reads at the start of the file and again where the audio starts after
     /// ID3 tags.
-    package static let referenceSniffLength = 4096
+    static let referenceSniffLength = 4096
 
     /// Text formats whose entries name other files or addresses (HLS and other M3U playlists, ffmpeg's concat lists,
     /// PLS, DASH and IMF manifests, SMIL, ASX). ffmpeg left to guess a format opens such a list, entries included, even
@@ -85,7 +85,7 @@ package enum FileTypeDetector {
     /// its first bytes or in the first bytes after its ID3 tags, or text where an MP3's audio frames should begin (a
     /// concat list's `file '…'` lines behind an ID3 tag). `read(offset, count)` returns up to `count` bytes (fewer at
     /// the end of the file).
-    package static func referencesOtherFiles(read: (Int64, Int) throws -> [UInt8]) rethrows -> Bool {
+    static func referencesOtherFiles(read: (Int64, Int) throws -> [UInt8]) rethrows -> Bool {
         var windows = [try read(0, referenceSniffLength)]
         var offset: Int64 = 0
         // ID3v2 tags may follow one another; each says its own length (syncsafe, plus a footer when flagged).
@@ -106,7 +106,7 @@ package enum FileTypeDetector {
     }
 
     /// Whether a text upload is a playlist or list: one of the markers before anything else (after a BOM and blank space).
-    package static func startsAsReferenceList(_ header: [UInt8]) -> Bool {
+    static func startsAsReferenceList(_ header: [UInt8]) -> Bool {
         var bytes = header[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         let lowered = bytes.drop { [0x20, 0x09, 0x0A, 0x0D].contains($0) }.map(asciiLowercased)
@@ -127,10 +127,10 @@ package enum FileTypeDetector {
 
     /// An upload marked as map tiles (the tour's MBTiles route, never a waypoint asset): an SQLite 3 database,
     /// whose header starts with `SQLite format 3\0`. Whether it is MBTiles is checked by opening it (`MBTilesReader`).
-    package static let sqliteMagic: [UInt8] = Array("SQLite format 3\0".utf8)
-    package static let mbtilesMimeType = "application/vnd.mbtiles"
+    static let sqliteMagic: [UInt8] = Array("SQLite format 3\0".utf8)
+    static let mbtilesMimeType = "application/vnd.mbtiles"
 
-    package static func detectTiles(header: [UInt8]) -> (mimeType: String, fileExtension: String)? {
+    static func detectTiles(header: [UInt8]) -> (mimeType: String, fileExtension: String)? {
         header.starts(with: sqliteMagic) ? (mbtilesMimeType, "mbtiles") : nil
     }
 
@@ -150,7 +150,7 @@ package enum FileTypeDetector {
     }
 
     /// Valid UTF-8, no NUL and no control characters other than tab, newline, carriage return and form feed.
-    package static func isPlainUTF8(_ data: Data) -> Bool {
+    static func isPlainUTF8(_ data: Data) -> Bool {
         guard String(validating: data, as: UTF8.self) != nil else { return false }
         return !data.contains { $0 < 0x20 && ![0x09, 0x0A, 0x0D, 0x0C].contains($0) || $0 == 0x7F }
     }

@@ -17,17 +17,17 @@ struct NewAsset: Sendable {
 }
 
 extension AppDatabase {
-    package func assets(waypointId: Int64) async throws -> [Asset] {
+    func assets(waypointId: Int64) async throws -> [Asset] {
         try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && Asset.listed).order(Asset.Columns.position).fetchAll($0) }
     }
 
     /// The captions and transcripts of a waypoint's files, by the file they belong to.
-    package func companions(waypointId: Int64) async throws -> [Int64: AssetCompanions] {
+    func companions(waypointId: Int64) async throws -> [Int64: AssetCompanions] {
         AssetCompanions.grouped(try await read { try Asset.filter(Asset.Columns.waypointId == waypointId && !Asset.listed).fetchAll($0) })
     }
 
     /// The captions and transcripts of every file of a tour, by the file they belong to.
-    package func companions(tourId: Int64) async throws -> [Int64: AssetCompanions] {
+    func companions(tourId: Int64) async throws -> [Int64: AssetCompanions] {
         AssetCompanions.grouped(
             try await read { db in
                 try Asset.filter(sql: "companionOf IS NOT NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
@@ -37,22 +37,22 @@ extension AppDatabase {
     }
 
     /// One file's captions and transcript.
-    package func companions(of assetId: Int64) async throws -> AssetCompanions {
+    func companions(of assetId: Int64) async throws -> AssetCompanions {
         AssetCompanions.grouped(try await read { try Asset.filter(Asset.Columns.companionOf == assetId).fetchAll($0) })[assetId] ?? AssetCompanions()
     }
 
     /// Every file of a tour's waypoints, by waypoint, each list in order (one query for the whole tour).
-    package func assets(tourId: Int64) async throws -> [Int64: [Asset]] {
+    func assets(tourId: Int64) async throws -> [Int64: [Asset]] {
         try await read { db in
             try Asset.filter(sql: "companionOf IS NULL AND waypointId IN (SELECT id FROM waypoint WHERE tourId = ?)", arguments: [tourId])
                 .order(Asset.Columns.waypointId, Asset.Columns.position).fetchAll(db)
         }.reduce(into: [:]) { $0[$1.waypointId, default: []].append($1) }
     }
 
-    package func asset(id: Int64) async throws -> Asset? { try await read { try Asset.fetchOne($0, id: id) } }
+    func asset(id: Int64) async throws -> Asset? { try await read { try Asset.fetchOne($0, id: id) } }
 
     /// The tour an asset belongs to, for authorization on the object.
-    package func tourId(ofAsset assetId: Int64) async throws -> Int64? {
+    func tourId(ofAsset assetId: Int64) async throws -> Int64? {
         try await read { db in
             try Int64.fetchOne(
                 db,
@@ -63,7 +63,7 @@ extension AppDatabase {
     }
 
     /// An asset with the tour it belongs to, in one read (`nil` when either is gone).
-    package func assetWithTour(id: Int64) async throws -> (asset: Asset, tourId: Int64)? {
+    func assetWithTour(id: Int64) async throws -> (asset: Asset, tourId: Int64)? {
         try await read { db in
             guard let asset = try Asset.fetchOne(db, id: id),
                 let tourId = try Int64.fetchOne(
@@ -78,7 +78,7 @@ extension AppDatabase {
 
     /// What a multipart upload to this tour may still carry before its site's quota is reached (nil: no quota, or no
     /// such tour): the site, its quota and the bytes committed or reserved, from one read.
-    package func uploadRoom(tourId: Int64, excludingUpload: String?) async throws -> (site: Site, quota: Int64, committed: Int64)? {
+    func uploadRoom(tourId: Int64, excludingUpload: String?) async throws -> (site: Site, quota: Int64, committed: Int64)? {
         try await read { db in
             guard let tour = try Tour.fetchOne(db, id: tourId), let site = try Site.fetchOne(db, id: tour.siteId),
                 let quota = site.storageQuotaBytes
@@ -88,7 +88,7 @@ extension AppDatabase {
     }
 
     /// Bytes stored for a site (every asset not yet deleted), for the quota.
-    package func storedBytes(siteId: Int64) async throws -> Int64 {
+    func storedBytes(siteId: Int64) async throws -> Int64 {
         try await read { try Self.bytesOfStoredFiles($0, siteId: siteId) }
     }
 
@@ -109,7 +109,7 @@ extension AppDatabase {
     /// What counts against a site's quota: stored files (``storedBytes(siteId:)``) plus the full `Upload-Length` of every
     /// unfinished tus upload to its tours, so open uploads cannot together overrun it. `excludingUpload` leaves out the
     /// upload that is becoming an asset (its bytes are counted as the asset's).
-    package func committedBytes(siteId: Int64, excludingUpload: String? = nil) async throws -> Int64 {
+    func committedBytes(siteId: Int64, excludingUpload: String? = nil) async throws -> Int64 {
         try await read { try Self.usedOrReservedBytes($0, siteId: siteId, excludingUpload: excludingUpload) }
     }
 
@@ -212,7 +212,7 @@ extension AppDatabase {
         return (asset, try released.filter { try !Self.isReferenced(db, storedPath: $0) })
     }
 
-    package func deleteAsset(id: Int64, actor: AuditActor) async throws -> [String] {
+    func deleteAsset(id: Int64, actor: AuditActor) async throws -> [String] {
         try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)
@@ -242,7 +242,7 @@ extension AppDatabase {
     @discardableResult
     /// `language` (when given: a tag of the tour's, or nil for every language) is saved in the same transaction.
     /// `useOriginal` (when given) is the "keep original" choice of a video, audio file or image.
-    package func describeAsset(
+    func describeAsset(
         id: Int64,
         title: String?,
         altText: String?,
@@ -307,7 +307,7 @@ extension AppDatabase {
         }
     }
 
-    package func shiftAsset(id: Int64, by step: Int, actor: AuditActor) async throws {
+    func shiftAsset(id: Int64, by step: Int, actor: AuditActor) async throws {
         try await write { db in
             guard let asset = try Asset.fetchOne(db, id: id), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else { throw NotFound() }
             let tour = try Self.editableTour(db, id: waypoint.tourId)

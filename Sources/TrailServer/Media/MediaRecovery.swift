@@ -3,16 +3,16 @@ import GRDB
 import Logging
 
 /// Start-up clean-up after a crash or a long stop: finish or roll back what was under way, remove orphans.
-package enum MediaRecovery {
-    package struct Report: Sendable, Equatable {
-        package var expiredUploads = 0
-        package var orphanFiles = 0
-        package var missingFiles = 0
-        package var rewoundUploads = 0
+enum MediaRecovery {
+    struct Report: Sendable, Equatable {
+        var expiredUploads = 0
+        var orphanFiles = 0
+        var missingFiles = 0
+        var rewoundUploads = 0
     }
 
     @discardableResult
-    package static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
+    static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
         // 1. tus uploads past their expiry: row and bytes go.

@@ -6,24 +6,24 @@ import PackageFormat
 /// `backup.json`: what a backup folder holds. The files themselves are stored once each under `files/<sha256>`, so a
 /// file that several rows or versions share, or that an earlier backup into the same folder already holds, costs
 /// nothing more.
-package struct BackupIndex: Codable, Sendable, Equatable {
-    package struct Entry: Codable, Sendable, Equatable {
+struct BackupIndex: Codable, Sendable, Equatable {
+    struct Entry: Codable, Sendable, Equatable {
         /// Relative to the data folder (`assets/<sha>`, `packages/<id>/<n>.zip`, …).
-        package var path: String
-        package var sha256: String
-        package var size: Int64
+        var path: String
+        var sha256: String
+        var size: Int64
         /// The source file's modification time when it was copied: with the size, lets the next backup skip
         /// re-hashing a file the database gives no hash for (staged packages).
-        package var modified: Double
+        var modified: Double
     }
 
-    package var formatVersion = 1
-    package var createdAt: Date
+    var formatVersion = 1
+    var createdAt: Date
     /// The last migration applied to the copied database.
-    package var schemaVersion: String
-    package var fileCount: Int
-    package var totalBytes: Int64
-    package var files: [Entry]
+    var schemaVersion: String
+    var fileCount: Int
+    var totalBytes: Int64
+    var files: [Entry]
 }
 
 /// What a backup run did.
@@ -37,14 +37,14 @@ package struct BackupReport: Sendable, Equatable {
     package var prunedFiles = 0
 }
 
-package enum BackupError: Error, CustomStringConvertible, Equatable {
+enum BackupError: Error, CustomStringConvertible, Equatable {
     case notABackup(String)
     case targetNotEmpty(String)
     case mismatch([String])
     case changedDuringBackup(String)
     case unsafeFile(String)
 
-    package var description: String {
+    var description: String {
         switch self {
         case let .notABackup(path): return "\(path) holds no backup (no readable backup.json and trail.sqlite)"
         case let .targetNotEmpty(path): return "\(path) is not empty: restore only into a new or empty folder, so nothing there is overwritten"
@@ -67,7 +67,7 @@ package enum BackupError: Error, CustomStringConvertible, Equatable {
 /// Not taken: tus uploads in progress (restore drops their rows; the apps start those uploads again), and what the
 /// server derives again by itself (the tile cache, the content store of `/files`, review map previews).
 package struct DataBackup: Sendable {
-    package let dataFolder: URL
+    let dataFolder: URL
 
     package init(dataFolder: URL) { self.dataFolder = dataFolder }
 

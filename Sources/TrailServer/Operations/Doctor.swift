@@ -13,10 +13,10 @@ package struct Doctor: Sendable {
     package struct Check: Sendable, Equatable {
         package enum Status: String, Sendable, Equatable { case ok, warning, failure }
         package var status: Status
-        package var name: String
-        package var message: String
+        var name: String
+        var message: String
         /// What to do about a warning or a failure.
-        package var fix: String?
+        var fix: String?
 
         static func ok(_ name: String, _ message: String) -> Check { Check(status: .ok, name: name, message: message) }
         static func warning(_ name: String, _ message: String, fix: String) -> Check {
@@ -37,10 +37,10 @@ package struct Doctor: Sendable {
         }
     }
 
-    package let config: AppConfig
+    let config: AppConfig
     /// Signatures older than this are a warning (freshclam normally updates them several times a day).
-    package var signatureMaxAge: TimeInterval = 3 * 86_400
-    package var now = Date()
+    var signatureMaxAge: TimeInterval = 3 * 86_400
+    var now = Date()
 
     package init(config: AppConfig) { self.config = config }
 

@@ -6,11 +6,11 @@ import ServiceLifecycle
 /// Hourly (and at start) clean-up of what users leave behind while the server runs, so a disk is not filled by
 /// abandoned work between restarts: expired tus uploads (their rows and bytes), import previews nobody applied within
 /// an hour, and staging folders of review requests that are closed (withdrawn, denied, released, failed).
-package struct MaintenanceService: Service {
-    package struct Report: Sendable, Equatable {
-        package var expiredUploads = 0
-        package var stalePreviews = 0
-        package var staleStagingFolders = 0
+struct MaintenanceService: Service {
+    struct Report: Sendable, Equatable {
+        var expiredUploads = 0
+        var stalePreviews = 0
+        var staleStagingFolders = 0
     }
 
     let database: AppDatabase
@@ -21,14 +21,14 @@ package struct MaintenanceService: Service {
     /// off a folder created after it read the list of open requests.
     static let leftoverAge: TimeInterval = 3600
 
-    package init(database: AppDatabase, paths: DataPaths, interval: Duration = .seconds(3600), logger: Logger = Logger(label: "trail.maintenance")) {
+    init(database: AppDatabase, paths: DataPaths, interval: Duration = .seconds(3600), logger: Logger = Logger(label: "trail.maintenance")) {
         self.database = database
         self.paths = paths
         self.interval = interval
         self.logger = logger
     }
 
-    package func run() async throws {
+    func run() async throws {
         // The hour's sleep is cancelled by a graceful shutdown: a stop must not wait for the next sweep.
         await cancelWhenGracefulShutdown { [self] in
             while !Task.isCancelled {
@@ -40,7 +40,7 @@ package struct MaintenanceService: Service {
     }
 
     @discardableResult
-    package func sweep(now: Date = Date()) async throws -> Report {
+    func sweep(now: Date = Date()) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
         let expired = try await database.removeExpiredUploads(now: now)

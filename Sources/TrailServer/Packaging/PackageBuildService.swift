@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// Builds queued publish requests (table `buildJob`) in the background: stage the frozen files, re-scan them
 /// with the current signatures, write the signed zip, read it back and check every entry, then mark `pending`.
 /// A job survives restarts; a request left half-built by a crash is rebuilt from its snapshot (same bytes).
-package final class PackageBuildService: Service, Sendable {
+final class PackageBuildService: Service, Sendable {
     let database: AppDatabase
     let paths: DataPaths
     let scanner: any MalwareScanner
@@ -25,7 +25,7 @@ package final class PackageBuildService: Service, Sendable {
     static let maxAttempts = 3
     private let worker: JobWorker
 
-    package init(
+    init(
         database: AppDatabase,
         paths: DataPaths,
         scanner: any MalwareScanner,
@@ -46,9 +46,9 @@ package final class PackageBuildService: Service, Sendable {
         worker = JobWorker(queue: "build", logger: logger)
     }
 
-    package func wake() { worker.wake() }
+    func wake() { worker.wake() }
 
-    package func run() async throws {
+    func run() async throws {
         // On SIGTERM the running build is not waited for: its task is cancelled, the request stays `building` with its
         // job queued, and recovery builds it again at the next start (a stop must not take as long as a 2 GB zip).
         await worker.run(onStop: .cancel) { _ = await self.drain() }
@@ -56,7 +56,7 @@ package final class PackageBuildService: Service, Sendable {
 
     /// Builds every queued request, one at a time; returns how many were handled. Tests call this directly.
     @discardableResult
-    package func drain() async -> Int {
+    func drain() async -> Int {
         await worker.drain(
             batch: { try await Array(database.queuedBuilds().prefix(1)) },
             work: {

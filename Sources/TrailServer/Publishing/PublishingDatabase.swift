@@ -4,12 +4,12 @@ import HTTPTypes
 
 /// What stops a tour from being submitted, in words a ranger understands.
 /// In the API: 422 `not_ready`, each problem as `checklist.N`.
-package struct NotReadyToPublish: AppError {
-    package let problems: [String]
-    package var status: HTTPResponse.Status { .unprocessableContent }
-    package var code: String { "not_ready" }
-    package var message: String { "The tour is not ready to publish: " + problems.joined(separator: " ") }
-    package var fieldMessages: [String: String]? {
+struct NotReadyToPublish: AppError {
+    let problems: [String]
+    var status: HTTPResponse.Status { .unprocessableContent }
+    var code: String { "not_ready" }
+    var message: String { "The tour is not ready to publish: " + problems.joined(separator: " ") }
+    var fieldMessages: [String: String]? {
         Dictionary(uniqueKeysWithValues: problems.enumerated().map { ("checklist.\($0.offset + 1)", $0.element) })
     }
 }
@@ -19,12 +19,12 @@ extension AppDatabase {
 
     /// The checklist shown before submission; empty means ready.
     /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), for the tile cap.
-    package func publishChecklist(tourId: Int64, tiles: TileSettings) async throws -> [String] {
+    func publishChecklist(tourId: Int64, tiles: TileSettings) async throws -> [String] {
         try await read { db in try Self.readiness(db, tourId: tourId, tiles: tiles).problems }
     }
 
     /// The checklist and the warnings beside it (what the site only recommends), from one read: the tour page.
-    package func publishReadiness(tourId: Int64, tiles: TileSettings) async throws -> (problems: [String], warnings: [String]) {
+    func publishReadiness(tourId: Int64, tiles: TileSettings) async throws -> (problems: [String], warnings: [String]) {
         try await read { db in try Self.readiness(db, tourId: tourId, tiles: tiles) }
     }
 
@@ -104,7 +104,7 @@ extension AppDatabase {
 
     /// Freezes the tour, locks it, and queues the build. Returns the new request.
     /// - Parameter tiles: the tile settings in force (``TileSettingsStore``), frozen into the snapshot.
-    package func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) async throws -> PublishRequest {
+    func startPublish(tourId: Int64, actor: AuditActor, tiles: TileSettings) async throws -> PublishRequest {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let problems = try Self.readiness(db, tourId: tourId, tiles: tiles).problems
@@ -237,9 +237,9 @@ extension AppDatabase {
 
     // MARK: Build outcome (called by the build service)
 
-    package func publishRequest(id: String) async throws -> PublishRequest? { try await read { try PublishRequest.fetchOne($0, key: id) } }
+    func publishRequest(id: String) async throws -> PublishRequest? { try await read { try PublishRequest.fetchOne($0, key: id) } }
 
-    package func queuedBuilds() async throws -> [PublishRequest] {
+    func queuedBuilds() async throws -> [PublishRequest] {
         try await read { db in
             try PublishRequest.fetchAll(
                 db,
@@ -361,7 +361,7 @@ extension AppDatabase {
 
     // MARK: Review
 
-    package enum ReviewOutcome: Sendable, Equatable {
+    enum ReviewOutcome: Sendable, Equatable {
         /// The approval counted; `becameReady` when it was the last one needed.
         case approved(approvals: Int, becameReady: Bool)
         case denied
@@ -369,7 +369,7 @@ extension AppDatabase {
 
     /// One transaction: the state check, the once-per-reviewer rule and the move to `ready` see the same data,
     /// so concurrent approvals end in exactly one transition.
-    package func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> ReviewOutcome {
+    func approve(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws -> ReviewOutcome {
         try await write { db in
             let request = try Self.reviewableRequest(db, id: requestId, reviewer: reviewer)
             guard request.state == .pending else {
@@ -413,7 +413,7 @@ extension AppDatabase {
         }
     }
 
-    package func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
+    func deny(requestId: String, reviewer: AuthenticatedUser, comment: String, actor: AuditActor) async throws {
         let comment = comment.trimmed
         guard !comment.isEmpty else { throw ValidationErrors(["comment": "Say what must change: a denial needs a comment."]) }
         try await write { db in
@@ -461,7 +461,7 @@ extension AppDatabase {
 
     // MARK: Withdraw and push
 
-    package func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
+    func withdraw(requestId: String, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
         try await write { db in
             let request = try Self.requestForAuthorOrManager(db, id: requestId, user: user)
             try db.execute(
@@ -499,7 +499,7 @@ extension AppDatabase {
 
     /// ready → published: the staged zip becomes version n at `packages/<id>/<n>.zip` (moved by `place` inside the transaction,
     /// before the commit, so no row ever points at a missing file).
-    package func push(
+    func push(
         requestId: String,
         user: AuthenticatedUser,
         actor: AuditActor,
@@ -577,32 +577,32 @@ extension AppDatabase {
         )
     }
 
-    package func catalogVersion() async throws -> Int {
+    func catalogVersion() async throws -> Int {
         try await read { try Int.fetchOne($0, sql: "SELECT version FROM catalogState WHERE id = 1") ?? 0 }
     }
 
     // MARK: Packages
 
-    package func package(id: String) async throws -> PackageRecord? { try await read { try PackageRecord.fetchOne($0, key: id) } }
+    func package(id: String) async throws -> PackageRecord? { try await read { try PackageRecord.fetchOne($0, key: id) } }
 
-    package func packageVersions(packageId: String) async throws -> [PackageVersion] {
+    func packageVersions(packageId: String) async throws -> [PackageVersion] {
         try await read { try PackageVersion.filter(Column("packageId") == packageId).order(Column("version").desc).fetchAll($0) }
     }
 
-    package func packageVersion(packageId: String, version: Int) async throws -> PackageVersion? {
+    func packageVersion(packageId: String, version: Int) async throws -> PackageVersion? {
         try await read { try PackageVersion.fetchOne($0, key: ["packageId": packageId, "version": version]) }
     }
 
-    package func packages(siteId: Int64) async throws -> [PackageRecord] {
+    func packages(siteId: Int64) async throws -> [PackageRecord] {
         try await read { try PackageRecord.filter(Column("siteId") == siteId).fetchAll($0) }
     }
 
-    package func package(tourId: Int64) async throws -> PackageRecord? {
+    func package(tourId: Int64) async throws -> PackageRecord? {
         try await read { try PackageRecord.ofTour(tourId).fetchOne($0) }
     }
 
     /// Hide from (false) or show again in (true) the mobile API.
-    package func setPackageVisible(id: String, visible: Bool, actor: AuditActor) async throws {
+    func setPackageVisible(id: String, visible: Bool, actor: AuditActor) async throws {
         try await write { db in
             guard let package = try PackageRecord.fetchOne(db, key: id) else { throw NotFound() }
             guard package.currentVersion != nil else { throw Conflict("This package has no released version yet.") }
@@ -625,7 +625,7 @@ extension AppDatabase {
     }
 
     /// Serve an earlier version again (rollback), or a later one after a rollback.
-    package func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) async throws {
+    func setCurrentVersion(packageId: String, version: Int, actor: AuditActor) async throws {
         try await write { db in
             guard let package = try PackageRecord.fetchOne(db, key: packageId) else { throw NotFound() }
             guard try PackageVersion.exists(db, key: ["packageId": packageId, "version": version]) else {
@@ -648,17 +648,17 @@ extension AppDatabase {
 
     // MARK: Queue
 
-    package struct QueueRow: Sendable {
-        package let request: PublishRequest
-        package let tourName: String
-        package let authorName: String
-        package let approvals: Int
-        package let siteName: String
-        package let reviewedByMe: Bool
+    struct QueueRow: Sendable {
+        let request: PublishRequest
+        let tourName: String
+        let authorName: String
+        let approvals: Int
+        let siteName: String
+        let reviewedByMe: Bool
     }
 
     /// Pending requests of the sites where the user reviews, oldest first.
-    package func reviewQueue(for user: AuthenticatedUser) async throws -> [QueueRow] {
+    func reviewQueue(for user: AuthenticatedUser) async throws -> [QueueRow] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -715,7 +715,7 @@ extension AppDatabase {
         """
     }
 
-    package func reviews(requestId: String) async throws -> [(review: Review, reviewerName: String)] {
+    func reviews(requestId: String) async throws -> [(review: Review, reviewerName: String)] {
         try await read { db in
             try Row.fetchAll(
                 db,
@@ -728,13 +728,13 @@ extension AppDatabase {
         }
     }
 
-    package func requests(tourId: Int64) async throws -> [PublishRequest] {
+    func requests(tourId: Int64) async throws -> [PublishRequest] {
         try await read {
             try PublishRequest.filter(PublishRequest.Columns.tourId == tourId).order(PublishRequest.Columns.createdAt.desc).fetchAll($0)
         }
     }
 
-    package func openRequest(tourId: Int64) async throws -> PublishRequest? {
+    func openRequest(tourId: Int64) async throws -> PublishRequest? {
         try await read { try PublishRequest.open(tourId: tourId).fetchOne($0) }
     }
 }

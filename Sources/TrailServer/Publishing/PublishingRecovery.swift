@@ -4,15 +4,15 @@ import Logging
 
 /// Start-up clean-up for publishing: staging folders of closed requests, zips no version row names,
 /// and open requests whose built zip vanished. Requests still `building` are rebuilt by the build service.
-package enum PublishingRecovery {
-    package struct Report: Sendable, Equatable {
-        package var staleStagingFolders = 0
-        package var orphanZips = 0
-        package var lostBuilds = 0
+enum PublishingRecovery {
+    struct Report: Sendable, Equatable {
+        var staleStagingFolders = 0
+        var orphanZips = 0
+        var lostBuilds = 0
     }
 
     @discardableResult
-    package static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
+    static func run(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.recovery")) async throws -> Report {
         var report = Report()
         let fileManager = FileManager.default
         let open = try await database.openPublishRequestStates()

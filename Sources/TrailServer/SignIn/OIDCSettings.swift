@@ -4,10 +4,10 @@ import Foundation
 /// only (never a flag or a variable: those show in `ps` and shell history); `doctor` checks the file's mode.
 package struct OIDCSettings: Sendable, Equatable {
     /// The provider's issuer URL, exactly as its discovery document and ID tokens name it.
-    package var issuer: String
-    package var clientId: String
+    var issuer: String
+    var clientId: String
     /// nil: a public client, which proves itself with PKCE alone (Login.gov's "PKCE" way; `--oidc-public-client`).
-    package var clientSecretFile: String?
+    var clientSecretFile: String?
     /// `acr_values` for the authorization request, which some providers require (Login.gov: the identity assurance
     /// level, `http://idmanagement.gov/ns/assurance/ial/1`).
     package var acrValues: String? = nil
@@ -25,10 +25,10 @@ package struct OIDCSettings: Sendable, Equatable {
     package var createUsers = false
     /// The least time between two fetches of the provider's keys for a key id it does not hold or a signature that
     /// fails: a provider that rotated its keys is followed at once, forged tokens cannot make the server hammer it.
-    package var keyRefreshInterval: TimeInterval = 60
+    var keyRefreshInterval: TimeInterval = 60
     /// The longest the provider's keys are used without fetching them again (its `Cache-Control: max-age`, when
     /// shorter, wins): a key it withdrew stops working within this time.
-    package var keyMaximumAge: TimeInterval = 3600
+    var keyMaximumAge: TimeInterval = 3600
 
     package init(issuer: String, clientId: String, clientSecretFile: String?) {
         self.issuer = issuer
@@ -55,7 +55,7 @@ package struct OIDCSettings: Sendable, Equatable {
     }
 
     /// The client secret: the file's first line; nil for a public client.
-    package func clientSecret() throws -> String? {
+    func clientSecret() throws -> String? {
         guard let clientSecretFile else { return nil }
         let text = try String(contentsOfFile: clientSecretFile, encoding: .utf8)
         let secret = text.split(whereSeparator: \.isNewline).first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""

@@ -4,40 +4,40 @@ import JWTKit
 
 /// Why an ID token was refused. The message is for the operator's log and the audit log; the person signing in is
 /// told only that the agency's sign-in could not be checked.
-package struct OIDCTokenError: AppError, Equatable {
-    package let message: String
-    package var status: HTTPResponse.Status { .unauthorized }
-    package init(_ message: String) { self.message = message }
+struct OIDCTokenError: AppError, Equatable {
+    let message: String
+    var status: HTTPResponse.Status { .unauthorized }
+    init(_ message: String) { self.message = message }
 }
 
 /// The claims of an OpenID Connect ID token that sign-in uses.
-package struct IDTokenClaims: JWTPayload, Equatable {
-    package var iss: String
-    package var sub: String
-    package var aud: AudienceClaim
-    package var azp: String?
-    package var exp: Double
-    package var iat: Double
-    package var nonce: String?
-    package var email: String?
-    package var email_verified: Bool?
+struct IDTokenClaims: JWTPayload, Equatable {
+    var iss: String
+    var sub: String
+    var aud: AudienceClaim
+    var azp: String?
+    var exp: Double
+    var iat: Double
+    var nonce: String?
+    var email: String?
+    var email_verified: Bool?
     /// Microsoft Entra ID sends no `email_verified`; its optional claim `xms_edov` ("email domain owner verified") says
     /// that the tenant owns the email's domain, which is what `email_verified` stands for here.
-    package var xms_edov: Bool?
-    package var name: String?
+    var xms_edov: Bool?
+    var name: String?
     /// How the provider signed the person in (RFC 8176 values such as `pwd`, `otp`, `mfa`), when it says.
-    package var amr: [String]?
+    var amr: [String]?
     /// The authentication context class the provider met, when it says.
-    package var acr: String?
+    var acr: String?
 
     /// The checks are `OIDCTokenVerifier`'s (with the clock it is given), not jwt-kit's.
-    package func verify(using algorithm: some JWTAlgorithm) async throws {}
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
 
     enum CodingKeys: String, CodingKey {
         case iss, sub, aud, azp, exp, iat, nonce, email, email_verified, xms_edov, name, amr, acr
     }
 
-    package init(from decoder: any Decoder) throws {
+    init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         iss = try container.decode(String.self, forKey: .iss)
         sub = try container.decode(String.self, forKey: .sub)
@@ -59,11 +59,11 @@ package struct IDTokenClaims: JWTPayload, Equatable {
 
     /// The `amr` values (RFC 8176) that mean the provider asked for more than a password: several factors, a one-time
     /// code, a hardware or software key, or proof of possession of a key.
-    package static let secondFactorMethods: Set<String> = ["mfa", "otp", "hwk", "swk", "pop"]
+    static let secondFactorMethods: Set<String> = ["mfa", "otp", "hwk", "swk", "pop"]
 
     /// Whether the token shows that the provider asked for a second factor: an `amr` value of
     /// `secondFactorMethods`, or an `acr` the operator named as one (`--oidc-acr`).
-    package func showsSecondFactor(acceptedACR: Set<String>) -> Bool {
+    func showsSecondFactor(acceptedACR: Set<String>) -> Bool {
         if let amr, amr.contains(where: Self.secondFactorMethods.contains) { return true }
         if let acr, acceptedACR.contains(acr) { return true }
         return false
@@ -81,12 +81,12 @@ package struct IDTokenClaims: JWTPayload, Equatable {
 /// once more when a token names a key id the set does not hold or its signature fails against the cached key (the
 /// provider rotated its keys, or replaced one under the same id), at most once per `refreshInterval` so forged tokens
 /// cannot make the server hammer the provider.
-package actor OIDCKeySet {
+actor OIDCKeySet {
     /// A fetched key set and how long its answer says it may be kept (`Cache-Control: max-age`), if it says.
-    package struct Fetched: Sendable {
-        package var data: Data
-        package var maxAge: TimeInterval?
-        package init(data: Data, maxAge: TimeInterval? = nil) {
+    struct Fetched: Sendable {
+        var data: Data
+        var maxAge: TimeInterval?
+        init(data: Data, maxAge: TimeInterval? = nil) {
             self.data = data
             self.maxAge = maxAge
         }
@@ -116,7 +116,7 @@ package actor OIDCKeySet {
     private var fetchedAt: Date?
     private var expiresAt: Date?
 
-    package init(
+    init(
         refreshInterval: TimeInterval = 60,
         maximumAge: TimeInterval = 3600,
         clock: @escaping @Sendable () -> Date = { Date() },
@@ -128,7 +128,7 @@ package actor OIDCKeySet {
         self.clock = clock
     }
 
-    package init(
+    init(
         refreshInterval: TimeInterval = 60,
         maximumAge: TimeInterval = 3600,
         clock: @escaping @Sendable () -> Date = { Date() },
@@ -219,14 +219,14 @@ package actor OIDCKeySet {
 /// keys (any other `alg`, `none` and HS256 among them, is refused before a key is looked at, so a public key can never
 /// be used as an HMAC secret), the issuer, the audience (and `azp` when there are several audiences or it is present),
 /// expiry and issue time with a small skew, and the nonce of this sign-in.
-package struct OIDCTokenVerifier: Sendable {
-    package let issuer: String
-    package let clientId: String
-    package let keys: OIDCKeySet
+struct OIDCTokenVerifier: Sendable {
+    let issuer: String
+    let clientId: String
+    let keys: OIDCKeySet
     /// Clock difference tolerated between the provider and this server.
-    package var skew: TimeInterval = 120
+    var skew: TimeInterval = 120
 
-    package init(issuer: String, clientId: String, keys: OIDCKeySet) {
+    init(issuer: String, clientId: String, keys: OIDCKeySet) {
         self.issuer = issuer
         self.clientId = clientId
         self.keys = keys
@@ -234,7 +234,7 @@ package struct OIDCTokenVerifier: Sendable {
 
     static let accepted: [String: JWK.KeyType] = ["RS256": .rsa, "ES256": .ecdsa]
 
-    package func verify(_ token: String, nonce: String, now: Date = Date()) async throws -> IDTokenClaims {
+    func verify(_ token: String, nonce: String, now: Date = Date()) async throws -> IDTokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Self.base64URLDecode(parts[0]),
             let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any]
@@ -280,7 +280,7 @@ package struct OIDCTokenVerifier: Sendable {
     }
 
     /// The email to match an account by: present, and verified by the provider (an unverified address could be anyone's).
-    package static func verifiedEmail(of claims: IDTokenClaims) throws -> String {
+    static func verifiedEmail(of claims: IDTokenClaims) throws -> String {
         guard let email = claims.email?.trimmingCharacters(in: .whitespaces), !email.isEmpty else {
             throw OIDCTokenError("The provider sent no email address (ask for the scope \"email\").")
         }

@@ -3,17 +3,17 @@ import Foundation
 import GRDB
 
 /// A signed-in browser. The cookie carries `token`; the table stores only its SHA-256.
-package struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var tokenHash: String
-    package var userId: Int64
-    package var csrfToken: String
-    package var createdAt: Date
-    package var lastSeenAt: Date
-    package var ipAddress: String?
+struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    var tokenHash: String
+    var userId: Int64
+    var csrfToken: String
+    var createdAt: Date
+    var lastSeenAt: Date
+    var ipAddress: String?
 
-    package static let databaseTableName = "session"
+    static let databaseTableName = "session"
 
-    package enum Columns {
+    enum Columns {
         static let tokenHash = Column(CodingKeys.tokenHash)
         static let userId = Column(CodingKeys.userId)
         static let lastSeenAt = Column(CodingKeys.lastSeenAt)
@@ -21,13 +21,13 @@ package struct SessionRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord
 }
 
 package struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var id: Int64
-    package var userId: Int64
-    package var name: String
-    package var tokenHash: String
-    package var createdAt: Date
-    package var lastUsedAt: Date?
-    package var revokedAt: Date?
+    var id: Int64
+    var userId: Int64
+    var name: String
+    var tokenHash: String
+    var createdAt: Date
+    var lastUsedAt: Date?
+    var revokedAt: Date?
 
     package static let databaseTableName = "apiToken"
 
@@ -38,12 +38,12 @@ package struct APITokenRecord: Codable, Sendable, UnixTimeRecord, FetchableRecor
     }
 
     /// A token as it is made: not yet used, not revoked.
-    package struct New: NewRecord {
-        package typealias Stored = APITokenRecord
-        package var userId: Int64
-        package var name: String
-        package var tokenHash: String
-        package var createdAt: Date
+    struct New: NewRecord {
+        typealias Stored = APITokenRecord
+        var userId: Int64
+        var name: String
+        var tokenHash: String
+        var createdAt: Date
     }
 }
 

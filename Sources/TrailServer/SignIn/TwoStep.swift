@@ -10,7 +10,7 @@ package enum TwoStepRequirement: String, Sendable, CaseIterable {
 }
 
 /// Where a half-signed-in browser stands (`pendingSignIn.stage`).
-package enum PendingStage: String, Sendable, Codable, CaseIterable, DatabaseValueConvertible {
+enum PendingStage: String, Sendable, Codable, CaseIterable, DatabaseValueConvertible {
     /// The password was right; a code (or a recovery code) is still to come.
     case code
     /// The password was right; the account must enrol before it reaches the panel.

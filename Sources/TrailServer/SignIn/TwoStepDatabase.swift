@@ -2,32 +2,32 @@ import Foundation
 import GRDB
 
 /// A half-signed-in browser (`pendingSignIn`): the password was right, the second step is still to come.
-package struct PendingSignIn: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var tokenHash: String
-    package var userId: Int64
-    package var stage: PendingStage
+struct PendingSignIn: Codable, Sendable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    var tokenHash: String
+    var userId: Int64
+    var stage: PendingStage
     /// Where the browser goes once signed in (already checked by `SignInResponder.safeNext`).
-    package var next: String
-    package var createdAt: Date
-    package var ipAddress: String?
+    var next: String
+    var createdAt: Date
+    var ipAddress: String?
     /// The SHA-256 of the password hash this sign-in passed: a changed, reset or voided password ends it.
-    package var passwordDigest: String?
+    var passwordDigest: String?
 
-    package static let databaseTableName = "pendingSignIn"
+    static let databaseTableName = "pendingSignIn"
 }
 
 /// A user's two-step sign-in, as the pages need it (never the secret of an enrolled account).
-package struct TwoStepStatus: Sendable, Equatable {
-    package var enrolled: Bool
+struct TwoStepStatus: Sendable, Equatable {
+    var enrolled: Bool
     /// Enrolment started (a secret was shown) but no code confirmed it yet.
-    package var enrolling: Bool
-    package var recoveryCodesLeft: Int
+    var enrolling: Bool
+    var recoveryCodesLeft: Int
     /// An administrator reset the second step and the user has not been told yet.
-    package var resetNotice: Bool
+    var resetNotice: Bool
 }
 
 /// What a second-step code (or a recovery code) turned out to be.
-package enum SecondStepCheck: Sendable, Equatable {
+enum SecondStepCheck: Sendable, Equatable {
     case acceptedCode
     case acceptedRecoveryCode(left: Int)
     /// Right for a time step already used: each code works once.
@@ -42,22 +42,22 @@ package enum SecondStepCheck: Sendable, Equatable {
 /// whoever sends them, so the account (not the address) is what is guarded: a few in a short window make the next wait
 /// until the window passes, and a hundred in a row (NIST SP 800-63B §5.2.2's ceiling) lock the second step until an
 /// administrator resets the password or the two-step sign-in. A right input clears the count.
-package enum SecondStepLimits {
-    package static let failures = 5
-    package static let window: TimeInterval = 15 * 60
-    package static let consecutive = 100
+enum SecondStepLimits {
+    static let failures = 5
+    static let window: TimeInterval = 15 * 60
+    static let consecutive = 100
 }
 
 /// The wrong second-step inputs since the account's last right one, as its owner is told at their next sign-in.
-package struct SecondStepFailures: Sendable, Equatable {
-    package var count: Int
-    package var since: Date
+struct SecondStepFailures: Sendable, Equatable {
+    var count: Int
+    var since: Date
 }
 
 /// Intention-named writes and reads for two-step sign-in; each write in one transaction with its audit event. Secrets
 /// and codes never go into an audit detail or a log line.
 extension AppDatabase {
-    package func twoStepStatus(userId: Int64) async throws -> TwoStepStatus {
+    func twoStepStatus(userId: Int64) async throws -> TwoStepStatus {
         try await read { db in
             guard
                 let row = try Row.fetchOne(
@@ -78,12 +78,12 @@ extension AppDatabase {
     }
 
     /// The users who have two-step sign-in set up, for the admin's user list.
-    package func twoStepEnrolledUserIds() async throws -> Set<Int64> {
+    func twoStepEnrolledUserIds() async throws -> Set<Int64> {
         try await read { Set(try Int64.fetchAll($0, sql: "SELECT id FROM user WHERE totpEnrolledAt IS NOT NULL")) }
     }
 
     /// Whether `--require-two-step` asks this user to be enrolled: admins, site managers (and admins), or everyone.
-    package func twoStepRequired(for user: User, requirement: TwoStepRequirement) async throws -> Bool {
+    func twoStepRequired(for user: User, requirement: TwoStepRequirement) async throws -> Bool {
         switch requirement {
         case .none: return false
         case .all: return true
@@ -100,7 +100,7 @@ extension AppDatabase {
     /// token that shows it). Never the one an earlier attempt showed: whoever saw that one (someone who had the password
     /// before the owner enrolled) must not keep a working generator, so it stops confirming anything. Refused once
     /// enrolled: only an administrator's reset starts over.
-    package func beginTwoStepEnrolment(userId: Int64, holder: String? = nil, actor: AuditActor) async throws -> String {
+    func beginTwoStepEnrolment(userId: Int64, holder: String? = nil, actor: AuditActor) async throws -> String {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT email, totpEnrolledAt FROM user WHERE id = ?", arguments: [userId])
             else { throw NotFound() }
@@ -123,7 +123,7 @@ extension AppDatabase {
     }
 
     /// The secret of the enrolment `holder` started (to draw its QR code again), nil when it has none in progress.
-    package func pendingTwoStepSecret(userId: Int64, holder: String? = nil) async throws -> String? {
+    func pendingTwoStepSecret(userId: Int64, holder: String? = nil) async throws -> String? {
         try await read { db in
             try String.fetchOne(
                 db,
@@ -135,7 +135,7 @@ extension AppDatabase {
 
     /// The first right code confirms enrolment: the step is marked used, ten recovery codes are made (returned once,
     /// stored hashed). Nil when the code is not right for the secret shown.
-    package func confirmTwoStepEnrolment(
+    func confirmTwoStepEnrolment(
         userId: Int64,
         holder: String? = nil,
         code: String,
@@ -191,7 +191,7 @@ extension AppDatabase {
     /// Checks a second-step input: a six-digit code within ±1 step of `date` and newer than the last one accepted, or
     /// an unused recovery code (spent by this call). Checked and marked in one transaction, so two browsers sending the
     /// same code at once cannot both pass. Failures and recovery-code use are audited.
-    package func checkSecondStep(userId: Int64, input: String, at date: Date, actor: AuditActor) async throws -> SecondStepCheck {
+    func checkSecondStep(userId: Int64, input: String, at date: Date, actor: AuditActor) async throws -> SecondStepCheck {
         try await write { db -> SecondStepCheck in
             guard
                 let row = try Row.fetchOne(
@@ -270,7 +270,7 @@ extension AppDatabase {
 
     /// The wrong inputs since the last right one, cleared as they are read: the owner is told once, at the sign-in that
     /// follows them. Nil when there were none.
-    package func takeSecondStepFailures(userId: Int64) async throws -> SecondStepFailures? {
+    func takeSecondStepFailures(userId: Int64) async throws -> SecondStepFailures? {
         try await write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT COUNT(*), MIN(failedAt) FROM secondStepFailure WHERE userId = ?", arguments: [userId]),
                 row[0] as Int > 0
@@ -306,7 +306,7 @@ extension AppDatabase {
     }
 
     /// Reads and clears the reset notice: the panel says it once.
-    package func takeTwoStepResetNotice(userId: Int64) async throws -> Bool {
+    func takeTwoStepResetNotice(userId: Int64) async throws -> Bool {
         try await write { db in
             try db.execute(sql: "UPDATE user SET twoStepResetNotice = 0 WHERE id = ? AND twoStepResetNotice = 1", arguments: [userId])
             return db.changesCount == 1
@@ -317,7 +317,7 @@ extension AppDatabase {
 
     /// After a right password (`passwordHash`, the hash it was checked against): a new token for the half-signed-in
     /// browser (never the session's), audited.
-    package func startPendingSignIn(
+    func startPendingSignIn(
         userId: Int64,
         passwordHash: String,
         stage: PendingStage,
@@ -352,7 +352,7 @@ extension AppDatabase {
 
     /// The half-signed-in browser of this token and its user, if younger than `lifetime`, the user is not disabled and
     /// the password it passed is still theirs (not changed, reset or voided since); any other is deleted.
-    package func pendingSignIn(token: String, lifetime: TimeInterval) async throws -> (PendingSignIn, User)? {
+    func pendingSignIn(token: String, lifetime: TimeInterval) async throws -> (PendingSignIn, User)? {
         let hash = SecretToken.hash(token)
         let found = try await read { db -> (PendingSignIn, User?)? in
             guard let pending = try PendingSignIn.fetchOne(db, key: hash) else { return nil }
@@ -371,7 +371,7 @@ extension AppDatabase {
     /// What a half-finished sign-in keeps of the password hash it passed: enough to see it changed, no copy of the hash.
     static func passwordDigest(_ passwordHash: String) -> String { SecretToken.hash(passwordHash) }
 
-    package func endPendingSignIn(tokenHash: String) async throws {
+    func endPendingSignIn(tokenHash: String) async throws {
         _ = try await write { try PendingSignIn.deleteOne($0, key: tokenHash) }
     }
 }

@@ -5,25 +5,25 @@ package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     package var id: Int64
     package var slug: String
     package var name: String
-    package var description: String
+    var description: String
     package var requiredApprovals: Int
-    package var createdAt: Date
+    var createdAt: Date
     /// Bytes of clean assets the site may store; nil means no limit.
-    package var storageQuotaBytes: Int64? = nil
+    var storageQuotaBytes: Int64? = nil
     /// Whether accessible media (alt text on images) must be there before publishing, or is only recommended.
-    package var mediaAccessibility: MediaAccessibility = .required
+    var mediaAccessibility: MediaAccessibility = .required
     /// Whether every further language of a tour must have all its texts before a submission (else: warnings).
-    package var requireCompleteLanguages: Bool = false
+    var requireCompleteLanguages: Bool = false
     /// Whether members may sign in with a password here; false: only through the agency's provider (administrators
     /// always may, so an outage of the provider locks nobody out for good).
-    package var passwordSignIn: Bool = true
+    var passwordSignIn: Bool = true
     /// Where a new tour's map opens (`home`); nil edges: none set, and the frame of the site's first tour stands in.
-    package var homeNorth: Double? = nil
-    package var homeSouth: Double? = nil
-    package var homeEast: Double? = nil
-    package var homeWest: Double? = nil
+    var homeNorth: Double? = nil
+    var homeSouth: Double? = nil
+    var homeEast: Double? = nil
+    var homeWest: Double? = nil
     /// The site's time zone, an IANA name (`America/Los_Angeles`).
-    package var timeZone: String = "UTC"
+    var timeZone: String = "UTC"
 
     package static let databaseTableName = "site"
 
@@ -31,7 +31,7 @@ package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     var zone: TimeZone { TimeZone(identifier: timeZone) ?? TimeZone(identifier: "UTC")! }
 
     /// The home area the site's manager set, if any.
-    package var home: Frame? {
+    var home: Frame? {
         guard let north = homeNorth, let south = homeSouth, let east = homeEast, let west = homeWest else { return nil }
         return Frame(north: north, south: south, east: east, west: west)
     }
@@ -42,16 +42,16 @@ package struct Site: Codable, Sendable, Identifiable, UnixTimeRecord, FetchableR
     }
 
     /// A site as its creator describes it; the schema's defaults give it the rest.
-    package struct New: NewRecord {
-        package typealias Stored = Site
-        package var slug: String
-        package var name: String
-        package var description: String
-        package var requiredApprovals: Int
-        package var createdAt: Date
-        package var storageQuotaBytes: Int64?
-        package var mediaAccessibility: MediaAccessibility
-        package var requireCompleteLanguages: Bool
+    struct New: NewRecord {
+        typealias Stored = Site
+        var slug: String
+        var name: String
+        var description: String
+        var requiredApprovals: Int
+        var createdAt: Date
+        var storageQuotaBytes: Int64?
+        var mediaAccessibility: MediaAccessibility
+        var requireCompleteLanguages: Bool
     }
 }
 
@@ -59,28 +59,28 @@ package enum SiteRole: String, Codable, Sendable, CaseIterable, DatabaseValueCon
     case author, reviewer, manager
 
     /// The roles that may review a site's requests.
-    package static var reviewing: [SiteRole] { allCases.filter(\.canReview) }
+    static var reviewing: [SiteRole] { allCases.filter(\.canReview) }
 
-    package var canAuthor: Bool { self == .author || self == .manager }
-    package var canReview: Bool { self == .reviewer || self == .manager }
-    package var canManage: Bool { self == .manager }
+    var canAuthor: Bool { self == .author || self == .manager }
+    var canReview: Bool { self == .reviewer || self == .manager }
+    var canManage: Bool { self == .manager }
 }
 
-package struct Membership: Codable, Sendable, FetchableRecord, PersistableRecord {
-    package var userId: Int64
-    package var siteId: Int64
-    package var role: SiteRole
+struct Membership: Codable, Sendable, FetchableRecord, PersistableRecord {
+    var userId: Int64
+    var siteId: Int64
+    var role: SiteRole
 
-    package static let databaseTableName = "membership"
+    static let databaseTableName = "membership"
 
-    package enum Columns {
+    enum Columns {
         static let userId = Column(CodingKeys.userId)
         static let siteId = Column(CodingKeys.siteId)
     }
 }
 
 /// Something a user may do on a site.
-package enum SitePermission: Sendable, CaseIterable, Hashable {
+enum SitePermission: Sendable, CaseIterable, Hashable {
     /// See the site and its tours, requests and packages (every member).
     case view
     /// Create and change tours, submit them (authors and managers).
@@ -103,19 +103,19 @@ package enum SitePermission: Sendable, CaseIterable, Hashable {
 
 /// What one user may do on one site, written once: every permission check of a route, a service or a database write
 /// goes through ``require(_:to:)``. Admins may do everything everywhere.
-package struct SiteAccess: Sendable {
-    package let role: SiteRole?
-    package let isAdmin: Bool
+struct SiteAccess: Sendable {
+    let role: SiteRole?
+    let isAdmin: Bool
     /// For messages ("Only managers of Sweet Home Ranger District can …").
-    package var siteName = "this site"
+    var siteName = "this site"
 
-    package init(role: SiteRole?, isAdmin: Bool, siteName: String = "this site") {
+    init(role: SiteRole?, isAdmin: Bool, siteName: String = "this site") {
         self.role = role
         self.isAdmin = isAdmin
         self.siteName = siteName
     }
 
-    package func allows(_ permission: SitePermission) -> Bool {
+    func allows(_ permission: SitePermission) -> Bool {
         if isAdmin { return true }
         guard let role else { return false }
         switch permission {
@@ -128,15 +128,15 @@ package struct SiteAccess: Sendable {
 
     /// Throws `NotFound` when the user may not even see the site (so ids cannot be probed), else `Forbidden` naming
     /// who may `action` ("change its tours").
-    package func require(_ permission: SitePermission, to action: String) throws {
+    func require(_ permission: SitePermission, to action: String) throws {
         guard allows(.view) else { throw NotFound() }
         guard allows(permission) else { throw Forbidden("Only \(permission.holders) of \(siteName) can \(action).") }
     }
 
-    package var canView: Bool { allows(.view) }
-    package var canAuthor: Bool { allows(.author) }
-    package var canReview: Bool { allows(.review) }
-    package var canManage: Bool { allows(.manage) }
+    var canView: Bool { allows(.view) }
+    var canAuthor: Bool { allows(.author) }
+    var canReview: Bool { allows(.review) }
+    var canManage: Bool { allows(.manage) }
 }
 
 /// A site's rule for accessible media: missing alt text refuses the submission (`required`, the default), or only
@@ -144,7 +144,7 @@ package struct SiteAccess: Sendable {
 package enum MediaAccessibility: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case required, recommended
 
-    package var label: String {
+    var label: String {
         switch self {
         case .required: "Required: a tour cannot be submitted while an image lacks alt text"
         case .recommended: "Recommended: missing alt text is a warning only"
@@ -153,14 +153,14 @@ package enum MediaAccessibility: String, Codable, Sendable, CaseIterable, Databa
 }
 
 package struct SiteInput: Sendable {
-    package var slug: String
-    package var name: String
-    package var description: String
-    package var requiredApprovals: Int
+    var slug: String
+    var name: String
+    var description: String
+    var requiredApprovals: Int
     /// Bytes of stored media (clean and pending files) the site may hold; nil for no limit.
-    package var storageQuotaBytes: Int64?
-    package var mediaAccessibility: MediaAccessibility
-    package var requireCompleteLanguages: Bool
+    var storageQuotaBytes: Int64?
+    var mediaAccessibility: MediaAccessibility
+    var requireCompleteLanguages: Bool
     package init(
         slug: String,
         name: String,

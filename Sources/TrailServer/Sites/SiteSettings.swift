@@ -4,11 +4,11 @@ import TrailAPI
 
 /// A site's map settings as a manager sends them: its home area (where a new tour's map opens; nil: none, and the
 /// frame of the site's first tour stands in) and its time zone. Checked once here for the panel and the API alike.
-package struct SiteMapSettings: Sendable, Equatable {
-    package var home: Frame?
-    package var timeZone: String
+struct SiteMapSettings: Sendable, Equatable {
+    var home: Frame?
+    var timeZone: String
 
-    package init(home: Frame?, timeZone: String) {
+    init(home: Frame?, timeZone: String) {
         self.home = home
         self.timeZone = timeZone
     }
@@ -18,7 +18,7 @@ package struct SiteMapSettings: Sendable, Equatable {
     private static let knownTimeZones = Set(timeZoneNames)
 
     /// Each problem under its field: `north`, `south`, `east`, `west` (or `home` for the area as a whole), `timeZone`.
-    package func validate() -> ValidationErrors {
+    func validate() -> ValidationErrors {
         var errors = ValidationErrors()
         if let home {
             for (key, value, limit) in [("north", home.north, 90.0), ("south", home.south, 90), ("east", home.east, 180), ("west", home.west, 180)]

@@ -33,7 +33,7 @@ extension AppDatabase {
     }
 
     /// Turns password sign-in for the site's members on or off (single sign-on only when off).
-    package func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) async throws {
+    func setPasswordSignIn(siteId: Int64, allowed: Bool, actor: AuditActor) async throws {
         try await write { db in
             guard var site = try Site.fetchOne(db, id: siteId) else { throw NotFound() }
             site.passwordSignIn = allowed
@@ -51,7 +51,7 @@ extension AppDatabase {
     }
 
     /// The sites among the user's that allow no password sign-in (none for an administrator).
-    package func sitesWithoutPasswordSignIn(for user: User) async throws -> [Site] {
+    func sitesWithoutPasswordSignIn(for user: User) async throws -> [Site] {
         guard !user.isAdmin else { return [] }
         let id = user.id
         return try await read { db in
@@ -66,7 +66,7 @@ extension AppDatabase {
         }
     }
 
-    package func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) async throws -> Site {
+    func updateSite(id: Int64, _ input: SiteInput, actor: AuditActor) async throws -> Site {
         try Self.validate(input).throwIfAny()
         return try await write { db in
             guard var site = try Site.fetchOne(db, id: id) else { throw NotFound() }
@@ -110,11 +110,11 @@ extension AppDatabase {
     }
 
     package func site(slug: String) async throws -> Site? { try await read { try Site.filter(Site.Columns.slug == slug).fetchOne($0) } }
-    package func site(id: Int64) async throws -> Site? { try await read { try Site.fetchOne($0, id: id) } }
-    package func allSites() async throws -> [Site] { try await read { try Site.order(Site.Columns.name).fetchAll($0) } }
+    func site(id: Int64) async throws -> Site? { try await read { try Site.fetchOne($0, id: id) } }
+    func allSites() async throws -> [Site] { try await read { try Site.order(Site.Columns.name).fetchAll($0) } }
 
     /// Sites the user can see: all of them for an admin, else those with a membership.
-    package func visibleSites(for user: AuthenticatedUser) async throws -> [(site: Site, role: SiteRole?)] {
+    func visibleSites(for user: AuthenticatedUser) async throws -> [(site: Site, role: SiteRole?)] {
         try await read { db in
             if user.isAdmin {
                 let roles = try Membership.filter(Membership.Columns.userId == user.id).fetchAll(db)
@@ -134,7 +134,7 @@ extension AppDatabase {
 
     /// A site and the user's access to it, in one read: what every request that touches a site asks first.
     /// `nil` when there is no such site.
-    package func siteAccess(slug: String, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
+    func siteAccess(slug: String, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
         try await read { db in
             guard let site = try Site.filter(Site.Columns.slug == slug).fetchOne(db) else { return nil }
             return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id), isAdmin: user.isAdmin, siteName: site.name))
@@ -142,7 +142,7 @@ extension AppDatabase {
     }
 
     /// The same by the site's id.
-    package func siteAccess(id: Int64, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
+    func siteAccess(id: Int64, user: AuthenticatedUser) async throws -> (site: Site, access: SiteAccess)? {
         try await read { db in
             guard let site = try Site.fetchOne(db, id: id) else { return nil }
             return (site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: id), isAdmin: user.isAdmin, siteName: site.name))
@@ -150,7 +150,7 @@ extension AppDatabase {
     }
 
     /// A tour with its site and the user's access to that site, in one read. `nil` when there is no such tour.
-    package func tourAccess(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess)? {
+    func tourAccess(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess)? {
         try await read { db in
             guard let tour = try Tour.fetchOne(db, id: id), let site = try Site.fetchOne(db, id: tour.siteId) else { return nil }
             return (tour, site, SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id), isAdmin: user.isAdmin, siteName: site.name))
@@ -169,15 +169,15 @@ extension AppDatabase {
 
     // MARK: Memberships
 
-    package struct MemberRow: Sendable {
-        package let userId: Int64
-        package let email: String
-        package let displayName: String
-        package let role: SiteRole
-        package let isDisabled: Bool
+    struct MemberRow: Sendable {
+        let userId: Int64
+        let email: String
+        let displayName: String
+        let role: SiteRole
+        let isDisabled: Bool
     }
 
-    package func members(siteId: Int64) async throws -> [MemberRow] {
+    func members(siteId: Int64) async throws -> [MemberRow] {
         try await read { db in
             try Row.fetchAll(
                 db,
@@ -218,7 +218,7 @@ extension AppDatabase {
         }
     }
 
-    package func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) async throws {
+    func removeMembership(siteId: Int64, userId: Int64, actor: AuditActor) async throws {
         try await write { db in
             guard try Membership.deleteOne(db, key: ["userId": userId, "siteId": siteId]) else { throw NotFound() }
             try AuditEvent.record(
@@ -235,7 +235,7 @@ extension AppDatabase {
 
     /// Sets a site's home area and time zone (managers; re-checked in the transaction), audited; the site as saved.
     @discardableResult
-    package func setSiteMapSettings(siteId: Int64, _ settings: SiteMapSettings, user: AuthenticatedUser, actor: AuditActor) async throws -> Site {
+    func setSiteMapSettings(siteId: Int64, _ settings: SiteMapSettings, user: AuthenticatedUser, actor: AuditActor) async throws -> Site {
         try settings.validate().throwIfAny()
         return try await write { db in
             try Self.access(db, user: user, siteId: siteId).require(.manage, to: "change its settings")
@@ -260,12 +260,12 @@ extension AppDatabase {
     }
 
     /// The frame of the site's first tour that has one (the oldest), which stands in for an unset home area.
-    package func firstTourFrame(siteId: Int64) async throws -> Frame? {
+    func firstTourFrame(siteId: Int64) async throws -> Frame? {
         try await read { try Self.firstTourFrame($0, siteId: siteId) }
     }
 
     /// Where a new tour of the site opens: its home area, else the frame of its first tour; nil when it has neither.
-    package func homeArea(of site: Site) async throws -> Frame? {
+    func homeArea(of site: Site) async throws -> Frame? {
         if let home = site.home { return home }
         return try await read { try Self.firstTourFrame($0, siteId: site.id) }
     }

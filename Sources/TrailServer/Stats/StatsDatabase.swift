@@ -10,30 +10,30 @@ struct EventVersionFacts: Sendable {
 
 /// A package the statistics page shows: its tour's name now (or the last release's, for a tour since deleted) and
 /// the names of the tour's stops by the ids manifests carry.
-package struct StatsPackage: Sendable {
-    package let packageId: String
-    package let tourId: Int64?
-    package let name: String
-    package let stops: [(id: Int64, order: Int, name: String)]
+struct StatsPackage: Sendable {
+    let packageId: String
+    let tourId: Int64?
+    let name: String
+    let stops: [(id: Int64, order: Int, name: String)]
 }
 
 /// One stored count.
-package struct VisitCountRow: Sendable, FetchableRecord, Decodable {
-    package var day: String
-    package var packageId: String
-    package var version: Int
-    package var kind: VisitEventKind
-    package var waypointId: String
-    package var language: String
-    package var source: String
-    package var count: Int
+struct VisitCountRow: Sendable, FetchableRecord, Decodable {
+    var day: String
+    var packageId: String
+    var version: Int
+    var kind: VisitEventKind
+    var waypointId: String
+    var language: String
+    var source: String
+    var count: Int
 }
 
-package struct DownloadCountRow: Sendable, FetchableRecord, Decodable {
-    package var day: String
-    package var packageId: String
-    package var version: Int
-    package var count: Int
+struct DownloadCountRow: Sendable, FetchableRecord, Decodable {
+    var day: String
+    var packageId: String
+    var version: Int
+    var count: Int
 }
 
 extension AppDatabase {
@@ -96,7 +96,7 @@ extension AppDatabase {
 
     /// The packages of a site's tours that the statistics cover for this reader: every one, or (`createdBy`) only
     /// those of tours that user created. Ordered by name.
-    package func statsPackages(siteId: Int64, createdBy: Int64?) async throws -> [StatsPackage] {
+    func statsPackages(siteId: Int64, createdBy: Int64?) async throws -> [StatsPackage] {
         try await read { db in
             var sql = """
                 SELECT package.id AS packageId, package.tourId AS tourId,
@@ -128,7 +128,7 @@ extension AppDatabase {
     }
 
     /// The stored counts of these packages from `from` to `to` (both `YYYY-MM-DD`, included).
-    package func visitCounts(packageIds: [String], from: String, to: String) async throws -> [VisitCountRow] {
+    func visitCounts(packageIds: [String], from: String, to: String) async throws -> [VisitCountRow] {
         guard !packageIds.isEmpty else { return [] }
         return try await read { db in
             try VisitCountRow.fetchAll(
@@ -141,7 +141,7 @@ extension AppDatabase {
         }
     }
 
-    package func downloadCounts(packageIds: [String], from: String, to: String) async throws -> [DownloadCountRow] {
+    func downloadCounts(packageIds: [String], from: String, to: String) async throws -> [DownloadCountRow] {
         guard !packageIds.isEmpty else { return [] }
         return try await read { db in
             try DownloadCountRow.fetchAll(

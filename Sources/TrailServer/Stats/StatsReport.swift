@@ -2,11 +2,11 @@ import Foundation
 import TrailAPI
 
 /// The seven measures of the statistics: the six kinds of visitor event and the complete downloads.
-package struct StatsMeasures: Sendable, Equatable {
-    package var byKind: [VisitEventKind: Int] = [:]
-    package var downloads = 0
+struct StatsMeasures: Sendable, Equatable {
+    var byKind: [VisitEventKind: Int] = [:]
+    var downloads = 0
 
-    package subscript(kind: VisitEventKind) -> Int {
+    subscript(kind: VisitEventKind) -> Int {
         get { byKind[kind] ?? 0 }
         set { byKind[kind] = newValue }
     }
@@ -18,16 +18,16 @@ package struct StatsMeasures: Sendable, Equatable {
 }
 
 /// The days a report covers, both included, as `YYYY-MM-DD`.
-package struct StatsSpan: Sendable, Equatable {
-    package let from: String
-    package let to: String
+struct StatsSpan: Sendable, Equatable {
+    let from: String
+    let to: String
 
     /// The longest span: a year and a day, so a whole leap year fits.
     static let maxDays = 366
 
     /// From the query's `from` and `to`: left out, the 30 days up to today (UTC); refused when a date is not
     /// `YYYY-MM-DD`, `from` is after `to`, or the span is longer than a year.
-    package static func parse(from: String?, to: String?, now: Date = Date()) throws -> StatsSpan {
+    static func parse(from: String?, to: String?, now: Date = Date()) throws -> StatsSpan {
         var errors = ValidationErrors()
         let today = Int(now.timeIntervalSince1970 / 86_400)
         let toText = to.flatMap { $0.isEmpty ? nil : $0 }
@@ -44,37 +44,37 @@ package struct StatsSpan: Sendable, Equatable {
     }
 
     /// Every day of the span, in order (a day with no counts is a zero, not a gap in the chart).
-    package var days: [String] {
+    var days: [String] {
         guard let first = VisitEventRules.dayNumber(from), let last = VisitEventRules.dayNumber(to) else { return [] }
         return (first...last).map(VisitEventRules.dayText)
     }
 }
 
 /// What the statistics page, its JSON and its CSV show: the counts of the packages a reader may see, over a span.
-package struct StatsReport: Sendable {
-    package struct Stop: Sendable {
-        package let packageId: String
-        package let tourName: String
-        package let waypointId: Int64
-        package let order: Int
-        package let name: String
-        package var opened: Int
-        package var played: Int
+struct StatsReport: Sendable {
+    struct Stop: Sendable {
+        let packageId: String
+        let tourName: String
+        let waypointId: Int64
+        let order: Int
+        let name: String
+        var opened: Int
+        var played: Int
     }
 
-    package let span: StatsSpan
-    package let packages: [StatsPackage]
-    package var totals = StatsMeasures()
+    let span: StatsSpan
+    let packages: [StatsPackage]
+    var totals = StatsMeasures()
     /// By day, every day of the span.
-    package var days: [(day: String, measures: StatsMeasures)] = []
+    var days: [(day: String, measures: StatsMeasures)] = []
     /// By package, in the packages' order.
-    package var tours: [(package: StatsPackage, measures: StatsMeasures)] = []
-    package var stops: [Stop] = []
+    var tours: [(package: StatsPackage, measures: StatsMeasures)] = []
+    var stops: [Stop] = []
     /// By sign ('' for none), most opened first.
-    package var sources: [(key: String, measures: StatsMeasures)] = []
-    package var languages: [(key: String, measures: StatsMeasures)] = []
+    var sources: [(key: String, measures: StatsMeasures)] = []
+    var languages: [(key: String, measures: StatsMeasures)] = []
 
-    package init(span: StatsSpan, packages: [StatsPackage], counts: [VisitCountRow], downloads: [DownloadCountRow]) {
+    init(span: StatsSpan, packages: [StatsPackage], counts: [VisitCountRow], downloads: [DownloadCountRow]) {
         self.span = span
         self.packages = packages
         var byDay: [String: StatsMeasures] = [:]
@@ -144,7 +144,7 @@ package struct StatsReport: Sendable {
     /// Exports show a count under 10 as `<10`: a small number could point at one visitor.
     static let smallest = 10
 
-    package static func masked(_ count: Int) -> String { count < smallest ? "<10" : String(count) }
+    static func masked(_ count: Int) -> String { count < smallest ? "<10" : String(count) }
 
     static func wire(_ count: Int) -> Components.Schemas.StatsCount { count < smallest ? .case2(._lt_10) : .case1(count) }
 

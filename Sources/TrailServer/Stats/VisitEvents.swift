@@ -4,7 +4,7 @@ import GRDB
 import NIOConcurrencyHelpers
 
 /// What a visitor's player or app reports. The cases are the `visitCount.kind` CHECK's list (StateColumnTests).
-package enum VisitEventKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+enum VisitEventKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case opened
     case savedOffline = "saved-offline"
     case stopOpened = "stop-opened"
@@ -13,7 +13,7 @@ package enum VisitEventKind: String, Codable, Sendable, CaseIterable, DatabaseVa
     case alertShown = "alert-shown"
 
     /// How the panel names the measure.
-    package var label: String {
+    var label: String {
         switch self {
         case .opened: "Tours opened"
         case .savedOffline: "Saved for offline use"
@@ -26,15 +26,15 @@ package enum VisitEventKind: String, Codable, Sendable, CaseIterable, DatabaseVa
 }
 
 /// One event as counted: every field is part of the count's key, none says who sent it.
-package struct VisitEvent: Sendable, Hashable {
-    package var day: String
-    package var packageId: String
-    package var version: Int
-    package var kind: VisitEventKind
+struct VisitEvent: Sendable, Hashable {
+    var day: String
+    var packageId: String
+    var version: Int
+    var kind: VisitEventKind
     /// The manifest's waypoint id as text, '' for the whole tour.
-    package var waypointId: String
-    package var language: String
-    package var source: String
+    var waypointId: String
+    var language: String
+    var source: String
 }
 
 /// The body of `POST /api/v1/events` as sent, every field optional so that each missing or bad one is named.

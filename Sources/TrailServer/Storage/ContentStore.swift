@@ -15,7 +15,7 @@ import PackageFormat
 /// the package was built from. Files that exist only inside a zip (the GeoJSON, the MBTiles, or media whose asset was
 /// deleted since) are taken out of the released zip once into `files/<sha256>` (streamed, hashed, fsynced, renamed
 /// into place), and removed again when no served version lists them.
-package final class ContentStore: Sendable {
+final class ContentStore: Sendable {
     /// One served file: where a copy of it can be found.
     struct Entry: Sendable, Equatable {
         let packageId: String
@@ -35,7 +35,7 @@ package final class ContentStore: Sendable {
     let logger: Logger
     private let cached = NIOLockedValueBox<Index?>(nil)
 
-    package init(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.files")) {
+    init(database: AppDatabase, paths: DataPaths, logger: Logger = Logger(label: "trail.files")) {
         self.database = database
         self.paths = paths
         self.logger = logger
@@ -133,7 +133,7 @@ package final class ContentStore: Sendable {
 
 extension DataPaths {
     /// `files/<sha256>`: served package files that are not assets (see `ContentStore`).
-    package var files: URL { root.appendingPathComponent("files") }
+    var files: URL { root.appendingPathComponent("files") }
 }
 
 /// One entry of a package's zip written out as a file of its own: streamed (never whole in memory) to a temporary

@@ -39,7 +39,7 @@ package final class DistributionSync: Service, Sendable {
     private let wakeup = WakeSignal()
     private let running = NIOLockedValueBox(false)
 
-    package init(
+    init(
         database: AppDatabase,
         paths: DataPaths,
         state: DistributionState,
@@ -62,7 +62,7 @@ package final class DistributionSync: Service, Sendable {
     package var location: StorageLocation { settings.location }
 
     /// Called after a release, unpublish or rollback: the job is in the database already, this only saves the wait.
-    package func wake() { wakeup.signal() }
+    func wake() { wakeup.signal() }
 
     package func run() async throws {
         // Every release, unpublish and rollback moves the catalog version: that wakes the sync at once.

@@ -7,27 +7,27 @@ import PackageFormat
 import TrailAPI
 
 /// A durable job of the object-storage mirror, written with every catalog change (`AppDatabase.bumpCatalog`).
-package struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
-    package enum Reason: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+struct DistributionJob: Codable, Sendable, FetchableRecord, PersistableRecord {
+    enum Reason: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         /// `alert`: an alert was posted, ended or ran out (Alerts folder).
         case release, publish, unpublish, rollback, alert
     }
 
-    package enum State: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+    enum State: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
         case waiting, done
     }
 
-    package var id: Int64
-    package var catalogVersion: Int
-    package var reason: Reason
-    package var state: State
-    package var createdAt: Date
-    package var attempts: Int
-    package var lastError: String?
-    package var failingSince: Date?
-    package var doneAt: Date?
+    var id: Int64
+    var catalogVersion: Int
+    var reason: Reason
+    var state: State
+    var createdAt: Date
+    var attempts: Int
+    var lastError: String?
+    var failingSince: Date?
+    var doneAt: Date?
 
-    package static let databaseTableName = "distributionJob"
+    static let databaseTableName = "distributionJob"
 }
 
 /// One object of the distribution tree (docs/package-format.md, "Served from object storage"), with where its bytes
@@ -70,18 +70,18 @@ extension Data {
 /// What the API and the catalog need to know about the mirror, in memory: which objects are confirmed in the bucket
 /// (loaded from the database at start, added to as the sync confirms them), where phones reach the bucket, and how
 /// the last attempt went.
-package final class DistributionState: Sendable {
-    package struct Failure: Sendable, Equatable {
-        package let message: String
-        package let since: Date
+final class DistributionState: Sendable {
+    struct Failure: Sendable, Equatable {
+        let message: String
+        let since: Date
     }
 
-    package let settings: StorageSettings
+    let settings: StorageSettings
     let location: String
     private let confirmed: NIOLockedValueBox<(paths: [String: String], generation: Int)>
     private let failure = NIOLockedValueBox<Failure?>(nil)
 
-    package init(settings: StorageSettings, database: AppDatabase) async throws {
+    init(settings: StorageSettings, database: AppDatabase) async throws {
         self.settings = settings
         self.location = settings.location.description
         self.confirmed = NIOLockedValueBox((try await database.confirmedDistributionObjects(location: settings.location.description), 0))
@@ -117,7 +117,7 @@ package final class DistributionState: Sendable {
         return "\(base)/\(path)"
     }
 
-    package var lastFailure: Failure? { failure.withLockedValue { $0 } }
+    var lastFailure: Failure? { failure.withLockedValue { $0 } }
 
     func recordFailure(_ message: String, at time: Date = Date()) {
         failure.withLockedValue { $0 = Failure(message: message, since: $0?.since ?? time) }

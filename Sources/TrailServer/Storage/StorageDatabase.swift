@@ -107,7 +107,7 @@ extension AppDatabase {
         try await write { db in try db.execute(sql: "DELETE FROM distributionObject WHERE location = ?", arguments: [location]) }
     }
 
-    package func waitingDistributionJobs() async throws -> [DistributionJob] {
+    func waitingDistributionJobs() async throws -> [DistributionJob] {
         try await read { db in try DistributionJob.filter(Column("state") == DistributionJob.State.waiting).order(Column("id")).fetchAll(db) }
     }
 

@@ -4,25 +4,25 @@ import ObjectStorage
 /// `--storage` and its companions (docs/operators.md, "Object storage and a CDN"): where the public, immutable side is
 /// mirrored.
 package struct StorageSettings: Sendable {
-    package var location: StorageLocation
+    var location: StorageLocation
     /// nil: AWS (`https://s3.<region>.amazonaws.com`).
-    package var endpoint: URL?
-    package var region: String
-    package var credentials: S3Credentials
+    var endpoint: URL?
+    var region: String
+    var credentials: S3Credentials
     /// Where phones reach the bucket (usually a CDN); nil: the server keeps streaming every download itself.
-    package var publicDownloadURL: String?
+    var publicDownloadURL: String?
     /// Files larger than this go up as multipart uploads of `partSize` parts, `partConcurrency` at a time.
     package var multipartThreshold: Int64 = 64 * 1024 * 1024
     package var partSize: Int64 = 16 * 1024 * 1024
-    package var partConcurrency = 4
-    package var connectTimeout: Duration = .seconds(10)
+    var partConcurrency = 4
+    var connectTimeout: Duration = .seconds(10)
     /// A request that sends or receives nothing for this long has failed.
-    package var readTimeout: Duration = .seconds(120)
+    var readTimeout: Duration = .seconds(120)
     /// Back-off between failed sync attempts: doubles from the first to the last.
-    package var firstRetryDelay: Duration = .seconds(2)
-    package var longestRetryDelay: Duration = .seconds(300)
+    var firstRetryDelay: Duration = .seconds(2)
+    var longestRetryDelay: Duration = .seconds(300)
     /// How often the sync looks even when nothing woke it: a catalog re-signed before it expires goes up this way.
-    package var checkInterval: Duration = .seconds(60)
+    var checkInterval: Duration = .seconds(60)
 
     package init(
         location: StorageLocation,
@@ -38,7 +38,7 @@ package struct StorageSettings: Sendable {
         self.publicDownloadURL = publicDownloadURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
-    package func makeClient() -> S3Client {
+    func makeClient() -> S3Client {
         S3Client(
             location: location,
             endpoint: endpoint,

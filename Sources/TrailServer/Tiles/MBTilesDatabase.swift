@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 import PackageFormat
 
 /// Why an MBTiles file cannot be used, in words for the person who uploaded it.
-package enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
+enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
     case notSQLite
     case unreadable(String)
     case missingTable(String)
@@ -21,7 +21,7 @@ package enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
     case tileTooLarge(tile: String, bytes: Int64, limit: Int64)
     case tileNotImage(tile: String, declared: String)
 
-    package var description: String {
+    var description: String {
         switch self {
         case .notSQLite:
             return "The file is not an MBTiles file: it is not an SQLite database."
@@ -53,22 +53,22 @@ package enum MBTilesError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What an MBTiles file says about itself, checked against its tiles.
-package struct MBTilesInfo: Sendable, Equatable {
-    package var name: String
+struct MBTilesInfo: Sendable, Equatable {
+    var name: String
     /// `png`, `jpg` or `webp`.
-    package var format: String
-    package var minZoom: Int
-    package var maxZoom: Int
+    var format: String
+    var minZoom: Int
+    var maxZoom: Int
     /// From the metadata, else from the tiles' extent.
-    package var bounds: Frame
-    package var attribution: String
-    package var tileCount: Int
+    var bounds: Frame
+    var attribution: String
+    var tileCount: Int
 }
 
 /// Raster tile formats by their magic numbers.
-package enum TileImageFormat {
+enum TileImageFormat {
     /// `png`, `jpg`, `webp`, `pbf` (gzip or a bare protobuf is what vector tiles look like) or nil.
-    package static func detect(_ data: Data) -> String? {
+    static func detect(_ data: Data) -> String? {
         let bytes = [UInt8](data.prefix(12))
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "png" }
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return "jpg" }
@@ -77,7 +77,7 @@ package enum TileImageFormat {
         return nil
     }
 
-    package static func mimeType(_ format: String) -> String {
+    static func mimeType(_ format: String) -> String {
         switch format {
         case "jpg", "jpeg": "image/jpeg"
         case "webp": "image/webp"
@@ -87,7 +87,7 @@ package enum TileImageFormat {
     }
 
     /// MBTiles `format` values accepted for raster tiles, normalised (`jpeg` → `jpg`).
-    package static func normalised(_ format: String) -> String? {
+    static func normalised(_ format: String) -> String? {
         switch format.lowercased().trimmingCharacters(in: .whitespaces) {
         case "png": "png"
         case "jpg", "jpeg": "jpg"
@@ -107,17 +107,17 @@ package enum TileImageFormat {
 /// - refuses any other view, any trigger, any virtual table and any generated column in those tables;
 /// - puts a time limit on every read, and hands tiles over one at a time, in the order SQLite sorts them (its sorter
 ///   spills to temporary files), so memory stays flat whatever the file holds.
-package final class MBTilesReader: @unchecked Sendable {
+final class MBTilesReader: @unchecked Sendable {
     let queue: DatabaseQueue
-    package let url: URL
+    let url: URL
     /// Where tiles are read from: `tiles`, or the join of `map` and `images`. Always a real table or our own join.
     let tileSource: String
 
     /// The largest tile accepted: a 512-pixel satellite JPEG is a few hundred KB.
-    package static let maxTileBytes = 2 << 20
+    static let maxTileBytes = 2 << 20
 
     /// Opens the file and checks that it is SQLite with an MBTiles schema made only of tables.
-    package init(url: URL) throws {
+    init(url: URL) throws {
         self.url = url
         let header =
             (try? FileHandle(forReadingFrom: url)).flatMap { handle -> Data? in
@@ -150,7 +150,7 @@ package final class MBTilesReader: @unchecked Sendable {
 
     deinit { try? queue.close() }
 
-    package func close() { try? queue.close() }
+    func close() { try? queue.close() }
 
     /// Checks `sqlite_master` and the columns, and returns the SQL to read tiles from.
     static func checkSchema(_ db: Database) throws -> String {
@@ -238,7 +238,7 @@ package final class MBTilesReader: @unchecked Sendable {
     }
 
     /// Every `metadata` entry (last one wins for a repeated name).
-    package func metadata() throws -> [String: String] {
+    func metadata() throws -> [String: String] {
         try guarded { db in
             var values: [String: String] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT name, value FROM metadata") {
@@ -252,7 +252,7 @@ package final class MBTilesReader: @unchecked Sendable {
     /// Checks the file as a raster tile set: `name` and `format` present, raster format, at least one tile, and every
     /// tile no larger than `maxTileBytes` and an image of the declared format (its magic bytes); zoom range and bounds
     /// from the metadata or, when missing, from the tiles. Reads every tile once, one at a time.
-    package func info() throws -> MBTilesInfo {
+    func info() throws -> MBTilesInfo {
         let metadata = try metadata()
         guard metadata["name"] != nil else { throw MBTilesError.missingMetadata("name") }
         guard let declared = metadata["format"] else { throw MBTilesError.missingMetadata("format") }
@@ -361,7 +361,7 @@ package final class MBTilesReader: @unchecked Sendable {
     }
 
     /// One tile by its XYZ address (the file stores TMS rows).
-    package func tile(_ id: TileID) throws -> Data? {
+    func tile(_ id: TileID) throws -> Data? {
         try guarded(seconds: 5) { db in
             try Data.fetchOne(
                 db,
@@ -373,7 +373,7 @@ package final class MBTilesReader: @unchecked Sendable {
 
     /// Every tile of the file that lies in the frame at one zoom, in column then row order (XYZ rows), handed over one
     /// at a time: SQLite sorts (spilling to temporary files when large), nothing is collected here.
-    package func tiles(in frame: Frame, zoom: Int, _ body: (TileID, Data) throws -> Void) throws {
+    func tiles(in frame: Frame, zoom: Int, _ body: (TileID, Data) throws -> Void) throws {
         guard let (xs, ys) = TileMath.range(frame, zoom: zoom) else { return }
         let rows = ((1 << zoom) - 1 - ys.upperBound)...((1 << zoom) - 1 - ys.lowerBound)
         try guarded(seconds: 600) { db in
@@ -402,16 +402,16 @@ package final class MBTilesReader: @unchecked Sendable {
 /// Writes a package's MBTiles 1.3 file: the deduplicating schema (`map` + `images`, with the `tiles` view readers
 /// expect), TMS rows, every identical image stored once, the metadata, then `VACUUM`. Written to `<url>.partial`
 /// and renamed when complete, so a file at `url` is always whole.
-package final class MBTilesWriter {
-    package let url: URL
+final class MBTilesWriter {
+    let url: URL
     let partial: URL
     private var queue: DatabaseQueue?
     private var imageIds = Set<String>()
-    package private(set) var tileCount = 0
-    package private(set) var uniqueImageCount = 0
+    private(set) var tileCount = 0
+    private(set) var uniqueImageCount = 0
     private var lastTile: TileID?
 
-    package init(url: URL) throws {
+    init(url: URL) throws {
         self.url = url
         partial = URL(fileURLWithPath: url.path + ".partial")
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -447,7 +447,7 @@ package final class MBTilesWriter {
     }
 
     /// Adds tiles (XYZ addresses), in increasing (z, x, y) order so the same tiles give the same file.
-    package func add(_ tiles: [(TileID, Data)]) throws {
+    func add(_ tiles: [(TileID, Data)]) throws {
         guard let queue else { throw MBTilesError.unreadable("the writer is closed") }
         try queue.inTransaction { db in
             for (tile, data) in tiles {
@@ -471,7 +471,7 @@ package final class MBTilesWriter {
     }
 
     /// Writes the metadata (in the order given), vacuums, fsyncs and renames the file into place.
-    package func finish(metadata: [(String, String)]) throws {
+    func finish(metadata: [(String, String)]) throws {
         guard let queue else { throw MBTilesError.unreadable("the writer is closed") }
         try queue.inTransaction { db in
             for (name, value) in metadata {
@@ -488,7 +488,7 @@ package final class MBTilesWriter {
     }
 
     /// MBTiles 1.3 metadata for a package's tiles.
-    package static func metadata(
+    static func metadata(
         name: String,
         description: String,
         format: String,

@@ -7,12 +7,12 @@ import PackageFormat
 /// The MBTiles of built packages, for the review map and the phone preview: `tiles/map.mbtiles` is taken out of the
 /// package's own zip (so the reviewer sees exactly the offline map the visitor gets), checked against the manifest's
 /// SHA-256, kept in `tile-previews/<sha256>.mbtiles` and opened once.
-package final class PackageTilesStore: Sendable {
+final class PackageTilesStore: Sendable {
     let paths: DataPaths
     private let readers = NIOLockedValueBox<[String: MBTilesReader]>([:])
     static let maxOpen = 16
 
-    package init(paths: DataPaths) { self.paths = paths }
+    init(paths: DataPaths) { self.paths = paths }
 
     func previewFile(_ sha256: String) -> URL { paths.tilePreviews.appendingPathComponent("\(sha256).mbtiles") }
 

@@ -8,10 +8,10 @@ import NIOHTTP1
 import NIOPosix
 
 /// A tile build that cannot go on, with a message for the request page.
-package struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
-    package let message: String
-    package init(_ message: String) { self.message = message }
-    package var description: String { message }
+struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
 }
 
 /// Fetches tiles from a tile server for a package build: cache first (`tile-cache/<template>/<z>/<x>/<y>.<ext>`, shared
@@ -21,11 +21,11 @@ package struct TileBuildFailure: Error, Sendable, CustomStringConvertible {
 ///
 /// Every connection goes to the address ``TileHostGuard`` checked (see ``PinnedClients``), so a tile URL cannot reach
 /// the server's own network, not even through a DNS answer that changes after the check.
-package final class TileFetcher: Sendable {
-    package let template: String
-    package let cacheFolder: URL
-    package let options: TileFetchOptions
-    package let userAgent: String
+final class TileFetcher: Sendable {
+    let template: String
+    let cacheFolder: URL
+    let options: TileFetchOptions
+    let userAgent: String
     let resolve: TileHostGuard.Resolver
     let isAllowedAddress: @Sendable (String) -> Bool
     let logger: Logger
@@ -39,7 +39,7 @@ package final class TileFetcher: Sendable {
     static let extensions = ["png", "jpg", "webp"]
 
     /// `resolve` looks host names up (the system's resolver; tests give their own to play a changing DNS answer).
-    package init(
+    init(
         template: String,
         cacheRoot: URL,
         options: TileFetchOptions,
@@ -59,25 +59,25 @@ package final class TileFetcher: Sendable {
     }
 
     /// The User-Agent of every request: who we are and where to reach the server's operator.
-    package static func userAgent(publicURL: String) -> String { "TrailCompanion/1.0 (+\(publicURL))" }
+    static func userAgent(publicURL: String) -> String { "TrailCompanion/1.0 (+\(publicURL))" }
 
     /// What came of one tile.
-    package enum Outcome: Sendable, Equatable {
+    enum Outcome: Sendable, Equatable {
         /// The tile's bytes are in this file (in the cache) with this format.
         case file(URL, format: String)
         /// The server has no such tile (404, 410 or 204): the map has a hole there, as it has online.
         case absent
     }
 
-    package struct Summary: Sendable {
-        package var outcomes: [TileID: Outcome]
-        package var fromCache: Int
-        package var fetched: Int
-        package var retries: Int
+    struct Summary: Sendable {
+        var outcomes: [TileID: Outcome]
+        var fromCache: Int
+        var fetched: Int
+        var retries: Int
     }
 
     /// Fetches every tile; throws ``TileBuildFailure`` when one cannot be had, `CancellationError` when cancelled.
-    package func fetch(_ tiles: [TileID], progress: (@Sendable (Int) -> Void)? = nil) async throws -> Summary {
+    func fetch(_ tiles: [TileID], progress: (@Sendable (Int) -> Void)? = nil) async throws -> Summary {
         let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
         do {
             let summary = try await fetch(tiles, clients: clients, progress: progress)
@@ -134,7 +134,7 @@ package final class TileFetcher: Sendable {
     /// One request for one tile, without retries or waiting on a cache, through the same pinned connection and checks
     /// as a build (for `doctor`). The reason in words when it fails ("HTTP 500", "… an address of this server's own
     /// network …").
-    package func probe(_ tile: TileID) async -> Result<Outcome, TileBuildFailure> {
+    func probe(_ tile: TileID) async -> Result<Outcome, TileBuildFailure> {
         let clients = PinnedClients(options: options, resolve: resolve, isAllowed: isAllowedAddress)
         let result: Result<Outcome, TileBuildFailure>
         do {

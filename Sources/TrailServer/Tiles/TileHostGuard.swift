@@ -11,20 +11,20 @@ import NIOPosix
 /// address the fetcher then connects to (async-http-client's `dnsOverride`, which keeps the host name for TLS: SNI and
 /// the certificate check). A DNS server that answers a public address for the check and a private one a moment later
 /// (DNS rebinding) therefore never gets the fetcher onto the private one. Redirects are pinned the same way, hop by hop.
-package enum TileHostGuard {
+enum TileHostGuard {
     /// Looks a host name up: every numeric address it has (blocking; call it off the event loops).
-    package typealias Resolver = @Sendable (String) -> [String]
+    typealias Resolver = @Sendable (String) -> [String]
 
     /// A host could not be resolved (there is nothing to check, and nothing to connect to).
-    package struct Unresolvable: Error, CustomStringConvertible {
-        package let host: String
-        package var description: String { "the name \(host) cannot be resolved" }
+    struct Unresolvable: Error, CustomStringConvertible {
+        let host: String
+        var description: String { "the name \(host) cannot be resolved" }
     }
 
     /// The address to connect to for `host`: resolved once with `resolve` (on the thread pool: getaddrinfo blocks), each
     /// address checked with `isAllowed` (``isPublic(_:)``; tests name their own) unless `allowPrivate`. Throws ``Refusal``
     /// or ``Unresolvable``.
-    package static func pin(
+    static func pin(
         host: String,
         allowPrivate: Bool,
         resolve: @escaping Resolver = addresses(of:),
@@ -40,16 +40,16 @@ package enum TileHostGuard {
         return found.first { !$0.contains(":") } ?? found[0]
     }
 
-    package struct Refusal: Error, Equatable, CustomStringConvertible {
-        package let host: String
-        package let address: String
-        package var description: String {
+    struct Refusal: Error, Equatable, CustomStringConvertible {
+        let host: String
+        let address: String
+        var description: String {
             "the tile server \(host) is at \(address), an address of this server's own network; an administrator can allow that with --tile-allow-private"
         }
     }
 
     /// Numeric addresses of a host name (or the literal itself), IPv4 and IPv6.
-    package static func addresses(of host: String) -> [String] {
+    static func addresses(of host: String) -> [String] {
         let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -70,14 +70,14 @@ package enum TileHostGuard {
     }
 
     /// A block of addresses: the first `length` bits of `prefix` (4 bytes for IPv4, 16 for IPv6).
-    package struct Block: Sendable, CustomStringConvertible {
-        package let name: String
+    struct Block: Sendable, CustomStringConvertible {
+        let name: String
         /// The first address, as written.
-        package let text: String
-        package let prefix: [UInt8]
-        package let length: Int
+        let text: String
+        let prefix: [UInt8]
+        let length: Int
         /// For IPv6 blocks that carry an IPv4 address: the byte where its four bytes start.
-        package let embeddedV4At: Int?
+        let embeddedV4At: Int?
 
         init(_ name: String, _ text: String, _ length: Int, embeddedV4At: Int? = nil) {
             self.name = name
@@ -87,17 +87,17 @@ package enum TileHostGuard {
             self.embeddedV4At = embeddedV4At
         }
 
-        package func contains(_ bytes: [UInt8]) -> Bool {
+        func contains(_ bytes: [UInt8]) -> Bool {
             guard bytes.count == prefix.count else { return false }
             for bit in 0..<length where (bytes[bit / 8] ^ prefix[bit / 8]) & (0x80 >> UInt8(bit % 8)) != 0 { return false }
             return true
         }
 
-        package var description: String { "\(text)/\(length) (\(name))" }
+        var description: String { "\(text)/\(length) (\(name))" }
     }
 
     /// IPv4 blocks that are not the public internet (IANA's special-purpose registry, the ones not globally reachable).
-    package static let refusedV4: [Block] = [
+    static let refusedV4: [Block] = [
         Block("this network", "0.0.0.0", 8),
         Block("private", "10.0.0.0", 8),
         Block("carrier-grade NAT", "100.64.0.0", 10),
@@ -116,7 +116,7 @@ package enum TileHostGuard {
 
     /// IPv6 blocks that carry an IPv4 address a packet ends up at (or that a host stack treats as that IPv4 address):
     /// an address in one is as public as the IPv4 address it carries, so `64:ff9b::7f00:1` is loopback.
-    package static let embeddingV4: [Block] = [
+    static let embeddingV4: [Block] = [
         Block("IPv4-mapped", "::ffff:0:0", 96, embeddedV4At: 12),
         Block("IPv4-translated", "::ffff:0:0:0", 96, embeddedV4At: 12),
         Block("IPv4-compatible (with :: and ::1)", "::", 96, embeddedV4At: 12),
@@ -125,7 +125,7 @@ package enum TileHostGuard {
     ]
 
     /// IPv6 blocks refused whole.
-    package static let refusedV6: [Block] = [
+    static let refusedV6: [Block] = [
         Block("NAT64 local use", "64:ff9b:1::", 48),
         Block("discard only", "100::", 64),
         Block("Teredo", "2001::", 32),
@@ -138,7 +138,7 @@ package enum TileHostGuard {
 
     /// False for every address in ``refusedV4`` and ``refusedV6``, and for an address in ``embeddingV4`` whose IPv4
     /// address is refused. Anything that does not read as a numeric address is refused too.
-    package static func isPublic(_ address: String) -> Bool {
+    static func isPublic(_ address: String) -> Bool {
         let text = address.split(separator: "%", omittingEmptySubsequences: false).first.map(String.init) ?? address  // a zone index
         guard let bytes = bytes(of: text) else { return false }
         if bytes.count == 4 { return isPublicV4(bytes) }

@@ -2,41 +2,41 @@ import Foundation
 
 /// One tile of the Web Mercator (XYZ, "slippy map") grid: `y` counts from the north, as tile servers and
 /// Leaflet do. MBTiles stores rows the other way round (TMS): see ``tmsRow``.
-package struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    package var z: Int
-    package var x: Int
-    package var y: Int
+struct TileID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    var z: Int
+    var x: Int
+    var y: Int
 
-    package init(z: Int, x: Int, y: Int) {
+    init(z: Int, x: Int, y: Int) {
         self.z = z
         self.x = x
         self.y = y
     }
 
     /// The MBTiles `tile_row`: `2^z − 1 − y`.
-    package var tmsRow: Int { (1 << z) - 1 - y }
+    var tmsRow: Int { (1 << z) - 1 - y }
 
     /// From an MBTiles `(zoom_level, tile_column, tile_row)`.
-    package static func fromTMS(z: Int, column: Int, row: Int) -> TileID { TileID(z: z, x: column, y: (1 << z) - 1 - row) }
+    static func fromTMS(z: Int, column: Int, row: Int) -> TileID { TileID(z: z, x: column, y: (1 << z) - 1 - row) }
 
-    package var isValid: Bool { (0...30).contains(z) && x >= 0 && y >= 0 && x < (1 << z) && y < (1 << z) }
+    var isValid: Bool { (0...30).contains(z) && x >= 0 && y >= 0 && x < (1 << z) && y < (1 << z) }
 
-    package static func < (a: TileID, b: TileID) -> Bool { (a.z, a.x, a.y) < (b.z, b.x, b.y) }
-    package var description: String { "\(z)/\(x)/\(y)" }
+    static func < (a: TileID, b: TileID) -> Bool { (a.z, a.x, a.y) < (b.z, b.x, b.y) }
+    var description: String { "\(z)/\(x)/\(y)" }
 }
 
 /// Web Mercator tile arithmetic, written to give exactly what Python's `mercantile` gives (the tests compare them):
 /// `tile(lng, lat, zoom)`, `tiles(west, south, east, north, zooms)` and `bounds(tile)`.
-package enum TileMath {
+enum TileMath {
     /// Web Mercator's latitude limit, as `mercantile.tiles` clamps it.
-    package static let maxLatitude = 85.051129
+    static let maxLatitude = 85.051129
     /// mercantile's `EPSILON`: a point this close to the right or lower edge of a tile counts in the next one.
     static let epsilon = 1e-14
     /// mercantile's `LL_EPSILON`: taken off the east and south edges, so the bounds of one tile give that one tile.
     static let lonLatEpsilon = 1e-11
 
     /// The tile holding a point (mercantile.tile). Latitudes beyond ±90 have no tile.
-    package static func tile(latitude: Double, longitude: Double, zoom: Int) -> TileID? {
+    static func tile(latitude: Double, longitude: Double, zoom: Int) -> TileID? {
         guard latitude.isFinite, longitude.isFinite, latitude.magnitude <= 90 else { return nil }
         let x = longitude / 360.0 + 0.5
         let sinLatitude = sin(latitude * (Double.pi / 180.0))
@@ -52,7 +52,7 @@ package enum TileMath {
     }
 
     /// The columns and rows of the tiles a frame touches at one zoom (mercantile.tiles for one bounding box).
-    package static func range(_ frame: Frame, zoom: Int) -> (x: ClosedRange<Int>, y: ClosedRange<Int>)? {
+    static func range(_ frame: Frame, zoom: Int) -> (x: ClosedRange<Int>, y: ClosedRange<Int>)? {
         let west = max(-180.0, frame.west)
         let south = max(-maxLatitude, frame.south)
         let east = min(180.0, frame.east)
@@ -65,7 +65,7 @@ package enum TileMath {
     }
 
     /// Every tile of the frame at the zooms, zoom by zoom, column by column, row by row.
-    package static func tiles(_ frame: Frame, zooms: ClosedRange<Int>) -> [TileID] {
+    static func tiles(_ frame: Frame, zooms: ClosedRange<Int>) -> [TileID] {
         var result: [TileID] = []
         for zoom in zooms {
             guard let (xs, ys) = range(frame, zoom: zoom) else { continue }
@@ -75,7 +75,7 @@ package enum TileMath {
     }
 
     /// How many tiles cover the frame at the zooms, without listing them.
-    package static func count(_ frame: Frame, zooms: ClosedRange<Int>) -> Int {
+    static func count(_ frame: Frame, zooms: ClosedRange<Int>) -> Int {
         zooms.reduce(0) { total, zoom in
             guard let (xs, ys) = range(frame, zoom: zoom) else { return total }
             return total + xs.count * ys.count
@@ -83,13 +83,13 @@ package enum TileMath {
     }
 
     /// Whether a tile lies (at least partly) inside the frame.
-    package static func intersects(_ tile: TileID, _ frame: Frame) -> Bool {
+    static func intersects(_ tile: TileID, _ frame: Frame) -> Bool {
         guard let (xs, ys) = range(frame, zoom: tile.z) else { return false }
         return xs.contains(tile.x) && ys.contains(tile.y)
     }
 
     /// West, south, east, north of a tile in degrees (mercantile.bounds).
-    package static func bounds(_ tile: TileID) -> Frame {
+    static func bounds(_ tile: TileID) -> Frame {
         let z2 = pow(2.0, Double(tile.z))
         let west = Double(tile.x) / z2 * 360.0 - 180.0
         let north = atan(sinh(Double.pi * (1 - 2 * Double(tile.y) / z2))) * (180.0 / Double.pi)
@@ -100,7 +100,7 @@ package enum TileMath {
 
     /// The zoom a phone should open the map at: the largest one in the range at which the frame spans at most
     /// two tiles each way (about a phone screen), else the smallest zoom.
-    package static func centerZoom(_ frame: Frame, zooms: ClosedRange<Int>) -> Int {
+    static func centerZoom(_ frame: Frame, zooms: ClosedRange<Int>) -> Int {
         var best = zooms.lowerBound
         for zoom in zooms {
             guard let (xs, ys) = range(frame, zoom: zoom), xs.count <= 2, ys.count <= 2 else { break }

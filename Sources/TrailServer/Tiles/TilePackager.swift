@@ -8,14 +8,14 @@ import PackageFormat
 /// the tour's uploaded MBTiles (copied, re-scanned, cut to the frame) or the tile server (fetched through the cache).
 /// Either way the file is written fresh: MBTiles 1.3 metadata, TMS rows, only tiles that intersect the frame, identical
 /// images stored once, vacuumed. Nothing is fetched when the frame needs more tiles than the cap.
-package struct TilePackager: Sendable {
+struct TilePackager: Sendable {
     let paths: DataPaths
     let cacheRoot: URL
     let options: TileFetchOptions
     let userAgent: String
     let logger: Logger
 
-    package init(paths: DataPaths, cacheRoot: URL, options: TileFetchOptions, userAgent: String, logger: Logger = Logger(label: "trail.tiles")) {
+    init(paths: DataPaths, cacheRoot: URL, options: TileFetchOptions, userAgent: String, logger: Logger = Logger(label: "trail.tiles")) {
         self.paths = paths
         self.cacheRoot = cacheRoot
         self.options = options
@@ -23,18 +23,18 @@ package struct TilePackager: Sendable {
         self.logger = logger
     }
 
-    package struct Built: Sendable {
-        package let entry: Manifest.Tiles
-        package let file: URL
+    struct Built: Sendable {
+        let entry: Manifest.Tiles
+        let file: URL
         /// The uploaded file's verdict at build time (for the request's scan report).
-        package let scan: (file: String, sha256: String, verdict: String)?
-        package let fetched: TileFetcher.Summary?
+        let scan: (file: String, sha256: String, verdict: String)?
+        let fetched: TileFetcher.Summary?
     }
 
     static let batchSize = 256
 
     /// Nil when the snapshot has no tile source.
-    package func build(
+    func build(
         _ snapshot: TourSnapshot,
         scanner: any MalwareScanner,
         staging: URL,

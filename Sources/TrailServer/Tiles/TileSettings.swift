@@ -5,33 +5,33 @@ import NIOConcurrencyHelpers
 /// How the build-time tile fetcher behaves. Tests shorten the time-outs and back-offs.
 package struct TileFetchOptions: Sendable {
     /// Requests in flight at once, per build.
-    package var concurrency = 6
+    var concurrency = 6
     /// A request that gets no answer for this long fails (and is retried).
-    package var requestTimeout: TimeInterval = 20
+    var requestTimeout: TimeInterval = 20
     /// Tries per tile (the first one included) before the build fails.
-    package var attempts = 5
+    var attempts = 5
     /// Back-off before the second try; doubled for each further one (with jitter), capped at `maxBackoff`.
-    package var initialBackoff: TimeInterval = 0.5
-    package var maxBackoff: TimeInterval = 8
+    var initialBackoff: TimeInterval = 0.5
+    var maxBackoff: TimeInterval = 8
     /// A cached tile older than this is fetched again.
-    package var cacheMaxAge: TimeInterval = 30 * 86_400
+    var cacheMaxAge: TimeInterval = 30 * 86_400
     /// Fetch from tile servers on loopback, private or link-local addresses (`--tile-allow-private`); off by default,
     /// so a tile URL cannot make the server probe its own network (``TileHostGuard``).
     package var allowPrivateAddresses = false
-    package init() {}
+    init() {}
 }
 
 /// The tile server in force: the one an admin saved in the panel, else the server's `--tile-url` options.
-package struct TileSettings: Sendable, Equatable, Codable {
-    package static let defaultTileCap = 20_000
-    package static let maxTileCap = 1_000_000
+struct TileSettings: Sendable, Equatable, Codable {
+    static let defaultTileCap = 20_000
+    static let maxTileCap = 1_000_000
 
     /// `https://…/{z}/{x}/{y}.png`; nil when there is no tile server.
-    package var urlTemplate: String?
-    package var attribution: String
-    package var tileCap: Int
+    var urlTemplate: String?
+    var attribution: String
+    var tileCap: Int
 
-    package init(urlTemplate: String?, attribution: String, tileCap: Int) {
+    init(urlTemplate: String?, attribution: String, tileCap: Int) {
         let trimmed = urlTemplate?.trimmingCharacters(in: .whitespacesAndNewlines)
         self.urlTemplate = trimmed?.isEmpty == false ? trimmed : nil
         self.attribution = attribution
@@ -39,12 +39,12 @@ package struct TileSettings: Sendable, Equatable, Codable {
     }
 
     /// What the command-line options say.
-    package init(config: AppConfig) {
+    init(config: AppConfig) {
         self.init(urlTemplate: config.tileURLTemplate, attribution: config.tileAttribution ?? "", tileCap: config.tileCap)
     }
 
     /// The template, when it is one a build may use (never a public OpenStreetMap server).
-    package var usableTemplate: String? {
+    var usableTemplate: String? {
         guard let urlTemplate, TileURLTemplate.problem(urlTemplate) == nil else { return nil }
         return urlTemplate
     }
@@ -54,7 +54,7 @@ package struct TileSettings: Sendable, Equatable, Codable {
 package enum TileURLTemplate {
     /// Hosts whose tile servers forbid bulk downloading for offline use (OpenStreetMap Foundation's tile policy):
     /// these domains and every subdomain of them (`tile.openstreetmap.org`, `a.tile.openstreetmap.org`, `{s}.tile.osm.org`).
-    package static let forbiddenDomains = ["openstreetmap.org", "osm.org"]
+    static let forbiddenDomains = ["openstreetmap.org", "osm.org"]
 
     /// Nil when the template is usable, else why not, in words for the settings form.
     package static func problem(_ template: String) -> String? {
@@ -83,14 +83,14 @@ package enum TileURLTemplate {
     }
 
     /// True for the OpenStreetMap Foundation's hosts and their subdomains, whatever the case or a trailing dot.
-    package static func isForbidden(host: String) -> Bool {
+    static func isForbidden(host: String) -> Bool {
         var host = host.lowercased()
         while host.hasSuffix(".") { host.removeLast() }
         return forbiddenDomains.contains { host == $0 || host.hasSuffix("." + $0) }
     }
 
     /// The URL of one tile: `{z}`, `{x}`, `{y}`, `{-y}` (TMS row) and `{s}` (subdomains a, b, c, chosen by the tile).
-    package static func expand(_ template: String, _ tile: TileID) -> String {
+    static func expand(_ template: String, _ tile: TileID) -> String {
         let subdomains = ["a", "b", "c"]
         return
             template
@@ -116,13 +116,13 @@ struct TileSettingsRecord: Codable, Sendable, UnixTimeRecord, FetchableRecord, P
 
 /// The tile settings in force: the ones an admin saved in the panel, else the command line's. Every page reads them
 /// for its Content-Security-Policy, so they are held in memory: read once at start, replaced by a save.
-package final class TileSettingsStore: Sendable {
+final class TileSettingsStore: Sendable {
     let database: AppDatabase
     private let state: NIOLockedValueBox<(settings: TileSettings, saved: Bool)>
 
     /// Reads the saved settings. A database that cannot be read is a start-up error, not a quiet switch to the command
     /// line's tile server.
-    package init(database: AppDatabase, commandLine: TileSettings) async throws {
+    init(database: AppDatabase, commandLine: TileSettings) async throws {
         self.database = database
         let saved = try await database.savedTileSettings()
         self.state = NIOLockedValueBox((saved ?? commandLine, saved != nil))
@@ -130,10 +130,10 @@ package final class TileSettingsStore: Sendable {
 
     private let origin = NIOLockedValueBox<(template: String?, origin: String?)?>(nil)
 
-    package var current: TileSettings { state.withLockedValue { $0.settings } }
+    var current: TileSettings { state.withLockedValue { $0.settings } }
 
     /// Whether the settings come from the panel (else from the command line).
-    package var isSaved: Bool { state.withLockedValue { $0.saved } }
+    var isSaved: Bool { state.withLockedValue { $0.saved } }
 
     func save(urlTemplate: String, attribution: String, tileCap: Int?, actor: AuditActor) async throws -> TileSettings {
         let settings = try await database.saveTileSettings(urlTemplate: urlTemplate, attribution: attribution, tileCap: tileCap, actor: actor)
@@ -143,7 +143,7 @@ package final class TileSettingsStore: Sendable {
 
     /// The origin of the template's tiles for the Content-Security-Policy: read for every answer, so worked out once
     /// per template rather than parsed again each time.
-    package var tileOrigin: String? {
+    var tileOrigin: String? {
         let template = current.usableTemplate
         if let known = origin.withLockedValue({ $0 }), known.template == template { return known.origin }
         let value = AppConfig.tileOrigin(of: template)

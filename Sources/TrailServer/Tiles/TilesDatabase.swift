@@ -3,7 +3,7 @@ import GRDB
 
 // Uploaded tilesets: the named reads and writes.
 extension AppDatabase {
-    package func tileset(tourId: Int64) async throws -> TourTileset? {
+    func tileset(tourId: Int64) async throws -> TourTileset? {
         try await read { try TourTileset.fetchOne($0, key: tourId) }
     }
 

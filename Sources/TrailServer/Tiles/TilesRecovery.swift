@@ -4,17 +4,17 @@ import Logging
 
 /// Start-up clean-up for tiles: uploaded MBTiles files no row names (a crash between writing and registering, a deleted
 /// tour), rows whose file is gone, half-written files in the tile cache, and package previews nothing names any more.
-package enum TilesRecovery {
-    package struct Report: Sendable, Equatable {
-        package var orphanFiles = 0
-        package var missingFiles = 0
-        package var stalePreviews = 0
+enum TilesRecovery {
+    struct Report: Sendable, Equatable {
+        var orphanFiles = 0
+        var missingFiles = 0
+        var stalePreviews = 0
         /// Manifests (of open requests or released versions) that did not decode: previews were left alone.
-        package var unreadableManifests = 0
+        var unreadableManifests = 0
     }
 
     @discardableResult
-    package static func run(
+    static func run(
         database: AppDatabase,
         paths: DataPaths,
         tileCache: URL? = nil,

@@ -88,11 +88,11 @@ enum LanguageTag {
 }
 
 /// A name and description in one further language (the default language's are the tour's or waypoint's own).
-package struct LocalizedText: Codable, Sendable, Equatable {
-    package var name: String
-    package var description: String
+struct LocalizedText: Codable, Sendable, Equatable {
+    var name: String
+    var description: String
 
-    package init(name: String = "", description: String = "") {
+    init(name: String = "", description: String = "") {
         self.name = name
         self.description = description
     }

@@ -119,7 +119,7 @@ extension AppDatabase {
     /// The tour's name and description in one of its further languages (the default's are edited as the tour's own).
     /// Empty text is allowed (a translation not written yet, which the checklist names).
     @discardableResult
-    package func setTourText(tourId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) async throws -> Tour {
+    func setTourText(tourId: Int64, language: String, _ text: LocalizedText, actor: AuditActor) async throws -> Tour {
         try await write { db in
             var tour = try Self.editableTour(db, id: tourId)
             let tag = try Self.furtherLanguage(language, of: tour)
@@ -132,7 +132,7 @@ extension AppDatabase {
 
     /// A waypoint's name and description in one of the tour's further languages.
     @discardableResult
-    package func setWaypointText(
+    func setWaypointText(
         tourId: Int64,
         waypointId: Int64,
         language: String,

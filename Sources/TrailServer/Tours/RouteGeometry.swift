@@ -1,12 +1,12 @@
 import Foundation
 
 /// A position on the route: longitude, latitude and, from GPS tracks, elevation in metres.
-package struct RoutePoint: Sendable, Equatable {
-    package var longitude: Double
-    package var latitude: Double
-    package var elevation: Double?
+struct RoutePoint: Sendable, Equatable {
+    var longitude: Double
+    var latitude: Double
+    var elevation: Double?
 
-    package init(longitude: Double, latitude: Double, elevation: Double? = nil) {
+    init(longitude: Double, latitude: Double, elevation: Double? = nil) {
         self.longitude = longitude
         self.latitude = latitude
         self.elevation = elevation
@@ -15,20 +15,20 @@ package struct RoutePoint: Sendable, Equatable {
 
 /// The trail line of a tour, stored as JSON `[[lon, lat(, ele)], ...]` (GeoJSON position order): the tour's `route`
 /// column and the `route` of a publish request's snapshot are this type, read and written by GRDB as JSON.
-package struct RoutePath: Sendable, Equatable {
-    package static let maxPoints = 50_000
-    package var points: [RoutePoint]
+struct RoutePath: Sendable, Equatable {
+    static let maxPoints = 50_000
+    var points: [RoutePoint]
 
-    package init(points: [RoutePoint]) { self.points = points }
+    init(points: [RoutePoint]) { self.points = points }
 
-    package init(json: String) throws {
+    init(json: String) throws {
         guard let array = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[Double]] else {
             throw ValidationErrors(["route": "The route must be a list of [longitude, latitude] positions."])
         }
         try self.init(positions: array)
     }
 
-    package init(positions: [[Double]]) throws {
+    init(positions: [[Double]]) throws {
         guard positions.count <= Self.maxPoints else {
             throw ValidationErrors(["route": "The route has \(positions.count) points; at most \(Self.maxPoints) are allowed."])
         }
@@ -49,19 +49,19 @@ package struct RoutePath: Sendable, Equatable {
     }
 
     /// `[[lon, lat(, ele)], ...]` as stored: coordinates to 7 decimals (about 1 cm), elevations to 1.
-    package var positions: [[Double]] {
+    var positions: [[Double]] {
         func rounded(_ value: Double, _ digits: Double) -> Double { (value * digits).rounded() / digits }
         return points.map { point in
             [rounded(point.longitude, 1e7), rounded(point.latitude, 1e7)] + (point.elevation.map { [rounded($0, 10)] } ?? [])
         }
     }
 
-    package var lengthMeters: Double {
+    var lengthMeters: Double {
         zip(points, points.dropFirst()).reduce(0) { $0 + Geo.distance($1.0, $1.1) }
     }
 
     /// Total climb, counting only rises (Naismith's rule uses ascent, not net height).
-    package var ascentMeters: Double? {
+    var ascentMeters: Double? {
         let elevations = points.compactMap(\.elevation)
         guard elevations.count == points.count, elevations.count >= 2 else { return nil }
         return zip(elevations, elevations.dropFirst()).reduce(0) { $0 + max(0, $1.1 - $1.0) }
@@ -80,12 +80,12 @@ package struct RoutePath: Sendable, Equatable {
     }
 }
 
-package enum Geo {
+enum Geo {
     /// Mean Earth radius (IUGG), metres.
-    package static let earthRadius = 6_371_008.8
+    static let earthRadius = 6_371_008.8
 
     /// Great-circle distance by the haversine formula.
-    package static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
+    static func distance(_ a: RoutePoint, _ b: RoutePoint) -> Double {
         // Haversine: latitudes and their differences in radians.
         let latitude1 = a.latitude * .pi / 180
         let latitude2 = b.latitude * .pi / 180
@@ -97,25 +97,25 @@ package enum Geo {
 }
 
 /// Walking time for a tour: distance at the pace, Naismith's minute per 10 m of ascent, and time at each waypoint.
-package struct DurationEstimate: Sendable, Equatable {
-    package let walkingMeters: Double
-    package let ascentMeters: Double?
-    package let walkingMinutes: Double
-    package let climbMinutes: Double
-    package let dwellMinutes: Double
+struct DurationEstimate: Sendable, Equatable {
+    let walkingMeters: Double
+    let ascentMeters: Double?
+    let walkingMinutes: Double
+    let climbMinutes: Double
+    let dwellMinutes: Double
     /// Per waypoint in tour order: metres from the previous waypoint (0 for the first).
-    package let distancesFromPrevious: [Double]
+    let distancesFromPrevious: [Double]
 
-    package var totalMinutes: Int { Int((walkingMinutes + climbMinutes + dwellMinutes).rounded()) }
+    var totalMinutes: Int { Int((walkingMinutes + climbMinutes + dwellMinutes).rounded()) }
 
     /// Without media durations a stop counts two minutes.
-    package static let defaultDwellSeconds = 120.0
+    static let defaultDwellSeconds = 120.0
 
     /// - Parameters:
     ///   - waypoints: positions in tour order.
     ///   - dwellSeconds: per waypoint, the sum of its audio and video play times, or nil when unknown.
     ///   - ascentMeters: the climb from the trail facts (the route's heights or the terrain model); nil: none known.
-    package static func estimate(
+    static func estimate(
         waypoints: [RoutePoint],
         route: RoutePath?,
         ascentMeters: Double?,
@@ -149,7 +149,7 @@ extension RoutePath: Codable {
     /// Reads the position array, checked like any route a ranger sends (a damaged one is a `DecodingError`, never a
     /// missing route). Snapshots frozen before the column was typed hold the same array as a JSON *string*; both
     /// shapes read back, so old publish requests still build.
-    package init(from decoder: any Decoder) throws {
+    init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         do {
             if let legacyText = try? container.decode(String.self) {
@@ -162,7 +162,7 @@ extension RoutePath: Codable {
         }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(positions)
     }

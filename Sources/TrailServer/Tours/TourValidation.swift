@@ -1,14 +1,14 @@
 import Foundation
 
 /// What a person (or an API client) sends to create or edit a tour.
-package struct TourInput: Sendable {
-    package var name: String
-    package var description: String
+struct TourInput: Sendable {
+    var name: String
+    var description: String
     /// Empty means "derive from the name".
-    package var mapName: String
+    var mapName: String
     /// Walking pace for the duration estimate, km/h; nil keeps the tour's (4 for a new tour).
-    package var paceKmh: Double?
-    package init(name: String, description: String, mapName: String = "", paceKmh: Double? = nil) {
+    var paceKmh: Double?
+    init(name: String, description: String, mapName: String = "", paceKmh: Double? = nil) {
         self.name = name
         self.description = description
         self.mapName = mapName
@@ -17,14 +17,14 @@ package struct TourInput: Sendable {
 }
 
 /// Frame and zoom range as entered; nil numbers are fields left empty or not numbers.
-package struct FrameInput: Sendable {
-    package var north: Double?
-    package var south: Double?
-    package var east: Double?
-    package var west: Double?
-    package var minZoom: Int?
-    package var maxZoom: Int?
-    package init(north: Double?, south: Double?, east: Double?, west: Double?, minZoom: Int?, maxZoom: Int?) {
+struct FrameInput: Sendable {
+    var north: Double?
+    var south: Double?
+    var east: Double?
+    var west: Double?
+    var minZoom: Int?
+    var maxZoom: Int?
+    init(north: Double?, south: Double?, east: Double?, west: Double?, minZoom: Int?, maxZoom: Int?) {
         self.north = north
         self.south = south
         self.east = east
@@ -34,15 +34,15 @@ package struct FrameInput: Sendable {
     }
 }
 
-package struct WaypointInput: Sendable {
-    package var name: String
-    package var description: String
-    package var latitude: Double?
-    package var longitude: Double?
-    package var order: Int?
+struct WaypointInput: Sendable {
+    var name: String
+    var description: String
+    var latitude: Double?
+    var longitude: Double?
+    var order: Int?
     /// nil: keep the waypoint's radius (a new one gets the default).
-    package var triggerRadius: TriggerZone.Input?
-    package init(
+    var triggerRadius: TriggerZone.Input?
+    init(
         name: String,
         description: String,
         latitude: Double?,
@@ -61,12 +61,12 @@ package struct WaypointInput: Sendable {
 
 /// The circle around a waypoint within which an app plays its media, and the rules for its radius (written once:
 /// the panel, the API, the import and the migration's CHECK all say 5 to 500 whole metres).
-package enum TriggerZone {
-    package static let defaultRadius = 30
-    package static let radiusRange = 5...500
+enum TriggerZone {
+    static let defaultRadius = 30
+    static let radiusRange = 5...500
 
     /// A radius as it arrived: a JSON number, or the text of a form field or a GeoJSON property.
-    package enum Input: Sendable, Equatable {
+    enum Input: Sendable, Equatable {
         case number(Double)
         case text(String)
     }

@@ -4,30 +4,30 @@ import GRDB
 extension AppDatabase {
     // MARK: Reads
 
-    package func tour(id: Int64) async throws -> Tour? { try await read { try Tour.fetchOne($0, id: id) } }
+    func tour(id: Int64) async throws -> Tour? { try await read { try Tour.fetchOne($0, id: id) } }
 
-    package func tours(siteId: Int64) async throws -> [Tour] {
+    func tours(siteId: Int64) async throws -> [Tour] {
         try await read { try Tour.filter(Tour.Columns.siteId == siteId).order(Tour.Columns.name).fetchAll($0) }
     }
 
-    package func waypoints(tourId: Int64) async throws -> [Waypoint] {
+    func waypoints(tourId: Int64) async throws -> [Waypoint] {
         try await read { try Waypoint.inTour(tourId).fetchAll($0) }
     }
 
     /// One waypoint of the tour (nil when the id is another tour's or none).
-    package func waypoint(tourId: Int64, id: Int64) async throws -> Waypoint? {
+    func waypoint(tourId: Int64, id: Int64) async throws -> Waypoint? {
         try await read { try Waypoint.filter(Waypoint.Columns.tourId == tourId && Waypoint.Columns.id == id).fetchOne($0) }
     }
 
     /// How many tours each site has, by site id (a site without tours is absent).
-    package func tourCounts() async throws -> [Int64: Int] {
+    func tourCounts() async throws -> [Int64: Int] {
         try await read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT siteId, COUNT(*) AS n FROM tour GROUP BY siteId")
             return Dictionary(uniqueKeysWithValues: rows.map { ($0["siteId"] as Int64, $0["n"] as Int) })
         }
     }
 
-    package func waypointCounts(siteId: Int64) async throws -> [Int64: Int] {
+    func waypointCounts(siteId: Int64) async throws -> [Int64: Int] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -116,7 +116,7 @@ extension AppDatabase {
 
     // MARK: Tours
 
-    package func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
+    func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
         try TourValidation.validate(input).throwIfAny()
         let now = Date()
         return try await write { db in
@@ -147,17 +147,17 @@ extension AppDatabase {
         }
     }
 
-    package func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
+    func updateTour(id: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
         try await editTour(id: id, details: input, frame: nil, maxAreaKm2: .infinity, actor: actor)
     }
 
     /// Sets frame and zoom range; refused when a waypoint would end up outside, naming the waypoints.
-    package func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
+    func setFrame(tourId: Int64, _ input: FrameInput, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
         try await editTour(id: tourId, details: nil, frame: input, maxAreaKm2: maxAreaKm2, actor: actor)
     }
 
     /// Details and frame in one transaction (one PATCH of the API): both are saved, or neither, with every problem reported at once.
-    package func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
+    func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
         var errors = details.map(TourValidation.validate) ?? ValidationErrors()
         var checked: (frame: Frame, minZoom: Int, maxZoom: Int)?
         if let frameInput {
@@ -204,7 +204,7 @@ extension AppDatabase {
         }
     }
 
-    package func deleteTour(id: Int64, actor: AuditActor) async throws {
+    func deleteTour(id: Int64, actor: AuditActor) async throws {
         try await write { db in
             let tour = try Self.editableTour(db, id: id)
             try tour.delete(db)
@@ -222,7 +222,7 @@ extension AppDatabase {
 
     // MARK: Waypoints
 
-    package func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
+    func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var errors = TourValidation.validate(input, frame: tour.frame)
@@ -265,7 +265,7 @@ extension AppDatabase {
         }
     }
 
-    package func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
+    func updateWaypoint(tourId: Int64, waypointId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             var all = try Waypoint.inTour(tourId).fetchAll(db)
@@ -295,7 +295,7 @@ extension AppDatabase {
     }
 
     /// Moves a waypoint (a marker dragged on the map) without touching its other fields.
-    package func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) async throws -> Waypoint {
+    func moveWaypoint(tourId: Int64, waypointId: Int64, latitude: Double?, longitude: Double?, actor: AuditActor) async throws -> Waypoint {
         guard let current = try await read({ try Waypoint.fetchOne($0, id: waypointId) }), current.tourId == tourId else { throw NotFound() }
         return try await updateWaypoint(
             tourId: tourId,
@@ -305,7 +305,7 @@ extension AppDatabase {
         )
     }
 
-    package func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) async throws {
+    func deleteWaypoint(tourId: Int64, waypointId: Int64, actor: AuditActor) async throws {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             guard let waypoint = try Waypoint.fetchOne(db, id: waypointId), waypoint.tourId == tourId else { throw NotFound() }
@@ -317,7 +317,7 @@ extension AppDatabase {
     }
 
     /// Sets the whole order at once (drag and drop). `ids` must name every waypoint of the tour exactly once.
-    package func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) async throws {
+    func reorderWaypoints(tourId: Int64, ids: [Int64], actor: AuditActor) async throws {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let current = try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
@@ -331,7 +331,7 @@ extension AppDatabase {
     }
 
     /// One step up (-1) or down (+1): the keyboard and no-JavaScript way to reorder.
-    package func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) async throws {
+    func shiftWaypoint(tourId: Int64, waypointId: Int64, by step: Int, actor: AuditActor) async throws {
         var ids = try await read { db in
             try Int64.fetchAll(db, sql: "SELECT id FROM waypoint WHERE tourId = ? ORDER BY position", arguments: [tourId])
         }

@@ -47,12 +47,12 @@ struct ErrorPageModel: Sendable {
 }
 
 /// Renders Mustache templates from `Templates/` (escaped by default) into HTML responses.
-package struct ViewRenderer: Sendable {
+struct ViewRenderer: Sendable {
     let library: MustacheLibrary
     /// The rangers' guide that each page's "Help" link opens; by default `docs/rangers.md` beside `Templates/`.
     let guide: RangerGuide?
 
-    package init(templatesFolder: URL, guideFile: URL? = nil) async throws {
+    init(templatesFolder: URL, guideFile: URL? = nil) async throws {
         library = try await MustacheLibrary(directory: templatesFolder.path)
         let file = guideFile ?? templatesFolder.deletingLastPathComponent().appendingPathComponent("docs/rangers.md")
         guide = RangerGuide.load(from: file)

@@ -3,21 +3,21 @@ import GRDB
 
 /// Captions and transcripts: what role a companion file plays for its media file, and the checks its text must pass
 /// before it is stored. Both are small text files read whole (at most ``maxSize``), on the thread pool.
-package enum CompanionRole: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+enum CompanionRole: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     /// WebVTT cues shown over a video (WCAG 1.2.2); optional for audio.
     case captions
     /// The words of an audio file (WCAG 1.2.1), as plain text or WebVTT.
     case transcript
 
     /// Which media kinds take this role, and how a ranger reads it.
-    package func accepts(_ kind: AssetKind) -> Bool {
+    func accepts(_ kind: AssetKind) -> Bool {
         switch self {
         case .captions: kind == .video || kind == .audio
         case .transcript: kind == .audio || kind == .video
         }
     }
 
-    package var label: String { self == .captions ? "captions" : "transcript" }
+    var label: String { self == .captions ? "captions" : "transcript" }
 
     /// What a file of this kind gets instead, for the refusal's message.
     static func refusal(_ role: CompanionRole, for kind: AssetKind) -> String {

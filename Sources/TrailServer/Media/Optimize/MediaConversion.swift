@@ -2,22 +2,22 @@ import Foundation
 
 /// What a phone-sized copy is (docs/operators.md, "Media for phones"). Changing a figure here changes
 /// ``settingsID``, and copies made with other settings are made again.
-package enum MediaTargets {
-    package static let videoLongSide = 1280
+enum MediaTargets {
+    static let videoLongSide = 1280
     /// Video plus audio stay under 2 Mbit/s: the encoder aims at 1.6 and never passes 1.75 over its buffer.
-    package static let videoBitrate = 1_600_000
-    package static let videoMaxRate = 1_750_000
-    package static let audioBitrateStereo = 96_000
+    static let videoBitrate = 1_600_000
+    static let videoMaxRate = 1_750_000
+    static let audioBitrateStereo = 96_000
     /// Mono sources (speech, most narration) stay mono, at a rate that is plenty for a voice.
-    package static let audioBitrateMono = 64_000
-    package static let imageLongSide = 2048
-    package static let jpegQuality = 82
+    static let audioBitrateMono = 64_000
+    static let imageLongSide = 2048
+    static let jpegQuality = 82
     /// The "slow phone link" of the tour page's estimate.
-    package static let slowLinkBitsPerSecond = 1_000_000
+    static let slowLinkBitsPerSecond = 1_000_000
     /// A copy must play as long as its original, within this, so captions stay aligned.
-    package static let durationTolerance = 0.1
+    static let durationTolerance = 0.1
 
-    package static var settingsID: String {
+    static var settingsID: String {
         "v1 video \(videoLongSide)px \(videoBitrate / 1000)k/\(videoMaxRate / 1000)k h264 aac; audio aac \(audioBitrateStereo / 1000)k/\(audioBitrateMono / 1000)k mono; "
             + "image \(imageLongSide)px q\(jpegQuality) stripped"
     }
@@ -30,20 +30,20 @@ package struct MediaOptimizationSettings: Sendable, Equatable {
     /// Conversions at a time, server-wide: a batch of videos must leave cores for uploads and pages.
     package var concurrency = 1
     /// Threads each conversion may use (decoding; the video encoder runs on one so its bytes are repeatable).
-    package var threads = 2
+    var threads = 2
     /// Address space of each converter process.
-    package var memoryLimit: Int64 = 2 * 1024 * 1024 * 1024
+    var memoryLimit: Int64 = 2 * 1024 * 1024 * 1024
     /// A conversion may take this long plus four times the file's play time, then it is stopped.
-    package var baseTimeLimit: Duration = .seconds(300)
-    package var maxPixels = 100_000_000
-    package var maxDurationSeconds: Double = 4 * 3600
-    package var maxStreams = 8
-    package var ffmpeg = "ffmpeg"
-    package var ffprobe = "ffprobe"
-    package var vips = "vips"
-    package var vipsheader = "vipsheader"
+    var baseTimeLimit: Duration = .seconds(300)
+    var maxPixels = 100_000_000
+    var maxDurationSeconds: Double = 4 * 3600
+    var maxStreams = 8
+    var ffmpeg = "ffmpeg"
+    var ffprobe = "ffprobe"
+    var vips = "vips"
+    var vipsheader = "vipsheader"
 
-    package init() {}
+    init() {}
 
     func timeLimit(durationSeconds: Double?) -> Duration {
         baseTimeLimit + .seconds(Int(4 * (durationSeconds ?? 0)))

@@ -33,12 +33,12 @@ package final class MediaOptimizer: Service, Sendable {
         worker = JobWorker(queue: "optimization", logger: logger)
     }
 
-    package var settingsID: String { MediaTargets.settingsID }
+    var settingsID: String { MediaTargets.settingsID }
 
     /// Where conversions write; emptied at every start.
     var workFolder: URL { paths.root.appendingPathComponent("media-work") }
 
-    package func wake() { worker.wake() }
+    func wake() { worker.wake() }
 
     package func run() async throws {
         running.withLockedValue { $0 = true }
@@ -48,7 +48,7 @@ package final class MediaOptimizer: Service, Sendable {
     }
 
     /// Removes what a conversion cut off by a crash left, and queues again the copies of older settings.
-    package func recover() async throws {
+    func recover() async throws {
         try? FileManager.default.removeItem(at: workFolder)
         let requeued = try await database.requeueOutdatedOptimizations(settings: settingsID)
         if requeued > 0 { logger.notice("media: \(requeued) optimized copies are made again with the current settings") }
@@ -56,7 +56,7 @@ package final class MediaOptimizer: Service, Sendable {
 
     /// Works every pending job, `settings.concurrency` at a time; returns how many finished. Tests and the CLI call it.
     @discardableResult
-    package func drain() async -> Int {
+    func drain() async -> Int {
         await worker.drain(
             batch: { try await database.pendingOptimizations(limit: settings.concurrency) },
             concurrency: settings.concurrency,
@@ -303,7 +303,7 @@ final class ProgressThrottle: Sendable {
 package struct ExistingMediaReport: Sendable {
     package struct Line: Sendable {
         package var assetId: Int64
-        package var name: String
+        var name: String
         package var kind: AssetKind
         package var originalSize: Int64
         /// The copy's size once made; with `--dry-run`, an estimate from the play time (audio and video), else nil.
@@ -313,7 +313,7 @@ package struct ExistingMediaReport: Sendable {
     }
 
     package var lines: [Line] = []
-    package var dryRun: Bool
+    var dryRun: Bool
 
     /// Bytes a package no longer carries (made copies), or would not (estimates of a dry run).
     package var savedBytes: Int64 { lines.reduce(0) { $0 + max(0, $1.originalSize - ($1.shippedSize ?? $1.originalSize)) } }

@@ -2,10 +2,10 @@ import Foundation
 import GRDB
 
 /// A tour's media as uploaded and as it ships (the tour page's download size).
-package struct MediaDownloadSize: Sendable, Equatable {
-    package var originalBytes: Int64 = 0
-    package var shippedBytes: Int64 = 0
-    package var pendingCopies = 0
+struct MediaDownloadSize: Sendable, Equatable {
+    var originalBytes: Int64 = 0
+    var shippedBytes: Int64 = 0
+    var pendingCopies = 0
 
     /// "Media: 1.4 GiB as uploaded, 212.0 MiB for phones, about 29 min on a slow link (1 Mbit/s)."
     var summary: String {
@@ -41,12 +41,12 @@ extension AppDatabase {
             .insert(db, onConflict: .replace)
     }
 
-    package func optimizedCopy(assetId: Int64) async throws -> OptimizedCopy? {
+    func optimizedCopy(assetId: Int64) async throws -> OptimizedCopy? {
         try await read { try OptimizedCopy.fetchOne($0, key: assetId) }
     }
 
     /// The copies of every file of a tour, by asset.
-    package func optimizedCopies(tourId: Int64) async throws -> [Int64: OptimizedCopy] {
+    func optimizedCopies(tourId: Int64) async throws -> [Int64: OptimizedCopy] {
         try await read { db in try Self.copiesByAsset(db, tourId: tourId) }
     }
 
@@ -61,7 +61,7 @@ extension AppDatabase {
         ).reduce(into: [:]) { $0[$1.assetId] = $1 }
     }
 
-    package func optimizedCopies(assetIds: [Int64]) async throws -> [Int64: OptimizedCopy] {
+    func optimizedCopies(assetIds: [Int64]) async throws -> [Int64: OptimizedCopy] {
         try await read { db in
             try OptimizedCopy.filter(keys: assetIds).fetchAll(db).reduce(into: [:]) { $0[$1.assetId] = $1 }
         }
@@ -144,7 +144,7 @@ extension AppDatabase {
 
     /// The ranger's "keep original" choice for one file; refused while the tour is locked for review.
     @discardableResult
-    package func setUseOriginal(assetId: Int64, _ useOriginal: Bool, actor: AuditActor) async throws -> Asset {
+    func setUseOriginal(assetId: Int64, _ useOriginal: Bool, actor: AuditActor) async throws -> Asset {
         try await write { db in
             guard var asset = try Asset.fetchOne(db, id: assetId), let waypoint = try Waypoint.fetchOne(db, id: asset.waypointId) else {
                 throw NotFound()

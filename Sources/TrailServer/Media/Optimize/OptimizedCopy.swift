@@ -12,7 +12,7 @@ package enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseVal
     /// The file did not decode, or it is over a limit: it blocks publishing until it is replaced or kept as it is.
     case failed
 
-    package var label: String {
+    var label: String {
         switch self {
         case .pending: "Optimizing"
         case .ready: "Optimized"
@@ -21,7 +21,7 @@ package enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseVal
         }
     }
 
-    package var badge: String {
+    var badge: String {
         switch self {
         case .pending: "secondary"
         case .ready: "success"
@@ -32,50 +32,50 @@ package enum OptimizeState: String, Codable, Sendable, CaseIterable, DatabaseVal
 }
 
 /// The phone-sized copy of one asset (table `optimizedCopy`); a `pending` row is the durable job that makes it.
-package struct OptimizedCopy: Codable, Sendable, Equatable, UnixTimeRecord, FetchableRecord, PersistableRecord {
-    package var assetId: Int64
-    package var state: OptimizeState
-    package var progress: Double = 0
-    package var sourceSha256: String
-    package var settings: String
-    package var encoder: String = ""
-    package var storedPath: String? = nil
-    package var size: Int64? = nil
-    package var sha256: String? = nil
-    package var mimeType: String? = nil
-    package var width: Int? = nil
-    package var height: Int? = nil
-    package var durationSeconds: Double? = nil
-    package var message: String = ""
-    package var queuedAt: Date
-    package var updatedAt: Date
+struct OptimizedCopy: Codable, Sendable, Equatable, UnixTimeRecord, FetchableRecord, PersistableRecord {
+    var assetId: Int64
+    var state: OptimizeState
+    var progress: Double = 0
+    var sourceSha256: String
+    var settings: String
+    var encoder: String = ""
+    var storedPath: String? = nil
+    var size: Int64? = nil
+    var sha256: String? = nil
+    var mimeType: String? = nil
+    var width: Int? = nil
+    var height: Int? = nil
+    var durationSeconds: Double? = nil
+    var message: String = ""
+    var queuedAt: Date
+    var updatedAt: Date
 
-    package static let databaseTableName = "optimizedCopy"
+    static let databaseTableName = "optimizedCopy"
 
-    package enum Columns {
+    enum Columns {
         static let assetId = Column(CodingKeys.assetId)
         static let state = Column(CodingKeys.state)
         static let queuedAt = Column(CodingKeys.queuedAt)
     }
 
     /// The kinds that get a copy: captions and transcripts are small text and ship as they are.
-    package static func applies(to kind: AssetKind) -> Bool { kind != .text }
+    static func applies(to kind: AssetKind) -> Bool { kind != .text }
 }
 
 /// The file that ships for an asset: its optimized copy when there is a ready one and the ranger did not keep the
 /// original, else the original.
-package struct ShippedFile: Sendable, Equatable {
-    package var storedPath: String
-    package var size: Int64
-    package var sha256: String
-    package var mimeType: String
-    package var width: Int?
-    package var height: Int?
-    package var durationSeconds: Double?
+struct ShippedFile: Sendable, Equatable {
+    var storedPath: String
+    var size: Int64
+    var sha256: String
+    var mimeType: String
+    var width: Int?
+    var height: Int?
+    var durationSeconds: Double?
     /// True when this is the optimized copy.
-    package var isOptimized: Bool
+    var isOptimized: Bool
 
-    package init(asset: Asset, copy: OptimizedCopy?) {
+    init(asset: Asset, copy: OptimizedCopy?) {
         if let copy, !asset.useOriginal, copy.state == .ready, let path = copy.storedPath, let size = copy.size, let sha = copy.sha256,
             let mime = copy.mimeType
         {
@@ -105,7 +105,7 @@ package struct ShippedFile: Sendable, Equatable {
         }
     }
 
-    package init(
+    init(
         storedPath: String,
         size: Int64,
         sha256: String,
@@ -130,22 +130,22 @@ extension OptimizedCopy {
     /// A ready copy larger than the original: the optimizer keeps it when the original is not in a format every phone
     /// plays (an MP3 or Ogg file becomes AAC, which may take more bytes than a low-bit-rate original). It ships unless
     /// the ranger keeps the original, so "Optimized" would be the wrong word for it.
-    package func isLarger(thanOriginal originalSize: Int64) -> Bool {
+    func isLarger(thanOriginal originalSize: Int64) -> Bool {
         state == .ready && (size ?? 0) > originalSize
     }
 
     /// The waypoint page's badge text: the state's label, or what really happened when the copy grew.
-    package func label(originalSize: Int64, useOriginal: Bool) -> String {
+    func label(originalSize: Int64, useOriginal: Bool) -> String {
         guard isLarger(thanOriginal: originalSize) else { return state.label }
         return useOriginal ? "Kept the original (smaller)" : "Converted (larger than the original)"
     }
 
-    package func badge(originalSize: Int64) -> String {
+    func badge(originalSize: Int64) -> String {
         isLarger(thanOriginal: originalSize) ? "warning" : state.badge
     }
 
     /// Why a larger copy is there and how to ship the original instead (nil when the copy is not larger).
-    package func largerNote(originalSize: Int64, useOriginal: Bool) -> String? {
+    func largerNote(originalSize: Int64, useOriginal: Bool) -> String? {
         guard isLarger(thanOriginal: originalSize), let size else { return nil }
         let sizes = "\(ByteFormat.string(size)) against \(ByteFormat.string(originalSize))"
         return useOriginal

@@ -3,7 +3,7 @@ import GRDB
 
 // The scan queue (table `scanJob`) and the verdicts it records.
 extension AppDatabase {
-    package func queuedScanJobs(limit: Int) async throws -> [Asset] {
+    func queuedScanJobs(limit: Int) async throws -> [Asset] {
         try await read { db in
             try Asset.fetchAll(
                 db,
@@ -15,7 +15,7 @@ extension AppDatabase {
         }
     }
 
-    package func scanJobCount() async throws -> Int {
+    func scanJobCount() async throws -> Int {
         try await read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM scanJob") ?? 0 }
     }
 
@@ -59,7 +59,7 @@ extension AppDatabase {
         }
     }
 
-    package func queueRescan(assetId: Int64, actor: AuditActor) async throws {
+    func queueRescan(assetId: Int64, actor: AuditActor) async throws {
         try await write { db in
             guard try Asset.exists(db, id: assetId) else { throw NotFound() }
             try db.execute(sql: "INSERT OR IGNORE INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [assetId, Date().dbTime])

@@ -9,7 +9,7 @@ import _NIOFileSystem
 /// Works through the durable scan queue (table `scanJob`) in the background, off the event loop.
 /// Clean files move to `assets/<sha256>` (stored once however often uploaded), everything else to `quarantine/`.
 /// Without signatures nothing is scanned: assets stay `pending` (fail closed) until a database appears.
-package final class ScanService: Service, Sendable {
+final class ScanService: Service, Sendable {
     let database: AppDatabase
     let paths: DataPaths
     let scanner: any MalwareScanner
@@ -19,7 +19,7 @@ package final class ScanService: Service, Sendable {
     private let optimizer = NIOLockedValueBox<MediaOptimizer?>(nil)
     private let worker: JobWorker
 
-    package init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, logger: Logger = Logger(label: "trail.scan")) {
+    init(database: AppDatabase, paths: DataPaths, scanner: any MalwareScanner, logger: Logger = Logger(label: "trail.scan")) {
         self.database = database
         self.paths = paths
         self.scanner = scanner
@@ -28,15 +28,15 @@ package final class ScanService: Service, Sendable {
     }
 
     /// True once the scanner has signatures; admins see a banner while it is false.
-    package var scannerReady: Bool { ready.withLockedValue { $0 } }
+    var scannerReady: Bool { ready.withLockedValue { $0 } }
 
     /// New work arrived.
-    package func wake() { worker.wake() }
+    func wake() { worker.wake() }
 
     /// From now on a clean video, audio file or image gets its optimized copy queued with its verdict.
-    package func attach(_ optimizer: MediaOptimizer) { self.optimizer.withLockedValue { $0 = optimizer } }
+    func attach(_ optimizer: MediaOptimizer) { self.optimizer.withLockedValue { $0 = optimizer } }
 
-    package func run() async throws {
+    func run() async throws {
         await scanner.reloadIfChanged()
         // Every 30 s: pick up changed signature folders and retry what waited for them.
         await worker.run(
@@ -51,7 +51,7 @@ package final class ScanService: Service, Sendable {
 
     /// Scans every queued job (two at a time); returns how many finished. Tests call this directly.
     @discardableResult
-    package func drain() async -> Int {
+    func drain() async -> Int {
         let hasSignatures = await scanner.hasSignatures
         ready.withLockedValue { $0 = hasSignatures }
         guard hasSignatures else { return 0 }

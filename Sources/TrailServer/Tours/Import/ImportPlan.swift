@@ -48,5 +48,5 @@ struct ImportPlan: Sendable {
 /// A refused import file is answered as a form error on the `file` field (422).
 extension ImportRefused: AppError {
     package var status: HTTPResponse.Status { .unprocessableContent }
-    package var fieldMessages: [String: String]? { ["file": message] }
+    var fieldMessages: [String: String]? { ["file": message] }
 }

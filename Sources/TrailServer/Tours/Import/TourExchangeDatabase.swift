@@ -105,7 +105,7 @@ extension AppDatabase {
     }
 
     /// Saves (or, with nil, removes) the tour's route.
-    package func setRoute(tourId: Int64, route: RoutePath?, actor: AuditActor) async throws {
+    func setRoute(tourId: Int64, route: RoutePath?, actor: AuditActor) async throws {
         try await write { db in
             var tour = try Self.editableTour(db, id: tourId)
             tour.route = route
@@ -119,7 +119,7 @@ extension AppDatabase {
         }
     }
 
-    package func durationEstimate(tour: Tour) async throws -> DurationEstimate {
+    func durationEstimate(tour: Tour) async throws -> DurationEstimate {
         try await read { try Self.estimatedDuration($0, tour: tour) }
     }
 

@@ -29,7 +29,7 @@ package enum TerrainCheck {
     }
 }
 
-package struct TerrainCheckError: Error, CustomStringConvertible {
-    package let description: String
+struct TerrainCheckError: Error, CustomStringConvertible {
+    let description: String
     init(_ description: String) { self.description = description }
 }

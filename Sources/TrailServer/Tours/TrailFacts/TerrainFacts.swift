@@ -8,32 +8,32 @@ import Terrain
 /// added when the facts are shown, because they change with the pace and the media, not with the ground.
 package struct TerrainFacts: Codable, Sendable, Equatable {
     package var lengthMeters: Double
-    package var ascentMeters: Double?
-    package var descentMeters: Double?
-    package var minElevationMeters: Double?
-    package var maxElevationMeters: Double?
+    var ascentMeters: Double?
+    var descentMeters: Double?
+    var minElevationMeters: Double?
+    var maxElevationMeters: Double?
     /// `"route"` or `"dem"`; nil without heights.
     package var elevationSource: String?
     package var profile: [[Double]] = []
-    package var grades: TrailFacts.Grades?
-    package var maxGradePercent: Double?
+    var grades: TrailFacts.Grades?
+    var maxGradePercent: Double?
     /// The terrain model's height at each vertex of the route, for the exports and the package's route (nil unless the
     /// heights came from the model and the tour has a drawn route).
     package var routeElevations: [Double]? = nil
     /// Waypoint id (as text: a JSON object's keys) to its elevation in metres.
-    package var waypointElevations: [String: Double] = [:]
+    var waypointElevations: [String: Double] = [:]
     /// Why there are no heights, in the ranger's words; nil when there are.
-    package var note: String?
+    var note: String?
 
-    package static let sampleSpacingMeters = 25.0
-    package static let profileLimit = 500
+    static let sampleSpacingMeters = 25.0
+    static let profileLimit = 500
 
-    package var hasHeights: Bool { elevationSource != nil }
+    var hasHeights: Bool { elevationSource != nil }
 
-    package func elevation(ofWaypoint id: Int64) -> Double? { waypointElevations[String(id)] }
+    func elevation(ofWaypoint id: Int64) -> Double? { waypointElevations[String(id)] }
 
     /// The heights' source in a sentence.
-    package var sourceText: String {
+    var sourceText: String {
         switch elevationSource {
         case "route": "Heights from the route's own elevations."
         case "dem": "Heights from the terrain model, sampled every 25 m."
@@ -49,7 +49,7 @@ package final class TerrainSource: Sendable {
     /// Set when `--dem` was given and could not be used: shown at start and on every tour page.
     package let problem: String?
 
-    package init(model: TerrainModel? = nil, problem: String? = nil) {
+    init(model: TerrainModel? = nil, problem: String? = nil) {
         self.model = model
         self.problem = problem
     }
@@ -63,14 +63,14 @@ package final class TerrainSource: Sendable {
     }
 
     /// Stored with the facts: facts from another model (or from none) are worked out again.
-    package var fingerprint: String { model?.fingerprint ?? "" }
+    var fingerprint: String { model?.fingerprint ?? "" }
 }
 
 extension TerrainFacts {
     /// - Parameters:
     ///   - route: the drawn or imported route; without one (or with one point) the line from stop to stop.
     ///   - waypoints: the stops in order, with their ids.
-    package static func compute(route: RoutePath?, waypoints: [(id: Int64, point: RoutePoint)], terrain: TerrainSource) -> TerrainFacts {
+    static func compute(route: RoutePath?, waypoints: [(id: Int64, point: RoutePoint)], terrain: TerrainSource) -> TerrainFacts {
         let line: [RoutePoint] =
             if let route, route.points.count >= 2 { route.points } else { waypoints.map(\.point) }
         var along = [0.0]

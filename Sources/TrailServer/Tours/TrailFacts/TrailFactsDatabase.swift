@@ -46,7 +46,7 @@ extension AppDatabase {
 
     /// At start: facts worked out from another terrain model (or none) are listed again, then worked off. Returns how
     /// many tours' facts were worked out and how many routes the model does not cover.
-    package func refreshTrailFactsForTerrain() async throws -> (refreshed: Int, uncovered: Int) {
+    func refreshTrailFactsForTerrain() async throws -> (refreshed: Int, uncovered: Int) {
         let fingerprint = terrain.fingerprint
         // Listed, and the first batch worked out, in one write; the rest a batch per write.
         let listed = try await write { db in
@@ -66,7 +66,7 @@ extension AppDatabase {
 
     /// Works the stale list off, a batch per write, until it is empty; returns how many tours were done.
     @discardableResult
-    package func workTrailFactsBacklog() async throws -> Int {
+    func workTrailFactsBacklog() async throws -> Int {
         var done = 0
         while true {
             let left = try await read { try Int.fetchOne($0, sql: "SELECT count(*) FROM trailFactsStale") ?? 0 }
@@ -77,7 +77,7 @@ extension AppDatabase {
         }
     }
 
-    package func terrainFacts(tourId: Int64) async throws -> TerrainFacts? {
+    func terrainFacts(tourId: Int64) async throws -> TerrainFacts? {
         try await read { try Self.terrainFacts($0, tourId: tourId) }
     }
 
@@ -86,7 +86,7 @@ extension AppDatabase {
     }
 
     /// Saves the ranger's accessibility fields, checked (``AccessibilityInput/validated()``), with the audit event.
-    package func setAccessibility(tourId: Int64, _ input: AccessibilityInput, actor: AuditActor) async throws -> Tour {
+    func setAccessibility(tourId: Int64, _ input: AccessibilityInput, actor: AuditActor) async throws -> Tour {
         let value = try input.validated()
         return try await write { db in
             var tour = try Self.editableTour(db, id: tourId)
@@ -101,10 +101,10 @@ extension AppDatabase {
 }
 
 /// What a stop's surface is underfoot (`tour.accessSurface`; the schema's CHECK lists the same cases).
-package enum TrailSurface: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+enum TrailSurface: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
     case paved, boardwalk, compacted, natural, mixed
 
-    package var label: String {
+    var label: String {
         switch self {
         case .paved: "Paved"
         case .boardwalk: "Boardwalk"
@@ -117,13 +117,13 @@ package enum TrailSurface: String, Codable, Sendable, CaseIterable, DatabaseValu
 
 /// The accessibility fields as a form or a JSON body sends them: every field may be empty (not known). The width is
 /// kept as sent (a number or text), so that "wide" is refused with the field's message rather than as unreadable JSON.
-package struct AccessibilityInput: Sendable, Decodable {
-    package var surface: String?
-    package var minWidthCm: String?
-    package var stepFree: Bool?
-    package var notes: String?
+struct AccessibilityInput: Sendable, Decodable {
+    var surface: String?
+    var minWidthCm: String?
+    var stepFree: Bool?
+    var notes: String?
 
-    package init(surface: String? = nil, minWidthCm: String? = nil, stepFree: Bool? = nil, notes: String? = nil) {
+    init(surface: String? = nil, minWidthCm: String? = nil, stepFree: Bool? = nil, notes: String? = nil) {
         self.surface = surface
         self.minWidthCm = minWidthCm
         self.stepFree = stepFree
@@ -132,7 +132,7 @@ package struct AccessibilityInput: Sendable, Decodable {
 
     enum CodingKeys: String, CodingKey { case surface, minWidthCm, stepFree, notes }
 
-    package init(from decoder: any Decoder) throws {
+    init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         surface = try container.decodeIfPresent(String.self, forKey: .surface)
         if let number = try? container.decodeIfPresent(Double.self, forKey: .minWidthCm) {
@@ -144,7 +144,7 @@ package struct AccessibilityInput: Sendable, Decodable {
         notes = try container.decodeIfPresent(String.self, forKey: .notes)
     }
 
-    package struct Value: Sendable {
+    struct Value: Sendable {
         var surface: TrailSurface?
         var minWidthCm: Int?
         var stepFree: Bool?
@@ -163,7 +163,7 @@ package struct AccessibilityInput: Sendable, Decodable {
     static let notesLimit = 2000
 
     /// The stored form, or every problem at once, each under its field's name.
-    package func validated() throws -> Value {
+    func validated() throws -> Value {
         var errors: [String: String] = [:]
         let trimmedSurface = surface?.trimmingCharacters(in: .whitespaces) ?? ""
         let parsedSurface = TrailSurface(rawValue: trimmedSurface)
@@ -187,7 +187,7 @@ package struct AccessibilityInput: Sendable, Decodable {
 
 extension Tour {
     /// The ranger's accessibility fields as the manifest and the API carry them; nil when none is set.
-    package var accessibility: TrailFacts.Accessibility? {
+    var accessibility: TrailFacts.Accessibility? {
         guard accessSurface != nil || accessMinWidthCm != nil || accessStepFree != nil || !accessNotes.isEmpty else { return nil }
         return TrailFacts.Accessibility(
             surface: accessSurface?.rawValue,
@@ -200,7 +200,7 @@ extension Tour {
 
 extension TrailFacts {
     /// The facts as shown and shipped: the ground's part, the walking time of today's rule, and the ranger's part.
-    package init(terrain: TerrainFacts, walkingMinutes: Int, accessibility: Accessibility?) {
+    init(terrain: TerrainFacts, walkingMinutes: Int, accessibility: Accessibility?) {
         self.init(
             lengthMeters: terrain.lengthMeters,
             ascentMeters: terrain.ascentMeters,
