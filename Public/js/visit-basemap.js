@@ -264,18 +264,18 @@ function squaredDistanceToSegment(px, py, ax, ay, bx, by) {
   return x * x + y * y;
 }
 
-/** The label of what lies under the pointer at pixel (`px`, `py`) of zoom `scale`, within `reach` pixels: a point
- * first, then the nearest line or area outline; '' for none. */
+/** The label of what lies under the pointer at pixel (`px`, `py`) of zoom `scale`: a named point within 6 pixels
+ * first, else the nearest named line or area outline within `reach` pixels; '' for none. */
 export function labelAt(prepared, px, py, scale, reach = 8) {
   let best = '';
   let bestDistance = reach * reach;
   for (const item of prepared.labelled) {
-    if (item.point) {
-      const dx = item.point.x * scale - px, dy = item.point.y * scale - py;
-      const d = dx * dx + dy * dy;
-      if (d <= Math.max(bestDistance, 36)) { best = item.label; bestDistance = Math.min(d, bestDistance); if (d < 36) return best; }
-      continue;
-    }
+    if (!item.point) continue;
+    const dx = item.point.x * scale - px, dy = item.point.y * scale - py;
+    if (dx * dx + dy * dy <= 36) return item.label;
+  }
+  for (const item of prepared.labelled) {
+    if (item.point) continue;
     for (const shape of item.shapes) {
       const [x0, y0, x1, y1] = shape.box;
       if (px < x0 * scale - reach || px > x1 * scale + reach || py < y0 * scale - reach || py > y1 * scale + reach) continue;

@@ -22,6 +22,10 @@ extension AppDatabase {
         }
     }
 
+    /// A package row with its site's slug and name, for `PublishedPackage`; a `WHERE` follows.
+    static let packagesWithTheirSite =
+        "SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId"
+
     /// What a phone asking for package `id` gets, as of one read.
     enum PackageLookup: Sendable {
         case missing
@@ -32,11 +36,9 @@ extension AppDatabase {
     /// One read: the package, its current version and its site, for a download, a manifest or a delta.
     func publishedPackage(id: String) async throws -> PackageLookup {
         try await read { db in
-            let sql = """
-                SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
-                WHERE package.id = ?
-                """
-            guard let row = try Row.fetchOne(db, sql: sql, arguments: [id]) else { return .missing }
+            guard let row = try Row.fetchOne(db, sql: Self.packagesWithTheirSite + " WHERE package.id = ?", arguments: [id]) else {
+                return .missing
+            }
             let package = try PackageRecord(row: row)
             guard let current = package.currentVersion else { return .missing }
             guard package.isVisible else { return .unpublished }
@@ -46,10 +48,7 @@ extension AppDatabase {
     }
 
     static func visiblePackages(_ db: Database, siteSlug: String?) throws -> [PublishedPackage] {
-        var sql = """
-            SELECT package.*, site.slug AS siteSlug, site.name AS siteName FROM package JOIN site ON site.id = package.siteId
-            WHERE package.isVisible = 1 AND package.currentVersion IS NOT NULL
-            """
+        var sql = packagesWithTheirSite + " WHERE package.isVisible = 1 AND package.currentVersion IS NOT NULL"
         var arguments: StatementArguments = []
         if let siteSlug {
             sql += " AND site.slug = ?"

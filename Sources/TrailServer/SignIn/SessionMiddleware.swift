@@ -31,17 +31,17 @@ struct AuthenticationMiddleware: RouterMiddleware {
             context.viaAPIToken = true
             return try await next(request, context)
         }
-        var active: (session: SessionRecord, user: User)?
+        var active: (token: String, session: SessionRecord, user: User)?
         if let token = request.cookies[CookieName.session]?.value {
             switch try await database.session(token: token, idleTimeout: config.sessionIdleTimeout, lifetime: config.sessionLifetime) {
             case .unknown: break
             case .ended: try await database.removeEndedSession(token: token)
             case .active(let session, let user, let seenAgain):
                 if seenAgain { try await database.sessionSeen(token: token) }
-                active = (session, user)
+                active = (token, session, user)
             }
         }
-        if let token = request.cookies[CookieName.session]?.value, let (session, user) = active {
+        if let (token, session, user) = active {
             context.user = AuthenticatedUser(user)
             context.sessionToken = token
             context.csrfToken = session.csrfToken
