@@ -8,21 +8,28 @@
 // stroke each (thousands on a 10 km frame) and a re-projection of every point at each zoom, and a phone with a slow
 // CPU took about a second to draw the frame.
 
-/** Leaflet path options for a feature's properties (pure, so the styles are tested without a browser). */
+/** Leaflet path options for a feature's properties (pure, so the styles are tested without a browser). `minZoom`, when
+ * set, is the first zoom that draws the feature: as map styles do, the overview leaves out what would only clutter it
+ * (minor contour lines, steps, buildings, service roads), which also keeps the first drawing of a frame quick. */
 export function basemapStyle(properties) {
   const kind = properties?.kind;
   const cls = properties?.class;
   switch (kind) {
     case 'wood': return { stroke: false, fill: true, fillColor: '#cfe3c1', fillOpacity: 1 };
     case 'water': return { color: '#7fb0d9', weight: 0.6, fill: true, fillColor: '#aed3f0', fillOpacity: 1 };
-    case 'building': return { color: '#b9aea4', weight: 0.5, fill: true, fillColor: '#d9d0c8', fillOpacity: 1 };
+    case 'building': return { color: '#b9aea4', weight: 0.5, fill: true, fillColor: '#d9d0c8', fillOpacity: 1, minZoom: 14 };
     case 'contour': return properties.index
       ? { color: '#a57c52', weight: 1.1, opacity: 0.8, fill: false }
-      : { color: '#a57c52', weight: 0.5, opacity: 0.55, fill: false };
+      : { color: '#a57c52', weight: 0.5, opacity: 0.55, fill: false, minZoom: 13 };
     case 'stream': return { color: '#4f95cf', weight: cls === 'river' || cls === 'canal' ? 3 : 1.4, fill: false };
-    case 'road': return { color: '#8f8f8f', weight: ROAD_WEIGHTS[cls] ?? 2, fill: false, lineCap: 'round' };
+    case 'road': {
+      const weight = ROAD_WEIGHTS[cls] ?? 2;
+      // Round ends only where a line is wide enough for a square end to show at a junction.
+      return { color: '#8f8f8f', weight, fill: false, ...(weight >= 3.5 ? { lineCap: 'round' } : {}), ...(cls === 'service' ? { minZoom: 13 } : {}) };
+    }
     case 'path': return {
       color: '#9c2f12', weight: cls === 'track' ? 2.2 : 2, fill: false, dashArray: cls === 'steps' ? '2 3' : cls === 'track' ? '7 4' : '5 3',
+      ...(cls === 'steps' ? { minZoom: 14 } : {}),
     };
     default: return { color: '#444', weight: 1, fill: false };
   }
@@ -69,11 +76,19 @@ export function mercator(lng, lat) {
 const KIND_ORDER = ['wood', 'water', 'building', 'contour', 'stream', 'road', 'path'];
 
 function projectRing(coordinates) {
+  // Mercator inline (as `mercator` does), without an array per point: this runs for every point of the frame before
+  // the first drawing, while the page's code is still cold.
   const points = new Float64Array(coordinates.length * 2);
+  const limit = 85.0511287798;
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity, n = 0;
-  for (const position of coordinates) {
-    if (!Array.isArray(position) || !Number.isFinite(position[0]) || !Number.isFinite(position[1])) continue;
-    const [x, y] = mercator(position[0], position[1]);
+  for (let i = 0; i < coordinates.length; i++) {
+    const position = coordinates[i];
+    if (!Array.isArray(position)) continue;
+    const lng = position[0], lat = position[1];
+    if (!Number.isFinite(lng) || !Number.isFinite(lat)) continue;
+    const phi = ((lat > limit ? limit : lat < -limit ? -limit : lat) * Math.PI) / 180;
+    const x = 0.5 + lng / 360;
+    const y = 0.5 - Math.log(Math.tan(Math.PI / 4 + phi / 2)) / (2 * Math.PI);
     points[n++] = x;
     points[n++] = y;
     if (x < minX) minX = x;
@@ -94,6 +109,7 @@ function union(a, b) {
  * with a label, for the pointer. */
 export function prepareBasemap(features) {
   const groups = new Map();
+  const groupFor = new Map();
   const points = [];
   const labelled = [];
   for (const feature of Array.isArray(features) ? features : []) {
@@ -114,21 +130,36 @@ export function prepareBasemap(features) {
     const lines = geometry?.type === 'LineString' ? [geometry.coordinates]
       : geometry?.type === 'MultiLineString' ? geometry.coordinates : null;
     if (!polygons && !lines) continue;
-    const style = basemapStyle(properties);
-    const key = JSON.stringify(style);
-    let group = groups.get(key);
+    // One group per style. The properties that choose a style find it first, so a style is worked out and serialised
+    // once per kind and class, not once per feature.
+    const chosenBy = `${properties.kind}|${properties.class}|${properties.index === true}`;
+    let group = groupFor.get(chosenBy);
     if (!group) {
-      const rank = KIND_ORDER.indexOf(properties.kind);
-      group = { style, rank: (rank < 0 ? KIND_ORDER.length : rank) * 100 + (style.weight || 0) + (properties.index ? 50 : 0), shapes: [] };
-      groups.set(key, group);
+      const style = basemapStyle(properties);
+      const key = JSON.stringify(style);
+      group = groups.get(key);
+      if (!group) {
+        const rank = KIND_ORDER.indexOf(properties.kind);
+        group = { style, rank: (rank < 0 ? KIND_ORDER.length : rank) * 100 + (style.weight || 0) + (properties.index ? 50 : 0), shapes: [] };
+        groups.set(key, group);
+      }
+      groupFor.set(chosenBy, group);
     }
     const rings = [];
     if (polygons) {
       for (const polygon of polygons) {
         if (!Array.isArray(polygon)) continue;
-        const projected = polygon.filter(Array.isArray).map(projectRing).filter((ring) => ring.points.length >= 6);
+        const projected = [];
+        let box = null;
+        for (const coordinates of polygon) {
+          if (!Array.isArray(coordinates)) continue;
+          const ring = projectRing(coordinates);
+          if (ring.points.length < 6) continue;
+          projected.push(ring);
+          box = box ? union(box, ring.box) : ring.box;
+        }
         if (projected.length === 0) continue;
-        const shape = { rings: projected, closed: true, holes: projected.length > 1, box: projected.reduce((box, ring) => union(box, ring.box), projected[0].box) };
+        const shape = { rings: projected, closed: true, holes: projected.length > 1, box };
         group.shapes.push(shape);
         rings.push(shape);
       }
@@ -152,8 +183,9 @@ function dashes(dashArray) {
   return typeof dashArray === 'string' ? dashArray.split(/[ ,]+/).map(Number).filter(Number.isFinite) : [];
 }
 
-/** Adds one shape's rings to the current path at pixel `scale`, less `origin`, leaving out points within half a
- * pixel of the one before (a line of a 10 km frame has many more points than a phone's screen has pixels). A line's
+/** Adds one shape's rings to the current path at pixel `scale`, less `origin`, leaving out points within a pixel of
+ * the one before (a line of a 10 km frame has many more points than a phone's screen has pixels, and every point
+ * kept is a join the browser has to rasterize). A line's
  * segments outside `clip` (the canvas, in the same pixels) are left out too, so a pan redraws what can be seen; an
  * area's rings are traced whole, since a fill needs them closed. */
 function trace(ctx, shape, scale, originX, originY, clip) {
@@ -166,7 +198,7 @@ function trace(ctx, shape, scale, originX, originY, clip) {
     for (let i = 2; i <= end; i += 2) {
       const x = points[i] * scale - originX;
       const y = points[i + 1] * scale - originY;
-      if (i < end && Math.abs(x - lastX) < 0.5 && Math.abs(y - lastY) < 0.5) continue;
+      if (i < end && Math.abs(x - lastX) < 1 && Math.abs(y - lastY) < 1) continue;
       if (!shape.closed && ((x < clip.minX && lastX < clip.minX) || (x > clip.maxX && lastX > clip.maxX)
         || (y < clip.minY && lastY < clip.minY) || (y > clip.maxY && lastY > clip.maxY))) {
         penDown = false;
@@ -199,8 +231,11 @@ function paint(ctx, style, fill) {
     ctx.globalAlpha = style.opacity ?? 1;
     ctx.strokeStyle = style.color;
     ctx.lineWidth = style.weight ?? 1;
-    ctx.lineCap = style.lineCap || 'round';
-    ctx.lineJoin = 'round';
+    // Square ends and mitred corners (bevelled where a corner is sharp) unless a style asks for round ones: at these
+    // widths they look the same, and the browser rasterizes them in about two thirds of the time.
+    ctx.lineCap = style.lineCap || 'butt';
+    ctx.lineJoin = style.lineJoin || 'miter';
+    ctx.miterLimit = 2;
     ctx.setLineDash(dashes(style.dashArray));
     ctx.stroke();
   }
@@ -216,8 +251,10 @@ function drawPrepared(renderer, prepared) {
   const scale = map.options.crs.scale(map.getZoom());
   const origin = map.getPixelOrigin();
   const clip = { minX: bounds.min.x - 8, minY: bounds.min.y - 8, maxX: bounds.max.x + 8, maxY: bounds.max.y + 8 };
+  const zoom = map.getZoom();
   ctx.save();
   for (const group of prepared.groups) {
+    if (group.style.minZoom > zoom) continue;
     const margin = (group.style.weight || 1) + 1;
     const { style } = group;
     let any = false;

@@ -115,6 +115,40 @@ import TrailClient
         }
     }
 
+    @Test("a new extract and nothing else: the next release's update plan fetches the drawn map alone")
+    func updateWithTheMapAlone() async throws {
+        let env = try await Self.env(extract: Self.ridge)
+        let extract = try #require(env.app.dependencies.openMap.extractPath)
+        try await env.app.test { client in
+            let first = try await env.releaseThroughAPI(client)
+            // The agency downloads a newer extract (a shelter was mapped); the server indexes it again.
+            var newer = Self.ridge
+            newer.node(2, -122.15, 44.41, ["amenity": "shelter", "name": "New Hut"])
+            _ = try await newer.pbf(to: URL(fileURLWithPath: extract))
+            await env.app.dependencies.openMap.prepare()
+            guard case .ready(let index) = env.app.dependencies.openMap.indexState else {
+                Issue.record("the newer extract was not indexed: \(env.app.dependencies.openMap.indexState)")
+                return
+            }
+            #expect(index.metadata.features == 5)
+            let second = try await env.releaseThroughAPI(client, media: false)
+            #expect(second.packageId == first.packageId && second.version == first.version + 1)
+            let features = try #require(try await Self.basemap(in: second.zip))
+            #expect(Self.names(features).contains("New Hut"))
+
+            let plan = try await client.execute(uri: "/api/v1/packages/\(first.packageId)/updates?from=\(first.version)", method: .get)
+            #expect(plan.status == .ok, "\(plan.text)")
+            let files = try #require(plan.jsonObject["files"] as? [[String: Any]])
+            #expect(files.map { $0["path"] as? String ?? "" } == [PackageLayout.basemapPath], "\(plan.text)")
+            #expect((plan.jsonObject["removed"] as? [String])?.isEmpty == true)
+            // What the phone fetches is the new map itself: its hash is the one the new manifest lists.
+            let manifest = try Manifest.decode(try DeltaUpdateTests.manifestBytes(second.zip))
+            #expect(files.first?["sha256"] as? String == manifest.basemap?.sha256)
+            let downloaded = try await client.execute(uri: "/api/v1/files/\(manifest.basemap?.sha256 ?? "")", method: .get)
+            #expect(downloaded.status == .ok && String(decoding: downloaded.data, as: UTF8.self).contains("New Hut"))
+        }
+    }
+
     @Test("neither extract nor model: no drawn map in the package")
     func noOpenData() async throws {
         let env = try await Self.env(extract: nil)

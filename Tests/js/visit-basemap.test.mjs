@@ -90,3 +90,18 @@ test('the label under the pointer: the nearest named line within reach, a point 
   assert.equal(labelAt(prepared, ...pixel(-122.15, 44.3), scale), 'Far View');
   assert.equal(labelAt(prepared, ...pixel(-122.12, 44.305), scale), '');
 });
+
+test('the overview leaves out what would clutter it: minor contours and service roads below 13, steps and buildings below 14', () => {
+  assert.equal(basemapStyle({ kind: 'contour', index: false }).minZoom, 13);
+  assert.equal(basemapStyle({ kind: 'road', class: 'service' }).minZoom, 13);
+  assert.equal(basemapStyle({ kind: 'path', class: 'steps' }).minZoom, 14);
+  assert.equal(basemapStyle({ kind: 'building' }).minZoom, 14);
+  // Paths, index contours, water, woods and the other roads are drawn at every zoom.
+  for (const properties of [{ kind: 'path', class: 'footway' }, { kind: 'path', class: 'track' }, { kind: 'contour', index: true },
+    { kind: 'water' }, { kind: 'wood' }, { kind: 'road', class: 'residential' }, { kind: 'stream' }]) {
+    assert.equal(basemapStyle(properties).minZoom, undefined, JSON.stringify(properties));
+  }
+  // Only lines wide enough for a square end to show get round ones.
+  assert.equal(basemapStyle({ kind: 'road', class: 'primary' }).lineCap, 'round');
+  assert.equal(basemapStyle({ kind: 'road', class: 'residential' }).lineCap, undefined);
+});

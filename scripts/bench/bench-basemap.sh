@@ -12,7 +12,8 @@
 #     visit-basemap.js (goal: under 500 ms from the bytes to a canvas that holds the drawing: two animation frames,
 #     then one pixel read back, which makes the browser finish rasterizing), then pans the map for two seconds and
 #     counts the frames that took longer than two frame intervals (33 ms), then times the redraw when the finger
-#     lifts; reference: the same page with an empty map (Leaflet's own start, the same pan).
+#     lifts, at the opening zoom and again two zooms in; reference: the same page with an empty map (Leaflet's own
+#     start, the same pans). The page has the player's viewport tag, so it is laid out as wide as the phone.
 #
 #   scripts/bench/bench-basemap.sh
 #   BENCH_SKIP_BUILD=1 scripts/bench/bench-basemap.sh        the release build as it is
@@ -95,7 +96,10 @@ def measure(label, geojson):
     for name in ("leaflet.js", "leaflet.css"):
         shutil.copy(os.path.join("/usr/share/javascript/leaflet", name), site)
     with open(os.path.join(site, "index.html"), "w") as page:
-        page.write(f"""<!doctype html><html><head><link rel="stylesheet" href="leaflet.css">
+        # The player's viewport tag: without it, a phone (and Chromium's mobile emulation) lays the page out 980 px wide
+        # and the canvas holds six times the pixels the player's does.
+        page.write(f"""<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+    <link rel="stylesheet" href="leaflet.css">
     <style>html,body,#map{{margin:0;height:100%}}</style></head><body><div id="map"></div>
     <script src="leaflet.js"></script>
     <script type="module">
@@ -113,31 +117,39 @@ def measure(label, geojson):
       await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
       const canvas = document.querySelector('.leaflet-basemap-pane canvas');
       if (canvas) canvas.getContext('2d').getImageData(0, 0, 1, 1);
+      window.drawnAt ||= `zoom ${{map.getZoom()}}, canvas ${{canvas?.width}} × ${{canvas?.height}} px`;
     }};
     await settled();
     window.drawMs = performance.now() - started;
     // Two seconds of panning as a finger drags the map (Leaflet's drag handler moves the map pane and fires `move`; the
-    // canvas is redrawn once, at `moveend`): every frame's interval, then the redraw when the finger lifts.
-    const intervals = [];
-    let last = performance.now();
-    const until = last + 2000;
-    let step = 0;
-    await new Promise((done) => {{
-      function frame(now) {{
-        intervals.push(now - last); last = now;
-        map._rawPanBy([step++ % 120 < 60 ? 6 : -6, Math.round(3 * Math.sin(step / 10))]);
-        map.fire('move');
-        if (now < until) requestAnimationFrame(frame); else done();
-      }}
-      requestAnimationFrame(frame);
-    }});
-    const lifted = performance.now();
-    map.fire('moveend');
+    // canvas is redrawn once, at `moveend`): every frame's interval, then the redraw when the finger lifts. At the
+    // opening zoom, then two zooms in, where the classes the overview leaves out are drawn too.
+    const pan = async () => {{
+      const intervals = [];
+      let last = performance.now();
+      const until = last + 2000;
+      let step = 0;
+      await new Promise((done) => {{
+        function frame(now) {{
+          intervals.push(now - last); last = now;
+          map._rawPanBy([step++ % 120 < 60 ? 6 : -6, Math.round(3 * Math.sin(step / 10))]);
+          map.fire('move');
+          if (now < until) requestAnimationFrame(frame); else done();
+        }}
+        requestAnimationFrame(frame);
+      }});
+      const lifted = performance.now();
+      map.fire('moveend');
+      await settled();
+      const slow = intervals.filter((ms) => ms > 33.4).length;
+      return `zoom ${{map.getZoom()}}: ${{intervals.length}} frames in 2 s, ${{slow}} over 33 ms, the slowest ${{Math.round(Math.max(...intervals))}} ms, `
+        + `redrawn when the finger lifts in ${{Math.round(performance.now() - lifted)}} ms`;
+    }};
+    const panned = [await pan()];
+    map.setZoom(map.getZoom() + 2, {{ animate: false }});
     await settled();
-    window.redrawMs = performance.now() - lifted;
-    window.panFrames = intervals.length;
-    window.slowFrames = intervals.filter((ms) => ms > 33.4).length;
-    window.worstFrame = Math.max(...intervals);
+    panned.push(await pan());
+    window.panned = panned.join('; ');
     window.done = true;
     </script></body></html>""")
 
@@ -157,10 +169,10 @@ def measure(label, geojson):
         for _ in range(600):
             if driver.execute_script("return window.done === true"): break
             time.sleep(0.1)
-        result = driver.execute_script("return {drawMs: window.drawMs, panFrames: window.panFrames, slowFrames: window.slowFrames, "
-                                       "worstFrame: window.worstFrame, redrawMs: window.redrawMs, parseMs: window.parseMs, addMs: window.addMs}")
-        print(f"  {label}: drawn in {result['drawMs']:.0f} ms (JSON {result['parseMs']:.0f} ms, layers and first drawing {result['addMs']:.0f} ms); panning: {result['panFrames']} frames in 2 s, "
-              f"{result['slowFrames']} over 33 ms, the slowest {result['worstFrame']:.0f} ms; redrawn when the finger lifts in {result['redrawMs']:.0f} ms")
+        result = driver.execute_script("return {drawMs: window.drawMs, panned: window.panned, drawnAt: window.drawnAt, "
+                                       "parseMs: window.parseMs, addMs: window.addMs}")
+        print(f"  {label} ({result['drawnAt']}): drawn in {result['drawMs']:.0f} ms (JSON {result['parseMs']:.0f} ms, "
+              f"layers and first drawing {result['addMs']:.0f} ms); panning at {result['panned']}")
     finally:
         driver.quit()
         server.shutdown()
