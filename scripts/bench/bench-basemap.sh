@@ -12,8 +12,8 @@
 #     visit-basemap.js (goal: under 500 ms from the bytes to a canvas that holds the drawing: two animation frames,
 #     then one pixel read back, which makes the browser finish rasterizing), then pans the map for two seconds and
 #     counts the frames that took longer than two frame intervals (33 ms), then times the redraw when the finger
-#     lifts, at the opening zoom and again two zooms in; reference: the same page with an empty map (Leaflet's own
-#     start, the same pans). The page has the player's viewport tag, so it is laid out as wide as the phone.
+#     lifts, at the opening zoom, two zooms in, and at 16 (the tour's highest); reference: the same page with an
+#     empty map (Leaflet's own start, the same pans). The page has the player's viewport tag, so it is laid out as wide as the phone.
 #
 #   scripts/bench/bench-basemap.sh
 #   BENCH_SKIP_BUILD=1 scripts/bench/bench-basemap.sh        the release build as it is
@@ -123,7 +123,7 @@ def measure(label, geojson):
     window.drawMs = performance.now() - started;
     // Two seconds of panning as a finger drags the map (Leaflet's drag handler moves the map pane and fires `move`; the
     // canvas is redrawn once, at `moveend`): every frame's interval, then the redraw when the finger lifts. At the
-    // opening zoom, then two zooms in, where the classes the overview leaves out are drawn too.
+    // opening zoom, two zooms in (where the classes the overview leaves out are drawn too), and the tour's highest.
     const pan = async () => {{
       const intervals = [];
       let last = performance.now();
@@ -146,9 +146,11 @@ def measure(label, geojson):
         + `redrawn when the finger lifts in ${{Math.round(performance.now() - lifted)}} ms`;
     }};
     const panned = [await pan()];
-    map.setZoom(map.getZoom() + 2, {{ animate: false }});
-    await settled();
-    panned.push(await pan());
+    for (const zoom of [map.getZoom() + 2, 16]) {{
+      map.setZoom(zoom, {{ animate: false }});
+      await settled();
+      panned.push(await pan());
+    }}
     window.panned = panned.join('; ');
     window.done = true;
     </script></body></html>""")
