@@ -59,8 +59,8 @@ import Testing
     }
 
     /// The router's own list, not a list kept by hand: a route added tomorrow is asked too. Each is asked on a live
-    /// server (the one `serve` runs), by nobody and, for a read, by the admin too; a read is asked twice, so a public
-    /// read's second answer comes from the read cache. Path parameters take the
+    /// server (the one `serve` runs), by nobody and, for a read, by the admin too; a read is asked twice, as a phone
+    /// polling it does. Path parameters take the
     /// seed's ids, so many answers are real pages; refusals and 404s must carry the headers just the same.
     @Test("every route of the router answers with the same security headers: anonymous and as the admin, asked twice, on the live server")
     func everyRouteCarriesTheHeaders() async throws {
@@ -85,7 +85,7 @@ import Testing
             var pages = 0
             for route in routes {
                 let uri = concrete(route.path)
-                // Without credentials, so a public read's second answer can come from the store.
+                // Without credentials, as a phone asks.
                 for round in 1...(route.method == .get ? 2 : 1) {
                     let anonymous = try await client.execute(uri: uri, method: route.method)
                     Self.expectSecurityHeaders(anonymous, "\(route.method) \(uri), anonymous, round \(round) (\(anonymous.status.code))")

@@ -4,7 +4,9 @@ import NIOConcurrencyHelpers
 import PackageFormat
 import TrailAPI
 
-/// Signs the catalog once per catalog version and again before the signature's lifetime runs out.
+/// Signs the catalog once per catalog version and again before the signature's lifetime runs out. Not a read cache:
+/// the signed bytes are kept so that one catalog version is one body, one signature and one `ETag` (a phone polling
+/// it gets 304s, and nginx's cache can revalidate it); which version is current is read from the database each time.
 final class CatalogSigner: Sendable {
     struct Signed: Sendable {
         let catalogVersion: Int
@@ -28,41 +30,30 @@ final class CatalogSigner: Sendable {
     let publicURL: String
     /// With object storage: a version whose objects are confirmed in the bucket is named by its public URL there.
     let distribution: DistributionState?
-    /// When given, its generation says whether the database changed since the last signing, so a poll of an unchanged
-    /// catalog reads nothing from the database.
-    let changes: ReadAPICache?
-    private let cache = NIOLockedValueBox<(signed: Signed, generation: Int, changes: Int)?>(nil)
+    private let signedLast = NIOLockedValueBox<(signed: Signed, generation: Int)?>(nil)
 
     init(
         database: AppDatabase,
         signingKey: SigningKey,
         lifetime: TimeInterval,
         publicURL: String,
-        distribution: DistributionState? = nil,
-        changes: ReadAPICache? = nil
+        distribution: DistributionState? = nil
     ) {
         self.database = database
         self.signingKey = signingKey
         self.lifetime = lifetime
         self.publicURL = publicURL
         self.distribution = distribution
-        self.changes = changes
     }
 
     func current(now: Date = Date()) async throws -> Signed {
         let generation = distribution?.generation ?? 0
-        let changed = changes?.generation ?? -1
-        if changes != nil, let cached = cache.withLockedValue({ $0 }), cached.changes == changed, cached.generation == generation,
-            cached.signed.holds(at: now, lifetime: lifetime)
-        {
-            return cached.signed
-        }
         // An alert that ran out is retired first (a new catalog version), so the catalog signed below leaves it out.
         try await database.retireEndedAlerts(now: now)
         let version = try await database.catalogVersion()
         // Re-sign when the catalog changed, an object reached the bucket (a URL may move there), or less than a quarter
         // of its lifetime is left.
-        if let cached = cache.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
+        if let cached = signedLast.withLockedValue({ $0 }), cached.signed.catalogVersion == version, cached.generation == generation,
             cached.signed.holds(at: now, lifetime: lifetime)
         {
             return cached.signed
@@ -98,7 +89,7 @@ final class CatalogSigner: Sendable {
             expiresAt: expiresAt,
             nextAlertEnd: alerts.map(\.alert.endsAt).min()
         )
-        cache.withLockedValue { $0 = (signed, generation, changed) }
+        signedLast.withLockedValue { $0 = (signed, generation) }
         return signed
     }
 }

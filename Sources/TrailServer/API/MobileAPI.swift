@@ -22,7 +22,6 @@ struct MobileAPI: Sendable {
     /// With `--storage` and `--public-download-url`: objects confirmed in the bucket are answered with a redirect there.
     let distribution: DistributionState?
     /// Encoded answers of the read routes, until the data changes.
-    let readCache: ReadAPICache
     /// Who reported a verified download today.
     let verifiedDownloads: VerifiedDownloads
     /// With nginx in front (`--accel-redirect`): package and file bytes are sent by nginx.
@@ -48,49 +47,45 @@ struct MobileAPI: Sendable {
 
     /// Sites (parks, districts) and how many packages each publishes.
     func listSites(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        try await readCache.response("sites", request: request) {
-            try await database.siteSummaries().map {
-                Components.Schemas.Site(slug: $0.site.slug, name: $0.site.name, description: $0.site.description, packageCount: $0.packageCount)
-            }
+        let sites = try await database.siteSummaries().map {
+            Components.Schemas.Site(slug: $0.site.slug, name: $0.site.name, description: $0.site.description, packageCount: $0.packageCount)
         }
+        return try ReadAnswer.json(sites, request: request)
     }
 
     /// The published packages of one site, latest versions.
     func listSitePackages(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let slug = try context.parameters.require("slug")
-        return try await readCache.response("site-packages:\(slug)", request: request) {
-            guard let packages = try await database.publishedPackages(ofSite: slug) else { throw NotFound() }
-            return packages.map(item)
-        }
+        guard let packages = try await database.publishedPackages(ofSite: slug) else { throw NotFound() }
+        return try ReadAnswer.json(packages.map(item), request: request)
     }
 
     /// Full metadata of a published package (latest version), with its manifest and signature.
     func getPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        try await readCache.response("package:\(context.parameters.get("id") ?? "")", request: request) {
-            let published = try await publishedPackage(context)
-            let manifest = try published.version.decodedManifest()
-            let version = published.version
-            guard let signature = Data(base64Encoded: version.signature) else {
-                throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")
-            }
-            return Components.Schemas.PackageDetail(
-                id: published.package.id,
-                name: version.name,
-                description: version.description,
-                size: version.size,
-                version: version.version,
-                sha256: version.sha256,
-                updatedAt: version.createdAt,
-                park: published.siteName,
-                site: published.siteSlug,
-                bounds: manifest.bounds,
-                waypointCount: manifest.waypoints.count,
-                signature: Base64EncodedData(signature),
-                manifest: manifest,
-                downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version),
-                languages: manifest.languages
-            )
+        let published = try await publishedPackage(context)
+        let manifest = try published.version.decodedManifest()
+        let version = published.version
+        guard let signature = Data(base64Encoded: version.signature) else {
+            throw HTTPError(.internalServerError, message: "The stored signature of this package is not base64.")
         }
+        let detail = Components.Schemas.PackageDetail(
+            id: published.package.id,
+            name: version.name,
+            description: version.description,
+            size: version.size,
+            version: version.version,
+            sha256: version.sha256,
+            updatedAt: version.createdAt,
+            park: published.siteName,
+            site: published.siteSlug,
+            bounds: manifest.bounds,
+            waypointCount: manifest.waypoints.count,
+            signature: Base64EncodedData(signature),
+            manifest: manifest,
+            downloadURL: APIURL.download(publicURL, packageId: published.package.id, version: version.version),
+            languages: manifest.languages
+        )
+        return try ReadAnswer.json(detail, request: request)
     }
 
     /// The latest version's zip (GET and HEAD).
@@ -132,9 +127,7 @@ struct MobileAPI: Sendable {
 
     /// The server's Ed25519 public key.
     func getSigningKey(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        try await readCache.response("signing-key", request: request) {
-            Components.Schemas.SigningKey(signingKey)
-        }
+        try ReadAnswer.json(Components.Schemas.SigningKey(signingKey), request: request)
     }
 
     /// The signed catalog: the body's exact bytes, their signature in `Catalog-Signature`, a 304 while unchanged.

@@ -36,8 +36,6 @@ struct AppDependencies: Sendable {
     let files: ContentStore
     /// The object-storage mirror's state, with `--storage`.
     let distribution: DistributionState?
-    /// The mobile read routes' encoded answers, dropped at every change of what they are made of.
-    let readCache = ReadAPICache()
     /// Who reported a verified download today, so the count takes each caller once a day.
     let verifiedDownloads = VerifiedDownloads()
     /// How many visitor events each address sent this hour (in memory only), for the events route's cap.
@@ -106,14 +104,12 @@ struct AppDependencies: Sendable {
         var distribution: DistributionState?
         if let storage = config.storage { distribution = try await DistributionState(settings: storage, database: database) }
         self.distribution = distribution
-        try readCache.observe(database)
         self.catalog = CatalogSigner(
             database: database,
             signingKey: key,
             lifetime: config.catalogLifetime,
             publicURL: config.effectivePublicURL,
-            distribution: distribution,
-            changes: readCache
+            distribution: distribution
         )
     }
 
@@ -166,7 +162,6 @@ package func buildApplication(
     try await dependencies.files.prune()
     var services: [any Service] = [
         dependencies.scans, dependencies.builds, MaintenanceService(database: database, paths: paths, logger: logger),
-        OtherProcessCommits(database: database, cache: dependencies.readCache),
     ]
     if let media = dependencies.media { services.append(media) }
     if let outbox = dependencies.mailer.outbox { services.append(outbox) }
@@ -369,7 +364,6 @@ func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
         files: dependencies.files,
         metrics: dependencies.metrics,
         distribution: dependencies.distribution,
-        readCache: dependencies.readCache,
         verifiedDownloads: dependencies.verifiedDownloads,
         accel: config.accelRedirect.map { AccelRedirect(prefix: $0, dataFolder: config.dataFolder) }
     )
@@ -388,7 +382,6 @@ func buildRouter(_ dependencies: AppDependencies) -> Router<AppRequestContext> {
         packageTiles: dependencies.packageTiles,
         assets: dependencies.playerAssets,
         authorization: authorization,
-        readCache: dependencies.readCache,
         publicURL: config.effectivePublicURL
     )
     visit.scannerReady = { [scans = dependencies.scans] in scans.scannerReady }

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// The one rule for answers with a validator, used by every route that has one (the read cache, the catalog, manifests,
+/// The one rule for answers with a validator, used by every route that has one (the read answers, the catalog, manifests,
 /// update plans, files): a strong `ETag` over the exact bytes sent; `304 Not Modified` with the same headers and no body
 /// when `If-None-Match` names it (RFC 9110 §13.1.2: a list, weak tags compared by their opaque part, or `*`); else the
 /// bytes with their `Content-Length`. `Cache-Control` is the route's (`no-cache` for answers that change, immutable for

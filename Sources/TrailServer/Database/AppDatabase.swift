@@ -150,12 +150,6 @@ extension UnixTimeRecord {
 
 // The database's own health, as the server's services ask it.
 extension AppDatabase {
-    /// The writer connection's `data_version`: it changes when another connection (the CLI, another process) commits,
-    /// never for this connection's own commits.
-    func dataVersion() async throws -> Int {
-        try await writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
-    }
-
     /// A write that changes nothing the app reads (`user_version` rewritten with its own value), committed: proof that
     /// the database file can be written and synced.
     func checkWritable() async throws {

@@ -19,7 +19,6 @@ struct VisitController: Sendable {
     let assets: PlayerAssets
     let authorization: Authorization
     /// Keeps `/visit`'s pages (without a search) until a release, an unpublish or a site edit changes them.
-    let readCache: ReadAPICache
     /// `--public-url`: the player's address in QR codes.
     let publicURL: String
     /// Whether the malware scanner has signatures: an empty list says why nothing is published when it has none.
@@ -53,9 +52,7 @@ struct VisitController: Sendable {
     /// Sites and their published tours, a page at a time (`?after=`), searched by name (`?q=`), optionally of one site
     /// (`?site=`): name, length, walking time, languages, download size. The same for everyone (no sign-in, nothing
     /// personal), so it has a strong ETag over its bytes and answers `If-None-Match` with 304; `no-cache` makes every
-    /// client (and nginx, which keeps it a second) ask again, so a release or an unpublish shows at once. Pages without
-    /// a search are kept rendered in the read cache until the data they show changes: a visitor's 304 costs no database
-    /// read and no rendering.
+    /// client (and nginx, which keeps it a second) ask again, so a release or an unpublish shows at once.
     func listTours(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let form = QueryForm(request)
         let query = String((form["q"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines).prefix(TourListFilter.maxQueryLength))
@@ -69,13 +66,8 @@ struct VisitController: Sendable {
             after = (siteId, fields[1])
         }
         let scannerReady = scannerReady()
-        let render = { try await renderTourList(query: query, siteSlug: siteSlug, listing: listing, after: after, scannerReady: scannerReady) }
-        guard query.isEmpty else {
-            return ReadAPICache.answer(try await render(), contentType: Self.html, request: request)
-        }
-        // The scanner's state is part of the key: the empty page's reason changes when signatures arrive.
-        let key = "visit \(listing) after=\(form["after"] ?? "") scanner=\(scannerReady)"
-        return try await readCache.response(key, contentType: Self.html, request: request, make: render)
+        let page = try await renderTourList(query: query, siteSlug: siteSlug, listing: listing, after: after, scannerReady: scannerReady)
+        return ReadAnswer.bytes(page, contentType: Self.html, request: request)
     }
 
     static let html = "text/html; charset=utf-8"
