@@ -2,7 +2,7 @@
 # Runs every benchmark, or the named ones, and ends with one table: measurement, this server, the reference it is
 # compared with in the same run, the ratio, the goal, met or not, and the load average around the runs.
 #
-#   scripts/bench/bench.sh                       upload browser-upload package download deployed deployed-upload hostile delta storage scan panel-load media player stats
+#   scripts/bench/bench.sh                       upload browser-upload package download deployed deployed-upload hostile import-load delta storage scan panel-load media player stats
 #   scripts/bench/bench.sh download panel-load   only these
 #
 # Each script also runs alone (scripts/bench/bench-NAME.sh, see its header for its settings); here they share one
@@ -10,7 +10,7 @@
 # Sizes and runs are each script's defaults; the whole set takes about half an hour on a 2-core machine.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-all=(upload browser-upload package download deployed deployed-upload hostile delta storage scan panel-load media player stats)
+all=(upload browser-upload package download deployed deployed-upload hostile import-load delta storage scan panel-load media player stats)
 names=("$@"); (( ${#names[@]} )) || names=("${all[@]}")
 for name in "${names[@]}"; do
   [[ -x "$root/scripts/bench/bench-$name.sh" ]] || { echo "no benchmark named $name (choose from: ${all[*]})" >&2; exit 2; }
