@@ -327,6 +327,29 @@ export function labelAt(prepared, px, py, scale, reach = 8) {
   return best;
 }
 
+const batchedCanvasClasses = new WeakMap();
+
+/** Leaflet's canvas renderer, drawing the prepared map given in its `prepared` option instead of layers of its own:
+ * one class per Leaflet module, made the first time it is needed. */
+function batchedCanvas(L) {
+  let Batched = batchedCanvasClasses.get(L);
+  if (!Batched) {
+    Batched = L.Canvas.extend({
+      onAdd(added) {
+        L.Canvas.prototype.onAdd.call(this, added);
+        drawPrepared(this, this.options.prepared);  // Leaflet draws a renderer's layers when it is added; this one has none
+      },
+      _updatePaths() {
+        if (this._postponeUpdatePaths) return;
+        drawPrepared(this, this.options.prepared);
+      },
+      _redraw() {},
+    });
+    batchedCanvasClasses.set(L, Batched);
+  }
+  return Batched;
+}
+
 /** Adds `geojson` to `map` (a Leaflet map, `L` its module) in a pane between the tiles and the route; returns the
  * layer. `attribution` is the credit shown in the map's corner, as text. */
 export function addBasemap(L, map, geojson, attribution) {
@@ -336,18 +359,8 @@ export function addBasemap(L, map, geojson, attribution) {
     pane.style.pointerEvents = 'none';  // the map, not the canvas, answers the pointer
   }
   const prepared = prepareBasemap(geojson?.features);
-  const Batched = L.Canvas.extend({
-    onAdd(added) {
-      L.Canvas.prototype.onAdd.call(this, added);
-      drawPrepared(this, prepared);  // Leaflet draws a renderer's layers when it is added; this one has none
-    },
-    _updatePaths() {
-      if (this._postponeUpdatePaths) return;
-      drawPrepared(this, prepared);
-    },
-    _redraw() {},
-  });
-  const layer = new Batched({ pane: 'basemap', padding: 0.1 });
+  const Batched = batchedCanvas(L);
+  const layer = new Batched({ pane: 'basemap', padding: 0.1, prepared });
   layer.addTo(map);
   // Names of points stay on the map while there are few enough to read; past that, and for lines and areas, a name
   // shows where the pointer rests or the finger taps.
