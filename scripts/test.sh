@@ -30,7 +30,7 @@ scripts/check-lock.sh
 # The tests of time-outs and pacing run in the second phase too: they need a server that keeps to a short idle or write
 # time-out while a client is slow or stalls on purpose, and a connection's requests answered at the pace of a server
 # that is not shared with five hundred other tests; the parallel phase's crowding of the two cores allows neither.
-# The big-imports test is here too: it asks /healthz for a prompt answer while four imports are read.
+# The big-imports test is here too: its four imports of 19 MiB at once would crowd the parallel phase further.
 calm="theLiveTestClientReconnects|idleConnectionsCloseMovingUploadsDoNot|answersRespectBackPressure|unreadDownloadIsCut"
 calm+="|peersThatNeverReadCannotStallTheServer|stopDoesNotWaitForAStalledPeer|bigImportsLeaveTheServerAnswering"
 TRAIL_SLOW_TESTS=0 scripts/swift-test-watchdog.sh --skip "$calm"
