@@ -235,7 +235,7 @@ struct MediaController: Sendable {
             paths: paths,
             openMap: openMap
         )
-        .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+        .waypointPage(tour, waypoint, canEdit: access.canAuthor, user: context.user)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }
             var row = row
