@@ -55,8 +55,6 @@ struct SignedInContext: ChildRequestContext, AppContextProviding {
     let user: AuthenticatedUser
     /// The context the group made this one from (sessions, CSRF, the client's address).
     let app: AppRequestContext
-    /// Set by `SiteMemberMiddleware` on the site group's routes, for `SiteMemberContext`.
-    var siteMember: (site: Site, access: SiteAccess)?
 
     init(context: AppRequestContext) throws {
         // RequireUserMiddleware runs first and answers a visitor without a session; this is the type's own guarantee.
@@ -75,27 +73,15 @@ struct SignedInContext: ChildRequestContext, AppContextProviding {
 
 /// A request of one site's routes (`/sites/{slug}/…`) by a member of the site, or an admin. (The alerts keep their own
 /// look-up in `AlertsService`: it answers a member who may not manage them with 403 and why.) `SiteMemberMiddleware`
-/// reads the site and the user's access through `Authorization` before the handler runs (someone who may not see the
-/// site gets 404, as everywhere), so a handler starts from `context.site` and `context.access` and checks only what
-/// its action needs (`try context.access.require(.manage, to: …)`).
-struct SiteMemberContext: ChildRequestContext, AppContextProviding {
+/// reads the site and the user's access through `Authorization` and makes this context before the handler runs
+/// (someone who may not see the site gets 404, as everywhere), so a handler starts from `context.site` and
+/// `context.access` and checks only what its action needs (`try context.access.require(.manage, to: …)`).
+struct SiteMemberContext: MiddlewareMadeContext, AppContextProviding {
     var coreContext: CoreRequestContextStorage
     let user: AuthenticatedUser
     let site: Site
     let access: SiteAccess
     let app: AppRequestContext
-
-    init(context: SignedInContext) throws {
-        // The group's middleware sets it or throws; without it the route was wired outside the site group.
-        guard let member = context.siteMember else {
-            throw HTTPError(.internalServerError, message: "A site route was registered outside the site group.")
-        }
-        self.coreContext = context.coreContext
-        self.user = context.user
-        self.site = member.site
-        self.access = member.access
-        self.app = context.app
-    }
 
     var maxUploadSize: Int { app.maxUploadSize }
     var actor: AuditActor { app.actor }

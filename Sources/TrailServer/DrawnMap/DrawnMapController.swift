@@ -12,15 +12,14 @@ struct DrawnMapController: Sendable {
     let openMap: OpenDataMap
 
     func addRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.get("/tours/{id}/basemap.geojson", use: getTourBasemap)
+        router.tourGroup(authorization, .view, malformedID: .notFound).get("basemap.geojson", use: getTourBasemap)
         router.get("/places", use: searchPlaces)
     }
 
     /// The frame's map as GeoJSON, as the next build would ship it; 409 without a frame, 404 when nothing can be drawn
     /// there (with the reason).
-    func getTourBasemap(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let tour = try await authorization.tour(id: id, user: context.user).tour
+    func getTourBasemap(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         guard let frame = tour.frame else { throw Conflict("This tour has no frame yet: set the frame, and its map can be drawn.") }
         switch await openMap.basemap(frame: frame, maxZoom: tour.maxZoom) {
         case .drawn(let map, _):

@@ -18,7 +18,8 @@ struct MediaController: Sendable {
     let openMap: OpenDataMap
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAssets)
+        // A malformed tour or waypoint id is not found, before anything is read.
+        router.waypointGroup(authorization, .edit, malformedID: .notFoundUnread).post("assets", use: uploadAssets)
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/assets/{aid}/content", method: method, use: showAssetContent)
@@ -52,8 +53,8 @@ struct MediaController: Sendable {
 
     /// Uploads one or more files to a waypoint (multipart); with several, a refused one is named in the notice and the
     /// others are kept. JSON (201) for the page's script.
-    func uploadAssets(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, waypoint) = try await editableWaypoint(context)
+    func uploadAssets(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let (tour, waypoint) = try unlocked(context)
         let received = try await MultipartUpload.receive(
             request,
             paths: paths,
@@ -84,7 +85,7 @@ struct MediaController: Sendable {
         }
         if request.wantsJSON {
             var bodies: [Components.Schemas.Asset] = []
-            for asset in added { bodies.append(try await body(asset, context)) }
+            for asset in added { bodies.append(try await body(asset, viewer: context.user)) }
             return try JSONResponse.make(bodies, status: .created)
         }
         let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
@@ -158,7 +159,7 @@ struct MediaController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.post("/tours/{id}/waypoints/{wid}/assets", use: uploadAsset)
+        router.waypointGroup(authorization, .edit, malformedID: .notFoundUnread).post("assets", use: uploadAsset)
         router.get("/assets/{aid}", use: getAsset)
         for role in CompanionRole.allCases {
             router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await attachCompanion(request, context, role: role) }
@@ -167,8 +168,8 @@ struct MediaController: Sendable {
     }
 
     /// Uploads exactly one file to a waypoint (multipart `file`); 201 with the asset and its address.
-    func uploadAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, waypoint) = try await editableWaypoint(context)
+    func uploadAsset(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let (tour, waypoint) = try unlocked(context)
         let received = try await MultipartUpload.receive(
             request,
             paths: paths,
@@ -187,14 +188,14 @@ struct MediaController: Sendable {
             replacing: replacing,
             actor: context.actor
         )
-        var response = try await JSONResponse.make(body(asset, context), status: .created)
+        var response = try await JSONResponse.make(body(asset, viewer: context.user), status: .created)
         response.headers[.location] = APIURL.manageAsset(asset.id)
         return response
     }
 
     /// One file, with its captions and transcript.
     func getAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        try await JSONResponse.make(body(try viewableAsset(context), context))
+        try await JSONResponse.make(body(try viewableAsset(context), viewer: context.user))
     }
 
     /// Changes a file's title, alt text or language; what is left out stays as it is.
@@ -210,7 +211,7 @@ struct MediaController: Sendable {
             useOriginal: patch.useOriginal,
             actor: context.actor
         )
-        return try await JSONResponse.make(body(described, context))
+        return try await JSONResponse.make(body(described, viewer: context.user))
     }
 
     /// The waypoint page again after a refused form on one of its files (422), that file's row changed by `edit`
@@ -235,7 +236,7 @@ struct MediaController: Sendable {
             paths: paths,
             openMap: openMap
         )
-        .waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+        .waypointPage(tour, waypoint, canEdit: access.canAuthor, user: context.user)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }
             var row = row
@@ -268,14 +269,12 @@ struct MediaController: Sendable {
 
     // MARK: Authorization on the object
 
-    func editableWaypoint(_ context: SignedInContext) async throws -> (Tour, Waypoint) {
-        guard let tourId = context.parameters.get("id", as: Int64.self), let waypointId = context.parameters.get("wid", as: Int64.self) else {
-            throw NotFound()
-        }
-        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.user)
-        guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
+    /// The route's tour and waypoint (the group's middleware has checked that the user may change them), unless an
+    /// open publish request has locked the tour.
+    func unlocked(_ context: WaypointContext) throws -> (Tour, Waypoint) {
+        let tour = context.tour
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
-        return (tour, waypoint)
+        return (tour, context.waypoint)
     }
 
     func viewableAsset(_ context: SignedInContext) async throws -> Asset {
@@ -295,11 +294,11 @@ struct MediaController: Sendable {
 
     // MARK: Views
 
-    func body(_ asset: Asset, _ context: SignedInContext) async throws -> Components.Schemas.Asset {
-        guard asset.companionOf == nil else { return try Components.Schemas.Asset(asset, viewer: context.user) }
+    func body(_ asset: Asset, viewer: AuthenticatedUser) async throws -> Components.Schemas.Asset {
+        guard asset.companionOf == nil else { return try Components.Schemas.Asset(asset, viewer: viewer) }
         let companions = try await database.companions(of: asset.id)
         let copy = try await database.optimizedCopy(assetId: asset.id)
-        return try Components.Schemas.Asset(asset, viewer: context.user, companions: companions, copy: copy)
+        return try Components.Schemas.Asset(asset, viewer: viewer, companions: companions, copy: copy)
     }
 
     /// Clean files only, never as HTML or SVG (we accept neither), `nosniff` on every answer, Range for players.

@@ -21,13 +21,15 @@ struct PrintController: Sendable {
     let paths: DataPaths
 
     func addRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.get("/tours/{id}/print/sign.pdf", use: getTourPrintSign)
-        router.get("/tours/{id}/print/booklet.pdf", use: getTourPrintBooklet)
+        // A tour the user may not see is a 404 before the query is looked at.
+        let printing = router.tourGroup(authorization, .view, malformedID: .notFound)
+        printing.get("print/sign.pdf", use: getTourPrintSign)
+        printing.get("print/booklet.pdf", use: getTourPrintBooklet)
     }
 
     /// The trailhead sign (`?size=`, default 24 × 36 in; `?draft=1` for a proof).
-    func getTourPrintSign(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let id = try await visibleTourId(context)
+    func getTourPrintSign(_ request: Request, _ context: TourContext) async throws -> Response {
+        let id = context.tour.id
         let form = QueryForm(request)
         var size = SignSize.standard
         if let value = form["size"], !value.isEmpty {
@@ -42,8 +44,8 @@ struct PrintController: Sendable {
     }
 
     /// The booklet (`?paper=`, default letter; `?draft=1` for a proof).
-    func getTourPrintBooklet(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let id = try await visibleTourId(context)
+    func getTourPrintBooklet(_ request: Request, _ context: TourContext) async throws -> Response {
+        let id = context.tour.id
         let form = QueryForm(request)
         var paper = BookletPaper.standard
         if let value = form["paper"], !value.isEmpty {
@@ -55,13 +57,6 @@ struct PrintController: Sendable {
         let logger = context.logger
         let pdf = try await slots.run { try PrintLayout.booklet(map.drawn(on: tour, logger: logger), paper: bookletPaper) }
         return Self.answer(pdf, name: "booklet-\(paper.rawValue)", draft: tour.draft)
-    }
-
-    /// The id of a tour the user may see (404 otherwise, before the query is looked at).
-    private func visibleTourId(_ context: SignedInContext) async throws -> Int64 {
-        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        _ = try await authorization.tour(id: id, user: context.user)
-        return id
     }
 
     /// The tour as printed: released and published now, with the alerts in force, and where its map's layers come

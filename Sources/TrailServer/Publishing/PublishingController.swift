@@ -20,7 +20,7 @@ struct PublishingController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.post("/tours/{id}/publish", use: submitTour)
+        router.tourGroup(publishing.authorization, .edit).post("publish", use: submitTour)
         router.get("/reviews", use: listReviews)
         router.get("/requests/{rid}", use: showRequest)
         router.get("/requests/{rid}/assets/{index}", use: showStagedAsset)
@@ -37,10 +37,10 @@ struct PublishingController: Sendable {
 
     /// Submits a tour for review: the package build starts and the request page opens; a tour not ready yet goes back
     /// to its publish card with the problems.
-    func submitTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let tourId = try context.parameters.require("id", as: Int64.self)
+    func submitTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tourId = context.tour.id
         do {
-            let publish = try await publishing.submit(tourId: tourId, user: context.user, actor: context.actor)
+            let publish = try await publishing.submit(context.tour, user: context.user, actor: context.actor)
             return pages.redirect(
                 to: PanelURL.request(publish.id),
                 notice: "Submitted. The package is being built; reviewers will be asked once it is ready."
@@ -232,7 +232,7 @@ struct PublishingController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.post("/tours/{id}/publish", use: startPublish)
+        router.tourGroup(publishing.authorization, .edit, malformedID: .notFound).post("publish", use: startPublish)
         router.get("/publish-requests/{rid}", use: getPublishRequest)
         router.post("/publish-requests/{rid}/approve", use: approvePublishRequest)
         router.post("/publish-requests/{rid}/deny", use: denyPublishRequest)
@@ -244,9 +244,8 @@ struct PublishingController: Sendable {
     }
 
     /// Submits a tour for review (202, the request's address in Location).
-    func startPublish(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let publish = try await publishing.submit(tourId: tourId, user: context.user, actor: context.actor)
+    func startPublish(_ request: Request, _ context: TourContext) async throws -> Response {
+        let publish = try await publishing.submit(context.tour, user: context.user, actor: context.actor)
         var response = try JSONResponse.make(Components.Schemas.PublishAccepted(requestId: publish.id), status: .accepted)
         response.headers[.location] = APIURL.managePublishRequest(publish.id)
         return response

@@ -22,8 +22,13 @@ struct PublishingService: Sendable {
     /// draft → building: the tour is frozen into a request and its package is built in the background.
     /// Throws ``NotReadyToPublish`` with the checklist's problems.
     func submit(tourId: Int64, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
-        _ = try await authorization.editableTour(id: tourId, user: user)
-        let publish = try await database.startPublish(tourId: tourId, actor: actor, tiles: tileSettings.current)
+        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: user)
+        return try await submit(tour, user: user, actor: actor)
+    }
+
+    /// The same for a tour the user may change, as a tour route's group has checked before its handler.
+    func submit(_ tour: Tour, user: AuthenticatedUser, actor: AuditActor) async throws -> PublishRequest {
+        let publish = try await database.startPublish(tourId: tour.id, actor: actor, tiles: tileSettings.current)
         builds.wake()
         await mailer?.reviewRequested(requestId: publish.id, by: user)
         return publish

@@ -19,37 +19,51 @@ struct Authorization: Sendable {
         return found
     }
 
+    /// The tour, its site and the user's access, from one read, when the user may do what `need` says with it.
+    func tour(id: Int64, user: AuthenticatedUser, need: TourAccessNeed) async throws -> (tour: Tour, site: Site, access: SiteAccess) {
+        guard let found = try await database.tourAccess(id: id, user: user) else { throw NotFound() }
+        try need.check(found.access)
+        return found
+    }
+
     /// The tour, its site and the user's access, from one read.
     func tour(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess) {
-        guard let found = try await database.tourAccess(id: id, user: user) else { throw NotFound() }
-        try found.access.require(.view, to: "see it")
-        return found
+        try await tour(id: id, user: user, need: .view)
     }
 
     /// The tour, when the user may change it (author or manager of its site, or admin).
     func editableTour(id: Int64, user: AuthenticatedUser) async throws -> (tour: Tour, site: Site, access: SiteAccess) {
-        let result = try await tour(id: id, user: user)
-        try result.access.require(.author, to: "change its tours")
-        return result
+        try await tour(id: id, user: user, need: .edit)
+    }
+
+    /// The tour as `tour(id:user:need:)` gives it, and its waypoint `waypointId` from the same read (nil when the
+    /// tour has no such waypoint, or there is no id to look for).
+    func waypoint(
+        tourId: Int64,
+        waypointId: Int64?,
+        user: AuthenticatedUser,
+        need: TourAccessNeed
+    ) async throws -> (tour: Tour, site: Site, access: SiteAccess, waypoint: Waypoint?) {
+        guard let found = try await database.waypointAccess(tourId: tourId, waypointId: waypointId, user: user) else { throw NotFound() }
+        try need.check(found.access)
+        return found
     }
 }
 
-/// Reads the `{slug}` route's site and the user's access once, for the handlers of a site's routes
-/// (`SiteMemberContext`); a site the user may not see is a 404 before any handler runs.
-struct SiteMemberMiddleware: RouterMiddleware {
-    typealias Context = SignedInContext
+/// Reads the `{slug}` route's site and the user's access once and makes the `SiteMemberContext` of a site's routes;
+/// a site the user may not see is a 404 before any handler runs.
+struct SiteMemberMiddleware: ContextMiddleware {
     let authorization: Authorization
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var context = context
-        context.siteMember = try await authorization.site(slug: context.parameters.require("slug"), user: context.user)
-        return try await next(request, context)
+    func context(for request: Request, from parent: SignedInContext) async throws -> SiteMemberContext {
+        let (site, access) = try await authorization.site(slug: parent.parameters.require("slug"), user: parent.user)
+        return SiteMemberContext(coreContext: parent.coreContext, user: parent.user, site: site, access: access, app: parent.app)
     }
 }
 
 extension RouterMethods<SignedInContext> {
     /// The routes below `/sites/{slug}`, each handed a `SiteMemberContext`.
     func siteGroup(_ authorization: Authorization) -> RouterGroup<SiteMemberContext> {
-        group("sites/{slug}").add(middleware: SiteMemberMiddleware(authorization: authorization)).group(context: SiteMemberContext.self)
+        group("sites/{slug}", context: SiteMemberMiddleware(authorization: authorization))
     }
 }

@@ -157,6 +157,23 @@ extension AppDatabase {
         }
     }
 
+    /// The same, and the tour's waypoint `waypointId` from the same read (nil when the tour has no such waypoint, or
+    /// there is no id to look for).
+    func waypointAccess(
+        tourId: Int64,
+        waypointId: Int64?,
+        user: AuthenticatedUser
+    ) async throws -> (tour: Tour, site: Site, access: SiteAccess, waypoint: Waypoint?)? {
+        try await read { db in
+            guard let tour = try Tour.fetchOne(db, id: tourId), let site = try Site.fetchOne(db, id: tour.siteId) else { return nil }
+            let waypoint = try waypointId.flatMap {
+                try Waypoint.filter(Waypoint.Columns.tourId == tourId && Waypoint.Columns.id == $0).fetchOne(db)
+            }
+            let access = SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id), isAdmin: user.isAdmin, siteName: site.name)
+            return (tour, site, access, waypoint)
+        }
+    }
+
     /// The same inside a transaction, for the re-checks of database writes (the site's name for the message too).
     static func access(_ db: Database, user: AuthenticatedUser, siteId: Int64) throws -> SiteAccess {
         let name = try String.fetchOne(db, sql: "SELECT name FROM site WHERE id = ?", arguments: [siteId]) ?? "this site"

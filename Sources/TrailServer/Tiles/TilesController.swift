@@ -22,8 +22,10 @@ struct TilesController: Sendable {
     // MARK: Panel
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.post("/tours/{id}/tiles", use: uploadTilesFile)
-        router.post("/tours/{id}/tiles/delete", use: deleteTilesFile)
+        // A malformed tour id is not found; a locked tour's tiles are refused by each handler (409).
+        let editing = router.tourGroup(authorization, .edit, malformedID: .notFound)
+        editing.post("tiles", use: uploadTilesFile)
+        editing.post("tiles/delete", use: deleteTilesFile)
 
         router.get("/requests/{rid}/tiles/{z}/{x}/{y}", use: requestTile)
         router.get("/requests/{rid}/basemap.geojson", use: requestBasemap)
@@ -39,8 +41,8 @@ struct TilesController: Sendable {
 
     /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
     /// Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
-    func uploadTilesFile(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let tour = try await editableTour(context)
+    func uploadTilesFile(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = try unlocked(context.tour)
         let tileset = try await receive(request, tour: tour, context: context)
         return pages.redirect(
             to: PanelURL.tour(tour.id, at: .tiles),
@@ -50,8 +52,8 @@ struct TilesController: Sendable {
     }
 
     /// Deletes the tour's MBTiles file; its packages use the tile server again.
-    func deleteTilesFile(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let tour = try await editableTour(context)
+    func deleteTilesFile(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = try unlocked(context.tour)
         let released = try await database.deleteTileset(tourId: tour.id, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
         return pages.redirect(to: PanelURL.tour(tour.id, at: .tiles), notice: "Map tiles file deleted; packages use the tile server again.")
@@ -185,14 +187,15 @@ struct TilesController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.post("/tours/{id}/tiles", use: uploadTiles)
-        router.get("/tours/{id}/tiles", use: getTiles)
-        router.delete("/tours/{id}/tiles", use: deleteTiles)
+        let editing = router.tourGroup(authorization, .edit, malformedID: .notFound)
+        editing.post("tiles", use: uploadTiles)
+        router.tourGroup(authorization, .view, malformedID: .notFound).get("tiles", use: getTiles)
+        editing.delete("tiles", use: deleteTiles)
     }
 
     /// Uploads a tour's MBTiles file (multipart `file`); 201 with the tileset and its address.
-    func uploadTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let tour = try await editableTour(context)
+    func uploadTiles(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = try unlocked(context.tour)
         let tileset = try await receive(request, tour: tour, context: context)
         var response = try JSONResponse.make(try Components.Schemas.Tileset(tileset), status: .created)
         response.headers[.location] = APIURL.manageTourTiles(tour.id)
@@ -201,16 +204,14 @@ struct TilesController: Sendable {
 
     /// The tour's MBTiles file and its scan status; 204 when it has none (the tour is there, and uses the tile server
     /// if one is set: a 404 would say the tour is not).
-    func getTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.tour(id: id, user: context.user)
-        guard let tileset = try await database.tileset(tourId: tour.id) else { return Response(status: .noContent) }
+    func getTiles(_ request: Request, _ context: TourContext) async throws -> Response {
+        guard let tileset = try await database.tileset(tourId: context.tour.id) else { return Response(status: .noContent) }
         return try JSONResponse.make(try Components.Schemas.Tileset(tileset))
     }
 
     /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
-    func deleteTiles(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let tour = try await editableTour(context)
+    func deleteTiles(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = try unlocked(context.tour)
         let released = try await database.deleteTileset(tourId: tour.id, actor: context.actor)
         await StoredFiles(paths: paths).removeUnreferenced(released)
         return Response(status: .noContent)
@@ -218,16 +219,15 @@ struct TilesController: Sendable {
 
     // MARK: Upload
 
-    func editableTour(_ context: SignedInContext) async throws -> Tour {
-        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.editableTour(id: id, user: context.user)
+    /// The tour, unless an open publish request has locked it.
+    func unlocked(_ tour: Tour) throws -> Tour {
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return tour
     }
 
     /// Streams the multipart body to disk (as any upload), then checks the file: SQLite magic, MBTiles schema, raster
     /// tiles, bounds overlapping the frame. A refused file is removed at once; an accepted one waits for the scanner.
-    func receive(_ request: Request, tour: Tour, context: SignedInContext) async throws -> TourTileset {
+    func receive(_ request: Request, tour: Tour, context: TourContext) async throws -> TourTileset {
         // The file replaces the tour's current one, so that one's size is room too.
         var budget: MultipartUpload.Budget?
         if let site = try await database.site(id: tour.siteId), let quota = site.storageQuotaBytes {

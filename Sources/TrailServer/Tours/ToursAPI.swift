@@ -75,12 +75,15 @@ struct ToursAPI: Sendable {
     func addRoutes(to router: some RouterMethods<SignedInContext>) {
         router.post("/tours", use: createTour)
         router.get("/tours", use: listTours)
-        router.get("/tours/{id}", use: getTour)
-        router.patch("/tours/{id}", use: updateTour)
-        router.delete("/tours/{id}", use: deleteTour)
-        router.post("/tours/{id}/waypoints", use: createWaypoint)
-        router.patch("/tours/{id}/waypoints/{wid}", use: updateWaypoint)
-        router.delete("/tours/{id}/waypoints/{wid}", use: deleteWaypoint)
+        // A forged or malformed id is simply not found.
+        router.tourGroup(authorization, .view, malformedID: .notFound).get(use: getTour)
+        let editing = router.tourGroup(authorization, .edit, malformedID: .notFound)
+        editing.patch(use: updateTour)
+        editing.delete(use: deleteTour)
+        editing.post("waypoints", use: createWaypoint)
+        let editingWaypoint = router.waypointGroup(authorization, .edit, malformedID: .notFound)
+        editingWaypoint.patch(use: updateWaypoint)
+        editingWaypoint.delete(use: deleteWaypoint)
     }
 
     /// Creates a tour in the site named in the body (authors); 201 with the tour.
@@ -140,14 +143,15 @@ struct ToursAPI: Sendable {
     }
 
     /// One tour with its waypoints and their files.
-    func getTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.tour(id: try tourId(context), user: context.user)
+    func getTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.user))
     }
 
     /// Changes what the body names: languages, details, frame and zooms, texts in further languages.
-    func updateTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var (tour, site, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
+    func updateTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        var tour = context.tour
+        let site = context.site
         let body = try await request.decodeJSON(PatchTour.self, context: context)
         // Checked before anything is written: a refused field stores nothing.
         _ = try body.accessibility?.validated()
@@ -198,15 +202,15 @@ struct ToursAPI: Sendable {
     }
 
     /// Deletes the tour (204).
-    func deleteTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
+    func deleteTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         try await database.deleteTour(id: tour.id, actor: context.actor)
         return Response(status: .noContent)
     }
 
     /// Adds a waypoint, with its texts in further languages; 201 with the waypoint.
-    func createWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
+    func createWaypoint(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
         let waypoint = try await database.createWaypoint(
             tourId: tour.id,
@@ -220,13 +224,16 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try JSONResponse.make(Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, context)), status: .created)
+        return try JSONResponse.make(
+            Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)),
+            status: .created
+        )
     }
 
     /// Changes what the body names of a waypoint; what is left out stays as it is.
-    func updateWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
-        let current = try await waypoint(tour, context)
+    func updateWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let tour = context.tour
+        let current = context.waypoint
         let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
         let waypoint = try await database.updateWaypoint(
             tourId: tour.id,
@@ -241,19 +248,19 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try JSONResponse.make(Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, context)))
+        return try JSONResponse.make(Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)))
     }
 
     /// Deletes a waypoint (204).
-    func deleteWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: try tourId(context), user: context.user)
-        let current = try await waypoint(tour, context)
+    func deleteWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let tour = context.tour
+        let current = context.waypoint
         try await database.deleteWaypoint(tourId: tour.id, waypointId: current.id, actor: context.actor)
         return Response(status: .noContent)
     }
 
     /// Saves a waypoint's texts in further languages (sent with its POST or PATCH); returns it as saved.
-    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, _ context: SignedInContext) async throws -> Waypoint {
+    func localize(_ waypoint: Waypoint, tour: Tour, _ texts: [String: TextPatch]?, actor: AuditActor) async throws -> Waypoint {
         var waypoint = waypoint
         for (language, text) in texts ?? [:] {
             waypoint = try await database.setWaypointText(
@@ -261,22 +268,9 @@ struct ToursAPI: Sendable {
                 waypointId: waypoint.id,
                 language: language,
                 text.applied(to: waypoint.localized[LanguageTag.canonical(language) ?? language]),
-                actor: context.actor
+                actor: actor
             )
         }
-        return waypoint
-    }
-
-    /// A forged or malformed id is simply not found.
-    func tourId(_ context: SignedInContext) throws -> Int64 {
-        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        return id
-    }
-
-    func waypoint(_ tour: Tour, _ context: SignedInContext) async throws -> Waypoint {
-        guard let id = context.parameters.get("wid", as: Int64.self),
-            let waypoint = try await database.waypoint(tourId: tour.id, id: id)
-        else { throw NotFound() }
         return waypoint
     }
 

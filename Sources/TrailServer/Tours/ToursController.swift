@@ -18,27 +18,31 @@ struct ToursController: Sendable {
         // /sites/{slug}/…
         site.get("tours/new", use: newTour)
         site.post("tours", use: createTour)
-        router.get("/tours/{id}", use: showTour)
-        router.get("/tours/{id}/status", use: showTourStatus)
-        router.get("/tours/{id}/edit", use: editTour)
+        // /tours/{id}/…: the tour (and the waypoint) read and checked by the group's middleware before the handler.
+        let viewing = router.tourGroup(authorization, .view)
+        let editing = router.tourGroup(authorization, .edit)
+        viewing.get(use: showTour)
+        viewing.get("status", use: showTourStatus)
+        editing.get("edit", use: editTour)
         // Languages: which ones (the default first), then per further language the tour's and each waypoint's texts.
-        router.post("/tours/{id}/languages", use: saveLanguages)
-        router.post("/tours/{id}/text/{lang}", use: saveTourText)
-        router.post("/tours/{id}/edit", use: saveTour)
-        router.post("/tours/{id}/frame", use: saveFrame)
-        router.post("/tours/{id}/accessibility", use: saveAccessibility)
-        router.post("/tours/{id}/delete", use: deleteTour)
+        editing.post("languages", use: saveLanguages)
+        editing.post("text/{lang}", use: saveTourText)
+        editing.post("edit", use: saveTour)
+        editing.post("frame", use: saveFrame)
+        editing.post("accessibility", use: saveAccessibility)
+        editing.post("delete", use: deleteTour)
 
         // Waypoints
-        router.post("/tours/{id}/waypoints", use: createWaypoint)
-        router.post("/tours/{id}/waypoints/order", use: reorderWaypoints)
-        router.get("/tours/{id}/waypoints/{wid}", use: showWaypoint)
-        router.post("/tours/{id}/waypoints/{wid}/text/{lang}", use: saveWaypointText)
-        router.post("/tours/{id}/waypoints/{wid}", use: saveWaypoint)
-        router.post("/tours/{id}/waypoints/{wid}/move", use: moveWaypoint)
-        router.post("/tours/{id}/waypoints/{wid}/delete", use: deleteWaypoint)
+        editing.post("waypoints", use: createWaypoint)
+        editing.post("waypoints/order", use: reorderWaypoints)
+        router.waypointGroup(authorization, .view).get(use: showWaypoint)
+        let editingWaypoint = router.waypointGroup(authorization, .edit)
+        editingWaypoint.post("text/{lang}", use: saveWaypointText)
+        editingWaypoint.post(use: saveWaypoint)
+        editingWaypoint.post("move", use: moveWaypoint)
+        editingWaypoint.post("delete", use: deleteWaypoint)
         for (direction, step) in [("up", -1), ("down", 1)] {
-            router.post("/tours/{id}/waypoints/{wid}/\(direction)") { request, context in
+            editingWaypoint.post("\(direction)") { request, context in
                 try await shiftWaypoint(request, context, direction: direction, step: step)
             }
         }
@@ -70,30 +74,30 @@ struct ToursController: Sendable {
     }
 
     /// The tour page: details, frame, waypoints on the map, checklist, tiles and publishing.
-    func showTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func showTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site, access) = (context.tour, context.site, context.access)
         let page = try await tourPage(tour, site, access, user: context.user)
         return await pages.render("tour", title: tour.name, page: page, request: request, context: context)
     }
 
     /// The tour page's duration and publishing card, from the same page model as the page: after a waypoint is added or
     /// changed on the map (no page load), the page swaps these in, so its checklist and estimate never go stale.
-    func showTourStatus(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func showTourStatus(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site, access) = (context.tour, context.site, context.access)
         let page = try await tourPage(tour, site, access, user: context.user)
         return await pages.render("tour-status", title: tour.name, page: page, request: request, context: context)
     }
 
     /// The tour's edit form; `?lang=` opens one further language's tab.
-    func editTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func editTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         let page = tourEditPage(tour, site, language: request.uri.queryParameters["lang"].map(String.init))
         return await pages.render("tour-form", title: "Edit \(tour.name)", page: page, request: request, context: context)
     }
 
     /// Saves the tour's languages; removing one whose texts or files are there needs the confirmation box.
-    func saveLanguages(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func saveLanguages(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         var request = request
         let form = try await request.form(context: context)
         let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
@@ -122,8 +126,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the tour's name and description in one further language.
-    func saveTourText(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func saveTourText(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         let language = try context.parameters.require("lang")
         var request = request
         let form = try await request.form(context: context)
@@ -149,8 +153,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the tour's name, description, map name and pace.
-    func saveTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func saveTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         var request = request
         let form = try await request.form(context: context)
         do {
@@ -178,11 +182,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the tour's map frame and zoom levels, or the tour page again with the frame form's errors (422).
-    func saveFrame(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(
-            id: context.parameters.require("id", as: Int64.self),
-            user: context.user
-        )
+    func saveFrame(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site, access) = (context.tour, context.site, context.access)
         var request = request
         let form = try await request.form(context: context)
         let input = FrameInput(
@@ -204,11 +205,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the ranger's accessibility fields, or the tour page again with the form's errors (422), nothing stored.
-    func saveAccessibility(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(
-            id: context.parameters.require("id", as: Int64.self),
-            user: context.user
-        )
+    func saveAccessibility(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site, access) = (context.tour, context.site, context.access)
         var request = request
         let form = try await request.form(context: context)
         let stepFree = form.string("stepFree")
@@ -230,8 +228,8 @@ struct ToursController: Sendable {
     }
 
     /// Deletes the tour and goes back to its site.
-    func deleteTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func deleteTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         try await database.deleteTour(id: tour.id, actor: context.actor)
         return pages.redirect(to: PanelURL.site(site.slug), notice: "Tour “\(tour.name)” deleted.")
     }
@@ -239,11 +237,8 @@ struct ToursController: Sendable {
     // MARK: Waypoints
 
     /// Adds a waypoint (JSON for the map, 201), or the tour page again with the form's errors (422).
-    func createWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(
-            id: context.parameters.require("id", as: Int64.self),
-            user: context.user
-        )
+    func createWaypoint(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site, access) = (context.tour, context.site, context.access)
         var request = request
         let form = try await request.form(context: context)
         do {
@@ -264,8 +259,8 @@ struct ToursController: Sendable {
     }
 
     /// Saves the order of the waypoints (the map's drag and drop answers with JSON).
-    func reorderWaypoints(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func reorderWaypoints(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         var request = request
         let form = try await request.form(context: context)
         let ids = form.all("ids").compactMap { Int64($0) }
@@ -277,9 +272,9 @@ struct ToursController: Sendable {
     }
 
     /// The waypoint page: its form, its files and their texts; `?lang=` opens one further language's tab.
-    func showWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, access) = try await authorization.tour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        let waypoint = try await waypoint(tour, context)
+    func showWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let (tour, access) = (context.tour, context.access)
+        let waypoint = context.waypoint
         return await pages.render(
             "waypoint",
             title: waypoint.name,
@@ -287,7 +282,7 @@ struct ToursController: Sendable {
                 tour,
                 waypoint,
                 canEdit: access.canAuthor,
-                context: context,
+                user: context.user,
                 language: request.uri.queryParameters["lang"].map(String.init)
             ),
             request: request,
@@ -296,12 +291,9 @@ struct ToursController: Sendable {
     }
 
     /// Saves the waypoint's name and description in one further language.
-    func saveWaypointText(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, access) = try await authorization.editableTour(
-            id: context.parameters.require("id", as: Int64.self),
-            user: context.user
-        )
-        let waypoint = try await waypoint(tour, context)
+    func saveWaypointText(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let (tour, access) = (context.tour, context.access)
+        let waypoint = context.waypoint
         let language = try context.parameters.require("lang")
         var request = request
         let form = try await request.form(context: context)
@@ -313,7 +305,7 @@ struct ToursController: Sendable {
                 notice: "\(LanguageTag.english(language)) text of “\(waypoint.name)” saved."
             )
         } catch let errors as ValidationErrors where errors["language"] == nil {
-            var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context, language: language)
+            var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, user: context.user, language: language)
             page.translation?.name = text.name
             page.translation?.description = text.description
             page.translation?.errors = errors.fields
@@ -322,19 +314,16 @@ struct ToursController: Sendable {
     }
 
     /// Saves the waypoint's name, description, place and trigger radius.
-    func saveWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, access) = try await authorization.editableTour(
-            id: context.parameters.require("id", as: Int64.self),
-            user: context.user
-        )
-        let waypoint = try await waypoint(tour, context)
+    func saveWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let (tour, access) = (context.tour, context.access)
+        let waypoint = context.waypoint
         var request = request
         let form = try await request.form(context: context)
         do {
             _ = try await database.updateWaypoint(tourId: tour.id, waypointId: waypoint.id, Self.waypointInput(form), actor: context.actor)
             return pages.redirect(to: PanelURL.waypoint(tourId: tour.id, waypoint.id), notice: "Waypoint saved.")
         } catch let errors as ValidationErrors {
-            var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, context: context)
+            var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, user: context.user)
             page.form = Self.waypointForm(form)
             page.errors = errors.fields
             return await pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
@@ -342,9 +331,9 @@ struct ToursController: Sendable {
     }
 
     /// Moves the waypoint to a new place (dragged on the map, which gets JSON back).
-    func moveWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        let waypoint = try await waypoint(tour, context)
+    func moveWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let tour = context.tour
+        let waypoint = context.waypoint
         var request = request
         let form = try await request.form(context: context)
         let moved = try await database.moveWaypoint(
@@ -359,28 +348,22 @@ struct ToursController: Sendable {
     }
 
     /// Deletes the waypoint.
-    func deleteWaypoint(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        let waypoint = try await waypoint(tour, context)
+    func deleteWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+        let tour = context.tour
+        let waypoint = context.waypoint
         try await database.deleteWaypoint(tourId: tour.id, waypointId: waypoint.id, actor: context.actor)
         return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint “\(waypoint.name)” deleted.")
     }
 
     /// Moves the waypoint one place up (`step` -1) or down (+1) in the tour's order.
-    func shiftWaypoint(_ request: Request, _ context: SignedInContext, direction: String, step: Int) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
-        let waypoint = try await waypoint(tour, context)
+    func shiftWaypoint(_ request: Request, _ context: WaypointContext, direction: String, step: Int) async throws -> Response {
+        let tour = context.tour
+        let waypoint = context.waypoint
         try await database.shiftWaypoint(tourId: tour.id, waypointId: waypoint.id, by: step, actor: context.actor)
         return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoint(waypoint.id)), notice: "Moved “\(waypoint.name)” \(direction).")
     }
 
     // MARK: Lookups and page models
-
-    func waypoint(_ tour: Tour, _ context: SignedInContext) async throws -> Waypoint {
-        let id = try context.parameters.require("wid", as: Int64.self)
-        guard let waypoint = try await database.waypoint(tourId: tour.id, id: id) else { throw NotFound() }
-        return waypoint
-    }
 
     /// The panel maps' basemap with the package tile settings in force (an admin may change them while running).
     func editorBasemap(_ tiles: TileSettings) -> EditorBasemap? {
@@ -561,7 +544,7 @@ struct ToursController: Sendable {
         _ tour: Tour,
         _ waypoint: Waypoint,
         canEdit: Bool,
-        context: SignedInContext,
+        user: AuthenticatedUser,
         language: String? = nil
     ) async throws -> WaypointPage {
         let editable = canEdit && !tour.isLocked
@@ -587,12 +570,12 @@ struct ToursController: Sendable {
                 assets,
                 companions: companions,
                 copies: copies,
-                user: context.user,
+                user: user,
                 canEdit: editable,
                 paths: paths
             ),
             hasAssets: !assets.isEmpty,
-            isAdmin: context.user.isAdmin,
+            isAdmin: user.isAdmin,
             maxUploadSize: ByteFormat.string(config.maxUploadSize),
             maxUploadBytes: config.maxUploadSize,
             acceptedTypes: FileTypeDetector.acceptedDescription

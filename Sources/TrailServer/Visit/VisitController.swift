@@ -40,8 +40,9 @@ struct VisitController: Sendable {
 
     /// The QR code of a tour's player for signs: panel routes (signed in) and, under `/api/v1/manage`, the same with a token.
     func addQRRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.get("/tours/{id}/qr.svg", use: getTourQRCodeSVG)
-        router.get("/tours/{id}/qr.png", use: getTourQRCodePNG)
+        let tour = router.tourGroup(authorization, .view, malformedID: .notFound)
+        tour.get("qr.svg", use: getTourQRCodeSVG)
+        tour.get("qr.png", use: getTourQRCodePNG)
     }
 
     // MARK: Pages
@@ -200,7 +201,7 @@ struct VisitController: Sendable {
     // MARK: QR codes
 
     /// The QR code of the tour's player address as SVG.
-    func getTourQRCodeSVG(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func getTourQRCodeSVG(_ request: Request, _ context: TourContext) async throws -> Response {
         let (url, name) = try await playerAddress(request, context)
         let svg = try QRCode(url).svg(title: "QR code: \(name), \(url)")
         return Response(
@@ -214,7 +215,7 @@ struct VisitController: Sendable {
     }
 
     /// The QR code of the tour's player address as PNG.
-    func getTourQRCodePNG(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func getTourQRCodePNG(_ request: Request, _ context: TourContext) async throws -> Response {
         let (url, _) = try await playerAddress(request, context)
         let png = try QRCode(url).png()
         return Response(
@@ -231,13 +232,12 @@ struct VisitController: Sendable {
     /// tour exists but has no address: 409, not 404, which would say the tour is not there. With `?src=` (the sign's
     /// name: letters, digits and '-') the address carries it, and the visitor statistics count which sign brought
     /// visitors.
-    func playerAddress(_ request: Request, _ context: SignedInContext) async throws -> (url: String, name: String) {
-        guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
+    func playerAddress(_ request: Request, _ context: TourContext) async throws -> (url: String, name: String) {
+        let (tour, id) = (context.tour, context.tour.id)
         let source = request.uri.queryParameters["src"].map(String.init) ?? ""
         if !source.isEmpty, !VisitEventRules.isSource(source) {
             throw ValidationErrors(["src": "A sign's name is 1 to \(VisitEventRules.maxSourceLength) letters, digits and '-'."])
         }
-        let (tour, _, _) = try await authorization.tour(id: id, user: context.user)
         guard let package = try await database.package(tourId: id), package.currentVersion != nil else {
             throw Conflict("This tour has no released version yet, so it has no player address.")
         }

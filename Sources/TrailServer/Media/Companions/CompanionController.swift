@@ -30,7 +30,7 @@ extension MediaController {
     func attachCompanion(_ request: Request, _ context: SignedInContext, role: CompanionRole) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-        var response = try await JSONResponse.make(body(companion, context), status: .created)
+        var response = try await JSONResponse.make(body(companion, viewer: context.user), status: .created)
         response.headers[.location] = APIURL.manageAsset(companion.id)
         return response
     }

@@ -67,21 +67,21 @@ struct TourExchangeController: Sendable {
     }
 
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
-        router.get("/tours/{id}/export.gpx", use: exportTourGPX)
-        router.post("/tours/{id}/import", use: uploadImport)
-        router.get("/tours/{id}/import/{importId}", use: showImportPreview)
-        router.post("/tours/{id}/import/{importId}/apply", use: applyImport)
-        router.post("/tours/{id}/route", use: saveRoute)
+        // The exports answer a malformed tour id with 404, as the management API's do: they are the same handlers.
+        let exporting = router.tourGroup(authorization, .view, malformedID: .notFound)
+        exporting.get("export.geojson", use: exportTourGeoJSON)
+        exporting.get("export.gpx", use: exportTourGPX)
+        let editing = router.tourGroup(authorization, .edit)
+        editing.post("import", use: uploadImport)
+        editing.get("import/{importId}", use: showImportPreview)
+        editing.post("import/{importId}/apply", use: applyImport)
+        editing.post("route", use: saveRoute)
     }
 
     /// Receives an import file and sends the browser to its preview; a refused file shows the tour page again
     /// with the reason.
-    func uploadImport(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, site, access) = try await authorization.editableTour(
-            id: context.parameters.require("id", as: Int64.self),
-            user: context.user
-        )
+    func uploadImport(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site, access) = (context.tour, context.site, context.access)
         let importId: String
         do {
             (importId, _) = try await receive(request, owner: (context.user.id, tour.id))
@@ -124,8 +124,8 @@ struct TourExchangeController: Sendable {
     }
 
     /// What importing the uploaded file would add, change and skip; nothing is saved yet.
-    func showImportPreview(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func showImportPreview(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         let (importId, file) = try importFile(context, owner: (context.user.id, tour.id))
         guard FileManager.default.fileExists(atPath: file.path) else {
             return pages.redirect(to: PanelURL.tour(tour.id), notice: "That import preview has expired. Choose the file again.")
@@ -175,8 +175,8 @@ struct TourExchangeController: Sendable {
     }
 
     /// Applies the previewed import and removes its file.
-    func applyImport(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func applyImport(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         let (_, file) = try importFile(context, owner: (context.user.id, tour.id))
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
@@ -202,8 +202,8 @@ struct TourExchangeController: Sendable {
     }
 
     /// Saves the route drawn on the map (JSON for the map), or removes it when empty.
-    func saveRoute(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (tour, _, _) = try await authorization.editableTour(id: context.parameters.require("id", as: Int64.self), user: context.user)
+    func saveRoute(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         var request = request
         let form = try await request.form(context: context)
         let text = form.string("route").trimmed
@@ -217,16 +217,16 @@ struct TourExchangeController: Sendable {
 
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
-        router.get("/tours/{id}/export.geojson", use: exportTourGeoJSON)
-        router.get("/tours/{id}/export.gpx", use: exportTourGPX)
-        router.post("/tours/{id}/import", use: importTour)
+        let exporting = router.tourGroup(authorization, .view, malformedID: .notFound)
+        exporting.get("export.geojson", use: exportTourGeoJSON)
+        exporting.get("export.gpx", use: exportTourGPX)
+        router.tourGroup(authorization, .edit, malformedID: .notFound).post("import", use: importTour)
     }
 
     /// Imports a GeoJSON, GPX, KML, KMZ or CSV file at once; with `?dryRun=true` only answers what it would do, with
     /// `?fitFrame=true` sets the tour's frame around the file's points.
-    func importTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, _, _) = try await authorization.editableTour(id: tourId, user: context.user)
+    func importTour(_ request: Request, _ context: TourContext) async throws -> Response {
+        let tour = context.tour
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
         let (importId, imported) = try await receive(request, owner: nil, scanPictures: dryRun)
@@ -234,12 +234,12 @@ struct TourExchangeController: Sendable {
         let plan = TourImport.plan(
             imported,
             tour: tour,
-            existing: try await database.waypoints(tourId: tourId),
+            existing: try await database.waypoints(tourId: tour.id),
             maxAreaKm2: config.maxFrameAreaKm2,
             fitFrame: fitFrame
         )
         var attached = 0
-        if !dryRun { attached = try await apply(imported, plan: plan, tourId: tourId, actor: context.actor) }
+        if !dryRun { attached = try await apply(imported, plan: plan, tourId: tour.id, actor: context.actor) }
         return try JSONResponse.make(
             Components.Schemas.ImportResult(dryRun: dryRun, applied: !dryRun, imagesAttached: attached, plan: try .init(plan))
         )
@@ -268,9 +268,8 @@ struct TourExchangeController: Sendable {
     }
 
     /// The tour as a GeoJSON download (panel and API alike).
-    func exportTourGeoJSON(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, site, _) = try await authorization.tour(id: tourId, user: context.user)
+    func exportTourGeoJSON(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         return Self.download(try await database.exportGeoJSON(tour: tour, site: site), type: "application/geo+json", name: "\(tour.mapName).geojson")
     }
 
@@ -284,9 +283,8 @@ struct TourExchangeController: Sendable {
     }
 
     /// The tour as a GPX download, with heights (panel and API alike).
-    func exportTourGPX(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        guard let tourId = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
-        let (tour, site, _) = try await authorization.tour(id: tourId, user: context.user)
+    func exportTourGPX(_ request: Request, _ context: TourContext) async throws -> Response {
+        let (tour, site) = (context.tour, context.site)
         return Self.download(try await database.exportGPX(tour: tour, site: site), type: "application/gpx+xml", name: "\(tour.mapName).gpx")
     }
 
@@ -324,7 +322,7 @@ struct TourExchangeController: Sendable {
     /// The caller's stored preview named in the path; only names this server makes (`import-<uuid>`) are accepted.
     /// Another person's preview, or one made for another tour, is 404 (its id proves nothing); a preview that is
     /// simply gone (used, or removed at a restart) is a file that does not exist, which the handlers explain.
-    func importFile(_ context: SignedInContext, owner: (userId: Int64, tourId: Int64)) throws -> (String, URL) {
+    func importFile(_ context: TourContext, owner: (userId: Int64, tourId: Int64)) throws -> (String, URL) {
         let importId = try context.parameters.require("importId")
         guard importId.hasPrefix("import-"), importId.count <= 60, importId.dropFirst(7).allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw NotFound()
@@ -345,7 +343,7 @@ struct TourExchangeController: Sendable {
         site: Site,
         access: SiteAccess,
         request: Request,
-        context: SignedInContext
+        context: TourContext
     ) async throws -> Response {
         var page = try await ToursController(
             database: database,
