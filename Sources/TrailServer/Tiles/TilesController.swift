@@ -38,7 +38,7 @@ struct TilesController: Sendable {
     }
 
     /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
-    /// Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
+    /// Multipart (the CSRF token is the form's first field); replaces the tour's file.
     func uploadTilesFile(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let tour = try await editableTour(context)
         let tileset = try await receive(request, tour: tour, context: context)
