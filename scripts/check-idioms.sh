@@ -9,7 +9,7 @@
 #   `public` in TrailServer                (below)  20    `package` for what the executable and tests use
 #   `package` declarations in TrailServer  (below)  400   `internal` unless the executable uses it (tests: @testable)
 #   files naming a "TRAIL_…" variable      (below)  1 file  each setting declared once (App/Settings.swift)
-#   `Cookie(` constructions                (below)  —     no goal set yet: the count may only go down
+#   `Cookie(` constructions                (below)  1     the one in `AppCookie`, whose named cookies everything uses
 #   `JSONResponse.make` calls              (below)  —     no goal set yet: the count may only go down
 #   audit actions as string literals       0        0     `AuditAction`
 #   test folders removed by hand           0        0     `TestScratch` folders, removed by the test's scope (`.scratch`)
@@ -45,7 +45,7 @@ check "package declarations in TrailServer" "$(count '^\s*(@[A-Za-z]+ )*package 
 check "files naming TRAIL_ variables" "$(grep -rlE --include='*.swift' '"TRAIL_[A-Z0-9_]+"' Sources | wc -l)" 1 1
 check "audit actions as string literals" "$(count 'action: "[a-z][a-zA-Z]*\.' Sources)" 0 0
 check "test folders removed by hand" "$(count '\.remove\(\)' Tests/TrailServerTests)" 0 0
+check "Cookie( constructions" "$(grep -rohE --include='*.swift' '\bCookie\(' Sources | wc -l)" 1 1
 # Ceilings without a goal yet: the counts when they were first taken, so they may only go down.
-check "Cookie( constructions" "$(grep -rohE --include='*.swift' '\bCookie\(' Sources | wc -l)" 13 —
 check "JSONResponse.make calls" "$(grep -rohE --include='*.swift' '\bJSONResponse\.make\b' Sources | wc -l)" 38 —
 exit "$failed"

@@ -1,18 +1,6 @@
 import Foundation
 import Hummingbird
 
-enum CookieName {
-    static let session = "tc_session"
-    static let csrf = "tc_csrf"
-    static let flash = "tc_flash"
-    /// A half-signed-in browser: the password was right, the second step is still to come (opens no page).
-    static let pending = "tc_pending"
-    /// What a single sign-on's callback must check (state, nonce, PKCE verifier, where to go), bound to this browser.
-    static let oidc = "tc_oidc"
-    /// Marks a session that came through the provider, so that signing out also signs out there.
-    static let singleSignOn = "tc_sso"
-}
-
 /// Finds the caller: a session cookie (the panel) or a bearer token (scripts, the management API).
 /// Also settles the CSRF token the request must carry.
 struct AuthenticationMiddleware: RouterMiddleware {
@@ -59,16 +47,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         var response = try await next(request, context)
         if context.issueCSRFCookie {
-            response.setCookie(
-                Cookie(
-                    name: CookieName.csrf,
-                    value: context.csrfToken,
-                    path: "/",
-                    secure: config.usesTLS,
-                    httpOnly: true,
-                    sameSite: .lax
-                )
-            )
+            response.setCookie(AppCookie.csrf(token: context.csrfToken, secure: config.usesTLS))
         }
         return response
     }
