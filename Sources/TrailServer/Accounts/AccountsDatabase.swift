@@ -70,7 +70,6 @@ extension AppDatabase {
         try AuditEvent.record(
             db,
             actor: actor,
-            objectType: "user",
             objectId: "\(user.id)",
             action: .userCreate,
             detail: "\(email)\(isAdmin ? " (admin)" : "")\(addressProven ? "" : " (address not proven)")"
@@ -110,7 +109,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(userId)",
                 action: .userAddressProven,
                 detail: "\(user.email), confirmed by an administrator\(user.addressProven ? " (already proven)" : "")"
@@ -146,7 +144,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(id)",
                 action: disabled ? .userDisable : .userEnable,
                 detail: user.email
@@ -166,7 +163,7 @@ extension AppDatabase {
                 sql: "DELETE FROM session WHERE userId = ? AND tokenHash IS NOT ?",
                 arguments: [userId, keepingSession.map(SecretToken.hash)]
             )
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userPassword, detail: "")
+            try AuditEvent.record(db, actor: actor, objectId: "\(userId)", action: .userPassword, detail: "")
         }
     }
 
@@ -184,7 +181,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(userId)",
                 action: .userOneTimePasswordVoided,
                 detail: "signed on through the agency's provider"
@@ -212,7 +208,7 @@ extension AppDatabase {
         try db.execute(sql: "DELETE FROM loginFailure WHERE email = ?", arguments: [user.email])
         // Also lifts the lock of a hundred wrong second-step codes in a row: the new password keeps the guesser out.
         try db.execute(sql: "DELETE FROM secondStepFailure WHERE userId = ?", arguments: [userId])
-        try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userResetPassword, detail: user.email)
+        try AuditEvent.record(db, actor: actor, objectId: "\(userId)", action: .userResetPassword, detail: user.email)
         return user
     }
 

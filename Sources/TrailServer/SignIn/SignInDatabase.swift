@@ -75,7 +75,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: nil, ipAddress: ipAddress),
-                objectType: "session",
                 objectId: "-",
                 action: .sessionFailed,
                 detail: email
@@ -108,7 +107,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: userId, ipAddress: ipAddress),
-                objectType: "session",
                 objectId: "\(userId)",
                 action: .sessionStart,
                 detail: detail
@@ -165,7 +163,7 @@ extension AppDatabase {
     func endSession(token: String, actor: AuditActor) async throws {
         try await write { db in
             _ = try SessionRecord.deleteOne(db, key: SecretToken.hash(token))
-            try AuditEvent.record(db, actor: actor, objectType: "session", objectId: "\(actor.userId ?? 0)", action: .sessionEnd, detail: "")
+            try AuditEvent.record(db, actor: actor, objectId: "\(actor.userId ?? 0)", action: .sessionEnd, detail: "")
         }
     }
 
@@ -179,7 +177,7 @@ extension AppDatabase {
         return try await write { db in
             guard let user = try User.fetchOne(db, id: userId), !user.isDisabled else { throw NotFound() }
             let record = try APITokenRecord.New(userId: userId, name: name, tokenHash: SecretToken.hash(token), createdAt: Date()).inserted(db)
-            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(record.id)", action: .tokenCreate, detail: name)
+            try AuditEvent.record(db, actor: actor, objectId: "\(record.id)", action: .tokenCreate, detail: name)
             return (token, record)
         }
     }
@@ -215,7 +213,7 @@ extension AppDatabase {
                 arguments: [Date().dbTime, id, userId]
             )
             guard db.changesCount == 1 else { throw NotFound() }
-            try AuditEvent.record(db, actor: actor, objectType: "apiToken", objectId: "\(id)", action: .tokenRevoke, detail: "")
+            try AuditEvent.record(db, actor: actor, objectId: "\(id)", action: .tokenRevoke, detail: "")
         }
     }
 }
