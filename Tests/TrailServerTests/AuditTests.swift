@@ -21,6 +21,48 @@ import Testing
         #expect(AuditAction.companion(.captions).rawValue == "asset.captions")
     }
 
+    /// The object type comes from the action's prefix, under the names the log has always used: a filter by type and id
+    /// finds an object's whole history, older rows included.
+    @Test func objectTypeIsTheActionsPrefixUnderTheLogsNames() {
+        #expect(AuditAction.alertPost.objectType == "alert" && AuditAction.userCreate.objectType == "user")
+        #expect(AuditAction.assetScanClean.objectType == "asset" && AuditAction.mediaOptimizeQueue.objectType == "media")
+        #expect(AuditAction.tokenCreate.objectType == "apiToken" && AuditAction.memberSet.objectType == "membership")
+        #expect(AuditAction.publishStart.objectType == "publishRequest" && AuditAction.publishPush.objectType == "package")
+        #expect(AuditAction.tilesUpload.objectType == "tour" && AuditAction.tilesScanClean.objectType == "tour")
+        #expect(AuditAction.tilesSettings.objectType == "tileSettings")
+        #expect(AuditAction.waypointReorder.objectType == "tour" && AuditAction.waypointCreate.objectType == "waypoint")
+        #expect(AuditAction.twoStepEnrol.objectType == "user" && AuditAction.twoStepFailed.objectType == "session")
+        #expect(AuditAction.notificationsSet.objectType == "user")
+        let types: Set = [
+            "alert", "apiToken", "asset", "invitation", "media", "membership", "package", "publishRequest", "session", "site",
+            "tileSettings", "tour", "user", "waypoint",
+        ]
+        for action in AuditAction.allCases { #expect(types.contains(action.objectType), "\(action.rawValue): \(action.objectType)") }
+    }
+
+    /// A row whose action this server does not write (an older server's) is read back as its stored text, and the audit
+    /// page shows it as written.
+    @Test func anUnknownStoredActionIsShownAsWritten() async throws {
+        let (app, _) = try await TestApp.seeded()
+        try await app.database.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO auditEvent (occurredAt, userId, siteId, objectType, objectId, action, detail, ipAddress)
+                    VALUES (?, NULL, NULL, 'tour', '1', 'tour.retired', 'from an older server', 'cli')
+                    """,
+                arguments: [Date().dbTime]
+            )
+        }
+        let events = try await app.database.auditEvents(AuditFilter(objectType: "tour", objectId: "1"))
+        #expect(events.first?.action == .unknown("tour.retired") && events.first?.action.known == nil)
+        try await app.test { client in
+            let admin = try await client.signIn("admin@test.org")
+            let page = try await client.get("/admin/audit", session: admin)
+            #expect(page.status == .ok)
+            #expect(Self.rows(page.text).contains { $0[4] == "tour.retired" && $0[5] == "from an older server" })
+        }
+    }
+
     /// A person is a user (or nobody yet, signing in) from an address; a part of the server is named where the address
     /// goes, with no user, as the audit page has always shown them.
     @Test func actorsArePeopleOrNamedPartsOfTheServer() {
@@ -72,29 +114,26 @@ import Testing
                 try AuditEvent.filter(Column("id") > start && Column("action") != "session.start").order(Column("id")).fetchAll(db)
             }
             #expect(
-                events.map(\.action) == [
-                    "tour.create", "tour.frame", "waypoint.create", "waypoint.create", "waypoint.reorder", "member.set",
-                    "user.disable",
-                ]
+                events.map(\.action.known) == [.tourCreate, .tourFrame, .waypointCreate, .waypointCreate, .waypointReorder, .memberSet, .userDisable]
             )
-            func event(_ action: String) throws -> AuditEvent { try #require(events.first { $0.action == action }) }
-            let create = try event("tour.create")
+            func event(_ action: AuditAction) throws -> AuditEvent { try #require(events.first { $0.action == .known(action) }) }
+            let create = try event(.tourCreate)
             #expect(create.userId == managerId && create.siteId == seed.alphaId)
             #expect(create.objectType == "tour" && create.objectId == "\(tourId)" && create.detail == "Audit Trail")
-            let frame = try event("tour.frame")
+            let frame = try event(.tourFrame)
             #expect(frame.objectId == "\(tourId)" && frame.detail == "N 44.43000, S 44.36000, E -121.97000, W -122.28000, zoom 11–15")
-            let waypoint = try event("waypoint.create")
+            let waypoint = try event(.waypointCreate)
             #expect(waypoint.objectType == "waypoint" && waypoint.objectId == "\(ids[0])" && waypoint.detail == "One in tour \(tourId)")
             #expect(waypoint.siteId == seed.alphaId)
-            let reorder = try event("waypoint.reorder")
+            let reorder = try event(.waypointReorder)
             #expect(
                 reorder.objectType == "tour" && reorder.objectId == "\(tourId)"
                     && reorder.detail == ids.reversed().map(String.init).joined(separator: ",")
             )
-            let member = try event("member.set")
+            let member = try event(.memberSet)
             #expect(member.userId == managerId && member.siteId == seed.alphaId && member.objectType == "membership")
             #expect(member.objectId == "\(seed.alphaId):\(seed.spareId)" && member.detail == "spare@test.org as reviewer")
-            let disable = try event("user.disable")
+            let disable = try event(.userDisable)
             #expect(
                 disable.userId == adminId && disable.objectType == "user" && disable.objectId == "\(seed.spareId)"
                     && disable.detail == "spare@test.org"
@@ -117,7 +156,7 @@ import Testing
             )
             let events = try await app.database.auditEvents(AuditFilter(objectType: "waypoint", objectId: "\(seed.waypointId)"))
             let update = try #require(events.first)
-            #expect(update.id > start && update.action == "waypoint.update" && update.userId == seed.authorId && update.detail == "Lake")
+            #expect(update.id > start && update.action == .known(.waypointUpdate) && update.userId == seed.authorId && update.detail == "Lake")
             let tokenEvent = try await #require(try app.database.auditEvents(AuditFilter(objectType: "apiToken")).first)
             #expect(tokenEvent.userId == nil && tokenEvent.ipAddress == "cli")
         }

@@ -35,7 +35,7 @@ struct CLITests {
         let database = try CLI.open(data)
         let user = try #require(try await database.user(email: "ranger@park.org"))
         #expect(user.displayName == "Pat Ranger" && user.mustChangePassword && !user.isAdmin)
-        await #expect(try database.auditEvents(AuditFilter(objectType: "user")).first?.action == "user.create")
+        await #expect(try database.auditEvents(AuditFilter(objectType: "user")).first?.action == .known(.userCreate))
 
         let app = try await TestApp.make(database: database)
         try await app.test { client in
@@ -102,7 +102,9 @@ struct CLITests {
         #expect(sessions == 0)
         #expect(try await database.user(email: "ranger@park.org")?.mustChangePassword == true)
         await #expect(
-            try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetPassword" && $0.detail == "ranger@park.org" }
+            try database.auditEvents(AuditFilter(objectType: "user")).contains {
+                $0.action == .known(.userResetPassword) && $0.detail == "ranger@park.org"
+            }
         )
 
         let app = try await TestApp.make(database: database)
@@ -146,7 +148,9 @@ struct CLITests {
         let sessions: Int? = try await database.scalar("SELECT COUNT(*) FROM session")
         #expect(sessions == 0)
         await #expect(
-            try database.auditEvents(AuditFilter(objectType: "user")).contains { $0.action == "user.resetTwoStep" && $0.detail == "ranger@park.org" }
+            try database.auditEvents(AuditFilter(objectType: "user")).contains {
+                $0.action == .known(.userResetTwoStep) && $0.detail == "ranger@park.org"
+            }
         )
         let unknown = try await CLI.run(["user", "reset-two-step", "--email", "nobody@park.org"], data: data)
         #expect(unknown.status != 0 && unknown.errors.contains("No user with email nobody@park.org."))

@@ -151,14 +151,14 @@ import Testing
                 source.yield(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + chunkSize)]))
             }
             source.finish()
-            let (token, body) = try await MultipartCSRF.token(of: RequestBody(asyncSequence: stream), boundary: boundary)
+            let (token, body) = try await CSRFMiddleware.multipartToken(of: RequestBody(asyncSequence: stream), boundary: boundary)
             #expect(token == expected, "chunks of \(chunkSize)")
             var whole = [UInt8]()
             for try await buffer in body { whole += buffer.readableBytesView }
             #expect(whole == bytes, "chunks of \(chunkSize): the handler got \(whole.count) of \(bytes.count) bytes")
         }
-        #expect(MultipartCSRF.boundary(contentType: "multipart/form-data; boundary=\"a b\"") == "a b")
-        #expect(MultipartCSRF.boundary(contentType: "application/json") == nil)
+        #expect(CSRFMiddleware.multipartBoundary(contentType: "multipart/form-data; boundary=\"a b\"") == "a b")
+        #expect(CSRFMiddleware.multipartBoundary(contentType: "application/json") == nil)
     }
 
     /// The management API used with a session cookie (the panel's scripts) is guarded like a form; with a bearer token it needs none.

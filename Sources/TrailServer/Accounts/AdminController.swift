@@ -279,7 +279,7 @@ struct AdminController: Sendable {
                 user: $0.userId.flatMap { userNames[$0] } ?? "system",
                 site: $0.siteId.flatMap { siteNames[$0] } ?? "",
                 object: "\($0.objectType) \($0.objectId)",
-                action: $0.action,
+                action: $0.action.text,
                 detail: $0.detail,
                 ipAddress: $0.ipAddress ?? ""
             )

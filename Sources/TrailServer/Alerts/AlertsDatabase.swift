@@ -57,7 +57,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "alert",
                 objectId: "\(alert.id)",
                 action: .alertPost,
                 detail: "\(input.severity.rawValue): \(input.title)"
@@ -101,7 +100,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: alert.siteId,
-                objectType: "alert",
                 objectId: "\(id)",
                 action: .alertEnd,
                 detail: "ended early: \(alert.title)"

@@ -80,7 +80,6 @@ extension HTTPField.Name {
     static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
     static let strictTransportSecurity = Self("Strict-Transport-Security")!
-    static let xCSRFToken = Self("X-CSRF-Token")!
 }
 
 /// Turns errors into answers: JSON `{error: {code, message}}` under `/api/`, an HTML page elsewhere. Never a stack trace.

@@ -135,3 +135,70 @@ extension AuditAction {
         }
     }
 }
+
+extension AuditAction {
+    /// What the event's `objectId` names, stored in `auditEvent.objectType` and filtered by on the audit page: the
+    /// action's prefix (`alert.post` is about an alert), under the name the log has always given that object. Where the
+    /// name is not the prefix, the stored name stays, because the log is append-only and the page finds an object's
+    /// history by type and id: a new name would split every such history into the rows before and after it.
+    var objectType: String {
+        switch self {
+        // The tour's order of waypoints: the id is the tour's, and the tour's history shows it.
+        case .waypointReorder: "tour"
+        // The released package, pushed to storage, not the request that built it.
+        case .publishPush: "package"
+        // A wrong second-step code is a failed sign-in, like `session.failed`.
+        case .twoStepFailed: "session"
+        // The server's one tile settings row, not a tour's tiles file.
+        case .tilesSettings: "tileSettings"
+        default: Self.objectTypeOfPrefix[prefix] ?? prefix
+        }
+    }
+
+    /// The prefixes whose object the log names otherwise (see `objectType`).
+    private static let objectTypeOfPrefix = [
+        "token": "apiToken",
+        "member": "membership",
+        "publish": "publishRequest",
+        // A tour's tiles file: the id is the tour's.
+        "tiles": "tour",
+        // A user's own second step and notification settings.
+        "twoStep": "user",
+        "notifications": "user",
+    ]
+
+    private var prefix: String { String(rawValue.prefix { $0 != "." }) }
+}
+
+/// An action as read back from the log: one of `AuditAction`, or the stored text of one this server does not write
+/// (any more): the log keeps every row it was given, and the audit page shows such a row as it was written.
+enum LoggedAuditAction: Sendable, Equatable, Codable, DatabaseValueConvertible {
+    case known(AuditAction)
+    case unknown(String)
+
+    init(_ text: String) { self = AuditAction(rawValue: text).map(LoggedAuditAction.known) ?? .unknown(text) }
+
+    var known: AuditAction? {
+        if case .known(let action) = self { return action }
+        return nil
+    }
+
+    /// The text as stored.
+    var text: String {
+        switch self {
+        case .known(let action): action.rawValue
+        case .unknown(let text): text
+        }
+    }
+
+    var databaseValue: DatabaseValue { text.databaseValue }
+
+    static func fromDatabaseValue(_ dbValue: DatabaseValue) -> LoggedAuditAction? { String.fromDatabaseValue(dbValue).map(LoggedAuditAction.init) }
+
+    init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
+}

@@ -51,7 +51,7 @@ struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableReco
     var siteId: Int64?
     var objectType: String
     var objectId: String
-    var action: String
+    var action: LoggedAuditAction
     var detail: String
     var ipAddress: String?
 
@@ -79,11 +79,11 @@ struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableReco
     }
 
     /// Called inside the transaction that makes the change, so the event and the change land together or not at all.
+    /// The object's type comes from the action (`AuditAction.objectType`); `objectId` names the object.
     static func record(
         _ db: Database,
         actor: AuditActor,
         siteId: Int64? = nil,
-        objectType: String,
         objectId: String,
         action: AuditAction,
         detail: String
@@ -92,7 +92,7 @@ struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableReco
             occurredAt: Date(),
             userId: actor.userId,
             siteId: siteId,
-            objectType: objectType,
+            objectType: action.objectType,
             objectId: objectId,
             action: action.rawValue,
             detail: String(detail.prefix(500)),
@@ -100,9 +100,9 @@ struct AuditEvent: Codable, Sendable, UnixTimeRecord, FetchableRecord, TableReco
         ).insert(db)
     }
 
-    /// An event about a tour, in the tour's site.
+    /// An event about a tour (the tour's own actions, its order of waypoints, its tiles file), in the tour's site.
     static func record(_ db: Database, actor: AuditActor, tour: Tour, action: AuditAction, detail: String) throws {
-        try record(db, actor: actor, siteId: tour.siteId, objectType: "tour", objectId: "\(tour.id)", action: action, detail: detail)
+        try record(db, actor: actor, siteId: tour.siteId, objectId: "\(tour.id)", action: action, detail: detail)
     }
 }
 

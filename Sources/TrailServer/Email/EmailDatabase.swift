@@ -196,7 +196,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "invitation",
                 objectId: "\(invitation.id)",
                 action: open == nil ? .invitationCreate : .invitationResend,
                 detail: "\(email) as \(role.rawValue)\(mail == nil ? " (link shown, no email)" : "")"
@@ -260,7 +259,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "invitation",
                 objectId: "\(id)",
                 action: .invitationRevoke,
                 detail: invitation.email
@@ -328,7 +326,6 @@ extension AppDatabase {
                 db,
                 actor: AuditActor(userId: user.id, ipAddress: actor.ipAddress),
                 siteId: site.id,
-                objectType: "invitation",
                 objectId: "\(invitation.id)",
                 action: .invitationAccept,
                 detail: "\(user.email) as \(role.rawValue)"
@@ -359,7 +356,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(userId)",
                 action: .notificationsSet,
                 detail: off.isEmpty ? "all on" : "off: " + MailKind.notifications.filter(off.contains).map(\.rawValue).joined(separator: ", ")

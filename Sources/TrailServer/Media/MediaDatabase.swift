@@ -203,7 +203,6 @@ extension AppDatabase {
             db,
             actor: actor,
             siteId: tour.siteId,
-            objectType: "asset",
             objectId: "\(asset.id)",
             action: new.replacesAssetId == nil ? .assetUpload : .assetReplace,
             detail: "\(asset.kind.rawValue) \(asset.originalName) (\(asset.size) bytes) on waypoint \(waypoint.name)"
@@ -228,7 +227,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: tour.siteId,
-                objectType: "asset",
                 objectId: "\(id)",
                 action: .assetDelete,
                 detail: asset.companionRole.map { "\($0.label) \(asset.originalName)" } ?? asset.originalName
@@ -284,7 +282,6 @@ extension AppDatabase {
                     db,
                     actor: actor,
                     siteId: tour.siteId,
-                    objectType: "asset",
                     objectId: "\(id)",
                     action: useOriginal ? .assetKeepOriginal : .assetUseOptimized,
                     detail: asset.originalName
@@ -298,7 +295,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: tour.siteId,
-                objectType: "asset",
                 objectId: "\(id)",
                 action: .assetDescribe,
                 detail: "title \(asset.title.count) chars, alt text \(asset.altText.count) chars"
@@ -319,7 +315,7 @@ extension AppDatabase {
             guard let index = ids.firstIndex(of: id), ids.indices.contains(index + step) else { return }
             ids.swapAt(index, index + step)
             try Self.renumberAssets(db, ids)
-            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectType: "asset", objectId: "\(id)", action: .assetReorder, detail: "")
+            try AuditEvent.record(db, actor: actor, siteId: tour.siteId, objectId: "\(id)", action: .assetReorder, detail: "")
         }
     }
 
@@ -379,7 +375,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: .server(.recovery),
-                objectType: "asset",
                 objectId: "\(asset.id)",
                 action: .assetMissing,
                 detail: asset.storedPath

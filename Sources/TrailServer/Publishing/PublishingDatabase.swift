@@ -154,7 +154,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: site.id,
-                objectType: "publishRequest",
                 objectId: request.id,
                 action: .publishStart,
                 detail: "\(tour.name) as version \(request.version)"
@@ -317,7 +316,6 @@ extension AppDatabase {
                     db,
                     actor: .server(.builder),
                     siteId: request.siteId,
-                    objectType: "publishRequest",
                     objectId: requestId,
                     action: .publishBuilt,
                     detail: "\(size) bytes, SHA-256 \(sha256)"
@@ -342,7 +340,6 @@ extension AppDatabase {
                 db,
                 actor: .server(.builder),
                 siteId: request.siteId,
-                objectType: "publishRequest",
                 objectId: requestId,
                 action: .publishFailed,
                 detail: reason
@@ -404,7 +401,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: request.siteId,
-                objectType: "publishRequest",
                 objectId: requestId,
                 action: becameReady ? .publishApproveReady : .publishApprove,
                 detail: "\(approvals) of \(request.requiredApprovals)"
@@ -443,7 +439,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: request.siteId,
-                objectType: "publishRequest",
                 objectId: requestId,
                 action: .publishDeny,
                 detail: comment
@@ -478,7 +473,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: request.siteId,
-                objectType: "publishRequest",
                 objectId: requestId,
                 action: .publishWithdraw,
                 detail: ""
@@ -557,7 +551,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: request.siteId,
-                objectType: "package",
                 objectId: request.packageId,
                 action: .publishPush,
                 detail: "version \(request.version), \(size) bytes"
@@ -616,7 +609,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: package.siteId,
-                objectType: "package",
                 objectId: id,
                 action: visible ? .packagePublish : .packageUnpublish,
                 detail: ""
@@ -638,7 +630,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: package.siteId,
-                objectType: "package",
                 objectId: packageId,
                 action: .packageRollback,
                 detail: "now serving version \(version) (was \(package.currentVersion ?? 0))"

@@ -22,7 +22,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: nil, ipAddress: ipAddress),
-                objectType: "session",
                 objectId: "-",
                 action: .sessionSsoFailed,
                 detail: reason
@@ -65,7 +64,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(userId)",
                 action: .userSsoLinked,
                 detail: kept == nil ? issuer : "\(issuer) (was \(kept!["issuer"] as String))"
@@ -95,7 +93,6 @@ extension AppDatabase {
         try AuditEvent.record(
             db,
             actor: actor,
-            objectType: "user",
             objectId: "\(userId)",
             action: .userAddressProven,
             detail: "by single sign-on: the password set through a shown invitation link is void, its two-step set-up, sessions and tokens ended"

@@ -47,17 +47,7 @@ struct OIDCController: Sendable {
         guard let location = components?.url?.absoluteString else { throw OIDCUnavailable(detail: "bad authorization endpoint") }
         var response = Response(status: .found, headers: [.location: location, .cacheControl: "no-store"])
         let value = [state, nonce, verifier, SecretToken.base64URL(Array(next.utf8))].joined(separator: ".")
-        response.setCookie(
-            Cookie(
-                name: CookieName.oidc,
-                value: value,
-                maxAge: 600,
-                path: "/auth/oidc",
-                secure: config.usesTLS,
-                httpOnly: true,
-                sameSite: .lax
-            )
-        )
+        response.setCookie(AppCookie.singleSignOnStart(value, secure: config.usesTLS))
         return response
     }
 
@@ -68,9 +58,7 @@ struct OIDCController: Sendable {
         func refuse(_ reason: String, _ shown: String, status: HTTPResponse.Status) async throws -> Response {
             try await audit(context, reason)
             var response = await responder.loginPage(request, context, next: "/", error: shown, status: status)
-            response.setCookie(
-                Cookie(name: CookieName.oidc, value: "", maxAge: 0, path: "/auth/oidc", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
-            )
+            response.setCookie(AppCookie.clearedSingleSignOnStart(secure: config.usesTLS))
             return response
         }
         // The state proves this browser started this sign-in here (no login CSRF); the cookie is used once.
@@ -107,16 +95,6 @@ struct OIDCController: Sendable {
                 status: .unauthorized
             )
         }
-        let clearStart = Cookie(
-            name: CookieName.oidc,
-            value: "",
-            maxAge: 0,
-            path: "/auth/oidc",
-            secure: config.usesTLS,
-            httpOnly: true,
-            sameSite: .lax
-        )
-        let signedOnHere = Cookie(name: CookieName.singleSignOn, value: "1", path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
         var response: Response
         switch try await service.signOn(claims: claims, email: email, settings: provider.settings, ipAddress: context.remoteAddress) {
         case let .refused(shown, status, reason, _):
@@ -126,8 +104,8 @@ struct OIDCController: Sendable {
         case let .signedIn(user, detail):
             response = try await responder.finishSignIn(user: user, next: next, detail: detail, context: context)
         }
-        response.setCookie(clearStart)
-        response.setCookie(signedOnHere)
+        response.setCookie(AppCookie.clearedSingleSignOnStart(secure: config.usesTLS))
+        response.setCookie(AppCookie.singleSignOn(secure: config.usesTLS))
         return response
     }
 

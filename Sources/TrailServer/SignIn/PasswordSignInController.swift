@@ -59,16 +59,12 @@ struct PasswordSignInController: Sendable {
                 ]
             if let location = components.url?.absoluteString { response = Response(status: .seeOther, headers: [.location: location]) }
         }
-        response.setCookie(
-            Cookie(name: CookieName.singleSignOn, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
-        )
-        response.setCookie(Cookie(name: CookieName.session, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        response.setCookie(AppCookie.clearedSingleSignOn(secure: config.usesTLS))
+        response.setCookie(AppCookie.clearedSession(secure: config.usesTLS))
         // A half-finished sign-in on this browser ends too (it is worthless alone, but nothing should outlive sign-out).
         if let pending = request.cookies[CookieName.pending]?.value, !pending.isEmpty {
             try await database.endPendingSignIn(tokenHash: SecretToken.hash(pending))
-            response.setCookie(
-                Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax)
-            )
+            response.setCookie(AppCookie.clearedPendingSignIn(secure: config.usesTLS))
         }
         return response
     }

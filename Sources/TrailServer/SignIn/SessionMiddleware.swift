@@ -1,18 +1,6 @@
 import Foundation
 import Hummingbird
 
-enum CookieName {
-    static let session = "tc_session"
-    static let csrf = "tc_csrf"
-    static let flash = "tc_flash"
-    /// A half-signed-in browser: the password was right, the second step is still to come (opens no page).
-    static let pending = "tc_pending"
-    /// What a single sign-on's callback must check (state, nonce, PKCE verifier, where to go), bound to this browser.
-    static let oidc = "tc_oidc"
-    /// Marks a session that came through the provider, so that signing out also signs out there.
-    static let singleSignOn = "tc_sso"
-}
-
 /// Finds the caller: a session cookie (the panel) or a bearer token (scripts, the management API).
 /// Also settles the CSRF token the request must carry.
 struct AuthenticationMiddleware: RouterMiddleware {
@@ -59,50 +47,13 @@ struct AuthenticationMiddleware: RouterMiddleware {
         }
         var response = try await next(request, context)
         if context.issueCSRFCookie {
-            response.setCookie(
-                Cookie(
-                    name: CookieName.csrf,
-                    value: context.csrfToken,
-                    path: "/",
-                    secure: config.usesTLS,
-                    httpOnly: true,
-                    sameSite: .lax
-                )
-            )
+            response.setCookie(AppCookie.csrf(token: context.csrfToken, secure: config.usesTLS))
         }
         return response
     }
 
     /// `/visit` and everything below it: the visitors' side, which has no form and sets no cookie.
     static func isVisitorPath(_ path: String) -> Bool { path == "/visit" || path.hasPrefix("/visit/") }
-}
-
-/// Every state-changing request made with a cookie carries the CSRF token: in the `X-CSRF-Token` header
-/// (scripts), the `_csrf` form field, or the first field of a multipart form (``MultipartCSRF``). Never in the
-/// address: a token there lands in the history and in every log on the way, so a `?_csrf=` counts for nothing.
-struct CSRFMiddleware: RouterMiddleware {
-    typealias Context = AppRequestContext
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // An API call without a session carries no ambient credential, so there is nothing to forge: it goes on to
-        // answer 401 (or, on the public mobile API, simply works). The panel's anonymous forms keep the double-submit check.
-        let ambientCredential = context.sessionToken != nil || !request.uri.path.hasPrefix("/api/")
-        guard [.post, .put, .patch, .delete].contains(request.method), !context.viaAPIToken, ambientCredential else {
-            return try await next(request, context)
-        }
-        var request = request
-        var sent = request.headers[.xCSRFToken]
-        if sent == nil, request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-            let body = try await request.collectBody(upTo: context.maxUploadSize)
-            sent = FormFields(String(buffer: body))["_csrf"]
-        } else if sent == nil, let boundary = MultipartCSRF.boundary(contentType: request.headers[.contentType]) {
-            (sent, request.body) = try await MultipartCSRF.token(of: request.body, boundary: boundary)
-        }
-        guard let sent, !context.csrfToken.isEmpty, SecretToken.constantTimeEquals(sent, context.csrfToken) else {
-            throw HTTPError(.forbidden, message: "This form has expired or did not come from this site. Reload the page and try again.")
-        }
-        return try await next(request, context)
-    }
 }
 
 /// A signed-in user must change a one-time password before anything else.

@@ -56,17 +56,7 @@ struct SignInResponder: Sendable {
             )
         }
         var response = Response.redirect(to: stage == .code ? "/login/code" : "/login/enrol")
-        response.setCookie(
-            Cookie(
-                name: CookieName.pending,
-                value: token,
-                maxAge: Int(config.pendingSignInLifetime),
-                path: "/",
-                secure: config.usesTLS,
-                httpOnly: true,
-                sameSite: .lax
-            )
-        )
+        response.setCookie(AppCookie.pendingSignIn(token: token, lifetime: config.pendingSignInLifetime, secure: config.usesTLS))
         return response
     }
 
@@ -83,8 +73,8 @@ struct SignInResponder: Sendable {
             [notice, resetNotice].compactMap({ $0 }).isEmpty
             ? Response.redirect(to: location)
             : pages.redirect(to: location, notice: [notice, resetNotice].compactMap({ $0 }).joined(separator: " "))
-        response.setCookie(Cookie(name: CookieName.session, value: token, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
-        response.setCookie(Cookie(name: CookieName.pending, value: "", maxAge: 0, path: "/", secure: config.usesTLS, httpOnly: true, sameSite: .lax))
+        response.setCookie(AppCookie.session(token: token, secure: config.usesTLS))
+        response.setCookie(AppCookie.clearedPendingSignIn(secure: config.usesTLS))
         return response
     }
 

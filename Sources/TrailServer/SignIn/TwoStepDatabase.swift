@@ -113,7 +113,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(userId)",
                 action: .twoStepEnrolStart,
                 detail: row["email"] as String
@@ -161,7 +160,6 @@ extension AppDatabase {
                 try AuditEvent.record(
                     db,
                     actor: actor,
-                    objectType: "user",
                     objectId: "\(userId)",
                     action: .twoStepEnrolFailed,
                     detail: row["email"] as String
@@ -179,7 +177,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "user",
                 objectId: "\(userId)",
                 action: .twoStepEnrol,
                 detail: row["email"] as String
@@ -222,7 +219,6 @@ extension AppDatabase {
                 try AuditEvent.record(
                     db,
                     actor: actor,
-                    objectType: "session",
                     objectId: "\(userId)",
                     action: .twoStepFailed,
                     detail: "\(email): \(why)"
@@ -253,7 +249,6 @@ extension AppDatabase {
                     try AuditEvent.record(
                         db,
                         actor: actor,
-                        objectType: "user",
                         objectId: "\(userId)",
                         action: .twoStepRecoveryCode,
                         detail: "\(email): \(left) left"
@@ -300,7 +295,7 @@ extension AppDatabase {
             try db.execute(sql: "DELETE FROM pendingSignIn WHERE userId = ?", arguments: [userId])
             // The agency link goes too: the remedy for a person whose provider account was made anew (a new `sub`).
             try db.execute(sql: "DELETE FROM singleSignOnSubject WHERE userId = ?", arguments: [userId])
-            try AuditEvent.record(db, actor: actor, objectType: "user", objectId: "\(userId)", action: .userResetTwoStep, detail: user.email)
+            try AuditEvent.record(db, actor: actor, objectId: "\(userId)", action: .userResetTwoStep, detail: user.email)
             return user
         }
     }
@@ -341,7 +336,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: AuditActor(userId: userId, ipAddress: ipAddress),
-                objectType: "session",
                 objectId: "\(userId)",
                 action: .sessionPassword,
                 detail: stage == .code ? "second step asked" : "enrolment required"

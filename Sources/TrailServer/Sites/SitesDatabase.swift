@@ -23,7 +23,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: site.id,
-                objectType: "site",
                 objectId: "\(site.id)",
                 action: .siteCreate,
                 detail: site.slug
@@ -42,7 +41,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "site",
                 objectId: "\(siteId)",
                 action: .sitePasswordSignIn,
                 detail: allowed ? "members may sign in with a password" : "members sign in through the agency's provider only"
@@ -85,7 +83,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: id,
-                objectType: "site",
                 objectId: "\(id)",
                 action: .siteUpdate,
                 detail:
@@ -227,7 +224,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "membership",
                 objectId: "\(siteId):\(user.id)",
                 action: .memberSet,
                 detail: "\(user.email) as \(role.rawValue)"
@@ -242,7 +238,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "membership",
                 objectId: "\(siteId):\(userId)",
                 action: .memberRemove,
                 detail: ""
@@ -267,7 +262,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "site",
                 objectId: "\(siteId)",
                 action: .siteHome,
                 detail: "home \(settings.home.map(DisplayFormat.frame) ?? "none"), time zone \(settings.timeZone)"

@@ -45,7 +45,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: actor,
-                objectType: "tileSettings",
                 objectId: "1",
                 action: .tilesSettings,
                 detail: "\(settings.urlTemplate ?? "no tile server"), cap \(cap)"

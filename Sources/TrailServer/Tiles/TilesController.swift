@@ -40,7 +40,7 @@ struct TilesController: Sendable {
     }
 
     /// Uploads a tour's MBTiles file and goes back to the tour's tiles card.
-    /// Multipart (the CSRF token comes in `?_csrf=`); replaces the tour's file.
+    /// Multipart (the CSRF token is the form's first field); replaces the tour's file.
     func uploadTilesFile(_ request: Request, _ context: TourContext) async throws -> Response {
         let tour = try unlocked(context.tour)
         let tileset = try await receive(request, tour: tour, context: context)

@@ -77,7 +77,6 @@ extension AppDatabase {
                 db,
                 actor: .server(.scanner),
                 siteId: siteId,
-                objectType: "tour",
                 objectId: "\(tourId)",
                 action: .tilesScan(status),
                 detail: detail.isEmpty ? tileset.originalName : detail
@@ -155,7 +154,6 @@ extension AppDatabase {
             try AuditEvent.record(
                 db,
                 actor: .server(.recovery),
-                objectType: "tour",
                 objectId: "\(tileset.tourId)",
                 action: .tilesMissing,
                 detail: tileset.storedPath

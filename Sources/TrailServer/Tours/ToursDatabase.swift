@@ -138,7 +138,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: siteId,
-                objectType: "tour",
                 objectId: "\(tour.id)",
                 action: .tourCreate,
                 detail: tour.name
@@ -373,7 +372,6 @@ extension AppDatabase {
             db,
             actor: actor,
             siteId: tour.siteId,
-            objectType: "waypoint",
             objectId: "\(waypointId)",
             action: action,
             detail: detail

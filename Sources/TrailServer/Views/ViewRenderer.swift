@@ -125,7 +125,7 @@ enum Flash {
         var response = Response.redirect(to: location)
         let value = Data(notice.prefix(300).utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        response.setCookie(Cookie(name: CookieName.flash, value: value, maxAge: 60, path: "/", secure: secure, httpOnly: true, sameSite: .lax))
+        response.setCookie(AppCookie.flash(value, secure: secure))
         return response
     }
 
@@ -178,7 +178,7 @@ struct PageResponder: Sendable {
             storageWarning: storageWarning
         )
         if notice != nil {
-            response.setCookie(Cookie(name: CookieName.flash, value: "", maxAge: 0, path: "/", secure: secureCookies, httpOnly: true, sameSite: .lax))
+            response.setCookie(AppCookie.clearedFlash(secure: secureCookies))
         }
         return response
     }

@@ -56,7 +56,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: tour.siteId,
-                objectType: "asset",
                 objectId: "\(owner.id)",
                 action: .companion(new.role),
                 detail: "\(companion.originalName) (\(companion.size) bytes) for \(owner.originalName)"

@@ -132,7 +132,6 @@ extension AppDatabase {
                 db,
                 actor: .server(.optimizer),
                 siteId: siteId,
-                objectType: "asset",
                 objectId: "\(assetId)",
                 action: .optimize(result.state),
                 detail: detail
@@ -161,7 +160,6 @@ extension AppDatabase {
                 db,
                 actor: actor,
                 siteId: tour.siteId,
-                objectType: "asset",
                 objectId: "\(assetId)",
                 action: useOriginal ? .assetKeepOriginal : .assetUseOptimized,
                 detail: asset.originalName
@@ -196,7 +194,6 @@ extension AppDatabase {
                     db,
                     actor: .server(.cli),
                     siteId: siteId,
-                    objectType: "media",
                     objectId: "optimize",
                     action: .mediaOptimizeQueue,
                     detail: "\(assets.count) file(s)"

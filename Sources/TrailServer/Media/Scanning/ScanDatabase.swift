@@ -49,7 +49,6 @@ extension AppDatabase {
                 db,
                 actor: .server(.scanner),
                 siteId: siteId,
-                objectType: "asset",
                 objectId: "\(assetId)",
                 action: .scan(status),
                 detail: detail.isEmpty ? asset.originalName : detail
@@ -63,7 +62,7 @@ extension AppDatabase {
         try await write { db in
             guard try Asset.exists(db, id: assetId) else { throw NotFound() }
             try db.execute(sql: "INSERT OR IGNORE INTO scanJob (assetId, queuedAt) VALUES (?, ?)", arguments: [assetId, Date().dbTime])
-            try AuditEvent.record(db, actor: actor, objectType: "asset", objectId: "\(assetId)", action: .assetRescan, detail: "")
+            try AuditEvent.record(db, actor: actor, objectId: "\(assetId)", action: .assetRescan, detail: "")
         }
     }
 }
