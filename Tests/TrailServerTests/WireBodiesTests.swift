@@ -63,7 +63,7 @@ import TrailAPI
             title: "Falls",
             altText: "Water over rock"
         )
-        let data = try JSONResponse.encoder.encode(try Components.Schemas.Asset(asset, viewer: nil))
+        let data = try WireCoding.encoder.encode(try Components.Schemas.Asset(asset, viewer: nil))
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(json["createdAt"] as? String == "2024-05-01T10:42:07Z")
         #expect(json["previewURL"] as? String == PanelURL.assetContent(7))

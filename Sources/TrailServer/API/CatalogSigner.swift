@@ -80,7 +80,7 @@ final class CatalogSigner: Sendable {
             },
             alerts: alerts.map(Components.Schemas.CatalogAlert.init)
         )
-        let data = try JSONResponse.encoder.encode(body)
+        let data = try WireCoding.encoder.encode(body)
         let signed = Signed(
             catalogVersion: version,
             body: data,

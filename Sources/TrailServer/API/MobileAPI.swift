@@ -105,24 +105,22 @@ struct MobileAPI: Sendable {
     }
 
     /// The latest version's SHA-256, number and size.
-    func getPackageHash(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func getPackageHash(_ request: Request, _ context: AppRequestContext) async throws -> Components.Schemas.PackageHash {
         let version = try await publishedPackage(context).version
-        return try JSONResponse.make(Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size))
+        return Components.Schemas.PackageHash(sha256: version.sha256, version: version.version, size: version.size)
     }
 
     /// An app reports a checked download; valid reports are counted per version, once a day per client address.
-    func verifyPackage(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+    func verifyPackage(_ request: Request, _ context: AppRequestContext) async throws -> Components.Schemas.VerifyResult {
         let published = try await publishedPackage(context)
-        let body = try await request.decodeJSON(Components.Schemas.VerifyRequest.self, context: context)
+        let body = try await request.decode(as: Components.Schemas.VerifyRequest.self, context: context)
         // A download of any released version can be verified against that version.
         let target = try await database.packageVersion(packageId: published.package.id, version: body.version) ?? published.version
         let valid = target.version == body.version && target.sha256 == body.sha256.lowercased()
         if valid, verifiedDownloads.isFirst(address: context.remoteAddress, packageId: target.packageId, version: target.version) {
             try await database.recordVerifiedDownload(packageId: target.packageId, version: target.version)
         }
-        return try JSONResponse.make(
-            Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size))
-        )
+        return Components.Schemas.VerifyResult(valid: valid, expected: .init(sha256: target.sha256, version: target.version, size: target.size))
     }
 
     /// The server's Ed25519 public key.
@@ -196,7 +194,7 @@ struct MobileAPI: Sendable {
 
     /// JSON with a strong ETag over the exact bytes; `If-None-Match` → 304 so apps can poll cheaply.
     func cachedJSON(_ value: some Encodable, request: Request) throws -> Response {
-        HTTPCaching.json(ByteBuffer(bytes: try JSONResponse.encoder.encode(value)), request: request)
+        HTTPCaching.json(ByteBuffer(bytes: try WireCoding.encoder.encode(value)), request: request)
     }
 
 }

@@ -14,7 +14,7 @@ import NIOCore
 enum ReadAnswer {
     /// `value` as JSON.
     static func json(_ value: some Encodable, request: Request) throws -> Response {
-        bytes(ByteBuffer(bytes: try JSONResponse.encoder.encode(value)), contentType: "application/json", request: request)
+        bytes(ByteBuffer(bytes: try WireCoding.encoder.encode(value)), contentType: "application/json", request: request)
     }
 
     /// The bytes with a strong ETag over them, `no-cache`: `If-None-Match` → 304 so clients can poll cheaply.

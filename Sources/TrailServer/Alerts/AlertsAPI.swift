@@ -29,7 +29,7 @@ struct AlertsAPI: Sendable {
 
     func postAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let slug = try context.parameters.require("slug")
-        let body = try await request.decodeJSON(PostBody.self, context: context)
+        let body = try await request.decode(as: PostBody.self, context: context)
         let draft = AlertDraft(
             title: body.title,
             message: body.message,
@@ -40,20 +40,20 @@ struct AlertsAPI: Sendable {
             endsAt: body.endsAt
         )
         let row = try await alerts.post(draft, siteSlug: slug, user: context.user, actor: context.actor)
-        return try JSONResponse.make(AlertBody(row, now: Date()), status: .created)
+        return try context.answer(AlertBody(row, now: Date()), status: .created, to: request)
     }
 
     func listAlerts(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let slug = try context.parameters.require("slug")
         let now = Date()
         let rows = try await alerts.list(siteSlug: slug, user: context.user, now: now)
-        return try JSONResponse.make(rows.map { AlertBody($0, now: now) })
+        return try context.answer(rows.map { AlertBody($0, now: now) }, to: request)
     }
 
     func endAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let row = try await alerts.end(id: id, user: context.user, actor: context.actor)
-        return try JSONResponse.make(AlertBody(row, now: Date()))
+        return try context.answer(AlertBody(row, now: Date()), to: request)
     }
 }
 

@@ -27,6 +27,8 @@ struct AppRequestContext: RequestContext {
 
     /// Forms and JSON bodies are small; file uploads stream and never go through `collect`.
     var maxUploadSize: Int { 512 * 1024 }
+    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
+    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
 
     var actor: AuditActor { AuditActor(userId: user?.id, ipAddress: remoteAddress) }
 }
@@ -65,6 +67,8 @@ struct SignedInContext: ChildRequestContext, AppContextProviding {
     }
 
     var maxUploadSize: Int { app.maxUploadSize }
+    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
+    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
     var actor: AuditActor { app.actor }
     var viaAPIToken: Bool { app.viaAPIToken }
     var sessionToken: String? { app.sessionToken }
@@ -84,6 +88,8 @@ struct SiteMemberContext: MiddlewareMadeContext, AppContextProviding {
     let app: AppRequestContext
 
     var maxUploadSize: Int { app.maxUploadSize }
+    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
+    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
     var actor: AuditActor { app.actor }
     var viaAPIToken: Bool { app.viaAPIToken }
 }

@@ -121,7 +121,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as HTTPError:
             return (error.status, Self.code(for: error.status), error.body ?? error.status.reasonPhrase, nil)
         // No case for DecodingError: a request body that does not decode is a 400 where it is read
-        // (`Request.decodeJSON`); one that escapes to here is stored data that no longer reads (a damaged JSON column
+        // (`WireRequestDecoder`); one that escapes to here is stored data that no longer reads (a damaged JSON column
         // or manifest), a 500 with the detail in the log, not the caller's fault.
         case let error as any HTTPResponseError:
             return (error.status, Self.code(for: error.status), error.status.reasonPhrase, nil)
@@ -157,7 +157,7 @@ struct ErrorMiddleware: RouterMiddleware {
 enum APIErrorBody {
     static func response(status: HTTPResponse.Status, code: String, message: String, fields: [String: String]? = nil) -> Response {
         let body = Components.Schemas.APIError(error: .init(code: code, message: message, fields: fields.map { .init(additionalProperties: $0) }))
-        let data = (try? JSONResponse.encoder.encode(body)) ?? Data("{}".utf8)
+        let data = (try? WireCoding.encoder.encode(body)) ?? Data("{}".utf8)
         return Response(
             status: status,
             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],

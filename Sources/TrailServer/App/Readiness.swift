@@ -129,7 +129,7 @@ struct ReadinessCheck: Sendable {
         let status: HTTPResponse.Status = answer.reasons.isEmpty ? .ok : .serviceUnavailable
         var response =
             try Self.showsDetails(request, context)
-            ? JSONResponse.make(answer, status: status) : JSONResponse.make(Summary(status: answer.status), status: status)
+            ? context.answer(answer, status: status, to: request) : context.answer(Summary(status: answer.status), status: status, to: request)
         response.headers[.cacheControl] = "no-store"
         return response
     }

@@ -121,10 +121,10 @@ struct InvitationController: Sendable {
     func createInvitation(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let site = context.site
         try context.access.require(.manage, to: "invite members")
-        let body = try await request.decodeJSON(CreateInvitation.self, context: context)
+        let body = try await request.decode(as: CreateInvitation.self, context: context)
         let (invitation, token) = try await create(site: site, email: body.email ?? "", role: body.role ?? "", context: context)
         // The link only when no email carries it: otherwise it is the invitee's secret alone.
-        return try JSONResponse.make(
+        return try context.answer(
             Components.Schemas.Invitation(
                 id: invitation.id,
                 site: site.slug,
@@ -134,7 +134,8 @@ struct InvitationController: Sendable {
                 emailed: mailer.isEnabled,
                 link: mailer.isEnabled ? nil : mailer.invitationLink(token)
             ),
-            status: .created
+            status: .created,
+            to: request
         )
     }
 

@@ -86,7 +86,7 @@ struct MediaController: Sendable {
         if request.wantsJSON {
             var bodies: [Components.Schemas.Asset] = []
             for asset in added { bodies.append(try await body(asset, viewer: context.user)) }
-            return try JSONResponse.make(bodies, status: .created)
+            return try context.answer(bodies, status: .created, to: request)
         }
         let notice = ["\(added.count) file(s) uploaded; scanning for malware now."] + problems
         return pages.redirect(to: PanelURL.waypoint(tourId: tour.id, waypoint.id, at: .assets), notice: notice.joined(separator: " "))
@@ -188,20 +188,20 @@ struct MediaController: Sendable {
             replacing: replacing,
             actor: context.actor
         )
-        var response = try await JSONResponse.make(body(asset, viewer: context.user), status: .created)
+        var response = try await context.answer(body(asset, viewer: context.user), status: .created, to: request)
         response.headers[.location] = APIURL.manageAsset(asset.id)
         return response
     }
 
     /// One file, with its captions and transcript.
     func getAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        try await JSONResponse.make(body(try viewableAsset(context), viewer: context.user))
+        try await context.answer(body(try viewableAsset(context), viewer: context.user), to: request)
     }
 
     /// Changes a file's title, alt text or language; what is left out stays as it is.
     func describeAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let (asset, _) = try await editableAsset(context)
-        let patch = try await request.decodeJSON(AssetPatch.self, context: context)
+        let patch = try await request.decode(as: AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
         let described = try await database.describeAsset(
             id: asset.id,
@@ -211,7 +211,7 @@ struct MediaController: Sendable {
             useOriginal: patch.useOriginal,
             actor: context.actor
         )
-        return try await JSONResponse.make(body(described, viewer: context.user))
+        return try await context.answer(body(described, viewer: context.user), to: request)
     }
 
     /// The waypoint page again after a refused form on one of its files (422), that file's row changed by `edit`

@@ -246,73 +246,73 @@ struct PublishingController: Sendable {
     /// Submits a tour for review (202, the request's address in Location).
     func startPublish(_ request: Request, _ context: TourContext) async throws -> Response {
         let publish = try await publishing.submit(context.tour, user: context.user, actor: context.actor)
-        var response = try JSONResponse.make(Components.Schemas.PublishAccepted(requestId: publish.id), status: .accepted)
+        var response = try context.answer(Components.Schemas.PublishAccepted(requestId: publish.id), status: .accepted, to: request)
         response.headers[.location] = APIURL.managePublishRequest(publish.id)
         return response
     }
 
     /// A publish request: state, build progress, reviews.
-    func getPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func getPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PublishRequest {
         let (publish, _, _) = try await viewableRequest(context)
-        return try JSONResponse.make(try await requestBody(publish))
+        return try await requestBody(publish)
     }
 
     /// Approves a request (optional JSON `{comment}`); answers the request as it is now.
-    func approvePublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func approvePublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PublishRequest {
         let body = try await optionalJSON(CommentBody.self, request, context)
         let id = try context.parameters.require("rid")
         _ = try await publishing.approve(requestId: id, reviewer: context.user, comment: body?.comment ?? "", actor: context.actor)
-        return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
+        return try await requestBody(id: id)
     }
 
     /// Denies a request (JSON `{comment}`, which is required); answers the request as it is now.
-    func denyPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func denyPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PublishRequest {
         let body = try await optionalJSON(CommentBody.self, request, context)
         let id = try context.parameters.require("rid")
         try await publishing.deny(requestId: id, reviewer: context.user, comment: body?.comment ?? "", actor: context.actor)
-        return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
+        return try await requestBody(id: id)
     }
 
     /// Withdraws a request; answers the request as it is now.
-    func withdrawPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func withdrawPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PublishRequest {
         let id = try context.parameters.require("rid")
         _ = try await publishing.withdraw(requestId: id, user: context.user, actor: context.actor)
-        return try JSONResponse.make(try await requestBody(database.publishRequest(id: id)!))
+        return try await requestBody(id: id)
     }
 
     /// Releases an approved request; answers the new version.
-    func pushPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func pushPublishRequest(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.Release {
         let id = try context.parameters.require("rid")
         let version = try await publishing.release(requestId: id, user: context.user, actor: context.actor)
-        return try JSONResponse.make(Components.Schemas.Release(packageId: version.packageId, version: version.version, sha256: version.sha256))
+        return Components.Schemas.Release(packageId: version.packageId, version: version.version, sha256: version.sha256)
     }
 
     /// Stops the apps listing the package.
-    func unpublishPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func unpublishPackage(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PackageVisibility {
         let packageId = try context.parameters.require("pid")
         try await publishing.setVisible(packageId: packageId, visible: false, user: context.user, actor: context.actor)
-        return try JSONResponse.make(Components.Schemas.PackageVisibility(packageId: packageId, visible: false))
+        return Components.Schemas.PackageVisibility(packageId: packageId, visible: false)
     }
 
     /// Lists an unpublished package in the apps again.
-    func republishPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func republishPackage(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PackageVisibility {
         let packageId = try context.parameters.require("pid")
         try await publishing.setVisible(packageId: packageId, visible: true, user: context.user, actor: context.actor)
-        return try JSONResponse.make(Components.Schemas.PackageVisibility(packageId: packageId, visible: true))
+        return Components.Schemas.PackageVisibility(packageId: packageId, visible: true)
     }
 
     /// Makes the version in the body (`{version}`) the one the apps download.
-    func rollbackPackage(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func rollbackPackage(_ request: Request, _ context: SignedInContext) async throws -> Components.Schemas.PackageRollback {
         let packageId = try context.parameters.require("pid")
         _ = try await publishing.managedPackage(id: packageId, user: context.user)
-        let body = try await request.decodeJSON(RollbackBody.self, context: context)
+        let body = try await request.decode(as: RollbackBody.self, context: context)
         try await publishing.rollback(packageId: packageId, to: body.version, user: context.user, actor: context.actor)
-        return try JSONResponse.make(Components.Schemas.PackageRollback(packageId: packageId, currentVersion: body.version))
+        return Components.Schemas.PackageRollback(packageId: packageId, currentVersion: body.version)
     }
 
     func optionalJSON<T: Decodable>(_ type: T.Type, _ request: Request, _ context: SignedInContext) async throws -> T? {
         guard request.headers[.contentType] != nil else { return nil }
-        return try await request.decodeJSON(type, context: context)
+        return try await request.decode(as: type, context: context)
     }
 
     // MARK: Shared logic
@@ -325,6 +325,12 @@ struct PublishingController: Sendable {
 
     func viewablePackage(_ context: SignedInContext) async throws -> (PackageRecord, Site, SiteAccess) {
         try await publishing.viewablePackage(id: context.parameters.require("pid"), user: context.user)
+    }
+
+    /// The request as it is after an action on it (which never deletes one).
+    func requestBody(id: String) async throws -> Components.Schemas.PublishRequest {
+        guard let publish = try await database.publishRequest(id: id) else { throw NotFound() }
+        return try await requestBody(publish)
     }
 
     func requestBody(_ publish: PublishRequest) async throws -> Components.Schemas.PublishRequest {

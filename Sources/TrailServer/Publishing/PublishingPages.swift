@@ -375,7 +375,7 @@ extension PublishingController {
             data.tileMinZoom = tiles.minZoom
             data.tileMaxZoom = tiles.maxZoom
         }
-        return (try? String(data: JSONResponse.encoder.encode(data), encoding: .utf8)) ?? "{}"
+        return (try? String(data: WireCoding.encoder.encode(data), encoding: .utf8)) ?? "{}"
     }
 }
 

@@ -61,7 +61,7 @@ struct EventsAPI: Sendable {
         }
         // Global Privacy Control: the visitor asked not to be counted, so nothing is (the player does not even send).
         if request.headers[.secGPC] == "1" {
-            return try accepted(counted: 0, dropped: 0, headers: headers)
+            return try accepted(counted: 0, dropped: 0, headers: headers, request: request, context: context)
         }
         let allowed = rateLimit.take(events.count, address: context.remoteAddress)
         let kept = events.prefix(allowed)
@@ -70,7 +70,7 @@ struct EventsAPI: Sendable {
         metrics.visitEventsCounted.increment(by: Int64(kept.count))
         let dropped = events.count - kept.count
         if dropped > 0 { metrics.visitEventsDropped.increment(by: Int64(dropped)) }
-        return try accepted(counted: kept.count, dropped: dropped, headers: headers)
+        return try accepted(counted: kept.count, dropped: dropped, headers: headers, request: request, context: context)
     }
 
     /// A browser's CORS preflight: allowed for the player's origin only.
@@ -85,8 +85,8 @@ struct EventsAPI: Sendable {
         )
     }
 
-    func accepted(counted: Int, dropped: Int, headers: HTTPFields) throws -> Response {
-        var response = try JSONResponse.make(Components.Schemas.EventsAccepted(counted: counted, dropped: dropped), status: .accepted)
+    func accepted(counted: Int, dropped: Int, headers: HTTPFields, request: Request, context: AppRequestContext) throws -> Response {
+        var response = try context.answer(Components.Schemas.EventsAccepted(counted: counted, dropped: dropped), status: .accepted, to: request)
         for field in headers { response.headers[field.name] = field.value }
         return response
     }

@@ -110,7 +110,7 @@ struct StatsPages: Sendable {
             tourId = id
         }
         let (report, _) = try await report(context, span: span, tourId: tourId)
-        return try JSONResponse.make(report.wire(site: context.site.slug, tourId: tourId))
+        return try context.answer(report.wire(site: context.site.slug, tourId: tourId), to: request)
     }
 
     /// `GET /manage/sites/{slug}/stats.csv?from=&to=`: every stored count of the span, counts under 10 as `<10`.

@@ -12,7 +12,7 @@ extension AppDatabase {
     func distributionItems(paths: DataPaths, signingKey: SigningKey?) async throws -> [DistributionItem] {
         var items: [DistributionItem] = []
         if let signingKey {
-            let key = try JSONResponse.encoder.encode(Components.Schemas.SigningKey(signingKey))
+            let key = try WireCoding.encoder.encode(Components.Schemas.SigningKey(signingKey))
             items.append(
                 DistributionItem(
                     path: DistributionPath.signingKey,

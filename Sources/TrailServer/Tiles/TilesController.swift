@@ -197,7 +197,7 @@ struct TilesController: Sendable {
     func uploadTiles(_ request: Request, _ context: TourContext) async throws -> Response {
         let tour = try unlocked(context.tour)
         let tileset = try await receive(request, tour: tour, context: context)
-        var response = try JSONResponse.make(try Components.Schemas.Tileset(tileset), status: .created)
+        var response = try context.answer(try Components.Schemas.Tileset(tileset), status: .created, to: request)
         response.headers[.location] = APIURL.manageTourTiles(tour.id)
         return response
     }
@@ -206,7 +206,7 @@ struct TilesController: Sendable {
     /// if one is set: a 404 would say the tour is not).
     func getTiles(_ request: Request, _ context: TourContext) async throws -> Response {
         guard let tileset = try await database.tileset(tourId: context.tour.id) else { return Response(status: .noContent) }
-        return try JSONResponse.make(try Components.Schemas.Tileset(tileset))
+        return try context.answer(try Components.Schemas.Tileset(tileset), to: request)
     }
 
     /// Deletes the tour's MBTiles file (204, also when it had none: either way the tour has no uploaded tiles after it).
@@ -368,7 +368,7 @@ struct TilesController: Sendable {
             attribution: attribution,
             basemapURL: manifest.basemap == nil ? nil : basemapURL
         )
-        let json = (try? String(decoding: JSONResponse.encoder.encode(map), as: UTF8.self)) ?? "{}"
+        let json = (try? String(decoding: WireCoding.encoder.encode(map), as: UTF8.self)) ?? "{}"
         var page = PackagePreviewPage(
             name: chosen.flatMap { manifest.localized?[$0]?.packageName.nonEmpty } ?? manifest.packageName,
             park: manifest.park,

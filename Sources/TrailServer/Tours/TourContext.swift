@@ -48,6 +48,8 @@ struct TourContext: MiddlewareMadeContext, AppContextProviding {
     let app: AppRequestContext
 
     var maxUploadSize: Int { app.maxUploadSize }
+    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
+    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
     var actor: AuditActor { app.actor }
     var viaAPIToken: Bool { app.viaAPIToken }
     var eventLoop: (any EventLoop)? { app.eventLoop }
@@ -65,6 +67,8 @@ struct WaypointContext: MiddlewareMadeContext, AppContextProviding {
     let app: AppRequestContext
 
     var maxUploadSize: Int { app.maxUploadSize }
+    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
+    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
     var actor: AuditActor { app.actor }
     var viaAPIToken: Bool { app.viaAPIToken }
     var eventLoop: (any EventLoop)? { app.eventLoop }

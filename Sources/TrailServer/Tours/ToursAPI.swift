@@ -88,7 +88,7 @@ struct ToursAPI: Sendable {
 
     /// Creates a tour in the site named in the body (authors); 201 with the tour.
     func createTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let body = try await request.decodeJSON(CreateTour.self, context: context)
+        let body = try await request.decode(as: CreateTour.self, context: context)
         let (site, access) = try await authorization.site(slug: body.site, user: context.user)
         try access.require(.author, to: "create tours")
         let tour = try await database.createTour(
@@ -96,7 +96,7 @@ struct ToursAPI: Sendable {
             TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
             actor: context.actor
         )
-        return try await JSONResponse.make(tourBody(tour, site), status: .created)
+        return try await context.answer(tourBody(tour, site), status: .created, to: request)
     }
 
     /// Tours per page of `listTours` when the request names no `limit`, and the most it may name.
@@ -131,7 +131,7 @@ struct ToursAPI: Sendable {
             tours: try rows.map { try Components.Schemas.TourSummary($0, site: site) },
             nextCursor: next
         )
-        var response = try JSONResponse.make(body)
+        var response = try context.answer(body, to: request)
         if let next {
             var query = [("site", slug), ("limit", String(limit))]
             if let state = filter.state { query.append(("state", state.rawValue)) }
@@ -145,14 +145,14 @@ struct ToursAPI: Sendable {
     /// One tour with its waypoints and their files.
     func getTour(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site) = (context.tour, context.site)
-        return try await JSONResponse.make(try tourBody(tour, site, listingAssetsFor: context.user))
+        return try await context.answer(try tourBody(tour, site, listingAssetsFor: context.user), to: request)
     }
 
     /// Changes what the body names: languages, details, frame and zooms, texts in further languages.
     func updateTour(_ request: Request, _ context: TourContext) async throws -> Response {
         var tour = context.tour
         let site = context.site
-        let body = try await request.decodeJSON(PatchTour.self, context: context)
+        let body = try await request.decode(as: PatchTour.self, context: context)
         // Checked before anything is written: a refused field stores nothing.
         _ = try body.accessibility?.validated()
         // Languages first (their tags are checked before anything is written), then details and frame, then texts.
@@ -198,7 +198,7 @@ struct ToursAPI: Sendable {
                 actor: context.actor
             )
         }
-        return try await JSONResponse.make(try tourBody(updated, site))
+        return try await context.answer(try tourBody(updated, site), to: request)
     }
 
     /// Deletes the tour (204).
@@ -211,7 +211,7 @@ struct ToursAPI: Sendable {
     /// Adds a waypoint, with its texts in further languages; 201 with the waypoint.
     func createWaypoint(_ request: Request, _ context: TourContext) async throws -> Response {
         let tour = context.tour
-        let body = try await request.decodeJSON(CreateWaypoint.self, context: context)
+        let body = try await request.decode(as: CreateWaypoint.self, context: context)
         let waypoint = try await database.createWaypoint(
             tourId: tour.id,
             WaypointInput(
@@ -224,9 +224,10 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try JSONResponse.make(
+        return try context.answer(
             Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)),
-            status: .created
+            status: .created,
+            to: request
         )
     }
 
@@ -234,7 +235,7 @@ struct ToursAPI: Sendable {
     func updateWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
         let tour = context.tour
         let current = context.waypoint
-        let body = try await request.decodeJSON(PatchWaypoint.self, context: context)
+        let body = try await request.decode(as: PatchWaypoint.self, context: context)
         let waypoint = try await database.updateWaypoint(
             tourId: tour.id,
             waypointId: current.id,
@@ -248,7 +249,10 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try JSONResponse.make(Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)))
+        return try context.answer(
+            Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)),
+            to: request
+        )
     }
 
     /// Deletes a waypoint (204).

@@ -243,7 +243,7 @@ struct ToursController: Sendable {
         let form = try await request.form(context: context)
         do {
             let waypoint = try await database.createWaypoint(tourId: tour.id, Self.waypointInput(form), actor: context.actor)
-            if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(waypoint), status: .created) }
+            if request.wantsJSON { return try context.answer(Components.Schemas.Waypoint(waypoint), status: .created, to: request) }
             return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
         } catch let errors as ValidationErrors where !request.wantsJSON {
             let page = try await tourPage(
@@ -266,7 +266,7 @@ struct ToursController: Sendable {
         let ids = form.all("ids").compactMap { Int64($0) }
         try await database.reorderWaypoints(tourId: tour.id, ids: ids, actor: context.actor)
         if request.wantsJSON {
-            return try await JSONResponse.make(database.waypoints(tourId: tour.id).map { Components.Schemas.Waypoint($0) })
+            return try await context.answer(database.waypoints(tourId: tour.id).map { Components.Schemas.Waypoint($0) }, to: request)
         }
         return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Order saved.")
     }
@@ -343,7 +343,7 @@ struct ToursController: Sendable {
             longitude: form.double("longitude"),
             actor: context.actor
         )
-        if request.wantsJSON { return try JSONResponse.make(Components.Schemas.Waypoint(moved)) }
+        if request.wantsJSON { return try context.answer(Components.Schemas.Waypoint(moved), to: request) }
         return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint moved.")
     }
 

@@ -168,7 +168,7 @@ struct VisitController: Sendable {
                 source.iconSizes.map { .init(src: assets.base + source.name, sizes: $0, type: source.contentType, purpose: "any") }
             }
         )
-        let body = try JSONResponse.encoder.encode(manifest)
+        let body = try WireCoding.encoder.encode(manifest)
         return Response(
             status: .ok,
             headers: [.contentType: "application/manifest+json", .cacheControl: "no-cache"],

@@ -30,7 +30,7 @@ extension MediaController {
     func attachCompanion(_ request: Request, _ context: SignedInContext, role: CompanionRole) async throws -> Response {
         let (asset, tourId) = try await editableAsset(context)
         let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
-        var response = try await JSONResponse.make(body(companion, viewer: context.user), status: .created)
+        var response = try await context.answer(body(companion, viewer: context.user), status: .created, to: request)
         response.headers[.location] = APIURL.manageAsset(companion.id)
         return response
     }
@@ -46,7 +46,7 @@ extension MediaController {
         var request = request
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         if role == .transcript, contentType.hasPrefix("application/json") {
-            let body = try await request.decodeJSON(TranscriptText.self, context: context)
+            let body = try await request.decode(as: TranscriptText.self, context: context)
             return try await intake.registerTranscript(text: body.text, ownerId: owner.id, actor: context.actor)
         }
         if role == .transcript, contentType.hasPrefix("application/x-www-form-urlencoded") {

@@ -210,7 +210,7 @@ struct TourExchangeController: Sendable {
         let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
         try await database.setRoute(tourId: tour.id, route: route, actor: context.actor)
         if request.wantsJSON {
-            return try JSONResponse.make(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)])
+            return try context.answer(["points": route?.points.count ?? 0, "lengthMeters": Int(route?.lengthMeters ?? 0)], to: request)
         }
         return pages.redirect(to: PanelURL.tour(tour.id), notice: route == nil ? "Route removed." : "Route saved.")
     }
@@ -240,8 +240,9 @@ struct TourExchangeController: Sendable {
         )
         var attached = 0
         if !dryRun { attached = try await apply(imported, plan: plan, tourId: tour.id, actor: context.actor) }
-        return try JSONResponse.make(
-            Components.Schemas.ImportResult(dryRun: dryRun, applied: !dryRun, imagesAttached: attached, plan: try .init(plan))
+        return try context.answer(
+            Components.Schemas.ImportResult(dryRun: dryRun, applied: !dryRun, imagesAttached: attached, plan: try .init(plan)),
+            to: request
         )
     }
 

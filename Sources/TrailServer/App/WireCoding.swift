@@ -1,0 +1,77 @@
+import Foundation
+import Hummingbird
+import TrailAPI
+
+/// The server's JSON in both directions, as Hummingbird's codable pipeline uses it: every context of the app carries a
+/// `WireRequestDecoder` and a `WireResponseEncoder`, so a handler decodes its body with `request.decode(as:context:)`
+/// and answers with a value (returned, when it is `ResponseEncodable`, or through `context.answer`), the same way
+/// everywhere.
+enum WireCoding {
+    /// Keys sorted, slashes unescaped, timestamps as ISO 8601 UTC: TrailAPI's `WireJSON`, shared with TrailClient.
+    static let encoder: JSONEncoder = WireJSON.encoder()
+}
+
+/// Encodes a handler's value as the API answers: `WireCoding.encoder`, `application/json; charset=utf-8`, and
+/// `no-store` (an answer of a signed-in or changing route is not kept by anyone; the public read routes that may be
+/// kept answer through `ReadAnswer` instead).
+struct WireResponseEncoder: ResponseEncoder {
+    func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try WireCoding.encoder.encode(value)))
+        )
+    }
+}
+
+/// Decodes a small JSON body; a body that is not JSON (415), too large for the context (413) or not of the right shape
+/// (400) is answered with a message that says which.
+struct WireRequestDecoder: RequestDecoder {
+    func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
+            throw HTTPError(.unsupportedMediaType, message: "Send the body as application/json.")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        } catch {
+            throw HTTPError(.contentTooLarge, message: "The JSON body is larger than \(context.maxUploadSize / 1024) KiB.")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw HTTPError(.badRequest, message: "The body is not valid JSON for this route: \(Self.describe(error))")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, _): "missing key “\(key.stringValue)”."
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            "wrong type at “\(context.codingPath.map(\.stringValue).joined(separator: "."))”."
+        case .dataCorrupted(let context):
+            context.codingPath.isEmpty ? "malformed JSON." : "bad value at “\(context.codingPath.map(\.stringValue).joined(separator: "."))”."
+        @unknown default: "malformed JSON."
+        }
+    }
+}
+
+extension RequestContext {
+    /// `value` as the answer, encoded by this context's `responseEncoder` (Hummingbird's codable pipeline), with
+    /// `status` (`.created` for a new record). For a handler that answers JSON or a page by what the caller accepts;
+    /// one that answers JSON alone returns its value instead.
+    func answer(_ value: some Encodable, status: HTTPResponse.Status = .ok, to request: Request) throws -> Response {
+        var response = try responseEncoder.encode(value, from: request, context: self)
+        response.status = status
+        return response
+    }
+}
+
+// The API's generated types that handlers return whole: encoded by the context's `responseEncoder` like any other
+// answer. (Generated in TrailAPI, which knows nothing of Hummingbird, so they conform here.)
+extension Components.Schemas.PublishRequest: ResponseEncodable {}
+extension Components.Schemas.Release: ResponseEncodable {}
+extension Components.Schemas.PackageVisibility: ResponseEncodable {}
+extension Components.Schemas.PackageRollback: ResponseEncodable {}
+extension Components.Schemas.PackageHash: ResponseEncodable {}
+extension Components.Schemas.VerifyResult: ResponseEncodable {}
