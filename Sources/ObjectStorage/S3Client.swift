@@ -103,6 +103,18 @@ package struct S3ObjectInfo: Sendable, Equatable {
     package let sha256: String?
     package let contentType: String?
     package let cacheControl: String?
+    /// `Last-Modified` (whole seconds, as HTTP dates are).
+    package let lastModified: Date?
+
+    /// The RFC 7231 form every S3 implementation sends, e.g. `Sun, 29 Nov 2026 10:17:02 GMT`.
+    static func httpDate(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
 }
 
 /// The few S3 operations the server's distribution mirror needs, over async-http-client, each request signed with
@@ -169,7 +181,8 @@ package final class S3Client: Sendable {
                 etag: Self.unquote(response.headers.first(name: "etag") ?? ""),
                 sha256: response.headers.first(name: "x-amz-meta-sha256"),
                 contentType: response.headers.first(name: "content-type"),
-                cacheControl: response.headers.first(name: "cache-control")
+                cacheControl: response.headers.first(name: "cache-control"),
+                lastModified: S3ObjectInfo.httpDate(response.headers.first(name: "last-modified"))
             )
         } catch let error as S3Error where error.kind == .noSuchKey || (error.status == 404 && error.kind != .noSuchBucket) {
             return nil

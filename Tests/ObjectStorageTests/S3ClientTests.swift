@@ -29,12 +29,16 @@ import Testing
             try await client.headBucket()
 
             let small = Data("{\"hello\": \"world\"}".utf8)
+            let before = Date()
             try await client.putObject(client.location.key("catalog.json"), data: small, contentType: "application/json", cacheControl: "no-cache")
             let info = try #require(try await client.headObject("tests/a/catalog.json"))
             #expect(info.size == Int64(small.count))
             #expect(info.sha256 == SHA256.hash(data: small).hexString)
             #expect(info.contentType == "application/json")
             #expect(info.cacheControl == "no-cache")
+            // Whole seconds (truncated), so from a second before the PUT to now.
+            let modified = try #require(info.lastModified)
+            #expect(modified >= before.addingTimeInterval(-1) && modified <= Date(timeIntervalSinceNow: 1), "\(modified)")
             #expect(try await client.getObject("tests/a/catalog.json") == small)
 
             let (file, sha) = try Self.randomFile(3 * 1024 * 1024 + 17, in: store.folder.appendingPathComponent("in"))
