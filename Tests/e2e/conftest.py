@@ -1,7 +1,8 @@
 """Fixtures of the browser suite.
 
 One real server for the whole session (`trail-companion serve --demo` on a free loopback port, a fresh data
-folder), stopped at the end whatever happens. The admin's one-time password is read from the server's
+folder), stopped at the end whatever happens. Under pytest-xdist (scripts/test.sh runs two workers, a file at a time)
+each worker is a session of its own, with its own server: a file never relies on what another file left behind. The admin's one-time password is read from the server's
 output and changed once, at the first sign-in, as a person would. Each test gets a fresh headless Chromium.
 
 Later features add their fixtures here and their scenarios as new test_*.py files. The server scans with a real
