@@ -52,7 +52,9 @@ check "Cookie( constructions" "$(grep -rohE --include='*.swift' '\bCookie\(' Sou
 # Ceilings without a goal yet: the counts when they were first taken, so they may only go down.
 check "hand-made JSON answers and decoding" "$(grep -rohE --include='*.swift' '\bJSONResponse\b|\bdecodeJSON\(' Sources | wc -l)" 0 0
 # A tour looked up by hand (`authorization.tour(`/`editableTour(`, or its `{id}` read) rather than handed to the
-# handler in a `TourContext` or `WaypointContext` by its route group's middleware.
+# handler in a `TourContext`, `WaypointContext` or `AssetContext` by its route group's middleware. What is left: ids of
+# other things (users, sites, invitations) and tours named in a body rather than a path (a tus upload's metadata, the
+# publishing service's own check).
 lookups=$(($(count 'authorization\.(tour|editableTour)\(' Sources) + $(count 'parameters\.require\("id"' Sources)))
-check "tour look-ups in handlers" "$lookups" 18 —
+check "tour look-ups in handlers" "$lookups" 15 —
 exit "$failed"

@@ -20,27 +20,30 @@ struct MediaController: Sendable {
     func addPanelRoutes(to router: some RouterMethods<SignedInContext>) {
         // A malformed tour or waypoint id is not found, before anything is read.
         router.waypointGroup(authorization, .edit, malformedID: .notFoundUnread).post("assets", use: uploadAssets)
+        // A malformed or unknown file id is not found; so is a file of a tour the user may not see.
+        let viewable = router.assetGroup(database, .view)
+        let editable = router.assetGroup(database, .edit)
         // GET and HEAD (players and download managers ask HEAD for the size); FileResponder leaves the body out for HEAD.
         for method in [HTTPRequest.Method.get, .head] {
-            router.on("/assets/{aid}/content", method: method, use: showAssetContent)
+            viewable.on("content", method: method, use: showAssetContent)
         }
-        router.post("/assets/{aid}/describe", use: saveAssetText)
+        editable.post("describe", use: saveAssetText)
         // Captions (a WebVTT file) and a transcript (a file, or text typed in the box) for a video or audio file. A
         // refusal shows the waypoint page again with the message under the field.
         for role in CompanionRole.allCases {
-            router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await addCompanion(request, context, role: role) }
+            editable.post(RouterPath(role.rawValue)) { request, context in try await addCompanion(request, context, role: role) }
         }
-        router.post("/assets/{aid}/delete", use: deleteAsset)
+        editable.post("delete", use: deleteAsset)
         for (direction, step) in [("up", -1), ("down", 1)] {
-            router.post("/assets/{aid}/\(direction)") { request, context in try await shiftAsset(request, context, direction: direction, step: step) }
+            editable.post(RouterPath(direction)) { request, context in try await shiftAsset(request, context, direction: direction, step: step) }
         }
-        router.post("/assets/{aid}/rescan", use: rescanAsset)
-        router.post("/assets/{aid}/original", use: chooseOriginal)
+        viewable.post("rescan", use: rescanAsset)
+        editable.post("original", use: chooseOriginal)
     }
 
     /// The waypoint page's "Keep original" switch: `useOriginal=1` ships the original, `0` the optimized copy again.
-    func chooseOriginal(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (asset, tourId) = try await editableAsset(context)
+    func chooseOriginal(_ request: Request, _ context: AssetContext) async throws -> Response {
+        let (asset, tourId) = (context.asset, context.tour.id)
         var request = request
         let form = try await request.form(context: context)
         let keep = form.string("useOriginal") == "1"
@@ -93,8 +96,8 @@ struct MediaController: Sendable {
     }
 
     /// Plays or shows a clean file (Range, and HEAD for its size).
-    func showAssetContent(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let asset = try await viewableAsset(context)
+    func showAssetContent(_ request: Request, _ context: AssetContext) async throws -> Response {
+        let asset = context.asset
         guard asset.scanStatus == .clean else {
             throw Forbidden("Only files the malware scanner found clean can be previewed (this one is \(asset.scanStatus.rawValue)).")
         }
@@ -103,10 +106,10 @@ struct MediaController: Sendable {
 
     /// Saves a file's title, alt text (images) and language, or the waypoint page again with the message under the
     /// field (422).
-    func saveAssetText(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func saveAssetText(_ request: Request, _ context: AssetContext) async throws -> Response {
         var request = request
         let form = try await request.form(context: context)
-        let (asset, tourId) = try await editableAsset(context)
+        let (asset, tourId) = (context.asset, context.tour.id)
         let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id))
         do {
             let (title, altText, language) = (
@@ -116,7 +119,7 @@ struct MediaController: Sendable {
             try await database.describeAsset(id: asset.id, title: title, altText: altText, language: language, actor: context.actor)
         } catch let errors as ValidationErrors {
             // The waypoint page again, the message under the field and the text as typed.
-            return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+            return try await waypointPageAgain(request: request, context: context) { row in
                 row.title = form.string("title")
                 row.altText = form.string("altText")
                 row.titleError = errors["title"]
@@ -127,15 +130,15 @@ struct MediaController: Sendable {
     }
 
     /// Deletes a file (and its captions and transcript); stored files nothing else uses are removed.
-    func deleteAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (asset, tourId) = try await editableAsset(context)
+    func deleteAsset(_ request: Request, _ context: AssetContext) async throws -> Response {
+        let (asset, tourId) = (context.asset, context.tour.id)
         await StoredFiles(paths: paths).removeUnreferenced(try await database.deleteAsset(id: asset.id, actor: context.actor))
         return pages.redirect(to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets), notice: "“\(asset.originalName)” deleted.")
     }
 
     /// Moves a file one place up (`step` -1) or down (+1) in the waypoint's order.
-    func shiftAsset(_ request: Request, _ context: SignedInContext, direction: String, step: Int) async throws -> Response {
-        let (asset, tourId) = try await editableAsset(context)
+    func shiftAsset(_ request: Request, _ context: AssetContext, direction: String, step: Int) async throws -> Response {
+        let (asset, tourId) = (context.asset, context.tour.id)
         try await database.shiftAsset(id: asset.id, by: step, actor: context.actor)
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id)),
@@ -144,15 +147,15 @@ struct MediaController: Sendable {
     }
 
     /// Queues a file for the malware scanner again (admins only).
-    func rescanAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        // The object first: someone who may not see the asset is told it does not exist, not that they lack the right.
-        let asset = try await viewableAsset(context)
+    func rescanAsset(_ request: Request, _ context: AssetContext) async throws -> Response {
+        // The object first (the group's check): someone who may not see the asset is told it does not exist, not that
+        // they lack the right.
+        let asset = context.asset
         guard context.user.isAdmin else { throw Forbidden("Only administrators can ask for a rescan.") }
         try await database.queueRescan(assetId: asset.id, actor: context.actor)
         intake.scans.wake()
-        let tourId = try await database.tourId(ofAsset: asset.id) ?? 0
         return pages.redirect(
-            to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
+            to: PanelURL.waypoint(tourId: context.tour.id, asset.waypointId, at: .assets),
             notice: "Rescan queued for “\(asset.originalName)”."
         )
     }
@@ -160,11 +163,12 @@ struct MediaController: Sendable {
     /// Each handler is named after its operationId in openapi.json.
     func addAPIRoutes(to router: some RouterMethods<SignedInContext>) {
         router.waypointGroup(authorization, .edit, malformedID: .notFoundUnread).post("assets", use: uploadAsset)
-        router.get("/assets/{aid}", use: getAsset)
+        router.assetGroup(database, .view).get(use: getAsset)
+        let editable = router.assetGroup(database, .edit)
         for role in CompanionRole.allCases {
-            router.post("/assets/{aid}/\(role.rawValue)") { request, context in try await attachCompanion(request, context, role: role) }
+            editable.post(RouterPath(role.rawValue)) { request, context in try await attachCompanion(request, context, role: role) }
         }
-        router.patch("/assets/{aid}", use: describeAsset)
+        editable.patch(use: describeAsset)
     }
 
     /// Uploads exactly one file to a waypoint (multipart `file`); 201 with the asset and its address.
@@ -194,13 +198,13 @@ struct MediaController: Sendable {
     }
 
     /// One file, with its captions and transcript.
-    func getAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        try await context.answer(body(try viewableAsset(context), viewer: context.user), to: request)
+    func getAsset(_ request: Request, _ context: AssetContext) async throws -> Response {
+        try await context.answer(body(context.asset, viewer: context.user), to: request)
     }
 
     /// Changes a file's title, alt text or language; what is left out stays as it is.
-    func describeAsset(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        let (asset, _) = try await editableAsset(context)
+    func describeAsset(_ request: Request, _ context: AssetContext) async throws -> Response {
+        let asset = context.asset
         let patch = try await request.decode(as: AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
         let described = try await database.describeAsset(
@@ -214,19 +218,12 @@ struct MediaController: Sendable {
         return try await context.answer(body(described, viewer: context.user), to: request)
     }
 
-    /// The waypoint page again after a refused form on one of its files (422), that file's row changed by `edit`
+    /// The waypoint page again after a refused form on the route's file (422), that file's row changed by `edit`
     /// (the text as typed, the message under its field).
-    func waypointPageAgain(
-        for asset: Asset,
-        tourId: Int64,
-        request: Request,
-        context: SignedInContext,
-        edit: (inout AssetRow) -> Void
-    ) async throws -> Response {
-        let (tour, _, access) = try await authorization.editableTour(id: tourId, user: context.user)
+    func waypointPageAgain(request: Request, context: AssetContext, edit: (inout AssetRow) -> Void) async throws -> Response {
+        let (asset, tour) = (context.asset, context.tour)
         let ownerId = asset.companionOf ?? asset.id
-        let waypointId = asset.waypointId
-        guard let waypoint = try await database.waypoint(tourId: tourId, id: waypointId) else { throw NotFound() }
+        guard let waypoint = try await database.waypoint(tourId: tour.id, id: asset.waypointId) else { throw NotFound() }
         var page = try await ToursController(
             database: database,
             pages: pages,
@@ -236,7 +233,7 @@ struct MediaController: Sendable {
             paths: paths,
             openMap: openMap
         )
-        .waypointPage(tour, waypoint, canEdit: access.canAuthor, user: context.user)
+        .waypointPage(tour, waypoint, canEdit: context.access.canAuthor, user: context.user)
         page.assets = page.assets.map { row in
             guard row.id == ownerId else { return row }
             var row = row
@@ -275,21 +272,6 @@ struct MediaController: Sendable {
         let tour = context.tour
         if tour.isLocked { throw Conflict("“\(tour.name)” is locked while its publish request is open.") }
         return (tour, context.waypoint)
-    }
-
-    func viewableAsset(_ context: SignedInContext) async throws -> Asset {
-        guard let id = context.parameters.get("aid", as: Int64.self),
-            let (asset, tourId) = try await database.assetWithTour(id: id)
-        else { throw NotFound() }
-        _ = try await authorization.tour(id: tourId, user: context.user)
-        return asset
-    }
-
-    func editableAsset(_ context: SignedInContext) async throws -> (Asset, Int64) {
-        let asset = try await viewableAsset(context)
-        let tourId = try await database.tourId(ofAsset: asset.id) ?? 0
-        _ = try await authorization.editableTour(id: tourId, user: context.user)
-        return (asset, tourId)
     }
 
     // MARK: Views

@@ -51,17 +51,6 @@ extension AppDatabase {
 
     func asset(id: Int64) async throws -> Asset? { try await read { try Asset.fetchOne($0, id: id) } }
 
-    /// The tour an asset belongs to, for authorization on the object.
-    func tourId(ofAsset assetId: Int64) async throws -> Int64? {
-        try await read { db in
-            try Int64.fetchOne(
-                db,
-                sql: "SELECT waypoint.tourId FROM asset JOIN waypoint ON waypoint.id = asset.waypointId WHERE asset.id = ?",
-                arguments: [assetId]
-            )
-        }
-    }
-
     /// An asset with the tour it belongs to, in one read (`nil` when either is gone).
     func assetWithTour(id: Int64) async throws -> (asset: Asset, tourId: Int64)? {
         try await read { db in

@@ -7,8 +7,8 @@ import TrailAPI
 // Captions and transcripts: the panel's form, the API's upload, and what both receive.
 extension MediaController {
     /// Adds the captions or the transcript of a video or audio file.
-    func addCompanion(_ request: Request, _ context: SignedInContext, role: CompanionRole) async throws -> Response {
-        let (asset, tourId) = try await editableAsset(context)
+    func addCompanion(_ request: Request, _ context: AssetContext, role: CompanionRole) async throws -> Response {
+        let (asset, tourId) = (context.asset, context.tour.id)
         do {
             let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
             return pages.redirect(
@@ -16,7 +16,7 @@ extension MediaController {
                 notice: "Added “\(companion.originalName)” as the \(role.label) of “\(asset.originalName)”; scanning for malware now."
             )
         } catch let errors as ValidationErrors {
-            return try await waypointPageAgain(for: asset, tourId: tourId, request: request, context: context) { row in
+            return try await waypointPageAgain(request: request, context: context) { row in
                 if role == .captions {
                     row.captionsError = errors["file"] ?? errors.message
                 } else {
@@ -27,8 +27,8 @@ extension MediaController {
     }
 
     /// Adds the captions or the transcript of a video or audio file; 201 with the new file and its address.
-    func attachCompanion(_ request: Request, _ context: SignedInContext, role: CompanionRole) async throws -> Response {
-        let (asset, tourId) = try await editableAsset(context)
+    func attachCompanion(_ request: Request, _ context: AssetContext, role: CompanionRole) async throws -> Response {
+        let (asset, tourId) = (context.asset, context.tour.id)
         let companion = try await receiveCompanion(request, context: context, owner: asset, tourId: tourId, role: role)
         var response = try await context.answer(body(companion, viewer: context.user), status: .created, to: request)
         response.headers[.location] = APIURL.manageAsset(companion.id)
@@ -42,7 +42,7 @@ extension MediaController {
 
     /// A caption or transcript for `owner`: a multipart `file` (both roles), or, for a transcript, typed text (the
     /// panel's urlencoded `text` field, the API's JSON `{text}`).
-    func receiveCompanion(_ request: Request, context: SignedInContext, owner: Asset, tourId: Int64, role: CompanionRole) async throws -> Asset {
+    func receiveCompanion(_ request: Request, context: AssetContext, owner: Asset, tourId: Int64, role: CompanionRole) async throws -> Asset {
         var request = request
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         if role == .transcript, contentType.hasPrefix("application/json") {
