@@ -49,10 +49,24 @@ extension AppRequestContext: AppContextProviding {
     var app: AppRequestContext { self }
 }
 
+/// A context made from the app's (a signed-in group's, or the context of one site, tour, waypoint or file): the body
+/// limit, the coding, the audit actor and the connection are the app context's, so each adds only what it carries.
+protocol AppChildContext: RequestContext, AppContextProviding
+where Decoder == WireRequestDecoder, Encoder == WireResponseEncoder {}
+
+extension AppChildContext {
+    var maxUploadSize: Int { app.maxUploadSize }
+    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
+    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
+    var actor: AuditActor { app.actor }
+    var viaAPIToken: Bool { app.viaAPIToken }
+    var eventLoop: (any EventLoop)? { app.eventLoop }
+}
+
 /// A request of a signed-in route group (the panel behind sign-in, `/api/v1/manage`). The group makes it from the
 /// app's context after `RequireUserMiddleware` has passed, so a handler receives its user, not an optional to check.
 /// Access to a site stays with `SiteAccess` and `Authorization`.
-struct SignedInContext: ChildRequestContext, AppContextProviding {
+struct SignedInContext: ChildRequestContext, AppChildContext {
     var coreContext: CoreRequestContextStorage
     let user: AuthenticatedUser
     /// The context the group made this one from (sessions, CSRF, the client's address).
@@ -66,13 +80,7 @@ struct SignedInContext: ChildRequestContext, AppContextProviding {
         self.app = context
     }
 
-    var maxUploadSize: Int { app.maxUploadSize }
-    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
-    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
-    var actor: AuditActor { app.actor }
-    var viaAPIToken: Bool { app.viaAPIToken }
     var sessionToken: String? { app.sessionToken }
-    var eventLoop: (any EventLoop)? { app.eventLoop }
 }
 
 /// A request of one site's routes (`/sites/{slug}/…`) by a member of the site, or an admin. (The alerts keep their own
@@ -80,16 +88,10 @@ struct SignedInContext: ChildRequestContext, AppContextProviding {
 /// reads the site and the user's access through `Authorization` and makes this context before the handler runs
 /// (someone who may not see the site gets 404, as everywhere), so a handler starts from `context.site` and
 /// `context.access` and checks only what its action needs (`try context.access.require(.manage, to: …)`).
-struct SiteMemberContext: MiddlewareMadeContext, AppContextProviding {
+struct SiteMemberContext: MiddlewareMadeContext, AppChildContext {
     var coreContext: CoreRequestContextStorage
     let user: AuthenticatedUser
     let site: Site
     let access: SiteAccess
     let app: AppRequestContext
-
-    var maxUploadSize: Int { app.maxUploadSize }
-    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
-    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
-    var actor: AuditActor { app.actor }
-    var viaAPIToken: Bool { app.viaAPIToken }
 }

@@ -4,7 +4,7 @@ import NIOCore
 /// A request of one file's routes (`/assets/{aid}/…` on the panel, `/api/v1/manage/assets/{aid}…`). `AssetMiddleware`
 /// reads the file, its tour, the tour's site and the user's access in one read and checks the group's
 /// `TourAccessNeed`, as a tour's routes do: someone who may not see the tour is told the file does not exist.
-struct AssetContext: MiddlewareMadeContext, AppContextProviding {
+struct AssetContext: MiddlewareMadeContext, AppChildContext {
     var coreContext: CoreRequestContextStorage
     let user: AuthenticatedUser
     let asset: Asset
@@ -12,13 +12,6 @@ struct AssetContext: MiddlewareMadeContext, AppContextProviding {
     let site: Site
     let access: SiteAccess
     let app: AppRequestContext
-
-    var maxUploadSize: Int { app.maxUploadSize }
-    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
-    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
-    var actor: AuditActor { app.actor }
-    var viaAPIToken: Bool { app.viaAPIToken }
-    var eventLoop: (any EventLoop)? { app.eventLoop }
 }
 
 /// Makes an `AssetContext` for the route's `{aid}`; a malformed or unknown id is 404 before anything else is read.

@@ -39,25 +39,18 @@ enum MalformedID: Sendable {
 /// A request of one tour's routes (`/tours/{id}/…`). `TourMiddleware` reads the tour, its site and the user's access
 /// in one read and checks the group's `TourAccessNeed` before the handler runs, so a handler starts from
 /// `context.tour` and checks only what its action needs beyond that (`try context.access.require(.review, to: …)`).
-struct TourContext: MiddlewareMadeContext, AppContextProviding {
+struct TourContext: MiddlewareMadeContext, AppChildContext {
     var coreContext: CoreRequestContextStorage
     let user: AuthenticatedUser
     let tour: Tour
     let site: Site
     let access: SiteAccess
     let app: AppRequestContext
-
-    var maxUploadSize: Int { app.maxUploadSize }
-    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
-    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
-    var actor: AuditActor { app.actor }
-    var viaAPIToken: Bool { app.viaAPIToken }
-    var eventLoop: (any EventLoop)? { app.eventLoop }
 }
 
 /// A request of one waypoint's routes (`/tours/{id}/waypoints/{wid}/…`): the tour's context and the waypoint, which
 /// `WaypointMiddleware` reads in the same read. A waypoint of another tour is not found.
-struct WaypointContext: MiddlewareMadeContext, AppContextProviding {
+struct WaypointContext: MiddlewareMadeContext, AppChildContext {
     var coreContext: CoreRequestContextStorage
     let user: AuthenticatedUser
     let tour: Tour
@@ -65,13 +58,6 @@ struct WaypointContext: MiddlewareMadeContext, AppContextProviding {
     let access: SiteAccess
     let waypoint: Waypoint
     let app: AppRequestContext
-
-    var maxUploadSize: Int { app.maxUploadSize }
-    var requestDecoder: WireRequestDecoder { WireRequestDecoder() }
-    var responseEncoder: WireResponseEncoder { WireResponseEncoder() }
-    var actor: AuditActor { app.actor }
-    var viaAPIToken: Bool { app.viaAPIToken }
-    var eventLoop: (any EventLoop)? { app.eventLoop }
 }
 
 /// Makes a `TourContext` for the tour named by the route's `{id}`, or answers 404 (or 403, for a tour the user may
