@@ -112,9 +112,11 @@ extension AppDatabase {
             guard let site = try Site.fetchOne(db, id: tour.siteId) else { throw NotFound() }
             var snapshot = try Self.snapshot(db, tour: tour, site: site)
             snapshot.tiles = try Self.tileSource(db, tour: tour, settings: tiles)
-            var package = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db)
             let now = Date()
-            if package == nil {
+            let package: PackageRecord
+            if let existing = try PackageRecord.filter(Column("tourId") == tourId).fetchOne(db) {
+                package = existing
+            } else {
                 package = PackageRecord(
                     id: UUID().uuidString.lowercased(),
                     tourId: tourId,
@@ -124,14 +126,14 @@ extension AppDatabase {
                     createdAt: now,
                     updatedAt: now
                 )
-                try package!.insert(db)
+                try package.insert(db)
             }
-            let lastVersion = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM packageVersion WHERE packageId = ?", arguments: [package!.id]) ?? 0
+            let lastVersion = try Int.fetchOne(db, sql: "SELECT MAX(version) FROM packageVersion WHERE packageId = ?", arguments: [package.id]) ?? 0
             let request = PublishRequest(
                 id: UUID().uuidString.lowercased(),
                 tourId: tourId,
                 siteId: site.id,
-                packageId: package!.id,
+                packageId: package.id,
                 version: lastVersion + 1,
                 authorId: actor.userId,
                 state: .building,
@@ -163,6 +165,8 @@ extension AppDatabase {
     }
 
     static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
+        // The readiness check refuses a tour without a frame before this; a snapshot never guesses one.
+        guard let frame = tour.frame else { throw Conflict("“\(tour.name)” has no frame yet: frame it on its page before submitting it.") }
         let waypoints = try Waypoint.inTour(tour.id).fetchAll(db)
         let copies = try Self.copiesByAsset(db, tourId: tour.id)
         // The file that ships: the optimized copy when ready (unless the ranger keeps the original), else the original;
@@ -206,7 +210,7 @@ extension AppDatabase {
             mapName: tour.mapName,
             siteName: site.name,
             siteSlug: site.slug,
-            frame: tour.frame!,
+            frame: frame,
             minZoom: tour.minZoom,
             maxZoom: tour.maxZoom,
             waypoints: try waypoints.map { waypoint in

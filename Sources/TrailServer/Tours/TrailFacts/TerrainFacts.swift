@@ -74,8 +74,11 @@ extension TerrainFacts {
         let line: [RoutePoint] =
             if let route, route.points.count >= 2 { route.points } else { waypoints.map(\.point) }
         var along = [0.0]
-        for (a, b) in zip(line, line.dropFirst()) { along.append(along.last! + Geo.distance(a, b)) }
-        let length = along.last ?? 0
+        var length = 0.0
+        for (a, b) in zip(line, line.dropFirst()) {
+            length += Geo.distance(a, b)
+            along.append(length)
+        }
         var facts = TerrainFacts(lengthMeters: (length * 10).rounded() / 10)
         guard line.count >= 2, length > 0 else {
             facts.note = "Draw a route, or place two stops, for the length and the heights."
@@ -108,20 +111,22 @@ extension TerrainFacts {
             }
         }
         let heights: [Double]
-        if let route, route.points.count >= 2, route.points.allSatisfy({ $0.elevation != nil }) {
+        let routeHeights = samples.compactMap(\.point.elevation)
+        if let route, route.points.count >= 2, route.points.allSatisfy({ $0.elevation != nil }), routeHeights.count == samples.count {
             // The route's own heights win: a surveyed or GPS track knows the trail better than a 30 m grid.
-            heights = samples.map { $0.point.elevation! }
+            heights = routeHeights
             facts.elevationSource = "route"
         } else if let model = terrain.model {
             let sampled = model.elevations(samples.map { ($0.point.longitude, $0.point.latitude) })
-            guard sampled.allSatisfy({ $0 != nil }) else {
-                let missing = sampled.filter { $0 == nil }.count
+            let known = sampled.compactMap { $0 }
+            guard known.count == sampled.count else {
+                let missing = sampled.count - known.count
                 facts.note =
                     "The terrain model does not cover this tour's route (\(missing) of \(sampled.count) points along it have no height): "
                     + "the server's --dem needs tiles for this area."
                 return facts
             }
-            heights = sampled.map { $0! }
+            heights = known
             facts.elevationSource = "dem"
             if let route, route.points.count >= 2 { facts.routeElevations = vertexSamples.map { (heights[$0] * 10).rounded() / 10 } }
         } else {
@@ -138,8 +143,9 @@ extension TerrainFacts {
         }
         facts.ascentMeters = (ascent * 10).rounded() / 10
         facts.descentMeters = (descent * 10).rounded() / 10
-        facts.minElevationMeters = (heights.min()! * 10).rounded() / 10
-        facts.maxElevationMeters = (heights.max()! * 10).rounded() / 10
+        guard let lowest = heights.min(), let highest = heights.max(), let lastHeight = heights.last else { return facts }
+        facts.minElevationMeters = (lowest * 10).rounded() / 10
+        facts.maxElevationMeters = (highest * 10).rounded() / 10
 
         let distances = samples.map(\.distance)
         func height(at distance: Double) -> Double { interpolate(distance, distances, heights) }
@@ -177,7 +183,7 @@ extension TerrainFacts {
             profile.append([distance.rounded(), (height(at: distance) * 10).rounded() / 10])
             distance += step
         }
-        profile.append([length.rounded(), (heights.last! * 10).rounded() / 10])
+        profile.append([length.rounded(), (lastHeight * 10).rounded() / 10])
         facts.profile = profile
 
         for waypoint in waypoints {

@@ -64,8 +64,10 @@ struct TrailFactsCard: Sendable {
         }
         let hasProfile = (facts?.profile.count ?? 0) >= 2
         var rows: [Row] = []
+        var profileSVG = ""
         if let facts, hasProfile {
             rows = profileRows(facts, stops: stops, names: Dictionary(uniqueKeysWithValues: waypoints.map { ($0.position, $0.name) }))
+            profileSVG = ElevationProfileSVG.render(facts, stops: stops, title: "Elevation profile of \(tour.name)")
         }
         let grades: [Grade] =
             facts?.grades.map { grades in
@@ -83,10 +85,10 @@ struct TrailFactsCard: Sendable {
             )
         return TrailFactsCard(
             summary: facts.map(words) ?? "The facts are being worked out.",
-            source: terrain?.hasHeights == true ? terrain!.sourceText : "",
+            source: terrain.map { $0.hasHeights ? $0.sourceText : "" } ?? "",
             note: terrainProblem ?? (terrain?.hasHeights == false ? terrain?.note : nil),
             hasProfile: hasProfile,
-            profileSVG: hasProfile ? ElevationProfileSVG.render(facts!, stops: stops, title: "Elevation profile of \(tour.name)") : "",
+            profileSVG: profileSVG,
             rows: rows,
             grades: grades,
             maxGrade: facts?.maxGradePercent.map { String(format: "The steepest 25 m climb or descend at %.1f %%.", $0) },
@@ -135,9 +137,10 @@ struct TrailFactsCard: Sendable {
     /// The start, every tenth of the way, each stop and the end, in order of distance.
     static func profileRows(_ facts: TrailFacts, stops: [(order: Int, distance: Double, elevation: Double?)], names: [Int: String]) -> [Row] {
         let profile = facts.profile
-        let length = profile.last![0]
+        guard let last = profile.last else { return [] }
+        let length = last[0]
         func height(at distance: Double) -> Double {
-            guard let after = profile.firstIndex(where: { $0[0] >= distance }) else { return profile.last![1] }
+            guard let after = profile.firstIndex(where: { $0[0] >= distance }) else { return last[1] }
             guard after > 0 else { return profile[0][1] }
             let (a, b) = (profile[after - 1], profile[after])
             return b[0] > a[0] ? a[1] + (b[1] - a[1]) * (distance - a[0]) / (b[0] - a[0]) : a[1]
@@ -163,9 +166,9 @@ enum ElevationProfileSVG {
         let (width, height) = (640.0, 200.0)
         let (left, right, top, bottom) = (48.0, 12.0, 12.0, 32.0)
         let profile = facts.profile
-        let length = max(profile.last![0], 1)
-        var low = profile.map { $0[1] }.min()!
-        var high = profile.map { $0[1] }.max()!
+        let heights = profile.map { $0[1] }
+        guard let last = profile.last, var low = heights.min(), var high = heights.max() else { return "" }
+        let length = max(last[0], 1)
         // At least 20 m of height shown, so a flat walk looks flat rather than a jagged line of noise.
         if high - low < 20 {
             let middle = (high + low) / 2
