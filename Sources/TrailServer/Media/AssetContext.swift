@@ -41,18 +41,3 @@ extension RouterMethods<SignedInContext> {
         group("assets/{aid}", context: AssetMiddleware(database: database, need: need))
     }
 }
-
-extension AppDatabase {
-    /// A file, its tour, the tour's site and the user's access there, from one read (nil when any is gone).
-    func assetAccess(id: Int64, user: AuthenticatedUser) async throws -> (asset: Asset, tour: Tour, site: Site, access: SiteAccess)? {
-        try await read { db in
-            guard let asset = try Asset.fetchOne(db, id: id),
-                let tourId = try Int64.fetchOne(db, sql: "SELECT tourId FROM waypoint WHERE id = ?", arguments: [asset.waypointId]),
-                let tour = try Tour.fetchOne(db, id: tourId),
-                let site = try Site.fetchOne(db, id: tour.siteId)
-            else { return nil }
-            let access = SiteAccess(role: try Self.role(db, userId: user.id, siteId: site.id), isAdmin: user.isAdmin, siteName: site.name)
-            return (asset, tour, site, access)
-        }
-    }
-}
