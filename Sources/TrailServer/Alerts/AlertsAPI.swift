@@ -27,7 +27,7 @@ struct AlertsAPI: Sendable {
         router.delete("/alerts/{id}", use: endAlert)
     }
 
-    func postAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func postAlert(_ request: Request, _ context: SignedInContext) async throws -> EditedResponse<AlertBody> {
         let slug = try context.parameters.require("slug")
         let body = try await request.decode(as: PostBody.self, context: context)
         let draft = AlertDraft(
@@ -40,25 +40,25 @@ struct AlertsAPI: Sendable {
             endsAt: body.endsAt
         )
         let row = try await alerts.post(draft, siteSlug: slug, user: context.user, actor: context.actor)
-        return try context.answer(AlertBody(row, now: Date()), status: .created, to: request)
+        return EditedResponse(status: .created, response: AlertBody(row, now: Date()))
     }
 
-    func listAlerts(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func listAlerts(_ request: Request, _ context: SignedInContext) async throws -> [AlertBody] {
         let slug = try context.parameters.require("slug")
         let now = Date()
         let rows = try await alerts.list(siteSlug: slug, user: context.user, now: now)
-        return try context.answer(rows.map { AlertBody($0, now: now) }, to: request)
+        return rows.map { AlertBody($0, now: now) }
     }
 
-    func endAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func endAlert(_ request: Request, _ context: SignedInContext) async throws -> AlertBody {
         guard let id = context.parameters.get("id", as: Int64.self) else { throw NotFound() }
         let row = try await alerts.end(id: id, user: context.user, actor: context.actor)
-        return try context.answer(AlertBody(row, now: Date()), to: request)
+        return AlertBody(row, now: Date())
     }
 }
 
 /// An alert in the management API's answers.
-struct AlertBody: Encodable {
+struct AlertBody: ResponseEncodable {
     let id: Int64
     let site: String
     let tourId: Int64?
