@@ -70,6 +70,8 @@ extension RequestContext {
 // The API's generated types that handlers return whole: encoded by the context's `responseEncoder` like any other
 // answer. (Generated in TrailAPI, which knows nothing of Hummingbird, so they conform here.)
 extension Components.Schemas.PublishRequest: ResponseEncodable {}
+extension Components.Schemas.Tour: ResponseEncodable {}
+extension Components.Schemas.Waypoint: ResponseEncodable {}
 extension Components.Schemas.Release: ResponseEncodable {}
 extension Components.Schemas.PackageVisibility: ResponseEncodable {}
 extension Components.Schemas.PackageRollback: ResponseEncodable {}

@@ -87,7 +87,7 @@ struct ToursAPI: Sendable {
     }
 
     /// Creates a tour in the site named in the body (authors); 201 with the tour.
-    func createTour(_ request: Request, _ context: SignedInContext) async throws -> Response {
+    func createTour(_ request: Request, _ context: SignedInContext) async throws -> EditedResponse<Components.Schemas.Tour> {
         let body = try await request.decode(as: CreateTour.self, context: context)
         let (site, access) = try await authorization.site(slug: body.site, user: context.user)
         try access.require(.author, to: "create tours")
@@ -96,7 +96,7 @@ struct ToursAPI: Sendable {
             TourInput(name: body.name, description: body.description ?? "", mapName: body.mapName ?? ""),
             actor: context.actor
         )
-        return try await context.answer(tourBody(tour, site), status: .created, to: request)
+        return EditedResponse(status: .created, response: try await tourBody(tour, site))
     }
 
     /// Tours per page of `listTours` when the request names no `limit`, and the most it may name.
@@ -143,13 +143,13 @@ struct ToursAPI: Sendable {
     }
 
     /// One tour with its waypoints and their files.
-    func getTour(_ request: Request, _ context: TourContext) async throws -> Response {
+    func getTour(_ request: Request, _ context: TourContext) async throws -> Components.Schemas.Tour {
         let (tour, site) = (context.tour, context.site)
-        return try await context.answer(try tourBody(tour, site, listingAssetsFor: context.user), to: request)
+        return try await tourBody(tour, site, listingAssetsFor: context.user)
     }
 
     /// Changes what the body names: languages, details, frame and zooms, texts in further languages.
-    func updateTour(_ request: Request, _ context: TourContext) async throws -> Response {
+    func updateTour(_ request: Request, _ context: TourContext) async throws -> Components.Schemas.Tour {
         var tour = context.tour
         let site = context.site
         let body = try await request.decode(as: PatchTour.self, context: context)
@@ -198,7 +198,7 @@ struct ToursAPI: Sendable {
                 actor: context.actor
             )
         }
-        return try await context.answer(try tourBody(updated, site), to: request)
+        return try await tourBody(updated, site)
     }
 
     /// Deletes the tour (204).
@@ -209,7 +209,7 @@ struct ToursAPI: Sendable {
     }
 
     /// Adds a waypoint, with its texts in further languages; 201 with the waypoint.
-    func createWaypoint(_ request: Request, _ context: TourContext) async throws -> Response {
+    func createWaypoint(_ request: Request, _ context: TourContext) async throws -> EditedResponse<Components.Schemas.Waypoint> {
         let tour = context.tour
         let body = try await request.decode(as: CreateWaypoint.self, context: context)
         let waypoint = try await database.createWaypoint(
@@ -224,15 +224,14 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try context.answer(
-            Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)),
+        return EditedResponse(
             status: .created,
-            to: request
+            response: Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor))
         )
     }
 
     /// Changes what the body names of a waypoint; what is left out stays as it is.
-    func updateWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
+    func updateWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Components.Schemas.Waypoint {
         let tour = context.tour
         let current = context.waypoint
         let body = try await request.decode(as: PatchWaypoint.self, context: context)
@@ -249,10 +248,7 @@ struct ToursAPI: Sendable {
             ),
             actor: context.actor
         )
-        return try context.answer(
-            Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor)),
-            to: request
-        )
+        return Components.Schemas.Waypoint(try await localize(waypoint, tour: tour, body.localized, actor: context.actor))
     }
 
     /// Deletes a waypoint (204).
