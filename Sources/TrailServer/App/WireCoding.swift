@@ -71,6 +71,7 @@ extension RequestContext {
 // answer. (Generated in TrailAPI, which knows nothing of Hummingbird, so they conform here.)
 extension Components.Schemas.PublishRequest: ResponseEncodable {}
 extension Components.Schemas.Tour: ResponseEncodable {}
+extension Components.Schemas.Asset: ResponseEncodable {}
 extension Components.Schemas.Waypoint: ResponseEncodable {}
 extension Components.Schemas.Release: ResponseEncodable {}
 extension Components.Schemas.PackageVisibility: ResponseEncodable {}

@@ -198,12 +198,12 @@ struct MediaController: Sendable {
     }
 
     /// One file, with its captions and transcript.
-    func getAsset(_ request: Request, _ context: AssetContext) async throws -> Response {
-        try await context.answer(body(context.asset, viewer: context.user), to: request)
+    func getAsset(_ request: Request, _ context: AssetContext) async throws -> Components.Schemas.Asset {
+        try await body(context.asset, viewer: context.user)
     }
 
     /// Changes a file's title, alt text or language; what is left out stays as it is.
-    func describeAsset(_ request: Request, _ context: AssetContext) async throws -> Response {
+    func describeAsset(_ request: Request, _ context: AssetContext) async throws -> Components.Schemas.Asset {
         let asset = context.asset
         let patch = try await request.decode(as: AssetPatch.self, context: context)
         // Title, alt text, language and the choice of original in one transaction: refused in part, nothing changes.
@@ -215,7 +215,7 @@ struct MediaController: Sendable {
             useOriginal: patch.useOriginal,
             actor: context.actor
         )
-        return try await context.answer(body(described, viewer: context.user), to: request)
+        return try await body(described, viewer: context.user)
     }
 
     /// The waypoint page again after a refused form on the route's file (422), that file's row changed by `edit`
