@@ -32,6 +32,35 @@ import Testing
         #expect(TypedNumber.int(" 12 ") == 12 && TypedNumber.int("1.5") == nil)
     }
 
+    /// What passes the rules comes back as a value with nothing left to unwrap; what does not, as the fields' messages.
+    @Test func validationReturnsTheValidatedValue() throws {
+        let frame = Frame(north: 44.5, south: 44.3, east: -122.0, west: -122.3)
+        let typed = try URLEncodedFormDecoder().decode(
+            WaypointForm.self,
+            from: "name=+Midway+&latitude=44%2C4&longitude=-122.1&triggerRadiusMeters=40"
+        )
+        let valid = try TourValidation.validate(typed.input, frame: frame).get()
+        #expect(valid.name == "Midway" && valid.latitude == 44.4 && valid.longitude == -122.1 && valid.triggerRadiusMeters == 40)
+        let noLatitude = WaypointInput(name: "Midway", description: "", latitude: nil, longitude: -122.1)
+        #expect(TourValidation.validate(noLatitude, frame: frame).errors.fields == ["latitude": "Enter a latitude in degrees, e.g. 44.40."])
+        let outside = WaypointInput(name: "Midway", description: "", latitude: 45, longitude: -122.1)
+        #expect(TourValidation.validate(outside, frame: frame).errors["latitude"]?.contains("outside the tour's frame") == true)
+
+        func form<T: PanelForm>(_ type: T.Type, _ body: String) throws -> T { try URLEncodedFormDecoder().decode(type, from: body) }
+        let framed = try TourValidation.validate(
+            try form(FrameForm.self, "north=44%2C5&south=44.3&east=-122&west=-122.3&minZoom=12&maxZoom=16").input,
+            maxAreaKm2: 10_000
+        ).get()
+        #expect(framed.frame == frame && framed.minZoom == 12 && framed.maxZoom == 16)
+        let noZoom = try form(FrameForm.self, "north=44.5&south=44.3&east=-122&west=-122.3&minZoom=12").input
+        #expect(TourValidation.validate(noZoom, maxAreaKm2: 10_000).errors.fields == ["maxZoom": "Enter a zoom level from 0 to 20."])
+
+        let tour = try TourValidation.validate(try form(TourForm.self, "name=+Lost+Lake+&paceKmh=3%2C5").input).get()
+        #expect(tour.name == "Lost Lake" && tour.mapName == "lost-lake" && tour.paceKmh == 3.5)
+        let fast = try form(TourForm.self, "name=Lost+Lake&paceKmh=fast").input
+        #expect(TourValidation.validate(fast).errors.fields == ["paceKmh": "Enter a walking pace between 0.5 and 20 km/h."])
+    }
+
     @Test("a waypoint typed with decimal commas and spaces is placed where the person meant")
     func decimalComma() async throws {
         let (app, seed) = try await TestApp.seeded()

@@ -144,15 +144,15 @@ struct InvitationController: Sendable {
         if !MailMessage.isAddress(email.trimmed) { errors["email"] = "Enter an email address like name@example.org." }
         let siteRole = SiteRole(rawValue: role.trimmed)
         if siteRole == nil { errors["role"] = "Choose author, reviewer or manager." }
-        try errors.throwIfAny()
+        guard errors.isEmpty, let siteRole else { throw errors }
         let user = context.user
         let result = try await database.createInvitation(
             siteId: site.id,
             email: email,
-            role: siteRole!,
+            role: siteRole,
             inviter: user,
             actor: context.actor,
-            mail: mailer.invitationMessage(inviter: user.displayName, role: siteRole!)
+            mail: mailer.invitationMessage(inviter: user.displayName, role: siteRole)
         )
         mailer.outbox?.wake()
         return result

@@ -163,9 +163,8 @@ struct TilesController: Sendable {
             let saved = try await settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
             return pages.redirect(
                 to: "/admin/tiles",
-                notice: saved.urlTemplate == nil
-                    ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
-                    : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!))."
+                notice: saved.urlTemplate.map { "Saved: packages fetch their tiles from \(TileFetcher.host($0))." }
+                    ?? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
             )
         } catch let errors as ValidationErrors {
             var page = try await settingsPage()
