@@ -5,11 +5,13 @@ export function csrfToken() {
   return document.querySelector('main[data-csrf]')?.dataset.csrf ?? '';
 }
 
-/// POSTs form fields (arrays repeat the name) and answers {ok, data, message}.
+/// POSTs form fields and answers {ok, data, message}. An array is sent as `name[]` once per item: the server's form
+/// decoder refuses a plain name that repeats.
 export async function postForm(url, fields) {
   const body = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) {
-    for (const item of Array.isArray(value) ? value : [value]) body.append(key, item);
+    if (Array.isArray(value)) for (const item of value) body.append(`${key}[]`, item);
+    else body.append(key, value);
   }
   try {
     const response = await fetch(url, {

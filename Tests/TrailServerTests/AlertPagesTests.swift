@@ -33,7 +33,7 @@ import Testing
                     "title": "Bridge out", "message": "Use the ford.", "severity": "closure", "tourId": "\(seed.tourId)", "endsAt": Self.local(5),
                 ],
                 session: session,
-                extra: [("closedWaypointIds", "\(seed.waypointId)")]
+                extra: [("closedWaypointIds[]", "\(seed.waypointId)")]
             )
             #expect(posted.status == .seeOther, "\(posted.status) \(posted.text.prefix(600))")
             let listed = try await client.follow(posted, session: &session)

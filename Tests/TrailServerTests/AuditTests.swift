@@ -104,7 +104,12 @@ import Testing
                 session: manager
             )
             let ids = try await app.database.waypoints(tourId: tourId).map(\.id)
-            _ = try await client.post("/tours/\(tourId)/waypoints/order", form: [:], session: manager, extra: ids.reversed().map { ("ids", "\($0)") })
+            _ = try await client.post(
+                "/tours/\(tourId)/waypoints/order",
+                form: [:],
+                session: manager,
+                extra: ids.reversed().map { ("ids[]", "\($0)") }
+            )
             _ = try await client.post("/sites/alpha/members", form: ["email": "spare@test.org", "role": "reviewer"], session: manager)
             let admin = try await client.signIn("admin@test.org")
             let adminId = try #require(try await app.database.user(email: "admin@test.org")?.id)

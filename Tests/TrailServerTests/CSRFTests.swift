@@ -96,7 +96,7 @@ import Testing
                 uri: "/tours/\(seed.tourId)/waypoints/order",
                 method: .post,
                 headers: headers,
-                body: ByteBuffer(string: "ids=\(seed.waypointId)&ids=\(seed.secondWaypointId)")
+                body: ByteBuffer(string: "ids[]=\(seed.waypointId)&ids[]=\(seed.secondWaypointId)")
             )
             #expect(viaHeader.status == .ok)
             #expect(try await app.database.waypoints(tourId: seed.tourId).map(\.id) == [seed.waypointId, seed.secondWaypointId])

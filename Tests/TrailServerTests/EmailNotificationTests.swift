@@ -88,7 +88,7 @@ import Testing
                 "/account/notifications",
                 form: [:],
                 session: reviewerSession,
-                extra: [("on", "approved"), ("on", "denied"), ("on", "released"), ("on", "alert")]
+                extra: [("on[]", "approved"), ("on[]", "denied"), ("on[]", "released"), ("on[]", "alert")]
             )
             #expect(saved.status == .seeOther)
             let after = try await client.get("/account/notifications", session: reviewerSession)
@@ -98,7 +98,7 @@ import Testing
                 "/account/notifications",
                 form: [:],
                 session: authorSession,
-                extra: [("on", "reviewRequested"), ("on", "denied"), ("on", "released"), ("on", "alert")]
+                extra: [("on[]", "reviewRequested"), ("on[]", "denied"), ("on[]", "released"), ("on[]", "alert")]
             )
             #expect(try await app.database.notificationOptOuts(userId: try await env.user("author@test.org").id) == [.approved])
             let audit: Int? = try await app.database.scalar("SELECT COUNT(*) FROM auditEvent WHERE action = 'notifications.set'")

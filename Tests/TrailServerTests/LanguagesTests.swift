@@ -325,7 +325,7 @@ import Testing
             let session = try await client.signIn("author@test.org")
             let saved = try await client.post(
                 "/tours/\(env.seed.tourId)/languages",
-                form: ["defaultLanguage": "en", "language": "es"],
+                form: ["defaultLanguage": "en", "language[]": "es"],
                 session: session
             )
             #expect(saved.status == .seeOther, "\(saved.text)")

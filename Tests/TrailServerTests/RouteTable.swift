@@ -274,7 +274,7 @@ enum RouteTable {
             "/sites/alpha/alerts",
             [
                 ("title", "Bridge out"), ("message", "Use the ford."), ("severity", "closure"), ("tourId", "{tour}"),
-                ("closedWaypointIds", "{wp}"), ("endsAt", alertFormEnd),
+                ("closedWaypointIds[]", "{wp}"), ("endsAt", alertFormEnd),
             ],
             alertManagers(.redirect("/sites/alpha/alerts"))
         ),
@@ -284,7 +284,7 @@ enum RouteTable {
         page(.get, "/invite/no-such-invitation-token", [], everybody(.status(410))),
         page(.post, "/invite/no-such-invitation-token", [("displayName", "X"), ("password", "a long password")], everybody(.status(410))),
         page(.get, "/account/notifications", [], anyone(.ok)),
-        page(.post, "/account/notifications", [("on", "approved")], anyone(.redirect("/account/notifications"))),
+        page(.post, "/account/notifications", [("on[]", "approved")], anyone(.redirect("/account/notifications"))),
         page(.get, "/admin/email", [], admins(.ok)),
         page(.get, "/sites/alpha/tours/new", [], authors(.ok)),
         page(.post, "/sites/alpha/tours", [("name", "New Tour"), ("description", "Fresh"), ("mapName", "")], authors(.redirect("/tours/"))),
@@ -294,7 +294,7 @@ enum RouteTable {
         page(
             .post,
             "/tours/{tour}/languages",
-            [("defaultLanguage", "en"), ("language", "es"), ("language", "fr")],
+            [("defaultLanguage", "en"), ("language[]", "es"), ("language[]", "fr")],
             authors(.redirect("/tours/{tour}/edit"))
         ),
         page(
@@ -324,7 +324,7 @@ enum RouteTable {
             [("name", "Midway"), ("latitude", "44.39"), ("longitude", "-122.10"), ("description", "")],
             authors(.redirect("/tours/{tour}#waypoints"))
         ),
-        page(.post, "/tours/{tour}/waypoints/order", [("ids", "{wp2}"), ("ids", "{wp}")], authors(.redirect("/tours/{tour}#waypoints"))),
+        page(.post, "/tours/{tour}/waypoints/order", [("ids[]", "{wp2}"), ("ids[]", "{wp}")], authors(.redirect("/tours/{tour}#waypoints"))),
         page(.get, "/tours/{tour}/waypoints/{wp}", [], viewers(.ok)),
         page(
             .post,

@@ -171,9 +171,11 @@ import Testing
             }
             // And the build itself refuses a snapshot over its cap (e.g. one frozen before the cap was lowered).
             var snapshot = try await env.database.read { db in
-                try AppDatabase.snapshot(
+                let tour = try #require(try Tour.fetchOne(db, id: env.seed.tourId))
+                return try AppDatabase.snapshot(
                     db,
-                    tour: try #require(try Tour.fetchOne(db, id: env.seed.tourId)),
+                    tour: tour,
+                    frame: try #require(tour.frame),
                     site: try #require(try Site.fetchOne(db, id: env.seed.alphaId))
                 )
             }

@@ -153,7 +153,7 @@ import Testing
                 ("\(base)/frame", RouteTable.frame),
                 ("\(base)/delete", []),
                 ("\(base)/waypoints", [("name", "New"), ("latitude", "44.4"), ("longitude", "-122.1")]),
-                ("\(base)/waypoints/order", [("ids", "\(seed.secondWaypointId)"), ("ids", "\(seed.waypointId)")]),
+                ("\(base)/waypoints/order", [("ids[]", "\(seed.secondWaypointId)"), ("ids[]", "\(seed.waypointId)")]),
                 ("\(base)/waypoints/\(seed.waypointId)", [("name", "X"), ("latitude", "44.4"), ("longitude", "-122.1")]),
                 ("\(base)/waypoints/\(seed.waypointId)/move", [("latitude", "44.4"), ("longitude", "-122.1")]),
                 ("\(base)/waypoints/\(seed.waypointId)/down", []),

@@ -516,7 +516,7 @@ enum Expect {
             let before = try await app.database.snapshot()
             let (a, b) = (seed.waypointId, seed.secondWaypointId)
             for ids in [[a], [a, a], [a, b, b], [a, foreign.id], [b, a, foreign.id], []] {
-                let pairs = ids.map { ("ids", "\($0)") }
+                let pairs = ids.map { ("ids[]", "\($0)") }
                 let page = try await client.post("/tours/\(seed.tourId)/waypoints/order", form: [:], session: browser, extra: pairs)
                 #expect(page.status == .unprocessableContent, "\(ids)")
                 #expect(page.text.contains(message), "\(ids)")
@@ -525,7 +525,7 @@ enum Expect {
                 .post,
                 "/tours/\(seed.tourId)/waypoints/order",
                 session: browser,
-                form: [("ids", "\(a)")],
+                form: [("ids[]", "\(a)")],
                 accept: "application/json"
             )
             Expect.apiErrors(json, ["order": message], "json")

@@ -125,7 +125,7 @@ import Testing
             let url = "/tours/\(seed.tourId)/waypoints/order"
             let dropped = try await client.script(
                 url,
-                [("ids", "\(third.id)"), ("ids", "\(seed.waypointId)"), ("ids", "\(seed.secondWaypointId)")],
+                [("ids[]", "\(third.id)"), ("ids[]", "\(seed.waypointId)"), ("ids[]", "\(seed.secondWaypointId)")],
                 session: browser
             )
             #expect(dropped.status == .ok)
@@ -139,7 +139,7 @@ import Testing
                 url,
                 form: [:],
                 session: browser,
-                extra: [("ids", "\(seed.secondWaypointId)"), ("ids", "\(third.id)"), ("ids", "\(seed.waypointId)")]
+                extra: [("ids[]", "\(seed.secondWaypointId)"), ("ids[]", "\(third.id)"), ("ids[]", "\(seed.waypointId)")]
             )
             #expect(form.status == .seeOther)
             await #expect(try Self.names(app, seed.tourId) == ["Summit", "Creek", "Fish Lake"])

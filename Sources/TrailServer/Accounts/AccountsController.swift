@@ -52,15 +52,14 @@ struct AccountsController: Sendable {
 
     /// Changes the signed-in user's password; the other sessions end, this one stays.
     func changePassword(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: PasswordChangeForm.self, context: context)
         let user = context.user
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
         var errors: [String: String] = [:]
-        let current = form.string("currentPassword")
-        let new = form.string("newPassword")
+        let current = form.currentPassword
+        let new = form.newPassword
         if !(try await SignInService.verify(current, hash: record.passwordHash)) { errors["currentPassword"] = "This is not your current password." }
-        if new != form.string("confirmPassword") { errors["confirmPassword"] = "The two new passwords differ." }
+        if new != form.confirmPassword { errors["confirmPassword"] = "The two new passwords differ." }
         if new == current { errors["newPassword"] = "Choose a password different from the current one." }
         if let problem = AppDatabase.passwordProblem(new) { errors["newPassword"] = problem }
         if !errors.isEmpty {
@@ -98,11 +97,10 @@ struct AccountsController: Sendable {
 
     /// Creates an API token and shows it once (201), or the list again with the form's errors (422).
     func createToken(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: TokenForm.self, context: context)
         let user = context.user
         do {
-            let (token, _) = try await database.createAPIToken(userId: user.id, name: form.string("name"), actor: context.actor)
+            let (token, _) = try await database.createAPIToken(userId: user.id, name: form.name, actor: context.actor)
             var page = try await tokensPage(user)
             page.newToken = token
             return await pages.render("tokens", title: "API tokens", page: page, request: request, context: context, status: .created)
@@ -133,4 +131,16 @@ struct AccountsController: Sendable {
             }
         )
     }
+}
+
+/// The password change form.
+struct PasswordChangeForm: PanelForm {
+    @Field var currentPassword: String
+    @Field var newPassword: String
+    @Field var confirmPassword: String
+}
+
+/// A new API token's name.
+struct TokenForm: PanelForm {
+    @Field var name: String
 }

@@ -118,15 +118,14 @@ struct AdminController: Sendable {
 
     /// Adds a user with a one-time password (typed, or made up and shown once); they must change it at first sign-in.
     func createUser(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
-        let password = form.string("password").isEmpty ? OneTimePassword.make() : form.string("password")
+        let form = try await request.decode(as: UserForm.self, context: context)
+        let password = form.password.isEmpty ? OneTimePassword.make() : form.password
         do {
             let user = try await database.createUser(
-                email: form.string("email"),
-                displayName: form.string("displayName"),
+                email: form.email,
+                displayName: form.displayName,
                 password: password,
-                isAdmin: form["isAdmin"] == "on",
+                isAdmin: form.isAdmin == "on",
                 mustChangePassword: true,
                 bcryptCost: config.bcryptCost,
                 actor: context.actor
@@ -137,7 +136,7 @@ struct AdminController: Sendable {
             )
         } catch let errors as ValidationErrors {
             var page = try await usersPage(context)
-            page.form = ["email": form.string("email"), "displayName": form.string("displayName")]
+            page.form = ["email": form.email, "displayName": form.displayName]
             page.errors = errors.fields
             return await pages.render("admin-users", title: "Users", page: page, request: request, context: context, status: .unprocessableContent)
         }
@@ -190,15 +189,14 @@ struct AdminController: Sendable {
 
     /// Creates a site and opens it.
     func createSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
-        let input = Self.siteInput(form)
+        let form = try await request.decode(as: SiteForm.self, context: context)
+        let input = form.input
         do {
             let site = try await database.createSite(input, actor: context.actor)
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Site “\(site.name)” created.")
         } catch let errors as ValidationErrors {
             var page = try await sitesPage()
-            page.form = Self.siteForm(form)
+            page.form = form.typed
             page.errors = errors.fields
             return await pages.render("admin-sites", title: "Sites", page: page, request: request, context: context, status: .unprocessableContent)
         }
@@ -228,9 +226,8 @@ struct AdminController: Sendable {
     func saveSiteSignIn(_ request: Request, _ context: SignedInContext) async throws -> Response {
         guard config.oidc != nil else { throw NotFound() }
         let id = try context.parameters.require("id", as: Int64.self)
-        var request = request
-        let form = try await request.form(context: context)
-        let off = form.string("passwordsOff") == "on"
+        let form = try await request.decode(as: SiteSignInForm.self, context: context)
+        let off = form.passwordsOff == "on"
         try await database.setPasswordSignIn(siteId: id, allowed: !off, actor: context.actor)
         return pages.redirect(
             to: "/admin/sites/\(id)",
@@ -243,16 +240,15 @@ struct AdminController: Sendable {
     /// Saves a site's settings.
     func saveSite(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let id = try context.parameters.require("id", as: Int64.self)
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: SiteForm.self, context: context)
         do {
-            let site = try await database.updateSite(id: id, Self.siteInput(form), actor: context.actor)
+            let site = try await database.updateSite(id: id, form.input, actor: context.actor)
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Site saved.")
         } catch let errors as ValidationErrors {
             return await pages.render(
                 "admin-site-edit",
                 title: "Edit site",
-                page: SiteEditPage(id: id, form: Self.siteForm(form), errors: errors.fields),
+                page: SiteEditPage(id: id, form: form.typed, errors: errors.fields),
                 request: request,
                 context: context,
                 status: .unprocessableContent
@@ -326,35 +322,6 @@ struct AdminController: Sendable {
             sites: try await database.allSites().map { SiteRow(id: $0.id, slug: $0.slug, name: $0.name, requiredApprovals: $0.requiredApprovals) }
         )
     }
-
-    /// The quota field is in MB (decimals allowed); empty means no limit, anything unreadable is refused as 0.
-    static func siteInput(_ form: FormFields) -> SiteInput {
-        let quotaText = form.string("storageQuota").trimmed
-        let quota: Int64? =
-            quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
-        // An empty slug is made from the name ("Sweet Home Ranger District" → sweet-home-ranger-district).
-        let slug = form.string("slug").trimmed
-        return SiteInput(
-            slug: slug.isEmpty && !form.string("name").trimmed.isEmpty ? Slug.make(from: form.string("name")) : slug,
-            name: form.string("name"),
-            description: form.string("description"),
-            requiredApprovals: form.int("requiredApprovals") ?? 0,
-            storageQuotaBytes: quota,
-            mediaAccessibility: MediaAccessibility(rawValue: form.string("mediaAccessibility")) ?? .required,
-            requireCompleteLanguages: form.string("requireCompleteLanguages") == "on"
-        )
-    }
-
-    static func siteForm(_ form: FormFields) -> [String: String] {
-        [
-            "slug": form.string("slug"), "name": form.string("name"), "description": form.string("description"),
-            "requiredApprovals": form.string("requiredApprovals"), "storageQuota": form.string("storageQuota"),
-            "mediaRequired": form.string("mediaAccessibility") == "recommended" ? "" : "checked",
-            "mediaRecommended": form.string("mediaAccessibility") == "recommended" ? "checked" : "",
-            "completeLanguages": form.string("requireCompleteLanguages") == "on" ? "checked" : "",
-        ]
-    }
-
 }
 
 struct RequireAdminMiddleware: RouterMiddleware {
@@ -362,5 +329,57 @@ struct RequireAdminMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard context.user.isAdmin else { throw Forbidden("Only administrators can open this page.") }
         return try await next(request, context)
+    }
+}
+
+/// A new user: a password left empty is made up and shown once.
+struct UserForm: PanelForm {
+    @Field var email: String
+    @Field var displayName: String
+    @Field var password: String
+    @Field var isAdmin: String
+}
+
+/// Whether a site's members may sign in with a password ("on": single sign-on only).
+struct SiteSignInForm: PanelForm {
+    @Field var passwordsOff: String
+}
+
+/// A site's settings (the new-site form and the edit form).
+struct SiteForm: PanelForm {
+    @Field var slug: String
+    @Field var name: String
+    @Field var description: String
+    @Field var requiredApprovals: String
+    @Field var storageQuota: String
+    @Field var mediaAccessibility: String
+    @Field var requireCompleteLanguages: String
+
+    /// The quota field is in MB (decimals allowed); empty means no limit, anything unreadable is refused as 0.
+    var input: SiteInput {
+        let quotaText = storageQuota.trimmed
+        let quota: Int64? =
+            quotaText.isEmpty ? nil : Double(quotaText).flatMap { $0.isFinite && $0 < 1e12 ? Int64(($0 * 1_048_576).rounded()) : nil } ?? 0
+        // An empty slug is made from the name ("Sweet Home Ranger District" → sweet-home-ranger-district).
+        let slug = slug.trimmed
+        return SiteInput(
+            slug: slug.isEmpty && !name.trimmed.isEmpty ? Slug.make(from: name) : slug,
+            name: name,
+            description: description,
+            requiredApprovals: TypedNumber.int(requiredApprovals) ?? 0,
+            storageQuotaBytes: quota,
+            mediaAccessibility: MediaAccessibility(rawValue: mediaAccessibility) ?? .required,
+            requireCompleteLanguages: requireCompleteLanguages == "on"
+        )
+    }
+
+    /// The fields as typed, for the form shown again with its messages.
+    var typed: [String: String] {
+        [
+            "slug": slug, "name": name, "description": description, "requiredApprovals": requiredApprovals, "storageQuota": storageQuota,
+            "mediaRequired": mediaAccessibility == "recommended" ? "" : "checked",
+            "mediaRecommended": mediaAccessibility == "recommended" ? "checked" : "",
+            "completeLanguages": requireCompleteLanguages == "on" ? "checked" : "",
+        ]
     }
 }

@@ -134,16 +134,17 @@ struct AlertDraft: Sendable {
         }
         let closed = closedWaypointIds ?? []
         if !closed.isEmpty, tourId == nil { errors["closedWaypointIds"] = "Closed stops belong to a tour: choose the tour too." }
-        try errors.throwIfAny()
+        // A severity or an end that is missing has its message above, so the refusal is never empty.
+        guard errors.isEmpty, let severity, let end else { throw errors }
         return ValidAlert(
             title: title,
             message: message,
-            severity: severity!,
+            severity: severity,
             tourId: tourId,
             closedWaypointIds: Array(Set(closed)).sorted(),
             // Whole seconds: the catalog and the API write whole seconds, so what is stored is what they show.
             startsAt: Date(timeIntervalSince1970: start.timeIntervalSince1970.rounded(.down)),
-            endsAt: Date(timeIntervalSince1970: end!.timeIntervalSince1970.rounded(.down))
+            endsAt: Date(timeIntervalSince1970: end.timeIntervalSince1970.rounded(.down))
         )
     }
 

@@ -82,26 +82,24 @@ struct AlertsPages: Sendable {
 
     func postAlert(_ request: Request, _ context: SignedInContext) async throws -> Response {
         let site = try await alerts.managedSite(slug: context.parameters.require("slug"), user: context.user)
-        var request = request
-        let form = try await request.form(context: context)
-        let values = ["title", "message", "severity", "tourId", "startsAt", "endsAt"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
-        let closedText = form.all("closedWaypointIds")
+        let form = try await request.decode(as: AlertForm.self, context: context)
+        let closedText = form.closedWaypointIds
         let closed = closedText.compactMap { Int64($0) }
         do {
             var errors = ValidationErrors()
-            let tourText = values["tourId"]!.trimmingCharacters(in: .whitespaces)
+            let tourText = form.tourId.trimmingCharacters(in: .whitespaces)
             let tourId = Int64(tourText)
             if !tourText.isEmpty, tourId == nil { errors["tourId"] = "Choose a tour from the list." }
             if closed.count != closedText.count { errors["closedWaypointIds"] = "Choose stops from the list." }
             try errors.throwIfAny()
             let draft = AlertDraft(
-                title: values["title"],
-                message: values["message"],
-                severity: values["severity"],
+                title: form.title,
+                message: form.message,
+                severity: form.severity,
                 tourId: tourId,
                 closedWaypointIds: closed,
-                startsAt: values["startsAt"],
-                endsAt: values["endsAt"],
+                startsAt: form.startsAt,
+                endsAt: form.endsAt,
                 localZone: site.zone
             )
             let row = try await alerts.post(draft, siteSlug: site.slug, user: context.user, actor: context.actor)
@@ -110,7 +108,7 @@ struct AlertsPages: Sendable {
             // A conflict (the site's cap of live alerts) is shown where the title is: the form stays as typed.
             let fields = (refusal as? ValidationErrors)?.fields ?? ["title": refusal.message]
             let errors = ValidationErrors(fields)
-            var page = try await makePage(site, form: values, closed: Set(closed))
+            var page = try await makePage(site, form: form.typed, closed: Set(closed))
             page.errors = errors.fields
             page.errorSummary = ErrorSummary(errors.fields, fields: Self.formFields, fallbackId: "alert-title")
             return await pages.render(
@@ -218,5 +216,21 @@ struct TourAlertsCard: Sendable {
             canManage: access.canManage,
             siteSlug: site.slug
         )
+    }
+}
+
+/// The post form of the alerts page; the stops to close are a checkbox group (`closedWaypointIds[]`).
+struct AlertForm: PanelForm {
+    @Field var title: String
+    @Field var message: String
+    @Field var severity: String
+    @Field var tourId: String
+    @Field var startsAt: String
+    @Field var endsAt: String
+    var closedWaypointIds: [String] = []
+
+    /// The fields as typed, for the page shown again with its messages.
+    var typed: [String: String] {
+        ["title": title, "message": message, "severity": severity, "tourId": tourId, "startsAt": startsAt, "endsAt": endsAt]
     }
 }

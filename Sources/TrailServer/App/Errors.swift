@@ -45,6 +45,14 @@ struct ValidationErrors: AppError, Equatable {
     var fieldMessages: [String: String]? { fields }
 }
 
+extension Result where Failure == ValidationErrors {
+    /// The problems, none for a valid value: for a caller that adds its own (rules that need the database) before it
+    /// throws them all at once, then takes the value with `get()`.
+    var errors: ValidationErrors {
+        if case .failure(let errors) = self { errors } else { ValidationErrors() }
+    }
+}
+
 /// The object does not exist, or the caller may not know it exists (both answer 404).
 struct NotFound: AppError {
     init() {}

@@ -25,9 +25,10 @@ struct WireResponseEncoder: ResponseEncoder {
 }
 
 /// Decodes a small JSON body; a body that is not JSON (415), too large for the context (413) or not of the right shape
-/// (400) is answered with a message that says which.
+/// (400) is answered with a message that says which. A `PanelForm` is read from a urlencoded body instead (`decodeForm`).
 struct WireRequestDecoder: RequestDecoder {
     func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        if T.self is any PanelForm.Type { return try await Self.decodeForm(T.self, from: request, context: context) }
         if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
             throw HTTPError(.unsupportedMediaType, message: "Send the body as application/json.")
         }

@@ -61,9 +61,8 @@ struct EmailPagesController: Sendable {
 
     /// Saves the switches: a kind not ticked is turned off.
     func saveNotifications(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
-        let on = Set(form.all("on"))
+        let form = try await request.decode(as: NotificationsForm.self, context: context)
+        let on = Set(form.on)
         let off = Set(MailKind.notifications.filter { !on.contains($0.rawValue) })
         try await database.setNotificationOptOuts(userId: context.user.id, off: off, actor: context.actor)
         return pages.redirect(to: PanelURL.notificationSettings, notice: "Your email notifications are saved.")
@@ -99,4 +98,9 @@ struct EmailPagesController: Sendable {
         )
         return await pages.render("admin-email", title: "Email", page: page, request: request, context: context)
     }
+}
+
+/// The notification switches: the kinds ticked (`on[]`); a kind not sent is off.
+struct NotificationsForm: PanelForm {
+    var on: [String] = []
 }

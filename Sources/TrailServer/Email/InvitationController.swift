@@ -70,10 +70,9 @@ struct InvitationController: Sendable {
     func invite(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let site = context.site
         try context.access.require(.manage, to: "invite members")
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: InvitationForm.self, context: context)
         do {
-            let (invitation, token) = try await create(site: site, email: form.string("email"), role: form.string("role"), context: context)
+            let (invitation, token) = try await create(site: site, email: form.email, role: form.role, context: context)
             if mailer.isEnabled {
                 return pages.redirect(to: PanelURL.siteInvitations(site.slug), notice: "Invitation sent to \(invitation.email).")
             }
@@ -90,7 +89,7 @@ struct InvitationController: Sendable {
             )
         } catch let errors as ValidationErrors {
             var page = try await page(site)
-            page.email = form.string("email")
+            page.email = form.email
             page.errors = errors.fields
             return await pages.render(
                 "invitations",
@@ -145,15 +144,15 @@ struct InvitationController: Sendable {
         if !MailMessage.isAddress(email.trimmed) { errors["email"] = "Enter an email address like name@example.org." }
         let siteRole = SiteRole(rawValue: role.trimmed)
         if siteRole == nil { errors["role"] = "Choose author, reviewer or manager." }
-        try errors.throwIfAny()
+        guard errors.isEmpty, let siteRole else { throw errors }
         let user = context.user
         let result = try await database.createInvitation(
             siteId: site.id,
             email: email,
-            role: siteRole!,
+            role: siteRole,
             inviter: user,
             actor: context.actor,
-            mail: mailer.invitationMessage(inviter: user.displayName, role: siteRole!)
+            mail: mailer.invitationMessage(inviter: user.displayName, role: siteRole)
         )
         mailer.outbox?.wake()
         return result
@@ -221,8 +220,7 @@ struct InvitationController: Sendable {
     func acceptInvitation(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let token = try context.parameters.require("token")
         let (invitation, site, account) = try await database.usableInvitation(token: token)
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: JoinForm.self, context: context)
         if let user = context.user {
             let (_, site) = try await database.acceptInvitation(token: token, as: .existing(userId: user.id), actor: context.actor)
             return pages.redirect(to: PanelURL.site(site.slug), notice: "Welcome to \(site.name).")
@@ -231,12 +229,12 @@ struct InvitationController: Sendable {
         guard page.offersPassword else {
             throw Forbidden("Sign in first, then open the invitation link again to join \(site.name).")
         }
-        let name = form.string("displayName").trimmed
-        let password = form.string("password")
+        let name = form.displayName.trimmed
+        let password = form.password
         var errors: [String: String] = [:]
         if let problem = AppDatabase.displayNameProblem(name) { errors["displayName"] = problem }
         if let problem = AppDatabase.passwordProblem(password) { errors["password"] = problem }
-        if password != form.string("confirmPassword") { errors["confirmPassword"] = "The two passwords differ." }
+        if password != form.confirmPassword { errors["confirmPassword"] = "The two passwords differ." }
         if !errors.isEmpty {
             var again = page
             again.displayName = name
@@ -296,4 +294,17 @@ struct InvitationController: Sendable {
             oidcStart: "/auth/oidc/start?next=\(encoded)"
         )
     }
+}
+
+/// A manager's invitation: the address and the role it offers.
+struct InvitationForm: PanelForm {
+    @Field var email: String
+    @Field var role: String
+}
+
+/// The account an invited person makes to join.
+struct JoinForm: PanelForm {
+    @Field var displayName: String
+    @Field var password: String
+    @Field var confirmPassword: String
 }

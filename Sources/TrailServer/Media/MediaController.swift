@@ -44,9 +44,8 @@ struct MediaController: Sendable {
     /// The waypoint page's "Keep original" switch: `useOriginal=1` ships the original, `0` the optimized copy again.
     func chooseOriginal(_ request: Request, _ context: AssetContext) async throws -> Response {
         let (asset, tourId) = (context.asset, context.tour.id)
-        var request = request
-        let form = try await request.form(context: context)
-        let keep = form.string("useOriginal") == "1"
+        let form = try await request.decode(as: UseOriginalForm.self, context: context)
+        let keep = form.useOriginal == "1"
         _ = try await database.setUseOriginal(assetId: asset.id, keep, actor: context.actor)
         return pages.redirect(
             to: PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .assets),
@@ -107,21 +106,20 @@ struct MediaController: Sendable {
     /// Saves a file's title, alt text (images) and language, or the waypoint page again with the message under the
     /// field (422).
     func saveAssetText(_ request: Request, _ context: AssetContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: AssetTextForm.self, context: context)
         let (asset, tourId) = (context.asset, context.tour.id)
         let back = PanelURL.waypoint(tourId: tourId, asset.waypointId, at: .asset(asset.id))
         do {
             let (title, altText, language) = (
-                form.string("title"), asset.kind == .image ? form.string("altText") : nil,
-                form["language"].map { .some($0) } ?? String??.none
+                form.title, asset.kind == .image ? form.altText : nil,
+                form.language.map { .some($0) } ?? String??.none
             )
             try await database.describeAsset(id: asset.id, title: title, altText: altText, language: language, actor: context.actor)
         } catch let errors as ValidationErrors {
             // The waypoint page again, the message under the field and the text as typed.
             return try await waypointPageAgain(request: request, context: context) { row in
-                row.title = form.string("title")
-                row.altText = form.string("altText")
+                row.title = form.title
+                row.altText = form.altText
                 row.titleError = errors["title"]
                 row.altTextError = errors["altText"]
             }
@@ -531,4 +529,16 @@ extension Components.Schemas.CompanionFile {
             previewURL: asset.scanStatus == .clean ? PanelURL.assetContent(asset.id) : nil
         )
     }
+}
+
+/// Whether a file ships as uploaded ("1") or as its phone-sized copy.
+struct UseOriginalForm: PanelForm {
+    @Field var useOriginal: String
+}
+
+/// A file's texts. `language` absent leaves the file's language as it is; empty is every language.
+struct AssetTextForm: PanelForm {
+    @Field var title: String
+    @Field var altText: String
+    var language: String?
 }

@@ -116,13 +116,12 @@ struct PublishingController: Sendable {
 
     /// Approves a request, with an optional comment; the notice says when it has all the approvals it needs.
     func approveRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: CommentForm.self, context: context)
         let id = try context.parameters.require("rid")
         let outcome = try await publishing.approve(
             requestId: id,
             reviewer: context.user,
-            comment: form.string("comment"),
+            comment: form.comment,
             actor: context.actor
         )
         let notice: String
@@ -136,11 +135,10 @@ struct PublishingController: Sendable {
 
     /// Denies a request with a comment (required: the request page again with the message otherwise, 422).
     func denyRequest(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: CommentForm.self, context: context)
         let id = try context.parameters.require("rid")
         do {
-            try await publishing.deny(requestId: id, reviewer: context.user, comment: form.string("comment"), actor: context.actor)
+            try await publishing.deny(requestId: id, reviewer: context.user, comment: form.comment, actor: context.actor)
         } catch let errors as ValidationErrors {
             let (publish, site, access) = try await viewableRequest(context)
             var page = try await requestPage(publish, site: site, access: access, user: context.user)
@@ -398,4 +396,9 @@ struct PublishingController: Sendable {
         )
     }
 
+}
+
+/// A reviewer's comment (approving or denying a request).
+struct CommentForm: PanelForm {
+    @Field var comment: String
 }

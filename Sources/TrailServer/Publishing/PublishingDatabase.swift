@@ -108,9 +108,10 @@ extension AppDatabase {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
             let problems = try Self.readiness(db, tourId: tourId, tiles: tiles).problems
-            guard problems.isEmpty else { throw NotReadyToPublish(problems: problems) }
+            // A tour without a frame is among the problems ("Set the map frame."), so the refusal is never empty.
+            guard problems.isEmpty, let frame = tour.frame else { throw NotReadyToPublish(problems: problems) }
             guard let site = try Site.fetchOne(db, id: tour.siteId) else { throw NotFound() }
-            var snapshot = try Self.snapshot(db, tour: tour, site: site)
+            var snapshot = try Self.snapshot(db, tour: tour, frame: frame, site: site)
             snapshot.tiles = try Self.tileSource(db, tour: tour, settings: tiles)
             let now = Date()
             let package: PackageRecord
@@ -164,9 +165,8 @@ extension AppDatabase {
         }
     }
 
-    static func snapshot(_ db: Database, tour: Tour, site: Site) throws -> TourSnapshot {
-        // The readiness check refuses a tour without a frame before this; a snapshot never guesses one.
-        guard let frame = tour.frame else { throw Conflict("“\(tour.name)” has no frame yet: frame it on its page before submitting it.") }
+    /// The tour as it ships, in `frame` (its frame, which a tour must have to be published or exported as a build).
+    static func snapshot(_ db: Database, tour: Tour, frame: Frame, site: Site) throws -> TourSnapshot {
         let waypoints = try Waypoint.inTour(tour.id).fetchAll(db)
         let copies = try Self.copiesByAsset(db, tourId: tour.id)
         // The file that ships: the optimized copy when ready (unless the ranger keeps the original), else the original;

@@ -39,7 +39,8 @@ struct CSRFMiddleware: RouterMiddleware {
         let contentType = request.headers[.contentType]
         if contentType?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
             let body = try await request.collectBody(upTo: maxBodySize)
-            return FormFields(String(buffer: body))["_csrf"]
+            // A body that does not parse carries no token the check can trust: refused as a missing one is (403).
+            return (try? URLEncodedFormDecoder().decode(SentToken.self, from: String(buffer: body)))?.token
         }
         if let boundary = multipartBoundary(contentType: contentType) {
             let (token, body) = try await multipartToken(of: request.body, boundary: boundary)
@@ -47,6 +48,12 @@ struct CSRFMiddleware: RouterMiddleware {
             return token
         }
         return nil
+    }
+
+    /// The one field of a urlencoded form the check reads; the handler decodes the rest as its own `PanelForm`.
+    private struct SentToken: Decodable {
+        var token: String?
+        enum CodingKeys: String, CodingKey { case token = "_csrf" }
     }
 
     // MARK: Multipart forms

@@ -26,11 +26,10 @@ struct PasswordSignInController: Sendable {
 
     /// Checks the email and password (throttled), then starts a session and sets its cookie, or a second step.
     func login(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
-        let email = form.string("email").trimmed
-        let next = SignInResponder.safeNext(form["next"])
-        switch try await service.password(email: email, password: form.string("password"), ipAddress: context.remoteAddress) {
+        let form = try await request.decode(as: SignInForm.self, context: context)
+        let email = form.email.trimmed
+        let next = SignInResponder.safeNext(form.next)
+        switch try await service.password(email: email, password: form.password, ipAddress: context.remoteAddress) {
         case let .refused(shown, status, _, retryAfter):
             var response = await responder.loginPage(request, context, next: next, email: email, error: shown, status: status)
             if let retryAfter { response.headers[.retryAfter] = "\(Int(retryAfter.rounded(.up)))" }
@@ -68,4 +67,11 @@ struct PasswordSignInController: Sendable {
         }
         return response
     }
+}
+
+/// The sign-in form; `next` is where to go after, when the page was asked for it (checked by `safeNext`).
+struct SignInForm: PanelForm {
+    @Field var email: String
+    @Field var password: String
+    var next: String?
 }

@@ -70,8 +70,7 @@ struct TwoStepController: Sendable {
 
     /// A code (or recovery code) after a right password, throttled like passwords; right: a fresh full session.
     func checkCode(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: CodeForm.self, context: context)
         guard let (pending, user) = try await pending(request, stage: .code) else { return signInAgain }
         func fail(_ message: String, status: HTTPResponse.Status) async -> Response {
             noStore(
@@ -94,7 +93,7 @@ struct TwoStepController: Sendable {
             return response
         }
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
-        let input = form.string("code")
+        let input = form.code
         let check = try await database.checkSecondStep(userId: user.id, input: input, at: config.twoStepClock(), actor: actor)
         switch check {
         case .wrong:
@@ -155,8 +154,7 @@ struct TwoStepController: Sendable {
 
     /// The first right code confirms enrolment; the session starts and the recovery codes are shown, once.
     func confirmSignInEnrolment(_ request: Request, _ context: AppRequestContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: CodeForm.self, context: context)
         guard let (pending, user) = try await pending(request, stage: .enrol) else { return signInAgain }
         // A later sign-in showed a new key: this one's is void, and so is this half-finished sign-in.
         guard try await database.pendingTwoStepSecret(userId: user.id, holder: pending.tokenHash) != nil else { return signInAgain }
@@ -182,7 +180,7 @@ struct TwoStepController: Sendable {
             return response
         }
         let actor = AuditActor(userId: user.id, ipAddress: context.remoteAddress)
-        let code = form.string("code")
+        let code = form.code
         guard
             let codes = try await database.confirmTwoStepEnrolment(
                 userId: user.id,
@@ -250,11 +248,10 @@ struct TwoStepController: Sendable {
     }
 
     func confirmAccountEnrolment(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: CodeForm.self, context: context)
         let user = context.user
         guard let record = try await database.user(id: user.id) else { throw NotFound() }
-        let code = form.string("code")
+        let code = form.code
         guard
             let codes = try await database.confirmTwoStepEnrolment(
                 userId: user.id,
@@ -321,4 +318,9 @@ struct TwoStepController: Sendable {
         response.headers[.cacheControl] = "no-store"
         return response
     }
+}
+
+/// A two-step code (or a recovery code) as typed.
+struct CodeForm: PanelForm {
+    @Field var code: String
 }

@@ -76,7 +76,7 @@ struct SiteSettingsController: Sendable {
     /// The settings form (managers).
     func showSettings(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         try context.access.require(.manage, to: "change its settings")
-        let page = try await settingsPage(context.site, form: Self.form(context.site))
+        let page = try await settingsPage(context.site, form: Self.savedFields(context.site))
         return await pages.render("site-settings", title: "Settings of \(context.site.name)", page: page, request: request, context: context)
     }
 
@@ -84,15 +84,13 @@ struct SiteSettingsController: Sendable {
     func saveSettings(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let site = context.site
         try context.access.require(.manage, to: "change its settings")
-        var request = request
-        let form = try await request.form(context: context)
-        let typed = ["north", "south", "east", "west", "timeZone"].reduce(into: [String: String]()) { $0[$1] = form.string($1).trimmed }
+        let form = try await request.decode(as: SiteSettingsForm.self, context: context)
         do {
-            let settings = try Self.settings(form)
+            let settings = try form.settings()
             try await database.setSiteMapSettings(siteId: site.id, settings, user: context.user, actor: context.actor)
             return pages.redirect(to: PanelURL.siteSettings(site.slug), notice: "Settings saved.")
         } catch let errors as ValidationErrors {
-            var page = try await settingsPage(site, form: typed)
+            var page = try await settingsPage(site, form: form.typed)
             page.errors = errors.fields
             return await pages.render(
                 "site-settings",
@@ -125,28 +123,8 @@ struct SiteSettingsController: Sendable {
         )
     }
 
-    /// The form's settings: four empty edges are no home area; some but not all is a mistake named on the empty ones.
-    static func settings(_ form: FormFields) throws -> SiteMapSettings {
-        var errors = ValidationErrors()
-        let edges = ["north", "south", "east", "west"]
-        let texts = edges.map { form.string($0).trimmed }
-        var home: Frame?
-        if texts.contains(where: { !$0.isEmpty }) {
-            let values = edges.map { form.double($0) }
-            for (key, value) in zip(edges, values) where value == nil {
-                errors[key] = "Enter this edge in decimal degrees, or leave all four empty for no home area."
-            }
-            if let north = values[0], let south = values[1], let east = values[2], let west = values[3] {
-                home = Frame(north: north, south: south, east: east, west: west)
-            }
-        }
-        let settings = SiteMapSettings(home: home, timeZone: form.string("timeZone").trimmed)
-        errors.fields.merge(settings.validate().fields) { first, _ in first }
-        try errors.throwIfAny()
-        return settings
-    }
-
-    static func form(_ site: Site) -> [String: String] {
+    /// The form as the site's saved settings fill it.
+    static func savedFields(_ site: Site) -> [String: String] {
         [
             "north": DisplayFormat.coordinate(site.homeNorth), "south": DisplayFormat.coordinate(site.homeSouth),
             "east": DisplayFormat.coordinate(site.homeEast), "west": DisplayFormat.coordinate(site.homeWest),
@@ -163,5 +141,39 @@ struct SiteSettingsController: Sendable {
             fallback: firstFrame.map(DisplayFormat.frame),
             timeZones: SiteMapSettings.timeZoneNames
         )
+    }
+}
+
+/// The settings form of a site: the home area's four edges (all, or none) and the time zone.
+struct SiteSettingsForm: PanelForm {
+    @Field var north: String
+    @Field var south: String
+    @Field var east: String
+    @Field var west: String
+    @Field var timeZone: String
+
+    /// The fields as typed (trimmed), for the form shown again with its messages.
+    var typed: [String: String] {
+        ["north": north.trimmed, "south": south.trimmed, "east": east.trimmed, "west": west.trimmed, "timeZone": timeZone.trimmed]
+    }
+
+    /// The form's settings: four empty edges are no home area; some but not all is a mistake named on the empty ones.
+    func settings() throws -> SiteMapSettings {
+        var errors = ValidationErrors()
+        let edges = [("north", north), ("south", south), ("east", east), ("west", west)]
+        var home: Frame?
+        if edges.contains(where: { !$0.1.trimmed.isEmpty }) {
+            let values = edges.map { TypedNumber.double($0.1) }
+            for ((key, _), value) in zip(edges, values) where value == nil {
+                errors[key] = "Enter this edge in decimal degrees, or leave all four empty for no home area."
+            }
+            if let north = values[0], let south = values[1], let east = values[2], let west = values[3] {
+                home = Frame(north: north, south: south, east: east, west: west)
+            }
+        }
+        let settings = SiteMapSettings(home: home, timeZone: timeZone.trimmed)
+        errors.fields.merge(settings.validate().fields) { first, _ in first }
+        try errors.throwIfAny()
+        return settings
     }
 }

@@ -228,15 +228,14 @@ struct SitesController: Sendable {
     func saveMember(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let site = context.site
         try context.access.require(.manage, to: "manage its members")
-        var request = request
-        let form = try await request.form(context: context)
-        let email = form.string("email").trimmed
+        let form = try await request.decode(as: MemberForm.self, context: context)
+        let email = form.email.trimmed
         do {
-            guard let role = SiteRole(rawValue: form.string("role")) else {
+            guard let role = SiteRole(rawValue: form.role) else {
                 throw ValidationErrors(["role": "Choose author, reviewer or manager."])
             }
             // The site page's quick form comes back to the site page; the members page's to the members page.
-            let back = form.string("back") == "site" ? PanelURL.site(site.slug) : PanelURL.siteMembers(site.slug)
+            let back = form.back == "site" ? PanelURL.site(site.slug) : PanelURL.siteMembers(site.slug)
             if try await database.user(email: email) != nil {
                 try await database.setMembership(siteId: site.id, email: email, role: role, actor: context.actor)
                 return pages.redirect(to: back, notice: "\(email) is now \(role.rawValue).")
@@ -295,4 +294,11 @@ struct SitesController: Sendable {
             emailEnabled: mailer.isEnabled
         )
     }
+}
+
+/// Adding a member (or inviting one): `back` "site" returns to the site page, anything else to the members page.
+struct MemberForm: PanelForm {
+    @Field var email: String
+    @Field var role: String
+    @Field var back: String
 }

@@ -157,20 +157,18 @@ struct TilesController: Sendable {
 
     /// Saves the tile server settings, or the form again with its errors (422).
     func saveTileSettings(_ request: Request, _ context: SignedInContext) async throws -> Response {
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: TileSettingsForm.self, context: context)
         do {
-            let (template, attribution, tileCap) = (form.string("urlTemplate"), form.string("attribution"), form.int("tileCap"))
+            let (template, attribution, tileCap) = (form.urlTemplate, form.attribution, TypedNumber.int(form.tileCap))
             let saved = try await settings.save(urlTemplate: template, attribution: attribution, tileCap: tileCap, actor: context.actor)
             return pages.redirect(
                 to: "/admin/tiles",
-                notice: saved.urlTemplate == nil
-                    ? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
-                    : "Saved: packages fetch their tiles from \(TileFetcher.host(saved.urlTemplate!))."
+                notice: saved.urlTemplate.map { "Saved: packages fetch their tiles from \(TileFetcher.host($0))." }
+                    ?? "Saved: no tile server; packages get map tiles only from uploaded MBTiles files."
             )
         } catch let errors as ValidationErrors {
             var page = try await settingsPage()
-            page.form = ["urlTemplate": form.string("urlTemplate"), "attribution": form.string("attribution"), "tileCap": form.string("tileCap")]
+            page.form = ["urlTemplate": form.urlTemplate, "attribution": form.attribution, "tileCap": form.tileCap]
             page.errors = errors.fields
             return await pages.render(
                 "admin-tiles",
@@ -581,4 +579,11 @@ extension Components.Schemas.Tileset {
             createdAt: tileset.createdAt
         )
     }
+}
+
+/// The tile server settings form; the cap is typed, so it is text until `TileSettings` checks it.
+struct TileSettingsForm: PanelForm {
+    @Field var urlTemplate: String
+    @Field var attribution: String
+    @Field var tileCap: String
 }

@@ -15,11 +15,11 @@ enum TourExport {
     /// The manifest the exports are written from: a build's, or for a tour without a frame the same layout around its
     /// points. Both carry the trail facts' heights.
     static func manifest(_ db: Database, tour: Tour, site: Site) throws -> Manifest {
-        guard tour.frame != nil else {
+        guard let frame = tour.frame else {
             let waypoints = try Waypoint.inTour(tour.id).fetchAll(db)
             return manifest(tour: tour, waypoints: waypoints, siteName: site.name, terrain: try AppDatabase.terrainFacts(db, tourId: tour.id))
         }
-        let snapshot = try AppDatabase.snapshot(db, tour: tour, site: site)
+        let snapshot = try AppDatabase.snapshot(db, tour: tour, frame: frame, site: site)
         return ManifestMaker.manifest(packageId: "tour-\(tour.id)", version: 0, createdAt: tour.updatedAt, snapshot: snapshot)
     }
 

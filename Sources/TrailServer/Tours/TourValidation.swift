@@ -59,6 +59,34 @@ struct WaypointInput: Sendable {
     }
 }
 
+/// A tour's details once every rule holds: trimmed, the map name derived from the name when none was given.
+struct ValidTour: Sendable {
+    let name: String
+    let description: String
+    let mapName: String
+    /// nil keeps the tour's pace (a new tour gets `Tour.defaultPaceKmh`).
+    let paceKmh: Double?
+}
+
+/// A frame and zoom range once every rule holds.
+struct ValidFrame: Sendable {
+    let frame: Frame
+    let minZoom: Int
+    let maxZoom: Int
+}
+
+/// A waypoint's details once every rule holds: trimmed, the place there and in the frame, the radius in whole metres.
+/// The rules that need the tour's other waypoints (a name taken, the order's range) are checked with it in the write.
+struct ValidWaypoint: Sendable {
+    let name: String
+    let description: String
+    let latitude: Double
+    let longitude: Double
+    let order: Int?
+    /// nil keeps the waypoint's radius (a new one gets `TriggerZone.defaultRadius`).
+    let triggerRadiusMeters: Int?
+}
+
 /// The circle around a waypoint within which an app plays its media, and the rules for its radius (written once:
 /// the panel, the API, the import and the migration's CHECK all say 5 to 500 whole metres).
 enum TriggerZone {
@@ -111,8 +139,10 @@ enum TriggerZone {
     }
 }
 
+/// Each rule of the tour and waypoint forms (the panel's and the API's), its message meant to sit next to its field;
+/// what passes comes back as a valid value whose fields need no unwrapping.
 enum TourValidation {
-    static func validate(_ input: TourInput) -> ValidationErrors {
+    static func validate(_ input: TourInput) -> Result<ValidTour, ValidationErrors> {
         var errors = ValidationErrors()
         if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
         if input.description.count > 20_000 { errors["description"] = "Keep the description under 20,000 characters." }
@@ -123,11 +153,19 @@ enum TourValidation {
         if let pace = input.paceKmh, !(pace.isFinite && pace >= 0.5 && pace <= 20) {
             errors["paceKmh"] = "Enter a walking pace between 0.5 and 20 km/h."
         }
-        return errors
+        guard errors.isEmpty else { return .failure(errors) }
+        return .success(
+            ValidTour(
+                name: input.name.trimmed,
+                description: input.description.trimmed,
+                mapName: mapName.isEmpty ? Slug.make(from: input.name) : mapName,
+                paceKmh: input.paceKmh
+            )
+        )
     }
 
     /// Every rule of the frame editor, each message meant to sit next to its field.
-    static func validate(_ input: FrameInput, maxAreaKm2: Double) -> (Frame?, ValidationErrors) {
+    static func validate(_ input: FrameInput, maxAreaKm2: Double) -> Result<ValidFrame, ValidationErrors> {
         var errors = ValidationErrors()
         func latitude(_ value: Double?, _ field: String) {
             guard let value else {
@@ -159,12 +197,12 @@ enum TourValidation {
         }
         guard errors["north"] == nil, errors["south"] == nil, errors["east"] == nil, errors["west"] == nil,
             let n = input.north, let s = input.south, let e = input.east, let w = input.west
-        else { return (nil, errors) }
+        else { return .failure(errors) }
         if n <= s { errors["north"] = "North must be greater than south." }
         if e <= w {
             errors["east"] = "East must be greater than west (frames crossing the 180° meridian are not supported)."
         }
-        guard errors.isEmpty else { return (nil, errors) }
+        guard errors.isEmpty else { return .failure(errors) }
         let frame = Frame(north: n, south: s, east: e, west: w)
         let area = frame.areaKm2
         if area < Frame.minimumAreaKm2 {
@@ -172,15 +210,20 @@ enum TourValidation {
         } else if area > maxAreaKm2 {
             errors["frame"] = "The frame covers \(DisplayFormat.area(area)) km²; the largest allowed is \(DisplayFormat.area(maxAreaKm2)) km²."
         }
-        return (errors.isEmpty ? frame : nil, errors)
+        guard errors.isEmpty, let minZoom = input.minZoom, let maxZoom = input.maxZoom else { return .failure(errors) }
+        return .success(ValidFrame(frame: frame, minZoom: minZoom, maxZoom: maxZoom))
     }
 
-    static func validate(_ input: WaypointInput, frame: Frame?) -> ValidationErrors {
+    static func validate(_ input: WaypointInput, frame: Frame?) -> Result<ValidWaypoint, ValidationErrors> {
         var errors = ValidationErrors()
         if input.name.trimmed.isEmpty || input.name.count > 120 { errors["name"] = "Enter a name of 1 to 120 characters." }
         if input.description.count > 20_000 { errors["description"] = "Keep the description under 20,000 characters." }
-        if let radius = input.triggerRadius, case .failure(let problem) = TriggerZone.radius(radius) {
-            errors["triggerRadiusMeters"] = problem["triggerRadiusMeters"]
+        var radius: Int?
+        if let asked = input.triggerRadius {
+            switch TriggerZone.radius(asked) {
+            case .success(let metres): radius = metres
+            case .failure(let problem): errors["triggerRadiusMeters"] = problem["triggerRadiusMeters"]
+            }
         }
         if let lat = input.latitude {
             if !lat.isFinite || lat < -90 || lat > 90 { errors["latitude"] = "Latitude must be between -90 and 90." }
@@ -201,6 +244,16 @@ enum TourValidation {
                 errors["latitude"] = "Set the tour's map frame before placing waypoints."
             }
         }
-        return errors
+        guard errors.isEmpty, let latitude = input.latitude, let longitude = input.longitude else { return .failure(errors) }
+        return .success(
+            ValidWaypoint(
+                name: input.name.trimmed,
+                description: input.description.trimmed,
+                latitude: latitude,
+                longitude: longitude,
+                order: input.order,
+                triggerRadiusMeters: radius
+            )
+        )
     }
 }

@@ -61,13 +61,12 @@ struct ToursController: Sendable {
     func createTour(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
         let site = context.site
         try context.access.require(.author, to: "create tours")
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: TourForm.self, context: context)
         do {
-            let tour = try await database.createTour(siteId: site.id, Self.tourInput(form), actor: context.actor)
+            let tour = try await database.createTour(siteId: site.id, form.input, actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id), notice: "Tour created. Now frame its area on the map.")
         } catch let errors as ValidationErrors {
-            var page = newTourPage(site, form: Self.tourForm(form))
+            var page = newTourPage(site, form: form.typed)
             page.errors = errors.fields
             return await pages.render("tour-form", title: "New tour", page: page, request: request, context: context, status: .unprocessableContent)
         }
@@ -98,10 +97,9 @@ struct ToursController: Sendable {
     /// Saves the tour's languages; removing one whose texts or files are there needs the confirmation box.
     func saveLanguages(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site) = (context.tour, context.site)
-        var request = request
-        let form = try await request.form(context: context)
-        let chosen = [form.string("defaultLanguage")] + form.all("language").filter { $0 != form.string("defaultLanguage") }
-        let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.string("confirmRemoval") == "on")
+        let form = try await request.decode(as: TourLanguagesForm.self, context: context)
+        let chosen = form.chosen
+        let (choice, problem) = LanguageChoice.parse(chosen, confirmRemoval: form.confirmRemoval == "on")
         do {
             guard let choice else { throw ValidationErrors(["languages": problem ?? "Choose the tour's language."]) }
             let saved = try await database.setTourLanguages(tourId: tour.id, choice, actor: context.actor)
@@ -129,9 +127,7 @@ struct ToursController: Sendable {
     func saveTourText(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site) = (context.tour, context.site)
         let language = try context.parameters.require("lang")
-        var request = request
-        let form = try await request.form(context: context)
-        let text = LocalizedText(name: form.string("name"), description: form.string("description"))
+        let text = try await request.decode(as: LocalizedTextForm.self, context: context).text
         do {
             try await database.setTourText(tourId: tour.id, language: language, text, actor: context.actor)
             return pages.redirect(to: PanelURL.tourEdit(tour.id, language: language), notice: "\(LanguageTag.english(language)) text saved.")
@@ -155,10 +151,9 @@ struct ToursController: Sendable {
     /// Saves the tour's name, description, map name and pace.
     func saveTour(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site) = (context.tour, context.site)
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: TourForm.self, context: context)
         do {
-            _ = try await database.updateTour(id: tour.id, Self.tourInput(form), actor: context.actor)
+            _ = try await database.updateTour(id: tour.id, form.input, actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id), notice: "Tour saved.")
         } catch let errors as ValidationErrors {
             let page = TourFormPage(
@@ -167,7 +162,7 @@ struct ToursController: Sendable {
                 action: PanelURL.tourEdit(tour.id),
                 isNew: false,
                 cancelURL: PanelURL.tour(tour.id),
-                form: Self.tourForm(form),
+                form: form.typed,
                 errors: errors.fields
             )
             return await pages.render(
@@ -184,22 +179,12 @@ struct ToursController: Sendable {
     /// Saves the tour's map frame and zoom levels, or the tour page again with the frame form's errors (422).
     func saveFrame(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site, access) = (context.tour, context.site, context.access)
-        var request = request
-        let form = try await request.form(context: context)
-        let input = FrameInput(
-            north: form.double("north"),
-            south: form.double("south"),
-            east: form.double("east"),
-            west: form.double("west"),
-            minZoom: form.int("minZoom"),
-            maxZoom: form.int("maxZoom")
-        )
+        let form = try await request.decode(as: FrameForm.self, context: context)
         do {
-            _ = try await database.setFrame(tourId: tour.id, input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
+            _ = try await database.setFrame(tourId: tour.id, form.input, maxAreaKm2: config.maxFrameAreaKm2, actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id), notice: "Frame saved.")
         } catch let errors as ValidationErrors {
-            let formValues = ["north", "south", "east", "west", "minZoom", "maxZoom"].reduce(into: [String: String]()) { $0[$1] = form.string($1) }
-            let page = try await tourPage(tour, site, access, frameForm: formValues, frameErrors: errors.fields, user: context.user)
+            let page = try await tourPage(tour, site, access, frameForm: form.typed, frameErrors: errors.fields, user: context.user)
             return await pages.render("tour", title: tour.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
     }
@@ -207,15 +192,7 @@ struct ToursController: Sendable {
     /// Saves the ranger's accessibility fields, or the tour page again with the form's errors (422), nothing stored.
     func saveAccessibility(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site, access) = (context.tour, context.site, context.access)
-        var request = request
-        let form = try await request.form(context: context)
-        let stepFree = form.string("stepFree")
-        let input = AccessibilityInput(
-            surface: form.string("surface"),
-            minWidthCm: form.string("minWidthCm"),
-            stepFree: stepFree == "yes" ? true : stepFree == "no" ? false : nil,
-            notes: form.string("notes")
-        )
+        let input = try await request.decode(as: AccessibilityForm.self, context: context).input
         do {
             _ = try await database.setAccessibility(tourId: tour.id, input, actor: context.actor)
             return pages.redirect(to: PanelURL.tour(tour.id, at: .trailFacts), notice: "Accessibility saved.")
@@ -239,10 +216,9 @@ struct ToursController: Sendable {
     /// Adds a waypoint (JSON for the map, 201), or the tour page again with the form's errors (422).
     func createWaypoint(_ request: Request, _ context: TourContext) async throws -> Response {
         let (tour, site, access) = (context.tour, context.site, context.access)
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: WaypointForm.self, context: context)
         do {
-            let waypoint = try await database.createWaypoint(tourId: tour.id, Self.waypointInput(form), actor: context.actor)
+            let waypoint = try await database.createWaypoint(tourId: tour.id, form.input, actor: context.actor)
             if request.wantsJSON { return try context.answer(Components.Schemas.Waypoint(waypoint), status: .created, to: request) }
             return pages.redirect(to: PanelURL.tour(tour.id, at: .waypoints), notice: "Waypoint “\(waypoint.name)” added.")
         } catch let errors as ValidationErrors where !request.wantsJSON {
@@ -250,7 +226,7 @@ struct ToursController: Sendable {
                 tour,
                 site,
                 access,
-                waypointForm: Self.waypointForm(form),
+                waypointForm: form.typed,
                 waypointErrors: errors.fields,
                 user: context.user
             )
@@ -261,9 +237,7 @@ struct ToursController: Sendable {
     /// Saves the order of the waypoints (the map's drag and drop answers with JSON).
     func reorderWaypoints(_ request: Request, _ context: TourContext) async throws -> Response {
         let tour = context.tour
-        var request = request
-        let form = try await request.form(context: context)
-        let ids = form.all("ids").compactMap { Int64($0) }
+        let ids = try await request.decode(as: WaypointOrderForm.self, context: context).ids.compactMap { Int64($0) }
         try await database.reorderWaypoints(tourId: tour.id, ids: ids, actor: context.actor)
         if request.wantsJSON {
             return try await context.answer(database.waypoints(tourId: tour.id).map { Components.Schemas.Waypoint($0) }, to: request)
@@ -295,9 +269,7 @@ struct ToursController: Sendable {
         let (tour, access) = (context.tour, context.access)
         let waypoint = context.waypoint
         let language = try context.parameters.require("lang")
-        var request = request
-        let form = try await request.form(context: context)
-        let text = LocalizedText(name: form.string("name"), description: form.string("description"))
+        let text = try await request.decode(as: LocalizedTextForm.self, context: context).text
         do {
             try await database.setWaypointText(tourId: tour.id, waypointId: waypoint.id, language: language, text, actor: context.actor)
             return pages.redirect(
@@ -317,14 +289,13 @@ struct ToursController: Sendable {
     func saveWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
         let (tour, access) = (context.tour, context.access)
         let waypoint = context.waypoint
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: WaypointForm.self, context: context)
         do {
-            _ = try await database.updateWaypoint(tourId: tour.id, waypointId: waypoint.id, Self.waypointInput(form), actor: context.actor)
+            _ = try await database.updateWaypoint(tourId: tour.id, waypointId: waypoint.id, form.input, actor: context.actor)
             return pages.redirect(to: PanelURL.waypoint(tourId: tour.id, waypoint.id), notice: "Waypoint saved.")
         } catch let errors as ValidationErrors {
             var page = try await waypointPage(tour, waypoint, canEdit: access.canAuthor, user: context.user)
-            page.form = Self.waypointForm(form)
+            page.form = form.typed
             page.errors = errors.fields
             return await pages.render("waypoint", title: waypoint.name, page: page, request: request, context: context, status: .unprocessableContent)
         }
@@ -334,13 +305,12 @@ struct ToursController: Sendable {
     func moveWaypoint(_ request: Request, _ context: WaypointContext) async throws -> Response {
         let tour = context.tour
         let waypoint = context.waypoint
-        var request = request
-        let form = try await request.form(context: context)
+        let form = try await request.decode(as: WaypointMoveForm.self, context: context)
         let moved = try await database.moveWaypoint(
             tourId: tour.id,
             waypointId: waypoint.id,
-            latitude: form.double("latitude"),
-            longitude: form.double("longitude"),
+            latitude: TypedNumber.double(form.latitude),
+            longitude: TypedNumber.double(form.longitude),
             actor: context.actor
         )
         if request.wantsJSON { return try context.answer(Components.Schemas.Waypoint(moved), to: request) }
@@ -604,41 +574,5 @@ struct ToursController: Sendable {
             return row
         }
         return page
-    }
-
-    static func tourInput(_ form: FormFields) -> TourInput {
-        // An empty pace keeps the tour's; text that is not a number is refused (NaN fails the range check).
-        let pace = form.string("paceKmh").trimmed
-        return TourInput(
-            name: form.string("name"),
-            description: form.string("description"),
-            mapName: form.string("mapName"),
-            paceKmh: pace.isEmpty ? nil : Double(pace.replacingOccurrences(of: ",", with: ".")) ?? .nan
-        )
-    }
-
-    static func tourForm(_ form: FormFields) -> [String: String] {
-        [
-            "name": form.string("name"), "description": form.string("description"), "mapName": form.string("mapName"),
-            "paceKmh": form.string("paceKmh"),
-        ]
-    }
-
-    static func waypointInput(_ form: FormFields) -> WaypointInput {
-        let radius = form.string("triggerRadiusMeters")
-        return WaypointInput(
-            name: form.string("name"),
-            description: form.string("description"),
-            latitude: form.double("latitude"),
-            longitude: form.double("longitude"),
-            triggerRadius: radius.isEmpty ? nil : .text(radius)
-        )
-    }
-
-    static func waypointForm(_ form: FormFields) -> [String: String] {
-        [
-            "name": form.string("name"), "description": form.string("description"),
-            "latitude": form.string("latitude"), "longitude": form.string("longitude"), "triggerRadiusMeters": form.string("triggerRadiusMeters"),
-        ]
     }
 }

@@ -117,22 +117,22 @@ extension AppDatabase {
     // MARK: Tours
 
     func createTour(siteId: Int64, _ input: TourInput, actor: AuditActor) async throws -> Tour {
-        try TourValidation.validate(input).throwIfAny()
+        let valid = try TourValidation.validate(input).get()
         let now = Date()
         return try await write { db in
             guard try Site.exists(db, id: siteId) else { throw NotFound() }
             let tour = try Tour.New(
                 siteId: siteId,
-                name: input.name.trimmed,
-                description: input.description.trimmed,
-                mapName: input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed,
+                name: valid.name,
+                description: valid.description,
+                mapName: valid.mapName,
                 minZoom: 12,
                 maxZoom: 16,
                 state: .draft,
                 createdBy: actor.userId,
                 createdAt: now,
                 updatedAt: now,
-                paceKmh: input.paceKmh ?? Tour.defaultPaceKmh
+                paceKmh: valid.paceKmh ?? Tour.defaultPaceKmh
             ).inserted(db)
             try AuditEvent.record(
                 db,
@@ -157,25 +157,22 @@ extension AppDatabase {
 
     /// Details and frame in one transaction (one PATCH of the API): both are saved, or neither, with every problem reported at once.
     func editTour(id: Int64, details: TourInput?, frame frameInput: FrameInput?, maxAreaKm2: Double, actor: AuditActor) async throws -> Tour {
-        var errors = details.map(TourValidation.validate) ?? ValidationErrors()
-        var checked: (frame: Frame, minZoom: Int, maxZoom: Int)?
-        if let frameInput {
-            let (frame, frameErrors) = TourValidation.validate(frameInput, maxAreaKm2: maxAreaKm2)
-            errors.fields.merge(frameErrors.fields) { detail, _ in detail }
-            if let frame, let minZoom = frameInput.minZoom, let maxZoom = frameInput.maxZoom { checked = (frame, minZoom, maxZoom) }
-        }
+        let checkedDetails = details.map(TourValidation.validate)
+        let checkedFrame = frameInput.map { TourValidation.validate($0, maxAreaKm2: maxAreaKm2) }
+        var errors = checkedDetails?.errors ?? ValidationErrors()
+        errors.fields.merge(checkedFrame?.errors.fields ?? [:]) { detail, _ in detail }
         try errors.throwIfAny()
-        let checkedFrame = checked
+        let (validDetails, validFrame) = (try checkedDetails?.get(), try checkedFrame?.get())
         return try await write { db in
             var tour = try Self.editableTour(db, id: id)
-            if let input = details {
-                tour.name = input.name.trimmed
-                tour.description = input.description.trimmed
-                tour.mapName = input.mapName.trimmed.isEmpty ? Slug.make(from: input.name) : input.mapName.trimmed
-                if let pace = input.paceKmh { tour.paceKmh = pace }
+            if let valid = validDetails {
+                tour.name = valid.name
+                tour.description = valid.description
+                tour.mapName = valid.mapName
+                if let pace = valid.paceKmh { tour.paceKmh = pace }
                 try Self.saveChangedTour(db, &tour, actor: actor, action: .tourUpdate, detail: tour.name)
             }
-            if let (frame, minZoom, maxZoom) = checkedFrame {
+            if let (frame, minZoom, maxZoom) = validFrame.map({ ($0.frame, $0.minZoom, $0.maxZoom) }) {
                 let outside = try Waypoint.inTour(id).fetchAll(db)
                     .filter { !frame.contains(latitude: $0.latitude, longitude: $0.longitude) }
                 if !outside.isEmpty {
@@ -224,7 +221,8 @@ extension AppDatabase {
     func createWaypoint(tourId: Int64, _ input: WaypointInput, actor: AuditActor) async throws -> Waypoint {
         try await write { db in
             let tour = try Self.editableTour(db, id: tourId)
-            var errors = TourValidation.validate(input, frame: tour.frame)
+            let checked = TourValidation.validate(input, frame: tour.frame)
+            var errors = checked.errors
             var existing = try Waypoint.inTour(tourId).fetchAll(db)
             if Self.nameTaken(input.name, in: existing, except: nil) {
                 errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”."
@@ -233,21 +231,20 @@ extension AppDatabase {
                 errors["order"] = "Order must be between 1 and \(existing.count + 1)."
             }
             try errors.throwIfAny()
+            let valid = try checked.get()
             let now = Date()
-            var radius = TriggerZone.defaultRadius
-            if let asked = input.triggerRadius, case .success(let metres) = TriggerZone.radius(asked) { radius = metres }
             var waypoint = try Waypoint.New(
                 tourId: tourId,
-                name: input.name.trimmed,
+                name: valid.name,
                 position: existing.count + 1,
-                latitude: input.latitude!,
-                longitude: input.longitude!,
-                description: input.description.trimmed,
+                latitude: valid.latitude,
+                longitude: valid.longitude,
+                description: valid.description,
                 createdAt: now,
                 updatedAt: now,
-                triggerRadiusMeters: radius
+                triggerRadiusMeters: valid.triggerRadiusMeters ?? TriggerZone.defaultRadius
             ).inserted(db)
-            if let order = input.order, order != waypoint.position {
+            if let order = valid.order, order != waypoint.position {
                 existing.insert(waypoint, at: order - 1)
                 try Self.renumber(db, existing.map { $0.id })
                 waypoint.position = order
@@ -269,20 +266,22 @@ extension AppDatabase {
             let tour = try Self.editableTour(db, id: tourId)
             var all = try Waypoint.inTour(tourId).fetchAll(db)
             guard var waypoint = all.first(where: { $0.id == waypointId }) else { throw NotFound() }
-            var errors = TourValidation.validate(input, frame: tour.frame)
+            let checked = TourValidation.validate(input, frame: tour.frame)
+            var errors = checked.errors
             if Self.nameTaken(input.name, in: all, except: waypointId) {
                 errors["name"] = "Another waypoint in this tour is already called “\(input.name.trimmed)”."
             }
             if let order = input.order, order < 1 || order > all.count { errors["order"] = "Order must be between 1 and \(all.count)." }
             try errors.throwIfAny()
-            waypoint.name = input.name.trimmed
-            waypoint.description = input.description.trimmed
-            waypoint.latitude = input.latitude!
-            waypoint.longitude = input.longitude!
-            if let radius = input.triggerRadius, case .success(let metres) = TriggerZone.radius(radius) { waypoint.triggerRadiusMeters = metres }
+            let valid = try checked.get()
+            waypoint.name = valid.name
+            waypoint.description = valid.description
+            waypoint.latitude = valid.latitude
+            waypoint.longitude = valid.longitude
+            if let metres = valid.triggerRadiusMeters { waypoint.triggerRadiusMeters = metres }
             waypoint.updatedAt = Date()
             try waypoint.update(db)
-            if let order = input.order, order != waypoint.position {
+            if let order = valid.order, order != waypoint.position {
                 all.removeAll { $0.id == waypointId }
                 all.insert(waypoint, at: order - 1)
                 try Self.renumber(db, all.map { $0.id })

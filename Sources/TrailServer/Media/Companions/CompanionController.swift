@@ -43,15 +43,14 @@ extension MediaController {
     /// A caption or transcript for `owner`: a multipart `file` (both roles), or, for a transcript, typed text (the
     /// panel's urlencoded `text` field, the API's JSON `{text}`).
     func receiveCompanion(_ request: Request, context: AssetContext, owner: Asset, tourId: Int64, role: CompanionRole) async throws -> Asset {
-        var request = request
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         if role == .transcript, contentType.hasPrefix("application/json") {
             let body = try await request.decode(as: TranscriptText.self, context: context)
             return try await intake.registerTranscript(text: body.text, ownerId: owner.id, actor: context.actor)
         }
         if role == .transcript, contentType.hasPrefix("application/x-www-form-urlencoded") {
-            let form = try await request.form(context: context)
-            return try await intake.registerTranscript(text: form.string("text"), ownerId: owner.id, actor: context.actor)
+            let form = try await request.decode(as: TranscriptForm.self, context: context)
+            return try await intake.registerTranscript(text: form.text, ownerId: owner.id, actor: context.actor)
         }
         guard contentType.hasPrefix("multipart/form-data") else {
             throw HTTPError(
@@ -102,4 +101,9 @@ struct CompanionRow: Sendable {
         isWebVTT = asset.mimeType == CompanionText.Format.webVTT.mimeType
         companionDetail = (user?.isAdmin == true || user?.id == asset.uploadedBy) && !asset.scanDetail.isEmpty ? asset.scanDetail : nil
     }
+}
+
+/// A transcript typed into the page.
+struct TranscriptForm: PanelForm {
+    @Field var text: String
 }

@@ -181,8 +181,7 @@ struct TourExchangeController: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else {
             throw Conflict("The uploaded file is gone (an import preview is kept until the server restarts). Upload it again.")
         }
-        var request = request
-        let fitFrame = (try? await request.form(context: context))?.string("fitFrame") == "1"
+        let fitFrame = (try? await request.decode(as: ImportApplyForm.self, context: context))?.fitFrame == "1"
         let imported = try await read(file)
         // Removed once read, not before: a refusal for a busy server leaves the preview to apply again.
         defer { try? FileManager.default.removeItem(at: file) }
@@ -204,9 +203,7 @@ struct TourExchangeController: Sendable {
     /// Saves the route drawn on the map (JSON for the map), or removes it when empty.
     func saveRoute(_ request: Request, _ context: TourContext) async throws -> Response {
         let tour = context.tour
-        var request = request
-        let form = try await request.form(context: context)
-        let text = form.string("route").trimmed
+        let text = try await request.decode(as: RouteForm.self, context: context).route.trimmed
         let route = text.isEmpty || text == "[]" ? nil : try RoutePath(json: text)
         try await database.setRoute(tourId: tour.id, route: route, actor: context.actor)
         if request.wantsJSON {
@@ -406,4 +403,14 @@ extension Components.Schemas.ImportResult.PlanPayload {
             skipped: plan.skipped
         )
     }
+}
+
+/// Applying an import preview: `fitFrame` "1" grows the tour's frame to what the file holds.
+struct ImportApplyForm: PanelForm {
+    @Field var fitFrame: String
+}
+
+/// The route drawn on the map, as the JSON text of its points (empty or `[]` removes it).
+struct RouteForm: PanelForm {
+    @Field var route: String
 }
