@@ -72,6 +72,10 @@ extension RequestContext {
 // answer. (Generated in TrailAPI, which knows nothing of Hummingbird, so they conform here.)
 extension Components.Schemas.PublishRequest: ResponseEncodable {}
 extension Components.Schemas.Tour: ResponseEncodable {}
+extension Components.Schemas.SiteSettings: ResponseEncodable {}
+extension Components.Schemas.Invitation: ResponseEncodable {}
+extension Components.Schemas.ImportResult: ResponseEncodable {}
+extension Components.Schemas.SiteStats: ResponseEncodable {}
 extension Components.Schemas.Asset: ResponseEncodable {}
 extension Components.Schemas.Waypoint: ResponseEncodable {}
 extension Components.Schemas.Release: ResponseEncodable {}

@@ -117,14 +117,15 @@ struct InvitationController: Sendable {
     }
 
     /// `createSiteInvitation`: the management API's invitation (201), 422 naming the bad field.
-    func createInvitation(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+    func createInvitation(_ request: Request, _ context: SiteMemberContext) async throws -> EditedResponse<Components.Schemas.Invitation> {
         let site = context.site
         try context.access.require(.manage, to: "invite members")
         let body = try await request.decode(as: CreateInvitation.self, context: context)
         let (invitation, token) = try await create(site: site, email: body.email ?? "", role: body.role ?? "", context: context)
         // The link only when no email carries it: otherwise it is the invitee's secret alone.
-        return try context.answer(
-            Components.Schemas.Invitation(
+        return EditedResponse(
+            status: .created,
+            response: Components.Schemas.Invitation(
                 id: invitation.id,
                 site: site.slug,
                 email: invitation.email,
@@ -132,9 +133,7 @@ struct InvitationController: Sendable {
                 expiresAt: invitation.expiresAt,
                 emailed: mailer.isEnabled,
                 link: mailer.isEnabled ? nil : mailer.invitationLink(token)
-            ),
-            status: .created,
-            to: request
+            )
         )
     }
 

@@ -104,22 +104,19 @@ struct SiteSettingsController: Sendable {
     }
 
     /// Changes what the body names (managers); 200 with the site's settings.
-    func updateSite(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+    func updateSite(_ request: Request, _ context: SiteMemberContext) async throws -> Components.Schemas.SiteSettings {
         try context.access.require(.manage, to: "change its settings")
         let body = try await request.decode(as: SitePatch.self, context: context)
         let site = context.site
         let settings = SiteMapSettings(home: body.homeSent ? body.home : site.home, timeZone: body.timeZone ?? site.timeZone)
         let saved = try await database.setSiteMapSettings(siteId: site.id, settings, user: context.user, actor: context.actor)
         let effective = try await database.homeArea(of: saved)
-        return try context.answer(
-            Components.Schemas.SiteSettings(
-                slug: saved.slug,
-                name: saved.name,
-                home: saved.home.map(Components.Schemas.Frame.init),
-                effectiveHome: effective.map(Components.Schemas.Frame.init),
-                timeZone: saved.timeZone
-            ),
-            to: request
+        return Components.Schemas.SiteSettings(
+            slug: saved.slug,
+            name: saved.name,
+            home: saved.home.map(Components.Schemas.Frame.init),
+            effectiveHome: effective.map(Components.Schemas.Frame.init),
+            timeZone: saved.timeZone
         )
     }
 

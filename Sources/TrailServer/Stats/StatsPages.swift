@@ -101,7 +101,7 @@ struct StatsPages: Sendable {
     }
 
     /// `GET /manage/sites/{slug}/stats?from=&to=&tour=`: the page's figures as JSON, counts under 10 as `"<10"`.
-    func getSiteStats(_ request: Request, _ context: SiteMemberContext) async throws -> Response {
+    func getSiteStats(_ request: Request, _ context: SiteMemberContext) async throws -> Components.Schemas.SiteStats {
         let query = request.uri.queryParameters
         let span = try Self.apiSpan(query)
         var tourId: Int64?
@@ -110,7 +110,7 @@ struct StatsPages: Sendable {
             tourId = id
         }
         let (report, _) = try await report(context, span: span, tourId: tourId)
-        return try context.answer(report.wire(site: context.site.slug, tourId: tourId), to: request)
+        return report.wire(site: context.site.slug, tourId: tourId)
     }
 
     /// `GET /manage/sites/{slug}/stats.csv?from=&to=`: every stored count of the span, counts under 10 as `<10`.

@@ -222,7 +222,7 @@ struct TourExchangeController: Sendable {
 
     /// Imports a GeoJSON, GPX, KML, KMZ or CSV file at once; with `?dryRun=true` only answers what it would do, with
     /// `?fitFrame=true` sets the tour's frame around the file's points.
-    func importTour(_ request: Request, _ context: TourContext) async throws -> Response {
+    func importTour(_ request: Request, _ context: TourContext) async throws -> Components.Schemas.ImportResult {
         let tour = context.tour
         let dryRun = request.uri.queryParameters["dryRun"].map { $0 == "true" || $0 == "1" } ?? false
         let fitFrame = request.uri.queryParameters["fitFrame"].map { $0 == "true" || $0 == "1" } ?? false
@@ -237,10 +237,7 @@ struct TourExchangeController: Sendable {
         )
         var attached = 0
         if !dryRun { attached = try await apply(imported, plan: plan, tourId: tour.id, actor: context.actor) }
-        return try context.answer(
-            Components.Schemas.ImportResult(dryRun: dryRun, applied: !dryRun, imagesAttached: attached, plan: try .init(plan)),
-            to: request
-        )
+        return Components.Schemas.ImportResult(dryRun: dryRun, applied: !dryRun, imagesAttached: attached, plan: try .init(plan))
     }
 
     /// Applies the plan and the KMZ's pictures as one outcome (``ImportService``).
