@@ -67,6 +67,25 @@ import Testing
         }
     }
 
+    @Test("a file id that is not a number, or names no file: 404 on the panel and in the API, before anything is read or changed")
+    func unknownFileIds() async throws {
+        let env = try await TestEnv.publishing(requiredApprovals: 1)
+        try await env.app.test { client in
+            let token = try await env.token("author@test.org")
+            _ = try await Self.undescribed(env, client, token: token)
+            let author = try await client.signIn("author@test.org")
+            let before = try await env.database.snapshot()
+            for id in ["abc", "99999", "-1"] {
+                #expect(try await client.get("/assets/\(id)/content", session: author).status == .notFound, "\(id)")
+                let describe = try await client.post("/assets/\(id)/describe", form: ["title": "X"], session: author)
+                #expect(describe.status == .notFound, "\(id): \(describe.status)")
+                let api = try await client.api(.patch, "/api/v1/manage/assets/\(id)", token: token, json: #"{"title":"X"}"#)
+                #expect(api.status == .notFound && api.errorCode == "not_found", "\(id): \(api.text)")
+            }
+            #expect(try await env.database.snapshot() == before)
+        }
+    }
+
     @Test("required (the default): an image without alt text stops the submission, named; recommended: a warning; the panel form fixes it")
     func requiredOrRecommended() async throws {
         let env = try await TestEnv.publishing(requiredApprovals: 1)

@@ -50,15 +50,12 @@ extension WireRequestDecoder {
     /// one so): too large 413, a body that does not parse (a bad percent escape, a name sent twice) or does not fit
     /// the type 400, each with a message that says which.
     static func decodeForm<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
-        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
-            throw HTTPError(.unsupportedMediaType, message: "Send the form as application/x-www-form-urlencoded.")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        } catch {
-            throw HTTPError(.contentTooLarge, message: "The form is larger than \(context.maxUploadSize / 1024) KiB.")
-        }
+        let buffer = try await request.smallBody(
+            of: "application/x-www-form-urlencoded",
+            upTo: context.maxUploadSize,
+            otherwise: "Send the form as application/x-www-form-urlencoded.",
+            tooLarge: "The form is larger than \(context.maxUploadSize / 1024) KiB."
+        )
         do {
             return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: buffer))
         } catch let error as URLEncodedFormError {

@@ -29,15 +29,12 @@ struct WireResponseEncoder: ResponseEncoder {
 struct WireRequestDecoder: RequestDecoder {
     func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         if T.self is any PanelForm.Type { return try await Self.decodeForm(T.self, from: request, context: context) }
-        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
-            throw HTTPError(.unsupportedMediaType, message: "Send the body as application/json.")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        } catch {
-            throw HTTPError(.contentTooLarge, message: "The JSON body is larger than \(context.maxUploadSize / 1024) KiB.")
-        }
+        let buffer = try await request.smallBody(
+            of: "application/json",
+            upTo: context.maxUploadSize,
+            otherwise: "Send the body as application/json.",
+            tooLarge: "The JSON body is larger than \(context.maxUploadSize / 1024) KiB."
+        )
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
@@ -53,6 +50,22 @@ struct WireRequestDecoder: RequestDecoder {
         case .dataCorrupted(let context):
             context.codingPath.isEmpty ? "malformed JSON." : "bad value at “\(context.codingPath.map(\.stringValue).joined(separator: "."))”."
         @unknown default: "malformed JSON."
+        }
+    }
+}
+
+extension Request {
+    /// A small body collected whole, of `mediaType` or of no declared type (browsers send a form's, and clients that
+    /// leave it out mean the route's): another type is 415 with `otherwise`, more than `limit` bytes 413 with
+    /// `tooLarge`.
+    func smallBody(of mediaType: String, upTo limit: Int, otherwise: String, tooLarge: String) async throws -> ByteBuffer {
+        if let contentType = headers[.contentType], !contentType.lowercased().hasPrefix(mediaType) {
+            throw HTTPError(.unsupportedMediaType, message: otherwise)
+        }
+        do {
+            return try await body.collect(upTo: limit)
+        } catch {
+            throw HTTPError(.contentTooLarge, message: tooLarge)
         }
     }
 }

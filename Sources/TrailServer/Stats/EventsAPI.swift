@@ -24,19 +24,13 @@ struct EventsAPI: Sendable {
     /// Counts a batch of at most 200 events (202 with how many were counted and dropped).
     func postEvents(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let origin = try allowedOrigin(request)
-        if let contentType = request.headers[.contentType], !contentType.lowercased().hasPrefix("application/json") {
-            throw HTTPError(.unsupportedMediaType, message: "Send the events as application/json: {\"events\": [...]}.")
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: VisitEventRules.maxBodyBytes)
-        } catch {
-            throw HTTPError(
-                .contentTooLarge,
-                message:
-                    "The body is larger than \(VisitEventRules.maxBodyBytes / 1024) KiB; send at most \(VisitEventRules.maxEventsPerPost) events a post."
-            )
-        }
+        let buffer = try await request.smallBody(
+            of: "application/json",
+            upTo: VisitEventRules.maxBodyBytes,
+            otherwise: "Send the events as application/json: {\"events\": [...]}.",
+            tooLarge:
+                "The body is larger than \(VisitEventRules.maxBodyBytes / 1024) KiB; send at most \(VisitEventRules.maxEventsPerPost) events a post."
+        )
         let batch: VisitEventBatch
         do {
             batch = try JSONDecoder().decode(VisitEventBatch.self, from: Data(buffer: buffer))
