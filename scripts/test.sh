@@ -50,7 +50,7 @@ if compgen -G "Tests/e2e/test_*.py" >/dev/null; then
   swift build --product trail-companion
   # faulthandler_timeout (pytest.ini) prints every thread's stack of a test that runs too long; this ends a stuck run.
   # Two workers (pytest-xdist), each with its own server and browsers, a whole file at a time: the suite waits on
-  # browsers and servers as much as it computes, so two share two cores well (474 s where one took about 700).
+  # browsers and servers as much as it computes, so two share two cores well (BENCHMARKS.md, "The test loop").
   timeout --kill-after=30 "${TRAIL_E2E_LIMIT_SECONDS:-2400}" \
     python3 -m pytest -q -n "${TRAIL_E2E_WORKERS:-2}" --dist loadfile Tests/e2e
   phase "browser suite"
